@@ -1,0 +1,94 @@
+// Child processes and temp dirs of the lab that cannot outlive the test process: children get a
+// parent-death signal (setpriv --pdeathsig), and each temp dir has a janitor that removes it when
+// our end of its stdin pipe closes, which the kernel does when this process dies for any reason.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logPath: string;
+  /** Resolves with the exit code (or null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  /** The last lines the process logged, for error messages. */
+  tail(lines?: number): string;
+}
+
+export interface SpawnOptions {
+  logPath: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export function spawnManaged(name: string, command: string, args: string[], opts: SpawnOptions): ManagedProcess {
+  const log = createWriteStream(opts.logPath, { flags: 'a' });
+  const child: ChildProcess = spawn('setpriv', ['--pdeathsig', 'KILL', '--', command, ...args], {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      log.end();
+      resolve(code);
+    });
+    child.once('error', (err) => {
+      log.end(`spawn failed: ${err.message}\n`);
+      resolve(-1);
+    });
+  });
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  const pid = child.pid;
+  let stopping: Promise<void> | undefined;
+  return {
+    name,
+    pid,
+    logPath: opts.logPath,
+    exited,
+    stop(graceMs = 5000): Promise<void> {
+      stopping ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+    tail(lines = 30): string {
+      try {
+        return readFileSync(opts.logPath, 'utf8').split('\n').slice(-lines).join('\n');
+      } catch {
+        return '';
+      }
+    },
+  };
+}
+
+export interface LabDir {
+  readonly path: string;
+  remove(): void;
+}
+
+export function makeLabDir(prefix: string): LabDir {
+  const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  // The janitor sits in its own session so a terminal's Ctrl-C does not kill it before it cleans up.
+  const janitor = spawn('sh', ['-c', 'cat >/dev/null; rm -rf -- "$1"', 'janitor', path], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  janitor.unref();
+  return {
+    path,
+    remove(): void {
+      rmSync(path, { recursive: true, force: true });
+      janitor.stdin?.end();
+    },
+  };
+}
