@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Regenerates proto/gen/ from the .proto files here (run via `npm run generate:proto`).
+# Needs Debian's protoc (`apt-get install protobuf-compiler`) and the ts-proto devDependency.
+set -euo pipefail
+cd "$(dirname "$0")"
+rm -rf gen
+mkdir -p gen
+protoc \
+  --plugin=protoc-gen-ts_proto=../node_modules/.bin/protoc-gen-ts_proto \
+  --ts_proto_out=gen \
+  --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,forceLong=number,useDate=true,env=node,useExactTypes=false,outputJsonMethods=false,outputPartialMethods=true \
+  -I . -I /usr/include \
+  $(find . -path ./gen -prune -o -name '*.proto' -print | sort)
