@@ -1,0 +1,116 @@
+// Self-tests of the lab's control plane and fleet: the parts every other test stands on.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { AppsV1Api, CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
+import { sharedCluster } from '../support/shared-cluster.js';
+import { startFleet, describeFleet, type Fleet } from '../lab/fleet/index.js';
+import { WORKLOAD_LABEL } from '../lab/fleet/objects.js';
+import { apiStatus, loadKubeConfig, mergePatch } from '../lab/kube.js';
+import { waitFor } from '../lab/wait.js';
+import type { LabCluster } from '../lab/cluster/index.js';
+
+describe('lab: control plane and fleet', function () {
+  this.timeout(180_000);
+  let cluster: LabCluster;
+  let fleet: Fleet;
+  let core: CoreV1Api;
+  let policy: PolicyV1Api;
+  let apps: AppsV1Api;
+  const ns = 'lab-selftest';
+
+  before(async function () {
+    cluster = await sharedCluster();
+    const kc = loadKubeConfig(cluster.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    policy = kc.makeApiClient(PolicyV1Api);
+    apps = kc.makeApiClient(AppsV1Api);
+    fleet = await startFleet({
+      kubeconfigPath: cluster.kubeconfigPath,
+      nodes: describeFleet({ nodes: 4, controlPlanes: 1, prefix: 'selftest', subnet: 20 }),
+      workloads: [
+        { namespace: ns, name: 'web', kind: 'replicaset', replicas: 2, pdb: { minAvailable: 2 } },
+        { namespace: ns, name: 'agent', kind: 'daemonset' },
+        { namespace: ns, name: 'bare', kind: 'bare', replicas: 1 },
+      ],
+      rescheduleDelayMs: 300,
+    });
+  });
+
+  after(async () => fleet?.stop());
+
+  const webPods = async (): Promise<V1Pod[]> =>
+    (await core.listNamespacedPod({ namespace: ns, labelSelector: `${WORKLOAD_LABEL}=web` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const evict = (pod: V1Pod): Promise<unknown> =>
+    core.createNamespacedPodEviction({
+      namespace: ns,
+      name: pod.metadata?.name ?? '',
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.metadata?.name ?? '', namespace: ns } },
+    });
+
+  it('the real kubectl lists the fleet with Talos node info', () => {
+    const out = execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'get', 'nodes', '-l', 'lab.kangalpatch.io/simulated=true', '-o', 'wide', '--no-headers'], { encoding: 'utf8' });
+    const rows = out.trim().split('\n').filter((l) => l.startsWith('selftest-'));
+    assert.equal(rows.length, 4, out);
+    for (const row of rows) {
+      assert.match(row, /\sReady\s/);
+      assert.match(row, /Talos \(v1\.12\.4\)/);
+      assert.match(row, /127\.20\.0\.\d+/);
+    }
+  });
+
+  it('eviction of a PDB-covered pod is refused (429) while disruptionsAllowed is 0 and succeeds once positive', async () => {
+    await waitFor(async () => ((await webPods()).filter(isReady).length === 2 ? true : undefined), { timeoutMs: 20_000, description: 'two ready web pods' });
+    await waitFor(async () => {
+      const pdb = await policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
+      return pdb.status?.currentHealthy === 2 && pdb.status.observedGeneration === pdb.metadata?.generation ? true : undefined;
+    }, { timeoutMs: 20_000, description: 'PDB web to count two healthy pods' });
+    const [victim] = await webPods();
+    assert.ok(victim);
+    await assert.rejects(evict(victim), (err: unknown) => apiStatus(err) === 429);
+
+    await policy.patchNamespacedPodDisruptionBudget({ namespace: ns, name: 'web', body: { spec: { minAvailable: 1 } } }, mergePatch);
+    await waitFor(async () => ((await policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' })).status?.disruptionsAllowed === 1 ? true : undefined), {
+      timeoutMs: 20_000, description: 'disruptionsAllowed to become 1',
+    });
+    await evict(victim);
+    // The fleet finishes the deletion (grace 0) and a replacement appears on another node.
+    await waitFor(async () => {
+      const pods = await webPods();
+      const replaced = pods.length === 2 && pods.every(isReady) && !pods.some((p) => p.metadata?.name === victim.metadata?.name);
+      return replaced ? pods : undefined;
+    }, { timeoutMs: 20_000, description: 'the evicted web pod to be replaced' });
+  });
+
+  it('a node taken down reports Ready=Unknown and comes back with a new boot ID and version', async () => {
+    const name = 'selftest-worker-1';
+    const before = await core.readNode({ name });
+    await fleet.takeDown(name);
+    const down = await core.readNode({ name });
+    assert.equal(down.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'Unknown');
+    await fleet.bringUp(name, { talosVersion: 'v1.13.0' });
+    const up = await core.readNode({ name });
+    assert.equal(up.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+    assert.equal(up.status?.nodeInfo?.osImage, 'Talos (v1.13.0)');
+    assert.notEqual(up.status?.nodeInfo?.bootID, before.status?.nodeInfo?.bootID);
+  });
+
+  it('the garbage collector deletes pods owned by a deleted ReplicaSet', async () => {
+    assert.ok((await webPods()).length > 0);
+    await apps.deleteNamespacedReplicaSet({ namespace: ns, name: 'web', propagationPolicy: 'Background' });
+    await waitFor(async () => ((await webPods()).length === 0 ? true : undefined), { timeoutMs: 30_000, description: 'GC to delete the web pods' });
+  });
+
+  it('the namespace controller finishes deleting a namespace', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'lab-selftest-gone' } } });
+    await core.deleteNamespace({ name: 'lab-selftest-gone' });
+    await waitFor(
+      () => core.readNamespace({ name: 'lab-selftest-gone' }).then(() => undefined, (err: unknown) => (apiStatus(err) === 404 ? true : undefined)),
+      { timeoutMs: 30_000, description: 'namespace lab-selftest-gone to be deleted' },
+    );
+  });
+
+  it('the fleet recorded no background errors', () => {
+    assert.deepEqual(fleet.workloads.errors, []);
+  });
+});

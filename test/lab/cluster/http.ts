@@ -1,0 +1,44 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/** A GET that never throws for HTTP errors: readiness probes look at the status. */
+export function httpGet(url: string, caPem?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const isHttps = url.startsWith('https:');
+    const req = (isHttps ? httpsRequest : httpRequest)(url, { ca: caPem, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+export function kubeconfigYaml(server: string, caPem: string, certPem: string, keyPem: string, user = 'admin'): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: kangal-lab',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64(caPem)}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    client-certificate-data: ${b64(certPem)}`,
+    `    client-key-data: ${b64(keyPem)}`,
+    'contexts:',
+    '- name: kangal-lab',
+    '  context:',
+    '    cluster: kangal-lab',
+    `    user: ${user}`,
+    'current-context: kangal-lab',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,132 @@
+// A real Kubernetes control plane for tests and the demo: etcd, kube-apiserver and
+// kube-controller-manager (disruption, garbage-collector and namespace controllers only) on free
+// loopback ports, with certificates made fresh for each cluster.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeLabDir, spawnManaged, type ManagedProcess } from '../process.js';
+import { freePort } from '../net.js';
+import { createCA, createKeyPair, issueCert } from '../pki.js';
+import { labBinDir } from './binaries.js';
+import { httpGet, kubeconfigYaml } from './http.js';
+import { waitFor } from '../wait.js';
+import { waitForDisruptionController } from './readiness.js';
+
+export interface LabCluster {
+  kubeconfigPath: string;
+  /** Directory of the lab's etcd, kube-apiserver, kube-controller-manager and kubectl. */
+  binDir: string;
+  /** A real kubectl of the cluster's version. */
+  kubectl: string;
+  /** `https://127.0.0.1:PORT` */
+  server: string;
+  /** PEM of the cluster CA, client certificate and key of a system:masters user. */
+  caPem: string;
+  /** Run directory: certificates, logs, etcd data. Removed by stop(). */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+export interface StartClusterOptions {
+  /** Milliseconds to wait for each component to become ready. */
+  readyTimeoutMs?: number;
+  /** Print component start-up times to stderr. */
+  verbose?: boolean;
+}
+
+export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller'];
+
+export async function startCluster(opts: StartClusterOptions = {}): Promise<LabCluster> {
+  const timeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const binDir = labBinDir();
+  const lab = makeLabDir('kangal-lab-cluster');
+  const dir = lab.path;
+  const processes: ManagedProcess[] = [];
+  const started = Date.now();
+  const progress = (what: string): void => {
+    if (opts.verbose) process.stderr.write(`[lab] ${what} (+${Date.now() - started} ms)\n`);
+  };
+  const stop = async (): Promise<void> => {
+    for (const p of processes.reverse()) await p.stop();
+    lab.remove();
+  };
+  try {
+    const pki = join(dir, 'pki');
+    const ca = createCA(pki, 'ca', 'kangal-lab-cluster-ca');
+    const serving = issueCert(pki, 'apiserver', ca, {
+      commonName: 'kube-apiserver', usage: 'server', subjectAltNames: ['IP:127.0.0.1', 'DNS:localhost'],
+    });
+    const admin = issueCert(pki, 'admin', ca, { commonName: 'lab-admin', organizations: ['system:masters'], usage: 'client' });
+    const sa = createKeyPair(pki, 'sa');
+    const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const server = `https://127.0.0.1:${apiPort}`;
+
+    const etcd = spawnManaged('etcd', join(binDir, 'etcd'), [
+      '--data-dir', join(dir, 'etcd'), '--name', 'lab',
+      '--listen-client-urls', `http://127.0.0.1:${etcdPort}`, '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
+      '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
+      '--initial-cluster', `lab=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync=true', '--log-level', 'warn',
+    ], { logPath: join(dir, 'etcd.log') });
+    processes.push(etcd);
+    await waitReady(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, timeoutMs);
+    progress('etcd ready');
+
+    const apiserver = spawnManaged('kube-apiserver', join(binDir, 'kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`,
+      `--client-ca-file=${ca.certPath}`,
+      '--authorization-mode=RBAC',
+      `--service-account-issuer=${server}`,
+      `--service-account-key-file=${sa.publicPath}`, `--service-account-signing-key-file=${sa.privatePath}`,
+      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      '--disable-admission-plugins=ServiceAccount',
+      // Less background work on a 2-core machine; nothing here relies on API priority and fairness.
+      '--enable-priority-and-fairness=false',
+      '--endpoint-reconciler-type=none',
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      '--v=1',
+    ], { logPath: join(dir, 'kube-apiserver.log') });
+    processes.push(apiserver);
+    await waitReady(apiserver, `${server}/readyz`, ca.cert, timeoutMs);
+    progress('kube-apiserver ready');
+
+    const kubeconfigPath = join(dir, 'admin.kubeconfig');
+    writeFileSync(kubeconfigPath, kubeconfigYaml(server, ca.cert, admin.cert, admin.key), { mode: 0o600 });
+
+    const kcm = spawnManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+      `--kubeconfig=${kubeconfigPath}`,
+      '--leader-elect=false', '--secure-port=0',
+      '--use-service-account-credentials=false',
+      `--controllers=${CONTROLLERS.join(',')}`,
+      `--service-account-private-key-file=${sa.privatePath}`, `--root-ca-file=${ca.certPath}`,
+      '--kube-api-qps=100', '--kube-api-burst=200',
+      '--v=1',
+    ], { logPath: join(dir, 'kube-controller-manager.log') });
+    processes.push(kcm);
+    await waitForDisruptionController(kubeconfigPath, kcm, timeoutMs);
+    progress('kube-controller-manager ready');
+
+    return { kubeconfigPath, binDir, kubectl: join(binDir, 'kubectl'), server, caPem: ca.cert, dir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function waitReady(proc: ManagedProcess, url: string, caPem: string | undefined, timeoutMs: number): Promise<void> {
+  let exitCode: number | null | undefined;
+  void proc.exited.then((code) => (exitCode = code));
+  try {
+    await waitFor(
+      async () => {
+        if (exitCode !== undefined) throw new Error(`${proc.name} exited with code ${exitCode}`);
+        const res = await httpGet(url, caPem);
+        return res.status === 200 ? true : undefined;
+      },
+      { timeoutMs, intervalMs: 100, description: `${proc.name} at ${url}` },
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- ${proc.logPath} (last lines) ---\n${proc.tail()}`);
+  }
+}

@@ -1,0 +1,137 @@
+// The Kubernetes side of a simulated Talos fleet: registers Nodes the way Talos' kubelet does, keeps
+// them alive with Lease heartbeats, and takes them down and up again when the Talos simulator
+// reboots them (FleetControl). Workload pods live in ./workloads.ts.
+import { randomUUID } from 'node:crypto';
+import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
+import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
+import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
+import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState } from './types.js';
+import { Workloads, type WorkloadSpec } from './workloads.js';
+
+export type { FleetNodeSpec, FleetNodeState, FleetControl } from './types.js';
+export type { WorkloadSpec } from './workloads.js';
+export { describeFleet, type FleetDescription } from './describe.js';
+
+export interface FleetOptions {
+  kubeconfigPath: string;
+  nodes: FleetNodeSpec[];
+  workloads?: WorkloadSpec[];
+  /** Delay before an evicted pod's replacement appears on another node. */
+  rescheduleDelayMs?: number;
+  /** How often each up node renews its kube-node-lease Lease, like the kubelet (10 s). */
+  leaseRenewMs?: number;
+}
+
+export interface Fleet extends FleetControl {
+  readonly workloads: Workloads;
+  stop(): Promise<void>;
+}
+
+const LEASE_NAMESPACE = 'kube-node-lease';
+
+export async function startFleet(opts: FleetOptions): Promise<Fleet> {
+  const kc = loadKubeConfig(opts.kubeconfigPath);
+  const fleet = new SimulatedFleet(kc, opts);
+  await fleet.register();
+  return fleet;
+}
+
+class SimulatedFleet implements Fleet {
+  private readonly core: CoreV1Api;
+  private readonly leases: CoordinationV1Api;
+  private readonly states = new Map<string, FleetNodeState>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  readonly workloads: Workloads;
+
+  constructor(kc: KubeConfig, private readonly opts: FleetOptions) {
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.leases = kc.makeApiClient(CoordinationV1Api);
+    this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200);
+    for (const spec of opts.nodes) this.states.set(spec.name, { ...spec, bootId: randomUUID(), up: true });
+  }
+
+  async register(): Promise<void> {
+    await ensureNamespace(this.core, LEASE_NAMESPACE);
+    for (const state of this.states.values()) {
+      await this.core.createNode({ body: nodeManifest(state) });
+      await this.writeStatus(state);
+      await this.renewLease(state);
+    }
+    this.heartbeat = setInterval(() => void this.renewAll(), this.opts.leaseRenewMs ?? 10_000);
+    this.heartbeat.unref();
+    await this.workloads.start(this.opts.workloads ?? []);
+  }
+
+  nodes(): readonly FleetNodeState[] {
+    return [...this.states.values()];
+  }
+
+  node(nameOrIP: string): FleetNodeState | undefined {
+    return this.states.get(nameOrIP) ?? [...this.states.values()].find((s) => s.internalIP === nameOrIP);
+  }
+
+  async takeDown(name: string): Promise<void> {
+    const state = this.mustGet(name);
+    state.up = false;
+    await this.writeStatus(state);
+    await this.workloads.nodeWentDown(name);
+  }
+
+  async bringUp(name: string, opts: BringUpOptions = {}): Promise<FleetNodeState> {
+    const state = this.mustGet(name);
+    state.talosVersion = opts.talosVersion ?? state.talosVersion;
+    state.kubernetesVersion = opts.kubernetesVersion ?? state.kubernetesVersion;
+    state.bootId = opts.bootId ?? randomUUID();
+    state.up = true;
+    if (opts.schematic && opts.schematic !== state.schematic) {
+      state.schematic = opts.schematic;
+      await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: state.schematic } } } }, mergePatch);
+    }
+    await this.writeStatus(state);
+    await this.renewLease(state);
+    await this.workloads.nodeCameUp(name);
+    return { ...state };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await this.workloads.stop();
+  }
+
+  private mustGet(nameOrIP: string): FleetNodeState {
+    const state = this.node(nameOrIP);
+    if (!state) throw new Error(`fleet has no node ${nameOrIP}`);
+    return state;
+  }
+
+  private async writeStatus(state: FleetNodeState): Promise<void> {
+    await this.core.patchNodeStatus({ name: state.name, body: { status: nodeStatus(state, new Date()) } }, mergePatch);
+  }
+
+  private async renewAll(): Promise<void> {
+    for (const state of this.states.values()) {
+      if (!state.up) continue;
+      // A lab that is shutting down may have lost its apiserver first; heartbeats are best effort.
+      await this.renewLease(state).catch(() => undefined);
+    }
+  }
+
+  private async renewLease(state: FleetNodeState): Promise<void> {
+    const body = {
+      metadata: { name: state.name, namespace: LEASE_NAMESPACE },
+      spec: { holderIdentity: state.name, leaseDurationSeconds: 40, renewTime: new V1MicroTime() },
+    };
+    try {
+      await this.leases.replaceNamespacedLease({ name: state.name, namespace: LEASE_NAMESPACE, body });
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+      await this.leases.createNamespacedLease({ namespace: LEASE_NAMESPACE, body });
+    }
+  }
+}
+
+export async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
+    if (apiStatus(err) !== 409) throw err;
+  });
+}
