@@ -20,7 +20,7 @@ function startLabProcess(): Promise<RunningLab> {
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {};
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       const m = /^([A-Z_]+)=(.*)$/.exec(line);
       if (m?.[1] && m[2] !== undefined) env[m[1]] = m[2];

@@ -127,6 +127,6 @@ async function waitReady(proc: ManagedProcess, url: string, caPem: string | unde
       { timeoutMs, intervalMs: 100, description: `${proc.name} at ${url}` },
     );
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- ${proc.logPath} (last lines) ---\n${proc.tail()}`);
+    throw new Error(`${(err as Error).message}\n--- ${proc.logPath} (last lines) ---\n${proc.tail()}`, { cause: err });
   }
 }

@@ -31,7 +31,7 @@ export async function waitForDisruptionController(kubeconfigPath: string, kcm: M
       { timeoutMs, intervalMs: 100, description: 'the disruption controller to observe a PDB' },
     );
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- ${kcm.logPath} (last lines) ---\n${kcm.tail()}`);
+    throw new Error(`${(err as Error).message}\n--- ${kcm.logPath} (last lines) ---\n${kcm.tail()}`, { cause: err });
   }
   await policy.deleteNamespacedPodDisruptionBudget({ namespace, name });
 }

@@ -106,21 +106,25 @@ export class Workloads {
   }
 
   private onPod(type: string, pod: V1Pod): void {
-    const namespace = pod.metadata?.namespace ?? '';
-    const name = pod.metadata?.name ?? '';
-    if (type !== 'DELETED' && pod.metadata?.deletionTimestamp) {
-      // The kubelet's part of a graceful deletion: containers stopped, remove the object.
-      this.background(`finish deletion of ${namespace}/${name}`, async () => {
-        await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch((err: unknown) => {
-          if (apiStatus(err) !== 404) throw err;
-        });
+    if (type === 'DELETED') this.onPodGone(pod);
+    else if (pod.metadata?.deletionTimestamp) this.finishDeletion(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+  }
+
+  /** The kubelet's part of a graceful deletion: containers stopped, remove the object. */
+  private finishDeletion(namespace: string, name: string): void {
+    this.background(`finish deletion of ${namespace}/${name}`, async () => {
+      await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch((err: unknown) => {
+        if (apiStatus(err) !== 404) throw err;
       });
-    }
-    if (type !== 'DELETED') return;
+    });
+  }
+
+  private onPodGone(pod: V1Pod): void {
+    const namespace = pod.metadata?.namespace ?? '';
     const workload = this.workloads.get(key(namespace, pod.metadata?.labels?.[WORKLOAD_LABEL] ?? ''));
     if (!workload || workload.spec.kind === 'bare') return;
     const from = pod.spec?.nodeName ?? '';
-    this.after(this.rescheduleDelayMs, `replace ${namespace}/${name}`, () => this.replace(workload, from));
+    this.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, () => this.replace(workload, from));
   }
 
   private async replace(workload: Workload, from: string): Promise<void> {
