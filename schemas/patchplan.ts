@@ -1,0 +1,244 @@
+// PatchPlan: what people commit to the plans repository (spec), and what the controller reports (status).
+import { z } from 'zod';
+import { API_VERSION, Kind } from './api.js';
+import {
+  calendarDate,
+  conditions,
+  dayName,
+  duration,
+  endpoint,
+  labelKey,
+  labelSelector,
+  labelValue,
+  namespaceName,
+  objectName,
+  secretName,
+  timeOfDay,
+  timestamp,
+  version,
+} from './primitives.js';
+import { groupRules, orderRules, windowRules } from './rules.js';
+import { planTarget } from './target.js';
+
+const always = { when: () => true };
+
+export const FailurePolicyType = { Halt: 'Halt', Pause: 'Pause' } as const;
+export type FailurePolicyType = (typeof FailurePolicyType)[keyof typeof FailurePolicyType];
+
+// Group names end up in Lease labels, so they must be valid label values.
+export const groupName = z
+  .string()
+  .max(63, { error: 'group names must be at most 63 characters' })
+  .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, {
+    error: 'group names must be letters, digits, "-", "_" and ".", starting and ending with a letter or digit',
+  });
+
+export const groupSpec = z.strictObject({
+  selector: labelSelector.optional().meta({
+    description: 'Filters the nodes picked by spec.nodeSelector. Required for custom groups, not allowed on controlPlane and workers.',
+  }),
+  concurrency: z
+    .int({ error: (iss) => (iss.input === undefined ? undefined : 'must be a whole number') })
+    .min(1, { error: 'must be at least 1' })
+    .default(1)
+    .meta({ description: 'Nodes of this group patched at the same time.' }),
+});
+
+const MAX_GROUPS = 32;
+export const groups = z
+  .record(groupName, groupSpec)
+  .refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` })
+  .superRefine(groupRules, always)
+  .default({})
+  .meta({
+    maxProperties: MAX_GROUPS,
+    description: 'Rollout groups by name. controlPlane and workers are built in and only need declaring to set their concurrency.',
+  });
+
+export const strategy = z
+  .strictObject({
+    order: z
+      .array(z.string())
+      .min(1, { error: 'must list at least one group' })
+      .max(MAX_GROUPS + 2, { error: `must list at most ${MAX_GROUPS + 2} groups` })
+      .default(['controlPlane', 'workers'])
+      .meta({
+        'x-kubernetes-list-type': 'set',
+        description:
+          'Groups from first to last. A group starts once every earlier group finished; a node matching several groups is patched by the first; nodes in no listed group are not patched.',
+      }),
+  })
+  .prefault({})
+  .meta({ description: 'Rollout order of the groups.' });
+
+export const failurePolicy = z
+  .strictObject({
+    type: z.enum(FailurePolicyType).default('Halt').meta({
+      description: 'Halt marks the plan Failed; Pause sets spec.paused so failures can be inspected and the plan resumed.',
+    }),
+    maxFailures: z
+      .int()
+      .min(0, { error: 'must be at least 0' })
+      .default(1)
+      .meta({ description: 'Failed nodes that trigger the policy (0 is treated as 1).' }),
+  })
+  .prefault({})
+  .meta({ description: 'What happens when nodes fail. Running nodes are never interrupted.' });
+
+export const retention = z
+  .strictObject({
+    history: duration('168h').default('168h').meta({ description: 'How long finished PatchJobs are kept after the plan finished.' }),
+  })
+  .prefault({})
+  .meta({ description: 'How long finished rollout history is kept.' });
+
+export const maintenanceWindow = z
+  .strictObject({
+    days: z
+      .array(dayName)
+      .optional()
+      .meta({ description: 'Days the window applies to: full or 3-letter names, any case, or Any. Omitted: every day.' }),
+    startTime: timeOfDay.meta({ description: 'Start, "HH:MM" UTC.' }),
+    endTime: timeOfDay.meta({ description: 'End, "HH:MM" UTC. Earlier than startTime means the window spans midnight.' }),
+    disabled: z.boolean().default(false).meta({ description: 'Temporarily disables this window.' }),
+  })
+  .superRefine(windowRules, always);
+
+export const maintenance = z
+  .strictObject({
+    excludeDates: z.array(calendarDate).optional().meta({ description: 'Dates (YYYY-MM-DD, UTC) on which nothing is patched.' }),
+    windows: z.array(maintenanceWindow).optional().meta({ description: 'Time windows in which patching is allowed.' }),
+  })
+  .meta({ description: 'Restricts when nodes are scheduled.' });
+
+export const secretRef = z
+  .strictObject({
+    name: secretName.meta({ description: 'Secret with keys ca.crt, tls.crt and tls.key.' }),
+    namespace: namespaceName.optional().meta({ description: 'Must be the operator namespace when given (default kangal-patch).' }),
+  })
+  .meta({ description: 'Secret holding the Talos client credentials.' });
+
+export const talosConfig = z
+  .strictObject({
+    endpoints: z
+      .array(endpoint)
+      .min(1, { error: 'must list at least one endpoint when given' })
+      .optional()
+      .meta({ description: 'Talos API endpoints ("host:port"); requests reach each node through them.' }),
+    secretRef,
+  })
+  .meta({ description: 'How the controller reaches the Talos API.' });
+
+export const patchPlanSpec = z
+  .strictObject({
+    target: planTarget,
+    nodeSelector: labelSelector.optional().meta({ description: 'The complete population of nodes the plan may patch. Omitted: all nodes.' }),
+    groups,
+    strategy,
+    failurePolicy,
+    retention,
+    delayBetweenNodes: duration('300s').default('5m').meta({ description: 'Minimum time between two scheduling rounds.' }),
+    respectPDBs: z.boolean().default(true).meta({ description: 'Respect PodDisruptionBudgets while draining.' }),
+    evictUnmanagedPods: z.boolean().default(false).meta({
+      description: 'Evict pods no controller manages (they are not recreated). When false such a pod blocks the drain.',
+    }),
+    drainTimeout: duration('5m').default('5m').meta({ description: 'Maximum time for a node drain.' }),
+    rebootTimeout: duration('10m').default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
+    kubernetesUpgradeTimeout: duration('10m').default('10m').meta({
+      description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',
+    }),
+    paused: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes until set back to false.' }),
+    cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
+    maintenance: maintenance.optional(),
+    talosConfig,
+  })
+  .superRefine(orderRules, always)
+  .meta({ description: 'Desired rollout.' });
+
+/** metadata accepted in a plan file: the controller adds its own annotations when applying. */
+export const planMetadata = z.strictObject({
+  name: objectName,
+  labels: z.record(labelKey, labelValue).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+/** A PatchPlan document as committed to Git (no status). */
+export const patchPlanDocument = z.strictObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(Kind.PatchPlan),
+  metadata: planMetadata,
+  spec: patchPlanSpec,
+});
+
+// ---- status ----
+
+export const PatchPlanPhase = {
+  Pending: 'Pending',
+  Preflighting: 'Preflighting',
+  InProgress: 'InProgress',
+  Paused: 'Paused',
+  Cancelled: 'Cancelled',
+  Completed: 'Completed',
+  Failed: 'Failed',
+  Watching: 'Watching',
+} as const;
+export type PatchPlanPhase = (typeof PatchPlanPhase)[keyof typeof PatchPlanPhase];
+
+const count = z.int().min(0);
+
+export const groupStatus = z.strictObject({
+  name: z.string().meta({ description: 'Group name.' }),
+  concurrency: count.meta({ description: 'Configured concurrency.' }),
+  active: count.meta({ description: 'Concurrency slots (Leases) currently held.' }),
+  total: count.meta({ description: 'Nodes this group schedules.' }),
+  pending: count.meta({ description: 'Nodes without a PatchJob yet.' }),
+  running: count.meta({ description: 'Nodes whose PatchJob has not finished.' }),
+  completed: count.meta({ description: 'Nodes patched successfully.' }),
+  failed: count.meta({ description: 'Nodes whose PatchJob failed.' }),
+});
+
+export const autoUpdateStatus = z.strictObject({
+  lastCheckTime: timestamp.optional().meta({ description: 'When releases were last evaluated.' }),
+  currentVersion: version('v1.12.1').optional().meta({ description: 'Lowest Talos version on the selected nodes.' }),
+  latestVersion: version('v1.12.1').optional().meta({ description: 'Newest stable upstream release.' }),
+  pendingVersion: version('v1.12.1').optional().meta({ description: 'Newer release still younger than minReleaseAge.' }),
+  lastCreatedPlan: z.string().optional().meta({ description: 'Most recent child PatchPlan.' }),
+});
+
+export const patchPlanStatus = z.strictObject({
+  phase: z.enum(PatchPlanPhase).optional(),
+  observedGeneration: z.int().min(0).optional(),
+  observedSourceCommit: z.string().optional().meta({ description: 'Git commit the applied spec came from.' }),
+  targetTalosVersion: z.string().optional(),
+  targetKubernetesVersion: z.string().optional(),
+  kubeProxyUpgraded: z.boolean().optional().meta({ description: 'Whether kube-proxy runs the target Kubernetes version.' }),
+  totalNodes: count.optional(),
+  pendingNodes: count.optional(),
+  runningNodes: count.optional(),
+  completedNodes: count.optional(),
+  failedNodes: count.optional(),
+  groups: z
+    .array(groupStatus)
+    .optional()
+    .meta({
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+      description: 'Progress per group, in strategy.order.',
+    }),
+  failuresAcknowledged: count.optional().meta({ description: 'Failures accepted by resuming a plan the Pause policy paused.' }),
+  historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
+  autoUpdate: autoUpdateStatus.optional(),
+  lastNodeScheduledAt: timestamp.optional(),
+  startTime: timestamp.optional(),
+  completionTime: timestamp.optional(),
+  message: z.string().optional(),
+  conditions: conditions.optional(),
+});
+
+export type PatchPlanSpec = z.output<typeof patchPlanSpec>;
+export type PatchPlanSpecInput = z.input<typeof patchPlanSpec>;
+export type PatchPlanDocument = z.output<typeof patchPlanDocument>;
+export type PatchPlanDocumentInput = z.input<typeof patchPlanDocument>;
+export type PatchPlanStatus = z.output<typeof patchPlanStatus>;
+export type GroupStatus = z.output<typeof groupStatus>;
+export type AutoUpdateStatus = z.output<typeof autoUpdateStatus>;

@@ -1,0 +1,84 @@
+// spec.target of a PatchPlan and the narrower target copied into each PatchJob.
+import { z } from 'zod';
+import { durationAtLeast, duration, version } from './primitives.js';
+import { targetRules } from './rules.js';
+
+export const ImageSource = { Factory: 'factory', Ghcr: 'ghcr' } as const;
+export type ImageSource = (typeof ImageSource)[keyof typeof ImageSource];
+
+export const AutoUpdateAllow = { Patch: 'patch', Minor: 'minor' } as const;
+export type AutoUpdateAllow = (typeof AutoUpdateAllow)[keyof typeof AutoUpdateAllow];
+
+const always = { when: () => true };
+
+export const autoUpdateSpec = z
+  .strictObject({
+    enabled: z.boolean().meta({
+      description: 'Makes the plan a template (phase Watching) that creates a child plan per new Talos release instead of patching nodes.',
+    }),
+    allow: z.enum(AutoUpdateAllow).default('patch').meta({
+      description: 'Largest automatic step from the lowest Talos version on the selected nodes: patch (same minor) or minor (next minor, never skipping one).',
+    }),
+    checkInterval: durationAtLeast('30m', '1m').default('1h').meta({ description: 'How often releases are checked (minimum 1m).' }),
+    minReleaseAge: duration('72h').default('0s').meta({ description: 'How old a release must be before it is used.' }),
+  })
+  .meta({ description: 'Follow upstream Talos releases. talosVersion, kubernetesVersion and allowTalosDowngrade must be omitted.' });
+
+const imageFields = {
+  talosVersion: version('v1.12.1')
+    .optional()
+    .meta({ description: 'Target Talos OS version, a quoted string such as "v1.12.1". Omit to leave Talos untouched.' }),
+  kubernetesVersion: version('v1.34.1')
+    .optional()
+    .meta({ description: 'Target Kubernetes version, such as "v1.34.1". Omit to leave Kubernetes untouched.' }),
+  source: z.enum(ImageSource).default('ghcr').meta({
+    description: 'Where the installer image comes from: factory (factory.talos.dev, needed from Talos 1.14) or ghcr (ghcr.io/siderolabs/installer).',
+  }),
+  installer: z
+    .string()
+    .max(63, { error: 'must be at most 63 characters' })
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be an installer type such as "metal", "nocloud" or "aws"' })
+    .optional()
+    .meta({ description: 'Installer type (metal, nocloud, aws, ...). Required when source is factory.' }),
+  schematicID: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { error: 'must be an Image Factory schematic ID (64 lowercase hex characters)' })
+    .optional()
+    .meta({ description: 'Image Factory schematic ID. Omitted: each node keeps the schematic it runs.' }),
+  secureBoot: z.boolean().default(false).meta({ description: 'Use the secure boot installer (source factory only).' }),
+  allowTalosDowngrade: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'Allow moving nodes to an older Talos version than they run. Refused otherwise.' }),
+};
+
+export const planTarget = z
+  .strictObject({
+    ...imageFields,
+    autoUpdate: autoUpdateSpec.optional(),
+  })
+  .superRefine(targetRules, always)
+  .meta({
+    description: 'Target Talos and/or Kubernetes versions and how the installer image is resolved.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.talosVersion) || has(self.kubernetesVersion) || (has(self.autoUpdate) && self.autoUpdate.enabled)',
+        message: 'at least one of target.talosVersion, target.kubernetesVersion or an enabled target.autoUpdate must be set',
+      },
+      {
+        rule: '!(has(self.autoUpdate) && self.autoUpdate.enabled) || (!has(self.talosVersion) && !has(self.kubernetesVersion))',
+        message: 'target.talosVersion and target.kubernetesVersion must be omitted when target.autoUpdate is enabled',
+      },
+      { rule: "self.source != 'factory' || has(self.installer)", message: 'target.installer is required when target.source is factory' },
+    ],
+  });
+
+export const jobTarget = z.strictObject(imageFields).meta({
+  description: 'Versions this node is moved to, copied from the plan.',
+  'x-kubernetes-validations': [
+    {
+      rule: 'has(self.talosVersion) || has(self.kubernetesVersion)',
+      message: 'at least one of target.talosVersion or target.kubernetesVersion must be set',
+    },
+  ],
+});
