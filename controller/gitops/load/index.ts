@@ -1,0 +1,137 @@
+// The one plan loader, shared by `kangal-patch validate` and the GitOps loop. It takes file contents
+// (from disk or from a git tree) and returns validated plans plus every problem found. No I/O here.
+import type { z } from 'zod';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
+import { planDocumentSchema } from '../../../schemas/document.js';
+import type { PatchPlanDocument } from '../../../schemas/patchplan.js';
+import { routeDocument } from './document.js';
+import { issuesToProblems, parseErrorMap } from './issues.js';
+import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
+import { locate } from './locate.js';
+import { decodePlanBytes, findExcessiveNesting } from './prescan.js';
+import { compareProblems, formatPath, type Problem } from './problem.js';
+import { parseYamlFile, type ParsedDocument, type ParsedFile } from './yaml.js';
+
+export { formatProblem, type Problem } from './problem.js';
+export { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
+
+export interface PlanSource {
+  file: string;
+  content: Uint8Array | string;
+}
+
+export interface LoadedPlan {
+  file: string;
+  line: number;
+  column: number;
+  /** The plan with defaults applied. */
+  plan: PatchPlanDocument;
+}
+
+export interface LoadOptions {
+  /** Namespace the operator runs in; talosConfig.secretRef.namespace must equal it. */
+  operatorNamespace?: string;
+  limits?: Partial<LoadLimits>;
+}
+
+export interface LoadResult {
+  plans: LoadedPlan[];
+  problems: Problem[];
+  /** Documents of other kinds (e.g. a Secret next to a plan), ignored. */
+  skipped: number;
+}
+
+/** Loads a set of files; a plan name defined twice is a problem and only the first is kept. */
+export function loadPlanSources(sources: readonly PlanSource[], options: LoadOptions = {}): LoadResult {
+  const result: LoadResult = { plans: [], problems: [], skipped: 0 };
+  const byName = new Map<string, LoadedPlan>();
+  for (const source of sources) {
+    const one = loadPlanFile(source, options);
+    result.problems.push(...one.problems);
+    result.skipped += one.skipped;
+    for (const p of one.plans) {
+      const first = byName.get(p.plan.metadata.name);
+      if (first) {
+        result.problems.push({
+          file: p.file,
+          line: p.line,
+          column: p.column,
+          path: 'metadata.name',
+          message: `duplicate PatchPlan name "${p.plan.metadata.name}" (also defined at ${first.file}:${first.line})`,
+        });
+        continue;
+      }
+      byName.set(p.plan.metadata.name, p);
+      result.plans.push(p);
+    }
+  }
+  result.problems.sort(compareProblems);
+  return result;
+}
+
+export function loadPlanFile(source: PlanSource, options: LoadOptions = {}): LoadResult {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const schema = planDocumentSchema(options.operatorNamespace ?? DEFAULT_OPERATOR_NAMESPACE);
+  const result: LoadResult = { plans: [], problems: [], skipped: 0 };
+
+  const bytes = typeof source.content === 'string' ? new TextEncoder().encode(source.content) : source.content;
+  const decoded = decodePlanBytes(bytes, limits.maxBytes);
+  if (!decoded.ok) {
+    result.problems.push({ file: source.file, line: 1, column: 1, path: '', message: decoded.message });
+    return result;
+  }
+  const deep = findExcessiveNesting(decoded.text, limits.maxDepth);
+  if (deep !== undefined) {
+    const message = `YAML nesting is deeper than ${limits.maxDepth} levels`;
+    result.problems.push({ file: source.file, ...textPosition(decoded.text, deep), path: '', message });
+    return result;
+  }
+  const parsed = parseYamlFile(decoded.text, limits);
+  for (const p of parsed.problems) result.problems.push({ file: source.file, ...lineCol(parsed, p.offset), path: '', message: p.message });
+  for (const document of parsed.documents) checkDocument(source.file, parsed, document, schema, result);
+  return result;
+}
+
+function checkDocument(
+  file: string,
+  parsed: ParsedFile,
+  document: ParsedDocument,
+  schema: z.ZodType<PatchPlanDocument>,
+  result: LoadResult,
+): void {
+  const { doc, value, problems } = document;
+  const problemAt = (offset: number, path: string, message: string) =>
+    result.problems.push({ file, ...lineCol(parsed, offset), path, message });
+  if (problems.length > 0) {
+    for (const p of problems) problemAt(p.offset, '', p.message);
+    return;
+  }
+  const route = routeDocument(value);
+  if (route.action === 'skip') {
+    if (value !== null && value !== undefined) result.skipped++;
+    return;
+  }
+  if (route.action === 'reject') {
+    problemAt(locate(doc, route.path), formatPath(route.path), route.message);
+    return;
+  }
+  const checked = schema.safeParse(value, { error: parseErrorMap });
+  if (checked.success) {
+    result.plans.push({ file, ...lineCol(parsed, locate(doc, [])), plan: checked.data });
+    return;
+  }
+  for (const p of issuesToProblems(schema, checked.error.issues)) {
+    problemAt(locate(doc, p.path, p.atKey), formatPath(p.path), p.message);
+  }
+}
+
+function lineCol(parsed: ParsedFile, offset: number): { line: number; column: number } {
+  const { line, col } = parsed.lineCounter.linePos(offset);
+  return { line, column: col };
+}
+
+/** Line/column in text that was never parsed (problems found before parsing). */
+function textPosition(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split('\n').length, column: offset - before.lastIndexOf('\n') };
+}

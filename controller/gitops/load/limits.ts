@@ -1,0 +1,19 @@
+// Resource limits for untrusted plan files (gitops.md §7.3): anything from Git is hostile until parsed.
+
+export interface LoadLimits {
+  /** Bytes per file, checked before decoding or parsing. */
+  maxBytes: number;
+  /** YAML documents per file. */
+  maxDocuments: number;
+  /** Alias nodes (`*name`) per document; expansion is capped by `yaml` too. */
+  maxAliases: number;
+  /** Nesting depth of collections. `yaml` itself can exhaust memory on very deep flow nesting. */
+  maxDepth: number;
+}
+
+export const DEFAULT_LIMITS: LoadLimits = {
+  maxBytes: 64 * 1024,
+  maxDocuments: 64,
+  maxAliases: 16,
+  maxDepth: 32,
+};
