@@ -51,11 +51,18 @@ function load(dir: string, name: string): CertFiles {
   return { certPath, keyPath, cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
 }
 
-export function createCA(dir: string, name: string, commonName: string, keyType: KeyType = 'ec'): CertFiles {
+export function createCA(
+  dir: string,
+  name: string,
+  commonName: string,
+  keyType: KeyType = 'ec',
+  /** Subject O= entries, e.g. `talos` for a Talos OS CA. */
+  organizations: string[] = [],
+): CertFiles {
   mkdirSync(dir, { recursive: true });
   openssl(
     ['req', '-x509', ...keyArgs(keyType), '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '3650',
-      '-subj', `/CN=${commonName}`,
+      '-subj', subject(commonName, organizations),
       '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'],
     dir,
   );

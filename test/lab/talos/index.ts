@@ -1,0 +1,251 @@
+// Talos API simulator for the lab.
+//
+//   const sim = await startTalosSimulator({ fleet, dir, timings: TEST_TIMINGS });
+//   sim.endpoint          '127.0.0.1:<port>' — apid-style endpoint for every node (gRPC + mTLS)
+//   sim.talosconfigPath   talosctl-format talosconfig (context `kangal-lab`, endpoints, nodes,
+//                         base64 ca/crt/key) for an os:admin client: `talosctl --talosconfig ...`
+//   sim.caPem, sim.adminCert {cert, key, keyTalos}, sim.secretData (ca.crt/tls.crt/tls.key, as a
+//                         plan's talosConfig Secret holds them: base64 of PEM, Ed25519 key label)
+//   sim.issueClientCert(name, { roles, expired })   more client certs from the lab's OS CA
+//   sim.nodeEndpoints     name → '<InternalIP>:50000' where that port was free (like a real node)
+//   sim.faults.set(node, {...}) / clear(node?) / unreachable(node, ms) / powerOn(node)
+//   sim.node(nameOrIP)    the simulated node's live state (version, bootId, phase, history, ...)
+//   sim.setTimings(t)     change timings at run time
+//   await sim.stop()
+//
+// Nodes come from `fleet.nodes()` (FleetControl, test/lab/fleet/types.ts); a node is addressed
+// by InternalIP or name with the `node` metadata key (legacy `nodes` for MachineService unary
+// calls); unknown targets fail like apid's dial error (UNAVAILABLE). Reboots take the Kubernetes
+// Node down and up again ONLY through `fleet.takeDown` / `fleet.bringUp`. The OS CA, server and
+// client certs are Ed25519, generated for each lab in `dir`. Listens on loopback only.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { stringify } from 'yaml';
+import { ImageServiceService } from '../../../proto/gen/machine/image.js';
+import { LifecycleServiceService } from '../../../proto/gen/machine/lifecycle.js';
+import { MachineServiceService } from '../../../proto/gen/machine/machine.js';
+import { StateService } from '../../../proto/gen/v1alpha1/state.js';
+import type { FleetControl } from '../fleet/types.js';
+import { type CertFiles, createCA, issueCert } from '../pki.js';
+import { type NodeFaults, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
+import { TalosApi } from './server.js';
+
+export { DEMO_TIMINGS, TEST_TIMINGS, VANILLA_SCHEMATIC, type NodeFaults, type SimNode, type TalosSimTimings } from './node.js';
+export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
+
+export interface TalosSimulatorOptions {
+  fleet: FleetControl;
+  /** Where certificates and the talosconfig are written. */
+  dir: string;
+  timings?: Partial<TalosSimTimings>;
+  /** Listen address of the apid-style endpoint (loopback only). */
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  /** Also listen on each node's InternalIP:50000 where free (default true). */
+  nodeListeners?: boolean;
+  clusterName?: string;
+  /** Called after ApplyConfiguration changed a node's config (Kubernetes-side follow-ups). */
+  onConfigApplied?: (node: SimNode) => Promise<void> | void;
+}
+
+export interface ClientCert {
+  cert: string;
+  /** PKCS#8 PEM labelled `PRIVATE KEY`. */
+  key: string;
+  /** Same key labelled `ED25519 PRIVATE KEY`, as Talos writes it. */
+  keyTalos: string;
+}
+
+export interface TalosSimulator {
+  endpoint: string;
+  port: number;
+  talosconfigPath: string;
+  caPem: string;
+  adminCert: ClientCert;
+  /** A talosConfig Secret's data for the admin client (base64 of PEM, talosconfig style). */
+  secretData: Record<'ca.crt' | 'tls.crt' | 'tls.key', string>;
+  nodeEndpoints: Record<string, string>;
+  issueClientCert(name: string, opts?: { roles?: string[]; expired?: boolean }): ClientCert;
+  faults: {
+    set(node: string, faults: Partial<NodeFaults>): void;
+    clear(node?: string): void;
+    /** The node's API does not answer for `ms` (calls fail UNAVAILABLE with an i/o timeout). */
+    unreachable(node: string, ms: number): void;
+    /** Boots a node that was left down by `neverComesBack`. */
+    powerOn(node: string): void;
+  };
+  node(nameOrIP: string): SimNode;
+  nodes(): SimNode[];
+  setTimings(t: Partial<TalosSimTimings>): void;
+  stop(): Promise<void>;
+}
+
+function talosKey(pkcs8: string): string {
+  return pkcs8.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, '-----$1 ED25519 PRIVATE KEY-----');
+}
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+function bind(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
+  return new Promise((resolve, reject) => server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))));
+}
+
+function serve(api: TalosApi): grpc.Server {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
+  server.addService(MachineServiceService, api.machineService());
+  server.addService(LifecycleServiceService, api.lifecycleService());
+  server.addService(ImageServiceService, api.imageService());
+  server.addService(StateService, api.stateService());
+  return server;
+}
+
+function shutdown(s: grpc.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(() => {
+      s.forceShutdown();
+      resolve();
+    }, 500);
+    s.tryShutdown(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<TalosSimulator> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!host.startsWith('127.')) throw new Error(`the Talos simulator listens on loopback only, not ${host}`);
+  let timings: TalosSimTimings = { ...TEST_TIMINGS, ...opts.timings };
+  const clusterName = opts.clusterName ?? 'kangal-lab';
+  const fleetNodes = opts.fleet.nodes();
+  const firstCp = fleetNodes.find((n) => n.role === 'controlplane') ?? fleetNodes[0];
+  if (!firstCp) throw new Error('the fleet has no nodes');
+  for (const n of fleetNodes) {
+    if (!n.internalIP.startsWith('127.')) throw new Error(`node ${n.name} has non-loopback InternalIP ${n.internalIP}`);
+  }
+
+  const pkiDir = join(opts.dir, 'talos-pki');
+  const ca = createCA(pkiDir, 'os-ca', 'talos', 'ed25519', ['talos']);
+  const ips = [...new Set([host, ...fleetNodes.map((n) => n.internalIP)])];
+  const serverCert = issueCert(pkiDir, 'apid', ca, {
+    commonName: 'apid.kangal-lab',
+    subjectAltNames: [...ips.map((ip) => `IP:${ip}`), 'DNS:localhost', ...fleetNodes.map((n) => `DNS:${n.name}`)],
+    usage: 'server',
+    keyType: 'ed25519',
+    days: 1,
+  });
+  const clientCert = (name: string, o: { roles?: string[]; expired?: boolean } = {}): ClientCert => {
+    const c: CertFiles = issueCert(pkiDir, name, ca, {
+      commonName: name,
+      organizations: o.roles ?? ['os:admin'],
+      usage: 'client',
+      keyType: 'ed25519',
+      expired: o.expired,
+    });
+    return { cert: c.cert, key: c.key, keyTalos: talosKey(c.key) };
+  };
+  const adminCert = clientCert('admin');
+
+  const controlPlaneEndpoint = `https://${firstCp.internalIP}:6443`;
+  const sims = new Map<string, SimNode>();
+  const add = (name: string): SimNode | undefined => {
+    const state = opts.fleet.node(name);
+    if (!state) return undefined;
+    const existing = sims.get(state.name);
+    if (existing) return existing;
+    const sim = new SimNode(state, opts.fleet, () => timings, clusterName, controlPlaneEndpoint);
+    sims.set(state.name, sim);
+    return sim;
+  };
+  for (const n of fleetNodes) add(n.name);
+  const lookup = (target: string): SimNode | undefined =>
+    sims.get(target) ?? [...sims.values()].find((s) => s.ip === target) ?? add(target);
+  const defaultNode = sims.get(firstCp.name);
+  if (!defaultNode) throw new Error('endpoint node missing');
+
+  const creds = grpc.ServerCredentials.createSsl(
+    Buffer.from(ca.cert),
+    [{ private_key: Buffer.from(serverCert.key), cert_chain: Buffer.from(serverCert.cert) }],
+    true,
+  );
+  const router = { lookup, defaultNode, timings: () => timings, onConfigApplied: opts.onConfigApplied };
+  const main = serve(new TalosApi(router));
+  const port = await bind(main, `${host}:${opts.port ?? 0}`, creds);
+  const servers = [main];
+
+  const nodeEndpoints: Record<string, string> = {};
+  if (opts.nodeListeners ?? true) {
+    for (const sim of sims.values()) {
+      const s = serve(new TalosApi({ ...router, defaultNode: sim }));
+      try {
+        await bind(s, `${sim.ip}:50000`, creds);
+        servers.push(s);
+        nodeEndpoints[sim.name] = `${sim.ip}:50000`;
+      } catch {
+        s.forceShutdown(); // port taken (another lab): the apid-style endpoint still serves this node
+      }
+    }
+  }
+
+  const endpoint = `${host}:${port}`;
+  const talosconfigPath = join(opts.dir, 'talosconfig');
+  writeFileSync(
+    talosconfigPath,
+    stringify({
+      context: clusterName,
+      contexts: {
+        [clusterName]: {
+          endpoints: [endpoint],
+          nodes: fleetNodes.map((n) => n.internalIP),
+          ca: b64(ca.cert),
+          crt: b64(adminCert.cert),
+          key: b64(adminCert.keyTalos),
+        },
+      },
+    }),
+    { mode: 0o600 },
+  );
+
+  const node = (nameOrIP: string): SimNode => {
+    const s = lookup(nameOrIP);
+    if (!s) throw new Error(`no simulated Talos node ${nameOrIP}`);
+    return s;
+  };
+
+  return {
+    endpoint,
+    port,
+    talosconfigPath,
+    caPem: ca.cert,
+    adminCert,
+    secretData: { 'ca.crt': b64(ca.cert), 'tls.crt': b64(adminCert.cert), 'tls.key': b64(adminCert.keyTalos) },
+    nodeEndpoints,
+    issueClientCert: clientCert,
+    faults: {
+      set: (n, f) => {
+        Object.assign(node(n).faults, f);
+      },
+      clear: (n) => {
+        for (const s of n === undefined ? [...sims.values()] : [node(n)]) {
+          s.faults = {};
+          s.unreachableUntil = 0;
+        }
+      },
+      unreachable: (n, ms) => {
+        node(n).unreachableUntil = Date.now() + ms;
+      },
+      powerOn: (n) => node(n).powerOn(),
+    },
+    node,
+    nodes: () => [...sims.values()],
+    setTimings: (t) => {
+      timings = { ...timings, ...t };
+    },
+    stop: async () => {
+      for (const s of sims.values()) s.stop();
+      await Promise.all(servers.map(shutdown));
+    },
+  };
+}

@@ -1,0 +1,407 @@
+// One simulated Talos node: its state (version, schematic, platform, boot ID, machine config,
+// extensions, stage), its per-version behaviour, its faults, and its COSI resources. The
+// Kubernetes side of a reboot goes through FleetControl only.
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { parseDocument, stringify as toYaml } from 'yaml';
+import { compareTalosVersions, parseTalosVersion } from '../../../controller/core/talos-flow.js';
+import { MachineConfigSpec } from '../../../proto/gen/resource/config/config.js';
+import { RuntimeMachineStage } from '../../../proto/gen/resource/definitions/enums/enums.js';
+import { Layer } from '../../../proto/gen/resource/definitions/extensions/extensions.js';
+import {
+  BootIDSpec,
+  ImageFactorySchematicSpec,
+  MachineStatusSpec,
+  VersionSpec,
+} from '../../../proto/gen/resource/definitions/runtime/runtime.js';
+import type { FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
+import { machineConfigYaml } from './machine-config.js';
+
+export const VANILLA_SCHEMATIC = '376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba';
+
+export interface TalosSimTimings {
+  /** Legacy Upgrade: ack → node goes down (installer run, drain, stop services). */
+  upgradeMs: number;
+  /** ImageService.Pull duration. */
+  pullMs: number;
+  /** LifecycleService.Upgrade stream duration. */
+  installMs: number;
+  /** Reboot requested → API gone (stage `rebooting`). */
+  shutdownMs: number;
+  /** API unreachable while the machine restarts. */
+  rebootMs: number;
+  /** API answers, stage `booting`, not ready, → running + ready (Kubernetes Node Ready again). */
+  bootMs: number;
+}
+
+/** Sub-second timings for tests. */
+export const TEST_TIMINGS: TalosSimTimings = { upgradeMs: 60, pullMs: 30, installMs: 40, shutdownMs: 20, rebootMs: 120, bootMs: 60 };
+/** A few seconds per reboot, for the demo. */
+export const DEMO_TIMINGS: TalosSimTimings = { upgradeMs: 2000, pullMs: 1500, installMs: 2500, shutdownMs: 500, rebootMs: 3000, bootMs: 1500 };
+
+export interface RpcFault {
+  code: GrpcStatus;
+  message: string;
+}
+
+/** Faults scriptable per node from tests. */
+export interface NodeFaults {
+  /** Legacy Upgrade and LifecycleService.Upgrade fail with this status before doing anything. */
+  upgradeError?: RpcFault;
+  /** ImageService.Pull fails with this status. */
+  pullError?: RpcFault;
+  /** The installer fails: LifecycleService.Upgrade ends with this exit code; legacy Upgrade aborts without reboot. */
+  installExitCode?: number;
+  /** After going down for a reboot, the node never answers again (until powerOn). */
+  neverComesBack?: boolean;
+  /** Extra time the node stays down on each reboot. */
+  slowBootMs?: number;
+  /** The new boot fails and the bootloader reverts: old version, new boot ID. */
+  bootsOldPartition?: boolean;
+  /** Every call to this node answers this much later. */
+  slowResponseMs?: number;
+  /** The node's apid refuses the caller: `role` ⇒ PERMISSION_DENIED; `wrong-ca` ⇒ TLS failure (UNAVAILABLE). */
+  tlsRejected?: 'wrong-ca' | 'role';
+}
+
+export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
+
+export interface SimResource {
+  namespace: string;
+  type: string;
+  id: string;
+  yaml: string;
+  proto: Uint8Array;
+  sensitive: boolean;
+  annotations: Record<string, string>;
+}
+
+interface VersionRecord {
+  version: number;
+  yaml: string;
+  created: Date;
+  updated: Date;
+}
+
+export interface ExtensionInfo {
+  name: string;
+  version: string;
+  image: string;
+  author: string;
+}
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: GrpcStatus,
+    readonly details: string,
+  ) {
+    super(details);
+  }
+}
+
+export function versionAtLeast(tag: string, minor: number, pre = ''): boolean {
+  const v = parseTalosVersion(tag);
+  return v !== undefined && compareTalosVersions(v, { major: 1, minor, patch: 0, prerelease: pre }) >= 0;
+}
+
+export class SimNode {
+  readonly events = new EventEmitter();
+  readonly name: string;
+  readonly ip: string;
+  readonly role: NodeRole;
+  version: string;
+  schematic: string;
+  kubernetesVersion: string;
+  platform = 'metal';
+  arch = 'amd64';
+  bootId: string;
+  phase: Phase = 'running';
+  config: string;
+  extensions: ExtensionInfo[];
+  faults: NodeFaults = {};
+  unreachableUntil = 0;
+  /** Written by LifecycleService.Upgrade, booted by the next Reboot. */
+  staged: { version: string; schematic: string } | undefined;
+  readonly pulled = new Set<string>();
+  installing = false;
+  applying = false;
+  /** Everything that happened to the node, for assertions. */
+  readonly history: string[] = [];
+  private readonly versions = new Map<string, VersionRecord>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(
+    state: FleetNodeState,
+    private readonly fleet: FleetControl,
+    private readonly timings: () => TalosSimTimings,
+    readonly clusterName: string,
+    readonly controlPlaneEndpoint: string,
+  ) {
+    this.name = state.name;
+    this.ip = state.internalIP;
+    this.role = state.role;
+    this.version = state.talosVersion;
+    this.schematic = state.schematic;
+    this.kubernetesVersion = state.kubernetesVersion;
+    this.bootId = state.bootId;
+    this.phase = state.up ? 'running' : 'down';
+    this.config = machineConfigYaml({
+      name: state.name,
+      role: state.role,
+      ip: state.internalIP,
+      talosVersion: state.talosVersion,
+      kubernetesVersion: state.kubernetesVersion,
+      schematic: state.schematic,
+      clusterName,
+      controlPlaneEndpoint,
+    });
+    this.extensions = [
+      { name: 'iscsi-tools', version: 'v0.2.0', image: 'iscsi-tools.sqsh', author: 'Sidero Labs' },
+      { name: 'qemu-guest-agent', version: '10.0.2', image: 'qemu-guest-agent.sqsh', author: 'Sidero Labs' },
+    ];
+  }
+
+  /** Throws what a caller sees through apid when this node cannot answer. */
+  assertReachable(now = Date.now()): void {
+    const dial = `connection error: desc = "transport: Error while dialing: dial tcp ${this.ip}:50000: `;
+    if (this.phase === 'down') throw new RpcError(GrpcStatus.UNAVAILABLE, `${dial}connect: connection refused"`);
+    if (now < this.unreachableUntil) throw new RpcError(GrpcStatus.UNAVAILABLE, `${dial}i/o timeout"`);
+    if (this.faults.tlsRejected === 'wrong-ca') {
+      throw new RpcError(
+        GrpcStatus.UNAVAILABLE,
+        'connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"',
+      );
+    }
+  }
+
+  get stage(): string {
+    return this.phase === 'down' ? 'rebooting' : this.phase;
+  }
+
+  get ready(): boolean {
+    return this.phase === 'running';
+  }
+
+  changed(what: string): void {
+    this.history.push(what);
+    this.events.emit('change', what);
+  }
+
+  after(ms: number, fn: () => void | Promise<void>): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (this.stopped) return;
+      Promise.resolve()
+        .then(fn)
+        .catch((err: unknown) => this.history.push(`error: ${(err as Error).message}`));
+    }, ms);
+    this.timers.add(t);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.events.removeAllListeners();
+  }
+
+  /** Legacy MachineService.Upgrade after the ack: install, then reboot into the new version. */
+  startLegacyUpgrade(target: { version: string; schematic: string }): void {
+    this.phase = 'upgrading';
+    this.changed(`upgrade ${this.version} -> ${target.version} (legacy)`);
+    this.after(this.timings().upgradeMs, () => {
+      if (this.faults.installExitCode !== undefined && this.faults.installExitCode !== 0) {
+        this.phase = 'running';
+        this.changed(`upgrade failed: installer exited with code ${this.faults.installExitCode}`);
+        return;
+      }
+      this.rebootInto(target);
+    });
+  }
+
+  /** Reboot: stage rebooting → down (Node NotReady) → booting (API answers) → running + ready (Node Ready). */
+  rebootInto(target: { version: string; schematic: string } | undefined): void {
+    this.phase = 'rebooting';
+    this.changed('rebooting');
+    this.after(this.timings().shutdownMs, async () => {
+      this.phase = 'down';
+      this.changed('down');
+      await this.fleet.takeDown(this.name, 'Talos reboot');
+      if (this.faults.neverComesBack) {
+        this.history.push('never comes back');
+        this.pendingBoot = target;
+        return;
+      }
+      this.after(this.timings().rebootMs + (this.faults.slowBootMs ?? 0), () => this.boot(target));
+    });
+  }
+
+  private pendingBoot: { version: string; schematic: string } | undefined;
+
+  private boot(target: { version: string; schematic: string } | undefined): void {
+    const oldPartition = this.faults.bootsOldPartition === true;
+    if (target && !oldPartition) {
+      this.version = target.version;
+      this.schematic = target.schematic;
+    }
+    this.bootId = randomUUID();
+    this.versions.clear(); // resources live in memory: versions restart after a boot
+    this.phase = 'booting';
+    this.changed(oldPartition && target ? `booted old partition ${this.version}` : `booting ${this.version}`);
+    this.after(this.timings().bootMs, async () => {
+      this.phase = 'running';
+      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic, bootId: this.bootId });
+      this.changed(`running ${this.version}`);
+    });
+  }
+
+  /** Boots a node that never came back (ends the `neverComesBack` fault). */
+  powerOn(): void {
+    this.faults.neverComesBack = false;
+    if (this.phase === 'down') this.boot(this.pendingBoot);
+  }
+
+  resources(): SimResource[] {
+    return buildResources(this);
+  }
+
+  /** The resource's metadata.version (decimal counter, +1 per change, restarting after a boot). */
+  track(r: SimResource, now = new Date()): VersionRecord {
+    const key = `${r.namespace}/${r.type}/${r.id}`;
+    const rec = this.versions.get(key);
+    if (!rec) {
+      const fresh = { version: 1, yaml: r.yaml, created: now, updated: now };
+      this.versions.set(key, fresh);
+      return fresh;
+    }
+    if (rec.yaml !== r.yaml) {
+      rec.version++;
+      rec.yaml = r.yaml;
+      rec.updated = now;
+    }
+    return rec;
+  }
+}
+
+const STAGE_ENUM: Record<string, RuntimeMachineStage> = {
+  booting: RuntimeMachineStage.MACHINE_STAGE_BOOTING,
+  running: RuntimeMachineStage.MACHINE_STAGE_RUNNING,
+  rebooting: RuntimeMachineStage.MACHINE_STAGE_REBOOTING,
+  upgrading: RuntimeMachineStage.MACHINE_STAGE_UPGRADING,
+};
+
+function res(
+  namespace: string,
+  type: string,
+  id: string,
+  spec: unknown,
+  proto: Uint8Array,
+  extra: Partial<Pick<SimResource, 'sensitive' | 'annotations' | 'yaml'>> = {},
+): SimResource {
+  return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {} };
+}
+
+interface ConfigImages {
+  kubelet?: string;
+  apiServer?: string;
+  controllerManager?: string;
+  scheduler?: string;
+}
+
+function configImages(config: string): ConfigImages {
+  const doc = parseDocument(config).toJS() as {
+    machine?: { kubelet?: { image?: string } };
+    cluster?: { apiServer?: { image?: string }; controllerManager?: { image?: string }; scheduler?: { image?: string } };
+  } | null;
+  return {
+    kubelet: doc?.machine?.kubelet?.image,
+    apiServer: doc?.cluster?.apiServer?.image,
+    controllerManager: doc?.cluster?.controllerManager?.image,
+    scheduler: doc?.cluster?.scheduler?.image,
+  };
+}
+
+function buildResources(n: SimNode): SimResource[] {
+  const out: SimResource[] = [];
+  const unmet = n.ready ? [] : [{ name: 'nodeReady', reason: 'node not ready' }];
+  out.push(
+    res(
+      'runtime',
+      'MachineStatuses.runtime.talos.dev',
+      'machine',
+      { stage: n.stage, status: { ready: n.ready, unmetConditions: unmet } },
+      MachineStatusSpec.encode({
+        stage: STAGE_ENUM[n.stage] ?? RuntimeMachineStage.MACHINE_STAGE_UNKNOWN,
+        status: { ready: n.ready, unmetConditions: unmet },
+      }).finish(),
+    ),
+  );
+  if (versionAtLeast(n.version, 10)) {
+    out.push(res('runtime', 'Versions.runtime.talos.dev', 'version', { version: n.version, name: 'Talos' }, VersionSpec.encode({ version: n.version, name: 'Talos' }).finish()));
+  }
+  const layers = [
+    ...n.extensions,
+    { name: 'schematic', version: n.schematic, image: '', author: 'Image Factory (https://factory.talos.dev)' },
+  ];
+  layers.forEach((e, i) => {
+    const metadata = { name: e.name, version: e.version, author: e.author, description: '', compatibility: { talos: { version: '' } }, extraInfo: '' };
+    out.push(
+      res(
+        'runtime',
+        'ExtensionStatuses.runtime.talos.dev',
+        String(i),
+        { image: e.image, metadata: { name: e.name, version: e.version, author: e.author } },
+        Layer.encode({ image: e.image, metadata }).finish(),
+      ),
+    );
+  });
+  if (versionAtLeast(n.version, 14, 'alpha.2')) {
+    out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootId: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
+    const s = { schematicId: n.schematic, flavor: 'metal', apiUrl: 'https://factory.talos.dev' };
+    out.push(
+      res(
+        'runtime',
+        'ImageFactorySchematics.runtime.talos.dev',
+        'image-factory-schematic',
+        s,
+        ImageFactorySchematicSpec.encode({ schematicId: s.schematicId, flavor: s.flavor, apiurl: s.apiUrl }).finish(),
+      ),
+    );
+  }
+  // yaml_spec of the machine config is a YAML *string scalar* holding the whole config.
+  out.push(
+    res('config', 'MachineConfigs.config.talos.dev', 'v1alpha1', null, MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(), {
+      yaml: toYaml(n.config),
+      sensitive: true,
+      annotations: { 'talos.dev/yaml-spec': '1' },
+    }),
+  );
+  const images = configImages(n.config);
+  // Specs below have no .proto of ours: yaml_spec only (proto_spec empty).
+  out.push(res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', { image: images.kubelet ?? '', args: [] }, new Uint8Array()));
+  out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', { running: n.ready, healthy: n.ready, unknown: false }, new Uint8Array()));
+  if (n.role === 'controlplane') {
+    out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', { image: images.apiServer ?? '' }, new Uint8Array()));
+    out.push(res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', { image: images.controllerManager ?? '' }, new Uint8Array()));
+    out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', { image: images.scheduler ?? '' }, new Uint8Array()));
+  }
+  return out;
+}
+
+/** Types the simulated nodes know (anything else is "not supported", as Talos answers). */
+export const KNOWN_TYPES: Record<string, string> = {
+  'MachineStatuses.runtime.talos.dev': 'runtime',
+  'Versions.runtime.talos.dev': 'runtime',
+  'ExtensionStatuses.runtime.talos.dev': 'runtime',
+  'BootIDs.runtime.talos.dev': 'runtime',
+  'ImageFactorySchematics.runtime.talos.dev': 'runtime',
+  'Services.v1alpha1.talos.dev': 'runtime',
+  'MachineConfigs.config.talos.dev': 'config',
+  'KubeletSpecs.kubernetes.talos.dev': 'k8s',
+  'APIServerConfigs.kubernetes.talos.dev': 'controlplane',
+  'ControllerManagerConfigs.kubernetes.talos.dev': 'controlplane',
+  'SchedulerConfigs.kubernetes.talos.dev': 'controlplane',
+};

@@ -1,0 +1,474 @@
+// The gRPC side of the Talos simulator: acts as apid (routes `node` / legacy `nodes` metadata to
+// simulated nodes, checks roles from the client certificate's O= entries) and implements the
+// machine, lifecycle, image and COSI State services on each node.
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { parseAllDocuments } from 'yaml';
+import { parseInstallerImage, parseTalosVersion } from '../../../controller/core/talos-flow.js';
+import type { Data } from '../../../proto/gen/common/common.js';
+import {
+  type ImageServicePullRequest,
+  type ImageServicePullResponse,
+  ImageServicePullLayerProgress_Status,
+  ImageServiceService,
+} from '../../../proto/gen/machine/image.js';
+import {
+  type LifecycleServiceUpgradeRequest,
+  type LifecycleServiceUpgradeResponse,
+  LifecycleServiceService,
+} from '../../../proto/gen/machine/lifecycle.js';
+import {
+  ApplyConfiguration,
+  ApplyConfigurationRequest_Mode,
+  MachineServiceService,
+  type ReadRequest,
+  Reboot,
+  RebootRequest_Mode,
+  type RebootRequest,
+  Upgrade,
+  type UpgradeRequest,
+  Version,
+} from '../../../proto/gen/machine/machine.js';
+import type { Resource } from '../../../proto/gen/v1alpha1/resource.js';
+import {
+  EventType,
+  type Event as CosiEvent,
+  type ListRequest,
+  type ListResponse,
+  StateService,
+  type WatchRequest,
+  type WatchResponse,
+} from '../../../proto/gen/v1alpha1/state.js';
+import { KNOWN_TYPES, RpcError, type SimNode, type SimResource, type TalosSimTimings, versionAtLeast } from './node.js';
+
+export type Role = 'os:admin' | 'os:operator' | 'os:reader';
+const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
+
+export interface Router {
+  /** Node by IP or name; undefined when apid could not reach such a target. */
+  lookup(target: string): SimNode | undefined;
+  /** The node serving this listener (the endpoint node). */
+  defaultNode: SimNode;
+  timings(): TalosSimTimings;
+  onConfigApplied?: ((node: SimNode) => Promise<void> | void) | undefined;
+}
+
+const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function rpcError(code: grpc.status, details: string): RpcError {
+  return new RpcError(code, details);
+}
+
+function toServiceError(err: unknown): Partial<grpc.ServiceError> {
+  if (err instanceof RpcError) return { code: err.code, details: err.details };
+  return { code: grpc.status.INTERNAL, details: (err as Error).message };
+}
+
+interface CallLike {
+  metadata: grpc.Metadata;
+  getAuthContext(): { sslPeerCertificate?: { subject?: Record<string, string | string[] | undefined> } };
+}
+
+function rolesOf(call: CallLike): string[] {
+  const o = call.getAuthContext().sslPeerCertificate?.subject?.O;
+  if (o === undefined) return [];
+  return Array.isArray(o) ? o : [o];
+}
+
+function metadataValues(md: grpc.Metadata, key: string): string[] {
+  return md
+    .get(key)
+    .flatMap((v) => (typeof v === 'string' ? v : v.toString('utf8')).split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+function unknownTarget(target: string): RpcError {
+  const dial = /^\d+\.\d+\.\d+\.\d+$/.test(target)
+    ? `dial tcp ${target}:50000: connect: no route to host`
+    : `dial tcp: lookup ${target}: no such host`;
+  return rpcError(grpc.status.UNAVAILABLE, `connection error: desc = "transport: Error while dialing: ${dial}"`);
+}
+
+type ErrMeta = { hostname: string; error: string; status: { code: number; message: string; details: [] } };
+const errMeta = (hostname: string, e: RpcError): ErrMeta => ({
+  hostname,
+  error: e.details,
+  status: { code: e.code, message: e.details, details: [] },
+});
+
+export class TalosApi {
+  constructor(private readonly router: Router) {}
+
+  /** Resolves the single target of a call (apid one-to-one proxying) and checks reachability and role. */
+  private async target(call: CallLike, path: string, minRole: Role, allowNodes: boolean): Promise<SimNode> {
+    const node = metadataValues(call.metadata, 'node');
+    const nodes = metadataValues(call.metadata, 'nodes');
+    if (node.length > 1) throw rpcError(grpc.status.INVALID_ARGUMENT, 'node metadata must be single-valued');
+    if (nodes.length > 0 && node.length === 0 && !allowNodes) {
+      throw rpcError(grpc.status.INVALID_ARGUMENT, `one-2-many proxying is not supported for method ${path}; use "node" metadata`);
+    }
+    const name = node[0] ?? nodes[0];
+    const sim = name === undefined ? this.router.defaultNode : this.router.lookup(name);
+    if (!sim) throw unknownTarget(name ?? '');
+    return this.enter(sim, call, minRole);
+  }
+
+  private async enter(sim: SimNode, call: CallLike, minRole: Role): Promise<SimNode> {
+    sim.assertReachable();
+    if (sim.faults.slowResponseMs) await delay(sim.faults.slowResponseMs);
+    sim.assertReachable();
+    const rank = Math.max(0, ...rolesOf(call).map((r) => RANK[r] ?? 0));
+    if (sim.faults.tlsRejected === 'role' || rank < (RANK[minRole] ?? 99)) {
+      throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
+    }
+    return sim;
+  }
+
+  /** MachineService unary: `node` (one-to-one) or legacy `nodes` (one-to-many, metadata per entry). */
+  private unary<Req, M extends { metadata?: unknown }>(
+    path: string,
+    minRole: Role,
+    errorEntry: (hostname: string, err: RpcError) => M,
+    impl: (node: SimNode, req: Req) => Promise<{ messages: M[] }> | { messages: M[] },
+  ): grpc.handleUnaryCall<Req, { messages: M[] }> {
+    return (call, callback) => {
+      const run = async (): Promise<{ messages: M[] }> => {
+        const nodes = metadataValues(call.metadata, 'nodes');
+        if (nodes.length > 0 && metadataValues(call.metadata, 'node').length === 0) {
+          const out: M[] = [];
+          for (const target of nodes) {
+            try {
+              const sim = this.router.lookup(target);
+              if (!sim) throw unknownTarget(target);
+              const res = await impl(await this.enter(sim, call, minRole), call.request);
+              for (const m of res.messages) out.push({ ...m, metadata: { hostname: target, error: '', status: undefined } });
+            } catch (err) {
+              out.push(errorEntry(target, err instanceof RpcError ? err : rpcError(grpc.status.INTERNAL, (err as Error).message)));
+            }
+          }
+          return { messages: out };
+        }
+        return impl(await this.target(call, path, minRole, true), call.request);
+      };
+      run().then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toServiceError(err), null),
+      );
+    };
+  }
+
+  private serverStream<Req, Res>(
+    path: string,
+    minRole: Role,
+    impl: (node: SimNode, req: Req, call: grpc.ServerWritableStream<Req, Res>) => Promise<void>,
+  ): grpc.handleServerStreamingCall<Req, Res> {
+    return (call) => {
+      const run = async (): Promise<void> => {
+        const node = await this.target(call, path, minRole, false);
+        await impl(node, call.request, call);
+      };
+      run().then(
+        () => call.end(),
+        (err: unknown) => call.emit('error', toServiceError(err)),
+      );
+    };
+  }
+
+  // -- MachineService -------------------------------------------------------------------------
+
+  machineService(): grpc.UntypedServiceImplementation {
+    return {
+      version: this.unary(
+        MachineServiceService.version.path,
+        'os:reader',
+        (h, e) => Version.fromPartial({ metadata: errMeta(h, e) }),
+        (n) => ({
+          messages: [
+            Version.fromPartial({
+              version: { tag: n.version, sha: 'a1b2c3d4', built: '', goVersion: 'go1.24.6', os: 'linux', arch: n.arch },
+              platform: { name: n.platform, mode: 'metal' },
+              features: { rbac: true },
+            }),
+          ],
+        }),
+      ),
+      upgrade: this.unary(
+        MachineServiceService.upgrade.path,
+        'os:admin',
+        (h, e) => Upgrade.fromPartial({ metadata: errMeta(h, e) }),
+        (n, req: UpgradeRequest) => this.legacyUpgrade(n, req),
+      ),
+      reboot: this.unary(
+        MachineServiceService.reboot.path,
+        'os:operator',
+        (h, e) => Reboot.fromPartial({ metadata: errMeta(h, e) }),
+        (n, req: RebootRequest) => this.reboot(n, req),
+      ),
+      applyConfiguration: this.unary(
+        MachineServiceService.applyConfiguration.path,
+        'os:admin',
+        (h, e) => ApplyConfiguration.fromPartial({ metadata: errMeta(h, e) }),
+        (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }) => this.applyConfiguration(n, req),
+      ),
+      read: this.serverStream<ReadRequest, Data>(MachineServiceService.read.path, 'os:admin', (n, req, call) => {
+        if (req.path !== '/proc/sys/kernel/random/boot_id') {
+          throw rpcError(grpc.status.NOT_FOUND, `open ${req.path}: no such file or directory`);
+        }
+        call.write({ metadata: undefined, bytes: Buffer.from(`${n.bootId}\n`) });
+        return Promise.resolve();
+      }),
+    };
+  }
+
+  private installerTarget(n: SimNode, image: string): { version: string; schematic: string } {
+    const ref = parseInstallerImage(image);
+    if (!ref || !parseTalosVersion(ref.tag)) {
+      throw rpcError(grpc.status.UNKNOWN, `error validating installer image "${image}": failed to resolve reference "${image}": not found`);
+    }
+    return { version: ref.tag, schematic: ref.schematic ?? n.schematic };
+  }
+
+  private legacyUpgrade(n: SimNode, req: UpgradeRequest): { messages: Upgrade[] } {
+    if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
+    if (n.phase !== 'running' || n.installing) {
+      throw rpcError(grpc.status.UNKNOWN, 'failed to acquire upgrade lock: another upgrade is in progress');
+    }
+    const target = this.installerTarget(n, req.image);
+    const actorId = randomUUID();
+    n.startLegacyUpgrade(target);
+    return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
+  }
+
+  private reboot(n: SimNode, req: RebootRequest): { messages: Reboot[] } {
+    if (req.mode === RebootRequest_Mode.FORCE && !versionAtLeast(n.version, 12)) {
+      // FORCE does not exist before 1.12.
+      throw rpcError(grpc.status.INVALID_ARGUMENT, 'unsupported reboot mode');
+    }
+    const actorId = randomUUID();
+    const staged = n.staged;
+    n.staged = undefined;
+    n.rebootInto(staged);
+    return { messages: [Reboot.fromPartial({ actorId })] };
+  }
+
+  private async applyConfiguration(
+    n: SimNode,
+    req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean },
+  ): Promise<{ messages: ApplyConfiguration[] }> {
+    if (n.applying) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another apply configuration is already in progress');
+    const text = Buffer.from(req.data).toString('utf8');
+    const docs = parseAllDocuments(text);
+    if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) {
+      throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to parse config: invalid YAML');
+    }
+    const v1 = docs.map((d) => d.toJS() as { version?: string; machine?: unknown } | null).find((d) => d?.version === 'v1alpha1');
+    if (!v1 || typeof v1.machine !== 'object') {
+      throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
+    }
+    let mode = req.mode;
+    if (mode === ApplyConfigurationRequest_Mode.REBOOT && versionAtLeast(n.version, 14, 'alpha.0')) {
+      throw rpcError(grpc.status.UNIMPLEMENTED, 'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT');
+    }
+    if (mode === ApplyConfigurationRequest_Mode.AUTO) mode = ApplyConfigurationRequest_Mode.NO_REBOOT;
+    const changed = text !== n.config;
+    if (req.dryRun) {
+      return {
+        messages: [
+          ApplyConfiguration.fromPartial({
+            mode,
+            modeDetails: `Dry run summary:\nApplied configuration without a reboot (dry run)\n\nConfig diff:\n\n${changed ? '(changed)' : 'No changes.'}`,
+          }),
+        ],
+      };
+    }
+    n.applying = true;
+    try {
+      n.config = text;
+      n.changed('config applied');
+      await this.router.onConfigApplied?.(n);
+    } finally {
+      n.applying = false;
+    }
+    return { messages: [ApplyConfiguration.fromPartial({ mode, modeDetails: 'Applied configuration without a reboot', warnings: [] })] };
+  }
+
+  // -- ImageService / LifecycleService (1.13+) -----------------------------------------------
+
+  private requireLifecycle(n: SimNode, service: string): void {
+    if (!versionAtLeast(n.version, 13, 'alpha.0')) throw rpcError(grpc.status.UNIMPLEMENTED, `unknown service machine.${service}`);
+  }
+
+  imageService(): grpc.UntypedServiceImplementation {
+    return {
+      pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(ImageServiceService.pull.path, 'os:operator', async (n, req, call) => {
+        this.requireLifecycle(n, 'ImageService');
+        if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
+        if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
+        this.installerTarget(n, req.imageRef);
+        const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
+        const step = this.router.timings().pullMs / (layers.length * 2);
+        for (const layer of layers) {
+          for (const status of [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE]) {
+            await delay(step);
+            n.assertReachable();
+            call.write({ pullProgress: { layerId: layer, progress: { status, elapsed: { seconds: 0, nanos: 1e6 }, offset: 1024, total: 1024 } } });
+          }
+        }
+        n.pulled.add(req.imageRef);
+        call.write({ name: req.imageRef });
+      }),
+    };
+  }
+
+  lifecycleService(): grpc.UntypedServiceImplementation {
+    return {
+      upgrade: this.serverStream<LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse>(
+        LifecycleServiceService.upgrade.path,
+        'os:admin',
+        async (n, req, call) => {
+          this.requireLifecycle(n, 'LifecycleService');
+          const image = req.source?.imageName ?? '';
+          if (!image) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image name is required');
+          if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
+          if (n.installing || n.phase !== 'running') {
+            throw rpcError(grpc.status.FAILED_PRECONDITION, 'another installation/upgrade is already in progress');
+          }
+          if (!n.pulled.has(image)) throw rpcError(grpc.status.INTERNAL, `upgrade failed: image "${image}" not found`);
+          const target = this.installerTarget(n, image);
+          n.installing = true;
+          try {
+            const lines = [`validating installer image ${image}`, 'running installer', `writing boot assets for ${target.version}`];
+            const step = this.router.timings().installMs / (lines.length + 1);
+            for (const message of lines) {
+              await delay(step);
+              n.assertReachable();
+              call.write({ progress: { message } });
+            }
+            await delay(step);
+            const exitCode = n.faults.installExitCode ?? 0;
+            if (exitCode !== 0) {
+              call.write({ progress: { message: `installer failed: exit status ${exitCode}` } });
+            } else {
+              n.staged = target;
+              call.write({ progress: { message: `upgrade to ${target.version} staged; reboot to activate` } });
+            }
+            call.write({ progress: { exitCode } });
+            n.changed(exitCode === 0 ? `image written ${target.version}` : `install failed ${exitCode}`);
+          } finally {
+            n.installing = false;
+          }
+        },
+      ),
+    };
+  }
+
+  // -- COSI State ------------------------------------------------------------------------------
+
+  private findResources(n: SimNode, namespace: string, type: string, admin: boolean): SimResource[] {
+    const ns = KNOWN_TYPES[type];
+    if (ns === undefined) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
+    if (ns !== namespace) throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported for "${type}"`);
+    const out = n.resources().filter((r) => r.type === type && r.namespace === namespace);
+    if (!admin && out.some((r) => r.sensitive)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
+    return out;
+  }
+
+  private encodeResource(n: SimNode, r: SimResource): Resource {
+    const rec = n.track(r);
+    return {
+      metadata: {
+        namespace: r.namespace,
+        type: r.type,
+        id: r.id,
+        version: String(rec.version),
+        owner: '',
+        phase: 'running',
+        created: rec.created,
+        updated: rec.updated,
+        finalizers: [],
+        labels: {},
+        annotations: r.annotations,
+      },
+      spec: { protoSpec: Buffer.from(r.proto), yamlSpec: r.yaml },
+    };
+  }
+
+  private isAdmin(call: CallLike): boolean {
+    return rolesOf(call).includes('os:admin');
+  }
+
+  stateService(): grpc.UntypedServiceImplementation {
+    const get: grpc.handleUnaryCall<{ namespace: string; type: string; id: string }, { resource: Resource | undefined }> = (call, callback) => {
+      const run = async (): Promise<{ resource: Resource | undefined }> => {
+        const n = await this.target(call, StateService.get.path, 'os:reader', false);
+        const { namespace, type, id } = call.request;
+        const found = this.findResources(n, namespace, type, this.isAdmin(call)).find((r) => r.id === id);
+        if (!found) throw rpcError(grpc.status.NOT_FOUND, `resource ${type}(${namespace}/${id}@undefined) doesn't exist`);
+        return { resource: this.encodeResource(n, found) };
+      };
+      run().then(
+        (r) => callback(null, r),
+        (err: unknown) => callback(toServiceError(err), null),
+      );
+    };
+    return {
+      get,
+      list: this.serverStream<ListRequest, ListResponse>(StateService.list.path, 'os:reader', (n, req, call) => {
+        for (const r of this.findResources(n, req.namespace, req.type, this.isAdmin(call))) call.write({ resource: this.encodeResource(n, r) });
+        return Promise.resolve();
+      }),
+      watch: this.serverStream<WatchRequest, WatchResponse>(StateService.watch.path, 'os:reader', (n, req, call) => this.watch(n, req, call)),
+    };
+  }
+
+  private watch(n: SimNode, req: WatchRequest, call: grpc.ServerWritableStream<WatchRequest, WatchResponse>): Promise<void> {
+    const admin = this.isAdmin(call);
+    const select = (): Map<string, SimResource> =>
+      new Map(this.findResources(n, req.namespace, req.type, admin).filter((r) => req.id === undefined || r.id === req.id).map((r) => [r.id, r]));
+    let last = select();
+    call.write({ event: [] }); // the server first sends one empty WatchResponse
+    const initial: CosiEvent[] = [];
+    if (req.id !== undefined) {
+      const r = last.get(req.id);
+      const absent: Resource = {
+        metadata: { namespace: req.namespace, type: req.type, id: req.id, version: '', owner: '', phase: '', created: undefined, updated: undefined, finalizers: [], labels: {}, annotations: {} },
+        spec: undefined,
+      };
+      initial.push(r ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined } : { resource: absent, eventType: EventType.DESTROYED, old: undefined });
+    } else if (req.options?.bootstrapContents) {
+      for (const r of last.values()) initial.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
+      if (req.apiVersion >= 1) initial.push({ resource: undefined, eventType: EventType.BOOTSTRAPPED, old: undefined });
+    }
+    if (initial.length > 0) call.write({ event: initial });
+    return new Promise<void>((resolve, reject) => {
+      const onChange = (): void => {
+        try {
+          n.assertReachable();
+        } catch (err) {
+          cleanup();
+          reject(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        const now = select();
+        const events: CosiEvent[] = [];
+        for (const [id, r] of now) {
+          const before = last.get(id);
+          if (!before) events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
+          else if (before.yaml !== r.yaml) events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
+        }
+        for (const [id, r] of last) if (!now.has(id)) events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
+        last = now;
+        if (events.length > 0) call.write({ event: events });
+      };
+      const cleanup = (): void => {
+        n.events.off('change', onChange);
+      };
+      n.events.on('change', onChange);
+      call.on('cancelled', () => {
+        cleanup();
+        resolve();
+      });
+    });
+  }
+}
