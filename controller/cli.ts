@@ -1,0 +1,72 @@
+// `kangal-patch` command line. Exit codes: 0 all valid, 1 problems found, 2 usage errors.
+import { Command, CommanderError, Option } from 'commander';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
+import { collectPlanFiles } from './gitops/load/files.js';
+
+export const ExitCode = { Ok: 0, Invalid: 1, Usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface CliIO {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const stdio: CliIO = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
+
+interface ValidateOptions {
+  output: 'text' | 'json';
+  namespace: string;
+}
+
+async function validate(paths: string[], opts: ValidateOptions, io: CliIO): Promise<ExitCode> {
+  const collected = await collectPlanFiles(paths, DEFAULT_LIMITS.maxBytes);
+  if (collected.missing.length > 0) {
+    io.err(collected.missing.map((p) => `kangal-patch validate: no such file or directory: ${p}\n`).join(''));
+    return ExitCode.Usage;
+  }
+  const result = loadPlanSources(collected.sources, { operatorNamespace: opts.namespace });
+  const problems: Problem[] = [...collected.problems, ...result.problems];
+  if (opts.output === 'json') {
+    io.out(`${JSON.stringify(problems, ['file', 'line', 'column', 'path', 'message'], 2)}\n`);
+  } else {
+    for (const p of problems) io.out(`${formatProblem(p)}\n`);
+    const files = collected.sources.length;
+    const summary = `${result.plans.length} plan(s) in ${files} file(s), ${problems.length} problem(s)`;
+    io.err(`${problems.length === 0 ? 'ok' : 'invalid'}: ${summary}\n`);
+  }
+  return problems.length === 0 ? ExitCode.Ok : ExitCode.Invalid;
+}
+
+export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Command {
+  const program = new Command('kangal-patch')
+    .description('Rolling Talos Linux and Kubernetes upgrades, driven from Git')
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+  program
+    .command('validate')
+    .description('Validate PatchPlan files (files or directories, *.yaml/*.yml, searched recursively)')
+    .argument('<paths...>', 'plan files or directories')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('-n, --namespace <namespace>', 'operator namespace (talosConfig.secretRef.namespace must match)', DEFAULT_OPERATOR_NAMESPACE)
+    .exitOverride()
+    .action(async (paths: string[], opts: ValidateOptions) => setExit(await validate(paths, opts, io)));
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function main(argv: readonly string[], io: CliIO = stdio): Promise<ExitCode> {
+  let code: ExitCode = ExitCode.Ok;
+  const program = buildProgram(io, (c) => (code = c));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e;
+    // --help and --version end through here too, with exit code 0.
+    return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+  }
+  return code;
+}
