@@ -1,0 +1,24 @@
+// `npm run generate`: writes the CRDs and the editor JSON Schema. `--check` only compares and exits 1
+// when the committed files are stale (for CI).
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderGenerated } from './crd.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const check = process.argv.includes('--check');
+let stale = 0;
+for (const [path, content] of Object.entries(renderGenerated())) {
+  const target = join(root, path);
+  const current = await readFile(target, 'utf8').catch(() => undefined);
+  if (current === content) continue;
+  if (check) {
+    process.stderr.write(`stale: ${path} (run npm run generate)\n`);
+    stale++;
+    continue;
+  }
+  await mkdir(dirname(target), { recursive: true });
+  await writeFile(target, content);
+  process.stdout.write(`wrote ${path}\n`);
+}
+process.exitCode = stale > 0 ? 1 : 0;
