@@ -1,0 +1,528 @@
+// The GitHub REST subset of the lab forge. Every request is resolved to an operation of GitHub's
+// OpenAPI description and validated before a handler sees it; every response is validated before
+// it is sent. Failures of either are recorded as contract violations.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createGunzip } from 'node:zlib';
+import { GitHubContract, type Operation } from './openapi.js';
+import { git, mergeInBare, resolveRef, runGit } from './git.js';
+import { now, Shapes, type PullDetails, type PullState, type ReleaseState, type RepoState } from './shapes.js';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  operationId: string | undefined;
+  query: Record<string, unknown>;
+  body: unknown;
+  status: number;
+}
+
+export interface Violation {
+  /** `request`: GitHub would reject it; `response`: the fake answered off-contract; `route`: no such GitHub operation; `unimplemented`: a GitHub operation the fake lacks. */
+  kind: 'request' | 'response' | 'route' | 'unimplemented';
+  method: string;
+  path: string;
+  operationId: string | undefined;
+  errors: string[];
+}
+
+interface Ctx {
+  repo: RepoState;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Handler = (ctx: Ctx) => Promise<Reply> | Reply;
+
+export interface AddReleaseOptions {
+  name?: string;
+  body?: string;
+  prerelease?: boolean;
+  draft?: boolean;
+  /** ISO timestamp; now by default. */
+  publishedAt?: string;
+  targetCommitish?: string;
+}
+
+const DOCS = 'https://docs.github.com/rest';
+
+function notFound(): Reply {
+  return { status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } };
+}
+
+function invalid(message: string, errors: Record<string, unknown>[] = []): Reply {
+  return { status: 422, body: { message, errors, documentation_url: DOCS, status: '422' } };
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const source = /gzip/i.test(req.headers['content-encoding'] ?? '') ? req.pipe(createGunzip()) : req;
+  const chunks: Buffer[] = [];
+  for await (const chunk of source) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export class ForgeApi {
+  readonly requests: RecordedRequest[] = [];
+  readonly violations: Violation[] = [];
+  private readonly repos = new Map<string, RepoState>();
+  private readonly shapes: Shapes;
+  private readonly contract: Promise<GitHubContract>;
+  private readonly login: string;
+  private seq = 1000;
+  private readonly handlers: Record<string, Handler>;
+
+  constructor(opts: { baseUrl: () => string; login?: string }) {
+    this.shapes = new Shapes(opts.baseUrl);
+    this.login = opts.login ?? 'kangal-lab';
+    this.contract = GitHubContract.load();
+    this.handlers = {
+      'repos/get': (c) => this.getRepo(c),
+      'pulls/create': (c) => this.createPull(c),
+      'pulls/list': (c) => this.listPulls(c),
+      'pulls/get': (c) => this.getPull(c),
+      'pulls/update': (c) => this.updatePull(c),
+      'pulls/merge': (c) => this.mergePull(c),
+      'pulls/check-if-merged': (c) => this.withPull(c, (p) => ({ status: p.mergedAt ? 204 : 404, body: p.mergedAt ? undefined : notFound().body })),
+      'issues/add-labels': (c) => this.addLabels(c),
+      'issues/set-labels': (c) => this.addLabels(c, true),
+      'issues/list-labels-on-issue': (c) => this.withPull(c, (p) => ({ status: 200, body: this.labelsOf(c.repo, p) })),
+      'issues/remove-label': (c) => this.removeLabel(c),
+      'issues/create-comment': (c) => this.createComment(c),
+      'issues/list-comments': (c) => this.listComments(c),
+      'repos/create-commit-status': (c) => this.createStatus(c),
+      'repos/list-commit-statuses-for-ref': (c) => this.listStatuses(c),
+      'repos/list-releases': (c) => this.page(c, this.visibleReleases(c.repo).map((r) => this.shapes.release(c.repo, r))),
+      'repos/get-latest-release': (c) => this.latestRelease(c),
+      'repos/get-release-by-tag': (c) => {
+        const rel = c.repo.releases.find((r) => r.tagName === c.params.tag);
+        return rel ? { status: 200, body: this.shapes.release(c.repo, rel) } : notFound();
+      },
+      'repos/create-release': (c) => this.createRelease(c),
+    };
+  }
+
+  /** Resolves once GitHub's OpenAPI description is loaded. */
+  async ready(): Promise<void> {
+    await this.contract;
+  }
+
+  get implementedOperations(): string[] {
+    return Object.keys(this.handlers);
+  }
+
+  hasRepo(owner: string, name: string): boolean {
+    return this.repos.has(`${owner}/${name}`.toLowerCase());
+  }
+
+  registerRepo(owner: string, name: string, defaultBranch: string, bareDir: string): void {
+    const key = `${owner}/${name}`.toLowerCase();
+    if (this.repos.has(key)) throw new Error(`repository ${owner}/${name} already exists`);
+    this.repos.set(key, {
+      owner, name, id: ++this.seq, defaultBranch, bareDir, createdAt: now(), nextNumber: 1,
+      pulls: new Map(), labels: new Map(), comments: [], statuses: [], releases: [],
+    });
+  }
+
+  /** Adds a release directly (the Talos release feed), as if published on GitHub. */
+  addRelease(owner: string, name: string, tagName: string, opts: AddReleaseOptions = {}): void {
+    const repo = this.repos.get(`${owner}/${name}`.toLowerCase());
+    if (!repo) throw new Error(`no repository ${owner}/${name}`);
+    const at = opts.publishedAt ?? now();
+    repo.releases.push({
+      id: ++this.seq, tagName, targetCommitish: opts.targetCommitish ?? repo.defaultBranch, name: opts.name ?? tagName,
+      body: opts.body ?? null, draft: opts.draft ?? false, prerelease: opts.prerelease ?? false, user: this.login,
+      createdAt: at, publishedAt: opts.draft ? null : at,
+    });
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const contract = await this.contract;
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '').replace(/(.)\/$/, '$1');
+    const query: Record<string, unknown> = {};
+    for (const [k, v] of url.searchParams) {
+      const prev = query[k] as string | string[] | undefined;
+      query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
+    }
+    const raw = await readBody(req);
+    const record: RecordedRequest = { method, path, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
+    this.requests.push(record);
+    const send = (reply: Reply, op?: Operation): void => {
+      let { status, body } = reply;
+      if (op) {
+        const errors = contract.validateResponse(op, status, body);
+        if (errors.length > 0) {
+          this.violations.push({ kind: 'response', method, path, operationId: op.operationId, errors });
+          status = 500;
+          body = { message: `lab forge answered off-contract: ${errors.join('; ')}` };
+        }
+      }
+      record.status = status;
+      const headers: Record<string, string> = { ...reply.headers, 'x-github-media-type': 'github.v3; format=json' };
+      if (body === undefined) {
+        res.writeHead(status, headers);
+        res.end();
+        return;
+      }
+      res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(body));
+    };
+
+    const matched = contract.match(method, path);
+    if (!matched) {
+      this.violations.push({ kind: 'route', method, path, operationId: undefined, errors: [`${method} ${path} is not an operation of api.github.com`] });
+      send(notFound());
+      return;
+    }
+    const { op, pathParams } = matched;
+    record.operationId = op.operationId;
+    let body: unknown;
+    const hasBody = raw.length > 0;
+    if (hasBody) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+        record.body = body;
+      } catch {
+        this.violations.push({ kind: 'request', method, path, operationId: op.operationId, errors: ['body is not JSON'] });
+        send({ status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' } });
+        return;
+      }
+    }
+    const errors = contract.validateRequest(op, pathParams, query, body, hasBody);
+    if (errors.length > 0) {
+      this.violations.push({ kind: 'request', method, path, operationId: op.operationId, errors });
+      send(invalid(`Invalid request.\n\n${errors.join('\n')}`), op);
+      return;
+    }
+    const handler = this.handlers[op.operationId];
+    if (!handler) {
+      this.violations.push({ kind: 'unimplemented', method, path, operationId: op.operationId, errors: [`the lab forge does not implement ${op.operationId}`] });
+      record.status = 501;
+      res.writeHead(501, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ message: `the lab forge does not implement ${op.operationId}` }));
+      return;
+    }
+    const repo = this.repos.get(`${pathParams.owner ?? ''}/${pathParams.repo ?? ''}`.toLowerCase());
+    if (!repo) {
+      send(notFound(), op);
+      return;
+    }
+    const reply = await handler({ repo, params: pathParams, query, body: (body ?? {}) as Record<string, unknown> });
+    send(reply, op);
+  }
+
+  // ---- helpers
+
+  private page(c: Ctx, items: unknown[]): Reply {
+    const perPage = Math.min(Number(c.query.per_page ?? 30), 100);
+    const page = Math.max(Number(c.query.page ?? 1), 1);
+    const last = Math.max(Math.ceil(items.length / perPage), 1);
+    const headers: Record<string, string> = {};
+    if (last > 1) {
+      const base = `${this.shapes.user('x').url as string}`.replace(/\/users\/x$/, '');
+      const link = (n: number, rel: string): string => `<${base}/repos/${c.repo.owner}/${c.repo.name}?per_page=${perPage}&page=${n}>; rel="${rel}"`;
+      const parts: string[] = [];
+      if (page < last) parts.push(link(page + 1, 'next'), link(last, 'last'));
+      if (page > 1) parts.push(link(1, 'first'), link(page - 1, 'prev'));
+      headers.link = parts.join(', ');
+    }
+    return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers };
+  }
+
+  private withPull(c: Ctx, f: (p: PullState) => Promise<Reply> | Reply): Promise<Reply> | Reply {
+    const n = Number(c.params.pull_number ?? c.params.issue_number);
+    const p = c.repo.pulls.get(n);
+    return p ? f(p) : notFound();
+  }
+
+  private async refreshHead(r: RepoState, p: PullState): Promise<void> {
+    if (p.state !== 'open') return;
+    const sha = await resolveRef(r.bareDir, `refs/heads/${p.headRef}`);
+    if (sha && sha !== p.headSha) {
+      p.headSha = sha;
+      p.updatedAt = now();
+    }
+  }
+
+  private async baseSha(r: RepoState, p: PullState): Promise<string> {
+    return (await resolveRef(r.bareDir, `refs/heads/${p.baseRef}`)) ?? '0'.repeat(40);
+  }
+
+  private async details(r: RepoState, p: PullState): Promise<PullDetails> {
+    const baseSha = await this.baseSha(r, p);
+    let mergeable: boolean | null = null;
+    let mergeableState = 'unknown';
+    if (p.state === 'open') {
+      const mt = await runGit(['--git-dir', r.bareDir, 'merge-tree', '--write-tree', '--no-messages', baseSha, p.headSha]);
+      mergeable = mt.code === 0;
+      mergeableState = mergeable ? 'clean' : 'dirty';
+    }
+    const range = p.mergedAt ? `${p.mergeCommitSha ?? ''}^1...${p.headSha}` : `${baseSha}...${p.headSha}`;
+    const count = await runGit(['--git-dir', r.bareDir, 'rev-list', '--count', '--right-only', range]);
+    const stat = await runGit(['--git-dir', r.bareDir, 'diff', '--numstat', range]);
+    let additions = 0;
+    let deletions = 0;
+    let changedFiles = 0;
+    for (const line of stat.stdout.split('\n')) {
+      const [a, d] = line.split('\t');
+      if (a === undefined || d === undefined) continue;
+      changedFiles++;
+      additions += Number(a) || 0;
+      deletions += Number(d) || 0;
+    }
+    return { baseSha, mergeable, mergeableState, commits: Number(count.stdout.trim()) || 0, additions, deletions, changedFiles };
+  }
+
+  private async fullPull(r: RepoState, p: PullState): Promise<Record<string, unknown>> {
+    await this.refreshHead(r, p);
+    const comments = r.comments.filter((c) => c.issueNumber === p.number).length;
+    return this.shapes.pull(r, p, await this.details(r, p), comments);
+  }
+
+  private labelsOf(r: RepoState, p: PullState): unknown[] {
+    return p.labels.flatMap((n) => {
+      const l = r.labels.get(n);
+      return l ? [this.shapes.label(r, l)] : [];
+    });
+  }
+
+  private branchOf(r: RepoState, head: string): string {
+    const colon = head.indexOf(':');
+    if (colon < 0) return head;
+    return head.slice(0, colon).toLowerCase() === r.owner.toLowerCase() ? head.slice(colon + 1) : head;
+  }
+
+  // ---- repositories
+
+  private async getRepo(c: Ctx): Promise<Reply> {
+    const log = await runGit(['--git-dir', c.repo.bareDir, 'log', '-1', '--format=%cI', '--all']);
+    const pushed = log.stdout.trim() ? new Date(log.stdout.trim()).toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
+    return { status: 200, body: this.shapes.fullRepository(c.repo, pushed) };
+  }
+
+  // ---- pull requests
+
+  private async createPull(c: Ctx): Promise<Reply> {
+    const r = c.repo;
+    const title = c.body.title as string | undefined;
+    const headRaw = c.body.head as string | undefined;
+    const baseRef = c.body.base as string | undefined;
+    if (!headRaw || !baseRef) return invalid('Validation Failed', [{ resource: 'PullRequest', field: headRaw ? 'base' : 'head', code: 'missing_field' }]);
+    if (!title) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
+    const headRef = this.branchOf(r, headRaw);
+    const headSha = await resolveRef(r.bareDir, `refs/heads/${headRef}`);
+    if (!headSha) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+    const baseSha = await resolveRef(r.bareDir, `refs/heads/${baseRef}`);
+    if (!baseSha) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+    const dup = [...r.pulls.values()].find((p) => p.state === 'open' && p.headRef === headRef && p.baseRef === baseRef);
+    if (dup) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${r.owner}:${headRef}.` }]);
+    const ahead = await git(['--git-dir', r.bareDir, 'rev-list', '--count', `${baseSha}..${headSha}`]);
+    if (ahead === '0') return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${headRef}` }]);
+    const at = now();
+    const p: PullState = {
+      id: ++this.seq, number: r.nextNumber++, title, body: (c.body.body as string | undefined) ?? null, state: 'open',
+      draft: c.body.draft === true, maintainerCanModify: c.body.maintainer_can_modify !== false, headRef, headSha, baseRef,
+      labels: [], user: this.login, createdAt: at, updatedAt: at, closedAt: null, mergedAt: null, mergeCommitSha: null, mergedBy: null,
+    };
+    r.pulls.set(p.number, p);
+    const body = await this.fullPull(r, p);
+    return { status: 201, body, headers: { location: body.url as string } };
+  }
+
+  private async listPulls(c: Ctx): Promise<Reply> {
+    const r = c.repo;
+    const state = (c.query.state as string | undefined) ?? 'open';
+    const head = c.query.head as string | undefined;
+    const base = c.query.base as string | undefined;
+    const sort = (c.query.sort as string | undefined) ?? 'created';
+    const direction = (c.query.direction as string | undefined) ?? (sort === 'created' ? 'desc' : 'desc');
+    let pulls = [...r.pulls.values()].filter((p) => state === 'all' || p.state === state);
+    if (head !== undefined) {
+      // GitHub filters by `user:ref-name`; a head without an owner matches nothing.
+      const colon = head.indexOf(':');
+      const owner = colon < 0 ? '' : head.slice(0, colon);
+      const ref = colon < 0 ? head : head.slice(colon + 1);
+      pulls = pulls.filter((p) => owner.toLowerCase() === r.owner.toLowerCase() && p.headRef === ref);
+    }
+    if (base !== undefined) pulls = pulls.filter((p) => p.baseRef === base);
+    for (const p of pulls) await this.refreshHead(r, p);
+    const key = sort === 'updated' ? (p: PullState) => p.updatedAt : (p: PullState) => p.createdAt;
+    pulls.sort((a, b) => (key(a) === key(b) ? a.number - b.number : key(a) < key(b) ? -1 : 1));
+    if (direction === 'desc') pulls.reverse();
+    const items: unknown[] = [];
+    for (const p of pulls) items.push(this.shapes.pullSimple(r, p, await this.baseSha(r, p)));
+    return this.page(c, items);
+  }
+
+  private getPull(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, async (p) => ({ status: 200, body: await this.fullPull(c.repo, p) }));
+  }
+
+  private updatePull(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, async (p) => {
+      const r = c.repo;
+      const b = c.body;
+      if (typeof b.base === 'string' && !(await resolveRef(r.bareDir, `refs/heads/${b.base}`))) {
+        return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+      }
+      if (b.state === 'open' && p.state === 'closed') {
+        if (p.mergedAt) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: 'state cannot be changed. The pull request cannot be reopened because it is merged.' }]);
+        if (!(await resolveRef(r.bareDir, `refs/heads/${p.headRef}`))) {
+          return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `state cannot be changed. The ${p.headRef} branch has been deleted.` }]);
+        }
+      }
+      if (typeof b.title === 'string') p.title = b.title;
+      if (typeof b.body === 'string') p.body = b.body;
+      if (typeof b.base === 'string') p.baseRef = b.base;
+      if (typeof b.maintainer_can_modify === 'boolean') p.maintainerCanModify = b.maintainer_can_modify;
+      if (b.state === 'closed' && p.state === 'open') {
+        await this.refreshHead(r, p);
+        p.state = 'closed';
+        p.closedAt = now();
+      } else if (b.state === 'open' && p.state === 'closed') {
+        p.state = 'open';
+        p.closedAt = null;
+      }
+      p.updatedAt = now();
+      return { status: 200, body: await this.fullPull(r, p) };
+    });
+  }
+
+  private mergePull(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, async (p) => {
+      const r = c.repo;
+      const notAllowed = (message: string): Reply => ({ status: 405, body: { message, documentation_url: DOCS } });
+      if (p.mergedAt) return notAllowed('Pull Request is not mergeable');
+      if (p.state !== 'open') return notAllowed('Pull Request is not mergeable');
+      await this.refreshHead(r, p);
+      if (typeof c.body.sha === 'string' && c.body.sha !== p.headSha) {
+        return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS } };
+      }
+      const method = (c.body.merge_method as string | undefined) ?? 'merge';
+      if (method === 'rebase') return notAllowed('Rebase merges are not allowed on this repository.');
+      const squash = method === 'squash';
+      const title = (c.body.commit_title as string | undefined)
+        ?? (squash ? `${p.title} (#${p.number})` : `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`);
+      const extra = (c.body.commit_message as string | undefined) ?? (squash ? '' : p.title);
+      const outcome = await mergeInBare(r.bareDir, p.baseRef, p.headSha, extra ? `${title}\n\n${extra}` : title, squash);
+      if (!outcome.ok) {
+        return outcome.reason === 'conflict'
+          ? notAllowed('Merge conflict')
+          : { status: 409, body: { message: 'Base branch was modified. Review and try the merge again.', documentation_url: DOCS } };
+      }
+      const at = now();
+      Object.assign(p, { state: 'closed', mergedAt: at, closedAt: at, updatedAt: at, mergeCommitSha: outcome.sha, mergedBy: this.login });
+      return { status: 200, body: { sha: outcome.sha, merged: true, message: 'Pull Request successfully merged' } };
+    });
+  }
+
+  // ---- labels and comments (the Issues API, on pull requests)
+
+  private addLabels(c: Ctx, replace = false): Promise<Reply> | Reply {
+    return this.withPull(c, (p) => {
+      const raw: unknown = Array.isArray(c.body) ? c.body : (c.body.labels ?? []);
+      const names = (raw as unknown[]).map((x) => (typeof x === 'string' ? x : String((x as { name: unknown }).name)));
+      if (replace) p.labels = [];
+      for (const name of names) {
+        if (!c.repo.labels.has(name)) c.repo.labels.set(name, { id: ++this.seq, name, color: 'ededed', description: null });
+        if (!p.labels.includes(name)) p.labels.push(name);
+      }
+      p.updatedAt = now();
+      return { status: 200, body: this.labelsOf(c.repo, p) };
+    });
+  }
+
+  private removeLabel(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, (p) => {
+      const name = c.params.name ?? '';
+      if (!p.labels.includes(name)) return { status: 404, body: { message: 'Label does not exist', documentation_url: DOCS, status: '404' } };
+      p.labels = p.labels.filter((l) => l !== name);
+      p.updatedAt = now();
+      return { status: 200, body: this.labelsOf(c.repo, p) };
+    });
+  }
+
+  private createComment(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, (p) => {
+      const at = now();
+      const comment = { id: ++this.seq, issueNumber: p.number, body: String(c.body.body), user: this.login, createdAt: at, updatedAt: at };
+      c.repo.comments.push(comment);
+      p.updatedAt = at;
+      const body = this.shapes.comment(c.repo, comment);
+      return { status: 201, body, headers: { location: body.url as string } };
+    });
+  }
+
+  private listComments(c: Ctx): Promise<Reply> | Reply {
+    return this.withPull(c, (p) => {
+      const since = c.query.since as string | undefined;
+      const items = c.repo.comments
+        .filter((x) => x.issueNumber === p.number && (since === undefined || x.updatedAt >= since))
+        .map((x) => this.shapes.comment(c.repo, x));
+      return this.page(c, items);
+    });
+  }
+
+  // ---- commit statuses
+
+  private async createStatus(c: Ctx): Promise<Reply> {
+    const sha = c.params.sha ?? '';
+    const full = /^[0-9a-f]{40}$/i.test(sha) ? await resolveRef(c.repo.bareDir, sha) : undefined;
+    if (!full) return invalid('Validation Failed', [{ resource: 'Status', field: 'sha', code: 'custom', message: `No commit found for SHA: ${sha}` }]);
+    const s = {
+      id: ++this.seq, sha: full, state: c.body.state as 'error' | 'failure' | 'pending' | 'success',
+      targetUrl: (c.body.target_url as string | null | undefined) ?? null, description: (c.body.description as string | null | undefined) ?? null,
+      context: (c.body.context as string | undefined) ?? 'default', user: this.login, createdAt: now(),
+    };
+    c.repo.statuses.push(s);
+    const body = this.shapes.status(c.repo, s);
+    return { status: 201, body, headers: { location: body.url as string } };
+  }
+
+  private async listStatuses(c: Ctx): Promise<Reply> {
+    const ref = c.params.ref ?? '';
+    const sha = (await resolveRef(c.repo.bareDir, ref)) ?? (await resolveRef(c.repo.bareDir, `refs/heads/${ref}`));
+    if (!sha) return notFound();
+    const items = c.repo.statuses.filter((s) => s.sha === sha).reverse().map((s) => this.shapes.status(c.repo, s));
+    return this.page(c, items);
+  }
+
+  // ---- releases
+
+  private visibleReleases(r: RepoState): ReleaseState[] {
+    return [...r.releases].sort((a, b) => ((b.publishedAt ?? b.createdAt) < (a.publishedAt ?? a.createdAt) ? -1 : 1));
+  }
+
+  private latestRelease(c: Ctx): Reply {
+    const rel = this.visibleReleases(c.repo).find((r) => !r.draft && !r.prerelease);
+    return rel ? { status: 200, body: this.shapes.release(c.repo, rel) } : notFound();
+  }
+
+  private async createRelease(c: Ctx): Promise<Reply> {
+    const r = c.repo;
+    const tag = c.body.tag_name as string | undefined;
+    if (!tag) return invalid('Validation Failed', [{ resource: 'Release', field: 'tag_name', code: 'missing_field' }]);
+    if (r.releases.some((x) => x.tagName === tag)) return invalid('Validation Failed', [{ resource: 'Release', field: 'tag_name', code: 'already_exists' }]);
+    const target = (c.body.target_commitish as string | undefined) ?? r.defaultBranch;
+    if (!(await resolveRef(r.bareDir, `refs/tags/${tag}`))) {
+      const sha = (await resolveRef(r.bareDir, `refs/heads/${target}`)) ?? (await resolveRef(r.bareDir, target));
+      if (sha) await git(['--git-dir', r.bareDir, 'update-ref', `refs/tags/${tag}`, sha, '']);
+    }
+    const at = now();
+    const draft = c.body.draft === true;
+    const rel: ReleaseState = {
+      id: ++this.seq, tagName: tag, targetCommitish: target, name: (c.body.name as string | undefined) ?? tag,
+      body: (c.body.body as string | undefined) ?? null, draft, prerelease: c.body.prerelease === true,
+      user: this.login, createdAt: at, publishedAt: draft ? null : at,
+    };
+    r.releases.push(rel);
+    const body = this.shapes.release(r, rel);
+    return { status: 201, body, headers: { location: body.url as string } };
+  }
+}

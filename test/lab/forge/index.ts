@@ -1,0 +1,140 @@
+// The lab's git forge: one loopback HTTP server with smart-HTTP git (`git http-backend`) and the
+// subset of GitHub's REST API KangalPatch uses, both behind GitHub-style token auth.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { makeLabDir } from '../process.js';
+import { checkAuth } from './auth.js';
+import { initBareRepo, serveGitCgi } from './git.js';
+import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
+
+
+export type { RecordedRequest, Violation } from './api.js';
+
+export interface ForgeOptions {
+  /** The token every request must carry; a random `ghs_…` token by default. */
+  token?: string;
+  /** Port on 127.0.0.1; a free one by default. */
+  port?: number;
+}
+
+export interface CreateRepoOptions {
+  defaultBranch?: string;
+  /** Files of a first commit on the default branch (path → content). */
+  files?: Record<string, string>;
+}
+
+/** One smart-HTTP request (headers that shape the body, never Authorization). */
+export interface GitRequest {
+  method: string;
+  path: string;
+  contentEncoding: string | undefined;
+  /** True when the body came without Content-Length (chunked), as git sends large packs. */
+  chunked: boolean;
+  status: number;
+}
+
+export interface Forge {
+  /** `http://127.0.0.1:PORT`: git remotes live under it, and it is the REST API base URL (also served under `/api/v3`). */
+  readonly url: string;
+  readonly apiUrl: string;
+  readonly token: string;
+  createRepo(owner: string, name: string, opts?: CreateRepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
+  /** Every REST API call, in order (no headers, so no tokens). */
+  readonly requests: RecordedRequest[];
+  /** Every smart-HTTP git request, in order. */
+  readonly gitRequests: GitRequest[];
+  /** Requests the OpenAPI description rejects, and responses of the fake that do not match it. */
+  readonly violations: Violation[];
+  /** The Talos release feed: add a release as GitHub would list it. */
+  addRelease: ForgeApi['addRelease'];
+  stop(): Promise<void>;
+}
+
+const GIT_PATH = /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
+
+export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
+  const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
+  const dir = makeLabDir('kangal-forge');
+  const root = join(dir.path, 'repos');
+  let url = '';
+  const api = new ForgeApi({ baseUrl: () => url });
+  const gitRequests: GitRequest[] = [];
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
+    const auth = checkAuth(req, token);
+    if (!auth.ok) {
+      req.resume();
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="KangalPatch lab forge"', 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' }));
+      return;
+    }
+    const m = GIT_PATH.exec(parsed.pathname);
+    if (m && api.hasRepo(m[1] ?? '', m[2] ?? '')) {
+      const entry: GitRequest = {
+        method: req.method ?? 'GET',
+        path: parsed.pathname + parsed.search,
+        contentEncoding: req.headers['content-encoding'],
+        chunked: req.method === 'POST' && req.headers['content-length'] === undefined,
+        status: 0,
+      };
+      gitRequests.push(entry);
+      res.on('finish', () => {
+        entry.status = res.statusCode;
+      });
+      serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
+      return;
+    }
+    api.handle(req, res, parsed).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: `lab forge error: ${err instanceof Error ? err.message : String(err)}` }));
+    });
+  };
+
+  const server: Server = createServer(handler);
+  try {
+    await Promise.all([
+      api.ready(),
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+      }),
+    ]);
+  } catch (err) {
+    server.close();
+    dir.remove();
+    throw err;
+  }
+  const { port } = server.address() as AddressInfo;
+  url = `http://127.0.0.1:${port}`;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    url,
+    apiUrl: url,
+    token,
+    requests: api.requests,
+    gitRequests,
+    violations: api.violations,
+    addRelease: api.addRelease.bind(api),
+    async createRepo(owner, name, ropts = {}) {
+      const bareDir = join(root, owner, `${name}.git`);
+      const defaultBranch = ropts.defaultBranch ?? 'main';
+      api.registerRepo(owner, name, defaultBranch, bareDir);
+      await initBareRepo(bareDir, defaultBranch, ropts.files);
+      return { cloneUrl: `${url}/${owner}/${name}.git`, bareDir };
+    },
+    stop() {
+      stopped ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        dir.remove();
+      })();
+      return stopped;
+    },
+  };
+}
