@@ -81,7 +81,7 @@ export function isRealDate(text: string): boolean {
 export const calendarDate = z
   .string()
   .regex(DATE_PATTERN, { error: 'must be a date "YYYY-MM-DD"' })
-  .refine(isRealDate, { error: (iss) => `"${String(iss.input)}" is not a real date` })
+  .refine((s) => !DATE_PATTERN.test(s) || isRealDate(s), { error: (iss) => `"${String(iss.input)}" is not a real date` })
   .meta({ format: 'date' });
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
