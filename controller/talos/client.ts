@@ -6,6 +6,7 @@
 // - A node is targeted with the `node` metadata key (its InternalIP or name), through any endpoint;
 //   transient failures move to the next endpoint and are retried with backoff.
 // - Every call has a deadline; every error is a TalosApiError naming method, node and endpoint.
+import { connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { parse as parseYaml } from 'yaml';
 import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
@@ -204,6 +205,56 @@ function methodName(path: string): string {
 
 function isServiceError(err: unknown): err is grpc.ServiceError {
   return err instanceof Error && typeof (err as Partial<grpc.ServiceError>).code === 'number';
+}
+
+/**
+ * grpc-js reports a TLS handshake the server refused (client certificate from another CA, expired,
+ * wrong usage) only as "Failed to connect". A plain TLS connection with the same credentials tells
+ * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem.
+ */
+export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs = 1500): Promise<string | undefined> {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
+  if (!m?.[1] || !m[2]) return Promise.resolve(undefined);
+  const host = m[1];
+  const port = Number(m[2]);
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (why: string | undefined): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(why);
+    };
+    const socket = tlsConnect({
+      host,
+      port,
+      ca: creds.caPem,
+      cert: creds.certPem,
+      key: creds.keyPem,
+      ALPNProtocols: ['h2'],
+      servername: /^[\d.]+$|:/.test(host) ? undefined : host,
+    });
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    let secured = false;
+    socket.on('secureConnect', () => {
+      // TLS 1.3: the server verifies our certificate after we consider the handshake done. An
+      // HTTP/2 server speaks first (SETTINGS); one that hangs up instead refused our certificate.
+      secured = true;
+    });
+    socket.on('data', () => finish(undefined));
+    socket.on('end', () =>
+      finish(
+        secured
+          ? 'the server closed the connection right after the TLS handshake: it did not accept the client certificate (tls.crt issued by another CA, expired, or without client-auth usage)'
+          : undefined,
+      ),
+    );
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      const tlsProblem = /alert|certificate|ssl|tls|self[- ]signed|verify/i.test(`${err.code ?? ''} ${err.message}`);
+      finish(tlsProblem ? err.message : undefined);
+    });
+  });
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -534,6 +585,16 @@ export class TalosClient implements TalosPort {
         return result;
       } catch (err) {
         last = this.toError(err, spec, endpoint);
+        if (last.kind === TalosErrorKind.Unavailable && /No connection established|Failed to connect/.test(last.message)) {
+          const why = await diagnoseTls(endpoint, this.set.credentials);
+          if (why !== undefined) {
+            throw this.toError(
+              Object.assign(new Error(why), { code: grpc.status.UNAVAILABLE, details: `TLS handshake rejected: ${why}`, metadata: new grpc.Metadata() }),
+              spec,
+              endpoint,
+            );
+          }
+        }
         const retryable = last.transient && (spec.idempotent || last.kind !== TalosErrorKind.DeadlineExceeded);
         if (!retryable || i === this.opts.maxAttempts - 1) throw last;
         await delay(backoffDelay(this.opts.backoff, i + 1, Math.random()));
