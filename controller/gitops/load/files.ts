@@ -15,7 +15,8 @@ export interface CollectedFiles {
   missing: string[];
 }
 
-/** Expands files and directories (recursively, *.yaml / *.yml, skipping dot-directories). */
+/** Expands files and directories (recursively, *.yaml / *.yml). Hidden entries (.github, .pre-commit-
+ *  config.yaml) are skipped while walking: they are tooling, not plans. */
 export async function collectPlanFiles(paths: readonly string[], maxBytes: number): Promise<CollectedFiles> {
   const out: CollectedFiles = { sources: [], problems: [], missing: [] };
   for (const path of paths) {
@@ -32,8 +33,9 @@ async function walk(dir: string, out: CollectedFiles, maxBytes: number): Promise
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const path = join(dir, entry.name);
+    if (entry.name.startsWith('.')) continue;
     if (entry.isDirectory()) {
-      if (!entry.name.startsWith('.') && entry.name !== 'node_modules') await walk(path, out, maxBytes);
+      if (entry.name !== 'node_modules') await walk(path, out, maxBytes);
     } else if (YAML_FILE.test(entry.name)) {
       const info = await lstat(path);
       await addFile(path, entry.isSymbolicLink(), info.size, out, maxBytes);
