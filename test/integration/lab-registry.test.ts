@@ -1,7 +1,10 @@
 // The lab registry: Debian's docker-registry on loopback, images published through the
 // distribution API, manifests answered by tag, and the anonymous bearer-token flow.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { waitFor } from '../lab/wait.js';
 import { DOCKER_MANIFEST, OCI_MANIFEST, parseBearerChallenge, startRegistry, type Registry } from '../lab/registry/index.js';
 
 const ACCEPT = [OCI_MANIFEST, DOCKER_MANIFEST, 'application/vnd.oci.image.index.v1+json', 'application/vnd.docker.distribution.manifest.list.v2+json'].join(', ');
@@ -107,5 +110,33 @@ describe('lab registry', function () {
     assert.equal(existsSync(storage), false);
     assert.throws(() => process.kill(registry.pid, 0), /ESRCH/);
     await assert.rejects(fetch(`http://${registry.host}/v2/`));
+  });
+
+  it('leaves no registry process and no temp dirs behind when the test process is SIGKILLed', async function () {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/lab/registry/run-until-killed.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`fixture exited ${code} before it was ready`)));
+      });
+      const info = JSON.parse(line) as { registryPid: number; registryStorage: string; forgeRepo: string };
+      assert.doesNotThrow(() => process.kill(info.registryPid, 0));
+      assert.ok(existsSync(info.registryStorage) && existsSync(info.forgeRepo));
+      child.kill('SIGKILL');
+      await waitFor(() => {
+        try {
+          process.kill(info.registryPid, 0);
+          return undefined;
+        } catch {
+          return true;
+        }
+      }, { timeoutMs: 5000, description: 'the registry to die with its parent' });
+      await waitFor(() => (!existsSync(info.registryStorage) && !existsSync(info.forgeRepo)) || undefined, {
+        timeoutMs: 5000,
+        description: 'the janitors to remove the temp dirs',
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
