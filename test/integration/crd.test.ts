@@ -1,0 +1,172 @@
+// The generated CRDs against a real kube-apiserver: accepted, Established, explainable, defaulting
+// like the zod schemas, and rejecting what OpenAPI (and CEL) can express.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { loadPlanSources } from '../../controller/gitops/load/index.js';
+import type { LabCluster } from '../lab/cluster/index.js';
+import { waitFor } from '../lab/wait.js';
+import { sharedCluster } from '../support/shared-cluster.js';
+import { basePlan, planYaml, type Doc } from '../unit/schemas/plan-fixtures.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('CRDs on the lab apiserver', function () {
+  this.timeout(180_000);
+  let cluster: LabCluster;
+
+  function kubectl(args: string[], input?: string): Promise<Run> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { stdio: 'pipe' });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(input ?? '');
+    });
+  }
+
+  async function ok(args: string[], input?: string): Promise<string> {
+    const r = await kubectl(args, input);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  /** Applies `yaml` and expects the apiserver to refuse it with a message naming `field`. */
+  async function rejected(yaml: string, field: string, phrase: RegExp): Promise<void> {
+    const r = await kubectl(['apply', '-f', '-'], yaml);
+    assert.notEqual(r.code, 0, `accepted:\n${yaml}`);
+    assert.ok(r.stderr.includes(field), `stderr names ${field}: ${r.stderr}`);
+    assert.match(r.stderr, phrase);
+  }
+
+  const named = (name: string, edit: (d: Doc) => void) =>
+    planYaml((d) => {
+      d.metadata.name = name;
+      edit(d);
+    });
+
+  before(async function () {
+    cluster = await sharedCluster();
+    await ok(['apply', '-k', 'kustomize/crd']);
+    await ok([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/patchplans.kangalpatch.ozalp.dk',
+      'crd/patchjobs.kangalpatch.ozalp.dk',
+    ]);
+  });
+
+  after(async function () {
+    if (!cluster) return;
+    await kubectl(['delete', 'patchplans,patchjobs', '-l', 'test=crd', '--ignore-not-found', '--wait=false']);
+  });
+
+  it('kubectl explain patchplan.spec.target describes the fields', async function () {
+    // The apiserver publishes the CRD's OpenAPI a moment after Established.
+    const out = await waitFor(
+      async () => {
+        const r = await kubectl(['explain', 'patchplan.spec.target']);
+        return r.code === 0 ? r.stdout : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: 'kubectl explain patchplan.spec.target' },
+    );
+    for (const field of ['talosVersion', 'kubernetesVersion', 'source', 'installer', 'schematicID', 'secureBoot', 'autoUpdate']) {
+      assert.match(out, new RegExp(`^\\s+${field}\\s`, 'm'), field);
+    }
+    assert.match(out, /Target Talos OS version/);
+  });
+
+  it('accepts every example plan (server-side dry run)', async function () {
+    for (const file of ['simple-upgrade', 'controlplane-only', 'custom-groups', 'maintenance-window', 'auto-update']) {
+      await ok(['apply', '--dry-run=server', '-f', `examples/${file}.yaml`]);
+    }
+  });
+
+  it('defaults a minimal plan exactly as the zod schema does', async function () {
+    const yaml = named('crdtest-defaults', (d) => (d.metadata.labels = { test: 'crd' }));
+    await ok(['apply', '-f', '-'], yaml);
+    const stored = JSON.parse(await ok(['get', 'patchplan', 'crdtest-defaults', '-o', 'json'])) as { spec: unknown };
+    const [loaded] = loadPlanSources([{ file: 'p.yaml', content: yaml }]).plans;
+    assert.deepEqual(stored.spec, loaded?.plan.spec);
+  });
+
+  it('has a status subresource and the printer columns', async function () {
+    const status = { phase: 'InProgress', targetTalosVersion: 'v1.12.1', totalNodes: 6, runningNodes: 2, completedNodes: 3, failedNodes: 1 };
+    await ok(['patch', 'patchplan', 'crdtest-defaults', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+    const table = await ok(['get', 'patchplan', 'crdtest-defaults']);
+    const [header, row] = table.trim().split('\n');
+    assert.deepEqual(header?.split(/\s+/), ['NAME', 'PHASE', 'TALOSTARGET', 'K8STARGET', 'TOTAL', 'RUNNING', 'COMPLETED', 'FAILED', 'AGE']);
+    assert.match(row ?? '', /^crdtest-defaults\s+InProgress\s+v1\.12\.1\s+6\s+2\s+3\s+1\s+\S+$/);
+    // spec is not writable through /status, status is not writable through the main resource
+    await ok(['patch', 'patchplan', 'crdtest-defaults', '--type=merge', '-p', '{"status":{"phase":"Failed"}}']);
+    assert.equal(await ok(['get', 'patchplan', 'crdtest-defaults', '-o', 'jsonpath={.status.phase}']), 'InProgress');
+  });
+
+  it('is cluster-scoped and answers to its short names', async function () {
+    const names = await ok(['get', 'pp', '-o', 'name']);
+    assert.match(names, /patchplan\.kangalpatch\.ozalp\.dk\/crdtest-defaults/);
+    const resources = await ok(['api-resources', '--api-group=kangalpatch.ozalp.dk', '--namespaced=false', '-o', 'name']);
+    assert.deepEqual(resources.trim().split('\n').sort(), ['patchjobs.kangalpatch.ozalp.dk', 'patchplans.kangalpatch.ozalp.dk']);
+  });
+
+  it('accepts a PatchJob and shows its columns', async function () {
+    const job = {
+      apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+      kind: 'PatchJob',
+      metadata: { name: 'crdtest-job', labels: { test: 'crd' } },
+      spec: { nodeName: 'worker-1', patchPlanRef: 'crdtest-defaults', group: 'workers', target: { talosVersion: 'v1.12.1' } },
+    };
+    await ok(['apply', '-f', '-'], stringify(job));
+    const status = { phase: 'Rebooting', currentTalosVersion: 'v1.11.6', targetTalosVersion: 'v1.12.1', initialBootID: 'a' };
+    await ok(['patch', 'patchjob', 'crdtest-job', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+    const [header, row] = (await ok(['get', 'pj', 'crdtest-job'])).trim().split('\n');
+    assert.deepEqual(header?.split(/\s+/), ['NAME', 'NODE', 'PLAN', 'GROUP', 'PHASE', 'CURRENT', 'TARGET', 'AGE']);
+    assert.match(row ?? '', /^crdtest-job\s+worker-1\s+crdtest-defaults\s+workers\s+Rebooting\s+v1\.11\.6\s+v1\.12\.1\s+\S+$/);
+    await rejected(stringify({ ...job, metadata: { name: 'crdtest-job2' }, spec: { ...job.spec, target: {} } }), 'spec.target', /at least one of target.talosVersion or target.kubernetesVersion/);
+  });
+
+  describe('rejects what the schema rejects', function () {
+    const cases: [name: string, edit: (d: Doc) => void, field: string, phrase: RegExp][] = [
+      ['concurrency 0', (d) => (d.spec.groups = { workers: { concurrency: 0 } }), 'spec.groups.workers.concurrency', /greater than or equal to 1/],
+      ['unknown failure policy', (d) => (d.spec.failurePolicy = { type: 'halt' }), 'spec.failurePolicy.type', /Unsupported value: "halt"/],
+      ['unknown source', (d) => (d.spec.target.source = 'docker'), 'spec.target.source', /Unsupported value: "docker"/],
+      ['version without v', (d) => (d.spec.target.talosVersion = '1.12.1'), 'spec.target.talosVersion', /should match/],
+      ['duration in days', (d) => (d.spec.delayBetweenNodes = '7d'), 'spec.delayBetweenNodes', /should match/],
+      ['window at 24:00', (d) => (d.spec.maintenance = { windows: [{ startTime: '24:00', endTime: '01:00' }] }), 'spec.maintenance.windows[0].startTime', /should match/],
+      ['day name', (d) => (d.spec.maintenance = { windows: [{ days: ['Funday'], startTime: '01:00', endTime: '02:00' }] }), 'spec.maintenance.windows[0].days[0]', /should match/],
+      ['order lists a group twice', (d) => (d.spec.strategy = { order: ['workers', 'workers'] }), 'spec.strategy.order[1]', /Duplicate value/],
+      ['no target version', (d) => (d.spec.target = {}), 'spec.target', /at least one of target.talosVersion/],
+      ['autoUpdate with a version', (d) => (d.spec.target.autoUpdate = { enabled: true }), 'spec.target', /must be omitted when target.autoUpdate is enabled/],
+      ['factory without installer', (d) => (d.spec.target.source = 'factory'), 'spec.target', /installer is required/],
+      ['checkInterval below 1m', (d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } }), 'spec.target.autoUpdate.checkInterval', /must be at least 1m/],
+      ['negative maxFailures', (d) => (d.spec.failurePolicy = { maxFailures: -1 }), 'spec.failurePolicy.maxFailures', /greater than or equal to 0/],
+      ['unknown field', (d) => (d.spec.maxConcurency = 1), 'maxConcurency', /unknown field/],
+    ];
+    cases.forEach(([name, edit, field, phrase], i) => {
+      it(name, async function () {
+        await rejected(named(`crdtest-bad-${i}`, edit), field, phrase);
+      });
+    });
+
+    it('an unknown status phase', async function () {
+      const r = await kubectl(['patch', 'patchplan', 'crdtest-defaults', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Done"}}']);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /status.phase: Unsupported value: "Done"/);
+    });
+  });
+
+  it('round-trips the base plan used by the unit tests', function () {
+    // Guards the fixture: the rejection cases above only mean something if the base is valid.
+    assert.deepEqual(loadPlanSources([{ file: 'p.yaml', content: stringify(basePlan()) }]).problems, []);
+    assert.ok(readFileSync('kustomize/crd/kustomization.yaml', 'utf8').includes('resources:'));
+  });
+});
