@@ -61,10 +61,14 @@ function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+const COMPONENT_REF = '#/components/schemas/';
+const COMPONENT_ID = 'urn:github:schemas:';
+
 /**
  * OpenAPI 3.0 schema → something ajv takes: `nullable` without `type` becomes an `anyOf` with
- * null, `nullable` with an `enum` gets null in the enum, and `#/components/…` refs stay relative
- * to the wrapper document the validator is compiled from.
+ * null, `nullable` with an `enum` gets null in the enum, annotations are dropped, and
+ * `#/components/schemas/X` refs point at X's own ajv schema id, so each component is compiled
+ * once (inlineRefs: false) and shared by every operation that uses it.
  */
 function toAjv(schema: Json): Json {
   if (Array.isArray(schema)) return schema.map(toAjv);
@@ -72,17 +76,18 @@ function toAjv(schema: Json): Json {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(schema)) {
     if (k === 'example' || k === 'examples' || k === 'description' || k === 'x-github') continue;
-    out[k] = k === 'properties' || k === 'patternProperties' ? mapValues(v, toAjv) : toAjv(v);
+    if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF)) out[k] = COMPONENT_ID + v.slice(COMPONENT_REF.length);
+    else out[k] = k === 'properties' || k === 'patternProperties' ? mapValues(v, toAjv) : toAjv(v);
   }
-  if (out.nullable === true) {
-    const values = out.enum;
-    if (Array.isArray(values) && !values.includes(null)) out.enum = [...(values as Json[]), null];
-    if (out.type === undefined) {
-      delete out.nullable;
-      return { anyOf: [{ type: 'null' }, out] };
-    }
-  }
-  return out;
+  return out.nullable === true ? nullable(out) : out;
+}
+
+function nullable(out: JsonObject): Json {
+  const values = out.enum;
+  if (Array.isArray(values) && !values.includes(null)) out.enum = [...(values as Json[]), null];
+  if (out.type !== undefined) return out;
+  delete out.nullable;
+  return { anyOf: [{ type: 'null' }, out] };
 }
 
 function mapValues(v: Json, f: (x: Json) => Json): Json {
@@ -114,11 +119,10 @@ export class GitHubContract {
   private readonly ajv: Ajv;
   private readonly paramAjv: Ajv;
   private readonly validators = new Map<string, ValidateFunction>();
-  private readonly componentCache = new Map<string, Json>();
-  private wrapperSeq = 0;
+  private readonly added = new WeakMap<Ajv, Set<string>>();
 
   constructor(private readonly spec: JsonObject) {
-    const options = { strict: false, allErrors: true, logger: false as const, validateSchema: false };
+    const options = { strict: false, allErrors: true, logger: false as const, validateSchema: false, inlineRefs: false };
     this.ajv = addFormats(new Ajv(options));
     this.paramAjv = addFormats(new Ajv({ ...options, coerceTypes: 'array' as const }));
     const paths = spec.paths as Record<string, Record<string, JsonObject>>;
@@ -220,36 +224,27 @@ export class GitHubContract {
     return cur;
   }
 
-  private component(ref: string): Json {
-    let c = this.componentCache.get(ref);
-    if (c === undefined) {
-      c = toAjv(this.deref({ $ref: ref }));
-      this.componentCache.set(ref, c);
+  /** Adds (without compiling) every component schema `schema` references, transitively. */
+  private addComponents(ajv: Ajv, schema: Json): void {
+    const added = (this.added.get(ajv) ?? this.added.set(ajv, new Set()).get(ajv)) as Set<string>;
+    const queue = new Set<string>();
+    collectRefs(schema, queue);
+    for (const ref of queue) {
+      if (!ref.startsWith(COMPONENT_ID) || added.has(ref)) continue;
+      added.add(ref);
+      const name = ref.slice(COMPONENT_ID.length);
+      const component = toAjv((this.spec.components as { schemas: Record<string, Json> }).schemas[name]);
+      ajv.addSchema(component as JsonObject, ref);
+      collectRefs(component, queue);
     }
-    return c;
   }
 
-  /** Compiles `schema` in a wrapper document holding just the components it references (transitively). */
   private compiled(key: string, ajv: Ajv, schema: () => Json): ValidateFunction {
     let v = this.validators.get(key);
     if (v) return v;
     const root = toAjv(schema());
-    const refs = new Set<string>();
-    collectRefs(root, refs);
-    const components: Record<string, Record<string, Json>> = {};
-    const queue = [...refs];
-    for (let ref = queue.pop(); ref !== undefined; ref = queue.pop()) {
-      const [, , kind, name] = ref.split('/');
-      if (!kind || !name) continue;
-      const bucket = (components[kind] ??= {});
-      if (name in bucket) continue;
-      const c = this.component(ref);
-      bucket[name] = c;
-      const more = new Set<string>();
-      collectRefs(c, more);
-      queue.push(...more);
-    }
-    v = ajv.compile({ $id: `urn:kangal-forge:${++this.wrapperSeq}`, allOf: [root], components });
+    this.addComponents(ajv, root);
+    v = ajv.compile(root as JsonObject);
     this.validators.set(key, v);
     return v;
   }
