@@ -189,6 +189,15 @@ describe('lab forge', function () {
     assert.match(violations[2]?.errors.join() ?? '', /colour/);
   });
 
+  it('serves the API at the root and under /api/v3 (the GitHub Enterprise base path)', async function () {
+    await forge.createRepo('acme', 'paths');
+    const root = await api('GET', '/repos/acme/paths');
+    const ghes = await api('GET', '/api/v3/repos/acme/paths');
+    assert.deepEqual([root.status, ghes.status], [200, 200]);
+    assert.equal((ghes.json as { full_name: string; default_branch: string }).full_name, 'acme/paths');
+    assert.equal((root.json as { default_branch: string }).default_branch, 'main');
+  });
+
   it('records a path that is not a GitHub operation as a violation', async function () {
     const res = await api('GET', '/repos/acme/contract/no-such-thing');
     assert.equal(res.status, 404);
