@@ -22,33 +22,49 @@ export function decodePlanBytes(bytes: Uint8Array, maxBytes: number): DecodeResu
  *  deeper than `maxDepth`. Quoted strings and comments are skipped; it may over-count brackets in
  *  plain scalars, which only matters for text no plan contains. */
 export function findExcessiveNesting(text: string, maxDepth: number): number | undefined {
-  let flow = 0;
-  let quote: string | undefined;
-  let lineStart = true;
+  const state: ScanState = { flow: 0, quote: undefined, lineStart: true };
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\' && quote === '"') i++;
-      else if (c === quote) quote = undefined;
+    if (state.quote) {
+      i = skipInQuote(text, i, state);
       continue;
     }
-    if (lineStart) {
-      lineStart = false;
+    if (state.lineStart) {
+      state.lineStart = false;
       if (compactEntries(text, i) > maxDepth) return i;
     }
-    if (c === '\n') lineStart = true;
-    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1] ?? ''))) {
-      const end = text.indexOf('\n', i);
-      if (end < 0) break;
-      i = end - 1;
-    } else if (c === '"' || c === "'") {
-      // A quote starts a quoted scalar only where a value can start; `it's` is a plain scalar.
-      if (i === 0 || /[\s,[{:-]/.test(text[i - 1] ?? '')) quote = c;
-    } else if (c === '[' || c === '{') {
-      if (++flow > maxDepth) return i;
-    } else if ((c === ']' || c === '}') && flow > 0) flow--;
+    i = scanChar(text, i, state);
+    if (state.flow > maxDepth) return i;
   }
   return undefined;
+}
+
+interface ScanState {
+  flow: number;
+  quote: string | undefined;
+  lineStart: boolean;
+}
+
+function skipInQuote(text: string, i: number, state: ScanState): number {
+  const c = text[i];
+  if (c === '\\' && state.quote === '"') return i + 1;
+  if (c === state.quote) state.quote = undefined;
+  return i;
+}
+
+/** Handles one character outside quotes; returns the index of the last character consumed. */
+function scanChar(text: string, i: number, state: ScanState): number {
+  const c = text[i];
+  const prev = text[i - 1];
+  if (c === '\n') state.lineStart = true;
+  else if (c === '#' && (prev === undefined || /\s/.test(prev))) {
+    const end = text.indexOf('\n', i);
+    return end < 0 ? text.length : end - 1; // a comment runs to the end of its line
+  } else if (c === '"' || c === "'") {
+    // A quote starts a quoted scalar only where a value can start; `it's` is a plain scalar.
+    if (prev === undefined || /[\s,[{:-]/.test(prev)) state.quote = c;
+  } else if (c === '[' || c === '{') state.flow++;
+  else if ((c === ']' || c === '}') && state.flow > 0) state.flow--;
+  return i;
 }
 
 /** Number of compact block entries (`- - - x`) starting the line at `i`. */
