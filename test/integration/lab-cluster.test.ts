@@ -88,11 +88,13 @@ describe('lab: control plane and fleet', function () {
     await fleet.takeDown(name);
     const down = await core.readNode({ name });
     assert.equal(down.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'Unknown');
+    assert.ok(down.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unreachable'), 'a down node carries the unreachable taint');
     await fleet.bringUp(name, { talosVersion: 'v1.13.0' });
     const up = await core.readNode({ name });
     assert.equal(up.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
     assert.equal(up.status?.nodeInfo?.osImage, 'Talos (v1.13.0)');
     assert.notEqual(up.status?.nodeInfo?.bootID, before.status?.nodeInfo?.bootID);
+    assert.ok(!up.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')), 'condition taints are gone once Ready');
   });
 
   it('the garbage collector deletes pods owned by a deleted ReplicaSet', async () => {

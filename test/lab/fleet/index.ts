@@ -2,7 +2,7 @@
 // them alive with Lease heartbeats, and takes them down and up again when the Talos simulator
 // reboots them (FleetControl). Workload pods live in ./workloads.ts.
 import { randomUUID } from 'node:crypto';
-import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
 import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState } from './types.js';
@@ -106,6 +106,25 @@ class SimulatedFleet implements Fleet {
 
   private async writeStatus(state: FleetNodeState): Promise<void> {
     await this.core.patchNodeStatus({ name: state.name, body: { status: nodeStatus(state, new Date()) } }, mergePatch);
+    await this.writeConditionTaints(state);
+  }
+
+  /**
+   * What node-lifecycle-controller (not run in the lab) does: the apiserver registers Nodes with a
+   * not-ready taint, which goes once the node is Ready; an unreachable node gets the unreachable taint.
+   */
+  private async writeConditionTaints(state: FleetNodeState): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const node = await this.core.readNode({ name: state.name });
+      const taints = conditionTaints(node.spec?.taints ?? [], state.up);
+      if (taints === undefined) return;
+      try {
+        await this.core.patchNode({ name: state.name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } } }, mergePatch);
+        return;
+      } catch (err) {
+        if (apiStatus(err) !== 409 || attempt >= 5) throw err;
+      }
+    }
   }
 
   private async renewAll(): Promise<void> {
@@ -122,12 +141,23 @@ class SimulatedFleet implements Fleet {
       spec: { holderIdentity: state.name, leaseDurationSeconds: 40, renewTime: new V1MicroTime() },
     };
     try {
-      await this.leases.replaceNamespacedLease({ name: state.name, namespace: LEASE_NAMESPACE, body });
+      await this.leases.patchNamespacedLease({ name: state.name, namespace: LEASE_NAMESPACE, body }, mergePatch);
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
       await this.leases.createNamespacedLease({ namespace: LEASE_NAMESPACE, body });
     }
   }
+}
+
+const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
+const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+
+/** The node's taints with the condition taints set for its state, or undefined when nothing changes. */
+function conditionTaints(current: V1Taint[], up: boolean): V1Taint[] | undefined {
+  const others = current.filter((t) => t.key !== NOT_READY_TAINT && t.key !== UNREACHABLE_TAINT);
+  const wanted = up ? others : [...others, { key: UNREACHABLE_TAINT, effect: 'NoSchedule' }];
+  const same = wanted.length === current.length && wanted.every((t) => current.some((c) => c.key === t.key && c.effect === t.effect));
+  return same ? undefined : wanted;
 }
 
 export async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
