@@ -23,7 +23,7 @@ export async function run(): Promise<void> {
   const rounds = 3;
   for (let i = 1; i <= rounds; i++) {
     const started = process.hrtime.bigint();
-    const lab = await startLab({ fleet: { nodes: 10, controlPlanes: 3 } });
+    const lab = await startLab({ fleet: { nodes: 10, controlPlanes: 3 }, installerVersions: ['v1.13.0'] });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const rss = rssOfProcessesUsing(lab.cluster.dir);
     const total = [...rss.values()].reduce((a, b) => a + b, 0);
