@@ -31,7 +31,8 @@ import { type CertFiles, createCA, issueCert } from '../pki.js';
 import { type NodeFaults, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
 
-export { DEMO_TIMINGS, TEST_TIMINGS, VANILLA_SCHEMATIC, type NodeFaults, type SimNode, type TalosSimTimings } from './node.js';
+export { DEMO_TIMINGS, TEST_TIMINGS, type NodeFaults, type SimNode, type TalosSimTimings } from './node.js';
+export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
 
 export interface TalosSimulatorOptions {

@@ -18,7 +18,6 @@ import {
 import type { FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
 import { machineConfigYaml } from './machine-config.js';
 
-export const VANILLA_SCHEMATIC = '376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba';
 
 export interface TalosSimTimings {
   /** Legacy Upgrade: ack → node goes down (installer run, drain, stop services). */
