@@ -96,6 +96,23 @@ describe('lab: control plane and fleet', function () {
     assert.deepEqual(taintKeys(up).filter((k) => k.startsWith('node.kubernetes.io/')), [], 'condition taints are gone once Ready');
   });
 
+  it('a control-plane node publishes static pods, and a live config change moves kubelet and static pods to new images', async () => {
+    const name = 'selftest-cp-1';
+    const apiserverPod = (): Promise<V1Pod> => core.readNamespacedPod({ namespace: 'kube-system', name: `kube-apiserver-${name}` });
+    const first = await apiserverPod();
+    assert.equal(first.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.35.2');
+    assert.equal(first.metadata?.ownerReferences?.[0]?.kind, 'Node');
+    assert.ok(isReady(first));
+    await fleet.applyComponents(name, { kubelet: 'ghcr.io/siderolabs/kubelet:v1.36.3', apiServer: 'registry.k8s.io/kube-apiserver:v1.36.3' });
+    assert.equal((await core.readNode({ name })).status?.nodeInfo?.kubeletVersion, 'v1.36.3');
+    const replaced = await apiserverPod();
+    assert.equal(replaced.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+    assert.notEqual(replaced.metadata?.uid, first.metadata?.uid, 'a changed static pod gets a new mirror pod');
+    assert.ok(isReady(replaced));
+    const scheduler = await core.readNamespacedPod({ namespace: 'kube-system', name: `kube-scheduler-${name}` });
+    assert.equal(scheduler.spec?.containers[0]?.image, 'registry.k8s.io/kube-scheduler:v1.35.2', 'components the config did not change stay');
+  });
+
   it('the garbage collector deletes pods owned by a deleted ReplicaSet', async () => {
     assert.ok((await webPods()).length > 0);
     await apps.deleteNamespacedReplicaSet({ namespace: ns, name: 'web', propagationPolicy: 'Background' });

@@ -216,4 +216,20 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
       client.close();
     }
   });
+
+  it('ApplyConfiguration with new Kubernetes images moves the Node kubelet version and the static pods', async function () {
+    const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } });
+    try {
+      const config = await client.readConfig('127.0.81.10');
+      const updated = config.replaceAll(':v1.35.4', ':v1.36.3');
+      assert.notEqual(updated, config, 'the machine config names v1.35.4 images');
+      await client.applyConfig('127.0.81.10', updated);
+      const node = await core.readNode({ name: 'talossim-cp' });
+      assert.equal(node.status?.nodeInfo?.kubeletVersion, 'v1.36.3');
+      const pod = await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' });
+      assert.equal(pod.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+    } finally {
+      client.close();
+    }
+  });
 });

@@ -5,10 +5,11 @@ import { randomUUID } from 'node:crypto';
 import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
-import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState } from './types.js';
+import type { BringUpOptions, ComponentImages, FleetControl, FleetNodeSpec, FleetNodeState } from './types.js';
+import { defaultStaticPodImages, syncStaticPods, versionOfImage } from './static-pods.js';
 import { Workloads, type WorkloadSpec } from './workloads.js';
 
-export type { FleetNodeSpec, FleetNodeState, FleetControl } from './types.js';
+export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl } from './types.js';
 export type { WorkloadSpec } from './workloads.js';
 export { describeFleet, type FleetDescription } from './describe.js';
 
@@ -56,6 +57,7 @@ class SimulatedFleet implements Fleet {
       await this.core.createNode({ body: nodeManifest(state) });
       await this.writeStatus(state);
       await this.renewLease(state);
+      if (state.role === 'controlplane') await syncStaticPods(this.core, state.name, defaultStaticPodImages(state.kubernetesVersion), true);
     }
     this.heartbeat = setInterval(() => void this.renewAll(), this.opts.leaseRenewMs ?? 10_000);
     this.heartbeat.unref();
@@ -91,6 +93,16 @@ class SimulatedFleet implements Fleet {
     await this.renewLease(state);
     await this.workloads.nodeCameUp(name);
     return { ...state };
+  }
+
+  async applyComponents(name: string, images: ComponentImages): Promise<void> {
+    const state = this.mustGet(name);
+    const kubelet = versionOfImage(images.kubelet);
+    if (kubelet && kubelet !== state.kubernetesVersion) {
+      state.kubernetesVersion = kubelet;
+      await this.writeStatus(state);
+    }
+    if (state.role === 'controlplane') await syncStaticPods(this.core, state.name, images, state.up);
   }
 
   async stop(): Promise<void> {

@@ -31,6 +31,14 @@ export interface BringUpOptions {
   bootId?: string;
 }
 
+/** Kubernetes component images a node's machine config names (`<repository>:<vX.Y.Z>`). */
+export interface ComponentImages {
+  kubelet?: string | undefined;
+  apiServer?: string | undefined;
+  controllerManager?: string | undefined;
+  scheduler?: string | undefined;
+}
+
 /** What the Talos simulator needs from the fleet to make a reboot visible in Kubernetes. */
 export interface FleetControl {
   nodes(): readonly FleetNodeState[];
@@ -40,4 +48,9 @@ export interface FleetControl {
   takeDown(name: string, reason?: string): Promise<void>;
   /** The node boots: new boot ID, versions as given, Ready again. */
   bringUp(name: string, opts?: BringUpOptions): Promise<FleetNodeState>;
+  /**
+   * The node's machine config changed live (ApplyConfiguration): the kubelet restarts on the
+   * version its image names and control-plane static pods are replaced, as Talos does.
+   */
+  applyComponents(name: string, images: ComponentImages): Promise<void>;
 }

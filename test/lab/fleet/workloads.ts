@@ -107,14 +107,21 @@ export class Workloads {
 
   private onPod(type: string, pod: V1Pod): void {
     if (type === 'DELETED') this.onPodGone(pod);
-    else if (pod.metadata?.deletionTimestamp) this.finishDeletion(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+    else if (pod.metadata?.deletionTimestamp) this.finishDeletion(pod);
   }
 
-  /** The kubelet's part of a graceful deletion: containers stopped, remove the object. */
-  private finishDeletion(namespace: string, name: string): void {
+  /**
+   * The kubelet's part of a graceful deletion: containers stopped, remove the object. The UID
+   * precondition keeps a late event from deleting a newer pod of the same name.
+   */
+  private finishDeletion(pod: V1Pod): void {
+    const namespace = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    const uid = pod.metadata?.uid ?? '';
     this.background(`finish deletion of ${namespace}/${name}`, async () => {
-      await this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch((err: unknown) => {
-        if (apiStatus(err) !== 404) throw err;
+      await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
+        // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
+        if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
       });
     });
   }

@@ -15,7 +15,8 @@ import {
   MachineStatusSpec,
   VersionSpec,
 } from '../../../proto/gen/resource/definitions/runtime/runtime.js';
-import type { FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
+import type { ComponentImages, FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
+import { versionOfImage } from '../fleet/static-pods.js';
 import { machineConfigYaml } from './machine-config.js';
 
 
@@ -188,6 +189,15 @@ export class SimNode {
     this.events.emit('change', what);
   }
 
+  /** A live config change reaches Kubernetes: kubelet version and static pods follow the config. */
+  async applyConfig(config: string): Promise<void> {
+    this.config = config;
+    const images = configImages(config);
+    this.kubernetesVersion = versionOfImage(images.kubelet) ?? this.kubernetesVersion;
+    this.changed('config applied');
+    await this.fleet.applyComponents(this.name, images);
+  }
+
   after(ms: number, fn: () => void | Promise<void>): void {
     if (this.stopped) return;
     const t = setTimeout(() => {
@@ -303,14 +313,7 @@ function res(
   return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {} };
 }
 
-interface ConfigImages {
-  kubelet?: string;
-  apiServer?: string;
-  controllerManager?: string;
-  scheduler?: string;
-}
-
-function configImages(config: string): ConfigImages {
+function configImages(config: string): ComponentImages {
   const doc = parseDocument(config).toJS() as {
     machine?: { kubelet?: { image?: string } };
     cluster?: { apiServer?: { image?: string }; controllerManager?: { image?: string }; scheduler?: { image?: string } };

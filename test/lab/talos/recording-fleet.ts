@@ -1,12 +1,13 @@
 // A small in-memory FleetControl for Talos-only tests (no Kubernetes): it records every
-// takeDown/bringUp the Talos simulator makes, so tests can assert the Kubernetes side of a reboot.
+// takeDown/bringUp/applyComponents the Talos simulator makes, so tests can assert the Kubernetes side of a reboot.
 import { randomUUID } from 'node:crypto';
-import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState } from '../fleet/types.js';
+import type { BringUpOptions, ComponentImages, FleetControl, FleetNodeSpec, FleetNodeState } from '../fleet/types.js';
 
 export interface FleetCall {
-  op: 'takeDown' | 'bringUp';
+  op: 'takeDown' | 'bringUp' | 'applyComponents';
   name: string;
   opts?: BringUpOptions;
+  images?: ComponentImages;
   reason?: string;
   at: number;
 }
@@ -46,6 +47,11 @@ export function createRecordingFleet(specs: FleetNodeSpec[]): RecordingFleet {
       if (opts.schematic) n.schematic = opts.schematic;
       calls.push({ op: 'bringUp', name, opts, at: Date.now() });
       return Promise.resolve({ ...n });
+    },
+    applyComponents: (name, images) => {
+      must(name);
+      calls.push({ op: 'applyComponents', name, images, at: Date.now() });
+      return Promise.resolve();
     },
   };
 }

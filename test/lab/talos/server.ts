@@ -284,8 +284,7 @@ export class TalosApi {
     }
     n.applying = true;
     try {
-      n.config = text;
-      n.changed('config applied');
+      await n.applyConfig(text);
       await this.router.onConfigApplied?.(n);
     } finally {
       n.applying = false;
