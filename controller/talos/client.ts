@@ -1,12 +1,11 @@
 // The product's Talos API client: the only code that speaks gRPC to Talos.
 //
 // - mTLS verified against the Secret's CA (never skipped); client cert + key from the same Secret.
-// - One set of channels per (endpoint set, credentials), shared by every client built from the
+// - One set of channels per (endpoint set, credentials) (channels.ts), shared by every client built from the
 //   same talosConfig, closed after `idleCloseMs` once the last user released it.
 // - A node is targeted with the `node` metadata key (its InternalIP or name), through any endpoint;
 //   transient failures move to the next endpoint and are retried with backoff.
 // - Every call has a deadline; every error is a TalosApiError naming method, node and endpoint.
-import { connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { parse as parseYaml } from 'yaml';
 import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
@@ -32,7 +31,9 @@ import {
   hasBootIdResource,
   upgradeFlowFor,
 } from '../core/talos-flow.js';
-import { type SecretData, type TalosCredentials, loadCredentials } from './credentials.js';
+import { type SecretData, loadCredentials } from './credentials.js';
+import { type ChannelSet, acquireChannelSet, normaliseEndpoint, releaseChannelSet } from './channels.js';
+import { diagnoseTls } from './tls-diagnosis.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
 import type {
   ApplyConfigResult,
@@ -48,8 +49,6 @@ import type {
   UpgradeResult,
 } from './port.js';
 
-export const TALOS_API_PORT = 50000;
-const MAX_MESSAGE = 32 * 1024 * 1024;
 
 export interface TalosConfigInput {
   /** Hosts or IPs, `:50000` appended when no port is given. */
@@ -79,107 +78,6 @@ const DEFAULTS = {
   idleCloseMs: 60_000,
 } as const;
 
-function normaliseEndpoint(endpoint: string): string {
-  const e = endpoint.trim();
-  if (e.startsWith('[')) return e.includes(']:') ? e : `${e}:${TALOS_API_PORT}`;
-  const colons = (e.match(/:/g) ?? []).length;
-  if (colons === 0) return `${e}:${TALOS_API_PORT}`;
-  if (colons > 1) return `[${e}]:${TALOS_API_PORT}`; // bare IPv6
-  return e;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shared channel sets
-
-class ChannelSet {
-  readonly clients: (grpc.Client | undefined)[];
-  refs = 0;
-  preferred = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private readonly creds: grpc.ChannelCredentials;
-
-  constructor(
-    readonly key: string,
-    readonly endpoints: readonly string[],
-    readonly credentials: TalosCredentials,
-  ) {
-    this.clients = endpoints.map(() => undefined);
-    this.creds = grpc.credentials.createSsl(
-      Buffer.from(credentials.caPem),
-      Buffer.from(credentials.keyPem),
-      Buffer.from(credentials.certPem),
-    );
-  }
-
-  client(index: number): grpc.Client {
-    const existing = this.clients[index];
-    if (existing) return existing;
-    const endpoint = this.endpoints[index];
-    if (endpoint === undefined) throw new Error(`no endpoint ${index}`);
-    const client = new grpc.Client(endpoint, this.creds, {
-      'grpc.max_receive_message_length': MAX_MESSAGE,
-      'grpc.max_send_message_length': MAX_MESSAGE,
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-      // Reconnect quickly: nodes reboot and endpoints come back within seconds.
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 2_000,
-    });
-    this.clients[index] = client;
-    return client;
-  }
-
-  acquire(): void {
-    this.refs++;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
-  }
-
-  release(idleCloseMs: number, onClosed: () => void): void {
-    this.refs = Math.max(0, this.refs - 1);
-    if (this.refs > 0) return;
-    const closeNow = (): void => {
-      this.closeAll();
-      onClosed();
-    };
-    if (idleCloseMs <= 0) closeNow();
-    else {
-      this.idleTimer = setTimeout(closeNow, idleCloseMs);
-      this.idleTimer.unref();
-    }
-  }
-
-  closeAll(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
-    for (const c of this.clients) c?.close();
-    this.clients.fill(undefined);
-  }
-
-  openChannels(): number {
-    return this.clients.filter((c) => c !== undefined).length;
-  }
-}
-
-const channelSets = new Map<string, ChannelSet>();
-
-/** Shared channel sets currently held (for tests and metrics). */
-export function talosChannelStats(): { sets: number; channels: number; refs: number } {
-  let channels = 0;
-  let refs = 0;
-  for (const s of channelSets.values()) {
-    channels += s.openChannels();
-    refs += s.refs;
-  }
-  return { sets: channelSets.size, channels, refs };
-}
-
-/** Closes every shared channel (process shutdown). */
-export function closeAllTalosChannels(): void {
-  for (const s of channelSets.values()) s.closeAll();
-  channelSets.clear();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Calls
 
@@ -207,56 +105,6 @@ function isServiceError(err: unknown): err is grpc.ServiceError {
   return err instanceof Error && typeof (err as Partial<grpc.ServiceError>).code === 'number';
 }
 
-/**
- * grpc-js reports a TLS handshake the server refused (client certificate from another CA, expired,
- * wrong usage) only as "Failed to connect". A plain TLS connection with the same credentials tells
- * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem.
- */
-export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs = 1500): Promise<string | undefined> {
-  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
-  if (!m?.[1] || !m[2]) return Promise.resolve(undefined);
-  const host = m[1];
-  const port = Number(m[2]);
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (why: string | undefined): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(why);
-    };
-    const socket = tlsConnect({
-      host,
-      port,
-      ca: creds.caPem,
-      cert: creds.certPem,
-      key: creds.keyPem,
-      ALPNProtocols: ['h2'],
-      servername: /^[\d.]+$|:/.test(host) ? undefined : host,
-    });
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    let secured = false;
-    socket.on('secureConnect', () => {
-      // TLS 1.3: the server verifies our certificate after we consider the handshake done. An
-      // HTTP/2 server speaks first (SETTINGS); one that hangs up instead refused our certificate.
-      secured = true;
-    });
-    socket.on('data', () => finish(undefined));
-    socket.on('end', () =>
-      finish(
-        secured
-          ? 'the server closed the connection right after the TLS handshake: it did not accept the client certificate (tls.crt issued by another CA, expired, or without client-auth usage)'
-          : undefined,
-      ),
-    );
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      const tlsProblem = /alert|certificate|ssl|tls|self[- ]signed|verify/i.test(`${err.code ?? ''} ${err.message}`);
-      finish(tlsProblem ? err.message : undefined);
-    });
-  });
-}
-
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class TalosClient implements TalosPort {
@@ -270,15 +118,7 @@ export class TalosClient implements TalosPort {
     }
     this.opts = { ...DEFAULTS, now: () => new Date(), ...options };
     const credentials = loadCredentials(config.secret);
-    const endpoints = config.endpoints.map(normaliseEndpoint);
-    const key = `${endpoints.join(',')}|${credentials.fingerprint}`;
-    let set = channelSets.get(key);
-    if (!set) {
-      set = new ChannelSet(key, endpoints, credentials);
-      channelSets.set(key, set);
-    }
-    set.acquire();
-    this.set = set;
+    this.set = acquireChannelSet(config.endpoints.map(normaliseEndpoint), credentials);
   }
 
   get endpoints(): readonly string[] {
@@ -288,10 +128,7 @@ export class TalosClient implements TalosPort {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const set = this.set;
-    set.release(this.opts.idleCloseMs, () => {
-      if (channelSets.get(set.key) === set) channelSets.delete(set.key);
-    });
+    releaseChannelSet(this.set, this.opts.idleCloseMs);
   }
 
   // -- port operations ------------------------------------------------------------------------

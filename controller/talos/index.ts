@@ -2,12 +2,5 @@
 export type * from './port.js';
 export { TalosApiError, TalosErrorKind, isTalosApiError } from './errors.js';
 export { loadCredentials, relabelEd25519Key, type SecretData, type TalosCredentials } from './credentials.js';
-export {
-  TALOS_API_PORT,
-  TalosClient,
-  closeAllTalosChannels,
-  createTalosClient,
-  talosChannelStats,
-  type TalosClientOptions,
-  type TalosConfigInput,
-} from './client.js';
+export { TalosClient, createTalosClient, type TalosClientOptions, type TalosConfigInput } from './client.js';
+export { TALOS_API_PORT, closeAllTalosChannels, talosChannelStats } from './channels.js';
