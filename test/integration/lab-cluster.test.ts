@@ -79,6 +79,15 @@ describe('lab: control plane and fleet', function () {
     await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the evicted web pod to be replaced' });
   });
 
+  it('a ReplicaSet pod deleted while the fleet\'s watch was down is replaced once the watch is back', async () => {
+    const [victim] = await webPods();
+    assert.ok(victim);
+    fleet.workloads.dropWatches();
+    await core.deleteNamespacedPod({ namespace: ns, name: victim.metadata?.name ?? '', body: { gracePeriodSeconds: 0 } });
+    const replacedVictim = (pods: V1Pod[]): boolean => pods.length === 2 && pods.every(isReady) && !pods.some((p) => p.metadata?.name === victim.metadata?.name);
+    await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the web ReplicaSet back at two ready pods' });
+  });
+
   it('a node taken down reports Ready=Unknown and comes back with a new boot ID and version', async () => {
     const name = 'selftest-worker-1';
     const readyOf = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;

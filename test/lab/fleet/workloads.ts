@@ -26,6 +26,8 @@ interface Workload {
   owner: PodOwner | undefined;
   /** Replacements still waiting for a schedulable node. */
   pending: number;
+  /** Replacements whose reschedule delay is running. */
+  scheduled: number;
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -50,7 +52,11 @@ export class Workloads {
   }
 
   async start(specs: WorkloadSpec[]): Promise<void> {
-    await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod));
+    await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
+      // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
+      // events it missed: count the ReplicaSets' pods again instead.
+      this.background('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
+    );
     await this.startWatch('/api/v1/nodes', {}, (type, node: V1Node) => {
       if (type === 'MODIFIED' && !node.spec?.unschedulable) this.placePending();
     });
@@ -61,7 +67,7 @@ export class Workloads {
     await this.core.createNamespace({ body: { metadata: { name: spec.namespace } } }).catch((err: unknown) => {
       if (apiStatus(err) !== 409) throw err;
     });
-    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0 };
+    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0 };
     this.workloads.set(key(spec.namespace, spec.name), workload);
     if (spec.pdb) {
       await this.policy.createNamespacedPodDisruptionBudget({
@@ -98,6 +104,11 @@ export class Workloads {
     this.placePending();
   }
 
+  /** Ends the current watches as an apiserver timeout would; they restart after a short delay. */
+  dropWatches(): void {
+    for (const abort of this.aborts.splice(0)) abort.abort();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
@@ -131,7 +142,11 @@ export class Workloads {
     const workload = this.workloads.get(key(namespace, pod.metadata?.labels?.[WORKLOAD_LABEL] ?? ''));
     if (!workload || workload.spec.kind === 'bare') return;
     const from = pod.spec?.nodeName ?? '';
-    this.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, () => this.replace(workload, from));
+    workload.scheduled++;
+    this.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
+      workload.scheduled--;
+      await this.replace(workload, from);
+    });
   }
 
   private async replace(workload: Workload, from: string): Promise<void> {
@@ -222,16 +237,31 @@ export class Workloads {
     return read.then(() => true, (err: unknown) => (apiStatus(err) === 404 ? false : Promise.reject(err as Error)));
   }
 
-  private async startWatch<T>(path: string, query: Record<string, string>, handler: (type: string, obj: T) => void): Promise<void> {
+  private async startWatch<T>(path: string, query: Record<string, string>, handler: (type: string, obj: T) => void, onRestart?: () => void): Promise<void> {
     const begin = async (): Promise<void> => {
       if (this.stopped) return;
       const abort = await this.watch.watch(path, query, (type, obj) => handler(type, obj as T), () => {
         // Watches end (timeouts, apiserver restarts); start again unless the fleet is stopping.
-        if (!this.stopped) this.after(200, `restart watch ${path}`, begin);
+        if (!this.stopped) this.after(200, `restart watch ${path}`, restart);
       });
       this.aborts.push(abort);
     };
+    const restart = async (): Promise<void> => {
+      await begin();
+      onRestart?.();
+    };
     await begin();
+  }
+
+  private async reconcileReplicas(): Promise<void> {
+    for (const workload of this.workloads.values()) {
+      const { spec } = workload;
+      if (spec.kind !== 'replicaset' || !(await this.ownerExists(workload))) continue;
+      const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
+      const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp).length;
+      const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;
+      for (let i = 0; i < missing; i++) await this.replace(workload, '');
+    }
   }
 
   private after(ms: number, what: string, work: () => Promise<void>): void {
