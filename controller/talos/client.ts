@@ -6,6 +6,7 @@
 // - A node is targeted with the `node` metadata key (its InternalIP or name), through any endpoint;
 //   transient failures move to the next endpoint and are retried with backoff.
 // - Every call has a deadline; every error is a TalosApiError naming method, node and endpoint.
+import { setTimeout as delay } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { parse as parseYaml } from 'yaml';
 import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
@@ -105,7 +106,6 @@ function isServiceError(err: unknown): err is grpc.ServiceError {
   return err instanceof Error && typeof (err as Partial<grpc.ServiceError>).code === 'number';
 }
 
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class TalosClient implements TalosPort {
   private readonly set: ChannelSet;

@@ -2,9 +2,10 @@
 // killed lab process leaves processes or temp dirs behind.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { processesUsing } from '../lab/procfs.js';
 import { waitFor } from '../lab/wait.js';
 
 interface RunningLab {
@@ -28,20 +29,6 @@ function startLabProcess(): Promise<RunningLab> {
     });
     void exited.then((code) => reject(new Error(`lab exited with ${code} before it was ready:\n${stderr}`)));
   });
-}
-
-/** PIDs of processes whose command line mentions the path. */
-function processesUsing(path: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(path)) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
 }
 
 describe('lab: npm run lab -- up', function () {

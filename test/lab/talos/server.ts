@@ -1,6 +1,7 @@
 // The gRPC side of the Talos simulator: acts as apid (routes `node` / legacy `nodes` metadata to
 // simulated nodes, checks roles from the client certificate's O= entries) and implements the
 // machine, lifecycle, image and COSI State services on each node.
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
@@ -53,7 +54,6 @@ export interface Router {
   onConfigApplied?: ((node: SimNode) => Promise<void> | void) | undefined;
 }
 
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function rpcError(code: grpc.status, details: string): RpcError {
   return new RpcError(code, details);
