@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { conditions, duration, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
+import { talosConfig } from './patchplan.js';
 
 export const PatchJobPhase = {
   Pending: 'Pending',
@@ -27,7 +28,12 @@ export const patchJobSpec = z.strictObject({
   drainTimeout: duration('5m').default('5m'),
   rebootTimeout: duration('10m').default('10m'),
   kubernetesUpgradeTimeout: duration('10m').default('10m'),
+  talosConfig: talosConfig.meta({
+    description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
+  }),
 });
+
+export const UpgradeFlowName = { Legacy: 'legacy', Lifecycle: 'lifecycle' } as const;
 
 export const patchJobStatus = z.strictObject({
   phase: z.enum(PatchJobPhase).optional(),
@@ -45,6 +51,22 @@ export const patchJobStatus = z.strictObject({
   installerImage: z.string().optional().meta({ description: 'Installer image used for this node.' }),
   initialBootID: z.string().optional().meta({ description: 'Boot ID before the upgrade; a changed boot ID proves the reboot.' }),
   currentBootID: z.string().optional().meta({ description: 'Boot ID last observed.' }),
+  flow: z.enum(UpgradeFlowName).optional().meta({
+    description: 'legacy: MachineService.Upgrade (Talos < 1.13, the node reboots itself); lifecycle: ImageService.Pull, LifecycleService.Upgrade, Reboot.',
+  }),
+  schematic: z.string().optional().meta({ description: 'Image Factory schematic the installer image was resolved with.' }),
+  imagePulledTime: timestamp.optional().meta({ description: 'When the installer image was pulled onto the node (lifecycle flow, before the cordon).' }),
+  cordonedTime: timestamp.optional().meta({ description: 'When this job cordoned the node.' }),
+  uncordonedTime: timestamp.optional().meta({ description: 'When this job uncordoned the node.' }),
+  nodeLeftCordoned: z.boolean().optional().meta({ description: 'The job ended with the node still cordoned by it (it was not Ready); see message.' }),
+  blockingPDB: z.string().optional().meta({ description: 'PodDisruptionBudget that currently blocks the drain.' }),
+  evictedPods: z.int().min(0).optional().meta({ description: 'Pods evicted (or deleted) by the drain so far.' }),
+  upgradeRequestedTime: timestamp.optional().meta({
+    description: 'Recorded before the upgrade (legacy) or install (lifecycle) call is made, so a restarted controller knows it may have been sent.',
+  }),
+  upgradeAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the upgrade (legacy) or the install finished with exit code 0 (lifecycle).' }),
+  rebootRequestedTime: timestamp.optional().meta({ description: 'Recorded before the Reboot call is made (lifecycle flow).' }),
+  rebootAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Reboot (lifecycle flow).' }),
   conditions: conditions.optional(),
 });
 

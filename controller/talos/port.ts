@@ -1,5 +1,5 @@
 // The Talos port: what the rollout needs from a Talos node, as plain typed values.
-import type { UpgradeFlow } from '../core/talos-flow.js';
+import type { OpContext } from '../runtime/context.js';
 
 export interface TalosNodeVersion {
   /** The node as addressed (its InternalIP or name). */
@@ -47,28 +47,25 @@ export interface PullProgress {
   total: number;
 }
 
-export interface UpgradeOptions {
-  /** Installer image reference, e.g. `factory.talos.dev/metal-installer/<id>:v1.14.0`. */
-  image: string;
-  /** The node's running version; fetched with Version when omitted. Decides the flow. */
-  runningVersion?: string;
-  /** Legacy flow only. */
+/** Legacy MachineService.Upgrade options (Talos < 1.13: the node drains, installs and reboots itself). */
+export interface LegacyUpgradeOptions {
   preserve?: boolean;
   force?: boolean;
   stage?: boolean;
   rebootMode?: 'default' | 'powercycle';
-  onMessage?: (line: string) => void;
 }
 
-export type UpgradeResult =
-  | { flow: typeof UpgradeFlow.Legacy; ack: string; actorId: string }
-  | {
-      flow: typeof UpgradeFlow.Lifecycle;
-      pulledImage: string;
-      messages: string[];
-      /** 0 = the new image was written; the node still runs the old one until Reboot. */
-      exitCode: number;
-    };
+export interface LegacyUpgradeResult {
+  ack: string;
+  actorId: string;
+}
+
+/** LifecycleService.Upgrade (Talos >= 1.13): writes the new boot image while the OS keeps running. */
+export interface InstallResult {
+  messages: string[];
+  /** 0 = the new image was written; the node still runs the old one until Reboot. */
+  exitCode: number;
+}
 
 export type RebootMode = 'default' | 'powercycle' | 'force';
 
@@ -78,20 +75,34 @@ export interface ApplyConfigResult {
   modeDetails: string;
 }
 
+/**
+ * What the rollout needs from Talos nodes, one step per method so a reconcile pass does at most one
+ * action. Every call takes an operation context: aborting its signal cancels the call or stream at
+ * once; its deadline bounds the call. Errors are TalosApiError.
+ *
+ * Retries: reads (version, identity, schematic, machineStatus, readConfig) and pullImage are retried
+ * on transient errors within the context's deadline. Non-idempotent calls (legacyUpgrade,
+ * installImage, reboot, applyConfig) fail over to another endpoint only when the request provably
+ * was not sent (the channel never became ready); any later failure is returned to the caller, who
+ * decides from recorded state whether to call again.
+ */
 export interface TalosPort {
-  version(node: string): Promise<TalosNodeVersion>;
-  bootId(node: string, runningVersion?: string): Promise<string>;
+  version(ctx: OpContext, node: string): Promise<TalosNodeVersion>;
   /** Version and boot ID together. */
-  identity(node: string): Promise<TalosNodeIdentity>;
-  schematic(node: string): Promise<TalosSchematicInfo>;
-  machineStatus(node: string): Promise<TalosMachineStatus>;
-  pullImage(node: string, image: string, onProgress?: (p: PullProgress) => void): Promise<string>;
-  upgrade(node: string, opts: UpgradeOptions): Promise<UpgradeResult>;
-  reboot(node: string, mode?: RebootMode): Promise<{ actorId: string }>;
+  identity(ctx: OpContext, node: string): Promise<TalosNodeIdentity>;
+  schematic(ctx: OpContext, node: string): Promise<TalosSchematicInfo>;
+  machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus>;
+  /** ImageService.Pull (1.13+); resolves to the pulled image name. */
+  pullImage(ctx: OpContext, node: string, image: string, onProgress?: (p: PullProgress) => void): Promise<string>;
+  /** LifecycleService.Upgrade (1.13+); the image must have been pulled. Does not reboot. */
+  installImage(ctx: OpContext, node: string, image: string, onMessage?: (line: string) => void): Promise<InstallResult>;
+  /** MachineService.Upgrade (before 1.13): acknowledged at once, then the node installs and reboots itself. */
+  legacyUpgrade(ctx: OpContext, node: string, image: string, opts?: LegacyUpgradeOptions): Promise<LegacyUpgradeResult>;
+  reboot(ctx: OpContext, node: string, mode?: RebootMode): Promise<{ actorId: string }>;
   /** The active machine config (multi-document YAML). Needs os:admin. */
-  readConfig(node: string): Promise<string>;
+  readConfig(ctx: OpContext, node: string): Promise<string>;
   /** Applies a full config with NO_REBOOT (live + persisted). */
-  applyConfig(node: string, yaml: string, opts?: { dryRun?: boolean }): Promise<ApplyConfigResult>;
+  applyConfig(ctx: OpContext, node: string, yaml: string, opts?: { dryRun?: boolean }): Promise<ApplyConfigResult>;
   /** Releases this user's hold on the shared channels. */
   close(): void;
 }

@@ -1,0 +1,98 @@
+// What the controller needs from the Kubernetes API, as plain values. controller/kube is the only
+// importer of @kubernetes/client-node; reconcilers depend on these interfaces only.
+//
+// Every method takes an operation context (abort + deadline). Failures are OutcomeError
+// (runtime/outcome.ts) with a kind and a CamelCase reason:
+//   404 on delete → success (already gone); 404 elsewhere → Stalled `NotFound`
+//   409 → Transient `Conflict` (re-read and decide again), or `AlreadyExists` on create
+//   422/400 → Stalled `Invalid`; 401/403 → Stalled `Forbidden`
+//   429 → Waiting `TooManyRequests` (retryAfterMs from Retry-After when given)
+//   5xx, network, timeouts → Transient
+import type { OpContext } from '../runtime/context.js';
+import type { Informer } from '../runtime/informer.js';
+import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
+import type { JobView, LeaseView, NodeView, PodView } from './views.js';
+
+export type EvictionResult =
+  | { outcome: 'evicted' }
+  /** The pod no longer exists (or is another pod with the same name now). */
+  | { outcome: 'gone' }
+  /** A PodDisruptionBudget allows no disruption now (HTTP 429 from the Eviction API). */
+  | { outcome: 'blocked'; retryAfterMs: number | undefined };
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid?: string;
+  namespace?: string;
+}
+
+export interface EventInput {
+  regarding: ObjectRef;
+  related?: ObjectRef;
+  type: 'Normal' | 'Warning';
+  /** CamelCase, e.g. `Cordoned`, `DrainBlocked`, `UpgradeRequested`. */
+  reason: string;
+  /** CamelCase verb, e.g. `Cordon`, `Evict`, `Upgrade`. */
+  action: string;
+  note: string;
+}
+
+export interface SlotLeaseInput {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  holderIdentity: string;
+}
+
+export interface PatchJobInput {
+  name: string;
+  labels: Record<string, string>;
+  spec: PatchJobSpecInput;
+  /** The owning PatchPlan, for garbage collection. */
+  owner?: { name: string; uid: string };
+}
+
+export interface KubePort {
+  /** Sets spec.unschedulable and the cordoned-by annotation in one patch, guarded by the view's resourceVersion. */
+  cordon(ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView>;
+  /** Clears both, guarded by the view's resourceVersion; refuses (Stalled `NotCordonedByUs`) unless node.cordonedBy === jobName. */
+  uncordon(ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView>;
+
+  /** Eviction API (policy/v1), with the pod's UID as precondition. */
+  evictPod(ctx: OpContext, pod: PodView): Promise<EvictionResult>;
+  /** Deletes the pod (UID precondition); a missing pod is success. */
+  deletePod(ctx: OpContext, pod: PodView): Promise<void>;
+  /** Names of the PodDisruptionBudgets in the pod's namespace whose selector matches the pod. */
+  matchingPdbs(ctx: OpContext, pod: PodView): Promise<string[]>;
+
+  /** Creates a Lease; an existing one of that name fails with Transient `AlreadyExists`. */
+  createSlotLease(ctx: OpContext, lease: SlotLeaseInput): Promise<LeaseView>;
+  /** Deletes a Lease (resourceVersion precondition when given); a missing one is success. */
+  deleteLease(ctx: OpContext, namespace: string, name: string, resourceVersion?: string): Promise<void>;
+
+  createPatchJob(ctx: OpContext, job: PatchJobInput): Promise<JobView>;
+  /**
+   * Replaces the job's status with `status` (fields absent in `status` are removed), guarded by
+   * job.resourceVersion: a concurrent change fails with Transient `Conflict`. Returns the new view.
+   */
+  writeJobStatus(ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView>;
+
+  /** A Secret's data, or undefined when it does not exist. */
+  readSecret(ctx: OpContext, namespace: string, name: string): Promise<Record<string, Uint8Array> | undefined>;
+
+  /** events.k8s.io/v1 Event; best effort (never throws, failures are logged by the adapter). */
+  emitEvent(ctx: OpContext, event: EventInput): Promise<void>;
+}
+
+export interface KubeInformers {
+  /** Key: node name. */
+  nodes: Informer<NodeView>;
+  /** Key: `namespace/name`. Index: node name (`byIndex(nodeName)`). */
+  pods: Informer<PodView> & { byIndex(nodeName: string): PodView[] };
+  /** Leases of the operator namespace labelled with kangalpatch.ozalp.dk/patchplan. Key: name. */
+  slotLeases: Informer<LeaseView>;
+  /** Key: job name. */
+  patchJobs: Informer<JobView>;
+}

@@ -1,0 +1,24 @@
+// What reconcilers see of a watched resource: a local cache of small projected views that follows
+// the apiserver (list + watch, re-list on 410 Gone, restart on any error with backoff), and
+// synchronous change notifications that only compute keys for the work queue.
+
+export interface Informer<V> {
+  /** Resolves once the first list has been stored (caches synced). */
+  readonly synced: Promise<void>;
+  /** True once the first list has been stored. */
+  isSynced(): boolean;
+  get(key: string): V | undefined;
+  list(): V[];
+  /**
+   * Called for every add, update and delete (view undefined on delete), and for every object again
+   * after a re-list. Handlers must be synchronous and cheap (compute a key, add it to a queue).
+   */
+  onChange(handler: (key: string, view: V | undefined, old: V | undefined) => void): void;
+  /**
+   * Stores the object our own write returned, when it is newer than the cached one, so the next
+   * pass does not decide on a view older than what we just wrote.
+   */
+  observeWrite(view: V): void;
+  /** Starts list+watch; stops when the signal aborts. */
+  start(signal: AbortSignal): void;
+}
