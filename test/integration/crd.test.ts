@@ -123,7 +123,7 @@ describe('CRDs on the lab apiserver', function () {
       apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
       kind: 'PatchJob',
       metadata: { name: 'crdtest-job', labels: { test: 'crd' } },
-      spec: { nodeName: 'worker-1', patchPlanRef: 'crdtest-defaults', group: 'workers', target: { talosVersion: 'v1.12.1' } },
+      spec: { nodeName: 'worker-1', patchPlanRef: 'crdtest-defaults', group: 'workers', target: { talosVersion: 'v1.12.1' }, talosConfig: { secretRef: { name: 'talos' } } },
     };
     await ok(['apply', '-f', '-'], stringify(job));
     const status = { phase: 'Rebooting', currentTalosVersion: 'v1.11.6', targetTalosVersion: 'v1.12.1', initialBootID: 'a' };

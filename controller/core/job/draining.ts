@@ -1,0 +1,80 @@
+// Draining: cordon (marking the node as cordoned by this job), evict every pod that must go, wait
+// until they are gone. Done only when no evictable pod is left on the node, however many passes
+// that takes (a pod bound just after the cordon is evicted too).
+import { JobReason } from './reasons.js';
+import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
+import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
+
+const FINISHED_POD_PHASES = new Set(['Succeeded', 'Failed']);
+
+/** Pods a drain must remove: not DaemonSet-owned, not static (mirror), not finished. */
+export function podsToDrain(pods: readonly JobPodFacts[]): JobPodFacts[] {
+  return pods.filter((p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase));
+}
+
+const podName = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`;
+
+export function decideDraining(o: JobObservation): JobStep {
+  const { spec, name } = o.job;
+  const status = o.job.status;
+  const node = o.node;
+  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while draining`);
+  const remaining = podsToDrain(o.pods);
+  if (pastDeadline(status, o.now)) {
+    const what = status.blockingPDB ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}` : `${remaining.length} pod(s) still on the node`;
+    return failed(status, o.now, JobReason.DrainTimeout,
+      `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`);
+  }
+  if (!node.unschedulable) {
+    return { action: { type: 'cordon' }, status: { ...status, cordonedTime: iso(o.now), reason: JobReason.Cordoned, message: `cordoned node ${spec.nodeName}` },
+      events: [{ type: 'Normal', reason: JobReason.Cordoned, note: `cordoned node ${spec.nodeName} for job ${name}`, onNode: true }], requeueAfterMs: 0 };
+  }
+  if (node.cordonedBy === name && status.cordonedTime === undefined) {
+    // Cordoned by us before a restart lost the status write.
+    return { status: { ...status, cordonedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
+  }
+  const unmanaged = remaining.filter((p) => p.controllerKind === undefined && !p.deleting);
+  if (unmanaged.length > 0 && !spec.evictUnmanagedPods) {
+    return failed(status, o.now, JobReason.UnmanagedPods,
+      `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`);
+  }
+  const toEvict = remaining.filter((p) => !p.deleting);
+  if (toEvict.length > 0) {
+    return {
+      action: { type: 'evict', pods: toEvict.map(({ namespace, name: n, uid }) => ({ namespace, name: n, uid })), deleteIfBlocked: !spec.respectPDBs },
+      status,
+      events: [],
+      requeueAfterMs: 0,
+    };
+  }
+  if (remaining.length > 0) {
+    return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,
+      `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`);
+  }
+  const next = enterPhase(status, 'Upgrading', o.now, durationMs(spec.rebootTimeout), JobReason.UpgradeRequested, `node ${spec.nodeName} drained; upgrading`);
+  delete next.blockingPDB;
+  return { status: next, events: [{ type: 'Normal', reason: 'Drained', note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)` }], requeueAfterMs: 0 };
+}
+
+/** After an eviction round: progress, or the PDB that blocks it (retried with growing delays until the deadline). */
+export function afterEviction(o: JobObservation, result: Extract<ActionResult, { type: 'evicted' }>): JobStep {
+  const { spec } = o.job;
+  const status = { ...o.job.status, evictedPods: (o.job.status.evictedPods ?? 0) + result.evicted + result.deleted.length };
+  const events = result.deleted.map((p) => ({
+    type: 'Warning' as const,
+    reason: 'PDBIgnored',
+    note: `deleted pod ${podName(p)} despite its PodDisruptionBudget because the plan sets respectPDBs: false`,
+  }));
+  const blocked = result.blocked[0];
+  if (!blocked) {
+    const next = { ...status, reason: JobReason.Evicting, message: `evicted ${status.evictedPods} pod(s) from node ${spec.nodeName}; waiting for them to terminate` };
+    delete next.blockingPDB;
+    return { status: next, events, requeueAfterMs: undefined };
+  }
+  const pdb = blocked.pdbs.length > 0 ? `${blocked.pod.namespace}/${blocked.pdbs.join(', ')}` : `(a PodDisruptionBudget in ${blocked.pod.namespace})`;
+  const step = waiting({ ...status, blockingPDB: pdb }, o.now, JobReason.DrainBlockedByPDB,
+    `eviction of ${podName(blocked.pod)} is blocked by PodDisruptionBudget ${pdb}, which allows no disruption now${result.blocked.length > 1 ? ` (${result.blocked.length} pods blocked)` : ''}; retrying until ${status.deadline}`,
+    growingRetry(status, o.now));
+  const first = o.job.status.reason !== JobReason.DrainBlockedByPDB;
+  return { ...step, events: first ? [...events, { type: 'Warning', reason: JobReason.DrainBlockedByPDB, note: step.status.message ?? '' }] : events };
+}

@@ -1,0 +1,92 @@
+// The PatchJob decision: a pure function of the observed node, pods, leases, Talos facts, the job's
+// status and the time. One pass: observe → decideJob → at most one action → afterAction or
+// afterFailure → one status write.
+import { UpgradeFlow } from '../talos-flow.js';
+import { decideDraining, afterEviction } from './draining.js';
+import { decideFinished } from './finished.js';
+import { decidePending } from './pending.js';
+import { decideRebooting } from './rebooting.js';
+import { JobReason } from './reasons.js';
+import { failed, growingRetry, pastDeadline, waiting } from './status.js';
+import type { ActionResult, CallFailure, JobAction, JobObservation, JobStep, TalosNeed } from './types.js';
+import { afterUpgradeCall, decideUpgrading } from './upgrading.js';
+
+export * from './types.js';
+export { JobReason } from './reasons.js';
+export { podsToDrain } from './draining.js';
+
+export function isFinished(phase: string | undefined): boolean {
+  return phase === 'Completed' || phase === 'Failed';
+}
+
+/** Which Talos facts the next pass needs: the API is called only for jobs that are acting on a node. */
+export function talosNeed(status: JobObservation['job']['status']): TalosNeed {
+  switch (status.phase) {
+    case undefined:
+      return 'none';
+    case 'Pending':
+      return status.deadline === undefined ? 'none' : 'identity';
+    case 'Upgrading':
+      return status.upgradeRequestedTime !== undefined ? 'identity' : 'none';
+    case 'Rebooting':
+      return status.flow === UpgradeFlow.Lifecycle && status.rebootRequestedTime !== undefined && status.rebootAcknowledgedTime === undefined ? 'identity' : 'none';
+    default:
+      return 'none';
+  }
+}
+
+/** Whether the pass needs a fresh list of the node's pods (not the cache): only while draining. */
+export function needsPods(status: JobObservation['job']['status']): boolean {
+  return status.phase === 'Draining';
+}
+
+export function decideJob(o: JobObservation): JobStep {
+  switch (o.job.status.phase) {
+    case undefined:
+    case 'Pending':
+      return decidePending(o);
+    case 'Draining':
+      return decideDraining(o);
+    case 'Upgrading':
+      return decideUpgrading(o);
+    case 'Rebooting':
+      return decideRebooting(o);
+    case 'Completed':
+    case 'Failed':
+      return decideFinished(o);
+    default:
+      return failed(o.job.status, o.now, JobReason.KubernetesUpgradeNotSupported,
+        `phase ${o.job.status.phase} (Kubernetes upgrade) is not handled by this controller version`);
+  }
+}
+
+/** The step after `action` succeeded with `result`. */
+export function afterAction(o: JobObservation, step: JobStep, result: ActionResult): JobStep {
+  if (result.type === 'evicted') return afterEviction(o, result);
+  if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
+  return step;
+}
+
+/** The step after `action` failed: transient failures wait and retry (the phase deadline still applies), others end the job. */
+export function afterFailure(o: JobObservation, action: JobAction, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const what = `${action.type} on node ${spec.nodeName}`;
+  if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') {
+    // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
+    return { status: { ...status, message: `${what} failed (retrying): ${failure.message}` }, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
+  }
+  if (failure.transient || failure.reason === 'FailedPrecondition') {
+    if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
+    return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+  }
+  const reason = { pull: JobReason.PullFailed, legacyUpgrade: JobReason.UpgradeFailed, install: JobReason.InstallFailed, evict: JobReason.DrainTimeout, reboot: JobReason.TalosCallFailed }[action.type];
+  return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
+}
+
+function timeoutReason(phase: string | undefined): string {
+  if (phase === 'Draining') return JobReason.DrainTimeout;
+  if (phase === 'Rebooting') return JobReason.RebootTimeout;
+  if (phase === 'Upgrading') return JobReason.UpgradeTimeout;
+  return JobReason.TalosUnreachable;
+}

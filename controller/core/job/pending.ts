@@ -1,0 +1,65 @@
+// Pending: learn the node (version, boot ID, schematic), refuse what must not happen, record
+// everything the later phases guard on, and pre-pull the installer before the node is cordoned.
+import semver from 'semver';
+import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
+import { resolveInstaller } from '../installer.js';
+import { JobReason } from './reasons.js';
+import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
+import type { JobObservation, JobStep } from './types.js';
+
+export function decidePending(o: JobObservation): JobStep {
+  const { spec, name } = o.job;
+  let status = o.job.status;
+  const target = spec.target.talosVersion;
+  if (spec.target.kubernetesVersion !== undefined) {
+    return failed(status, o.now, JobReason.KubernetesUpgradeNotSupported,
+      `target.kubernetesVersion ${spec.target.kubernetesVersion} is set, but this controller version upgrades Talos only: remove kubernetesVersion from the plan`);
+  }
+  if (target === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target.talosVersion is not set');
+  if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
+  if (status.phase === undefined || status.deadline === undefined) {
+    // The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout.
+    status = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.TalosUnreachable, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
+    return { status, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
+  }
+  const talos = o.talos;
+  if (!talos) return { status, events: [], requeueAfterMs: 0 };
+  if (!talos.ok) {
+    if (!talos.failure.transient) {
+      return failed(status, o.now, JobReason.TalosCallFailed, `reading node ${spec.nodeName} over the Talos API failed: ${talos.failure.message}`);
+    }
+    if (pastDeadline(status, o.now)) {
+      return failed(status, o.now, JobReason.TalosUnreachable, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${talos.failure.message}`);
+    }
+    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`);
+  }
+  const current = talos.version;
+  if (semver.valid(current) && semver.eq(current, target)) {
+    const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), currentTalosVersion: current, completionTime: iso(o.now) };
+    return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
+  }
+  if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
+    return failed(status, o.now, JobReason.DowngradeRefused,
+      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
+  }
+  if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? o.node.schematic);
+  if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
+    return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
+  }
+  status = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
+  return { status, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+}
+
+/** Record first: what the guards of the later phases compare against. A new boot ID before we acted just re-records. */
+function record(o: JobObservation, current: string, bootId: string, nodeSchematic: string | undefined): JobStep {
+  const { spec } = o.job;
+  const target = spec.target.talosVersion ?? current;
+  const installer = resolveInstaller(spec.target, target, nodeSchematic);
+  const flow = upgradeFlowFor(current);
+  const status = { ...o.job.status, initialBootID: bootId, currentBootID: bootId, currentTalosVersion: current, installerImage: installer.image, flow };
+  if (installer.schematic === undefined) delete status.schematic;
+  else status.schematic = installer.schematic;
+  delete status.imagePulledTime;
+  const how = flow === UpgradeFlow.Lifecycle ? 'pulling the installer image before the cordon' : 'legacy upgrade (Talos < 1.13)';
+  return { status: { ...status, message: `${current} → ${target} with ${installer.image}: ${how}` }, events: [], requeueAfterMs: 0 };
+}

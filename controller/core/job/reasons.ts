@@ -1,0 +1,28 @@
+// Machine-readable reasons of PatchJob status (CamelCase), one per outcome people act on.
+export const JobReason = {
+  AlreadyAtTarget: 'AlreadyAtTarget',
+  Upgraded: 'Upgraded',
+  NodeNotFound: 'NodeNotFound',
+  InvalidSpec: 'InvalidSpec',
+  KubernetesUpgradeNotSupported: 'KubernetesUpgradeNotSupported',
+  DowngradeRefused: 'DowngradeRefused',
+  TalosUnreachable: 'TalosUnreachable',
+  TalosCallFailed: 'TalosCallFailed',
+  PullFailed: 'PullFailed',
+  Cordoned: 'Cordoned',
+  Evicting: 'Evicting',
+  DrainBlockedByPDB: 'DrainBlockedByPDB',
+  WaitingForPodsToTerminate: 'WaitingForPodsToTerminate',
+  UnmanagedPods: 'UnmanagedPods',
+  DrainTimeout: 'DrainTimeout',
+  UpgradeRequested: 'UpgradeRequested',
+  UpgradeFailed: 'UpgradeFailed',
+  InstallFailed: 'InstallFailed',
+  UpgradeTimeout: 'UpgradeTimeout',
+  RebootRequested: 'RebootRequested',
+  WaitingForReboot: 'WaitingForReboot',
+  BootedOldPartition: 'BootedOldPartition',
+  RebootTimeout: 'RebootTimeout',
+  NodeLeftCordoned: 'NodeLeftCordoned',
+} as const;
+export type JobReason = (typeof JobReason)[keyof typeof JobReason];

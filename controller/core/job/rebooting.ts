@@ -1,0 +1,66 @@
+// Rebooting: done when the Node shows a new boot ID, the target version and Ready. The lifecycle
+// flow asks for the reboot here, once: recorded first, sent only while the node still runs the boot
+// we recorded.
+import { UpgradeFlow } from '../talos-flow.js';
+import { JobReason } from './reasons.js';
+import { isBusyStage } from './stages.js';
+import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
+import type { JobObservation, JobStep } from './types.js';
+
+
+export function decideRebooting(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const node = o.node;
+  const target = spec.target.talosVersion ?? '';
+  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while rebooting`);
+  const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
+  if (rebooted && node.ready && node.talosVersion === target) return completed(o);
+  if (rebooted && node.ready) {
+    return failed({ ...status, currentBootID: node.bootID, currentTalosVersion: node.talosVersion }, o.now, JobReason.BootedOldPartition,
+      `node ${spec.nodeName} rebooted but came back Ready on ${node.talosVersion ?? 'an unknown version'} instead of ${target}: it booted its previous partition because the new one failed to boot. ` +
+      'Talos supports upgrades from the previous minor release only; for a multi-minor jump stage the upgrade (one minor per plan, e.g. v1.11 → v1.12 → v1.13), and check `talosctl dmesg` on the node for the boot failure');
+  }
+  if (pastDeadline(status, o.now)) {
+    const seen = `last seen Ready=${node.ready}, Talos ${node.talosVersion ?? 'unknown'}, boot ID ${rebooted ? 'changed' : 'unchanged'}`;
+    const hint = !rebooted && status.flow !== UpgradeFlow.Lifecycle ? '; the node never rebooted: the installer may have failed (see `talosctl dmesg`)' : '';
+    return failed(status, o.now, JobReason.RebootTimeout, `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${hint}`);
+  }
+  if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
+  return waiting(status, o.now, JobReason.WaitingForReboot, `waiting until ${status.deadline} for node ${spec.nodeName} to come back Ready on ${target}`);
+}
+
+function requestReboot(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (status.rebootRequestedTime === undefined) {
+    return { status: { ...status, rebootRequestedTime: iso(o.now), reason: JobReason.RebootRequested, message: `rebooting node ${spec.nodeName}` }, events: [], requeueAfterMs: 0 };
+  }
+  const talos = o.talos;
+  if (!talos) return { status, events: [], requeueAfterMs: 0 };
+  if (!talos.ok) {
+    // Unreachable right after a reboot request usually means the reboot is under way: the Node tells.
+    return waiting(status, o.now, JobReason.WaitingForReboot, `waiting until ${status.deadline} for node ${spec.nodeName}: ${talos.failure.message}`, 2_000);
+  }
+  if (talos.bootId !== status.initialBootID || isBusyStage(talos.stage)) {
+    return { status: { ...status, rebootAcknowledgedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
+  }
+  return {
+    action: { type: 'reboot' },
+    status: { ...status, rebootAcknowledgedTime: iso(o.now), reason: JobReason.WaitingForReboot, message: `rebooting node ${spec.nodeName}; waiting until ${status.deadline}` },
+    events: [{ type: 'Normal', reason: JobReason.RebootRequested, note: `rebooting node ${spec.nodeName} into ${spec.target.talosVersion ?? ''}`, onNode: true }],
+    requeueAfterMs: undefined,
+  };
+}
+
+function completed(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const node = o.node;
+  const status = enterPhase(o.job.status, 'Completed', o.now, undefined, JobReason.Upgraded,
+    `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to ${spec.target.talosVersion ?? '?'}`);
+  return {
+    status: { ...status, completionTime: iso(o.now), currentTalosVersion: node?.talosVersion, currentBootID: node?.bootID },
+    events: [{ type: 'Normal', reason: JobReason.Upgraded, note: status.message ?? '', onNode: true }],
+    requeueAfterMs: 0,
+  };
+}

@@ -1,0 +1,65 @@
+// Status transitions shared by the phases: entering a phase with its deadline, failing, waiting.
+import type { PatchJobPhase, PatchJobStatus } from '../../../schemas/patchjob.js';
+import { parseGoDuration } from '../duration.js';
+import type { JobEvent, JobStep } from './types.js';
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+export const epoch = (text: string | undefined): number | undefined => (text === undefined ? undefined : Date.parse(text));
+
+/** Milliseconds of a Go duration from a validated spec (the schema guarantees the syntax). */
+export function durationMs(text: string): number {
+  return parseGoDuration(text) ?? 0;
+}
+
+/** Enters `phase` now, with a deadline `timeoutMs` ahead (persisted, so a restart keeps it). */
+export function enterPhase(
+  status: PatchJobStatus,
+  phase: PatchJobPhase,
+  now: number,
+  timeoutMs: number | undefined,
+  reason: string,
+  message: string,
+): PatchJobStatus {
+  const next: PatchJobStatus = { ...status, phase, phaseStartTime: iso(now), reason, message };
+  if (timeoutMs === undefined) delete next.deadline;
+  else next.deadline = iso(now + timeoutMs);
+  return next;
+}
+
+/** A terminal failure: the cleanup (uncordon, lease release) follows in the next passes. */
+export function failed(status: PatchJobStatus, now: number, reason: string, message: string, events: JobEvent[] = []): JobStep {
+  const next = enterPhase(status, 'Failed', now, undefined, reason, message);
+  next.completionTime = iso(now);
+  return { status: next, events: [...events, { type: 'Warning', reason, note: message, onNode: true }], requeueAfterMs: 0 };
+}
+
+/** Stay in the phase with a reason and message; look again at `retryMs` or the deadline, whichever is first. */
+export function waiting(status: PatchJobStatus, now: number, reason: string, message: string, retryMs?: number): JobStep {
+  const deadline = epoch(status.deadline);
+  const untilDeadline = deadline === undefined ? undefined : Math.max(0, deadline - now);
+  const candidates = [retryMs, untilDeadline].filter((v): v is number => v !== undefined);
+  return {
+    status: { ...status, reason, message },
+    events: [],
+    requeueAfterMs: candidates.length > 0 ? Math.min(...candidates) : undefined,
+  };
+}
+
+/** True once the current phase's deadline has passed. */
+export function pastDeadline(status: PatchJobStatus, now: number): boolean {
+  const deadline = epoch(status.deadline);
+  return deadline !== undefined && now >= deadline;
+}
+
+/** Retry delay that grows with the time already spent in the phase: quick at first, at most `maxMs`. */
+export function growingRetry(status: PatchJobStatus, now: number, minMs = 250, maxMs = 5_000): number {
+  const since = epoch(status.phaseStartTime) ?? now;
+  return Math.min(maxMs, Math.max(minMs, Math.round((now - since) / 4)));
+}
+
+/** A copy without the given fields (absent fields are removed from the stored status). */
+export function without(status: PatchJobStatus, ...keys: (keyof PatchJobStatus)[]): PatchJobStatus {
+  const next = { ...status };
+  for (const k of keys) delete next[k];
+  return next;
+}

@@ -1,0 +1,93 @@
+// What the PatchJob decision sees and what it decides. Structural types only: the reconciler's
+// views (controller/kube/views.ts) fit them without copying.
+import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
+
+export interface JobNodeFacts {
+  name: string;
+  internalIP: string | undefined;
+  ready: boolean;
+  unschedulable: boolean;
+  cordonedBy: string | undefined;
+  bootID: string;
+  talosVersion: string | undefined;
+  schematic: string | undefined;
+}
+
+export interface JobPodFacts {
+  namespace: string;
+  name: string;
+  uid: string;
+  controllerKind: string | undefined;
+  mirror: boolean;
+  deleting: boolean;
+  phase: string;
+}
+
+export interface JobLeaseFacts {
+  name: string;
+  resourceVersion: string;
+  holderIdentity: string | undefined;
+}
+
+/** A failed call, as the reconciler normalised it (adapters classify; nobody reads message text). */
+export interface CallFailure {
+  /** Worth trying again later (network, node rebooting, conflict). */
+  transient: boolean;
+  /** CamelCase cause, e.g. `Unavailable`, `FailedPrecondition`, `OperationFailed`, `TlsRejected`. */
+  reason: string;
+  message: string;
+}
+
+/** Talos facts, read only in the phases that need them. */
+export type TalosFacts =
+  | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined }
+  | { ok: false; failure: CallFailure };
+
+export interface JobObservation {
+  now: number;
+  job: { name: string; spec: PatchJobSpec; status: PatchJobStatus };
+  node: JobNodeFacts | undefined;
+  /** Pods bound to the node (live list while draining). */
+  pods: readonly JobPodFacts[];
+  /** Slot Leases held by this job. */
+  leases: readonly JobLeaseFacts[];
+  talos: TalosFacts | undefined;
+}
+
+export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
+
+export type JobAction =
+  | { type: 'pull'; image: string }
+  | { type: 'cordon' }
+  | { type: 'evict'; pods: PodRef[]; deleteIfBlocked: boolean }
+  | { type: 'legacyUpgrade'; image: string }
+  | { type: 'install'; image: string }
+  | { type: 'reboot' }
+  | { type: 'uncordon' }
+  | { type: 'releaseLeases'; leases: JobLeaseFacts[] };
+
+export type ActionResult =
+  | { type: 'done' }
+  | { type: 'installed'; exitCode: number; messages: string[] }
+  | { type: 'evicted'; evicted: number; deleted: PodRef[]; blocked: { pod: PodRef; pdbs: string[] }[] };
+
+export interface JobEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+  /** Also record the event on the Node. */
+  onNode?: boolean;
+}
+
+export interface JobStep {
+  /** At most one action per pass; undefined: only the status write (record first) or nothing. */
+  action?: JobAction | undefined;
+  /** The status to write (before acting when `action` is undefined, after success otherwise). */
+  status: PatchJobStatus;
+  events: JobEvent[];
+  /** When to look again; undefined: only on watch events. */
+  requeueAfterMs?: number | undefined;
+}
+
+/** Talos facts a phase needs before deciding. */
+export type TalosNeed = 'none' | 'identity';

@@ -1,0 +1,60 @@
+// Upgrading: one upgrade call per node, ever. The request is recorded before it is sent; after a
+// restart, what the node shows (stage, boot ID) tells whether it arrived, and the call is made again
+// only while the node is provably still running the boot we recorded and not upgrading.
+import { UpgradeFlow } from '../talos-flow.js';
+import { JobReason } from './reasons.js';
+import { isBusyStage } from './stages.js';
+import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
+import type { ActionResult, JobObservation, JobStep } from './types.js';
+
+
+export function decideUpgrading(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const image = status.installerImage ?? '';
+  const legacy = status.flow !== UpgradeFlow.Lifecycle;
+  if (status.upgradeRequestedTime === undefined) {
+    const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
+    return { status: { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what }, events: [], requeueAfterMs: 0 };
+  }
+  const talos = o.talos;
+  if (!talos) return { status, events: [], requeueAfterMs: 0 };
+  if (!talos.ok) {
+    if (pastDeadline(status, o.now)) {
+      return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not start before the deadline: ${talos.failure.message}`);
+    }
+    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`, 1_000);
+  }
+  const delivered = talos.bootId !== status.initialBootID || isBusyStage(talos.stage);
+  if (legacy && delivered) return toRebooting(o, 'the node is upgrading');
+  if (pastDeadline(status, o.now)) {
+    return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`);
+  }
+  if (!legacy && talos.bootId !== status.initialBootID) {
+    return failed(status, o.now, JobReason.InstallFailed, `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`);
+  }
+  if (!legacy && isBusyStage(talos.stage)) {
+    return waiting(status, o.now, JobReason.UpgradeRequested, `node ${spec.nodeName} is ${talos.stage}; waiting before installing`, 1_000);
+  }
+  const action = legacy ? ({ type: 'legacyUpgrade', image } as const) : ({ type: 'install', image } as const);
+  return { action, status, events: [{ type: 'Normal', reason: JobReason.UpgradeRequested, note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
+}
+
+function toRebooting(o: JobObservation, why: string): JobStep {
+  const { spec } = o.job;
+  const status = enterPhase({ ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) }, 'Rebooting', o.now,
+    durationMs(spec.rebootTimeout), JobReason.WaitingForReboot, `${why}; waiting until the node is back Ready on ${spec.target.talosVersion ?? ''}`);
+  return { status, events: [{ type: 'Normal', reason: 'Rebooting', note: `node ${spec.nodeName}: ${why}` }], requeueAfterMs: 0 };
+}
+
+/** After the legacy Upgrade was acknowledged or the install stream ended. */
+export function afterUpgradeCall(o: JobObservation, result: ActionResult): JobStep {
+  const { spec } = o.job;
+  if (result.type !== 'installed') return toRebooting(o, 'Talos acknowledged the upgrade');
+  if (result.exitCode !== 0) {
+    const words = result.messages.slice(-3).join('; ');
+    return failed(o.job.status, o.now, JobReason.InstallFailed,
+      `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`);
+  }
+  return toRebooting(o, `installed ${o.job.status.installerImage ?? ''}; rebooting into it`);
+}

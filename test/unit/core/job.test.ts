@@ -1,0 +1,361 @@
+// The PatchJob decision (controller/core/job), phase by phase, with a fixed clock.
+import assert from 'node:assert/strict';
+import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import {
+  afterAction,
+  afterFailure,
+  decideJob,
+  talosNeed,
+  type JobNodeFacts,
+  type JobObservation,
+  type JobPodFacts,
+  type TalosFacts,
+} from '../../../controller/core/job/index.js';
+
+const T0 = Date.parse('2026-12-01T10:00:00Z');
+const BOOT = 'boot-1';
+
+const spec = (target: Record<string, unknown> = { talosVersion: 'v1.13.2' }, extra: Record<string, unknown> = {}) =>
+  patchJobSpec.parse({
+    nodeName: 'w1',
+    patchPlanRef: 'plan',
+    group: 'workers',
+    target,
+    talosConfig: { secretRef: { name: 'talos' } },
+    ...extra,
+  });
+
+const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
+  name: 'w1',
+  internalIP: '127.0.10.1',
+  ready: true,
+  unschedulable: false,
+  cordonedBy: undefined,
+  bootID: BOOT,
+  talosVersion: 'v1.12.4',
+  schematic: 'a'.repeat(64),
+  ...over,
+});
+
+const talos = (over: Partial<Extract<TalosFacts, { ok: true }>> = {}): TalosFacts => ({
+  ok: true,
+  version: 'v1.12.4',
+  bootId: BOOT,
+  stage: 'running',
+  schematic: undefined,
+  ...over,
+});
+
+const pod = (name: string, over: Partial<JobPodFacts> = {}): JobPodFacts => ({
+  namespace: 'app',
+  name,
+  uid: `uid-${name}`,
+  controllerKind: 'ReplicaSet',
+  mirror: false,
+  deleting: false,
+  phase: 'Running',
+  ...over,
+});
+
+function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, jobSpec = spec()): JobObservation {
+  return { now: T0, job: { name: 'plan-w1', spec: jobSpec, status }, node: node(), pods: [], leases: [], talos: undefined, ...over };
+}
+
+/** A status as the first passes of Pending leave it, for a 1.12 → 1.13 legacy upgrade. */
+function recorded(flow: 'legacy' | 'lifecycle' = 'legacy'): PatchJobStatus {
+  const version = flow === 'legacy' ? 'v1.12.4' : 'v1.13.1';
+  let s = decideJob(obs({})).status;
+  s = decideJob(obs(s, { talos: talos({ version }) }, spec({ talosVersion: flow === 'legacy' ? 'v1.13.2' : 'v1.14.0' }))).status;
+  return s;
+}
+
+describe('core/job: decideJob', function () {
+  describe('Pending', function () {
+    it('enters Pending with a deadline and asks for no Talos facts before that', function () {
+      assert.equal(talosNeed({}), 'none');
+      const step = decideJob(obs({}));
+      assert.equal(step.status.phase, 'Pending');
+      assert.equal(step.status.deadline, new Date(T0 + 10 * 60_000).toISOString());
+      assert.equal(step.action, undefined);
+      assert.equal(talosNeed(step.status), 'identity');
+    });
+
+    it('completes at once when the node already runs the target, without cordoning', function () {
+      const s = decideJob(obs({})).status;
+      const step = decideJob(obs(s, { talos: talos({ version: 'v1.13.2' }) }));
+      assert.equal(step.status.phase, 'Completed');
+      assert.equal(step.status.reason, 'AlreadyAtTarget');
+      assert.equal(step.action, undefined);
+    });
+
+    it('refuses a downgrade unless allowTalosDowngrade', function () {
+      const s = decideJob(obs({})).status;
+      const refused = decideJob(obs(s, { talos: talos({ version: 'v1.14.0' }) }));
+      assert.equal(refused.status.phase, 'Failed');
+      assert.equal(refused.status.reason, 'DowngradeRefused');
+      assert.match(refused.status.message ?? '', /allowTalosDowngrade/);
+      const allowed = decideJob(obs(s, { talos: talos({ version: 'v1.14.0' }) }, spec({ talosVersion: 'v1.13.2', allowTalosDowngrade: true })));
+      assert.equal(allowed.status.phase, 'Pending');
+      assert.equal(allowed.status.initialBootID, BOOT);
+    });
+
+    it('records boot ID, flow and installer image before acting (legacy below 1.13)', function () {
+      const s = recorded('legacy');
+      assert.equal(s.initialBootID, BOOT);
+      assert.equal(s.flow, 'legacy');
+      assert.equal(s.installerImage, 'ghcr.io/siderolabs/installer:v1.13.2');
+      const next = decideJob(obs(s, { talos: talos() }));
+      assert.equal(next.action, undefined, 'legacy flow has nothing to pre-pull');
+      assert.equal(next.status.phase, 'Draining');
+      assert.equal(next.status.deadline, new Date(T0 + 5 * 60_000).toISOString());
+    });
+
+    it('pre-pulls the installer on 1.13+ before the cordon, once', function () {
+      const target = spec({ talosVersion: 'v1.14.0' });
+      const s = recorded('lifecycle');
+      assert.equal(s.flow, 'lifecycle');
+      const pull = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target));
+      assert.deepEqual(pull.action, { type: 'pull', image: 'ghcr.io/siderolabs/installer:v1.14.0' });
+      assert.ok(pull.status.imagePulledTime);
+      const next = decideJob(obs(pull.status, { talos: talos({ version: 'v1.13.1' }) }, target));
+      assert.equal(next.action, undefined);
+      assert.equal(next.status.phase, 'Draining');
+    });
+
+    it('resolves a factory installer with the node schematic when the plan has none', function () {
+      const target = spec({ talosVersion: 'v1.14.0', source: 'factory', installer: 'metal', secureBoot: true });
+      let s = decideJob(obs({}, {}, target)).status;
+      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1', schematic: 'b'.repeat(64) }) }, target)).status;
+      assert.equal(s.installerImage, `factory.talos.dev/metal-installer-secureboot/${'b'.repeat(64)}:v1.14.0`);
+      assert.equal(s.schematic, 'b'.repeat(64));
+    });
+
+    it('waits for an unreachable Talos API until the deadline, then fails', function () {
+      const s = decideJob(obs({})).status;
+      const down: TalosFacts = { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } };
+      const wait = decideJob(obs(s, { talos: down }));
+      assert.equal(wait.status.phase, 'Pending');
+      assert.equal(wait.status.reason, 'TalosUnreachable');
+      assert.match(wait.status.message ?? '', /until 2026-12-01T10:10:00.000Z/);
+      assert.equal(wait.requeueAfterMs, 10 * 60_000);
+      const late = decideJob(obs(s, { talos: down, now: T0 + 10 * 60_000 }));
+      assert.equal(late.status.phase, 'Failed');
+      assert.equal(late.status.reason, 'TalosUnreachable');
+    });
+
+    it('fails at once on a Talos error that will not heal (credentials)', function () {
+      const s = decideJob(obs({})).status;
+      const step = decideJob(obs(s, { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } }));
+      assert.equal(step.status.phase, 'Failed');
+      assert.equal(step.status.reason, 'TalosCallFailed');
+    });
+
+    it('fails a job whose node does not exist', function () {
+      assert.equal(decideJob(obs({}, { node: undefined })).status.reason, 'NodeNotFound');
+    });
+  });
+
+  describe('Draining', function () {
+    const draining = (): PatchJobStatus => decideJob(obs(recorded('legacy'), { talos: talos() })).status;
+    /** Draining, after this job's cordon. */
+    const cordonedStatus = (): PatchJobStatus => decideJob(obs(draining())).status;
+
+    it('cordons first', function () {
+      const step = decideJob(obs(draining()));
+      assert.deepEqual(step.action, { type: 'cordon' });
+      assert.ok(step.status.cordonedTime);
+    });
+
+    it('records a cordon of its own that a restart lost, without cordoning again', function () {
+      const step = decideJob(obs(draining(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      assert.equal(step.action, undefined);
+      assert.ok(step.status.cordonedTime);
+    });
+
+    it('does not take credit for a node someone else cordoned', function () {
+      const step = decideJob(obs(draining(), { node: node({ unschedulable: true, cordonedBy: undefined }) }));
+      assert.equal(step.action, undefined);
+      assert.equal(step.status.phase, 'Upgrading');
+      assert.equal(step.status.cordonedTime, undefined);
+    });
+
+    it('evicts the pods that must go and skips DaemonSet, mirror and finished pods', function () {
+      const pods = [pod('web-1'), pod('ds', { controllerKind: 'DaemonSet' }), pod('kube-apiserver-w1', { mirror: true, controllerKind: 'Node' }), pod('job', { phase: 'Succeeded', controllerKind: 'Job' })];
+      const step = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods }));
+      assert.equal(step.action?.type, 'evict');
+      assert.deepEqual(step.action.type === 'evict' ? step.action.pods.map((p) => p.name) : [], ['web-1']);
+    });
+
+    it('fails naming unmanaged pods unless evictUnmanagedPods', function () {
+      const pods = [pod('bare', { controllerKind: undefined })];
+      const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
+      const step = decideJob(obs(cordonedStatus(), { node: cordoned, pods }));
+      assert.equal(step.status.reason, 'UnmanagedPods');
+      assert.match(step.status.message ?? '', /app\/bare/);
+      const allowed = decideJob(obs(cordonedStatus(), { node: cordoned, pods }, spec(undefined, { evictUnmanagedPods: true })));
+      assert.equal(allowed.action?.type, 'evict');
+    });
+
+    it('names the blocking PDB and retries with a growing delay until drainTimeout', function () {
+      const s = cordonedStatus();
+      const o = obs(s, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 60_000 });
+      const step = decideJob(o);
+      const blocked = afterAction(o, step, { type: 'evicted', evicted: 0, deleted: [], blocked: [{ pod: { namespace: 'app', name: 'web-1', uid: 'u' }, pdbs: ['web'] }] });
+      assert.equal(blocked.status.reason, 'DrainBlockedByPDB');
+      assert.equal(blocked.status.blockingPDB, 'app/web');
+      assert.equal(blocked.requeueAfterMs, 5_000);
+      assert.equal(blocked.events[0]?.reason, 'DrainBlockedByPDB');
+      const late = decideJob(obs(blocked.status, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 5 * 60_000 }));
+      assert.equal(late.status.phase, 'Failed');
+      assert.equal(late.status.reason, 'DrainTimeout');
+      assert.match(late.status.message ?? '', /app\/web/);
+    });
+
+    it('waits for evicted pods to terminate, then upgrades', function () {
+      const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
+      const wait = decideJob(obs(cordonedStatus(), { node: cordoned, pods: [pod('web-1', { deleting: true })] }));
+      assert.equal(wait.action, undefined);
+      assert.equal(wait.status.reason, 'WaitingForPodsToTerminate');
+      const done = decideJob(obs(cordonedStatus(), { node: cordoned, pods: [] }));
+      assert.equal(done.status.phase, 'Upgrading');
+    });
+  });
+
+  describe('Upgrading and Rebooting (legacy)', function () {
+    const upgrading = (): PatchJobStatus => {
+      let d = decideJob(obs(recorded('legacy'), { talos: talos() })).status;
+      d = decideJob(obs(d)).status; // cordoned
+      return decideJob(obs(d, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }) })).status;
+    };
+
+    it('records the request before sending it, then sends it once', function () {
+      const first = decideJob(obs(upgrading()));
+      assert.equal(first.action, undefined);
+      assert.ok(first.status.upgradeRequestedTime);
+      assert.equal(talosNeed(first.status), 'identity');
+      const send = decideJob(obs(first.status, { talos: talos() }));
+      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2' });
+      const after = afterAction(obs(first.status), send, { type: 'done' });
+      assert.equal(after.status.phase, 'Rebooting');
+      assert.ok(after.status.upgradeAcknowledgedTime);
+    });
+
+    it('after a restart, does not send again when the node shows the upgrade arrived', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      for (const facts of [talos({ stage: 'upgrading' }), talos({ stage: 'rebooting' }), talos({ bootId: 'boot-2' })]) {
+        const step = decideJob(obs(requested, { talos: facts }));
+        assert.equal(step.action, undefined, JSON.stringify(facts));
+        assert.equal(step.status.phase, 'Rebooting');
+      }
+    });
+
+    it('fails on an upgrade Talos refused, and retries a transient failure', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      const o = obs(requested, { talos: talos() });
+      const action = { type: 'legacyUpgrade', image: 'x' } as const;
+      assert.equal(afterFailure(o, action, { transient: false, reason: 'OperationFailed', message: 'bad image' }).status.reason, 'UpgradeFailed');
+      const retry = afterFailure(o, action, { transient: true, reason: 'Unavailable', message: 'reset' });
+      assert.equal(retry.status.phase, 'Upgrading');
+      assert.ok((retry.requeueAfterMs ?? 0) > 0);
+    });
+
+    it('completes on a new boot ID, the target version and Ready', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
+      assert.equal(talosNeed(rebooting), 'none', 'the Node tells when the reboot is done');
+      const down = decideJob(obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      assert.equal(down.status.phase, 'Rebooting');
+      assert.equal(down.requeueAfterMs, 10 * 60_000);
+      const back = decideJob(obs(rebooting, { node: node({ bootID: 'boot-2', talosVersion: 'v1.13.2', unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      assert.equal(back.status.phase, 'Completed');
+      assert.equal(back.status.reason, 'Upgraded');
+    });
+
+    it('fails at once when the node came back Ready on its old version (old partition)', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
+      const step = decideJob(obs(rebooting, { node: node({ bootID: 'boot-2', talosVersion: 'v1.12.4' }) }));
+      assert.equal(step.status.reason, 'BootedOldPartition');
+      assert.match(step.status.message ?? '', /previous partition/);
+      assert.match(step.status.message ?? '', /stage the upgrade/);
+    });
+
+    it('fails at rebootTimeout with what it last saw', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
+      const step = decideJob(obs(rebooting, { now: T0 + 10 * 60_000, node: node({ ready: false }) }));
+      assert.equal(step.status.reason, 'RebootTimeout');
+      assert.match(step.status.message ?? '', /Ready=false/);
+    });
+  });
+
+  describe('Upgrading and Rebooting (lifecycle)', function () {
+    const target = spec({ talosVersion: 'v1.14.0' });
+    const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1', talosVersion: 'v1.13.1' });
+    const upgradingRequested = (): PatchJobStatus => {
+      let s = recorded('lifecycle');
+      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target)).status; // pulled
+      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target)).status; // Draining
+      s = decideJob(obs(s, {}, target)).status; // cordoned
+      s = decideJob(obs(s, { node: cordoned }, target)).status; // Upgrading
+      return decideJob(obs(s, { node: cordoned }, target)).status; // requested
+    };
+
+    it('installs, then records and sends one reboot', function () {
+      const s = upgradingRequested();
+      const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target));
+      assert.deepEqual(install.action, { type: 'install', image: 'ghcr.io/siderolabs/installer:v1.14.0' });
+      const installed = afterAction(obs(s, {}, target), install, { type: 'installed', exitCode: 0, messages: [] });
+      assert.equal(installed.status.phase, 'Rebooting');
+      const record = decideJob(obs(installed.status, { node: cordoned }, target));
+      assert.equal(record.action, undefined);
+      assert.ok(record.status.rebootRequestedTime);
+      const reboot = decideJob(obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target));
+      assert.deepEqual(reboot.action, { type: 'reboot' });
+      assert.ok(reboot.status.rebootAcknowledgedTime);
+      const after = decideJob(obs(reboot.status, { node: cordoned }, target));
+      assert.equal(after.action, undefined, 'no second reboot');
+    });
+
+    it('fails with the installer words on a non-zero exit code, without rebooting', function () {
+      const s = upgradingRequested();
+      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
+      const step = afterAction(o, decideJob(o), { type: 'installed', exitCode: 3, messages: ['running installer', 'installer failed: exit status 3'] });
+      assert.equal(step.status.reason, 'InstallFailed');
+      assert.match(step.status.message ?? '', /exit status 3/);
+    });
+
+    it('does not reboot again after a restart when the node is already rebooting', function () {
+      const s = upgradingRequested();
+      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
+      const installed = afterAction(o, decideJob(o), { type: 'installed', exitCode: 0, messages: [] }).status;
+      const requested = decideJob(obs(installed, { node: cordoned }, target)).status;
+      const step = decideJob(obs(requested, { node: cordoned, talos: talos({ version: 'v1.13.1', stage: 'rebooting' }) }, target));
+      assert.equal(step.action, undefined);
+      assert.ok(step.status.rebootAcknowledgedTime);
+    });
+  });
+
+  describe('Completed and Failed', function () {
+    it('uncordons only a node this job cordoned, then releases its lease', function () {
+      const done: PatchJobStatus = { phase: 'Completed' };
+      const ours = decideJob(obs(done, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      assert.deepEqual(ours.action, { type: 'uncordon' });
+      const theirs = decideJob(obs(done, { node: node({ unschedulable: true, cordonedBy: 'someone' }), leases: [{ name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' }] }));
+      assert.equal(theirs.action?.type, 'releaseLeases');
+      assert.equal(decideJob(obs(done)).action, undefined);
+    });
+
+    it('leaves a failed, not Ready node cordoned and says so, then uncordons it once Ready', function () {
+      const failedStatus: PatchJobStatus = { phase: 'Failed', reason: 'RebootTimeout', message: 'x' };
+      const notReady = node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' });
+      const step = decideJob(obs(failedStatus, { node: notReady }));
+      assert.equal(step.action, undefined);
+      assert.equal(step.status.nodeLeftCordoned, true);
+      assert.equal(step.events[0]?.reason, 'NodeLeftCordoned');
+      const later = decideJob(obs(step.status, { node: { ...notReady, ready: true } }));
+      assert.deepEqual(later.action, { type: 'uncordon' });
+      assert.equal(later.status.nodeLeftCordoned, undefined);
+    });
+  });
+});
