@@ -3,6 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
+import { RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
+import { createLogger } from './telemetry/logger.js';
 
 export const ExitCode = { Ok: 0, Invalid: 1, Usage: 2 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -54,7 +56,43 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('-n, --namespace <namespace>', 'operator namespace (talosConfig.secretRef.namespace must match)', DEFAULT_OPERATOR_NAMESPACE)
     .exitOverride()
     .action(async (paths: string[], opts: ValidateOptions) => setExit(await validate(paths, opts, io)));
+  const runCommand = program
+    .command('run')
+    .description(`Run the controller (every flag also reads KANGAL_PATCH_<FLAG>, e.g. KANGAL_PATCH_NAMESPACE)`)
+    .exitOverride()
+    .action(async (opts: Partial<Record<RunFlagName, string | boolean>>) => setExit(await run(opts, io)));
+  for (const def of Object.values(RUN_FLAGS)) runCommand.option(def.flag, `${def.help}${def.default === undefined ? '' : ` (default ${def.default})`}`);
   return program;
+}
+
+async function run(flags: Partial<Record<RunFlagName, string | boolean>>, io: CliIO): Promise<ExitCode> {
+  const cfg = resolveRunConfig(flags, process.env);
+  if ('errors' in cfg) {
+    io.err(cfg.errors.map((e) => `kangal-patch run: ${e}\n`).join(''));
+    return ExitCode.Usage;
+  }
+  const log = createLogger(cfg.logLevel);
+  const shutdown = new AbortController();
+  const stop = (signal: string): void => {
+    log.info({ signal }, 'signal received');
+    shutdown.abort(new Error(signal));
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('unhandledRejection', (err) => {
+    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'unhandled rejection');
+    process.exit(1);
+  });
+  const { runController } = await import('./main.js');
+  try {
+    const code = await runController(cfg, log, shutdown.signal);
+    // Anything still holding the event loop open must not keep a stopped controller alive.
+    setTimeout(() => process.exit(code), 2_000).unref();
+    return code === 0 ? ExitCode.Ok : ExitCode.Invalid;
+  } catch (err) {
+    log.fatal({ err: err instanceof Error ? err.message : String(err) }, 'controller failed');
+    return ExitCode.Invalid;
+  }
 }
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */

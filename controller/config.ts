@@ -1,0 +1,92 @@
+// `kangal-patch run` settings: flags, each with a KANGAL_PATCH_<FLAG> environment fallback, checked
+// at start with one clear message per bad value.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import { parseGoDuration } from './core/duration.js';
+import { LOG_LEVELS } from './telemetry/logger.js';
+import { parseBindAddress, type BindAddress } from './telemetry/http.js';
+
+/** Flag name → its default (as text, the way a user would type it). */
+export const RUN_FLAGS = {
+  kubeconfig: { flag: '--kubeconfig <path>', help: 'kubeconfig file (default: in-cluster, else $KUBECONFIG)', default: undefined },
+  namespace: { flag: '--namespace <name>', help: 'operator namespace (Talos Secrets and Leases live here)', default: DEFAULT_OPERATOR_NAMESPACE },
+  metricsBindAddress: { flag: '--metrics-bind-address <addr>', help: 'metrics endpoint, 0 disables', default: ':8080' },
+  healthProbeBindAddress: { flag: '--health-probe-bind-address <addr>', help: '/healthz and /readyz endpoint, 0 disables', default: ':8081' },
+  leaderElect: { flag: '--leader-elect [bool]', help: 'elect a leader among replicas with a Lease', default: 'false' },
+  leaderElectionId: { flag: '--leader-election-id <name>', help: 'name of the leader election Lease', default: 'kangal-patch-leader' },
+  leaderElectionLeaseDuration: { flag: '--leader-election-lease-duration <duration>', help: 'how long a leader lease is valid', default: '15s' },
+  leaderElectionRenewDeadline: { flag: '--leader-election-renew-deadline <duration>', help: 'leader gives up when it cannot renew for this long', default: '10s' },
+  leaderElectionRetryPeriod: { flag: '--leader-election-retry-period <duration>', help: 'how often to try to acquire or renew', default: '2s' },
+  logLevel: { flag: '--log-level <level>', help: `log level (${LOG_LEVELS.join(', ')})`, default: 'info' },
+  maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs processed at the same time', default: '16' },
+} as const;
+export type RunFlagName = keyof typeof RUN_FLAGS;
+
+export const envName = (name: string): string => `KANGAL_PATCH_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+const bind = z.string().transform((text, ctx): BindAddress | undefined => {
+  const b = parseBindAddress(text);
+  if (b instanceof Error) {
+    ctx.addIssue({ code: 'custom', message: b.message });
+    return z.NEVER;
+  }
+  return b;
+});
+const durationMs = z.string().transform((text, ctx) => {
+  const ms = parseGoDuration(text);
+  if (ms === undefined || ms <= 0) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a positive duration such as "15s" or "1m"` });
+    return z.NEVER;
+  }
+  return ms;
+});
+const bool = z.string().transform((text, ctx) => {
+  if (/^(true|1|yes)$/i.test(text)) return true;
+  if (/^(false|0|no)$/i.test(text)) return false;
+  ctx.addIssue({ code: 'custom', message: `"${text}" is not true or false` });
+  return z.NEVER;
+});
+
+export const runConfigSchema = z
+  .object({
+    kubeconfig: z.string().min(1).optional(),
+    namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a namespace name (lowercase letters, digits, "-")' }).max(63),
+    metricsBindAddress: bind,
+    healthProbeBindAddress: bind,
+    leaderElect: bool,
+    leaderElectionId: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: 'must be a Lease name' }),
+    leaderElectionLeaseDuration: durationMs,
+    leaderElectionRenewDeadline: durationMs,
+    leaderElectionRetryPeriod: durationMs,
+    logLevel: z.enum(LOG_LEVELS),
+    maxConcurrentReconciles: z.coerce.number().int().min(1).max(1000),
+  })
+  .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
+    path: ['leaderElectionRenewDeadline'],
+    error: 'must be shorter than --leader-election-lease-duration',
+  });
+
+export type RunConfig = z.output<typeof runConfigSchema> & { identity: string };
+
+/** Flags over environment over defaults; errors name the flag and its environment variable. */
+export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boolean>>, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {
+  const raw: Record<string, string | undefined> = {};
+  for (const [name, def] of Object.entries(RUN_FLAGS)) {
+    const given = flags[name as RunFlagName];
+    raw[name] = given === true ? 'true' : given === false ? 'false' : (given ?? env[envName(name)] ?? def.default);
+  }
+  const parsed = runConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      errors: parsed.error.issues.map((i) => {
+        const name = String(i.path[0] ?? '');
+        const flag = RUN_FLAGS[name as RunFlagName]?.flag.split(' ')[0] ?? name;
+        return `${flag} (${envName(name)}): ${i.message}`;
+      }),
+    };
+  }
+  const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
+  return { ...parsed.data, identity };
+}

@@ -1,0 +1,115 @@
+// Composition root of `kangal-patch run`: config → adapters → caches → leader election → work
+// queue → signals. Leader loss and SIGTERM abort all work at once; every step is resumable from
+// status, so abandoning an action is safe.
+import type { Server } from 'node:http';
+import { API_VERSION } from '../schemas/api.js';
+import type { RunConfig } from './config.js';
+import { createKube } from './kube/index.js';
+import { createJobReconciler } from './rollout/job/reconciler.js';
+import { talosConnector } from './rollout/job/talos-access.js';
+import { wireJobEvents } from './rollout/job/wiring.js';
+import { systemClock } from './runtime/clock.js';
+import { createLeaderElector } from './runtime/leader.js';
+import { WorkQueue } from './runtime/queue.js';
+import { isOutcomeError } from './runtime/outcome.js';
+import { serve } from './telemetry/http.js';
+import type { Logger } from './telemetry/logger.js';
+import { createMetrics } from './telemetry/metrics.js';
+import { closeAllTalosChannels } from './talos/index.js';
+
+export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
+  const clock = systemClock;
+  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: log, identity: cfg.identity });
+  const metrics = createMetrics();
+  const informers = kube.informers;
+  const caches = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
+  let leading = false;
+  const servers: Server[] = [];
+  if (cfg.healthProbeBindAddress) {
+    const h = await serve(cfg.healthProbeBindAddress, {
+      healthz: () => true,
+      readyz: () => (caches.every((c) => c.isSynced()) ? { ready: true, why: leading ? 'ok (leader)' : 'ok (standby)' } : { ready: false, why: 'caches not synced' }),
+    });
+    servers.push(h.server);
+    log.info({ port: h.port, address: cfg.healthProbeBindAddress.host }, 'health probes listening');
+  }
+  if (cfg.metricsBindAddress) {
+    const m = await serve(cfg.metricsBindAddress, { healthz: () => true, readyz: () => ({ ready: true, why: 'ok' }), registry: metrics.registry });
+    servers.push(m.server);
+    log.info({ port: m.port, address: cfg.metricsBindAddress.host }, 'metrics listening');
+  }
+  const closeServers = (): Promise<void[]> => Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+
+  for (const c of caches) c.start(shutdown);
+  await Promise.race([Promise.all(caches.map((c) => c.synced)), abortPromise(shutdown)]);
+  if (shutdown.aborted) return finish(0);
+  log.info('caches synced');
+
+  const work = new AbortController();
+  shutdown.addEventListener('abort', () => work.abort(shutdown.reason), { once: true });
+  const elector = cfg.leaderElect
+    ? createLeaderElector({
+        lease: kube.leaderLease,
+        namespace: cfg.namespace,
+        name: cfg.leaderElectionId,
+        identity: cfg.identity,
+        clock,
+        leaseDurationMs: cfg.leaderElectionLeaseDuration,
+        renewDeadlineMs: cfg.leaderElectionRenewDeadline,
+        retryPeriodMs: cfg.leaderElectionRetryPeriod,
+        onStateChange: (state) => log.info({ identity: cfg.identity, state }, `leader election: ${state}`),
+      })
+    : undefined;
+  if (elector) {
+    log.info({ identity: cfg.identity, lease: `${cfg.namespace}/${cfg.leaderElectionId}` }, 'waiting to become leader');
+    try {
+      await elector.acquire(shutdown);
+    } catch (err) {
+      if (shutdown.aborted) return finish(0);
+      throw err;
+    }
+    elector.lost.addEventListener('abort', () => work.abort(new Error('leadership lost')), { once: true });
+  }
+  leading = true;
+  log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchJobs');
+
+  const queue = new WorkQueue({
+    name: 'patchjob',
+    concurrency: cfg.maxConcurrentReconciles,
+    clock,
+    passTimeoutMs: 60 * 60_000,
+    onError: (key, err, retryIn) => {
+      const reason = isOutcomeError(err) ? err.reason : 'Error';
+      metrics.reconcileErrors.inc({ controller: 'patchjob', reason });
+      log.warn({ job: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
+    },
+    onPass: (_key, ms, ok) => {
+      metrics.reconcileDuration.observe({ controller: 'patchjob', result: ok ? 'ok' : 'error' }, ms / 1000);
+      metrics.queueDepth.set({ controller: 'patchjob' }, queue.depth());
+    },
+  });
+  wireJobEvents(informers, queue);
+  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos: talosConnector(kube.port, cfg.namespace), operatorNamespace: cfg.namespace, log }), work.signal);
+  for (const job of informers.patchJobs.list()) queue.add(job.name);
+
+  await abortPromise(work.signal);
+  const lost = !shutdown.aborted;
+  log.info(lost ? 'leadership lost: stopping all work' : 'shutting down: stopping work');
+  await queue.drain();
+  if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
+  return finish(lost ? 1 : 0);
+
+  async function finish(code: number): Promise<number> {
+    closeAllTalosChannels();
+    await closeServers();
+    log.info({ code }, 'stopped');
+    return code;
+  }
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

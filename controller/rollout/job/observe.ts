@@ -1,0 +1,47 @@
+// Observe for one pass: the job, its node, its leases from the caches; the node's pods live while
+// draining; Talos facts only when the phase needs them.
+import { talosNeed, needsPods, type JobObservation, type TalosFacts } from '../../core/job/index.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { JobView, NodeView, PodView } from '../../kube/views.js';
+import { withTimeout, type OpContext } from '../../runtime/context.js';
+import type { TalosPort } from '../../talos/port.js';
+import { callFailure } from './failure.js';
+
+const READ_TIMEOUT_MS = 20_000;
+
+export interface ObserveDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+}
+
+export type JobWithSpec = JobView & { spec: NonNullable<JobView['spec']> };
+
+export async function observeJob(
+  ctx: OpContext,
+  deps: ObserveDeps,
+  job: JobWithSpec,
+  talos: () => Promise<TalosPort>,
+): Promise<{ observed: JobObservation; pods: PodView[]; node: NodeView | undefined }> {
+  const node = deps.informers.nodes.get(job.spec.nodeName);
+  const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
+  const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
+  const facts = node && talosNeed(job.status) === 'identity' ? await talosFacts(ctx, job, node, talos) : undefined;
+  const observed = { now: ctx.clock.now(), job: { name: job.name, spec: job.spec, status: job.status }, node, pods, leases, talos: facts };
+  return { observed, pods, node };
+}
+
+async function talosFacts(ctx: OpContext, job: JobWithSpec, node: NodeView, talos: () => Promise<TalosPort>): Promise<TalosFacts> {
+  const target = node.internalIP ?? node.name;
+  const read = withTimeout(ctx, READ_TIMEOUT_MS);
+  try {
+    const port = await talos();
+    const identity = await port.identity(read, target);
+    const stage = (await port.machineStatus(read, target)).stage;
+    const wantsSchematic = job.status.phase === 'Pending' && job.spec.target.source === 'factory' && job.spec.target.schematicID === undefined;
+    const schematic = wantsSchematic ? ((await port.schematic(read, target)).schematic ?? node.schematic) : undefined;
+    return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    return { ok: false, failure: callFailure(err) };
+  }
+}

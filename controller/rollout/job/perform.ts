@@ -1,0 +1,77 @@
+// The one action of a pass, against the adapters. Returns what the decision needs to know.
+import type { ActionResult, JobAction, JobStep, PodRef } from '../../core/job/index.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { JobView, NodeView, PodView } from '../../kube/views.js';
+import { epoch } from '../../core/job/status.js';
+import { withTimeout, type OpContext } from '../../runtime/context.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { TalosPort } from '../../talos/port.js';
+
+const CALL_TIMEOUT_MS = 30_000;
+
+export interface PerformDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+  operatorNamespace: string;
+}
+
+export interface ActionTarget {
+  job: JobView;
+  node: NodeView | undefined;
+  pods: readonly PodView[];
+  talos: () => Promise<TalosPort>;
+  log: Logger;
+}
+
+export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget, step: JobStep & { action: JobAction }): Promise<ActionResult> {
+  const action = step.action;
+  const call = withTimeout(ctx, CALL_TIMEOUT_MS);
+  // Long Talos operations (pull, install) may take until the phase deadline.
+  const long = withTimeout(ctx, Math.max(CALL_TIMEOUT_MS, (epoch(t.job.status.deadline) ?? 0) - ctx.clock.now()));
+  const ip = t.node?.internalIP ?? t.node?.name ?? t.job.spec?.nodeName ?? '';
+  switch (action.type) {
+    case 'pull':
+      await (await t.talos()).pullImage(long, ip, action.image);
+      return { type: 'done' };
+    case 'install': {
+      const res = await (await t.talos()).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));
+      return { type: 'installed', exitCode: res.exitCode, messages: res.messages };
+    }
+    case 'legacyUpgrade':
+      await (await t.talos()).legacyUpgrade(call, ip, action.image);
+      return { type: 'done' };
+    case 'reboot':
+      await (await t.talos()).reboot(call, ip);
+      return { type: 'done' };
+    case 'cordon':
+    case 'uncordon': {
+      if (!t.node) return { type: 'done' };
+      const fn = action.type === 'cordon' ? deps.kube.cordon.bind(deps.kube) : deps.kube.uncordon.bind(deps.kube);
+      deps.informers.nodes.observeWrite(await fn(call, t.node, t.job.name));
+      return { type: 'done' };
+    }
+    case 'evict':
+      return evictAll(call, deps.kube, t, action.pods, action.deleteIfBlocked);
+    case 'releaseLeases':
+      for (const lease of action.leases) await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
+      return { type: 'done' };
+  }
+}
+
+async function evictAll(ctx: OpContext, kube: KubePort, t: ActionTarget, refs: readonly PodRef[], deleteIfBlocked: boolean): Promise<ActionResult> {
+  const result: Extract<ActionResult, { type: 'evicted' }> = { type: 'evicted', evicted: 0, deleted: [], blocked: [] };
+  for (const ref of refs) {
+    const pod = t.pods.find((p) => p.uid === ref.uid);
+    if (!pod) continue;
+    const res = await kube.evictPod(ctx, pod);
+    if (res.outcome === 'evicted') result.evicted++;
+    if (res.outcome !== 'blocked') continue;
+    if (deleteIfBlocked) {
+      await kube.deletePod(ctx, pod);
+      result.deleted.push(ref);
+    } else {
+      result.blocked.push({ pod: ref, pdbs: await kube.matchingPdbs(ctx, pod) });
+    }
+  }
+  return result;
+}

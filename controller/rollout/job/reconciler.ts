@@ -1,0 +1,102 @@
+// The PatchJob reconciler: glue. One pass = observe → decideJob(now) → at most one action → one
+// status write → events; returns when to look again.
+import { isDeepStrictEqual } from 'node:util';
+import { API_VERSION, Kind } from '../../../schemas/api.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
+import { afterAction, afterFailure, decideJob, type JobAction, type JobStep } from '../../core/job/index.js';
+import { iso } from '../../core/job/status.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { JobView, NodeView } from '../../kube/views.js';
+import type { OpContext } from '../../runtime/context.js';
+import type { PassResult } from '../../runtime/queue.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { TalosPort } from '../../talos/port.js';
+import { callFailure } from './failure.js';
+import { observeJob, type JobWithSpec } from './observe.js';
+import { perform } from './perform.js';
+import type { TalosConnect } from './talos-access.js';
+
+export interface JobReconcilerDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+  connectTalos: TalosConnect;
+  operatorNamespace: string;
+  log: Logger;
+}
+
+export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+  return async (key, ctx) => {
+    const job = deps.informers.patchJobs.get(key);
+    if (!job || job.deleting) return undefined;
+    if (!job.spec) return invalidSpec(ctx, deps, job);
+    const log = deps.log.child({ job: job.name, plan: job.spec.patchPlanRef, node: job.spec.nodeName });
+    const talos = lazyTalos(ctx, deps, job as JobWithSpec);
+    try {
+      return await pass(ctx, deps, job as JobWithSpec, talos.get, log);
+    } finally {
+      talos.close();
+    }
+  };
+}
+
+async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, talos: () => Promise<TalosPort>, log: Logger): Promise<PassResult> {
+  const { observed, pods, node } = await observeJob(ctx, deps, job, talos);
+  let step: JobStep = decideJob(observed);
+  if (step.action) {
+    const action: JobAction = step.action;
+    try {
+      const result = await perform(ctx, deps, { job, node, pods, talos, log }, { ...step, action });
+      step = afterAction(observed, step, result);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err; // shutdown or leader loss: the recorded state makes the next pass safe
+      const failure = callFailure(err);
+      log.warn({ action: action.type, reason: failure.reason, transient: failure.transient, err: failure.message }, 'action failed');
+      step = afterFailure(observed, action, failure);
+    }
+  }
+  await writeStatus(ctx, deps, job, step.status, log);
+  for (const e of step.events) await emit(ctx, deps, job, node, e);
+  return { requeueAfterMs: step.requeueAfterMs };
+}
+
+async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, status: PatchJobStatus, log: Logger): Promise<void> {
+  const next = { ...status, observedGeneration: job.generation };
+  if (isDeepStrictEqual(next, job.status)) return;
+  const written = await deps.kube.writeJobStatus(ctx, job, next);
+  deps.informers.patchJobs.observeWrite(written);
+  if (next.phase !== job.status.phase || next.reason !== job.status.reason) {
+    log.info({ phase: next.phase, reason: next.reason, message: next.message }, `job ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
+  }
+}
+
+async function emit(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, node: NodeView | undefined, e: JobStep['events'][number]): Promise<void> {
+  const regarding = { apiVersion: API_VERSION, kind: Kind.PatchJob, name: job.name, uid: job.uid };
+  const action = e.reason;
+  await deps.kube.emitEvent(ctx, { regarding, type: e.type, reason: e.reason, action, note: e.note });
+  if (e.onNode && node) {
+    await deps.kube.emitEvent(ctx, { regarding: { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }, related: regarding, type: e.type, reason: e.reason, action, note: e.note });
+  }
+}
+
+async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView): Promise<undefined> {
+  if (job.status.phase === 'Failed') return undefined;
+  const now = ctx.clock.now();
+  const status: PatchJobStatus = { ...job.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${job.specError ?? 'unknown'}`, completionTime: iso(now) };
+  deps.informers.patchJobs.observeWrite(await deps.kube.writeJobStatus(ctx, job, status));
+  return undefined;
+}
+
+/** One Talos client per pass, made only when the pass needs Talos. */
+function lazyTalos(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec): { get: () => Promise<TalosPort>; close: () => void } {
+  let client: Promise<TalosPort> | undefined;
+  return {
+    get: () => {
+      const node = deps.informers.nodes.get(job.spec.nodeName);
+      client ??= deps.connectTalos(ctx, job.spec.talosConfig, node?.internalIP ?? job.spec.nodeName);
+      return client;
+    },
+    close: () => {
+      void client?.then((c) => c.close(), () => undefined);
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// Which PatchJob keys a watch event wakes: the job itself; the jobs of a node whose Node changed;
+// the draining job of a node whose pods changed; the holder of a slot Lease that changed.
+import type { KubeInformers } from '../../kube/port.js';
+import type { WorkQueue } from '../../runtime/queue.js';
+
+export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void {
+  const jobsByNode = new Map<string, Set<string>>();
+  informers.patchJobs.onChange((key, view, old) => {
+    if (old?.spec) jobsByNode.get(old.spec.nodeName)?.delete(key);
+    if (view?.spec) {
+      const set = jobsByNode.get(view.spec.nodeName) ?? new Set<string>();
+      set.add(key);
+      jobsByNode.set(view.spec.nodeName, set);
+    }
+    if (view) queue.add(key);
+  });
+  informers.nodes.onChange((name) => {
+    for (const job of jobsByNode.get(name) ?? []) queue.add(job);
+  });
+  informers.pods.onChange((_key, view, old) => {
+    const nodeName = view?.nodeName ?? old?.nodeName;
+    if (nodeName === undefined) return;
+    for (const job of jobsByNode.get(nodeName) ?? []) {
+      if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
+    }
+  });
+  informers.slotLeases.onChange((_key, view, old) => {
+    const holder = view?.holderIdentity ?? old?.holderIdentity;
+    if (holder !== undefined && informers.patchJobs.get(holder)) queue.add(holder);
+  });
+}

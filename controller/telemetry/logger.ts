@@ -1,0 +1,14 @@
+// Structured JSON logs (pino). Credentials never reach a log line: known secret-bearing fields are
+// redacted, and the code never logs Secret data, tokens or client objects.
+import { pino } from 'pino';
+
+export type Logger = pino.Logger;
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const REDACT = ['*.token', '*.password', '*.secret', '*.authorization', '*["tls.key"]', '*["ca.crt"]', '*["tls.crt"]', 'headers.authorization'];
+
+export function createLogger(level: LogLevel, destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true })): Logger {
+  return pino({ level, base: { component: 'kangal-patch' }, redact: { paths: REDACT, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+}
