@@ -25,9 +25,10 @@ export interface ActionTarget {
 
 export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget, step: JobStep & { action: JobAction }): Promise<ActionResult> {
   const action = step.action;
-  const call = withTimeout(ctx, CALL_TIMEOUT_MS);
-  // Long Talos operations (pull, install) may take until the phase deadline.
-  const long = withTimeout(ctx, Math.max(CALL_TIMEOUT_MS, (epoch(t.job.status.deadline) ?? 0) - ctx.clock.now()));
+  // Nothing outlives the phase deadline; long Talos operations (pull, install) may take all of it.
+  const phaseLeft = Math.max(1_000, (epoch(t.job.status.deadline) ?? Number.MAX_SAFE_INTEGER) - ctx.clock.now());
+  const call = withTimeout(ctx, Math.min(CALL_TIMEOUT_MS, phaseLeft));
+  const long = withTimeout(ctx, phaseLeft);
   const ip = t.node?.internalIP ?? t.node?.name ?? t.job.spec?.nodeName ?? '';
   switch (action.type) {
     case 'pull':

@@ -1,0 +1,85 @@
+// One node through the upgrade, through the real `kangal-patch run` process: the legacy flow
+// (1.12 → 1.13) and the lifecycle flow (1.13 → 1.14). An independent observer (its own Node, Pod
+// and Lease watches) and the Talos simulator's call record are the oracle, not the job's status.
+import assert from 'node:assert/strict';
+import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import type { Observation } from '../lab/observer.js';
+
+function firstAt(events: Observation[], kind: Observation['kind']): number {
+  const e = events.find((x) => x.kind === kind);
+  assert.ok(e, `observed ${kind}: ${JSON.stringify(events.map((x) => x.kind))}`);
+  return e.at;
+}
+
+describe('PatchJob end to end: one node through the upgrade', function () {
+  this.timeout(180_000);
+  let lab: JobLab;
+  let controller: Controller;
+
+  before(async function () {
+    lab = await startJobLab({
+      fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      talosVersions: { 'worker-2': 'v1.13.1' },
+      workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 3, pdb: { maxUnavailable: 1 } }, { namespace: 'shop', name: 'agent', kind: 'daemonset' }],
+    });
+    controller = lab.startController();
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  for (const flow of [
+    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade' },
+    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade' },
+  ]) {
+    it(`completes the ${flow.name}, in order, with one upgrade`, async function () {
+      const initialBoot = lab.observer.node(flow.node)?.bootID;
+      const job = await lab.createJob({ node: flow.node, target: { talosVersion: flow.to } });
+      const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
+      assert.equal(status.phase, 'Completed', JSON.stringify(status));
+
+      const seen = lab.observer.of(flow.node);
+      const cordoned = firstAt(seen, 'cordoned');
+      const evicting = firstAt(seen.filter((e) => e.detail.startsWith('shop/web')), 'podDeleting');
+      const calls = lab.talos.node(flow.node).calls.filter((c) => c.result === 'ok');
+      const upgrades = calls.filter((c) => c.method === flow.upgradeMethod);
+      assert.equal(upgrades.length, 1, `one upgrade call: ${JSON.stringify(calls)}`);
+      const down = firstAt(seen, 'notReady');
+      const readyOnTarget = seen.find((e) => e.kind === 'ready' && e.detail.includes(flow.to) && e.at > down);
+      assert.ok(readyOnTarget, 'the node came back Ready on the target');
+      const uncordoned = firstAt(seen, 'uncordoned');
+      const upgradeAt = upgrades[0]?.at ?? 0;
+      assert.ok(cordoned < evicting && evicting < upgradeAt && upgradeAt < down && down < readyOnTarget.at && readyOnTarget.at <= uncordoned,
+        `cordon ${cordoned} < eviction ${evicting} < upgrade ${upgradeAt} < down ${down} < ready ${readyOnTarget.at} <= uncordon ${uncordoned}`);
+      if (flow.upgradeMethod === 'LifecycleService.Upgrade') {
+        const pull = calls.find((c) => c.method === 'ImageService.Pull');
+        assert.ok(pull && pull.at < cordoned, 'the installer image was pulled before the cordon');
+        assert.equal(calls.filter((c) => c.method === 'MachineService.Reboot').length, 1, 'one reboot');
+      }
+      assert.equal(seen.filter((e) => e.kind === 'booted').length, 1, 'one boot');
+      assert.notEqual(lab.observer.node(flow.node)?.bootID, initialBoot);
+      assert.equal(lab.observer.node(flow.node)?.unschedulable, false);
+      assert.equal(lab.observer.node(flow.node)?.cordonedBy, undefined);
+      assert.deepEqual(lab.observer.liveLeases(), [], 'the slot Lease was released');
+      const daemonPodEvicted = seen.some((e) => e.kind === 'podDeleting' && e.detail.startsWith('shop/agent'));
+      assert.equal(daemonPodEvicted, false, 'DaemonSet pods are not evicted');
+      assert.equal(status.currentTalosVersion, flow.to);
+    });
+  }
+
+  it('completes at once, without cordoning, a node already at the target', async function () {
+    const job = await lab.createJob({ node: 'worker-3', target: { talosVersion: 'v1.12.4' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'AlreadyAtTarget');
+    assert.equal(lab.observer.of('worker-3', ['cordoned']).length, 0);
+    assert.equal(lab.talos.node('worker-3').calls.length, 0, 'no mutating Talos call');
+  });
+
+  it('logs JSON lines with job, plan and node and never a credential', function () {
+    const lines = controller.logs();
+    assert.ok(lines.some((l) => l.job === 'e2e-worker-1' && l.node === 'worker-1' && l.plan === 'e2e'));
+    const text = JSON.stringify(lines);
+    for (const secret of Object.values(lab.talos.secretData)) assert.equal(text.includes(secret), false);
+    assert.equal(text.includes('PRIVATE KEY'), false);
+  });
+});

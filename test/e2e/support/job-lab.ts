@@ -1,0 +1,199 @@
+// One fixture for the PatchJob end-to-end tests: a real control plane with the CRDs, a simulated
+// fleet with its Talos API simulator, the Talos Secret in the operator namespace, an independent
+// observer, and `kangal-patch run` as child processes. Jobs (and their slot Leases) are created
+// directly, as the plan reconciler will.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
+import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
+import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
+import { loadKubeConfig } from '../../lab/kube.js';
+import { startObserver, type Observer } from '../../lab/observer.js';
+import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
+import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator } from '../../lab/talos/index.js';
+import { waitFor } from '../../lab/wait.js';
+
+export const OPERATOR_NAMESPACE = 'kangal-patch';
+export const TALOS_SECRET = 'talos-credentials';
+const GROUP = 'kangalpatch.ozalp.dk';
+const VERSION = 'v1alpha1';
+const PLAN_LABEL = `${GROUP}/patchplan`;
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+export interface JobLabOptions {
+  fleet: FleetDescription;
+  /** Talos version per node name, where it differs from the fleet's. */
+  talosVersions?: Record<string, string>;
+  rescheduleDelayMs?: number;
+  workloads?: WorkloadSpec[];
+  timings?: Partial<TalosSimTimings>;
+}
+
+export interface Controller {
+  readonly process: ManagedProcess;
+  /** Parsed JSON log lines so far. */
+  logs(): Record<string, unknown>[];
+  /** SIGKILL: a crash, nothing cleaned up. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export interface JobInput {
+  node: string;
+  plan?: string;
+  group?: string;
+  slot?: number;
+  target: Record<string, unknown>;
+  spec?: Record<string, unknown>;
+}
+
+export interface JobLab {
+  cluster: LabCluster;
+  fleet: Fleet;
+  talos: TalosSimulator;
+  kc: KubeConfig;
+  observer: Observer;
+  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string }): Controller;
+  /** Creates the slot Lease, then the PatchJob; returns the job name. */
+  createJob(job: JobInput): Promise<string>;
+  job(name: string): Promise<{ spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
+  /** Waits until the job's phase is one of `phases`; returns its status. */
+  waitForPhase(name: string, phases: string[], timeoutMs: number): Promise<Record<string, unknown>>;
+  deleteJob(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
+  const dir: LabDir = makeLabDir('kangal-e2e');
+  const stops: (() => Promise<void> | void)[] = [() => dir.remove()];
+  const stop = async (): Promise<void> => {
+    for (const s of stops.splice(0).reverse()) await s();
+  };
+  try {
+    const cluster = await startCluster();
+    stops.push(() => cluster.stop());
+    execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-k', join(root, 'kustomize/crd')], { stdio: 'pipe' });
+    execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', 'crd/patchjobs.kangalpatch.ozalp.dk', 'crd/patchplans.kangalpatch.ozalp.dk'], { stdio: 'pipe' });
+    const kc = loadKubeConfig(cluster.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    await core.createNamespace({ body: { metadata: { name: OPERATOR_NAMESPACE } } });
+
+    const nodes = describeFleet(opts.fleet).map((n) => ({ ...n, talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion }));
+    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs });
+    stops.push(() => fleet.stop());
+    const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });
+    stops.push(() => talos.stop());
+    await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
+    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL });
+    stops.push(() => observer.stop());
+
+    const controllers: Controller[] = [];
+    stops.push(async () => {
+      for (const c of controllers) await c.process.stop(3000);
+    });
+    let count = 0;
+    const startController: JobLab['startController'] = (o = {}) => {
+      const name = o.name ?? `controller-${++count}`;
+      const logPath = join(dir.path, `${name}.log`);
+      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
+        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0', '--log-level', 'debug', ...(o.args ?? [])];
+      const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
+      const c: Controller = {
+        process: process_,
+        logs: () => parseLog(logPath),
+        kill: async () => {
+          process.kill(process_.pid, 'SIGKILL');
+          await process_.exited;
+        },
+        stop: async () => {
+          await process_.stop(10_000);
+          return process_.exited;
+        },
+      };
+      controllers.push(c);
+      return c;
+    };
+
+    const createJob: JobLab['createJob'] = async (j) => {
+      const plan = j.plan ?? 'e2e';
+      const group = j.group ?? 'workers';
+      const name = `${plan}-${j.node}`;
+      await leases.createNamespacedLease({
+        namespace: OPERATOR_NAMESPACE,
+        body: {
+          metadata: { name: `${plan}-${group}-${j.slot ?? 0}`, labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group } },
+          spec: { holderIdentity: name, acquireTime: new V1MicroTime(), renewTime: new V1MicroTime() },
+        },
+      });
+      await custom.createClusterCustomObject({
+        group,
+        version: VERSION,
+        plural: 'patchjobs',
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'PatchJob',
+          metadata: { name, labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group, [`${GROUP}/node`]: j.node } },
+          spec: {
+            nodeName: j.node,
+            patchPlanRef: plan,
+            group,
+            target: j.target,
+            talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } },
+            ...j.spec,
+          },
+        },
+      }).catch((err: unknown) => {
+        throw new Error(`creating PatchJob ${name}: ${String((err as { body?: unknown }).body ?? err)}`);
+      });
+      return name;
+    };
+    const job: JobLab['job'] = async (name) => {
+      try {
+        return (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name })) as { spec: Record<string, unknown>; status: Record<string, unknown> };
+      } catch {
+        return undefined;
+      }
+    };
+    const waitForPhase: JobLab['waitForPhase'] = async (name, phases, timeoutMs) => {
+      let last: unknown;
+      try {
+        return await waitFor(async () => {
+          const j = await job(name);
+          last = j?.status;
+          return j && phases.includes(String(j.status?.phase)) ? j.status : undefined;
+        }, { timeoutMs, description: `PatchJob ${name} in phase ${phases.join(' or ')}` });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`);
+      }
+    };
+    const deleteJob: JobLab['deleteJob'] = async (name) => {
+      await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name });
+    };
+    return { cluster, fleet, talos, kc, observer, startController, createJob, job, waitForPhase, deleteJob, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function parseLog(path: string): Record<string, unknown>[] {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}

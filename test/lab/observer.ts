@@ -1,0 +1,135 @@
+// An independent observer for safety assertions: its own watches of Nodes, Pods and Leases record
+// what really happened (cordons, Ready changes, boots, pod deletions, Leases), with times, so tests
+// never have to trust the controller's own status. Imports nothing from controller/.
+import { CoordinationV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
+
+export type ObservedKind =
+  | 'cordoned'
+  | 'uncordoned'
+  | 'ready'
+  | 'notReady'
+  | 'booted'
+  | 'podDeleting'
+  | 'podGone'
+  | 'podAdded'
+  | 'leaseCreated'
+  | 'leaseDeleted';
+
+export interface Observation {
+  at: number;
+  kind: ObservedKind;
+  /** Node name (for pods: the node they were bound to; for Leases: the holder). */
+  node: string;
+  detail: string;
+}
+
+interface NodeState {
+  unschedulable: boolean;
+  ready: boolean;
+  bootID: string;
+  osImage: string;
+  cordonedBy: string | undefined;
+}
+
+export interface Observer {
+  readonly events: Observation[];
+  of(node: string, kinds?: ObservedKind[]): Observation[];
+  /** The latest state seen of a node. */
+  node(name: string): NodeState | undefined;
+  /** Highest number of Leases with this label value alive at the same time. */
+  maxConcurrentLeases(labelValue: string): number;
+  liveLeases(): string[];
+  stop(): void;
+}
+
+export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string }): Promise<Observer> {
+  const events: Observation[] = [];
+  const nodes = new Map<string, NodeState>();
+  const podNodes = new Map<string, string>();
+  const deleting = new Set<string>();
+  const leases = new Map<string, { label: string; holder: string }>();
+  const peaks = new Map<string, number>();
+  const informers: Informer<V1Node | V1Pod | V1Lease>[] = [];
+  let stopped = false;
+  const push = (kind: ObservedKind, node: string, detail: string): void => {
+    events.push({ at: Date.now(), kind, node, detail });
+  };
+
+  const onNode = (type: string, n: V1Node): void => {
+    const name = n.metadata?.name ?? '';
+    if (type === 'DELETED') return;
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    const state: NodeState = {
+      unschedulable: n.spec?.unschedulable === true,
+      ready,
+      bootID: n.status?.nodeInfo?.bootID ?? '',
+      osImage: n.status?.nodeInfo?.osImage ?? '',
+      cordonedBy: n.metadata?.annotations?.['kangalpatch.ozalp.dk/cordoned-by'],
+    };
+    const before = nodes.get(name);
+    nodes.set(name, state);
+    if (!before) return;
+    if (state.unschedulable !== before.unschedulable) push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
+    if (state.ready !== before.ready) push(state.ready ? 'ready' : 'notReady', name, state.osImage);
+    if (state.bootID !== before.bootID) push('booted', name, `${state.osImage} ${state.bootID}`);
+  };
+  const onPod = (type: string, p: V1Pod): void => {
+    const key = `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+    const node = p.spec?.nodeName ?? podNodes.get(key) ?? '';
+    if (type === 'ADDED' && !podNodes.has(key)) push('podAdded', node, key);
+    podNodes.set(key, node);
+    if (type === 'DELETED') {
+      podNodes.delete(key);
+      deleting.delete(key);
+      push('podGone', node, key);
+    } else if (p.metadata?.deletionTimestamp && !deleting.has(key)) {
+      deleting.add(key);
+      push('podDeleting', node, key);
+    }
+  };
+  const onLease = (type: string, l: V1Lease): void => {
+    const name = l.metadata?.name ?? '';
+    const label = l.metadata?.labels?.[opts.leaseLabel];
+    if (label === undefined) return;
+    const holder = l.spec?.holderIdentity ?? '';
+    if (type === 'DELETED') {
+      leases.delete(name);
+      push('leaseDeleted', holder, name);
+      return;
+    }
+    if (!leases.has(name)) push('leaseCreated', holder, name);
+    leases.set(name, { label, holder });
+    const live = [...leases.values()].filter((v) => v.label === label).length;
+    peaks.set(label, Math.max(peaks.get(label) ?? 0, live));
+  };
+
+  const start = async <T extends V1Node | V1Pod | V1Lease>(path: string, list: () => Promise<{ items: T[] }>, handler: (type: string, obj: T) => void): Promise<void> => {
+    const informer = makeInformer<T>(kc, path, list);
+    informer.on('add', (o) => handler('ADDED', o));
+    informer.on('update', (o) => handler('MODIFIED', o));
+    informer.on('delete', (o) => handler('DELETED', o));
+    // client-node 1.4 informers stop on errors: an observer that went blind would prove nothing.
+    informer.on('error', () => {
+      if (!stopped) setTimeout(() => void informer.start().catch(() => undefined), 200);
+    });
+    informers.push(informer);
+    await informer.start();
+  };
+  const core = kc.makeApiClient(CoreV1Api);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+  await start('/api/v1/nodes', () => core.listNode(), onNode);
+  await start('/api/v1/pods', () => core.listPodForAllNamespaces(), onPod);
+  await start(`/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`, () => coordination.listNamespacedLease({ namespace: opts.leaseNamespace }), onLease);
+
+  return {
+    events,
+    of: (node, kinds) => events.filter((e) => e.node === node && (!kinds || kinds.includes(e.kind))),
+    node: (name) => nodes.get(name),
+    maxConcurrentLeases: (label) => peaks.get(label) ?? 0,
+    liveLeases: () => [...leases.keys()],
+    stop: () => {
+      stopped = true;
+      for (const i of informers) void i.stop();
+    },
+  };
+}
