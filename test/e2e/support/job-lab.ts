@@ -27,6 +27,8 @@ export interface JobLabOptions {
   /** Talos version per node name, where it differs from the fleet's. */
   talosVersions?: Record<string, string>;
   rescheduleDelayMs?: number;
+  /** Extra labels per node name. */
+  labels?: Record<string, Record<string, string>>;
   workloads?: WorkloadSpec[];
   timings?: Partial<TalosSimTimings>;
 }
@@ -83,7 +85,11 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const custom = kc.makeApiClient(CustomObjectsApi);
     await core.createNamespace({ body: { metadata: { name: OPERATOR_NAMESPACE } } });
 
-    const nodes = describeFleet(opts.fleet).map((n) => ({ ...n, talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion }));
+    const nodes = describeFleet(opts.fleet).map((n) => ({
+      ...n,
+      talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion,
+      labels: { ...n.labels, ...opts.labels?.[n.name] },
+    }));
     const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs });
     stops.push(() => fleet.stop());
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });

@@ -1,0 +1,138 @@
+// Drains that PodDisruptionBudgets hold up, and every simulator fault, each ending in its
+// documented outcome within its deadline, through the real `kangal-patch run` process. The node
+// is never left cordoned without the job saying so.
+import assert from 'node:assert/strict';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { startJobLab, type JobLab } from './support/job-lab.js';
+import { waitFor } from '../lab/wait.js';
+
+const POOL = 'lab.kangalpatch.io/pool';
+
+describe('PatchJob end to end: drains and faults', function () {
+  this.timeout(240_000);
+  let lab: JobLab;
+
+  before(async function () {
+    lab = await startJobLab({
+      fleet: { nodes: 12, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      talosVersions: { 'worker-5': 'v1.13.1' },
+      labels: { 'worker-1': { [POOL]: 'db' }, 'worker-4': { [POOL]: 'db' } },
+      // Replacements appear only after a while, so a PDB visibly holds the drain up.
+      rescheduleDelayMs: 2_000,
+      workloads: [
+        // Placed round robin on worker-1, worker-4, worker-1: draining worker-1 may evict one pod at once.
+        { namespace: 'db', name: 'pg', kind: 'replicaset', replicas: 3, pdb: { minAvailable: 2 }, nodeSelector: { [POOL]: 'db' } },
+        // Never any slack.
+        { namespace: 'locked', name: 'quorum', kind: 'replicaset', replicas: 1, pdb: { minAvailable: 1 }, nodeSelector: { 'kubernetes.io/hostname': 'worker-2' } },
+        { namespace: 'misc', name: 'bare', kind: 'bare', replicas: 1, nodeSelector: { 'kubernetes.io/hostname': 'worker-3' } },
+      ],
+    });
+    lab.startController();
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  async function uncordoned(node: string): Promise<void> {
+    await waitFor(() => lab.observer.node(node)?.unschedulable === false, { timeoutMs: 15_000, description: `${node} uncordoned` });
+  }
+
+  it('waits on a PDB, naming it in status, and proceeds once the replacement is Ready', async function () {
+    const job = await lab.createJob({ plan: 'pdb', node: 'worker-1', target: { talosVersion: 'v1.13.2' } });
+    const blocked = await waitFor(async () => {
+      const j = await lab.job(job);
+      return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
+    }, { timeoutMs: 30_000, description: 'the drain blocked by PDB db/pg' });
+    assert.equal(blocked.blockingPDB, 'db/pg');
+    assert.match(String(blocked.message), /retrying until/);
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    // The second eviction waited for the first pod's replacement to exist elsewhere.
+    const seen = lab.observer.events;
+    const deletions = seen.filter((e) => e.kind === 'podDeleting' && e.node === 'worker-1' && e.detail.startsWith('db/'));
+    const replacement = seen.find((e) => e.kind === 'podAdded' && e.node === 'worker-4' && e.detail.startsWith('db/') && e.at > (deletions[0]?.at ?? 0));
+    assert.equal(deletions.length, 2, JSON.stringify(deletions));
+    assert.ok(replacement && replacement.at < (deletions[1]?.at ?? 0), 'second eviction after the replacement appeared');
+  });
+
+  it('fails at drainTimeout when the PDB never allows the eviction: node uncordoned, reason given', async function () {
+    const job = await lab.createJob({ plan: 'locked', node: 'worker-2', target: { talosVersion: 'v1.13.2' }, spec: { drainTimeout: '4s' } });
+    const waiting = await waitFor(async () => {
+      const j = await lab.job(job);
+      return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
+    }, { timeoutMs: 30_000, description: 'the drain blocked by PDB locked/quorum' });
+    assert.equal(waiting.blockingPDB, 'locked/quorum');
+    assert.ok(waiting.deadline, 'the wait has its deadline in status');
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'DrainTimeout');
+    assert.match(String(status.message), /locked\/quorum/);
+    await uncordoned('worker-2');
+    assert.equal(lab.talos.node('worker-2').calls.length, 0, 'no mutating Talos call');
+  });
+
+  it('fails naming an unmanaged pod when evictUnmanagedPods is off, and evicts nothing', async function () {
+    const job = await lab.createJob({ plan: 'bare', node: 'worker-3', target: { talosVersion: 'v1.13.2' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'UnmanagedPods');
+    assert.match(String(status.message), /misc\/bare-/);
+    assert.match(String(status.message), /evictUnmanagedPods: true/);
+    await uncordoned('worker-3');
+    assert.equal(lab.observer.of('worker-3', ['podDeleting']).length, 0);
+  });
+
+  it('fails on an upgrade call Talos refuses; the node is uncordoned', async function () {
+    lab.talos.faults.set('worker-6', { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: not found' } });
+    const job = await lab.createJob({ plan: 'refused', node: 'worker-6', target: { talosVersion: 'v1.13.2' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'UpgradeFailed');
+    assert.match(String(status.message), /error validating installer image/);
+    await uncordoned('worker-6');
+  });
+
+  it('fails with the installer words on a non-zero exit code and never reboots the node', async function () {
+    lab.talos.faults.set('worker-5', { installExitCode: 3 });
+    const job = await lab.createJob({ plan: 'install', node: 'worker-5', target: { talosVersion: 'v1.14.0' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'InstallFailed');
+    assert.match(String(status.message), /exit status 3/);
+    await uncordoned('worker-5');
+    assert.equal(lab.talos.node('worker-5').calls.filter((c) => c.method === 'MachineService.Reboot').length, 0);
+    assert.equal(lab.observer.of('worker-5', ['booted']).length, 0);
+  });
+
+  it('fails at rebootTimeout when the node never comes back, says it stays cordoned, and uncordons it once Ready', async function () {
+    lab.talos.faults.set('worker-7', { neverComesBack: true });
+    const job = await lab.createJob({ plan: 'gone', node: 'worker-7', target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '5s' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'RebootTimeout');
+    const left = await waitFor(async () => {
+      const j = await lab.job(job);
+      return j?.status.nodeLeftCordoned === true ? j.status : undefined;
+    }, { timeoutMs: 15_000, description: 'the job says the node stays cordoned' });
+    assert.match(String(left.message), /stays cordoned/);
+    assert.equal(lab.observer.node('worker-7')?.unschedulable, true);
+    lab.talos.faults.powerOn('worker-7');
+    await uncordoned('worker-7');
+  });
+
+  it('fails at once when the node boots its old partition', async function () {
+    lab.talos.faults.set('worker-8', { bootsOldPartition: true });
+    const job = await lab.createJob({ plan: 'oldpart', node: 'worker-8', target: { talosVersion: 'v1.13.2' } });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+    assert.equal(status.reason, 'BootedOldPartition');
+    assert.match(String(status.message), /previous partition/);
+    await uncordoned('worker-8');
+  });
+
+  it('retries, does not fail, while the Talos API is unreachable for a while', async function () {
+    lab.talos.faults.unreachable('worker-9', 3_000);
+    const job = await lab.createJob({ plan: 'flaky', node: 'worker-9', target: { talosVersion: 'v1.13.2' } });
+    const waiting = await waitFor(async () => {
+      const j = await lab.job(job);
+      return j?.status.reason === 'TalosUnreachable' && String(j.status.message).includes('waiting') ? j.status : undefined;
+    }, { timeoutMs: 15_000, description: 'the job waiting for the Talos API' });
+    assert.ok(waiting.deadline);
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+  });
+});

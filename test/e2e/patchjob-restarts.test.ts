@@ -1,0 +1,80 @@
+// Restart safety: the controller is SIGKILLed at each phase boundary and inside each phase, then
+// started again; every job still finishes with exactly one upgrade and one reboot of its node, as
+// the Talos simulator's own record shows.
+import assert from 'node:assert/strict';
+import { startJobLab, type JobLab } from './support/job-lab.js';
+import { waitFor } from '../lab/wait.js';
+
+type Status = Record<string, unknown>;
+interface Moment {
+  name: string;
+  reached: (lab: JobLab, node: string, status: Status | undefined) => boolean;
+}
+
+const phase = (p: string): Moment => ({ name: `entering ${p}`, reached: (_l, _n, s) => s?.phase === p });
+const field = (f: string): Moment => ({ name: `after recording ${f}`, reached: (_l, _n, s) => s?.[f] !== undefined });
+const call = (method: string): Moment => ({ name: `after the simulator received ${method}`, reached: (l, n) => l.talos.node(n).calls.some((c) => c.method === method) });
+const seen = (kind: 'cordoned' | 'podDeleting' | 'notReady' | 'ready'): Moment => ({
+  name: `after the observer saw ${kind}`,
+  reached: (l, n) => l.observer.of(n, [kind]).length > 0,
+});
+
+const LEGACY: Moment[] = [
+  phase('Pending'), field('initialBootID'), phase('Draining'), seen('cordoned'), seen('podDeleting'), phase('Upgrading'),
+  field('upgradeRequestedTime'), call('MachineService.Upgrade'), phase('Rebooting'), seen('notReady'), seen('ready'), phase('Completed'),
+];
+const LIFECYCLE: Moment[] = [
+  field('initialBootID'), call('ImageService.Pull'), field('imagePulledTime'), phase('Draining'), seen('cordoned'), phase('Upgrading'),
+  field('upgradeRequestedTime'), call('LifecycleService.Upgrade'), phase('Rebooting'), field('rebootRequestedTime'), call('MachineService.Reboot'),
+  seen('notReady'), phase('Completed'),
+];
+
+describe('PatchJob end to end: SIGKILL at every step, then restart', function () {
+  this.timeout(600_000);
+  let lab: JobLab;
+  const legacyNodes = LEGACY.map((_, i) => `worker-${i + 1}`);
+  const lifecycleNodes = LIFECYCLE.map((_, i) => `worker-${LEGACY.length + i + 1}`);
+
+  before(async function () {
+    lab = await startJobLab({
+      fleet: { nodes: 1 + LEGACY.length + LIFECYCLE.length, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      talosVersions: Object.fromEntries(lifecycleNodes.map((n) => [n, 'v1.13.1'])),
+      // Slow enough that a kill lands inside a phase, not only between them.
+      timings: { upgradeMs: 600, pullMs: 600, installMs: 600, shutdownMs: 200, rebootMs: 600, bootMs: 300 },
+      workloads: [{ namespace: 'app', name: 'web', kind: 'replicaset', replicas: LEGACY.length + LIFECYCLE.length, pdb: { maxUnavailable: 1 } }],
+    });
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  const cases = [
+    ...LEGACY.map((m, i) => ({ flow: 'legacy', moment: m, node: legacyNodes[i] ?? '', target: 'v1.13.2', upgrade: 'MachineService.Upgrade' })),
+    ...LIFECYCLE.map((m, i) => ({ flow: 'lifecycle', moment: m, node: lifecycleNodes[i] ?? '', target: 'v1.14.0', upgrade: 'LifecycleService.Upgrade' })),
+  ];
+  for (const c of cases) {
+    it(`${c.flow}: killed ${c.moment.name}, the restarted controller finishes with one upgrade and one reboot`, async function () {
+      const first = lab.startController();
+      const job = await lab.createJob({ plan: `kill-${c.node}`, node: c.node, target: { talosVersion: c.target } });
+      await waitFor(async () => c.moment.reached(lab, c.node, (await lab.job(job))?.status) || undefined, {
+        timeoutMs: 60_000,
+        intervalMs: 10,
+        description: `${c.node}: ${c.moment.name}`,
+      });
+      await first.kill();
+      const second = lab.startController();
+      const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 90_000);
+      await waitFor(() => lab.observer.node(c.node)?.unschedulable === false && !lab.observer.liveLeases().includes(`kill-${c.node}-workers-0`), {
+        timeoutMs: 30_000,
+        description: `${c.node} uncordoned and its lease released`,
+      });
+      await second.stop();
+      assert.equal(status.phase, 'Completed', JSON.stringify(status));
+      const calls = lab.talos.node(c.node).calls.filter((x) => x.result === 'ok');
+      assert.equal(calls.filter((x) => x.method === c.upgrade).length, 1, `one ${c.upgrade}: ${JSON.stringify(calls)}`);
+      if (c.flow === 'lifecycle') assert.equal(calls.filter((x) => x.method === 'MachineService.Reboot').length, 1, 'one reboot');
+      assert.equal(lab.observer.of(c.node, ['booted']).length, 1, 'the node booted once');
+      assert.equal(lab.observer.node(c.node)?.osImage, `Talos (${c.target})`);
+    });
+  }
+});
