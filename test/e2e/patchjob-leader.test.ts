@@ -2,7 +2,8 @@
 // killed the standby takes over once the lease expires and finishes the job without a second
 // upgrade; a SIGTERMed leader releases the lease and exits 0.
 import assert from 'node:assert/strict';
-import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { OPERATOR_NAMESPACE, startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { waitFor } from '../lab/wait.js';
 
 const LEASE_MS = 4_000;
@@ -54,8 +55,10 @@ describe('PatchJob end to end: leader election', function () {
     const b = lab.startController({ name: 'replica-d', args: ELECTION });
     await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'replica-d standing by' });
     assert.equal(await a.stop(), 0);
-    // Released, not expired: the standby needs one retry period, not a lease duration.
-    await waitFor(() => leading(b) || undefined, { timeoutMs: LEASE_MS, description: 'replica-d leading before the lease could have expired' });
+    // Released, not left to expire: right after the exit no valid lease names replica-c.
+    const lease = await lab.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'kangal-patch-leader', namespace: OPERATOR_NAMESPACE });
+    assert.equal(String(lease.spec?.holderIdentity ?? '').startsWith('replica-c'), false, `holder after release: ${lease.spec?.holderIdentity ?? '(none)'}`);
+    await waitFor(() => leading(b) || undefined, { timeoutMs: 30_000, description: 'replica-d leading' });
     await b.stop();
   });
 });
