@@ -1,13 +1,20 @@
 // Why a TLS handshake failed, when grpc-js only says "Failed to connect".
 import { connect as tlsConnect } from 'node:tls';
+import type { OpContext } from '../runtime/context.js';
 import type { TalosCredentials } from './credentials.js';
 
 /**
  * grpc-js reports a TLS handshake the server refused (client certificate from another CA, expired,
  * wrong usage) only as "Failed to connect". A plain TLS connection with the same credentials tells
- * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem.
+ * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem
+ * (or when the context is aborted first).
  */
-export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs = 1500): Promise<string | undefined> {
+export function diagnoseTls(
+  endpoint: string,
+  creds: TalosCredentials,
+  ctx: Pick<OpContext, 'clock' | 'signal'>,
+  timeoutMs = 1500,
+): Promise<string | undefined> {
   const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
   if (!m?.[1] || !m[2]) return Promise.resolve(undefined);
   const host = m[1];
@@ -17,7 +24,8 @@ export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs
     const finish = (why: string | undefined): void => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      timer.abort();
       socket.destroy();
       resolve(why);
     };
@@ -30,7 +38,14 @@ export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs
       ALPNProtocols: ['h2'],
       servername: /^[\d.]+$|:/.test(host) ? undefined : host,
     });
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const timer = new AbortController();
+    ctx.clock.sleep(timeoutMs, timer.signal).then(
+      () => finish(undefined),
+      () => undefined, // the diagnosis ended first
+    );
+    const onAbort = (): void => finish(undefined);
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
     let secured = false;
     socket.on('secureConnect', () => {
       // TLS 1.3: the server verifies our certificate after we consider the handshake done. An
