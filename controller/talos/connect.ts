@@ -2,14 +2,13 @@
 // became READY provably never reached the server, so even a non-idempotent request may then be
 // sent through another endpoint; once a call was started on a READY channel, it may have arrived.
 import * as grpc from '@grpc/grpc-js';
-import type { OpContext } from '../runtime/context.js';
 
 const ConnectivityState = grpc.connectivityState;
 
 /**
  * `ready`: connected, a call may be sent. `failed`: the connection attempt failed (refused, TLS
  * handshake rejected, ...) or the channel is still backing off from an earlier failure.
- * `timeout`: still connecting when `ms` ran out. `closed`: the channel was shut down.
+ * `timeout`: still connecting at the deadline. `closed`: the channel was shut down.
  * `aborted`: the context's signal fired.
  */
 export type Readiness = 'ready' | 'failed' | 'timeout' | 'closed' | 'aborted';
@@ -18,27 +17,23 @@ export type Readiness = 'ready' | 'failed' | 'timeout' | 'closed' | 'aborted';
  * Resolves as soon as the channel is READY or its connection attempt failed. Unlike
  * `client.waitForReady`, a TRANSIENT_FAILURE ends the wait at once: grpc-js keeps reconnecting in
  * the background (sticky TRANSIENT_FAILURE), and waiting for that would hold a failover for the
- * whole attempt timeout. The timer is the context's clock; aborting ends the wait immediately.
+ * whole attempt timeout. `deadline` is the attempt's gRPC deadline (grpc-js time base); aborting
+ * ends the wait immediately (a watcher left behind goes with the next state change, the deadline,
+ * or the channel's close).
  */
-export function awaitReady(client: grpc.Client, ms: number, ctx: OpContext): Promise<Readiness> {
+export function awaitReady(client: grpc.Client, deadline: number, signal: AbortSignal): Promise<Readiness> {
   const channel = client.getChannel();
   return new Promise((resolve) => {
-    const timer = new AbortController();
     let done = false;
     const finish = (r: Readiness): void => {
       if (done) return;
       done = true;
-      ctx.signal.removeEventListener('abort', onAbort);
-      timer.abort();
+      signal.removeEventListener('abort', onAbort);
       resolve(r);
     };
     const onAbort = (): void => finish('aborted');
-    if (ctx.signal.aborted) return finish('aborted');
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    ctx.clock.sleep(ms, timer.signal).then(
-      () => finish('timeout'),
-      () => undefined, // stopped because the wait ended
-    );
+    if (signal.aborted) return finish('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
 
     const check = (): void => {
       if (done) return;
@@ -52,8 +47,7 @@ export function awaitReady(client: grpc.Client, ms: number, ctx: OpContext): Pro
       if (state === ConnectivityState.TRANSIENT_FAILURE) return finish('failed');
       if (state === ConnectivityState.SHUTDOWN) return finish('closed');
       try {
-        // No deadline here (the clock above bounds the wait): the watcher goes with the next state change.
-        channel.watchConnectivityState(state, Infinity, check);
+        channel.watchConnectivityState(state, deadline, (err) => (err ? finish('timeout') : check()));
       } catch {
         finish('closed');
       }

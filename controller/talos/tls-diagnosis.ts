@@ -1,18 +1,17 @@
 // Why a TLS handshake failed, when grpc-js only says "Failed to connect".
 import { connect as tlsConnect } from 'node:tls';
-import type { OpContext } from '../runtime/context.js';
 import type { TalosCredentials } from './credentials.js';
 
 /**
  * grpc-js reports a TLS handshake the server refused (client certificate from another CA, expired,
  * wrong usage) only as "Failed to connect". A plain TLS connection with the same credentials tells
  * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem
- * (or when the context is aborted first).
+ * (or when `signal` aborts first).
  */
 export function diagnoseTls(
   endpoint: string,
   creds: TalosCredentials,
-  ctx: Pick<OpContext, 'clock' | 'signal'>,
+  signal: AbortSignal,
   timeoutMs = 1500,
 ): Promise<string | undefined> {
   const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
@@ -24,8 +23,8 @@ export function diagnoseTls(
     const finish = (why: string | undefined): void => {
       if (done) return;
       done = true;
-      ctx.signal.removeEventListener('abort', onAbort);
-      timer.abort();
+      signal.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
       socket.destroy();
       resolve(why);
     };
@@ -38,14 +37,11 @@ export function diagnoseTls(
       ALPNProtocols: ['h2'],
       servername: /^[\d.]+$|:/.test(host) ? undefined : host,
     });
-    const timer = new AbortController();
-    ctx.clock.sleep(timeoutMs, timer.signal).then(
-      () => finish(undefined),
-      () => undefined, // the diagnosis ended first
-    );
+    // A socket timeout for this one probe (no clock reading involved).
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
     const onAbort = (): void => finish(undefined);
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     let secured = false;
     socket.on('secureConnect', () => {
       // TLS 1.3: the server verifies our certificate after we consider the handshake done. An

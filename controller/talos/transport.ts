@@ -10,8 +10,10 @@
 //   returned to the caller as it is (`transient` per classification), never repeated here.
 // - Moving to the next endpoint is immediate; after each full round of endpoints the next attempt
 //   waits a jittered backoff on the context's clock (skipped when it would pass the deadline).
-// Aborting the context's signal cancels the wait, the backoff or the in-flight call at once and
-// ends the call as Canceled.
+// Time: an attempt's budget is min(timeoutMs, what is left of the context's deadline), measured on
+// the context's clock; it becomes the gRPC deadline of both the connection wait and the call. The
+// backoff is the only sleep, on the context's clock. Aborting the context's signal ends the
+// connection wait, the backoff or the in-flight call (call.cancel()) at once, as Canceled.
 import * as grpc from '@grpc/grpc-js';
 import { type BackoffPolicy, backoffDelay } from '../core/talos-flow.js';
 import { type OpContext, remainingMs } from '../runtime/context.js';
@@ -157,12 +159,12 @@ export class Transport {
     const deadline = grpcDeadline(budget);
     const client = this.set.client(index);
 
-    const readiness = await awaitReady(client, budget, ctx);
+    const readiness = await awaitReady(client, deadline, ctx.signal);
     if (readiness === 'aborted') throw canceledError(site, ctx.signal.reason);
     if (readiness !== 'ready') {
       // Not sent. grpc-js says only "connection failed"; a plain TLS dial says whether the
       // handshake was refused, which no retry or other endpoint would fix.
-      const why = await diagnoseTls(site.endpoint, credentials, ctx);
+      const why = await diagnoseTls(site.endpoint, credentials, ctx.signal);
       if (ctx.signal.aborted) throw canceledError(site, ctx.signal.reason);
       if (why !== undefined) throw tlsRejectedError(site, why);
       const error = notConnectedError(site, readiness);
