@@ -2,8 +2,8 @@
 //
 // Retry rules (per call, bounded by maxAttempts and the context's deadline):
 // - Every attempt first waits for its endpoint's channel to be READY (connect.ts). When it does
-//   not become ready, the request was not sent: any call, idempotent or not, moves on to the next
-//   endpoint. A TLS diagnosis of that endpoint that finds a rejected handshake ends the call as
+//   not become ready, the request was not sent: any call, idempotent or not, is tried again (the
+//   next endpoint, or the same one after a backoff when it is the only one). A TLS diagnosis of that endpoint that finds a rejected handshake ends the call as
 //   TlsRejected instead (other endpoints share the same credentials).
 // - Once the request was sent, a failure of an idempotent call (`retry: 'idempotent'`: reads,
 //   image pull) is retried on the next endpoint when transient; a failure of any other call is
