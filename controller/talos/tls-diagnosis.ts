@@ -5,9 +5,15 @@ import type { TalosCredentials } from './credentials.js';
 /**
  * grpc-js reports a TLS handshake the server refused (client certificate from another CA, expired,
  * wrong usage) only as "Failed to connect". A plain TLS connection with the same credentials tells
- * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem.
+ * why: the server's alert arrives just after the handshake. Undefined when TLS is not the problem
+ * (or when `signal` aborts first).
  */
-export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs = 1500): Promise<string | undefined> {
+export function diagnoseTls(
+  endpoint: string,
+  creds: TalosCredentials,
+  signal: AbortSignal,
+  timeoutMs = 1500,
+): Promise<string | undefined> {
   const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(endpoint);
   if (!m?.[1] || !m[2]) return Promise.resolve(undefined);
   const host = m[1];
@@ -17,6 +23,7 @@ export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs
     const finish = (why: string | undefined): void => {
       if (done) return;
       done = true;
+      signal.removeEventListener('abort', onAbort);
       clearTimeout(timer);
       socket.destroy();
       resolve(why);
@@ -30,7 +37,11 @@ export function diagnoseTls(endpoint: string, creds: TalosCredentials, timeoutMs
       ALPNProtocols: ['h2'],
       servername: /^[\d.]+$|:/.test(host) ? undefined : host,
     });
+    // A socket timeout for this one probe (no clock reading involved).
     const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const onAbort = (): void => finish(undefined);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     let secured = false;
     socket.on('secureConnect', () => {
       // TLS 1.3: the server verifies our certificate after we consider the handshake done. An

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createTalosClient } from '../../controller/talos/index.js';
 import { makeLabDir } from '../lab/process.js';
 import { createRecordingFleet, startTalosSimulator } from '../lab/talos/index.js';
+import { testContext } from '../support/op-context.js';
 
 function percentile(sorted: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
@@ -18,12 +19,13 @@ export async function run(calls = 1000): Promise<{ p50: number; p99: number }> {
   ]);
   const sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
   const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0 });
+  const ctx = testContext({ timeoutMs: 10 * 60_000 });
   try {
-    for (let i = 0; i < 50; i++) await client.version('127.0.79.11');
+    for (let i = 0; i < 50; i++) await client.version(ctx, '127.0.79.11');
     const samples: number[] = [];
     for (let i = 0; i < calls; i++) {
       const t0 = process.hrtime.bigint();
-      await client.version('127.0.79.11');
+      await client.version(ctx, '127.0.79.11');
       samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     samples.sort((a, b) => a - b);

@@ -5,12 +5,21 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml, stringify } from 'yaml';
-import { TalosApiError, TalosErrorKind, createTalosClient, talosChannelStats, type TalosClient, type TalosClientOptions } from '../../controller/talos/index.js';
+import {
+  TalosApiError,
+  TalosErrorKind,
+  createTalosClient,
+  talosChannelStats,
+  type InstallResult,
+  type TalosClient,
+  type TalosClientOptions,
+} from '../../controller/talos/index.js';
 import type { FleetNodeSpec } from '../lab/fleet/types.js';
 import { freePort } from '../lab/net.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { createRecordingFleet, startTalosSimulator, type RecordingFleet, type TalosSimulator } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
+import { testContext as op } from '../support/op-context.js';
 
 const SCHEMATIC = randomBytes(32).toString('hex');
 const NEW_SCHEMATIC = randomBytes(32).toString('hex');
@@ -43,7 +52,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
   ];
   const legacyNodes: string[] = [];
   const lifecycleNodes: string[] = [];
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 30; i++) {
     const a = { name: `w112-${i}`, role: 'worker' as const, talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: nodeIp() };
     const b = { name: `w114-${i}`, role: 'worker' as const, talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: nodeIp() };
     specs.push(a, b);
@@ -69,12 +78,18 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     dir?.remove();
   });
 
+  /** The 1.13+ upgrade up to the reboot: pull, then write the image. */
+  const lifecycleUpgrade = async (node: string, image: string): Promise<InstallResult> => {
+    await client.pullImage(op(), node, image);
+    return client.installImage(op(), node, image);
+  };
+
   const waitBooted = (node: string, fromBootId: string, timeoutMs = 5000) =>
     waitFor(
       async () => {
         try {
-          const id = await client.identity(node);
-          const st = await client.machineStatus(node);
+          const id = await client.identity(op(), node);
+          const st = await client.machineStatus(op(), node);
           return id.bootId !== fromBootId && st.stage === 'running' && st.ready ? id : undefined;
         } catch (err) {
           if (err instanceof TalosApiError && err.transient) return undefined;
@@ -87,7 +102,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
   describe('reads', function () {
     it('version and boot ID of a 1.12 node (boot ID via MachineService.Read)', async function () {
       const n = take(legacyNodes);
-      const id = await client.identity(n);
+      const id = await client.identity(op(), n);
       assert.equal(id.tag, 'v1.12.6');
       assert.equal(id.platform, 'metal');
       assert.equal(id.arch, 'amd64');
@@ -97,51 +112,51 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('version and boot ID of a 1.14 node (boot ID via COSI BootIDs)', async function () {
       const n = take(lifecycleNodes);
-      const id = await client.identity(n);
+      const id = await client.identity(op(), n);
       assert.equal(id.tag, 'v1.14.0');
       assert.equal(id.bootId, sim.node(n).bootId);
     });
 
     it('a node can be addressed by name as well as by IP', async function () {
       const n = take(legacyNodes);
-      const byName = await client.version(sim.node(n).name);
+      const byName = await client.version(op(), sim.node(n).name);
       assert.equal(byName.tag, 'v1.12.6');
     });
 
     it('running schematic, platform and extensions from COSI ExtensionStatuses', async function () {
       const n = take(lifecycleNodes);
-      const s = await client.schematic(n);
+      const s = await client.schematic(op(), n);
       assert.equal(s.schematic, SCHEMATIC);
       assert.equal(s.platform, 'metal');
       assert.deepEqual(s.extensions.map((e) => e.name).sort(), ['iscsi-tools', 'qemu-guest-agent']);
     });
 
     it('machine status: running and ready', async function () {
-      const st = await client.machineStatus(take(legacyNodes));
+      const st = await client.machineStatus(op(), take(legacyNodes));
       assert.deepEqual(st, { stage: 'running', ready: true, unmetConditions: [] });
     });
 
     it('reads the machine config and applies a change with NO_REBOOT (dry run first)', async function () {
       const n = take(lifecycleNodes);
-      const before = await client.readConfig(n);
+      const before = await client.readConfig(op(), n);
       const doc = parseYaml(before) as { version: string; machine: { type: string; kubelet: { image: string }; network: { hostname: string } } };
       assert.equal(doc.version, 'v1alpha1');
       assert.equal(doc.machine.type, 'worker');
       assert.equal(doc.machine.network.hostname, sim.node(n).name);
       doc.machine.kubelet.image = 'ghcr.io/siderolabs/kubelet:v1.36.3';
       const next = stringify(doc);
-      const dry = await client.applyConfig(n, next, { dryRun: true });
+      const dry = await client.applyConfig(op(), n, next, { dryRun: true });
       assert.match(dry.modeDetails, /Dry run summary/);
-      assert.equal(await client.readConfig(n), before, 'a dry run changes nothing');
-      const applied = await client.applyConfig(n, next);
+      assert.equal(await client.readConfig(op(), n), before, 'a dry run changes nothing');
+      const applied = await client.applyConfig(op(), n, next);
       assert.equal(applied.mode, 'NO_REBOOT');
-      assert.equal(await client.readConfig(n), next);
-      assert.equal(sim.node(n).bootId, (await client.identity(n)).bootId, 'NO_REBOOT does not reboot');
+      assert.equal(await client.readConfig(op(), n), next);
+      assert.equal(sim.node(n).bootId, (await client.identity(op(), n)).bootId, 'NO_REBOOT does not reboot');
     });
 
     it('rejects a config without a v1alpha1 document as InvalidArgument naming the node', async function () {
       const n = take(lifecycleNodes);
-      const err = await errorOf(client.applyConfig(n, 'apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: x\n'));
+      const err = await errorOf(client.applyConfig(op(), n, 'apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: x\n'));
       assert.equal(err.kind, TalosErrorKind.InvalidArgument);
       assert.equal(err.node, n);
       assert.match(err.message, new RegExp(n.replace(/\./g, '\\.')));
@@ -150,7 +165,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('an unknown node fails as apid does (UNAVAILABLE dial error), with the node in the error', async function () {
       const c = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, maxAttempts: 2 });
       try {
-        const err = await errorOf(c.version('127.0.78.250'));
+        const err = await errorOf(c.version(op(), '127.0.78.250'));
         assert.equal(err.kind, TalosErrorKind.Unavailable);
         assert.equal(err.node, '127.0.78.250');
         assert.match(err.message, /127\.0\.78\.250/);
@@ -165,14 +180,13 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('acks, goes down (Node NotReady via the fleet), comes back on the new version with a new boot ID', async function () {
       const n = take(legacyNodes);
       const name = sim.node(n).name;
-      const before = await client.identity(n);
-      const res = await client.upgrade(n, { image: installer('v1.13.9', NEW_SCHEMATIC) });
-      assert.equal(res.flow, 'legacy');
-      assert.ok(res.flow === 'legacy' && res.ack === 'Upgrade request received');
-      assert.ok(res.flow === 'legacy' && /^[0-9a-f-]{36}$/.test(res.actorId));
+      const before = await client.identity(op(), n);
+      const res = await client.legacyUpgrade(op(), n, installer('v1.13.9', NEW_SCHEMATIC));
+      assert.equal(res.ack, 'Upgrade request received');
+      assert.match(res.actorId, /^[0-9a-f-]{36}$/);
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.13.9');
-      assert.equal((await client.schematic(n)).schematic, NEW_SCHEMATIC);
+      assert.equal((await client.schematic(op(), n)).schematic, NEW_SCHEMATIC);
       const calls = fleet.calls.filter((c) => c.name === name).map((c) => c.op);
       assert.deepEqual(calls, ['takeDown', 'bringUp']);
       const up = fleet.calls.find((c) => c.name === name && c.op === 'bringUp');
@@ -183,11 +197,11 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('calls to a node that is down fail as Unavailable and are classified transient', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { neverComesBack: true });
-      await client.upgrade(n, { image: installer('v1.13.9') });
+      await client.legacyUpgrade(op(), n, installer('v1.13.9'));
       await waitFor(() => sim.node(n).phase === 'down', { timeoutMs: 3000, description: 'node down' });
       const c = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, maxAttempts: 2 });
       try {
-        const err = await errorOf(c.version(n));
+        const err = await errorOf(c.version(op(), n));
         assert.equal(err.kind, TalosErrorKind.Unavailable);
         assert.equal(err.transient, true);
         assert.match(err.message, /connection refused/);
@@ -199,7 +213,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('a bad installer reference fails the Upgrade RPC (UNKNOWN → OperationFailed) and nothing reboots', async function () {
       const n = take(legacyNodes);
       const before = sim.node(n).bootId;
-      const err = await errorOf(client.upgrade(n, { image: 'not-an-image' }));
+      const err = await errorOf(client.legacyUpgrade(op(), n, 'not-an-image'));
       assert.equal(err.kind, TalosErrorKind.OperationFailed);
       assert.match(err.message, /error validating installer image "not-an-image"/);
       assert.equal(sim.node(n).bootId, before);
@@ -211,7 +225,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('pre-pulls the installer image with progress', async function () {
       const n = take(lifecycleNodes);
       const progress: string[] = [];
-      const name = await client.pullImage(n, installer('v1.14.1'), (p) => progress.push(`${p.layerId}:${p.status}`));
+      const name = await client.pullImage(op(), n, installer('v1.14.1'), (p) => progress.push(`${p.layerId}:${p.status}`));
       assert.equal(name, installer('v1.14.1'));
       assert.ok(progress.includes('sha256:4f4fb700ef54:EXTRACT_COMPLETE'), progress.join(','));
     });
@@ -219,35 +233,33 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('writes the image without rebooting, returns the messages and exit code 0; Reboot then boots it', async function () {
       const n = take(lifecycleNodes);
       const name = sim.node(n).name;
-      const before = await client.identity(n);
-      const res = await client.upgrade(n, { image: installer('v1.14.1', NEW_SCHEMATIC) });
-      assert.equal(res.flow, 'lifecycle');
-      if (res.flow !== 'lifecycle') return;
+      const before = await client.identity(op(), n);
+      const res = await lifecycleUpgrade(n, installer('v1.14.1', NEW_SCHEMATIC));
       assert.equal(res.exitCode, 0);
       assert.ok(res.messages.some((m) => m.includes('writing boot assets for v1.14.1')), res.messages.join('\n'));
-      const still = await client.identity(n);
+      const still = await client.identity(op(), n);
       assert.equal(still.tag, 'v1.14.0', 'no reboot yet');
       assert.equal(still.bootId, before.bootId);
       assert.equal(fleet.calls.filter((c) => c.name === name).length, 0, 'Node untouched until Reboot');
-      const { actorId } = await client.reboot(n);
+      const { actorId } = await client.reboot(op(), n);
       assert.match(actorId, /^[0-9a-f-]{36}$/);
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.14.1');
-      assert.equal((await client.schematic(n)).schematic, NEW_SCHEMATIC);
+      assert.equal((await client.schematic(op(), n)).schematic, NEW_SCHEMATIC);
       assert.deepEqual(fleet.calls.filter((c) => c.name === name).map((c) => c.op), ['takeDown', 'bringUp']);
     });
 
     it('a 1.12 node has no LifecycleService/ImageService (UNIMPLEMENTED → Unimplemented)', async function () {
       const n = take(legacyNodes);
-      const err = await errorOf(client.pullImage(n, installer('v1.13.9')));
+      const err = await errorOf(client.pullImage(op(), n, installer('v1.13.9')));
       assert.equal(err.kind, TalosErrorKind.Unimplemented);
       assert.match(err.message, /unknown service machine\.ImageService/);
     });
 
     it('reboot modes: FORCE exists on 1.14, a plain reboot keeps the version', async function () {
       const n = take(lifecycleNodes);
-      const before = await client.identity(n);
-      await client.reboot(n, 'force');
+      const before = await client.identity(op(), n);
+      await client.reboot(op(), n, 'force');
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.14.0');
     });
@@ -257,7 +269,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('upgrade RPC error (legacy): the scripted status reaches the caller with the node named', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { upgradeError: { code: 9, message: 'failed to acquire upgrade mutex: etcd lock held' } });
-      const err = await errorOf(client.upgrade(n, { image: installer('v1.13.9') }));
+      const err = await errorOf(client.legacyUpgrade(op(), n, installer('v1.13.9')));
       assert.equal(err.kind, TalosErrorKind.FailedPrecondition);
       assert.equal(err.node, n);
       assert.match(err.message, /etcd lock held/);
@@ -266,12 +278,12 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('upgrade RPC error (lifecycle) and pull error', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { pullError: { code: 13, message: 'failed to pull image: 503 Service Unavailable' } });
-      const pullErr = await errorOf(client.upgrade(n, { image: installer('v1.14.1') }));
+      const pullErr = await errorOf(lifecycleUpgrade(n, installer('v1.14.1')));
       assert.equal(pullErr.method, 'ImageService.Pull');
       assert.match(pullErr.message, /503/);
       sim.faults.clear(n);
       sim.faults.set(n, { upgradeError: { code: 13, message: 'upgrade failed: disk full' } });
-      const upErr = await errorOf(client.upgrade(n, { image: installer('v1.14.1') }));
+      const upErr = await errorOf(lifecycleUpgrade(n, installer('v1.14.1')));
       assert.equal(upErr.method, 'LifecycleService.Upgrade');
       assert.equal(upErr.kind, TalosErrorKind.OperationFailed);
     });
@@ -279,12 +291,11 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('install failure exit code (lifecycle): returned, nothing staged, Reboot keeps the old version', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { installExitCode: 3 });
-      const res = await client.upgrade(n, { image: installer('v1.14.1') });
-      assert.ok(res.flow === 'lifecycle');
+      const res = await lifecycleUpgrade(n, installer('v1.14.1'));
       assert.equal(res.exitCode, 3);
       assert.ok(res.messages.some((m) => /installer failed: exit status 3/.test(m)));
-      const before = await client.identity(n);
-      await client.reboot(n);
+      const before = await client.identity(op(), n);
+      await client.reboot(op(), n);
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.14.0');
     });
@@ -292,10 +303,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('install failure (legacy): acked, then the node stays up on its version without a reboot', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { installExitCode: 1 });
-      const before = await client.identity(n);
-      await client.upgrade(n, { image: installer('v1.13.9') });
+      const before = await client.identity(op(), n);
+      await client.legacyUpgrade(op(), n, installer('v1.13.9'));
       await waitFor(() => sim.node(n).history.some((h) => h.startsWith('upgrade failed')), { timeoutMs: 3000, description: 'legacy install failure' });
-      const after = await client.identity(n);
+      const after = await client.identity(op(), n);
       assert.equal(after.tag, 'v1.12.6');
       assert.equal(after.bootId, before.bootId);
     });
@@ -303,14 +314,14 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('never comes back: down after the upgrade until powered on', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { neverComesBack: true });
-      const before = await client.identity(n);
-      await client.upgrade(n, { image: installer('v1.14.1') });
-      await client.reboot(n);
+      const before = await client.identity(op(), n);
+      await lifecycleUpgrade(n, installer('v1.14.1'));
+      await client.reboot(op(), n);
       await waitFor(() => sim.node(n).phase === 'down', { timeoutMs: 3000, description: 'node down' });
       // Much longer than a reboot takes with these timings: it stays down.
       const c = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, maxAttempts: 3 });
       try {
-        assert.equal((await errorOf(c.version(n))).kind, TalosErrorKind.Unavailable);
+        assert.equal((await errorOf(c.version(op(), n))).kind, TalosErrorKind.Unavailable);
       } finally {
         c.close();
       }
@@ -322,8 +333,8 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('comes back slowly: stays down for the extra boot time', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { slowBootMs: 600 });
-      const before = await client.identity(n);
-      await client.upgrade(n, { image: installer('v1.13.9') });
+      const before = await client.identity(op(), n);
+      await client.legacyUpgrade(op(), n, installer('v1.13.9'));
       await waitFor(() => sim.node(n).phase === 'down', { timeoutMs: 3000, description: 'node down' });
       const downAt = Date.now();
       await waitBooted(n, before.bootId, 8000);
@@ -333,8 +344,8 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('boots the old partition: new boot ID, old version', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { bootsOldPartition: true });
-      const before = await client.identity(n);
-      await client.upgrade(n, { image: installer('v1.13.9') });
+      const before = await client.identity(op(), n);
+      await client.legacyUpgrade(op(), n, installer('v1.13.9'));
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.12.6');
       assert.notEqual(after.bootId, before.bootId);
@@ -345,7 +356,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       sim.faults.unreachable(n, 300);
       const once = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, maxAttempts: 1 });
       try {
-        const err = await errorOf(once.version(n));
+        const err = await errorOf(once.version(op(), n));
         assert.equal(err.kind, TalosErrorKind.Unavailable);
         assert.match(err.message, /i\/o timeout/);
       } finally {
@@ -356,7 +367,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
         { ...FAST, maxAttempts: 8, backoff: { initialMs: 100, maxMs: 400, factor: 2 } },
       );
       try {
-        assert.equal((await patient.version(n)).tag, 'v1.14.0');
+        assert.equal((await patient.version(op(), n)).tag, 'v1.14.0');
       } finally {
         patient.close();
       }
@@ -367,23 +378,23 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       sim.faults.set(n, { slowResponseMs: 300 });
       const hasty = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, callTimeoutMs: 100, maxAttempts: 2 });
       try {
-        const err = await errorOf(hasty.version(n));
+        const err = await errorOf(hasty.version(op(), n));
         assert.equal(err.kind, TalosErrorKind.DeadlineExceeded);
         assert.equal(err.transient, true);
       } finally {
         hasty.close();
       }
-      assert.equal((await client.version(n)).tag, 'v1.14.0');
+      assert.equal((await client.version(op(), n)).tag, 'v1.14.0');
     });
 
     it('mTLS rejected by the node: role ⇒ PermissionDenied, wrong CA ⇒ TlsRejected, each naming the endpoint', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { tlsRejected: 'role' });
-      const denied = await errorOf(client.version(n));
+      const denied = await errorOf(client.version(op(), n));
       assert.equal(denied.kind, TalosErrorKind.PermissionDenied);
       assert.match(denied.message, new RegExp(sim.endpoint));
       sim.faults.set(n, { tlsRejected: 'wrong-ca' });
-      const tls = await errorOf(client.version(n));
+      const tls = await errorOf(client.version(op(), n));
       assert.equal(tls.kind, TalosErrorKind.TlsRejected);
       assert.equal(tls.transient, false);
       assert.match(tls.message, new RegExp(sim.endpoint));
@@ -396,8 +407,8 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       const dead = `127.0.0.1:${await freePort()}`;
       const c = createTalosClient({ endpoints: [dead, sim.endpoint], secret: sim.secretData }, FAST);
       try {
-        assert.equal((await c.version(take(legacyNodes))).tag, 'v1.12.6');
-        assert.equal((await c.version(take(lifecycleNodes))).tag, 'v1.14.0', 'sticks to the endpoint that answered');
+        assert.equal((await c.version(op(), take(legacyNodes))).tag, 'v1.12.6');
+        assert.equal((await c.version(op(), take(lifecycleNodes))).tag, 'v1.14.0', 'sticks to the endpoint that answered');
       } finally {
         c.close();
       }
@@ -409,8 +420,8 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       // `localhost` (a SAN of the simulator's certificate): an endpoint set no other client uses.
       const a = createTalosClient({ endpoints: [`localhost:${sim.port}`], secret }, FAST);
       const b = createTalosClient({ endpoints: [`localhost:${sim.port}`], secret }, FAST);
-      await a.version(take(legacyNodes));
-      await b.version(take(legacyNodes));
+      await a.version(op(), take(legacyNodes));
+      await b.version(op(), take(legacyNodes));
       assert.equal(talosChannelStats().sets, base + 1);
       a.close();
       assert.equal(talosChannelStats().sets, base + 1, 'still used by b');
@@ -425,7 +436,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       );
       try {
         assert.match(sim.adminCert.keyTalos, /BEGIN ED25519 PRIVATE KEY/);
-        assert.equal((await c.version(take(lifecycleNodes))).tag, 'v1.14.0');
+        assert.equal((await c.version(op(), take(lifecycleNodes))).tag, 'v1.14.0');
       } finally {
         c.close();
       }

@@ -18,6 +18,7 @@ import { loadKubeConfig } from '../lab/kube.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { createRecordingFleet, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
+import { testContext as op } from '../support/op-context.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 
 const SCHEMATIC = randomBytes(32).toString('hex');
@@ -125,7 +126,7 @@ describe('Talos simulator (raw gRPC)', function () {
     assert.equal(got[1]?.event[0]?.eventType, EventType.CREATED);
     const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0 });
     try {
-      await client.reboot('sim-w2');
+      await client.reboot(op(), 'sim-w2');
     } finally {
       client.close();
     }
@@ -147,7 +148,7 @@ describe('Talos simulator (raw gRPC)', function () {
     assert.match(Buffer.from(ctx.key, 'base64').toString(), /^-----BEGIN ED25519 PRIVATE KEY-----/);
     const client = createTalosClient({ endpoints: ctx.endpoints, secret: { 'ca.crt': ctx.ca, 'tls.crt': ctx.crt, 'tls.key': ctx.key } }, { idleCloseMs: 0 });
     try {
-      assert.equal((await client.version('127.0.80.11')).tag, 'v1.12.6');
+      assert.equal((await client.version(op(), '127.0.80.11')).tag, 'v1.12.6');
     } finally {
       client.close();
     }
@@ -197,8 +198,8 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
   it('a legacy upgrade takes the Node NotReady and brings it back Ready on the new Talos version', async function () {
     const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } });
     try {
-      const before = await client.identity('127.0.81.11');
-      await client.upgrade('127.0.81.11', { image: `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.9` });
+      const before = await client.identity(op(), '127.0.81.11');
+      await client.legacyUpgrade(op(), '127.0.81.11', `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.9`);
       await waitFor(async () => ready(await core.readNode({ name: 'talossim-w1' })) !== 'True', { timeoutMs: 10_000, intervalMs: 20, description: 'Node NotReady' });
       const node = await waitFor(
         async () => {
@@ -208,7 +209,7 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
         { timeoutMs: 20_000, intervalMs: 50, description: 'Node Ready on v1.13.9' },
       );
       assert.equal(node.status?.nodeInfo?.osImage, 'Talos (v1.13.9)');
-      const after = await client.identity('127.0.81.11');
+      const after = await client.identity(op(), '127.0.81.11');
       assert.equal(after.tag, 'v1.13.9');
       assert.notEqual(after.bootId, before.bootId);
       assert.equal(fleet.node('talossim-w1')?.bootId, after.bootId);
@@ -220,10 +221,10 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
   it('ApplyConfiguration with new Kubernetes images moves the Node kubelet version and the static pods', async function () {
     const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } });
     try {
-      const config = await client.readConfig('127.0.81.10');
+      const config = await client.readConfig(op(), '127.0.81.10');
       const updated = config.replaceAll(':v1.35.4', ':v1.36.3');
       assert.notEqual(updated, config, 'the machine config names v1.35.4 images');
-      await client.applyConfig('127.0.81.10', updated);
+      await client.applyConfig(op(), '127.0.81.10', updated);
       const node = await core.readNode({ name: 'talossim-cp' });
       assert.equal(node.status?.nodeInfo?.kubeletVersion, 'v1.36.3');
       const pod = await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' });
