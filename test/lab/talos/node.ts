@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { parseDocument, stringify as toYaml } from 'yaml';
-import { compareTalosVersions, parseTalosVersion } from '../../../controller/core/talos-flow.js';
 import { MachineConfigSpec } from '../../../proto/gen/resource/config/config.js';
 import { RuntimeMachineStage } from '../../../proto/gen/resource/definitions/enums/enums.js';
 import { Layer } from '../../../proto/gen/resource/definitions/extensions/extensions.js';
@@ -18,6 +17,7 @@ import {
 import type { ComponentImages, FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
 import { versionOfImage } from '../fleet/static-pods.js';
 import { machineConfigYaml } from './machine-config.js';
+import { versionAtLeast } from './versions.js';
 
 
 export interface TalosSimTimings {
@@ -98,11 +98,6 @@ export class RpcError extends Error {
   ) {
     super(details);
   }
-}
-
-export function versionAtLeast(tag: string, minor: number, pre = ''): boolean {
-  const v = parseTalosVersion(tag);
-  return v !== undefined && compareTalosVersions(v, { major: 1, minor, patch: 0, prerelease: pre }) >= 0;
 }
 
 export class SimNode {

@@ -5,7 +5,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
-import { parseInstallerImage, parseTalosVersion } from '../../../controller/core/talos-flow.js';
 import type { Data } from '../../../proto/gen/common/common.js';
 import {
   type ImageServicePullRequest,
@@ -40,7 +39,8 @@ import {
   type WatchRequest,
   type WatchResponse,
 } from '../../../proto/gen/v1alpha1/state.js';
-import { KNOWN_TYPES, RpcError, type SimNode, type SimResource, type TalosSimTimings, versionAtLeast } from './node.js';
+import { KNOWN_TYPES, RpcError, type SimNode, type SimResource, type TalosSimTimings } from './node.js';
+import { parseInstallerRef, versionAtLeast } from './versions.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -222,11 +222,11 @@ export class TalosApi {
   }
 
   private installerTarget(n: SimNode, image: string): { version: string; schematic: string } {
-    const ref = parseInstallerImage(image);
-    if (!ref || !parseTalosVersion(ref.tag)) {
+    const ref = parseInstallerRef(image);
+    if (!ref) {
       throw rpcError(grpc.status.UNKNOWN, `error validating installer image "${image}": failed to resolve reference "${image}": not found`);
     }
-    return { version: ref.tag, schematic: ref.schematic ?? n.schematic };
+    return { version: ref.version, schematic: ref.schematic ?? n.schematic };
   }
 
   private legacyUpgrade(n: SimNode, req: UpgradeRequest): { messages: Upgrade[] } {
