@@ -1,8 +1,8 @@
 // Field-level building blocks shared by the PatchPlan and PatchJob schemas. Every pattern here is
 // also emitted into the CRDs, so each must be valid for both JavaScript and Go's RE2.
 import { z } from 'zod';
-import { GO_DURATION_PATTERN, parseGoDuration } from '../controller/core/duration.js';
-import { suggest } from '../controller/core/suggest.js';
+import { GO_DURATION_PATTERN, parseGoDuration } from './duration.js';
+import { suggest } from './suggest.js';
 
 const stringTypeError = (example: string) => (iss: { code: string; input: unknown }) => {
   if (iss.code !== 'invalid_type' || iss.input === undefined) return undefined;
@@ -23,7 +23,7 @@ export function version(example: string) {
     .meta({ example });
 }
 
-/** Go duration string ("300s", "5m", "1h30m"), see controller/core/duration.ts. */
+/** Go duration string ("300s", "5m", "1h30m"), see schemas/duration.ts. */
 export function duration(example: string) {
   return z
     .string({ error: stringTypeError(example) })

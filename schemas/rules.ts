@@ -1,7 +1,7 @@
 // Cross-field rules of a PatchPlan spec. They run even when other fields are invalid (so a user sees
 // every problem in one pass), hence they inspect the raw value defensively instead of trusting types.
 import type { z } from 'zod';
-import { suggest } from '../controller/core/suggest.js';
+import { suggest } from './suggest.js';
 import { BUILT_IN_GROUPS } from './api.js';
 
 type Ctx = z.core.$RefinementCtx<unknown>;

@@ -88,6 +88,24 @@ describe('lab: control plane and fleet', function () {
     await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the web ReplicaSet back at two ready pods' });
   });
 
+  it('a test can bind a pod to a node right after its cordon (workloads.createPodOn), for drain races', async () => {
+    const name = 'selftest-worker-2';
+    await fleet.workloads.add({ namespace: ns, name: 'late', kind: 'bare', replicas: 0 });
+    assert.equal((await core.listNamespacedPod({ namespace: ns, labelSelector: `${WORKLOAD_LABEL}=late` })).items.length, 0);
+    await core.patchNode({ name, body: { spec: { unschedulable: true } } }, mergePatch);
+    try {
+      const pod = await fleet.workloads.createPodOn(name, { namespace: ns, name: 'late' });
+      assert.equal(pod.spec?.nodeName, name);
+      assert.ok(isReady(pod), 'Running and Ready on the cordoned node');
+      assert.equal(pod.metadata?.labels?.[WORKLOAD_LABEL], 'late');
+      assert.ok((await fleet.workloads.podsOn(name)).some((p) => p.metadata?.name === pod.metadata?.name));
+      await core.deleteNamespacedPod({ namespace: ns, name: pod.metadata?.name ?? '', body: { gracePeriodSeconds: 0 } });
+      await assert.rejects(fleet.workloads.createPodOn(name, { namespace: ns, name: 'nope' }), /no workload lab-selftest\/nope/);
+    } finally {
+      await core.patchNode({ name, body: { spec: { unschedulable: false } } }, mergePatch);
+    }
+  });
+
   it('a node taken down reports Ready=Unknown and comes back with a new boot ID and version', async () => {
     const name = 'selftest-worker-1';
     const readyOf = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;

@@ -8,7 +8,15 @@ import * as grpc from '@grpc/grpc-js';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { Empty } from '../../proto/gen/google/protobuf/empty.js';
-import { MachineServiceService, type VersionResponse } from '../../proto/gen/machine/machine.js';
+import { ImageServiceService } from '../../proto/gen/machine/image.js';
+import { LifecycleServiceService } from '../../proto/gen/machine/lifecycle.js';
+import {
+  ApplyConfigurationRequest_Mode,
+  MachineServiceService,
+  RebootRequest_Mode,
+  UpgradeRequest_RebootMode,
+  type VersionResponse,
+} from '../../proto/gen/machine/machine.js';
 import { EventType, StateService, type WatchResponse } from '../../proto/gen/v1alpha1/state.js';
 import { MachineStatusSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
 import { RuntimeMachineStage } from '../../proto/gen/resource/definitions/enums/enums.js';
@@ -16,7 +24,7 @@ import { createTalosClient } from '../../controller/talos/index.js';
 import { startFleet, type Fleet } from '../lab/fleet/index.js';
 import { loadKubeConfig } from '../lab/kube.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
-import { createRecordingFleet, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
+import { createRecordingFleet, type RecordingFleet, type SimCall, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import { testContext as op } from '../support/op-context.js';
 import { sharedCluster } from '../support/shared-cluster.js';
@@ -26,6 +34,57 @@ const SCHEMATIC = randomBytes(32).toString('hex');
 function rawClient(sim: TalosSimulator, endpoint = sim.endpoint): grpc.Client {
   const creds = grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(sim.adminCert.key), Buffer.from(sim.adminCert.cert));
   return new grpc.Client(endpoint, creds);
+}
+
+interface MethodDef<Req, Res> {
+  path: string;
+  requestSerialize: (req: Req) => Buffer;
+  responseDeserialize: (buf: Buffer) => Res;
+}
+
+function targeting(node: string, key: 'node' | 'nodes' = 'node'): grpc.Metadata {
+  const md = new grpc.Metadata();
+  for (const n of node.split(',')) md.add(key, n);
+  return md;
+}
+
+/** One unary call; resolves with the response or the gRPC status code name it failed with. */
+function unary<Req, Res>(c: grpc.Client, def: MethodDef<Req, Res>, req: Req, md: grpc.Metadata): Promise<Res | string> {
+  return new Promise((resolve) =>
+    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, md, { deadline: Date.now() + 5000 }, (err, res) =>
+      resolve(err ? (grpc.status[err.code] ?? String(err.code)) : (res as Res)),
+    ),
+  );
+}
+
+/** One server-streaming call; resolves with every message, or the gRPC status code name it failed with. */
+function streamed<Req, Res>(c: grpc.Client, def: MethodDef<Req, Res>, req: Req, md: grpc.Metadata): Promise<Res[] | string> {
+  return new Promise((resolve) => {
+    const got: Res[] = [];
+    const s = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, req, md, { deadline: Date.now() + 5000 });
+    s.on('data', (m: Res) => got.push(m));
+    s.on('error', (err: grpc.ServiceError) => resolve(grpc.status[err.code] ?? String(err.code)));
+    s.on('end', () => resolve(got));
+  });
+}
+
+/** Every record names the node and the caller, and arrival/answer times are in order and in [t0, now]. */
+function assertCallerAndTimes(calls: SimCall[], node: string, identity: string, t0: number): void {
+  let prev: SimCall | undefined;
+  for (const r of calls) {
+    assert.equal(r.node, node);
+    assert.equal(r.identity, identity);
+    assert.match(r.peer, /127\.0\.0\.1:\d+$/);
+    assert.ok(r.at >= t0 && r.endedAt !== undefined && r.endedAt >= r.at && r.endedAt <= Date.now(), `times of call ${r.seq}`);
+    if (prev) assert.ok(r.seq > prev.seq && r.at >= prev.at, `order of call ${r.seq}`);
+    prev = r;
+  }
+}
+
+/** A call record reduced to what a test compares: method, key field, phase seen, result, effect. */
+function brief(r: SimCall): [string, string | undefined, string, string, string | undefined] {
+  const key = r.image ?? r.rebootMode ?? r.applyMode;
+  return [r.method, key, r.phase, typeof r.result === 'string' ? r.result : r.result.codeName, r.effect];
 }
 
 function version(c: grpc.Client, md: grpc.Metadata): Promise<VersionResponse> {
@@ -163,6 +222,161 @@ describe('Talos simulator (raw gRPC)', function () {
     } finally {
       own.close();
     }
+  });
+});
+
+describe('Talos simulator as a test oracle: call record, upgrade counters, Reboot in every phase (raw gRPC)', function () {
+  this.timeout(30_000);
+  const IMAGE_14 = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
+  const IMAGE_13 = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.9`;
+  let dir: LabDir;
+  let fleet: RecordingFleet;
+  let sim: TalosSimulator;
+  let c: grpc.Client;
+
+  before(async function () {
+    dir = makeLabDir('talos-sim-record');
+    fleet = createRecordingFleet([
+      { name: 'rec-life', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.10' },
+      { name: 'rec-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.11' },
+      { name: 'rec-reboot', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.12' },
+    ]);
+    sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
+    c = rawClient(sim);
+  });
+
+  after(async function () {
+    c?.close();
+    await sim?.stop();
+    dir?.remove();
+  });
+
+  const running = (name: string, tag: string): Promise<true> =>
+    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} running ${tag}` });
+  const inPhase = (name: string, phase: string): Promise<true> =>
+    waitFor(() => sim.node(name).phase === phase || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} ${phase}` });
+
+  it('records Pull, LifecycleService.Upgrade and Reboot (time, caller, image, result) and counts one upgrade and one boot into the new version', async function () {
+    const t0 = Date.now();
+    const since = sim.lastCallSeq();
+    const md = (): grpc.Metadata => targeting('127.0.82.10');
+    const install = { containerd: undefined, source: { imageName: IMAGE_14 } };
+    assert.equal(await streamed(c, LifecycleServiceService.upgrade, install, md()), 'INTERNAL', 'install before pull');
+    assert.equal(await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: 'ghcr.io/siderolabs/installer:latest' }, md()), 'UNKNOWN');
+    const pulled = await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: IMAGE_14 }, md());
+    assert.ok(Array.isArray(pulled) && pulled.at(-1)?.name === IMAGE_14, `pull: ${JSON.stringify(pulled)}`);
+    const installed = await streamed(c, LifecycleServiceService.upgrade, install, md());
+    assert.ok(Array.isArray(installed) && installed.at(-1)?.progress?.exitCode === 0, `install: ${JSON.stringify(installed)}`);
+    const rebooted = await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md());
+    assert.notEqual(typeof rebooted, 'string');
+    await running('rec-life', 'v1.14.0');
+
+    const calls = sim.callLog({ node: 'rec-life', since });
+    assert.deepEqual(calls.map(brief), [
+      ['LifecycleService.Upgrade', IMAGE_14, 'running', 'INTERNAL', undefined],
+      ['ImageService.Pull', 'ghcr.io/siderolabs/installer:latest', 'running', 'UNKNOWN', undefined],
+      ['ImageService.Pull', IMAGE_14, 'running', 'ok', 'pulled'],
+      ['LifecycleService.Upgrade', IMAGE_14, 'running', 'ok', 'staged v1.14.0'],
+      ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot into staged v1.14.0'],
+    ]);
+    const failed = calls[0]?.result;
+    assert.ok(typeof failed === 'object' && failed.code === grpc.status.INTERNAL && /not found/.test(failed.message), JSON.stringify(failed));
+    assert.equal(calls[3]?.exitCode, 0);
+    assertCallerAndTimes(calls, 'rec-life', 'admin', t0);
+    assert.equal(sim.node('127.0.82.10').calls, sim.node('rec-life').calls, 'the same record by IP and by name');
+    const n = sim.node('rec-life');
+    assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
+  });
+
+  it('legacy Upgrade: a second Upgrade is refused and a Reboot while upgrading is acked without effect; one upgrade, one reboot', async function () {
+    const since = sim.lastCallSeq();
+    const md = (): grpc.Metadata => targeting('rec-legacy');
+    sim.faults.set('rec-legacy', { holdPhase: 'upgrading' });
+    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.POWERCYCLE };
+    const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
+    await waitFor(() => sim.node('rec-legacy').history.includes('held in upgrading'), { timeoutMs: 10_000, intervalMs: 10, description: 'upgrade held' });
+    assert.equal(await unary(c, MachineServiceService.upgrade, upgrade, md()), 'UNKNOWN');
+    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
+    assert.equal(sim.node('rec-legacy').phase, 'upgrading');
+    sim.faults.set('rec-legacy', { holdPhase: undefined });
+    await running('rec-legacy', 'v1.13.9');
+
+    assert.deepEqual(sim.callLog({ node: 'rec-legacy', since }).map(brief), [
+      ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
+      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'UNKNOWN', undefined],
+      ['MachineService.Reboot', 'DEFAULT', 'upgrading', 'ok', 'reboot ignored: an upgrade is in progress (sequence locked)'],
+    ]);
+    assert.equal(sim.callLog({ node: 'rec-legacy', since })[0]?.rebootMode, 'POWERCYCLE');
+    const n = sim.node('rec-legacy');
+    assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
+    assert.equal(fleet.calls.filter((f) => f.name === 'rec-legacy' && f.op === 'takeDown').length, 1);
+  });
+
+  it('Reboot while rebooting is acked without a second reboot, while down fails UNAVAILABLE, while booting reboots again', async function () {
+    const since = sim.lastCallSeq();
+    const ops = sim.issueClientCert('ops', { roles: ['os:operator'] });
+    const opsClient = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(ops.key), Buffer.from(ops.cert)));
+    try {
+      const reboot = (): Promise<unknown> => unary(opsClient, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, targeting('rec-reboot'));
+      sim.faults.set('rec-reboot', { holdPhase: 'rebooting' });
+      assert.notEqual(typeof (await reboot()), 'string');
+      await waitFor(() => sim.node('rec-reboot').history.includes('held in rebooting'), { timeoutMs: 10_000, intervalMs: 10, description: 'reboot held' });
+      assert.notEqual(typeof (await reboot()), 'string', 'a Reboot while rebooting is acknowledged');
+
+      sim.faults.set('rec-reboot', { holdPhase: undefined, neverComesBack: true });
+      await inPhase('rec-reboot', 'down');
+      assert.equal(await reboot(), 'UNAVAILABLE');
+
+      sim.faults.set('rec-reboot', { holdPhase: 'booting' });
+      sim.faults.powerOn('rec-reboot');
+      await inPhase('rec-reboot', 'booting');
+      assert.notEqual(typeof (await reboot()), 'string');
+      assert.equal(sim.node('rec-reboot').phase, 'rebooting', 'a Reboot while booting takes over');
+      sim.faults.clear('rec-reboot');
+      await waitFor(() => sim.node('rec-reboot').reboots === 2 && sim.node('rec-reboot').phase === 'running', { timeoutMs: 10_000, intervalMs: 10, description: 'second reboot done' });
+    } finally {
+      opsClient.close();
+    }
+
+    const calls = sim.callLog({ node: 'rec-reboot', since });
+    assert.deepEqual(calls.map(brief), [
+      ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot'],
+      ['MachineService.Reboot', 'DEFAULT', 'rebooting', 'ok', 'reboot ignored: already rebooting'],
+      ['MachineService.Reboot', 'DEFAULT', 'down', 'UNAVAILABLE', undefined],
+      ['MachineService.Reboot', 'DEFAULT', 'booting', 'ok', 'reboot'],
+    ]);
+    assert.ok(calls.every((r) => r.identity === 'ops'));
+    const down = calls[2]?.result;
+    assert.ok(typeof down === 'object' && /connection refused/.test(down.message), JSON.stringify(down));
+    const n = sim.node('rec-reboot');
+    assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots, n.version], [0, 0, 2, 'v1.14.0']);
+    assert.equal(fleet.calls.filter((f) => f.name === 'rec-reboot' && f.op === 'takeDown').length, 2);
+  });
+
+  it('records ApplyConfiguration per node, including each target of a legacy `nodes` fan-out', async function () {
+    const since = sim.lastCallSeq();
+    const data = Buffer.from(sim.node('rec-life').config);
+    const dry = await unary(c, MachineServiceService.applyConfiguration, { data, mode: ApplyConfigurationRequest_Mode.AUTO, dryRun: true, tryModeTimeout: undefined }, targeting('rec-life'));
+    assert.notEqual(typeof dry, 'string');
+    sim.faults.unreachable('rec-legacy', 60_000);
+    try {
+      const fan = await unary(
+        c,
+        MachineServiceService.applyConfiguration,
+        { data, mode: ApplyConfigurationRequest_Mode.NO_REBOOT, dryRun: false, tryModeTimeout: undefined },
+        targeting('127.0.82.10,127.0.82.11', 'nodes'),
+      );
+      assert.ok(typeof fan !== 'string' && fan.messages.length === 2);
+    } finally {
+      sim.faults.clear('rec-legacy');
+    }
+    assert.deepEqual(sim.callLog({ since }).map((r) => [r.node, ...brief(r), r.dryRun]), [
+      ['rec-life', 'MachineService.ApplyConfiguration', 'AUTO', 'running', 'ok', 'dry run', true],
+      ['rec-life', 'MachineService.ApplyConfiguration', 'NO_REBOOT', 'running', 'ok', 'config applied (unchanged)', false],
+      ['rec-legacy', 'MachineService.ApplyConfiguration', 'NO_REBOOT', 'running', 'UNAVAILABLE', undefined, false],
+    ]);
+    assert.deepEqual(sim.callLog({ since, method: 'MachineService.Reboot' }), []);
   });
 });
 

@@ -1,4 +1,4 @@
-// Kubernetes API clients for lab code (the product's own client code lives in controller/kube).
+// Kubernetes API clients for lab code (the product has its own Kubernetes adapter; the lab shares no code with it).
 import { KubeConfig, PatchStrategy, setHeaderOptions, type ConfigurationOptions } from '@kubernetes/client-node';
 
 export function loadKubeConfig(kubeconfigPath: string): KubeConfig {

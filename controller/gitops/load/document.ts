@@ -1,6 +1,6 @@
 // Decides what a YAML document is: a PatchPlan to validate, another object to skip, or a mistake.
 import { API_GROUP, API_VERSION, Kind } from '../../../schemas/api.js';
-import { suggest } from '../../core/suggest.js';
+import { suggest } from '../../../schemas/suggest.js';
 
 export type Route = { action: 'validate' } | { action: 'skip' } | { action: 'reject'; path: string[]; message: string };
 

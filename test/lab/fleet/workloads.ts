@@ -15,6 +15,7 @@ export interface WorkloadSpec {
    * daemonset: one pod per node, tolerating every taint; bare: unmanaged pods, gone for good.
    */
   kind: 'replicaset' | 'daemonset' | 'bare';
+  /** Pods placed at the start (default 1; 0 for a workload whose pods a test places with createPodOn). */
   replicas?: number;
   pdb?: { minAvailable?: number | string; maxUnavailable?: number | string };
   /** Only nodes carrying these labels host its pods. */
@@ -80,8 +81,24 @@ export class Workloads {
       for (const node of nodes) await this.createPod(workload, node);
       return;
     }
-    if (nodes.length === 0) throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
-    for (let i = 0; i < (spec.replicas ?? 1); i++) await this.createPod(workload, nodes[i % nodes.length] ?? '');
+    const replicas = spec.replicas ?? 1;
+    if (nodes.length === 0 && replicas > 0) throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
+    for (let i = 0; i < replicas; i++) await this.createPod(workload, nodes[i % nodes.length] ?? '');
+  }
+
+  /**
+   * One more pod of an added workload, bound straight to `nodeName` (spec.nodeName, as a scheduler
+   * decision made before it saw a cordon, or a static/DaemonSet-like placement): cordons and
+   * NoSchedule taints do not stop it. Running, and Ready when the node is up. Lets a drain test
+   * script "a pod lands on the node just after the cordon". The pod is labelled and owned like the
+   * workload's other pods (a ReplicaSet pod counts toward its PDB; when it goes away it is
+   * replaced elsewhere as usual; a `bare` pod is gone for good). Returns the created pod.
+   */
+  async createPodOn(nodeName: string, workload: { namespace: string; name: string }): Promise<V1Pod> {
+    const w = this.workloads.get(key(workload.namespace, workload.name));
+    if (!w) throw new Error(`no workload ${key(workload.namespace, workload.name)}: add it first`);
+    if (!this.fleet.node(nodeName)) throw new Error(`no fleet node ${nodeName}`);
+    return this.createPod(w, nodeName);
   }
 
   /** Pods of simulated workloads bound to a node. */
@@ -189,14 +206,14 @@ export class Workloads {
       .sort();
   }
 
-  private async createPod(workload: Workload, nodeName: string): Promise<void> {
+  private async createPod(workload: Workload, nodeName: string): Promise<V1Pod> {
     const { spec } = workload;
     const pod = await this.core.createNamespacedPod({
       namespace: spec.namespace,
       body: podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'),
     });
     const ready = this.fleet.node(nodeName)?.up ?? false;
-    await this.core.patchNamespacedPodStatus({ namespace: spec.namespace, name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date()) } }, mergePatch);
+    return this.core.patchNamespacedPodStatus({ namespace: spec.namespace, name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date()) } }, mergePatch);
   }
 
   private async setReadyOn(nodeName: string, ready: boolean): Promise<void> {

@@ -10,6 +10,10 @@
 //   sim.nodeEndpoints     name → '<InternalIP>:50000' where that port was free (like a real node)
 //   sim.faults.set(node, {...}) / clear(node?) / unreachable(node, ms) / powerOn(node)
 //   sim.node(nameOrIP)    the simulated node's live state (version, bootId, phase, history, ...)
+//   sim.node(x).calls     every mutating call that reached the node (SimCall: method, at, peer,
+//                         identity, image / reboot mode, result 'ok' | {code, codeName, message}, effect)
+//   sim.node(x).upgradesStarted / bootsIntoNewVersion / reboots   counters for "exactly once" checks
+//   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
 //   sim.setTimings(t)     change timings at run time
 //   await sim.stop()
 //
@@ -28,10 +32,20 @@ import { MachineServiceService } from '../../../proto/gen/machine/machine.js';
 import { StateService } from '../../../proto/gen/v1alpha1/state.js';
 import type { FleetControl } from '../fleet/types.js';
 import { type CertFiles, createCA, issueCert } from '../pki.js';
-import { type NodeFaults, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
+import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
 
-export { DEMO_TIMINGS, TEST_TIMINGS, type NodeFaults, type SimNode, type TalosSimTimings } from './node.js';
+export {
+  DEMO_TIMINGS,
+  TEST_TIMINGS,
+  type NodeFaults,
+  type Phase,
+  type SimCall,
+  type SimCallMethod,
+  type SimCallResult,
+  type SimNode,
+  type TalosSimTimings,
+} from './node.js';
 export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
 
@@ -79,6 +93,13 @@ export interface TalosSimulator {
   };
   node(nameOrIP: string): SimNode;
   nodes(): SimNode[];
+  /**
+   * Every recorded mutating call of every node, in arrival order; filtered by node (name or IP),
+   * method, and `since` (a SimCall.seq: only later calls, e.g. the last seq seen before a test step).
+   */
+  callLog(filter?: { node?: string; method?: SimCallMethod; since?: number }): SimCall[];
+  /** The seq of the latest recorded call (0 when none): pass it as `since` to look only at what follows. */
+  lastCallSeq(): number;
   setTimings(t: Partial<TalosSimTimings>): void;
   stop(): Promise<void>;
 }
@@ -226,12 +247,15 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     issueClientCert: clientCert,
     faults: {
       set: (n, f) => {
-        Object.assign(node(n).faults, f);
+        const s = node(n);
+        Object.assign(s.faults, f);
+        s.faultsChanged();
       },
       clear: (n) => {
         for (const s of n === undefined ? [...sims.values()] : [node(n)]) {
           s.faults = {};
           s.unreachableUntil = 0;
+          s.faultsChanged();
         }
       },
       unreachable: (n, ms) => {
@@ -241,6 +265,14 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     },
     node,
     nodes: () => [...sims.values()],
+    callLog: (filter = {}) => {
+      const from = filter.node === undefined ? [...sims.values()] : [node(filter.node)];
+      return from
+        .flatMap((s) => s.calls)
+        .filter((c) => (filter.method === undefined || c.method === filter.method) && c.seq > (filter.since ?? 0))
+        .sort((a, b) => a.seq - b.seq);
+    },
+    lastCallSeq: () => Math.max(0, ...[...sims.values()].flatMap((s) => s.calls.map((c) => c.seq))),
     setTimings: (t) => {
       timings = { ...timings, ...t };
     },

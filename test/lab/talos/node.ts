@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { parseDocument, stringify as toYaml } from 'yaml';
-import { compareTalosVersions, parseTalosVersion } from '../../../controller/core/talos-flow.js';
 import { MachineConfigSpec } from '../../../proto/gen/resource/config/config.js';
 import { RuntimeMachineStage } from '../../../proto/gen/resource/definitions/enums/enums.js';
 import { Layer } from '../../../proto/gen/resource/definitions/extensions/extensions.js';
@@ -18,6 +17,7 @@ import {
 import type { ComponentImages, FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
 import { versionOfImage } from '../fleet/static-pods.js';
 import { machineConfigYaml } from './machine-config.js';
+import { versionAtLeast } from './versions.js';
 
 
 export interface TalosSimTimings {
@@ -63,9 +63,66 @@ export interface NodeFaults {
   slowResponseMs?: number;
   /** The node's apid refuses the caller: `role` ⇒ PERMISSION_DENIED; `wrong-ca` ⇒ TLS failure (UNAVAILABLE). */
   tlsRejected?: 'wrong-ca' | 'role';
+  /**
+   * The node stays in this phase once it enters it (`upgrading`: the legacy installer runs;
+   * `rebooting`: shutting down, API still up; `booting`: API up, not ready) until the fault is
+   * cleared or changed, so a test can call the node in that phase without racing a timer.
+   */
+  holdPhase?: 'upgrading' | 'rebooting' | 'booting';
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
+
+/** The mutating Talos API calls the simulator records per node (gRPC service.method). */
+export type SimCallMethod =
+  | 'MachineService.Upgrade'
+  | 'ImageService.Pull'
+  | 'LifecycleService.Upgrade'
+  | 'MachineService.Reboot'
+  | 'MachineService.ApplyConfiguration';
+
+/** What the caller saw: `pending` while a stream runs, `ok`, or the gRPC status it was answered with. */
+export type SimCallResult = 'pending' | 'ok' | { code: GrpcStatus; codeName: string; message: string };
+
+/**
+ * One mutating call that reached a node (through apid routing, including calls refused because the
+ * node was down, slow or the role too low; calls apid could not route to any node are not here).
+ */
+export interface SimCall {
+  /** Order across all nodes of all simulators in this process. */
+  seq: number;
+  method: SimCallMethod;
+  /** The node's name (whatever the caller targeted it by). */
+  node: string;
+  /** Epoch ms when the call arrived. */
+  at: number;
+  /** Epoch ms when the answer was complete (end of stream for streaming calls). */
+  endedAt: number | undefined;
+  /** grpc-js peer of the caller (`ipv4:127.0.0.1:54321`). */
+  peer: string;
+  /** Common name of the caller's client certificate. */
+  identity: string | undefined;
+  /** The node's phase when the call arrived. */
+  phase: Phase;
+  /** Installer image (legacy Upgrade, Pull, LifecycleService.Upgrade). */
+  image?: string;
+  /** Reboot mode by name: `DEFAULT`, `POWERCYCLE`, `FORCE` (Reboot, legacy Upgrade). */
+  rebootMode?: string;
+  /** ApplyConfiguration mode by name (`AUTO`, `NO_REBOOT`, ...). */
+  applyMode?: string;
+  dryRun?: boolean;
+  result: SimCallResult;
+  /** LifecycleService.Upgrade: the final exit_code the stream reported (the stream itself ends OK). */
+  exitCode?: number;
+  /** What the node did about it, for messages: `upgrade started`, `reboot ignored: ...`, ... */
+  effect?: string;
+}
+
+let nextCallSeq = 1;
+/** A fresh sequence number for a SimCall. */
+export function callSeq(): number {
+  return nextCallSeq++;
+}
 
 export interface SimResource {
   namespace: string;
@@ -100,11 +157,6 @@ export class RpcError extends Error {
   }
 }
 
-export function versionAtLeast(tag: string, minor: number, pre = ''): boolean {
-  const v = parseTalosVersion(tag);
-  return v !== undefined && compareTalosVersions(v, { major: 1, minor, patch: 0, prerelease: pre }) >= 0;
-}
-
 export class SimNode {
   readonly events = new EventEmitter();
   readonly name: string;
@@ -128,7 +180,20 @@ export class SimNode {
   applying = false;
   /** Everything that happened to the node, for assertions. */
   readonly history: string[] = [];
+  /** Every mutating API call that reached this node, in arrival order (see SimCall). */
+  readonly calls: SimCall[] = [];
+  /**
+   * Upgrades the node actually started: accepted legacy Upgrades plus Reboots that activated an
+   * image staged by LifecycleService.Upgrade. Two here for one rollout means the node was upgraded twice.
+   */
+  upgradesStarted = 0;
+  /** Boots into an upgrade target (not counting a boot that fell back to the old partition). */
+  bootsIntoNewVersion = 0;
+  /** Every time the node went down for a reboot (upgrade or plain). */
+  reboots = 0;
   private readonly versions = new Map<string, VersionRecord>();
+  /** The step a `holdPhase` fault is holding back. */
+  private held: { phase: Phase; resume: () => void | Promise<void> } | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
@@ -210,8 +275,29 @@ export class SimNode {
     this.timers.add(t);
   }
 
+  /** Like after(), but the step waits while a `holdPhase` fault holds the node in `phase`. */
+  private afterHeld(phase: Phase, ms: number, fn: () => void | Promise<void>): void {
+    this.after(ms, () => {
+      if (this.faults.holdPhase === phase && this.phase === phase) {
+        this.history.push(`held in ${phase}`);
+        this.held = { phase, resume: fn };
+        return;
+      }
+      return fn();
+    });
+  }
+
+  /** Called when faults change: a step held by `holdPhase` continues once that hold is gone. */
+  faultsChanged(): void {
+    const held = this.held;
+    if (!held || this.faults.holdPhase === held.phase) return;
+    this.held = undefined;
+    this.after(0, held.resume);
+  }
+
   stop(): void {
     this.stopped = true;
+    this.held = undefined;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.events.removeAllListeners();
@@ -219,9 +305,10 @@ export class SimNode {
 
   /** Legacy MachineService.Upgrade after the ack: install, then reboot into the new version. */
   startLegacyUpgrade(target: { version: string; schematic: string }): void {
+    this.upgradesStarted++;
     this.phase = 'upgrading';
     this.changed(`upgrade ${this.version} -> ${target.version} (legacy)`);
-    this.after(this.timings().upgradeMs, () => {
+    this.afterHeld('upgrading', this.timings().upgradeMs, () => {
       if (this.faults.installExitCode !== undefined && this.faults.installExitCode !== 0) {
         this.phase = 'running';
         this.changed(`upgrade failed: installer exited with code ${this.faults.installExitCode}`);
@@ -231,12 +318,36 @@ export class SimNode {
     });
   }
 
+  /**
+   * MachineService.Reboot after the ack. Talos runs the reboot sequence in the background with
+   * takeover (v1alpha1_server.go `Reboot`; runtime `Sequence.CanTakeOver`): it may take over a
+   * boot or another reboot, never an upgrade, and a refused sequence is only logged — the caller
+   * already has its ack. So while the node is already `rebooting` (the first reboot takes it down
+   * anyway) or `upgrading` (ErrLocked), the call is acknowledged and nothing more happens; while
+   * `booting` it reboots the node again. (While `down` the call never gets here: UNAVAILABLE.)
+   * Returns what the node did.
+   */
+  requestReboot(): string {
+    if (this.phase === 'rebooting' || this.phase === 'upgrading') {
+      const effect = `reboot ignored: ${this.phase === 'upgrading' ? 'an upgrade is in progress (sequence locked)' : 'already rebooting'}`;
+      this.history.push(effect);
+      return effect;
+    }
+    const staged = this.staged;
+    this.staged = undefined;
+    if (staged) this.upgradesStarted++;
+    this.rebootInto(staged);
+    return staged ? `reboot into staged ${staged.version}` : 'reboot';
+  }
+
   /** Reboot: stage rebooting → down (Node NotReady) → booting (API answers) → running + ready (Node Ready). */
   rebootInto(target: { version: string; schematic: string } | undefined): void {
+    this.bootEpoch++; // a boot still in progress (reboot while booting) must not finish into this reboot
     this.phase = 'rebooting';
     this.changed('rebooting');
-    this.after(this.timings().shutdownMs, async () => {
+    this.afterHeld('rebooting', this.timings().shutdownMs, async () => {
       this.phase = 'down';
+      this.reboots++;
       this.changed('down');
       await this.fleet.takeDown(this.name, 'Talos reboot');
       if (this.faults.neverComesBack) {
@@ -249,18 +360,22 @@ export class SimNode {
   }
 
   private pendingBoot: { version: string; schematic: string } | undefined;
+  private bootEpoch = 0;
 
   private boot(target: { version: string; schematic: string } | undefined): void {
     const oldPartition = this.faults.bootsOldPartition === true;
     if (target && !oldPartition) {
       this.version = target.version;
       this.schematic = target.schematic;
+      this.bootsIntoNewVersion++;
     }
     this.bootId = randomUUID();
     this.versions.clear(); // resources live in memory: versions restart after a boot
     this.phase = 'booting';
     this.changed(oldPartition && target ? `booted old partition ${this.version}` : `booting ${this.version}`);
-    this.after(this.timings().bootMs, async () => {
+    const epoch = this.bootEpoch;
+    this.afterHeld('booting', this.timings().bootMs, async () => {
+      if (epoch !== this.bootEpoch) return;
       this.phase = 'running';
       await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic, bootId: this.bootId });
       this.changed(`running ${this.version}`);

@@ -5,7 +5,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
-import { parseInstallerImage, parseTalosVersion } from '../../../controller/core/talos-flow.js';
 import type { Data } from '../../../proto/gen/common/common.js';
 import {
   type ImageServicePullRequest,
@@ -28,6 +27,7 @@ import {
   type RebootRequest,
   Upgrade,
   type UpgradeRequest,
+  UpgradeRequest_RebootMode,
   Version,
 } from '../../../proto/gen/machine/machine.js';
 import type { Resource } from '../../../proto/gen/v1alpha1/resource.js';
@@ -40,7 +40,17 @@ import {
   type WatchRequest,
   type WatchResponse,
 } from '../../../proto/gen/v1alpha1/state.js';
-import { KNOWN_TYPES, RpcError, type SimNode, type SimResource, type TalosSimTimings, versionAtLeast } from './node.js';
+import {
+  callSeq,
+  KNOWN_TYPES,
+  RpcError,
+  type SimCall,
+  type SimCallMethod,
+  type SimNode,
+  type SimResource,
+  type TalosSimTimings,
+} from './node.js';
+import { parseInstallerRef, versionAtLeast } from './versions.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -67,6 +77,46 @@ function toServiceError(err: unknown): Partial<grpc.ServiceError> {
 interface CallLike {
   metadata: grpc.Metadata;
   getAuthContext(): { sslPeerCertificate?: { subject?: Record<string, string | string[] | undefined> } };
+  getPeer(): string;
+}
+
+/** How a mutating method is recorded: its name and the request's key fields. */
+interface Recorded<Req> {
+  method: SimCallMethod;
+  fields: (req: Req) => Pick<SimCall, 'image' | 'rebootMode' | 'applyMode' | 'dryRun'>;
+}
+
+function firstValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function startRecord<Req>(node: SimNode, call: CallLike, spec: Recorded<Req> | undefined, req: Req): SimCall | undefined {
+  if (!spec) return undefined;
+  const rec: SimCall = {
+    seq: callSeq(),
+    method: spec.method,
+    node: node.name,
+    at: Date.now(),
+    endedAt: undefined,
+    peer: call.getPeer(),
+    identity: firstValue(call.getAuthContext().sslPeerCertificate?.subject?.CN),
+    phase: node.phase,
+    ...spec.fields(req),
+    result: 'pending',
+  };
+  node.calls.push(rec);
+  return rec;
+}
+
+function finishRecord(rec: SimCall | undefined, err?: unknown): void {
+  if (!rec) return;
+  rec.endedAt = Date.now();
+  if (err === undefined) {
+    rec.result = 'ok';
+    return;
+  }
+  const e = err instanceof RpcError ? err : rpcError(grpc.status.INTERNAL, (err as Error).message);
+  rec.result = { code: e.code, codeName: grpc.status[e.code] ?? String(e.code), message: e.details };
 }
 
 function rolesOf(call: CallLike): string[] {
@@ -102,6 +152,11 @@ export class TalosApi {
 
   /** Resolves the single target of a call (apid one-to-one proxying) and checks reachability and role. */
   private async target(call: CallLike, path: string, minRole: Role, allowNodes: boolean): Promise<SimNode> {
+    return this.enter(this.route(call, path, allowNodes), call, minRole);
+  }
+
+  /** The single node a call is for (apid one-to-one proxying); routing errors are apid's. */
+  private route(call: CallLike, path: string, allowNodes: boolean): SimNode {
     const node = metadataValues(call.metadata, 'node');
     const nodes = metadataValues(call.metadata, 'nodes');
     if (node.length > 1) throw rpcError(grpc.status.INVALID_ARGUMENT, 'node metadata must be single-valued');
@@ -111,7 +166,7 @@ export class TalosApi {
     const name = node[0] ?? nodes[0];
     const sim = name === undefined ? this.router.defaultNode : this.router.lookup(name);
     if (!sim) throw unknownTarget(name ?? '');
-    return this.enter(sim, call, minRole);
+    return sim;
   }
 
   private async enter(sim: SimNode, call: CallLike, minRole: Role): Promise<SimNode> {
@@ -130,9 +185,22 @@ export class TalosApi {
     path: string,
     minRole: Role,
     errorEntry: (hostname: string, err: RpcError) => M,
-    impl: (node: SimNode, req: Req) => Promise<{ messages: M[] }> | { messages: M[] },
+    impl: (node: SimNode, req: Req, rec: SimCall | undefined) => Promise<{ messages: M[] }> | { messages: M[] },
+    recorded?: Recorded<Req>,
   ): grpc.handleUnaryCall<Req, { messages: M[] }> {
     return (call, callback) => {
+      /** One node's part of the call, recorded with what that node answered. */
+      const onNode = async (sim: SimNode): Promise<{ messages: M[] }> => {
+        const rec = startRecord(sim, call, recorded, call.request);
+        try {
+          const res = await impl(await this.enter(sim, call, minRole), call.request, rec);
+          finishRecord(rec);
+          return res;
+        } catch (err) {
+          finishRecord(rec, err);
+          throw err;
+        }
+      };
       const run = async (): Promise<{ messages: M[] }> => {
         const nodes = metadataValues(call.metadata, 'nodes');
         if (nodes.length > 0 && metadataValues(call.metadata, 'node').length === 0) {
@@ -141,7 +209,7 @@ export class TalosApi {
             try {
               const sim = this.router.lookup(target);
               if (!sim) throw unknownTarget(target);
-              const res = await impl(await this.enter(sim, call, minRole), call.request);
+              const res = await onNode(sim);
               for (const m of res.messages) out.push({ ...m, metadata: { hostname: target, error: '', status: undefined } });
             } catch (err) {
               out.push(errorEntry(target, err instanceof RpcError ? err : rpcError(grpc.status.INTERNAL, (err as Error).message)));
@@ -149,7 +217,7 @@ export class TalosApi {
           }
           return { messages: out };
         }
-        return impl(await this.target(call, path, minRole, true), call.request);
+        return onNode(this.route(call, path, true));
       };
       run().then(
         (res) => callback(null, res),
@@ -161,16 +229,26 @@ export class TalosApi {
   private serverStream<Req, Res>(
     path: string,
     minRole: Role,
-    impl: (node: SimNode, req: Req, call: grpc.ServerWritableStream<Req, Res>) => Promise<void>,
+    impl: (node: SimNode, req: Req, call: grpc.ServerWritableStream<Req, Res>, rec: SimCall | undefined) => Promise<void>,
+    recorded?: Recorded<Req>,
   ): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
+      let rec: SimCall | undefined;
       const run = async (): Promise<void> => {
-        const node = await this.target(call, path, minRole, false);
-        await impl(node, call.request, call);
+        const routed = this.route(call, path, false);
+        rec = startRecord(routed, call, recorded, call.request);
+        const node = await this.enter(routed, call, minRole);
+        await impl(node, call.request, call, rec);
       };
       run().then(
-        () => call.end(),
-        (err: unknown) => call.emit('error', toServiceError(err)),
+        () => {
+          finishRecord(rec, call.cancelled ? rpcError(grpc.status.CANCELLED, 'cancelled by the client') : undefined);
+          call.end();
+        },
+        (err: unknown) => {
+          finishRecord(rec, call.cancelled ? rpcError(grpc.status.CANCELLED, 'cancelled by the client') : err);
+          call.emit('error', toServiceError(err));
+        },
       );
     };
   }
@@ -197,19 +275,25 @@ export class TalosApi {
         MachineServiceService.upgrade.path,
         'os:admin',
         (h, e) => Upgrade.fromPartial({ metadata: errMeta(h, e) }),
-        (n, req: UpgradeRequest) => this.legacyUpgrade(n, req),
+        (n, req: UpgradeRequest, rec) => this.legacyUpgrade(n, req, rec),
+        { method: 'MachineService.Upgrade', fields: (req) => ({ image: req.image, rebootMode: UpgradeRequest_RebootMode[req.rebootMode] ?? String(req.rebootMode) }) },
       ),
       reboot: this.unary(
         MachineServiceService.reboot.path,
         'os:operator',
         (h, e) => Reboot.fromPartial({ metadata: errMeta(h, e) }),
-        (n, req: RebootRequest) => this.reboot(n, req),
+        (n, req: RebootRequest, rec) => this.reboot(n, req, rec),
+        { method: 'MachineService.Reboot', fields: (req) => ({ rebootMode: RebootRequest_Mode[req.mode] ?? String(req.mode) }) },
       ),
       applyConfiguration: this.unary(
         MachineServiceService.applyConfiguration.path,
         'os:admin',
         (h, e) => ApplyConfiguration.fromPartial({ metadata: errMeta(h, e) }),
-        (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }) => this.applyConfiguration(n, req),
+        (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }, rec) => this.applyConfiguration(n, req, rec),
+        {
+          method: 'MachineService.ApplyConfiguration',
+          fields: (req) => ({ applyMode: ApplyConfigurationRequest_Mode[req.mode] ?? String(req.mode), dryRun: req.dryRun }),
+        },
       ),
       read: this.serverStream<ReadRequest, Data>(MachineServiceService.read.path, 'os:admin', (n, req, call) => {
         if (req.path !== '/proc/sys/kernel/random/boot_id') {
@@ -222,14 +306,14 @@ export class TalosApi {
   }
 
   private installerTarget(n: SimNode, image: string): { version: string; schematic: string } {
-    const ref = parseInstallerImage(image);
-    if (!ref || !parseTalosVersion(ref.tag)) {
+    const ref = parseInstallerRef(image);
+    if (!ref) {
       throw rpcError(grpc.status.UNKNOWN, `error validating installer image "${image}": failed to resolve reference "${image}": not found`);
     }
-    return { version: ref.tag, schematic: ref.schematic ?? n.schematic };
+    return { version: ref.version, schematic: ref.schematic ?? n.schematic };
   }
 
-  private legacyUpgrade(n: SimNode, req: UpgradeRequest): { messages: Upgrade[] } {
+  private legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined): { messages: Upgrade[] } {
     if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
     if (n.phase !== 'running' || n.installing) {
       throw rpcError(grpc.status.UNKNOWN, 'failed to acquire upgrade lock: another upgrade is in progress');
@@ -237,24 +321,26 @@ export class TalosApi {
     const target = this.installerTarget(n, req.image);
     const actorId = randomUUID();
     n.startLegacyUpgrade(target);
+    if (rec) rec.effect = `upgrade started ${n.version} -> ${target.version}`;
     return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
   }
 
-  private reboot(n: SimNode, req: RebootRequest): { messages: Reboot[] } {
+  private reboot(n: SimNode, req: RebootRequest, rec: SimCall | undefined): { messages: Reboot[] } {
     if (req.mode === RebootRequest_Mode.FORCE && !versionAtLeast(n.version, 12)) {
       // FORCE does not exist before 1.12.
       throw rpcError(grpc.status.INVALID_ARGUMENT, 'unsupported reboot mode');
     }
     const actorId = randomUUID();
-    const staged = n.staged;
-    n.staged = undefined;
-    n.rebootInto(staged);
+    // Acked in every reachable phase, as Talos does; see SimNode.requestReboot for what happens then.
+    const effect = n.requestReboot();
+    if (rec) rec.effect = effect;
     return { messages: [Reboot.fromPartial({ actorId })] };
   }
 
   private async applyConfiguration(
     n: SimNode,
     req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean },
+    rec: SimCall | undefined,
   ): Promise<{ messages: ApplyConfiguration[] }> {
     if (n.applying) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another apply configuration is already in progress');
     const text = Buffer.from(req.data).toString('utf8');
@@ -273,6 +359,7 @@ export class TalosApi {
     if (mode === ApplyConfigurationRequest_Mode.AUTO) mode = ApplyConfigurationRequest_Mode.NO_REBOOT;
     const changed = text !== n.config;
     if (req.dryRun) {
+      if (rec) rec.effect = 'dry run';
       return {
         messages: [
           ApplyConfiguration.fromPartial({
@@ -283,6 +370,7 @@ export class TalosApi {
       };
     }
     n.applying = true;
+    if (rec) rec.effect = changed ? 'config applied (changed)' : 'config applied (unchanged)';
     try {
       await n.applyConfig(text);
       await this.router.onConfigApplied?.(n);
@@ -300,7 +388,7 @@ export class TalosApi {
 
   imageService(): grpc.UntypedServiceImplementation {
     return {
-      pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(ImageServiceService.pull.path, 'os:operator', async (n, req, call) => {
+      pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(ImageServiceService.pull.path, 'os:operator', async (n, req, call, rec) => {
         this.requireLifecycle(n, 'ImageService');
         if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
         if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
@@ -316,7 +404,8 @@ export class TalosApi {
         }
         n.pulled.add(req.imageRef);
         call.write({ name: req.imageRef });
-      }),
+        if (rec) rec.effect = 'pulled';
+      }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef }) }),
     };
   }
 
@@ -325,7 +414,7 @@ export class TalosApi {
       upgrade: this.serverStream<LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse>(
         LifecycleServiceService.upgrade.path,
         'os:admin',
-        async (n, req, call) => {
+        async (n, req, call, rec) => {
           this.requireLifecycle(n, 'LifecycleService');
           const image = req.source?.imageName ?? '';
           if (!image) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image name is required');
@@ -353,11 +442,16 @@ export class TalosApi {
               call.write({ progress: { message: `upgrade to ${target.version} staged; reboot to activate` } });
             }
             call.write({ progress: { exitCode } });
+            if (rec) {
+              rec.exitCode = exitCode;
+              rec.effect = exitCode === 0 ? `staged ${target.version}` : `installer exited ${exitCode}`;
+            }
             n.changed(exitCode === 0 ? `image written ${target.version}` : `install failed ${exitCode}`);
           } finally {
             n.installing = false;
           }
         },
+        { method: 'LifecycleService.Upgrade', fields: (req) => ({ image: req.source?.imageName ?? '' }) },
       ),
     };
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseGoDuration } from '../../../controller/core/duration.js';
-import { editDistance, suggest } from '../../../controller/core/suggest.js';
+import { parseGoDuration } from '../../../schemas/duration.js';
+import { editDistance, suggest } from '../../../schemas/suggest.js';
 
 describe('core: Go durations', function () {
   const valid: [string, number][] = [
