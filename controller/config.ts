@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
-import { parseGoDuration } from './core/duration.js';
+import { parseGoDuration } from '../schemas/duration.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 

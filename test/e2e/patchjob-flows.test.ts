@@ -57,6 +57,8 @@ describe('PatchJob end to end: one node through the upgrade', function () {
         assert.equal(calls.filter((c) => c.method === 'MachineService.Reboot').length, 1, 'one reboot');
       }
       assert.equal(seen.filter((e) => e.kind === 'booted').length, 1, 'one boot');
+      assert.equal(lab.talos.node(flow.node).upgradesStarted, 1);
+      assert.equal(lab.talos.node(flow.node).reboots, 1);
       assert.notEqual(lab.observer.node(flow.node)?.bootID, initialBoot);
       assert.equal(lab.observer.node(flow.node)?.unschedulable, false);
       assert.equal(lab.observer.node(flow.node)?.cordonedBy, undefined);

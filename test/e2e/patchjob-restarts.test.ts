@@ -70,10 +70,13 @@ describe('PatchJob end to end: SIGKILL at every step, then restart', function ()
       });
       await second.stop();
       assert.equal(status.phase, 'Completed', JSON.stringify(status));
-      const calls = lab.talos.node(c.node).calls.filter((x) => x.result === 'ok');
-      assert.equal(calls.filter((x) => x.method === c.upgrade).length, 1, `one ${c.upgrade}: ${JSON.stringify(calls)}`);
-      if (c.flow === 'lifecycle') assert.equal(calls.filter((x) => x.method === 'MachineService.Reboot').length, 1, 'one reboot');
-      assert.equal(lab.observer.of(c.node, ['booted']).length, 1, 'the node booted once');
+      const sim = lab.talos.node(c.node);
+      const record = JSON.stringify(sim.calls.map((x) => [x.method, x.result, x.effect]));
+      assert.equal(sim.upgradesStarted, 1, `one upgrade: ${record}`);
+      assert.equal(sim.reboots, 1, `one reboot: ${record}`);
+      assert.equal(sim.bootsIntoNewVersion, 1, `one boot into ${c.target}: ${record}`);
+      if (c.flow === 'legacy') assert.equal(sim.calls.filter((x) => x.method === c.upgrade && x.result === 'ok').length, 1, `one accepted ${c.upgrade}: ${record}`);
+      assert.equal(lab.observer.of(c.node, ['booted']).length, 1, 'the Node showed one new boot');
       assert.equal(lab.observer.node(c.node)?.osImage, `Talos (${c.target})`);
     });
   }

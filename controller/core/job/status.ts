@@ -1,6 +1,6 @@
 // Status transitions shared by the phases: entering a phase with its deadline, failing, waiting.
 import type { PatchJobPhase, PatchJobStatus } from '../../../schemas/patchjob.js';
-import { parseGoDuration } from '../duration.js';
+import { parseGoDuration } from '../../../schemas/duration.js';
 import type { JobEvent, JobStep } from './types.js';
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
