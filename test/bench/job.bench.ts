@@ -1,0 +1,97 @@
+// `npm run bench -- job`: PatchJobs through the real `kangal-patch run` process on the lab.
+// Prints per-phase timings, the time each node was cordoned against what its drain, install and
+// reboot inherently took (goal ≤ 1.1×), and Node Ready on target → job Completed (goal p99 ≤ 250 ms).
+// Every time comes from the bench's own watches and the Talos simulator's call record.
+import { CustomObjectsApi, makeInformer } from '@kubernetes/client-node';
+import { startJobLab } from '../e2e/support/job-lab.js';
+import { waitFor } from '../lab/wait.js';
+
+const LEGACY = 10;
+const LIFECYCLE = 10;
+const TIMINGS = { upgradeMs: 400, pullMs: 300, installMs: 500, shutdownMs: 100, rebootMs: 800, bootMs: 300 };
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const fmt = (xs: number[], unit = 'ms'): string => `p50 ${pct(xs, 50).toFixed(0)} ${unit}, p99 ${pct(xs, 99).toFixed(0)} ${unit}, max ${Math.max(...xs).toFixed(0)} ${unit} (n=${xs.length})`;
+
+export async function run(): Promise<void> {
+  const workers = LEGACY + LIFECYCLE;
+  const lifecycle = Array.from({ length: LIFECYCLE }, (_, i) => `worker-${LEGACY + i + 1}`);
+  const lab = await startJobLab({
+    fleet: { nodes: workers + 1, controlPlanes: 1, talosVersion: 'v1.12.4' },
+    talosVersions: Object.fromEntries(lifecycle.map((n) => [n, 'v1.13.1'])),
+    timings: TIMINGS,
+    rescheduleDelayMs: 100,
+    workloads: [{ namespace: 'app', name: 'web', kind: 'replicaset', replicas: workers * 2, pdb: { maxUnavailable: '50%' } }],
+  });
+  try {
+    const phases = new Map<string, Map<string, number>>();
+    const custom = lab.kc.makeApiClient(CustomObjectsApi);
+    type Job = { metadata?: { name?: string }; status?: { phase?: string } };
+    const informer = makeInformer<Job & { kind?: string; apiVersion?: string; metadata?: { name?: string } }>(lab.kc, '/apis/kangalpatch.ozalp.dk/v1alpha1/patchjobs',
+      () => custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' }) as never);
+    const seen = (o: Job): void => {
+      const name = o.metadata?.name ?? '';
+      const m = phases.get(name) ?? new Map<string, number>();
+      if (o.status?.phase && !m.has(o.status.phase)) m.set(o.status.phase, Date.now());
+      phases.set(name, m);
+    };
+    informer.on('add', seen);
+    informer.on('update', seen);
+    await informer.start();
+    const controller = lab.startController({ args: ['--log-level', 'info'] });
+    await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 60_000, description: 'controller leading' });
+
+    const nodes = Array.from({ length: workers }, (_, i) => `worker-${i + 1}`);
+    const jobs = await Promise.all(nodes.map((node, i) => lab.createJob({ plan: `bench-${i}`, node, target: { talosVersion: i < LEGACY ? 'v1.13.2' : 'v1.14.0' } })));
+    await waitFor(() => jobs.every((j) => phases.get(j)?.has('Completed') || phases.get(j)?.has('Failed')) || undefined, { timeoutMs: 300_000, description: 'all jobs finished' });
+    await waitFor(() => nodes.every((n) => lab.observer.node(n)?.unschedulable === false) || undefined, { timeoutMs: 30_000, description: 'all uncordoned' });
+    await informer.stop();
+    await controller.stop();
+
+    const failed = jobs.filter((j) => !phases.get(j)?.has('Completed'));
+    if (failed.length > 0) console.log(`FAILED jobs: ${failed.join(', ')}`);
+    const perPhase = new Map<string, number[]>();
+    const cordoned: number[] = [];
+    const inherent: number[] = [];
+    const ratio: number[] = [];
+    const readyToCompleted: number[] = [];
+    nodes.forEach((node, i) => {
+      const p = phases.get(jobs[i] ?? '') ?? new Map<string, number>();
+      const order = ['Pending', 'Draining', 'Upgrading', 'Rebooting', 'Completed'];
+      for (let k = 0; k + 1 < order.length; k++) {
+        const a = p.get(order[k] ?? '');
+        const b = p.get(order[k + 1] ?? '');
+        if (a !== undefined && b !== undefined) perPhase.set(order[k] ?? '', [...(perPhase.get(order[k] ?? '') ?? []), b - a]);
+      }
+      const ev = lab.observer.of(node);
+      const cordonAt = ev.find((e) => e.kind === 'cordoned')?.at;
+      const uncordonAt = ev.find((e) => e.kind === 'uncordoned')?.at;
+      const readyAt = ev.filter((e) => e.kind === 'ready').at(-1)?.at;
+      const deleting = ev.filter((e) => e.kind === 'podDeleting').map((e) => e.at);
+      const gone = ev.filter((e) => e.kind === 'podGone').map((e) => e.at);
+      const calls = lab.talos.node(node).calls.filter((c) => c.result === 'ok');
+      const legacy = calls.find((c) => c.method === 'MachineService.Upgrade');
+      const install = calls.find((c) => c.method === 'LifecycleService.Upgrade');
+      const reboot = calls.find((c) => c.method === 'MachineService.Reboot');
+      if (cordonAt === undefined || uncordonAt === undefined || readyAt === undefined) return;
+      const drain = deleting.length > 0 ? Math.max(...gone) - Math.min(...deleting) : 0;
+      const work = legacy ? readyAt - legacy.at : (install?.endedAt ?? 0) - (install?.at ?? 0) + (readyAt - (reboot?.at ?? readyAt));
+      cordoned.push(uncordonAt - cordonAt);
+      inherent.push(drain + work);
+      ratio.push((uncordonAt - cordonAt) / (drain + work));
+      const completedAt = p.get('Completed');
+      if (completedAt !== undefined) readyToCompleted.push(completedAt - readyAt);
+    });
+    console.log(`${jobs.length} jobs (${LEGACY} legacy 1.12→1.13, ${LIFECYCLE} lifecycle 1.13→1.14), simulator timings ${JSON.stringify(TIMINGS)}`);
+    for (const [phase, xs] of perPhase) console.log(`phase ${phase.padEnd(10)} ${fmt(xs)}`);
+    console.log(`time cordoned          ${fmt(cordoned)}`);
+    console.log(`drain+install+reboot   ${fmt(inherent)} (inherent: pods terminating, installer, reboot until Ready)`);
+    console.log(`cordoned / inherent    p50 ${pct(ratio, 50).toFixed(3)}×, p99 ${pct(ratio, 99).toFixed(3)}× (goal ≤ 1.1×)`);
+    console.log(`Node Ready → Completed ${fmt(readyToCompleted)} (goal p99 ≤ 250 ms)`);
+  } finally {
+    await lab.stop();
+  }
+}
