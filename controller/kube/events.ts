@@ -20,7 +20,7 @@ export async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext,
   // Cluster-scoped objects (Nodes, PatchJobs) have their Events in `default`, as kubectl expects.
   const namespace = event.regarding.namespace ?? 'default';
   const body: EventsV1Event = {
-    metadata: { generateName: `${event.regarding.name}.`, namespace },
+    metadata: { name: eventName(event.regarding.name, ctx.clock.now()), namespace },
     eventTime: new V1MicroTime(ctx.clock.now()),
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: sink.reportingInstance,
@@ -38,6 +38,15 @@ export async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext,
   } catch (err) {
     sink.log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message });
   }
+}
+
+/**
+ * client-go's naming, `<object>.<hex time>` (the apiserver rejects a generateName ending in a dot);
+ * random low digits keep two Events in the same millisecond apart.
+ */
+function eventName(object: string, nowMs: number): string {
+  const nanos = BigInt(nowMs) * 1_000_000n + BigInt(Math.floor(Math.random() * 1_000_000));
+  return `${object.slice(0, 200)}.${nanos.toString(16)}`;
 }
 
 function reference(ref: ObjectRef): V1ObjectReference {
