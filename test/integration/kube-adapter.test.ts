@@ -309,7 +309,7 @@ describe('controller/kube adapter on the lab apiserver', function () {
         action: 'Cordon',
         note: 'cordoned by PatchJob ka-plan-w1',
       });
-      assert.deepEqual(logged, []);
+      assert.equal(logged.length, 0, JSON.stringify(logged));
       const events = f.kc.makeApiClient(EventsV1Api);
       const list = await events.listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${n.name}` });
       assert.equal(list.items.length, 1);

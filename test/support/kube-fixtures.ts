@@ -121,3 +121,4 @@ export async function createReadyPod(f: KubeFixture, namespace: string, name: st
     mergePatch,
   );
 }
+
