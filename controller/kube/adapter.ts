@@ -1,0 +1,112 @@
+// The composition of controller/kube: one KubeConfig → the KubePort, the informers, the leader
+// Lease store and an apiserver readiness probe. Nothing client-node-typed leaves this folder.
+import { Health, type KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../runtime/clock.js';
+import type { OpContext } from '../runtime/context.js';
+import type { LeaderLeaseStore } from '../runtime/leader.js';
+import { silentLog, type LogFn } from '../runtime/log.js';
+import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { makeClients, type KubeClients } from './clients.js';
+import { loadKubeConfig } from './config.js';
+import { toOutcomeError } from './errors.js';
+import { emitEvent } from './events.js';
+import { makeInformers, type KubeInformerSet } from './informers.js';
+import { leaderLeaseStore } from './leader-lease.js';
+import { createSlotLease, deleteLease } from './leases.js';
+import { cordonNode, uncordonNode } from './nodes.js';
+import { createPatchJob, writeJobStatus } from './patchjobs.js';
+import { deletePod, evictPod, matchingPdbs } from './pods.js';
+import type { KubeInformers, KubePort } from './port.js';
+import { readSecret } from './secrets.js';
+
+export interface CreateKubeOptions {
+  /** A kubeconfig path; undefined: in-cluster, else $KUBECONFIG or ~/.kube/config (kube/config.ts). */
+  kubeconfig?: string | undefined;
+  /** Where slot Leases (and the leader Lease) live. */
+  operatorNamespace: string;
+  clock: Clock;
+  logger?: LogFn;
+  /** reportingInstance of Events: the pod name, usually. */
+  reportingInstance?: string;
+  /** Informer full re-list interval (default 5 min). */
+  resyncMs?: number;
+  informerBackoff?: { initialMs?: number; maxMs?: number };
+  podFieldSelector?: string;
+}
+
+export interface Kube {
+  port: KubePort;
+  informers: KubeInformers & KubeInformerSet;
+  /** Starts every informer; they stop when `signal` aborts. */
+  startInformers(signal: AbortSignal): void;
+  /** Resolves once every informer has stored its first list. */
+  synced(): Promise<void>;
+  /** The store behind leader election (runtime/leader.ts). */
+  leaderLease(name: string, namespace?: string): LeaderLeaseStore;
+  /** GET /readyz of the apiserver: true when it answers 200. Network failures throw OutcomeError. */
+  readyz(ctx: OpContext): Promise<boolean>;
+  /** The server URL, for logs and preflight messages. */
+  server: string;
+}
+
+export function createKube(opts: CreateKubeOptions): Kube {
+  return createKubeFromConfig(loadKubeConfig({ kubeconfigPath: opts.kubeconfig }), opts);
+}
+
+/** For callers that already hold a KubeConfig (tests). */
+export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOptions): Kube {
+  const log = opts.logger ?? silentLog;
+  const c = makeClients(kubeConfig);
+  const informers = makeInformers(c, {
+    kubeConfig,
+    clock: opts.clock,
+    log,
+    operatorNamespace: opts.operatorNamespace,
+    resyncMs: opts.resyncMs,
+    backoff: opts.informerBackoff,
+    podFieldSelector: opts.podFieldSelector,
+  });
+  const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
+  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
+  return {
+    port: makePort(c, sink),
+    informers,
+    startInformers: (signal) => all.forEach((i) => i.start(signal)),
+    synced: async () => {
+      await Promise.all(all.map((i) => i.synced));
+    },
+    leaderLease: (name, namespace = opts.operatorNamespace) => leaderLeaseStore(c, namespace, name),
+    readyz: (ctx) => readyz(kubeConfig, ctx),
+    server: kubeConfig.getCurrentCluster()?.server ?? '',
+  };
+}
+
+function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }): KubePort {
+  return {
+    cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
+    uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
+    evictPod: (ctx, pod) => evictPod(c, ctx, pod),
+    deletePod: (ctx, pod) => deletePod(c, ctx, pod),
+    matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),
+    createSlotLease: (ctx, lease) => createSlotLease(c, ctx, lease),
+    deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
+    createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
+    writeJobStatus: (ctx, job, status) => writeJobStatus(c, ctx, job, status),
+    readSecret: (ctx, ns, name) => readSecret(c, ctx, ns, name),
+    emitEvent: (ctx, event) => emitEvent(c, sink, ctx, event),
+  };
+}
+
+async function readyz(kubeConfig: KubeConfig, ctx: OpContext): Promise<boolean> {
+  const timeout = AbortSignal.timeout(Math.max(1, Math.min(ctx.deadline - ctx.clock.now(), 2 ** 31 - 1)));
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  try {
+    // Health.check answers false for any status but 200 (and falls back to /healthz on 404).
+    return await new Health(kubeConfig).readyz({ signal });
+  } catch (err) {
+    const mapped = toOutcomeError(err, { what: 'GET /readyz', signal: ctx.signal, deadlineExceeded: timeout.aborted, now: ctx.clock.now() });
+    // Health replaces every network error with a plain Error ("Error occurred in health request").
+    if (mapped.reason !== 'Unexpected') throw mapped;
+    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NetworkError', message: `GET /readyz on ${kubeConfig.getCurrentCluster()?.server ?? '?'}: no answer`, cause: err });
+  }
+}

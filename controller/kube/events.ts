@@ -1,0 +1,65 @@
+// Kubernetes Events (events.k8s.io/v1) about the objects we act on. Best effort: an Event that
+// cannot be written is logged, never a reason to fail the work it describes.
+import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
+import type { OpContext } from '../runtime/context.js';
+import type { LogFn } from '../runtime/log.js';
+import { kubeCall } from './call.js';
+import type { KubeClients } from './clients.js';
+import type { EventInput, ObjectRef } from './port.js';
+
+export const REPORTING_CONTROLLER = 'kangal-patch';
+/** events.k8s.io/v1 rejects a note over 1 kB. */
+const NOTE_MAX = 1024;
+
+export interface EventSink {
+  reportingInstance: string;
+  log: LogFn;
+}
+
+export async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext, event: EventInput): Promise<void> {
+  // Cluster-scoped objects (Nodes, PatchJobs) have their Events in `default`, as kubectl expects.
+  const namespace = event.regarding.namespace ?? 'default';
+  const body: EventsV1Event = {
+    metadata: { name: eventName(event.regarding.name, ctx.clock.now()), namespace },
+    eventTime: new V1MicroTime(ctx.clock.now()),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: sink.reportingInstance,
+    action: event.action,
+    reason: event.reason,
+    note: truncate(event.note, NOTE_MAX),
+    type: event.type,
+    regarding: reference(event.regarding),
+    ...(event.related ? { related: reference(event.related) } : {}),
+  };
+  try {
+    await kubeCall(ctx, `create Event ${event.reason} for ${event.regarding.kind} ${event.regarding.name}`, (o) =>
+      c.events.createNamespacedEvent({ namespace, body }, o),
+    );
+  } catch (err) {
+    sink.log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message });
+  }
+}
+
+/**
+ * client-go's naming, `<object>.<hex time>` (the apiserver rejects a generateName ending in a dot);
+ * random low digits keep two Events in the same millisecond apart.
+ */
+function eventName(object: string, nowMs: number): string {
+  const nanos = BigInt(nowMs) * 1_000_000n + BigInt(Math.floor(Math.random() * 1_000_000));
+  return `${object.slice(0, 200)}.${nanos.toString(16)}`;
+}
+
+function reference(ref: ObjectRef): V1ObjectReference {
+  const out: V1ObjectReference = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
+  if (ref.uid) out.uid = ref.uid;
+  if (ref.namespace) out.namespace = ref.namespace;
+  return out;
+}
+
+function truncate(text: string, max: number): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  // The ellipsis takes 3 bytes in UTF-8.
+  let cut = text.slice(0, max - 3);
+  while (Buffer.byteLength(cut) > max - 3) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}

@@ -1,0 +1,6 @@
+// Public surface of controller/kube.
+export { createKube, createKubeFromConfig, type CreateKubeOptions, type Kube } from './adapter.js';
+export { loadKubeConfig, KubeConfigError } from './config.js';
+export type { KubeInformer, InformerStats } from './informer.js';
+export type * from './port.js';
+export * from './views.js';

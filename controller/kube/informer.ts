@@ -1,0 +1,383 @@
+// A list+watch informer that keeps projected views only. It replaces client-node 1.4.0's
+// makeInformer, which stops for good on any error but 410, swallows handler exceptions, and keeps
+// the full objects in memory (typescript-notes §2.1–2.2).
+//
+// Loop: list (paged) → store views, emit every key → watch from the list's resourceVersion (with
+// bookmarks) → on 410 Gone re-list; on an error or an early end, back off (capped exponential,
+// jittered, on the injected Clock) and watch again from the last resourceVersion seen; every
+// `resyncMs` abort the watch and re-list, which re-emits every key and doubles as a watchdog for a
+// watch that went silent without the connection closing.
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../runtime/clock.js';
+import { rootContext } from '../runtime/context.js';
+import type { Informer } from '../runtime/informer.js';
+import { silentLog, type LogFn } from '../runtime/log.js';
+import { kubeCall, type CallOptions } from './call.js';
+import { httpCode } from './errors.js';
+import { isNewer } from './resource-version.js';
+import { ViewStore } from './store.js';
+
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit: number;
+  _continue?: string;
+}
+
+export interface ListPage<T> {
+  items: T[];
+  resourceVersion: string;
+  continue: string | undefined;
+}
+
+/** How to list and watch one resource. */
+export interface InformerSource<T> {
+  /** Collection path, watched with `?watch=true`, e.g. `/api/v1/nodes`. */
+  watchPath: string;
+  list(query: ListQuery, opts: CallOptions): Promise<ListPage<T>>;
+}
+
+export interface InformerOptions<T, V> {
+  /** For logs: `nodes`, `pods`, ... */
+  name: string;
+  kubeConfig: KubeConfig;
+  source: InformerSource<T>;
+  /** Raw object (typed from a list, plain JSON from a watch) → view. Must not throw, but is guarded. */
+  project: (obj: T) => V;
+  key: (view: V) => string;
+  resourceVersion: (view: V) => string;
+  /** One secondary index, read with byIndex(). */
+  index?: (view: V) => string | undefined;
+  labelSelector?: string;
+  fieldSelector?: string;
+  clock: Clock;
+  log?: LogFn;
+  /** Full re-list interval; 0 disables. Default 5 min. */
+  resyncMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Jitter source in [0, 1); injectable for tests. */
+  random?: () => number;
+  /** Items per list page. */
+  pageSize?: number;
+  /** Per-request timeout for list pages. */
+  listTimeoutMs?: number;
+}
+
+export interface KubeInformer<V> extends Informer<V> {
+  byIndex(value: string): V[];
+  /** Test and diagnostics hook: aborts the current watch connection as if it had broken. */
+  breakWatch(): void;
+  /** Counters for tests and metrics. */
+  stats(): InformerStats;
+}
+
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  watchErrors: number;
+  gone: number;
+  handlerErrors: number;
+  /** resourceVersion the informer would watch from next ('' when a re-list is due). */
+  resourceVersion: string;
+}
+
+type WatchEnd =
+  | { kind: 'aborted' }
+  | { kind: 'resync' }
+  | { kind: 'gone' }
+  | { kind: 'ended'; healthy: boolean }
+  | { kind: 'error'; err: unknown };
+
+interface WatchEvent {
+  type: string;
+  object: unknown;
+}
+
+/** The watch ERROR event's object is a metav1.Status. */
+interface StatusObject {
+  code?: number;
+  reason?: string;
+  message?: string;
+}
+
+const DEFAULT_RESYNC_MS = 5 * 60_000;
+
+export function createInformer<T, V>(opts: InformerOptions<T, V>): KubeInformer<V> {
+  return new ListWatchInformer(opts);
+}
+
+class ListWatchInformer<T, V> implements KubeInformer<V> {
+  readonly synced: Promise<void>;
+  private markSynced!: () => void;
+  private hasSynced = false;
+  private readonly store: ViewStore<V>;
+  private readonly handlers: ((key: string, view: V | undefined, old: V | undefined) => void)[] = [];
+  private readonly log: LogFn;
+  private readonly random: () => number;
+  private started = false;
+  /** Where the next watch starts; '' means list first. */
+  private rv = '';
+  private currentWatch: AbortController | undefined;
+  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, handlerErrors: 0 };
+
+  constructor(private readonly opts: InformerOptions<T, V>) {
+    this.store = new ViewStore(opts.index);
+    this.log = opts.log ?? silentLog;
+    this.random = opts.random ?? Math.random;
+    this.synced = new Promise((resolve) => (this.markSynced = resolve));
+  }
+
+  isSynced(): boolean {
+    return this.hasSynced;
+  }
+
+  get(key: string): V | undefined {
+    return this.store.get(key);
+  }
+
+  list(): V[] {
+    return this.store.values();
+  }
+
+  byIndex(value: string): V[] {
+    return this.store.byIndex(value);
+  }
+
+  onChange(handler: (key: string, view: V | undefined, old: V | undefined) => void): void {
+    this.handlers.push(handler);
+  }
+
+  observeWrite(view: V): void {
+    const key = this.opts.key(view);
+    const written = this.opts.resourceVersion(view);
+    const cached = this.store.get(key);
+    // Newer than what we hold and than where the watch already is (past that point the watch has
+    // delivered this write, or the delete that followed it). Opaque versions: keep the watch's.
+    if (cached !== undefined && isNewer(written, this.opts.resourceVersion(cached)) !== true) return;
+    if (this.rv !== '' && isNewer(written, this.rv) !== true) return;
+    this.store.set(key, view);
+  }
+
+  start(signal: AbortSignal): void {
+    if (this.started) throw new Error(`informer ${this.opts.name} already started`);
+    this.started = true;
+    this.run(signal).catch((err: unknown) => this.log('error', `informer ${this.opts.name} loop failed`, { err }));
+  }
+
+  breakWatch(): void {
+    this.currentWatch?.abort(new Error('watch broken on request'));
+  }
+
+  stats(): InformerStats {
+    return { ...this.counters, resourceVersion: this.rv };
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const initialMs = this.opts.backoff?.initialMs ?? 500;
+    const maxMs = this.opts.backoff?.maxMs ?? 30_000;
+    let failures = 0;
+    while (!signal.aborted) {
+      const step = await this.step(signal);
+      if (step === 'stop') return;
+      if (step === 'ok') {
+        failures = 0;
+        continue;
+      }
+      failures++;
+      const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(failures - 1, 30));
+      // Half fixed, half random: replicas and informers that failed together spread out.
+      const delay = ceiling / 2 + (this.random() * ceiling) / 2;
+      try {
+        await this.opts.clock.sleep(delay, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** One list (when due) and one watch: `ok` to go on at once, `failed` to back off first. */
+  private async step(signal: AbortSignal): Promise<'ok' | 'failed' | 'stop'> {
+    try {
+      if (this.rv === '') await this.relist(signal);
+    } catch (err) {
+      if (signal.aborted) return 'stop';
+      this.log('warn', `informer ${this.opts.name}: list failed, retrying`, { err: describe(err) });
+      return 'failed';
+    }
+    const end = await this.watchOnce(signal);
+    switch (end.kind) {
+      case 'aborted':
+        return 'stop';
+      case 'gone':
+        this.counters.gone++;
+        this.rv = '';
+        return 'ok';
+      case 'resync':
+        this.rv = '';
+        return 'ok';
+      case 'ended':
+        return end.healthy ? 'ok' : 'failed';
+      case 'error':
+        this.counters.watchErrors++;
+        this.log('warn', `informer ${this.opts.name}: watch failed, restarting`, { err: describe(end.err) });
+        return 'failed';
+    }
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    const { source, clock } = this.opts;
+    const ctx = rootContext(clock, signal);
+    const fresh = new Map<string, V>();
+    let token: string | undefined;
+    let rv: string;
+    do {
+      const query: ListQuery = { limit: this.opts.pageSize ?? 500 };
+      if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
+      if (this.opts.fieldSelector) query.fieldSelector = this.opts.fieldSelector;
+      if (token) query._continue = token;
+      const pageCtx = { ...ctx, deadline: clock.now() + (this.opts.listTimeoutMs ?? 60_000) };
+      // An expired continue token (410) fails the list; the loop then starts a fresh one.
+      const page = await kubeCall(pageCtx, `list ${this.opts.name}`, (o) => source.list(query, o));
+      for (const obj of page.items) {
+        const view = this.project(obj);
+        if (view !== undefined) fresh.set(this.opts.key(view), view);
+      }
+      token = page.continue || undefined;
+      rv = page.resourceVersion;
+    } while (token);
+    if (signal.aborted) return;
+    this.counters.lists++;
+    this.replaceAll(fresh);
+    this.rv = rv;
+    if (!this.hasSynced) {
+      this.hasSynced = true;
+      this.markSynced();
+    }
+  }
+
+  /** Stores a full list, then tells handlers about every key (deleted ones too). */
+  private replaceAll(fresh: Map<string, V>): void {
+    const changes: [string, V | undefined, V | undefined][] = [];
+    for (const key of this.store.keys()) {
+      if (!fresh.has(key)) changes.push([key, undefined, this.store.delete(key)]);
+    }
+    for (const [key, view] of fresh) changes.push([key, view, this.store.set(key, view)]);
+    for (const [key, view, old] of changes) this.emit(key, view, old);
+  }
+
+  private watchOnce(signal: AbortSignal): Promise<WatchEnd> {
+    const session = new AbortController();
+    this.currentWatch = session;
+    this.counters.watches++;
+    const started = this.opts.clock.now();
+    let events = 0;
+    return new Promise<WatchEnd>((resolve) => {
+      let settled = false;
+      let request: AbortController | undefined;
+      const finish = (end: WatchEnd): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        session.abort();
+        request?.abort();
+        resolve(end);
+      };
+      const onAbort = (): void => finish({ kind: 'aborted' });
+      if (signal.aborted) return finish({ kind: 'aborted' });
+      signal.addEventListener('abort', onAbort, { once: true });
+      session.signal.addEventListener('abort', () => finish({ kind: 'error', err: session.signal.reason }), { once: true });
+
+      const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
+      if (resyncMs > 0) {
+        this.opts.clock.sleep(resyncMs, session.signal).then(
+          () => finish({ kind: 'resync' }),
+          () => undefined,
+        );
+      }
+
+      const query: Record<string, string | boolean> = { resourceVersion: this.rv, allowWatchBookmarks: true };
+      if (this.opts.labelSelector) query['labelSelector'] = this.opts.labelSelector;
+      if (this.opts.fieldSelector) query['fieldSelector'] = this.opts.fieldSelector;
+
+      const onEvent = (type: string, object: unknown): void => {
+        if (settled) return;
+        events++;
+        if (type === 'ERROR') {
+          const status = (object ?? {}) as StatusObject;
+          if (status.code === 410) return finish({ kind: 'gone' });
+          return finish({ kind: 'error', err: new Error(`watch error event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`) });
+        }
+        this.apply({ type, object });
+      };
+      const onDone = (err: unknown): void => {
+        if (err === null || err === undefined) {
+          // Closed by the server (its watch timeout) or by the connection ending. A watch that
+          // ended at once and empty counts as a failure, so a server that closes at once is not hammered.
+          const healthy = events > 0 || this.opts.clock.now() - started >= 1000;
+          return finish({ kind: 'ended', healthy });
+        }
+        if (httpCode(err) === 410) return finish({ kind: 'gone' });
+        finish({ kind: 'error', err });
+      };
+      new Watch(this.opts.kubeConfig).watch(this.opts.source.watchPath, query, onEvent, onDone).then(
+        (controller) => {
+          request = controller;
+          if (settled) controller.abort();
+        },
+        (err: unknown) => finish({ kind: 'error', err }),
+      );
+    });
+  }
+
+  /** One ADDED/MODIFIED/DELETED/BOOKMARK event. Runs inside client-node's callback, which would swallow a throw. */
+  private apply(event: WatchEvent): void {
+    const meta = (event.object as { metadata?: { resourceVersion?: string } } | null)?.metadata;
+    try {
+      if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+        const view = this.project(event.object as T);
+        if (view !== undefined) {
+          const key = this.opts.key(view);
+          const cached = this.store.get(key);
+          // Our own write (observeWrite) may already be newer than this event; its own event follows.
+          if (cached === undefined || isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) !== true) {
+            this.emit(key, view, this.store.set(key, view));
+          }
+        }
+      } else if (event.type === 'DELETED') {
+        const view = this.project(event.object as T);
+        if (view !== undefined) {
+          const key = this.opts.key(view);
+          const old = this.store.delete(key);
+          if (old !== undefined) this.emit(key, undefined, old);
+        }
+      }
+    } finally {
+      if (meta?.resourceVersion) this.rv = meta.resourceVersion;
+    }
+  }
+
+  private project(obj: T): V | undefined {
+    try {
+      return this.opts.project(obj);
+    } catch (err) {
+      this.counters.handlerErrors++;
+      this.log('error', `informer ${this.opts.name}: cannot project an object, skipped`, { err: describe(err) });
+      return undefined;
+    }
+  }
+
+  private emit(key: string, view: V | undefined, old: V | undefined): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(key, view, old);
+      } catch (err) {
+        this.counters.handlerErrors++;
+        this.log('error', `informer ${this.opts.name}: change handler threw`, { key, err: describe(err) });
+      }
+    }
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,91 @@
+// The four informers the controller runs, each on its projection.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../runtime/clock.js';
+import type { LogFn } from '../runtime/log.js';
+import { API_GROUP, API_VERSION_NAME } from '../../schemas/api.js';
+import type { KubeClients } from './clients.js';
+import { createInformer, type InformerOptions, type InformerSource, type KubeInformer, type ListPage } from './informer.js';
+import { PATCHJOB_PLURAL } from './patchjobs.js';
+import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
+import { PLAN_LABEL, type JobView, type LeaseView, type NodeView, type PodView } from './views.js';
+
+export interface InformerSettings {
+  kubeConfig: KubeConfig;
+  clock: Clock;
+  log: LogFn;
+  operatorNamespace: string;
+  resyncMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Extra field selector for the pod informer, e.g. `status.phase!=Succeeded`. */
+  podFieldSelector?: string;
+}
+
+export interface KubeInformerSet {
+  nodes: KubeInformer<NodeView>;
+  pods: KubeInformer<PodView>;
+  slotLeases: KubeInformer<LeaseView>;
+  patchJobs: KubeInformer<JobView>;
+}
+
+interface TypedList<T> {
+  items: T[];
+  metadata?: { resourceVersion?: string; _continue?: string };
+}
+
+/** client-node names the continue token `_continue` on typed lists. */
+function page<T>(list: TypedList<T>): ListPage<T> {
+  return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '', continue: list.metadata?._continue };
+}
+
+export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformerSet {
+  const common = { kubeConfig: s.kubeConfig, clock: s.clock, log: s.log, resyncMs: s.resyncMs, backoff: s.backoff };
+  const make = <T, V>(o: Omit<InformerOptions<T, V>, 'kubeConfig' | 'clock' | 'log'>): KubeInformer<V> =>
+    createInformer<T, V>({ ...common, ...o });
+
+  const nodes: InformerSource<Parameters<typeof projectNode>[0]> = {
+    watchPath: '/api/v1/nodes',
+    list: async (q, o) => page(await c.core.listNode(q, o)),
+  };
+  const pods: InformerSource<Parameters<typeof projectPod>[0]> = {
+    watchPath: '/api/v1/pods',
+    list: async (q, o) => page(await c.core.listPodForAllNamespaces(q, o)),
+  };
+  const ns = s.operatorNamespace;
+  const leases: InformerSource<Parameters<typeof projectLease>[0]> = {
+    watchPath: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases`,
+    list: async (q, o) => page(await c.coordination.listNamespacedLease({ ...q, namespace: ns }, o)),
+  };
+  const jobs: InformerSource<RawPatchJob> = {
+    watchPath: `/apis/${API_GROUP}/${API_VERSION_NAME}/${PATCHJOB_PLURAL}`,
+    list: async (q, o) => {
+      // Custom objects come back as plain JSON, where the token is `continue`.
+      const raw = (await c.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB_PLURAL, ...q }, o)) as {
+        items?: RawPatchJob[];
+        metadata?: { resourceVersion?: string; continue?: string };
+      };
+      return { items: raw.items ?? [], resourceVersion: raw.metadata?.resourceVersion ?? '', continue: raw.metadata?.continue || undefined };
+    },
+  };
+
+  return {
+    nodes: make({ name: 'nodes', source: nodes, project: projectNode, key: (v: NodeView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    pods: make({
+      name: 'pods',
+      source: pods,
+      project: projectPod,
+      key: (v: PodView) => `${v.namespace}/${v.name}`,
+      resourceVersion: (v) => v.resourceVersion,
+      index: (v) => v.nodeName,
+      fieldSelector: s.podFieldSelector,
+    }),
+    slotLeases: make({
+      name: 'slot leases',
+      source: leases,
+      project: projectLease,
+      key: (v: LeaseView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+      labelSelector: PLAN_LABEL,
+    }),
+    patchJobs: make({ name: 'patchjobs', source: jobs, project: projectJob, key: (v: JobView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+  };
+}

@@ -1,0 +1,54 @@
+// PatchJob custom resources through CustomObjectsApi with the plural spelled out, so no discovery
+// request precedes each call (KubernetesObjectApi would make one).
+import type { OpContext } from '../runtime/context.js';
+import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { API_GROUP, API_VERSION, API_VERSION_NAME, Kind } from '../../schemas/api.js';
+import { patchJobSpec, type PatchJobStatus } from '../../schemas/patchjob.js';
+import { kubeCall } from './call.js';
+import { FIELD_MANAGER, type KubeClients } from './clients.js';
+import type { PatchJobInput } from './port.js';
+import { describeIssues, projectJob, type RawPatchJob } from './project.js';
+import type { JobView } from './views.js';
+
+export const PATCHJOB_PLURAL = 'patchjobs';
+const resource = { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB_PLURAL };
+
+export async function createPatchJob(c: KubeClients, ctx: OpContext, job: PatchJobInput): Promise<JobView> {
+  const spec = patchJobSpec.safeParse(job.spec);
+  if (!spec.success) {
+    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'Invalid', message: `PatchJob ${job.name}: ${describeIssues('spec', spec.error.issues)}` });
+  }
+  const metadata: Record<string, unknown> = { name: job.name, labels: job.labels };
+  if (job.owner) {
+    metadata['ownerReferences'] = [
+      { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: job.owner.name, uid: job.owner.uid, controller: true, blockOwnerDeletion: true },
+    ];
+  }
+  const body = { apiVersion: API_VERSION, kind: Kind.PatchJob, metadata, spec: spec.data };
+  const out = (await kubeCall(ctx, `create PatchJob ${job.name}`, (o) =>
+    c.custom.createClusterCustomObject({ ...resource, body, fieldManager: FIELD_MANAGER }, o),
+  )) as RawPatchJob;
+  return projectJob(out);
+}
+
+/** The merge-patch body that turns `old` into `status`: every key of `old` missing from `status` becomes null. */
+export function statusPatch(old: PatchJobStatus, status: PatchJobStatus): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(old)) out[key] = null;
+  for (const [key, value] of Object.entries(status)) {
+    // JSON.stringify would drop an undefined value, leaving the old one in place.
+    out[key] = value === undefined ? null : value;
+  }
+  return out;
+}
+
+export async function writeJobStatus(c: KubeClients, ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView> {
+  const body = { metadata: { resourceVersion: job.resourceVersion }, status: statusPatch(job.status, status) };
+  const out = (await kubeCall(
+    ctx,
+    `write status of PatchJob ${job.name}`,
+    (o) => c.custom.patchClusterCustomObjectStatus({ ...resource, name: job.name, body, fieldManager: FIELD_MANAGER }, o),
+    { patch: 'merge' },
+  )) as RawPatchJob;
+  return projectJob(out);
+}

@@ -1,0 +1,171 @@
+// Raw Kubernetes objects → the small views the controller keeps. Objects arrive two ways: typed
+// from list/read calls (client-node turns timestamps into Date) and as plain JSON from watch events
+// (timestamps stay strings), so every timestamp goes through epochMs(). Projections never throw on
+// odd content: a view with defaults beats an informer that stops.
+import type { V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
+import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas/patchjob.js';
+import {
+  CONTROL_PLANE_LABEL,
+  CORDONED_BY_ANNOTATION,
+  SCHEMATIC_ANNOTATION,
+  type JobView,
+  type LeaseView,
+  type NodeView,
+  type PodView,
+} from './views.js';
+
+export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** Epoch ms of a Date, an RFC 3339 string, or undefined. */
+export function epochMs(value: unknown): number | undefined {
+  if (value instanceof Date) return Number.isFinite(value.getTime()) ? value.getTime() : undefined;
+  if (typeof value === 'string' && value !== '') {
+    const ms = Date.parse(value);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+  return undefined;
+}
+
+const TALOS_OS_IMAGE = /^Talos \((v\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\)$/;
+
+/** `Talos (v1.12.3)` → `v1.12.3`; undefined for any other OS image. */
+export function talosVersionOf(osImage: string | undefined): string | undefined {
+  return osImage === undefined ? undefined : TALOS_OS_IMAGE.exec(osImage.trim())?.[1];
+}
+
+export function projectNode(node: V1Node): NodeView {
+  const md = node.metadata ?? {};
+  const labels = md.labels ?? {};
+  const annotations = md.annotations ?? {};
+  const status = node.status;
+  const ready = (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const internalIP = status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+  const info = status?.nodeInfo;
+  return {
+    name: md.name ?? '',
+    uid: md.uid ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    labels,
+    controlPlane: CONTROL_PLANE_LABEL in labels,
+    internalIP,
+    ready,
+    unschedulable: node.spec?.unschedulable === true,
+    cordonedBy: annotations[CORDONED_BY_ANNOTATION],
+    ...nodeInfo(info),
+    schematic: annotations[SCHEMATIC_ANNOTATION],
+  };
+}
+
+function nodeInfo(info: { bootID?: string; osImage?: string; kubeletVersion?: string } | undefined) {
+  return { bootID: info?.bootID ?? '', talosVersion: talosVersionOf(info?.osImage), kubeletVersion: info?.kubeletVersion ?? '' };
+}
+
+export function projectPod(pod: V1Pod): PodView {
+  const md = pod.metadata ?? {};
+  return {
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    uid: md.uid ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    nodeName: pod.spec?.nodeName || undefined,
+    labels: md.labels ?? {},
+    controllerKind: (md.ownerReferences ?? []).find((o) => o.controller === true)?.kind,
+    mirror: MIRROR_ANNOTATION in (md.annotations ?? {}),
+    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
+    phase: pod.status?.phase ?? 'Unknown',
+  };
+}
+
+export function projectLease(lease: V1Lease): LeaseView {
+  const md = lease.metadata ?? {};
+  const spec = lease.spec ?? {};
+  return {
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    labels: md.labels ?? {},
+    holderIdentity: spec.holderIdentity || undefined,
+    renewTime: epochMs(spec.renewTime) ?? epochMs(spec.acquireTime),
+    leaseDurationSeconds: spec.leaseDurationSeconds ?? undefined,
+    created: epochMs(md.creationTimestamp) ?? 0,
+  };
+}
+
+/** A PatchJob as stored (custom objects come back as plain JSON). */
+export interface RawPatchJob {
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date | null;
+  };
+  spec?: unknown;
+  status?: unknown;
+}
+
+export function projectJob(raw: RawPatchJob): JobView {
+  const md = raw.metadata ?? {};
+  const parsed = patchJobSpec.safeParse(raw.spec);
+  return {
+    name: md.name ?? '',
+    uid: md.uid ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    generation: md.generation ?? 0,
+    labels: md.labels ?? {},
+    spec: parsed.success ? parsed.data : undefined,
+    specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
+    status: lenientStatus(raw.status),
+    created: epochMs(md.creationTimestamp) ?? 0,
+    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
+  };
+}
+
+interface Issue {
+  path: PropertyKey[];
+  message: string;
+  code?: string;
+  keys?: string[];
+}
+
+/** `spec.target.talosVersion: must be ...; spec: unrecognized key "foo"` */
+export function describeIssues(root: string, issues: readonly Issue[]): string {
+  return issues
+    .map((iss) => {
+      const path = [root, ...iss.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].join('.').replace(/\.\[/g, '[');
+      return `${path}: ${iss.message}`;
+    })
+    .join('; ');
+}
+
+const STATUS_FIELDS = patchJobStatus.shape;
+
+/**
+ * The status fields that parse, each on its own; a bad or unknown field is dropped rather than
+ * losing the whole status (a status written by a newer or older controller must still be read).
+ */
+export function lenientStatus(raw: unknown): PatchJobStatus {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (!Object.hasOwn(STATUS_FIELDS, key)) continue;
+    if (key === 'conditions') {
+      const kept = keepValidConditions(value);
+      if (kept !== undefined) out[key] = kept;
+      continue;
+    }
+    const field = STATUS_FIELDS[key as keyof typeof STATUS_FIELDS];
+    const r = field.safeParse(value);
+    if (r.success && r.data !== undefined) out[key] = r.data;
+  }
+  // Each field parsed on its own; a whole-object rule could still object, and we must not throw.
+  const whole = patchJobStatus.safeParse(out);
+  return whole.success ? whole.data : out;
+}
+
+function keepValidConditions(value: unknown): unknown[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return (value as unknown[]).filter((c) => STATUS_FIELDS.conditions.safeParse([c]).success);
+}
