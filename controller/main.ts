@@ -13,13 +13,13 @@ import { createLeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
 import { isOutcomeError } from './runtime/outcome.js';
 import { serve } from './telemetry/http.js';
-import type { Logger } from './telemetry/logger.js';
+import { logFn, type Logger } from './telemetry/logger.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { closeAllTalosChannels } from './talos/index.js';
 
 export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
   const clock = systemClock;
-  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: log, identity: cfg.identity });
+  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: logFn(log), reportingInstance: cfg.identity });
   const metrics = createMetrics();
   const informers = kube.informers;
   const caches = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
@@ -40,8 +40,8 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   }
   const closeServers = (): Promise<void[]> => Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
 
-  for (const c of caches) c.start(shutdown);
-  await Promise.race([Promise.all(caches.map((c) => c.synced)), abortPromise(shutdown)]);
+  kube.startInformers(shutdown);
+  await Promise.race([kube.synced(), abortPromise(shutdown)]);
   if (shutdown.aborted) return finish(0);
   log.info('caches synced');
 
@@ -49,15 +49,14 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   shutdown.addEventListener('abort', () => work.abort(shutdown.reason), { once: true });
   const elector = cfg.leaderElect
     ? createLeaderElector({
-        lease: kube.leaderLease,
-        namespace: cfg.namespace,
-        name: cfg.leaderElectionId,
+        store: kube.leaderLease(cfg.leaderElectionId),
         identity: cfg.identity,
         clock,
         leaseDurationMs: cfg.leaderElectionLeaseDuration,
         renewDeadlineMs: cfg.leaderElectionRenewDeadline,
         retryPeriodMs: cfg.leaderElectionRetryPeriod,
-        onStateChange: (state) => log.info({ identity: cfg.identity, state }, `leader election: ${state}`),
+        onStateChange: (change) => log.info({ identity: cfg.identity, ...change }, `leader election: ${change.state}`),
+        log: logFn(log),
       })
     : undefined;
   if (elector) {

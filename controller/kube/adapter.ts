@@ -15,7 +15,7 @@ import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
 import { cordonNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
-import { deletePod, evictPod, matchingPdbs } from './pods.js';
+import { deletePod, evictPod, listPodsOnNode, matchingPdbs } from './pods.js';
 import type { KubeInformers, KubePort } from './port.js';
 import { readSecret } from './secrets.js';
 
@@ -85,6 +85,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
     uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
+    listPodsOnNode: (ctx, node) => listPodsOnNode(c, ctx, node),
     evictPod: (ctx, pod) => evictPod(c, ctx, pod),
     deletePod: (ctx, pod) => deletePod(c, ctx, pod),
     matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),

@@ -5,6 +5,7 @@ import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
 import { selectorMatches } from './label-selector.js';
 import type { EvictionResult } from './port.js';
+import { projectPod } from './project.js';
 import type { PodView } from './views.js';
 
 export async function evictPod(c: KubeClients, ctx: OpContext, pod: PodView): Promise<EvictionResult> {
@@ -67,4 +68,12 @@ export async function matchingPdbs(c: KubeClients, ctx: OpContext, pod: PodView)
     .map((pdb) => pdb.metadata?.name ?? '')
     .filter((name) => name !== '')
     .sort();
+}
+
+/** Live list (not the cache): the drain checks the apiserver itself before it declares the node empty. */
+export async function listPodsOnNode(c: KubeClients, ctx: OpContext, nodeName: string): Promise<PodView[]> {
+  const list = await kubeCall(ctx, `list pods on node ${nodeName}`, (o) =>
+    c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` }, o),
+  );
+  return list.items.map(projectPod);
 }

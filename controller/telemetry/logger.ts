@@ -1,6 +1,7 @@
 // Structured JSON logs (pino). Credentials never reach a log line: known secret-bearing fields are
 // redacted, and the code never logs Secret data, tokens or client objects.
 import { pino } from 'pino';
+import type { LogFn } from '../runtime/log.js';
 
 export type Logger = pino.Logger;
 
@@ -11,4 +12,9 @@ const REDACT = ['*.token', '*.password', '*.secret', '*.authorization', '*["tls.
 
 export function createLogger(level: LogLevel, destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true })): Logger {
   return pino({ level, base: { component: 'kangal-patch' }, redact: { paths: REDACT, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+}
+
+/** The adapters' and runtime's logging seam, backed by pino. */
+export function logFn(logger: Logger): LogFn {
+  return (level, message, fields) => logger[level](fields ?? {}, message);
 }
