@@ -3,6 +3,7 @@
 // and Lease watches) and the Talos simulator's call record are the oracle, not the job's status.
 import assert from 'node:assert/strict';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import { waitFor } from '../lab/wait.js';
 import type { Observation } from '../lab/observer.js';
 
 function firstAt(events: Observation[], kind: Observation['kind']): number {
@@ -29,14 +30,19 @@ describe('PatchJob end to end: one node through the upgrade', function () {
   });
 
   for (const flow of [
-    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade' },
-    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade' },
+    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade', plan: 'legacy', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade' },
+    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot', plan: 'lifecycle', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade' },
   ]) {
     it(`completes the ${flow.name}, in order, with one upgrade`, async function () {
       const initialBoot = lab.observer.node(flow.node)?.bootID;
-      const job = await lab.createJob({ node: flow.node, target: { talosVersion: flow.to } });
+      const job = await lab.createJob({ plan: flow.plan, node: flow.node, target: { talosVersion: flow.to } });
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
       assert.equal(status.phase, 'Completed', JSON.stringify(status));
+      // Completed first, then the node is given back and the slot freed, in later passes.
+      await waitFor(() => (lab.observer.node(flow.node)?.unschedulable === false && !lab.observer.liveLeases().includes(`${flow.plan}-workers-0`)) || undefined, {
+        timeoutMs: 15_000,
+        description: `${flow.node} uncordoned and its slot Lease released`,
+      });
 
       const seen = lab.observer.of(flow.node);
       const cordoned = firstAt(seen, 'cordoned');
@@ -62,7 +68,6 @@ describe('PatchJob end to end: one node through the upgrade', function () {
       assert.notEqual(lab.observer.node(flow.node)?.bootID, initialBoot);
       assert.equal(lab.observer.node(flow.node)?.unschedulable, false);
       assert.equal(lab.observer.node(flow.node)?.cordonedBy, undefined);
-      assert.deepEqual(lab.observer.liveLeases(), [], 'the slot Lease was released');
       const daemonPodEvicted = seen.some((e) => e.kind === 'podDeleting' && e.detail.startsWith('shop/agent'));
       assert.equal(daemonPodEvicted, false, 'DaemonSet pods are not evicted');
       assert.equal(status.currentTalosVersion, flow.to);
@@ -70,7 +75,7 @@ describe('PatchJob end to end: one node through the upgrade', function () {
   }
 
   it('completes at once, without cordoning, a node already at the target', async function () {
-    const job = await lab.createJob({ node: 'worker-3', target: { talosVersion: 'v1.12.4' } });
+    const job = await lab.createJob({ plan: 'already', node: 'worker-3', target: { talosVersion: 'v1.12.4' } });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
     assert.equal(status.reason, 'AlreadyAtTarget');
     assert.equal(lab.observer.of('worker-3', ['cordoned']).length, 0);
@@ -79,7 +84,7 @@ describe('PatchJob end to end: one node through the upgrade', function () {
 
   it('logs JSON lines with job, plan and node and never a credential', function () {
     const lines = controller.logs();
-    assert.ok(lines.some((l) => l.job === 'e2e-worker-1' && l.node === 'worker-1' && l.plan === 'e2e'));
+    assert.ok(lines.some((l) => l.job === 'legacy-worker-1' && l.node === 'worker-1' && l.plan === 'legacy'));
     const text = JSON.stringify(lines);
     for (const secret of Object.values(lab.talos.secretData)) assert.equal(text.includes(secret), false);
     assert.equal(text.includes('PRIVATE KEY'), false);

@@ -4,7 +4,7 @@ import semver from 'semver';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { resolveInstaller } from '../installer.js';
 import { JobReason } from './reasons.js';
-import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
+import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
 
 export function decidePending(o: JobObservation): JobStep {
@@ -31,7 +31,8 @@ export function decidePending(o: JobObservation): JobStep {
     if (pastDeadline(status, o.now)) {
       return failed(status, o.now, JobReason.TalosUnreachable, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${talos.failure.message}`);
     }
-    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`);
+    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`,
+      growingRetry(status, o.now, 500, 5_000));
   }
   const current = talos.version;
   if (semver.valid(current) && semver.eq(current, target)) {

@@ -23,7 +23,9 @@ export function decideRebooting(o: JobObservation): JobStep {
   }
   if (pastDeadline(status, o.now)) {
     const seen = `last seen Ready=${node.ready}, Talos ${node.talosVersion ?? 'unknown'}, boot ID ${rebooted ? 'changed' : 'unchanged'}`;
-    const hint = !rebooted && status.flow !== UpgradeFlow.Lifecycle ? '; the node never rebooted: the installer may have failed (see `talosctl dmesg`)' : '';
+    const hint = rebooted ? '' : node.ready
+      ? '; the node never rebooted: the upgrade may have failed before the reboot (see `talosctl dmesg`)'
+      : '; the node went down and has not come back: check its console and power';
     return failed(status, o.now, JobReason.RebootTimeout, `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${hint}`);
   }
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);

@@ -137,7 +137,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         },
       });
       await custom.createClusterCustomObject({
-        group,
+        group: GROUP,
         version: VERSION,
         plural: 'patchjobs',
         body: {
@@ -174,7 +174,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
           return j && phases.includes(String(j.status?.phase)) ? j.status : undefined;
         }, { timeoutMs, description: `PatchJob ${name} in phase ${phases.join(' or ')}` });
       } catch (err) {
-        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`);
+        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
     const deleteJob: JobLab['deleteJob'] = async (name) => {
@@ -188,7 +188,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
 }
 
 function parseLog(path: string): Record<string, unknown>[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {

@@ -137,7 +137,7 @@ describe('core/job: decideJob', function () {
       assert.equal(wait.status.phase, 'Pending');
       assert.equal(wait.status.reason, 'TalosUnreachable');
       assert.match(wait.status.message ?? '', /until 2026-12-01T10:10:00.000Z/);
-      assert.equal(wait.requeueAfterMs, 10 * 60_000);
+      assert.equal(wait.requeueAfterMs, 500, 'retried soon, not only at the deadline');
       const late = decideJob(obs(s, { talos: down, now: T0 + 10 * 60_000 }));
       assert.equal(late.status.phase, 'Failed');
       assert.equal(late.status.reason, 'TalosUnreachable');
@@ -286,6 +286,7 @@ describe('core/job: decideJob', function () {
       const step = decideJob(obs(rebooting, { now: T0 + 10 * 60_000, node: node({ ready: false }) }));
       assert.equal(step.status.reason, 'RebootTimeout');
       assert.match(step.status.message ?? '', /Ready=false/);
+      assert.match(step.status.message ?? '', /went down and has not come back/);
     });
   });
 

@@ -26,9 +26,9 @@ describe('runtime/queue', function () {
     q.add('a');
     q.add('a');
     q.add('b');
-    q.start(async (key) => {
+    q.start((key) => {
       seen.push(key);
-      return undefined;
+      return Promise.resolve(undefined);
     }, stop.signal);
     await waitFor(() => seen.length >= 2 || undefined, { timeoutMs: 5_000, description: 'two passes' });
     await q.drain();
@@ -83,9 +83,9 @@ describe('runtime/queue', function () {
   it('requeues after requeueAfterMs and lets an earlier add win', async function () {
     const q = queue();
     const times: number[] = [];
-    q.start(async () => {
+    q.start(() => {
       times.push(Date.now());
-      return times.length === 1 ? { requeueAfterMs: 60_000 } : undefined;
+      return Promise.resolve(times.length === 1 ? { requeueAfterMs: 60_000 } : undefined);
     }, stop.signal);
     q.add('a');
     await waitFor(() => times.length === 1 || undefined, { timeoutMs: 5_000, description: 'first pass' });
@@ -97,12 +97,12 @@ describe('runtime/queue', function () {
     const retries: [string, number | undefined][] = [];
     const q = queue(4, (key, _err, retry) => retries.push([key, retry]));
     const counts = new Map<string, number>();
-    const reconcile: Reconcile = async (key) => {
+    const reconcile: Reconcile = (key) => {
       counts.set(key, (counts.get(key) ?? 0) + 1);
-      if (key === 'stalled') throw new OutcomeError({ kind: 'Stalled', reason: 'Forbidden', message: 'no' });
-      if (key === 'waiting' && counts.get(key) === 1) throw new OutcomeError({ kind: 'Waiting', reason: 'TooManyRequests', message: 'later', retryAfterMs: 15 });
-      if (key === 'flaky' && (counts.get(key) ?? 0) < 3) throw new Error('boom');
-      return undefined;
+      if (key === 'stalled') return Promise.reject(new OutcomeError({ kind: 'Stalled', reason: 'Forbidden', message: 'no' }));
+      if (key === 'waiting' && counts.get(key) === 1) return Promise.reject(new OutcomeError({ kind: 'Waiting', reason: 'TooManyRequests', message: 'later', retryAfterMs: 15 }));
+      if (key === 'flaky' && (counts.get(key) ?? 0) < 3) return Promise.reject(new Error('boom'));
+      return Promise.resolve(undefined);
     };
     q.start(reconcile, stop.signal);
     for (const k of ['stalled', 'waiting', 'flaky']) q.add(k);
