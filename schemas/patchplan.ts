@@ -226,6 +226,16 @@ export const patchPlanStatus = z.strictObject({
       description: 'Progress per group, in strategy.order.',
     }),
   failuresAcknowledged: count.optional().meta({ description: 'Failures accepted by resuming a plan the Pause policy paused.' }),
+  policyPause: z
+    .strictObject({
+      failures: count.meta({ description: 'Failed nodes when the policy paused the plan.' }),
+      generation: z.int().min(0).meta({ description: 'Plan generation after the pause; a later change that sets paused: false resumes.' }),
+      time: timestamp,
+    })
+    .optional()
+    .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
+  reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
+  nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
   autoUpdate: autoUpdateStatus.optional(),
   lastNodeScheduledAt: timestamp.optional(),

@@ -15,6 +15,7 @@ import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
 import { cordonNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
+import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
 import { deletePod, evictPod, listPodsOnNode, matchingPdbs } from './pods.js';
 import type { KubeInformers, KubePort } from './port.js';
 import { readSecret } from './secrets.js';
@@ -67,9 +68,9 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     podFieldSelector: opts.podFieldSelector,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
-  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
+  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs];
   return {
-    port: makePort(c, sink),
+    port: makePort(c, sink, kubeConfig),
     informers,
     startInformers: (signal) => all.forEach((i) => i.start(signal)),
     synced: async () => {
@@ -81,7 +82,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
   };
 }
 
-function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }): KubePort {
+function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig): KubePort {
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
     uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
@@ -93,6 +94,10 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
     createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
     writeJobStatus: (ctx, job, status) => writeJobStatus(c, ctx, job, status),
+    deletePatchJob: (ctx, name) => deletePatchJob(c, ctx, name),
+    writePlanStatus: (ctx, plan, status) => writePlanStatus(c, ctx, plan, status),
+    pausePlan: (ctx, plan) => pausePlan(c, ctx, plan),
+    apiserverReady: (ctx) => readyz(kubeConfig, ctx),
     readSecret: (ctx, ns, name) => readSecret(c, ctx, ns, name),
     emitEvent: (ctx, event) => emitEvent(c, sink, ctx, event),
   };

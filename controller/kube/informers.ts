@@ -6,8 +6,10 @@ import { API_GROUP, API_VERSION_NAME } from '../../schemas/api.js';
 import type { KubeClients } from './clients.js';
 import { createInformer, type InformerOptions, type InformerSource, type KubeInformer, type ListPage } from './informer.js';
 import { PATCHJOB_PLURAL } from './patchjobs.js';
+import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
 import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import { PLAN_LABEL, type JobView, type LeaseView, type NodeView, type PodView } from './views.js';
+import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { PLAN_LABEL, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -25,6 +27,17 @@ export interface KubeInformerSet {
   pods: KubeInformer<PodView>;
   slotLeases: KubeInformer<LeaseView>;
   patchJobs: KubeInformer<JobView>;
+  patchPlans: KubeInformer<PlanView>;
+  pdbs: KubeInformer<PdbView>;
+}
+
+function projectPdb(p: V1PodDisruptionBudget): PdbView {
+  return {
+    namespace: p.metadata?.namespace ?? '',
+    name: p.metadata?.name ?? '',
+    resourceVersion: p.metadata?.resourceVersion ?? '',
+    disruptionsAllowed: p.status?.disruptionsAllowed ?? 0,
+  };
 }
 
 interface TypedList<T> {
@@ -55,16 +68,21 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     watchPath: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases`,
     list: async (q, o) => page(await c.coordination.listNamespacedLease({ ...q, namespace: ns }, o)),
   };
-  const jobs: InformerSource<RawPatchJob> = {
-    watchPath: `/apis/${API_GROUP}/${API_VERSION_NAME}/${PATCHJOB_PLURAL}`,
+  const custom = <T>(plural: string): InformerSource<T> => ({
+    watchPath: `/apis/${API_GROUP}/${API_VERSION_NAME}/${plural}`,
     list: async (q, o) => {
       // Custom objects come back as plain JSON, where the token is `continue`.
-      const raw = (await c.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB_PLURAL, ...q }, o)) as {
-        items?: RawPatchJob[];
+      const raw = (await c.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural, ...q }, o)) as {
+        items?: T[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
       return { items: raw.items ?? [], resourceVersion: raw.metadata?.resourceVersion ?? '', continue: raw.metadata?.continue || undefined };
     },
+  });
+  const jobs = custom<RawPatchJob>(PATCHJOB_PLURAL);
+  const pdbs: InformerSource<V1PodDisruptionBudget> = {
+    watchPath: '/apis/policy/v1/poddisruptionbudgets',
+    list: async (q, o) => page(await c.policy.listPodDisruptionBudgetForAllNamespaces(q, o)),
   };
 
   return {
@@ -87,5 +105,7 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       labelSelector: PLAN_LABEL,
     }),
     patchJobs: make({ name: 'patchjobs', source: jobs, project: projectJob, key: (v: JobView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    pdbs: make({ name: 'pdbs', source: pdbs, project: projectPdb, key: (v: PdbView) => `${v.namespace}/${v.name}`, resourceVersion: (v) => v.resourceVersion }),
+    patchPlans: make({ name: 'patchplans', source: custom<RawPatchPlan>(PATCHPLAN_PLURAL), project: projectPlan, key: (v: PlanView) => v.name, resourceVersion: (v) => v.resourceVersion }),
   };
 }

@@ -32,7 +32,7 @@ export async function createPatchJob(c: KubeClients, ctx: OpContext, job: PatchJ
 }
 
 /** The merge-patch body that turns `old` into `status`: every key of `old` missing from `status` becomes null. */
-export function statusPatch(old: PatchJobStatus, status: PatchJobStatus): Record<string, unknown> {
+export function statusPatch<S extends object>(old: S, status: S): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(old)) out[key] = null;
   for (const [key, value] of Object.entries(status)) {

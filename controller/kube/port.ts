@@ -11,7 +11,8 @@
 import type { OpContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
-import type { JobView, LeaseView, NodeView, PodView } from './views.js';
+import type { PatchPlanStatus } from '../../schemas/patchplan.js';
+import type { JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
 
 export type EvictionResult =
   | { outcome: 'evicted' }
@@ -81,6 +82,15 @@ export interface KubePort {
    */
   writeJobStatus(ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView>;
 
+  /** Deletes a PatchJob (retention); a missing one is success. */
+  deletePatchJob(ctx: OpContext, name: string): Promise<void>;
+  /** Replaces the plan's status like writeJobStatus. */
+  writePlanStatus(ctx: OpContext, plan: PlanView, status: PatchPlanStatus): Promise<PlanView>;
+  /** The Pause failure policy: sets spec.paused, guarded by plan.resourceVersion. */
+  pausePlan(ctx: OpContext, plan: PlanView): Promise<PlanView>;
+  /** GET /readyz of the apiserver: true when it answers 200. */
+  apiserverReady(ctx: OpContext): Promise<boolean>;
+
   /** A Secret's data, or undefined when it does not exist. */
   readSecret(ctx: OpContext, namespace: string, name: string): Promise<Record<string, Uint8Array> | undefined>;
 
@@ -97,4 +107,8 @@ export interface KubeInformers {
   slotLeases: Informer<LeaseView>;
   /** Key: job name. */
   patchJobs: Informer<JobView>;
+  /** Key: plan name. */
+  patchPlans: Informer<PlanView>;
+  /** PodDisruptionBudgets, key `namespace/name`: a drain blocked by one wakes when it allows disruptions again. */
+  pdbs: Informer<PdbView>;
 }

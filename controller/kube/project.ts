@@ -3,6 +3,7 @@
 // (timestamps stay strings), so every timestamp goes through epochMs(). Projections never throw on
 // odd content: a view with defaults beats an informer that stops.
 import type { V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { z } from 'zod';
 import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas/patchjob.js';
 import {
   CONTROL_PLANE_LABEL,
@@ -140,32 +141,35 @@ export function describeIssues(root: string, issues: readonly Issue[]): string {
     .join('; ');
 }
 
-const STATUS_FIELDS = patchJobStatus.shape;
-
 /**
  * The status fields that parse, each on its own; a bad or unknown field is dropped rather than
  * losing the whole status (a status written by a newer or older controller must still be read).
  */
-export function lenientStatus(raw: unknown): PatchJobStatus {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+export function lenientStatusOf<S extends z.ZodObject>(schema: S, raw: unknown): z.output<S> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {} as z.output<S>;
+  const fields = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (!Object.hasOwn(STATUS_FIELDS, key)) continue;
+    const field = fields[key];
+    if (field === undefined) continue;
     if (key === 'conditions') {
-      const kept = keepValidConditions(value);
+      const kept = keepValidConditions(field, value);
       if (kept !== undefined) out[key] = kept;
       continue;
     }
-    const field = STATUS_FIELDS[key as keyof typeof STATUS_FIELDS];
     const r = field.safeParse(value);
     if (r.success && r.data !== undefined) out[key] = r.data;
   }
   // Each field parsed on its own; a whole-object rule could still object, and we must not throw.
-  const whole = patchJobStatus.safeParse(out);
-  return whole.success ? whole.data : out;
+  const whole = schema.safeParse(out);
+  return (whole.success ? whole.data : out) as z.output<S>;
 }
 
-function keepValidConditions(value: unknown): unknown[] | undefined {
+export function lenientStatus(raw: unknown): PatchJobStatus {
+  return lenientStatusOf(patchJobStatus, raw);
+}
+
+function keepValidConditions(field: z.ZodType, value: unknown): unknown[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return (value as unknown[]).filter((c) => STATUS_FIELDS.conditions.safeParse([c]).success);
+  return (value as unknown[]).filter((c) => field.safeParse([c]).success);
 }

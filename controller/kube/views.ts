@@ -1,6 +1,7 @@
 // Small projections of Kubernetes objects: what the controller keeps in memory and passes around,
 // never the client's objects. Each view carries the resourceVersion it was projected from.
 import type { PatchJobSpec, PatchJobStatus } from '../../schemas/patchjob.js';
+import type { PatchPlanSpec, PatchPlanStatus } from '../../schemas/patchplan.js';
 
 /** Annotation on a Node that records which PatchJob cordoned it (we never uncordon a node we did not cordon). */
 export const CORDONED_BY_ANNOTATION = 'kangalpatch.ozalp.dk/cordoned-by';
@@ -75,4 +76,25 @@ export interface JobView {
   status: PatchJobStatus;
   created: number;
   deleting: boolean;
+}
+
+export interface PlanView {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  generation: number;
+  labels: Readonly<Record<string, string>>;
+  spec: PatchPlanSpec | undefined;
+  specError: string | undefined;
+  status: PatchPlanStatus;
+  created: number;
+  deleting: boolean;
+}
+
+export interface PdbView {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** status.disruptionsAllowed as the disruption controller last computed it. */
+  disruptionsAllowed: number;
 }

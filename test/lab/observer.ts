@@ -1,7 +1,7 @@
 // An independent observer for safety assertions: its own watches of Nodes, Pods and Leases record
 // what really happened (cordons, Ready changes, boots, pod deletions, Leases), with times, so tests
 // never have to trust the controller's own status. Imports nothing from controller/.
-import { CoordinationV1Api, CoreV1Api, makeInformer, type Informer, type KubeConfig, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
 
 export type ObservedKind =
   | 'cordoned'
@@ -13,7 +13,9 @@ export type ObservedKind =
   | 'podGone'
   | 'podAdded'
   | 'leaseCreated'
-  | 'leaseDeleted';
+  | 'leaseDeleted'
+  /** A PatchJob (detail: `<job> <phase>`) entered a phase; node: its spec.nodeName. */
+  | 'jobPhase';
 
 export interface Observation {
   at: number;
@@ -42,14 +44,24 @@ export interface Observer {
   stop(): void;
 }
 
-export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string }): Promise<Observer> {
+/** The few fields of a PatchJob the observer reads (it does not share the product's types). */
+interface WatchedJob {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; resourceVersion?: string };
+  spec?: { nodeName?: string };
+  status?: { phase?: string };
+}
+type Watched = V1Node | V1Pod | V1Lease | WatchedJob;
+
+export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string; patchJobs?: boolean }): Promise<Observer> {
   const events: Observation[] = [];
   const nodes = new Map<string, NodeState>();
   const podNodes = new Map<string, string>();
   const deleting = new Set<string>();
   const leases = new Map<string, { label: string; holder: string }>();
   const peaks = new Map<string, number>();
-  const informers: Informer<V1Node | V1Pod | V1Lease>[] = [];
+  const informers: Informer<Watched>[] = [];
   let stopped = false;
   const push = (kind: ObservedKind, node: string, detail: string): void => {
     events.push({ at: Date.now(), kind, node, detail });
@@ -87,6 +99,14 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
       push('podDeleting', node, key);
     }
   };
+  const jobPhases = new Map<string, string>();
+  const onJob = (type: string, j: WatchedJob): void => {
+    const name = j.metadata?.name ?? '';
+    const phase = j.status?.phase;
+    if (type === 'DELETED' || phase === undefined || jobPhases.get(name) === phase) return;
+    jobPhases.set(name, phase);
+    push('jobPhase', j.spec?.nodeName ?? '', `${name} ${phase}`);
+  };
   const onLease = (type: string, l: V1Lease): void => {
     const name = l.metadata?.name ?? '';
     const label = l.metadata?.labels?.[opts.leaseLabel];
@@ -103,7 +123,7 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     peaks.set(label, Math.max(peaks.get(label) ?? 0, live));
   };
 
-  const start = async <T extends V1Node | V1Pod | V1Lease>(path: string, list: () => Promise<{ items: T[] }>, handler: (type: string, obj: T) => void): Promise<void> => {
+  const start = async <T extends Watched>(path: string, list: () => Promise<{ items: T[] }>, handler: (type: string, obj: T) => void): Promise<void> => {
     const informer = makeInformer<T>(kc, path, list);
     informer.on('add', (o) => handler('ADDED', o));
     informer.on('update', (o) => handler('MODIFIED', o));
@@ -120,6 +140,11 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
   await start('/api/v1/nodes', () => core.listNode(), onNode);
   await start('/api/v1/pods', () => core.listPodForAllNamespaces(), onPod);
   await start(`/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`, () => coordination.listNamespacedLease({ namespace: opts.leaseNamespace }), onLease);
+  if (opts.patchJobs) {
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const list = (): Promise<{ items: WatchedJob[] }> => custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' }) as Promise<{ items: WatchedJob[] }>;
+    await start('/apis/kangalpatch.ozalp.dk/v1alpha1/patchjobs', list, onJob);
+  }
 
   return {
     events,

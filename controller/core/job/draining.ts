@@ -71,7 +71,8 @@ export function afterEviction(o: JobObservation, result: Extract<ActionResult, {
     delete next.blockingPDB;
     return { status: next, events, requeueAfterMs: undefined };
   }
-  const pdb = blocked.pdbs.length > 0 ? `${blocked.pod.namespace}/${blocked.pdbs.join(', ')}` : `(a PodDisruptionBudget in ${blocked.pod.namespace})`;
+  // `namespace/name` of the first matching PDB: the key its watch events carry, so they wake this drain.
+  const pdb = blocked.pdbs[0] !== undefined ? `${blocked.pod.namespace}/${blocked.pdbs[0]}` : `(a PodDisruptionBudget in ${blocked.pod.namespace})`;
   const step = waiting({ ...status, blockingPDB: pdb }, o.now, JobReason.DrainBlockedByPDB,
     `eviction of ${podName(blocked.pod)} is blocked by PodDisruptionBudget ${pdb}, which allows no disruption now${result.blocked.length > 1 ? ` (${result.blocked.length} pods blocked)` : ''}; retrying until ${status.deadline}`,
     growingRetry(status, o.now));

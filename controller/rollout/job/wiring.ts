@@ -24,6 +24,13 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
       if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
     }
   });
+  informers.pdbs.onChange((key, view) => {
+    // status.blockingPDB is `namespace/name`: wake the drains it holds up as soon as it allows a disruption.
+    if (!view || view.disruptionsAllowed <= 0) return;
+    for (const job of informers.patchJobs.list()) {
+      if (job.status.phase === 'Draining' && job.status.blockingPDB === key) queue.add(job.name);
+    }
+  });
   informers.slotLeases.onChange((_key, view, old) => {
     const holder = view?.holderIdentity ?? old?.holderIdentity;
     if (holder !== undefined && informers.patchJobs.get(holder)) queue.add(holder);

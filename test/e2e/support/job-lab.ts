@@ -95,7 +95,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });
     stops.push(() => talos.stop());
     await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
-    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL });
+    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, patchJobs: true });
     stops.push(() => observer.stop());
 
     const controllers: Controller[] = [];

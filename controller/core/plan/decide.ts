@@ -1,0 +1,205 @@
+// The PatchPlan decision: a pure function of the nodes, the plan's PatchJobs and slot Leases, its
+// status and the time. Order of concerns: reclaim slots, finish a round, terminal states and
+// retention, preflight, failure policy, pause/cancel, windows, delay, then fill free slots.
+import { ConditionPreflightPassed } from '../../../schemas/api.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { parseGoDuration } from '../../../schemas/duration.js';
+import { conditionStatus, setCondition } from '../conditions.js';
+import { windowState } from '../windows.js';
+import { newJob } from './jobs.js';
+import { jobName, leaseName } from './names.js';
+import { isFinishedPhase, progressOf, type Progress } from './progress.js';
+import { selectNodes, type Selection } from './selection.js';
+import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
+
+export const PREFLIGHT_RETRY_MS = 60_000;
+const iso = (ms: number): string => new Date(ms).toISOString();
+const ms = (d: string): number => parseGoDuration(d) ?? 0;
+const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
+
+interface Ctx {
+  o: PlanObservation;
+  sel: Selection;
+  prog: Progress;
+  status: PatchPlanStatus;
+}
+
+export function decidePlan(o: PlanObservation): PlanStep {
+  const { spec } = o.plan;
+  if (spec.target.autoUpdate?.enabled) {
+    return { status: { ...o.plan.status, phase: 'Watching', observedGeneration: o.plan.generation, message: 'auto-update template: new releases are proposed as child plans' }, events: [] };
+  }
+  if (o.plan.status.historyPurged) return { status: o.plan.status, events: [] };
+  const sel = selectNodes(spec, o.nodes, o.ownNode);
+  const prog = progressOf(sel, o.jobs, o.leases);
+  const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
+  return reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c);
+}
+
+function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
+  const { spec } = o.plan;
+  const s: PatchPlanStatus = {
+    ...o.plan.status,
+    observedGeneration: o.plan.generation,
+    totalNodes: p.total,
+    pendingNodes: p.pending,
+    runningNodes: p.running,
+    completedNodes: p.completed,
+    failedNodes: p.failed,
+    groups: p.groups,
+  };
+  if (spec.target.talosVersion !== undefined) s.targetTalosVersion = spec.target.talosVersion;
+  if (spec.target.kubernetesVersion !== undefined) s.targetKubernetesVersion = spec.target.kubernetesVersion;
+  return s;
+}
+
+const say = (s: PatchPlanStatus, reason: string, message: string, extra: Partial<PatchPlanStatus> = {}): PatchPlanStatus => {
+  const next = { ...s, reason, message, ...extra };
+  if (!('nextScheduleTime' in extra)) delete next.nextScheduleTime;
+  return next;
+};
+
+/** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
+function reclaim({ o, sel, status }: Ctx): PlanStep | undefined {
+  const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined;
+  const jobs = new Map(o.jobs.map((j) => [j.name, j]));
+  const pendingJobNames = new Set([...sel.groupOf.keys()].map((n) => jobName(o.plan.name, n)));
+  const stale = o.leases.filter((l) => {
+    const job = l.holderIdentity === undefined ? undefined : jobs.get(l.holderIdentity);
+    return job ? isFinishedPhase(job.phase) : !pendingJobNames.has(l.holderIdentity ?? '') || held;
+  });
+  return stale.length > 0 ? { action: { type: 'deleteLeases', leases: stale }, status, events: [], requeueAfterMs: 0 } : undefined;
+}
+
+/** Leases created for a round whose PatchJobs do not exist yet (the next pass, or after a crash). */
+function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
+  const jobs = new Set(o.jobs.map((j) => j.name));
+  const nodeOfJob = new Map([...sel.groupOf].map(([node, group]) => [jobName(o.plan.name, node), { node, group }]));
+  const toCreate = o.leases.flatMap((l) => {
+    const target = nodeOfJob.get(l.holderIdentity ?? '');
+    return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target.node, target.group)] : [];
+  });
+  if (toCreate.length === 0) return undefined;
+  const note = `scheduled ${toCreate.map((j) => j.spec.nodeName).join(', ')}`;
+  return { action: { type: 'createJobs', jobs: toCreate }, status: say(status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }], requeueAfterMs: 0 };
+}
+
+function terminal(c: Ctx): PlanStep | undefined {
+  const { o, status, prog } = c;
+  const phase = status.phase ?? '';
+  if (phase === 'Cancelled' && !o.plan.spec.cancelled) return undefined; // resumed: decided below
+  if (!TERMINAL.has(phase)) return undefined;
+  if (phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && o.jobs.length === 0) return undefined; // preflight retries
+  if (prog.running > 0 || o.leases.length > 0) return { status, events: [] };
+  const done = Date.parse(status.completionTime ?? '') || o.now;
+  const purgeAt = done + ms(o.plan.spec.retention.history);
+  if (o.now < purgeAt) return { status, events: [], requeueAfterMs: purgeAt - o.now };
+  const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
+  if (finished.length > 0) return { action: { type: 'deleteJobs', names: finished }, status, events: [], requeueAfterMs: 0 };
+  const note = `finished PatchJobs deleted after retention.history ${o.plan.spec.retention.history}`;
+  return { status: { ...status, historyPurged: true, message: `${status.message ?? ''}; ${note}` }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }] };
+}
+
+function preflight({ o, status }: Ctx): PlanStep | undefined {
+  if (o.jobs.length > 0 || o.leases.length > 0) return undefined;
+  if (conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' && status.observedGeneration === o.plan.generation) return undefined;
+  if (o.plan.spec.cancelled) return undefined;
+  const next = Date.parse(status.nextScheduleTime ?? '');
+  if (status.phase === 'Failed' && o.now < next) return { status, events: [], requeueAfterMs: next - o.now };
+  if (status.phase !== 'Preflighting') {
+    const s = say({ ...status, phase: 'Preflighting', startTime: status.startTime ?? iso(o.now) }, 'Preflighting', 'running preflight checks');
+    return { status: s, events: [{ type: 'Normal', reason: 'Preflighting', note: 'running preflight checks' }], requeueAfterMs: 0 };
+  }
+  return { action: { type: 'preflight' }, status, events: [], requeueAfterMs: 0 };
+}
+
+/** After the preflight checks ran: InProgress with the rollout plan in the condition, or Failed and retried every minute. */
+export function afterPreflight(o: PlanObservation, step: PlanStep, checks: readonly PreflightCheck[]): PlanStep {
+  const failedChecks = checks.filter((x) => !x.passed);
+  const sel = selectNodes(o.plan.spec, o.nodes, o.ownNode);
+  if (failedChecks.length === 0) {
+    const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${g.nodes.join(', ')}`).join('; ');
+    const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}`;
+    const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
+    return { status: say({ ...step.status, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
+  }
+  const first = failedChecks[0];
+  const message = failedChecks.map((x) => `${x.name}: ${x.message}`).join('; ');
+  const reason = `Preflight${first?.name ?? 'Failed'}`;
+  const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
+  const status = say({ ...step.status, phase: 'Failed', conditions }, reason, `preflight failed (retried every minute): ${message}`, { nextScheduleTime: iso(o.now + PREFLIGHT_RETRY_MS) });
+  return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: PREFLIGHT_RETRY_MS };
+}
+
+function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
+  const { spec } = o.plan;
+  const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
+  const budget = Math.max(1, spec.failurePolicy.maxFailures);
+  if (spec.failurePolicy.type === 'Halt') {
+    if (failed < budget) return undefined;
+    const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Halt policy stopped the plan; running nodes finish`;
+    return { status: say({ ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) }, 'FailureBudgetExceeded', note), events: [{ type: 'Warning', reason: 'FailureBudgetExceeded', note }] };
+  }
+  const pause = status.policyPause;
+  if (pause) {
+    if (spec.paused || o.plan.generation <= pause.generation) return undefined; // still held: holds() says so
+    const next: PatchPlanStatus = { ...status, failuresAcknowledged: failed };
+    delete next.policyPause;
+    const note = `resumed by a change of spec.paused; ${failed} failure(s) acknowledged`;
+    return { status: say(next, 'Resumed', note), events: [{ type: 'Normal', reason: 'Resumed', note }], requeueAfterMs: 0 };
+  }
+  if (failed - (status.failuresAcknowledged ?? 0) < budget) return undefined;
+  const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Pause policy paused the plan; set spec.paused: false to resume`;
+  const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
+  return {
+    action: spec.paused ? undefined : { type: 'pause' },
+    status: say({ ...status, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now) } }, 'FailureBudgetExceeded', note),
+    events: [{ type: 'Warning', reason: 'PausedByFailurePolicy', note }],
+    requeueAfterMs: 0,
+  };
+}
+
+/** Cancel, pause, and finished rollouts: nothing new is scheduled. */
+function holds({ o, status, prog }: Ctx): PlanStep | undefined {
+  const { spec } = o.plan;
+  if (spec.cancelled) {
+    const s = say({ ...status, phase: 'Cancelled', completionTime: status.completionTime ?? iso(o.now) }, 'Cancelled', `cancelled: no new nodes are scheduled${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
+    return { status: s, events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }] };
+  }
+  if (spec.paused || status.policyPause) {
+    const why = status.policyPause ? 'paused by the Pause failure policy' : 'paused (spec.paused)';
+    const s = say({ ...status, phase: 'Paused' }, 'Paused', `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
+    return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };
+  }
+  if (prog.current === undefined) {
+    const note = `all ${prog.total} node(s) done: ${prog.completed} completed, ${prog.failed} failed`;
+    return { status: say({ ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) }, 'Completed', note), events: [{ type: 'Normal', reason: 'Completed', note }], requeueAfterMs: 0 };
+  }
+  return undefined;
+}
+
+function schedule({ o, status, prog, sel }: Ctx): PlanStep {
+  const { spec } = o.plan;
+  const group = sel.groups.find((g) => g.name === prog.current);
+  const base = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
+  if (!group) return { status: base, events: [] };
+  const pending = prog.pendingNodes.get(group.name) ?? [];
+  if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
+  const used = new Set(o.leases.filter((l) => l.group === group.name).map((l) => l.name));
+  const slots = Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter((n) => !used.has(n));
+  if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
+  const window = windowState(spec.maintenance, o.now);
+  if (!window.open) {
+    const at = window.nextOpenAt;
+    return { status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }), events: [], requeueAfterMs: at === undefined ? undefined : at - o.now };
+  }
+  const last = Date.parse(status.lastNodeScheduledAt ?? '');
+  const delayUntil = Number.isNaN(last) ? o.now : last + ms(spec.delayBetweenNodes);
+  if (o.now < delayUntil) {
+    return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
+  }
+  const chosen = pending.slice(0, slots.length);
+  const leases = chosen.map((node, i) => ({ name: slots[i] ?? '', group: group.name, holderIdentity: jobName(o.plan.name, node) }));
+  const s = say({ ...base, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', `group ${group.name}: scheduling ${chosen.join(', ')}`);
+  return { action: { type: 'createLeases', leases }, status: s, events: [], requeueAfterMs: 0 };
+}

@@ -1,0 +1,29 @@
+// The PatchJob a plan creates for a node: self-contained, with everything copied from the plan so
+// an edit of the plan cannot change a job that is already running.
+import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
+import { jobName } from './names.js';
+import type { NewJob } from './types.js';
+
+export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
+export const GROUP_LABEL = 'kangalpatch.ozalp.dk/group';
+export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
+
+export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: string): NewJob {
+  const { autoUpdate: _autoUpdate, ...target } = spec.target;
+  return {
+    name: jobName(plan, node),
+    labels: { [PLAN_LABEL]: plan, [GROUP_LABEL]: group, [NODE_LABEL]: node },
+    spec: {
+      nodeName: node,
+      patchPlanRef: plan,
+      group,
+      target,
+      respectPDBs: spec.respectPDBs,
+      evictUnmanagedPods: spec.evictUnmanagedPods,
+      drainTimeout: spec.drainTimeout,
+      rebootTimeout: spec.rebootTimeout,
+      kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
+      talosConfig: spec.talosConfig,
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Where a plan stands: per group and in total, counted from its PatchJobs and slot Leases.
+import type { GroupStatus } from '../../../schemas/patchplan.js';
+import type { Selection } from './selection.js';
+import type { PlanJobFacts, PlanLeaseFacts } from './types.js';
+
+export const isFinishedPhase = (phase: string | undefined): boolean => phase === 'Completed' || phase === 'Failed';
+
+export interface Progress {
+  groups: GroupStatus[];
+  total: number;
+  pending: number;
+  running: number;
+  completed: number;
+  failed: number;
+  /** First group in order with a node not finished; undefined when every claimed node is done. */
+  current: string | undefined;
+  /** Nodes of each group without a PatchJob, in scheduling order. */
+  pendingNodes: Map<string, string[]>;
+}
+
+export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], leases: readonly PlanLeaseFacts[]): Progress {
+  const jobOf = new Map(jobs.map((j) => [j.nodeName, j]));
+  const pendingNodes = new Map<string, string[]>();
+  let current: string | undefined;
+  const groups = selection.groups.map((g): GroupStatus => {
+    const states = g.nodes.map((n) => jobOf.get(n)?.phase);
+    const pending = g.nodes.filter((n) => !jobOf.has(n));
+    pendingNodes.set(g.name, pending);
+    const completed = states.filter((p) => p === 'Completed').length;
+    const failed = states.filter((p) => p === 'Failed').length;
+    const running = g.nodes.length - pending.length - completed - failed;
+    if (current === undefined && completed + failed < g.nodes.length) current = g.name;
+    const active = leases.filter((l) => l.group === g.name).length;
+    return { name: g.name, concurrency: g.concurrency, active, total: g.nodes.length, pending: pending.length, running, completed, failed };
+  });
+  const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed'): number => groups.reduce((a, g) => a + g[k], 0);
+  return { groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), current, pendingNodes };
+}

@@ -1,0 +1,80 @@
+// What the PatchPlan decision sees and decides. Structural types: the reconciler's views fit them.
+import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
+import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
+
+export interface PlanNodeFacts {
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  controlPlane: boolean;
+  talosVersion: string | undefined;
+}
+
+export interface PlanJobFacts {
+  name: string;
+  nodeName: string;
+  group: string;
+  phase: string | undefined;
+  /** epoch ms */
+  completionTime: number | undefined;
+}
+
+export interface PlanLeaseFacts {
+  name: string;
+  resourceVersion: string;
+  group: string;
+  holderIdentity: string | undefined;
+}
+
+export interface PreflightCheck {
+  /** CamelCase, e.g. `SelectionNonEmpty`, `TalosCredentials`. */
+  name: string;
+  passed: boolean;
+  message: string;
+}
+
+export interface PlanObservation {
+  now: number;
+  plan: { name: string; uid: string; generation: number; spec: PatchPlanSpec; status: PatchPlanStatus };
+  /** Every node of the cluster (the plan's own selector is applied by the decision). */
+  nodes: readonly PlanNodeFacts[];
+  /** PatchJobs of this plan. */
+  jobs: readonly PlanJobFacts[];
+  /** Slot Leases of this plan. */
+  leases: readonly PlanLeaseFacts[];
+  /** The node this controller runs on (NODE_NAME): scheduled last in its group. */
+  ownNode?: string | undefined;
+}
+
+export interface NewLease {
+  name: string;
+  group: string;
+  /** The PatchJob that will hold the slot. */
+  holderIdentity: string;
+}
+
+export interface NewJob {
+  name: string;
+  labels: Record<string, string>;
+  spec: PatchJobSpecInput;
+}
+
+export type PlanAction =
+  | { type: 'preflight' }
+  | { type: 'createLeases'; leases: NewLease[] }
+  | { type: 'createJobs'; jobs: NewJob[] }
+  | { type: 'deleteLeases'; leases: PlanLeaseFacts[] }
+  | { type: 'pause' }
+  | { type: 'deleteJobs'; names: string[] };
+
+export interface PlanEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
+
+export interface PlanStep {
+  action?: PlanAction | undefined;
+  status: PatchPlanStatus;
+  events: PlanEvent[];
+  requeueAfterMs?: number | undefined;
+}
