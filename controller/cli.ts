@@ -60,12 +60,12 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .command('run')
     .description(`Run the controller (every flag also reads KANGAL_PATCH_<FLAG>, e.g. KANGAL_PATCH_NAMESPACE)`)
     .exitOverride()
-    .action(async (opts: Partial<Record<RunFlagName, string | boolean>>) => setExit(await run(opts, io)));
+    .action(async (opts: Partial<Record<RunFlagName, string | boolean | string[]>>) => setExit(await run(opts, io)));
   for (const def of Object.values(RUN_FLAGS)) runCommand.option(def.flag, `${def.help}${def.default === undefined ? '' : ` (default ${def.default})`}`);
   return program;
 }
 
-async function run(flags: Partial<Record<RunFlagName, string | boolean>>, io: CliIO): Promise<ExitCode> {
+async function run(flags: Partial<Record<RunFlagName, string | boolean | string[]>>, io: CliIO): Promise<ExitCode> {
   const cfg = resolveRunConfig(flags, process.env);
   if ('errors' in cfg) {
     io.err(cfg.errors.map((e) => `kangal-patch run: ${e}\n`).join(''));

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { parseGoDuration } from '../schemas/duration.js';
+import { parseMirrorFlag } from './registry/index.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 
@@ -21,6 +22,8 @@ export const RUN_FLAGS = {
   leaderElectionRetryPeriod: { flag: '--leader-election-retry-period <duration>', help: 'how often to try to acquire or renew', default: '2s' },
   logLevel: { flag: '--log-level <level>', help: `log level (${LOG_LEVELS.join(', ')})`, default: 'info' },
   maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs processed at the same time', default: '16' },
+  registryMirror: { flag: '--registry-mirror <host=url...>', help: 'check images of a registry at a mirror, e.g. ghcr.io=http://127.0.0.1:5000 (repeatable; env: comma-separated)', default: undefined },
+  nodeName: { flag: '--node-name <name>', help: 'the node this controller runs on (default $NODE_NAME): patched last in its group', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
 
@@ -62,6 +65,16 @@ export const runConfigSchema = z
     leaderElectionRetryPeriod: durationMs,
     logLevel: z.enum(LOG_LEVELS),
     maxConcurrentReconciles: z.coerce.number().int().min(1).max(1000),
+    registryMirror: z.string().optional().transform((text, ctx) => {
+      const mirrors: Record<string, string> = {};
+      for (const part of (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+        const m = parseMirrorFlag(part);
+        if (m instanceof Error) ctx.addIssue({ code: 'custom', message: m.message });
+        else mirrors[m.host] = m.url;
+      }
+      return mirrors;
+    }),
+    nodeName: z.string().min(1).optional(),
   })
   .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
     path: ['leaderElectionRenewDeadline'],
@@ -71,12 +84,14 @@ export const runConfigSchema = z
 export type RunConfig = z.output<typeof runConfigSchema> & { identity: string };
 
 /** Flags over environment over defaults; errors name the flag and its environment variable. */
-export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boolean>>, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {
+export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boolean | string[]>>, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {
   const raw: Record<string, string | undefined> = {};
   for (const [name, def] of Object.entries(RUN_FLAGS)) {
     const given = flags[name as RunFlagName];
-    raw[name] = given === true ? 'true' : given === false ? 'false' : (given ?? env[envName(name)] ?? def.default);
+    const text = Array.isArray(given) ? given.join(',') : given === true ? 'true' : given === false ? 'false' : given;
+    raw[name] = text ?? env[envName(name)] ?? def.default;
   }
+  raw.nodeName ??= env.NODE_NAME;
   const parsed = runConfigSchema.safeParse(raw);
   if (!parsed.success) {
     return {

@@ -8,6 +8,9 @@ import { createKube } from './kube/index.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
+import { createPlanReconciler } from './rollout/plan/reconciler.js';
+import { wirePlanEvents } from './rollout/plan/wiring.js';
+import { createRegistryClient } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
 import { createLeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
@@ -70,31 +73,39 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     elector.lost.addEventListener('abort', () => work.abort(new Error('leadership lost')), { once: true });
   }
   leading = true;
-  log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchJobs');
+  log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
+  const queueErrors = (controller: string) => (key: string, err: unknown, retryIn: number | undefined): void => {
+    const reason = isOutcomeError(err) ? err.reason : 'Error';
+    metrics.reconcileErrors.inc({ controller, reason });
+    log.warn({ [controller === 'patchjob' ? 'job' : 'plan']: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
+  };
   const queue = new WorkQueue({
     name: 'patchjob',
     concurrency: cfg.maxConcurrentReconciles,
     clock,
     passTimeoutMs: 60 * 60_000,
-    onError: (key, err, retryIn) => {
-      const reason = isOutcomeError(err) ? err.reason : 'Error';
-      metrics.reconcileErrors.inc({ controller: 'patchjob', reason });
-      log.warn({ job: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
-    },
+    onError: queueErrors('patchjob'),
     onPass: (_key, ms, ok) => {
       metrics.reconcileDuration.observe({ controller: 'patchjob', result: ok ? 'ok' : 'error' }, ms / 1000);
       metrics.queueDepth.set({ controller: 'patchjob' }, queue.depth());
     },
   });
+  const connectTalos = talosConnector(kube.port, cfg.namespace);
   wireJobEvents(informers, queue);
-  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos: talosConnector(kube.port, cfg.namespace), operatorNamespace: cfg.namespace, log }), work.signal);
+  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos, operatorNamespace: cfg.namespace, log }), work.signal);
   for (const job of informers.patchJobs.list()) queue.add(job.name);
+
+  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan') });
+  wirePlanEvents(informers, plans);
+  const preflight = { kube: kube.port, connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
+  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, log }), work.signal);
+  for (const plan of informers.patchPlans.list()) plans.add(plan.name);
 
   await abortPromise(work.signal);
   const lost = !shutdown.aborted;
   log.info(lost ? 'leadership lost: stopping all work' : 'shutting down: stopping work');
-  await queue.drain();
+  await Promise.all([queue.drain(), plans.drain()]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   return finish(lost ? 1 : 0);
 

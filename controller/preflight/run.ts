@@ -1,0 +1,101 @@
+// Runs the preflight checks of a plan: the pure ones on the selection, then the apiserver, the
+// Talos credentials and every selected node over the Talos API, the installer images, and the
+// version rules on what the nodes report.
+import type { PatchPlanSpec } from '../../schemas/patchplan.js';
+import type { Selection } from '../core/plan/selection.js';
+import type { PreflightCheck } from '../core/plan/types.js';
+import type { KubePort } from '../kube/port.js';
+import type { NodeView } from '../kube/views.js';
+import { withTimeout, type OpContext } from '../runtime/context.js';
+import type { TalosConnect } from '../rollout/job/talos-access.js';
+import { controlPlaneFirst, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+
+export interface ImageChecker {
+  imageExists(ctx: OpContext, image: string): Promise<{ exists: boolean; detail: string }>;
+}
+
+export interface PreflightDeps {
+  kube: KubePort;
+  connectTalos: TalosConnect;
+  images: ImageChecker;
+}
+
+export interface PreflightInput {
+  spec: PatchPlanSpec;
+  selection: Selection;
+  nodes: ReadonlyMap<string, NodeView>;
+  otherPlans: readonly OtherPlan[];
+}
+
+const CALL_MS = 15_000;
+const PARALLEL = 8;
+const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: PreflightInput): Promise<PreflightCheck[]> {
+  const { spec, selection, nodes } = input;
+  const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans)];
+  checks.push(await apiserverReady(ctx, deps.kube));
+  const talos = await talosVersions(ctx, deps, spec, [...selection.groupOf.keys()], nodes);
+  checks.push(talos.check);
+  if (!talos.check.passed) return checks;
+  checks.push(...versionRules(spec, talos.versions, nodes));
+  checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes)));
+  return checks;
+}
+
+async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<PreflightCheck> {
+  try {
+    const ready = await kube.apiserverReady(withTimeout(ctx, CALL_MS));
+    return { name: 'APIServerReady', passed: ready, message: ready ? 'kube-apiserver /readyz answers ok' : 'kube-apiserver /readyz does not answer ok: check the control plane' };
+  } catch (err) {
+    return { name: 'APIServerReady', passed: false, message: `kube-apiserver /readyz: ${errText(err)}` };
+  }
+}
+
+/** Credentials from the Secret work, and every selected node answers Version. */
+async function talosVersions(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  spec: PatchPlanSpec,
+  names: string[],
+  nodes: ReadonlyMap<string, NodeView>,
+): Promise<{ check: PreflightCheck; versions: Map<string, string> }> {
+  const versions = new Map<string, string>();
+  const failures: string[] = [];
+  const queue = [...names];
+  const worker = async (): Promise<void> => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      const ip = nodes.get(name)?.internalIP ?? name;
+      try {
+        const client = await deps.connectTalos(ctx, spec.talosConfig, ip);
+        try {
+          versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
+        } finally {
+          client.close();
+        }
+      } catch (err) {
+        failures.push(`${name}: ${errText(err)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
+  if (failures.length > 0) {
+    const check = { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${names.length} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
+    return { check, versions };
+  }
+  return { check: { name: 'TalosCredentials', passed: true, message: `all ${names.length} node(s) answer over the Talos API` }, versions };
+}
+
+async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {
+  const missing: string[] = [];
+  for (const [image, forNodes] of needed) {
+    try {
+      const r = await images.imageExists(withTimeout(ctx, CALL_MS), image);
+      if (!r.exists) missing.push(`${image} (for ${forNodes.length} node(s)): ${r.detail}`);
+    } catch (err) {
+      missing.push(`${image}: ${errText(err)}`);
+    }
+  }
+  if (missing.length > 0) return { name: 'InstallerImages', passed: false, message: `installer image not found: ${missing.slice(0, 3).join('; ')}; publish it, configure --registry-mirror, or fix target.source/installer/schematicID` };
+  return { name: 'InstallerImages', passed: true, message: needed.size === 0 ? 'no node needs a new installer image' : `${needed.size} installer image(s) exist` };
+}

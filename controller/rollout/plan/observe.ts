@@ -1,0 +1,32 @@
+// Observe for one plan pass, all from the caches: the plan, every node (projected), the plan's
+// PatchJobs and slot Leases.
+import type { PlanObservation } from '../../core/plan/types.js';
+import type { KubeInformers } from '../../kube/port.js';
+import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
+
+export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
+
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined): PlanObservation {
+  const jobs = informers.patchJobs
+    .list()
+    .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
+    .map((j) => ({
+      name: j.name,
+      nodeName: j.spec?.nodeName ?? '',
+      group: j.spec?.group ?? '',
+      phase: j.status.phase,
+      completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
+    }));
+  const leases = informers.slotLeases
+    .list()
+    .filter((l) => l.labels[PLAN_LABEL] === plan.name)
+    .map((l) => ({ name: l.name, resourceVersion: l.resourceVersion, group: l.labels[GROUP_LABEL] ?? '', holderIdentity: l.holderIdentity }));
+  return {
+    now,
+    plan: { name: plan.name, uid: plan.uid, generation: plan.generation, spec: plan.spec, status: plan.status },
+    nodes: informers.nodes.list(),
+    jobs,
+    leases,
+    ownNode,
+  };
+}

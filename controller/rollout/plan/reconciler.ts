@@ -1,0 +1,117 @@
+// The PatchPlan reconciler: glue. One pass = observe (caches) → decidePlan(now) → at most one
+// action (run preflight, create a round's Leases, create their PatchJobs, free Leases, pause,
+// purge history) → one status write → events.
+import { isDeepStrictEqual } from 'node:util';
+import { API_VERSION, Kind } from '../../../schemas/api.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { afterPreflight, decidePlan } from '../../core/plan/decide.js';
+import { selectNodes } from '../../core/plan/selection.js';
+import type { PlanAction, PlanObservation, PlanStep } from '../../core/plan/types.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
+import type { OpContext } from '../../runtime/context.js';
+import { isOutcomeError } from '../../runtime/outcome.js';
+import type { PassResult } from '../../runtime/queue.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
+import { observePlan, type PlanWithSpec } from './observe.js';
+
+export interface PlanReconcilerDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+  preflight: PreflightDeps;
+  operatorNamespace: string;
+  /** NODE_NAME of this controller's pod: its node goes last in its group. */
+  ownNode: string | undefined;
+  log: Logger;
+}
+
+export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+  return async (key, ctx) => {
+    const plan = deps.informers.patchPlans.get(key);
+    if (!plan || plan.deleting) return undefined;
+    if (!plan.spec) return invalidSpec(ctx, deps, plan);
+    const log = deps.log.child({ plan: plan.name });
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode);
+    let step = decidePlan(o);
+    let current: PlanView = plan;
+    if (step.action) {
+      const r = await perform(ctx, deps, plan as PlanWithSpec, o, step, step.action);
+      step = r.step;
+      current = r.plan;
+    }
+    await writeStatus(ctx, deps, current, step.status, log);
+    for (const e of step.events) {
+      await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: e.type, reason: e.reason, action: e.reason, note: e.note });
+    }
+    return { requeueAfterMs: step.requeueAfterMs };
+  };
+}
+
+async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
+  const ns = deps.operatorNamespace;
+  switch (action.type) {
+    case 'preflight': {
+      const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
+      const otherPlans = deps.informers.patchPlans
+        .list()
+        .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+        .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
+      const checks = await runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans });
+      return { step: afterPreflight(o, step, checks), plan };
+    }
+    case 'createLeases': {
+      let created = 0;
+      for (const l of action.leases) {
+        try {
+          deps.informers.slotLeases.observeWrite(
+            await deps.kube.createSlotLease(ctx, { namespace: ns, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
+          );
+          created++;
+        } catch (err) {
+          // Another replica (or our previous life) holds that slot: decide again on fresh caches.
+          if (created === 0 || !(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
+          break;
+        }
+      }
+      return { step, plan };
+    }
+    case 'createJobs':
+      for (const j of action.jobs) {
+        try {
+          deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));
+        } catch (err) {
+          if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
+        }
+      }
+      return { step, plan };
+    case 'deleteLeases':
+      for (const l of action.leases) await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
+      return { step, plan };
+    case 'pause': {
+      const paused = await deps.kube.pausePlan(ctx, plan);
+      deps.informers.patchPlans.observeWrite(paused);
+      return { step: { ...step, status: { ...step.status, policyPause: step.status.policyPause ? { ...step.status.policyPause, generation: paused.generation } : undefined } }, plan: paused };
+    }
+    case 'deleteJobs':
+      for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
+      return { step, plan };
+  }
+}
+
+async function writeStatus(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView, status: PatchPlanStatus, log: Logger): Promise<void> {
+  const next = { ...status, observedGeneration: plan.generation };
+  if (next.policyPause === undefined) delete next.policyPause;
+  if (isDeepStrictEqual(next, plan.status)) return;
+  deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, next));
+  if (next.phase !== plan.status.phase || next.reason !== plan.status.reason) {
+    log.info({ phase: next.phase, reason: next.reason, message: next.message }, `plan ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
+  }
+}
+
+async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView): Promise<undefined> {
+  if (plan.status.phase === 'Failed' && plan.status.reason === 'InvalidSpec') return undefined;
+  const status: PatchPlanStatus = { ...plan.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${plan.specError ?? 'unknown'}` };
+  deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
+  return undefined;
+}

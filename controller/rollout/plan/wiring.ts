@@ -1,0 +1,26 @@
+// Which PatchPlan keys a watch event wakes: the plan itself; the plan of a PatchJob or slot Lease
+// that changed; every plan when a node appears, goes or changes what selection reads.
+import type { KubeInformers } from '../../kube/port.js';
+import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
+import type { WorkQueue } from '../../runtime/queue.js';
+
+const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
+  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
+
+export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void {
+  informers.patchPlans.onChange((key, view) => {
+    if (view) queue.add(key);
+  });
+  informers.patchJobs.onChange((_key, view, old) => {
+    const plan = view?.spec?.patchPlanRef ?? old?.spec?.patchPlanRef;
+    if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
+  });
+  informers.slotLeases.onChange((_key, view, old) => {
+    const plan = view?.labels[PLAN_LABEL] ?? old?.labels[PLAN_LABEL];
+    if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
+  });
+  informers.nodes.onChange((_key, view, old) => {
+    if (!selectionChanged(view, old)) return;
+    for (const p of informers.patchPlans.list()) queue.add(p.name);
+  });
+}
