@@ -1,0 +1,357 @@
+// Does an image exist in its registry? One manifest request by the OCI distribution API
+// (reference/talos-api.md §5.3): HEAD /v2/<repository>/manifests/<tag or digest>, the anonymous
+// bearer-token flow on 401, GET when HEAD is not allowed. Redirects are never followed: a
+// manifest request answered with a redirect means the registry knows the manifest (the Image
+// Factory redirects to its backing registry by digest), and following would carry our
+// Authorization header to another host.
+import { remainingMs, type OpContext } from '../runtime/context.js';
+import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { checkMirror, isLoopbackHostname, type RegistryMirrors } from './mirrors.js';
+import { parseImageReference, type ImageReference } from './reference.js';
+
+export interface ImageCheck {
+  /** The image as asked for. */
+  image: string;
+  exists: boolean;
+  /** The registry base URL asked (`https://ghcr.io`, or the mirror's); never carries a token. */
+  checkedAt: string;
+  /** For humans: what answered and how (digest, redirect target host, registry error code, mirror). */
+  detail: string;
+}
+
+export interface RegistryClientOptions {
+  mirrors?: RegistryMirrors;
+  /** Injected for tests; Node's global fetch (undici, TLS verified) by default. */
+  fetch?: typeof fetch;
+  userAgent?: string;
+}
+
+export interface RegistryClient {
+  /** Resolves with exists true/false; rejects with an OutcomeError when it cannot tell. */
+  imageExists(ctx: OpContext, image: string): Promise<ImageCheck>;
+}
+
+export const MANIFEST_ACCEPT = [
+  'application/vnd.oci.image.index.v1+json',
+  'application/vnd.oci.image.manifest.v1+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+  'application/vnd.docker.distribution.manifest.v2+json',
+].join(', ');
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Bytes read from a token response or an error body at most. */
+const MAX_BODY = 64 * 1024;
+/** Tokens without `expires_in` live 60 s (Docker token spec); reuse them a little less long. */
+const DEFAULT_TOKEN_TTL_S = 60;
+const TOKEN_MARGIN_MS = 5_000;
+const MAX_CACHED_TOKENS = 64;
+/** Node fires timers beyond 2^31-1 ms at once; "no deadline" root contexts use huge values. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+interface Target {
+  image: string;
+  ref: ImageReference;
+  /** scheme://host[:port] the request goes to. */
+  base: string;
+  /** Set when `base` is a mirror for the image's registry host. */
+  mirrorFor: string | undefined;
+}
+
+interface Attempt {
+  target: Target;
+  signal: AbortSignal;
+  ctx: OpContext;
+}
+
+/** The base URL of a registry host: https, or plain http to loopback (Docker's default insecure range). */
+function registryBase(host: string): string {
+  if (host === 'docker.io') return 'https://registry-1.docker.io';
+  const hostname = new URL(`http://${host}`).hostname;
+  return `${isLoopbackHostname(hostname) ? 'http' : 'https'}://${host}`;
+}
+
+function where(t: Target): string {
+  return t.mirrorFor ? `mirror ${t.base} (for ${t.mirrorFor})` : t.base;
+}
+
+function fail(t: Target, init: { kind: OutcomeKind; reason: string; why: string; code?: number; retryAfterMs?: number; cause?: unknown }): OutcomeError {
+  const { why, ...rest } = init;
+  return new OutcomeError({ ...rest, message: `checking image ${t.image} at ${where(t)}: ${why}` });
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date. */
+export function parseRetryAfter(header: string | null, now: number): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
+
+export interface BearerChallenge {
+  realm: string;
+  service: string | undefined;
+  scope: string | undefined;
+}
+
+/** `Bearer realm="…",service="…",scope="…"`; undefined for other schemes or without a realm. */
+export function parseBearerChallenge(header: string | null): BearerChallenge | undefined {
+  if (!header) return undefined;
+  const m = /^\s*bearer\s+(.*)$/is.exec(header);
+  if (!m) return undefined;
+  const params = new Map<string, string>();
+  for (const p of (m[1] ?? '').matchAll(/([A-Za-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g)) {
+    params.set((p[1] ?? '').toLowerCase(), p[2] !== undefined ? p[2].replace(/\\(.)/g, '$1') : (p[3] ?? ''));
+  }
+  const realm = params.get('realm');
+  if (!realm) return undefined;
+  return { realm, service: params.get('service'), scope: params.get('scope') };
+}
+
+async function discard(res: Response): Promise<void> {
+  try {
+    await res.body?.cancel();
+  } catch {
+    // already consumed or broken: nothing to release
+  }
+}
+
+/** Reads at most MAX_BODY bytes of a body as text. */
+async function readCapped(res: Response): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_BODY) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_BODY).toString('utf8');
+}
+
+/** The first `errors[].code` of a distribution API error body (`MANIFEST_UNKNOWN`). */
+function errorCode(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { errors?: { code?: unknown }[] };
+    const code = parsed.errors?.[0]?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Only the host of a redirect target: redirect URLs carry signatures. */
+function redirectHost(location: string | null, base: string): string {
+  if (!location) return 'no Location';
+  try {
+    return new URL(location, base).host;
+  } catch {
+    return 'an unparsable Location';
+  }
+}
+
+function networkWhy(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const msg = typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : String(err);
+  return code && !msg.includes(code) ? `${msg} (${code})` : msg;
+}
+
+/** `{"token": …}` or `{"access_token": …}`, with `expires_in` seconds. */
+function tokenFromBody(body: string): { token: string; ttlS: number } | Error {
+  let parsed: { token?: unknown; access_token?: unknown; expires_in?: unknown };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return new Error('answered something that is not JSON');
+  }
+  const token = [parsed.token, parsed.access_token].find((v): v is string => typeof v === 'string' && v !== '');
+  if (!token) return new Error('answered without a token');
+  const ttlS = typeof parsed.expires_in === 'number' && parsed.expires_in > 0 ? parsed.expires_in : DEFAULT_TOKEN_TTL_S;
+  return { token, ttlS };
+}
+
+const AUTH_HINT =
+  'KangalPatch pulls anonymously: make sure the image name is right and the repository is public, or map this registry to a mirror that serves it anonymously';
+
+export function createRegistryClient(opts: RegistryClientOptions = {}): RegistryClient {
+  const doFetch = opts.fetch ?? fetch;
+  const userAgent = opts.userAgent ?? 'kangal-patch';
+  const mirrors = new Map<string, string>();
+  for (const [host, url] of Object.entries(opts.mirrors ?? {})) {
+    const checked = checkMirror(host, url);
+    if (checked instanceof Error) throw checked;
+    mirrors.set(checked.host, checked.url);
+  }
+  /** `<base> <repository>` → anonymous pull token. */
+  const tokens = new Map<string, { token: string; expiresAt: number }>();
+
+  function cachedToken(key: string, now: number): string | undefined {
+    const hit = tokens.get(key);
+    if (hit && hit.expiresAt > now) return hit.token;
+    tokens.delete(key);
+    return undefined;
+  }
+
+  function remember(key: string, token: string, ttlS: number, now: number): void {
+    tokens.delete(key);
+    if (tokens.size >= MAX_CACHED_TOKENS) tokens.delete(tokens.keys().next().value ?? '');
+    tokens.set(key, { token, expiresAt: now + ttlS * 1000 - TOKEN_MARGIN_MS });
+  }
+
+  async function send(a: Attempt, method: 'HEAD' | 'GET', url: string, token: string | undefined): Promise<Response> {
+    const headers: Record<string, string> = { accept: MANIFEST_ACCEPT, 'user-agent': userAgent };
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    return doFetch(url, { method, headers, redirect: 'manual', signal: a.signal });
+  }
+
+  /** The token request URL; the realm must be https (or http to loopback). */
+  function tokenUrl(t: Target, challenge: BearerChallenge): URL {
+    let realm: URL;
+    try {
+      realm = new URL(challenge.realm);
+    } catch {
+      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', why: `the registry's token realm "${challenge.realm}" is not a URL` });
+    }
+    if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && isLoopbackHostname(realm.hostname))) {
+      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', why: `the registry's token realm ${realm.origin}${realm.pathname} is not https; refusing to use it` });
+    }
+    if (challenge.service) realm.searchParams.set('service', challenge.service);
+    realm.searchParams.set('scope', challenge.scope ?? `repository:${t.ref.repository}:pull`);
+    return realm;
+  }
+
+  /** The anonymous token flow: GET realm?service=&scope= → `token` or `access_token`. */
+  async function fetchToken(a: Attempt, challenge: BearerChallenge): Promise<{ token: string; ttlS: number }> {
+    const t = a.target;
+    const url = tokenUrl(t, challenge);
+    const realmName = `${url.origin}${url.pathname}`;
+    const res = await doFetch(url, { headers: { accept: 'application/json', 'user-agent': userAgent }, signal: a.signal });
+    if (res.status === 401 || res.status === 403) {
+      await discard(res);
+      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `the token service ${realmName} refused an anonymous pull token (HTTP ${res.status}). ${AUTH_HINT}` });
+    }
+    if (!res.ok) {
+      await discard(res);
+      throw statusError(a, res, `the token service ${realmName} answered HTTP ${res.status}`);
+    }
+    const got = tokenFromBody(await readCapped(res));
+    if (got instanceof Error) throw fail(t, { kind: OutcomeKind.Transient, reason: 'RegistryBadResponse', why: `the token service ${realmName} ${got.message}` });
+    return got;
+  }
+
+  /** 429, 5xx and anything else unexpected, as an OutcomeError. */
+  function statusError(a: Attempt, res: Response, why: string): OutcomeError {
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), a.ctx.clock.now());
+    const code = res.status;
+    if (code === 429) {
+      return retryAfterMs === undefined
+        ? fail(a.target, { kind: OutcomeKind.Transient, reason: 'TooManyRequests', code, why })
+        : fail(a.target, { kind: OutcomeKind.Waiting, reason: 'TooManyRequests', code, retryAfterMs, why: `${why}, retry after ${Math.ceil(retryAfterMs / 1000)} s` });
+    }
+    if (code >= 500) return fail(a.target, { kind: OutcomeKind.Transient, reason: 'RegistryUnavailable', code, why, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+    // Other 4xx (400, 406, ...): the registry rejects the request itself; retrying will not help.
+    return fail(a.target, { kind: OutcomeKind.Stalled, reason: 'RegistryRejected', code, why });
+  }
+
+  async function interpret(a: Attempt, res: Response, method: 'HEAD' | 'GET', url: string, withToken: boolean): Promise<ImageCheck> {
+    const t = a.target;
+    const found = (detail: string): ImageCheck => ({ image: t.image, exists: true, checkedAt: t.base, detail: `${t.image} found at ${where(t)}: ${detail}` });
+    if (res.ok) {
+      await discard(res);
+      const digest = res.headers.get('docker-content-digest');
+      return found(`HTTP ${res.status}${digest ? `, digest ${digest}` : ''}`);
+    }
+    if (REDIRECTS.has(res.status)) {
+      await discard(res);
+      return found(`HTTP ${res.status} redirect to ${redirectHost(res.headers.get('location'), url)} (not followed)`);
+    }
+    if (res.status === 404) {
+      let code: string | undefined;
+      if (method === 'GET') code = errorCode(await readCapped(res));
+      else await discard(res);
+      return { image: t.image, exists: false, checkedAt: t.base, detail: `${t.image} not found at ${where(t)}: HTTP 404${code ? ` ${code}` : ''}` };
+    }
+    await discard(res);
+    if (res.status === 401 || res.status === 403) {
+      const scheme = /^\s*(\S+)/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
+      const how =
+        res.status === 401 && scheme && !/^bearer$/i.test(scheme)
+          ? `the registry asks for ${scheme} credentials`
+          : `HTTP ${res.status} ${withToken ? 'with an anonymous pull token' : 'to an anonymous request'}`;
+      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `${how}. ${AUTH_HINT}` });
+    }
+    throw statusError(a, res, `the registry answered HTTP ${res.status}`);
+  }
+
+  async function check(a: Attempt): Promise<ImageCheck> {
+    const { target: t, ctx } = a;
+    const url = `${t.base}/v2/${t.ref.repository}/manifests/${t.ref.reference}`;
+    const key = `${t.base} ${t.ref.repository}`;
+    let token = cachedToken(key, ctx.clock.now());
+    let freshToken = false;
+    let method: 'HEAD' | 'GET' = 'HEAD';
+    // At most: HEAD, token, HEAD again, then GET if HEAD is not allowed.
+    for (;;) {
+      const res = await send(a, method, url, token);
+      if ((res.status === 405 || res.status === 501) && method === 'HEAD') {
+        await discard(res);
+        method = 'GET';
+        continue;
+      }
+      if (res.status === 401 && !freshToken) {
+        const challenge = parseBearerChallenge(res.headers.get('www-authenticate'));
+        if (challenge) {
+          await discard(res);
+          const got = await fetchToken(a, challenge);
+          token = got.token;
+          freshToken = true;
+          remember(key, got.token, got.ttlS, ctx.clock.now());
+          continue;
+        }
+      }
+      if ((res.status === 401 || res.status === 403) && token !== undefined) tokens.delete(key);
+      return interpret(a, res, method, url, token !== undefined);
+    }
+  }
+
+  async function imageExists(ctx: OpContext, image: string): Promise<ImageCheck> {
+    const ref = parseImageReference(image);
+    if (ref instanceof Error) {
+      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid image reference ${JSON.stringify(image)}: ${ref.message}` });
+    }
+    const mirror = mirrors.get(ref.host);
+    const target: Target = { image, ref, base: mirror ?? registryBase(ref.host), mirrorFor: mirror ? ref.host : undefined };
+
+    const timeout = new AbortController();
+    const stopTimer = new AbortController();
+    const ms = remainingMs(ctx);
+    if (ms < MAX_TIMER_MS) {
+      ctx.clock.sleep(ms, stopTimer.signal).then(
+        () => timeout.abort(new DOMException('deadline exceeded', 'TimeoutError')),
+        () => undefined,
+      );
+    }
+    const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+    try {
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (ms <= 0) throw new DOMException('deadline exceeded', 'TimeoutError');
+      return await check({ target, signal, ctx });
+    } catch (err) {
+      if (err instanceof OutcomeError) throw err;
+      if (ctx.signal.aborted) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
+      if (timeout.signal.aborted || ms <= 0) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
+      throw fail(target, { kind: OutcomeKind.Transient, reason: 'NetworkError', why: networkWhy(err), cause: err });
+    } finally {
+      stopTimer.abort();
+    }
+  }
+
+  return { imageExists };
+}
