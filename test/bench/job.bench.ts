@@ -3,13 +3,15 @@
 // reboot inherently took (goal ≤ 1.1×), and Node Ready on target → job Completed (goal p99 ≤ 250 ms).
 // Every time comes from the bench's own watches and the Talos simulator's call record.
 import { startJobLab } from '../e2e/support/job-lab.js';
+import { DEMO_TIMINGS } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 
 const LEGACY = 10;
 const LIFECYCLE = 10;
 /** Jobs run in waves of this many, like a group's concurrency (the lab and the controller share two cores). */
 const WAVE = 4;
-const TIMINGS = { upgradeMs: 400, pullMs: 300, installMs: 500, shutdownMs: 100, rebootMs: 800, bootMs: 300 };
+/** Sub-second simulated nodes by default; KANGAL_BENCH_TIMINGS=demo uses the demo's few-second reboots. */
+const TIMINGS = process.env.KANGAL_BENCH_TIMINGS === 'demo' ? DEMO_TIMINGS : { upgradeMs: 400, pullMs: 300, installMs: 500, shutdownMs: 100, rebootMs: 800, bootMs: 300 };
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);

@@ -61,7 +61,7 @@ const say = (s: PatchPlanStatus, reason: string, message: string, extra: Partial
 
 /** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
 function reclaim({ o, sel, status }: Ctx): PlanStep | undefined {
-  const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined;
+  const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined || status.phase === 'Failed' || budgetSpent(o);
   const jobs = new Map(o.jobs.map((j) => [j.name, j]));
   const pendingJobNames = new Set([...sel.groupOf.keys()].map((n) => jobName(o.plan.name, n)));
   const stale = o.leases.filter((l) => {
@@ -129,6 +129,13 @@ export function afterPreflight(o: PlanObservation, step: PlanStep, checks: reado
   const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
   const status = say({ ...step.status, phase: 'Failed', conditions }, reason, `preflight failed (retried every minute): ${message}`, { nextScheduleTime: iso(o.now + PREFLIGHT_RETRY_MS) });
   return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: PREFLIGHT_RETRY_MS };
+}
+
+/** Failed nodes not yet acknowledged reached the budget (the failure policy must act, nothing new may start). */
+function budgetSpent(o: PlanObservation): boolean {
+  const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
+  const acked = o.plan.spec.failurePolicy.type === 'Pause' ? (o.plan.status.failuresAcknowledged ?? 0) : 0;
+  return failed - acked >= Math.max(1, o.plan.spec.failurePolicy.maxFailures);
 }
 
 function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
