@@ -14,6 +14,7 @@ import {
   objectName,
   secretName,
   timeOfDay,
+  timeZone,
   timestamp,
   version,
 } from './primitives.js';
@@ -98,16 +99,25 @@ export const maintenanceWindow = z
       .array(dayName)
       .optional()
       .meta({ description: 'Days the window applies to: full or 3-letter names, any case, or Any. Omitted: every day.' }),
-    startTime: timeOfDay.meta({ description: 'Start, "HH:MM" UTC.' }),
-    endTime: timeOfDay.meta({ description: 'End, "HH:MM" UTC. Earlier than startTime means the window spans midnight.' }),
+    startTime: timeOfDay.meta({ description: 'Start, "HH:MM" in maintenance.timezone. A time skipped by a DST change opens the window when the clock jumps; a repeated time means its first occurrence.' }),
+    endTime: timeOfDay.meta({
+      description: 'End, "HH:MM" in maintenance.timezone. Earlier than startTime means the window spans midnight (into the next day).',
+    }),
     disabled: z.boolean().default(false).meta({ description: 'Temporarily disables this window.' }),
   })
   .superRefine(windowRules, always);
 
 export const maintenance = z
   .strictObject({
-    excludeDates: z.array(calendarDate).optional().meta({ description: 'Dates (YYYY-MM-DD, UTC) on which nothing is patched.' }),
-    windows: z.array(maintenanceWindow).optional().meta({ description: 'Time windows in which patching is allowed.' }),
+    timezone: timeZone.optional().meta({
+      description: 'IANA time zone of windows and excludeDates, such as "Europe/Berlin". Omitted: UTC.',
+    }),
+    excludeDates: z.array(calendarDate).optional().meta({
+      description: 'Dates (YYYY-MM-DD, in timezone) on which nothing is patched: whole days are cut out of every window, also one that started the evening before.',
+    }),
+    windows: z.array(maintenanceWindow).optional().meta({
+      description: 'Time windows in which patching is allowed. A window applies to the day it starts on. None enabled: any time outside excludeDates.',
+    }),
   })
   .meta({ description: 'Restricts when nodes are scheduled.' });
 

@@ -1,5 +1,6 @@
 // Field-level building blocks shared by the PatchPlan and PatchJob schemas. Every pattern here is
 // also emitted into the CRDs, so each must be valid for both JavaScript and Go's RE2.
+import { IANAZone } from 'luxon';
 import { z } from 'zod';
 import { GO_DURATION_PATTERN, parseGoDuration } from './duration.js';
 import { suggest } from './suggest.js';
@@ -49,7 +50,26 @@ export function durationAtLeast(example: string, minText: string) {
 export const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 export const timeOfDay = z
   .string()
-  .regex(TIME_OF_DAY_PATTERN, { error: 'must be a time "HH:MM" between 00:00 and 23:59 (UTC)' });
+  .regex(TIME_OF_DAY_PATTERN, { error: 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)' });
+
+// An IANA zone name. Must start with a letter: fixed offsets such as "+01:00" are not zone names (and
+// whether Intl accepts them depends on the Node version), "Etc/GMT-1" is the IANA spelling of one.
+const TIME_ZONE_PATTERN = /^[A-Za-z][-A-Za-z0-9_+]*([/][-A-Za-z0-9_+]+)*$/;
+const timeZoneNames = (): string[] => ['UTC', ...Intl.supportedValuesOf('timeZone')];
+
+/** IANA time zone name such as "Europe/Berlin" (validated against the zone data of the running Node). */
+export const timeZone = z
+  .string()
+  .max(64, { error: 'must be at most 64 characters' })
+  .regex(TIME_ZONE_PATTERN, { error: 'must be an IANA time zone name such as "Europe/Berlin" or "UTC", not an offset' })
+  .refine((s) => !TIME_ZONE_PATTERN.test(s) || IANAZone.isValidZone(s), {
+    error: (iss) => {
+      const input = typeof iss.input === 'string' ? iss.input : '';
+      const hint = suggest(input, timeZoneNames());
+      return `unknown time zone "${input}": use an IANA name such as "Europe/Berlin" or "UTC"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+    },
+  })
+  .meta({ example: 'Europe/Berlin' });
 
 export const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 export const ANY_DAY = 'Any';

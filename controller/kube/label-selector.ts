@@ -1,5 +1,10 @@
-// metav1.LabelSelector matching, as the apiserver does it for PodDisruptionBudgets (policy/v1:
-// an empty selector matches every pod in the namespace; a missing one matches none).
+// metav1.LabelSelector matching as the apiserver does it for PodDisruptionBudgets (policy/v1: an empty
+// selector matches every pod in the namespace; a missing one matches none). The matching itself is
+// core/selector.ts; this adapter adds the PDB rule for a missing selector and reads the client's
+// looser types (operator is any string there).
+import { SelectorOperator } from '../../schemas/primitives.js';
+import { matchesSelector, type LabelSelectorRequirement as CoreRequirement } from '../core/selector.js';
+
 export interface LabelSelectorRequirement {
   key: string;
   operator: string;
@@ -11,27 +16,15 @@ export interface LabelSelector {
   matchExpressions?: LabelSelectorRequirement[];
 }
 
-export function selectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  return (selector.matchExpressions ?? []).every((r) => requirementMatches(r, labels));
-}
+const isOperator = (op: string): op is SelectorOperator => Object.values<string>(SelectorOperator).includes(op);
 
-function requirementMatches(r: LabelSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.hasOwn(labels, r.key);
-  const value = labels[r.key];
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case 'In':
-      return has && values.includes(value ?? '');
-    case 'NotIn':
-      return !has || !values.includes(value ?? '');
-    case 'Exists':
-      return has;
-    case 'DoesNotExist':
-      return !has;
-    default:
-      // The apiserver rejects unknown operators; a selector we cannot read matches nothing.
-      return false;
+export function selectorMatches(selector: LabelSelector | null | undefined, labels: Readonly<Record<string, string>>): boolean {
+  if (!selector) return false;
+  const expressions: CoreRequirement[] = [];
+  for (const r of selector.matchExpressions ?? []) {
+    // The apiserver rejects unknown operators; a selector we cannot read matches nothing.
+    if (!isOperator(r.operator)) return false;
+    expressions.push({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}) });
   }
+  return matchesSelector({ ...(selector.matchLabels ? { matchLabels: selector.matchLabels } : {}), matchExpressions: expressions }, labels);
 }

@@ -10,7 +10,7 @@ const GO_DURATION = 'must be a Go duration such as "300s", "5m" or "1h30m" (unit
 const K8S_NAME = 'must be a valid Kubernetes name: lowercase letters, digits, "-" and ".", starting and ending with a letter or digit';
 const AT_LEAST_ONE_TARGET = 'at least one of target.talosVersion, target.kubernetesVersion or an enabled target.autoUpdate must be set';
 const OMIT_WITH_AUTO = 'must be omitted when target.autoUpdate is enabled (each release gets its own child plan)';
-const HH_MM = 'must be a time "HH:MM" between 00:00 and 23:59 (UTC)';
+const HH_MM = 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)';
 const CREDENTIALS =
   'unknown field "caCert": inline credentials are not accepted in plan files; store ca.crt, tls.crt and tls.key in a Secret in the operator namespace and set talosConfig.secretRef';
 
@@ -76,6 +76,9 @@ const specCases: Case[] = [
   { name: 'month 13', yaml: planYaml((d) => (d.spec.maintenance = { excludeDates: ['2026-13-01'] })), problems: [['spec.maintenance.excludeDates[0]', '"2026-13-01" is not a real date']] },
   { name: 'date in dotted form', yaml: planYaml((d) => (d.spec.maintenance = { excludeDates: ['24.12.2026'] })), problems: [['spec.maintenance.excludeDates[0]', 'must be a date "YYYY-MM-DD"']] },
   { name: 'date as number', yaml: planYaml((d) => (d.spec.maintenance = { excludeDates: [20261224] })), problems: [['spec.maintenance.excludeDates[0]', `must be a string, not number 20261224${QUOTE}`]] },
+  { name: 'misspelt time zone', yaml: planYaml((d) => (d.spec.maintenance = { timezone: 'Europe/Berln' })), problems: [['spec.maintenance.timezone', 'unknown time zone "Europe/Berln": use an IANA name such as "Europe/Berlin" or "UTC" (did you mean "Europe/Berlin"?)']] },
+  { name: 'unknown time zone', yaml: planYaml((d) => (d.spec.maintenance = { timezone: 'Mars/Olympus' })), problems: [['spec.maintenance.timezone', 'unknown time zone "Mars/Olympus": use an IANA name such as "Europe/Berlin" or "UTC"']] },
+  { name: 'offset as time zone', yaml: planYaml((d) => (d.spec.maintenance = { timezone: '+01:00' })), problems: [['spec.maintenance.timezone', 'must be an IANA time zone name such as "Europe/Berlin" or "UTC", not an offset']] },
   // talosConfig
   { name: 'talosConfig missing', yaml: planYaml((d) => delete (d.spec as Record<string, unknown>).talosConfig), problems: [['spec.talosConfig', 'is required']] },
   { name: 'secretRef missing', yaml: planYaml((d) => (d.spec.talosConfig = { endpoints: ['10.0.0.1:50000'] })), problems: [['spec.talosConfig.secretRef', 'is required']] },

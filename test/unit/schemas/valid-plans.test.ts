@@ -68,10 +68,11 @@ describe('schemas: valid PatchPlan documents', function () {
     assert.deepEqual(loaded?.plan.spec.groups, { workers: { concurrency: 1 } });
   });
 
-  it('accepts Go durations, day names in any case, Any, leap days and a custom operator namespace', function () {
+  it('accepts Go durations, day names in any case, Any, leap days, a time zone and a custom operator namespace', function () {
     const yaml = planYaml((d) => {
       Object.assign(d.spec, { delayBetweenNodes: '1h30m', drainTimeout: '90s', rebootTimeout: '1.5h', kubernetesUpgradeTimeout: '0' });
       d.spec.maintenance = {
+        timezone: 'America/New_York',
         excludeDates: ['2028-02-29'],
         windows: [{ days: ['MONDAY', 'tue', 'Any'], startTime: '23:00', endTime: '00:30' }],
       };
