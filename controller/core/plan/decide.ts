@@ -33,7 +33,9 @@ export function decidePlan(o: PlanObservation): PlanStep {
   const sel = selectNodes(spec, o.nodes, o.ownNode);
   const prog = progressOf(sel, o.jobs, o.leases);
   const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
-  return reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c);
+  // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
+  const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
+  return halt ?? reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c);
 }
 
 function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
@@ -60,10 +62,13 @@ const say = (s: PatchPlanStatus, reason: string, message: string, extra: Partial
 };
 
 /** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
-function reclaim({ o, sel, status }: Ctx): PlanStep | undefined {
+function reclaim({ o, sel, status, prog }: Ctx): PlanStep | undefined {
   const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined || status.phase === 'Failed' || budgetSpent(o);
   const jobs = new Map(o.jobs.map((j) => [j.name, j]));
-  const pendingJobNames = new Set([...sel.groupOf.keys()].map((n) => jobName(o.plan.name, n)));
+  // A job-less Lease of a later group than the current one (a failed job of an earlier group was deleted to retry it) waits no more.
+  const order = o.plan.spec.strategy.order;
+  const currentIndex = prog.current === undefined ? order.length : order.indexOf(prog.current);
+  const pendingJobNames = new Set([...sel.groupOf].filter(([, g]) => order.indexOf(g) <= currentIndex).map(([n]) => jobName(o.plan.name, n)));
   const stale = o.leases.filter((l) => {
     const job = l.holderIdentity === undefined ? undefined : jobs.get(l.holderIdentity);
     return job ? isFinishedPhase(job.phase) : !pendingJobNames.has(l.holderIdentity ?? '') || held;
