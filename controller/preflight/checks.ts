@@ -7,7 +7,7 @@ import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import { resolveInstaller } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
-import { kubernetesSupported, talosUpgradePath } from '../core/support-matrix.js';
+import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
 
 export interface NodeFacts {
   name: string;
@@ -73,12 +73,16 @@ export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
     }
     if (target !== undefined && semver.valid(current) && semver.gt(target, current)) {
       const path = talosUpgradePath(current, target);
-      if (!path.ok) paths.push(`${name}: ${path.reason}`);
+      if ('ok' in path && !path.ok) paths.push(`${name}: ${path.reason}`);
     }
     const talosAfter = target ?? current;
     const kubeAfter = spec.target.kubernetesVersion ?? node?.kubeletVersion ?? '';
     const supported = kubernetesSupported(talosAfter, kubeAfter);
     if ('ok' in supported && !supported.ok) matrix.push(`${name}: ${supported.reason}`);
+    if (spec.target.kubernetesVersion !== undefined && node) {
+      const k8sPath = kubernetesUpgradePath(node.kubeletVersion, spec.target.kubernetesVersion);
+      if ('ok' in k8sPath && !k8sPath.ok) paths.push(`${name}: ${k8sPath.reason}`);
+    }
     const combo = `Talos ${current} × Kubernetes ${node?.kubeletVersion ?? '?'}`;
     combos.set(combo, (combos.get(combo) ?? 0) + 1);
   }
