@@ -40,6 +40,8 @@ export interface Observer {
   node(name: string): NodeState | undefined;
   /** Highest number of Leases with this label value alive at the same time. */
   maxConcurrentLeases(labelValue: string): number;
+  /** The same for one group of a plan (the `groupLabel` option). */
+  maxConcurrentLeasesInGroup(labelValue: string, group: string): number;
   liveLeases(): string[];
   stop(): void;
 }
@@ -54,12 +56,12 @@ interface WatchedJob {
 }
 type Watched = V1Node | V1Pod | V1Lease | WatchedJob;
 
-export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string; patchJobs?: boolean }): Promise<Observer> {
+export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string; groupLabel?: string; patchJobs?: boolean }): Promise<Observer> {
   const events: Observation[] = [];
   const nodes = new Map<string, NodeState>();
   const podNodes = new Map<string, string>();
   const deleting = new Set<string>();
-  const leases = new Map<string, { label: string; holder: string }>();
+  const leases = new Map<string, { label: string; group: string; holder: string }>();
   const peaks = new Map<string, number>();
   const informers: Informer<Watched>[] = [];
   let stopped = false;
@@ -118,9 +120,12 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
       return;
     }
     if (!leases.has(name)) push('leaseCreated', holder, name);
-    leases.set(name, { label, holder });
+    const group = opts.groupLabel === undefined ? '' : (l.metadata?.labels?.[opts.groupLabel] ?? '');
+    leases.set(name, { label, group, holder });
     const live = [...leases.values()].filter((v) => v.label === label).length;
     peaks.set(label, Math.max(peaks.get(label) ?? 0, live));
+    const inGroup = [...leases.values()].filter((v) => v.label === label && v.group === group).length;
+    peaks.set(`${label}\u0000${group}`, Math.max(peaks.get(`${label}\u0000${group}`) ?? 0, inGroup));
   };
 
   const start = async <T extends Watched>(path: string, list: () => Promise<{ items: T[] }>, handler: (type: string, obj: T) => void): Promise<void> => {
@@ -151,6 +156,7 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     of: (node, kinds) => events.filter((e) => e.node === node && (!kinds || kinds.includes(e.kind))),
     node: (name) => nodes.get(name),
     maxConcurrentLeases: (label) => peaks.get(label) ?? 0,
+    maxConcurrentLeasesInGroup: (label, group) => peaks.get(`${label}\u0000${group}`) ?? 0,
     liveLeases: () => [...leases.keys()],
     stop: () => {
       stopped = true;

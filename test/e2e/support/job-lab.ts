@@ -6,11 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
 import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
 import { loadKubeConfig } from '../../lab/kube.js';
 import { startObserver, type Observer } from '../../lab/observer.js';
+import { startRegistry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
 import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator } from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
@@ -29,6 +30,8 @@ export interface JobLabOptions {
   rescheduleDelayMs?: number;
   /** Extra labels per node name. */
   labels?: Record<string, Record<string, string>>;
+  /** Start the lab registry with these `repository:tag` images; controllers check ghcr.io and factory.talos.dev images there. */
+  images?: string[];
   workloads?: WorkloadSpec[];
   timings?: Partial<TalosSimTimings>;
 }
@@ -65,6 +68,13 @@ export interface JobLab {
   /** Waits until the job's phase is one of `phases`; returns its status. */
   waitForPhase(name: string, phases: string[], timeoutMs: number): Promise<Record<string, unknown>>;
   deleteJob(name: string): Promise<void>;
+  /** Creates a PatchPlan from a document (as kubectl apply would, before the GitOps loop exists). */
+  applyPlan(doc: Record<string, unknown>): Promise<void>;
+  /** Merge-patches a plan's spec (a human editing it). */
+  patchPlanSpec(name: string, spec: Record<string, unknown>): Promise<void>;
+  plan(name: string): Promise<{ metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
+  /** Waits until `check(status)` holds for the plan; returns its status. */
+  waitForPlan(name: string, description: string, check: (status: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +105,17 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });
     stops.push(() => talos.stop());
     await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
-    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, patchJobs: true });
+    let mirrors: string[] = [];
+    if (opts.images) {
+      const registry = await startRegistry();
+      stops.push(() => registry.stop());
+      for (const image of opts.images) {
+        const at = image.lastIndexOf(':');
+        await registry.publish(image.slice(0, at), image.slice(at + 1));
+      }
+      mirrors = ['--registry-mirror', `ghcr.io=http://${registry.host}`, '--registry-mirror', `factory.talos.dev=http://${registry.host}`];
+    }
+    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, groupLabel: `${GROUP}/group`, patchJobs: true });
     stops.push(() => observer.stop());
 
     const controllers: Controller[] = [];
@@ -107,7 +127,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
       const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
-        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0', '--log-level', 'debug', ...(o.args ?? [])];
+        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {
         process: process_,
@@ -180,7 +200,35 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const deleteJob: JobLab['deleteJob'] = async (name) => {
       await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name });
     };
-    return { cluster, fleet, talos, kc, observer, startController, createJob, job, waitForPhase, deleteJob, stop };
+    const plansApi = { group: GROUP, version: VERSION, plural: 'patchplans' };
+    const applyPlan: JobLab['applyPlan'] = async (doc) => {
+      await custom.createClusterCustomObject({ ...plansApi, body: doc }).catch((err: unknown) => {
+        throw new Error(`creating PatchPlan: ${String((err as { body?: unknown }).body ?? err)}`, { cause: err });
+      });
+    };
+    const patchPlanSpec: JobLab['patchPlanSpec'] = async (name, spec) => {
+      await custom.patchClusterCustomObject({ ...plansApi, name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    };
+    const plan: JobLab['plan'] = async (name) => {
+      try {
+        return (await custom.getClusterCustomObject({ ...plansApi, name })) as { metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> };
+      } catch {
+        return undefined;
+      }
+    };
+    const waitForPlan: JobLab['waitForPlan'] = async (name, description, check, timeoutMs) => {
+      let last: unknown;
+      try {
+        return await waitFor(async () => {
+          const p = await plan(name);
+          last = p?.status;
+          return p && check(p.status ?? {}) ? p.status : undefined;
+        }, { timeoutMs, description: `PatchPlan ${name}: ${description}` });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
+      }
+    };
+    return { cluster, fleet, talos, kc, observer, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,102 @@
+// PatchPlan rollouts through the real `kangal-patch run` process: the README's custom-groups
+// example on a 12-node fleet (overlapping groups, strict order, per-group concurrency), and two
+// controller replicas racing for the same slots. The oracle is the lab: the observer's own watches
+// of Nodes, Leases and PatchJobs and the Talos simulator's record.
+import assert from 'node:assert/strict';
+import { startJobLab, type JobLab } from './support/job-lab.js';
+import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { waitFor } from '../lab/wait.js';
+
+const TARGET = 'v1.13.2';
+const prod = { environment: 'production' };
+// 3 control planes; worker-1/2 databases (worker-2 also has a GPU: the database group claims it);
+// worker-3/4 GPUs; worker-5..8 plain; worker-9 is not in production and must never be touched.
+const LABELS: Record<string, Record<string, string>> = {
+  'cp-1': prod, 'cp-2': prod, 'cp-3': prod,
+  'worker-1': { ...prod, workload: 'database' },
+  'worker-2': { ...prod, workload: 'database', accelerator: 'nvidia' },
+  'worker-3': { ...prod, accelerator: 'nvidia' },
+  'worker-4': { ...prod, accelerator: 'nvidia' },
+  'worker-5': prod, 'worker-6': prod, 'worker-7': prod, 'worker-8': prod,
+  'worker-9': { environment: 'staging' },
+};
+const EXPECTED_GROUP: Record<string, string> = {
+  'cp-1': 'controlPlane', 'cp-2': 'controlPlane', 'cp-3': 'controlPlane',
+  'worker-1': 'database', 'worker-2': 'database', 'worker-3': 'gpu', 'worker-4': 'gpu',
+  'worker-5': 'workers', 'worker-6': 'workers', 'worker-7': 'workers', 'worker-8': 'workers',
+};
+const ORDER = ['controlPlane', 'database', 'gpu', 'workers'];
+const CONCURRENCY: Record<string, number> = { controlPlane: 1, database: 1, gpu: 2, workers: 3 };
+
+describe('PatchPlan end to end: rollouts', function () {
+  this.timeout(300_000);
+  let lab: JobLab;
+
+  before(async function () {
+    lab = await startJobLab({
+      fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
+      labels: LABELS,
+      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0'],
+      workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
+    });
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  it('rolls out the custom-groups example: overlapping groups, strict order, per-group concurrency, one upgrade per node', async function () {
+    const controller = lab.startController();
+    const example = examplePlan('custom-groups.yaml');
+    const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    delete target.kubernetesVersion; // Kubernetes upgrades come with their own issue
+    await lab.applyPlan(labPlan(example, lab.talos.endpoint, { target }));
+    const status = await lab.waitForPlan('custom-groups', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.equal(status.totalNodes, 11);
+    assert.equal(status.completedNodes, 11);
+    assert.deepEqual((status.groups as { name: string }[]).map((g) => g.name), ORDER);
+    assert.match(String((status.conditions as { type: string; message: string }[]).find((c) => c.type === 'PreflightPassed')?.message), /database \(2 node\(s\), concurrency 1\): worker-1, worker-2/);
+
+    await waitFor(() => lab.observer.liveLeases().length === 0 || undefined, { timeoutMs: 15_000, description: 'every slot Lease released' });
+    // Per-group concurrency, from the observer's Lease watch.
+    for (const g of ORDER) assert.ok(lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1), `group ${g} within concurrency`);
+    // Strict group order, from the observer's PatchJob watch: a group's first job after the previous group's last finished.
+    const phases = lab.observer.events.filter((e) => e.kind === 'jobPhase');
+    const firstStart = (g: string): number => Math.min(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && e.detail.endsWith(' Pending')).map((e) => e.at));
+    const lastEnd = (g: string): number => Math.max(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at));
+    for (let i = 1; i < ORDER.length; i++) {
+      assert.ok(firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''), `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`);
+    }
+    // Each claimed node upgraded once, by its first matching group; the staging node untouched.
+    for (const [node, group] of Object.entries(EXPECTED_GROUP)) {
+      assert.equal(lab.talos.node(node).upgradesStarted, 1, `${node} upgraded once`);
+      assert.equal(lab.observer.node(node)?.osImage, `Talos (${TARGET})`);
+      assert.equal(lab.observer.node(node)?.unschedulable, false, `${node} not cordoned`);
+      const job = await lab.job(`custom-groups-${node}`);
+      assert.equal(job?.spec.group, group, `${node} in group ${group}`);
+    }
+    assert.equal(lab.talos.node('worker-9').calls.length, 0, 'the node outside nodeSelector was never touched');
+    assert.equal(await lab.job('custom-groups-worker-9'), undefined);
+    assert.ok(lab.talos.node('worker-1').calls.some((c) => c.image?.startsWith('factory.talos.dev/nocloud-installer/')), 'factory installer for nocloud');
+    await controller.stop();
+  });
+
+  it('two replicas racing for the same slots never exceed the concurrency', async function () {
+    // Without leader election both act: the slot Leases alone keep the concurrency.
+    const a = lab.startController({ name: 'racer-a' });
+    const b = lab.startController({ name: 'racer-b' });
+    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'race' }, spec: {} }, lab.talos.endpoint, {
+      target: { talosVersion: 'v1.14.0' },
+      groups: { workers: { concurrency: 3 } },
+      strategy: { order: ['workers'] },
+      nodeSelector: { matchLabels: prod },
+    }));
+    const status = await lab.waitForPlan('race', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.ok(lab.observer.maxConcurrentLeasesInGroup('race', 'workers') <= 3, `peak ${lab.observer.maxConcurrentLeasesInGroup('race', 'workers')}`);
+    for (const node of Object.keys(EXPECTED_GROUP).filter((n) => n.startsWith('worker'))) {
+      assert.equal(lab.talos.node(node).upgradesStarted, 2, `${node}: one upgrade per plan (two plans)`);
+    }
+    await Promise.all([a.stop(), b.stop()]);
+  });
+});
