@@ -23,6 +23,7 @@ export const RUN_FLAGS = {
   logLevel: { flag: '--log-level <level>', help: `log level (${LOG_LEVELS.join(', ')})`, default: 'info' },
   maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs processed at the same time', default: '16' },
   registryMirror: { flag: '--registry-mirror <host=url...>', help: 'check images of a registry at a mirror, e.g. ghcr.io=http://127.0.0.1:5000 (repeatable; env: comma-separated)', default: undefined },
+  preflightRetryPeriod: { flag: '--preflight-retry-period <duration>', help: 'how long a plan whose preflight failed waits before checking again', default: '1m' },
   nodeName: { flag: '--node-name <name>', help: 'the node this controller runs on (default $NODE_NAME): patched last in its group', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
@@ -75,6 +76,7 @@ export const runConfigSchema = z
       return mirrors;
     }),
     nodeName: z.string().min(1).optional(),
+    preflightRetryPeriod: durationMs,
   })
   .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
     path: ['leaderElectionRenewDeadline'],

@@ -99,7 +99,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan') });
   wirePlanEvents(informers, plans);
   const preflight = { kube: kube.port, connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
-  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, log }), work.signal);
+  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, log }), work.signal);
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
 
   await abortPromise(work.signal);

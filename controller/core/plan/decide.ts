@@ -29,7 +29,11 @@ export function decidePlan(o: PlanObservation): PlanStep {
   if (spec.target.autoUpdate?.enabled) {
     return { status: { ...o.plan.status, phase: 'Watching', observedGeneration: o.plan.generation, message: 'auto-update template: new releases are proposed as child plans' }, events: [] };
   }
-  if (o.plan.status.historyPurged) return { status: o.plan.status, events: [] };
+  if (o.plan.status.historyPurged) {
+    // Frozen. historyPurged was recorded first, so deleting the jobs can never look like nodes to patch again.
+    const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
+    return finished.length > 0 ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 } : { status: o.plan.status, events: [] };
+  }
   const sel = selectNodes(spec, o.nodes, o.ownNode);
   const prog = progressOf(sel, o.jobs, o.leases);
   const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
@@ -50,6 +54,9 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
     failedNodes: p.failed,
     groups: p.groups,
   };
+  // A failed job deleted to retry its node takes its acknowledgement with it, so a new failure counts again.
+  const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
+  if ((s.failuresAcknowledged ?? 0) > failed) s.failuresAcknowledged = failed;
   if (spec.target.talosVersion !== undefined) s.targetTalosVersion = spec.target.talosVersion;
   if (spec.target.kubernetesVersion !== undefined) s.targetKubernetesVersion = spec.target.kubernetesVersion;
   return s;
@@ -93,16 +100,15 @@ function terminal(c: Ctx): PlanStep | undefined {
   const { o, status, prog } = c;
   const phase = status.phase ?? '';
   if (phase === 'Cancelled' && !o.plan.spec.cancelled) return undefined; // resumed: decided below
+  if (phase === 'Completed' && prog.pending > 0) return undefined; // a failed PatchJob was deleted: retry its node
   if (!TERMINAL.has(phase)) return undefined;
   if (phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && o.jobs.length === 0) return undefined; // preflight retries
   if (prog.running > 0 || o.leases.length > 0) return { status, events: [] };
   const done = Date.parse(status.completionTime ?? '') || o.now;
   const purgeAt = done + ms(o.plan.spec.retention.history);
   if (o.now < purgeAt) return { status, events: [], requeueAfterMs: purgeAt - o.now };
-  const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
-  if (finished.length > 0) return { action: { type: 'deleteJobs', names: finished }, status, events: [], requeueAfterMs: 0 };
   const note = `finished PatchJobs deleted after retention.history ${o.plan.spec.retention.history}`;
-  return { status: { ...status, historyPurged: true, message: `${status.message ?? ''}; ${note}` }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }] };
+  return { status: { ...status, historyPurged: true, message: `${status.message ?? ''}; ${note}` }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }], requeueAfterMs: 0 };
 }
 
 function preflight({ o, status }: Ctx): PlanStep | undefined {
@@ -132,8 +138,9 @@ export function afterPreflight(o: PlanObservation, step: PlanStep, checks: reado
   const message = failedChecks.map((x) => `${x.name}: ${x.message}`).join('; ');
   const reason = `Preflight${first?.name ?? 'Failed'}`;
   const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
-  const status = say({ ...step.status, phase: 'Failed', conditions }, reason, `preflight failed (retried every minute): ${message}`, { nextScheduleTime: iso(o.now + PREFLIGHT_RETRY_MS) });
-  return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: PREFLIGHT_RETRY_MS };
+  const retryMs = o.preflightRetryMs ?? PREFLIGHT_RETRY_MS;
+  const status = say({ ...step.status, phase: 'Failed', conditions }, reason, `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`, { nextScheduleTime: iso(o.now + retryMs) });
+  return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: retryMs };
 }
 
 /** Failed nodes not yet acknowledged reached the budget (the failure policy must act, nothing new may start). */
@@ -161,11 +168,11 @@ function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
     return { status: say(next, 'Resumed', note), events: [{ type: 'Normal', reason: 'Resumed', note }], requeueAfterMs: 0 };
   }
   if (failed - (status.failuresAcknowledged ?? 0) < budget) return undefined;
-  const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Pause policy paused the plan; set spec.paused: false to resume`;
+  const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Pause failure policy paused the plan; set spec.paused: false to resume`;
   const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
   return {
     action: spec.paused ? undefined : { type: 'pause' },
-    status: say({ ...status, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now) } }, 'FailureBudgetExceeded', note),
+    status: say({ ...status, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now) } }, 'PausedByFailurePolicy', note),
     events: [{ type: 'Warning', reason: 'PausedByFailurePolicy', note }],
     requeueAfterMs: 0,
   };
@@ -180,7 +187,7 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
   }
   if (spec.paused || status.policyPause) {
     const why = status.policyPause ? 'paused by the Pause failure policy' : 'paused (spec.paused)';
-    const s = say({ ...status, phase: 'Paused' }, 'Paused', `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
+    const s = say({ ...status, phase: 'Paused' }, status.policyPause ? 'PausedByFailurePolicy' : 'Paused', `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
     return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };
   }
   if (prog.current === undefined) {

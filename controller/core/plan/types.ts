@@ -43,6 +43,8 @@ export interface PlanObservation {
   leases: readonly PlanLeaseFacts[];
   /** The node this controller runs on (NODE_NAME): scheduled last in its group. */
   ownNode?: string | undefined;
+  /** How long a failed preflight waits before it runs again (default 1 minute). */
+  preflightRetryMs?: number | undefined;
 }
 
 export interface NewLease {

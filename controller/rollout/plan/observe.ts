@@ -6,7 +6,7 @@ import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined): PlanObservation {
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
@@ -28,5 +28,6 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     jobs,
     leases,
     ownNode,
+    preflightRetryMs,
   };
 }

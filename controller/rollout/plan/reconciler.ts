@@ -23,6 +23,7 @@ export interface PlanReconcilerDeps {
   operatorNamespace: string;
   /** NODE_NAME of this controller's pod: its node goes last in its group. */
   ownNode: string | undefined;
+  preflightRetryMs: number;
   log: Logger;
 }
 
@@ -32,7 +33,7 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
     if (!plan || plan.deleting) return undefined;
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode);
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs);
     let step = decidePlan(o);
     let current: PlanView = plan;
     if (step.action) {
