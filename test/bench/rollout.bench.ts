@@ -1,0 +1,62 @@
+// `npm run bench -- rollout`: a 60-node fleet in 4 groups with concurrency 1–4 through the real
+// `kangal-patch run` process, delayBetweenNodes 0s. Prints the makespan against the physical limit
+// Σ_groups ceil(n/c)·T (T = one node's upgrade time measured in the same run; goal ≤ 1.03) and
+// slot freed → next PatchJob created (goal p99 ≤ 250 ms), from the observer's own watches.
+import { startJobLab } from '../e2e/support/job-lab.js';
+import { labPlan } from '../e2e/support/plans.js';
+import { waitFor } from '../lab/wait.js';
+
+const GROUPS = [
+  { name: 'g1', nodes: 6, concurrency: 1 },
+  { name: 'g2', nodes: 12, concurrency: 2 },
+  { name: 'g3', nodes: 18, concurrency: 3 },
+  { name: 'g4', nodes: 24, concurrency: 4 },
+];
+/** Node upgrade time T ≈ upgrade + shutdown + reboot + boot of the legacy flow: about 5 s. */
+const TIMINGS = { upgradeMs: 1_500, shutdownMs: 500, rebootMs: 2_000, bootMs: 1_000, pullMs: 0, installMs: 0 };
+
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+
+export async function run(): Promise<void> {
+  const total = GROUPS.reduce((n, g) => n + g.nodes, 0);
+  const labels: Record<string, Record<string, string>> = {};
+  let i = 0;
+  for (const g of GROUPS) for (let k = 0; k < g.nodes; k++) labels[`worker-${++i}`] = { 'bench/group': g.name };
+  const lab = await startJobLab({ fleet: { nodes: total + 1, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, timings: TIMINGS, images: ['siderolabs/installer:v1.13.2'] });
+  try {
+    const controller = lab.startController({ args: ['--log-level', 'info'] });
+    await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 60_000, description: 'controller leading' });
+    const groups = Object.fromEntries(GROUPS.map((g) => [g.name, { selector: { matchLabels: { 'bench/group': g.name } }, concurrency: g.concurrency }]));
+    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'bench' }, spec: {} }, lab.talos.endpoint, {
+      target: { talosVersion: 'v1.13.2' },
+      groups,
+      strategy: { order: GROUPS.map((g) => g.name) },
+      nodeSelector: { matchExpressions: [{ key: 'bench/group', operator: 'Exists' }] },
+    }));
+    await lab.waitForPlan('bench', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 30 * 60_000);
+    await controller.stop();
+
+    const ev = lab.observer.events;
+    const jobStarts = ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending'));
+    const jobEnds = ev.filter((e) => e.kind === 'jobPhase' && /(Completed|Failed)$/.test(e.detail));
+    const leaseCreated = ev.filter((e) => e.kind === 'leaseCreated');
+    const leaseDeleted = ev.filter((e) => e.kind === 'leaseDeleted');
+    const start = Math.min(...leaseCreated.map((e) => e.at));
+    const end = Math.max(...jobEnds.map((e) => e.at));
+    // T: a node's time from its PatchJob's creation to Completed, the median over the run.
+    const durations = jobEnds.map((e) => e.at - (jobStarts.find((s) => s.node === e.node)?.at ?? e.at));
+    const T = pct(durations, 50);
+    const limit = GROUPS.reduce((sum, g) => sum + Math.ceil(g.nodes / g.concurrency) * T, 0);
+    // A slot freed (its Lease deleted) → the next Lease of the same plan created, while nodes were pending.
+    const gaps = leaseDeleted
+      .map((d) => leaseCreated.find((c) => c.at >= d.at))
+      .map((c, k) => (c ? c.at - (leaseDeleted[k]?.at ?? 0) : undefined))
+      .filter((g): g is number => g !== undefined && g < 60_000);
+    const makespan = end - start;
+    console.log(`${total} nodes in ${GROUPS.length} groups (concurrency ${GROUPS.map((g) => g.concurrency).join('/')}), T = ${T} ms (median node time), ${durations.length} nodes done`);
+    console.log(`makespan ${(makespan / 1000).toFixed(1)} s, physical limit Σ ceil(n/c)·T = ${(limit / 1000).toFixed(1)} s, ratio ${(makespan / limit).toFixed(3)} (goal ≤ 1.03)`);
+    console.log(`slot freed → next Lease: p50 ${pct(gaps, 50)} ms, p99 ${pct(gaps, 99)} ms, max ${Math.max(...gaps)} ms (n=${gaps.length}; goal p99 ≤ 250 ms)`);
+  } finally {
+    await lab.stop();
+  }
+}
