@@ -28,7 +28,6 @@ function plan(name: string, pool: string, spec: Record<string, unknown> = {}): P
   };
 }
 
-const terminal = (s: Record<string, unknown>): boolean => ['Completed', 'Failed', 'Cancelled'].includes(String(s.phase));
 
 describe('PatchPlan end to end: policies, preflight and retention', function () {
   this.timeout(300_000);

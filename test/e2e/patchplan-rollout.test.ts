@@ -36,7 +36,7 @@ describe('PatchPlan end to end: rollouts', function () {
     lab = await startJobLab({
       fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
       labels: LABELS,
-      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0'],
+      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1'],
       workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
     });
   });
@@ -98,5 +98,33 @@ describe('PatchPlan end to end: rollouts', function () {
       assert.equal(lab.talos.node(node).upgradesStarted, 2, `${node}: one upgrade per plan (two plans)`);
     }
     await Promise.all([a.stop(), b.stop()]);
+  });
+
+  it('leader failover mid-rollout: the standby continues, no node upgraded twice, concurrency kept during the handover', async function () {
+    const election = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
+    const leading = (c: { logs(): Record<string, unknown>[] }): boolean => c.logs().some((l) => String(l.msg).startsWith('leading'));
+    const a = lab.startController({ name: 'leader-a', args: election });
+    await waitFor(() => leading(a) || undefined, { timeoutMs: 30_000, description: 'leader-a leading' });
+    const b = lab.startController({ name: 'leader-b', args: election });
+    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'leader-b standing by' });
+    lab.talos.setTimings({ rebootMs: 1_000 });
+    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'failover' }, spec: {} }, lab.talos.endpoint, {
+      target: { talosVersion: 'v1.14.1' },
+      groups: { workers: { concurrency: 2 } },
+      strategy: { order: ['workers'] },
+      nodeSelector: { matchLabels: prod },
+    }));
+    await lab.waitForPlan('failover', 'two nodes done', (s) => Number(s.completedNodes) >= 2, 120_000);
+    await a.kill();
+    const status = await lab.waitForPlan('failover', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    lab.talos.setTimings({ rebootMs: 120 });
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.ok(leading(b), 'the standby took over');
+    assert.ok(lab.observer.maxConcurrentLeasesInGroup('failover', 'workers') <= 2);
+    for (const node of Object.keys(EXPECTED_GROUP).filter((n) => n.startsWith('worker'))) {
+      assert.equal(lab.talos.node(node).upgradesStarted, 3, `${node}: one upgrade for this plan (three plans in all)`);
+      assert.equal(lab.observer.node(node)?.osImage, 'Talos (v1.14.1)');
+    }
+    await b.stop();
   });
 });

@@ -56,5 +56,7 @@ export function afterUpgradeCall(o: JobObservation, result: ActionResult): JobSt
     return failed(o.job.status, o.now, JobReason.InstallFailed,
       `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`);
   }
-  return toRebooting(o, `installed ${o.job.status.installerImage ?? ''}; rebooting into it`);
+  const step = toRebooting(o, `installed ${o.job.status.installerImage ?? ''}; rebooting into it`);
+  const last = result.messages.at(-1);
+  return last === undefined ? step : { ...step, events: [...step.events, { type: 'Normal', reason: 'Installed', note: `installer on node ${spec.nodeName}: ${last}` }] };
 }
