@@ -83,7 +83,13 @@ export const runConfigSchema = z
     error: 'must be shorter than --leader-election-lease-duration',
   });
 
-export type RunConfig = z.output<typeof runConfigSchema> & { identity: string };
+/**
+ * KANGAL_PATCH_DEBUG_CLOCK_OFFSET (milliseconds, environment only): shifts the controller's clock, so
+ * a maintenance window can be rehearsed or tested without waiting for it. Not a flag on purpose.
+ */
+const debugClockOffset = z.coerce.number().int().min(-7 * 86_400_000, { error: 'must be within 7 days' }).max(7 * 86_400_000, { error: 'must be within 7 days' }).default(0);
+
+export type RunConfig = z.output<typeof runConfigSchema> & { identity: string; debugClockOffsetMs: number };
 
 /** Flags over environment over defaults; errors name the flag and its environment variable. */
 export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boolean | string[]>>, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {
@@ -104,6 +110,8 @@ export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boo
       }),
     };
   }
+  const offset = debugClockOffset.safeParse(env.KANGAL_PATCH_DEBUG_CLOCK_OFFSET);
+  if (!offset.success) return { errors: [`KANGAL_PATCH_DEBUG_CLOCK_OFFSET: ${offset.error.issues[0]?.message ?? 'invalid'} (milliseconds)`] };
   const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
-  return { ...parsed.data, identity };
+  return { ...parsed.data, identity, debugClockOffsetMs: offset.data };
 }

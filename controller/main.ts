@@ -11,7 +11,7 @@ import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
 import { wirePlanEvents } from './rollout/plan/wiring.js';
 import { createRegistryClient } from './registry/index.js';
-import { systemClock } from './runtime/clock.js';
+import { shiftedClock, systemClock } from './runtime/clock.js';
 import { createLeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
 import { isOutcomeError } from './runtime/outcome.js';
@@ -21,7 +21,8 @@ import { createMetrics } from './telemetry/metrics.js';
 import { closeAllTalosChannels } from './talos/index.js';
 
 export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
-  const clock = systemClock;
+  const clock = cfg.debugClockOffsetMs === 0 ? systemClock : shiftedClock(cfg.debugClockOffsetMs);
+  if (cfg.debugClockOffsetMs !== 0) log.warn({ offsetMs: cfg.debugClockOffsetMs }, 'the controller clock is shifted (KANGAL_PATCH_DEBUG_CLOCK_OFFSET)');
   const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: logFn(log), reportingInstance: cfg.identity });
   const metrics = createMetrics();
   const informers = kube.informers;

@@ -15,3 +15,8 @@ export const systemClock: Clock = {
     await sleepFor(Math.max(0, ms), undefined, signal ? { signal } : undefined);
   },
 };
+
+/** The system clock shifted by `offsetMs`: for maintenance-window drills and tests, never in production. */
+export function shiftedClock(offsetMs: number): Clock {
+  return { now: () => systemClock.now() + offsetMs, sleep: systemClock.sleep };
+}

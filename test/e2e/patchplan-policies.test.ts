@@ -15,6 +15,7 @@ const pools: Record<string, string[]> = {
   cancel: ['worker-7', 'worker-8'],
   preflight: ['worker-9'],
   image: ['worker-10'],
+  conflict: ['worker-12'],
   retention: ['worker-11'],
 };
 const labels = Object.fromEntries(Object.entries(pools).flatMap(([pool, nodes]) => nodes.map((n) => [n, { [POOL]: pool }])));
@@ -34,7 +35,7 @@ describe('PatchPlan end to end: policies, preflight and retention', function () 
   let lab: JobLab;
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 12, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, images: ['siderolabs/installer:v1.13.2'] });
+    lab = await startJobLab({ fleet: { nodes: 13, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, images: ['siderolabs/installer:v1.13.2'] });
     lab.startController({ args: ['--preflight-retry-period', '3s'] });
   });
   after(async function () {
@@ -102,12 +103,30 @@ describe('PatchPlan end to end: policies, preflight and retention', function () 
     assert.equal(done.completedNodes, 1);
   });
 
-  it('preflight: a missing installer image fails with the image named', async function () {
+  it('preflight: a missing installer image fails with the image named; publishing it recovers the plan', async function () {
     await lab.applyPlan(labPlan(plan('image', 'image', { target: { talosVersion: 'v1.13.3' } }), lab.talos.endpoint));
     const failed = await lab.waitForPlan('image', 'preflight failed', (s) => s.phase === 'Failed', 60_000);
     assert.equal(failed.reason, 'PreflightInstallerImages');
     assert.match(String(failed.message), /ghcr\.io\/siderolabs\/installer:v1\.13\.3/);
     assert.equal(lab.talos.node('worker-10').calls.length, 0, 'nothing was done to the node');
+    await lab.registry?.publish('siderolabs/installer', 'v1.13.3');
+    const done = await lab.waitForPlan('image', 'Completed after the image appeared', (s) => s.phase === 'Completed', 120_000);
+    assert.equal(done.completedNodes, 1);
+  });
+
+  it('preflight: another running plan on the same nodes blocks the plan until it finishes', async function () {
+    lab.talos.setTimings({ rebootMs: 3_000 });
+    await lab.applyPlan(labPlan(plan('first', 'conflict'), lab.talos.endpoint));
+    await lab.waitForPlan('first', 'InProgress', (s) => s.phase === 'InProgress', 60_000);
+    await lab.applyPlan(labPlan(plan('second', 'conflict', { target: { talosVersion: 'v1.13.2' } }), lab.talos.endpoint));
+    const blocked = await lab.waitForPlan('second', 'preflight failed', (s) => s.phase === 'Failed', 60_000);
+    assert.equal(blocked.reason, 'PreflightNoConflictingPlan');
+    assert.match(String(blocked.message), /PatchPlan first \(InProgress\) targets 1 of the same node\(s\) \(worker-12\)/);
+    lab.talos.setTimings({ rebootMs: 120 });
+    await lab.waitForPlan('first', 'Completed', (s) => s.phase === 'Completed', 60_000);
+    const done = await lab.waitForPlan('second', 'Completed once the first plan finished', (s) => s.phase === 'Completed', 60_000);
+    assert.equal(done.completedNodes, 1);
+    assert.equal(lab.talos.node('worker-12').upgradesStarted, 1, 'the second plan found the node at its target');
   });
 
   it('retention: after completion the finished PatchJobs are deleted and the plan is frozen', async function () {

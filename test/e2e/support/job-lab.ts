@@ -11,7 +11,7 @@ import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
 import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
 import { loadKubeConfig } from '../../lab/kube.js';
 import { startObserver, type Observer } from '../../lab/observer.js';
-import { startRegistry } from '../../lab/registry/index.js';
+import { startRegistry, type Registry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
 import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator } from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
@@ -61,6 +61,8 @@ export interface JobLab {
   talos: TalosSimulator;
   kc: KubeConfig;
   observer: Observer;
+  /** The lab registry, when `images` was given. */
+  registry: Registry | undefined;
   startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
   createJob(job: JobInput): Promise<string>;
@@ -106,9 +108,11 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     stops.push(() => talos.stop());
     await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
     let mirrors: string[] = [];
+    let registry: Registry | undefined;
     if (opts.images) {
-      const registry = await startRegistry();
-      stops.push(() => registry.stop());
+      registry = await startRegistry();
+      const r = registry;
+      stops.push(() => r.stop());
       for (const image of opts.images) {
         const at = image.lastIndexOf(':');
         await registry.publish(image.slice(0, at), image.slice(at + 1));
@@ -228,7 +232,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, kc, observer, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return { cluster, fleet, talos, kc, observer, registry, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;
