@@ -18,5 +18,5 @@ export const systemClock: Clock = {
 
 /** The system clock shifted by `offsetMs`: for maintenance-window drills and tests, never in production. */
 export function shiftedClock(offsetMs: number): Clock {
-  return { now: () => systemClock.now() + offsetMs, sleep: systemClock.sleep };
+  return { now: () => systemClock.now() + offsetMs, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
 }
