@@ -93,21 +93,32 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     },
   });
   const connectTalos = talosConnector(kube.port, cfg.namespace);
+  let handedOver = false;
   wireJobEvents(informers, queue);
   queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos, operatorNamespace: cfg.namespace, log }), work.signal);
   for (const job of informers.patchJobs.list()) queue.add(job.name);
 
-  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan') });
+  // A handover stops all work once the pass that decided it has written its status.
+  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan'), onPass: () => {
+    if (handedOver) work.abort(new Error('handed over'));
+  } });
   wirePlanEvents(informers, plans);
   const preflight = { kube: kube.port, connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
-  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, log }), work.signal);
+  const handOver = elector
+    ? (): void => {
+        handedOver = true;
+        log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
+      }
+    : undefined;
+  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver, log }), work.signal);
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
 
   await abortPromise(work.signal);
-  const lost = !shutdown.aborted;
-  log.info(lost ? 'leadership lost: stopping all work' : 'shutting down: stopping work');
+  const lost = !shutdown.aborted && !handedOver;
+  log.info(lost ? 'leadership lost: stopping all work' : handedOver ? 'handed over: stopping all work' : 'shutting down: stopping work');
   await Promise.all([queue.drain(), plans.drain()]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
+  // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(lost ? 1 : 0);
 
   async function finish(code: number): Promise<number> {

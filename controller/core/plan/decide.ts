@@ -217,7 +217,16 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   if (o.now < delayUntil) {
     return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
   }
-  const chosen = pending.slice(0, slots.length);
+  let chosen = pending.slice(0, slots.length);
+  if (o.ownNode !== undefined && chosen.includes(o.ownNode) && o.canHandOver) {
+    // The controller's own node is last in its group: a standby takes over before it is drained.
+    const others = chosen.filter((n) => n !== o.ownNode);
+    if (others.length === 0) {
+      const note = `node ${o.ownNode} runs this controller: handing leadership to a standby before it is drained`;
+      return { action: { type: 'handOver' }, status: say(base, 'HandingOver', note), events: [{ type: 'Normal', reason: 'HandingOver', note }] };
+    }
+    chosen = others;
+  }
   const leases = chosen.map((node, i) => ({ name: slots[i] ?? '', group: group.name, holderIdentity: jobName(o.plan.name, node) }));
   const s = say({ ...base, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', `group ${group.name}: scheduling ${chosen.join(', ')}`);
   return { action: { type: 'createLeases', leases }, status: s, events: [], requeueAfterMs: 0 };

@@ -43,6 +43,8 @@ export interface PlanObservation {
   leases: readonly PlanLeaseFacts[];
   /** The node this controller runs on (NODE_NAME): scheduled last in its group. */
   ownNode?: string | undefined;
+  /** A standby can take over (leader election is on): the own node is then left to it. */
+  canHandOver?: boolean | undefined;
   /** How long a failed preflight waits before it runs again (default 1 minute). */
   preflightRetryMs?: number | undefined;
 }
@@ -66,6 +68,8 @@ export type PlanAction =
   | { type: 'createJobs'; jobs: NewJob[] }
   | { type: 'deleteLeases'; leases: PlanLeaseFacts[] }
   | { type: 'pause' }
+  /** Give up leadership so a replica on another node patches this controller's own node. */
+  | { type: 'handOver' }
   | { type: 'deleteJobs'; names: string[] };
 
 export interface PlanEvent {

@@ -6,7 +6,7 @@ import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number): PlanObservation {
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
@@ -29,5 +29,6 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     leases,
     ownNode,
     preflightRetryMs,
+    canHandOver,
   };
 }

@@ -24,6 +24,8 @@ export interface PlanReconcilerDeps {
   /** NODE_NAME of this controller's pod: its node goes last in its group. */
   ownNode: string | undefined;
   preflightRetryMs: number;
+  /** Gives up leadership (release the Lease, stop all work); undefined without leader election. */
+  handOver: (() => void) | undefined;
   log: Logger;
 }
 
@@ -33,7 +35,7 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
     if (!plan || plan.deleting) return undefined;
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs);
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined);
     let step = decidePlan(o);
     let current: PlanView = plan;
     if (step.action) {
@@ -96,6 +98,10 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
     }
     case 'deleteJobs':
       for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
+      return { step, plan };
+    case 'handOver':
+      // The status write below still happens: the abort only stops the next passes.
+      deps.handOver?.();
       return { step, plan };
   }
 }

@@ -136,6 +136,16 @@ describe('core/plan: decidePlan', function () {
     assert.deepEqual(step.action?.type === 'createLeases' ? step.action.leases.map((l) => l.holderIdentity) : [], ['p-w-2', 'p-w-3', 'p-w-1']);
   });
 
+  it('hands leadership over instead of scheduling its own node, when a standby can take over', function () {
+    const spec = { strategy: { order: ['workers'] } };
+    const done = [job('w-2', 'Completed'), job('w-3', 'Completed')];
+    const hand = decidePlan(obs(spec, running, { ownNode: 'w-1', canHandOver: true, jobs: done }));
+    assert.deepEqual(hand.action, { type: 'handOver' });
+    assert.equal(hand.status.reason, 'HandingOver');
+    const alone = decidePlan(obs(spec, running, { ownNode: 'w-1', canHandOver: false, jobs: done }));
+    assert.equal(alone.action?.type, 'createLeases', 'without a standby the own node is simply last');
+  });
+
   it('names Leases within 63 characters and keeps groups with odd names apart', function () {
     const long = leaseName('a'.repeat(60), 'workers', 0);
     assert.ok(long.length <= 63 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(long), long);
