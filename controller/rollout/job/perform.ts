@@ -59,20 +59,26 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
   }
 }
 
+const EVICTIONS_IN_PARALLEL = 5;
+
+/** Evicts the pods a few at a time, as kubectl drain does in parallel; a blocked one is deleted (respectPDBs: false) or reported with its PDBs. */
 async function evictAll(ctx: OpContext, kube: KubePort, t: ActionTarget, refs: readonly PodRef[], deleteIfBlocked: boolean): Promise<ActionResult> {
   const result: Extract<ActionResult, { type: 'evicted' }> = { type: 'evicted', evicted: 0, deleted: [], blocked: [] };
-  for (const ref of refs) {
-    const pod = t.pods.find((p) => p.uid === ref.uid);
-    if (!pod) continue;
-    const res = await kube.evictPod(ctx, pod);
-    if (res.outcome === 'evicted') result.evicted++;
-    if (res.outcome !== 'blocked') continue;
-    if (deleteIfBlocked) {
-      await kube.deletePod(ctx, pod);
-      result.deleted.push(ref);
-    } else {
-      result.blocked.push({ pod: ref, pdbs: await kube.matchingPdbs(ctx, pod) });
+  const queue = refs.flatMap((ref) => t.pods.filter((p) => p.uid === ref.uid).map((pod) => ({ ref, pod })));
+  const worker = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { ref, pod } = next;
+      const res = await kube.evictPod(ctx, pod);
+      if (res.outcome === 'evicted') result.evicted++;
+      if (res.outcome !== 'blocked') continue;
+      if (deleteIfBlocked) {
+        await kube.deletePod(ctx, pod);
+        result.deleted.push(ref);
+      } else {
+        result.blocked.push({ pod: ref, pdbs: await kube.matchingPdbs(ctx, pod) });
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(EVICTIONS_IN_PARALLEL, queue.length) }, worker));
   return result;
 }
