@@ -57,7 +57,11 @@ describe('PatchPlan end to end: rollouts', function () {
     assert.deepEqual((status.groups as { name: string }[]).map((g) => g.name), ORDER);
     assert.match(String((status.conditions as { type: string; message: string }[]).find((c) => c.type === 'PreflightPassed')?.message), /database \(2 node\(s\), concurrency 1\): worker-1, worker-2/);
 
-    await waitFor(() => lab.observer.liveLeases().length === 0 || undefined, { timeoutMs: 15_000, description: 'every slot Lease released' });
+    // Completed is written before the last node is uncordoned and its slot freed (later passes).
+    await waitFor(() => (lab.observer.liveLeases().length === 0 && Object.keys(EXPECTED_GROUP).every((n) => lab.observer.node(n)?.unschedulable === false)) || undefined, {
+      timeoutMs: 15_000,
+      description: 'every slot Lease released and every node uncordoned',
+    });
     // Per-group concurrency, from the observer's Lease watch.
     for (const g of ORDER) assert.ok(lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1), `group ${g} within concurrency`);
     // Strict group order, from the observer's PatchJob watch: a group's first job after the previous group's last finished.
