@@ -7,7 +7,7 @@ import { patchJobSpec, type PatchJobStatus } from '../../schemas/patchjob.js';
 import { kubeCall } from './call.js';
 import { FIELD_MANAGER, type KubeClients } from './clients.js';
 import type { PatchJobInput } from './port.js';
-import { describeIssues, projectJob, type RawPatchJob } from './project.js';
+import { describeIssues, projectJob, type RawCustomObject, type RawPatchJob } from './project.js';
 import type { JobView } from './views.js';
 
 export const PATCHJOB_PLURAL = 'patchjobs';
@@ -42,13 +42,24 @@ export function statusPatch<S extends object>(old: S, status: S): Record<string,
   return out;
 }
 
-export async function writeJobStatus(c: KubeClients, ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView> {
-  const body = { metadata: { resourceVersion: job.resourceVersion }, status: statusPatch(job.status, status) };
+/** Replaces a custom object's status, guarded by the view's resourceVersion (a concurrent change is a Conflict). */
+export async function writeStatus<S extends object, V extends { name: string; resourceVersion: string; status: S }>(
+  c: KubeClients,
+  ctx: OpContext,
+  type: { kind: string; plural: string; project: (raw: RawCustomObject) => V },
+  view: V,
+  status: S,
+): Promise<V> {
+  const body = { metadata: { resourceVersion: view.resourceVersion }, status: statusPatch(view.status, status) };
   const out = (await kubeCall(
     ctx,
-    `write status of PatchJob ${job.name}`,
-    (o) => c.custom.patchClusterCustomObjectStatus({ ...resource, name: job.name, body, fieldManager: FIELD_MANAGER }, o),
+    `write status of ${type.kind} ${view.name}`,
+    (o) => c.custom.patchClusterCustomObjectStatus({ group: API_GROUP, version: API_VERSION_NAME, plural: type.plural, name: view.name, body, fieldManager: FIELD_MANAGER }, o),
     { patch: 'merge' },
-  )) as RawPatchJob;
-  return projectJob(out);
+  )) as RawCustomObject;
+  return type.project(out);
+}
+
+export function writeJobStatus(c: KubeClients, ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView> {
+  return writeStatus(c, ctx, { kind: 'PatchJob', plural: PATCHJOB_PLURAL, project: projectJob }, job, status);
 }

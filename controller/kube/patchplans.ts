@@ -5,54 +5,21 @@ import { API_GROUP, API_VERSION_NAME } from '../../schemas/api.js';
 import { patchPlanSpec, patchPlanStatus, type PatchPlanStatus } from '../../schemas/patchplan.js';
 import { kubeCall } from './call.js';
 import { FIELD_MANAGER, type KubeClients } from './clients.js';
-import { PATCHJOB_PLURAL, statusPatch } from './patchjobs.js';
-import { describeIssues, epochMs, lenientStatusOf } from './project.js';
+import { PATCHJOB_PLURAL, writeStatus } from './patchjobs.js';
+import { projectCustomObject, type RawCustomObject } from './project.js';
 import type { PlanView } from './views.js';
 
 export const PATCHPLAN_PLURAL = 'patchplans';
 const plans = { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHPLAN_PLURAL };
 
-export interface RawPatchPlan {
-  metadata?: {
-    name?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    creationTimestamp?: string | Date;
-    deletionTimestamp?: string | Date | null;
-  };
-  spec?: unknown;
-  status?: unknown;
-}
+export type RawPatchPlan = RawCustomObject;
 
 export function projectPlan(raw: RawPatchPlan): PlanView {
-  const md = raw.metadata ?? {};
-  const parsed = patchPlanSpec.safeParse(raw.spec);
-  return {
-    name: md.name ?? '',
-    uid: md.uid ?? '',
-    resourceVersion: md.resourceVersion ?? '',
-    generation: md.generation ?? 0,
-    labels: md.labels ?? {},
-    spec: parsed.success ? parsed.data : undefined,
-    specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
-    status: lenientStatusOf(patchPlanStatus, raw.status),
-    created: epochMs(md.creationTimestamp) ?? 0,
-    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
-  };
+  return projectCustomObject(raw, patchPlanSpec, patchPlanStatus);
 }
 
-export async function writePlanStatus(c: KubeClients, ctx: OpContext, plan: PlanView, status: PatchPlanStatus): Promise<PlanView> {
-  const body = { metadata: { resourceVersion: plan.resourceVersion }, status: statusPatch(plan.status, status) };
-  const out = (await kubeCall(
-    ctx,
-    `write status of PatchPlan ${plan.name}`,
-    (o) => c.custom.patchClusterCustomObjectStatus({ ...plans, name: plan.name, body, fieldManager: FIELD_MANAGER }, o),
-    { patch: 'merge' },
-  )) as RawPatchPlan;
-  return projectPlan(out);
+export function writePlanStatus(c: KubeClients, ctx: OpContext, plan: PlanView, status: PatchPlanStatus): Promise<PlanView> {
+  return writeStatus(c, ctx, { kind: 'PatchPlan', plural: PATCHPLAN_PLURAL, project: projectPlan }, plan, status);
 }
 
 /** The Pause failure policy: spec.paused = true, guarded by the view's resourceVersion. */

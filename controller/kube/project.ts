@@ -92,8 +92,8 @@ export function projectLease(lease: V1Lease): LeaseView {
   };
 }
 
-/** A PatchJob as stored (custom objects come back as plain JSON). */
-export interface RawPatchJob {
+/** A PatchJob or PatchPlan as stored (custom objects come back as plain JSON). */
+export interface RawCustomObject {
   metadata?: {
     name?: string;
     uid?: string;
@@ -106,10 +106,12 @@ export interface RawPatchJob {
   spec?: unknown;
   status?: unknown;
 }
+export type RawPatchJob = RawCustomObject;
 
-export function projectJob(raw: RawPatchJob): JobView {
+/** The view of one of our custom objects: spec parsed with its schema (or the reason it does not parse), status leniently. */
+export function projectCustomObject<Spec extends z.ZodType, Status extends z.ZodObject>(raw: RawCustomObject, spec: Spec, status: Status) {
   const md = raw.metadata ?? {};
-  const parsed = patchJobSpec.safeParse(raw.spec);
+  const parsed = spec.safeParse(raw.spec);
   return {
     name: md.name ?? '',
     uid: md.uid ?? '',
@@ -118,10 +120,14 @@ export function projectJob(raw: RawPatchJob): JobView {
     labels: md.labels ?? {},
     spec: parsed.success ? parsed.data : undefined,
     specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
-    status: lenientStatus(raw.status),
+    status: lenientStatusOf(status, raw.status),
     created: epochMs(md.creationTimestamp) ?? 0,
     deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
   };
+}
+
+export function projectJob(raw: RawPatchJob): JobView {
+  return projectCustomObject(raw, patchJobSpec, patchJobStatus);
 }
 
 interface Issue {

@@ -4,21 +4,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createRegistryClient } from '../../controller/registry/index.js';
-import { isOutcomeError, type OutcomeError } from '../../controller/runtime/outcome.js';
 import { freePort } from '../lab/net.js';
 import { startRegistry, type Registry } from '../lab/registry/index.js';
 import { waitFor } from '../lab/wait.js';
 import { testContext } from '../support/op-context.js';
+import { rejection } from '../support/outcome.js';
 
-async function rejection(p: Promise<unknown>): Promise<OutcomeError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(isOutcomeError(err), `an OutcomeError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
 
 /** Records every request the client makes (method, URL, whether it carried a bearer token). */
 function countingFetch(): { fetch: typeof fetch; requests: { method: string; url: string; bearer: boolean }[] } {

@@ -1,15 +1,9 @@
 // Status transitions shared by the phases: entering a phase with its deadline, failing, waiting.
 import type { PatchJobPhase, PatchJobStatus } from '../../../schemas/patchjob.js';
-import { parseGoDuration } from '../../../schemas/duration.js';
+import { epoch, iso } from '../time.js';
 import type { JobEvent, JobStep } from './types.js';
 
-export const iso = (ms: number): string => new Date(ms).toISOString();
-export const epoch = (text: string | undefined): number | undefined => (text === undefined ? undefined : Date.parse(text));
-
-/** Milliseconds of a Go duration from a validated spec (the schema guarantees the syntax). */
-export function durationMs(text: string): number {
-  return parseGoDuration(text) ?? 0;
-}
+export { durationMs, epoch, iso } from '../time.js';
 
 /** Enters `phase` now, with a deadline `timeoutMs` ahead (persisted, so a restart keeps it). */
 export function enterPhase(

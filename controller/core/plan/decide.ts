@@ -3,7 +3,7 @@
 // retention, preflight, failure policy, pause/cancel, windows, delay, then fill free slots.
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
-import { parseGoDuration } from '../../../schemas/duration.js';
+import { durationMs as ms, iso } from '../time.js';
 import { conditionStatus, setCondition } from '../conditions.js';
 import { windowState } from '../windows.js';
 import { newJob } from './jobs.js';
@@ -13,8 +13,6 @@ import { selectNodes, type Selection } from './selection.js';
 import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
-const iso = (ms: number): string => new Date(ms).toISOString();
-const ms = (d: string): number => parseGoDuration(d) ?? 0;
 const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
 
 interface Ctx {

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import type { Clock } from '../../../controller/runtime/clock.js';
 import { rootContext, type OpContext } from '../../../controller/runtime/context.js';
-import { isOutcomeError, OutcomeError } from '../../../controller/runtime/outcome.js';
 import { createRegistryClient, type RegistryClientOptions } from '../../../controller/registry/index.js';
+import { rejection } from '../../support/outcome.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const SCHEMATIC = '376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba';
@@ -83,15 +83,6 @@ function client(f: typeof fetch, extra: Omit<RegistryClientOptions, 'fetch'> = {
   return createRegistryClient({ fetch: f, ...extra });
 }
 
-async function rejection(p: Promise<unknown>): Promise<OutcomeError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(isOutcomeError(err), `an OutcomeError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('registry/client', function () {
   describe('manifest requests', function () {
