@@ -1,0 +1,43 @@
+// The narrow forge interface the GitOps loop and the report writer use: pull requests and commit
+// statuses, nothing else. GitHub (Octokit), Gitea/Forgejo and `none` (push only) implement it.
+// Branch pushes are not here: they go through git (controller/gitops), not the forge API.
+import type { OpContext } from '../runtime/context.js';
+
+export type CommitState = 'pending' | 'success' | 'failure' | 'error';
+
+export interface PullRequestView {
+  number: number;
+  url: string;
+  state: 'open' | 'closed';
+  merged: boolean;
+  draft: boolean;
+  title: string;
+  /** Branch the PR merges from. */
+  head: string;
+  /** Branch it merges into. */
+  base: string;
+  labels: string[];
+}
+
+export interface OpenPullRequest {
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  draft: boolean;
+  labels?: string[];
+}
+
+export interface ForgePort {
+  /** `github`, `gitea` or `none`. */
+  readonly kind: string;
+  /** PRs (open and closed) whose head branch is `head`, newest first. */
+  pullRequestsFor(ctx: OpContext, head: string): Promise<PullRequestView[]>;
+  /** PRs whose head branch starts with `prefix` (open and closed), newest first. */
+  pullRequestsWithPrefix(ctx: OpContext, prefix: string): Promise<PullRequestView[]>;
+  openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView>;
+  updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView>;
+  markReadyForReview(ctx: OpContext, number: number): Promise<void>;
+  comment(ctx: OpContext, number: number, body: string): Promise<void>;
+  setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void>;
+}
