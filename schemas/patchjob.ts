@@ -33,6 +33,15 @@ export const patchJobSpec = z.strictObject({
   }),
 });
 
+/** Kubernetes components a job moves, in the order a control-plane node moves them (workers: kubelet only). */
+export const KubernetesComponent = {
+  APIServer: 'kube-apiserver',
+  ControllerManager: 'kube-controller-manager',
+  Scheduler: 'kube-scheduler',
+  Kubelet: 'kubelet',
+} as const;
+export type KubernetesComponent = (typeof KubernetesComponent)[keyof typeof KubernetesComponent];
+
 export const UpgradeFlowName = { Legacy: 'legacy', Lifecycle: 'lifecycle' } as const;
 
 export const patchJobStatus = z.strictObject({
@@ -67,6 +76,19 @@ export const patchJobStatus = z.strictObject({
   upgradeAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the upgrade (legacy) or the install finished with exit code 0 (lifecycle).' }),
   rebootRequestedTime: timestamp.optional().meta({ description: 'Recorded before the Reboot call is made (lifecycle flow).' }),
   rebootAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Reboot (lifecycle flow).' }),
+  kubernetesStep: z
+    .strictObject({
+      component: z.enum(KubernetesComponent),
+      image: z.string().meta({ description: 'Image reference the component is moved to.' }),
+      requestedTime: timestamp.meta({ description: 'Recorded before ApplyConfiguration is sent, so a restarted controller knows it may have been.' }),
+      appliedTime: timestamp.optional().meta({ description: 'When the node\'s machine config carried the new image.' }),
+    })
+    .optional()
+    .meta({ description: 'The Kubernetes component being moved now (UpgradingKubernetes).' }),
+  kubernetesUpgraded: z.array(z.enum(KubernetesComponent)).optional().meta({ description: 'Components of this node already running the target, in the order they were moved.' }),
+  slotReleasedTime: timestamp.optional().meta({
+    description: 'When the job gave its concurrency slot back to wait for the rest of the control plane; it moves again only once the plan gives it a slot.',
+  }),
   conditions: conditions.optional(),
 });
 

@@ -222,6 +222,15 @@ export const patchPlanStatus = z.strictObject({
   targetTalosVersion: z.string().optional(),
   targetKubernetesVersion: z.string().optional(),
   kubeProxyUpgraded: z.boolean().optional().meta({ description: 'Whether kube-proxy runs the target Kubernetes version.' }),
+  kubeProxy: z
+    .strictObject({
+      image: z.string().meta({ description: 'kube-proxy image set in the control-plane machine configs.' }),
+      configuredNodes: z.array(z.string()).meta({ description: 'Control-plane nodes whose machine config carries the image.' }),
+      startTime: timestamp,
+      deadline: timestamp.meta({ description: 'When waiting for the kube-proxy DaemonSet rollout gives up (kubernetesUpgradeTimeout).' }),
+    })
+    .optional()
+    .meta({ description: 'The kube-proxy step, between the control plane and the workers.' }),
   totalNodes: count.optional(),
   pendingNodes: count.optional(),
   runningNodes: count.optional(),

@@ -68,7 +68,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     podFieldSelector: opts.podFieldSelector,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
-  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs];
+  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy];
   return {
     port: makePort(c, sink, kubeConfig),
     informers,

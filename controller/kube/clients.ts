@@ -1,5 +1,6 @@
 // The client-node API objects the adapter uses, made once from one KubeConfig.
 import {
+  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -11,6 +12,7 @@ import {
 export interface KubeClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
+  apps: AppsV1Api;
   coordination: CoordinationV1Api;
   policy: PolicyV1Api;
   custom: CustomObjectsApi;
@@ -21,6 +23,7 @@ export function makeClients(kubeConfig: KubeConfig): KubeClients {
   return {
     kubeConfig,
     core: kubeConfig.makeApiClient(CoreV1Api),
+    apps: kubeConfig.makeApiClient(AppsV1Api),
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     policy: kubeConfig.makeApiClient(PolicyV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),

@@ -8,8 +8,8 @@ import { createInformer, type InformerOptions, type InformerSource, type KubeInf
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
 import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { PLAN_LABEL, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
+import type { V1DaemonSet, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -29,6 +29,21 @@ export interface KubeInformerSet {
   patchJobs: KubeInformer<JobView>;
   patchPlans: KubeInformer<PlanView>;
   pdbs: KubeInformer<PdbView>;
+  kubeProxy: KubeInformer<DaemonSetView>;
+}
+
+function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
+  return {
+    namespace: d.metadata?.namespace ?? '',
+    name: d.metadata?.name ?? '',
+    resourceVersion: d.metadata?.resourceVersion ?? '',
+    image: d.spec?.template.spec?.containers[0]?.image,
+    generation: d.metadata?.generation ?? 0,
+    observedGeneration: d.status?.observedGeneration ?? 0,
+    desired: d.status?.desiredNumberScheduled ?? 0,
+    updated: d.status?.updatedNumberScheduled ?? 0,
+    available: d.status?.numberAvailable ?? 0,
+  };
 }
 
 function projectPdb(p: V1PodDisruptionBudget): PdbView {
@@ -85,7 +100,20 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     list: async (q, o) => page(await c.policy.listPodDisruptionBudgetForAllNamespaces(q, o)),
   };
 
+  const daemonSets: InformerSource<V1DaemonSet> = {
+    watchPath: `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
+    list: async (q, o) => page(await c.apps.listNamespacedDaemonSet({ ...q, namespace: KUBE_PROXY.namespace }, o)),
+  };
+
   return {
+    kubeProxy: make({
+      name: 'kube-proxy daemonset',
+      source: daemonSets,
+      project: projectDaemonSet,
+      key: (v: DaemonSetView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+      fieldSelector: `metadata.name=${KUBE_PROXY.name}`,
+    }),
     nodes: make({ name: 'nodes', source: nodes, project: projectNode, key: (v: NodeView) => v.name, resourceVersion: (v) => v.resourceVersion }),
     pods: make({
       name: 'pods',

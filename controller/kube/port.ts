@@ -12,7 +12,7 @@ import type { OpContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
-import type { JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
+import type { DaemonSetView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
 
 export type EvictionResult =
   | { outcome: 'evicted' }
@@ -111,4 +111,6 @@ export interface KubeInformers {
   patchPlans: Informer<PlanView>;
   /** PodDisruptionBudgets, key `namespace/name`: a drain blocked by one wakes when it allows disruptions again. */
   pdbs: Informer<PdbView>;
+  /** The kube-system/kube-proxy DaemonSet only (key: its name): the Kubernetes upgrade waits on its rollout. */
+  kubeProxy: Informer<DaemonSetView>;
 }

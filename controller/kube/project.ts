@@ -74,6 +74,8 @@ export function projectPod(pod: V1Pod): PodView {
     mirror: MIRROR_ANNOTATION in (md.annotations ?? {}),
     deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
     phase: pod.status?.phase ?? 'Unknown',
+    image: pod.spec?.containers[0]?.image,
+    ready: (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
   };
 }
 

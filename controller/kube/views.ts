@@ -10,6 +10,11 @@ export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
 export const GROUP_LABEL = 'kangalpatch.ozalp.dk/group';
 export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
+/** Talos's control-plane static pods: mirror pods in kube-system labelled k8s-app=<component>. */
+export const STATIC_POD_NAMESPACE = 'kube-system';
+export const STATIC_POD_LABEL = 'k8s-app';
+/** The DaemonSet Talos renders from the control-plane config's cluster.proxy.image. */
+export const KUBE_PROXY = { namespace: 'kube-system', name: 'kube-proxy' } as const;
 
 export interface NodeView {
   name: string;
@@ -48,6 +53,10 @@ export interface PodView {
   deleting: boolean;
   /** status.phase (`Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`). */
   phase: string;
+  /** Image of the first container (a static pod's component image). */
+  image: string | undefined;
+  /** Ready condition is True. */
+  ready: boolean;
 }
 
 export interface LeaseView {
@@ -97,4 +106,18 @@ export interface PdbView {
   resourceVersion: string;
   /** status.disruptionsAllowed as the disruption controller last computed it. */
   disruptionsAllowed: number;
+}
+
+/** The kube-proxy DaemonSet (kube-system), as far as the Kubernetes upgrade needs it. */
+export interface DaemonSetView {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** Image of the first container of the pod template. */
+  image: string | undefined;
+  generation: number;
+  observedGeneration: number;
+  desired: number;
+  updated: number;
+  available: number;
 }

@@ -8,6 +8,7 @@ import { resolveInstaller } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
+import { describeApiServers, olderApiServers, type ApiServerFact } from '../core/kubernetes/skew.js';
 
 export interface NodeFacts {
   name: string;
@@ -32,6 +33,10 @@ export function selectionNonEmpty(sel: Selection): PreflightCheck {
 /** With a Kubernetes target, every control-plane node must be scheduled before any worker (never reordered for the user). */
 export function controlPlaneFirst(spec: PatchPlanSpec, sel: Selection, nodes: ReadonlyMap<string, NodeFacts>): PreflightCheck {
   if (spec.target.kubernetesVersion === undefined) return pass('ControlPlaneFirst', 'no Kubernetes target');
+  const mixed = sel.groups.find((g) => g.nodes.some((n) => nodes.get(n)?.controlPlane === true) && g.nodes.some((n) => nodes.get(n)?.controlPlane === false));
+  if (mixed) {
+    return fail('ControlPlaneFirst', `group ${mixed.name} holds both control-plane and worker nodes: with target.kubernetesVersion every control-plane node must finish before any worker moves, so put the control-plane nodes in a group of their own (e.g. ${BuiltInGroup.ControlPlane}) listed first in strategy.order`);
+  }
   const order = sel.groups.flatMap((g) => g.nodes);
   const firstWorker = order.findIndex((n) => nodes.get(n)?.controlPlane === false);
   const lastCp = order.map((n) => nodes.get(n)?.controlPlane === true).lastIndexOf(true);
@@ -66,6 +71,7 @@ export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
   const paths: string[] = [];
   const matrix: string[] = [];
   const combos = new Map<string, number>();
+  const k8sDowngrades: string[] = [];
   for (const [name, current] of talosVersions) {
     const node = nodes.get(name);
     if (target !== undefined && semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
@@ -79,9 +85,14 @@ export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
     const kubeAfter = spec.target.kubernetesVersion ?? node?.kubeletVersion ?? '';
     const supported = kubernetesSupported(talosAfter, kubeAfter);
     if ('ok' in supported && !supported.ok) matrix.push(`${name}: ${supported.reason}`);
-    if (spec.target.kubernetesVersion !== undefined && node) {
-      const k8sPath = kubernetesUpgradePath(node.kubeletVersion, spec.target.kubernetesVersion);
-      if ('ok' in k8sPath && !k8sPath.ok) paths.push(`${name}: ${k8sPath.reason}`);
+    const k8sTarget = spec.target.kubernetesVersion;
+    if (k8sTarget !== undefined && node) {
+      if (semver.valid(node.kubeletVersion) && semver.lt(k8sTarget, node.kubeletVersion)) {
+        k8sDowngrades.push(`${name} runs ${node.kubeletVersion}`);
+      } else {
+        const k8sPath = kubernetesUpgradePath(node.kubeletVersion, k8sTarget);
+        if ('ok' in k8sPath && !k8sPath.ok) paths.push(`${name}: ${k8sPath.reason} (one plan per step)`);
+      }
     }
     const combo = `Talos ${current} × Kubernetes ${node?.kubeletVersion ?? '?'}`;
     combos.set(combo, (combos.get(combo) ?? 0) + 1);
@@ -91,6 +102,9 @@ export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
     problems.length > 0
       ? fail('NoDowngrade', `${problems.slice(0, 5).join('; ')}: set target.allowTalosDowngrade: true to move nodes back`)
       : pass('NoDowngrade', 'no node would be downgraded'),
+    k8sDowngrades.length > 0
+      ? fail('NoKubernetesDowngrade', `target.kubernetesVersion ${spec.target.kubernetesVersion ?? ''} is older than ${k8sDowngrades.slice(0, 5).join('; ')}: Kubernetes is never downgraded; pick a version at least as new as every node's`)
+      : pass('NoKubernetesDowngrade', spec.target.kubernetesVersion === undefined ? 'no Kubernetes target' : 'no node would move to an older Kubernetes'),
     paths.length > 0 ? fail('UpgradePath', paths.slice(0, 5).join('; ')) : pass('UpgradePath', 'every node can upgrade in one step'),
     matrix.length > 0
       ? fail('SupportMatrix', `${matrix.slice(0, 5).join('; ')} (now: ${now})`)
@@ -109,4 +123,26 @@ export function neededImages(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
     images.set(image, [...(images.get(image) ?? []), name]);
   }
   return images;
+}
+
+/**
+ * Kubelets of this plan may not become newer than kube-apiservers the plan does not move: with a
+ * Kubernetes target, every control-plane node outside the plan must already run the target minor.
+ */
+export function kubeletSkew(spec: PatchPlanSpec, sel: Selection, apiServers: readonly ApiServerFact[]): PreflightCheck {
+  const target = spec.target.kubernetesVersion;
+  if (target === undefined) return pass('KubeletSkew', 'no Kubernetes target');
+  const outside = olderApiServers(apiServers.filter((a) => !sel.groupOf.has(a.node)), target);
+  if (outside.length > 0) {
+    return fail('KubeletSkew', `kube-apiserver on ${describeApiServers(outside)} is not in this plan and older than ${target}: a kubelet must never be newer than the oldest kube-apiserver; include those control-plane nodes in the plan (first in strategy.order) or upgrade them first`);
+  }
+  return pass('KubeletSkew', `no kube-apiserver outside the plan is older than ${target}`);
+}
+
+/** With a Kubernetes target, every selected node's machine config must be readable over the Talos API and name its images. */
+export function machineConfigCheck(problems: readonly string[], total: number): PreflightCheck {
+  if (problems.length > 0) {
+    return fail('MachineConfigReadable', `${problems.length} of ${total} node(s) have no usable machine config over the Talos API: ${problems.slice(0, 3).join('; ')} (the credentials need the os:admin role)`);
+  }
+  return pass('MachineConfigReadable', `the machine config of all ${total} node(s) is readable`);
 }

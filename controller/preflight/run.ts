@@ -8,7 +8,10 @@ import type { KubePort } from '../kube/port.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { TalosConnect } from '../rollout/job/talos-access.js';
-import { controlPlaneFirst, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { controlPlaneFirst, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { readConfigImages } from '../core/kubernetes/machine-config.js';
+import type { ApiServerFact } from '../core/kubernetes/skew.js';
+import type { TalosPort } from '../talos/port.js';
 
 export interface ImageChecker {
   imageExists(ctx: OpContext, image: string): Promise<{ exists: boolean; detail: string }>;
@@ -25,6 +28,8 @@ export interface PreflightInput {
   selection: Selection;
   nodes: ReadonlyMap<string, NodeView>;
   otherPlans: readonly OtherPlan[];
+  /** Every kube-apiserver of the cluster with its version. */
+  apiServers: readonly ApiServerFact[];
 }
 
 const CALL_MS = 15_000;
@@ -33,11 +38,12 @@ const errText = (err: unknown): string => (err instanceof Error ? err.message : 
 
 export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: PreflightInput): Promise<PreflightCheck[]> {
   const { spec, selection, nodes } = input;
-  const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans)];
+  const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
   checks.push(await apiserverReady(ctx, deps.kube));
   const talos = await talosVersions(ctx, deps, spec, [...selection.groupOf.keys()], nodes);
   checks.push(talos.check);
   if (!talos.check.passed) return checks;
+  if (spec.target.kubernetesVersion !== undefined) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(...versionRules(spec, talos.versions, nodes));
   checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes)));
   return checks;
@@ -59,8 +65,9 @@ async function talosVersions(
   spec: PatchPlanSpec,
   names: string[],
   nodes: ReadonlyMap<string, NodeView>,
-): Promise<{ check: PreflightCheck; versions: Map<string, string> }> {
+): Promise<{ check: PreflightCheck; versions: Map<string, string>; configProblems: string[] }> {
   const versions = new Map<string, string>();
+  const configProblems: string[] = [];
   const failures: string[] = [];
   const queue = [...names];
   const worker = async (): Promise<void> => {
@@ -70,6 +77,10 @@ async function talosVersions(
         const client = await deps.connectTalos(ctx, spec.talosConfig, ip);
         try {
           versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
+          if (spec.target.kubernetesVersion !== undefined) {
+            const problem = await configProblem(ctx, client, ip);
+            if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
+          }
         } finally {
           client.close();
         }
@@ -81,9 +92,18 @@ async function talosVersions(
   await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
   if (failures.length > 0) {
     const check = { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${names.length} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
-    return { check, versions };
+    return { check, versions, configProblems };
   }
-  return { check: { name: 'TalosCredentials', passed: true, message: `all ${names.length} node(s) answer over the Talos API` }, versions };
+  return { check: { name: 'TalosCredentials', passed: true, message: `all ${names.length} node(s) answer over the Talos API` }, versions, configProblems };
+}
+
+async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Promise<string | undefined> {
+  try {
+    const read = readConfigImages(await client.readConfig(withTimeout(ctx, CALL_MS), ip));
+    return read.ok ? undefined : read.problem;
+  } catch (err) {
+    return errText(err);
+  }
 }
 
 async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {

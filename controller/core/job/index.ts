@@ -4,12 +4,14 @@
 import { UpgradeFlow } from '../talos-flow.js';
 import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished } from './finished.js';
+import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
 import { decidePending } from './pending.js';
 import { decideRebooting } from './rebooting.js';
 import { JobReason } from './reasons.js';
-import { failed, growingRetry, pastDeadline, waiting } from './status.js';
+import { failed, growingRetry, pastDeadline, waiting, without } from './status.js';
 import type { ActionResult, CallFailure, JobAction, JobObservation, JobStep, TalosNeed } from './types.js';
 import { afterUpgradeCall, decideUpgrading } from './upgrading.js';
+import { decideValidatingKubernetes } from './validating.js';
 
 export * from './types.js';
 export { JobReason } from './reasons.js';
@@ -21,6 +23,7 @@ export function isFinished(phase: string | undefined): boolean {
 
 /** Which Talos facts the next pass needs: the API is called only for jobs that are acting on a node. */
 export function talosNeed(status: JobObservation['job']['status']): TalosNeed {
+  if (needsConfig(status)) return 'config';
   switch (status.phase) {
     case undefined:
       return 'none';
@@ -51,12 +54,13 @@ export function decideJob(o: JobObservation): JobStep {
       return decideUpgrading(o);
     case 'Rebooting':
       return decideRebooting(o);
+    case 'UpgradingKubernetes':
+      return decideUpgradingKubernetes(o);
+    case 'ValidatingKubernetes':
+      return decideValidatingKubernetes(o);
     case 'Completed':
     case 'Failed':
       return decideFinished(o);
-    default:
-      return failed(o.job.status, o.now, JobReason.KubernetesUpgradeNotSupported,
-        `phase ${o.job.status.phase} (Kubernetes upgrade) is not handled by this controller version`);
   }
 }
 
@@ -80,7 +84,17 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
     return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
   }
-  const reason = { pull: JobReason.PullFailed, legacyUpgrade: JobReason.UpgradeFailed, install: JobReason.InstallFailed, evict: JobReason.DrainTimeout, reboot: JobReason.TalosCallFailed }[action.type];
+  const reason = {
+    pull: JobReason.PullFailed,
+    legacyUpgrade: JobReason.UpgradeFailed,
+    install: JobReason.InstallFailed,
+    evict: JobReason.DrainTimeout,
+    reboot: JobReason.TalosCallFailed,
+    applyConfig: JobReason.ApplyConfigRejected,
+  }[action.type];
+  if (action.type === 'applyConfig') {
+    return failed(without(status, 'kubernetesStep'), o.now, reason, `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`);
+  }
   return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
 }
 
@@ -88,5 +102,6 @@ function timeoutReason(phase: string | undefined): string {
   if (phase === 'Draining') return JobReason.DrainTimeout;
   if (phase === 'Rebooting') return JobReason.RebootTimeout;
   if (phase === 'Upgrading') return JobReason.UpgradeTimeout;
+  if (phase === 'UpgradingKubernetes' || phase === 'ValidatingKubernetes') return JobReason.KubernetesUpgradeTimeout;
   return JobReason.TalosUnreachable;
 }

@@ -3,6 +3,7 @@
 import semver from 'semver';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { resolveInstaller } from '../installer.js';
+import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
@@ -11,11 +12,11 @@ export function decidePending(o: JobObservation): JobStep {
   const { spec, name } = o.job;
   let status = o.job.status;
   const target = spec.target.talosVersion;
-  if (spec.target.kubernetesVersion !== undefined) {
-    return failed(status, o.now, JobReason.KubernetesUpgradeNotSupported,
-      `target.kubernetesVersion ${spec.target.kubernetesVersion} is set, but this controller version upgrades Talos only: remove kubernetesVersion from the plan`);
+  if (target === undefined) {
+    if (spec.target.kubernetesVersion === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
+    // Kubernetes only: no Talos identity, cordon, drain or reboot.
+    return enterKubernetes(o, { ...status, startTime: status.startTime ?? iso(o.now) });
   }
-  if (target === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target.talosVersion is not set');
   if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
   if (status.phase === undefined || status.deadline === undefined) {
     // The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout.
@@ -36,6 +37,7 @@ export function decidePending(o: JobObservation): JobStep {
   }
   const current = talos.version;
   if (semver.valid(current) && semver.eq(current, target)) {
+    if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
     const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), currentTalosVersion: current, completionTime: iso(o.now) };
     return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
   }

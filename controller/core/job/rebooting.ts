@@ -2,6 +2,7 @@
 // flow asks for the reboot here, once: recorded first, sent only while the node still runs the boot
 // we recorded.
 import { UpgradeFlow } from '../talos-flow.js';
+import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
@@ -58,6 +59,11 @@ function requestReboot(o: JobObservation): JobStep {
 function completed(o: JobObservation): JobStep {
   const { spec } = o.job;
   const node = o.node;
+  if (spec.target.kubernetesVersion !== undefined) {
+    // Combined plan: the Kubernetes phases follow the Talos ones on the same node.
+    const upgraded = { ...o.job.status, currentTalosVersion: node?.talosVersion, currentBootID: node?.bootID };
+    return enterKubernetes(o, upgraded, `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to Talos ${spec.target.talosVersion ?? '?'}`);
+  }
   const status = enterPhase(o.job.status, 'Completed', o.now, undefined, JobReason.Upgraded,
     `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to ${spec.target.talosVersion ?? '?'}`);
   return {

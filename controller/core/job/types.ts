@@ -1,6 +1,7 @@
 // What the PatchJob decision sees and what it decides. Structural types only: the reconciler's
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { ApiServerFact } from '../kubernetes/skew.js';
 
 export interface JobNodeFacts {
   name: string;
@@ -11,6 +12,17 @@ export interface JobNodeFacts {
   bootID: string;
   talosVersion: string | undefined;
   schematic: string | undefined;
+  controlPlane: boolean;
+  kubeletVersion: string;
+}
+
+/** A control-plane static pod (its mirror pod in kube-system) on the job's node. */
+export interface StaticPodFacts {
+  /** `kube-apiserver`, `kube-controller-manager` or `kube-scheduler` (its k8s-app label). */
+  component: string;
+  image: string | undefined;
+  ready: boolean;
+  deleting: boolean;
 }
 
 export interface JobPodFacts {
@@ -43,6 +55,9 @@ export type TalosFacts =
   | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined }
   | { ok: false; failure: CallFailure };
 
+/** The node's active machine config, read only while a Kubernetes step needs it. */
+export type ConfigFacts = { ok: true; config: string } | { ok: false; failure: CallFailure };
+
 export interface JobObservation {
   now: number;
   job: { name: string; spec: PatchJobSpec; status: PatchJobStatus };
@@ -52,6 +67,11 @@ export interface JobObservation {
   /** Slot Leases held by this job. */
   leases: readonly JobLeaseFacts[];
   talos: TalosFacts | undefined;
+  /** Static pods on the job's node (control-plane nodes), from the cache. */
+  staticPods?: readonly StaticPodFacts[] | undefined;
+  /** Every kube-apiserver of the cluster with its version: the skew rule for kubelets. */
+  apiServers?: readonly ApiServerFact[] | undefined;
+  config?: ConfigFacts | undefined;
 }
 
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
@@ -63,6 +83,8 @@ export type JobAction =
   | { type: 'legacyUpgrade'; image: string }
   | { type: 'install'; image: string }
   | { type: 'reboot' }
+  /** ApplyConfiguration NO_REBOOT of the whole config, with one component's image changed. */
+  | { type: 'applyConfig'; component: string; image: string; config: string }
   | { type: 'uncordon' }
   | { type: 'releaseLeases'; leases: JobLeaseFacts[] };
 
@@ -90,4 +112,4 @@ export interface JobStep {
 }
 
 /** Talos facts a phase needs before deciding. */
-export type TalosNeed = 'none' | 'identity';
+export type TalosNeed = 'none' | 'identity' | 'config';

@@ -9,7 +9,9 @@ import { windowState } from '../windows.js';
 import { newJob } from './jobs.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
+import { resumableNodes, workersGate } from './kubernetes.js';
 import { selectNodes, type Selection } from './selection.js';
+import { say } from './status.js';
 import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
@@ -60,11 +62,6 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
   return s;
 }
 
-const say = (s: PatchPlanStatus, reason: string, message: string, extra: Partial<PatchPlanStatus> = {}): PatchPlanStatus => {
-  const next = { ...s, reason, message, ...extra };
-  if (!('nextScheduleTime' in extra)) delete next.nextScheduleTime;
-  return next;
-};
 
 /** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
 function reclaim({ o, sel, status, prog }: Ctx): PlanStep | undefined {
@@ -200,7 +197,9 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const group = sel.groups.find((g) => g.name === prog.current);
   const base = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
   if (!group) return { status: base, events: [] };
-  const pending = prog.pendingNodes.get(group.name) ?? [];
+  // Jobs that gave their slot back to wait for the control plane go before new nodes.
+  const resumable = resumableNodes(o, group.name);
+  const pending = [...resumable, ...(prog.pendingNodes.get(group.name) ?? [])];
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
   const used = new Set(o.leases.filter((l) => l.group === group.name).map((l) => l.name));
   const slots = Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter((n) => !used.has(n));
@@ -210,12 +209,18 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
     const at = window.nextOpenAt;
     return { status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }), events: [], requeueAfterMs: at === undefined ? undefined : at - o.now };
   }
+  const controlPlane = new Set(o.nodes.filter((n) => n.controlPlane).map((n) => n.name));
+  if (group.nodes.some((n) => !controlPlane.has(n))) {
+    const gate = workersGate(o, base, sel.groups.flatMap((g) => g.nodes.filter((n) => controlPlane.has(n))));
+    if (gate) return gate;
+  }
   const last = Date.parse(status.lastNodeScheduledAt ?? '');
   const delayUntil = Number.isNaN(last) ? o.now : last + ms(spec.delayBetweenNodes);
-  if (o.now < delayUntil) {
+  // A job getting its slot back is no new node: delayBetweenNodes does not hold it.
+  if (o.now < delayUntil && resumable.length === 0) {
     return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
   }
-  let chosen = pending.slice(0, slots.length);
+  let chosen = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
   if (o.ownNode !== undefined && chosen.includes(o.ownNode) && o.canHandOver) {
     // The controller's own node is last in its group: a standby takes over before it is drained.
     const others = chosen.filter((n) => n !== o.ownNode);

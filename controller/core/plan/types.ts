@@ -1,6 +1,7 @@
 // What the PatchPlan decision sees and decides. Structural types: the reconciler's views fit them.
 import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { ApiServerFact } from '../kubernetes/skew.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -16,6 +17,18 @@ export interface PlanJobFacts {
   phase: string | undefined;
   /** epoch ms */
   completionTime: number | undefined;
+  /** The job gave its slot back to wait for the control plane (Kubernetes upgrade) and needs a new one. */
+  slotReleased?: boolean | undefined;
+}
+
+/** The kube-proxy DaemonSet, when the cluster runs one. */
+export interface KubeProxyFacts {
+  image: string | undefined;
+  generation: number;
+  observedGeneration: number;
+  desired: number;
+  updated: number;
+  available: number;
 }
 
 export interface PlanLeaseFacts {
@@ -47,6 +60,10 @@ export interface PlanObservation {
   canHandOver?: boolean | undefined;
   /** How long a failed preflight waits before it runs again (default 1 minute). */
   preflightRetryMs?: number | undefined;
+  /** Every kube-apiserver of the cluster with its version (Kubernetes targets). */
+  apiServers?: readonly ApiServerFact[] | undefined;
+  /** undefined: the cluster has no kube-proxy DaemonSet (kube-proxy disabled). */
+  kubeProxy?: KubeProxyFacts | undefined;
 }
 
 export interface NewLease {
@@ -70,7 +87,9 @@ export type PlanAction =
   | { type: 'pause' }
   /** Give up leadership so a replica on another node patches this controller's own node. */
   | { type: 'handOver' }
-  | { type: 'deleteJobs'; names: string[] };
+  | { type: 'deleteJobs'; names: string[] }
+  /** Sets cluster.proxy.image in a control-plane node's machine config (ApplyConfiguration, no reboot). */
+  | { type: 'setKubeProxyImage'; node: string; image: string };
 
 export interface PlanEvent {
   type: 'Normal' | 'Warning';

@@ -1,11 +1,12 @@
 // Observe for one pass: the job, its node, its leases from the caches; the node's pods live while
 // draining; Talos facts only when the phase needs them.
-import { talosNeed, needsPods, type JobObservation, type TalosFacts } from '../../core/job/index.js';
+import { talosNeed, needsPods, type ConfigFacts, type JobObservation, type TalosFacts } from '../../core/job/index.js';
+import { apiServerFacts, staticPodsOn } from '../kubernetes-facts.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
-import { callFailure } from './failure.js';
+import { callFailure } from '../failure.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
@@ -25,9 +26,25 @@ export async function observeJob(
   const node = deps.informers.nodes.get(job.spec.nodeName);
   const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
   const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
-  const facts = node && talosNeed(job.status) === 'identity' ? await talosFacts(ctx, job, node, talos) : undefined;
-  const observed = { now: ctx.clock.now(), job: { name: job.name, spec: job.spec, status: job.status }, node, pods, leases, talos: facts };
+  const need = talosNeed(job.status);
+  const facts = node && need === 'identity' ? await talosFacts(ctx, job, node, talos) : undefined;
+  const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
+  const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
+  const observed = { now: ctx.clock.now(), job: { name: job.name, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes };
   return { observed, pods, node };
+}
+
+function kubernetesFacts(informers: KubeInformers, node: NodeView): Pick<JobObservation, 'staticPods' | 'apiServers'> {
+  return { staticPods: node.controlPlane ? staticPodsOn(informers, node.name) : [], apiServers: apiServerFacts(informers) };
+}
+
+async function configFacts(ctx: OpContext, node: NodeView, talos: () => Promise<TalosPort>): Promise<ConfigFacts> {
+  try {
+    return { ok: true, config: await (await talos()).readConfig(withTimeout(ctx, READ_TIMEOUT_MS), node.internalIP ?? node.name) };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    return { ok: false, failure: callFailure(err) };
+  }
 }
 
 async function talosFacts(ctx: OpContext, job: JobWithSpec, node: NodeView, talos: () => Promise<TalosPort>): Promise<TalosFacts> {

@@ -44,6 +44,9 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
     case 'reboot':
       await (await t.talos()).reboot(call, ip);
       return { type: 'done' };
+    case 'applyConfig':
+      await (await t.talos()).applyConfig(call, ip, action.config);
+      return { type: 'done' };
     case 'cordon':
     case 'uncordon': {
       if (!t.node) return { type: 'done' };

@@ -11,7 +11,7 @@ import type { OpContext } from '../../runtime/context.js';
 import type { PassResult } from '../../runtime/queue.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
-import { callFailure } from './failure.js';
+import { callFailure } from '../failure.js';
 import { observeJob, type JobWithSpec } from './observe.js';
 import { perform } from './perform.js';
 import type { TalosConnect } from './talos-access.js';

@@ -1,7 +1,10 @@
 // Which PatchJob keys a watch event wakes: the job itself; the jobs of a node whose Node changed;
-// the draining job of a node whose pods changed; the holder of a slot Lease that changed.
+// the draining job of a node whose pods changed (or its Kubernetes job, for a static pod); the holder of a slot Lease that changed.
 import type { KubeInformers } from '../../kube/port.js';
+import { STATIC_POD_LABEL } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
+
+const KUBERNETES_PHASES = new Set(['UpgradingKubernetes', 'ValidatingKubernetes']);
 
 export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void {
   const jobsByNode = new Map<string, Set<string>>();
@@ -18,10 +21,18 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
     for (const job of jobsByNode.get(name) ?? []) queue.add(job);
   });
   informers.pods.onChange((_key, view, old) => {
-    const nodeName = view?.nodeName ?? old?.nodeName;
+    const pod = view ?? old;
+    const nodeName = pod?.nodeName;
     if (nodeName === undefined) return;
     for (const job of jobsByNode.get(nodeName) ?? []) {
-      if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
+      const phase = informers.patchJobs.get(job)?.status.phase;
+      if (phase === 'Draining' || (pod?.mirror === true && KUBERNETES_PHASES.has(phase ?? ''))) queue.add(job);
+    }
+    // A kube-apiserver that moved may release kubelets waiting for the control plane.
+    if (pod?.mirror === true && pod.labels[STATIC_POD_LABEL] === 'kube-apiserver') {
+      for (const job of informers.patchJobs.list()) {
+        if (job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === 'WaitingForControlPlane') queue.add(job.name);
+      }
     }
   });
   informers.pdbs.onChange((key, view) => {

@@ -1,8 +1,9 @@
 // Observe for one plan pass, all from the caches: the plan, every node (projected), the plan's
-// PatchJobs and slot Leases.
+// PatchJobs and slot Leases; for a Kubernetes target the kube-apiservers and the kube-proxy DaemonSet.
 import type { PlanObservation } from '../../core/plan/types.js';
 import type { KubeInformers } from '../../kube/port.js';
-import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
+import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type PlanView } from '../../kube/views.js';
+import { apiServerFacts } from '../kubernetes-facts.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
@@ -16,6 +17,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
       group: j.spec?.group ?? '',
       phase: j.status.phase,
       completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
+      slotReleased: j.status.slotReleasedTime !== undefined,
     }));
   const leases = informers.slotLeases
     .list()
@@ -30,5 +32,6 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     ownNode,
     preflightRetryMs,
     canHandOver,
+    ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

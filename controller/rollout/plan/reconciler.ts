@@ -9,12 +9,17 @@ import { selectNodes } from '../../core/plan/selection.js';
 import type { PlanAction, PlanObservation, PlanStep } from '../../core/plan/types.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
-import type { OpContext } from '../../runtime/context.js';
+import { withTimeout, type OpContext } from '../../runtime/context.js';
 import { isOutcomeError } from '../../runtime/outcome.js';
 import type { PassResult } from '../../runtime/queue.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
 import { observePlan, type PlanWithSpec } from './observe.js';
+import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
+import { callFailure } from '../failure.js';
+import { apiServerFacts } from '../kubernetes-facts.js';
+
+const TALOS_CALL_MS = 20_000;
 
 export interface PlanReconcilerDeps {
   kube: KubePort;
@@ -60,7 +65,7 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
         .list()
         .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
         .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
-      const checks = await runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans });
+      const checks = await runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
       return { step: afterPreflight(o, step, checks), plan };
     }
     case 'createLeases': {
@@ -99,10 +104,38 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
     case 'deleteJobs':
       for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
       return { step, plan };
+    case 'setKubeProxyImage':
+      return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
     case 'handOver':
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();
       return { step, plan };
+  }
+}
+
+/** Reads the node's machine config and applies it with cluster.proxy.image set; a config that has it (or disables kube-proxy) is left alone. */
+async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: { node: string; image: string }): Promise<PlanStep> {
+  const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
+  try {
+    const talos = await deps.preflight.connectTalos(ctx, plan.spec.talosConfig, ip);
+    try {
+      const text = await talos.readConfig(withTimeout(ctx, TALOS_CALL_MS), ip);
+      const read = readConfigImages(text);
+      if (!read.ok) throw new Error(read.problem);
+      if (read.proxyDisabled || read.images['kube-proxy'] === action.image) return step;
+      const changed = withComponentImage(text, 'kube-proxy', action.image);
+      if (typeof changed !== 'string') throw new Error(changed.problem);
+      await talos.applyConfig(withTimeout(ctx, TALOS_CALL_MS), ip, changed);
+      return step;
+    } finally {
+      talos.close();
+    }
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    // Not recorded as configured: the next pass tries again until the kube-proxy deadline.
+    const kubeProxy = step.status.kubeProxy && { ...step.status.kubeProxy, configuredNodes: step.status.kubeProxy.configuredNodes.filter((n) => n !== action.node) };
+    const message = `setting kube-proxy ${action.image} in the machine config of ${action.node} failed (retrying until ${kubeProxy?.deadline ?? '?'}): ${callFailure(err).message}`;
+    return { ...step, status: { ...step.status, kubeProxy, reason: 'KubeProxyConfigFailed', message }, requeueAfterMs: 5_000 };
   }
 }
 

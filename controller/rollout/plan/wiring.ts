@@ -1,5 +1,6 @@
 // Which PatchPlan keys a watch event wakes: the plan itself; the plan of a PatchJob or slot Lease
-// that changed; every plan when a node appears, goes or changes what selection reads.
+// that changed; every plan when a node appears, goes or changes what selection reads; Kubernetes
+// plans when the kube-proxy DaemonSet changes.
 import type { KubeInformers } from '../../kube/port.js';
 import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
@@ -18,6 +19,9 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
   informers.slotLeases.onChange((_key, view, old) => {
     const plan = view?.labels[PLAN_LABEL] ?? old?.labels[PLAN_LABEL];
     if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
+  });
+  informers.kubeProxy.onChange(() => {
+    for (const p of informers.patchPlans.list()) if (p.spec?.target.kubernetesVersion !== undefined) queue.add(p.name);
   });
   informers.nodes.onChange((_key, view, old) => {
     if (!selectionChanged(view, old)) return;

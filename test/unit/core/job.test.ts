@@ -34,6 +34,8 @@ const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
   bootID: BOOT,
   talosVersion: 'v1.12.4',
   schematic: 'a'.repeat(64),
+  controlPlane: false,
+  kubeletVersion: 'v1.35.4',
   ...over,
 });
 
