@@ -33,12 +33,14 @@ export function parseObjects(text: string, what: string): K8sObject[] {
   });
 }
 
-/** Every object in the YAML files under kustomize/<dir> (recursively), with its file. */
+/** Every Kubernetes object in the YAML files under kustomize/<dir> (recursively), with its file; kustomization files are not objects. */
 export function manifestFiles(dir: string): { file: string; object: K8sObject }[] {
   const base = join(repoRoot, 'kustomize', dir);
   const walk = (d: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : /\.ya?ml$/.test(e.name) ? [join(d, e.name)] : []));
-  return walk(base).flatMap((f) => parseObjects(readFileSync(f, 'utf8'), f).map((object) => ({ file: relative(repoRoot, f), object })));
+  return walk(base)
+    .filter((f) => !/(^|\/)kustomization\.ya?ml$/.test(f))
+    .flatMap((f) => parseObjects(readFileSync(f, 'utf8'), f).map((object) => ({ file: relative(repoRoot, f), object })));
 }
 
 const FORBIDDEN_VERBS = ['escalate', 'bind', 'impersonate'];
