@@ -22,7 +22,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
   let lab: JobLab;
   let kubeconfig: string;
   const kubectl = (args: string[], input?: string, config?: string): string =>
-    execFileSync(lab.cluster.kubectl, ['--kubeconfig', config ?? lab.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, cwd: repoRoot });
+    execFileSync(lab.cluster.kubectl, ['--kubeconfig', config ?? lab.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   const canI = (args: string[]): string => {
     try {
       return kubectl(['auth', 'can-i', ...args], undefined, kubeconfig).trim();

@@ -47,23 +47,25 @@ const FORBIDDEN_VERBS = ['escalate', 'bind', 'impersonate'];
 
 /** What breaks least privilege in these objects, one line per problem (empty: none). */
 export function rbacViolations(objects: K8sObject[]): string[] {
-  const out: string[] = [];
-  for (const o of objects) {
-    if (o.kind !== 'Role' && o.kind !== 'ClusterRole') continue;
+  return objects.flatMap((o) => {
+    if (o.kind !== 'Role' && o.kind !== 'ClusterRole') return [];
     const who = `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
-    if (o.kind === 'ClusterRole' && o['aggregationRule'] !== undefined) out.push(`${who}: aggregationRule would pull in other roles' rules`);
-    for (const [i, rule] of ((o['rules'] as PolicyRule[] | undefined) ?? []).entries()) {
-      const at = `${who} rule ${i}`;
-      for (const field of ['apiGroups', 'resources', 'resourceNames', 'nonResourceURLs', 'verbs'] as const) {
-        if ((rule[field] ?? []).some((v) => v.includes('*'))) out.push(`${at}: wildcard in ${field}`);
-      }
-      for (const verb of rule.verbs.filter((v) => FORBIDDEN_VERBS.includes(v))) out.push(`${at}: verb ${verb}`);
-      const secrets = (rule.apiGroups ?? []).includes('') && (rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/'));
-      if (!secrets) continue;
-      if (o.kind === 'ClusterRole') out.push(`${at}: a ClusterRole grants Secrets`);
-      else if (o.metadata.namespace !== OPERATOR_NAMESPACE) out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
-      for (const verb of rule.verbs.filter((v) => v !== 'get')) out.push(`${at}: Secret verb ${verb} (get only)`);
-    }
+    const aggregated = o.kind === 'ClusterRole' && o['aggregationRule'] !== undefined ? [`${who}: aggregationRule would pull in other roles' rules`] : [];
+    const rules = (o['rules'] as PolicyRule[] | undefined) ?? [];
+    return [...aggregated, ...rules.flatMap((rule, i) => ruleViolations(`${who} rule ${i}`, o, rule))];
+  });
+}
+
+function ruleViolations(at: string, role: K8sObject, rule: PolicyRule): string[] {
+  const out: string[] = [];
+  for (const field of ['apiGroups', 'resources', 'resourceNames', 'nonResourceURLs', 'verbs'] as const) {
+    if ((rule[field] ?? []).some((v) => v.includes('*'))) out.push(`${at}: wildcard in ${field}`);
   }
+  for (const verb of rule.verbs.filter((v) => FORBIDDEN_VERBS.includes(v))) out.push(`${at}: verb ${verb}`);
+  const secrets = (rule.apiGroups ?? []).includes('') && (rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/'));
+  if (!secrets) return out;
+  if (role.kind === 'ClusterRole') out.push(`${at}: a ClusterRole grants Secrets`);
+  else if (role.metadata.namespace !== OPERATOR_NAMESPACE) out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
+  for (const verb of rule.verbs.filter((v) => v !== 'get')) out.push(`${at}: Secret verb ${verb} (get only)`);
   return out;
 }
