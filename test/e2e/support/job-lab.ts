@@ -63,7 +63,8 @@ export interface JobLab {
   observer: Observer;
   /** The lab registry, when `images` was given. */
   registry: Registry | undefined;
-  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string }): Controller;
+  /** `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's. */
+  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
   createJob(job: JobInput): Promise<string>;
   job(name: string): Promise<{ spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
@@ -130,7 +131,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const startController: JobLab['startController'] = (o = {}) => {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
-      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
+      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', o.kubeconfig ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
         '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {

@@ -20,6 +20,15 @@ export function httpGet(url: string, caPem?: string): Promise<{ status: number; 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 export function kubeconfigYaml(server: string, caPem: string, certPem: string, keyPem: string, user = 'admin'): string {
+  return kubeconfigFor(server, caPem, user, [`    client-certificate-data: ${b64(certPem)}`, `    client-key-data: ${b64(keyPem)}`]);
+}
+
+/** A kubeconfig authenticating with a bearer token (e.g. a ServiceAccount's, from the TokenRequest API). */
+export function tokenKubeconfigYaml(server: string, caPem: string, token: string, user: string): string {
+  return kubeconfigFor(server, caPem, user, [`    token: ${token}`]);
+}
+
+function kubeconfigFor(server: string, caPem: string, user: string, credentials: string[]): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -31,8 +40,7 @@ export function kubeconfigYaml(server: string, caPem: string, certPem: string, k
     'users:',
     `- name: ${user}`,
     '  user:',
-    `    client-certificate-data: ${b64(certPem)}`,
-    `    client-key-data: ${b64(keyPem)}`,
+    ...credentials,
     'contexts:',
     '- name: kangal-lab',
     '  context:',

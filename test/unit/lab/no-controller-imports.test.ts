@@ -1,34 +1,14 @@
 // The lab is the product's test oracle: nothing under test/lab may import the product (controller/),
 // or a bug there would be shared by both sides of a test and pass.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { importSpecifiers, sourceFiles } from '../../support/source-files.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const labDir = join(repo, 'test', 'lab');
 const controllerDir = join(repo, 'controller');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(p);
-    return /\.(?:[cm]?[jt]s|tsx)$/.test(e.name) ? [p] : [];
-  });
-}
-
-/** Module specifiers of static imports, re-exports, side-effect imports, dynamic import() and require(). */
-function importSpecifiers(text: string): string[] {
-  const out: string[] = [];
-  const patterns = [
-    /\b(?:import|export)\s+(?:type\s+)?[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1/g,
-    /\bimport\s*(['"])([^'"]+)\1/g,
-    /\bimport\s*\(\s*(['"`])([^'"`]+)\1\s*\)/g,
-    /\brequire\s*\(\s*(['"`])([^'"`]+)\1\s*\)/g,
-  ];
-  for (const re of patterns) for (const m of text.matchAll(re)) if (m[2] !== undefined) out.push(m[2]);
-  return out;
-}
 
 function intoController(file: string, spec: string): boolean {
   if (!spec.startsWith('.') && !spec.startsWith('/')) return /^(?:kangal-patch\/)?controller(?:\/|$)/.test(spec);

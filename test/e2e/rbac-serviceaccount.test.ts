@@ -1,0 +1,99 @@
+// The RBAC in kustomize/ is enough to run a rollout: `kangal-patch run` authenticates with a token
+// of the kangal-patch-controller ServiceAccount (TokenRequest API), not as the lab admin, and rolls
+// a plan across a small fleet with leader election, a drain whose PDB blocks (respectPDBs: false
+// deletes the pod), Events and status writes. Any 403 in its log fails the test.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
+import { tokenKubeconfigYaml } from '../lab/cluster/http.js';
+import { waitFor } from '../lab/wait.js';
+import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
+import { startJobLab, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
+import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+
+const TARGET = 'v1.13.2';
+const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+
+describe('RBAC end to end: the controller runs a rollout with its ServiceAccount token', function () {
+  this.timeout(300_000);
+  let lab: JobLab;
+  let kubeconfig: string;
+  const kubectl = (args: string[], input?: string, config?: string): string =>
+    execFileSync(lab.cluster.kubectl, ['--kubeconfig', config ?? lab.cluster.kubeconfigPath, ...args], { encoding: 'utf8', input, cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  const canI = (args: string[]): string => {
+    try {
+      return kubectl(['auth', 'can-i', ...args], undefined, kubeconfig).trim();
+    } catch (err) {
+      // can-i exits 1 when the answer is no.
+      return String((err as { stdout?: string }).stdout ?? '').trim();
+    }
+  };
+
+  before(async function () {
+    lab = await startJobLab({
+      fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      images: [factoryImage('nocloud', TARGET)],
+      workloads: [
+        { namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 2, pdb: { maxUnavailable: 1 } },
+        // Never disruptable: with respectPDBs false the drain deletes its pod (pods delete).
+        { namespace: 'shop', name: 'ledger', kind: 'replicaset', replicas: 1, pdb: { minAvailable: 1 } },
+      ],
+    });
+    assert.equal(LAB_NAMESPACE, OPERATOR_NAMESPACE, 'the e2e lab uses the namespace the manifests install into');
+    const rendered = parseObjects(kubectl(['kustomize', 'kustomize/default']), 'kubectl kustomize kustomize/default');
+    const rbac = rendered.filter((o) => RBAC_KINDS.includes(o.kind));
+    kubectl(['apply', '--server-side', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
+
+    const core = lab.kc.makeApiClient(CoreV1Api);
+    const token = await core.createNamespacedServiceAccountToken({
+      name: SERVICE_ACCOUNT,
+      namespace: OPERATOR_NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    kubeconfig = join(lab.cluster.dir, 'controller-sa.kubeconfig');
+    writeFileSync(kubeconfig, tokenKubeconfigYaml(lab.cluster.server, lab.cluster.caPem, token.status?.token ?? '', SERVICE_ACCOUNT), { mode: 0o600 });
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  it('the kubeconfig is the ServiceAccount, with no more rights than the manifests give', function () {
+    assert.match(kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], undefined, kubeconfig), new RegExp(`^system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}$`));
+    assert.equal(canI(['get', 'secrets', '-n', OPERATOR_NAMESPACE]), 'yes');
+    assert.equal(canI(['list', 'secrets', '-n', OPERATOR_NAMESPACE]), 'no');
+    assert.equal(canI(['get', 'secrets', '-n', 'shop']), 'no');
+    assert.equal(canI(['create', 'namespaces']), 'no');
+    assert.equal(canI(['update', 'nodes']), 'no');
+  });
+
+  it('rolls out a plan to Completed with no 403 in the controller log', async function () {
+    const controller = lab.startController({ kubeconfig, args: ['--leader-elect'] });
+    const example = examplePlan('simple-upgrade.yaml');
+    const target = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    await lab.applyPlan(labPlan(example, lab.talos.endpoint, { target, respectPDBs: false, drainTimeout: '2m' }));
+    const status = await lab.waitForPlan('simple-upgrade', 'Completed or Failed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.equal(status.completedNodes, 3);
+    await waitFor(() => (lab.observer.liveLeases().length === 0 && ['cp-1', 'worker-1', 'worker-2'].every((n) => lab.observer.node(n)?.unschedulable === false)) || undefined, {
+      timeoutMs: 30_000,
+      description: 'every slot Lease released and every node uncordoned',
+    });
+    for (const n of ['cp-1', 'worker-1', 'worker-2']) assert.equal(lab.observer.node(n)?.osImage, `Talos (${TARGET})`, n);
+
+    // Events were written (the default-namespace Role), as the controller's own identity.
+    const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default' });
+    assert.ok(events.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchJob'), 'Events about PatchJobs');
+    assert.ok(events.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchPlan'), 'Events about the PatchPlan');
+
+    // SIGTERM releases the leader Lease (update) and exits 0.
+    assert.equal(await controller.stop(), 0);
+    const log = readFileSync(controller.process.logPath, 'utf8');
+    const denied = log.split('\n').filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l));
+    assert.deepEqual(denied, [], 'no request of the controller was refused');
+    assert.ok(!controller.logs().some((l) => l['msg'] === 'cannot write Event'), 'every Event written');
+    assert.ok(controller.logs().some((l) => String(l['msg']).startsWith('leading')), 'it led');
+  });
+});

@@ -1,0 +1,48 @@
+// `npm run build` (tsc -p tsconfig.build.json) gives a runnable dist/: laid out as the container
+// image lays it out (/app/{package.json,bin,dist,node_modules}), the entry runs the compiled CLI
+// without tsx. Built into a temporary directory: a dist/ left in the worktree would make
+// bin/kangal-patch.js (and so every e2e test) run stale compiled code instead of the sources.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { makeLabDir, type LabDir } from '../lab/process.js';
+import { repoRoot } from '../support/manifests.js';
+
+const run = promisify(execFile);
+
+describe('build: dist/ runs as the image runs it', function () {
+  this.timeout(300_000);
+  let app: LabDir;
+
+  before(async function () {
+    app = makeLabDir('kangal-build');
+    await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', join(app.path, 'dist')], { cwd: repoRoot });
+    mkdirSync(join(app.path, 'bin'));
+    copyFileSync(join(repoRoot, 'bin/kangal-patch.js'), join(app.path, 'bin/kangal-patch.js'));
+    copyFileSync(join(repoRoot, 'package.json'), join(app.path, 'package.json'));
+    symlinkSync(join(repoRoot, 'node_modules'), join(app.path, 'node_modules'));
+  });
+  after(() => app?.remove());
+
+  it('compiles the controller, schemas and proto, and no tests', function () {
+    assert.ok(existsSync(join(app.path, 'dist/controller/cli.js')));
+    assert.ok(existsSync(join(app.path, 'dist/controller/main.js')));
+    assert.ok(!existsSync(join(app.path, 'dist/test')));
+  });
+
+  it('`kangal-patch run --help` lists the controller flags from the compiled code', async function () {
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'run', '--help'], { cwd: app.path });
+    for (const flag of ['--kubeconfig', '--namespace', '--leader-elect', '--metrics-bind-address', '--health-probe-bind-address', '--node-name']) assert.ok(stdout.includes(flag), `${flag} in:\n${stdout}`);
+  });
+
+  it('`kangal-patch validate` works on the examples from the compiled code', async function () {
+    const { stderr } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', join(repoRoot, 'examples/simple-upgrade.yaml')], { cwd: app.path });
+    assert.match(stderr, /^ok: 1 plan\(s\) in 1 file\(s\), 0 problem\(s\)/);
+  });
+
+  it('has no TypeScript sources to fall back on, so the runs above used dist/', function () {
+    assert.ok(!existsSync(join(app.path, 'controller')));
+  });
+});

@@ -1,0 +1,69 @@
+// There is no container engine on the development machines, so the Dockerfile cannot be built
+// here; this checks what can be checked without one: stages, base image, user, what the final
+// stage copies, the entry point, and that the production dependencies cover the compiled code.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { importSpecifiers, sourceFiles } from '../../support/source-files.js';
+import { repoRoot } from '../../support/manifests.js';
+
+interface Stage { from: string; name: string | undefined; lines: string[] }
+
+/** The Dockerfile's stages with their instructions (continuation lines joined, comments dropped). */
+function stages(text: string): Stage[] {
+  const out: Stage[] = [];
+  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  for (const line of lines) {
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
+    if (from) out.push({ from: from[1] ?? '', name: from[2], lines: [] });
+    else out.at(-1)?.lines.push(line);
+  }
+  return out;
+}
+
+const packageName = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec));
+
+describe('Dockerfile (static checks; no Docker engine here)', function () {
+  const all = stages(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
+  const final = all.at(-1) as Stage;
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+
+  it('is multi-stage on Node 20 LTS (bookworm-slim) everywhere', function () {
+    assert.ok(all.length >= 2, `${all.length} stages`);
+    for (const s of all) assert.equal(s.from, 'node:20-bookworm-slim', `stage ${s.name ?? '(final)'}`);
+    const build = all.find((s) => s.lines.some((l) => /npm run build/.test(l)));
+    assert.ok(build?.lines.some((l) => /^RUN npm ci\b(?!.*--omit=dev)/.test(l)), 'the build stage installs all dependencies with npm ci');
+  });
+
+  it('the final stage runs as uid 65532 with production dependencies and dist/ only', function () {
+    assert.ok(final.lines.some((l) => /^USER 65532(:65532)?$/.test(l)), 'USER 65532');
+    const copies = final.lines.filter((l) => l.startsWith('COPY'));
+    const build = all.find((s) => s.lines.some((l) => /npm run build/.test(l)));
+    const fromBuild = copies.filter((l) => l.includes(`--from=${build?.name ?? '?'}`));
+    assert.deepEqual(fromBuild.map((l) => l.split(/\s+/).at(-2)), ['/src/dist'], 'only dist/ comes from the build stage');
+    const depsCopy = copies.find((l) => /node_modules/.test(l));
+    const depsStage = all.find((s) => depsCopy?.includes(`--from=${s.name ?? '?'}`));
+    assert.ok(depsStage?.lines.some((l) => /^RUN npm ci --omit=dev\b/.test(l)), 'node_modules comes from a stage that ran npm ci --omit=dev');
+    assert.ok(!depsStage?.lines.some((l) => /npm run build/.test(l)), 'not from the build stage');
+    // Besides those: package.json ("type": "module") and the entry script, nothing from the build context's sources.
+    const fromContext = copies.filter((l) => !l.includes('--from='));
+    assert.deepEqual(fromContext.map((l) => l.split(/\s+/)[1]).sort(), ['bin/kangal-patch.js', 'package.json']);
+  });
+
+  it('ENTRYPOINT runs the package entry, which loads dist/controller/cli.js; CMD is run', function () {
+    assert.ok(final.lines.includes('ENTRYPOINT ["node", "/app/bin/kangal-patch.js"]'), final.lines.join('\n'));
+    assert.ok(final.lines.includes('CMD ["run"]'));
+    assert.ok(final.lines.includes('WORKDIR /app'));
+    assert.match(readFileSync(join(repoRoot, 'bin/kangal-patch.js'), 'utf8'), /dist\/controller\/cli\.js/);
+    assert.ok(existsSync(join(repoRoot, 'controller/cli.ts')));
+  });
+
+  it('the compiled code imports only Node built-ins and production dependencies', function () {
+    const builtins = new Set(builtinModules);
+    const files = ['controller', 'schemas', 'proto'].flatMap((d) => sourceFiles(join(repoRoot, d))).filter((f) => !f.endsWith('.d.ts'));
+    const bare = new Set(files.flatMap((f) => importSpecifiers(readFileSync(f, 'utf8'))).filter((s) => !s.startsWith('.') && !s.startsWith('node:')).map(packageName));
+    assert.ok(bare.has('@kubernetes/client-node'), [...bare].join(', '));
+    for (const name of bare) assert.ok(name in pkg.dependencies || builtins.has(name), `${name} is imported by the controller but is not in "dependencies"`);
+  });
+});

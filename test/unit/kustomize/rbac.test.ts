@@ -1,0 +1,86 @@
+// The controller's RBAC keeps least privilege: checked on the source files of kustomize/ (the
+// integration test checks the rendered output too), and the checker itself on bad examples.
+import assert from 'node:assert/strict';
+import { manifestFiles, OPERATOR_NAMESPACE, rbacViolations, SERVICE_ACCOUNT, type K8sObject, type PolicyRule } from '../../support/manifests.js';
+
+const role = (kind: 'Role' | 'ClusterRole', rules: PolicyRule[], namespace?: string): K8sObject => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind,
+  metadata: { name: 'r', ...(namespace ? { namespace } : {}) },
+  rules,
+});
+
+describe('kustomize: RBAC least privilege', function () {
+  const objects = manifestFiles('.').map((m) => m.object);
+  const roles = objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+  const rulesOf = (kind: string, name: string, namespace?: string): PolicyRule[] =>
+    (roles.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace)?.['rules'] as PolicyRule[] | undefined) ?? [];
+
+  it('the checker catches wildcards, Secret list/watch, escalate/bind/impersonate and ClusterRoles with Secrets', function () {
+    const cases: [K8sObject, RegExp][] = [
+      [role('ClusterRole', [{ apiGroups: [''], resources: ['pods'], verbs: ['*'] }]), /wildcard in verbs/],
+      [role('ClusterRole', [{ apiGroups: ['*'], resources: ['pods'], verbs: ['get'] }]), /wildcard in apiGroups/],
+      [role('ClusterRole', [{ apiGroups: [''], resources: ['pods/*'], verbs: ['get'] }]), /wildcard in resources/],
+      [role('ClusterRole', [{ nonResourceURLs: ['/metrics*'], verbs: ['get'] }]), /wildcard in nonResourceURLs/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list'] }], OPERATOR_NAMESPACE), /Secret verb list/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['watch'] }], OPERATOR_NAMESPACE), /Secret verb watch/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], 'kube-system'), /outside the operator namespace/],
+      [role('ClusterRole', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]), /a ClusterRole grants Secrets/],
+      [role('ClusterRole', [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['escalate'] }]), /verb escalate/],
+      [role('ClusterRole', [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['bind'] }]), /verb bind/],
+      [role('ClusterRole', [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }]), /verb impersonate/],
+    ];
+    for (const [object, expected] of cases) assert.match(rbacViolations([object]).join('\n'), expected, JSON.stringify(object));
+    assert.deepEqual(rbacViolations([role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], OPERATOR_NAMESPACE)]), []);
+  });
+
+  it('no file under kustomize/ breaks least privilege', function () {
+    assert.ok(roles.length >= 4, `found ${roles.length} roles`);
+    assert.deepEqual(rbacViolations(objects), []);
+  });
+
+  it('Secrets: get only, in the operator namespace only, not pinned by name (plans choose the name)', function () {
+    const grants = roles.flatMap((o) =>
+      ((o['rules'] as PolicyRule[] | undefined) ?? []).filter((r) => r.resources?.includes('secrets')).map((r) => ({ o, r })),
+    );
+    assert.equal(grants.length, 1);
+    assert.equal(grants[0]?.o.kind, 'Role');
+    assert.equal(grants[0]?.o.metadata.namespace, OPERATOR_NAMESPACE);
+    assert.deepEqual(grants[0]?.r.verbs, ['get']);
+  });
+
+  it('the controller ClusterRole holds exactly the cluster-wide verbs the code uses', function () {
+    const grants = (rules: PolicyRule[]): string[] =>
+      rules.flatMap((r) => (r.resources ?? r.nonResourceURLs ?? []).flatMap((res) => r.verbs.map((v) => `${(r.apiGroups ?? [])[0] ?? 'url'}/${res}:${v}`))).sort();
+    assert.deepEqual(grants(rulesOf('ClusterRole', 'kangal-patch-controller')), [
+      '/nodes:get', '/nodes:list', '/nodes:patch', '/nodes:watch',
+      '/pods/eviction:create',
+      '/pods:delete', '/pods:get', '/pods:list', '/pods:watch',
+      ...['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'].map((v) => `kangalpatch.ozalp.dk/patchjobs:${v}`),
+      ...['get', 'patch', 'update'].map((v) => `kangalpatch.ozalp.dk/patchjobs/status:${v}`),
+      ...['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'].map((v) => `kangalpatch.ozalp.dk/patchplans:${v}`),
+      'kangalpatch.ozalp.dk/patchplans/finalizers:update',
+      ...['get', 'patch', 'update'].map((v) => `kangalpatch.ozalp.dk/patchplans/status:${v}`),
+      'policy/poddisruptionbudgets:list', 'policy/poddisruptionbudgets:watch',
+      'url//readyz:get',
+    ].sort());
+    assert.deepEqual(grants(rulesOf('Role', 'kangal-patch-controller', 'kube-system')), ['apps/daemonsets:get', 'apps/daemonsets:list', 'apps/daemonsets:watch']);
+    assert.deepEqual(grants(rulesOf('Role', 'kangal-patch-controller-events', 'default')), ['events.k8s.io/events:create']);
+  });
+
+  it('every binding gives its role to the controller ServiceAccount only', function () {
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding');
+    assert.equal(bindings.length, 4);
+    for (const b of bindings) {
+      assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: OPERATOR_NAMESPACE }], `${b.kind} ${b.metadata.name}`);
+      const ref = b['roleRef'] as { kind: string; name: string };
+      assert.ok(roles.some((r) => r.kind === ref.kind && r.metadata.name === ref.name && (ref.kind === 'ClusterRole' || r.metadata.namespace === b.metadata.namespace)), `${b.kind} ${b.metadata.name} refers to a role here`);
+    }
+  });
+
+  it('kangal-patch-viewer is read-only on plans and jobs and aggregated to view', function () {
+    const viewer = roles.find((o) => o.metadata.name === 'kangal-patch-viewer');
+    assert.equal(viewer?.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-view'], 'true');
+    assert.deepEqual(viewer?.['rules'], [{ apiGroups: ['kangalpatch.ozalp.dk'], resources: ['patchplans', 'patchjobs'], verbs: ['get', 'list', 'watch'] }]);
+  });
+});
