@@ -15,7 +15,9 @@ export type ObservedKind =
   | 'leaseCreated'
   | 'leaseDeleted'
   /** A PatchJob (detail: `<job> <phase>`) entered a phase; node: its spec.nodeName. */
-  | 'jobPhase';
+  | 'jobPhase'
+  /** A Kubernetes component of a node started running another version (detail: `<component> <version>`): the Node's kubeletVersion, or a control-plane static pod's image tag. */
+  | 'componentVersion';
 
 export interface Observation {
   at: number;
@@ -31,6 +33,7 @@ interface NodeState {
   bootID: string;
   osImage: string;
   cordonedBy: string | undefined;
+  kubeletVersion: string;
 }
 
 export interface Observer {
@@ -43,8 +46,17 @@ export interface Observer {
   /** The same for one group of a plan (the `groupLabel` option). */
   maxConcurrentLeasesInGroup(labelValue: string, group: string): number;
   liveLeases(): string[];
+  /** Moments a kubelet ran a newer minor than the oldest kube-apiserver (each with what was seen). */
+  readonly skewViolations: string[];
   stop(): void;
 }
+
+const STATIC_POD_COMPONENTS = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
+/** major*1000+minor of `v1.35.4` (or of an image tag `v1.35.4-fat`); undefined for anything else. */
+const minorOf = (v: string | undefined): number | undefined => {
+  const m = /^v(\d+)\.(\d+)\.\d+/.exec(v ?? '');
+  return m ? Number(m[1]) * 1000 + Number(m[2]) : undefined;
+};
 
 /** The few fields of a PatchJob the observer reads (it does not share the product's types). */
 interface WatchedJob {
@@ -68,6 +80,25 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
   const push = (kind: ObservedKind, node: string, detail: string): void => {
     events.push({ at: Date.now(), kind, node, detail });
   };
+  // Version skew, from the watches alone: the kubelet of every node, the kube-apiserver of every control-plane node.
+  const kubelets = new Map<string, string>();
+  const apiServers = new Map<string, string>();
+  const componentVersions = new Map<string, string>();
+  const skewViolations: string[] = [];
+  const componentSeen = (node: string, component: string, version: string): void => {
+    const key = `${node}\u0000${component}`;
+    if (componentVersions.get(key) === version) return;
+    const first = !componentVersions.has(key);
+    componentVersions.set(key, version);
+    if (component === 'kubelet') kubelets.set(node, version);
+    if (component === 'kube-apiserver') apiServers.set(node, version);
+    if (!first) push('componentVersion', node, `${component} ${version}`);
+    const newestKubelet = Math.max(...[...kubelets.values()].map((v) => minorOf(v) ?? 0));
+    const oldestApi = Math.min(...[...apiServers.values()].map((v) => minorOf(v) ?? Number.MAX_SAFE_INTEGER));
+    if (apiServers.size > 0 && newestKubelet > oldestApi) {
+      skewViolations.push(`${new Date().toISOString()}: kubelets ${JSON.stringify(Object.fromEntries(kubelets))} vs kube-apiservers ${JSON.stringify(Object.fromEntries(apiServers))}`);
+    }
+  };
 
   const onNode = (type: string, n: V1Node): void => {
     const name = n.metadata?.name ?? '';
@@ -79,9 +110,11 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
       bootID: n.status?.nodeInfo?.bootID ?? '',
       osImage: n.status?.nodeInfo?.osImage ?? '',
       cordonedBy: n.metadata?.annotations?.['kangalpatch.ozalp.dk/cordoned-by'],
+      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
     };
     const before = nodes.get(name);
     nodes.set(name, state);
+    if (state.kubeletVersion !== '') componentSeen(name, 'kubelet', state.kubeletVersion);
     if (!before) return;
     if (state.unschedulable !== before.unschedulable) push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
     if (state.ready !== before.ready) push(state.ready ? 'ready' : 'notReady', name, state.osImage);
@@ -92,6 +125,11 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     const node = p.spec?.nodeName ?? podNodes.get(key) ?? '';
     if (type === 'ADDED' && !podNodes.has(key)) push('podAdded', node, key);
     podNodes.set(key, node);
+    const component = p.metadata?.labels?.['k8s-app'] ?? '';
+    const tag = p.spec?.containers[0]?.image?.split(':').at(-1) ?? '';
+    if (type !== 'DELETED' && p.metadata?.namespace === 'kube-system' && STATIC_POD_COMPONENTS.has(component) && minorOf(tag) !== undefined) {
+      componentSeen(node, component, tag.replace(/-(fat|slim)$/, ''));
+    }
     if (type === 'DELETED') {
       podNodes.delete(key);
       deleting.delete(key);
@@ -158,6 +196,7 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     maxConcurrentLeases: (label) => peaks.get(label) ?? 0,
     maxConcurrentLeasesInGroup: (label, group) => peaks.get(`${label}\u0000${group}`) ?? 0,
     liveLeases: () => [...leases.keys()],
+    skewViolations,
     stop: () => {
       stopped = true;
       for (const i of informers) void i.stop();
