@@ -336,7 +336,12 @@ export class SimNode {
       }
       const proxy = after.proxy;
       // Only a change of the proxy image itself: another CP node's older config must not roll it back.
-      if (proxy && proxy !== before.proxy) this.after(0, () => this.fleet.setKubeProxyImage(proxy, { podReadyMs: this.timings().kubeProxyPodMs }));
+      if (proxy && proxy !== before.proxy) {
+        this.after(0, async () => {
+          await this.fleet.setKubeProxyImage(proxy, { podReadyMs: this.timings().kubeProxyPodMs });
+          this.history.push(`kube-proxy image ${proxy} published`);
+        });
+      }
     }
     if (after.kubelet && after.kubelet !== before.kubelet) this.restartKubelet(after.kubelet);
   }
