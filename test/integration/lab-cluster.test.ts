@@ -123,21 +123,35 @@ describe('lab: control plane and fleet', function () {
     assert.deepEqual(taintKeys(up).filter((k) => k.startsWith('node.kubernetes.io/')), [], 'condition taints are gone once Ready');
   });
 
-  it('a control-plane node publishes static pods, and a live config change moves kubelet and static pods to new images', async () => {
+  it('a control-plane node publishes static pods (hostIP, config version); syncStaticPod replaces one, setKubelet moves the Node', async () => {
     const name = 'selftest-cp-1';
     const apiserverPod = (): Promise<V1Pod> => core.readNamespacedPod({ namespace: 'kube-system', name: `kube-apiserver-${name}` });
+    const readyOf = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     const first = await apiserverPod();
     assert.equal(first.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.35.2');
     assert.equal(first.metadata?.ownerReferences?.[0]?.kind, 'Node');
+    assert.equal(first.metadata?.annotations?.['talos.dev/config-version'], '1');
+    assert.equal(first.status?.hostIP, fleet.node(name)?.internalIP);
     assert.ok(isReady(first));
-    await fleet.applyComponents(name, { kubelet: 'ghcr.io/siderolabs/kubelet:v1.36.3', apiServer: 'registry.k8s.io/kube-apiserver:v1.36.3' });
-    assert.equal((await core.readNode({ name })).status?.nodeInfo?.kubeletVersion, 'v1.36.3');
+    const image = 'registry.k8s.io/kube-apiserver:v1.36.3';
+    await fleet.syncStaticPod(name, 'kube-apiserver', { image, configVersion: '2', ready: false });
     const replaced = await apiserverPod();
-    assert.equal(replaced.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+    assert.equal(replaced.spec?.containers[0]?.image, image);
     assert.notEqual(replaced.metadata?.uid, first.metadata?.uid, 'a changed static pod gets a new mirror pod');
-    assert.ok(isReady(replaced));
+    assert.equal(replaced.metadata?.annotations?.['talos.dev/config-version'], '2');
+    assert.ok(!isReady(replaced));
+    await fleet.syncStaticPod(name, 'kube-apiserver', { image, configVersion: '2', ready: true });
+    const ready = await apiserverPod();
+    assert.equal(ready.metadata?.uid, replaced.metadata?.uid, 'readiness alone keeps the mirror pod');
+    assert.ok(isReady(ready));
     const scheduler = await core.readNamespacedPod({ namespace: 'kube-system', name: `kube-scheduler-${name}` });
-    assert.equal(scheduler.spec?.containers[0]?.image, 'registry.k8s.io/kube-scheduler:v1.35.2', 'components the config did not change stay');
+    assert.equal(scheduler.spec?.containers[0]?.image, 'registry.k8s.io/kube-scheduler:v1.35.2', 'other static pods stay');
+
+    await fleet.setKubelet(name, { version: 'v1.36.3', ready: false });
+    const starting = await core.readNode({ name });
+    assert.deepEqual([starting.status?.nodeInfo?.kubeletVersion, readyOf(starting)], ['v1.36.3', 'False']);
+    await fleet.setKubelet(name, { version: 'v1.36.3', ready: true });
+    assert.equal(readyOf(await core.readNode({ name })), 'True');
   });
 
   it('the garbage collector deletes pods owned by a deleted ReplicaSet', async () => {

@@ -26,47 +26,11 @@ import { loadKubeConfig } from '../lab/kube.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { createRecordingFleet, type RecordingFleet, type SimCall, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
+import { rawClient, streamed, targeting, unary } from './talos-raw.js';
 import { testContext as op } from '../support/op-context.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 
 const SCHEMATIC = randomBytes(32).toString('hex');
-
-function rawClient(sim: TalosSimulator, endpoint = sim.endpoint): grpc.Client {
-  const creds = grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(sim.adminCert.key), Buffer.from(sim.adminCert.cert));
-  return new grpc.Client(endpoint, creds);
-}
-
-interface MethodDef<Req, Res> {
-  path: string;
-  requestSerialize: (req: Req) => Buffer;
-  responseDeserialize: (buf: Buffer) => Res;
-}
-
-function targeting(node: string, key: 'node' | 'nodes' = 'node'): grpc.Metadata {
-  const md = new grpc.Metadata();
-  for (const n of node.split(',')) md.add(key, n);
-  return md;
-}
-
-/** One unary call; resolves with the response or the gRPC status code name it failed with. */
-function unary<Req, Res>(c: grpc.Client, def: MethodDef<Req, Res>, req: Req, md: grpc.Metadata): Promise<Res | string> {
-  return new Promise((resolve) =>
-    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, md, { deadline: Date.now() + 5000 }, (err, res) =>
-      resolve(err ? (grpc.status[err.code] ?? String(err.code)) : (res as Res)),
-    ),
-  );
-}
-
-/** One server-streaming call; resolves with every message, or the gRPC status code name it failed with. */
-function streamed<Req, Res>(c: grpc.Client, def: MethodDef<Req, Res>, req: Req, md: grpc.Metadata): Promise<Res[] | string> {
-  return new Promise((resolve) => {
-    const got: Res[] = [];
-    const s = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, req, md, { deadline: Date.now() + 5000 });
-    s.on('data', (m: Res) => got.push(m));
-    s.on('error', (err: grpc.ServiceError) => resolve(grpc.status[err.code] ?? String(err.code)));
-    s.on('end', () => resolve(got));
-  });
-}
 
 /** Every record names the node and the caller, and arrival/answer times are in order and in [t0, now]. */
 function assertCallerAndTimes(calls: SimCall[], node: string, identity: string, t0: number): void {
@@ -439,10 +403,14 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
       const updated = config.replaceAll(':v1.35.4', ':v1.36.3');
       assert.notEqual(updated, config, 'the machine config names v1.35.4 images');
       await client.applyConfig(op(), '127.0.81.10', updated);
-      const node = await core.readNode({ name: 'talossim-cp' });
-      assert.equal(node.status?.nodeInfo?.kubeletVersion, 'v1.36.3');
-      const pod = await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' });
-      assert.equal(pod.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+      await waitFor(async () => (await core.readNode({ name: 'talossim-cp' })).status?.nodeInfo?.kubeletVersion === 'v1.36.3', {
+        timeoutMs: 20_000,
+        description: 'Node kubeletVersion v1.36.3',
+      });
+      await waitFor(
+        async () => (await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' })).spec?.containers[0]?.image === 'registry.k8s.io/kube-apiserver:v1.36.3',
+        { timeoutMs: 20_000, description: 'kube-apiserver mirror pod on v1.36.3' },
+      );
     } finally {
       client.close();
     }

@@ -5,12 +5,15 @@ import { randomUUID } from 'node:crypto';
 import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
-import type { BringUpOptions, ComponentImages, FleetControl, FleetNodeSpec, FleetNodeState } from './types.js';
-import { defaultStaticPodImages, syncStaticPods, versionOfImage } from './static-pods.js';
+import { defaultKubeProxyImage, KUBE_PROXY, KubeProxyDaemonSet } from './kube-proxy.js';
+import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from './types.js';
+import { defaultStaticPodImages, STATIC_POD_COMPONENTS, syncStaticPod } from './static-pods.js';
 import { Workloads, type WorkloadSpec } from './workloads.js';
 
-export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl } from './types.js';
+export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl, StaticPodComponent, StaticPodState } from './types.js';
 export type { WorkloadSpec } from './workloads.js';
+export { KUBE_PROXY } from './kube-proxy.js';
+export { CONFIG_VERSION_ANNOTATION, versionOfImage } from './static-pods.js';
 export { describeFleet, type FleetDescription } from './describe.js';
 
 export interface FleetOptions {
@@ -21,6 +24,12 @@ export interface FleetOptions {
   rescheduleDelayMs?: number;
   /** How often each up node renews its kube-node-lease Lease, like the kubelet (10 s). */
   leaseRenewMs?: number;
+  /**
+   * Run the `kube-system/kube-proxy` DaemonSet (one pod per node, rolled when a control-plane
+   * config names a new `cluster.proxy.image`). Off by default: only one fleet per cluster can own
+   * it, and suites sharing a cluster each start a fleet.
+   */
+  kubeProxy?: boolean;
 }
 
 export interface Fleet extends FleetControl {
@@ -42,12 +51,16 @@ class SimulatedFleet implements Fleet {
   private readonly leases: CoordinationV1Api;
   private readonly states = new Map<string, FleetNodeState>();
   private heartbeat: NodeJS.Timeout | undefined;
+  private readonly kubeProxy: KubeProxyDaemonSet | undefined;
   readonly workloads: Workloads;
 
   constructor(kc: KubeConfig, private readonly opts: FleetOptions) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.leases = kc.makeApiClient(CoordinationV1Api);
     this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200);
+    if (opts.kubeProxy) {
+      this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) => this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
+    }
     for (const spec of opts.nodes) this.states.set(spec.name, { ...spec, bootId: randomUUID(), up: true });
   }
 
@@ -57,11 +70,20 @@ class SimulatedFleet implements Fleet {
       await this.core.createNode({ body: nodeManifest(state) });
       await this.writeStatus(state);
       await this.renewLease(state);
-      if (state.role === 'controlplane') await syncStaticPods(this.core, state.name, defaultStaticPodImages(state.kubernetesVersion), true);
+      if (state.role === 'controlplane') {
+        const images = defaultStaticPodImages(state.kubernetesVersion);
+        // Version 1: what the Talos simulator's component config resources start at.
+        for (const component of STATIC_POD_COMPONENTS) await syncStaticPod(this.core, state, component, { image: images[component], configVersion: '1', ready: true });
+      }
     }
     this.heartbeat = setInterval(() => void this.renewAll(), this.opts.leaseRenewMs ?? 10_000);
     this.heartbeat.unref();
     await this.workloads.start(this.opts.workloads ?? []);
+    if (this.kubeProxy) {
+      const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
+      await ensureNamespace(this.core, KUBE_PROXY.namespace);
+      if (first) await this.kubeProxy.create(defaultKubeProxyImage(first.kubernetesVersion));
+    }
   }
 
   nodes(): readonly FleetNodeState[] {
@@ -77,6 +99,7 @@ class SimulatedFleet implements Fleet {
     state.up = false;
     await this.writeStatus(state);
     await this.workloads.nodeWentDown(name);
+    this.kubeProxy?.nodeChanged();
   }
 
   async bringUp(name: string, opts: BringUpOptions = {}): Promise<FleetNodeState> {
@@ -85,6 +108,7 @@ class SimulatedFleet implements Fleet {
     state.kubernetesVersion = opts.kubernetesVersion ?? state.kubernetesVersion;
     state.bootId = opts.bootId ?? randomUUID();
     state.up = true;
+    state.kubeletStarting = false;
     if (opts.schematic && opts.schematic !== state.schematic) {
       state.schematic = opts.schematic;
       await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: state.schematic } } } }, mergePatch);
@@ -92,21 +116,30 @@ class SimulatedFleet implements Fleet {
     await this.writeStatus(state);
     await this.renewLease(state);
     await this.workloads.nodeCameUp(name);
+    this.kubeProxy?.nodeChanged();
     return { ...state };
   }
 
-  async applyComponents(name: string, images: ComponentImages): Promise<void> {
+  async syncStaticPod(name: string, component: StaticPodComponent, pod: StaticPodState): Promise<void> {
     const state = this.mustGet(name);
-    const kubelet = versionOfImage(images.kubelet);
-    if (kubelet && kubelet !== state.kubernetesVersion) {
-      state.kubernetesVersion = kubelet;
-      await this.writeStatus(state);
-    }
-    if (state.role === 'controlplane') await syncStaticPods(this.core, state.name, images, state.up);
+    if (state.role !== 'controlplane') throw new Error(`node ${name} is a worker: it runs no static pod ${component}`);
+    await syncStaticPod(this.core, state, component, pod);
+  }
+
+  async setKubelet(name: string, kubelet: { version: string; ready: boolean }): Promise<void> {
+    const state = this.mustGet(name);
+    state.kubernetesVersion = kubelet.version;
+    state.kubeletStarting = !kubelet.ready;
+    await this.writeStatus(state);
+  }
+
+  async setKubeProxyImage(image: string, opts: { podReadyMs: number }): Promise<void> {
+    await this.kubeProxy?.setImage(image, opts.podReadyMs);
   }
 
   async stop(): Promise<void> {
     clearInterval(this.heartbeat);
+    this.kubeProxy?.stop();
     await this.workloads.stop();
   }
 
@@ -128,7 +161,7 @@ class SimulatedFleet implements Fleet {
   private async writeConditionTaints(state: FleetNodeState): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const node = await this.core.readNode({ name: state.name });
-      const taints = conditionTaints(node.spec?.taints ?? [], state.up);
+      const taints = conditionTaints(node.spec?.taints ?? [], state);
       if (taints === undefined) return;
       try {
         await this.core.patchNode({ name: state.name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } } }, mergePatch);
@@ -165,9 +198,10 @@ const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
 
 /** The node's taints with the condition taints set for its state, or undefined when nothing changes. */
-function conditionTaints(current: V1Taint[], up: boolean): V1Taint[] | undefined {
+function conditionTaints(current: V1Taint[], state: FleetNodeState): V1Taint[] | undefined {
   const others = current.filter((t) => t.key !== NOT_READY_TAINT && t.key !== UNREACHABLE_TAINT);
-  const wanted = up ? others : [...others, { key: UNREACHABLE_TAINT, effect: 'NoSchedule' }];
+  const condition = !state.up ? UNREACHABLE_TAINT : state.kubeletStarting ? NOT_READY_TAINT : undefined;
+  const wanted = condition ? [...others, { key: condition, effect: 'NoSchedule' }] : others;
   const same = wanted.length === current.length && wanted.every((t) => current.some((c) => c.key === t.key && c.effect === t.effect));
   return same ? undefined : wanted;
 }

@@ -28,10 +28,15 @@ export function nodeManifest(spec: FleetNodeSpec): V1Node {
   };
 }
 
-function readyCondition(up: boolean, now: Date): V1NodeCondition {
-  return up
-    ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }
-    : { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now };
+function readyCondition(state: FleetNodeState, now: Date): V1NodeCondition {
+  if (!state.up) {
+    return { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now };
+  }
+  if (state.kubeletStarting) {
+    const message = 'container runtime status check may not have completed yet';
+    return { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message, lastHeartbeatTime: now, lastTransitionTime: now };
+  }
+  return { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now };
 }
 
 export function nodeStatus(state: FleetNodeState, now: Date): V1NodeStatus {
@@ -56,7 +61,7 @@ export function nodeStatus(state: FleetNodeState, now: Date): V1NodeStatus {
       machineID: machineId(state.name),
       systemUUID: machineId(state.name),
     },
-    conditions: [readyCondition(state.up, now)],
+    conditions: [readyCondition(state, now)],
   };
 }
 
@@ -93,7 +98,8 @@ export function podManifest(namespace: string, workload: string, nodeName: strin
   };
 }
 
-export function podStatus(ready: boolean, now: Date): V1PodStatus {
+/** A running pod's status; `containers` default to the single `app` container of workload pods. */
+export function podStatus(ready: boolean, now: Date, containers: { name: string; image: string }[] = [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }]): V1PodStatus {
   const flag = ready ? 'True' : 'False';
   return {
     phase: 'Running',
@@ -104,8 +110,6 @@ export function podStatus(ready: boolean, now: Date): V1PodStatus {
       { type: 'ContainersReady', status: flag, lastTransitionTime: now },
       { type: 'Ready', status: flag, lastTransitionTime: now },
     ],
-    containerStatuses: [
-      { name: 'app', image: 'registry.k8s.io/pause:3.10', imageID: '', ready, started: ready, restartCount: 0, state: { running: { startedAt: now } } },
-    ],
+    containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: '', ready, started: ready, restartCount: 0, state: { running: { startedAt: now } } })),
   };
 }

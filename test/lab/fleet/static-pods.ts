@@ -1,74 +1,83 @@
 // Mirror pods of a Talos control-plane node's static pods (kube-apiserver, kube-controller-manager,
-// kube-scheduler in kube-system), as its kubelet publishes them: owned by the Node, replaced with a
-// new UID when the machine config names a new image.
+// kube-scheduler in kube-system), as its kubelet publishes them: owned by the Node, labelled
+// `k8s-app=<component>`, annotated with `talos.dev/config-version`, `status.hostIP` = the node's
+// IP (what `talosctl upgrade-k8s` matches on), replaced with a new UID when the pod changes.
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { apiStatus, mergePatch } from '../kube.js';
 import { podStatus, SIMULATED_LABEL } from './objects.js';
-import type { ComponentImages } from './types.js';
+import type { ComponentImages, StaticPodComponent, StaticPodState } from './types.js';
 
 const NAMESPACE = 'kube-system';
+export const CONFIG_VERSION_ANNOTATION = 'talos.dev/config-version';
+const SECRETS_VERSION_ANNOTATION = 'talos.dev/secrets-version';
 
-export const STATIC_PODS = {
-  apiServer: 'kube-apiserver',
-  controllerManager: 'kube-controller-manager',
-  scheduler: 'kube-scheduler',
-} as const;
+/** Each static pod and the machine config image field it runs. */
+export const STATIC_PODS: Record<StaticPodComponent, keyof ComponentImages> = {
+  'kube-apiserver': 'apiServer',
+  'kube-controller-manager': 'controllerManager',
+  'kube-scheduler': 'scheduler',
+};
 
-/** The `vX.Y.Z` tag of an image reference, or undefined when it has none. */
+export const STATIC_POD_COMPONENTS = Object.keys(STATIC_PODS) as StaticPodComponent[];
+
+/**
+ * The `vX.Y.Z` version an image tag names (pre-release kept; Talos' kubelet variant suffixes
+ * `-fat`/`-slim` dropped: `kubelet:v1.35.2-fat` runs v1.35.2), or undefined when it names none.
+ */
 export function versionOfImage(image: string | undefined): string | undefined {
-  const tag = image?.split(':').at(-1);
-  return tag && /^v\d+\.\d+\.\d+$/.test(tag) ? tag : undefined;
+  const tag = image?.split(':').at(-1)?.replace(/-(fat|slim)$/, '');
+  return tag && /^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(tag) ? tag : undefined;
 }
 
 /** The images a control-plane node of this Kubernetes version starts with. */
-export function defaultStaticPodImages(kubernetesVersion: string): ComponentImages {
+export function defaultStaticPodImages(kubernetesVersion: string): Record<StaticPodComponent, string> {
   return {
-    apiServer: `registry.k8s.io/kube-apiserver:${kubernetesVersion}`,
-    controllerManager: `registry.k8s.io/kube-controller-manager:${kubernetesVersion}`,
-    scheduler: `registry.k8s.io/kube-scheduler:${kubernetesVersion}`,
+    'kube-apiserver': `registry.k8s.io/kube-apiserver:${kubernetesVersion}`,
+    'kube-controller-manager': `registry.k8s.io/kube-controller-manager:${kubernetesVersion}`,
+    'kube-scheduler': `registry.k8s.io/kube-scheduler:${kubernetesVersion}`,
   };
 }
 
-export async function syncStaticPods(core: CoreV1Api, nodeName: string, images: ComponentImages, ready: boolean): Promise<void> {
-  const node = await core.readNode({ name: nodeName });
-  for (const [key, component] of Object.entries(STATIC_PODS) as [keyof typeof STATIC_PODS, string][]) {
-    const image = images[key];
-    if (!image) continue;
-    const name = `${component}-${nodeName}`;
-    try {
-      await replaceMirrorPod(core, mirrorPod(name, component, image, nodeName, node.metadata?.uid ?? ''), ready);
-    } catch (err) {
-      throw new Error(`static pod ${NAMESPACE}/${name} on ${nodeName}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+export async function syncStaticPod(core: CoreV1Api, node: { name: string; internalIP: string }, component: StaticPodComponent, state: StaticPodState): Promise<void> {
+  const name = `${component}-${node.name}`;
+  try {
+    const current = await core.readNamespacedPod({ namespace: NAMESPACE, name }).catch((err: unknown) => {
+      if (apiStatus(err) === 404) return undefined;
+      throw err;
+    });
+    const same = current?.spec?.containers[0]?.image === state.image && current.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] === state.configVersion;
+    if (!same) {
+      if (current) await core.deleteNamespacedPod({ namespace: NAMESPACE, name, gracePeriodSeconds: 0 });
+      const nodeUid = (await core.readNode({ name: node.name })).metadata?.uid ?? '';
+      await core.createNamespacedPod({ namespace: NAMESPACE, body: mirrorPod(name, component, state, node.name, nodeUid) });
     }
+    const status = { ...podStatus(state.ready, new Date(), [{ name: component, image: state.image }]), hostIP: node.internalIP, podIP: node.internalIP };
+    await core.patchNamespacedPodStatus({ namespace: NAMESPACE, name, body: { status } }, mergePatch);
+  } catch (err) {
+    throw new Error(`static pod ${NAMESPACE}/${name} on ${node.name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 
-async function replaceMirrorPod(core: CoreV1Api, pod: V1Pod, ready: boolean): Promise<void> {
-  const name = pod.metadata?.name ?? '';
-  const current = await core.readNamespacedPod({ namespace: NAMESPACE, name }).catch((err: unknown) => {
-    if (apiStatus(err) === 404) return undefined;
-    throw err;
-  });
-  if (current?.spec?.containers[0]?.image === pod.spec?.containers[0]?.image) return;
-  if (current) await core.deleteNamespacedPod({ namespace: NAMESPACE, name, gracePeriodSeconds: 0 });
-  await core.createNamespacedPod({ namespace: NAMESPACE, body: pod });
-  await core.patchNamespacedPodStatus({ namespace: NAMESPACE, name, body: { status: podStatus(ready, new Date()) } }, mergePatch);
-}
-
-function mirrorPod(name: string, component: string, image: string, nodeName: string, nodeUid: string): V1Pod {
+function mirrorPod(name: string, component: StaticPodComponent, state: StaticPodState, nodeName: string, nodeUid: string): V1Pod {
   return {
     metadata: {
       name,
       namespace: NAMESPACE,
       labels: { 'k8s-app': component, tier: 'control-plane', [SIMULATED_LABEL]: 'true' },
-      annotations: { 'kubernetes.io/config.mirror': image, 'kubernetes.io/config.source': 'file' },
+      annotations: {
+        'kubernetes.io/config.mirror': state.image,
+        'kubernetes.io/config.source': 'file',
+        [CONFIG_VERSION_ANNOTATION]: state.configVersion,
+        [SECRETS_VERSION_ANNOTATION]: '1',
+      },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }],
     },
     spec: {
       nodeName,
-      containers: [{ name: component, image }],
+      containers: [{ name: component, image: state.image }],
       tolerations: [{ operator: 'Exists' }],
       hostNetwork: true,
+      priorityClassName: 'system-cluster-critical',
     },
   };
 }

@@ -21,6 +21,8 @@ export interface FleetNodeState extends FleetNodeSpec {
   /** Changes on every simulated boot, like /proc/sys/kernel/random/boot_id. */
   bootId: string;
   up: boolean;
+  /** A restarted kubelet that has not reported Ready yet: the Node is up but Ready=False. */
+  kubeletStarting?: boolean;
 }
 
 export interface BringUpOptions {
@@ -37,6 +39,18 @@ export interface ComponentImages {
   apiServer?: string | undefined;
   controllerManager?: string | undefined;
   scheduler?: string | undefined;
+  proxy?: string | undefined;
+}
+
+/** The static pods Talos runs on a control-plane node (mirror pod `kube-system/<component>-<node>`). */
+export type StaticPodComponent = 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';
+
+/** What a control-plane node's kubelet runs for one static pod. */
+export interface StaticPodState {
+  image: string;
+  /** `talos.dev/config-version`: metadata.version of the component's COSI config resource (APIServerConfigs, ...). */
+  configVersion: string;
+  ready: boolean;
 }
 
 /** What the Talos simulator needs from the fleet to make a reboot visible in Kubernetes. */
@@ -49,8 +63,19 @@ export interface FleetControl {
   /** The node boots: new boot ID, versions as given, Ready again. */
   bringUp(name: string, opts?: BringUpOptions): Promise<FleetNodeState>;
   /**
-   * The node's machine config changed live (ApplyConfiguration): the kubelet restarts on the
-   * version its image names and control-plane static pods are replaced, as Talos does.
+   * A control-plane node's static pod as its kubelet runs it: a new image or config version
+   * replaces the mirror pod (new UID); the same image and version only updates its readiness.
    */
-  applyComponents(name: string, images: ComponentImages): Promise<void>;
+  syncStaticPod(name: string, component: StaticPodComponent, pod: StaticPodState): Promise<void>;
+  /**
+   * The node's kubelet (re)started on `version`: the Node reports that kubeletVersion, Ready=False
+   * while `ready` is false (the kubelet's first status posts), Ready=True once it is.
+   */
+  setKubelet(name: string, kubelet: { version: string; ready: boolean }): Promise<void>;
+  /**
+   * Talos re-rendered the bootstrap manifests from a control-plane config naming this kube-proxy
+   * image: the `kube-system/kube-proxy` DaemonSet takes it (no-op when it has it already) and rolls
+   * its pods node by node, each new pod Ready after `podReadyMs`. Resolves once the template is updated.
+   */
+  setKubeProxyImage(image: string, opts: { podReadyMs: number }): Promise<void>;
 }

@@ -33,6 +33,9 @@ interface Workload {
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
+/** The pod's containers by name and image, so a readiness change keeps its container statuses right. */
+const containersOf = (pod: V1Pod): { name: string; image: string }[] => (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '' }));
+
 export class Workloads {
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
@@ -220,7 +223,7 @@ export class Workloads {
     for (const pod of await this.podsOn(nodeName)) {
       if (pod.metadata?.deletionTimestamp) continue;
       await this.core
-        .patchNamespacedPodStatus({ namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date()) } }, mergePatch)
+        .patchNamespacedPodStatus({ namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date(), containersOf(pod)) } }, mergePatch)
         .catch((err: unknown) => {
           if (apiStatus(err) !== 404) throw err;
         });

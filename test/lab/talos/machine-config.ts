@@ -1,7 +1,7 @@
 // A realistic v1alpha1 machine config, shaped like `talosctl gen config` output (trimmed of
 // secrets we do not simulate; placeholder key material is clearly fake).
-import { stringify } from 'yaml';
-import type { NodeRole } from '../fleet/types.js';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { ComponentImages, NodeRole } from '../fleet/types.js';
 
 export interface MachineConfigInput {
   name: string;
@@ -65,4 +65,41 @@ export function machineConfigYaml(i: MachineConfigInput): string {
     });
   }
   return stringify({ version: 'v1alpha1', debug: false, persist: true, machine, cluster }, { lineWidth: 0 });
+}
+
+/** Where each Kubernetes component image lives in a v1alpha1 machine config (as `talosctl upgrade-k8s` patches it). */
+export const IMAGE_PATHS: Record<keyof ComponentImages, string> = {
+  kubelet: 'machine.kubelet.image',
+  apiServer: 'cluster.apiServer.image',
+  controllerManager: 'cluster.controllerManager.image',
+  scheduler: 'cluster.scheduler.image',
+  proxy: 'cluster.proxy.image',
+};
+
+/** The component images a machine config's v1alpha1 document names (fields it lacks are undefined). */
+export function configImages(config: string): ComponentImages {
+  const docs = parseAllDocuments(config);
+  const doc = (Array.isArray(docs) ? docs : []).map((d) => d.toJS() as unknown).find((d) => (d as { version?: unknown } | null)?.version === 'v1alpha1');
+  const at = (path: string): string | undefined => {
+    let v: unknown = doc;
+    for (const key of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+    return typeof v === 'string' ? v : undefined;
+  };
+  const out: ComponentImages = {};
+  for (const [key, path] of Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]) out[key] = at(path);
+  return out;
+}
+
+/** One image a config change moves: `path` in the config, the image before and after. */
+export interface ImageChange {
+  path: string;
+  from: string | undefined;
+  to: string | undefined;
+}
+
+/** The component images that differ between two machine configs, in IMAGE_PATHS order. */
+export function imageChanges(before: string, after: string): ImageChange[] {
+  const a = configImages(before);
+  const b = configImages(after);
+  return (Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]).filter(([k]) => a[k] !== b[k]).map(([k, path]) => ({ path, from: a[k], to: b[k] }));
 }

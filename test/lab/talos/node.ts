@@ -4,19 +4,21 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { parseDocument, stringify as toYaml } from 'yaml';
+import { stringify as toYaml } from 'yaml';
 import { MachineConfigSpec } from '../../../proto/gen/resource/config/config.js';
 import { RuntimeMachineStage } from '../../../proto/gen/resource/definitions/enums/enums.js';
 import { Layer } from '../../../proto/gen/resource/definitions/extensions/extensions.js';
+import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec, SchedulerConfigSpec } from '../../../proto/gen/resource/definitions/k8s/k8s.js';
+import { ServiceSpec } from '../../../proto/gen/resource/definitions/v1alpha1/v1alpha1.js';
 import {
   BootIDSpec,
   ImageFactorySchematicSpec,
   MachineStatusSpec,
   VersionSpec,
 } from '../../../proto/gen/resource/definitions/runtime/runtime.js';
-import type { ComponentImages, FleetControl, FleetNodeState, NodeRole } from '../fleet/types.js';
-import { versionOfImage } from '../fleet/static-pods.js';
-import { machineConfigYaml } from './machine-config.js';
+import type { FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
+import { STATIC_POD_COMPONENTS, STATIC_PODS, versionOfImage } from '../fleet/static-pods.js';
+import { configImages, type ImageChange, machineConfigYaml } from './machine-config.js';
 import { versionAtLeast } from './versions.js';
 
 
@@ -33,12 +35,46 @@ export interface TalosSimTimings {
   rebootMs: number;
   /** API answers, stage `booting`, not ready, → running + ready (Kubernetes Node Ready again). */
   bootMs: number;
+  /** ApplyConfiguration changed a static pod's image → its mirror pod is replaced (new UID), not Ready. */
+  staticPodRestartMs: number;
+  /** New mirror pod not Ready → Ready. */
+  staticPodReadyMs: number;
+  /** ApplyConfiguration changed `machine.kubelet.image` → the kubelet service is down (COSI Services/kubelet gone) this long, then runs the new version (Node kubeletVersion moves, Ready=False). */
+  kubeletRestartMs: number;
+  /** Restarted kubelet Ready=False → Ready (Services/kubelet healthy). 0: Ready at once. */
+  kubeletReadyMs: number;
+  /** kube-proxy DaemonSet rollout: a node's new pod is created → Ready (then the next node's turn). */
+  kubeProxyPodMs: number;
 }
 
 /** Sub-second timings for tests. */
-export const TEST_TIMINGS: TalosSimTimings = { upgradeMs: 60, pullMs: 30, installMs: 40, shutdownMs: 20, rebootMs: 120, bootMs: 60 };
+export const TEST_TIMINGS: TalosSimTimings = {
+  upgradeMs: 60,
+  pullMs: 30,
+  installMs: 40,
+  shutdownMs: 20,
+  rebootMs: 120,
+  bootMs: 60,
+  staticPodRestartMs: 400,
+  staticPodReadyMs: 300,
+  kubeletRestartMs: 300,
+  kubeletReadyMs: 200,
+  kubeProxyPodMs: 200,
+};
 /** A few seconds per reboot, for the demo. */
-export const DEMO_TIMINGS: TalosSimTimings = { upgradeMs: 2000, pullMs: 1500, installMs: 2500, shutdownMs: 500, rebootMs: 3000, bootMs: 1500 };
+export const DEMO_TIMINGS: TalosSimTimings = {
+  upgradeMs: 2000,
+  pullMs: 1500,
+  installMs: 2500,
+  shutdownMs: 500,
+  rebootMs: 3000,
+  bootMs: 1500,
+  staticPodRestartMs: 3000,
+  staticPodReadyMs: 4000,
+  kubeletRestartMs: 3000,
+  kubeletReadyMs: 2000,
+  kubeProxyPodMs: 2000,
+};
 
 export interface RpcFault {
   code: GrpcStatus;
@@ -69,17 +105,29 @@ export interface NodeFaults {
    * cleared or changed, so a test can call the node in that phase without racing a timer.
    */
   holdPhase?: 'upgrading' | 'rebooting' | 'booting';
+  /** After its image changes, this static pod's new mirror pod stays not Ready (until the fault is cleared). */
+  staticPodNeverReady?: StaticPodComponent;
+  /** ApplyConfiguration is rejected with this status; nothing changes on the node. */
+  applyConfigError?: RpcFault;
+  /** COSI Get/List/Watch of MachineConfigs fails with this status (the config cannot be read). */
+  configReadError?: RpcFault;
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
 
-/** The mutating Talos API calls the simulator records per node (gRPC service.method). */
+/**
+ * The Talos API calls the simulator records per node (gRPC service.method): every mutating call,
+ * plus COSI reads of the machine config (State.* on MachineConfigs, the first step of a config patch).
+ */
 export type SimCallMethod =
   | 'MachineService.Upgrade'
   | 'ImageService.Pull'
   | 'LifecycleService.Upgrade'
   | 'MachineService.Reboot'
-  | 'MachineService.ApplyConfiguration';
+  | 'MachineService.ApplyConfiguration'
+  | 'State.Get'
+  | 'State.List'
+  | 'State.Watch';
 
 /** What the caller saw: `pending` while a stream runs, `ok`, or the gRPC status it was answered with. */
 export type SimCallResult = 'pending' | 'ok' | { code: GrpcStatus; codeName: string; message: string };
@@ -111,6 +159,13 @@ export interface SimCall {
   /** ApplyConfiguration mode by name (`AUTO`, `NO_REBOOT`, ...). */
   applyMode?: string;
   dryRun?: boolean;
+  /**
+   * ApplyConfiguration: the component images the sent config changes against the node's config
+   * at arrival (path such as `cluster.apiServer.image`, from, to), also for rejected calls and dry runs.
+   */
+  imageChanges?: ImageChange[];
+  /** State.*: `namespace/type/id` read (id empty for List/Watch of a whole type). */
+  resource?: string;
   result: SimCallResult;
   /** LifecycleService.Upgrade: the final exit_code the stream reported (the stream itself ends OK). */
   exitCode?: number;
@@ -191,7 +246,13 @@ export class SimNode {
   bootsIntoNewVersion = 0;
   /** Every time the node went down for a reboot (upgrade or plain). */
   reboots = 0;
+  /** The kubelet service: `stopped` while it restarts (COSI Services/kubelet absent), `starting` until healthy. */
+  kubelet: 'running' | 'stopped' | 'starting' = 'running';
   private readonly versions = new Map<string, VersionRecord>();
+  /** Per static pod (and `kubelet`): the latest restart; pending steps of an older one give way. */
+  private readonly restarts = new Map<string, number>();
+  /** Static pods a `staticPodNeverReady` fault holds not Ready, with the step that makes them Ready. */
+  private readonly heldNotReady = new Map<StaticPodComponent, () => Promise<void>>();
   /** The step a `holdPhase` fault is holding back. */
   private held: { phase: Phase; resume: () => void | Promise<void> } | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -254,13 +315,116 @@ export class SimNode {
     this.events.emit('change', what);
   }
 
-  /** A live config change reaches Kubernetes: kubelet version and static pods follow the config. */
-  async applyConfig(config: string): Promise<void> {
+  /**
+   * A live config change (ApplyConfiguration, no reboot), carried out the way Talos' controllers
+   * do: the COSI resources derived from the config get their new versions at once; each static
+   * pod whose image changed restarts (its mirror pod replaced after staticPodRestartMs, Ready
+   * staticPodReadyMs later); a new kubelet image restarts the kubelet; a changed proxy image in a
+   * control-plane config reaches the kube-proxy DaemonSet. What the change did not touch is left alone.
+   */
+  applyConfig(config: string): void {
+    const before = configImages(this.config);
+    this.trackAll(); // versions as they were, so the change below bumps exactly what it touches
     this.config = config;
-    const images = configImages(config);
-    this.kubernetesVersion = versionOfImage(images.kubelet) ?? this.kubernetesVersion;
+    this.trackAll();
+    const after = configImages(config);
     this.changed('config applied');
-    await this.fleet.applyComponents(this.name, images);
+    if (this.role === 'controlplane') {
+      for (const component of STATIC_POD_COMPONENTS) {
+        const image = after[STATIC_PODS[component]];
+        if (image && image !== before[STATIC_PODS[component]]) this.restartStaticPod(component, image);
+      }
+      const proxy = after.proxy;
+      // Only a change of the proxy image itself: another CP node's older config must not roll it back.
+      if (proxy && proxy !== before.proxy) {
+        this.after(0, async () => {
+          await this.fleet.setKubeProxyImage(proxy, { podReadyMs: this.timings().kubeProxyPodMs });
+          this.history.push(`kube-proxy image ${proxy} published`);
+        });
+      }
+    }
+    if (after.kubelet && after.kubelet !== before.kubelet) this.restartKubelet(after.kubelet);
+  }
+
+  /** metadata.version of the component's COSI config resource (APIServerConfigs, ...) as a reader sees it now. */
+  componentConfigVersion(component: StaticPodComponent): string {
+    const r = this.resources().find((x) => x.namespace === 'controlplane' && x.id === component);
+    return r ? String(this.track(r).version) : '';
+  }
+
+  private trackAll(): void {
+    for (const r of this.resources()) this.track(r);
+  }
+
+  /** Starts a new restart of `what`; the returned check turns false once a newer one (or a reboot) starts. */
+  private nextRestart(what: string): () => boolean {
+    const gen = (this.restarts.get(what) ?? 0) + 1;
+    this.restarts.set(what, gen);
+    return () => this.restarts.get(what) === gen;
+  }
+
+  private restartStaticPod(component: StaticPodComponent, image: string): void {
+    const isCurrent = this.nextRestart(component);
+    this.heldNotReady.delete(component);
+    const configVersion = this.componentConfigVersion(component);
+    const sync = (ready: boolean): Promise<void> => this.fleet.syncStaticPod(this.name, component, { image, configVersion, ready });
+    const becomeReady = async (): Promise<void> => {
+      if (!isCurrent()) return;
+      await sync(true);
+      this.changed(`${component} ready`);
+    };
+    this.after(this.timings().staticPodRestartMs, async () => {
+      if (!isCurrent()) return;
+      await sync(false);
+      this.changed(`${component} restarted on ${image}`);
+      this.after(this.timings().staticPodReadyMs, () => {
+        if (!isCurrent()) return;
+        if (this.faults.staticPodNeverReady === component) {
+          this.heldNotReady.set(component, becomeReady);
+          this.history.push(`${component} held not ready`);
+          return;
+        }
+        return becomeReady();
+      });
+    });
+  }
+
+  private restartKubelet(image: string): void {
+    const isCurrent = this.nextRestart('kubelet');
+    const version = versionOfImage(image) ?? this.kubernetesVersion;
+    this.kubelet = 'stopped';
+    this.changed('kubelet stopped');
+    this.after(this.timings().kubeletRestartMs, async () => {
+      if (!isCurrent()) return;
+      const readyMs = this.timings().kubeletReadyMs;
+      this.kubernetesVersion = version;
+      this.kubelet = readyMs > 0 ? 'starting' : 'running';
+      await this.fleet.setKubelet(this.name, { version, ready: readyMs <= 0 });
+      this.changed(`kubelet ${version} ${this.kubelet}`);
+      if (readyMs <= 0) return;
+      this.after(readyMs, async () => {
+        if (!isCurrent()) return;
+        this.kubelet = 'running';
+        await this.fleet.setKubelet(this.name, { version, ready: true });
+        this.changed(`kubelet ${version} running`);
+      });
+    });
+  }
+
+  /** A reboot ends every restart in progress: the node comes back running what its config names. */
+  private abandonRestarts(): void {
+    for (const [what, gen] of this.restarts) this.restarts.set(what, gen + 1);
+    this.heldNotReady.clear();
+  }
+
+  /** After a boot, the kubelet publishes the static pods afresh, annotated with the restarted resource versions. */
+  private async republishStaticPods(): Promise<void> {
+    if (this.role !== 'controlplane') return;
+    const images = configImages(this.config);
+    for (const component of STATIC_POD_COMPONENTS) {
+      const image = images[STATIC_PODS[component]];
+      if (image) await this.fleet.syncStaticPod(this.name, component, { image, configVersion: this.componentConfigVersion(component), ready: true });
+    }
   }
 
   after(ms: number, fn: () => void | Promise<void>): void {
@@ -289,6 +453,11 @@ export class SimNode {
 
   /** Called when faults change: a step held by `holdPhase` continues once that hold is gone. */
   faultsChanged(): void {
+    for (const [component, resume] of this.heldNotReady) {
+      if (this.faults.staticPodNeverReady === component) continue;
+      this.heldNotReady.delete(component);
+      this.after(0, resume);
+    }
     const held = this.held;
     if (!held || this.faults.holdPhase === held.phase) return;
     this.held = undefined;
@@ -343,6 +512,7 @@ export class SimNode {
   /** Reboot: stage rebooting → down (Node NotReady) → booting (API answers) → running + ready (Node Ready). */
   rebootInto(target: { version: string; schematic: string } | undefined): void {
     this.bootEpoch++; // a boot still in progress (reboot while booting) must not finish into this reboot
+    this.abandonRestarts();
     this.phase = 'rebooting';
     this.changed('rebooting');
     this.afterHeld('rebooting', this.timings().shutdownMs, async () => {
@@ -377,7 +547,11 @@ export class SimNode {
     this.afterHeld('booting', this.timings().bootMs, async () => {
       if (epoch !== this.bootEpoch) return;
       this.phase = 'running';
-      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic, bootId: this.bootId });
+      this.kubelet = 'running';
+      const kubelet = versionOfImage(configImages(this.config).kubelet);
+      if (kubelet) this.kubernetesVersion = kubelet;
+      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic, bootId: this.bootId, kubernetesVersion: this.kubernetesVersion });
+      await this.republishStaticPods();
       this.changed(`running ${this.version}`);
     });
   }
@@ -426,19 +600,6 @@ function res(
   extra: Partial<Pick<SimResource, 'sensitive' | 'annotations' | 'yaml'>> = {},
 ): SimResource {
   return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {} };
-}
-
-function configImages(config: string): ComponentImages {
-  const doc = parseDocument(config).toJS() as {
-    machine?: { kubelet?: { image?: string } };
-    cluster?: { apiServer?: { image?: string }; controllerManager?: { image?: string }; scheduler?: { image?: string } };
-  } | null;
-  return {
-    kubelet: doc?.machine?.kubelet?.image,
-    apiServer: doc?.cluster?.apiServer?.image,
-    controllerManager: doc?.cluster?.controllerManager?.image,
-    scheduler: doc?.cluster?.scheduler?.image,
-  };
 }
 
 function buildResources(n: SimNode): SimResource[] {
@@ -497,16 +658,40 @@ function buildResources(n: SimNode): SimResource[] {
     }),
   );
   const images = configImages(n.config);
-  // Specs below have no .proto of ours: yaml_spec only (proto_spec empty).
-  out.push(res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', { image: images.kubelet ?? '', args: [] }, new Uint8Array()));
-  out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', { running: n.ready, healthy: n.ready, unknown: false }, new Uint8Array()));
+  const kubelet = { image: images.kubelet ?? '', args: [`--hostname-override=${n.name}`, `--node-ip=${n.ip}`], expectedNodename: n.name };
+  out.push(res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', kubelet, KubeletSpecSpec.encode(kubelet).finish()));
+  // While the kubelet restarts its service resource is gone (a watcher sees DESTROYED, then CREATED).
+  if (n.kubelet !== 'stopped') {
+    const service = { running: n.ready, healthy: n.ready && n.kubelet === 'running', unknown: false };
+    out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', service, ServiceSpec.encode(service).finish()));
+  }
   if (n.role === 'controlplane') {
-    out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', { image: images.apiServer ?? '' }, new Uint8Array()));
-    out.push(res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', { image: images.controllerManager ?? '' }, new Uint8Array()));
-    out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', { image: images.scheduler ?? '' }, new Uint8Array()));
+    const apiServer = {
+      image: images.apiServer ?? '',
+      controlPlaneEndpoint: n.controlPlaneEndpoint,
+      etcdServers: ['https://localhost:2379'],
+      localPort: 6443,
+      advertisedAddress: n.ip,
+    };
+    out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', apiServer, APIServerConfigSpec.encode(apiServer).finish()));
+    const controllerManager = { enabled: true, image: images.controllerManager ?? '' };
+    out.push(
+      res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', controllerManager, ControllerManagerConfigSpec.encode(controllerManager).finish()),
+    );
+    const scheduler = { enabled: true, image: images.scheduler ?? '' };
+    out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', scheduler, SchedulerConfigSpec.encode(scheduler).finish()));
   }
   return out;
 }
+
+/**
+ * Namespaces a Talos node has. A known type asked for in another of these is simply not there
+ * (Get NOT_FOUND, List empty), as Talos' access policy only checks that the namespace exists.
+ */
+export const TALOS_NAMESPACES: ReadonlySet<string> = new Set([
+  'block', 'cluster', 'config', 'containers', 'controlplane', 'cri', 'etcd', 'files', 'hardware', 'k8s',
+  'kubespan', 'meta', 'network', 'network-config', 'perf', 'runtime', 'secrets', 'siderolink', 'time',
+]);
 
 /** Types the simulated nodes know (anything else is "not supported", as Talos answers). */
 export const KNOWN_TYPES: Record<string, string> = {

@@ -1,13 +1,18 @@
 // A small in-memory FleetControl for Talos-only tests (no Kubernetes): it records every
-// takeDown/bringUp/applyComponents the Talos simulator makes, so tests can assert the Kubernetes side of a reboot.
+// FleetControl call the Talos simulator makes, so tests can assert the Kubernetes side of a reboot
+// or of a config change.
 import { randomUUID } from 'node:crypto';
-import type { BringUpOptions, ComponentImages, FleetControl, FleetNodeSpec, FleetNodeState } from '../fleet/types.js';
+import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from '../fleet/types.js';
 
 export interface FleetCall {
-  op: 'takeDown' | 'bringUp' | 'applyComponents';
+  op: 'takeDown' | 'bringUp' | 'syncStaticPod' | 'setKubelet' | 'setKubeProxyImage';
+  /** The node's name (empty for setKubeProxyImage, which is cluster-wide). */
   name: string;
   opts?: BringUpOptions;
-  images?: ComponentImages;
+  component?: StaticPodComponent;
+  staticPod?: StaticPodState;
+  kubelet?: { version: string; ready: boolean };
+  image?: string;
   reason?: string;
   at: number;
 }
@@ -48,9 +53,18 @@ export function createRecordingFleet(specs: FleetNodeSpec[]): RecordingFleet {
       calls.push({ op: 'bringUp', name, opts, at: Date.now() });
       return Promise.resolve({ ...n });
     },
-    applyComponents: (name, images) => {
+    syncStaticPod: (name, component, staticPod) => {
       must(name);
-      calls.push({ op: 'applyComponents', name, images, at: Date.now() });
+      calls.push({ op: 'syncStaticPod', name, component, staticPod: { ...staticPod }, at: Date.now() });
+      return Promise.resolve();
+    },
+    setKubelet: (name, kubelet) => {
+      must(name).kubernetesVersion = kubelet.version;
+      calls.push({ op: 'setKubelet', name, kubelet: { ...kubelet }, at: Date.now() });
+      return Promise.resolve();
+    },
+    setKubeProxyImage: (image) => {
+      calls.push({ op: 'setKubeProxyImage', name: '', image, at: Date.now() });
       return Promise.resolve();
     },
   };

@@ -34,16 +34,19 @@ import type { Resource } from '../../../proto/gen/v1alpha1/resource.js';
 import {
   EventType,
   type Event as CosiEvent,
+  type GetRequest,
   type ListRequest,
   type ListResponse,
   StateService,
   type WatchRequest,
   type WatchResponse,
 } from '../../../proto/gen/v1alpha1/state.js';
+import { imageChanges } from './machine-config.js';
 import {
   callSeq,
   KNOWN_TYPES,
   RpcError,
+  TALOS_NAMESPACES,
   type SimCall,
   type SimCallMethod,
   type SimNode,
@@ -80,10 +83,18 @@ interface CallLike {
   getPeer(): string;
 }
 
-/** How a mutating method is recorded: its name and the request's key fields. */
+/** How a recorded method is recorded: its name, the request's key fields, and (if not all) which requests. */
 interface Recorded<Req> {
   method: SimCallMethod;
-  fields: (req: Req) => Pick<SimCall, 'image' | 'rebootMode' | 'applyMode' | 'dryRun'>;
+  fields: (req: Req) => Pick<SimCall, 'image' | 'rebootMode' | 'applyMode' | 'dryRun' | 'resource'>;
+  when?: (req: Req) => boolean;
+}
+
+const MACHINE_CONFIGS = 'MachineConfigs.config.talos.dev';
+
+/** COSI reads are recorded for the machine config only: the read that starts every config patch. */
+function configRead<Req extends { namespace: string; type: string; id?: string | undefined }>(method: SimCallMethod): Recorded<Req> {
+  return { method, when: (req) => req.type === MACHINE_CONFIGS, fields: (req) => ({ resource: `${req.namespace}/${req.type}/${req.id ?? ''}` }) };
 }
 
 function firstValue(v: string | string[] | undefined): string | undefined {
@@ -91,7 +102,7 @@ function firstValue(v: string | string[] | undefined): string | undefined {
 }
 
 function startRecord<Req>(node: SimNode, call: CallLike, spec: Recorded<Req> | undefined, req: Req): SimCall | undefined {
-  if (!spec) return undefined;
+  if (!spec || (spec.when && !spec.when(req))) return undefined;
   const rec: SimCall = {
     seq: callSeq(),
     method: spec.method,
@@ -149,11 +160,6 @@ const errMeta = (hostname: string, e: RpcError): ErrMeta => ({
 
 export class TalosApi {
   constructor(private readonly router: Router) {}
-
-  /** Resolves the single target of a call (apid one-to-one proxying) and checks reachability and role. */
-  private async target(call: CallLike, path: string, minRole: Role, allowNodes: boolean): Promise<SimNode> {
-    return this.enter(this.route(call, path, allowNodes), call, minRole);
-  }
 
   /** The single node a call is for (apid one-to-one proxying); routing errors are apid's. */
   private route(call: CallLike, path: string, allowNodes: boolean): SimNode {
@@ -352,6 +358,9 @@ export class TalosApi {
     if (!v1 || typeof v1.machine !== 'object') {
       throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
     }
+    if (rec) rec.imageChanges = imageChanges(n.config, text);
+    if (n.faults.applyConfigError) throw rpcError(n.faults.applyConfigError.code, n.faults.applyConfigError.message);
+
     let mode = req.mode;
     if (mode === ApplyConfigurationRequest_Mode.REBOOT && versionAtLeast(n.version, 14, 'alpha.0')) {
       throw rpcError(grpc.status.UNIMPLEMENTED, 'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT');
@@ -372,7 +381,7 @@ export class TalosApi {
     n.applying = true;
     if (rec) rec.effect = changed ? 'config applied (changed)' : 'config applied (unchanged)';
     try {
-      await n.applyConfig(text);
+      n.applyConfig(text);
       await this.router.onConfigApplied?.(n);
     } finally {
       n.applying = false;
@@ -461,7 +470,12 @@ export class TalosApi {
   private findResources(n: SimNode, namespace: string, type: string, admin: boolean): SimResource[] {
     const ns = KNOWN_TYPES[type];
     if (ns === undefined) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
-    if (ns !== namespace) throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported for "${type}"`);
+    if (ns !== namespace) {
+      // Another namespace the node has holds no such resource; one it lacks is refused as before.
+      if (TALOS_NAMESPACES.has(namespace)) return [];
+      throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported for "${type}"`);
+    }
+    if (type === MACHINE_CONFIGS && n.faults.configReadError) throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
     const out = n.resources().filter((r) => r.type === type && r.namespace === namespace);
     if (!admin && out.some((r) => r.sensitive)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
     return out;
@@ -492,26 +506,41 @@ export class TalosApi {
   }
 
   stateService(): grpc.UntypedServiceImplementation {
-    const get: grpc.handleUnaryCall<{ namespace: string; type: string; id: string }, { resource: Resource | undefined }> = (call, callback) => {
+    const getRecorded = configRead<GetRequest>('State.Get');
+    const get: grpc.handleUnaryCall<GetRequest, { resource: Resource | undefined }> = (call, callback) => {
+      let rec: SimCall | undefined;
       const run = async (): Promise<{ resource: Resource | undefined }> => {
-        const n = await this.target(call, StateService.get.path, 'os:reader', false);
+        const routed = this.route(call, StateService.get.path, false);
+        rec = startRecord(routed, call, getRecorded, call.request);
+        const n = await this.enter(routed, call, 'os:reader');
         const { namespace, type, id } = call.request;
         const found = this.findResources(n, namespace, type, this.isAdmin(call)).find((r) => r.id === id);
         if (!found) throw rpcError(grpc.status.NOT_FOUND, `resource ${type}(${namespace}/${id}@undefined) doesn't exist`);
         return { resource: this.encodeResource(n, found) };
       };
       run().then(
-        (r) => callback(null, r),
-        (err: unknown) => callback(toServiceError(err), null),
+        (r) => {
+          finishRecord(rec);
+          callback(null, r);
+        },
+        (err: unknown) => {
+          finishRecord(rec, err);
+          callback(toServiceError(err), null);
+        },
       );
     };
     return {
       get,
-      list: this.serverStream<ListRequest, ListResponse>(StateService.list.path, 'os:reader', (n, req, call) => {
-        for (const r of this.findResources(n, req.namespace, req.type, this.isAdmin(call))) call.write({ resource: this.encodeResource(n, r) });
-        return Promise.resolve();
-      }),
-      watch: this.serverStream<WatchRequest, WatchResponse>(StateService.watch.path, 'os:reader', (n, req, call) => this.watch(n, req, call)),
+      list: this.serverStream<ListRequest, ListResponse>(
+        StateService.list.path,
+        'os:reader',
+        (n, req, call) => {
+          for (const r of this.findResources(n, req.namespace, req.type, this.isAdmin(call))) call.write({ resource: this.encodeResource(n, r) });
+          return Promise.resolve();
+        },
+        configRead('State.List'),
+      ),
+      watch: this.serverStream<WatchRequest, WatchResponse>(StateService.watch.path, 'os:reader', (n, req, call) => this.watch(n, req, call), configRead('State.Watch')),
     };
   }
 
