@@ -34,6 +34,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
     before(async function () {
       lab = await startJobLab({
         fleet: { nodes: 6, controlPlanes: 3, talosVersion: 'v1.13.2', kubernetesVersion: FROM },
+        kubeProxy: true,
         workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 3, pdb: { maxUnavailable: 1 } }],
       });
     });
@@ -126,7 +127,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       const started = Date.now();
       for (const [node, fault] of cases) {
         fault();
-        await lab.createJob({ node, plan: 'faults', group: 'workers', target: { kubernetesVersion: TO }, spec: { kubernetesUpgradeTimeout: timeout } });
+        await lab.createJob({ node, plan: 'faults', group: 'workers', slot: cases.findIndex(([n]) => n === node), target: { kubernetesVersion: TO }, spec: { kubernetesUpgradeTimeout: timeout } });
       }
       for (const [node, , reason] of cases) {
         const s = await lab.waitForPhase(`faults-${node}`, ['Failed', 'Completed'], 60_000);
@@ -141,7 +142,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
     it('a static pod that never becomes Ready fails the job with StaticPodNotReady, and the Halt policy stops the plan', async function () {
       lab.talos.node('cp-1').faults.staticPodNeverReady = 'kube-apiserver';
       const controller = lab.startController();
-      const only = { nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['cp-1', 'worker-4'] }] }, kubernetesUpgradeTimeout: '10s' };
+      const only = { nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['cp-1', 'worker-1'] }] }, kubernetesUpgradeTimeout: '10s' };
       await lab.applyPlan(labPlan(planDoc('never-ready', { kubernetesVersion: 'v1.36.4' }, only), lab.talos.endpoint));
       const started = Date.now();
       const status = await lab.waitForPlan('never-ready', 'Failed', (s) => s.phase === 'Failed' || s.phase === 'Completed', 120_000);
@@ -153,7 +154,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       const deadline = Date.parse(String(job?.status.deadline ?? '')) || failedAt;
       assert.ok(failedAt - started < 10_000 + 20_000, 'failed within the timeout plus a margin');
       assert.ok(failedAt >= deadline - 1_000, 'not before its deadline');
-      assert.equal(await lab.job('never-ready-worker-4'), undefined, 'the worker never started');
+      assert.equal(await lab.job('never-ready-worker-1'), undefined, 'the worker never started');
       lab.talos.node('cp-1').faults.staticPodNeverReady = undefined;
       await controller.stop();
     });

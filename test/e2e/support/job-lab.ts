@@ -34,6 +34,8 @@ export interface JobLabOptions {
   images?: string[];
   workloads?: WorkloadSpec[];
   timings?: Partial<TalosSimTimings>;
+  /** Run the kube-system/kube-proxy DaemonSet, rendered from the control-plane config as Talos does. */
+  kubeProxy?: boolean;
 }
 
 export interface Controller {
@@ -103,7 +105,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion,
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
-    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs });
+    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy });
     stops.push(() => fleet.stop());
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });
     stops.push(() => talos.stop());
