@@ -40,6 +40,32 @@ function withValue(config: string, path: string, value: string): string {
   return doc.toString({ lineWidth: 0 });
 }
 
+/**
+ * Replays a kube-proxy pod watch: after each event, how many nodes have no Ready pod (the worst
+ * seen once the initial listing is in), and the nodes in the order they got a pod of `image`; a
+ * new pod must only appear once the earlier new pods are Ready (maxUnavailable 1).
+ */
+function replayRollout(events: { type: string; obj: V1Pod }[], nodeNames: string[], image: string): { worst: number; order: string[] } {
+  const current = new Map<string, V1Pod>();
+  let worst = 0;
+  let replayed = false;
+  const order: string[] = [];
+  for (const { type, obj } of events) {
+    const uid = obj.metadata?.uid ?? '';
+    if (type === 'DELETED') current.delete(uid);
+    else current.set(uid, obj);
+    if (type === 'ADDED' && obj.spec?.containers[0]?.image === image) {
+      order.push(obj.spec.nodeName ?? '');
+      const earlier = [...current.values()].filter((p) => p.metadata?.uid !== uid && p.spec?.containers[0]?.image === image);
+      assert.ok(earlier.every(isReady), `a new pod on ${obj.spec.nodeName} only once the earlier new pods are Ready`);
+    }
+    const unavailable = nodeNames.filter((n) => ![...current.values()].some((p) => p.spec?.nodeName === n && isReady(p))).length;
+    if (unavailable === 0) replayed = true; // the watch's initial ADDED events are in
+    if (replayed) worst = Math.max(worst, unavailable);
+  }
+  return { worst, order };
+}
+
 describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real kube-apiserver)', function () {
   this.timeout(180_000);
   const nodes = describeFleet({ nodes: 4, controlPlanes: 2, prefix: 'k8sup', subnet: 83, kubernetesVersion: 'v1.35.2' });
@@ -79,8 +105,8 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
   }
   async function mustGet(node: string, namespace: string, type: string, id: string): Promise<Resource> {
     const r = await get(node, namespace, type, id);
-    assert.notEqual(typeof r, 'string', `Get ${namespace}/${type}/${id} on ${node}: ${String(r)}`);
-    return r as Resource;
+    if (typeof r === 'string') assert.fail(`Get ${namespace}/${type}/${id} on ${node}: ${r}`);
+    return r;
   }
   const protoSpec = (r: Resource): Buffer => r.spec?.protoSpec ?? Buffer.alloc(0);
   const readConfig = async (node: string): Promise<string> =>
@@ -213,24 +239,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       pods.stop();
       statuses.stop();
     }
-    // Replay the pod events: after each one, count nodes without a Ready kube-proxy pod.
-    const current = new Map<string, V1Pod>();
-    let worst = 0;
-    let replayed = false;
-    const order: string[] = [];
-    for (const { type, obj } of pods.events) {
-      const uid = obj.metadata?.uid ?? '';
-      if (type === 'DELETED') current.delete(uid);
-      else current.set(uid, obj);
-      if (type === 'ADDED' && obj.spec?.containers[0]?.image === image) {
-        order.push(obj.spec.nodeName ?? '');
-        const earlier = [...current.values()].filter((p) => p.metadata?.uid !== uid && p.spec?.containers[0]?.image === image);
-        assert.ok(earlier.every(isReady), `a new pod on ${obj.spec.nodeName} only once the earlier new pods are Ready`);
-      }
-      const unavailable = nodes.filter((n) => ![...current.values()].some((p) => p.spec?.nodeName === n.name && isReady(p))).length;
-      if (unavailable === 0) replayed = true; // the watch's initial ADDED events are in
-      if (replayed) worst = Math.max(worst, unavailable);
-    }
+    const { worst, order } = replayRollout(pods.events, nodes.map((n) => n.name), image);
     assert.equal(worst, 1, 'exactly one node at a time without a Ready kube-proxy');
     assert.deepEqual(order, nodes.map((n) => n.name).sort(), 'each node once, in order');
     const doneEarly = statuses.events.filter((e) => {
