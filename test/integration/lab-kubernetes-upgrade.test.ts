@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1DaemonSet, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import { ApplyConfigurationRequest_Mode, MachineServiceService } from '../../proto/gen/machine/machine.js';
+import { ApplyConfigurationRequest_Mode, MachineServiceService, RebootRequest_Mode } from '../../proto/gen/machine/machine.js';
 import { MachineConfigSpec } from '../../proto/gen/resource/config/config.js';
 import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec, SchedulerConfigSpec } from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ServiceSpec } from '../../proto/gen/resource/definitions/v1alpha1/v1alpha1.js';
@@ -300,6 +300,20 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       ['State.List', 'config/MachineConfigs.config.talos.dev/', 'UNAVAILABLE'],
       ['State.Get', 'config/MachineConfigs.config.talos.dev/v1alpha1', 'ok'],
     ]);
+  });
+
+  it('after a reboot the mirror pods carry the restarted config versions again (no stale match for the next upgrade)', async function () {
+    const before = await mirror('kube-apiserver', cp1);
+    assert.notEqual(before.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION], '1', 'the apiserver was upgraded earlier');
+    const boots = sim.node(cp1).reboots;
+    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, targeting(cp1))), 'string');
+    await waitFor(() => (sim.node(cp1).reboots > boots && sim.node(cp1).history.at(-1)?.startsWith('running')) || undefined, { ...WAIT, description: `${cp1} rebooted and running` });
+    const version = (await mustGet(cp1, 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver')).metadata?.version;
+    const after = await mirror('kube-apiserver', cp1);
+    assert.equal(version, '1', 'resource versions restart after a boot');
+    assert.equal(after.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION], version);
+    assert.equal(after.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+    assert.ok(isReady(after));
   });
 
   it('the fleet recorded no background errors', function () {
