@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { AppsV1Api, CoreV1Api, Watch, type KubeConfig, type V1DaemonSet, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import { ApplyConfigurationRequest_Mode, MachineServiceService } from '../../proto/gen/machine/machine.js';
+import { ApplyConfigurationRequest_Mode, MachineServiceService, RebootRequest_Mode } from '../../proto/gen/machine/machine.js';
 import { MachineConfigSpec } from '../../proto/gen/resource/config/config.js';
 import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec, SchedulerConfigSpec } from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ServiceSpec } from '../../proto/gen/resource/definitions/v1alpha1/v1alpha1.js';
@@ -38,6 +38,32 @@ function withValue(config: string, path: string, value: string): string {
   const doc = parseDocument(config);
   doc.setIn(path.split('.'), value);
   return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * Replays a kube-proxy pod watch: after each event, how many nodes have no Ready pod (the worst
+ * seen once the initial listing is in), and the nodes in the order they got a pod of `image`; a
+ * new pod must only appear once the earlier new pods are Ready (maxUnavailable 1).
+ */
+function replayRollout(events: { type: string; obj: V1Pod }[], nodeNames: string[], image: string): { worst: number; order: string[] } {
+  const current = new Map<string, V1Pod>();
+  let worst = 0;
+  let replayed = false;
+  const order: string[] = [];
+  for (const { type, obj } of events) {
+    const uid = obj.metadata?.uid ?? '';
+    if (type === 'DELETED') current.delete(uid);
+    else current.set(uid, obj);
+    if (type === 'ADDED' && obj.spec?.containers[0]?.image === image) {
+      order.push(obj.spec.nodeName ?? '');
+      const earlier = [...current.values()].filter((p) => p.metadata?.uid !== uid && p.spec?.containers[0]?.image === image);
+      assert.ok(earlier.every(isReady), `a new pod on ${obj.spec.nodeName} only once the earlier new pods are Ready`);
+    }
+    const unavailable = nodeNames.filter((n) => ![...current.values()].some((p) => p.spec?.nodeName === n && isReady(p))).length;
+    if (unavailable === 0) replayed = true; // the watch's initial ADDED events are in
+    if (replayed) worst = Math.max(worst, unavailable);
+  }
+  return { worst, order };
 }
 
 describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real kube-apiserver)', function () {
@@ -79,8 +105,8 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
   }
   async function mustGet(node: string, namespace: string, type: string, id: string): Promise<Resource> {
     const r = await get(node, namespace, type, id);
-    assert.notEqual(typeof r, 'string', `Get ${namespace}/${type}/${id} on ${node}: ${String(r)}`);
-    return r as Resource;
+    if (typeof r === 'string') assert.fail(`Get ${namespace}/${type}/${id} on ${node}: ${r}`);
+    return r;
   }
   const protoSpec = (r: Resource): Buffer => r.spec?.protoSpec ?? Buffer.alloc(0);
   const readConfig = async (node: string): Promise<string> =>
@@ -213,24 +239,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       pods.stop();
       statuses.stop();
     }
-    // Replay the pod events: after each one, count nodes without a Ready kube-proxy pod.
-    const current = new Map<string, V1Pod>();
-    let worst = 0;
-    let replayed = false;
-    const order: string[] = [];
-    for (const { type, obj } of pods.events) {
-      const uid = obj.metadata?.uid ?? '';
-      if (type === 'DELETED') current.delete(uid);
-      else current.set(uid, obj);
-      if (type === 'ADDED' && obj.spec?.containers[0]?.image === image) {
-        order.push(obj.spec.nodeName ?? '');
-        const earlier = [...current.values()].filter((p) => p.metadata?.uid !== uid && p.spec?.containers[0]?.image === image);
-        assert.ok(earlier.every(isReady), `a new pod on ${obj.spec.nodeName} only once the earlier new pods are Ready`);
-      }
-      const unavailable = nodes.filter((n) => ![...current.values()].some((p) => p.spec?.nodeName === n.name && isReady(p))).length;
-      if (unavailable === 0) replayed = true; // the watch's initial ADDED events are in
-      if (replayed) worst = Math.max(worst, unavailable);
-    }
+    const { worst, order } = replayRollout(pods.events, nodes.map((n) => n.name), image);
     assert.equal(worst, 1, 'exactly one node at a time without a Ready kube-proxy');
     assert.deepEqual(order, nodes.map((n) => n.name).sort(), 'each node once, in order');
     const doneEarly = statuses.events.filter((e) => {
@@ -291,6 +300,20 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       ['State.List', 'config/MachineConfigs.config.talos.dev/', 'UNAVAILABLE'],
       ['State.Get', 'config/MachineConfigs.config.talos.dev/v1alpha1', 'ok'],
     ]);
+  });
+
+  it('after a reboot the mirror pods carry the restarted config versions again (no stale match for the next upgrade)', async function () {
+    const before = await mirror('kube-apiserver', cp1);
+    assert.notEqual(before.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION], '1', 'the apiserver was upgraded earlier');
+    const boots = sim.node(cp1).reboots;
+    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, targeting(cp1))), 'string');
+    await waitFor(() => (sim.node(cp1).reboots > boots && sim.node(cp1).history.at(-1)?.startsWith('running')) || undefined, { ...WAIT, description: `${cp1} rebooted and running` });
+    const version = (await mustGet(cp1, 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver')).metadata?.version;
+    const after = await mirror('kube-apiserver', cp1);
+    assert.equal(version, '1', 'resource versions restart after a boot');
+    assert.equal(after.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION], version);
+    assert.equal(after.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.36.3');
+    assert.ok(isReady(after));
   });
 
   it('the fleet recorded no background errors', function () {

@@ -12,7 +12,18 @@
 //   sim.node(nameOrIP)    the simulated node's live state (version, bootId, phase, history, ...)
 //   sim.node(x).calls     every mutating call that reached the node (SimCall: method, at, peer,
 //                         identity, image / reboot mode, result 'ok' | {code, codeName, message}, effect)
+//   sim.node(x).calls     also COSI State.Get/List/Watch of MachineConfigs (`resource`), and for
+//                         ApplyConfiguration `imageChanges` [{path: 'cluster.apiServer.image', from, to}]
 //   sim.node(x).upgradesStarted / bootsIntoNewVersion / reboots   counters for "exactly once" checks
+//   sim.node(x).history   what the node did: 'kube-apiserver restarted on <image>', 'kube-apiserver ready',
+//                         'kubelet stopped', 'kubelet vX.Y.Z starting|running', 'kube-proxy image <image> published', ...
+//
+// A config applied with ApplyConfiguration is carried out as Talos does (timings staticPodRestartMs,
+// staticPodReadyMs, kubeletRestartMs, kubeletReadyMs, kubeProxyPodMs): each changed static pod's
+// mirror pod is replaced, then Ready, annotated `talos.dev/config-version` = the version of its
+// COSI config resource; a new kubelet image restarts the kubelet (Services/kubelet gone, then
+// running, then healthy; the Node's kubeletVersion moves, Ready=False, then Ready); a new proxy
+// image in a control-plane config rolls the fleet's kube-proxy DaemonSet (FleetOptions.kubeProxy).
 //   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
 //   sim.setTimings(t)     change timings at run time
 //   await sim.stop()

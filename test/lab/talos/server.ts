@@ -158,6 +158,20 @@ const errMeta = (hostname: string, e: RpcError): ErrMeta => ({
   status: { code: e.code, message: e.details, details: [] },
 });
 
+/** The config an ApplyConfiguration sends, once it parses and has a v1alpha1 document (INVALID_ARGUMENT otherwise). */
+function validConfig(data: Uint8Array): string {
+  const text = Buffer.from(data).toString('utf8');
+  const docs = parseAllDocuments(text);
+  if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) {
+    throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to parse config: invalid YAML');
+  }
+  const v1 = docs.map((d) => d.toJS() as { version?: string; machine?: unknown } | null).find((d) => d?.version === 'v1alpha1');
+  if (!v1 || typeof v1.machine !== 'object') {
+    throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
+  }
+  return text;
+}
+
 export class TalosApi {
   constructor(private readonly router: Router) {}
 
@@ -349,15 +363,7 @@ export class TalosApi {
     rec: SimCall | undefined,
   ): Promise<{ messages: ApplyConfiguration[] }> {
     if (n.applying) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another apply configuration is already in progress');
-    const text = Buffer.from(req.data).toString('utf8');
-    const docs = parseAllDocuments(text);
-    if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) {
-      throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to parse config: invalid YAML');
-    }
-    const v1 = docs.map((d) => d.toJS() as { version?: string; machine?: unknown } | null).find((d) => d?.version === 'v1alpha1');
-    if (!v1 || typeof v1.machine !== 'object') {
-      throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
-    }
+    const text = validConfig(req.data);
     if (rec) rec.imageChanges = imageChanges(n.config, text);
     if (n.faults.applyConfigError) throw rpcError(n.faults.applyConfigError.code, n.faults.applyConfigError.message);
 
