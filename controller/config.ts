@@ -95,7 +95,7 @@ export const runConfigSchema = z
       const problem = text === undefined ? undefined : checkGitUrl(text);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
-    gitBranch: z.string().regex(/^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._\/-]+$/, { error: 'must be a branch name such as "main"' }),
+    gitBranch: z.string().regex(/^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._/-]+$/, { error: 'must be a branch name such as "main"' }),
     gitPath: z.string().transform((text, ctx) => {
       const clean = text.replace(/^\/+|\/+$/g, '');
       if (clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') && clean !== '') {
