@@ -2,7 +2,7 @@
 // repository ever touches the filesystem as a file): <path>/**/*.yaml|yml, refusing symlinks,
 // submodules and odd names with a message, within the repository caps.
 import * as fs from 'node:fs';
-import git from 'isomorphic-git';
+import git, { type TreeEntry } from 'isomorphic-git';
 import type { PlanSource, Problem } from '../load/index.js';
 import { DEFAULT_LIMITS, DEFAULT_REPO_LIMITS, type RepoLimits } from '../load/limits.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
@@ -38,6 +38,8 @@ interface Walk {
   totalBytes: number;
   files: number;
   stopped: boolean;
+  /** A folder could not be read at all. */
+  unreadable: boolean;
 }
 
 const problem = (file: string, message: string): Problem => ({ file, line: 1, column: 1, path: '', message });
@@ -51,33 +53,50 @@ export async function readPlanTree(opts: TreeReadOptions): Promise<TreeFiles> {
     totalBytes: 0,
     files: 0,
     stopped: false,
+    unreadable: false,
   };
   const root = await rootTree(opts);
   await walkTree(w, root, opts.path);
-  return { ...w.out, complete: !w.stopped };
+  return { ...w.out, complete: !w.stopped && !w.unreadable };
 }
 
+/** The tree of `path` in the commit, segment by segment (so an unsafe entry elsewhere in a parent never blocks it). */
 async function rootTree(opts: TreeReadOptions): Promise<string> {
-  try {
-    const { oid } = await git.readTree({ fs, gitdir: opts.gitdir, oid: opts.commit, ...(opts.path === '' ? {} : { filepath: opts.path }) });
-    return oid;
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'NotFoundError' || code === 'ObjectTypeError') {
+  const { commit } = await git.readCommit({ fs, gitdir: opts.gitdir, oid: opts.commit });
+  let oid = commit.tree;
+  for (const segment of opts.path === '' ? [] : opts.path.split('/')) {
+    const entries = await readEntries(opts.gitdir, oid);
+    const next = entries?.find((e) => e.path === segment && e.mode === Mode.Tree);
+    if (!next) {
       // Pruning every plan because a path is mistyped would be a disaster: refuse instead.
       throw new OutcomeError({
         kind: OutcomeKind.Stalled,
         reason: 'GitPathNotFound',
         message: `commit ${opts.commit.slice(0, 12)} has no folder "${opts.path}": check --git-path (to remove every plan, keep the folder, e.g. with a .gitkeep file)`,
-        cause: err,
       });
     }
+    oid = next.oid;
+  }
+  return oid;
+}
+
+/** A tree's entries; undefined when isomorphic-git refuses the tree for an unsafe entry name (it parses whole trees only). */
+async function readEntries(gitdir: string, oid: string): Promise<TreeEntry[] | undefined> {
+  try {
+    return (await git.readTree({ fs, gitdir, oid })).tree;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UnsafeFilepathError') return undefined;
     throw err;
   }
 }
 
 async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
-  const { tree } = await git.readTree({ fs, gitdir: w.gitdir, oid });
+  const tree = await readEntries(w.gitdir, oid);
+  if (!tree) {
+    w.out.problems.push(problem(dir, 'this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read'));
+    w.unreadable = true;
+    return;
+  }
   for (const entry of tree) {
     if (w.stopped) return;
     const path = dir === '' ? entry.path : `${dir}/${entry.path}`;
