@@ -25,6 +25,8 @@ export const Annotation = {
   SourcePath: `${API_GROUP}/source-path`,
   /** `gitops` on plans the loop created: only those are pruned or drift-corrected. */
   ManagedBy: `${API_GROUP}/managed-by`,
+  /** Set while the plan's file in Git does not load: `file:line:col: path: message; ...` (the last good spec stays applied). */
+  SourceProblems: `${API_GROUP}/source-problems`,
   /** Any change of its value on any PatchPlan triggers an immediate poll of the plans repository. */
   ReconcileNow: `${API_GROUP}/reconcile-now`,
 } as const;

@@ -60,3 +60,14 @@ export async function removePlanFinalizer(c: KubeClients, ctx: OpContext, plan: 
   )) as RawPatchPlan;
   return projectPlan(out);
 }
+
+/** Sets (string) or removes (null) annotations with a merge patch. */
+export async function annotatePlan(c: KubeClients, ctx: OpContext, name: string, annotations: Record<string, string | null>): Promise<PlanView> {
+  const out = (await kubeCall(
+    ctx,
+    `annotate PatchPlan ${name}`,
+    (o) => c.custom.patchClusterCustomObject({ ...plans, name, body: { metadata: { annotations } }, fieldManager: GITOPS_FIELD_MANAGER }, o),
+    { patch: 'merge' },
+  )) as RawPatchPlan;
+  return projectPlan(out);
+}

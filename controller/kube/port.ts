@@ -95,6 +95,8 @@ export interface KubePort {
   applyPlan(ctx: OpContext, plan: PlanApply): Promise<PlanView>;
   /** GitOps prune: deletes the plan (UID precondition); a missing one is success. */
   deletePlan(ctx: OpContext, name: string, uid: string): Promise<void>;
+  /** Sets (string) or removes (null) annotations of a plan (merge patch). */
+  annotatePlan(ctx: OpContext, name: string, annotations: Record<string, string | null>): Promise<PlanView>;
   /** Removes `finalizer` from the plan, guarded by plan.resourceVersion. */
   removePlanFinalizer(ctx: OpContext, plan: PlanView, finalizer: string): Promise<PlanView>;
   /** GET /readyz of the apiserver: true when it answers 200. */

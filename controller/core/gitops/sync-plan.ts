@@ -86,33 +86,36 @@ export function hasDrift(gitSpec: Record<string, unknown>, rawSpec: Record<strin
 export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncDecision {
   const out: SyncDecision = { apply: [], delete: [], annotateProblems: [], problems: [] };
   const byName = new Map(cluster.map((p) => [p.name, p]));
-  const inGit = new Set<string>();
-  for (const plan of loaded.plans) {
-    inGit.add(plan.name);
-    const current = byName.get(plan.name);
-    if (current && !current.managed) {
-      out.problems.push({ file: plan.file, line: 1, column: 1, path: 'metadata.name', message: `PatchPlan "${plan.name}" exists in the cluster but was not created from Git: delete it (kubectl delete patchplan ${plan.name}) or rename the plan` });
-      continue;
-    }
-    if (current?.deleting) continue; // applied again once its finalizer lets it go
-    const reason = applyReason(loaded.commit, plan, current);
-    if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec) });
-    if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
-  }
+  for (const plan of loaded.plans) decideGitPlan(out, loaded.commit, plan, byName.get(plan.name));
+  const inGit = new Set(loaded.plans.map((p) => p.name));
   const problemsByFile = groupByFile(loaded.problems);
   const present = new Set(loaded.files);
   for (const p of cluster) {
-    if (!p.managed || inGit.has(p.name) || p.deleting) continue;
-    const fileProblems = p.sourcePath === undefined ? undefined : problemsByFile.get(p.sourcePath);
-    if (p.sourcePath !== undefined && present.has(p.sourcePath)) {
-      // Its file is still there but does not load (or no longer defines it): keep the last good spec, say why.
-      const text = (fileProblems ?? []).map(formatSourceProblem).join('; ') || `${p.sourcePath} no longer defines PatchPlan "${p.name}"`;
-      if (text !== p.sourceProblems) out.annotateProblems.push({ name: p.name, problems: text });
-      continue;
-    }
-    if (loaded.complete) out.delete.push({ name: p.name, uid: p.uid });
+    if (p.managed && !inGit.has(p.name) && !p.deleting) decideLeftPlan(out, loaded, p, present, problemsByFile);
   }
   return out;
+}
+
+function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current: ClusterPlan | undefined): void {
+  if (current && !current.managed) {
+    out.problems.push({ file: plan.file, line: 1, column: 1, path: 'metadata.name', message: `PatchPlan "${plan.name}" exists in the cluster but was not created from Git: delete it (kubectl delete patchplan ${plan.name}) or rename the plan` });
+    return;
+  }
+  if (current?.deleting) return; // applied again once its finalizer lets it go
+  const reason = applyReason(commit, plan, current);
+  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec) });
+  if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
+}
+
+/** A managed plan the commit does not define (valid): its file is still there but broken, or gone. */
+function decideLeftPlan(out: SyncDecision, loaded: LoadedCommit, p: ClusterPlan, present: Set<string>, problemsByFile: Map<string, SourceProblem[]>): void {
+  if (p.sourcePath !== undefined && present.has(p.sourcePath)) {
+    // Keep the last good spec and say why.
+    const text = (problemsByFile.get(p.sourcePath) ?? []).map(formatSourceProblem).join('; ') || `${p.sourcePath} no longer defines PatchPlan "${p.name}"`;
+    if (text !== p.sourceProblems) out.annotateProblems.push({ name: p.name, problems: text });
+    return;
+  }
+  if (loaded.complete) out.delete.push({ name: p.name, uid: p.uid });
 }
 
 function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undefined): ApplyReason | undefined {
