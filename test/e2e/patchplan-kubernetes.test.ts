@@ -96,7 +96,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
         const moves = lab.talos.node(n).calls
           .filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok')
-          .flatMap((c) => (c.imageChanges ?? []).filter((ch) => ch.to.endsWith(next)).map((ch) => ch.path));
+          .flatMap((c) => (c.imageChanges ?? []).filter((ch) => ch.to?.endsWith(next) === true).map((ch) => ch.path));
         assert.equal(new Set(moves).size, moves.length, `${n}: each component applied once (${moves.join(', ')})`);
         assert.equal(lab.observer.node(n)?.kubeletVersion, next);
       }
