@@ -12,8 +12,6 @@ const NOT_YET_REGISTERED = [
   'kangal_patch_node_phase',
   'kangal_patch_node_cordoned_seconds',
   'kangal_patch_node_upgrade_duration_seconds',
-  'kangal_patch_git_poll_duration_seconds',
-  'kangal_patch_git_polls_total',
   'kangal_patch_forge_requests_total',
   'kangal_patch_talos_calls_total',
 ];
