@@ -100,6 +100,7 @@ export interface RawCustomObject {
     resourceVersion?: string;
     generation?: number;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     creationTimestamp?: string | Date;
     deletionTimestamp?: string | Date | null;
   };
@@ -118,6 +119,7 @@ export function projectCustomObject<Spec extends z.ZodType, Status extends z.Zod
     resourceVersion: md.resourceVersion ?? '',
     generation: md.generation ?? 0,
     labels: md.labels ?? {},
+    annotations: md.annotations ?? {},
     spec: parsed.success ? parsed.data : undefined,
     specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
     status: lenientStatusOf(status, raw.status),

@@ -10,6 +10,9 @@ export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
 export const GROUP_LABEL = 'kangalpatch.ozalp.dk/group';
 export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
+/** Set by the GitOps sync on a PatchPlan: the commit and file its spec came from. */
+export const SOURCE_COMMIT_ANNOTATION = 'kangalpatch.ozalp.dk/source-commit';
+export const SOURCE_PATH_ANNOTATION = 'kangalpatch.ozalp.dk/source-path';
 
 export interface NodeView {
   name: string;
@@ -84,6 +87,8 @@ export interface PlanView {
   resourceVersion: string;
   generation: number;
   labels: Readonly<Record<string, string>>;
+  /** Optional so hand-built views in tests need not list them; projections always set them. */
+  annotations?: Readonly<Record<string, string>>;
   spec: PatchPlanSpec | undefined;
   specError: string | undefined;
   status: PatchPlanStatus;
