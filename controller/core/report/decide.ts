@@ -8,9 +8,13 @@ const NOT_STARTED = new Set(['Pending', 'Preflighting', 'Watching']);
 
 export const isTerminal = (phase: string | undefined): boolean => phase !== undefined && TERMINAL.has(phase);
 
-/** A plan is reported once it leaves Pending/Preflighting, or as soon as it has PatchJobs. */
-export const isReportable = (phase: string | undefined, jobCount: number): boolean =>
-  jobCount > 0 || (phase !== undefined && !NOT_STARTED.has(phase));
+/**
+ * A plan is reported once it leaves Pending/Preflighting, or as soon as it has PatchJobs, and once
+ * status.startTime is set: the rollout id depends on it, so reporting before it would open a PR
+ * under an id that changes a moment later.
+ */
+export const isReportable = (phase: string | undefined, jobCount: number, startTime: string | undefined): boolean =>
+  startTime !== undefined && (jobCount > 0 || (phase !== undefined && !NOT_STARTED.has(phase)));
 
 /**
  * Identity of one rollout of a plan name: a recreated plan (new UID) or a restarted rollout (new

@@ -140,7 +140,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     if (!plan || plan.deleting) return undefined;
     const jobs = jobsOf(key);
     for (const j of jobs) remember(j);
-    if (!isReportable(plan.status.phase, jobs.length)) return undefined;
+    if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;
 
     const rollout = rolloutId(plan.uid, plan.status.startTime);
     let st = states.get(key);

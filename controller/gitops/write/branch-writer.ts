@@ -34,6 +34,8 @@ export interface BranchWriterOptions {
   random?: () => number;
   /** How far back the branch history is fetched to find the bot's last commit (default 50). */
   historyDepth?: number;
+  /** Called after the commit is built and before it is pushed (tests: a concurrent pusher). */
+  beforePush?: (branch: string, attempt: number) => Promise<void>;
 }
 
 export interface WriteRequest {
@@ -82,6 +84,8 @@ export class BranchWriter {
     this.ready ??= (async () => {
       await mkdir(this.gitdir, { recursive: true });
       await git.init({ fs, gitdir: this.gitdir, bare: true });
+      // A plain URL (no credentials: those go through onAuth), so fetched refs land under refs/remotes/origin/.
+      await git.addRemote({ fs, gitdir: this.gitdir, remote: 'origin', url: this.opts.url, force: true });
     })();
     return this.ready;
   }
@@ -100,6 +104,7 @@ export class BranchWriter {
       const tip = await this.fetchTip(ctx, req);
       const built = await this.build(req, tip, ctx.clock.now());
       if (built.outcome !== 'commit') return built.result;
+      await this.opts.beforePush?.(req.branch, attempt);
       const pushed = await this.push(req.branch, built.commit);
       if (pushed) return { outcome: 'pushed', commit: built.commit, parent: tip.oid, keptHumanCommits: built.human, attempts: attempt };
       if (attempt >= max) {
@@ -119,7 +124,7 @@ export class BranchWriter {
       const exact = refs.find((r) => r.ref === `refs/heads/${req.branch}`);
       const ref = exact ? req.branch : req.base;
       const depth = exact ? (this.opts.historyDepth ?? 50) : 1;
-      const res = await git.fetch({ fs, http, gitdir: this.gitdir, url: this.opts.url, ref, singleBranch: true, depth, tags: false, ...this.auth });
+      const res = await git.fetch({ fs, http, gitdir: this.gitdir, remote: 'origin', ref, singleBranch: true, depth, tags: false, ...this.auth });
       if (ctx.signal.aborted) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
       if (!res.fetchHead) throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'NoBaseBranch', message: `${what}: the remote has neither ${req.branch} nor the base branch ${req.base}` });
       return { oid: res.fetchHead, existed: exact !== undefined };
