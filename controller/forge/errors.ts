@@ -54,6 +54,14 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
       });
     }
   }
+  const refused = refusal(status, what, c.tokenSource, base);
+  if (refused) return refused;
+  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}` });
+}
+
+/** 4xx answers that need a human: bad token, missing permission, wrong repository, a refused request. */
+function refusal(status: number | undefined, what: string, tokenSource: string, base: { cause: unknown; code?: number }): OutcomeError | undefined {
+  const c = { tokenSource };
   if (status === 401) {
     return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Unauthorized', message: `${what}: the forge rejected the token from ${c.tokenSource} (HTTP 401); put a valid token in that file` });
   }
@@ -69,5 +77,5 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   if (status === 422 || status === 400) {
     return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Invalid', message: `${what}: the forge refused the request (HTTP ${status})` });
   }
-  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}` });
+  return undefined;
 }

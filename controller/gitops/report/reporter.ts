@@ -18,7 +18,7 @@ import type { Informer } from '../../runtime/informer.js';
 import type { LogFn } from '../../runtime/log.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import type { WriteRequest, WriteResult } from '../write/index.js';
-import { renderReport, type BeforeVersions } from './render.js';
+import { renderReport, type BeforeVersions, type ReportFiles } from './render.js';
 
 export interface ReporterConfig {
   /** --cluster-name: in branch names, titles, labels and paths. */
@@ -125,14 +125,66 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     if (plan !== undefined) queue.add(plan);
   });
 
-  async function findPullRequest(ctx: OpContext, st: PlanState, terminal: boolean): Promise<void> {
-    if (!hasForge || st.pr?.state === 'open') return;
+  /** Finds this rollout's PR by branch name (restart-safe); returns why to stop, if the PR says so. */
+  async function findPullRequest(ctx: OpContext, st: PlanState, terminal: boolean): Promise<string | undefined> {
+    if (!hasForge || st.pr?.state === 'open') return undefined;
     const found = (await forge.pullRequestsFor(ctx, st.branch))[0];
-    if (!found) return;
+    if (!found) return undefined;
     if (found.state === 'open') st.pr = found;
-    else if (!found.merged) st.stopped = `pull request #${found.number} was closed without merging`;
-    // Merged: the report is archived. A finished plan needs nothing more; a running one gets a new PR below.
-    else if (terminal) st.stopped = `pull request #${found.number} was merged`;
+    else if (!found.merged) return `pull request #${found.number} was closed without merging`;
+    // Merged: the report is archived. A finished plan needs nothing more; a running one gets a new PR.
+    else if (terminal) return `pull request #${found.number} was merged`;
+    return undefined;
+  }
+
+  /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
+  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, content: string): Promise<number | undefined> {
+    const decision = reportDue({ changed: content !== st.content, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+    if (decision.action === 'wait') return decision.ms;
+    if (decision.action === 'none') return undefined;
+    const key = plan.name;
+    const result = await deps.writer.write(ctx, {
+      branch: st.branch,
+      base: config.baseBranch,
+      files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml },
+      message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
+    });
+    if (result.outcome === 'humanEdited') {
+      st.stopped = `${result.author} changed ${result.path}`;
+      log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
+      if (st.pr) {
+        await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${result.author} changed \`${result.path}\`, and KangalPatch does not overwrite human edits. The cluster's live status: \`kubectl get patchplan ${key}\`.`);
+      }
+      return undefined;
+    }
+    if (result.outcome === 'pushed') st.lastCommitAt = clock.now();
+    st.content = content;
+    return undefined;
+  }
+
+  /** Once the branch holds our content: the PR exists, and is ready for review when the plan is terminal and the branch final. */
+  async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, content: string, terminal: boolean): Promise<void> {
+    if (!hasForge || st.content === undefined || st.stopped !== undefined) return;
+    if (st.pr?.state !== 'open') {
+      st.pr = await forge.openPullRequest(ctx, {
+        head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
+        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files), draft: !terminal, labels,
+      });
+      log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
+    }
+    if (terminal && st.pr.draft && st.content === content) {
+      await forge.markReadyForReview(ctx, st.pr.number);
+      st.pr = { ...st.pr, draft: false };
+    }
+  }
+
+  function stateFor(plan: PlanView): PlanState {
+    const rollout = rolloutId(plan.uid, plan.status.startTime);
+    const st = states.get(plan.name);
+    if (st && st.rollout === rollout) return st;
+    const fresh: PlanState = { rollout, branch: reportBranch(config.cluster, plan.name, rollout), pr: undefined, content: undefined, lastCommitAt: undefined, stopped: undefined };
+    states.set(plan.name, fresh);
+    return fresh;
   }
 
   async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
@@ -141,61 +193,20 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const jobs = jobsOf(key);
     for (const j of jobs) remember(j);
     if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;
-
-    const rollout = rolloutId(plan.uid, plan.status.startTime);
-    let st = states.get(key);
-    if (!st || st.rollout !== rollout) {
-      st = { rollout, branch: reportBranch(config.cluster, key, rollout), pr: undefined, content: undefined, lastCommitAt: undefined, stopped: undefined };
-      states.set(key, st);
-    }
+    const st = stateFor(plan);
     if (st.stopped !== undefined) return undefined;
     const terminal = isTerminal(plan.status.phase);
-    await findPullRequest(ctx, st, terminal);
-    if (st.stopped !== undefined) {
-      log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${st.stopped}`, { plan: key, branch: st.branch });
+    const stop = await findPullRequest(ctx, st, terminal);
+    if (stop !== undefined) {
+      st.stopped = stop;
+      log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${stop}`, { plan: key, branch: st.branch });
       return undefined;
     }
-
     const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase });
     const content = `${files.markdown}\0${files.yaml}`;
-    const decision = reportDue({ changed: content !== st.content, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
-    if (decision.action === 'commit') {
-      const phase = plan.status.phase ?? 'Pending';
-      const done = plan.status.completedNodes ?? 0;
-      const total = plan.status.totalNodes ?? jobs.length;
-      const result = await deps.writer.write(ctx, {
-        branch: st.branch,
-        base: config.baseBranch,
-        files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml },
-        message: `Report ${key} on ${config.cluster}: ${phase}, ${done}/${total} nodes\n\nRollout ${rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
-      });
-      if (result.outcome === 'humanEdited') {
-        st.stopped = `${result.author} changed ${result.path}`;
-        log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
-        if (st.pr) {
-          await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${result.author} changed \`${result.path}\`, and KangalPatch does not overwrite human edits. The cluster's live status: \`kubectl get patchplan ${key}\`.`);
-        }
-        return undefined;
-      }
-      if (result.outcome === 'pushed') st.lastCommitAt = clock.now();
-      st.content = content;
-    }
-
-    // The branch holds our content once we wrote it (or found it there): make sure its PR exists.
-    if (hasForge && st.content !== undefined && st.pr?.state !== 'open') {
-      const paths = { markdownPath: files.markdownPath, yamlPath: files.yamlPath };
-      st.pr = await forge.openPullRequest(ctx, {
-        head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
-        body: reportBody(config.cluster, key, rollout, config.baseBranch, paths), draft: !terminal, labels,
-      });
-      log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
-    }
-    // Ready for review only once the branch holds the final content.
-    if (hasForge && terminal && st.pr?.draft === true && st.content === content) {
-      await forge.markReadyForReview(ctx, st.pr.number);
-      st.pr = { ...st.pr, draft: false };
-    }
-    return decision.action === 'wait' ? { requeueAfterMs: decision.ms } : undefined;
+    const waitMs = await commitIfDue(ctx, plan, jobs, st, files, content);
+    await settlePullRequest(ctx, key, st, files, content, terminal);
+    return waitMs === undefined ? undefined : { requeueAfterMs: waitMs };
   }
 
   queue.start(pass, signal);
