@@ -217,6 +217,55 @@ export class ForgeApi {
     send(reply, op);
   }
 
+  // ---- GraphQL: the one mutation REST lacks (a draft PR cannot be marked ready over REST)
+
+  /**
+   * POST /graphql (and GHES' /api/graphql): only `markPullRequestReadyForReview(input: {pullRequestId})`
+   * with the PR's node_id in a variable, as GitHub's GraphQL schema defines it. Anything else is a
+   * `route` violation: the REST OpenAPI description cannot check GraphQL, so the fake accepts nothing
+   * it was not written for.
+   */
+  async handleGraphql(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const record: RecordedRequest = { method: 'POST', path: '/graphql', operationId: undefined, query: {}, body: undefined, status: 0 };
+    this.requests.push(record);
+    const reply = (status: number, body: unknown): void => {
+      record.status = status;
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(body));
+    };
+    let parsed: { query?: unknown; variables?: Record<string, unknown> };
+    try {
+      parsed = JSON.parse(raw.toString('utf8')) as typeof parsed;
+      record.body = parsed;
+    } catch {
+      this.violations.push({ kind: 'request', method: 'POST', path: '/graphql', operationId: undefined, errors: ['body is not JSON'] });
+      reply(400, { message: 'Problems parsing JSON' });
+      return;
+    }
+    const q = typeof parsed.query === 'string' ? parsed.query.replace(/\s+/g, ' ') : '';
+    const shape = /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?markPullRequestReadyForReview ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(q.trim());
+    const id = shape && shape[1] === shape[2] ? parsed.variables?.[shape[1] ?? ''] : undefined;
+    if (typeof id !== 'string') {
+      this.violations.push({ kind: 'route', method: 'POST', path: '/graphql', operationId: undefined, errors: [`the lab forge only implements markPullRequestReadyForReview with an ID! variable; got: ${q.slice(0, 200)}`] });
+      reply(200, { errors: [{ type: 'UNIMPLEMENTED', message: 'not implemented by the lab forge' }] });
+      return;
+    }
+    record.operationId = 'graphql/markPullRequestReadyForReview';
+    for (const r of this.repos.values()) {
+      for (const p of r.pulls.values()) {
+        if (this.shapes.nodeId('PullRequest', p.id) !== id) continue;
+        if (p.state === 'open') {
+          p.draft = false;
+          p.updatedAt = now();
+        }
+        reply(200, { data: { markPullRequestReadyForReview: { pullRequest: { isDraft: p.draft } } } });
+        return;
+      }
+    }
+    reply(200, { data: { markPullRequestReadyForReview: null }, errors: [{ type: 'NOT_FOUND', path: ['markPullRequestReadyForReview'], message: `Could not resolve to a node with the global id of '${id}'` }] });
+  }
+
   // ---- helpers
 
   private page(c: Ctx, items: unknown[]): Reply {

@@ -90,7 +90,10 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
       serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
       return;
     }
-    api.handle(req, res, parsed).catch((err: unknown) => {
+    const served = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql')
+      ? api.handleGraphql(req, res)
+      : api.handle(req, res, parsed);
+    served.catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: `lab forge error: ${err instanceof Error ? err.message : String(err)}` }));
     });

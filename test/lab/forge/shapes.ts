@@ -193,7 +193,10 @@ export class Shapes {
   }
 
   pullSimple(r: RepoState, p: PullState, baseSha: string): Record<string, unknown> {
-    return this.pullCommon(r, p, baseSha);
+    const common = this.pullCommon(r, p, baseSha);
+    // pull-request-simple declares labels[].description as a non-nullable string (the full pull allows null).
+    const labels = (common.labels as Record<string, unknown>[]).map((l) => ({ ...l, description: l.description ?? '' }));
+    return { ...common, labels };
   }
 
   pull(r: RepoState, p: PullState, d: PullDetails, comments: number): Record<string, unknown> {

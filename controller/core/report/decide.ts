@@ -1,0 +1,49 @@
+// When the report of a plan gets a commit: once the plan rolls out, only when the rendered content
+// changed, and at most once per interval per plan (the rest waits for an exact timer).
+
+export const REPORT_MIN_INTERVAL_MS = 30_000;
+
+const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
+const NOT_STARTED = new Set(['Pending', 'Preflighting', 'Watching']);
+
+export const isTerminal = (phase: string | undefined): boolean => phase !== undefined && TERMINAL.has(phase);
+
+/**
+ * A plan is reported once it leaves Pending/Preflighting, or as soon as it has PatchJobs, and once
+ * status.startTime is set: the rollout id depends on it, so reporting before it would open a PR
+ * under an id that changes a moment later.
+ */
+export const isReportable = (phase: string | undefined, jobCount: number, startTime: string | undefined): boolean =>
+  startTime !== undefined && (jobCount > 0 || (phase !== undefined && !NOT_STARTED.has(phase)));
+
+/**
+ * Identity of one rollout of a plan name: a recreated plan (new UID) or a restarted rollout (new
+ * startTime) gets a new id, hence a new branch and PR. 8 hex digits of FNV-1a: only needs to tell
+ * rollouts of the same plan name apart.
+ */
+export function rolloutId(uid: string, startTime: string | undefined): string {
+  let h = 0x811c9dc5;
+  for (const ch of `${uid}/${startTime ?? ''}`) {
+    h ^= ch.codePointAt(0) ?? 0;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+export interface ReportDueInput {
+  /** Rendered content differs from what the branch last got from us. */
+  changed: boolean;
+  /** epoch ms of our last report commit for this plan, undefined when none in this process. */
+  lastCommitAt: number | undefined;
+  now: number;
+  minIntervalMs: number;
+}
+
+export type ReportDecision = { action: 'none' } | { action: 'commit' } | { action: 'wait'; ms: number };
+
+export function reportDue(i: ReportDueInput): ReportDecision {
+  if (!i.changed) return { action: 'none' };
+  if (i.lastCommitAt === undefined) return { action: 'commit' };
+  const next = i.lastCommitAt + i.minIntervalMs;
+  return i.now >= next ? { action: 'commit' } : { action: 'wait', ms: next - i.now };
+}

@@ -1,0 +1,88 @@
+// The human report: a summary table, then one table per group in rollout order. Rendered only
+// from the report document (status times, never the wall clock), so equal status → equal bytes.
+import type { GroupReport, NodeReport, ReportDocument } from './document.js';
+
+const DASH = '—';
+
+/** Table cells cannot hold pipes or newlines. */
+export function cell(text: string | number | null): string {
+  if (text === null || text === '') return DASH;
+  return String(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+/** 0 → `0s`, 65 → `1m 5s`, 3700 → `1h 1m 40s`. */
+export function humanDuration(seconds: number | null): string {
+  if (seconds === null) return DASH;
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].filter(Boolean).join(' ');
+}
+
+const arrow = (v: { from: string | null; to: string | null }): string =>
+  v.from === null && v.to === null ? DASH : v.from === v.to ? cell(v.to) : `${cell(v.from)} → ${cell(v.to)}`;
+
+function cordoned(x: NodeReport): string {
+  if (x.cordonedSeconds !== null) return humanDuration(x.cordonedSeconds);
+  return x.cordonedTime === null ? DASH : `since ${x.cordonedTime}`;
+}
+
+function nodeRow(x: NodeReport): string {
+  return `| ${cell(x.name)} | ${arrow(x.talos)} | ${arrow(x.kubernetes)} | ${cell(x.phase)} | ${cell(x.startTime)} | ${humanDuration(x.durationSeconds)} | ${cordoned(x)} | ${cell(x.failure)} |`;
+}
+
+function groupSection(g: GroupReport, index: number): string[] {
+  const counts = g.total === null ? '' : `: ${g.completed ?? 0}/${g.total} completed, ${g.running ?? 0} running, ${g.failed ?? 0} failed, ${g.pending ?? 0} pending`;
+  const head = `### ${index + 1}. ${g.name}${g.concurrency === null ? '' : ` (concurrency ${g.concurrency})`}${counts}`;
+  if (g.nodes.length === 0) return [head, '', 'No node scheduled yet.', ''];
+  return [
+    head,
+    '',
+    '| Node | Talos | Kubernetes | Phase | Started | Duration | Cordoned | Failure |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...g.nodes.map(nodeRow),
+    '',
+  ];
+}
+
+function preflight(d: ReportDocument): string {
+  const p = d.preflight;
+  if (p.status === null) return 'not run yet';
+  const verdict = p.status === 'True' ? 'passed' : p.status === 'False' ? 'failed' : 'unknown';
+  return `${verdict}${p.message ? `: ${cell(p.message)}` : ''}`;
+}
+
+function source(d: ReportDocument): string {
+  const s = d.source;
+  if (s.path === null && s.commit === null) return 'applied without Git';
+  const label = `${cell(s.path)} @ ${s.commit === null ? DASH : s.commit.slice(0, 12)}`;
+  return s.url === null ? `\`${label}\`` : `[${label}](${s.url})`;
+}
+
+export function renderMarkdown(d: ReportDocument): string {
+  const t = d.target;
+  const target = [t.talosVersion === null ? '' : `Talos ${t.talosVersion}`, t.kubernetesVersion === null ? '' : `Kubernetes ${t.kubernetesVersion}`].filter(Boolean).join(', ');
+  const c = d.nodes;
+  const lines = [
+    `# Rollout report: ${d.plan.name} on ${d.cluster}`,
+    '',
+    '<!-- Written by KangalPatch from the PatchPlan status; the YAML twin beside this file is the machine-readable copy. -->',
+    '',
+    '| | |',
+    '| --- | --- |',
+    `| Phase | **${cell(d.phase)}**${d.reason === null ? '' : ` (${cell(d.reason)})`} |`,
+    `| Target | ${target || DASH} |`,
+    `| Nodes | ${c.total === null ? DASH : `${c.total} total: ${c.completed ?? 0} completed, ${c.running ?? 0} running, ${c.failed ?? 0} failed, ${c.pending ?? 0} pending`} |`,
+    `| Started | ${cell(d.startTime)} |`,
+    `| Finished | ${cell(d.completionTime)} |`,
+    `| Preflight | ${preflight(d)} |`,
+    `| Plan file | ${source(d)} |`,
+    `| Message | ${cell(d.message)} |`,
+    '',
+    '## Groups',
+    '',
+  ];
+  if (d.groups.length === 0) lines.push('No group has nodes yet.', '');
+  d.groups.forEach((g, i) => lines.push(...groupSection(g, i)));
+  return `${lines.join('\n').trimEnd()}\n`;
+}

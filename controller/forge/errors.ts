@@ -1,0 +1,81 @@
+// Forge API failures → outcome kinds. Decided on HTTP status and rate-limit headers only, never on
+// message text. Messages name the operation and, for credential problems, the token's source.
+import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+
+interface HttpishError {
+  status?: number;
+  response?: { headers?: Record<string, string | number | undefined> };
+  name?: string;
+  errors?: { type?: string }[];
+}
+
+export interface ForgeErrorContext {
+  /** The token file (or other source) to name in 401/403 messages. */
+  tokenSource: string;
+  /** Epoch ms now, to turn x-ratelimit-reset into a wait. */
+  now: number;
+  /** The caller's signal aborted: not the forge's fault. */
+  aborted: boolean;
+}
+
+const header = (e: HttpishError, name: string): string | undefined => {
+  const v = e.response?.headers?.[name];
+  return v === undefined ? undefined : String(v);
+};
+
+/** Milliseconds until a rate limit lifts, from Retry-After or x-ratelimit-reset; undefined when not rate limited. */
+export function rateLimitWaitMs(e: HttpishError, now: number): number | undefined {
+  const retryAfter = Number(header(e, 'retry-after'));
+  if (Number.isFinite(retryAfter) && retryAfter > 0) return retryAfter * 1000;
+  if (header(e, 'x-ratelimit-remaining') === '0') {
+    const reset = Number(header(e, 'x-ratelimit-reset'));
+    // One second past the reset, as GitHub advises.
+    if (Number.isFinite(reset)) return Math.max(1000, reset * 1000 - now + 1000);
+  }
+  if (e.status === 429) return 60_000;
+  return undefined;
+}
+
+export function forgeError(err: unknown, what: string, c: ForgeErrorContext): OutcomeError {
+  const e = (err ?? {}) as HttpishError;
+  const status = typeof e.status === 'number' ? e.status : undefined;
+  const base = { cause: err, ...(status === undefined ? {} : { code: status }) };
+  if (c.aborted) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
+  if (e.name === 'GraphqlResponseError') {
+    const types = (e.errors ?? []).map((x) => x.type ?? 'ERROR').join(', ');
+    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'GraphQLError', message: `${what}: the forge's GraphQL API answered ${types}` });
+  }
+  if (status === 403 || status === 429) {
+    const wait = rateLimitWaitMs(e, c.now);
+    if (wait !== undefined) {
+      return new OutcomeError({
+        ...base, kind: OutcomeKind.Waiting, reason: 'RateLimited', retryAfterMs: wait,
+        message: `${what}: rate limited by the forge; retrying in ${Math.ceil(wait / 1000)} s`,
+      });
+    }
+  }
+  const refused = refusal(status, what, c.tokenSource, base);
+  if (refused) return refused;
+  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}` });
+}
+
+/** 4xx answers that need a human: bad token, missing permission, wrong repository, a refused request. */
+function refusal(status: number | undefined, what: string, tokenSource: string, base: { cause: unknown; code?: number }): OutcomeError | undefined {
+  const c = { tokenSource };
+  if (status === 401) {
+    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Unauthorized', message: `${what}: the forge rejected the token from ${c.tokenSource} (HTTP 401); put a valid token in that file` });
+  }
+  if (status === 403) {
+    return new OutcomeError({
+      ...base, kind: OutcomeKind.Stalled, reason: 'Forbidden',
+      message: `${what}: the token from ${c.tokenSource} lacks permission (HTTP 403); it needs contents:write, pull_requests:write and statuses:write on the repository`,
+    });
+  }
+  if (status === 404) {
+    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'NotFound', message: `${what}: not found (HTTP 404); check the forge API URL and repository, and that the token from ${c.tokenSource} can see it` });
+  }
+  if (status === 422 || status === 400) {
+    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Invalid', message: `${what}: the forge refused the request (HTTP ${status})` });
+  }
+  return undefined;
+}

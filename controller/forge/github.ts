@@ -1,0 +1,180 @@
+// ForgePort over Octokit (GitHub, GitHub Enterprise at `<host>/api/v3`, the lab forge). Octokit is
+// the official client; its retry and throttling plugins already follow GitHub's guidance (rate-limit
+// headers, secondary limits, one write at a time), which a hand-written fetch loop would re-implement.
+// Only this folder imports octokit.
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { Octokit } from '@octokit/rest';
+import type { OpContext } from '../runtime/context.js';
+import { remainingMs } from '../runtime/context.js';
+import type { LogFn } from '../runtime/log.js';
+import { silentLog } from '../runtime/log.js';
+import { forgeError } from './errors.js';
+import type { CommitState, ForgePort, OpenPullRequest, PullRequestView } from './port.js';
+
+export interface GitHubForgeOptions {
+  /** REST base: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the lab forge's URL. */
+  apiUrl: string;
+  owner: string;
+  repo: string;
+  /** Read at every request, so a rotated token file is picked up without a restart. */
+  token: () => Promise<string>;
+  /** Where the token comes from (a file path), named in credential errors; never the token itself. */
+  tokenSource: string;
+  log?: LogFn;
+  /** Retries of idempotent requests on 5xx/network errors (plugin-retry); 3 by default. */
+  retries?: number;
+  /** Longest rate-limit wait handled inside one call; longer ones surface as Waiting. Default 60 s. */
+  maxInlineWaitSeconds?: number;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** The REST pull request fields the view needs (pulls.get, pulls.list, pulls.create and pulls.update agree on these). */
+interface RestPull {
+  number: number;
+  html_url: string;
+  state: string;
+  merged_at: string | null;
+  draft?: boolean;
+  title: string;
+  head: { ref: string };
+  base: { ref: string };
+  labels: { name?: string }[];
+}
+
+export function pullView(p: RestPull): PullRequestView {
+  return {
+    number: p.number,
+    url: p.html_url,
+    state: p.state === 'closed' ? 'closed' : 'open',
+    merged: p.merged_at !== null && p.merged_at !== undefined,
+    draft: p.draft === true,
+    title: p.title,
+    head: p.head.ref,
+    base: p.base.ref,
+    labels: p.labels.flatMap((l) => (l.name === undefined ? [] : [l.name])),
+  };
+}
+
+const MARK_READY = `mutation MarkReady($pullRequestId: ID!) {
+  markPullRequestReadyForReview(input: { pullRequestId: $pullRequestId }) { pullRequest { isDraft } }
+}`;
+
+export class GitHubForge implements ForgePort {
+  readonly kind = 'github';
+  private readonly octokit: Octokit;
+  private readonly repoRef: { owner: string; repo: string };
+
+  constructor(private readonly opts: GitHubForgeOptions) {
+    const log = opts.log ?? silentLog;
+    const maxWait = opts.maxInlineWaitSeconds ?? 60;
+    const Kit = Octokit.plugin(retry, throttling);
+    this.repoRef = { owner: opts.owner, repo: opts.repo };
+    this.octokit = new Kit({
+      baseUrl: opts.apiUrl.replace(/\/+$/, ''),
+      userAgent: 'kangal-patch',
+      // Octokit's own log would print request URLs only, but route it through ours anyway.
+      log: { debug: () => undefined, info: () => undefined, warn: (m: string) => log('warn', m), error: (m: string) => log('error', m) },
+      retry: { retries: opts.retries ?? 3 },
+      throttle: {
+        // A primary limit: wait inline when short and the request is idempotent; otherwise the
+        // error reaches us and becomes Waiting with the reset time.
+        onRateLimit: (after: number, o: { method: string }, _kit: unknown, retryCount: number) =>
+          retryCount < 1 && after <= maxWait && IDEMPOTENT.has(o.method.toUpperCase()),
+        // A secondary limit: GitHub asks every client to wait, writes included (nothing was done).
+        onSecondaryRateLimit: (after: number, _o: unknown, _kit: unknown, retryCount: number) => retryCount < 2 && after <= maxWait,
+      },
+    });
+    this.octokit.hook.before('request', async (options) => {
+      // The token is read per request and set as a header: never in a URL, never logged.
+      options.headers.authorization = `token ${await opts.token()}`;
+      // Only idempotent requests are retried on 5xx/network errors: a POST that timed out may have landed.
+      if (!IDEMPOTENT.has(options.method.toUpperCase())) (options.request as { retries?: number }).retries = 0;
+    });
+  }
+
+  private call<T>(ctx: OpContext, what: string, f: (request: { signal: AbortSignal }) => Promise<T>): Promise<T> {
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, remainingMs(ctx)))]);
+    return f({ signal }).catch((err: unknown) => {
+      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted });
+    });
+  }
+
+  private async listPulls(ctx: OpContext, head: string | undefined): Promise<PullRequestView[]> {
+    const what = head === undefined ? 'list pull requests' : `list pull requests of branch ${head}`;
+    const items = await this.call(ctx, what, (request) =>
+      this.octokit.paginate(this.octokit.rest.pulls.list, {
+        ...this.repoRef,
+        state: 'all',
+        sort: 'created',
+        direction: 'desc',
+        per_page: 100,
+        ...(head === undefined ? {} : { head: `${this.opts.owner}:${head}` }),
+        request,
+      }),
+    );
+    return items.map((p) => pullView(p));
+  }
+
+  pullRequestsFor(ctx: OpContext, head: string): Promise<PullRequestView[]> {
+    return this.listPulls(ctx, head);
+  }
+
+  async pullRequestsWithPrefix(ctx: OpContext, prefix: string): Promise<PullRequestView[]> {
+    return (await this.listPulls(ctx, undefined)).filter((p) => p.head.startsWith(prefix));
+  }
+
+  async openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView> {
+    const created = await this.call(ctx, `open a pull request from ${pr.head}`, (request) =>
+      this.octokit.rest.pulls.create({ ...this.repoRef, head: pr.head, base: pr.base, title: pr.title, body: pr.body, draft: pr.draft, request }),
+    );
+    const view = pullView(created.data);
+    if (pr.labels && pr.labels.length > 0) {
+      const labels = pr.labels;
+      await this.call(ctx, `label pull request #${view.number}`, (request) =>
+        this.octokit.rest.issues.addLabels({ ...this.repoRef, issue_number: view.number, labels, request }),
+      );
+      return { ...view, labels: [...new Set([...view.labels, ...labels])] };
+    }
+    return view;
+  }
+
+  async updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView> {
+    const res = await this.call(ctx, `update pull request #${number}`, (request) =>
+      this.octokit.rest.pulls.update({ ...this.repoRef, pull_number: number, ...change, request }),
+    );
+    return pullView(res.data);
+  }
+
+  /** REST cannot clear `draft`; GitHub's GraphQL mutation markPullRequestReadyForReview can. */
+  async markReadyForReview(ctx: OpContext, number: number): Promise<void> {
+    const pull = await this.call(ctx, `read pull request #${number}`, (request) => this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }));
+    if (pull.data.draft !== true) return;
+    const nodeId = pull.data.node_id;
+    await this.call(ctx, `mark pull request #${number} ready for review`, (request) =>
+      this.octokit.graphql(MARK_READY, { pullRequestId: nodeId, request }),
+    );
+  }
+
+  async comment(ctx: OpContext, number: number, body: string): Promise<void> {
+    await this.call(ctx, `comment on pull request #${number}`, (request) =>
+      this.octokit.rest.issues.createComment({ ...this.repoRef, issue_number: number, body, request }),
+    );
+  }
+
+  async setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void> {
+    await this.call(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, (request) =>
+      this.octokit.rest.repos.createCommitStatus({
+        ...this.repoRef,
+        sha,
+        state: status.state,
+        context: status.context,
+        // GitHub caps the description at 140 characters.
+        description: status.description.length > 140 ? `${status.description.slice(0, 139)}…` : status.description,
+        ...(status.targetUrl === undefined ? {} : { target_url: status.targetUrl }),
+        request,
+      }),
+    );
+  }
+}

@@ -1,0 +1,218 @@
+// The report loop: every PatchPlan that rolls out gets a draft pull request from
+// `kangal-patch/<cluster>/report/<plan>-<rolloutId>` adding status/<cluster>/<plan>.{md,yaml},
+// updated as the rollout moves (only when the rendered files change, at most once per interval),
+// and marked ready for review when the plan is terminal. Event-driven: plan and job informer
+// events wake the plan's key; the rate limit is an exact timer (WorkQueue.addAfter).
+//
+// Restart-safe without memory: the PR is found again by its branch name, the writer finds an
+// unchanged branch and makes no commit. What is only in memory: the time of the last commit (a
+// restarted reporter may commit once sooner than the interval), the versions each node ran before
+// its job (status keeps only the current one; a restart shows "—" for jobs already finished), and
+// whether the human-edit comment was posted (posted again after a restart).
+import { isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS } from '../../core/report/index.js';
+import type { ForgePort, PullRequestView } from '../../forge/port.js';
+import type { JobView, PlanView } from '../../kube/views.js';
+import type { Clock } from '../../runtime/clock.js';
+import type { OpContext } from '../../runtime/context.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { LogFn } from '../../runtime/log.js';
+import { WorkQueue, type PassResult } from '../../runtime/queue.js';
+import type { WriteRequest, WriteResult } from '../write/index.js';
+import { renderReport, type BeforeVersions, type ReportFiles } from './render.js';
+
+export interface ReporterConfig {
+  /** --cluster-name: in branch names, titles, labels and paths. */
+  cluster: string;
+  /** --git-branch: the branch report PRs merge into. */
+  baseBranch: string;
+  /** Minimum time between two report commits of one plan (default 30 s; tests shorten it). */
+  minIntervalMs?: number;
+  /** Web prefix for links to the plan file at its commit (`https://github.com/o/r/blob`); no link when unset. */
+  blobUrlBase?: string;
+  /** Labels of report PRs (default `kangal-patch`, `kangal-patch/report`, `cluster/<cluster>`). */
+  labels?: string[];
+  /** Backoff of failed passes (forge or git down). */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+/** What the reporter needs from the git writer (BranchWriter implements it). */
+export interface ReportWriter {
+  write(ctx: OpContext, req: WriteRequest): Promise<WriteResult>;
+}
+
+export interface ReporterDeps {
+  config: ReporterConfig;
+  patchPlans: Informer<PlanView>;
+  patchJobs: Informer<JobView>;
+  forge: ForgePort;
+  writer: ReportWriter;
+  clock: Clock;
+  log: LogFn;
+}
+
+export interface Reporter {
+  /** Stops taking work and waits for running passes. */
+  stop(): Promise<void>;
+  /** The queue (tests and metrics: depth). */
+  readonly queue: WorkQueue;
+}
+
+interface PlanState {
+  rollout: string;
+  branch: string;
+  pr: PullRequestView | undefined;
+  /** Rendered content the branch holds from us (markdown + NUL + yaml). */
+  content: string | undefined;
+  lastCommitAt: number | undefined;
+  /** Set when we leave this rollout's branch alone: a human edited the report, or closed the PR unmerged. */
+  stopped: string | undefined;
+}
+
+export const reportBranch = (cluster: string, plan: string, rollout: string): string => `kangal-patch/${cluster}/report/${plan}-${rollout}`;
+
+export function reportTitle(cluster: string, plan: string): string {
+  return `KangalPatch [${cluster}]: rollout report of ${plan}`;
+}
+
+function reportBody(cluster: string, plan: string, rollout: string, base: string, paths: { markdownPath: string; yamlPath: string }): string {
+  return [
+    `Rollout report of PatchPlan \`${plan}\` on cluster \`${cluster}\` (rollout ${rollout}).`,
+    '',
+    `KangalPatch updates \`${paths.markdownPath}\` and its machine-readable twin \`${paths.yamlPath}\` as the rollout progresses,`,
+    'and marks this pull request ready for review when the plan finishes.',
+    `Merge it to archive the report on \`${base}\`. Commits you add to this branch are kept; if you edit the report files, KangalPatch stops updating this pull request.`,
+  ].join('\n');
+}
+
+export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter {
+  const { config, forge, clock, log } = deps;
+  const minInterval = config.minIntervalMs ?? REPORT_MIN_INTERVAL_MS;
+  const labels = config.labels ?? ['kangal-patch', 'kangal-patch/report', `cluster/${config.cluster}`];
+  const states = new Map<string, PlanState>();
+  /** Versions a node ran before its job, by job UID (the status only keeps current ones). */
+  const before = new Map<string, BeforeVersions>();
+  const hasForge = forge.kind !== 'none';
+
+  const queue = new WorkQueue({
+    name: 'report',
+    concurrency: 2,
+    clock,
+    backoff: config.backoff ?? { initialMs: 1000, maxMs: 60_000 },
+    onError: (key, err, retryIn) => log('warn', `report of PatchPlan ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`, {
+      plan: key, error: err instanceof Error ? err.message : String(err),
+    }),
+  });
+
+  const jobsOf = (plan: string): JobView[] => deps.patchJobs.list().filter((j) => j.spec?.patchPlanRef === plan);
+
+  const remember = (job: JobView): void => {
+    if (before.has(job.uid)) return;
+    const s = job.status;
+    // Before the job finishes, the current versions are the ones it started from.
+    if (s.phase === 'Completed' && s.reason !== 'AlreadyAtTarget') return;
+    if (s.currentTalosVersion === undefined && s.currentKubernetesVersion === undefined) return;
+    before.set(job.uid, { talos: s.currentTalosVersion, kubernetes: s.currentKubernetesVersion });
+  };
+
+  deps.patchPlans.onChange((key, view) => {
+    if (view) queue.add(key);
+    else states.delete(key);
+  });
+  deps.patchJobs.onChange((_key, view, old) => {
+    if (view) remember(view);
+    else if (old) before.delete(old.uid);
+    const plan = view?.spec?.patchPlanRef ?? old?.spec?.patchPlanRef;
+    if (plan !== undefined) queue.add(plan);
+  });
+
+  /** Finds this rollout's PR by branch name (restart-safe); returns why to stop, if the PR says so. */
+  async function findPullRequest(ctx: OpContext, st: PlanState, terminal: boolean): Promise<string | undefined> {
+    if (!hasForge || st.pr?.state === 'open') return undefined;
+    const found = (await forge.pullRequestsFor(ctx, st.branch))[0];
+    if (!found) return undefined;
+    if (found.state === 'open') st.pr = found;
+    else if (!found.merged) return `pull request #${found.number} was closed without merging`;
+    // Merged: the report is archived. A finished plan needs nothing more; a running one gets a new PR.
+    else if (terminal) return `pull request #${found.number} was merged`;
+    return undefined;
+  }
+
+  /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
+  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, content: string): Promise<number | undefined> {
+    const decision = reportDue({ changed: content !== st.content, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+    if (decision.action === 'wait') return decision.ms;
+    if (decision.action === 'none') return undefined;
+    const key = plan.name;
+    const result = await deps.writer.write(ctx, {
+      branch: st.branch,
+      base: config.baseBranch,
+      files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml },
+      message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
+    });
+    if (result.outcome === 'humanEdited') {
+      st.stopped = `${result.author} changed ${result.path}`;
+      log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
+      if (st.pr) {
+        await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${result.author} changed \`${result.path}\`, and KangalPatch does not overwrite human edits. The cluster's live status: \`kubectl get patchplan ${key}\`.`);
+      }
+      return undefined;
+    }
+    if (result.outcome === 'pushed') st.lastCommitAt = clock.now();
+    st.content = content;
+    return undefined;
+  }
+
+  /** Once the branch holds our content: the PR exists, and is ready for review when the plan is terminal and the branch final. */
+  async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, content: string, terminal: boolean): Promise<void> {
+    if (!hasForge || st.content === undefined || st.stopped !== undefined) return;
+    if (st.pr?.state !== 'open') {
+      st.pr = await forge.openPullRequest(ctx, {
+        head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
+        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files), draft: !terminal, labels,
+      });
+      log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
+    }
+    if (terminal && st.pr.draft && st.content === content) {
+      await forge.markReadyForReview(ctx, st.pr.number);
+      st.pr = { ...st.pr, draft: false };
+    }
+  }
+
+  function stateFor(plan: PlanView): PlanState {
+    const rollout = rolloutId(plan.uid, plan.status.startTime);
+    const st = states.get(plan.name);
+    if (st && st.rollout === rollout) return st;
+    const fresh: PlanState = { rollout, branch: reportBranch(config.cluster, plan.name, rollout), pr: undefined, content: undefined, lastCommitAt: undefined, stopped: undefined };
+    states.set(plan.name, fresh);
+    return fresh;
+  }
+
+  async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
+    const plan = deps.patchPlans.get(key);
+    if (!plan || plan.deleting) return undefined;
+    const jobs = jobsOf(key);
+    for (const j of jobs) remember(j);
+    if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;
+    const st = stateFor(plan);
+    if (st.stopped !== undefined) return undefined;
+    const terminal = isTerminal(plan.status.phase);
+    const stop = await findPullRequest(ctx, st, terminal);
+    if (stop !== undefined) {
+      st.stopped = stop;
+      log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${stop}`, { plan: key, branch: st.branch });
+      return undefined;
+    }
+    const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase });
+    const content = `${files.markdown}\0${files.yaml}`;
+    const waitMs = await commitIfDue(ctx, plan, jobs, st, files, content);
+    await settlePullRequest(ctx, key, st, files, content, terminal);
+    return waitMs === undefined ? undefined : { requeueAfterMs: waitMs };
+  }
+
+  queue.start(pass, signal);
+  // Plans already in the cache when we start (a restarted controller) get a pass too.
+  void deps.patchPlans.synced.then(() => {
+    for (const p of deps.patchPlans.list()) queue.add(p.name);
+  });
+  return { queue, stop: () => queue.drain() };
+}

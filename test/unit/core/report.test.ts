@@ -1,0 +1,95 @@
+// The rollout report, pure: document, Markdown, rollout ids and the commit decision.
+import assert from 'node:assert/strict';
+import { humanDuration, cell } from '../../../controller/core/report/markdown.js';
+import { isReportable, isTerminal, renderMarkdown, reportDocument, reportDue, rolloutId, type ReportJob, type ReportPlan } from '../../../controller/core/report/index.js';
+
+const settings = { cluster: 'east', blobUrlBase: 'https://github.com/acme/plans/blob/' };
+
+function plan(over: Partial<ReportPlan> = {}): ReportPlan {
+  return {
+    name: 'p', uid: 'u1', order: ['controlPlane', 'workers'], sourceCommit: undefined, sourcePath: undefined,
+    status: { phase: 'InProgress', startTime: '2026-01-01T00:00:00Z', totalNodes: 2, completedNodes: 1, runningNodes: 1, pendingNodes: 0, failedNodes: 0,
+      groups: [{ name: 'controlPlane', concurrency: 1, active: 0, total: 1, pending: 0, running: 0, completed: 1, failed: 0 }] },
+    ...over,
+  };
+}
+function job(node: string, group: string, status: ReportJob['status'], before: ReportJob['before'] = { talos: 'v1.12.1', kubernetes: undefined }): ReportJob {
+  return { name: `p-${node}`, nodeName: node, group, status, before, targetTalos: 'v1.12.3', targetKubernetes: undefined };
+}
+
+describe('core/report', function () {
+  describe('reportDue (meaningful change, one commit per interval)', function () {
+    const cases: [string, Parameters<typeof reportDue>[0], ReturnType<typeof reportDue>][] = [
+      ['unchanged content: nothing', { changed: false, lastCommitAt: undefined, now: 0, minIntervalMs: 30_000 }, { action: 'none' }],
+      ['unchanged, long after: nothing', { changed: false, lastCommitAt: 0, now: 1e9, minIntervalMs: 30_000 }, { action: 'none' }],
+      ['first change: commit at once', { changed: true, lastCommitAt: undefined, now: 5, minIntervalMs: 30_000 }, { action: 'commit' }],
+      ['change 10 s after a commit: wait the exact rest', { changed: true, lastCommitAt: 1000, now: 11_000, minIntervalMs: 30_000 }, { action: 'wait', ms: 20_000 }],
+      ['change exactly at the interval: commit', { changed: true, lastCommitAt: 1000, now: 31_000, minIntervalMs: 30_000 }, { action: 'commit' }],
+    ];
+    for (const [name, input, want] of cases) it(name, () => assert.deepEqual(reportDue(input), want));
+  });
+
+  describe('phases and rollout ids', function () {
+    const cases: [string | undefined, number, string | undefined, boolean][] = [
+      ['Pending', 0, undefined, false],
+      ['Preflighting', 0, '2026-01-01T00:00:00Z', false],
+      ['Preflighting', 1, '2026-01-01T00:00:00Z', true],
+      ['InProgress', 0, '2026-01-01T00:00:00Z', true],
+      ['InProgress', 3, undefined, false],
+      ['Watching', 0, '2026-01-01T00:00:00Z', false],
+      ['Failed', 0, '2026-01-01T00:00:00Z', true],
+    ];
+    for (const [phase, jobs, start, want] of cases) it(`${phase} with ${jobs} jobs, startTime ${start ?? 'unset'} → ${want}`, () => assert.equal(isReportable(phase, jobs, start), want));
+    it('terminal phases', () => assert.deepEqual(['Completed', 'Failed', 'Cancelled', 'Paused', 'InProgress', undefined].map(isTerminal), [true, true, true, false, false, false]));
+    it('a rollout id is stable, 8 hex digits, and differs for a new UID or startTime', function () {
+      const a = rolloutId('u1', '2026-01-01T00:00:00Z');
+      assert.match(a, /^[0-9a-f]{8}$/);
+      assert.equal(rolloutId('u1', '2026-01-01T00:00:00Z'), a);
+      assert.notEqual(rolloutId('u2', '2026-01-01T00:00:00Z'), a);
+      assert.notEqual(rolloutId('u1', '2026-01-02T00:00:00Z'), a);
+    });
+  });
+
+  describe('the document and its Markdown', function () {
+    it('groups in rollout order, nodes by name, versions before → after, durations from status times', function () {
+      const jobs = [
+        job('w-2', 'workers', { phase: 'Draining', startTime: '2026-01-01T00:05:00Z', cordonedTime: '2026-01-01T00:05:01Z' }),
+        job('cp-1', 'controlPlane', { phase: 'Completed', startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:03:05Z', cordonedTime: '2026-01-01T00:00:10Z', uncordonedTime: '2026-01-01T00:03:00Z', currentTalosVersion: 'v1.12.3' }),
+        job('w-1', 'workers', { phase: 'Failed', message: 'drain | timed out\nafter 5m', startTime: '2026-01-01T00:04:00Z', completionTime: '2026-01-01T00:09:00Z' }),
+      ];
+      const doc = reportDocument(plan({ sourceCommit: 'c'.repeat(40), sourcePath: 'plans/my plan.yaml' }), jobs, settings);
+      assert.deepEqual(doc.groups.map((g) => [g.name, g.nodes.map((n) => n.name)]), [['controlPlane', ['cp-1']], ['workers', ['w-1', 'w-2']]]);
+      const cp = doc.groups[0]?.nodes[0];
+      assert.deepEqual([cp?.talos, cp?.durationSeconds, cp?.cordonedSeconds], [{ from: 'v1.12.1', to: 'v1.12.3' }, 185, 170]);
+      assert.equal(doc.groups[1]?.nodes[0]?.failure, 'drain | timed out\nafter 5m');
+      assert.equal(doc.source.url, `https://github.com/acme/plans/blob/${'c'.repeat(40)}/plans/my%20plan.yaml`);
+      const md = renderMarkdown(doc);
+      assert.match(md, /\| cp-1 \| v1\.12\.1 → v1\.12\.3 \| — \| Completed \| 2026-01-01T00:00:00Z \| 3m 5s \| 2m 50s \| — \|/);
+      assert.match(md, /\| w-1 \| v1\.12\.1 → v1\.12\.3 \| — \| Failed \| .* \| 5m \| — \| drain \\\| timed out after 5m \|/);
+      assert.match(md, /\| w-2 .* \| since 2026-01-01T00:05:01Z \| — \|/);
+      assert.match(md, /### 1\. controlPlane \(concurrency 1\): 1\/1 completed/);
+      assert.match(md, /\| Preflight \| not run yet \|/);
+    });
+
+    it('is deterministic: the same status renders the same bytes; a status change changes them', function () {
+      const jobs = [job('cp-1', 'controlPlane', { phase: 'Draining', startTime: '2026-01-01T00:00:00Z' })];
+      const a = renderMarkdown(reportDocument(plan(), jobs, settings));
+      assert.equal(renderMarkdown(reportDocument(plan(), [...jobs], settings)), a);
+      const b = renderMarkdown(reportDocument(plan(), [job('cp-1', 'controlPlane', { phase: 'Upgrading', startTime: '2026-01-01T00:00:00Z' })], settings));
+      assert.notEqual(b, a);
+    });
+
+    it('preflight from the PreflightPassed condition; every key present when nothing is known', function () {
+      const failed = plan({ status: { phase: 'Failed', startTime: 't', conditions: [{ type: 'PreflightPassed', status: 'False', reason: 'ImageMissing', message: 'no installer v1.12.3', lastTransitionTime: 't' }] } });
+      assert.match(renderMarkdown(reportDocument(failed, [], settings)), /\| Preflight \| failed: no installer v1\.12\.3 \|/);
+      const bare = reportDocument(plan({ status: {} }), [], { cluster: 'east', blobUrlBase: undefined });
+      assert.deepEqual(bare.nodes, { total: null, pending: null, running: null, completed: null, failed: null });
+      assert.deepEqual(bare.source, { commit: null, path: null, url: null });
+      assert.match(renderMarkdown(bare), /applied without Git/);
+    });
+
+    const durations: [number | null, string][] = [[null, '—'], [0, '0s'], [59, '59s'], [60, '1m'], [65, '1m 5s'], [3700, '1h 1m 40s'], [7200, '2h']];
+    for (const [s, want] of durations) it(`duration ${s} → ${want}`, () => assert.equal(humanDuration(s), want));
+    it('cells escape pipes and newlines', () => assert.equal(cell('a|b\nc'), 'a\\|b c'));
+  });
+});
