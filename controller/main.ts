@@ -6,6 +6,7 @@ import { API_VERSION } from '../schemas/api.js';
 import type { RunConfig } from './config.js';
 import { createKube } from './kube/index.js';
 import { hasGit, runGitops } from './gitops/wiring.js';
+import { startWriteBack } from './gitops/reporting.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
@@ -114,8 +115,9 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver, log }), work.signal);
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
   // Without --git-url the controller runs on PatchPlans applied with kubectl alone.
+  const writeBack = hasGit(cfg) ? startWriteBack(cfg, { informers, clock, log }, work.signal) : undefined;
   const gitops = hasGit(cfg)
-    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics }, work.signal).catch((err: unknown) => {
+    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal).catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
       })
     : Promise.resolve();
@@ -123,7 +125,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(lost ? 'leadership lost: stopping all work' : handedOver ? 'handed over: stopping all work' : 'shutting down: stopping work');
-  await Promise.all([queue.drain(), plans.drain(), gitops]);
+  await Promise.all([queue.drain(), plans.drain(), gitops, writeBack?.reporter.stop()]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(lost ? 1 : 0);

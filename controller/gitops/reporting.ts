@@ -1,0 +1,72 @@
+// The write-back side of `kangal-patch run --git-url ...`: the forge (pull requests, commit
+// statuses) and the report writer, made from the flags. The forge comes from --forge: GitHub (or
+// GitHub Enterprise, or the lab forge) over its REST API, or none (branches only).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitHubForge } from '../forge/github.js';
+import { NoForge } from '../forge/none.js';
+import type { ForgePort } from '../forge/port.js';
+import type { KubeInformers } from '../kube/port.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Logger } from '../telemetry/logger.js';
+import { logFn } from '../telemetry/logger.js';
+import { startReporter, type Reporter } from './report/index.js';
+import { readTokenFile } from './source/token.js';
+import type { GitConfig } from './wiring.js';
+import { BranchWriter, type GitAuthor } from './write/index.js';
+
+export interface WriteBack {
+  forge: ForgePort;
+  reporter: Reporter;
+}
+
+/** owner/repo of a forge clone URL (`https://github.com/acme/plans.git`). */
+export function repoOf(gitUrl: string): { origin: string; owner: string; repo: string } | undefined {
+  const url = new URL(gitUrl);
+  const parts = url.pathname.replace(/\.git$/, '').split('/').filter((p) => p !== '');
+  const [owner, repo] = parts.slice(-2);
+  return owner && repo ? { origin: url.origin, owner, repo } : undefined;
+}
+
+export function authorOf(text: string): GitAuthor {
+  const m = /^(.+) <([^<>]+)>$/.exec(text);
+  return { name: m?.[1] ?? text, email: m?.[2] ?? '' };
+}
+
+/** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
+export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger }, signal: AbortSignal): WriteBack | undefined {
+  const log = deps.log.child({ loop: 'report' });
+  const tokenFile = cfg.gitWriteTokenFile ?? cfg.gitTokenFile;
+  const tokenFlag = cfg.gitWriteTokenFile ? '--git-write-token-file' : '--git-token-file';
+  if (tokenFile === undefined) {
+    log.warn('no --git-write-token-file or --git-token-file: rollouts are not reported back to Git');
+    return undefined;
+  }
+  const repo = repoOf(cfg.gitUrl);
+  if (!repo) {
+    log.warn({ url: cfg.gitUrl }, 'the --git-url names no owner/repository: rollouts are not reported back to Git');
+    return undefined;
+  }
+  const token = async (): Promise<string> => (await readTokenFile(tokenFile, tokenFlag)) ?? '';
+  const github = new URL(cfg.gitUrl).hostname === 'github.com';
+  let forge: ForgePort;
+  if (cfg.forge === 'github') {
+    const apiUrl = cfg.forgeApiUrl ?? (github ? 'https://api.github.com' : `${repo.origin}/api/v3`);
+    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource: `${tokenFlag} ${tokenFile}`, log: logFn(log) });
+  } else if (cfg.forge === 'none') {
+    forge = new NoForge();
+  } else {
+    log.warn({ forge: cfg.forge }, `--forge ${cfg.forge} is not supported by this version (github or none): rollouts are not reported back to Git`);
+    return undefined;
+  }
+  const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
+  const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource: `${tokenFlag} ${tokenFile}`, author: authorOf(cfg.gitAuthor) });
+  const blobUrlBase = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
+  const reporter = startReporter(
+    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
+    signal,
+  );
+  log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName }, 'rollouts are reported back as pull requests');
+  return { forge, reporter };
+}
