@@ -153,5 +153,6 @@ async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanV
   if (plan.status.phase === 'Failed' && plan.status.reason === 'InvalidSpec') return undefined;
   const status: PatchPlanStatus = { ...plan.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${plan.specError ?? 'unknown'}` };
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
+  deps.log.warn({ plan: plan.name, phase: status.phase, reason: status.reason, message: status.message }, 'plan Failed (InvalidSpec)');
   return undefined;
 }
