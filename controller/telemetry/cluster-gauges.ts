@@ -8,6 +8,7 @@ import { cordonedSeconds, nodePhaseCounts, planPhaseSamples } from './cluster-st
 
 /** The part of an informer the gauges read. */
 export interface CachedViews<V> {
+  isSynced(): boolean;
   list(): V[];
   get(key: string): V | undefined;
 }
@@ -19,6 +20,8 @@ export interface ClusterCaches {
 }
 
 export function registerClusterGauges(registry: Registry, informers: ClusterCaches, clock: Pick<Clock, 'now'>): void {
+  // Before the first list, no series rather than a fleet of zeros.
+  const synced = (): boolean => informers.nodes.isSynced() && informers.patchJobs.isSynced() && informers.patchPlans.isSynced();
   new Gauge({
     name: 'kangal_patch_plan_phase',
     help: 'PatchPlans by phase: 1 for the plan\'s current phase, 0 for the others.',
@@ -26,6 +29,7 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     registers: [registry],
     collect() {
       this.reset(); // a deleted plan's series go away
+      if (!synced()) return;
       for (const s of planPhaseSamples(informers.patchPlans.list())) this.set({ plan: s.plan, phase: s.phase }, s.value);
     },
   });
@@ -35,6 +39,7 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     labelNames: ['phase'],
     registers: [registry],
     collect() {
+      if (!synced()) return;
       for (const [phase, count] of nodePhaseCounts(informers.nodes.list(), informers.patchJobs.list())) this.set({ phase }, count);
     },
   });
@@ -45,6 +50,7 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     registers: [registry],
     collect() {
       this.reset(); // a removed node's series go away
+      if (!synced()) return;
       for (const [node, seconds] of cordonedSeconds(informers.nodes.list(), (name) => informers.patchJobs.get(name), clock.now())) this.set({ node }, seconds);
     },
   });

@@ -25,7 +25,7 @@ describe('kustomize: monitoring', function () {
 
   async function registered(): Promise<Set<string>> {
     const { registry } = createMetrics();
-    const empty = { list: () => [], get: () => undefined };
+    const empty = { isSynced: () => true, list: () => [], get: () => undefined };
     registerClusterGauges(registry, { nodes: empty, patchJobs: empty, patchPlans: empty }, { now: () => 0 });
     const metrics = await registry.getMetricsAsJSON();
     return new Set(metrics.flatMap((m) => (String(m.type) === 'histogram' ? [m.name, `${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`] : [m.name])));

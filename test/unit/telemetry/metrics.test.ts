@@ -121,19 +121,23 @@ describe('telemetry: registry', function () {
     assert.deepEqual(names.filter((n) => n.includes('process_process')), []);
   });
 
-  it('cluster gauges follow the caches at every scrape; a deleted plan or node loses its series', async function () {
+  it('cluster gauges follow the caches at every scrape (none before they synced); a deleted plan or node loses its series', async function () {
     const { registry } = createMetrics();
     let plans = [plan('a', 'InProgress')];
     let nodes = [node('n1', { unschedulable: true, cordonedBy: 'j1' }), node('n2')];
     const j1 = job('j1', 'n1', { phase: 'Draining', startTime: at(0), cordonedTime: at(0) });
     const jobs = [j1];
     let now = T0 + 60_000;
+    let synced = false;
     registerClusterGauges(
       registry,
-      { nodes: { list: () => nodes, get: () => undefined }, patchJobs: { list: () => jobs, get: (k) => (k === 'j1' ? j1 : undefined) }, patchPlans: { list: () => plans, get: () => undefined } },
+      { nodes: { isSynced: () => synced, list: () => nodes, get: () => undefined }, patchJobs: { isSynced: () => true, list: () => jobs, get: (k) => (k === 'j1' ? j1 : undefined) }, patchPlans: { isSynced: () => true, list: () => plans, get: () => undefined } },
       { now: () => now },
     );
     let text = await registry.metrics();
+    assert.doesNotMatch(text, /^kangal_patch_(plan_phase|node_phase|node_cordoned_seconds)\{/m, 'no series before the caches synced');
+    synced = true;
+    text = await registry.metrics();
     assert.match(text, /^kangal_patch_plan_phase\{plan="a",phase="InProgress"\} 1$/m);
     assert.match(text, /^kangal_patch_node_phase\{phase="Draining"\} 1$/m);
     assert.match(text, /^kangal_patch_node_phase\{phase="Idle"\} 1$/m);
