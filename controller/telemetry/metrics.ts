@@ -13,11 +13,11 @@ export interface Metrics {
   talosCalls: Counter<'method' | 'code'>;
   forgeRequests: Counter<'status'>;
   /** Reports `depth()` of the named work queue as kangal_patch_workqueue_depth{controller=name} at every scrape. */
-  watchQueue(controller: string, depth: () => number): void;
+  watchQueue: (controller: string, depth: () => number) => void;
   /** The forge adapter's hook: one finished HTTP request, its status code, or `error` when no response came. */
-  forgeRequest(status: number | 'error'): void;
+  forgeRequest: (status: number | 'error') => void;
   /** The Talos adapter's hook (TalosClientOptions.onCallEnd): one finished call, `OK` or its failure code. */
-  talosCall(method: string, code: string): void;
+  talosCall: (method: string, code: string) => void;
 }
 
 /** Upgrades take minutes: from the drain to Ready on the new version. */
