@@ -4,6 +4,7 @@
 // a state the test waits for, not a moment it hopes to catch. The oracle for the Talos counters is
 // the simulator's own record of the calls.
 import assert from 'node:assert/strict';
+import { EventsV1Api } from '@kubernetes/client-node';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
 import { parseSamples, samples, sum, value, type Sample } from './support/prometheus.js';
@@ -92,4 +93,30 @@ describe('metrics end to end: /metrics during and after a rollout', function () 
     assert.equal(done.filter((x) => x.name.includes('process_process')).length, 0);
     assert.equal(await controller.stop(), 0);
   });
+
+  it('a plan that fails validation: the PlanFailed series, a Warning Event on the plan and a log line with its name', async function () {
+    const controller = lab.startController({ metrics: true, name: 'invalid-plan' });
+    // The CRD admits a zone name by its pattern; the controller checks it against the zone data.
+    await lab.applyPlan(labPlan({ ...PLAN, metadata: { name: 'bad-zone' }, spec: { ...PLAN.spec, maintenance: { timezone: 'Mars/Olympus_Mons' } } }, lab.talos.endpoint));
+    const status = await lab.waitForPlan('bad-zone', 'Failed', (s) => s.phase === 'Failed', 60_000);
+    assert.equal(status.reason, 'InvalidSpec');
+    const s = await waitFor(async () => {
+      const x = await scrapeOf(controller);
+      return value(x, 'kangal_patch_plan_phase', { plan: 'bad-zone', phase: 'Failed' }) === 1 ? x : undefined;
+    }, { timeoutMs: 60_000, description: 'kangal_patch_plan_phase{plan="bad-zone",phase="Failed"} 1' });
+    assert.equal(sum(s, 'kangal_patch_plan_phase', { plan: 'bad-zone' }), 1);
+    const events = lab.kc.makeApiClient(EventsV1Api);
+    const event = await waitFor(async () => {
+      const list = await events.listEventForAllNamespaces({ fieldSelector: 'regarding.kind=PatchPlan,regarding.name=bad-zone' });
+      return list.items.find((e) => e.reason === 'InvalidSpec');
+    }, { timeoutMs: 30_000, description: 'an InvalidSpec Event on PatchPlan bad-zone' });
+    assert.equal(event.type, 'Warning');
+    assert.match(String(event.note), /spec is invalid/);
+    assert.ok(controller.logs().some((l) => l['plan'] === 'bad-zone' && l['reason'] === 'InvalidSpec'), 'a log line naming the plan');
+    assert.equal(await controller.stop(), 0);
+  });
 });
+
+async function scrapeOf(c: { scrape(): Promise<string> }): Promise<Sample[]> {
+  return parseSamples(await c.scrape());
+}

@@ -89,6 +89,7 @@ async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   deps.informers.patchJobs.observeWrite(await deps.kube.writeJobStatus(ctx, job, status));
   deps.observer?.phaseChanged(job.status, status);
   deps.log.warn({ job: job.name, phase: status.phase, reason: status.reason, message: status.message }, 'job Failed (InvalidSpec)');
+  await emit(ctx, deps, job, undefined, { type: 'Warning', reason: 'InvalidSpec', note: status.message ?? '', onNode: false });
   return undefined;
 }
 
