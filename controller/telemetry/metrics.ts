@@ -18,6 +18,12 @@ export interface Metrics {
   forgeRequest: (status: number | 'error') => void;
   /** The Talos adapter's hook (TalosClientOptions.onCallEnd): one finished call, `OK` or its failure code. */
   talosCall: (method: string, code: string) => void;
+  /** One GitOps poll: outcome `unchanged` (head did not move), `synced`, or the error reason. */
+  gitPollDuration: Histogram<'outcome'>;
+  gitPlansApplied: Counter<'reason'>;
+  gitPlansDeleted: Counter;
+  /** Problems in the plan files of the last loaded commit. */
+  gitSourceProblems: Gauge;
 }
 
 /** Upgrades take minutes: from the drain to Ready on the new version. */
@@ -63,5 +69,15 @@ export function createMetrics(): Metrics {
     },
     forgeRequest: (status) => forgeRequests.inc({ status: String(status) }),
     talosCall: (method, code) => talosCalls.inc({ method, code }),
+    gitPollDuration: new Histogram({
+      name: 'kangal_patch_git_poll_duration_seconds',
+      help: 'Duration of one poll of the plans repository, by outcome (unchanged, synced, or the error reason).',
+      labelNames: ['outcome'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    gitPlansApplied: new Counter({ name: 'kangal_patch_git_plans_applied_total', help: 'PatchPlans applied from Git, by reason (Created, Changed, NewCommit, DriftReverted).', labelNames: ['reason'], registers: [registry] }),
+    gitPlansDeleted: new Counter({ name: 'kangal_patch_git_plans_deleted_total', help: 'PatchPlans deleted because their file left Git.', registers: [registry] }),
+    gitSourceProblems: new Gauge({ name: 'kangal_patch_git_source_problems', help: 'Problems in the plan files of the last loaded commit.', registers: [registry] }),
   };
 }

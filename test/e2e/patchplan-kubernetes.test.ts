@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
+import { waitFor } from '../lab/wait.js';
 
 const FROM = 'v1.35.2';
 const TO = 'v1.36.3';
@@ -81,6 +82,26 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       const job = await lab.job('k8s-minor-cp-1');
       assert.deepEqual(job?.status.kubernetesUpgraded, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
       await controller.stop();
+    });
+
+    it('a controller killed in the middle resumes the same plan without applying any component twice', async function () {
+      const next = 'v1.36.4';
+      const first = lab.startController();
+      await lab.applyPlan(labPlan(planDoc('k8s-patch', { kubernetesVersion: next }), lab.talos.endpoint));
+      await waitFor(() => lab.talos.node('cp-2').calls.some((c) => c.method === 'MachineService.ApplyConfiguration') || undefined, { timeoutMs: 120_000, description: 'cp-2 started moving' });
+      await first.kill();
+      const second = lab.startController();
+      const status = await lab.waitForPlan('k8s-patch', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+      assert.equal(status.phase, 'Completed', JSON.stringify(status));
+      for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
+        const moves = lab.talos.node(n).calls
+          .filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok')
+          .flatMap((c) => (c.imageChanges ?? []).filter((ch) => ch.to?.endsWith(next) === true).map((ch) => ch.path));
+        assert.equal(new Set(moves).size, moves.length, `${n}: each component applied once (${moves.join(', ')})`);
+        assert.equal(lab.observer.node(n)?.kubeletVersion, next);
+      }
+      assert.deepEqual(lab.observer.skewViolations, []);
+      await second.stop();
     });
   });
 

@@ -8,10 +8,7 @@ import { createMetrics } from '../../../controller/telemetry/metrics.js';
 import { manifestFiles, repoRoot } from '../../support/manifests.js';
 
 /** Metrics the issue asks for that telemetry/metrics.ts does not register yet (names the rules assume). */
-const NOT_YET_REGISTERED = [
-  'kangal_patch_git_poll_duration_seconds',
-  'kangal_patch_git_polls_total',
-];
+const NOT_YET_REGISTERED: string[] = [];
 
 interface Rule { alert: string; expr: string; labels: { severity: string }; annotations: { summary: string; description: string } }
 

@@ -21,7 +21,7 @@ function job(name: string, nodeName: string, status: PatchJobStatus, created = 0
   return { name, uid: name, resourceVersion: '1', generation: 1, labels: {}, spec, specError: undefined, status, created, deleting: false };
 }
 function plan(name: string, phase: PlanView['status']['phase']): PlanView {
-  return { name, uid: name, resourceVersion: '1', generation: 1, labels: {}, spec: undefined, specError: undefined, status: { phase }, created: 0, deleting: false };
+  return { name, uid: name, resourceVersion: '1', generation: 1, labels: {}, annotations: {}, finalizers: [], spec: undefined, specError: undefined, status: { phase }, created: 0, deleting: false };
 }
 
 describe('telemetry: cluster state', function () {
