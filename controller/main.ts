@@ -19,6 +19,8 @@ import { WorkQueue } from './runtime/queue.js';
 import { isOutcomeError } from './runtime/outcome.js';
 import { serve } from './telemetry/http.js';
 import { logFn, type Logger } from './telemetry/logger.js';
+import { registerClusterGauges } from './telemetry/cluster-gauges.js';
+import { jobMetricsObserver } from './telemetry/job-observer.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { closeAllTalosChannels } from './talos/index.js';
 
@@ -28,6 +30,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: logFn(log), reportingInstance: cfg.identity });
   const metrics = createMetrics();
   const informers = kube.informers;
+  registerClusterGauges(metrics.registry, informers, clock);
   const caches = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
   let leading = false;
   const servers: Server[] = [];
@@ -89,21 +92,21 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     clock,
     passTimeoutMs: 60 * 60_000,
     onError: queueErrors('patchjob'),
-    onPass: (_key, ms, ok) => {
-      metrics.reconcileDuration.observe({ controller: 'patchjob', result: ok ? 'ok' : 'error' }, ms / 1000);
-      metrics.queueDepth.set({ controller: 'patchjob' }, queue.depth());
-    },
+    onPass: (_key, ms, ok) => metrics.reconcileDuration.observe({ controller: 'patchjob', result: ok ? 'ok' : 'error' }, ms / 1000),
   });
-  const connectTalos = talosConnector(kube.port, cfg.namespace);
+  metrics.watchQueue('patchjob', () => queue.depth());
+  const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
   let handedOver = false;
   wireJobEvents(informers, queue);
-  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos, operatorNamespace: cfg.namespace, log }), work.signal);
+  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos, operatorNamespace: cfg.namespace, log, observer: jobMetricsObserver(metrics) }), work.signal);
   for (const job of informers.patchJobs.list()) queue.add(job.name);
 
   // A handover stops all work once the pass that decided it has written its status.
-  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan'), onPass: () => {
+  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan'), onPass: (_key, ms, ok) => {
+    metrics.reconcileDuration.observe({ controller: 'patchplan', result: ok ? 'ok' : 'error' }, ms / 1000);
     if (handedOver) work.abort(new Error('handed over'));
   } });
+  metrics.watchQueue('patchplan', () => plans.depth());
   wirePlanEvents(informers, plans);
   const preflight = { kube: kube.port, connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
   const handOver = elector

@@ -100,3 +100,19 @@ export function callError(err: unknown, site: CallSite, signal: AbortSignal, rol
   }
   return new TalosApiError({ kind, transient, message, ...where(site), grpcCode: err.code, cause: err });
 }
+
+/** gRPC status codes by number, named as grpc-go names them (`DeadlineExceeded`), like TalosErrorKind. */
+const GRPC_CODE_NAMES = [
+  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied', 'ResourceExhausted',
+  'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated',
+] as const;
+
+/**
+ * The `code` a failed call is counted under: the gRPC status it ended with, else (not sent,
+ * canceled, TLS refused, ...) the error's kind.
+ */
+export function callCode(err: unknown): string {
+  if (!(err instanceof TalosApiError)) return TalosErrorKind.Unknown;
+  if (err.grpcCode !== undefined) return GRPC_CODE_NAMES[err.grpcCode] ?? String(err.grpcCode);
+  return err.kind;
+}

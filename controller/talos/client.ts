@@ -57,6 +57,8 @@ export interface TalosClientOptions {
   backoff?: BackoffPolicy;
   /** Close a channel set this long after its last user released it. */
   idleCloseMs?: number;
+  /** Told once per finished call (after retries): method (e.g. `MachineService.Version`) and `OK` or the failure's code. */
+  onCallEnd?: (method: string, code: string) => void;
 }
 
 const DEFAULTS = {
@@ -73,7 +75,7 @@ const SYSTEM_CONTAINERD = { driver: ContainerDriver.CRI, namespace: ContainerdNa
 export class TalosClient implements TalosPort {
   private readonly set: ChannelSet;
   private readonly transport: Transport;
-  private readonly opts: Required<TalosClientOptions>;
+  private readonly opts: Required<Omit<TalosClientOptions, 'onCallEnd'>>;
   private closed = false;
 
   constructor(config: TalosConfigInput, options: TalosClientOptions = {}) {
@@ -83,7 +85,7 @@ export class TalosClient implements TalosPort {
     this.opts = { ...DEFAULTS, ...options };
     const credentials = loadCredentials(config.secret);
     this.set = acquireChannelSet(config.endpoints.map(normaliseEndpoint), credentials);
-    this.transport = new Transport(this.set, { maxAttempts: this.opts.maxAttempts, backoff: this.opts.backoff });
+    this.transport = new Transport(this.set, { maxAttempts: this.opts.maxAttempts, backoff: this.opts.backoff, onCallEnd: options.onCallEnd });
   }
 
   get endpoints(): readonly string[] {

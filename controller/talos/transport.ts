@@ -18,7 +18,7 @@ import * as grpc from '@grpc/grpc-js';
 import { type BackoffPolicy, backoffDelay } from '../core/talos-flow.js';
 import { type OpContext, remainingMs } from '../runtime/context.js';
 import { systemClock } from '../runtime/clock.js';
-import { type CallSite, callError, canceledError, deadlinePassedError, notConnectedError, tlsRejectedError } from './call-errors.js';
+import { type CallSite, callCode, callError, canceledError, deadlinePassedError, notConnectedError, tlsRejectedError } from './call-errors.js';
 import type { ChannelSet } from './channels.js';
 import { awaitReady } from './connect.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
@@ -37,6 +37,8 @@ export interface CallSpec {
 export interface TransportOptions {
   maxAttempts: number;
   backoff: BackoffPolicy;
+  /** Told once per call, after its last attempt: `OK` or the failure's code (metrics). */
+  onCallEnd?: (method: string, code: string) => void;
 }
 
 /** gRPC definition of one method (what ts-proto generates per method). */
@@ -124,6 +126,19 @@ export class Transport {
   }
 
   private async call<T>(ctx: OpContext, spec: CallSpec, attempt: Attempt<T>): Promise<T> {
+    const onEnd = this.opts.onCallEnd;
+    if (!onEnd) return this.attempts(ctx, spec, attempt);
+    try {
+      const value = await this.attempts(ctx, spec, attempt);
+      onEnd(spec.method, 'OK');
+      return value;
+    } catch (err) {
+      onEnd(spec.method, callCode(err));
+      throw err;
+    }
+  }
+
+  private async attempts<T>(ctx: OpContext, spec: CallSpec, attempt: Attempt<T>): Promise<T> {
     const n = this.set.endpoints.length;
     const start = this.set.preferred;
     let last: TalosApiError | undefined;

@@ -1,12 +1,23 @@
 // Prometheus metrics (prom-client): one registry per process, served on --metrics-bind-address.
+// Counters and histograms are fed through small hooks (the adapters and reconcilers never import
+// prom-client); gauges of cluster state are computed from the informers' caches at scrape time
+// (cluster-gauges.ts), so no reconcile pass pays for them.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   reconcileDuration: Histogram<'controller' | 'result'>;
   reconcileErrors: Counter<'controller' | 'reason'>;
-  queueDepth: Gauge<'controller'>;
   jobTransitions: Counter<'phase' | 'reason'>;
+  nodeUpgradeDuration: Histogram;
+  talosCalls: Counter<'method' | 'code'>;
+  forgeRequests: Counter<'status'>;
+  /** Reports `depth()` of the named work queue as kangal_patch_workqueue_depth{controller=name} at every scrape. */
+  watchQueue: (controller: string, depth: () => number) => void;
+  /** The forge adapter's hook: one finished HTTP request, its status code, or `error` when no response came. */
+  forgeRequest: (status: number | 'error') => void;
+  /** The Talos adapter's hook (TalosClientOptions.onCallEnd): one finished call, `OK` or its failure code. */
+  talosCall: (method: string, code: string) => void;
   /** One GitOps poll: outcome `unchanged` (head did not move), `synced`, or the error reason. */
   gitPollDuration: Histogram<'outcome'>;
   gitPlansApplied: Counter<'reason'>;
@@ -15,9 +26,25 @@ export interface Metrics {
   gitSourceProblems: Gauge;
 }
 
+/** Upgrades take minutes: from the drain to Ready on the new version. */
+const UPGRADE_BUCKETS = [30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600];
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'kangal_patch_process_' });
+  // The default metrics are already named process_* and nodejs_*: the prefix is only ours.
+  collectDefaultMetrics({ register: registry, prefix: 'kangal_patch_' });
+  const queues = new Map<string, () => number>();
+  new Gauge({
+    name: 'kangal_patch_workqueue_depth',
+    help: 'Keys waiting in the work queue.',
+    labelNames: ['controller'],
+    registers: [registry],
+    collect() {
+      for (const [controller, depth] of queues) this.set({ controller }, depth());
+    },
+  });
+  const talosCalls = new Counter({ name: 'kangal_patch_talos_calls_total', help: 'Finished Talos API calls (after retries) by method and gRPC code.', labelNames: ['method', 'code'], registers: [registry] });
+  const forgeRequests = new Counter({ name: 'kangal_patch_forge_requests_total', help: 'Forge API requests by HTTP status (error: no response).', labelNames: ['status'], registers: [registry] });
   return {
     registry,
     reconcileDuration: new Histogram({
@@ -28,8 +55,20 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     reconcileErrors: new Counter({ name: 'kangal_patch_reconcile_errors_total', help: 'Failed reconcile passes.', labelNames: ['controller', 'reason'], registers: [registry] }),
-    queueDepth: new Gauge({ name: 'kangal_patch_workqueue_depth', help: 'Keys waiting in the work queue.', labelNames: ['controller'], registers: [registry] }),
-    jobTransitions: new Counter({ name: 'kangal_patch_job_transitions_total', help: 'PatchJob phase changes.', labelNames: ['phase', 'reason'], registers: [registry] }),
+    jobTransitions: new Counter({ name: 'kangal_patch_job_transitions_total', help: 'PatchJob phase changes written by this controller, by new phase and reason (failures by reason: phase="Failed").', labelNames: ['phase', 'reason'], registers: [registry] }),
+    nodeUpgradeDuration: new Histogram({
+      name: 'kangal_patch_node_upgrade_duration_seconds',
+      help: 'Duration of a completed PatchJob, from its start to its completion.',
+      buckets: UPGRADE_BUCKETS,
+      registers: [registry],
+    }),
+    talosCalls,
+    forgeRequests,
+    watchQueue: (controller, depth) => {
+      queues.set(controller, depth);
+    },
+    forgeRequest: (status) => forgeRequests.inc({ status: String(status) }),
+    talosCall: (method, code) => talosCalls.inc({ method, code }),
     gitPollDuration: new Histogram({
       name: 'kangal_patch_git_poll_duration_seconds',
       help: 'Duration of one poll of the plans repository, by outcome (unchanged, synced, or the error reason).',

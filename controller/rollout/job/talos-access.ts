@@ -4,12 +4,13 @@ import type { PatchJobSpec } from '../../../schemas/patchjob.js';
 import type { KubePort } from '../../kube/port.js';
 import type { OpContext } from '../../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
-import { createTalosClient } from '../../talos/index.js';
+import { createTalosClient, type TalosClientOptions } from '../../talos/index.js';
 import type { TalosPort } from '../../talos/port.js';
 
 export type TalosConnect = (ctx: OpContext, talosConfig: PatchJobSpec['talosConfig'], nodeIP: string) => Promise<TalosPort>;
 
-export function talosConnector(kube: KubePort, operatorNamespace: string): TalosConnect {
+/** `options`: for every client it makes (e.g. `onCallEnd` for metrics). */
+export function talosConnector(kube: KubePort, operatorNamespace: string, options: TalosClientOptions = {}): TalosConnect {
   return async (ctx, talosConfig, nodeIP) => {
     const ref = talosConfig.secretRef;
     const namespace = ref.namespace ?? operatorNamespace;
@@ -28,6 +29,6 @@ export function talosConnector(kube: KubePort, operatorNamespace: string): Talos
         message: `Secret ${namespace}/${ref.name} (talosConfig.secretRef) does not exist: create it with keys ca.crt, tls.crt and tls.key from your talosconfig`,
       });
     }
-    return createTalosClient({ endpoints: talosConfig.endpoints ?? [nodeIP], secret: data });
+    return createTalosClient({ endpoints: talosConfig.endpoints ?? [nodeIP], secret: data }, options);
   };
 }

@@ -171,5 +171,7 @@ async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanV
   if (plan.status.phase === 'Failed' && plan.status.reason === 'InvalidSpec') return undefined;
   const status: PatchPlanStatus = { ...plan.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${plan.specError ?? 'unknown'}` };
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
+  deps.log.warn({ plan: plan.name, phase: status.phase, reason: status.reason, message: status.message }, 'plan Failed (InvalidSpec)');
+  await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: 'Warning', reason: 'InvalidSpec', action: 'InvalidSpec', note: status.message ?? '' });
   return undefined;
 }

@@ -50,6 +50,8 @@ export interface Controller {
   kill(): Promise<void>;
   /** SIGTERM and wait for the exit code. */
   stop(): Promise<number | null>;
+  /** GET /metrics (Prometheus text); only for a controller started with `metrics: true`. */
+  scrape(): Promise<string>;
 }
 
 export interface JobInput {
@@ -74,8 +76,11 @@ export interface JobLab {
   plans: WorkingCopy | undefined;
   /** `kangal-patch run` flags pointing at the plans repository (token in a file), with `plansRepo`. */
   gitArgs(opts?: { pollInterval?: string; extra?: string[] }): string[];
-  /** `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's. */
-  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string }): Controller;
+  /**
+   * `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's.
+   * `metrics`: serve /metrics on a free loopback port (default: disabled), read with `scrape()`.
+   */
+  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string; metrics?: boolean }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
   createJob(job: JobInput): Promise<string>;
   job(name: string): Promise<{ spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
@@ -159,7 +164,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
       const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', o.kubeconfig ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
-        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
+        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', o.metrics ? '127.0.0.1:0' : '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {
         process: process_,
@@ -171,6 +176,14 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         stop: async () => {
           await process_.stop(10_000);
           return process_.exited;
+        },
+        scrape: async () => {
+          if (!o.metrics) throw new Error(`controller ${name} was started without metrics: true`);
+          // The port the OS chose, from the controller's own log line.
+          const port = await waitFor(() => c.logs().find((l) => l['msg'] === 'metrics listening')?.['port'] as number | undefined, { timeoutMs: 60_000, description: `${name}: metrics listening` });
+          const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+          if (!res.ok) throw new Error(`${name} /metrics: HTTP ${res.status}`);
+          return res.text();
         },
       };
       controllers.push(c);

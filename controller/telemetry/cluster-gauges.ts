@@ -1,0 +1,57 @@
+// Gauges of cluster state, read from the informers' caches when Prometheus scrapes (collect()),
+// so reconcilers keep no bookkeeping for them. Every replica reports them (a standby's caches are
+// as current as the leader's); dashboards and alerts aggregate with max.
+import { Gauge, type Registry } from 'prom-client';
+import type { JobView, NodeView, PlanView } from '../kube/views.js';
+import type { Clock } from '../runtime/clock.js';
+import { cordonedSeconds, nodePhaseCounts, planPhaseSamples } from './cluster-state.js';
+
+/** The part of an informer the gauges read. */
+export interface CachedViews<V> {
+  isSynced(): boolean;
+  list(): V[];
+  get(key: string): V | undefined;
+}
+
+export interface ClusterCaches {
+  nodes: CachedViews<NodeView>;
+  patchJobs: CachedViews<JobView>;
+  patchPlans: CachedViews<PlanView>;
+}
+
+export function registerClusterGauges(registry: Registry, informers: ClusterCaches, clock: Pick<Clock, 'now'>): void {
+  // Before the first list, no series rather than a fleet of zeros.
+  const synced = (): boolean => informers.nodes.isSynced() && informers.patchJobs.isSynced() && informers.patchPlans.isSynced();
+  new Gauge({
+    name: 'kangal_patch_plan_phase',
+    help: 'PatchPlans by phase: 1 for the plan\'s current phase, 0 for the others.',
+    labelNames: ['plan', 'phase'],
+    registers: [registry],
+    collect() {
+      this.reset(); // a deleted plan's series go away
+      if (!synced()) return;
+      for (const s of planPhaseSamples(informers.patchPlans.list())) this.set({ plan: s.plan, phase: s.phase }, s.value);
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_node_phase',
+    help: 'Nodes by the phase of the PatchJob about them (Idle: none).',
+    labelNames: ['phase'],
+    registers: [registry],
+    collect() {
+      if (!synced()) return;
+      for (const [phase, count] of nodePhaseCounts(informers.nodes.list(), informers.patchJobs.list())) this.set({ phase }, count);
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_node_cordoned_seconds',
+    help: 'How long the node has been cordoned by a PatchJob; 0 when it is not cordoned by KangalPatch.',
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset(); // a removed node's series go away
+      if (!synced()) return;
+      for (const [node, seconds] of cordonedSeconds(informers.nodes.list(), (name) => informers.patchJobs.get(name), clock.now())) this.set({ node }, seconds);
+    },
+  });
+}
