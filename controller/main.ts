@@ -118,7 +118,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver, log }), work.signal);
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
   // Without --git-url the controller runs on PatchPlans applied with kubectl alone.
-  const writeBack = hasGit(cfg) ? startWriteBack(cfg, { informers, clock, log }, work.signal) : undefined;
+  const writeBack = hasGit(cfg) ? startWriteBack(cfg, { informers, clock, log, metrics }, work.signal) : undefined;
   const gitops = hasGit(cfg)
     ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal).catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');

@@ -22,6 +22,8 @@ export interface GitHubForgeOptions {
   /** Where the token comes from (a file path), named in credential errors; never the token itself. */
   tokenSource: string;
   log?: LogFn;
+  /** Called with the HTTP status of every answered request ('error' without one): the forge request metric. */
+  onResponse?: (status: number | 'error') => void;
   /** Retries of idempotent requests on 5xx/network errors (plugin-retry); 3 by default. */
   retries?: number;
   /** Longest rate-limit wait handled inside one call; longer ones surface as Waiting. Default 60 s. */
@@ -92,6 +94,15 @@ export class GitHubForge implements ForgePort {
       // Only idempotent requests are retried on 5xx/network errors: a POST that timed out may have landed.
       if (!IDEMPOTENT.has(options.method.toUpperCase())) (options.request as { retries?: number }).retries = 0;
     });
+    const counted = opts.onResponse;
+    if (counted) {
+      this.octokit.hook.after('request', (response) => counted(response.status));
+      this.octokit.hook.error('request', (err) => {
+        const status = (err as { status?: unknown }).status;
+        counted(typeof status === 'number' ? status : 'error');
+        throw err;
+      });
+    }
   }
 
   private call<T>(ctx: OpContext, what: string, f: (request: { signal: AbortSignal }) => Promise<T>): Promise<T> {

@@ -10,6 +10,7 @@ import type { ForgePort } from '../forge/port.js';
 import type { KubeInformers } from '../kube/port.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../telemetry/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { logFn } from '../telemetry/logger.js';
 import { startReporter, type Reporter } from './report/index.js';
 import { readTokenFile } from './source/token.js';
@@ -35,7 +36,7 @@ export function authorOf(text: string): GitAuthor {
 }
 
 /** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
-export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger }, signal: AbortSignal): WriteBack | undefined {
+export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger; metrics: Pick<Metrics, 'forgeRequest'> }, signal: AbortSignal): WriteBack | undefined {
   const log = deps.log.child({ loop: 'report' });
   const tokenFile = cfg.gitWriteTokenFile ?? cfg.gitTokenFile;
   const tokenFlag = cfg.gitWriteTokenFile ? '--git-write-token-file' : '--git-token-file';
@@ -53,7 +54,7 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   let forge: ForgePort;
   if (cfg.forge === 'github') {
     const apiUrl = cfg.forgeApiUrl ?? (github ? 'https://api.github.com' : `${repo.origin}/api/v3`);
-    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource: `${tokenFlag} ${tokenFile}`, log: logFn(log) });
+    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource: `${tokenFlag} ${tokenFile}`, log: logFn(log), onResponse: deps.metrics.forgeRequest });
   } else if (cfg.forge === 'none') {
     forge = new NoForge();
   } else {
