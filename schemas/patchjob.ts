@@ -53,6 +53,8 @@ export const patchJobStatus = z.strictObject({
   completionTime: timestamp.optional(),
   phaseStartTime: timestamp.optional().meta({ description: 'When the current phase was entered.' }),
   deadline: timestamp.optional().meta({ description: 'When the current phase times out; persisted so a restarted controller keeps it.' }),
+  initialTalosVersion: z.string().optional().meta({ description: 'Talos version the node ran when the job first read it (kept for reports).' }),
+  initialKubernetesVersion: z.string().optional().meta({ description: 'kubelet version the node ran when its Kubernetes phases began (kept for reports).' }),
   currentTalosVersion: z.string().optional(),
   targetTalosVersion: z.string().optional(),
   currentKubernetesVersion: z.string().optional(),

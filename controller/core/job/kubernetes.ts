@@ -31,7 +31,7 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
   const node = o.node;
   if (!node) return failed(from, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
   const current = node.kubeletVersion;
-  const status: PatchJobStatus = { ...from, currentKubernetesVersion: from.currentKubernetesVersion ?? current, targetKubernetesVersion: target };
+  const status: PatchJobStatus = { ...from, initialKubernetesVersion: from.initialKubernetesVersion ?? current, currentKubernetesVersion: from.currentKubernetesVersion ?? current, targetKubernetesVersion: target };
   if (semver.valid(current) && semver.lt(target, current)) {
     return failed(status, o.now, JobReason.DowngradeRefused, `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`);
   }

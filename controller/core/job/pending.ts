@@ -37,8 +37,8 @@ export function decidePending(o: JobObservation): JobStep {
   }
   const current = talos.version;
   if (semver.valid(current) && semver.eq(current, target)) {
-    if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
-    const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), currentTalosVersion: current, completionTime: iso(o.now) };
+    if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, initialTalosVersion: current, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
+    const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), initialTalosVersion: current, currentTalosVersion: current, completionTime: iso(o.now) };
     return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
   }
   if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
@@ -59,7 +59,7 @@ function record(o: JobObservation, current: string, bootId: string, nodeSchemati
   const target = spec.target.talosVersion ?? current;
   const installer = resolveInstaller(spec.target, target, nodeSchematic);
   const flow = upgradeFlowFor(current);
-  const status = { ...o.job.status, initialBootID: bootId, currentBootID: bootId, currentTalosVersion: current, installerImage: installer.image, flow };
+  const status = { ...o.job.status, initialBootID: bootId, currentBootID: bootId, initialTalosVersion: o.job.status.initialTalosVersion ?? current, currentTalosVersion: current, installerImage: installer.image, flow };
   if (installer.schematic === undefined) delete status.schematic;
   else status.schematic = installer.schematic;
   delete status.imagePulledTime;

@@ -30,7 +30,7 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
   const missing = node.controlPlane ? staticPodsAtVersion(o.staticPods ?? [], target) : [];
   const kubeletOk = node.kubeletVersion === target && node.ready;
   if (kubeletOk && missing.length === 0) {
-    const from = status.currentKubernetesVersion ?? '?';
+    const from = status.initialKubernetesVersion ?? status.currentKubernetesVersion ?? '?';
     const talos = status.currentTalosVersion !== undefined && spec.target.talosVersion !== undefined ? `Talos ${spec.target.talosVersion} and ` : '';
     const message = `node ${spec.nodeName} upgraded to ${talos}Kubernetes ${target} (from ${from})`;
     const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.Upgraded, message), completionTime: iso(o.now), currentKubernetesVersion: target };

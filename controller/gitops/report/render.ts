@@ -33,7 +33,8 @@ export function reportJobOf(job: JobView, before: BeforeVersions | undefined): R
     nodeName: job.spec?.nodeName ?? job.name,
     group: job.spec?.group ?? '',
     status: job.status,
-    before: before ?? { talos: undefined, kubernetes: undefined },
+    // Recorded in status (restart-safe); what the reporter saw first only for jobs written before that field existed.
+    before: { talos: job.status.initialTalosVersion ?? before?.talos, kubernetes: job.status.initialKubernetesVersion ?? before?.kubernetes },
     targetTalos: job.spec?.target.talosVersion,
     targetKubernetes: job.spec?.target.kubernetesVersion,
   };
