@@ -1,0 +1,128 @@
+// The product's front door end to end: the custom-groups example pushed with the git CLI becomes a
+// PatchPlan within a poll, rolls out (with a controller restart in the middle), and is reported back
+// as one pull request whose YAML twin matches the cluster's status, marked ready at the end. Invalid
+// files get a failing commit status with the precise messages. No token in anything the controller
+// produced. Through the real `kangal-patch run` process, the lab forge (checked against GitHub's
+// OpenAPI description) and the lab control plane.
+import assert from 'node:assert/strict';
+import { EventsV1Api } from '@kubernetes/client-node';
+import { parse, stringify } from 'yaml';
+import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { waitFor } from '../lab/wait.js';
+
+const TARGET = 'v1.13.2';
+const POLL_MS = 2000;
+const prod = { environment: 'production' };
+const LABELS: Record<string, Record<string, string>> = {
+  'cp-1': prod,
+  'worker-1': { ...prod, workload: 'database' },
+  'worker-2': { ...prod, accelerator: 'nvidia' },
+  'worker-3': prod,
+};
+
+interface Pull { number: number; state: string; draft: boolean; title: string; head: { ref: string }; body: string | null }
+interface CommitStatus { state: string; context: string; description: string | null }
+
+describe('GitOps end to end: push → rollout → report pull request', function () {
+  this.timeout(400_000);
+  let lab: JobLab;
+  const controllers: Controller[] = [];
+
+  const api = async <T>(path: string): Promise<T> => {
+    const forge = lab.forge!;
+    const res = await fetch(`${forge.apiUrl}${path}`, { headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' } });
+    assert.equal(res.status, 200, `GET ${path}`);
+    return (await res.json()) as T;
+  };
+  const start = (): Controller => {
+    const c = lab.startController({ args: lab.gitArgs({ pollInterval: `${POLL_MS / 1000}s`, extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl] }) });
+    controllers.push(c);
+    return c;
+  };
+
+  before(async function () {
+    lab = await startJobLab({ fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels: LABELS, images: [factoryImage('nocloud', TARGET)], plansRepo: true });
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  it('pushing the custom-groups example leads to one report PR that matches the cluster, ready for review at the end, across a controller restart', async function () {
+    let controller = start();
+    await waitFor(() => controller.logs().some((l) => l.msg === 'GitOps loop started') || undefined, { timeoutMs: 60_000, description: 'the GitOps loop to start' });
+    const example = examplePlan('custom-groups.yaml');
+    const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    delete target.kubernetesVersion;
+    await lab.plans!.write('plans/custom-groups.yaml', stringify(labPlan(example, lab.talos.endpoint, { target })));
+    const pushedAt = Date.now();
+    const sha = await lab.plans!.commitAndPush('add the custom-groups plan');
+    await waitFor(async () => lab.plan('custom-groups'), { timeoutMs: POLL_MS + 2000, intervalMs: 50, description: 'PatchPlan custom-groups applied within a poll + 2 s' });
+    const appliedAfterMs = Date.now() - pushedAt;
+
+    // A restart in the middle of the rollout: the new leader continues the same report PR.
+    await waitFor(() => lab.observer.events.some((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Completed')) || undefined, { timeoutMs: 120_000, description: 'a first node done' });
+    const draft = await waitFor(async () => (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) => p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-')), { timeoutMs: 60_000, description: 'a draft report PR' });
+    assert.equal(draft.draft, true, 'opened as a draft while the rollout runs');
+    await controller.kill();
+    controller = start();
+
+    const status = await lab.waitForPlan('custom-groups', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    const ready = await waitFor(async () => {
+      const pulls = (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).filter((p) => p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-'));
+      return pulls.length === 1 && pulls[0]?.draft === false ? pulls[0] : undefined;
+    }, { timeoutMs: 90_000, description: 'the one report PR marked ready for review' });
+    assert.equal(ready.number, draft.number, 'the restarted controller continued the same PR');
+    assert.match(ready.title, /\[lab\]/);
+
+    // The YAML twin on the report branch, parsed, against the cluster's own status.
+    await lab.plans!.git(['fetch', '--quiet', 'origin', ready.head.ref]);
+    const twin = parse(await lab.plans!.git(['show', 'FETCH_HEAD:status/lab/custom-groups.yaml'])) as Record<string, unknown>;
+    const text = JSON.stringify(twin);
+    assert.match(text, /Completed/);
+    for (const node of ['cp-1', 'worker-1', 'worker-2', 'worker-3']) {
+      const job = await lab.job(`custom-groups-${node}`);
+      assert.equal(job?.status.phase, 'Completed');
+      assert.ok(text.includes(node), `${node} in the report`);
+    }
+    assert.ok(text.includes(TARGET) && text.includes('v1.12.4'), 'versions before → after');
+    assert.ok(text.includes(sha), 'the plan file is linked at its source commit');
+    // The loaded commit got a successful status.
+    const statuses = await api<CommitStatus[]>(`/repos/acme/plans/commits/${sha}/statuses`);
+    assert.ok(statuses.some((s) => s.context === 'kangal-patch/lab' && s.state === 'success'), JSON.stringify(statuses));
+    assert.deepEqual(lab.forge!.violations, [], 'every forge request matched GitHub\'s OpenAPI description');
+    console.log(`      push → PatchPlan applied: ${appliedAfterMs} ms (poll interval ${POLL_MS} ms)`);
+  });
+
+  it('an invalid file gets a failing commit status with the precise message, while the valid plans stay applied', async function () {
+    const broken = stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'broken' }, spec: { target: { talosVersion: TARGET } } }, lab.talos.endpoint)).replace(`talosVersion: ${TARGET}`, 'talosVersion: 1.13');
+    await lab.plans!.write('plans/broken.yaml', broken);
+    const sha = await lab.plans!.commitAndPush('add a broken plan');
+    const failure = await waitFor(async () => (await api<CommitStatus[]>(`/repos/acme/plans/commits/${sha}/statuses`)).find((s) => s.state === 'failure'), { timeoutMs: 30_000, description: 'a failing commit status' });
+    assert.equal(failure.context, 'kangal-patch/lab');
+    assert.match(failure.description ?? '', /plans\/broken\.yaml:\d+:\d+: spec\.target\.talosVersion/);
+    assert.equal(await lab.plan('broken'), undefined, 'never applied');
+    assert.ok(await lab.plan('custom-groups'), 'the valid plan stays');
+  });
+
+  it('no token appears in any log line, Event, status, commit or pull request the controller produced', async function () {
+    const token = lab.forge!.token;
+    const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+    const haystacks: [string, string][] = controllers.map((c, i) => [`controller ${i + 1} log`, c.logs().map((l) => JSON.stringify(l)).join('\n')]);
+    const events = await lab.kc.makeApiClient(EventsV1Api).listEventForAllNamespaces();
+    haystacks.push(['Events', JSON.stringify(events.items)]);
+    haystacks.push(['plan status', JSON.stringify(await lab.plan('custom-groups'))]);
+    const pulls = await api<Pull[]>('/repos/acme/plans/pulls?state=all');
+    haystacks.push(['pull requests', JSON.stringify(pulls)]);
+    for (const p of pulls) {
+      await lab.plans!.git(['fetch', '--quiet', 'origin', p.head.ref]);
+      haystacks.push([`branch ${p.head.ref}`, await lab.plans!.git(['log', '-p', 'FETCH_HEAD'])]);
+    }
+    haystacks.push(['forge request URLs and bodies', JSON.stringify(lab.forge!.requests)]);
+    for (const [what, text] of haystacks) {
+      assert.ok(text.length > 0, `${what} is not empty`);
+      assert.ok(!text.includes(token) && !text.includes(basic), `no token in ${what}`);
+    }
+  });
+});
