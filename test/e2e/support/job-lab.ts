@@ -65,6 +65,8 @@ export interface JobLab {
   observer: Observer;
   /** The lab registry, when `images` was given. */
   registry: Registry | undefined;
+  /** `--registry-mirror` flags sending ghcr.io and factory.talos.dev image checks to the lab registry (empty without `images`). */
+  mirrorArgs: string[];
   /** `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's. */
   startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
@@ -235,7 +237,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, kc, observer, registry, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return { cluster, fleet, talos, kc, observer, registry, mirrorArgs: mirrors, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;
