@@ -166,7 +166,7 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
 }
 
 async function readCapped(res: Response): Promise<string> {
-  const reader = res.body?.getReader();
+  const reader = res.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined;
   if (!reader) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;

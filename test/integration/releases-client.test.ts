@@ -25,7 +25,7 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
   let forge: Forge;
   const sent: { url: string; headers: Record<string, string> }[] = [];
   const recordingFetch: typeof fetch = (input, init) => {
-    sent.push({ url: String(input), headers: { ...(init?.headers as Record<string, string>) } });
+    sent.push({ url: input instanceof Request ? input.url : input.toString(), headers: { ...(init?.headers as Record<string, string>) } });
     return fetch(input, init);
   };
 

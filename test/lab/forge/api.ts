@@ -77,6 +77,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The request's If-None-Match lists `etag`. */
+function notModified(req: IncomingMessage, etag: string): boolean {
+  return (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim() === etag);
+}
+
 export class ForgeApi {
   readonly requests: RecordedRequest[] = [];
   readonly violations: Violation[] = [];
@@ -161,6 +166,13 @@ export class ForgeApi {
     this.rateLimit = { ...this.rateLimit, ...limit };
   }
 
+  /** GitHub's 403 while the primary rate limit is exhausted. */
+  private rateLimited(): Reply | undefined {
+    if (this.rateLimit.remaining > 0 || Date.now() / 1000 >= this.rateLimit.reset) return undefined;
+    this.rateLimit.remaining = 1; // send() counts this answer too
+    return { status: 403, body: { message: 'API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.', documentation_url: RATE_LIMIT_DOCS, status: '403' } };
+  }
+
   private rateLimitHeaders(): Record<string, string> {
     const r = this.rateLimit;
     if (r.remaining <= 0 && Date.now() / 1000 >= r.reset) this.rateLimit = { ...r, remaining: r.limit, reset: Math.floor(Date.now() / 1000) + 3600 };
@@ -192,14 +204,10 @@ export class ForgeApi {
       }
       // Conditional requests (GitHub: every GET carries an ETag; a matching If-None-Match gets 304
       // without a body and does not count against the rate limit). The 200 body was checked above.
-      let etag: string | undefined;
-      if (method === 'GET' && status === 200 && body !== undefined) {
-        etag = `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex')}"`;
-        const wanted = (req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim());
-        if (wanted.includes(etag)) {
-          status = 304;
-          body = undefined;
-        }
+      const etag = method === 'GET' && status === 200 && body !== undefined ? `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex')}"` : undefined;
+      if (etag !== undefined && notModified(req, etag)) {
+        status = 304;
+        body = undefined;
       }
       if (status !== 304) this.rateLimit.remaining--;
       record.status = status;
@@ -214,9 +222,9 @@ export class ForgeApi {
       res.end(JSON.stringify(body));
     };
 
-    if (this.rateLimit.remaining <= 0 && Date.now() / 1000 < this.rateLimit.reset) {
-      this.rateLimit.remaining = 1; // send() counts this answer too
-      send({ status: 403, body: { message: 'API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.', documentation_url: RATE_LIMIT_DOCS, status: '403' } }, contract.match(method, path)?.op);
+    const limited = this.rateLimited();
+    if (limited) {
+      send(limited, contract.match(method, path)?.op);
       return;
     }
     const matched = contract.match(method, path);

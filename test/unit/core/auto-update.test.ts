@@ -84,3 +84,24 @@ describe('core/auto-update: releases and steps', function () {
     assert.equal(lowestVersion([undefined]), undefined);
   });
 });
+
+describe('core/auto-update: status.autoUpdate', function () {
+  it('a check records current, latest, pending with its time, the proposal and skipped versions; an error keeps them', async function () {
+    const { statusAfterCheck, statusAfterError } = await import('../../../controller/core/auto-update/status.js');
+    const { patchPlanStatus } = await import('../../../schemas/patchplan.js');
+    const d = decideAutoUpdate(input({ skippedVersions: ['v1.13.1'] }));
+    const s = statusAfterCheck({ lastError: { reason: 'NetworkError', message: 'x', time: new Date(T0).toISOString() } }, d, { now: T0, skippedVersions: ['v1.13.1'], proposal: { version: 'v1.13.3', url: 'https://forge/pull/7' } });
+    assert.deepEqual(s, {
+      lastCheckTime: '2026-12-05T10:00:00.000Z', nextCheckTime: '2026-12-05T11:00:00.000Z', currentVersion: 'v1.13.2', latestVersion: 'v1.15.0',
+      pendingVersion: 'v1.13.4', pendingEligibleTime: '2026-12-08T00:00:00.000Z', lastProposedVersion: 'v1.13.3', lastProposalURL: 'https://forge/pull/7', skippedVersions: ['v1.13.1'],
+    });
+    const e = statusAfterError(s, { reason: 'RateLimited', message: 'rate limit exhausted until …' }, T0 + H, T0 + 2 * H);
+    assert.equal(e.lastError?.reason, 'RateLimited');
+    assert.equal(e.nextCheckTime, '2026-12-05T12:00:00.000Z');
+    assert.equal(e.lastProposedVersion, 'v1.13.3');
+    const blocked = statusAfterCheck(s, decideAutoUpdate(input({ children: [{ name: 'c', version: 'v1.13.3', phase: 'Failed' }] })), { now: T0, skippedVersions: [] });
+    assert.deepEqual(blocked.blockedBy, { name: 'c', version: 'v1.13.3', phase: 'Failed' });
+    assert.equal(blocked.pendingVersion, undefined);
+    for (const status of [s, e, blocked]) assert.ok(patchPlanStatus.safeParse({ autoUpdate: status }).success, 'valid under the schema');
+  });
+});
