@@ -5,6 +5,9 @@ import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './
 import { collectPlanFiles } from './gitops/load/files.js';
 import { RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
 import { createLogger } from './telemetry/logger.js';
+import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
+import { systemClock } from './runtime/clock.js';
+import { rootContext } from './runtime/context.js';
 
 export const ExitCode = { Ok: 0, Invalid: 1, Usage: 2 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -43,6 +46,61 @@ async function validate(paths: string[], opts: ValidateOptions, io: CliIO): Prom
   return problems.length === 0 ? ExitCode.Ok : ExitCode.Invalid;
 }
 
+interface PreviewFlags {
+  kubeconfig?: string;
+  output: 'text' | 'json';
+  namespace: string;
+  registryMirror?: string[];
+  controllerNode?: string;
+}
+
+/** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
+const PREVIEW_TIMEOUT_MS = 120_000;
+
+async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<ExitCode> {
+  const fail = (text: string, code: ExitCode): ExitCode => {
+    io.err(`kangal-patch preview: ${text}\n`);
+    return code;
+  };
+  const mirrors: RegistryMirrors = {};
+  for (const flag of opts.registryMirror ?? []) {
+    const m = parseMirrorFlag(flag);
+    if (m instanceof Error) return fail(`--registry-mirror: ${m.message}`, ExitCode.Usage);
+    mirrors[m.host] = m.url;
+  }
+  const collected = await collectPlanFiles([path], DEFAULT_LIMITS.maxBytes);
+  if (collected.missing.length > 0) return fail(`no such file or directory: ${path}`, ExitCode.Usage);
+  const result = loadPlanSources(collected.sources, { operatorNamespace: opts.namespace });
+  const problems = [...collected.problems, ...result.problems];
+  if (problems.length > 0) {
+    io.out(problems.map((p) => `${formatProblem(p)}\n`).join(''));
+    return fail(`${path} is not valid (${problems.length} problem(s)); fix it first (kangal-patch validate ${path})`, ExitCode.Invalid);
+  }
+  const [loaded, ...more] = result.plans;
+  if (!loaded) return fail(`${path} holds no PatchPlan`, ExitCode.Invalid);
+  if (more.length > 0) return fail(`${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`, ExitCode.Usage);
+  if (loaded.plan.spec.target.autoUpdate?.enabled) {
+    return fail(`PatchPlan ${loaded.plan.metadata.name} is an auto-update template: it patches no node itself; preview one of the child plans it proposes`, ExitCode.Invalid);
+  }
+  const { previewPlan } = await import('./preview/run.js');
+  const { formatPreviewJson, formatPreviewText } = await import('./preview/format.js');
+  const shutdown = new AbortController();
+  try {
+    const report = await previewPlan(rootContext(systemClock, shutdown.signal, PREVIEW_TIMEOUT_MS), loaded, {
+      kubeconfig: opts.kubeconfig,
+      operatorNamespace: opts.namespace,
+      registryMirrors: mirrors,
+      controllerNode: opts.controllerNode,
+    });
+    io.out(opts.output === 'json' ? formatPreviewJson(report) : formatPreviewText(report));
+    return report.preflight.checks.every((c) => c.passed) ? ExitCode.Ok : ExitCode.Invalid;
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err), ExitCode.Invalid);
+  } finally {
+    shutdown.abort();
+  }
+}
+
 export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Command {
   const program = new Command('kangal-patch')
     .description('Rolling Talos Linux and Kubernetes upgrades, driven from Git')
@@ -56,6 +114,17 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('-n, --namespace <namespace>', 'operator namespace (talosConfig.secretRef.namespace must match)', DEFAULT_OPERATOR_NAMESPACE)
     .exitOverride()
     .action(async (paths: string[], opts: ValidateOptions) => setExit(await validate(paths, opts, io)));
+  program
+    .command('preview')
+    .description('Print the rollout a plan file would do on the live cluster, changing nothing (exit 1 when a preflight check fails)')
+    .argument('<plan>', 'a PatchPlan file')
+    .option('--kubeconfig <path>', 'kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('-n, --namespace <namespace>', 'operator namespace (where the Talos credentials Secret lives)', DEFAULT_OPERATOR_NAMESPACE)
+    .option('--registry-mirror <host=url...>', 'check installer images of a registry at a mirror, as `run` does (repeatable)')
+    .option('--controller-node <name>', "the node the controller runs on (scheduled last in its group)", process.env.NODE_NAME)
+    .exitOverride()
+    .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
   const runCommand = program
     .command('run')
     .description(`Run the controller (every flag also reads KANGAL_PATCH_<FLAG>, e.g. KANGAL_PATCH_NAMESPACE)`)

@@ -209,9 +209,33 @@ export const groupStatus = z.strictObject({
 
 export const autoUpdateStatus = z.strictObject({
   lastCheckTime: timestamp.optional().meta({ description: 'When releases were last evaluated.' }),
+  nextCheckTime: timestamp.optional().meta({ description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.' }),
   currentVersion: version('v1.12.1').optional().meta({ description: 'Lowest Talos version on the selected nodes.' }),
   latestVersion: version('v1.12.1').optional().meta({ description: 'Newest stable upstream release.' }),
   pendingVersion: version('v1.12.1').optional().meta({ description: 'Newer release still younger than minReleaseAge.' }),
+  pendingEligibleTime: timestamp.optional().meta({ description: 'When pendingVersion becomes old enough to be proposed.' }),
+  lastProposedVersion: version('v1.12.1').optional().meta({ description: 'Version of the most recent proposal pull request.' }),
+  lastProposalURL: z.string().optional().meta({ description: 'URL of the most recent proposal pull request.' }),
+  skippedVersions: z
+    .array(version('v1.12.1'))
+    .optional()
+    .meta({ 'x-kubernetes-list-type': 'set', description: 'Versions whose proposal was closed without merge: never proposed again.' }),
+  blockedBy: z
+    .strictObject({
+      name: z.string().meta({ description: 'The child PatchPlan.' }),
+      version: z.string().meta({ description: 'Its target Talos version.' }),
+      phase: z.string().optional().meta({ description: 'Its phase (anything but Completed blocks).' }),
+    })
+    .optional()
+    .meta({ description: 'The child plan that holds new proposals back until it is Completed.' }),
+  lastError: z
+    .strictObject({
+      reason: z.string().meta({ description: 'CamelCase cause, e.g. RateLimited, NetworkError, Unauthorized.' }),
+      message: z.string(),
+      time: timestamp,
+    })
+    .optional()
+    .meta({ description: 'The last failed releases check or proposal (cleared by the next success).' }),
   lastCreatedPlan: z.string().optional().meta({ description: 'Most recent child PatchPlan.' }),
 });
 

@@ -49,7 +49,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   return checks;
 }
 
-async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<PreflightCheck> {
+export async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<PreflightCheck> {
   try {
     const ready = await kube.apiserverReady(withTimeout(ctx, CALL_MS));
     return { name: 'APIServerReady', passed: ready, message: ready ? 'kube-apiserver /readyz answers ok' : 'kube-apiserver /readyz does not answer ok: check the control plane' };
@@ -106,7 +106,7 @@ async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Pro
   }
 }
 
-async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {
+export async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {
   const missing: string[] = [];
   for (const [image, forNodes] of needed) {
     try {

@@ -3,8 +3,13 @@
 // controller replicas racing for the same slots. The oracle is the lab: the observer's own watches
 // of Nodes, Leases and PatchJobs and the Talos simulator's record.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
 
 const TARGET = 'v1.13.2';
@@ -28,6 +33,11 @@ const EXPECTED_GROUP: Record<string, string> = {
 const ORDER = ['controlPlane', 'database', 'gpu', 'workers'];
 const CONCURRENCY: Record<string, number> = { controlPlane: 1, database: 1, gpu: 2, workers: 3 };
 
+interface PreviewJson {
+  preview: { groups: { name: string; concurrency: number; rounds: number; nodes: { name: string; installerImage?: string }[] }[]; skipped: { name: string; reason: string }[] };
+  preflight: { checks: { name: string; passed: boolean }[]; skipped: unknown[] };
+}
+
 describe('PatchPlan end to end: rollouts', function () {
   this.timeout(300_000);
   let lab: JobLab;
@@ -44,12 +54,41 @@ describe('PatchPlan end to end: rollouts', function () {
     await lab?.stop();
   });
 
-  it('rolls out the custom-groups example: overlapping groups, strict order, per-group concurrency, one upgrade per node', async function () {
-    const controller = lab.startController();
+  it('rolls out the custom-groups example: overlapping groups, strict order, per-group concurrency, one upgrade per node; `preview` printed that order first', async function () {
     const example = examplePlan('custom-groups.yaml');
     const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
     delete target.kubernetesVersion; // Kubernetes upgrades come with their own issue
-    await lab.applyPlan(labPlan(example, lab.talos.endpoint, { target }));
+    const doc = labPlan(example, lab.talos.endpoint, { target });
+    // The preview first, through the real CLI process, before anything exists in the cluster.
+    const dir = mkdtempSync(join(tmpdir(), 'kp-preview-'));
+    const file = join(dir, 'custom-groups.yaml');
+    writeFileSync(file, stringify(doc));
+    const previewArgs = ['preview', file, '--kubeconfig', lab.cluster.kubeconfigPath, ...lab.mirrorArgs];
+    const json = await runCli([...previewArgs, '--namespace', 'kangal-patch', '--output', 'json']);
+    const text = await runCli([...previewArgs, '--namespace', 'default']);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(json.code, 0, json.err + json.out);
+    const report = JSON.parse(json.out) as PreviewJson;
+    const previewOrder = new Map(report.preview.groups.map((g) => [g.name, g.nodes.map((n) => n.name)]));
+    assert.deepEqual([...previewOrder.keys()], ORDER);
+    for (const g of ORDER) assert.deepEqual([...(previewOrder.get(g) ?? [])].sort(), Object.keys(EXPECTED_GROUP).filter((n) => EXPECTED_GROUP[n] === g).sort(), `preview: nodes of ${g}`);
+    assert.deepEqual(report.preview.groups.map((g) => [g.concurrency, g.rounds]), [[1, 3], [1, 2], [2, 1], [3, 2]]);
+    assert.deepEqual(report.preview.skipped.map((s) => [s.name, s.reason]), [['worker-9', 'NotSelected']]);
+    assert.ok(report.preview.groups.flatMap((g) => g.nodes).every((n) => n.installerImage === `factory.talos.dev/${factoryImage('nocloud', TARGET)}`));
+    assert.deepEqual(report.preflight.skipped, []);
+    const checkNames = report.preflight.checks.map((c) => c.name);
+    for (const c of ['SelectionNonEmpty', 'TalosCredentials', 'SupportMatrix', 'InstallerImages']) assert.ok(checkNames.includes(c), `preflight ${c} ran: ${checkNames.join(', ')}`);
+    assert.ok(report.preflight.checks.every((c) => c.passed), JSON.stringify(report.preflight.checks));
+    // Without the Talos credentials (another operator namespace): the Talos API checks say they were skipped.
+    assert.equal(text.code, 0, text.err + text.out);
+    assert.match(text.out, /^ {2}1\. controlPlane: 3 node\(s\), concurrency 1, 3 round\(s\)$/m);
+    assert.match(text.out, /worker-9: NotSelected: not selected by spec\.nodeSelector/);
+    assert.match(text.out, /skip {2}TalosCredentials: skipped: no Talos credentials \(Secret default\/talos-credentials does not exist\)/);
+    assert.match(text.out, /ok +InstallerImages: 1 installer image\(s\) exist/);
+    for (const n of Object.keys(EXPECTED_GROUP)) assert.equal(lab.talos.node(n).calls.length, 0, `preview changed nothing on ${n}`);
+
+    const controller = lab.startController();
+    await lab.applyPlan(doc);
     const status = await lab.waitForPlan('custom-groups', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     assert.equal(status.totalNodes, 11);
@@ -70,6 +109,16 @@ describe('PatchPlan end to end: rollouts', function () {
     const lastEnd = (g: string): number => Math.max(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at));
     for (let i = 1; i < ORDER.length; i++) {
       assert.ok(firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''), `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`);
+    }
+    // The preview's order is the order the jobs started: a node starts no earlier than every node at
+    // least `concurrency` places before it (nodes in one round start together, in any order).
+    const started = (n: string): number => Math.min(...phases.filter((e) => e.node === n).map((e) => e.at));
+    for (const g of ORDER) {
+      const nodes = previewOrder.get(g) ?? [];
+      const c = CONCURRENCY[g] ?? 1;
+      for (let j = c; j < nodes.length; j++) {
+        for (let i = 0; i <= j - c; i++) assert.ok(started(nodes[i] ?? '') <= started(nodes[j] ?? ''), `group ${g}: ${nodes[i] ?? ''} (preview position ${i + 1}) started before ${nodes[j] ?? ''} (position ${j + 1})`);
+      }
     }
     // Each claimed node upgraded once, by its first matching group; the staging node untouched.
     for (const [node, group] of Object.entries(EXPECTED_GROUP)) {

@@ -71,6 +71,8 @@ export interface JobLab {
   observer: Observer;
   /** The lab registry, when `images` was given. */
   registry: Registry | undefined;
+  /** `--registry-mirror` flags sending ghcr.io and factory.talos.dev image checks to the lab registry (empty without `images`). */
+  mirrorArgs: string[];
   /** The lab forge and a git-CLI clone of the plans repository, with `plansRepo`. */
   forge: Forge | undefined;
   plans: WorkingCopy | undefined;
@@ -273,7 +275,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, kc, observer, registry, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return { cluster, fleet, talos, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,6 +1,7 @@
 // The GitHub REST subset of the lab forge. Every request is resolved to an operation of GitHub's
 // OpenAPI description and validated before a handler sees it; every response is validated before
 // it is sent. Failures of either are recorded as contract violations.
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { GitHubContract, type Operation } from './openapi.js';
@@ -51,6 +52,15 @@ export interface AddReleaseOptions {
 }
 
 const DOCS = 'https://docs.github.com/rest';
+const RATE_LIMIT_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
+
+/** The primary rate limit of the token (GitHub's `core` resource), as x-ratelimit-* headers report it. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** epoch seconds */
+  reset: number;
+}
 
 function notFound(): Reply {
   return { status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } };
@@ -67,6 +77,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The request's If-None-Match lists `etag`. */
+function notModified(req: IncomingMessage, etag: string): boolean {
+  return (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim() === etag);
+}
+
 export class ForgeApi {
   readonly requests: RecordedRequest[] = [];
   readonly violations: Violation[] = [];
@@ -76,6 +91,7 @@ export class ForgeApi {
   private readonly login: string;
   private seq = 1000;
   private readonly handlers: Record<string, Handler>;
+  private rateLimit: RateLimitState = { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 };
 
   constructor(opts: { baseUrl: () => string; login?: string }) {
     this.shapes = new Shapes(opts.baseUrl);
@@ -141,6 +157,29 @@ export class ForgeApi {
     });
   }
 
+  /**
+   * Sets the primary rate limit, as GitHub would after that many requests: every response carries
+   * x-ratelimit-* headers; with nothing remaining, requests get GitHub's 403 "API rate limit
+   * exceeded" until `reset` (then the limit is full again). Conditional requests answered 304 cost nothing.
+   */
+  setRateLimit(limit: Partial<RateLimitState>): void {
+    this.rateLimit = { ...this.rateLimit, ...limit };
+  }
+
+  /** GitHub's 403 while the primary rate limit is exhausted. */
+  private rateLimited(): Reply | undefined {
+    if (this.rateLimit.remaining > 0 || Date.now() / 1000 >= this.rateLimit.reset) return undefined;
+    this.rateLimit.remaining = 1; // send() counts this answer too
+    return { status: 403, body: { message: 'API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.', documentation_url: RATE_LIMIT_DOCS, status: '403' } };
+  }
+
+  private rateLimitHeaders(): Record<string, string> {
+    const r = this.rateLimit;
+    if (r.remaining <= 0 && Date.now() / 1000 >= r.reset) this.rateLimit = { ...r, remaining: r.limit, reset: Math.floor(Date.now() / 1000) + 3600 };
+    const { limit, remaining, reset } = this.rateLimit;
+    return { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(Math.max(0, remaining)), 'x-ratelimit-used': String(limit - Math.max(0, remaining)), 'x-ratelimit-reset': String(reset), 'x-ratelimit-resource': 'core' };
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const contract = await this.contract;
     const method = (req.method ?? 'GET').toUpperCase();
@@ -163,8 +202,17 @@ export class ForgeApi {
           body = { message: `lab forge answered off-contract: ${errors.join('; ')}` };
         }
       }
+      // Conditional requests (GitHub: every GET carries an ETag; a matching If-None-Match gets 304
+      // without a body and does not count against the rate limit). The 200 body was checked above.
+      const etag = method === 'GET' && status === 200 && body !== undefined ? `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex')}"` : undefined;
+      if (etag !== undefined && notModified(req, etag)) {
+        status = 304;
+        body = undefined;
+      }
+      if (status !== 304) this.rateLimit.remaining--;
       record.status = status;
-      const headers: Record<string, string> = { ...reply.headers, 'x-github-media-type': 'github.v3; format=json' };
+      const headers: Record<string, string> = { ...reply.headers, 'x-github-media-type': 'github.v3; format=json', ...this.rateLimitHeaders(), ...(etag === undefined ? {} : { etag }) };
+      if (status === 304) delete headers.link;
       if (body === undefined) {
         res.writeHead(status, headers);
         res.end();
@@ -174,6 +222,11 @@ export class ForgeApi {
       res.end(JSON.stringify(body));
     };
 
+    const limited = this.rateLimited();
+    if (limited) {
+      send(limited, contract.match(method, path)?.op);
+      return;
+    }
     const matched = contract.match(method, path);
     if (!matched) {
       this.violations.push({ kind: 'route', method, path, operationId: undefined, errors: [`${method} ${path} is not an operation of api.github.com`] });

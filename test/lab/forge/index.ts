@@ -51,6 +51,8 @@ export interface Forge {
   readonly violations: Violation[];
   /** The Talos release feed: add a release as GitHub would list it. */
   addRelease: ForgeApi['addRelease'];
+  /** The token's primary rate limit (remaining 0: requests get GitHub's 403 until reset). */
+  setRateLimit: ForgeApi['setRateLimit'];
   stop(): Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     gitRequests,
     violations: api.violations,
     addRelease: api.addRelease.bind(api),
+    setRateLimit: api.setRateLimit.bind(api),
     async createRepo(owner, name, ropts = {}) {
       const bareDir = join(root, owner, `${name}.git`);
       const defaultBranch = ropts.defaultBranch ?? 'main';

@@ -1,0 +1,154 @@
+// The auto-update decision of a template plan (target.autoUpdate): from the upstream releases, the
+// lowest Talos version on the template's selected nodes, the versions people skipped (a proposal PR
+// closed without merge), the child plans and the open proposal, decide what to propose and when to
+// look again. Pure: time is an argument.
+//
+// Rules (issue 11):
+// - stable releases only (releases.ts), at least minReleaseAge old; a younger one is `pending` with
+//   the time it becomes eligible;
+// - allow patch: same major.minor as the current version; allow minor: also the next minor, never
+//   one further (1.13.x may go to 1.14.y, never to 1.15.z);
+// - the proposal is the highest eligible version above the current one, minus skipped versions and
+//   versions a child plan already exists for;
+// - no new proposal (and no superseding) while a child plan is not Completed (Failed blocks too);
+// - a newer eligible version than the open proposal supersedes it;
+// - the next wake: the next check, or the first time a pending version becomes eligible, whichever first.
+import semver from 'semver';
+import type { z } from 'zod';
+import type { autoUpdateSpec } from '../../../schemas/target.js';
+import { durationMs } from '../time.js';
+import { stableReleases, type Release } from './releases.js';
+
+export type AutoUpdateSpec = z.output<typeof autoUpdateSpec>;
+
+export interface ChildPlanFacts {
+  name: string;
+  /** target.talosVersion of the child. */
+  version: string;
+  phase: string | undefined;
+}
+
+export interface OpenProposal {
+  version: string;
+  url?: string | undefined;
+}
+
+export interface AutoUpdateInput {
+  /** epoch ms */
+  now: number;
+  spec: AutoUpdateSpec;
+  /** Lowest Talos version across the template's selected nodes (undefined: no node reports one). */
+  currentVersion: string | undefined;
+  releases: readonly Release[];
+  /** When `releases` was fetched (epoch ms; default now): the next check is checkInterval after it. */
+  checkedAt?: number | undefined;
+  /** Versions whose proposal was closed without merge. */
+  skippedVersions: readonly string[];
+  /** Child plans of this template (from merged proposals). */
+  children: readonly ChildPlanFacts[];
+  openProposal?: OpenProposal | undefined;
+}
+
+export type Step = 'patch' | 'minor';
+
+export interface Proposal {
+  version: string;
+  release: Release;
+  step: Step;
+}
+
+export interface Pending {
+  version: string;
+  /** epoch ms */
+  eligibleAt: number;
+}
+
+export type AutoUpdateAction =
+  /** Open a proposal PR for `proposal`. */
+  | { type: 'propose'; proposal: Proposal }
+  /** Replace the open proposal (branch, file, title, body) with the newer `proposal`. */
+  | { type: 'supersede'; proposal: Proposal; supersedes: OpenProposal }
+  /** Nothing to do now. */
+  | { type: 'none' };
+
+export const AutoUpdateReason = {
+  Proposed: 'Proposed',
+  Superseded: 'Superseded',
+  ProposalOpen: 'ProposalOpen',
+  ChildNotCompleted: 'ChildNotCompleted',
+  Pending: 'ReleaseTooYoung',
+  UpToDate: 'UpToDate',
+  NoCurrentVersion: 'NoCurrentVersion',
+} as const;
+export type AutoUpdateReason = (typeof AutoUpdateReason)[keyof typeof AutoUpdateReason];
+
+export interface AutoUpdateDecision {
+  action: AutoUpdateAction;
+  reason: AutoUpdateReason;
+  /** One sentence for status and events. */
+  message: string;
+  currentVersion: string | undefined;
+  /** Newest stable upstream release (any age, any step). */
+  latestVersion: string | undefined;
+  /** The highest allowed version still younger than minReleaseAge, above the proposal. */
+  pending: Pending | undefined;
+  /** The child plan that holds new proposals back. */
+  blockedBy: ChildPlanFacts | undefined;
+  /** epoch ms: the next check, or an earlier eligibility time. */
+  nextWakeAt: number;
+  nextCheckAt: number;
+}
+
+/** Whether `version` is a step the policy allows from `current`. */
+export function allowedStep(current: string, version: string, allow: AutoUpdateSpec['allow']): Step | undefined {
+  const c = semver.parse(current);
+  const v = semver.parse(version);
+  if (!c || !v || v.major !== c.major || !semver.gt(v, c)) return undefined;
+  if (v.minor === c.minor) return 'patch';
+  return allow === 'minor' && v.minor === c.minor + 1 ? 'minor' : undefined;
+}
+
+export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
+  const { now, spec } = input;
+  const stable = stableReleases(input.releases);
+  const nextCheckAt = (input.checkedAt ?? now) + durationMs(spec.checkInterval);
+  const base = { currentVersion: input.currentVersion, latestVersion: stable[0]?.tagName, pending: undefined, blockedBy: undefined, nextWakeAt: nextCheckAt, nextCheckAt };
+  const none = { type: 'none' } as const;
+  const current = input.currentVersion;
+  if (current === undefined || semver.valid(current) === null) {
+    return { ...base, action: none, reason: AutoUpdateReason.NoCurrentVersion, message: 'no selected node reports a Talos version (osImage "Talos (vX.Y.Z)"): nothing to compare releases with' };
+  }
+  const blockedBy = input.children.find((c) => c.phase !== 'Completed');
+  if (blockedBy) {
+    const message = `child plan ${blockedBy.name} (${blockedBy.version}) is ${blockedBy.phase ?? 'not started'}, not Completed: no new proposal until it completes${blockedBy.phase === 'Failed' ? ' (it failed: fix and retry it, or delete its file)' : ''}`;
+    return { ...base, blockedBy, action: none, reason: AutoUpdateReason.ChildNotCompleted, message };
+  }
+  const excluded = new Set([...input.skippedVersions, ...input.children.map((c) => c.version)].filter((v) => semver.valid(v)).map((v) => semver.clean(v)));
+  const minAge = durationMs(spec.minReleaseAge);
+  const candidates = stable.flatMap((release) => {
+    const step = allowedStep(current, release.tagName, spec.allow);
+    return step === undefined || excluded.has(semver.clean(release.tagName)) ? [] : [{ release, step, eligibleAt: (release.publishedAt ?? now) + minAge }];
+  });
+  const best = candidates.find((c) => c.eligibleAt <= now);
+  // Younger versions above the best eligible one: each changes the proposal when it comes of age.
+  const younger = candidates.filter((c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)));
+  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt };
+  const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
+  const out = { ...base, pending, nextWakeAt };
+  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${new Date(pending.eligibleAt).toISOString()}` : '';
+  const open = input.openProposal;
+  if (!best) {
+    if (open) return { ...out, action: none, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+    return pending
+      ? { ...out, action: none, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
+      : { ...out, action: none, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}` };
+  }
+  const proposal: Proposal = { version: best.release.tagName, release: best.release, step: best.step };
+  if (open && semver.valid(open.version) && !semver.gt(proposal.version, open.version)) {
+    return { ...out, action: none, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+  }
+  if (open) {
+    return { ...out, action: { type: 'supersede', proposal, supersedes: open }, reason: AutoUpdateReason.Superseded, message: `${proposal.version} supersedes the open proposal for ${open.version}${pendingNote}` };
+  }
+  return { ...out, action: { type: 'propose', proposal }, reason: AutoUpdateReason.Proposed, message: `proposing ${proposal.version} (${proposal.step} step from ${current})${pendingNote}` };
+}

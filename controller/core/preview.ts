@@ -1,0 +1,207 @@
+// What a plan would do on the cluster as it is now, without changing anything: `kangal-patch
+// preview` prints it and auto-update proposals show it in their PR body. It is computed from the
+// same selection as the scheduler (plan/selection.ts selectNodes), so the order shown is the order
+// the plan reconciler schedules nodes in. Pure: time is an argument.
+//
+// Estimated duration (the model, also in the README):
+// - Per group, the nodes that need work are scheduled `concurrency` at a time, in the order shown;
+//   a group starts after the previous one finished, so a group takes rounds = ceil(nodes / concurrency)
+//   rounds and the plan takes the sum over its groups.
+// - A round lasts max(per-node time, delayBetweenNodes): the scheduler starts a new round no earlier
+//   than delayBetweenNodes after the previous one started.
+// - Per-node time, two figures: `typical` from TYPICAL_NODE_MS (drain + install + reboot of a Talos
+//   node, plus the Kubernetes step with a Kubernetes target; defaults, not measured on your cluster)
+//   and `worstCase` from the plan's own timeouts (drainTimeout + rebootTimeout
+//   [+ kubernetesUpgradeTimeout]), the longest a node may take before it fails.
+// - Maintenance windows are not folded in: the estimate is working time once a window is open.
+// - Nodes already at the target get a PatchJob that completes at once; they count for no round.
+import semver from 'semver';
+import type { PatchPlanSpec } from '../../schemas/patchplan.js';
+import { resolveInstaller } from './installer.js';
+import { matchesSelector } from './selector.js';
+import { selectNodes, type Selection } from './plan/selection.js';
+import type { PlanNodeFacts } from './plan/types.js';
+import { durationMs, iso } from './time.js';
+import { windowState } from './windows.js';
+
+/** A node as the preview needs it (kube NodeView fits). */
+export interface PreviewNodeFacts extends PlanNodeFacts {
+  kubeletVersion: string;
+  schematic: string | undefined;
+}
+
+export interface PreviewInput {
+  /** epoch ms */
+  now: number;
+  spec: PatchPlanSpec;
+  /** Every node of the cluster. */
+  nodes: readonly PreviewNodeFacts[];
+  /** The node the controller runs on: scheduled last in its group. */
+  ownNode?: string | undefined;
+}
+
+export const SkipReason = {
+  NotSelected: 'NotSelected',
+  NoGroup: 'NoGroup',
+  AlreadyAtTarget: 'AlreadyAtTarget',
+} as const;
+export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
+
+export interface PreviewNode {
+  name: string;
+  /** 1-based position within its group, in scheduling order. */
+  position: number;
+  /** 1-based round within its group. */
+  round: number;
+  controlPlane: boolean;
+  /** From the Node's osImage; undefined when it is no Talos image. */
+  currentTalosVersion: string | undefined;
+  currentKubernetesVersion: string;
+  /** Talos version after the rollout (undefined: Talos untouched). */
+  talosVersion: string | undefined;
+  kubernetesVersion: string | undefined;
+  /** The installer image the node gets (undefined: no Talos upgrade). */
+  installerImage: string | undefined;
+  /** Runs this controller: scheduled last in its group. */
+  ownNode: boolean;
+}
+
+export interface PreviewGroup {
+  name: string;
+  concurrency: number;
+  rounds: number;
+  nodes: PreviewNode[];
+}
+
+export interface SkippedNode {
+  name: string;
+  reason: SkipReason;
+  message: string;
+  /** The group that claims it (AlreadyAtTarget only). */
+  group?: string;
+}
+
+export interface PreviewWindow {
+  open: boolean;
+  /** RFC 3339; when open: the end of the current window. */
+  closesAt?: string;
+  /** RFC 3339; when closed: the next opening. */
+  nextOpenAt?: string;
+  reason: string;
+}
+
+export interface PreviewEstimate {
+  rounds: number;
+  perNodeTypicalMs: number;
+  perNodeWorstCaseMs: number;
+  delayBetweenNodesMs: number;
+  typicalMs: number;
+  worstCaseMs: number;
+}
+
+export interface RolloutPreview {
+  /** RFC 3339 time the preview was computed for. */
+  at: string;
+  target: { talosVersion: string | undefined; kubernetesVersion: string | undefined };
+  groups: PreviewGroup[];
+  skipped: SkippedNode[];
+  totals: { nodes: number; toPatch: number; skipped: number };
+  window: PreviewWindow;
+  estimate: PreviewEstimate;
+}
+
+/** Typical time per node, by step (defaults: a Talos node drains in about a minute, installs in one and a half, reboots in two). */
+export const TYPICAL_NODE_MS = { drain: 60_000, install: 90_000, reboot: 120_000, kubernetes: 120_000 } as const;
+
+const same = (a: string | undefined, b: string): boolean => a !== undefined && semver.valid(a) !== null && semver.valid(b) !== null && semver.eq(a, b);
+
+/** Whether the node already runs every target of the plan. */
+function atTarget(spec: PatchPlanSpec, node: PreviewNodeFacts): boolean {
+  const { talosVersion, kubernetesVersion } = spec.target;
+  const talosDone = talosVersion === undefined || same(node.talosVersion, talosVersion);
+  const kubeDone = kubernetesVersion === undefined || same(node.kubeletVersion, kubernetesVersion);
+  return talosDone && kubeDone;
+}
+
+export function previewRollout(input: PreviewInput): RolloutPreview {
+  const { spec, now } = input;
+  const sel: Selection = selectNodes(spec, input.nodes, input.ownNode);
+  const byName = new Map(input.nodes.map((n) => [n.name, n]));
+  const skipped: SkippedNode[] = [];
+  for (const n of [...input.nodes].sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!matchesSelector(spec.nodeSelector, n.labels)) skipped.push({ name: n.name, reason: SkipReason.NotSelected, message: 'not selected by spec.nodeSelector' });
+  }
+  for (const name of sel.unclaimed) skipped.push({ name, reason: SkipReason.NoGroup, message: `matches nodeSelector but no group in strategy.order (${spec.strategy.order.join(', ')}) claims it` });
+  const groups = sel.groups.map((g): PreviewGroup => {
+    const nodes: PreviewNode[] = [];
+    for (const name of g.nodes) {
+      const facts = byName.get(name);
+      if (!facts) continue;
+      if (atTarget(spec, facts)) {
+        skipped.push({ name, reason: SkipReason.AlreadyAtTarget, group: g.name, message: `already runs the target (${describeTarget(spec)}): its PatchJob completes at once` });
+        continue;
+      }
+      nodes.push(previewNode(spec, facts, nodes.length, g.concurrency, name === input.ownNode));
+    }
+    return { name: g.name, concurrency: g.concurrency, rounds: Math.ceil(nodes.length / g.concurrency), nodes };
+  });
+  const toPatch = groups.reduce((n, g) => n + g.nodes.length, 0);
+  return {
+    at: iso(now),
+    target: { talosVersion: spec.target.talosVersion, kubernetesVersion: spec.target.kubernetesVersion },
+    groups,
+    skipped,
+    totals: { nodes: input.nodes.length, toPatch, skipped: skipped.length },
+    window: previewWindow(spec, now),
+    estimate: estimate(spec, groups),
+  };
+}
+
+function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, concurrency: number, own: boolean): PreviewNode {
+  const talos = spec.target.talosVersion;
+  const needsTalos = talos !== undefined && !same(n.talosVersion, talos);
+  return {
+    name: n.name,
+    position: index + 1,
+    round: Math.floor(index / concurrency) + 1,
+    controlPlane: n.controlPlane,
+    currentTalosVersion: n.talosVersion,
+    currentKubernetesVersion: n.kubeletVersion,
+    talosVersion: talos ?? n.talosVersion,
+    kubernetesVersion: spec.target.kubernetesVersion ?? n.kubeletVersion,
+    installerImage: needsTalos ? resolveInstaller(spec.target, talos, n.schematic).image : undefined,
+    ownNode: own,
+  };
+}
+
+function describeTarget(spec: PatchPlanSpec): string {
+  const parts = [spec.target.talosVersion && `Talos ${spec.target.talosVersion}`, spec.target.kubernetesVersion && `Kubernetes ${spec.target.kubernetesVersion}`];
+  return parts.filter((p) => p).join(', ');
+}
+
+function previewWindow(spec: PatchPlanSpec, now: number): PreviewWindow {
+  const w = windowState(spec.maintenance, now);
+  return {
+    open: w.open,
+    ...(w.closesAt === undefined ? {} : { closesAt: iso(w.closesAt) }),
+    ...(w.nextOpenAt === undefined ? {} : { nextOpenAt: iso(w.nextOpenAt) }),
+    reason: w.reason,
+  };
+}
+
+function estimate(spec: PatchPlanSpec, groups: readonly PreviewGroup[]): PreviewEstimate {
+  const kube = spec.target.kubernetesVersion !== undefined;
+  const talos = spec.target.talosVersion !== undefined;
+  const typical = (talos ? TYPICAL_NODE_MS.drain + TYPICAL_NODE_MS.install + TYPICAL_NODE_MS.reboot : 0) + (kube ? TYPICAL_NODE_MS.kubernetes : 0);
+  const worst = (talos ? durationMs(spec.drainTimeout) + durationMs(spec.rebootTimeout) : 0) + (kube ? durationMs(spec.kubernetesUpgradeTimeout) : 0);
+  const delay = durationMs(spec.delayBetweenNodes);
+  const rounds = groups.reduce((n, g) => n + g.rounds, 0);
+  return {
+    rounds,
+    perNodeTypicalMs: typical,
+    perNodeWorstCaseMs: worst,
+    delayBetweenNodesMs: delay,
+    typicalMs: rounds * Math.max(typical, delay),
+    worstCaseMs: rounds * Math.max(worst, delay),
+  };
+}

@@ -1,0 +1,45 @@
+// What `kangal-patch preview` reads from the cluster, once, read-only: Nodes, PatchPlans and the
+// kube-system pods (for the kube-apiserver versions), through the controller's own informers so the
+// projections are the ones the reconcilers see.
+import type { PatchPlanSpec } from '../../schemas/patchplan.js';
+import type { ApiServerFact } from '../core/kubernetes/skew.js';
+import { selectNodes } from '../core/plan/selection.js';
+import type { OtherPlan } from '../preflight/checks.js';
+import type { Kube, NodeView } from '../kube/index.js';
+import { remainingMs, type OpContext } from '../runtime/context.js';
+import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { apiServerFacts } from '../rollout/kubernetes-facts.js';
+
+export interface ClusterSnapshot {
+  nodes: NodeView[];
+  otherPlans: OtherPlan[];
+  apiServers: ApiServerFact[];
+}
+
+export async function readCluster(ctx: OpContext, kube: Kube, planName: string): Promise<ClusterSnapshot> {
+  const { nodes, pods, patchPlans } = kube.informers;
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    for (const i of [nodes, pods, patchPlans]) i.start(stop.signal);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const waiting = [['Nodes', nodes], ['Pods', pods], ['PatchPlans', patchPlans]].filter(([, i]) => !(i as typeof nodes).isSynced()).map(([n]) => n as string);
+        reject(new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ListTimeout', message: `could not list ${waiting.join(', ')} from ${kube.server} in time: check the kubeconfig, RBAC (list/watch) and that the PatchPlan CRD is installed (kubectl apply -k kustomize/crd)` }));
+      }, remainingMs(ctx));
+    });
+    await Promise.race([Promise.all([nodes.synced, pods.synced, patchPlans.synced]), timeout]);
+    const list = nodes.list();
+    const otherPlans = patchPlans
+      .list()
+      .filter((p): p is typeof p & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+      .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, list).groupOf.keys()] }));
+    return { nodes: list, otherPlans, apiServers: apiServerFacts(kube.informers) };
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onAbort);
+    stop.abort();
+  }
+}

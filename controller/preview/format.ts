@@ -1,0 +1,56 @@
+// `kangal-patch preview` output: the text a person reads and the JSON document scripts read
+// (shape documented in the README, "kangal-patch preview").
+import type { PreflightCheck } from '../core/plan/types.js';
+import type { RolloutPreview } from '../core/preview.js';
+import type { PreviewPreflight } from './preflight.js';
+
+export interface PreviewReport {
+  plan: { name: string; file: string };
+  preview: RolloutPreview;
+  preflight: PreviewPreflight;
+}
+
+/** "1h 5m", "4m 30s", "0s". */
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const parts: [number, string][] = [[Math.floor(s / 3600), 'h'], [Math.floor((s % 3600) / 60), 'm'], [s % 60, 's']];
+  const shown = parts.filter(([n]) => n > 0).map(([n, u]) => `${n}${u}`);
+  return shown.length === 0 ? '0s' : shown.join(' ');
+}
+
+const checkLine = (c: PreflightCheck): string => `  ${c.passed ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.message}`;
+
+export function formatPreviewText(r: PreviewReport): string {
+  const p = r.preview;
+  const target = [p.target.talosVersion && `Talos ${p.target.talosVersion}`, p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`].filter((t) => t).join(', ');
+  const lines = [`PatchPlan ${r.plan.name} (${r.plan.file}), previewed at ${p.at}`, `target: ${target}`];
+  const active = p.groups.filter((g) => g.nodes.length > 0);
+  lines.push(`rollout: ${p.totals.toPatch} node(s) in ${active.length} group(s), ${p.estimate.rounds} round(s); ${p.totals.skipped} node(s) skipped`);
+  p.groups.forEach((g, i) => {
+    lines.push(`  ${i + 1}. ${g.name}: ${g.nodes.length} node(s), concurrency ${g.concurrency}, ${g.rounds} round(s)`);
+    for (const n of g.nodes) {
+      const talos = n.installerImage === undefined ? `Talos ${n.currentTalosVersion ?? 'unknown'} (unchanged)` : `Talos ${n.currentTalosVersion ?? 'unknown'} → ${n.talosVersion ?? ''}`;
+      const kube = p.target.kubernetesVersion === undefined ? '' : `, Kubernetes ${n.currentKubernetesVersion} → ${n.kubernetesVersion ?? ''}`;
+      const image = n.installerImage === undefined ? '' : `, installer ${n.installerImage}`;
+      lines.push(`     round ${n.round}: ${n.name}${n.controlPlane ? ' (control plane)' : ''}${n.ownNode ? ' (runs this controller: last)' : ''}: ${talos}${kube}${image}`);
+    }
+  });
+  if (p.skipped.length > 0) {
+    lines.push('skipped:');
+    for (const s of p.skipped) lines.push(`  ${s.name}: ${s.reason}${s.group === undefined ? '' : ` (group ${s.group})`}: ${s.message}`);
+  }
+  lines.push(`maintenance window: ${p.window.open ? 'open' : 'closed'}: ${p.window.reason}`);
+  const e = p.estimate;
+  lines.push(
+    `estimated duration: ${formatDuration(e.typicalMs)} typical (${e.rounds} round(s) × max(${formatDuration(e.perNodeTypicalMs)} per node, delayBetweenNodes ${formatDuration(e.delayBetweenNodesMs)})), ` +
+      `at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes (${formatDuration(e.perNodeWorstCaseMs)} per round from the plan's timeouts); windows not included`,
+  );
+  lines.push('preflight:');
+  for (const c of r.preflight.checks) lines.push(checkLine(c));
+  for (const s of r.preflight.skipped) lines.push(`  skip  ${s.name}: ${s.message}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatPreviewJson(r: PreviewReport): string {
+  return `${JSON.stringify(r, null, 2)}\n`;
+}

@@ -1,0 +1,42 @@
+// `kangal-patch preview`, the imperative shell: read the cluster once, compute the rollout with the
+// scheduler's pure core (core/preview.ts), run the read-only preflight checks. Changes nothing.
+import type { PatchPlanDocument } from '../../schemas/patchplan.js';
+import { selectNodes } from '../core/plan/selection.js';
+import { previewRollout } from '../core/preview.js';
+import { createKube } from '../kube/index.js';
+import { createRegistryClient, type RegistryMirrors } from '../registry/index.js';
+import { talosConnector } from '../rollout/job/talos-access.js';
+import type { OpContext } from '../runtime/context.js';
+import { closeAllTalosChannels } from '../talos/index.js';
+import { readCluster } from './cluster.js';
+import type { PreviewReport } from './format.js';
+import { previewPreflight } from './preflight.js';
+
+export interface PreviewOptions {
+  kubeconfig?: string | undefined;
+  operatorNamespace: string;
+  registryMirrors: RegistryMirrors;
+  /** The node the controller runs on (its NODE_NAME), scheduled last in its group. */
+  controllerNode?: string | undefined;
+}
+
+export async function previewPlan(ctx: OpContext, plan: { file: string; plan: PatchPlanDocument }, opts: PreviewOptions): Promise<PreviewReport> {
+  const kube = createKube({ kubeconfig: opts.kubeconfig, operatorNamespace: opts.operatorNamespace, clock: ctx.clock });
+  const { spec, metadata } = plan.plan;
+  try {
+    const cluster = await readCluster(ctx, kube, metadata.name);
+    const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode });
+    const deps = { kube: kube.port, connectTalos: talosConnector(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }) };
+    const preflight = await previewPreflight(ctx, deps, {
+      spec,
+      selection: selectNodes(spec, cluster.nodes, opts.controllerNode),
+      nodes: new Map(cluster.nodes.map((n) => [n.name, n])),
+      otherPlans: cluster.otherPlans,
+      apiServers: cluster.apiServers,
+      operatorNamespace: opts.operatorNamespace,
+    });
+    return { plan: { name: metadata.name, file: plan.file }, preview, preflight };
+  } finally {
+    closeAllTalosChannels();
+  }
+}

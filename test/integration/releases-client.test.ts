@@ -1,0 +1,125 @@
+// The releases client (controller/forge/releases.ts) against the lab forge: the feed, a 304 for an
+// unchanged feed, rate limits, auth failures and an unreachable API. Every request and response is
+// checked against GitHub's OpenAPI description by the forge.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { createReleasesClient, checkReleasesBaseUrl } from '../../controller/forge/releases.js';
+import { OutcomeError } from '../../controller/runtime/outcome.js';
+import { rootContext } from '../../controller/runtime/context.js';
+import { systemClock } from '../../controller/runtime/clock.js';
+import { startForge, type Forge } from '../lab/forge/index.js';
+
+const ctx = () => rootContext(systemClock, new AbortController().signal, 30_000);
+const rejection = async (p: Promise<unknown>): Promise<OutcomeError> => {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof OutcomeError, String(err));
+    return err;
+  }
+  assert.fail('expected a rejection');
+};
+
+describe('forge/releases: the Talos releases feed from the lab forge', function () {
+  this.timeout(60_000);
+  let forge: Forge;
+  const sent: { url: string; headers: Record<string, string> }[] = [];
+  const recordingFetch: typeof fetch = (input, init) => {
+    sent.push({ url: input instanceof Request ? input.url : input.toString(), headers: { ...(init?.headers as Record<string, string>) } });
+    return fetch(input, init);
+  };
+
+  before(async function () {
+    forge = await startForge();
+    await forge.createRepo('siderolabs', 'talos');
+    forge.addRelease('siderolabs', 'talos', 'v1.13.2', { publishedAt: '2026-11-01T00:00:00Z' });
+    forge.addRelease('siderolabs', 'talos', 'v1.14.0-beta.0', { prerelease: true, publishedAt: '2026-11-10T00:00:00Z' });
+    forge.addRelease('siderolabs', 'talos', 'v1.13.3', { publishedAt: '2026-11-20T00:00:00Z' });
+  });
+  after(async function () {
+    await forge?.stop();
+  });
+  afterEach(function () {
+    assert.deepEqual(forge.violations, []);
+  });
+
+  it('lists the releases with GitHub headers, the token only in Authorization; an unchanged feed is a 304 that keeps the list', async function () {
+    const client = createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, fetch: recordingFetch });
+    const first = await client.list(ctx());
+    assert.equal(first.notModified, false);
+    assert.deepEqual(first.releases.map((r) => [r.tagName, r.prerelease]), [['v1.13.3', false], ['v1.14.0-beta.0', true], ['v1.13.2', false]]);
+    assert.equal(first.releases[0]?.publishedAt, Date.parse('2026-11-20T00:00:00Z'));
+    assert.match(first.releases[0]?.htmlUrl ?? '', /\/siderolabs\/talos\/releases\/tag\/v1\.13\.3$/);
+    const req = sent.at(-1);
+    assert.equal(req?.url, `${forge.apiUrl}/repos/siderolabs/talos/releases?per_page=100`);
+    assert.equal(req?.headers.accept, 'application/vnd.github+json');
+    assert.equal(req?.headers['x-github-api-version'], '2022-11-28');
+    assert.equal(req?.headers.authorization, `Bearer ${forge.token}`);
+    assert.ok(!req?.url.includes(forge.token));
+
+    const remaining = first.rateLimit?.remaining ?? 0;
+    const second = await client.list(ctx());
+    assert.equal(second.notModified, true);
+    assert.deepEqual(second.releases, first.releases);
+    assert.equal(forge.requests.at(-1)?.status, 304);
+    assert.ok(sent.at(-1)?.headers['if-none-match']?.startsWith('W/"'));
+    assert.equal(second.rateLimit?.remaining, remaining, 'a 304 costs no rate limit');
+
+    forge.addRelease('siderolabs', 'talos', 'v1.14.0', { publishedAt: '2026-11-25T00:00:00Z' });
+    const third = await client.list(ctx());
+    assert.equal(third.notModified, false);
+    assert.equal(third.releases[0]?.tagName, 'v1.14.0');
+  });
+
+  it('an exhausted rate limit is Waiting until x-ratelimit-reset, and says when', async function () {
+    const client = createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token });
+    const reset = Math.floor(Date.now() / 1000) + 600;
+    forge.setRateLimit({ remaining: 0, reset });
+    try {
+      const err = await rejection(client.list(ctx()));
+      assert.equal(err.kind, 'Waiting');
+      assert.equal(err.reason, 'RateLimited');
+      assert.equal(err.code, 403);
+      assert.ok((err.retryAfterMs ?? 0) > 500_000 && (err.retryAfterMs ?? 0) <= 600_000, String(err.retryAfterMs));
+      assert.match(err.message, new RegExp(`rate limit exhausted until ${new Date(reset * 1000).toISOString().replace(/\./g, '\\.')}`));
+    } finally {
+      forge.setRateLimit({ remaining: 5000 });
+    }
+    assert.equal((await client.list(ctx())).notModified, false, 'served again after the limit is back');
+  });
+
+  it('a rejected token is Stalled without the token in the message; anonymous gets a hint', async function () {
+    const bad = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: 'ghs_not-the-token' }).list(ctx()));
+    assert.equal(bad.kind, 'Stalled');
+    assert.equal(bad.reason, 'Unauthorized');
+    assert.ok(!bad.message.includes('ghs_not-the-token'));
+    assert.match(bad.message, /the token is invalid or expired/);
+    const anonymous = await rejection(createReleasesClient({ baseUrl: forge.apiUrl }).list(ctx()));
+    assert.equal(anonymous.reason, 'Unauthorized');
+    assert.match(anonymous.message, /the API needs a token/);
+    const missing = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, repository: 'siderolabs/nothing' }).list(ctx()));
+    assert.equal(missing.kind, 'Stalled');
+    assert.equal(missing.reason, 'NotFound');
+  });
+
+  it('an unreachable API is Transient', async function () {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const err = await rejection(createReleasesClient({ baseUrl: `http://127.0.0.1:${port}` }).list(ctx()));
+    assert.equal(err.kind, 'Transient');
+    assert.equal(err.reason, 'NetworkError');
+    assert.match(err.message, /ECONNREFUSED/);
+  });
+
+  it('base URLs: https, http only to loopback, no credentials', function () {
+    assert.equal(checkReleasesBaseUrl('https://ghe.example.com/api/v3/'), 'https://ghe.example.com/api/v3');
+    assert.equal(checkReleasesBaseUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080');
+    assert.match(String(checkReleasesBaseUrl('http://api.github.com')), /must be https/);
+    assert.match(String(checkReleasesBaseUrl('https://user:pw@api.github.com')), /credentials do not belong in the URL/);
+  });
+});
