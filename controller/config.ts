@@ -9,6 +9,7 @@ import { parseMirrorFlag } from './registry/index.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 import { checkGitUrl } from './gitops/git-url.js';
+import { checkReleasesBaseUrl } from './forge/releases.js';
 
 /** Flag name → its default (as text, the way a user would type it). */
 export const RUN_FLAGS = {
@@ -39,6 +40,8 @@ export const RUN_FLAGS = {
   gitAuthor: { flag: '--git-author <author>', help: 'author and committer of the controller commits, "Name <email>"', default: 'kangal-patch <kangal-patch@users.noreply.local>' },
   webhookBindAddress: { flag: '--webhook-bind-address <addr>', help: 'GitHub push webhook endpoint (POST any path), 0 disables', default: '0' },
   webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
+  releasesApiUrl: { flag: '--releases-api-url <url>', help: 'GitHub REST API that lists the siderolabs/talos releases for auto-update templates (GHES: https://host/api/v3)', default: 'https://api.github.com' },
+  releasesTokenFile: { flag: '--releases-token-file <path>', help: 'file holding a token for the releases API (optional: anonymous has a lower rate limit)', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
 
@@ -114,6 +117,15 @@ export const runConfigSchema = z
     gitAuthor: z.string().regex(/^[^<>]+ <[^<>@\s]+@[^<>\s]+>$/, { error: 'must look like "Name <email>"' }),
     webhookBindAddress: bind,
     webhookSecretFile: z.string().min(1).optional(),
+    releasesApiUrl: z.string().transform((text, ctx) => {
+      const url = checkReleasesBaseUrl(text);
+      if (url instanceof Error) {
+        ctx.addIssue({ code: 'custom', message: url.message });
+        return z.NEVER;
+      }
+      return url;
+    }),
+    releasesTokenFile: z.string().min(1).optional(),
   })
   .refine((c) => c.gitUrl === undefined || c.clusterName !== undefined, { path: ['clusterName'], error: 'is required with --git-url' })
   .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })

@@ -7,6 +7,8 @@ import type { RunConfig } from './config.js';
 import { createKube } from './kube/index.js';
 import { hasGit, runGitops } from './gitops/wiring.js';
 import { startWriteBack } from './gitops/reporting.js';
+import { startAutoUpdateProposals } from './gitops/auto-update/wiring.js';
+import type { GitopsLoop } from './gitops/loop.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
@@ -119,8 +121,12 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
   // Without --git-url the controller runs on PatchPlans applied with kubectl alone.
   const writeBack = hasGit(cfg) ? startWriteBack(cfg, { informers, clock, log, metrics }, work.signal) : undefined;
+  let gitopsLoop: GitopsLoop | undefined;
+  const autoUpdate = hasGit(cfg) && writeBack
+    ? startAutoUpdateProposals(cfg, { kube: kube.port, informers, writeBack, preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log }, work.signal)
+    : undefined;
   const gitops = hasGit(cfg)
-    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal).catch((err: unknown) => {
+    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal, (loop) => (gitopsLoop = loop)).catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
       })
     : Promise.resolve();
@@ -128,7 +134,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(lost ? 'leadership lost: stopping all work' : handedOver ? 'handed over: stopping all work' : 'shutting down: stopping work');
-  await Promise.all([queue.drain(), plans.drain(), gitops, writeBack?.reporter.stop()]);
+  await Promise.all([queue.drain(), plans.drain(), gitops, writeBack?.reporter.stop(), autoUpdate?.stop()]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(lost ? 1 : 0);

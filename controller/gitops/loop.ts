@@ -46,12 +46,15 @@ export interface GitopsLoop {
   state(): GitopsState;
   /** Called after every sync with its report (the report writer: last applied commit and file per plan). */
   onSynced(listener: (report: SyncReport) => void): void;
+  /** The text of `file` (a plan file's repository path) in the last loaded commit (auto-update reads its templates here). */
+  fileText(file: string): string | undefined;
 }
 
 export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   const state: GitopsState = { lastPolledCommit: undefined, lastAppliedCommit: undefined, lastError: undefined, lastReport: undefined };
   const listeners: ((r: SyncReport) => void)[] = [];
   let loaded: LoadedCommit | undefined;
+  let sources = new Map<string, string>();
   let wake: (() => void) | undefined;
   let pending: 'poll' | 'resync' | undefined;
   let failures = 0;
@@ -87,6 +90,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       if (head !== loaded?.commit) {
         const snapshot = await deps.source.snapshot(ctx);
         loaded = loadSnapshot(snapshot, deps.operatorNamespace);
+        sources = new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')]));
         deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
         full = true;
       }
@@ -148,6 +152,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       request('poll');
     },
     onSynced: (l) => listeners.push(l),
+    fileText: (file) => sources.get(file),
     async run(signal) {
       let next: 'poll' | 'resync' = 'poll';
       let full = false;

@@ -19,6 +19,8 @@ import { BranchWriter, type GitAuthor } from './write/index.js';
 
 export interface WriteBack {
   forge: ForgePort;
+  /** The bot-branch writer (shared with the auto-update proposals: it serialises its operations). */
+  writer: BranchWriter;
   reporter: Reporter;
 }
 
@@ -69,5 +71,5 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
     signal,
   );
   log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName }, 'rollouts are reported back as pull requests');
-  return { forge, reporter };
+  return { forge, writer, reporter };
 }

@@ -6,6 +6,7 @@ import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import { selectNodes } from '../core/plan/selection.js';
 import type { OtherPlan } from '../preflight/checks.js';
 import type { Kube, NodeView } from '../kube/index.js';
+import type { PlanView } from '../kube/views.js';
 import { remainingMs, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { apiServerFacts } from '../rollout/kubernetes-facts.js';
@@ -14,6 +15,13 @@ export interface ClusterSnapshot {
   nodes: NodeView[];
   otherPlans: OtherPlan[];
   apiServers: ApiServerFact[];
+}
+
+/** The plans other than `planName` (templates patch nothing) and the nodes each would patch: for the NoConflictingPlan check. */
+export function otherPlansOf(plans: readonly PlanView[], nodes: readonly NodeView[], planName: string): OtherPlan[] {
+  return plans
+    .filter((p): p is PlanView & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, nodes).groupOf.keys()] }));
 }
 
 export async function readCluster(ctx: OpContext, kube: Kube, planName: string): Promise<ClusterSnapshot> {
@@ -32,11 +40,7 @@ export async function readCluster(ctx: OpContext, kube: Kube, planName: string):
     });
     await Promise.race([Promise.all([nodes.synced, pods.synced, patchPlans.synced]), timeout]);
     const list = nodes.list();
-    const otherPlans = patchPlans
-      .list()
-      .filter((p): p is typeof p & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
-      .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, list).groupOf.keys()] }));
-    return { nodes: list, otherPlans, apiServers: apiServerFacts(kube.informers) };
+    return { nodes: list, otherPlans: otherPlansOf(patchPlans.list(), list, planName), apiServers: apiServerFacts(kube.informers) };
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onAbort);

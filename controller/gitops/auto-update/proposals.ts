@@ -1,0 +1,62 @@
+// Auto-update proposals as the forge holds them: branch names, titles and labels we write, and what
+// the list of a template's pull requests means when read back (the decision survives restarts:
+// open = the open proposal, closed without merge = skipped, merged = a child on its way). Pure.
+import semver from 'semver';
+import type { PullRequestView } from '../../forge/port.js';
+
+/** Head-branch prefix of every proposal of `template`: `kangal-patch/<cluster>/auto-update/<template>-`. */
+export const proposalBranchPrefix = (cluster: string, template: string): string => `kangal-patch/${cluster}/auto-update/${template}-`;
+
+export const proposalBranch = (cluster: string, template: string, version: string): string => `${proposalBranchPrefix(cluster, template)}${version}`;
+
+export function proposalTitle(cluster: string, template: string, version: string): string {
+  return `KangalPatch [${cluster}]: Talos ${version} for ${template}`;
+}
+
+/**
+ * Appended to the title of a proposal KangalPatch closed because a newer one replaced it: such a
+ * PR is not a human "skip" (the title is ours to write; a label would need another forge call).
+ */
+export const SUPERSEDED_MARK = ' (superseded)';
+
+export function proposalLabels(cluster: string, version: string): string[] {
+  return ['kangal-patch', 'kangal-patch/auto-update', `cluster/${cluster}`, `talos/${version}`];
+}
+
+export interface ProposalPr {
+  version: string;
+  pr: PullRequestView;
+}
+
+export interface ProposalsOnForge {
+  /** Open proposals, highest version first (more than one only after a crash mid-supersede). */
+  open: ProposalPr[];
+  /** Versions whose proposal a human closed without merging. */
+  skipped: string[];
+  /** Versions whose proposal was merged. */
+  merged: string[];
+}
+
+/** The version a proposal branch names, or undefined (another template's branch, e.g. `prod-eu-…` under `prod-`). */
+export function versionOfBranch(prefix: string, head: string): string | undefined {
+  if (!head.startsWith(prefix)) return undefined;
+  const v = head.slice(prefix.length);
+  return /^v\d+\.\d+\.\d+$/.test(v) && semver.valid(v) !== null ? v : undefined;
+}
+
+export function readProposals(prs: readonly PullRequestView[], prefix: string): ProposalsOnForge {
+  const out: ProposalsOnForge = { open: [], skipped: [], merged: [] };
+  for (const pr of prs) {
+    const version = versionOfBranch(prefix, pr.head);
+    if (version === undefined) continue;
+    if (pr.state === 'open') out.open.push({ version, pr });
+    else if (pr.merged) out.merged.push(version);
+    else if (!pr.title.endsWith(SUPERSEDED_MARK)) out.skipped.push(version);
+  }
+  out.open.sort((a, b) => semver.rcompare(a.version, b.version));
+  const uniq = (vs: string[]): string[] => [...new Set(vs)].sort(semver.compare);
+  // A version both closed and merged (or reopened) is not skipped: the later, stronger answer wins.
+  out.merged = uniq(out.merged);
+  out.skipped = uniq(out.skipped).filter((v) => !out.merged.includes(v) && !out.open.some((o) => o.version === v));
+  return out;
+}

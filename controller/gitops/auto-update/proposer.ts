@@ -1,0 +1,284 @@
+// The auto-update loop: for every template plan (target.autoUpdate.enabled), at each check time
+// (first check at once, then checkInterval, or earlier when a pending release comes of age) read
+// the releases, the lowest Talos version on the template's nodes, its child plans and its proposal
+// PRs as the forge has them, let the pure core decide (core/auto-update), perform at most one
+// action (propose, or supersede), and write status.autoUpdate. Deleting a template closes its open
+// proposals with a comment.
+//
+// Event-driven: template and child plan events, node events and exact timers (WorkQueue addAfter)
+// wake a template; a wake whose inputs did not change before the next check time does nothing.
+// Restart-safe without memory: open, skipped (closed unmerged) and merged proposals are read back
+// from the forge on every check, the branch writer finds an unchanged branch, the PR is found by branch.
+import { posix } from 'node:path';
+import { Annotation } from '../../../schemas/api.js';
+import type { AutoUpdateStatus, PatchPlanDocument } from '../../../schemas/patchplan.js';
+import semver from 'semver';
+import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
+import { decideAutoUpdate, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
+import { lowestVersion } from '../../core/auto-update/releases.js';
+import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
+import { selectNodes } from '../../core/plan/selection.js';
+import { previewRollout } from '../../core/preview.js';
+import { sameValue } from '../../core/same-value.js';
+import { durationMs } from '../../core/time.js';
+import type { ReleasesClient } from '../../forge/releases.js';
+import type { ForgePort, PullRequestView } from '../../forge/port.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { PlanView } from '../../kube/views.js';
+import type { PreflightDeps } from '../../preflight/run.js';
+import { otherPlansOf } from '../../preview/cluster.js';
+import type { PreviewReport } from '../../preview/format.js';
+import { previewPreflight, type PreviewPreflight } from '../../preview/preflight.js';
+import { apiServerFacts } from '../../rollout/kubernetes-facts.js';
+import type { Clock } from '../../runtime/clock.js';
+import { withTimeout, type OpContext } from '../../runtime/context.js';
+import type { LogFn } from '../../runtime/log.js';
+import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import { WorkQueue, type PassResult } from '../../runtime/queue.js';
+import { loadPlanFile } from '../load/index.js';
+import type { ReportWriter } from '../report/reporter.js';
+import { proposalBody } from './body.js';
+import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, type ProposalPr } from './proposals.js';
+
+export interface AutoUpdateConfig {
+  /** --cluster-name: in branch names, titles and labels. */
+  cluster: string;
+  /** --git-branch: proposals merge into it. */
+  baseBranch: string;
+  operatorNamespace: string;
+  /** The node this controller runs on (scheduled last in its group in the preview). */
+  ownNode?: string | undefined;
+  /** First retry after a transient failure, doubling up to checkInterval (default 5 s). */
+  retryInitialMs?: number;
+}
+
+export interface AutoUpdateDeps {
+  config: AutoUpdateConfig;
+  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'pods'>;
+  kube: Pick<KubePort, 'writePlanStatus'>;
+  forge: ForgePort;
+  writer: ReportWriter;
+  /** The releases client (one, so its ETag cache is shared by every template). */
+  releases: () => Promise<ReleasesClient>;
+  /** The text of a file in the last commit the GitOps loop loaded (undefined: not loaded yet). */
+  templateText: (file: string) => string | undefined;
+  /** For the read-only preflight in the PR body. */
+  preflight: PreflightDeps;
+  clock: Clock;
+  log: LogFn;
+}
+
+export interface AutoUpdater {
+  stop(): Promise<void>;
+  readonly queue: WorkQueue;
+}
+
+interface TemplateMemory {
+  /** The inputs of the last completed check; a change means look again now. */
+  fingerprint: string;
+  nextWakeAt: number;
+  failures: number;
+}
+
+const PREFLIGHT_MS = 60_000;
+const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpdate?.enabled === true;
+
+export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): AutoUpdater {
+  const { config, informers, forge, clock, log } = deps;
+  const memory = new Map<string, TemplateMemory>();
+  /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
+  const gone = new Set<string>();
+  const queue = new WorkQueue({
+    name: 'auto-update',
+    // One at a time: the releases feed is read once per check and its ETag answers the others.
+    concurrency: 1,
+    clock,
+    passTimeoutMs: 5 * 60_000,
+    backoff: { initialMs: 2000, maxMs: 5 * 60_000 },
+    onError: (key, err, retryIn) => log('warn', `auto-update of template ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`, {
+      plan: key, error: err instanceof Error ? err.message : String(err),
+    }),
+  });
+  const templates = (): PlanView[] => informers.patchPlans.list().filter(isTemplate);
+
+  informers.patchPlans.onChange((key, view, old) => {
+    if (isTemplate(old) && (!isTemplate(view) || view?.deleting === true)) gone.add(key);
+    if (isTemplate(view) || isTemplate(old)) queue.add(key);
+    const parent = view?.labels[TEMPLATE_LABEL] ?? old?.labels[TEMPLATE_LABEL];
+    if (parent !== undefined) queue.add(parent);
+  });
+  informers.nodes.onChange(() => {
+    for (const t of templates()) queue.add(t.name);
+  });
+
+  function childrenOf(template: string): ChildPlanFacts[] {
+    return informers.patchPlans
+      .list()
+      .filter((p) => p.labels[TEMPLATE_LABEL] === template)
+      .map((p) => ({ name: p.name, version: p.spec?.target.talosVersion ?? '', phase: p.status.phase }));
+  }
+
+  async function writeStatus(ctx: OpContext, key: string, next: AutoUpdateStatus): Promise<void> {
+    const plan = informers.patchPlans.get(key);
+    if (!plan || sameValue(plan.status.autoUpdate, next)) return;
+    informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
+  }
+
+  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string, superseded: boolean): Promise<void> {
+    await forge.comment(ctx, pr.number, comment);
+    await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(superseded && !pr.title.endsWith(SUPERSEDED_MARK) ? { title: `${pr.title}${SUPERSEDED_MARK}` } : {}) });
+    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, superseded });
+  }
+
+  /** The template is gone (its file left Git) or no longer a template: its open proposals are closed. */
+  async function closeAll(ctx: OpContext, key: string): Promise<void> {
+    const prefix = proposalBranchPrefix(config.cluster, key);
+    const open = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix).open;
+    for (const o of open) {
+      await closeProposal(ctx, o.pr, `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`, false);
+    }
+  }
+
+  async function previewOf(ctx: OpContext, doc: PatchPlanDocument, file: string): Promise<PreviewReport> {
+    const nodes = informers.nodes.list();
+    const { spec } = doc;
+    const preview = previewRollout({ now: clock.now(), spec, nodes, ownNode: config.ownNode });
+    let preflight: PreviewPreflight;
+    try {
+      preflight = await previewPreflight(withTimeout(ctx, PREFLIGHT_MS), deps.preflight, {
+        spec,
+        selection: selectNodes(spec, nodes, config.ownNode),
+        nodes: new Map(nodes.map((n) => [n.name, n])),
+        otherPlans: otherPlansOf(informers.patchPlans.list(), nodes, doc.metadata.name),
+        apiServers: apiServerFacts(informers),
+        operatorNamespace: config.operatorNamespace,
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      preflight = { checks: [], skipped: [{ name: 'Preflight', message: `could not run now: ${err instanceof Error ? err.message : String(err)}` }] };
+    }
+    return { plan: { name: doc.metadata.name, file }, preview, preflight };
+  }
+
+  /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
+  async function propose(ctx: OpContext, template: PlanView, current: string, proposal: Proposal, supersedes: ProposalPr | undefined): Promise<PullRequestView> {
+    const key = template.name;
+    const file = template.annotations[Annotation.SourcePath];
+    const text = file === undefined ? undefined : deps.templateText(file);
+    if (file === undefined || text === undefined) {
+      throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'TemplateNotLoaded', message: `the text of template ${key}${file === undefined ? ' (no source-path annotation: is it managed from Git?)' : ` (${file})`} is not loaded from Git yet` });
+    }
+    const child = childPlanDocument(text, key, proposal.version);
+    if (child instanceof Error) throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidTemplate', message: `${file}: ${child.message}` });
+    const dir = posix.dirname(file);
+    const childFile = dir === '.' ? child.fileName : `${dir}/${child.fileName}`;
+    // The proposed file must pass the same loader the GitOps loop (and `kangal-patch validate`) uses.
+    const loaded = loadPlanFile({ file: childFile, content: child.text }, { operatorNamespace: config.operatorNamespace });
+    const doc = loaded.plans[0]?.plan;
+    if (!doc || loaded.problems.length > 0) {
+      const why = loaded.problems[0];
+      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidChildPlan', message: `the child plan of ${key} for ${proposal.version} would not load${why ? `: ${why.path} ${why.message}` : ''}` });
+    }
+    const branch = proposalBranch(config.cluster, key, proposal.version);
+    const result = await deps.writer.write(ctx, {
+      branch,
+      base: config.baseBranch,
+      files: { [childFile]: child.text },
+      message: `Propose Talos ${proposal.version} for ${key} on ${config.cluster}\n\nChild plan ${child.name} of auto-update template ${key} (${file}), ${proposal.step} step from ${current}, written by KangalPatch.`,
+    });
+    if (result.outcome === 'humanEdited') log('info', `auto-update of ${key}: ${result.author} changed ${result.path} on ${branch}; keeping their version`, { plan: key, branch });
+    const title = proposalTitle(config.cluster, key, proposal.version);
+    const body = proposalBody({
+      cluster: config.cluster, template: key, templateFile: file, childFile, childName: child.name, currentVersion: current, proposal,
+      report: await previewOf(ctx, doc, childFile),
+      supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
+    });
+    const existing = (await forge.pullRequestsFor(ctx, branch)).find((p) => p.state === 'open');
+    const pr = existing
+      ? await forge.updatePullRequest(ctx, existing.number, { title, body })
+      : await forge.openPullRequest(ctx, { head: branch, base: config.baseBranch, title, body, draft: false, labels: proposalLabels(config.cluster, proposal.version) });
+    log('info', `auto-update of ${key}: ${existing ? 'refreshed' : 'opened'} pull request #${pr.number} for Talos ${proposal.version}`, { plan: key, pr: pr.number, branch, version: proposal.version });
+    return pr;
+  }
+
+  async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<number> {
+    const key = template.name;
+    const spec = template.spec?.target.autoUpdate;
+    if (!spec) return clock.now();
+    const feed = await (await deps.releases()).list(ctx);
+    const prefix = proposalBranchPrefix(config.cluster, key);
+    const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
+    // More than one open proposal only after a crash between opening a replacement and closing the old one.
+    const [open, ...stale] = onForge.open;
+    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open?.pr.number ?? '?'} proposes the newer ${open?.version ?? ''}.`, true);
+    // A merged proposal whose child plan the GitOps loop has not applied yet still holds new proposals back.
+    const merged = onForge.merged
+      .filter((v) => current !== undefined && semver.gt(v, current) && !children.some((c) => c.version === v))
+      .map((v): ChildPlanFacts => ({ name: childPlanName(key, v), version: v, phase: undefined }));
+    const now = clock.now();
+    const decision = decideAutoUpdate({
+      now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
+      children: [...children, ...merged], openProposal: open && { version: open.version, url: open.pr.url },
+    });
+    let proposal = open && { version: open.version, url: open.pr.url };
+    const a = decision.action;
+    if (a.type !== 'none' && current !== undefined) {
+      const pr = await propose(ctx, template, current, a.proposal, a.type === 'supersede' ? open : undefined);
+      proposal = { version: a.proposal.version, url: pr.url };
+      if (a.type === 'supersede' && open) {
+        await closeProposal(ctx, open.pr, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`, true);
+      }
+    }
+    log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
+    await writeStatus(ctx, key, statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal }));
+    return decision.nextWakeAt;
+  }
+
+  async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
+    const template = informers.patchPlans.get(key);
+    if (!template || template.deleting || !isTemplate(template) || !template.spec) {
+      if (gone.has(key)) {
+        await closeAll(ctx, key);
+        gone.delete(key);
+      }
+      memory.delete(key);
+      return undefined;
+    }
+    gone.delete(key);
+    const spec = template.spec;
+    const nodes = informers.nodes.list();
+    const selected = selectNodes(spec, nodes, config.ownNode);
+    const current = lowestVersion(nodes.filter((n) => selected.groupOf.has(n.name)).map((n) => n.talosVersion));
+    const children = childrenOf(key);
+    const fingerprint = JSON.stringify([template.generation, template.annotations[Annotation.ReconcileNow], current, children]);
+    const now = clock.now();
+    const mem = memory.get(key);
+    if (mem && mem.fingerprint === fingerprint && now < mem.nextWakeAt) return { requeueAfterMs: mem.nextWakeAt - now };
+    const interval = durationMs(spec.target.autoUpdate?.checkInterval ?? '1h');
+    try {
+      const nextWakeAt = await check(ctx, template, current, children);
+      memory.set(key, { fingerprint, nextWakeAt, failures: 0 });
+      return { requeueAfterMs: Math.max(0, nextWakeAt - clock.now()) };
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const failures = (mem?.failures ?? 0) + 1;
+      const kind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
+      const waitMs = kind === OutcomeKind.Waiting && isOutcomeError(err) && err.retryAfterMs !== undefined
+        ? err.retryAfterMs
+        : kind === OutcomeKind.Stalled ? interval : Math.min(interval, (config.retryInitialMs ?? 5000) * 2 ** Math.min(failures - 1, 20));
+      const at = clock.now();
+      const reason = isOutcomeError(err) ? err.reason : 'Error';
+      const message = err instanceof Error ? err.message : String(err);
+      log('warn', `auto-update of ${key}: check failed (${reason}); next try in ${Math.round(waitMs / 1000)} s`, { plan: key, reason, error: message });
+      await writeStatus(ctx, key, statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs));
+      memory.set(key, { fingerprint, nextWakeAt: at + waitMs, failures });
+      return { requeueAfterMs: waitMs };
+    }
+  }
+
+  queue.start(pass, signal);
+  void informers.patchPlans.synced.then(() => {
+    for (const t of templates()) queue.add(t.name);
+  });
+  return { queue, stop: () => queue.drain() };
+}

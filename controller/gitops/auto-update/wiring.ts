@@ -1,0 +1,52 @@
+// Starts the auto-update proposals for `kangal-patch run --git-url ...` while leading, from the
+// flags (--releases-api-url, --releases-token-file) and the write-back's forge and branch writer.
+import { createReleasesClient, type ReleasesClient } from '../../forge/releases.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { PreflightDeps } from '../../preflight/run.js';
+import type { Clock } from '../../runtime/clock.js';
+import { logFn, type Logger } from '../../telemetry/logger.js';
+import type { WriteBack } from '../reporting.js';
+import { readTokenFile } from '../source/token.js';
+import type { GitConfig } from '../wiring.js';
+import { startAutoUpdate, type AutoUpdater } from './proposer.js';
+
+export interface AutoUpdateWiring {
+  kube: KubePort;
+  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'pods'>;
+  writeBack: WriteBack;
+  preflight: PreflightDeps;
+  templateText: (file: string) => string | undefined;
+  clock: Clock;
+  log: Logger;
+}
+
+/** undefined (with the reason logged) when proposals cannot be read back from the forge. */
+export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, signal: AbortSignal): AutoUpdater | undefined {
+  const log = w.log.child({ loop: 'auto-update' });
+  if (w.writeBack.forge.kind === 'none') {
+    log.warn('--forge none: auto-update templates make no proposals (skipped versions are read back from pull requests)');
+    return undefined;
+  }
+  // The token file is read at every check (rotation needs no restart); the client, with its ETag
+  // cache, is kept until the token changes.
+  let current: { token: string | undefined; client: ReleasesClient } | undefined;
+  const releases = async (): Promise<ReleasesClient> => {
+    const token = await readTokenFile(cfg.releasesTokenFile, '--releases-token-file');
+    if (!current || current.token !== token) current = { token, client: createReleasesClient({ baseUrl: cfg.releasesApiUrl, token }) };
+    return current.client;
+  };
+  const updater = startAutoUpdate({
+    config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName },
+    informers: w.informers,
+    kube: w.kube,
+    forge: w.writeBack.forge,
+    writer: w.writeBack.writer,
+    releases,
+    templateText: w.templateText,
+    preflight: w.preflight,
+    clock: w.clock,
+    log: logFn(log),
+  }, signal);
+  log.info({ releases: cfg.releasesApiUrl, cluster: cfg.clusterName }, 'auto-update templates propose new Talos releases as pull requests');
+  return updater;
+}
