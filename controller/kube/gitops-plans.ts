@@ -17,6 +17,8 @@ export interface PlanApply {
   name: string;
   annotations: Record<string, string>;
   finalizers: string[];
+  /** metadata.labels of the file (server-side apply owns them: a label removed from the file is removed). */
+  labels?: Readonly<Record<string, string>> | undefined;
   /** The spec as the file wrote it (no defaults filled in). */
   spec: Record<string, unknown>;
 }
@@ -25,7 +27,7 @@ export async function applyPlan(c: KubeClients, ctx: OpContext, plan: PlanApply)
   const body = {
     apiVersion: `${API_GROUP}/${API_VERSION_NAME}`,
     kind: 'PatchPlan',
-    metadata: { name: plan.name, annotations: plan.annotations, finalizers: plan.finalizers },
+    metadata: { name: plan.name, annotations: plan.annotations, finalizers: plan.finalizers, ...(plan.labels ? { labels: plan.labels } : {}) },
     spec: plan.spec,
   };
   const out = (await kubeCall(

@@ -272,13 +272,17 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     const healed = await waitFor(async () => {
       const s = await autoUpdate('patch-tpl');
       return s && s.lastError === undefined ? s : undefined;
-    }, { timeoutMs: 120_000, description: 'lastError cleared after the API is back' });
+    }, { timeoutMs: 120_000, description: 'lastError cleared after the API is back' }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; status ${JSON.stringify(await autoUpdate('patch-tpl'))}\n${controller.logs().filter((l) => l['loop'] === 'auto-update').slice(-15).map((l) => JSON.stringify(l)).join('\n')}`);
+    });
     assert.equal(healed.latestVersion, 'v1.14.0');
     assert.deepEqual(lab.forge!.violations, [], 'every forge request matched GitHub\'s OpenAPI description');
   });
 
   it('deleting a template closes its open proposal with a comment', async function () {
     const open = (await pulls('patch-tpl')).find((p) => p.state === 'open')!;
+    // The merged proposal moved main: start from the remote's tip.
+    await lab.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
     await lab.plans!.remove('plans/patch-tpl.yaml');
     await lab.plans!.commitAndPush('remove the patch-tpl template');
     await waitFor(async () => (await pulls('patch-tpl')).every((p) => p.state === 'closed') || undefined, { timeoutMs: 90_000, description: 'the proposal closed' });

@@ -19,6 +19,8 @@ export interface GitPlan {
   spec: Record<string, unknown>;
   /** The spec as the file wrote it (what is applied). */
   rawSpec: Record<string, unknown>;
+  /** metadata.labels of the file (e.g. the auto-update template label of a child plan). */
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface LoadedCommit {
@@ -54,6 +56,7 @@ export interface PlanApplyDecision {
   /** The spec to apply: the file's, with `paused` left out unless the file says `paused: true`
    *  (spec.paused is then the operator's and the Pause policy's switch, and SSA never resets it). */
   spec: Record<string, unknown>;
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface SyncDecision {
@@ -103,7 +106,7 @@ function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current
   }
   if (current?.deleting) return; // applied again once its finalizer lets it go
   const reason = applyReason(commit, plan, current);
-  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec) });
+  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec), ...(plan.labels ? { labels: plan.labels } : {}) });
   if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
 }
 

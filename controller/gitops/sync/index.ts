@@ -37,7 +37,7 @@ export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string): Loa
   const problems = [...snapshot.problems, ...loaded.problems];
   return {
     commit: snapshot.commit,
-    plans: loaded.plans.map((p) => ({ name: p.plan.metadata.name, file: p.file, spec: p.plan.spec, rawSpec: (p.raw.spec ?? {}) as Record<string, unknown> })),
+    plans: loaded.plans.map((p) => ({ name: p.plan.metadata.name, file: p.file, spec: p.plan.spec, rawSpec: (p.raw.spec ?? {}) as Record<string, unknown>, labels: p.plan.metadata.labels })),
     problems,
     files: [...snapshot.sources.map((s) => s.file), ...snapshot.problems.map((p) => p.file)],
     complete: snapshot.complete,
@@ -93,6 +93,7 @@ function applyInput(commit: string, a: PlanApplyDecision) {
   return {
     name: a.name,
     annotations: { [Annotation.SourceCommit]: commit, [Annotation.SourcePath]: a.file, [Annotation.ManagedBy]: MANAGED_BY_GITOPS },
+    labels: a.labels,
     finalizers: [PLAN_FINALIZER],
     spec: a.spec,
   };

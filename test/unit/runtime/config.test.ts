@@ -55,6 +55,17 @@ describe('run config', function () {
       assert.equal(cfg.forge, 'github');
       assert.equal(cfg.webhookBindAddress, undefined, 'webhook off by default');
       assert.equal(cfg.gitAuthor, 'kangal-patch <kangal-patch@users.noreply.local>');
+      assert.equal(cfg.releasesApiUrl, 'https://api.github.com', 'auto-update reads GitHub releases by default');
+      assert.equal(cfg.releasesTokenFile, undefined, 'anonymous by default');
+    });
+
+    it('takes the releases API and its token file from flags or environment', function () {
+      const cfg = resolveRunConfig({ releasesApiUrl: 'https://ghe.example.com/api/v3/' }, { KANGAL_PATCH_RELEASES_TOKEN_FILE: '/var/run/secrets/releases/token' });
+      assert.ok(!('errors' in cfg), JSON.stringify(cfg));
+      assert.equal(cfg.releasesApiUrl, 'https://ghe.example.com/api/v3');
+      assert.equal(cfg.releasesTokenFile, '/var/run/secrets/releases/token');
+      const lab = resolveRunConfig({}, { KANGAL_PATCH_RELEASES_API_URL: 'http://127.0.0.1:3000' });
+      assert.ok(!('errors' in lab) && lab.releasesApiUrl === 'http://127.0.0.1:3000', 'plain HTTP to loopback (the lab forge)');
     });
 
     it('accepts HTTPS and loopback HTTP with a cluster name, from flags or environment', function () {
@@ -77,6 +88,8 @@ describe('run config', function () {
       ['a bad author', { gitAuthor: 'bot' }, /^--git-author .*"Name <email>"/],
       ['a webhook without a secret', { webhookBindAddress: ':9292' }, /^--webhook-secret-file .*is required with --webhook-bind-address$/],
       ['a zero poll interval', { pollInterval: '0s' }, /^--poll-interval .*not a positive duration/],
+      ['plain HTTP releases API to a remote host', { releasesApiUrl: 'http://api.example.com' }, /^--releases-api-url \(KANGAL_PATCH_RELEASES_API_URL\): .*must be https:\/\//],
+      ['a token in the releases API URL', { releasesApiUrl: 'https://x:ghp_secret@api.github.com' }, /^--releases-api-url .*credentials do not belong in the URL/],
     ];
     for (const [what, flags, message] of rejected) {
       it(`rejects ${what} with a message naming the flag`, function () {
