@@ -31,13 +31,24 @@ export async function createPatchJob(c: KubeClients, ctx: OpContext, job: PatchJ
   return projectJob(out);
 }
 
-/** The merge-patch body that turns `old` into `status`: every key of `old` missing from `status` becomes null. */
+/**
+ * The merge-patch body that turns `old` into `status`: every key of `old` missing from `status`
+ * becomes null, at every depth (a JSON merge patch merges nested objects, so a key left out of
+ * e.g. status.autoUpdate would otherwise stay). Arrays and scalars are replaced whole.
+ */
 export function statusPatch<S extends object>(old: S, status: S): Record<string, unknown> {
+  return objectPatch(old as Record<string, unknown>, status as Record<string, unknown>);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function objectPatch(old: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(old)) out[key] = null;
-  for (const [key, value] of Object.entries(status)) {
+  for (const [key, value] of Object.entries(next)) {
+    const before = old[key];
     // JSON.stringify would drop an undefined value, leaving the old one in place.
-    out[key] = value === undefined ? null : value;
+    out[key] = value === undefined ? null : isPlainObject(value) && isPlainObject(before) ? objectPatch(before, value) : value;
   }
   return out;
 }

@@ -80,6 +80,13 @@ interface TemplateMemory {
   failures: number;
 }
 
+interface CheckOutcome {
+  status: AutoUpdateStatus;
+  nextWakeAt: number;
+  /** Failed checks in a row (the backoff). */
+  failures: number;
+}
+
 const PREFLIGHT_MS = 60_000;
 const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpdate?.enabled === true;
 
@@ -201,24 +208,28 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return pr;
   }
 
-  async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<number> {
+  /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
+  function mergedNotApplied(key: string, merged: readonly string[], current: string | undefined, children: readonly ChildPlanFacts[]): ChildPlanFacts[] {
+    if (current === undefined) return [];
+    return merged
+      .filter((v) => semver.gt(v, current) && !children.some((c) => c.version === v))
+      .map((v) => ({ name: childPlanName(key, v), version: v, phase: undefined }));
+  }
+
+  async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<CheckOutcome> {
     const key = template.name;
     const spec = template.spec?.target.autoUpdate;
-    if (!spec) return clock.now();
+    if (!spec) return { status: template.status.autoUpdate ?? {}, nextWakeAt: clock.now(), failures: 0 };
     const feed = await (await deps.releases()).list(ctx);
     const prefix = proposalBranchPrefix(config.cluster, key);
     const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
     // More than one open proposal only after a crash between opening a replacement and closing the old one.
     const [open, ...stale] = onForge.open;
     for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open?.pr.number ?? '?'} proposes the newer ${open?.version ?? ''}.`, true);
-    // A merged proposal whose child plan the GitOps loop has not applied yet still holds new proposals back.
-    const merged = onForge.merged
-      .filter((v) => current !== undefined && semver.gt(v, current) && !children.some((c) => c.version === v))
-      .map((v): ChildPlanFacts => ({ name: childPlanName(key, v), version: v, phase: undefined }));
     const now = clock.now();
     const decision = decideAutoUpdate({
       now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
-      children: [...children, ...merged], openProposal: open && { version: open.version, url: open.pr.url },
+      children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
     });
     let proposal = open && { version: open.version, url: open.pr.url };
     const a = decision.action;
@@ -230,8 +241,20 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       }
     }
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
-    await writeStatus(ctx, key, statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal }));
-    return decision.nextWakeAt;
+    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal });
+    return { status, nextWakeAt: decision.nextWakeAt, failures: 0 };
+  }
+
+  /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */
+  function failedCheck(key: string, err: unknown, failures: number, intervalMs: number): CheckOutcome {
+    const waitMs = isOutcomeError(err) && err.kind === OutcomeKind.Waiting && err.retryAfterMs !== undefined
+      ? err.retryAfterMs
+      : isOutcomeError(err) && err.kind === OutcomeKind.Stalled ? intervalMs : Math.min(intervalMs, (config.retryInitialMs ?? 5000) * 2 ** Math.min(failures - 1, 20));
+    const at = clock.now();
+    const reason = isOutcomeError(err) ? err.reason : 'Error';
+    const message = err instanceof Error ? err.message : String(err);
+    log('warn', `auto-update of ${key}: check failed (${reason}); next try in ${Math.round(waitMs / 1000)} s`, { plan: key, reason, error: message });
+    return { status: statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs), nextWakeAt: at + waitMs, failures };
   }
 
   async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
@@ -254,26 +277,18 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const now = clock.now();
     const mem = memory.get(key);
     if (mem && mem.fingerprint === fingerprint && now < mem.nextWakeAt) return { requeueAfterMs: mem.nextWakeAt - now };
-    const interval = durationMs(spec.target.autoUpdate?.checkInterval ?? '1h');
+    let outcome: CheckOutcome;
     try {
-      const nextWakeAt = await check(ctx, template, current, children);
-      memory.set(key, { fingerprint, nextWakeAt, failures: 0 });
-      return { requeueAfterMs: Math.max(0, nextWakeAt - clock.now()) };
+      outcome = await check(ctx, template, current, children);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      const failures = (mem?.failures ?? 0) + 1;
-      const kind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
-      const waitMs = kind === OutcomeKind.Waiting && isOutcomeError(err) && err.retryAfterMs !== undefined
-        ? err.retryAfterMs
-        : kind === OutcomeKind.Stalled ? interval : Math.min(interval, (config.retryInitialMs ?? 5000) * 2 ** Math.min(failures - 1, 20));
-      const at = clock.now();
-      const reason = isOutcomeError(err) ? err.reason : 'Error';
-      const message = err instanceof Error ? err.message : String(err);
-      log('warn', `auto-update of ${key}: check failed (${reason}); next try in ${Math.round(waitMs / 1000)} s`, { plan: key, reason, error: message });
-      await writeStatus(ctx, key, statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs));
-      memory.set(key, { fingerprint, nextWakeAt: at + waitMs, failures });
-      return { requeueAfterMs: waitMs };
+      outcome = failedCheck(key, err, (mem?.failures ?? 0) + 1, durationMs(spec.target.autoUpdate?.checkInterval ?? '1h'));
     }
+    // A failed status write (a Conflict with the plan reconciler's write) throws: the queue retries
+    // the whole check, which is safe (a proposal made is found open on the forge next time).
+    await writeStatus(ctx, key, outcome.status);
+    memory.set(key, { fingerprint, nextWakeAt: outcome.nextWakeAt, failures: outcome.failures });
+    return { requeueAfterMs: Math.max(0, outcome.nextWakeAt - clock.now()) };
   }
 
   queue.start(pass, signal);

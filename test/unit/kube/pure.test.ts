@@ -83,6 +83,15 @@ describe('kube projections and helpers', function () {
     });
   });
 
+  it('removes left-out keys of nested objects too (a merge patch merges them), and replaces arrays whole', function () {
+    const old = { phase: 'Watching', autoUpdate: { lastError: { reason: 'NetworkError', message: 'm', time: 't' }, blockedBy: { name: 'c' }, currentVersion: 'v1.13.2', skippedVersions: ['v1.14.0'] } };
+    assert.deepEqual(statusPatch<Record<string, unknown>>(old, { phase: 'Watching', autoUpdate: { currentVersion: 'v1.13.3', skippedVersions: [] } }), {
+      phase: 'Watching',
+      autoUpdate: { lastError: null, blockedBy: null, currentVersion: 'v1.13.3', skippedVersions: [] },
+    });
+    assert.deepEqual(statusPatch<Record<string, unknown>>({ autoUpdate: { a: 1 } }, { autoUpdate: { b: { c: 1 } } }), { autoUpdate: { a: null, b: { c: 1 } } });
+  });
+
   it('compares resourceVersions as integers only when both are', function () {
     assert.equal(isNewer('100', '99'), true);
     assert.equal(isNewer('99', '100'), false);
