@@ -227,8 +227,13 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     for (const node of ['cp-1', 'worker-1', 'worker-2']) assert.equal((await lab.job(`${child}-${node}`))?.status.phase, 'Completed');
     const next = await waitFor(async () => (await pulls('patch-tpl')).find((p) => p.state === 'open' && p.head.ref.endsWith('-v1.13.6')), { timeoutMs: 90_000, description: 'the v1.13.6 proposal after the child completed' });
     assert.match(next.body ?? '', /v1\.13\.5 → v1\.13\.6/, 'from the version the child rolled out');
-    const st = await autoUpdate('patch-tpl');
-    assert.equal(st?.blockedBy, undefined);
+    // The PR opens before the check writes its status.
+    const st = await waitFor(async () => {
+      const s = await autoUpdate('patch-tpl');
+      return s?.lastProposedVersion === 'v1.13.6' ? s : undefined;
+    }, { timeoutMs: 30_000, description: 'status names the v1.13.6 proposal' });
+    assert.equal(st.blockedBy, undefined, 'no longer blocked');
+    assert.equal(st.currentVersion, 'v1.13.5');
   });
 
   it('closing a proposal without merge skips that version, also after a controller restart', async function () {
