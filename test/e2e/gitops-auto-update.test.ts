@@ -104,7 +104,8 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   const release = (tag: string, ageMs: number, opts: { prerelease?: boolean; draft?: boolean } = {}): void => {
     lab.forge!.addRelease('siderolabs', 'talos', tag, { publishedAt: new Date(Date.now() - ageMs).toISOString(), body: `Talos ${tag}`, ...opts });
   };
-  const start = (): Controller => lab.startController({
+  const start = (env: Record<string, string> = {}): Controller => lab.startController({
+    env,
     args: lab.gitArgs({
       pollInterval: `${POLL_MS / 1000}s`,
       extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, '--releases-api-url', proxy.url, '--releases-token-file', tokenFile],
@@ -137,7 +138,9 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     await lab.plans!.write('plans/minor-tpl.yaml', template('minor-tpl', 'minor', lab.talos.endpoint));
     await lab.plans!.commitAndPush('add two auto-update templates');
 
-    const patchPr = await waitFor(async () => (await pulls('patch-tpl'))[0], { timeoutMs: 90_000, description: 'the patch-tpl proposal' });
+    // Labels are a second call after the PR is created.
+    const patchPr = await waitFor(async () => (await pulls('patch-tpl')).find((p) => p.labels.length > 0), { timeoutMs: 90_000, description: 'the labelled patch-tpl proposal' });
+    assert.equal((await pulls('patch-tpl')).length, 1, 'exactly one proposal');
     assert.equal(patchPr.head.ref, 'kangal-patch/lab/auto-update/patch-tpl-v1.13.3');
     assert.equal(patchPr.state, 'open');
     assert.match(patchPr.title, /\[lab\].*v1\.13\.3/);
@@ -295,6 +298,24 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     assert.ok(comments.some((c) => c.body.includes('deleted')), JSON.stringify(comments));
     const token = lab.forge!.token;
     assert.ok(!controller.logs().some((l) => JSON.stringify(l).includes(token)), 'no token in the log');
+    assert.deepEqual(lab.forge!.violations, []);
+  });
+
+  it('a too-young release is pending until minReleaseAge has passed, then proposed (controller clock shifted past it)', async function () {
+    release('v1.13.7', 3_600_000);
+    await poke('minor-tpl');
+    const pending = await waitFor(async () => {
+      const s = await autoUpdate('minor-tpl');
+      return s?.pendingVersion === 'v1.13.7' ? s : undefined;
+    }, { timeoutMs: 60_000, description: 'v1.13.7 pending' });
+    const eligibleAt = Date.parse(String(pending.pendingEligibleTime));
+    assert.ok(Math.abs(eligibleAt - (Date.now() - 3_600_000 + 72 * 3_600_000)) < 60_000, String(pending.pendingEligibleTime));
+    assert.ok(!(await pulls('minor-tpl')).some((p) => p.head.ref.endsWith('-v1.13.7')), 'not proposed while too young');
+    await controller.kill();
+    controller = start({ KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(eligibleAt - Date.now() + 60_000) });
+    const pr = await waitFor(async () => (await pulls('minor-tpl')).find((p) => p.state === 'open' && p.head.ref.endsWith('-v1.13.7')), { timeoutMs: 90_000, description: 'v1.13.7 proposed once old enough' });
+    const open = (await pulls('minor-tpl')).filter((p) => p.state === 'open');
+    assert.deepEqual(open.map((p) => p.number), [pr.number], 'it replaced the open proposal');
     assert.deepEqual(lab.forge!.violations, []);
   });
 });
