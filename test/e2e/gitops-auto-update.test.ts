@@ -198,8 +198,8 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     const old = all.find((p) => p.head.ref.endsWith('-v1.13.3'));
     assert.ok(old && old.merged_at === null && /superseded/.test(old.title), old?.title);
     assert.match(open.body ?? '', new RegExp(`replaces #${old.number}`));
-    const comments = await api<{ body: string }[]>(`/repos/acme/plans/issues/${old.number}/comments`);
-    assert.ok(comments.some((c) => c.body.includes(`#${open.number}`)), 'the closed PR points at its replacement');
+    // The comment linking the replacement follows the new PR.
+    await waitFor(async () => (await api<{ body: string }[]>(`/repos/acme/plans/issues/${old.number}/comments`)).some((c) => c.body.includes(`#${open.number}`)) || undefined, { timeoutMs: 30_000, description: 'the closed PR points at its replacement' });
     const st = await waitFor(async () => {
       const s = await autoUpdate('patch-tpl');
       return s?.lastProposedVersion === 'v1.13.5' ? s : undefined;

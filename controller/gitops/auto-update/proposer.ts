@@ -131,8 +131,8 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
   }
 
-  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string, superseded: boolean): Promise<void> {
-    await forge.comment(ctx, pr.number, comment);
+  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, superseded: boolean): Promise<void> {
+    if (comment !== undefined) await forge.comment(ctx, pr.number, comment);
     await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(superseded && !pr.title.endsWith(SUPERSEDED_MARK) ? { title: `${pr.title}${SUPERSEDED_MARK}` } : {}) });
     log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, superseded });
   }
@@ -223,7 +223,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const feed = await (await deps.releases()).list(ctx);
     const prefix = proposalBranchPrefix(config.cluster, key);
     const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
-    // More than one open proposal only after a crash between opening a replacement and closing the old one.
+    // More than one open proposal only when someone reopened an old one: the newest stays.
     const [open, ...stale] = onForge.open;
     for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open?.pr.number ?? '?'} proposes the newer ${open?.version ?? ''}.`, true);
     const now = clock.now();
@@ -234,11 +234,13 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     let proposal = open && { version: open.version, url: open.pr.url };
     const a = decision.action;
     if (a.type !== 'none' && current !== undefined) {
-      const pr = await propose(ctx, template, current, a.proposal, a.type === 'supersede' ? open : undefined);
+      // Superseding closes the old PR first, so two are never open; a crash before the new one is
+      // opened leaves none, and the next check proposes the newest again (superseded is no skip).
+      const old = a.type === 'supersede' ? open : undefined;
+      if (old) await closeProposal(ctx, old.pr, undefined, true);
+      const pr = await propose(ctx, template, current, a.proposal, old);
       proposal = { version: a.proposal.version, url: pr.url };
-      if (a.type === 'supersede' && open) {
-        await closeProposal(ctx, open.pr, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`, true);
-      }
+      if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
     }
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
     const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal });
