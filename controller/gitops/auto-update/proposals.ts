@@ -29,7 +29,7 @@ export interface ProposalPr {
 }
 
 export interface ProposalsOnForge {
-  /** Open proposals, highest version first (more than one only after a crash mid-supersede). */
+  /** Open proposals, highest version first (more than one only when someone reopened an old one). */
   open: ProposalPr[];
   /** Versions whose proposal a human closed without merging. */
   skipped: string[];

@@ -38,7 +38,7 @@ describe('auto-update proposals on the forge', function () {
     { name: 'closed without merge = skipped', prs: [pr(1, `${prefix}v1.13.3`, 'closed')], open: [], skipped: ['v1.13.3'], merged: [] },
     { name: 'merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
     { name: 'closed by KangalPatch as superseded is no skip', prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${SUPERSEDED_MARK}`), pr(2, `${prefix}v1.13.4`, 'open')], open: ['v1.13.4'], skipped: [], merged: [] },
-    { name: 'two open after a crash: highest first', prs: [pr(1, `${prefix}v1.13.3`, 'open'), pr(2, `${prefix}v1.13.10`, 'open')], open: ['v1.13.10', 'v1.13.3'], skipped: [], merged: [] },
+    { name: 'two open (an old one reopened): highest first', prs: [pr(1, `${prefix}v1.13.3`, 'open'), pr(2, `${prefix}v1.13.10`, 'open')], open: ['v1.13.10', 'v1.13.3'], skipped: [], merged: [] },
     { name: 'a version closed once and merged later is merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
     { name: 'other templates and report branches are ignored', prs: [pr(1, `${prefix}eu-v1.13.3`, 'closed'), pr(2, 'kangal-patch/lab/report/prod-abc', 'open')], open: [], skipped: [], merged: [] },
     { name: 'skipped versions sorted, once', prs: [pr(1, `${prefix}v1.13.10`, 'closed'), pr(2, `${prefix}v1.13.9`, 'closed'), pr(3, `${prefix}v1.13.9`, 'closed')], open: [], skipped: ['v1.13.9', 'v1.13.10'], merged: [] },
