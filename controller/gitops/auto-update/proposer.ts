@@ -208,6 +208,11 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return pr;
   }
 
+  /** More than one open proposal only when someone reopened an old one: the newest stays open. */
+  async function closeStale(ctx: OpContext, open: ProposalPr, stale: readonly ProposalPr[]): Promise<void> {
+    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`, true);
+  }
+
   /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
   function mergedNotApplied(key: string, merged: readonly string[], current: string | undefined, children: readonly ChildPlanFacts[]): ChildPlanFacts[] {
     if (current === undefined) return [];
@@ -223,9 +228,8 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const feed = await (await deps.releases()).list(ctx);
     const prefix = proposalBranchPrefix(config.cluster, key);
     const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
-    // More than one open proposal only when someone reopened an old one: the newest stays.
     const [open, ...stale] = onForge.open;
-    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open?.pr.number ?? '?'} proposes the newer ${open?.version ?? ''}.`, true);
+    if (open) await closeStale(ctx, open, stale);
     const now = clock.now();
     const decision = decideAutoUpdate({
       now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
