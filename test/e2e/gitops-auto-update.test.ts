@@ -6,7 +6,7 @@
 // proposal waits for it; closing without merge skips the version across a restart; a rate-limited
 // feed, a 304 feed and an unreachable releases API each show in status.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -82,6 +82,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   let proxy: Awaited<ReturnType<typeof releasesProxy>>;
   let custom: CustomObjectsApi;
   let tokenFile: string;
+  const scratch = mkdtempSync(join(tmpdir(), 'kangal-auto-update-'));
   const prefix = (t: string): string => `kangal-patch/lab/auto-update/${t}-`;
 
   const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
@@ -118,7 +119,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     custom = lab.kc.makeApiClient(CustomObjectsApi);
     await lab.forge!.createRepo('siderolabs', 'talos', { files: { 'README.md': 'talos\n' } });
     proxy = await releasesProxy(lab.forge!.apiUrl);
-    tokenFile = join(tmpdir(), `kangal-releases-token-${process.pid}`);
+    tokenFile = join(scratch, 'releases-token');
     writeFileSync(tokenFile, `${lab.forge!.token}\n`, { mode: 0o600 });
     release('v1.13.3', 10 * DAY);
     release('v1.13.4', 3_600_000); // too young for minReleaseAge 72h
@@ -129,6 +130,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   after(async function () {
     await new Promise<void>((r) => (proxy?.server ? proxy.server.close(() => r()) : r()));
     await lab?.stop();
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   it('allow: patch proposes exactly v1.13.3 and allow: minor v1.14.0; the file validates and keeps the comments; the feed answers 304', async function () {
@@ -161,7 +163,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     assert.match(text, /source: factory # copied to every child/, 'an inline comment');
     assert.match(text, /talosVersion: "v1\.13\.3"/);
     assert.doesNotMatch(text, /autoUpdate/);
-    const file = join(tmpdir(), `patch-tpl-v1-13-3-${process.pid}.yaml`);
+    const file = join(scratch, 'patch-tpl-v1-13-3.yaml');
     writeFileSync(file, text);
     const validated = await runCli(['validate', file]);
     assert.equal(validated.code, 0, `kangal-patch validate: ${validated.out}${validated.err}`);
