@@ -8,6 +8,7 @@ import { parseGoDuration } from '../schemas/duration.js';
 import { parseMirrorFlag } from './registry/index.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
+import { checkGitUrl } from './gitops/git-url.js';
 
 /** Flag name → its default (as text, the way a user would type it). */
 export const RUN_FLAGS = {
@@ -25,6 +26,19 @@ export const RUN_FLAGS = {
   registryMirror: { flag: '--registry-mirror <host=url...>', help: 'check images of a registry at a mirror, e.g. ghcr.io=http://127.0.0.1:5000 (repeatable; env: comma-separated)', default: undefined },
   preflightRetryPeriod: { flag: '--preflight-retry-period <duration>', help: 'how long a plan whose preflight failed waits before checking again', default: '1m' },
   nodeName: { flag: '--node-name <name>', help: 'the node this controller runs on (default $NODE_NAME): patched last in its group', default: undefined },
+  gitUrl: { flag: '--git-url <url>', help: 'plans repository (HTTPS; plain HTTP only for loopback); unset: plans come from kubectl only', default: undefined },
+  gitBranch: { flag: '--git-branch <name>', help: 'branch of the plans repository', default: 'main' },
+  gitPath: { flag: '--git-path <dir>', help: 'folder of plan files (*.yaml, *.yml, recursively) in the repository', default: 'plans' },
+  pollInterval: { flag: '--poll-interval <duration>', help: 'how often to ask the remote for the branch head (jittered ±10%)', default: '1m' },
+  gitTokenFile: { flag: '--git-token-file <path>', help: 'file holding the read token (re-read on every poll, so rotation needs no restart)', default: undefined },
+  gitWriteTokenFile: { flag: '--git-write-token-file <path>', help: 'file holding the token for pushes and the forge API (default: the read token)', default: undefined },
+  gitCacheDir: { flag: '--git-cache-dir <dir>', help: 'where the shallow clone lives (default: a temporary directory)', default: undefined },
+  forge: { flag: '--forge <kind>', help: 'pull requests and commit statuses through github, gitea or none', default: 'github' },
+  forgeApiUrl: { flag: '--forge-api-url <url>', help: 'forge REST API base (GitHub Enterprise, Gitea/Forgejo); default from the git URL', default: undefined },
+  clusterName: { flag: '--cluster-name <name>', help: 'this cluster in branch names, PR titles, report paths and commit-status contexts (required with --git-url)', default: undefined },
+  gitAuthor: { flag: '--git-author <author>', help: 'author and committer of the controller commits, "Name <email>"', default: 'kangal-patch <kangal-patch@users.noreply.local>' },
+  webhookBindAddress: { flag: '--webhook-bind-address <addr>', help: 'GitHub push webhook endpoint (POST any path), 0 disables', default: '0' },
+  webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
 
@@ -77,7 +91,32 @@ export const runConfigSchema = z
     }),
     nodeName: z.string().min(1).optional(),
     preflightRetryPeriod: durationMs,
+    gitUrl: z.string().optional().superRefine((text, ctx) => {
+      const problem = text === undefined ? undefined : checkGitUrl(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    gitBranch: z.string().regex(/^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._/-]+$/, { error: 'must be a branch name such as "main"' }),
+    gitPath: z.string().transform((text, ctx) => {
+      const clean = text.replace(/^\/+|\/+$/g, '');
+      if (clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') && clean !== '') {
+        ctx.addIssue({ code: 'custom', message: 'must be a folder inside the repository such as "plans" (no "..", ".", or empty segments)' });
+        return z.NEVER;
+      }
+      return clean;
+    }),
+    pollInterval: durationMs,
+    gitTokenFile: z.string().min(1).optional(),
+    gitWriteTokenFile: z.string().min(1).optional(),
+    gitCacheDir: z.string().min(1).optional(),
+    forge: z.enum(['github', 'gitea', 'none']),
+    forgeApiUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    clusterName: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a DNS label (lowercase letters, digits, "-", at most 63)' }).optional(),
+    gitAuthor: z.string().regex(/^[^<>]+ <[^<>@\s]+@[^<>\s]+>$/, { error: 'must look like "Name <email>"' }),
+    webhookBindAddress: bind,
+    webhookSecretFile: z.string().min(1).optional(),
   })
+  .refine((c) => c.gitUrl === undefined || c.clusterName !== undefined, { path: ['clusterName'], error: 'is required with --git-url' })
+  .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })
   .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
     path: ['leaderElectionRenewDeadline'],
     error: 'must be shorter than --leader-election-lease-duration',

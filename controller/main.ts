@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { API_VERSION } from '../schemas/api.js';
 import type { RunConfig } from './config.js';
 import { createKube } from './kube/index.js';
+import { hasGit, runGitops } from './gitops/wiring.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
@@ -112,11 +113,17 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     : undefined;
   plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver, log }), work.signal);
   for (const plan of informers.patchPlans.list()) plans.add(plan.name);
+  // Without --git-url the controller runs on PatchPlans applied with kubectl alone.
+  const gitops = hasGit(cfg)
+    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics }, work.signal).catch((err: unknown) => {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
+      })
+    : Promise.resolve();
 
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(lost ? 'leadership lost: stopping all work' : handedOver ? 'handed over: stopping all work' : 'shutting down: stopping work');
-  await Promise.all([queue.drain(), plans.drain()]);
+  await Promise.all([queue.drain(), plans.drain(), gitops]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(lost ? 1 : 0);

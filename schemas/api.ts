@@ -16,3 +16,23 @@ export const DEFAULT_OPERATOR_NAMESPACE = 'kangal-patch';
 
 /** Condition type set once the preflight checks of a plan have run. */
 export const ConditionPreflightPassed = 'PreflightPassed';
+
+/** Annotations and the finalizer of PatchPlans the GitOps loop applies (kubectl-applied plans carry none). */
+export const Annotation = {
+  /** Git commit the applied spec came from. */
+  SourceCommit: `${API_GROUP}/source-commit`,
+  /** File (repository path) the plan was loaded from. */
+  SourcePath: `${API_GROUP}/source-path`,
+  /** `gitops` on plans the loop created: only those are pruned or drift-corrected. */
+  ManagedBy: `${API_GROUP}/managed-by`,
+  /** Set while the plan's file in Git does not load: `file:line:col: path: message; ...` (the last good spec stays applied). */
+  SourceProblems: `${API_GROUP}/source-problems`,
+  /** Any change of its value on any PatchPlan triggers an immediate poll of the plans repository. */
+  ReconcileNow: `${API_GROUP}/reconcile-now`,
+} as const;
+export const MANAGED_BY_GITOPS = 'gitops';
+/** Holds a plan whose file left Git until none of its PatchJobs is running. */
+export const PLAN_FINALIZER = `${API_GROUP}/finalizer`;
+
+/** Condition type on a Git-managed plan: False while its file in Git is invalid (the last good spec stays applied). */
+export const ConditionSourceValid = 'SourceValid';

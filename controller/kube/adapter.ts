@@ -10,6 +10,7 @@ import { makeClients, type KubeClients } from './clients.js';
 import { loadKubeConfig } from './config.js';
 import { toOutcomeError } from './errors.js';
 import { emitEvent } from './events.js';
+import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gitops-plans.js';
 import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
@@ -97,6 +98,10 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     deletePatchJob: (ctx, name) => deletePatchJob(c, ctx, name),
     writePlanStatus: (ctx, plan, status) => writePlanStatus(c, ctx, plan, status),
     pausePlan: (ctx, plan) => pausePlan(c, ctx, plan),
+    applyPlan: (ctx, plan) => applyPlan(c, ctx, plan),
+    deletePlan: (ctx, name, uid) => deletePlan(c, ctx, name, uid),
+    annotatePlan: (ctx, name, annotations) => annotatePlan(c, ctx, name, annotations),
+    removePlanFinalizer: (ctx, plan, finalizer) => removePlanFinalizer(c, ctx, plan, finalizer),
     apiserverReady: (ctx) => readyz(kubeConfig, ctx),
     readSecret: (ctx, ns, name) => readSecret(c, ctx, ns, name),
     emitEvent: (ctx, event) => emitEvent(c, sink, ctx, event),

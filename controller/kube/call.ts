@@ -29,8 +29,8 @@ function signalMiddleware(signal: AbortSignal): ObservableMiddleware {
 }
 
 export interface CallExtras {
-  /** Content-Type for PATCH bodies; client-node would pick JSON Patch. */
-  patch?: 'merge';
+  /** Content-Type for PATCH bodies; client-node would pick JSON Patch. `apply`: server-side apply. */
+  patch?: 'merge' | 'apply';
 }
 
 /**
@@ -51,6 +51,7 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
   let opts: CallOptions = { middleware: [signalMiddleware(signal)], middlewareMergeStrategy: 'append' };
   if (extras.patch === 'merge') opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts);
+  if (extras.patch === 'apply') opts = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, opts);
   try {
     if (signal.aborted) throw signal.reason;
     return await fn(opts);

@@ -12,7 +12,10 @@ import type { OpContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
+import type { PlanApply } from './gitops-plans.js';
 import type { DaemonSetView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
+
+export type { PlanApply } from './gitops-plans.js';
 
 export type EvictionResult =
   | { outcome: 'evicted' }
@@ -88,6 +91,14 @@ export interface KubePort {
   writePlanStatus(ctx: OpContext, plan: PlanView, status: PatchPlanStatus): Promise<PlanView>;
   /** The Pause failure policy: sets spec.paused, guarded by plan.resourceVersion. */
   pausePlan(ctx: OpContext, plan: PlanView): Promise<PlanView>;
+  /** GitOps sync: server-side apply (field manager `kangal-patch`, force) of a plan as its file has it. */
+  applyPlan(ctx: OpContext, plan: PlanApply): Promise<PlanView>;
+  /** GitOps prune: deletes the plan (UID precondition); a missing one is success. */
+  deletePlan(ctx: OpContext, name: string, uid: string): Promise<void>;
+  /** Sets (string) or removes (null) annotations of a plan (merge patch). */
+  annotatePlan(ctx: OpContext, name: string, annotations: Record<string, string | null>): Promise<PlanView>;
+  /** Removes `finalizer` from the plan, guarded by plan.resourceVersion. */
+  removePlanFinalizer(ctx: OpContext, plan: PlanView, finalizer: string): Promise<PlanView>;
   /** GET /readyz of the apiserver: true when it answers 200. */
   apiserverReady(ctx: OpContext): Promise<boolean>;
 

@@ -102,6 +102,8 @@ export interface RawCustomObject {
     resourceVersion?: string;
     generation?: number;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
     creationTimestamp?: string | Date;
     deletionTimestamp?: string | Date | null;
   };
@@ -120,6 +122,8 @@ export function projectCustomObject<Spec extends z.ZodType, Status extends z.Zod
     resourceVersion: md.resourceVersion ?? '',
     generation: md.generation ?? 0,
     labels: md.labels ?? {},
+    annotations: md.annotations ?? {},
+    finalizers: md.finalizers ?? [],
     spec: parsed.success ? parsed.data : undefined,
     specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
     status: lenientStatusOf(status, raw.status),

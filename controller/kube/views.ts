@@ -93,6 +93,9 @@ export interface PlanView {
   resourceVersion: string;
   generation: number;
   labels: Readonly<Record<string, string>>;
+  /** The GitOps loop's source-commit/source-path/managed-by and the reconcile-now trigger live here. */
+  annotations: Readonly<Record<string, string>>;
+  finalizers: readonly string[];
   spec: PatchPlanSpec | undefined;
   specError: string | undefined;
   status: PatchPlanStatus;

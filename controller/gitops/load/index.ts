@@ -26,12 +26,16 @@ export interface LoadedPlan {
   column: number;
   /** The plan with defaults applied. */
   plan: PatchPlanDocument;
+  /** The document as the file wrote it (no defaults filled in): what the GitOps sync applies. */
+  raw: Record<string, unknown>;
 }
 
 export interface LoadOptions {
   /** Namespace the operator runs in; talosConfig.secretRef.namespace must equal it. */
   operatorNamespace?: string;
   limits?: Partial<LoadLimits>;
+  /** A name defined twice: drop every definition and report each file (the GitOps loop); default: keep the first. */
+  rejectDuplicates?: boolean;
 }
 
 export interface LoadResult {
@@ -45,6 +49,7 @@ export interface LoadResult {
 export function loadPlanSources(sources: readonly PlanSource[], options: LoadOptions = {}): LoadResult {
   const result: LoadResult = { plans: [], problems: [], skipped: 0 };
   const byName = new Map<string, LoadedPlan>();
+  const dropped = new Set<string>();
   for (const source of sources) {
     const one = loadPlanFile(source, options);
     result.problems.push(...one.problems);
@@ -59,12 +64,23 @@ export function loadPlanSources(sources: readonly PlanSource[], options: LoadOpt
           path: 'metadata.name',
           message: `duplicate PatchPlan name "${p.plan.metadata.name}" (also defined at ${first.file}:${first.line})`,
         });
+        if (options.rejectDuplicates && !dropped.has(first.plan.metadata.name)) {
+          dropped.add(first.plan.metadata.name);
+          result.problems.push({
+            file: first.file,
+            line: first.line,
+            column: first.column,
+            path: 'metadata.name',
+            message: `duplicate PatchPlan name "${first.plan.metadata.name}" (also defined at ${p.file}:${p.line}); neither is applied`,
+          });
+        }
         continue;
       }
       byName.set(p.plan.metadata.name, p);
       result.plans.push(p);
     }
   }
+  if (dropped.size > 0) result.plans = result.plans.filter((p) => !dropped.has(p.plan.metadata.name));
   result.problems.sort(compareProblems);
   return result;
 }
@@ -117,7 +133,7 @@ function checkDocument(
   }
   const checked = schema.safeParse(value, { error: parseErrorMap });
   if (checked.success) {
-    result.plans.push({ file, ...lineCol(parsed, locate(doc, [])), plan: checked.data });
+    result.plans.push({ file, ...lineCol(parsed, locate(doc, [])), plan: checked.data, raw: value as Record<string, unknown> });
     return;
   }
   for (const p of issuesToProblems(schema, checked.error.issues)) {

@@ -17,3 +17,16 @@ export const DEFAULT_LIMITS: LoadLimits = {
   maxAliases: 16,
   maxDepth: 32,
 };
+
+/** Caps on what a poll reads from the repository's tree, before any file is parsed. */
+export interface RepoLimits {
+  /** Plan files (*.yaml, *.yml) under the plans path. */
+  maxFiles: number;
+  /** Bytes of all plan files together. */
+  maxTotalBytes: number;
+}
+
+export const DEFAULT_REPO_LIMITS: RepoLimits = {
+  maxFiles: 5000,
+  maxTotalBytes: 32 * 1024 * 1024,
+};

@@ -2,7 +2,9 @@
 // action (run preflight, create a round's Leases, create their PatchJobs, free Leases, pause,
 // purge history) → one status write → events.
 import { isDeepStrictEqual } from 'node:util';
-import { API_VERSION, Kind } from '../../../schemas/api.js';
+import { Annotation, API_VERSION, Kind, PLAN_FINALIZER } from '../../../schemas/api.js';
+import { withSourceStatus } from '../../core/gitops/source-status.js';
+import { decideDeletion } from '../../core/plan/deletion.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan } from '../../core/plan/decide.js';
 import { selectNodes } from '../../core/plan/selection.js';
@@ -37,7 +39,8 @@ export interface PlanReconcilerDeps {
 export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
   return async (key, ctx) => {
     const plan = deps.informers.patchPlans.get(key);
-    if (!plan || plan.deleting) return undefined;
+    if (!plan) return undefined;
+    if (plan.deleting) return deleting(ctx, deps, plan);
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     const log = deps.log.child({ plan: plan.name });
     const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined);
@@ -139,8 +142,23 @@ async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan:
   }
 }
 
+/** A deleted plan: its finalizer goes once no PatchJob of it is running; until then its status says why it stays. */
+async function deleting(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView): Promise<undefined> {
+  if (!plan.finalizers.includes(PLAN_FINALIZER)) return undefined;
+  const jobs = deps.informers.patchJobs.list().filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name);
+  const step = decideDeletion(plan.status, jobs.map((j) => ({ name: j.name, phase: j.status.phase })));
+  if (step.action === 'removeFinalizer') {
+    deps.informers.patchPlans.observeWrite(await deps.kube.removePlanFinalizer(ctx, plan, PLAN_FINALIZER));
+    deps.log.info({ plan: plan.name }, 'plan deleted: no PatchJob of it is running');
+    return undefined;
+  }
+  if (!isDeepStrictEqual(step.status, plan.status)) deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, step.status));
+  return undefined;
+}
+
 async function writeStatus(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView, status: PatchPlanStatus, log: Logger): Promise<void> {
-  const next = { ...status, observedGeneration: plan.generation };
+  const source = { commit: plan.annotations[Annotation.SourceCommit], problems: plan.annotations[Annotation.SourceProblems] };
+  const next = { ...withSourceStatus(status, source, plan.generation, ctx.clock.now()), observedGeneration: plan.generation };
   if (next.policyPause === undefined) delete next.policyPause;
   if (isDeepStrictEqual(next, plan.status)) return;
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, next));

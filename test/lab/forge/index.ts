@@ -32,6 +32,8 @@ export interface GitRequest {
   contentEncoding: string | undefined;
   /** True when the body came without Content-Length (chunked), as git sends large packs. */
   chunked: boolean;
+  /** The Git-Protocol header (`version=2` for protocol v2 requests such as ls-refs). */
+  gitProtocol: string | undefined;
   status: number;
 }
 
@@ -78,6 +80,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
         path: parsed.pathname + parsed.search,
         contentEncoding: req.headers['content-encoding'],
         chunked: req.method === 'POST' && req.headers['content-length'] === undefined,
+        gitProtocol: typeof req.headers['git-protocol'] === 'string' ? req.headers['git-protocol'] : undefined,
         status: 0,
       };
       gitRequests.push(entry);

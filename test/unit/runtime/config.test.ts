@@ -43,4 +43,49 @@ describe('run config', function () {
     assert.ok('errors' in res);
     assert.deepEqual(res.errors, ['--leader-election-renew-deadline (KANGAL_PATCH_LEADER_ELECTION_RENEW_DEADLINE): must be shorter than --leader-election-lease-duration']);
   });
+
+  describe('git flags', function () {
+    it('runs without Git by default and has the documented git defaults', function () {
+      const cfg = resolveRunConfig({}, {});
+      assert.ok(!('errors' in cfg));
+      assert.equal(cfg.gitUrl, undefined);
+      assert.equal(cfg.gitBranch, 'main');
+      assert.equal(cfg.gitPath, 'plans');
+      assert.equal(cfg.pollInterval, 60_000);
+      assert.equal(cfg.forge, 'github');
+      assert.equal(cfg.webhookBindAddress, undefined, 'webhook off by default');
+      assert.equal(cfg.gitAuthor, 'kangal-patch <kangal-patch@users.noreply.local>');
+    });
+
+    it('accepts HTTPS and loopback HTTP with a cluster name, from flags or environment', function () {
+      const cfg = resolveRunConfig({ gitUrl: 'http://127.0.0.1:3000/org/plans.git', gitPath: '/fleet/plans/' }, { KANGAL_PATCH_CLUSTER_NAME: 'prod-eu', KANGAL_PATCH_POLL_INTERVAL: '2s' });
+      assert.ok(!('errors' in cfg), JSON.stringify(cfg));
+      assert.equal(cfg.clusterName, 'prod-eu');
+      assert.equal(cfg.pollInterval, 2000);
+      assert.equal(cfg.gitPath, 'fleet/plans');
+      assert.ok(!('errors' in resolveRunConfig({ gitUrl: 'https://github.com/org/plans.git', clusterName: 'a' }, {})));
+    });
+
+    const rejected: [string, Record<string, string>, RegExp][] = [
+      ['plain HTTP to a remote host', { gitUrl: 'http://git.example.com/plans.git', clusterName: 'a' }, /^--git-url \(KANGAL_PATCH_GIT_URL\): plain HTTP is allowed only for loopback/],
+      ['a token in the URL', { gitUrl: 'https://x-access-token:ghp_secret@github.com/o/p.git', clusterName: 'a' }, /^--git-url .*must not contain credentials: put the token in a file and pass --git-token-file$/],
+      ['ssh URLs', { gitUrl: 'ssh://git@github.com/o/p.git', clusterName: 'a' }, /^--git-url .*must be an https:\/\/ URL/],
+      ['a missing cluster name', { gitUrl: 'https://github.com/o/p.git' }, /^--cluster-name \(KANGAL_PATCH_CLUSTER_NAME\): is required with --git-url$/],
+      ['a cluster name that is not a DNS label', { gitUrl: 'https://github.com/o/p.git', clusterName: 'Prod_EU' }, /^--cluster-name .*must be a DNS label/],
+      ['a path leaving the repository', { gitPath: '../etc' }, /^--git-path .*no "\.\."/],
+      ['an unknown forge', { forge: 'gitlab' }, /^--forge \(KANGAL_PATCH_FORGE\): /],
+      ['a bad author', { gitAuthor: 'bot' }, /^--git-author .*"Name <email>"/],
+      ['a webhook without a secret', { webhookBindAddress: ':9292' }, /^--webhook-secret-file .*is required with --webhook-bind-address$/],
+      ['a zero poll interval', { pollInterval: '0s' }, /^--poll-interval .*not a positive duration/],
+    ];
+    for (const [what, flags, message] of rejected) {
+      it(`rejects ${what} with a message naming the flag`, function () {
+        const res = resolveRunConfig(flags, {});
+        assert.ok('errors' in res, `accepted ${JSON.stringify(flags)}`);
+        assert.equal(res.errors.length, 1, res.errors.join('\n'));
+        assert.match(res.errors[0] ?? '', message);
+        assert.ok(!(res.errors[0] ?? '').includes('ghp_secret'), 'the token is not echoed');
+      });
+    }
+  });
 });

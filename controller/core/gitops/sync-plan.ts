@@ -1,0 +1,133 @@
+// What one GitOps sync does, decided from the loaded commit and the cluster's PatchPlans: apply
+// (new, changed, new commit, or drifted), delete (managed plans whose file left Git), mark plans whose
+// file became invalid (they keep their last good spec), and refuse names that belong to plans the
+// loop did not create. Pure: no I/O, no clock.
+import { sameValue } from '../same-value.js';
+
+export interface SourceProblem {
+  file: string;
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+}
+
+export interface GitPlan {
+  name: string;
+  file: string;
+  /** The spec with defaults applied (compared with the cluster's). */
+  spec: Record<string, unknown>;
+  /** The spec as the file wrote it (what is applied). */
+  rawSpec: Record<string, unknown>;
+}
+
+export interface LoadedCommit {
+  commit: string;
+  plans: readonly GitPlan[];
+  problems: readonly SourceProblem[];
+  /** Every file read under the plans path, valid or not. */
+  files: readonly string[];
+  /** False when caps stopped reading: nothing is pruned. */
+  complete: boolean;
+}
+
+export interface ClusterPlan {
+  name: string;
+  uid: string;
+  /** Created by the GitOps loop (managed-by annotation). */
+  managed: boolean;
+  sourceCommit: string | undefined;
+  sourcePath: string | undefined;
+  /** The source-problems annotation currently set. */
+  sourceProblems: string | undefined;
+  /** Parsed with defaults; undefined when it does not parse. */
+  spec: Record<string, unknown> | undefined;
+  deleting: boolean;
+}
+
+export type ApplyReason = 'Created' | 'Changed' | 'NewCommit' | 'DriftReverted';
+
+export interface PlanApplyDecision {
+  name: string;
+  file: string;
+  reason: ApplyReason;
+  /** The spec to apply: the file's, with `paused` left out unless the file says `paused: true`
+   *  (spec.paused is then the operator's and the Pause policy's switch, and SSA never resets it). */
+  spec: Record<string, unknown>;
+}
+
+export interface SyncDecision {
+  apply: PlanApplyDecision[];
+  delete: { name: string; uid: string }[];
+  /** Managed plans whose source-problems annotation must change (undefined: clear it). */
+  annotateProblems: { name: string; problems: string | undefined }[];
+  /** Problems beyond the loader's (names taken by plans not from Git). */
+  problems: SourceProblem[];
+}
+
+export const formatSourceProblem = (p: SourceProblem): string => `${p.file}:${p.line}:${p.column}: ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
+
+/** The spec Git owns: `paused` only when the file pauses the plan. */
+export function appliedSpec(rawSpec: Record<string, unknown>): Record<string, unknown> {
+  if (rawSpec.paused === true) return rawSpec;
+  const { paused: _paused, ...rest } = rawSpec;
+  return rest;
+}
+
+/** Drift: the cluster's spec differs from Git's in a field Git owns (paused counts only when Git pauses). */
+export function hasDrift(gitSpec: Record<string, unknown>, rawSpec: Record<string, unknown>, clusterSpec: Record<string, unknown> | undefined): boolean {
+  if (clusterSpec === undefined) return true;
+  if (rawSpec.paused === true) return !sameValue(gitSpec, clusterSpec);
+  const { paused: _g, ...git } = gitSpec;
+  const { paused: _c, ...cluster } = clusterSpec;
+  return !sameValue(git, cluster);
+}
+
+export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncDecision {
+  const out: SyncDecision = { apply: [], delete: [], annotateProblems: [], problems: [] };
+  const byName = new Map(cluster.map((p) => [p.name, p]));
+  for (const plan of loaded.plans) decideGitPlan(out, loaded.commit, plan, byName.get(plan.name));
+  const inGit = new Set(loaded.plans.map((p) => p.name));
+  const problemsByFile = groupByFile(loaded.problems);
+  const present = new Set(loaded.files);
+  for (const p of cluster) {
+    if (p.managed && !inGit.has(p.name) && !p.deleting) decideLeftPlan(out, loaded, p, present, problemsByFile);
+  }
+  return out;
+}
+
+function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current: ClusterPlan | undefined): void {
+  if (current && !current.managed) {
+    out.problems.push({ file: plan.file, line: 1, column: 1, path: 'metadata.name', message: `PatchPlan "${plan.name}" exists in the cluster but was not created from Git: delete it (kubectl delete patchplan ${plan.name}) or rename the plan` });
+    return;
+  }
+  if (current?.deleting) return; // applied again once its finalizer lets it go
+  const reason = applyReason(commit, plan, current);
+  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec) });
+  if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
+}
+
+/** A managed plan the commit does not define (valid): its file is still there but broken, or gone. */
+function decideLeftPlan(out: SyncDecision, loaded: LoadedCommit, p: ClusterPlan, present: Set<string>, problemsByFile: Map<string, SourceProblem[]>): void {
+  if (p.sourcePath !== undefined && present.has(p.sourcePath)) {
+    // Keep the last good spec and say why.
+    const text = (problemsByFile.get(p.sourcePath) ?? []).map(formatSourceProblem).join('; ') || `${p.sourcePath} no longer defines PatchPlan "${p.name}"`;
+    if (text !== p.sourceProblems) out.annotateProblems.push({ name: p.name, problems: text });
+    return;
+  }
+  if (loaded.complete) out.delete.push({ name: p.name, uid: p.uid });
+}
+
+function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undefined): ApplyReason | undefined {
+  if (!current) return 'Created';
+  if (current.sourceCommit !== undefined && current.sourceCommit !== commit && hasDrift(plan.spec, plan.rawSpec, current.spec)) return 'Changed';
+  if (hasDrift(plan.spec, plan.rawSpec, current.spec)) return 'DriftReverted';
+  if (current.sourceCommit !== commit || current.sourcePath !== plan.file) return 'NewCommit';
+  return undefined;
+}
+
+function groupByFile(problems: readonly SourceProblem[]): Map<string, SourceProblem[]> {
+  const m = new Map<string, SourceProblem[]>();
+  for (const p of problems) m.set(p.file, [...(m.get(p.file) ?? []), p]);
+  return m;
+}

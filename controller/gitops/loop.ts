@@ -1,0 +1,189 @@
+// The GitOps loop: poll → load → sync, one pass at a time. Each pass asks the remote for the branch
+// head; only when it moved (or a trigger asks for a full pass) is the commit fetched, loaded and
+// synced. Drift in the cluster re-syncs the last loaded commit at once, without Git. Triggers (the
+// reconcile-now annotation, the webhook) during a pass cause exactly one more pass right after.
+import { Annotation } from '../../schemas/api.js';
+import { formatSourceProblem, hasDrift, type LoadedCommit } from '../core/gitops/sync-plan.js';
+import type { ForgePort } from '../forge/port.js';
+import type { KubeInformers, KubePort } from '../kube/port.js';
+import type { Clock } from '../runtime/clock.js';
+import { rootContext, withTimeout, type OpContext } from '../runtime/context.js';
+import { isOutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import type { GitSource } from './source/index.js';
+import { clusterPlan, loadSnapshot, syncCommit, type SyncReport } from './sync/index.js';
+
+export interface GitopsLoopDeps {
+  source: GitSource;
+  kube: KubePort;
+  informers: Pick<KubeInformers, 'patchPlans'>;
+  operatorNamespace: string;
+  clock: Clock;
+  log: Logger;
+  metrics?: Pick<Metrics, 'gitPollDuration' | 'gitPlansApplied' | 'gitPlansDeleted' | 'gitSourceProblems'>;
+  pollIntervalMs: number;
+  /** Random in [0, 1) for the ±10% jitter (Math.random in the shell, fixed in tests). */
+  random: () => number;
+  /** Commit statuses on the loaded commit (context `kangal-patch/<cluster>`); undefined: none. */
+  commitStatus?: { forge: ForgePort; context: string };
+  /** Deadline of one pass. */
+  passTimeoutMs?: number;
+}
+
+export interface GitopsState {
+  lastPolledCommit: string | undefined;
+  lastAppliedCommit: string | undefined;
+  lastError: { reason: string; message: string } | undefined;
+  lastReport: SyncReport | undefined;
+}
+
+export interface GitopsLoop {
+  /** Runs passes until `signal` aborts. */
+  run(signal: AbortSignal): Promise<void>;
+  /** An immediate pass (after the running one, if any); the commit is re-synced even when the head did not move. */
+  trigger(why: string): void;
+  state(): GitopsState;
+  /** Called after every sync with its report (the report writer: last applied commit and file per plan). */
+  onSynced(listener: (report: SyncReport) => void): void;
+}
+
+export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
+  const state: GitopsState = { lastPolledCommit: undefined, lastAppliedCommit: undefined, lastError: undefined, lastReport: undefined };
+  const listeners: ((r: SyncReport) => void)[] = [];
+  let loaded: LoadedCommit | undefined;
+  let wake: (() => void) | undefined;
+  let pending: 'poll' | 'resync' | undefined;
+  let failures = 0;
+  let lastKind: string | undefined;
+  const statusSent = new Set<string>();
+
+  const request = (kind: 'poll' | 'resync'): void => {
+    pending = pending === 'poll' || kind === 'poll' ? 'poll' : 'resync';
+    wake?.();
+  };
+
+  deps.informers.patchPlans.onChange((_key, view, old) => {
+    if (view && old && view.annotations[Annotation.ReconcileNow] !== old.annotations[Annotation.ReconcileNow]) {
+      deps.log.info({ plan: view.name }, 'reconcile-now annotation changed: polling the plans repository');
+      request('poll');
+      return;
+    }
+    // A hand edit of a plan Git manages is put back at once, from the commit already loaded.
+    const plan = view ?? old;
+    if (!loaded || !plan) return;
+    const git = loaded.plans.find((p) => p.name === plan.name);
+    const c = view ? clusterPlan(view) : undefined;
+    if (c && !c.managed) return;
+    if (git && c && !c.deleting && hasDrift(git.spec, git.rawSpec, c.spec)) request('resync');
+  });
+
+  async function pass(ctx: OpContext, full: boolean): Promise<void> {
+    const t0 = deps.clock.now();
+    let outcome = 'unchanged';
+    try {
+      const head = await deps.source.head(ctx);
+      state.lastPolledCommit = head;
+      if (head !== loaded?.commit) {
+        const snapshot = await deps.source.snapshot(ctx);
+        loaded = loadSnapshot(snapshot, deps.operatorNamespace);
+        deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
+        full = true;
+      }
+      if (full && loaded) {
+        await sync(ctx, loaded);
+        outcome = 'synced';
+      }
+      state.lastError = undefined;
+      failures = 0;
+    } catch (err) {
+      outcome = isOutcomeError(err) ? err.reason : 'Error';
+      lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
+      failures++;
+      state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
+      deps.log.warn({ reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined }, 'GitOps poll failed');
+    } finally {
+      deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
+    }
+  }
+
+  async function sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
+    const report = await syncCommit(ctx, { kube: deps.kube, informers: deps.informers, operatorNamespace: deps.operatorNamespace, log: deps.log, onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }), onDeleted: () => deps.metrics?.gitPlansDeleted.inc() }, commit);
+    state.lastReport = report;
+    deps.metrics?.gitSourceProblems.set(report.problems.length);
+    for (const p of report.problems) deps.log.warn({ commit: commit.commit, file: p.file, problem: formatSourceProblem(p) }, 'invalid plan file in Git: not applied');
+    if (report.failed.length === 0) state.lastAppliedCommit = commit.commit;
+    for (const l of listeners) l(report);
+    await sendCommitStatus(ctx, report);
+    const first = report.failed[0];
+    if (first) throw first.error;
+  }
+
+  async function sendCommitStatus(ctx: OpContext, report: SyncReport): Promise<void> {
+    const cs = deps.commitStatus;
+    if (!cs || statusSent.has(report.commit) || report.failed.length > 0) return;
+    const ok = report.problems.length === 0;
+    const summary = report.problems.map(formatSourceProblem).join('; ');
+    const description = ok ? `${report.plans.length} plan(s) valid and applied` : summary;
+    try {
+      await cs.forge.setCommitStatus(ctx, report.commit, { state: ok ? 'success' : 'failure', context: cs.context, description: description.length > 140 ? `${description.slice(0, 139)}…` : description });
+      statusSent.add(report.commit);
+    } catch (err) {
+      deps.log.warn({ commit: report.commit, err: err instanceof Error ? err.message : String(err) }, 'could not set the commit status');
+    }
+  }
+
+  /** Next wait: the interval ±10%, or a growing retry (1 s doubling, capped at the interval) after transient failures. */
+  function nextDelay(): number {
+    const jittered = deps.pollIntervalMs * (0.9 + 0.2 * deps.random());
+    // Stalled (bad token, missing branch): a human must act, so the interval is right.
+    if (failures === 0 || lastKind === OutcomeKind.Stalled) return jittered;
+    return Math.min(jittered, 1000 * 2 ** Math.min(failures - 1, 16));
+  }
+
+  return {
+    state: () => ({ ...state }),
+    trigger: (why) => {
+      deps.log.info({ why }, 'GitOps poll triggered');
+      request('poll');
+    },
+    onSynced: (l) => listeners.push(l),
+    async run(signal) {
+      let next: 'poll' | 'resync' = 'poll';
+      let full = false;
+      while (!signal.aborted) {
+        const ctx = withTimeout(rootContext(deps.clock, signal), deps.passTimeoutMs ?? 5 * 60_000);
+        if (next === 'resync' && loaded) {
+          try {
+            await sync(ctx, loaded);
+          } catch (err) {
+            deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'GitOps re-sync failed');
+          }
+        } else {
+          await pass(ctx, full);
+        }
+        if (signal.aborted) break;
+        if (pending) {
+          next = pending;
+          full = pending === 'poll';
+          pending = undefined;
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const stop = new AbortController();
+          const done = (): void => {
+            stop.abort();
+            wake = undefined;
+            resolve();
+          };
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+          deps.clock.sleep(nextDelay(), stop.signal).then(done, () => undefined);
+        });
+        next = pending ?? 'poll';
+        full = pending === 'poll';
+        pending = undefined;
+      }
+    },
+  };
+}

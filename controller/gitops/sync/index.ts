@@ -1,0 +1,113 @@
+// Performs one GitOps sync: load the snapshot's files, let core decide against the cluster's
+// PatchPlans (from the informer), then apply / delete / annotate, one plan at a time. One plan's
+// failure never blocks the others; the first error is returned for the loop's backoff.
+import { Annotation, API_VERSION, Kind, MANAGED_BY_GITOPS, PLAN_FINALIZER } from '../../../schemas/api.js';
+import { decideSync, formatSourceProblem, type ClusterPlan, type LoadedCommit, type PlanApplyDecision, type SourceProblem } from '../../core/gitops/sync-plan.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { PlanView } from '../../kube/views.js';
+import type { OpContext } from '../../runtime/context.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { loadPlanSources } from '../load/index.js';
+import type { Snapshot } from '../source/index.js';
+
+export interface SyncDeps {
+  kube: KubePort;
+  informers: Pick<KubeInformers, 'patchPlans'>;
+  operatorNamespace: string;
+  log: Logger;
+  onApplied?: (reason: string) => void;
+  onDeleted?: () => void;
+}
+
+export interface SyncReport {
+  commit: string;
+  /** Plan name → its file, for every valid plan of the commit (the report writer links to it). */
+  plans: { name: string; file: string }[];
+  applied: { name: string; reason: string }[];
+  deleted: string[];
+  /** Every problem of the commit's files, sorted by file and position. */
+  problems: SourceProblem[];
+  /** Plans whose write failed (retried on the next pass). */
+  failed: { name: string; error: unknown }[];
+}
+
+/** Files and plans of a snapshot, loaded (pure apart from parsing). */
+export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string): LoadedCommit {
+  const loaded = loadPlanSources(snapshot.sources, { operatorNamespace, rejectDuplicates: true });
+  const problems = [...snapshot.problems, ...loaded.problems];
+  return {
+    commit: snapshot.commit,
+    plans: loaded.plans.map((p) => ({ name: p.plan.metadata.name, file: p.file, spec: p.plan.spec, rawSpec: (p.raw.spec ?? {}) as Record<string, unknown> })),
+    problems,
+    files: [...snapshot.sources.map((s) => s.file), ...snapshot.problems.map((p) => p.file)],
+    complete: snapshot.complete,
+  };
+}
+
+export function clusterPlan(v: PlanView): ClusterPlan {
+  return {
+    name: v.name,
+    uid: v.uid,
+    managed: v.annotations[Annotation.ManagedBy] === MANAGED_BY_GITOPS,
+    sourceCommit: v.annotations[Annotation.SourceCommit],
+    sourcePath: v.annotations[Annotation.SourcePath],
+    sourceProblems: v.annotations[Annotation.SourceProblems],
+    spec: v.spec,
+    deleting: v.deleting,
+  };
+}
+
+export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedCommit): Promise<SyncReport> {
+  const decision = decideSync(loaded, deps.informers.patchPlans.list().map(clusterPlan));
+  const problems = [...loaded.problems, ...decision.problems];
+  const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [] };
+  for (const p of decision.problems) deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');
+  for (const a of decision.apply) {
+    await attempt(report, a.name, async () => {
+      const before = deps.informers.patchPlans.get(a.name);
+      deps.informers.patchPlans.observeWrite(await deps.kube.applyPlan(ctx, applyInput(loaded.commit, a)));
+      report.applied.push({ name: a.name, reason: a.reason });
+      deps.onApplied?.(a.reason);
+      if (a.reason === 'DriftReverted' && before) await reportDrift(ctx, deps, before, a);
+      else deps.log.info({ plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason }, `applied PatchPlan from Git (${a.reason})`);
+    });
+  }
+  for (const d of decision.delete) {
+    await attempt(report, d.name, async () => {
+      await deps.kube.deletePlan(ctx, d.name, d.uid);
+      report.deleted.push(d.name);
+      deps.onDeleted?.();
+      deps.log.info({ plan: d.name, commit: loaded.commit }, 'deleting PatchPlan: its file left Git (running PatchJobs finish first)');
+    });
+  }
+  for (const n of decision.annotateProblems) {
+    await attempt(report, n.name, async () => {
+      deps.informers.patchPlans.observeWrite(await deps.kube.annotatePlan(ctx, n.name, { [Annotation.SourceProblems]: n.problems ?? null }));
+      if (n.problems) deps.log.warn({ plan: n.name, problems: n.problems }, 'the plan file in Git is invalid: the last good spec stays applied');
+    });
+  }
+  return report;
+}
+
+function applyInput(commit: string, a: PlanApplyDecision) {
+  return {
+    name: a.name,
+    annotations: { [Annotation.SourceCommit]: commit, [Annotation.SourcePath]: a.file, [Annotation.ManagedBy]: MANAGED_BY_GITOPS },
+    finalizers: [PLAN_FINALIZER],
+    spec: a.spec,
+  };
+}
+
+async function reportDrift(ctx: OpContext, deps: SyncDeps, before: PlanView, a: PlanApplyDecision): Promise<void> {
+  const note = `spec was changed in the cluster; put back as ${a.file} has it in Git`;
+  deps.log.warn({ plan: a.name, file: a.file }, `drift reverted: ${note}`);
+  await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: before.name, uid: before.uid }, type: 'Warning', reason: 'DriftReverted', action: 'Apply', note });
+}
+
+async function attempt(report: SyncReport, name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (error) {
+    report.failed.push({ name, error });
+  }
+}

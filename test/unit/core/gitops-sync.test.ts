@@ -1,0 +1,77 @@
+// The GitOps sync decision, table-driven: what is applied, deleted, marked invalid or refused.
+import assert from 'node:assert/strict';
+import { appliedSpec, decideSync, hasDrift, type ClusterPlan, type GitPlan, type LoadedCommit } from '../../../controller/core/gitops/sync-plan.js';
+
+const C1 = 'c1'.repeat(20);
+const C2 = 'c2'.repeat(20);
+const spec = (v: string, extra: Record<string, unknown> = {}) => ({ target: { talosVersion: v }, paused: false, ...extra });
+const gitPlan = (name: string, v = 'v1.12.1', raw: Record<string, unknown> = { target: { talosVersion: v } }): GitPlan => ({ name, file: `plans/${name}.yaml`, spec: spec(v), rawSpec: raw });
+const inCluster = (name: string, o: Partial<ClusterPlan> = {}): ClusterPlan => ({
+  name,
+  uid: `uid-${name}`,
+  managed: true,
+  sourceCommit: C1,
+  sourcePath: `plans/${name}.yaml`,
+  sourceProblems: undefined,
+  spec: spec('v1.12.1'),
+  deleting: false,
+  ...o,
+});
+const commit = (o: Partial<LoadedCommit> = {}): LoadedCommit => {
+  const plans = o.plans ?? [];
+  return { commit: C1, plans, problems: [], files: plans.map((p) => p.file), complete: true, ...o };
+};
+
+describe('core/gitops decideSync', function () {
+  const cases: { name: string; loaded: LoadedCommit; cluster: ClusterPlan[]; apply?: [string, string][]; del?: string[]; annotate?: [string, string | undefined][]; problems?: RegExp[] }[] = [
+    { name: 'creates a plan that is only in Git', loaded: commit({ plans: [gitPlan('a')] }), cluster: [], apply: [['a', 'Created']] },
+    { name: 'does nothing when the cluster has what the commit has', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a')] },
+    { name: 're-applies on a new commit (annotations move) even without a spec change', loaded: commit({ commit: C2, plans: [gitPlan('a')] }), cluster: [inCluster('a')], apply: [['a', 'NewCommit']] },
+    { name: 'applies a changed spec from a new commit', loaded: commit({ commit: C2, plans: [gitPlan('a', 'v1.12.2')] }), cluster: [inCluster('a')], apply: [['a', 'Changed']] },
+    { name: 'reverts a hand edit (same commit, spec differs)', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { spec: spec('v1.13.0') })], apply: [['a', 'DriftReverted']] },
+    { name: 'treats paused: true set by the Pause policy or an operator as theirs when Git does not pause', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { spec: spec('v1.12.1', { paused: true }) })] },
+    { name: 'reverts paused when Git pauses the plan', loaded: commit({ plans: [{ ...gitPlan('a'), spec: spec('v1.12.1', { paused: true }), rawSpec: { target: { talosVersion: 'v1.12.1' }, paused: true } }] }), cluster: [inCluster('a')], apply: [['a', 'DriftReverted']] },
+    { name: 'deletes a managed plan whose file left Git', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a'), inCluster('b')], del: ['b'] },
+    { name: 'never prunes a plan it did not create', loaded: commit(), cluster: [inCluster('k', { managed: false })] },
+    { name: 'prunes nothing when the snapshot is incomplete (caps)', loaded: commit({ complete: false }), cluster: [inCluster('b')] },
+    { name: 'does not delete twice', loaded: commit(), cluster: [inCluster('b', { deleting: true })] },
+    {
+      name: 'keeps a plan whose file became invalid and names the problems',
+      loaded: commit({ plans: [], files: ['plans/b.yaml'], problems: [{ file: 'plans/b.yaml', line: 4, column: 5, path: 'spec.target.talosVersion', message: 'must be a string' }] }),
+      cluster: [inCluster('b')],
+      annotate: [['b', 'plans/b.yaml:4:5: spec.target.talosVersion: must be a string']],
+    },
+    {
+      name: 'does not re-annotate the same problems',
+      loaded: commit({ plans: [], files: ['plans/b.yaml'], problems: [{ file: 'plans/b.yaml', line: 4, column: 5, path: '', message: 'bad' }] }),
+      cluster: [inCluster('b', { sourceProblems: 'plans/b.yaml:4:5: bad' })],
+    },
+    { name: 'clears the problems once the file is valid again', loaded: commit({ plans: [gitPlan('b')] }), cluster: [inCluster('b', { sourceProblems: 'plans/b.yaml:4:5: bad' })], annotate: [['b', undefined]] },
+    { name: 'refuses a Git plan whose name a kubectl-applied plan holds', loaded: commit({ plans: [gitPlan('k')] }), cluster: [inCluster('k', { managed: false })], problems: [/^PatchPlan "k" exists in the cluster but was not created from Git/] },
+    { name: 'waits for a deleting plan before applying it again', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { deleting: true })] },
+    { name: 'applies a plan whose stored spec no longer parses', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { spec: undefined })], apply: [['a', 'DriftReverted']] },
+  ];
+  for (const c of cases) {
+    it(c.name, function () {
+      const d = decideSync(c.loaded, c.cluster);
+      assert.deepEqual(d.apply.map((a) => [a.name, a.reason]), c.apply ?? []);
+      assert.deepEqual(d.delete.map((x) => x.name), c.del ?? []);
+      assert.deepEqual(d.annotateProblems.map((x) => [x.name, x.problems]), c.annotate ?? []);
+      assert.equal(d.problems.length, (c.problems ?? []).length);
+      d.problems.forEach((p, i) => assert.match(p.message, c.problems?.[i] ?? /^$/));
+    });
+  }
+
+  it('applies the file as written, leaving paused out unless the file pauses the plan', function () {
+    assert.deepEqual(appliedSpec({ target: {}, paused: false }), { target: {} });
+    assert.deepEqual(appliedSpec({ target: {} }), { target: {} });
+    assert.deepEqual(appliedSpec({ target: {}, paused: true }), { target: {}, paused: true });
+    const d = decideSync(commit({ plans: [gitPlan('a', 'v1.12.1', { target: { talosVersion: 'v1.12.1' }, paused: false })] }), []);
+    assert.deepEqual(d.apply[0]?.spec, { target: { talosVersion: 'v1.12.1' } });
+  });
+
+  it('compares specs structurally, ignoring key order', function () {
+    assert.equal(hasDrift({ a: 1, b: [1, { c: 2 }] }, {}, { b: [1, { c: 2 }], a: 1 }), false);
+    assert.equal(hasDrift({ a: 1, b: [1, 2] }, {}, { a: 1, b: [2, 1] }), true);
+  });
+});
