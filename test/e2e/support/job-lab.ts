@@ -3,7 +3,7 @@
 // observer, and `kangal-patch run` as child processes. Jobs (and their slot Leases) are created
 // directly, as the plan reconciler will.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
@@ -11,6 +11,8 @@ import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
 import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
 import { loadKubeConfig } from '../../lab/kube.js';
 import { startObserver, type Observer } from '../../lab/observer.js';
+import { startForge, type Forge } from '../../lab/forge/index.js';
+import { cloneWorkingCopy, type WorkingCopy } from '../../lab/forge/working-copy.js';
 import { startRegistry, type Registry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
 import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator } from '../../lab/talos/index.js';
@@ -36,6 +38,8 @@ export interface JobLabOptions {
   timings?: Partial<TalosSimTimings>;
   /** Run the kube-system/kube-proxy DaemonSet, rendered from the control-plane config as Talos does. */
   kubeProxy?: boolean;
+  /** Start the lab forge with a plans repository (`acme/plans`, branch main, a plans/ folder kept by .gitkeep) cloned for pushes. */
+  plansRepo?: boolean;
 }
 
 export interface Controller {
@@ -65,6 +69,11 @@ export interface JobLab {
   observer: Observer;
   /** The lab registry, when `images` was given. */
   registry: Registry | undefined;
+  /** The lab forge and a git-CLI clone of the plans repository, with `plansRepo`. */
+  forge: Forge | undefined;
+  plans: WorkingCopy | undefined;
+  /** `kangal-patch run` flags pointing at the plans repository (token in a file), with `plansRepo`. */
+  gitArgs(opts?: { pollInterval?: string; extra?: string[] }): string[];
   /** `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's. */
   startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
@@ -121,6 +130,22 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         await registry.publish(image.slice(0, at), image.slice(at + 1));
       }
       mirrors = ['--registry-mirror', `ghcr.io=http://${registry.host}`, '--registry-mirror', `factory.talos.dev=http://${registry.host}`];
+    }
+    let forge: Forge | undefined;
+    let plans: WorkingCopy | undefined;
+    let gitArgs: JobLab['gitArgs'] = () => {
+      throw new Error('startJobLab({ plansRepo: true }) starts the forge');
+    };
+    if (opts.plansRepo) {
+      const f = await startForge();
+      forge = f;
+      stops.push(() => f.stop());
+      const { cloneUrl } = await f.createRepo('acme', 'plans', { files: { 'plans/.gitkeep': '' } });
+      plans = await cloneWorkingCopy({ cloneUrl, token: f.token, dir: join(dir.path, 'plans-clone') });
+      const tokenFile = join(dir.path, 'git-token');
+      writeFileSync(tokenFile, `${f.token}\n`, { mode: 0o600 });
+      gitArgs = (g = {}) => ['--git-url', cloneUrl, '--git-token-file', tokenFile, '--cluster-name', 'lab', '--forge', 'none',
+        '--git-cache-dir', join(dir.path, `git-cache-${Math.random().toString(36).slice(2)}`), '--poll-interval', g.pollInterval ?? '2s', ...(g.extra ?? [])];
     }
     const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, groupLabel: `${GROUP}/group`, patchJobs: true });
     stops.push(() => observer.stop());
@@ -235,7 +260,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, kc, observer, registry, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return { cluster, fleet, talos, kc, observer, registry, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;
