@@ -51,21 +51,34 @@ export function liveScreen(p: PlanSnapshot | undefined, jobs: readonly JobSnapsh
   ];
 }
 
-/** Keyed one-line facts; the plain (non-TTY) mode prints a fact whenever its text changes. */
-export function facts(p: PlanSnapshot | undefined, jobs: readonly JobSnapshot[]): Map<string, string> {
-  const out = new Map<string, string>([['plan', planLine(p)]]);
-  for (const g of p?.groups ?? []) out.set(`group ${g.name}`, `group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed`);
-  for (const j of jobs) out.set(`node ${j.node}`, `node ${j.node} (${j.group}): ${j.phase ?? 'Pending'}${j.reason ? ` — ${j.reason}${j.message ? `: ${j.message}` : ''}` : ''}`);
+/** A line for the plain (non-TTY) log, printed when its signature changes (not on every new message). */
+export interface Fact {
+  signature: string;
+  text: string;
+}
+
+/** Keyed facts: the plan (phase, reason, counts), each group's counts, each node's phase and reason. */
+export function facts(p: PlanSnapshot | undefined, jobs: readonly JobSnapshot[]): Map<string, Fact> {
+  const plan = planLine(p);
+  const out = new Map<string, Fact>([['plan', { signature: p ? `${p.phase}|${p.reason}|${p.paused}|${p.completedNodes}|${p.failedNodes}` : '', text: plan }]]);
+  for (const g of p?.groups ?? []) {
+    const text = `group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed`;
+    out.set(`group ${g.name}`, { signature: text, text });
+  }
+  for (const j of jobs) {
+    const text = `node ${j.node} (${j.group}): ${j.phase ?? 'Pending'}${j.reason ? ` — ${j.reason}${j.message ? `: ${j.message}` : ''}` : ''}`;
+    out.set(`node ${j.node}`, { signature: `${j.phase}|${j.reason}`, text });
+  }
   return out;
 }
 
-/** The facts that changed since `before` (which is updated). */
-export function changedFacts(before: Map<string, string>, now: Map<string, string>): string[] {
+/** The texts of the facts whose signature changed since `before` (which is updated). */
+export function changedFacts(before: Map<string, string>, now: Map<string, Fact>): string[] {
   const lines: string[] = [];
-  for (const [k, v] of now) {
-    if (before.get(k) === v) continue;
-    before.set(k, v);
-    lines.push(v);
+  for (const [k, f] of now) {
+    if (before.get(k) === f.signature) continue;
+    before.set(k, f.signature);
+    lines.push(f.text);
   }
   return lines;
 }
