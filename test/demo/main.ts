@@ -21,7 +21,7 @@ import { buildProduct, repoRoot, startProduct } from './product.js';
 import { NOT_AVAILABLE, SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
 import { openTerminal, type Terminal } from './terminal.js';
 import { summaryTable, type NodeVersions } from './view.js';
-import { watchRollout, type RolloutWatch } from './watch.js';
+import { watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
 
 const run = promisify(execFile);
 const CLUSTER = 'demo';
@@ -212,13 +212,17 @@ async function followRollout(o: {
       const now = o.watch.plan();
       if (now && o.scenario.finished(now)) {
         o.term.show(now, o.watch.jobs());
-        const ok = now.phase === 'Completed' && (now.failedNodes ?? 0) === 0;
-        finish({ ok, reason: ok ? 'completed' : `plan ${now.phase ?? '?'}${now.reason ? ` (${now.reason})` : ''}: ${now.message ?? ''}; ${now.failedNodes ?? 0} node(s) failed` });
+        finish(outcomeOf(now));
       }
     };
     o.setWake(() => void step());
     void step();
   });
+}
+
+function outcomeOf(p: PlanSnapshot): Outcome {
+  if (p.phase === 'Completed' && (p.failedNodes ?? 0) === 0) return { ok: true, reason: 'completed' };
+  return { ok: false, reason: `plan ${p.phase ?? '?'}${p.reason ? ` (${p.reason})` : ''}: ${p.message ?? ''}; ${p.failedNodes ?? 0} node(s) failed` };
 }
 
 async function nodeVersions(kc: KubeConfig): Promise<Map<string, NodeVersions>> {
