@@ -67,13 +67,15 @@ async function main(argv: string[]): Promise<number> {
     await ensureLabBinaries((l) => term.say(l));
     term.say('building the controller (npm run build: tsc → dist/, laid out as the container image) and starting the lab...');
     const appDir = join(dir.path, 'app');
+    const fleetVersion = scenario.fleetTalosVersion ?? DEMO_TALOS_VERSION;
     const [lab] = await Promise.all([
-      startLab({ nodes: demoNodes(), workloads: DEMO_WORKLOADS, talosTimings: opts.timings === 'demo' ? DEMO_TIMINGS : TEST_TIMINGS }),
+      startLab({ nodes: demoNodes(fleetVersion), workloads: DEMO_WORKLOADS, talosTimings: opts.timings === 'demo' ? DEMO_TIMINGS : TEST_TIMINGS }),
       buildProduct(appDir),
     ]);
     stops.push(() => lab.stop());
-    await publishInstallers(lab.registry, [DEMO_TALOS_VERSION, TALOS_TARGET]);
-    term.say(`lab ready: ${lab.fleet.nodes().length} nodes (3 control plane), workloads with PDBs, installers ${DEMO_TALOS_VERSION} and ${TALOS_TARGET} in the registry`);
+    const installers = [...new Set([fleetVersion, TALOS_TARGET])];
+    await publishInstallers(lab.registry, installers);
+    term.say(`lab ready: ${lab.fleet.nodes().length} nodes (3 control plane) on Talos ${fleetVersion}, workloads with PDBs, installers ${installers.join(' and ')} in the registry`);
 
     const kc = loadKubeConfig(lab.cluster.kubeconfigPath);
     const kubectl = async (args: string[], quiet = false): Promise<void> => {

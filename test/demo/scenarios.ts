@@ -2,7 +2,7 @@
 // the rollout as a user would (kubectl against the lab, a fault in the Talos simulator).
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Lab } from '../lab/lab.js';
-import { customGroups, kubernetesUpgrade, maintenanceWindow, type LabPlace } from './plan-files.js';
+import { customGroups, kubernetesUpgrade, maintenanceWindow, TALOS_TARGET, type LabPlace } from './plan-files.js';
 import type { JobSnapshot, PlanSnapshot } from './watch.js';
 
 export interface StoryContext {
@@ -15,6 +15,8 @@ export interface StoryContext {
 export interface Scenario {
   name: string;
   story: string;
+  /** The fleet's Talos version, when not the demo's default. */
+  fleetTalosVersion?: string;
   /** The PatchPlan the pushed file creates. */
   plan: string;
   file(place: LabPlace, nowMs: number): { path: string; content: string };
@@ -80,7 +82,8 @@ const maintenanceWindowScenario: Scenario = {
 
 const kubernetesScenario: Scenario = {
   name: 'kubernetes-upgrade',
-  story: 'Kubernetes v1.35.2 → v1.36.3 alone: control plane (apiserver, controller-manager, scheduler, kubelet), kube-proxy, then the workers; no reboot',
+  story: 'Kubernetes v1.35.2 → v1.36.3 alone on a Talos v1.13.2 fleet (Talos 1.12 stops at Kubernetes 1.35): control plane (apiserver, controller-manager, scheduler, kubelet), kube-proxy, then the workers; no reboot',
+  fleetTalosVersion: TALOS_TARGET,
   plan: 'kubernetes-upgrade',
   file: (place) => ({ path: 'plans/kubernetes-upgrade.yaml', content: kubernetesUpgrade(place) }),
   finished: terminal,

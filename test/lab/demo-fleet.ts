@@ -23,8 +23,8 @@ const LABELS: Record<string, Record<string, string>> = {
 };
 
 /** The 12 demo nodes, all on the same Talos and Kubernetes versions. */
-export function demoNodes(): FleetNodeSpec[] {
-  return describeFleet({ nodes: 12, controlPlanes: 3, talosVersion: DEMO_TALOS_VERSION, kubernetesVersion: DEMO_KUBERNETES_VERSION })
+export function demoNodes(talosVersion = DEMO_TALOS_VERSION): FleetNodeSpec[] {
+  return describeFleet({ nodes: 12, controlPlanes: 3, talosVersion, kubernetesVersion: DEMO_KUBERNETES_VERSION })
     .map((n) => ({ ...n, labels: { ...n.labels, ...LABELS[n.name] } }));
 }
 
