@@ -14,7 +14,7 @@ export async function ensureLabBinaries(say: (line: string) => void): Promise<vo
     stderr += chunk;
     if (!announced) {
       announced = true;
-      say('lab binaries are not cached yet: building etcd and Kubernetes from the Go module proxy, once (estimate: 10-25 minutes on 2 cores; ~/.cache/kangal-lab keeps them)');
+      say('lab binaries are not cached yet: building etcd and Kubernetes from the Go module proxy, once (estimate: 10-25 minutes on 2 cores; kept in $KANGAL_LAB_CACHE, default ~/.cache/kangal-lab)');
     }
     for (const line of chunk.split('\n').filter(Boolean)) say(line);
   });
