@@ -132,6 +132,7 @@ async function main(argv: string[]): Promise<number> {
     const untouched = [...before.keys()].filter((n) => !jobs.some((j) => j.node === n));
     if (untouched.length) console.log(`not selected by the plan (untouched): ${untouched.join(', ')}`);
     console.log(`report PR: ${await reportPr(lab, scenario.plan)}`);
+    const wallSeconds = Math.round((Date.now() - started) / 1000);
 
     if (opts.keep) {
       printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
@@ -141,10 +142,10 @@ async function main(argv: string[]): Promise<number> {
       });
     }
     if (!outcome.ok) {
-      console.log(`rollout did not complete: ${outcome.reason}`);
+      console.log(`rollout did not complete: ${outcome.reason} (after ${wallSeconds} s)`);
       return 1;
     }
-    console.log(`rollout completed in ${Math.round((Date.now() - started) / 1000)} s (demo wall time, lab start included)`);
+    console.log(`rollout completed; demo wall time ${wallSeconds} s (lab start included)`);
     return 0;
   } finally {
     watch?.stop();
@@ -250,7 +251,7 @@ function printKeep(lab: Lab, cloneUrl: string, tokenFile: string, logPath: strin
   console.log(`  the token is in ${tokenFile} (never in the URL); clone with it in a header:`);
   console.log(`  git -c http.extraHeader="Authorization: Basic $(printf 'x-access-token:%s' "$(cat ${tokenFile})" | base64 -w0)" clone ${cloneUrl}`);
   console.log(`controller log: ${logPath}`);
-  for (const [k, v] of Object.entries(lab.env)) if (k !== 'GIT_URL' && k !== 'GIT_TOKEN_FILE') console.log(`${k}=${v}`);
+  for (const [k, v] of Object.entries(lab.env)) if (!['KUBECONFIG', 'GIT_URL', 'GIT_TOKEN_FILE'].includes(k)) console.log(`${k}=${v}`);
 }
 
 main(process.argv.slice(2)).then(

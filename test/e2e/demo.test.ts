@@ -60,7 +60,7 @@ describe('npm run demo (non-TTY, test timings)', function () {
     const report = /^report PR: (.*)$/m.exec(run.stdout)?.[1];
     assert.ok(report, 'a report PR line');
     if (!report.startsWith('not available')) assert.match(report, /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/);
-    assert.match(run.stdout, /rollout completed in \d+ s/);
+    assert.match(run.stdout, /rollout completed; demo wall time \d+ s/);
     assert.doesNotMatch(run.stdout + run.stderr, /ghs_[0-9a-f]{8,}/, 'no token printed');
   });
 
