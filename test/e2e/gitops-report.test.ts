@@ -8,18 +8,12 @@ import assert from 'node:assert/strict';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
-import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { examplePlan, factoryImage, labPlan, SMALL_CUSTOM_GROUPS_LABELS } from './support/plans.js';
 import { waitFor } from '../lab/wait.js';
 
 const TARGET = 'v1.13.2';
 const POLL_MS = 2000;
-const prod = { environment: 'production' };
-const LABELS: Record<string, Record<string, string>> = {
-  'cp-1': prod,
-  'worker-1': { ...prod, workload: 'database' },
-  'worker-2': { ...prod, accelerator: 'nvidia' },
-  'worker-3': prod,
-};
+const LABELS = SMALL_CUSTOM_GROUPS_LABELS;
 
 interface Pull { number: number; state: string; draft: boolean; title: string; head: { ref: string }; body: string | null }
 interface CommitStatus { state: string; context: string; description: string | null }

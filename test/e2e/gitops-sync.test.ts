@@ -6,18 +6,12 @@ import assert from 'node:assert/strict';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
-import { examplePlan, factoryImage, labPlan, type PlanDoc } from './support/plans.js';
+import { examplePlan, factoryImage, labPlan, SMALL_CUSTOM_GROUPS_LABELS, type PlanDoc } from './support/plans.js';
 import { waitFor } from '../lab/wait.js';
 
 const TARGET = 'v1.13.2';
 const POLL_MS = 2000;
-const prod = { environment: 'production' };
-const LABELS: Record<string, Record<string, string>> = {
-  'cp-1': prod,
-  'worker-1': { ...prod, workload: 'database' },
-  'worker-2': { ...prod, accelerator: 'nvidia' },
-  'worker-3': prod,
-};
+const LABELS = SMALL_CUSTOM_GROUPS_LABELS;
 const plansApi = { group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans' };
 
 describe('GitOps end to end: poll, load, sync', function () {

@@ -2,8 +2,6 @@
 // REST subset (every request checked against GitHub's OpenAPI description).
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -19,6 +17,7 @@ import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import { startForge, type Forge } from '../lab/forge/index.js';
 import { git as runGitCli } from '../lab/forge/git.js';
 import { mergePatch } from '../lab/kube.js';
+import { switchableProxy, type SwitchableProxy } from '../lab/proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { applyCrds, ensureNamespace, kubeFixture, testCtx, type KubeFixture } from '../support/kube-fixtures.js';
 import { sharedCluster } from '../support/shared-cluster.js';
@@ -29,33 +28,12 @@ const CLUSTER = 'lab-east';
 const BOT = { name: 'KangalPatch', email: 'kangal-patch@lab.invalid' };
 const INTERVAL_MS = 1500;
 
-/** An HTTP pass-through to the forge API that can be switched off (connections reset): the forge "down". */
-async function switchableProxy(target: string): Promise<{ url: string; down: boolean; server: Server }> {
-  const t = new URL(target);
-  const state = { url: '', down: false, server: undefined as unknown as Server };
-  state.server = createServer((req, res) => {
-    if (state.down) {
-      req.socket.destroy();
-      return;
-    }
-    const up = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
-  return state;
-}
-
 describe('rollout report pull requests (lab forge + lab apiserver)', function () {
   this.timeout(180_000);
   let f: KubeFixture;
   let kube: Kube;
   let forge: Forge;
-  let proxy: Awaited<ReturnType<typeof switchableProxy>>;
+  let proxy: SwitchableProxy;
   let bareDir: string;
   let cloneUrl: string;
   let work: string;

@@ -4,6 +4,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { startLab, type LabOptions } from './lab.js';
 import { readFleetFile } from './fleet/file.js';
+import { DEMO_WORKLOADS, demoNodes, publishInstallers } from './demo-fleet.js';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -15,6 +16,8 @@ const version = (value: string): string => {
   return value;
 };
 
+const versions = (value: string): string[] => value.split(',').map((v) => version(v.trim()));
+
 const program = new Command('lab').description('the KangalPatch lab: a real control plane, a simulated Talos fleet, a git forge and a registry');
 
 program
@@ -25,12 +28,22 @@ program
   .option('--talos-version <v>', 'Talos version of every node', version, 'v1.12.4')
   .option('--kubernetes-version <v>', 'kubelet version of every node', version, 'v1.35.2')
   .option('--fleet <file>', 'YAML list of nodes (name, role, talosVersion, kubernetesVersion, schematic, internalIP, labels) instead of counts')
-  .action(async (opts: { nodes: number; controlPlanes: number; talosVersion: string; kubernetesVersion: string; fleet?: string }) => {
+  .option('--demo-fleet', "the demo's 12 nodes instead of counts: 3 control plane, 9 workers labelled for examples/custom-groups.yaml", false)
+  .option('--workloads', "run the demo's workloads with PodDisruptionBudgets (shop/web, shop/postgres, ml/trainer, monitoring/node-exporter)", false)
+  .option('--installer-versions <list>', 'extra installer tags to publish, comma-separated (siderolabs/installer and the nocloud factory installer of the lab schematic), e.g. v1.12.5,v1.13.2', versions, [])
+  .action(async (opts: { nodes: number; controlPlanes: number; talosVersion: string; kubernetesVersion: string; fleet?: string; demoFleet: boolean; workloads: boolean; installerVersions: string[] }) => {
+    if (opts.workloads && !opts.fleet && !opts.demoFleet) {
+      throw new Error('--workloads places pods on nodes labelled environment=production, workload=database and accelerator=nvidia: add --demo-fleet (or a --fleet file with those labels)');
+    }
     const labOptions: LabOptions = opts.fleet
       ? { nodes: readFleetFile(opts.fleet) }
-      : { fleet: { nodes: opts.nodes, controlPlanes: Math.min(opts.controlPlanes, opts.nodes), talosVersion: opts.talosVersion, kubernetesVersion: opts.kubernetesVersion } };
+      : opts.demoFleet
+        ? { nodes: demoNodes() }
+        : { fleet: { nodes: opts.nodes, controlPlanes: Math.min(opts.controlPlanes, opts.nodes), talosVersion: opts.talosVersion, kubernetesVersion: opts.kubernetesVersion } };
     const started = Date.now();
-    const lab = await startLab({ ...labOptions, verbose: true });
+    const lab = await startLab({ ...labOptions, workloads: opts.workloads ? DEMO_WORKLOADS : [], verbose: true });
+    await publishInstallers(lab.registry, opts.installerVersions);
+    if (opts.installerVersions.length) console.error(`[lab] published installers ${opts.installerVersions.join(', ')}`);
     for (const [key, value] of Object.entries(lab.env)) console.log(`${key}=${value}`);
     console.log(`lab ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     let stopping = false;

@@ -20,7 +20,7 @@ export function decidePending(o: JobObservation): JobStep {
   if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
   if (status.phase === undefined || status.deadline === undefined) {
     // The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout.
-    status = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.TalosUnreachable, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
+    status = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.ReadingNode, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
     return { status, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
   }
   const talos = o.talos;
@@ -64,5 +64,6 @@ function record(o: JobObservation, current: string, bootId: string, nodeSchemati
   else status.schematic = installer.schematic;
   delete status.imagePulledTime;
   const how = flow === UpgradeFlow.Lifecycle ? 'pulling the installer image before the cordon' : 'legacy upgrade (Talos < 1.13)';
-  return { status: { ...status, message: `${current} → ${target} with ${installer.image}: ${how}` }, events: [], requeueAfterMs: 0 };
+  const reason = flow === UpgradeFlow.Lifecycle ? JobReason.PullingInstaller : JobReason.ReadingNode;
+  return { status: { ...status, reason, message: `${current} → ${target} with ${installer.image}: ${how}` }, events: [], requeueAfterMs: 0 };
 }

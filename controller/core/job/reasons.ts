@@ -5,6 +5,8 @@ export const JobReason = {
   NodeNotFound: 'NodeNotFound',
   InvalidSpec: 'InvalidSpec',
   DowngradeRefused: 'DowngradeRefused',
+  ReadingNode: 'ReadingNode',
+  PullingInstaller: 'PullingInstaller',
   TalosUnreachable: 'TalosUnreachable',
   TalosCallFailed: 'TalosCallFailed',
   PullFailed: 'PullFailed',

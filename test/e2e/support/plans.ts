@@ -28,3 +28,12 @@ export function labPlan(doc: PlanDoc, talosEndpoint: string, spec: Record<string
     },
   };
 }
+
+/** Labels that give the custom-groups example one node per group on a 1 control-plane + 3 worker fleet. */
+const PRODUCTION = { environment: 'production' };
+export const SMALL_CUSTOM_GROUPS_LABELS: Record<string, Record<string, string>> = {
+  'cp-1': PRODUCTION,
+  'worker-1': { ...PRODUCTION, workload: 'database' },
+  'worker-2': { ...PRODUCTION, accelerator: 'nvidia' },
+  'worker-3': PRODUCTION,
+};

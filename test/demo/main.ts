@@ -1,0 +1,265 @@
+// `npm run demo [-- --keep] [-- --scenario <name>]`: the product's main job on the lab, end to
+// end. Builds the lab if needed, starts it (12 nodes, workloads with PDBs, installer images),
+// creates the plans repository, starts `kangal-patch run` from the compiled output with an
+// operator's flags, pushes a plan with the git CLI, shows the rollout live, and ends with a
+// summary, the report PR and an exit code that says whether the rollout completed.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { startLab, type Lab } from '../lab/lab.js';
+import { DEMO_TALOS_VERSION, DEMO_WORKLOADS, demoNodes, publishInstallers } from '../lab/demo-fleet.js';
+import { loadKubeConfig } from '../lab/kube.js';
+import { makeLabDir } from '../lab/process.js';
+import { DEMO_TIMINGS, TEST_TIMINGS } from '../lab/talos/index.js';
+import { waitFor } from '../lab/wait.js';
+import { ensureLabBinaries } from './lab-build.js';
+import { TALOS_TARGET } from './plan-files.js';
+import { createPlansRepo, findReportPr } from './plans-repo.js';
+import { buildProduct, repoRoot, startProduct } from './product.js';
+import { NOT_AVAILABLE, SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
+import { openTerminal, type Terminal } from './terminal.js';
+import { summaryTable, type NodeVersions } from './view.js';
+import { watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
+
+const run = promisify(execFile);
+const CLUSTER = 'demo';
+const NAMESPACE = 'kangal-patch';
+const SECRET = 'talos-credentials';
+
+interface DemoOptions {
+  keep: boolean;
+  scenario: string;
+  timings: 'demo' | 'test';
+}
+
+class DemoFailure extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const program = new Command('demo')
+    .description('run a real rollout on the lab: controller, Git push, live view, summary')
+    .option('--keep', 'leave the lab and the controller running at the end (Ctrl-C stops them)', false)
+    .addOption(new Option('--scenario <name>', 'the story to run').choices([...Object.keys(SCENARIOS), ...Object.keys(NOT_AVAILABLE)]).default('custom-groups'))
+    .addOption(new Option('--timings <kind>', 'Talos simulator timings: demo (seconds per reboot) or test (sub-second, for CI)').choices(['demo', 'test']).default('demo'))
+    .exitOverride();
+  program.parse(argv, { from: 'user' });
+  const opts = program.opts<DemoOptions>();
+  const started = Date.now();
+  const term = openTerminal(process.stdout, started, Date.now);
+  const unavailable = NOT_AVAILABLE[opts.scenario];
+  if (unavailable) {
+    term.say(`scenario ${opts.scenario}: not available: ${unavailable}`);
+    return 2;
+  }
+  const makeScenario = SCENARIOS[opts.scenario];
+  if (!makeScenario) throw new DemoFailure(`unknown scenario ${opts.scenario}`);
+  const scenario = makeScenario();
+  term.say(`scenario ${scenario.name}: ${scenario.story}`);
+
+  const dir = makeLabDir('kangal-demo');
+  const stops: (() => Promise<void> | void)[] = [() => dir.remove()];
+  const stopAll = async (): Promise<void> => {
+    for (const s of stops.splice(0).reverse()) await s();
+  };
+  let watch: RolloutWatch | undefined;
+  try {
+    await ensureLabBinaries((l) => term.say(l));
+    term.say('building the controller (npm run build: tsc → dist/, laid out as the container image) and starting the lab...');
+    const appDir = join(dir.path, 'app');
+    const fleetVersion = scenario.fleetTalosVersion ?? DEMO_TALOS_VERSION;
+    const [lab] = await Promise.all([
+      startLab({ nodes: demoNodes(fleetVersion), workloads: DEMO_WORKLOADS, talosTimings: opts.timings === 'demo' ? DEMO_TIMINGS : TEST_TIMINGS }),
+      buildProduct(appDir),
+    ]);
+    stops.push(() => lab.stop());
+    const installers = [...new Set([fleetVersion, TALOS_TARGET])];
+    await publishInstallers(lab.registry, installers);
+    term.say(`lab ready: ${lab.fleet.nodes().length} nodes (3 control plane) on Talos ${fleetVersion}, workloads with PDBs, installers ${installers.join(' and ')} in the registry`);
+
+    const kc = loadKubeConfig(lab.cluster.kubeconfigPath);
+    const kubectl = async (args: string[], quiet = false): Promise<void> => {
+      if (!quiet) term.say(`$ kubectl ${args.map((a) => (/[\s{"]/.test(a) ? `'${a}'` : a)).join(' ')}`);
+      await run(lab.cluster.kubectl, ['--kubeconfig', lab.cluster.kubeconfigPath, ...args]);
+    };
+    await installOperatorPrerequisites(lab, kubectl);
+    term.say(`installed the CRDs (kustomize/crd), namespace ${NAMESPACE} and the Talos Secret ${SECRET}`);
+
+    const plans = await createPlansRepo(lab.forge, dir.path);
+    term.say(`plans repository: ${plans.cloneUrl} (cloned to ${plans.clone.dir})`);
+
+    const logPath = join(dir.path, 'kangal-patch.log');
+    const args = [
+      '--kubeconfig', lab.cluster.kubeconfigPath,
+      '--namespace', NAMESPACE,
+      '--leader-elect',
+      '--git-url', plans.cloneUrl,
+      '--git-token-file', plans.tokenFile,
+      '--forge', 'github',
+      '--forge-api-url', lab.forge.apiUrl,
+      '--cluster-name', CLUSTER,
+      '--poll-interval', '5s',
+      '--registry-mirror', `ghcr.io=http://${lab.registry.host}`,
+      '--registry-mirror', `factory.talos.dev=http://${lab.registry.host}`,
+      // Loopback and any free port: the machine may run other labs.
+      '--health-probe-bind-address', '127.0.0.1:0',
+      '--metrics-bind-address', '127.0.0.1:0',
+    ];
+    const controller = startProduct(appDir, args, { logPath, podName: 'kangal-patch-demo' });
+    stops.push(() => controller.stop(10_000));
+    term.say(`$ kangal-patch run ${args.map((a) => a.replace(dir.path, '$DEMO')).join(' ')}`);
+    term.say(`controller log: ${logPath}`);
+
+    const before = await nodeVersions(kc);
+    const story = storyContext(lab, term, kubectl);
+    let wake: () => void = () => undefined;
+    const changed = (): void => wake();
+    watch = await watchRollout(kc, scenario.plan, changed);
+
+    scenario.arrange?.(story);
+    const file = scenario.file({ talosEndpoint: lab.talos.endpoint, delay: opts.timings === 'demo' ? '5s' : '0s' }, Date.now());
+    await plans.clone.write(file.path, file.content);
+    term.say(`$ git add ${file.path} && git commit -m "Roll out ${scenario.plan}" && git push`);
+    const sha = await plans.clone.commitAndPush(`Roll out ${scenario.plan}`);
+    term.say(`pushed ${sha.slice(0, 12)}; the controller polls every 5 s`);
+
+    const outcome = await followRollout({ scenario, watch, story, term, controller, timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000, setWake: (w) => (wake = w) });
+    term.close();
+    const after = await nodeVersions(kc);
+    const jobs = watch.jobs();
+    console.log('');
+    for (const line of summaryTable(jobs.map((j) => ({ node: j.node, group: j.group, before: before.get(j.node), after: after.get(j.node), job: j })))) console.log(line);
+    const untouched = [...before.keys()].filter((n) => !jobs.some((j) => j.node === n));
+    if (untouched.length) console.log(`not selected by the plan (untouched): ${untouched.join(', ')}`);
+    console.log(`report PR: ${await reportPr(lab, scenario.plan)}`);
+    const wallSeconds = Math.round((Date.now() - started) / 1000);
+
+    if (opts.keep) {
+      printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
+    if (!outcome.ok) {
+      console.log(`rollout did not complete: ${outcome.reason} (after ${wallSeconds} s)`);
+      return 1;
+    }
+    console.log(`rollout completed; demo wall time ${wallSeconds} s (lab start included)`);
+    return 0;
+  } finally {
+    watch?.stop();
+    term.close();
+    await stopAll();
+  }
+}
+
+/** What an operator installs before the controller: the CRDs, the namespace, the Talos credentials. */
+async function installOperatorPrerequisites(lab: Lab, kubectl: (args: string[], quiet?: boolean) => Promise<void>): Promise<void> {
+  await kubectl(['apply', '--server-side', '-k', join(repoRoot, 'kustomize/crd')], true);
+  await kubectl(['wait', '--for=condition=Established', 'crd/patchjobs.kangalpatch.ozalp.dk', 'crd/patchplans.kangalpatch.ozalp.dk'], true);
+  await kubectl(['create', 'namespace', NAMESPACE], true);
+  const data = Object.entries(lab.talos.secretData).map(([k, v]) => `--from-literal=${k}=${Buffer.from(v, 'base64').toString('utf8')}`);
+  await kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', SECRET, ...data], true);
+}
+
+function storyContext(lab: Lab, term: Terminal, kubectl: (args: string[]) => Promise<void>): StoryContext {
+  return { lab, say: (l) => term.say(l), kubectl };
+}
+
+interface Outcome {
+  ok: boolean;
+  reason: string;
+}
+
+/** Redraws and lets the scenario react on every watch event, until the story is over, the controller dies or the deadline passes. */
+async function followRollout(o: {
+  scenario: Scenario;
+  watch: RolloutWatch;
+  story: StoryContext;
+  term: Terminal;
+  controller: { exited: Promise<number | null>; tail(lines?: number): string };
+  timeoutMs: number;
+  setWake(wake: () => void): void;
+}): Promise<Outcome> {
+  const appliedBy = Date.now() + 90_000;
+  return new Promise<Outcome>((resolve) => {
+    let reacting = false;
+    let done = false;
+    const finish = (outcome: Outcome): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      clearTimeout(applied);
+      resolve(outcome);
+    };
+    const deadline = setTimeout(() => finish({ ok: false, reason: `not finished after ${o.timeoutMs / 60_000} minutes; last state: ${JSON.stringify(o.watch.plan())}` }), o.timeoutMs);
+    // Honest about a build without the GitOps loop: the demo never applies the plan itself.
+    const applied = setTimeout(() => {
+      if (!o.watch.plan()) finish({ ok: false, reason: `the controller did not apply ${o.scenario.plan} from Git within 90 s of the push: is the GitOps loop (kangal-patch run --git-url) in this build? controller log:\n${o.controller.tail(15)}` });
+    }, appliedBy - Date.now());
+    void o.controller.exited.then((code) => finish({ ok: false, reason: `kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}` }));
+    const step = async (): Promise<void> => {
+      const plan = o.watch.plan();
+      const jobs = o.watch.jobs();
+      o.term.show(plan, jobs);
+      if (!plan || done || reacting) return;
+      reacting = true;
+      try {
+        await o.scenario.react?.(o.story, plan, jobs);
+      } catch (err) {
+        o.story.say(`the user's step failed: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        reacting = false;
+      }
+      const now = o.watch.plan();
+      if (now && o.scenario.finished(now)) {
+        o.term.show(now, o.watch.jobs());
+        finish(outcomeOf(now));
+      }
+    };
+    o.setWake(() => void step());
+    void step();
+  });
+}
+
+function outcomeOf(p: PlanSnapshot): Outcome {
+  if (p.phase === 'Completed' && (p.failedNodes ?? 0) === 0) return { ok: true, reason: 'completed' };
+  return { ok: false, reason: `plan ${p.phase ?? '?'}${p.reason ? ` (${p.reason})` : ''}: ${p.message ?? ''}; ${p.failedNodes ?? 0} node(s) failed` };
+}
+
+async function nodeVersions(kc: KubeConfig): Promise<Map<string, NodeVersions>> {
+  const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+  return new Map(nodes.items.map((n) => [n.metadata?.name ?? '', {
+    talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
+    kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
+  }]));
+}
+
+/** The report PR's URL: the controller opened it when the rollout started. */
+async function reportPr(lab: Lab, plan: string): Promise<string> {
+  const url = await waitFor(() => findReportPr(lab.forge, CLUSTER, plan), { timeoutMs: 60_000, intervalMs: 1_000, description: 'the report PR' }).catch(() => undefined);
+  return url ?? `none found (no pull request from kangal-patch/${CLUSTER}/report/${plan}-… within 60 s; see the controller log)`;
+}
+
+function printKeep(lab: Lab, cloneUrl: string, tokenFile: string, logPath: string): void {
+  console.log('');
+  console.log('--keep: everything stays up until Ctrl-C');
+  console.log(`KUBECONFIG=${lab.cluster.kubeconfigPath}`);
+  console.log(`  KUBECONFIG=${lab.cluster.kubeconfigPath} ${lab.cluster.kubectl} get patchplan,patchjob`);
+  console.log(`plans repository: ${cloneUrl}`);
+  console.log(`  the token is in ${tokenFile} (never in the URL); clone with it in a header:`);
+  console.log(`  git -c http.extraHeader="Authorization: Basic $(printf 'x-access-token:%s' "$(cat ${tokenFile})" | base64 -w0)" clone ${cloneUrl}`);
+  console.log(`controller log: ${logPath}`);
+  for (const [k, v] of Object.entries(lab.env)) if (!['KUBECONFIG', 'GIT_URL', 'GIT_TOKEN_FILE'].includes(k)) console.log(`${k}=${v}`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const e = err as { code?: string; exitCode?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) process.exit(e.exitCode ?? 2);
+    console.error(`demo: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

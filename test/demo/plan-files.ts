@@ -1,0 +1,65 @@
+// The plan files the demo pushes: the README's examples, edited only where the lab differs from
+// a real cluster (versions, the Talos endpoint, delays), comments kept so the file stays readable.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseDocument, Scalar, type Document } from 'yaml';
+
+const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
+
+export const TALOS_TARGET = 'v1.13.2';
+export const KUBERNETES_TARGET = 'v1.36.3';
+
+export interface LabPlace {
+  talosEndpoint: string;
+  /** delayBetweenNodes for the lab (the examples' minutes would make the demo wait for nothing). */
+  delay: string;
+}
+
+const HEADER = "# Pushed by `npm run demo`: adapted from examples/ to the lab (versions, the lab's Talos endpoint, delays).\n";
+const text = (doc: Document): string => HEADER + doc.toString();
+
+function example(file: string): Document {
+  return parseDocument(readFileSync(`${examples}${file}`, 'utf8'));
+}
+
+function forLab(doc: Document, name: string, place: LabPlace): Document {
+  doc.setIn(['metadata', 'name'], name);
+  doc.setIn(['spec', 'delayBetweenNodes'], place.delay);
+  doc.setIn(['spec', 'talosConfig', 'endpoints'], doc.createNode([place.talosEndpoint], { flow: false }));
+  return doc;
+}
+
+/** examples/custom-groups.yaml: Talos and Kubernetes together, the lab's versions. */
+export function customGroups(place: LabPlace, name = 'custom-groups', opts: { kubernetes?: boolean } = {}): string {
+  const doc = forLab(example('custom-groups.yaml'), name, place);
+  doc.setIn(['spec', 'target', 'talosVersion'], TALOS_TARGET);
+  if (opts.kubernetes === false) doc.deleteIn(['spec', 'target', 'kubernetesVersion']);
+  else doc.setIn(['spec', 'target', 'kubernetesVersion'], KUBERNETES_TARGET);
+  return text(doc);
+}
+
+/** examples/maintenance-window.yaml with one window opening at `opensAt` (UTC, whole minutes) for 30 minutes. */
+export function maintenanceWindow(place: LabPlace, opensAt: Date): string {
+  const doc = forLab(example('maintenance-window.yaml'), 'maintenance-window', place);
+  doc.setIn(['spec', 'target', 'talosVersion'], TALOS_TARGET);
+  doc.setIn(['spec', 'nodeSelector'], doc.createNode({ matchLabels: { environment: 'production' } }));
+  doc.setIn(['spec', 'groups', 'workers', 'concurrency'], 3);
+  const hhmm = (d: Date): Scalar => Object.assign(new Scalar(d.toISOString().slice(11, 16)), { type: Scalar.QUOTE_DOUBLE });
+  const window = doc.createNode({ startTime: hhmm(opensAt), endTime: hhmm(new Date(opensAt.getTime() + 30 * 60_000)) });
+  window.commentBefore = ' the demo opens a window in a minute or so: no days, so every day';
+  doc.setIn(['spec', 'maintenance', 'windows'], doc.createNode([window]));
+  doc.deleteIn(['spec', 'maintenance', 'excludeDates']);
+  return text(doc);
+}
+
+/** A Kubernetes-only plan (the Talos version stays): control plane first, then kube-proxy, then the workers. */
+export function kubernetesUpgrade(place: LabPlace): string {
+  const doc = forLab(example('custom-groups.yaml'), 'kubernetes-upgrade', place);
+  doc.deleteIn(['spec', 'target', 'talosVersion']);
+  doc.deleteIn(['spec', 'target', 'source']);
+  doc.deleteIn(['spec', 'target', 'installer']);
+  doc.setIn(['spec', 'target', 'kubernetesVersion'], KUBERNETES_TARGET);
+  doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 3 } }));
+  doc.setIn(['spec', 'strategy', 'order'], doc.createNode(['controlPlane', 'workers'], { flow: true }));
+  return text(doc);
+}

@@ -1,0 +1,102 @@
+// The stories `npm run demo -- --scenario <name>` tells. Each pushes one plan file and may act on
+// the rollout as a user would (kubectl against the lab, a fault in the Talos simulator).
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Lab } from '../lab/lab.js';
+import { customGroups, kubernetesUpgrade, maintenanceWindow, TALOS_TARGET, type LabPlace } from './plan-files.js';
+import type { JobSnapshot, PlanSnapshot } from './watch.js';
+
+export interface StoryContext {
+  lab: Lab;
+  say(line: string): void;
+  /** Runs the lab's kubectl as the user would type it (the command is printed). */
+  kubectl(args: string[]): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  story: string;
+  /** The fleet's Talos version, when not the demo's default. */
+  fleetTalosVersion?: string;
+  /** The PatchPlan the pushed file creates. */
+  plan: string;
+  file(place: LabPlace, nowMs: number): { path: string; content: string };
+  /** Before the push: faults to inject. */
+  arrange?(ctx: StoryContext): void;
+  /** On every change of the rollout: the user's reaction, if any. */
+  react?(ctx: StoryContext, plan: PlanSnapshot, jobs: readonly JobSnapshot[]): Promise<void>;
+  /** The story is over (the demo then reports success only for Completed with no failed node). */
+  finished(plan: PlanSnapshot): boolean;
+}
+
+const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
+const terminal = (p: PlanSnapshot): boolean => TERMINAL.has(p.phase ?? '');
+
+const customGroupsScenario: Scenario = {
+  name: 'custom-groups',
+  story: 'examples/custom-groups.yaml: Talos and Kubernetes on 11 of 12 nodes, control plane → database → gpu → workers, per-group concurrency, PDBs respected',
+  plan: 'custom-groups',
+  file: (place) => ({ path: 'plans/custom-groups.yaml', content: customGroups(place) }),
+  finished: terminal,
+};
+
+function failurePause(): Scenario {
+  const broken = 'worker-3';
+  let step: 'waitForPause' | 'resumed' | 'retrying' = 'waitForPause';
+  return {
+    name: 'failure-pause',
+    story: `the custom-groups plan (Talos only); ${broken}'s installer fails, the Pause policy pauses the plan, the user fixes the node, resumes the plan and retries ${broken}`,
+    plan: 'failure-pause',
+    file: (place) => ({ path: 'plans/failure-pause.yaml', content: customGroups(place, 'failure-pause', { kubernetes: false }) }),
+    arrange: (ctx) => {
+      ctx.lab.talos.faults.set(broken, { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image' } });
+      ctx.say(`fault: ${broken}'s Talos API will refuse the upgrade ("error validating installer image")`);
+    },
+    react: async (ctx, plan) => {
+      if (step === 'waitForPause' && plan.phase === 'Paused' && plan.policyPaused) {
+        step = 'resumed';
+        ctx.say(`the Pause policy paused the plan: ${plan.message ?? plan.reason ?? ''}`);
+        ctx.lab.talos.faults.clear(broken);
+        ctx.say(`the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`);
+        await ctx.kubectl(['patch', 'patchplan', 'failure-pause', '--type', 'merge', '-p', '{"spec":{"paused":false}}']);
+      } else if (step === 'resumed' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) > 0) {
+        step = 'retrying';
+        ctx.say(`the rest is done; the user retries ${broken} by deleting its failed PatchJob:`);
+        await ctx.kubectl(['delete', 'patchjob', `failure-pause-${broken}`]);
+      }
+    },
+    finished: (plan) => (step === 'retrying' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) === 0) || plan.phase === 'Failed' || plan.phase === 'Cancelled',
+  };
+}
+
+const maintenanceWindowScenario: Scenario = {
+  name: 'maintenance-window',
+  story: 'examples/maintenance-window.yaml with a window opening in about a minute: the plan waits, naming the opening, then rolls the workers',
+  plan: 'maintenance-window',
+  file: (place, nowMs) => {
+    // Windows are whole minutes: the first minute boundary at least 45 s away.
+    const opens = new Date(Math.ceil((nowMs + 45_000) / 60_000) * 60_000);
+    return { path: 'plans/maintenance-window.yaml', content: maintenanceWindow(place, opens) };
+  },
+  finished: terminal,
+};
+
+const kubernetesScenario: Scenario = {
+  name: 'kubernetes-upgrade',
+  story: 'Kubernetes v1.35.2 → v1.36.3 alone on a Talos v1.13.2 fleet (Talos 1.12 stops at Kubernetes 1.35): control plane (apiserver, controller-manager, scheduler, kubelet), kube-proxy, then the workers; no reboot',
+  fleetTalosVersion: TALOS_TARGET,
+  plan: 'kubernetes-upgrade',
+  file: (place) => ({ path: 'plans/kubernetes-upgrade.yaml', content: kubernetesUpgrade(place) }),
+  finished: terminal,
+};
+
+/** Stories whose feature is not in this build yet, with the reason. */
+export const NOT_AVAILABLE: Record<string, string> = {
+  'auto-update': 'the auto-update feature (a release appears, a proposal PR, the child plan rolls out) is not in this build yet',
+};
+
+export const SCENARIOS: Record<string, () => Scenario> = {
+  'custom-groups': () => customGroupsScenario,
+  'failure-pause': failurePause,
+  'maintenance-window': () => maintenanceWindowScenario,
+  'kubernetes-upgrade': () => kubernetesScenario,
+};

@@ -1,0 +1,119 @@
+// The demo's live picture of one rollout: client-node informers on PatchPlans and the plan's
+// PatchJobs (a lab client, not the product's adapter), calling back on every change.
+import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+
+const GROUP = 'kangalpatch.ozalp.dk';
+const VERSION = 'v1alpha1';
+
+export interface GroupProgress {
+  name: string;
+  total: number;
+  running: number;
+  completed: number;
+  failed: number;
+  pending: number;
+}
+
+export interface PlanSnapshot {
+  name: string;
+  paused: boolean;
+  phase?: string;
+  reason?: string;
+  message?: string;
+  nextScheduleTime?: string;
+  totalNodes?: number;
+  completedNodes?: number;
+  failedNodes?: number;
+  policyPaused: boolean;
+  groups: GroupProgress[];
+}
+
+export interface JobSnapshot {
+  name: string;
+  node: string;
+  group: string;
+  phase?: string;
+  reason?: string;
+  message?: string;
+  startTime?: string;
+  completionTime?: string;
+  phaseStartTime?: string;
+  cordonedTime?: string;
+  uncordonedTime?: string;
+}
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+export interface RolloutWatch {
+  plan(): PlanSnapshot | undefined;
+  jobs(): JobSnapshot[];
+  stop(): void;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+function planSnapshot(o: Obj): PlanSnapshot {
+  const s = o.status ?? {};
+  const groups = Array.isArray(s.groups) ? (s.groups as Record<string, unknown>[]) : [];
+  return {
+    name: o.metadata?.name ?? '',
+    paused: o.spec?.paused === true,
+    phase: str(s.phase),
+    reason: str(s.reason),
+    message: str(s.message),
+    nextScheduleTime: str(s.nextScheduleTime),
+    totalNodes: num(s.totalNodes),
+    completedNodes: num(s.completedNodes),
+    failedNodes: num(s.failedNodes),
+    policyPaused: s.policyPause !== undefined,
+    groups: groups.map((g) => ({ name: String(g.name), total: num(g.total) ?? 0, running: num(g.running) ?? 0, completed: num(g.completed) ?? 0, failed: num(g.failed) ?? 0, pending: num(g.pending) ?? 0 })),
+  };
+}
+
+function jobSnapshot(o: Obj): JobSnapshot {
+  const s = o.status ?? {};
+  return {
+    name: o.metadata?.name ?? '',
+    node: str(o.spec?.nodeName) ?? '?',
+    group: str(o.spec?.group) ?? '?',
+    phase: str(s.phase),
+    reason: str(s.reason),
+    message: str(s.message),
+    startTime: str(s.startTime),
+    completionTime: str(s.completionTime),
+    phaseStartTime: str(s.phaseStartTime),
+    cordonedTime: str(s.cordonedTime),
+    uncordonedTime: str(s.uncordonedTime),
+  };
+}
+
+/** Watches plan `planName` and its PatchJobs; `onChange` runs after every event. Resolves once both lists are synced. */
+export async function watchRollout(kc: KubeConfig, planName: string, onChange: () => void): Promise<RolloutWatch> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const selector = `${GROUP}/patchplan=${planName}`;
+  let stopped = false;
+  const informers: Informer<Obj>[] = [];
+  const plans = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchplans`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchplans' }) as never);
+  const jobs = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchjobs`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', labelSelector: selector }) as never, selector);
+  for (const informer of [plans, jobs]) {
+    for (const event of ['add', 'update', 'delete'] as const) informer.on(event, () => onChange());
+    // client-node 1.4 informers stop on errors (a watch timeout, an apiserver restart): start again.
+    informer.on('error', () => {
+      if (!stopped) setTimeout(() => void informer.start().catch(() => undefined), 500);
+    });
+    informers.push(informer);
+  }
+  await Promise.all(informers.map((i) => i.start()));
+  return {
+    plan: () => {
+      const o = plans.list().find((p) => p.metadata?.name === planName);
+      return o && planSnapshot(o);
+    },
+    jobs: () => jobs.list().map(jobSnapshot).sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })),
+    stop: () => {
+      stopped = true;
+      for (const i of informers) void i.stop();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+// Every shell command in the README either runs here, as written, against a lab control plane of its
+// own (install, Secret, validate, uninstall), or is listed below with the test that covers it or the
+// reason it cannot run as written (placeholders for the reader's own cluster). A new command that is
+// in neither list fails this test, so the README cannot drift from what works.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { startCluster, type LabCluster } from '../lab/cluster/index.js';
+import { repoRoot } from '../support/manifests.js';
+
+/** Commands run in this order; `cwd`: where a reader would run them. */
+const RUN: { command: string; cwd: 'repo' | 'plans-repo' | 'talos-files' }[] = [
+  { command: 'kubectl kustomize kustomize/default', cwd: 'repo' },
+  { command: 'kubectl apply --server-side -k kustomize/default', cwd: 'repo' },
+  { command: 'kubectl -n kangal-patch create secret generic talos-credentials --from-file=ca.crt --from-file=tls.crt --from-file=tls.key', cwd: 'talos-files' },
+  { command: 'npx kangal-patch validate plans/', cwd: 'plans-repo' },
+  { command: 'npx kangal-patch validate --output json plans/', cwd: 'plans-repo' },
+  { command: 'npx kangal-patch validate --namespace ops plans/', cwd: 'plans-repo' },
+  { command: 'kubectl delete patchplan --all --wait', cwd: 'repo' },
+  { command: 'kubectl delete -k kustomize/default', cwd: 'repo' },
+];
+
+/** Commands not run here, each with why and where it is covered. */
+const COVERED_ELSEWHERE: Record<string, string> = {
+  'npm ci && npm run demo': 'test/e2e/demo.test.ts runs the demo entry end to end',
+  'npm test': 'this suite',
+  'export KUBECONFIG=<the printed path>': 'a placeholder for the path `npm run lab -- up` prints (test/integration/lab-lifecycle.test.ts)',
+  'KUBECTL=$(bash test/lab/gobuild/build.sh)/kubectl': 'the lab build (.ci/run and the pretest script run it)',
+  '$KUBECTL get nodes -o wide': 'needs the running lab of the block above (lab-lifecycle)',
+  '$KUBECTL apply -k kustomize/crd && $KUBECTL apply -f examples/simple-upgrade.yaml': 'every e2e fixture applies kustomize/crd; test/unit/schemas/valid-plans.test.ts validates the example',
+  '$KUBECTL get patchplan': 'needs the running lab of the block above',
+  'git -c http.extraHeader="Authorization: Bearer $(cat <GIT_TOKEN_FILE>)" clone <GIT_URL>': 'placeholders printed by `npm run demo -- --keep`; test/e2e/gitops-*.test.ts clone the same way',
+  'npx kangal-patch run --kubeconfig "$KUBECONFIG" --namespace kangal-patch --leader-elect': 'runs until stopped; every test/e2e file starts it with these flags',
+  'npx kangal-patch preview plans/prod.yaml --kubeconfig ~/.kube/prod': "the reader's own plan file and cluster; test/e2e/patchplan-rollout.test.ts runs preview on the lab",
+  'npx kangal-patch preview plans/prod.yaml -o json': "the reader's own plan file; test/e2e/patchplan-rollout.test.ts checks the JSON",
+};
+
+/** Shell commands of the README's ```sh blocks, without trailing comments. */
+function readmeCommands(): string[] {
+  const text = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const commands: string[] = [];
+  for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
+    for (const line of (block[1] ?? '').split('\n')) {
+      const command = line.replace(/\s+#\s.*$/, '').trim();
+      if (command !== '' && !command.startsWith('#')) commands.push(command);
+    }
+  }
+  return commands;
+}
+
+function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], { cwd, env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('README: every shell command works as written', function () {
+  this.timeout(300_000);
+  let cluster: LabCluster;
+  let talosFiles: string;
+
+  before(async function () {
+    cluster = await startCluster();
+    talosFiles = mkdtempSync(join(tmpdir(), 'kangal-readme-'));
+    // Stand-ins for the files of a talosconfig (the command only reads them).
+    for (const f of ['ca.crt', 'tls.crt', 'tls.key']) writeFileSync(join(talosFiles, f), `-----BEGIN PLACEHOLDER-----\n${f}\n-----END PLACEHOLDER-----\n`);
+  });
+  after(async function () {
+    await cluster?.stop();
+    if (talosFiles) rmSync(talosFiles, { recursive: true, force: true });
+  });
+
+  it('lists every README command either here or with the test that covers it', function () {
+    const known = new Set([...RUN.map((r) => r.command), ...Object.keys(COVERED_ELSEWHERE)]);
+    const unknown = readmeCommands().filter((c) => !known.has(c));
+    assert.deepEqual(unknown, [], 'README commands neither run nor covered: add them to RUN or COVERED_ELSEWHERE');
+    const stale = [...known].filter((c) => !readmeCommands().includes(c));
+    assert.deepEqual(stale, [], 'commands listed here that the README no longer has');
+  });
+
+  it('runs install, the Talos Secret, validate and uninstall against a lab control plane', async function () {
+    const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${dirname(cluster.kubectl)}:${process.env.PATH ?? ''}` };
+    const dirs = { repo: repoRoot, 'plans-repo': join(repoRoot, 'examples/plans-repo'), 'talos-files': talosFiles };
+    for (const { command, cwd } of RUN) {
+      const r = await sh(command, dirs[cwd], env);
+      assert.equal(r.code, 0, `${command}\n${r.out}`);
+      if (command === 'kubectl kustomize kustomize/default') assert.match(r.out, /kind: Deployment/);
+      if (command.includes('--output json')) assert.deepEqual(JSON.parse(r.out), []);
+    }
+  });
+});

@@ -1,0 +1,59 @@
+// The demo's screen, log lines and summary table are pure functions of the watched state.
+import assert from 'node:assert/strict';
+import { bar, changedFacts, duration, facts, liveScreen, planLine, summaryTable } from '../../demo/view.js';
+import type { JobSnapshot, PlanSnapshot } from '../../demo/watch.js';
+
+const T0 = Date.parse('2026-12-01T10:00:00Z');
+const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
+
+const plan: PlanSnapshot = {
+  name: 'custom-groups', paused: false, phase: 'InProgress', reason: 'SlotsFull', message: 'group workers: all 3 slot(s) busy',
+  totalNodes: 11, completedNodes: 5, failedNodes: 1, policyPaused: false,
+  groups: [
+    { name: 'controlPlane', total: 3, running: 0, completed: 3, failed: 0, pending: 0 },
+    { name: 'workers', total: 4, running: 2, completed: 1, failed: 1, pending: 0 },
+  ],
+};
+const running: JobSnapshot = { name: 'custom-groups-worker-6', node: 'worker-6', group: 'workers', phase: 'Rebooting', reason: 'WaitingForReboot', startTime: at(0), phaseStartTime: at(20) };
+const failed: JobSnapshot = { name: 'custom-groups-worker-5', node: 'worker-5', group: 'workers', phase: 'Failed', reason: 'UpgradeFailed', message: 'installer exit 1' };
+
+describe('demo view', () => {
+  it('formats durations in seconds, then minutes', () => {
+    assert.equal(duration(4_400), '4s');
+    assert.equal(duration(65_000), '1m05s');
+    assert.equal(duration(NaN), '-');
+  });
+
+  it('draws a bar with completed and failed parts', () => {
+    assert.equal(bar(1, 1, 4, 8), '[##xx....]');
+    assert.equal(bar(0, 0, 0, 4), '[    ]');
+  });
+
+  it('the plan line says the phase, the counts and what it waits for', () => {
+    assert.equal(planLine(plan), 'plan custom-groups: InProgress 5/11 nodes, 1 failed — SlotsFull: group workers: all 3 slot(s) busy');
+    assert.match(planLine(undefined), /waiting for the controller to apply it from Git/);
+  });
+
+  it('the live screen has a line per group and per active node with its elapsed time', () => {
+    const lines = liveScreen(plan, [running, failed], T0 + 30_000);
+    assert.equal(lines.length, 1 + 2 + 2 + 1);
+    assert.match(lines[2] ?? '', /^ {2}workers +\[#####x{5}\.{10}\] 1\/4 {2}running 2 {2}failed 1$/);
+    assert.match(lines[4] ?? '', /worker-6 +workers +Rebooting +10s in phase, 30s in all {2}WaitingForReboot/);
+    assert.equal(lines[5], '    worker-5 failed: UpgradeFailed installer exit 1');
+  });
+
+  it('plain mode prints a node again only when its phase or reason changes', () => {
+    const seen = new Map<string, string>();
+    assert.equal(changedFacts(seen, facts(plan, [running])).length, 4);
+    assert.deepEqual(changedFacts(seen, facts(plan, [{ ...running, message: 'still waiting' }])), []);
+    assert.deepEqual(changedFacts(seen, facts(plan, [{ ...running, phase: 'Completed', reason: 'Upgraded' }])), ['node worker-6 (workers): Completed — Upgraded']);
+  });
+
+  it('the summary has versions before → after, time cordoned and total per node', () => {
+    const job: JobSnapshot = { ...running, phase: 'Completed', cordonedTime: at(2), uncordonedTime: at(12), completionTime: at(75) };
+    const [header, rule, row] = summaryTable([{ node: 'worker-6', group: 'workers', before: { talos: 'v1.12.4', kubernetes: 'v1.35.2' }, after: { talos: 'v1.13.2', kubernetes: 'v1.35.2' }, job }]);
+    assert.match(header ?? '', /^node +group +Talos +Kubernetes +cordoned +total +result$/);
+    assert.match(rule ?? '', /^-+ +-+/);
+    assert.deepEqual(row?.split(/\s{2,}/), ['worker-6', 'workers', 'v1.12.4 → v1.13.2', 'v1.35.2 (unchanged)', '10s', '1m15s', 'Completed']);
+  });
+});
