@@ -11,14 +11,14 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startLab, type Lab } from '../lab/lab.js';
 import { DEMO_TALOS_VERSION, DEMO_WORKLOADS, demoNodes, publishInstallers } from '../lab/demo-fleet.js';
 import { loadKubeConfig } from '../lab/kube.js';
-import { makeLabDir } from '../lab/process.js';
+import { makeLabDir, type ManagedProcess } from '../lab/process.js';
 import { DEMO_TIMINGS, TEST_TIMINGS } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import { ensureLabBinaries } from './lab-build.js';
 import { TALOS_TARGET } from './plan-files.js';
-import { createPlansRepo, findReportPr } from './plans-repo.js';
+import { createPlansRepo, findReportPr, type PlansRepo } from './plans-repo.js';
 import { buildProduct, repoRoot, startProduct } from './product.js';
-import { NOT_AVAILABLE, SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
+import { SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
 import { openTerminal, type Terminal } from './terminal.js';
 import { summaryTable, type NodeVersions } from './view.js';
 import { watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
@@ -40,18 +40,13 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command('demo')
     .description('run a real rollout on the lab: controller, Git push, live view, summary')
     .option('--keep', 'leave the lab and the controller running at the end (Ctrl-C stops them)', false)
-    .addOption(new Option('--scenario <name>', 'the story to run').choices([...Object.keys(SCENARIOS), ...Object.keys(NOT_AVAILABLE)]).default('custom-groups'))
+    .addOption(new Option('--scenario <name>', 'the story to run').choices(Object.keys(SCENARIOS)).default('custom-groups'))
     .addOption(new Option('--timings <kind>', 'Talos simulator timings: demo (seconds per reboot) or test (sub-second, for CI)').choices(['demo', 'test']).default('demo'))
     .exitOverride();
   program.parse(argv, { from: 'user' });
   const opts = program.opts<DemoOptions>();
   const started = Date.now();
   const term = openTerminal(process.stdout, started, Date.now);
-  const unavailable = NOT_AVAILABLE[opts.scenario];
-  if (unavailable) {
-    term.say(`scenario ${opts.scenario}: not available: ${unavailable}`);
-    return 2;
-  }
   const makeScenario = SCENARIOS[opts.scenario];
   if (!makeScenario) throw new DemoFailure(`unknown scenario ${opts.scenario}`);
   const scenario = makeScenario();
@@ -104,6 +99,8 @@ async function main(argv: string[]): Promise<number> {
       // Loopback and any free port: the machine may run other labs.
       '--health-probe-bind-address', '127.0.0.1:0',
       '--metrics-bind-address', '127.0.0.1:0',
+      // Auto-update templates read the Talos releases from the lab forge's siderolabs/talos.
+      ...(scenario.releasesFeed ? ['--releases-api-url', lab.forge.apiUrl, '--releases-token-file', plans.tokenFile] : []),
     ];
     const controller = startProduct(appDir, args, { logPath, podName: 'kangal-patch-demo' });
     stops.push(() => controller.stop(10_000));
@@ -111,19 +108,20 @@ async function main(argv: string[]): Promise<number> {
     term.say(`controller log: ${logPath}`);
 
     const before = await nodeVersions(kc);
-    const story = storyContext(lab, term, kubectl);
-    let wake: () => void = () => undefined;
-    const changed = (): void => wake();
-    watch = await watchRollout(kc, scenario.plan, changed);
+    const story = storyContext({ lab, term, kubectl, kc, plans, controller });
 
-    scenario.arrange?.(story);
+    await scenario.arrange?.(story);
     const file = scenario.file({ talosEndpoint: lab.talos.endpoint, delay: opts.timings === 'demo' ? '5s' : '0s' }, Date.now());
     await plans.clone.write(file.path, file.content);
-    term.say(`$ git add ${file.path} && git commit -m "Roll out ${scenario.plan}" && git push`);
-    const sha = await plans.clone.commitAndPush(`Roll out ${scenario.plan}`);
+    const message = scenario.pushMessage ?? `Roll out ${scenario.plan}`;
+    term.say(`$ git add ${file.path} && git commit -m "${message}" && git push`);
+    const sha = await plans.clone.commitAndPush(message);
     term.say(`pushed ${sha.slice(0, 12)}; the controller polls every 5 s`);
 
-    const outcome = await followRollout({ scenario, watch, story, term, controller, timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000, setWake: (w) => (wake = w) });
+    const followed = scenario.prelude ? await scenario.prelude(story) : scenario.plan;
+    let wake: () => void = () => undefined;
+    watch = await watchRollout(kc, followed, () => wake());
+    const outcome = await followRollout({ scenario, plan: followed, watch, story, term, controller, timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000, setWake: (w) => (wake = w) });
     term.close();
     const after = await nodeVersions(kc);
     const jobs = watch.jobs();
@@ -131,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
     for (const line of summaryTable(jobs.map((j) => ({ node: j.node, group: j.group, before: before.get(j.node), after: after.get(j.node), job: j })))) console.log(line);
     const untouched = [...before.keys()].filter((n) => !jobs.some((j) => j.node === n));
     if (untouched.length) console.log(`not selected by the plan (untouched): ${untouched.join(', ')}`);
-    console.log(`report PR: ${await reportPr(lab, scenario.plan)}`);
+    console.log(`report PR: ${await reportPr(lab, followed)}`);
     const wallSeconds = Math.round((Date.now() - started) / 1000);
 
     if (opts.keep) {
@@ -163,8 +161,48 @@ async function installOperatorPrerequisites(lab: Lab, kubectl: (args: string[], 
   await kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', SECRET, ...data], true);
 }
 
-function storyContext(lab: Lab, term: Terminal, kubectl: (args: string[]) => Promise<void>): StoryContext {
-  return { lab, say: (l) => term.say(l), kubectl };
+function storyContext(o: { lab: Lab; term: Terminal; kubectl: (args: string[]) => Promise<void>; kc: KubeConfig; plans: PlansRepo; controller: ManagedProcess }): StoryContext {
+  return {
+    lab: o.lab, cluster: CLUSTER, plans: o.plans, say: (l) => o.term.say(l), kubectl: o.kubectl,
+    showPlan: (name, until, opts) => showPlanUntil({ ...o, name, until, ...opts }),
+  };
+}
+
+/** Shows plan `name` live until `until` gives a value; fails after the timeout or when the controller exits. */
+function showPlanUntil<T>(o: {
+  kc: KubeConfig;
+  term: Terminal;
+  controller: ManagedProcess;
+  name: string;
+  until: (plan: PlanSnapshot) => T | undefined;
+  timeoutMs: number;
+  description: string;
+}): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let watch: RolloutWatch | undefined;
+    let done = false;
+    const end = (settle: () => void): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      watch?.stop();
+      settle();
+    };
+    const deadline = setTimeout(() => end(() => reject(new DemoFailure(`${o.description}: not within ${o.timeoutMs / 1000} s; last state: ${JSON.stringify(watch?.plan())}; controller log:\n${o.controller.tail(15)}`))), o.timeoutMs);
+    void o.controller.exited.then((code) => end(() => reject(new DemoFailure(`kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}`))));
+    const check = (): void => {
+      if (!watch || done) return;
+      const plan = watch.plan();
+      o.term.show(plan, watch.jobs());
+      const value = plan && o.until(plan);
+      if (value !== undefined) end(() => resolve(value));
+    };
+    watchRollout(o.kc, o.name, check).then((w) => {
+      if (done) return w.stop();
+      watch = w;
+      check();
+    }, (err: unknown) => end(() => reject(err instanceof Error ? err : new Error(String(err)))));
+  });
 }
 
 interface Outcome {
@@ -175,6 +213,8 @@ interface Outcome {
 /** Redraws and lets the scenario react on every watch event, until the story is over, the controller dies or the deadline passes. */
 async function followRollout(o: {
   scenario: Scenario;
+  /** The plan whose rollout is followed: the pushed one, or the one the story led to. */
+  plan: string;
   watch: RolloutWatch;
   story: StoryContext;
   term: Terminal;
@@ -196,7 +236,7 @@ async function followRollout(o: {
     const deadline = setTimeout(() => finish({ ok: false, reason: `not finished after ${o.timeoutMs / 60_000} minutes; last state: ${JSON.stringify(o.watch.plan())}` }), o.timeoutMs);
     // Honest about a build without the GitOps loop: the demo never applies the plan itself.
     const applied = setTimeout(() => {
-      if (!o.watch.plan()) finish({ ok: false, reason: `the controller did not apply ${o.scenario.plan} from Git within 90 s of the push: is the GitOps loop (kangal-patch run --git-url) in this build? controller log:\n${o.controller.tail(15)}` });
+      if (!o.watch.plan()) finish({ ok: false, reason: `the controller did not apply ${o.plan} from Git within 90 s: is the GitOps loop (kangal-patch run --git-url) in this build? controller log:\n${o.controller.tail(15)}` });
     }, appliedBy - Date.now());
     void o.controller.exited.then((code) => finish({ ok: false, reason: `kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}` }));
     const step = async (): Promise<void> => {

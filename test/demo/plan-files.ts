@@ -63,3 +63,18 @@ export function kubernetesUpgrade(place: LabPlace): string {
   doc.setIn(['spec', 'strategy', 'order'], doc.createNode(['controlPlane', 'workers'], { flow: true }));
   return text(doc);
 }
+
+/**
+ * examples/auto-update.yaml for the lab: the production nodes (worker-9, staging, stays out), a
+ * release is taken as soon as it is out, checked every minute; no Secure Boot (the lab's nodes boot without).
+ */
+export function autoUpdateTemplate(place: LabPlace, name: string): string {
+  const doc = forLab(example('auto-update.yaml'), name, place);
+  const commented = (value: string, comment: string): Scalar => Object.assign(new Scalar(value), { comment: ` ${comment}` });
+  doc.setIn(['spec', 'target', 'autoUpdate', 'checkInterval'], commented('1m', 'the minimum: the demo waits at most a minute for the next check'));
+  doc.setIn(['spec', 'target', 'autoUpdate', 'minReleaseAge'], commented('0s', 'the demo takes a release at once (the example lets it age three days)'));
+  doc.deleteIn(['spec', 'target', 'secureBoot']);
+  doc.setIn(['spec', 'nodeSelector'], doc.createNode({ matchLabels: { environment: 'production' } }));
+  doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 3 } }));
+  return text(doc);
+}

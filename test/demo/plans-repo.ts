@@ -29,14 +29,52 @@ export async function createPlansRepo(forge: Forge, dir: string): Promise<PlansR
   return { cloneUrl, tokenFile, clone };
 }
 
+interface Pull {
+  number: number;
+  title: string;
+  html_url: string;
+  state: string;
+  labels?: { name: string }[];
+  head?: { ref?: string };
+}
+
+/** A call to the lab forge's GitHub-compatible API, as the user's token. */
+async function forgeApi<T>(forge: Forge, path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(`${forge.apiUrl}/repos/${PLANS_OWNER}/${PLANS_NAME}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+const pulls = (forge: Forge): Promise<Pull[]> => forgeApi<Pull[]>(forge, '/pulls?state=all&per_page=100');
+
 /** The report pull request of `plan` (branch kangal-patch/<cluster>/report/<plan>), if the controller opened one. */
 export async function findReportPr(forge: Forge, cluster: string, plan: string): Promise<string | undefined> {
   // One branch per rollout: kangal-patch/<cluster>/report/<plan>-<rollout id>.
   const prefix = `kangal-patch/${cluster}/report/${plan}-`;
-  const res = await fetch(`${forge.apiUrl}/repos/${PLANS_OWNER}/${PLANS_NAME}/pulls?state=all`, {
-    headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' },
-  });
-  if (!res.ok) throw new Error(`listing pull requests: HTTP ${res.status}`);
-  const pulls = (await res.json()) as { html_url?: string; head?: { ref?: string } }[];
-  return pulls.find((p) => p.head?.ref?.startsWith(prefix) === true)?.html_url;
+  return (await pulls(forge)).find((p) => p.head?.ref?.startsWith(prefix) === true)?.html_url;
+}
+
+export interface ProposalPr {
+  number: number;
+  url: string;
+  title: string;
+  state: string;
+  labels: string[];
+}
+
+/** The auto-update proposal of `template` for `version` (branch kangal-patch/<cluster>/auto-update/<template>-<version>), if opened. */
+export async function findProposalPr(forge: Forge, cluster: string, template: string, version: string): Promise<ProposalPr | undefined> {
+  const branch = `kangal-patch/${cluster}/auto-update/${template}-${version}`;
+  const p = (await pulls(forge)).find((x) => x.head?.ref === branch);
+  return p && { number: p.number, url: p.html_url, title: p.title, state: p.state, labels: (p.labels ?? []).map((l) => l.name) };
+}
+
+/** What the Merge button does: `PUT /repos/{owner}/{repo}/pulls/{number}/merge`. */
+export async function mergePr(forge: Forge, number: number): Promise<string> {
+  const merged = await forgeApi<{ sha: string }>(forge, `/pulls/${number}/merge`, { method: 'PUT', body: { merge_method: 'merge' } });
+  return merged.sha;
 }

@@ -1,15 +1,22 @@
 // The stories `npm run demo -- --scenario <name>` tells. Each pushes one plan file and may act on
-// the rollout as a user would (kubectl against the lab, a fault in the Talos simulator).
+// the rollout as a user would (kubectl against the lab, a fault in the Talos simulator, a merge).
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Lab } from '../lab/lab.js';
+import { autoUpdateScenario } from './auto-update-story.js';
 import { customGroups, kubernetesUpgrade, maintenanceWindow, TALOS_TARGET, type LabPlace } from './plan-files.js';
+import type { PlansRepo } from './plans-repo.js';
 import type { JobSnapshot, PlanSnapshot } from './watch.js';
 
 export interface StoryContext {
   lab: Lab;
+  /** --cluster-name of the demo's controller. */
+  cluster: string;
+  plans: PlansRepo;
   say(line: string): void;
   /** Runs the lab's kubectl as the user would type it (the command is printed). */
   kubectl(args: string[]): Promise<void>;
+  /** Shows plan `name` live until `until` returns a value (rejects after `timeoutMs`, or when the controller exits). */
+  showPlan<T>(name: string, until: (plan: PlanSnapshot) => T | undefined, o: { timeoutMs: number; description: string }): Promise<T>;
 }
 
 export interface Scenario {
@@ -20,8 +27,14 @@ export interface Scenario {
   /** The PatchPlan the pushed file creates. */
   plan: string;
   file(place: LabPlace, nowMs: number): { path: string; content: string };
-  /** Before the push: faults to inject. */
-  arrange?(ctx: StoryContext): void;
+  /** The commit message of the push (default: Roll out <plan>). */
+  pushMessage?: string;
+  /** The lab forge serves a siderolabs/talos releases feed: the controller gets --releases-api-url pointing at it. */
+  releasesFeed?: boolean;
+  /** Before the push: faults to inject, a releases feed to set up. */
+  arrange?(ctx: StoryContext): Promise<void> | void;
+  /** After the push, before the rollout: the story that leads to the plan whose rollout the demo follows (default: the pushed one). */
+  prelude?(ctx: StoryContext): Promise<string>;
   /** On every change of the rollout: the user's reaction, if any. */
   react?(ctx: StoryContext, plan: PlanSnapshot, jobs: readonly JobSnapshot[]): Promise<void>;
   /** The story is over (the demo then reports success only for Completed with no failed node). */
@@ -89,14 +102,10 @@ const kubernetesScenario: Scenario = {
   finished: terminal,
 };
 
-/** Stories whose feature is not in this build yet, with the reason. */
-export const NOT_AVAILABLE: Record<string, string> = {
-  'auto-update': 'the auto-update feature (a release appears, a proposal PR, the child plan rolls out) is not in this build yet',
-};
-
 export const SCENARIOS: Record<string, () => Scenario> = {
   'custom-groups': () => customGroupsScenario,
   'failure-pause': failurePause,
   'maintenance-window': () => maintenanceWindowScenario,
   'kubernetes-upgrade': () => kubernetesScenario,
+  'auto-update': autoUpdateScenario,
 };

@@ -22,6 +22,21 @@ export function planLine(p: PlanSnapshot | undefined): string {
   return `plan ${p.name}: ${p.phase ?? 'Pending'}${p.paused ? ' (paused)' : ''}${counts}${why}${next}`;
 }
 
+/** A template's last release check: the versions it saw, its proposal, when it looks again. */
+export function autoUpdateLine(p: PlanSnapshot): string | undefined {
+  const a = p.autoUpdate;
+  if (!a) return undefined;
+  if (!a.lastCheckTime) return '  auto-update: no release check yet';
+  const parts = [
+    `  auto-update: nodes on ${a.currentVersion ?? '?'}, newest release ${a.latestVersion ?? '?'}`,
+    ...(a.pendingVersion ? [`${a.pendingVersion} too young`] : []),
+    ...(a.lastProposedVersion ? [`proposed ${a.lastProposedVersion}${a.lastProposalURL ? ` (${a.lastProposalURL})` : ''}`] : []),
+    ...(a.blockedBy ? [`waiting for ${a.blockedBy}`] : []),
+    ...(a.lastError ? [`last error ${a.lastError}`] : []),
+  ];
+  return `${parts.join('; ')}; checked ${a.lastCheckTime}${a.nextCheckTime ? `, next ${a.nextCheckTime}` : ''}`;
+}
+
 export function bar(done: number, failed: number, total: number, width = 20): string {
   if (total <= 0) return `[${' '.repeat(width)}]`;
   const d = Math.round((done / total) * width);
@@ -43,8 +58,10 @@ export function liveScreen(p: PlanSnapshot | undefined, jobs: readonly JobSnapsh
   const width = Math.max(12, ...(p?.groups ?? []).map((g) => g.name.length));
   const active = jobs.filter((j) => !FINISHED.has(j.phase ?? ''));
   const failed = jobs.filter((j) => j.phase === 'Failed');
+  const autoUpdate = p && autoUpdateLine(p);
   return [
     planLine(p),
+    ...(autoUpdate ? [autoUpdate] : []),
     ...(p?.groups ?? []).map((g) => groupLine(g, width)),
     ...(active.length ? ['  active nodes:', ...active.map((j) => nodeLine(j, nowMs))] : []),
     ...failed.map((j) => `    ${j.node} failed: ${j.reason ?? ''} ${j.message ?? ''}`.trimEnd()),
@@ -61,6 +78,8 @@ export interface Fact {
 export function facts(p: PlanSnapshot | undefined, jobs: readonly JobSnapshot[]): Map<string, Fact> {
   const plan = planLine(p);
   const out = new Map<string, Fact>([['plan', { signature: p ? `${p.phase}|${p.reason}|${p.paused}|${p.completedNodes}|${p.failedNodes}` : '', text: plan }]]);
+  const autoUpdate = p && autoUpdateLine(p);
+  if (autoUpdate) out.set('auto-update', { signature: autoUpdate, text: autoUpdate.trimStart() });
   for (const g of p?.groups ?? []) {
     const text = `group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed`;
     out.set(`group ${g.name}`, { signature: text, text });

@@ -26,6 +26,20 @@ export interface PlanSnapshot {
   failedNodes?: number;
   policyPaused: boolean;
   groups: GroupProgress[];
+  /** An auto-update template's status.autoUpdate (what its last release check found). */
+  autoUpdate?: AutoUpdateSnapshot;
+}
+
+export interface AutoUpdateSnapshot {
+  lastCheckTime?: string;
+  nextCheckTime?: string;
+  currentVersion?: string;
+  latestVersion?: string;
+  pendingVersion?: string;
+  lastProposedVersion?: string;
+  lastProposalURL?: string;
+  blockedBy?: string;
+  lastError?: string;
 }
 
 export interface JobSnapshot {
@@ -53,9 +67,28 @@ export interface RolloutWatch {
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
+function autoUpdateSnapshot(v: unknown): AutoUpdateSnapshot | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const a = v as Record<string, unknown>;
+  const named = (x: unknown): string | undefined => (typeof x === 'object' && x !== null ? str((x as Record<string, unknown>).name) : undefined);
+  const error = a.lastError as Record<string, unknown> | undefined;
+  return {
+    lastCheckTime: str(a.lastCheckTime),
+    nextCheckTime: str(a.nextCheckTime),
+    currentVersion: str(a.currentVersion),
+    latestVersion: str(a.latestVersion),
+    pendingVersion: str(a.pendingVersion),
+    lastProposedVersion: str(a.lastProposedVersion),
+    lastProposalURL: str(a.lastProposalURL),
+    blockedBy: named(a.blockedBy),
+    lastError: error && [str(error.reason), str(error.message)].filter(Boolean).join(': '),
+  };
+}
+
 function planSnapshot(o: Obj): PlanSnapshot {
   const s = o.status ?? {};
   const groups = Array.isArray(s.groups) ? (s.groups as Record<string, unknown>[]) : [];
+  const autoUpdate = autoUpdateSnapshot(s.autoUpdate);
   return {
     name: o.metadata?.name ?? '',
     paused: o.spec?.paused === true,
@@ -68,6 +101,7 @@ function planSnapshot(o: Obj): PlanSnapshot {
     failedNodes: num(s.failedNodes),
     policyPaused: s.policyPause !== undefined,
     groups: groups.map((g) => ({ name: String(g.name), total: num(g.total) ?? 0, running: num(g.running) ?? 0, completed: num(g.completed) ?? 0, failed: num(g.failed) ?? 0, pending: num(g.pending) ?? 0 })),
+    ...(autoUpdate ? { autoUpdate } : {}),
   };
 }
 

@@ -75,9 +75,31 @@ describe('npm run demo (non-TTY, test timings)', function () {
     assert.equal(summaryRow(run.stdout, 'worker-3')?.[2], 'v1.12.4 → v1.13.2');
   });
 
-  it('a story whose feature is not in this build says so and exits non-zero', async function () {
+  it('auto-update: a release appears, the controller opens a proposal PR, the demo merges it, the child plan rolls out, exit 0', async function () {
     const run = await runDemo(['--scenario', 'auto-update']);
-    assert.equal(run.code, 2);
-    assert.match(run.stdout, /scenario auto-update: not available: /);
+    const context = `exit ${String(run.code)}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-2000)}`;
+    assert.equal(run.code, 0, context);
+    assert.match(run.stdout, /\$ git add plans\/production\.yaml && git commit .* && git push/, 'the template pushed with git');
+    assert.match(run.stdout, /plan production: Watching/, 'the template watches, patching nothing');
+    assert.match(run.stdout, /upstream releases Talos v1\.12\.5/);
+    const proposal = /^\[[\s\dms]+\] proposal PR: (\S+) "([^"]+)"/m.exec(run.stdout);
+    assert.ok(proposal, `a proposal PR line\n${context}`);
+    assert.match(proposal[1] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/);
+    assert.equal(proposal[2], 'KangalPatch [demo]: Talos v1.12.5 for production');
+    assert.match(run.stdout, /PUT \/repos\/acme\/plans\/pulls\/\d+\/merge/, 'merged through the forge API');
+    assert.match(run.stdout, /the merge added plans\/production-v1-12-5\.yaml: PatchPlan production-v1-12-5 \(label kangalpatch\.ozalp\.dk\/auto-update-template: production\)/);
+    assert.match(run.stdout, /plan production-v1-12-5: Completed 11\/11 nodes/);
+    for (const node of ROLLED) {
+      const row = summaryRow(run.stdout, node);
+      assert.ok(row, `a summary row for ${node}\n${context}`);
+      assert.equal(row[2], 'v1.12.4 → v1.12.5', `${node} Talos`);
+      assert.equal(row[3], 'v1.35.2 (unchanged)', `${node} Kubernetes`);
+      assert.equal(row[6], 'Completed', `${node} result`);
+    }
+    assert.equal(summaryRow(run.stdout, 'worker-9'), undefined, 'the staging node is not selected by the template');
+    const report = /^report PR: (.*)$/m.exec(run.stdout)?.[1];
+    assert.match(report ?? '', /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/, 'the child plan\'s report PR');
+    assert.notEqual(report, proposal[1]);
+    assert.doesNotMatch(run.stdout + run.stderr, /ghs_[0-9a-f]{8,}/, 'no token printed');
   });
 });

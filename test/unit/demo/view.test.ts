@@ -1,6 +1,6 @@
 // The demo's screen, log lines and summary table are pure functions of the watched state.
 import assert from 'node:assert/strict';
-import { bar, changedFacts, duration, facts, liveScreen, planLine, summaryTable } from '../../demo/view.js';
+import { autoUpdateLine, bar, changedFacts, duration, facts, liveScreen, planLine, summaryTable } from '../../demo/view.js';
 import type { JobSnapshot, PlanSnapshot } from '../../demo/watch.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
@@ -47,6 +47,21 @@ describe('demo view', () => {
     assert.equal(changedFacts(seen, facts(plan, [running])).length, 4);
     assert.deepEqual(changedFacts(seen, facts(plan, [{ ...running, message: 'still waiting' }])), []);
     assert.deepEqual(changedFacts(seen, facts(plan, [{ ...running, phase: 'Completed', reason: 'Upgraded' }])), ['node worker-6 (workers): Completed — Upgraded']);
+  });
+
+  it('a template shows its last release check, and its proposal once made, on screen and in plain mode', () => {
+    const template: PlanSnapshot = {
+      name: 'production', paused: false, phase: 'Watching', policyPaused: false, groups: [],
+      autoUpdate: { lastCheckTime: at(0), nextCheckTime: at(60), currentVersion: 'v1.12.4', latestVersion: 'v1.13.2' },
+    };
+    assert.equal(autoUpdateLine(template), `  auto-update: nodes on v1.12.4, newest release v1.13.2; checked ${at(0)}, next ${at(60)}`);
+    assert.equal(liveScreen(template, [], T0)[1], autoUpdateLine(template));
+    assert.equal(autoUpdateLine(plan), undefined, 'a plain plan has no auto-update line');
+    assert.equal(autoUpdateLine({ ...template, autoUpdate: {} }), '  auto-update: no release check yet');
+    const seen = new Map<string, string>();
+    changedFacts(seen, facts(template, []));
+    const proposed = { ...template, autoUpdate: { ...template.autoUpdate, lastCheckTime: at(60), nextCheckTime: at(120), lastProposedVersion: 'v1.12.5', lastProposalURL: 'http://forge/acme/plans/pull/1' } };
+    assert.deepEqual(changedFacts(seen, facts(proposed, [])), [`auto-update: nodes on v1.12.4, newest release v1.13.2; proposed v1.12.5 (http://forge/acme/plans/pull/1); checked ${at(60)}, next ${at(120)}`]);
   });
 
   it('the summary has versions before → after, time cordoned and total per node', () => {
