@@ -35,7 +35,22 @@ export interface StartClusterOptions {
 
 export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller'];
 
+/**
+ * Starts the cluster; a port picked free can be taken by another process before etcd or the
+ * apiserver binds it (several labs on one machine), so a start that fails that way is retried.
+ */
 export async function startCluster(opts: StartClusterOptions = {}): Promise<LabCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
+      if (opts.verbose) process.stderr.write(`[lab] a port was taken before it was bound; starting again (attempt ${attempt + 1})\n`);
+    }
+  }
+}
+
+async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> {
   const timeoutMs = opts.readyTimeoutMs ?? 60_000;
   const binDir = labBinDir();
   const lab = makeLabDir('kangal-lab-cluster');
@@ -117,16 +132,16 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<LabC
 async function waitReady(proc: ManagedProcess, url: string, caPem: string | undefined, timeoutMs: number): Promise<void> {
   let exitCode: number | null | undefined;
   void proc.exited.then((code) => (exitCode = code));
-  try {
-    await waitFor(
-      async () => {
-        if (exitCode !== undefined) throw new Error(`${proc.name} exited with code ${exitCode}`);
-        const res = await httpGet(url, caPem);
-        return res.status === 200 ? true : undefined;
-      },
-      { timeoutMs, intervalMs: 100, description: `${proc.name} at ${url}` },
-    );
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- ${proc.logPath} (last lines) ---\n${proc.tail()}`, { cause: err });
-  }
+  // A process that exited is not going to become ready: the wait ends at once, with its log.
+  const outcome = await waitFor(
+    async () => {
+      if (exitCode !== undefined) return { exited: exitCode };
+      const res = await httpGet(url, caPem).catch(() => undefined);
+      return res?.status === 200 ? { ready: true } : undefined;
+    },
+    { timeoutMs, intervalMs: 100, description: `${proc.name} at ${url}` },
+  ).catch((err: unknown) => ({ error: err as Error }));
+  if ('ready' in outcome) return;
+  const why = 'exited' in outcome ? `${proc.name} exited with code ${String(outcome.exited)}` : outcome.error.message;
+  throw new Error(`${why}\n--- ${proc.logPath} (last lines) ---\n${proc.tail()}`);
 }
