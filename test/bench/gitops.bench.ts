@@ -1,7 +1,7 @@
 // `npm run bench -- gitops`: the GitOps loop's costs. (1) An unchanged poll: time and git HTTP
 // requests per poll against the lab forge. (2) A 1,000-file plans repository: shallow fetch + tree
 // read, and load + validate. (3) Push → PatchPlan applied through `kangal-patch run` (2 s poll).
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,7 +87,7 @@ async function webhookToApplied(): Promise<void> {
   const lab = await startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: 'v1.12.4' }, plansRepo: true });
   const dir = mkdtempSync(join(tmpdir(), 'kangal-bench-webhook-'));
   try {
-    const secret = 'bench-webhook-secret';
+    const secret = randomBytes(16).toString('hex');
     writeFileSync(join(dir, 'secret'), secret);
     const controller = lab.startController({ args: lab.gitArgs({ pollInterval: '10m', extra: ['--webhook-bind-address', '127.0.0.1:0', '--webhook-secret-file', join(dir, 'secret')] }) });
     const listening = await waitFor(() => controller.logs().find((l) => l.msg === 'webhook listening'), { timeoutMs: 60_000, description: 'the webhook' });

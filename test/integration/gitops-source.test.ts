@@ -2,6 +2,7 @@
 // fetch only when asked, plan files read from the commit's tree with symlinks, submodules, odd
 // names and oversized repositories refused with messages, and auth failures naming the token file.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,9 @@ import { rootContext, type OpContext } from '../../controller/runtime/context.js
 import { isOutcomeError } from '../../controller/runtime/outcome.js';
 import { startForge, type Forge } from '../lab/forge/index.js';
 import { cloneWorkingCopy, type WorkingCopy } from '../lab/forge/working-copy.js';
+
+/** A made-up token the forge does not know, different on every run. */
+const WRONG_TOKEN = randomBytes(18).toString('hex');
 
 describe('GitOps source (lab forge)', function () {
   let forge: Forge;
@@ -134,14 +138,14 @@ describe('GitOps source (lab forge)', function () {
   it('maps a wrong token to Stalled GitAuthFailed naming the token file, a missing branch or folder to Stalled, a closed port to Transient', async function () {
     const { url } = await repo({ 'plans/a.yaml': 'a: 1\n' });
     const wrong = join(work, 'wrong-token');
-    await writeFile(wrong, 'ghs_wrong\n');
+    await writeFile(wrong, `${WRONG_TOKEN}\n`);
     const bad = createGitSource({ url, branch: 'main', path: 'plans', tokenFile: wrong, cacheDir: join(work, 'bad-cache') });
     await assert.rejects(bad.head(ctx()), (err: unknown) => {
       assert.ok(isOutcomeError(err));
       assert.equal(err.kind, 'Stalled');
       assert.equal(err.reason, 'GitAuthFailed');
       assert.match(err.message, new RegExp(`HTTP 401: check the token in ${wrong} \\(--git-token-file\\)`));
-      assert.ok(!err.message.includes('ghs_wrong'));
+      assert.ok(!err.message.includes(WRONG_TOKEN));
       return true;
     });
     const noBranch = createGitSource({ url, branch: 'nope', path: 'plans', tokenFile, cacheDir: join(work, 'nb-cache') });

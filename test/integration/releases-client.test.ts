@@ -2,12 +2,16 @@
 // unchanged feed, rate limits, auth failures and an unreachable API. Every request and response is
 // checked against GitHub's OpenAPI description by the forge.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createReleasesClient, checkReleasesBaseUrl } from '../../controller/forge/releases.js';
 import { OutcomeError } from '../../controller/runtime/outcome.js';
 import { rootContext } from '../../controller/runtime/context.js';
 import { systemClock } from '../../controller/runtime/clock.js';
 import { startForge, type Forge } from '../lab/forge/index.js';
+
+/** A made-up token the forge does not know, different on every run. */
+const WRONG_TOKEN = randomBytes(18).toString('hex');
 
 const ctx = () => rootContext(systemClock, new AbortController().signal, 30_000);
 const rejection = async (p: Promise<unknown>): Promise<OutcomeError> => {
@@ -89,10 +93,10 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
   });
 
   it('a rejected token is Stalled without the token in the message; anonymous gets a hint', async function () {
-    const bad = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: 'ghs_not-the-token' }).list(ctx()));
+    const bad = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: WRONG_TOKEN }).list(ctx()));
     assert.equal(bad.kind, 'Stalled');
     assert.equal(bad.reason, 'Unauthorized');
-    assert.ok(!bad.message.includes('ghs_not-the-token'));
+    assert.ok(!bad.message.includes(WRONG_TOKEN));
     assert.match(bad.message, /the token is invalid or expired/);
     const anonymous = await rejection(createReleasesClient({ baseUrl: forge.apiUrl }).list(ctx()));
     assert.equal(anonymous.reason, 'Unauthorized');

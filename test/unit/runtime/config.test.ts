@@ -1,7 +1,11 @@
 // `kangal-patch run` settings: defaults, flags over KANGAL_PATCH_ environment over defaults, and one
 // message per bad value naming the flag and its variable.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { envName, resolveRunConfig } from '../../../controller/config.js';
+
+/** A made-up token, different on every run, that must never be echoed back. */
+const URL_TOKEN = randomBytes(12).toString('hex');
 
 describe('run config', function () {
   it('has the documented defaults', function () {
@@ -79,7 +83,7 @@ describe('run config', function () {
 
     const rejected: [string, Record<string, string>, RegExp][] = [
       ['plain HTTP to a remote host', { gitUrl: 'http://git.example.com/plans.git', clusterName: 'a' }, /^--git-url \(KANGAL_PATCH_GIT_URL\): plain HTTP is allowed only for loopback/],
-      ['a token in the URL', { gitUrl: 'https://x-access-token:ghp_secret@github.com/o/p.git', clusterName: 'a' }, /^--git-url .*must not contain credentials: put the token in a file and pass --git-token-file$/],
+      ['a token in the URL', { gitUrl: `https://x-access-token:${URL_TOKEN}@github.com/o/p.git`, clusterName: 'a' }, /^--git-url .*must not contain credentials: put the token in a file and pass --git-token-file$/],
       ['ssh URLs', { gitUrl: 'ssh://git@github.com/o/p.git', clusterName: 'a' }, /^--git-url .*must be an https:\/\/ URL/],
       ['a missing cluster name', { gitUrl: 'https://github.com/o/p.git' }, /^--cluster-name \(KANGAL_PATCH_CLUSTER_NAME\): is required with --git-url$/],
       ['a cluster name that is not a DNS label', { gitUrl: 'https://github.com/o/p.git', clusterName: 'Prod_EU' }, /^--cluster-name .*must be a DNS label/],
@@ -89,7 +93,7 @@ describe('run config', function () {
       ['a webhook without a secret', { webhookBindAddress: ':9292' }, /^--webhook-secret-file .*is required with --webhook-bind-address$/],
       ['a zero poll interval', { pollInterval: '0s' }, /^--poll-interval .*not a positive duration/],
       ['plain HTTP releases API to a remote host', { releasesApiUrl: 'http://api.example.com' }, /^--releases-api-url \(KANGAL_PATCH_RELEASES_API_URL\): .*must be https:\/\//],
-      ['a token in the releases API URL', { releasesApiUrl: 'https://x:ghp_secret@api.github.com' }, /^--releases-api-url .*credentials do not belong in the URL/],
+      ['a token in the releases API URL', { releasesApiUrl: `https://x:${URL_TOKEN}@api.github.com` }, /^--releases-api-url .*credentials do not belong in the URL/],
     ];
     for (const [what, flags, message] of rejected) {
       it(`rejects ${what} with a message naming the flag`, function () {
@@ -97,7 +101,7 @@ describe('run config', function () {
         assert.ok('errors' in res, `accepted ${JSON.stringify(flags)}`);
         assert.equal(res.errors.length, 1, res.errors.join('\n'));
         assert.match(res.errors[0] ?? '', message);
-        assert.ok(!(res.errors[0] ?? '').includes('ghp_secret'), 'the token is not echoed');
+        assert.ok(!(res.errors[0] ?? '').includes(URL_TOKEN), 'the token is not echoed');
       });
     }
   });
