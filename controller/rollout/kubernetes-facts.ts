@@ -1,5 +1,6 @@
 // What the Kubernetes upgrade observes in the caches, for the job and the plan passes alike: the
 // control-plane static pods of a node and every kube-apiserver with its version (O(control plane)).
+import { KubernetesComponent } from '../../schemas/patchjob.js';
 import type { StaticPodFacts } from '../core/job/types.js';
 import { imageVersion } from '../core/kubernetes/images.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
@@ -17,5 +18,5 @@ export function apiServerFacts(informers: Pick<KubeInformers, 'pods' | 'nodes'>)
   return informers.nodes
     .list()
     .filter((n) => n.controlPlane)
-    .flatMap((n) => staticPodsOn(informers, n.name).filter((p) => p.component === 'kube-apiserver' && !p.deleting).map((p) => ({ node: n.name, version: imageVersion(p.image) })));
+    .flatMap((n) => staticPodsOn(informers, n.name).filter((p) => p.component === KubernetesComponent.APIServer && !p.deleting).map((p) => ({ node: n.name, version: imageVersion(p.image) })));
 }

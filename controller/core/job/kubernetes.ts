@@ -9,7 +9,7 @@
 // its concurrency slot back (so the rest of the control plane can move) and waits for a new one.
 import semver from 'semver';
 import { KubernetesComponent, type PatchJobStatus } from '../../../schemas/patchjob.js';
-import { targetImage } from '../kubernetes/images.js';
+import { STATIC_POD_COMPONENTS, targetImage } from '../kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../kubernetes/machine-config.js';
 import { describeApiServers, olderApiServers } from '../kubernetes/skew.js';
 import { JobReason } from './reasons.js';
@@ -18,10 +18,9 @@ import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
 import { enterValidating, staticPodsAtVersion } from './validating.js';
 
 type Component = KubernetesComponent;
-const STATIC_PODS: readonly Component[] = [KubernetesComponent.APIServer, KubernetesComponent.ControllerManager, KubernetesComponent.Scheduler];
 
 export function componentsFor(controlPlane: boolean): readonly Component[] {
-  return controlPlane ? [...STATIC_PODS, KubernetesComponent.Kubelet] : [KubernetesComponent.Kubelet];
+  return controlPlane ? [...STATIC_POD_COMPONENTS, KubernetesComponent.Kubelet] : [KubernetesComponent.Kubelet];
 }
 
 /** From Pending (Kubernetes only) or after the Talos phases: refuse a downgrade, skip what is done, else start. */

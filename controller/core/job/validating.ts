@@ -1,17 +1,15 @@
 // ValidatingKubernetes: the node is done when its Node reports the target kubeletVersion and Ready
 // and, on a control-plane node, its three static pods run the target and are Ready — all before
 // the deadline set when the Kubernetes phases began.
-import { imageVersion } from '../kubernetes/images.js';
+import { imageVersion, STATIC_POD_COMPONENTS } from '../kubernetes/images.js';
 import { JobReason } from './reasons.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
 
-const STATIC_POD_NAMES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
-
 /** Static pods not (yet) running `version` and Ready, by component name. */
 export function staticPodsAtVersion(pods: readonly StaticPodFacts[], version: string): string[] {
-  return STATIC_POD_NAMES.filter((c) => !pods.some((p) => p.component === c && !p.deleting && p.ready && imageVersion(p.image) === version));
+  return STATIC_POD_COMPONENTS.filter((c) => !pods.some((p) => p.component === c && !p.deleting && p.ready && imageVersion(p.image) === version));
 }
 
 export function enterValidating(o: JobObservation, status: PatchJobStatus): JobStep {

@@ -2,9 +2,12 @@
 // registry and repository the config already uses are kept (a cluster that mirrors registry.k8s.io
 // keeps its mirror), the tag becomes the target version, and the kubelet keeps its variant suffix.
 import semver from 'semver';
-import type { KubernetesComponent } from '../../../schemas/patchjob.js';
+import { KubernetesComponent } from '../../../schemas/patchjob.js';
 
 export type ImageComponent = KubernetesComponent | 'kube-proxy';
+
+/** The control-plane static pods, in the order a control-plane node moves them. */
+export const STATIC_POD_COMPONENTS: readonly KubernetesComponent[] = [KubernetesComponent.APIServer, KubernetesComponent.ControllerManager, KubernetesComponent.Scheduler];
 
 /** Repositories Talos uses when the machine config names no image. */
 export const DEFAULT_REPOSITORY: Record<ImageComponent, string> = {

@@ -1,6 +1,8 @@
 // Which PatchJob keys a watch event wakes: the job itself; the jobs of a node whose Node changed;
 // the draining job of a node whose pods changed (or its Kubernetes job, for a static pod); the holder of a slot Lease that changed.
 import type { KubeInformers } from '../../kube/port.js';
+import { KubernetesComponent } from '../../../schemas/patchjob.js';
+import { JobReason } from '../../core/job/reasons.js';
 import { STATIC_POD_LABEL } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 
@@ -29,9 +31,9 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
       if (phase === 'Draining' || (pod?.mirror === true && KUBERNETES_PHASES.has(phase ?? ''))) queue.add(job);
     }
     // A kube-apiserver that moved may release kubelets waiting for the control plane.
-    if (pod?.mirror === true && pod.labels[STATIC_POD_LABEL] === 'kube-apiserver') {
+    if (pod?.mirror === true && pod.labels[STATIC_POD_LABEL] === KubernetesComponent.APIServer) {
       for (const job of informers.patchJobs.list()) {
-        if (job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === 'WaitingForControlPlane') queue.add(job.name);
+        if (job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === JobReason.WaitingForControlPlane) queue.add(job.name);
       }
     }
   });
