@@ -114,7 +114,13 @@ export const runConfigSchema = z
     forge: z.enum(['github', 'gitea', 'none']),
     forgeApiUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     clusterName: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a DNS label (lowercase letters, digits, "-", at most 63)' }).optional(),
-    gitAuthor: z.string().regex(/^[^<>]+ <[^<>@\s]+@[^<>\s]+>$/, { error: 'must look like "Name <email>"' }),
+    gitAuthor: z
+      .string()
+      .regex(/^[^<>]+ <[^<>@\s]+@[^<>\s]+>$/, { error: 'must look like "Name <email>"' })
+      .transform((text) => {
+        const m = /^(.+) <([^<>]+)>$/.exec(text);
+        return { name: m?.[1] ?? text, email: m?.[2] ?? '' };
+      }),
     webhookBindAddress: bind,
     webhookSecretFile: z.string().min(1).optional(),
     releasesApiUrl: z.string().transform((text, ctx) => {

@@ -15,7 +15,7 @@ import { logFn } from '../telemetry/logger.js';
 import { startReporter, type Reporter } from './report/index.js';
 import { readTokenFile } from './source/token.js';
 import type { GitConfig } from './wiring.js';
-import { BranchWriter, type GitAuthor } from './write/index.js';
+import { BranchWriter } from './write/index.js';
 
 export interface WriteBack {
   forge: ForgePort;
@@ -30,11 +30,6 @@ export function repoOf(gitUrl: string): { origin: string; owner: string; repo: s
   const parts = url.pathname.replace(/\.git$/, '').split('/').filter((p) => p !== '');
   const [owner, repo] = parts.slice(-2);
   return owner && repo ? { origin: url.origin, owner, repo } : undefined;
-}
-
-export function authorOf(text: string): GitAuthor {
-  const m = /^(.+) <([^<>]+)>$/.exec(text);
-  return { name: m?.[1] ?? text, email: m?.[2] ?? '' };
 }
 
 /** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
@@ -64,7 +59,7 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
     return undefined;
   }
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
-  const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource: `${tokenFlag} ${tokenFile}`, author: authorOf(cfg.gitAuthor) });
+  const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource: `${tokenFlag} ${tokenFile}`, author: cfg.gitAuthor });
   const blobUrlBase = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
   const reporter = startReporter(
     { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },

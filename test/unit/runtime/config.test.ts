@@ -58,7 +58,7 @@ describe('run config', function () {
       assert.equal(cfg.pollInterval, 60_000);
       assert.equal(cfg.forge, 'github');
       assert.equal(cfg.webhookBindAddress, undefined, 'webhook off by default');
-      assert.equal(cfg.gitAuthor, 'kangal-patch <kangal-patch@users.noreply.local>');
+      assert.deepEqual(cfg.gitAuthor, { name: 'kangal-patch', email: 'kangal-patch@users.noreply.local' });
       assert.equal(cfg.releasesApiUrl, 'https://api.github.com', 'auto-update reads GitHub releases by default');
       assert.equal(cfg.releasesTokenFile, undefined, 'anonymous by default');
     });
