@@ -36,6 +36,12 @@ export async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext,
       c.events.createNamespacedEvent({ namespace, body }, o),
     );
   } catch (err) {
+    // Shutdown or leader loss cancelled the pass after its status write: the Event is dropped on
+    // purpose, which is not a failure to warn about.
+    if (ctx.signal.aborted) {
+      sink.log('info', 'Event not written: the pass was cancelled', { reason: event.reason, regarding: event.regarding.name });
+      return;
+    }
     sink.log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message });
   }
 }

@@ -83,17 +83,25 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     });
     for (const n of ['cp-1', 'worker-1', 'worker-2']) assert.equal(lab.observer.node(n)?.osImage, `Talos (${TARGET})`, n);
 
-    // Events were written (the default-namespace Role), as the controller's own identity.
-    const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default' });
+    // Events were written (the default-namespace Role), as the controller's own identity. The
+    // plan's Completed Event follows its status write, so wait for it before stopping the controller.
+    const eventsApi = lab.kc.makeApiClient(EventsV1Api);
+    const events = await waitFor(
+      async () => {
+        const list = await eventsApi.listNamespacedEvent({ namespace: 'default' });
+        return list.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchPlan' && e.reason === 'Completed') ? list : undefined;
+      },
+      { timeoutMs: 30_000, description: "the PatchPlan's Completed Event" },
+    );
     assert.ok(events.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchJob'), 'Events about PatchJobs');
-    assert.ok(events.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchPlan'), 'Events about the PatchPlan');
 
     // SIGTERM releases the leader Lease (update) and exits 0.
     assert.equal(await controller.stop(), 0);
     const log = readFileSync(controller.process.logPath, 'utf8');
     const denied = log.split('\n').filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l));
     assert.deepEqual(denied, [], 'no request of the controller was refused');
-    assert.ok(!controller.logs().some((l) => l['msg'] === 'cannot write Event'), 'every Event written');
+    const unwritten = controller.logs().filter((l) => l['msg'] === 'cannot write Event');
+    assert.deepEqual(unwritten, [], 'every Event written');
     assert.ok(controller.logs().some((l) => String(l['msg']).startsWith('leading')), 'it led');
   });
 });

@@ -331,6 +331,23 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(logged.filter((l) => l.level === 'warn' && l.message === 'cannot write Event').length, 1);
     });
 
+    it('an Event cancelled by shutdown is dropped with an info line, not a warning', async function () {
+      const n = await node('ka-event-cancelled');
+      const controller = new AbortController();
+      controller.abort();
+      logged.length = 0;
+      await kube.port.emitEvent(testCtx(controller.signal), {
+        regarding: { apiVersion: 'v1', kind: 'Node', name: n.name, uid: n.uid },
+        type: 'Normal',
+        reason: 'Cordoned',
+        action: 'Cordon',
+        note: 'cordoned',
+      });
+      assert.deepEqual(logged.map((l) => [l.level, l.message]), [['info', 'Event not written: the pass was cancelled']]);
+      const list = await f.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${n.name}` });
+      assert.equal(list.items.length, 0);
+    });
+
     it('readyz answers true', async function () {
       assert.equal(await kube.readyz(testCtx()), true);
     });
