@@ -1,10 +1,10 @@
 // `npm run build` (tsc -p tsconfig.build.json) gives a runnable dist/: laid out as the container
 // image lays it out (/app/{package.json,bin,dist,node_modules}), the entry runs the compiled CLI
-// without tsx. Built into a temporary directory: a dist/ left in the worktree would make
-// bin/kangal-patch.js (and so every e2e test) run stale compiled code instead of the sources.
+// without tsx. Built into a temporary directory, so the worktree keeps no dist/ around; and in a
+// checkout bin/kangal-patch.js runs the sources even when an old dist/ is there.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeLabDir, type LabDir } from '../lab/process.js';
@@ -44,5 +44,35 @@ describe('build: dist/ runs as the image runs it', function () {
 
   it('has no TypeScript sources to fall back on, so the runs above used dist/', function () {
     assert.ok(!existsSync(join(app.path, 'controller')));
+  });
+});
+
+describe('bin/kangal-patch.js: sources in a checkout, dist/ where only dist/ ships', function () {
+  this.timeout(60_000);
+  let app: LabDir;
+
+  before(function () {
+    app = makeLabDir('kangal-bin');
+    mkdirSync(join(app.path, 'bin'));
+    mkdirSync(join(app.path, 'controller'));
+    mkdirSync(join(app.path, 'dist/controller'), { recursive: true });
+    copyFileSync(join(repoRoot, 'bin/kangal-patch.js'), join(app.path, 'bin/kangal-patch.js'));
+    writeFileSync(join(app.path, 'package.json'), JSON.stringify({ type: 'module' }));
+    symlinkSync(join(repoRoot, 'node_modules'), join(app.path, 'node_modules'));
+    // Two CLIs that say which one ran; the TypeScript one uses a type annotation tsx must strip.
+    writeFileSync(join(app.path, 'controller/cli.ts'), "export async function main(args: string[]): Promise<number> { console.log('source', args.join(' ')); return 0; }\n");
+    writeFileSync(join(app.path, 'dist/controller/cli.js'), "export async function main(args) { console.log('dist', args.join(' ')); return 0; }\n");
+  });
+  after(() => app?.remove());
+
+  it('runs the TypeScript sources when they are next to it, whatever dist/ holds', async function () {
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], { cwd: app.path });
+    assert.equal(stdout.trim(), 'source validate x');
+  });
+
+  it('runs dist/ when there are no sources (the image, the package)', async function () {
+    rmSync(join(app.path, 'controller'), { recursive: true });
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], { cwd: app.path });
+    assert.equal(stdout.trim(), 'dist validate x');
   });
 });
