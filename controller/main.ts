@@ -7,7 +7,7 @@ import type { RunConfig } from './config.js';
 import { createKube } from './kube/index.js';
 import { hasGit, runGitops } from './gitops/wiring.js';
 import { startWriteBack } from './gitops/reporting.js';
-import { startAutoUpdateProposals } from './gitops/auto-update/wiring.js';
+import { startAutoUpdateProposals, sweepAfterFirstSync } from './gitops/auto-update/wiring.js';
 import type { GitopsLoop } from './gitops/loop.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector } from './rollout/job/talos-access.js';
@@ -125,8 +125,12 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const autoUpdate = hasGit(cfg) && writeBack
     ? startAutoUpdateProposals(cfg, { kube: kube.port, informers, writeBack, preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log }, work.signal)
     : undefined;
+  const loopStarted = (loop: GitopsLoop): void => {
+    gitopsLoop = loop;
+    if (autoUpdate) sweepAfterFirstSync(loop, autoUpdate);
+  };
   const gitops = hasGit(cfg)
-    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal, (loop) => (gitopsLoop = loop)).catch((err: unknown) => {
+    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal, loopStarted).catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
       })
     : Promise.resolve();

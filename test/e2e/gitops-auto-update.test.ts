@@ -298,6 +298,8 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     await waitFor(async () => (await pulls('patch-tpl')).every((p) => p.state === 'closed') || undefined, { timeoutMs: 90_000, description: 'the proposal closed' });
     const comments = await api<{ body: string }[]>(`/repos/acme/plans/issues/${open.number}/comments`);
     assert.ok(comments.some((c) => c.body.includes('deleted')), JSON.stringify(comments));
+    const closed = (await pulls('patch-tpl')).find((p) => p.number === open.number);
+    assert.ok(closed?.title.endsWith(' (template deleted)'), `marked as closed by KangalPatch, no skip: ${String(closed?.title)}`);
     const token = lab.forge!.token;
     assert.ok(!controller.logs().some((l) => JSON.stringify(l).includes(token)), 'no token in the log');
     assert.deepEqual(lab.forge!.violations, []);
@@ -318,6 +320,29 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     const pr = await waitFor(async () => (await pulls('minor-tpl')).find((p) => p.state === 'open' && p.head.ref.endsWith('-v1.13.7')), { timeoutMs: 90_000, description: 'v1.13.7 proposed once old enough' });
     const open = (await pulls('minor-tpl')).filter((p) => p.state === 'open');
     assert.deepEqual(open.map((p) => p.number), [pr.number], 'it replaced the open proposal');
+    assert.deepEqual(lab.forge!.violations, []);
+  });
+
+  it('a template deleted while no controller ran: the next start closes its open proposal after the first sync', async function () {
+    const open = (await pulls('minor-tpl')).filter((p) => p.state === 'open');
+    assert.equal(open.length, 1, 'the proposal of the last test is open');
+    await controller.kill();
+    await lab.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    await lab.plans!.remove('plans/minor-tpl.yaml');
+    await lab.plans!.commitAndPush('remove the minor-tpl template');
+    // Gone from the cluster too, past its finalizer, as a human forcing it would.
+    await custom.patchClusterCustomObject({ group: GROUP, version: 'v1alpha1', plural: 'patchplans', name: 'minor-tpl', body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.deleteClusterCustomObject({ group: GROUP, version: 'v1alpha1', plural: 'patchplans', name: 'minor-tpl' });
+    await waitFor(async () => (await lab.plan('minor-tpl')) === undefined || undefined, { timeoutMs: 30_000, description: 'minor-tpl gone from the cluster' });
+
+    controller = start();
+    await waitFor(async () => (await pulls('minor-tpl')).every((p) => p.state === 'closed') || undefined, { timeoutMs: 90_000, description: 'the orphaned proposal closed' });
+    const closed = (await pulls('minor-tpl')).find((p) => p.number === open[0]!.number);
+    assert.ok(closed?.title.endsWith(' (template deleted)'), String(closed?.title));
+    assert.equal(closed?.merged_at, null);
+    const comments = await api<{ body: string }[]>(`/repos/acme/plans/issues/${open[0]!.number}/comments`);
+    assert.ok(comments.some((c) => c.body.includes('`minor-tpl` was deleted')), JSON.stringify(comments));
+    assert.ok(controller.logs().some((l) => l.plan === 'minor-tpl' && String(l.msg).includes('neither the cluster nor Git has')), 'the sweep says why');
     assert.deepEqual(lab.forge!.violations, []);
   });
 });

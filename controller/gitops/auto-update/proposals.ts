@@ -4,8 +4,11 @@
 import semver from 'semver';
 import type { PullRequestView } from '../../forge/port.js';
 
+/** Head-branch prefix of every proposal on `cluster`: `kangal-patch/<cluster>/auto-update/`. */
+export const clusterProposalPrefix = (cluster: string): string => `kangal-patch/${cluster}/auto-update/`;
+
 /** Head-branch prefix of every proposal of `template`: `kangal-patch/<cluster>/auto-update/<template>-`. */
-export const proposalBranchPrefix = (cluster: string, template: string): string => `kangal-patch/${cluster}/auto-update/${template}-`;
+export const proposalBranchPrefix = (cluster: string, template: string): string => `${clusterProposalPrefix(cluster)}${template}-`;
 
 export const proposalBranch = (cluster: string, template: string, version: string): string => `${proposalBranchPrefix(cluster, template)}${version}`;
 
@@ -14,10 +17,13 @@ export function proposalTitle(cluster: string, template: string, version: string
 }
 
 /**
- * Appended to the title of a proposal KangalPatch closed because a newer one replaced it: such a
- * PR is not a human "skip" (the title is ours to write; a label would need another forge call).
+ * Appended to the title of a proposal KangalPatch closed itself: because a newer one replaced it,
+ * or because its template is gone. Such a PR is not a human "skip" (the title is ours to write; a
+ * label would need another forge call), so a template added again proposes that version again.
  */
 export const SUPERSEDED_MARK = ' (superseded)';
+export const TEMPLATE_GONE_MARK = ' (template deleted)';
+const CLOSED_BY_US = [SUPERSEDED_MARK, TEMPLATE_GONE_MARK];
 
 export function proposalLabels(cluster: string, version: string): string[] {
   return ['kangal-patch', 'kangal-patch/auto-update', `cluster/${cluster}`, `talos/${version}`];
@@ -44,6 +50,14 @@ export function versionOfBranch(prefix: string, head: string): string | undefine
   return /^v\d+\.\d+\.\d+$/.test(v) && semver.valid(v) !== null ? v : undefined;
 }
 
+/** The template a proposal branch of the cluster belongs to (`<template>-vX.Y.Z`), or undefined. */
+export function templateOfBranch(cluster: string, head: string): string | undefined {
+  const prefix = clusterProposalPrefix(cluster);
+  if (!head.startsWith(prefix)) return undefined;
+  const m = /^(.+)-(v\d+\.\d+\.\d+)$/.exec(head.slice(prefix.length));
+  return m?.[1] !== undefined && m[2] !== undefined && semver.valid(m[2]) !== null ? m[1] : undefined;
+}
+
 export function readProposals(prs: readonly PullRequestView[], prefix: string): ProposalsOnForge {
   const out: ProposalsOnForge = { open: [], skipped: [], merged: [] };
   for (const pr of prs) {
@@ -51,7 +65,7 @@ export function readProposals(prs: readonly PullRequestView[], prefix: string): 
     if (version === undefined) continue;
     if (pr.state === 'open') out.open.push({ version, pr });
     else if (pr.merged) out.merged.push(version);
-    else if (!pr.title.endsWith(SUPERSEDED_MARK)) out.skipped.push(version);
+    else if (!CLOSED_BY_US.some((mark) => pr.title.endsWith(mark))) out.skipped.push(version);
   }
   out.open.sort((a, b) => semver.rcompare(a.version, b.version));
   const uniq = (vs: string[]): string[] => [...new Set(vs)].sort(semver.compare);

@@ -3,7 +3,8 @@
 // the releases, the lowest Talos version on the template's nodes, its child plans and its proposal
 // PRs as the forge has them, let the pure core decide (core/auto-update), perform at most one
 // action (propose, or supersede), and write status.autoUpdate. Deleting a template closes its open
-// proposals with a comment.
+// proposals with a comment; after the GitOps loop's first sync, a sweep closes those of templates
+// deleted while no leader ran (neither the cluster nor Git has them).
 //
 // Event-driven: template and child plan events, node events and exact timers (WorkQueue addAfter)
 // wake a template; a wake whose inputs did not change before the next check time does nothing.
@@ -38,7 +39,9 @@ import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import { loadPlanFile } from '../load/index.js';
 import type { ReportWriter } from '../report/reporter.js';
 import { proposalBody } from './body.js';
-import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, type ProposalPr } from './proposals.js';
+import {
+  clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
+} from './proposals.js';
 
 export interface AutoUpdateConfig {
   /** --cluster-name: in branch names, titles and labels. */
@@ -69,6 +72,11 @@ export interface AutoUpdateDeps {
 }
 
 export interface AutoUpdater {
+  /**
+   * Closes the open proposals of this cluster whose template is neither a template in the cluster
+   * nor a plan in `gitPlans` (the names in the commit the GitOps loop just synced).
+   */
+  sweep(gitPlans: readonly string[]): void;
   stop(): Promise<void>;
   readonly queue: WorkQueue;
 }
@@ -88,6 +96,8 @@ interface CheckOutcome {
 }
 
 const PREFLIGHT_MS = 60_000;
+/** The sweep's queue key: no plan can have this name. */
+const SWEEP_KEY = '<sweep>';
 const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpdate?.enabled === true;
 
 export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): AutoUpdater {
@@ -95,6 +105,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   const memory = new Map<string, TemplateMemory>();
   /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
   const gone = new Set<string>();
+  let sweepKeep: ReadonlySet<string> = new Set();
   const queue = new WorkQueue({
     name: 'auto-update',
     // One at a time: the releases feed is read once per check and its ETag answers the others.
@@ -131,10 +142,11 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
   }
 
-  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, superseded: boolean): Promise<void> {
+  /** `mark` goes on the title: KangalPatch closed it, so it is no human skip. */
+  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK): Promise<void> {
     if (comment !== undefined) await forge.comment(ctx, pr.number, comment);
-    await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(superseded && !pr.title.endsWith(SUPERSEDED_MARK) ? { title: `${pr.title}${SUPERSEDED_MARK}` } : {}) });
-    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, superseded });
+    await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(pr.title.endsWith(mark) ? {} : { title: `${pr.title}${mark}` }) });
+    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, mark: mark.trim() });
   }
 
   /** The template is gone (its file left Git) or no longer a template: its open proposals are closed. */
@@ -142,8 +154,21 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const prefix = proposalBranchPrefix(config.cluster, key);
     const open = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix).open;
     for (const o of open) {
-      await closeProposal(ctx, o.pr, `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`, false);
+      await closeProposal(ctx, o.pr, `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`, TEMPLATE_GONE_MARK);
     }
+  }
+
+  /** Queues every template that has an open proposal but is neither in the cluster nor in Git: closeAll runs for it. */
+  async function sweep(ctx: OpContext): Promise<undefined> {
+    const live = new Set([...templates().map((t) => t.name), ...sweepKeep]);
+    for (const pr of await forge.pullRequestsWithPrefix(ctx, clusterProposalPrefix(config.cluster))) {
+      const template = pr.state === 'open' ? templateOfBranch(config.cluster, pr.head) : undefined;
+      if (template === undefined || live.has(template)) continue;
+      log('info', `auto-update: #${pr.number} proposes for template ${template}, which neither the cluster nor Git has: closing it`, { plan: template, pr: pr.number });
+      gone.add(template);
+      queue.add(template);
+    }
+    return undefined;
   }
 
   async function previewOf(ctx: OpContext, doc: PatchPlanDocument, file: string): Promise<PreviewReport> {
@@ -210,7 +235,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
 
   /** More than one open proposal only when someone reopened an old one: the newest stays open. */
   async function closeStale(ctx: OpContext, open: ProposalPr, stale: readonly ProposalPr[]): Promise<void> {
-    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`, true);
+    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`, SUPERSEDED_MARK);
   }
 
   /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
@@ -241,7 +266,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       // Superseding closes the old PR first, so two are never open; a crash before the new one is
       // opened leaves none, and the next check proposes the newest again (superseded is no skip).
       const old = a.type === 'supersede' ? open : undefined;
-      if (old) await closeProposal(ctx, old.pr, undefined, true);
+      if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
       const pr = await propose(ctx, template, current, a.proposal, old);
       proposal = { version: a.proposal.version, url: pr.url };
       if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
@@ -263,16 +288,20 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return { status: statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs), nextWakeAt: at + waitMs, failures };
   }
 
-  async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
-    const template = informers.patchPlans.get(key);
-    if (!template || template.deleting || !isTemplate(template) || !template.spec) {
-      if (gone.has(key)) {
-        await closeAll(ctx, key);
-        gone.delete(key);
-      }
-      memory.delete(key);
-      return undefined;
+  /** No template (any more) under this name: its open proposals are closed if it went away. */
+  async function forget(ctx: OpContext, key: string): Promise<undefined> {
+    if (gone.has(key)) {
+      await closeAll(ctx, key);
+      gone.delete(key);
     }
+    memory.delete(key);
+    return undefined;
+  }
+
+  async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
+    if (key === SWEEP_KEY) return sweep(ctx);
+    const template = informers.patchPlans.get(key);
+    if (!template || template.deleting || !isTemplate(template) || !template.spec) return forget(ctx, key);
     gone.delete(key);
     const spec = template.spec;
     const nodes = informers.nodes.list();
@@ -301,5 +330,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   void informers.patchPlans.synced.then(() => {
     for (const t of templates()) queue.add(t.name);
   });
-  return { queue, stop: () => queue.drain() };
+  return {
+    queue,
+    sweep: (gitPlans) => {
+      sweepKeep = new Set(gitPlans);
+      queue.add(SWEEP_KEY);
+    },
+    stop: () => queue.drain(),
+  };
 }

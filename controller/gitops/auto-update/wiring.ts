@@ -6,6 +6,7 @@ import type { PreflightDeps } from '../../preflight/run.js';
 import type { Clock } from '../../runtime/clock.js';
 import { logFn, type Logger } from '../../telemetry/logger.js';
 import type { WriteBack } from '../reporting.js';
+import type { GitopsLoop } from '../loop.js';
 import { readTokenFile } from '../source/token.js';
 import type { GitConfig } from '../wiring.js';
 import { startAutoUpdate, type AutoUpdater } from './proposer.js';
@@ -49,4 +50,17 @@ export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, si
   }, signal);
   log.info({ releases: cfg.releasesApiUrl, cluster: cfg.clusterName }, 'auto-update templates propose new Talos releases as pull requests');
   return updater;
+}
+
+/**
+ * Once the GitOps loop has synced its first commit, both the cluster and Git are known: the open
+ * proposals of a template that neither has (deleted while no leader ran) are closed.
+ */
+export function sweepAfterFirstSync(loop: GitopsLoop, updater: AutoUpdater): void {
+  let swept = false;
+  loop.onSynced((report) => {
+    if (swept) return;
+    swept = true;
+    updater.sweep(report.plans.map((p) => p.name));
+  });
 }

@@ -5,7 +5,7 @@ import { patchPlanSpec } from '../../../schemas/patchplan.js';
 import { previewRollout } from '../../../controller/core/preview.js';
 import type { PullRequestView } from '../../../controller/forge/port.js';
 import { proposalBody, type ProposalBodyInput } from '../../../controller/gitops/auto-update/body.js';
-import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, versionOfBranch } from '../../../controller/gitops/auto-update/proposals.js';
+import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, templateOfBranch, TEMPLATE_GONE_MARK, versionOfBranch } from '../../../controller/gitops/auto-update/proposals.js';
 
 const prefix = proposalBranchPrefix('lab', 'prod');
 const pr = (n: number, head: string, state: 'open' | 'closed', merged = false, title = `t${n}`): PullRequestView => ({
@@ -32,12 +32,27 @@ describe('auto-update proposals on the forge', function () {
     });
   }
 
+  const templates: [string, string | undefined][] = [
+    ['kangal-patch/lab/auto-update/prod-v1.13.3', 'prod'],
+    ['kangal-patch/lab/auto-update/prod-eu-v1.13.3', 'prod-eu'],
+    ['kangal-patch/lab/auto-update/prod-v1.14.0-beta.1', undefined],
+    ['kangal-patch/lab/auto-update/v1.13.3', undefined],
+    ['kangal-patch/other/auto-update/prod-v1.13.3', undefined],
+    ['kangal-patch/lab/report/prod-v1.13.3', undefined],
+  ];
+  for (const [head, want] of templates) {
+    it(`reads template ${want ?? 'none'} from ${head}`, function () {
+      assert.equal(templateOfBranch('lab', head), want);
+    });
+  }
+
   const cases: { name: string; prs: PullRequestView[]; open: string[]; skipped: string[]; merged: string[] }[] = [
     { name: 'nothing yet', prs: [], open: [], skipped: [], merged: [] },
     { name: 'an open proposal', prs: [pr(1, `${prefix}v1.13.3`, 'open')], open: ['v1.13.3'], skipped: [], merged: [] },
     { name: 'closed without merge = skipped', prs: [pr(1, `${prefix}v1.13.3`, 'closed')], open: [], skipped: ['v1.13.3'], merged: [] },
     { name: 'merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
     { name: 'closed by KangalPatch as superseded is no skip', prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${SUPERSEDED_MARK}`), pr(2, `${prefix}v1.13.4`, 'open')], open: ['v1.13.4'], skipped: [], merged: [] },
+    { name: 'closed by KangalPatch because its template was deleted is no skip', prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${TEMPLATE_GONE_MARK}`)], open: [], skipped: [], merged: [] },
     { name: 'two open (an old one reopened): highest first', prs: [pr(1, `${prefix}v1.13.3`, 'open'), pr(2, `${prefix}v1.13.10`, 'open')], open: ['v1.13.10', 'v1.13.3'], skipped: [], merged: [] },
     { name: 'a version closed once and merged later is merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
     { name: 'other templates and report branches are ignored', prs: [pr(1, `${prefix}eu-v1.13.3`, 'closed'), pr(2, 'kangal-patch/lab/report/prod-abc', 'open')], open: [], skipped: [], merged: [] },
