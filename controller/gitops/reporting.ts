@@ -1,9 +1,10 @@
 // The write-back side of `kangal-patch run --git-url ...`: the forge (pull requests, commit
 // statuses) and the report writer, made from the flags. The forge comes from --forge: GitHub (or
-// GitHub Enterprise, or the lab forge) over its REST API, or none (branches only).
+// GitHub Enterprise, or the lab forge) or Gitea/Forgejo over their REST APIs, or none (branches only).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GiteaForge } from '../forge/gitea.js';
 import { GitHubForge } from '../forge/github.js';
 import { NoForge } from '../forge/none.js';
 import type { ForgePort } from '../forge/port.js';
@@ -24,12 +25,16 @@ export interface WriteBack {
   reporter: Reporter;
 }
 
-/** owner/repo of a forge clone URL (`https://github.com/acme/plans.git`). */
-export function repoOf(gitUrl: string): { origin: string; owner: string; repo: string } | undefined {
+/**
+ * owner/repo of a forge clone URL (`https://github.com/acme/plans.git`), and the forge's web root:
+ * the URL before them (`https://git.example.com/gitea` for a Gitea served under a sub-path).
+ */
+export function repoOf(gitUrl: string): { origin: string; webRoot: string; owner: string; repo: string } | undefined {
   const url = new URL(gitUrl);
   const parts = url.pathname.replace(/\.git$/, '').split('/').filter((p) => p !== '');
   const [owner, repo] = parts.slice(-2);
-  return owner && repo ? { origin: url.origin, owner, repo } : undefined;
+  const webRoot = `${url.origin}${parts.slice(0, -2).map((p) => `/${p}`).join('')}`;
+  return owner && repo ? { origin: url.origin, webRoot, owner, repo } : undefined;
 }
 
 /** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
@@ -48,19 +53,21 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   }
   const token = async (): Promise<string> => (await readTokenFile(tokenFile, tokenFlag)) ?? '';
   const github = new URL(cfg.gitUrl).hostname === 'github.com';
+  const tokenSource = `${tokenFlag} ${tokenFile}`;
   let forge: ForgePort;
+  let blobUrlBase = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
   if (cfg.forge === 'github') {
     const apiUrl = cfg.forgeApiUrl ?? (github ? 'https://api.github.com' : `${repo.origin}/api/v3`);
-    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource: `${tokenFlag} ${tokenFile}`, log: logFn(log), onResponse: deps.metrics.forgeRequest });
-  } else if (cfg.forge === 'none') {
-    forge = new NoForge();
+    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource, log: logFn(log), onResponse: deps.metrics.forgeRequest });
+  } else if (cfg.forge === 'gitea') {
+    const apiUrl = cfg.forgeApiUrl ?? `${repo.webRoot}/api/v1`;
+    forge = new GiteaForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource, onResponse: deps.metrics.forgeRequest });
+    blobUrlBase = `${repo.webRoot}/${repo.owner}/${repo.repo}/src/commit`;
   } else {
-    log.warn({ forge: cfg.forge }, `--forge ${cfg.forge} is not supported by this version (github or none): rollouts are not reported back to Git`);
-    return undefined;
+    forge = new NoForge();
   }
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
-  const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource: `${tokenFlag} ${tokenFile}`, author: cfg.gitAuthor });
-  const blobUrlBase = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
+  const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
     { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
     signal,
