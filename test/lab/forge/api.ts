@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { GitHubContract, type Operation } from './openapi.js';
+import { ForgeContract, type Operation } from './openapi.js';
 import { git, mergeInBare, resolveRef, runGit } from './git.js';
 import { now, Shapes, type PullDetails, type PullState, type ReleaseState, type RepoState } from './shapes.js';
 
@@ -87,7 +87,7 @@ export class ForgeApi {
   readonly violations: Violation[] = [];
   private readonly repos = new Map<string, RepoState>();
   private readonly shapes: Shapes;
-  private readonly contract: Promise<GitHubContract>;
+  private readonly contract: Promise<ForgeContract>;
   private readonly login: string;
   private seq = 1000;
   private readonly handlers: Record<string, Handler>;
@@ -96,7 +96,7 @@ export class ForgeApi {
   constructor(opts: { baseUrl: () => string; login?: string }) {
     this.shapes = new Shapes(opts.baseUrl);
     this.login = opts.login ?? 'kangal-lab';
-    this.contract = GitHubContract.load();
+    this.contract = ForgeContract.load('github');
     this.handlers = {
       'repos/get': (c) => this.getRepo(c),
       'pulls/create': (c) => this.createPull(c),
