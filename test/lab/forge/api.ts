@@ -70,7 +70,7 @@ function invalid(message: string, errors: Record<string, unknown>[] = []): Reply
   return { status: 422, body: { message, errors, documentation_url: DOCS, status: '422' } };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const source = /gzip/i.test(req.headers['content-encoding'] ?? '') ? req.pipe(createGunzip()) : req;
   const chunks: Buffer[] = [];
   for await (const chunk of source) chunks.push(chunk as Buffer);
@@ -86,9 +86,11 @@ export class ForgeApi {
   readonly requests: RecordedRequest[] = [];
   readonly violations: Violation[] = [];
   private readonly repos = new Map<string, RepoState>();
-  private readonly shapes: Shapes;
+  /** GitHub's JSON shapes (the Gitea surface shares its user ids). */
+  readonly shapes: Shapes;
   private readonly contract: Promise<ForgeContract>;
-  private readonly login: string;
+  /** The user every write is attributed to (the token's owner). */
+  readonly login: string;
   private seq = 1000;
   private readonly handlers: Record<string, Handler>;
   private rateLimit: RateLimitState = { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 };
@@ -130,6 +132,16 @@ export class ForgeApi {
 
   get implementedOperations(): string[] {
     return Object.keys(this.handlers);
+  }
+
+  /** The shared store, for the Gitea surface: one repository, as both surfaces see it. */
+  repo(owner: string, name: string): RepoState | undefined {
+    return this.repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  /** The next id of the shared store (PRs, labels, comments, statuses: ids never repeat across surfaces). */
+  nextId(): number {
+    return ++this.seq;
   }
 
   hasRepo(owner: string, name: string): boolean {
@@ -343,7 +355,8 @@ export class ForgeApi {
     return p ? f(p) : notFound();
   }
 
-  private async refreshHead(r: RepoState, p: PullState): Promise<void> {
+  /** Follows the head branch of an open PR (shared with the Gitea surface). */
+  async refreshHead(r: RepoState, p: PullState): Promise<void> {
     if (p.state !== 'open') return;
     const sha = await resolveRef(r.bareDir, `refs/heads/${p.headRef}`);
     if (sha && sha !== p.headSha) {
@@ -352,11 +365,12 @@ export class ForgeApi {
     }
   }
 
-  private async baseSha(r: RepoState, p: PullState): Promise<string> {
+  async baseSha(r: RepoState, p: PullState): Promise<string> {
     return (await resolveRef(r.bareDir, `refs/heads/${p.baseRef}`)) ?? '0'.repeat(40);
   }
 
-  private async details(r: RepoState, p: PullState): Promise<PullDetails> {
+  /** Mergeability and diff stats of a PR, from the bare repo (shared with the Gitea surface). */
+  async details(r: RepoState, p: PullState): Promise<PullDetails> {
     const baseSha = await this.baseSha(r, p);
     let mergeable: boolean | null = null;
     let mergeableState = 'unknown';
