@@ -77,6 +77,16 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The query string as OpenAPI parameters see it: a repeated key becomes an array. */
+export function queryOf(url: URL): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const [k, v] of url.searchParams) {
+    const prev = query[k] as string | string[] | undefined;
+    query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
+  }
+  return query;
+}
+
 /** The request's If-None-Match lists `etag`. */
 function notModified(req: IncomingMessage, etag: string): boolean {
   return (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim() === etag);
@@ -196,11 +206,7 @@ export class ForgeApi {
     const contract = await this.contract;
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '').replace(/(.)\/$/, '$1');
-    const query: Record<string, unknown> = {};
-    for (const [k, v] of url.searchParams) {
-      const prev = query[k] as string | string[] | undefined;
-      query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
-    }
+    const query = queryOf(url);
     const raw = await readBody(req);
     const record: RecordedRequest = { method, path, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
     this.requests.push(record);

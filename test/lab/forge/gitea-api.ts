@@ -5,7 +5,7 @@
 // same `violations` list, naming the Gitea description.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ForgeContract, type Operation } from './openapi.js';
-import { readBody, type ForgeApi, type RecordedRequest, type Violation } from './api.js';
+import { queryOf, readBody, type ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { mergeInBare, resolveRef, runGit } from './git.js';
 import { GiteaShapes } from './gitea-shapes.js';
 import { isDraft, now, type PullState, type RepoState, type StatusState } from './shapes.js';
@@ -68,11 +68,7 @@ export class GiteaApi {
     const method = (req.method ?? 'GET').toUpperCase();
     const fullPath = url.pathname.replace(/(.)\/$/, '$1');
     const path = fullPath.slice(contract.basePath.length) || '/';
-    const query: Record<string, unknown> = {};
-    for (const [k, v] of url.searchParams) {
-      const prev = query[k] as string | string[] | undefined;
-      query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
-    }
+    const query = queryOf(url);
     const raw = await readBody(req);
     const record: RecordedRequest = { method, path: fullPath, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
     this.store.requests.push(record);
@@ -229,13 +225,20 @@ export class GiteaApi {
     return { status: 201, body: await this.pull(r, p) };
   }
 
+  /** Why Gitea would refuse this edit, if it would. */
+  private async refuseEdit(r: RepoState, p: PullState, b: Record<string, unknown>): Promise<Reply | undefined> {
+    if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed') return this.error(422, `invalid state: ${JSON.stringify(b.state)}`);
+    if (typeof b.base === 'string' && !(await resolveRef(r.bareDir, `refs/heads/${b.base}`))) return this.error(404, `new base '${b.base}' not exist`);
+    if (b.state === 'open' && p.state === 'closed' && p.mergedAt) return this.error(409, 'cannot reopen a merged pull request');
+    return undefined;
+  }
+
   private editPull(c: Ctx): Promise<Reply> | Reply {
     return this.withPull(c, async (p) => {
       const r = c.repo;
       const b = c.body;
-      if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed') return this.error(422, `invalid state: ${String(b.state)}`);
-      if (typeof b.base === 'string' && !(await resolveRef(r.bareDir, `refs/heads/${b.base}`))) return this.error(404, `new base '${b.base}' not exist`);
-      if (b.state === 'open' && p.state === 'closed' && p.mergedAt) return this.error(409, 'cannot reopen a merged pull request');
+      const refused = await this.refuseEdit(r, p, b);
+      if (refused) return refused;
       const labels = b.labels === undefined ? undefined : this.labelNames(r, b.labels);
       if (labels && 'unknown' in labels) return this.error(422, `label does not exist [id: ${labels.unknown}]`);
       if (typeof b.title === 'string') p.title = b.title;

@@ -62,6 +62,18 @@ export interface Forge {
 
 const GIT_PATH = /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
 
+/** 401: GitHub's answer (with WWW-Authenticate, which git needs), or Gitea's APIError body on its API (no WWW-Authenticate, as Gitea). */
+function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unknown): void {
+  req.resume();
+  if (giteaBody !== undefined) {
+    res.writeHead(401, { 'content-type': 'application/json;charset=utf-8' });
+    res.end(JSON.stringify(giteaBody));
+    return;
+  }
+  res.writeHead(401, { 'www-authenticate': 'Basic realm="KangalPatch lab forge"', 'content-type': 'application/json' });
+  res.end(JSON.stringify({ message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' }));
+}
+
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
   const dir = makeLabDir('kangal-forge');
@@ -75,17 +87,8 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
     const auth = checkAuth(req, token);
     const giteaPath = parsed.pathname === '/api/v1' || parsed.pathname.startsWith('/api/v1/');
-    if (!auth.ok && giteaPath) {
-      req.resume();
-      // Gitea's APIError shape; Gitea sends no WWW-Authenticate on its API.
-      res.writeHead(401, { 'content-type': 'application/json;charset=utf-8' });
-      res.end(JSON.stringify(gitea.error(401, 'token is required').body));
-      return;
-    }
     if (!auth.ok) {
-      req.resume();
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="KangalPatch lab forge"', 'content-type': 'application/json' });
-      res.end(JSON.stringify({ message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' }));
+      unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
       return;
     }
     const m = GIT_PATH.exec(parsed.pathname);
