@@ -62,6 +62,11 @@ export interface Forge {
 
 const GIT_PATH = /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
 
+/** Gitea's API lives under /api/v1 (its own base path; GitHub's API is at the root or /api/v3). */
+function isGiteaPath(pathname: string): boolean {
+  return pathname === '/api/v1' || pathname.startsWith('/api/v1/');
+}
+
 /** 401: GitHub's answer (with WWW-Authenticate, which git needs), or Gitea's APIError body on its API (no WWW-Authenticate, as Gitea). */
 function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unknown): void {
   req.resume();
@@ -86,7 +91,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
     const auth = checkAuth(req, token);
-    const giteaPath = parsed.pathname === '/api/v1' || parsed.pathname.startsWith('/api/v1/');
+    const giteaPath = isGiteaPath(parsed.pathname);
     if (!auth.ok) {
       unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
       return;
