@@ -100,6 +100,17 @@ describe('lab forge: Gitea surface', function () {
     assert.equal(dup.status, 422);
   });
 
+  it('caps a page at 50 items (Gitea\'s default MAX_RESPONSE_ITEMS) and defaults to 30', async function () {
+    await forge.createRepo('acme', 'many');
+    for (let i = 0; i < 51; i++) assert.equal((await gitea('POST', '/repos/acme/many/labels', { name: `l${String(i).padStart(2, '0')}`, color: 'ededed' })).status, 201);
+    const capped = await gitea('GET', '/repos/acme/many/labels?limit=100');
+    assert.equal((capped.json as Json[]).length, 50);
+    assert.equal(capped.headers.get('x-total-count'), '51');
+    assert.match(capped.headers.get('link') ?? '', /[?&]page=2[^>]*>; rel="next"/);
+    const byDefault = await gitea('GET', '/repos/acme/many/labels?page=2');
+    assert.deepEqual((byDefault.json as Json[]).map((l) => l.name), Array.from({ length: 21 }, (_, i) => `l${i + 30}`));
+  });
+
   it('opens a PR with label IDs, reads it back through Gitea and GitHub, and the other way round', async function () {
     const label = ((await gitea('POST', '/repos/acme/plans/labels', { name: 'report', color: 'ededed' })).json as Json);
     const pr = await openPull('Rollout report', { labels: [label.id] });
