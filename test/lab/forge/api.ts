@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { GitHubContract, type Operation } from './openapi.js';
+import { ForgeContract, type Operation } from './openapi.js';
 import { git, mergeInBare, resolveRef, runGit } from './git.js';
 import { now, Shapes, type PullDetails, type PullState, type ReleaseState, type RepoState } from './shapes.js';
 
@@ -70,11 +70,21 @@ function invalid(message: string, errors: Record<string, unknown>[] = []): Reply
   return { status: 422, body: { message, errors, documentation_url: DOCS, status: '422' } };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const source = /gzip/i.test(req.headers['content-encoding'] ?? '') ? req.pipe(createGunzip()) : req;
   const chunks: Buffer[] = [];
   for await (const chunk of source) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** The query string as OpenAPI parameters see it: a repeated key becomes an array. */
+export function queryOf(url: URL): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const [k, v] of url.searchParams) {
+    const prev = query[k] as string | string[] | undefined;
+    query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
+  }
+  return query;
 }
 
 /** The request's If-None-Match lists `etag`. */
@@ -86,9 +96,11 @@ export class ForgeApi {
   readonly requests: RecordedRequest[] = [];
   readonly violations: Violation[] = [];
   private readonly repos = new Map<string, RepoState>();
-  private readonly shapes: Shapes;
-  private readonly contract: Promise<GitHubContract>;
-  private readonly login: string;
+  /** GitHub's JSON shapes (the Gitea surface shares its user ids). */
+  readonly shapes: Shapes;
+  private readonly contract: Promise<ForgeContract>;
+  /** The user every write is attributed to (the token's owner). */
+  readonly login: string;
   private seq = 1000;
   private readonly handlers: Record<string, Handler>;
   private rateLimit: RateLimitState = { limit: 5000, remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 };
@@ -96,7 +108,7 @@ export class ForgeApi {
   constructor(opts: { baseUrl: () => string; login?: string }) {
     this.shapes = new Shapes(opts.baseUrl);
     this.login = opts.login ?? 'kangal-lab';
-    this.contract = GitHubContract.load();
+    this.contract = ForgeContract.load('github');
     this.handlers = {
       'repos/get': (c) => this.getRepo(c),
       'pulls/create': (c) => this.createPull(c),
@@ -130,6 +142,16 @@ export class ForgeApi {
 
   get implementedOperations(): string[] {
     return Object.keys(this.handlers);
+  }
+
+  /** The shared store, for the Gitea surface: one repository, as both surfaces see it. */
+  repo(owner: string, name: string): RepoState | undefined {
+    return this.repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  /** The next id of the shared store (PRs, labels, comments, statuses: ids never repeat across surfaces). */
+  nextId(): number {
+    return ++this.seq;
   }
 
   hasRepo(owner: string, name: string): boolean {
@@ -184,11 +206,7 @@ export class ForgeApi {
     const contract = await this.contract;
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '').replace(/(.)\/$/, '$1');
-    const query: Record<string, unknown> = {};
-    for (const [k, v] of url.searchParams) {
-      const prev = query[k] as string | string[] | undefined;
-      query[k] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), v];
-    }
+    const query = queryOf(url);
     const raw = await readBody(req);
     const record: RecordedRequest = { method, path, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
     this.requests.push(record);
@@ -343,7 +361,8 @@ export class ForgeApi {
     return p ? f(p) : notFound();
   }
 
-  private async refreshHead(r: RepoState, p: PullState): Promise<void> {
+  /** Follows the head branch of an open PR (shared with the Gitea surface). */
+  async refreshHead(r: RepoState, p: PullState): Promise<void> {
     if (p.state !== 'open') return;
     const sha = await resolveRef(r.bareDir, `refs/heads/${p.headRef}`);
     if (sha && sha !== p.headSha) {
@@ -352,11 +371,12 @@ export class ForgeApi {
     }
   }
 
-  private async baseSha(r: RepoState, p: PullState): Promise<string> {
+  async baseSha(r: RepoState, p: PullState): Promise<string> {
     return (await resolveRef(r.bareDir, `refs/heads/${p.baseRef}`)) ?? '0'.repeat(40);
   }
 
-  private async details(r: RepoState, p: PullState): Promise<PullDetails> {
+  /** Mergeability and diff stats of a PR, from the bare repo (shared with the Gitea surface). */
+  async details(r: RepoState, p: PullState): Promise<PullDetails> {
     const baseSha = await this.baseSha(r, p);
     let mergeable: boolean | null = null;
     let mergeableState = 'unknown';

@@ -1,5 +1,6 @@
-// The lab's git forge: one loopback HTTP server with smart-HTTP git (`git http-backend`) and the
-// subset of GitHub's REST API KangalPatch uses, both behind GitHub-style token auth.
+// The lab's git forge: one loopback HTTP server with smart-HTTP git (`git http-backend`), the
+// subset of GitHub's REST API KangalPatch uses, and a Gitea-shaped subset under /api/v1 sharing
+// the same store, all behind the same token auth.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { makeLabDir } from '../process.js';
 import { checkAuth } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
+import { GiteaApi } from './gitea-api.js';
 
 
 export type { RecordedRequest, Violation } from './api.js';
@@ -41,13 +43,15 @@ export interface Forge {
   /** `http://127.0.0.1:PORT`: git remotes live under it, and it is the REST API base URL (also served under `/api/v3`). */
   readonly url: string;
   readonly apiUrl: string;
+  /** `${url}/api/v1`: the Gitea-shaped REST API (Gitea's own base path), same token, same repositories and PRs. */
+  readonly giteaApiUrl: string;
   readonly token: string;
   createRepo(owner: string, name: string, opts?: CreateRepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
-  /** Every REST API call, in order (no headers, so no tokens). */
+  /** Every REST API call through either surface, in order (no headers, so no tokens). */
   readonly requests: RecordedRequest[];
   /** Every smart-HTTP git request, in order. */
   readonly gitRequests: GitRequest[];
-  /** Requests the OpenAPI description rejects, and responses of the fake that do not match it. */
+  /** Requests an OpenAPI description rejects, and responses of the fake that do not match it (Gitea's errors start with `gitea /api/v1:`). */
   readonly violations: Violation[];
   /** The Talos release feed: add a release as GitHub would list it. */
   addRelease: ForgeApi['addRelease'];
@@ -58,21 +62,38 @@ export interface Forge {
 
 const GIT_PATH = /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
 
+/** Gitea's API lives under /api/v1 (its own base path; GitHub's API is at the root or /api/v3). */
+function isGiteaPath(pathname: string): boolean {
+  return pathname === '/api/v1' || pathname.startsWith('/api/v1/');
+}
+
+/** 401: GitHub's answer (with WWW-Authenticate, which git needs), or Gitea's APIError body on its API (no WWW-Authenticate, as Gitea). */
+function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unknown): void {
+  req.resume();
+  if (giteaBody !== undefined) {
+    res.writeHead(401, { 'content-type': 'application/json;charset=utf-8' });
+    res.end(JSON.stringify(giteaBody));
+    return;
+  }
+  res.writeHead(401, { 'www-authenticate': 'Basic realm="KangalPatch lab forge"', 'content-type': 'application/json' });
+  res.end(JSON.stringify({ message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' }));
+}
+
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
   const dir = makeLabDir('kangal-forge');
   const root = join(dir.path, 'repos');
   let url = '';
   const api = new ForgeApi({ baseUrl: () => url });
+  const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
     const auth = checkAuth(req, token);
+    const giteaPath = isGiteaPath(parsed.pathname);
     if (!auth.ok) {
-      req.resume();
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="KangalPatch lab forge"', 'content-type': 'application/json' });
-      res.end(JSON.stringify({ message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' }));
+      unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
       return;
     }
     const m = GIT_PATH.exec(parsed.pathname);
@@ -92,9 +113,8 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
       serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
       return;
     }
-    const served = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql')
-      ? api.handleGraphql(req, res)
-      : api.handle(req, res, parsed);
+    const graphql = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql');
+    const served = graphql ? api.handleGraphql(req, res) : giteaPath ? gitea.handle(req, res, parsed) : api.handle(req, res, parsed);
     served.catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: `lab forge error: ${err instanceof Error ? err.message : String(err)}` }));
@@ -105,6 +125,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   try {
     await Promise.all([
       api.ready(),
+      gitea.ready(),
       new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
@@ -122,6 +143,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   return {
     url,
     apiUrl: url,
+    giteaApiUrl: `${url}/api/v1`,
     token,
     requests: api.requests,
     gitRequests,

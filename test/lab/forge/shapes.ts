@@ -56,7 +56,8 @@ export interface CommentState {
 export interface StatusState {
   id: number;
   sha: string;
-  state: 'error' | 'failure' | 'pending' | 'success';
+  /** GitHub's four states plus Gitea's `warning` and `skipped`. */
+  state: 'error' | 'failure' | 'pending' | 'success' | 'warning' | 'skipped';
   targetUrl: string | null;
   description: string | null;
   context: string;
@@ -85,6 +86,18 @@ export interface PullDetails {
   additions: number;
   deletions: number;
   changedFiles: number;
+}
+
+/** Gitea's default WORK_IN_PROGRESS_PREFIXES, matched case-insensitively at the start of the title. */
+const WORK_IN_PROGRESS_PREFIXES = ['WIP:', '[WIP]'];
+
+/**
+ * A draft through either surface: GitHub's draft flag, or Gitea's "work in progress" title
+ * prefix (Gitea has no draft flag of its own), so a test reads the same answer either way.
+ */
+export function isDraft(p: PullState): boolean {
+  const title = p.title.toUpperCase();
+  return p.draft || WORK_IN_PROGRESS_PREFIXES.some((prefix) => title.startsWith(prefix));
 }
 
 /** GitHub's timestamp format: ISO 8601 without milliseconds. */
@@ -188,7 +201,7 @@ export class Shapes {
       assignees: [], requested_reviewers: [], requested_teams: [],
       head: { label: `${r.owner}:${p.headRef}`, ref: p.headRef, sha: p.headSha, user: this.user(r.owner), repo },
       base: { label: `${r.owner}:${p.baseRef}`, ref: p.baseRef, sha: baseSha, user: this.user(r.owner), repo },
-      _links: links, author_association: 'OWNER', auto_merge: null, draft: p.draft,
+      _links: links, author_association: 'OWNER', auto_merge: null, draft: isDraft(p),
     };
   }
 
@@ -221,7 +234,7 @@ export class Shapes {
   status(r: RepoState, s: StatusState): Record<string, unknown> {
     return {
       url: `${this.api}/repos/${r.owner}/${r.name}/statuses/${s.sha}`, avatar_url: null, id: s.id,
-      node_id: this.nodeId('StatusContext', s.id), state: s.state, description: s.description,
+      node_id: this.nodeId('StatusContext', s.id), state: githubStatusState(s.state), description: s.description,
       target_url: s.targetUrl, context: s.context, created_at: s.createdAt, updated_at: s.createdAt,
       creator: this.user(s.user),
     };
@@ -239,4 +252,11 @@ export class Shapes {
       author: this.user(rel.user), assets: [],
     };
   }
+}
+
+/** GitHub has no `warning`/`skipped` (Gitea-only states): the nearest GitHub state. */
+function githubStatusState(state: StatusState['state']): 'error' | 'failure' | 'pending' | 'success' {
+  if (state === 'warning') return 'failure';
+  if (state === 'skipped') return 'success';
+  return state;
 }

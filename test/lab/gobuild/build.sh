@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the lab's control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kubectl)
-# from the Go module proxy into a cache outside the repository. Idempotent: with every binary
-# present in the cache it does nothing. Prints the cache's bin directory as its last line.
+# from the Go module proxy into a cache outside the repository, and fetches Gitea's OpenAPI
+# description the same way. Idempotent: with everything present in the cache it does nothing and
+# prints nothing on stderr. Prints the cache's bin directory as its last line.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=v1.36.3
@@ -10,6 +11,33 @@ CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
 BIN="$CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
+
+# Gitea's published OpenAPI 3 description, the contract of the lab forge's Gitea surface. It ships
+# as a Go template inside the Gitea module; the version is pinned in test/lab/forge/gitea-version
+# (read by the forge too). The substituted file lives in the cache, never in the repository.
+GITEA_VERSION=$(tr -d '[:space:]' <"$HERE/../forge/gitea-version")
+GITEA_DESC="$CACHE/gitea/$GITEA_VERSION/openapi3.json"
+if [ ! -s "$GITEA_DESC" ]; then
+  command -v go >/dev/null || { echo "build.sh: Go is required to fetch Gitea's OpenAPI description (https://go.dev/dl)" >&2; exit 1; }
+  echo "[lab build] fetching Gitea $GITEA_VERSION's OpenAPI description from the Go module proxy" >&2
+  mkdir -p "$(dirname "$GITEA_DESC")"
+  # Outside any module: -mod=readonly does not apply to `go mod download`.
+  GOFLAGS= go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" >"$GITEA_DESC.download.json"
+  node - "$GITEA_DESC.download.json" "${GITEA_VERSION#v}" "$GITEA_DESC" <<'NODE'
+const fs = require('node:fs');
+const [info, version, out] = process.argv.slice(2);
+const { Dir, Error: err } = JSON.parse(fs.readFileSync(info, 'utf8'));
+if (err || !Dir) throw new Error(`go mod download: ${err ?? 'no Dir'}`);
+const text = fs.readFileSync(`${Dir}/templates/swagger/v1_openapi3_json.tmpl`, 'utf8')
+  .replaceAll('{{.SwaggerAppVer}}', version)
+  .replaceAll('{{.SwaggerAppSubUrl}}', '');
+const spec = JSON.parse(text);
+if (!String(spec.openapi).startsWith('3.') || spec.servers?.[0]?.url !== '/api/v1') throw new Error('unexpected Gitea description (openapi or servers)');
+fs.writeFileSync(`${out}.tmp`, text);
+fs.renameSync(`${out}.tmp`, out);
+NODE
+  rm -f "$GITEA_DESC.download.json"
+fi
 
 need=()
 for b in etcd kube-apiserver kube-controller-manager kubectl; do
