@@ -68,7 +68,7 @@ function refusal(status: number | undefined, what: string, tokenSource: string, 
   if (status === 403) {
     return new OutcomeError({
       ...base, kind: OutcomeKind.Stalled, reason: 'Forbidden',
-      message: `${what}: the token from ${c.tokenSource} lacks permission (HTTP 403); it needs contents:write, pull_requests:write and statuses:write on the repository`,
+      message: `${what}: the token from ${c.tokenSource} lacks permission (HTTP 403); it needs write access to the repository's contents, pull requests and commit statuses (GitHub: contents, pull_requests and statuses write; Gitea: write:repository and write:issue)`,
     });
   }
   if (status === 404) {

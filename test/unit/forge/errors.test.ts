@@ -27,6 +27,6 @@ describe('forge error mapping', function () {
   }
   it('credential errors name the token file, never a token', function () {
     assert.match(forgeError(http(401), 'x', c).message, /\/etc\/kangal-patch\/forge-token/);
-    assert.match(forgeError(http(403), 'x', c).message, /pull_requests:write/);
+    assert.match(forgeError(http(403), 'x', c).message, /pull_requests and statuses write/);
   });
 });
