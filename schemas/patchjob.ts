@@ -78,6 +78,9 @@ export const patchJobStatus = z.strictObject({
   upgradeAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the upgrade (legacy) or the install finished with exit code 0 (lifecycle).' }),
   rebootRequestedTime: timestamp.optional().meta({ description: 'Recorded before the Reboot call is made (lifecycle flow).' }),
   rebootAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Reboot (lifecycle flow).' }),
+  kubernetesPrePulled: z.array(z.string()).optional().meta({
+    description: 'Target images of this node\'s Kubernetes components pulled onto it before the first ApplyConfiguration (as `talosctl upgrade-k8s` pre-pulls), so an unpullable image fails the job with nothing changed.',
+  }),
   kubernetesStep: z
     .strictObject({
       component: z.enum(KubernetesComponent),

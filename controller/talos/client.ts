@@ -30,8 +30,9 @@ import type {
   ApplyConfigResult,
   InstallResult,
   LegacyUpgradeOptions,
+  ImageNamespace,
   LegacyUpgradeResult,
-  PullProgress,
+  PullOptions,
   RebootMode,
   TalosMachineStatus,
   TalosNodeIdentity,
@@ -70,7 +71,10 @@ const DEFAULTS = {
 } as const;
 
 /** talosctl's default containerd instance for installer images: the system namespace. */
-const SYSTEM_CONTAINERD = { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_SYSTEM };
+const CONTAINERD: Record<ImageNamespace, { driver: ContainerDriver; namespace: ContainerdNamespace }> = {
+  system: { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_SYSTEM },
+  cri: { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_CRI },
+};
 
 export class TalosClient implements TalosPort {
   private readonly set: ChannelSet;
@@ -162,12 +166,13 @@ export class TalosClient implements TalosPort {
   // -- upgrade steps -------------------------------------------------------------------------
 
   /** Idempotent (pulling a present image is a no-op), so retried like a read. */
-  async pullImage(ctx: OpContext, node: string, image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
+  async pullImage(ctx: OpContext, node: string, image: string, opts: PullOptions = {}): Promise<string> {
+    const { onProgress } = opts;
     let name = '';
     await this.transport.stream(
       ctx,
       ImageServiceService.pull,
-      { containerd: SYSTEM_CONTAINERD, imageRef: image },
+      { containerd: CONTAINERD[opts.namespace ?? 'system'], imageRef: image },
       this.spec(ctx, 'ImageService.Pull', node, 'idempotent', this.opts.streamTimeoutMs),
       (msg) => {
         if (msg.name !== undefined) name = msg.name;
@@ -199,7 +204,7 @@ export class TalosClient implements TalosPort {
     await this.transport.stream(
       ctx,
       LifecycleServiceService.upgrade,
-      { containerd: SYSTEM_CONTAINERD, source: { imageName: image } },
+      { containerd: CONTAINERD.system, source: { imageName: image } },
       this.spec(ctx, 'LifecycleService.Upgrade', node, 'unsent-only', this.opts.streamTimeoutMs),
       (msg) => {
         if (msg.progress?.message !== undefined) {

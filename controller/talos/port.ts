@@ -40,6 +40,14 @@ export interface TalosMachineStatus {
   unmetConditions: { name: string; reason: string }[];
 }
 
+/** Where ImageService.Pull puts the image, as `talosctl image pull --namespace` names it. */
+export type ImageNamespace = 'system' | 'cri';
+
+export interface PullOptions {
+  namespace?: ImageNamespace;
+  onProgress?: (p: PullProgress) => void;
+}
+
 export interface PullProgress {
   layerId: string;
   status: string;
@@ -92,8 +100,11 @@ export interface TalosPort {
   identity(ctx: OpContext, node: string): Promise<TalosNodeIdentity>;
   schematic(ctx: OpContext, node: string): Promise<TalosSchematicInfo>;
   machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus>;
-  /** ImageService.Pull (1.13+); resolves to the pulled image name. */
-  pullImage(ctx: OpContext, node: string, image: string, onProgress?: (p: PullProgress) => void): Promise<string>;
+  /**
+   * ImageService.Pull (1.13+) into containerd's `system` namespace (installer, kubelet; the default)
+   * or its `cri` namespace (the static pods' images); resolves to the pulled image name.
+   */
+  pullImage(ctx: OpContext, node: string, image: string, opts?: PullOptions): Promise<string>;
   /** LifecycleService.Upgrade (1.13+); the image must have been pulled. Does not reboot. */
   installImage(ctx: OpContext, node: string, image: string, onMessage?: (line: string) => void): Promise<InstallResult>;
   /** MachineService.Upgrade (before 1.13): acknowledged at once, then the node installs and reboots itself. */

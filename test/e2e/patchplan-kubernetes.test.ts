@@ -63,6 +63,16 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
         assert.deepEqual(seen, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'], `${cp} versions seen in order`);
       }
       for (const w of ['worker-1', 'worker-2', 'worker-3']) assert.deepEqual(appliedPaths(lab, w), ['machine.kubelet.image'], `${w} moves only its kubelet`);
+      // Every target image pre-pulled before the node's first ApplyConfiguration (static pods into cri, the kubelet into system).
+      for (const n of nodes) {
+        const calls = lab.talos.node(n).calls;
+        const firstApply = calls.find((c) => c.method === 'MachineService.ApplyConfiguration')?.seq ?? -1;
+        const pulls = calls.filter((c) => c.method === 'ImageService.Pull' && c.result === 'ok' && c.seq < firstApply).map((c) => `${c.image?.split('/').pop() ?? ''} ${c.containerdNamespace ?? ''}`);
+        const want = n.startsWith('cp-')
+          ? [`kube-apiserver:${TO} NS_CRI`, `kube-controller-manager:${TO} NS_CRI`, `kube-scheduler:${TO} NS_CRI`, `kubelet:${TO} NS_SYSTEM`]
+          : [`kubelet:${TO} NS_SYSTEM`];
+        assert.deepEqual(pulls, want, `${n} pre-pulled its images first`);
+      }
       // kube-proxy: set in every control-plane config after all three control planes, before any worker's kubelet.
       const all = nodes.flatMap((n) => lab.talos.node(n).calls.filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok'));
       const seqOf = (pred: (path: string, node: string) => boolean): number[] => all.filter((c) => (c.imageChanges ?? []).some((ch) => pred(ch.path, c.node))).map((c) => c.seq);
@@ -102,6 +112,25 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       }
       assert.deepEqual(lab.observer.skewViolations, []);
       await second.stop();
+    });
+
+    it('an image the node cannot pull fails the job with ImagePullFailed and leaves its machine config untouched', async function () {
+      const next = 'v1.36.5';
+      const kubelet = `ghcr.io/siderolabs/kubelet:${next}`;
+      lab.talos.node('worker-1').faults.missingImages = [kubelet];
+      const controller = lab.startController();
+      const appliesBefore = lab.talos.node('worker-1').calls.filter((c) => c.method === 'MachineService.ApplyConfiguration').length;
+      await lab.createJob({ node: 'worker-1', plan: 'pull-fault', group: 'workers', slot: 0, target: { kubernetesVersion: next } });
+      const s = await lab.waitForPhase('pull-fault-worker-1', ['Failed', 'Completed'], 60_000);
+      assert.equal(s.phase, 'Failed', JSON.stringify(s));
+      assert.equal(s.reason, 'ImagePullFailed', String(s.message));
+      assert.match(String(s.message), /pre-pulling ghcr\.io\/siderolabs\/kubelet:v1\.36\.5 on node worker-1 failed: .*not found; nothing was changed on the node/);
+      const calls = lab.talos.node('worker-1').calls;
+      assert.ok(calls.some((c) => c.method === 'ImageService.Pull' && c.image === kubelet && c.result !== 'ok'), 'the simulator refused the pull');
+      assert.equal(calls.filter((c) => c.method === 'MachineService.ApplyConfiguration').length, appliesBefore, 'no ApplyConfiguration was sent');
+      assert.equal(lab.observer.node('worker-1')?.kubeletVersion, 'v1.36.4', 'the kubelet still runs what it ran');
+      lab.talos.node('worker-1').faults.missingImages = undefined;
+      await controller.stop();
     });
   });
 

@@ -225,7 +225,7 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('pre-pulls the installer image with progress', async function () {
       const n = take(lifecycleNodes);
       const progress: string[] = [];
-      const name = await client.pullImage(op(), n, installer('v1.14.1'), (p) => progress.push(`${p.layerId}:${p.status}`));
+      const name = await client.pullImage(op(), n, installer('v1.14.1'), { onProgress: (p) => progress.push(`${p.layerId}:${p.status}`) });
       assert.equal(name, installer('v1.14.1'));
       assert.ok(progress.includes('sha256:4f4fb700ef54:EXTRACT_COMPLETE'), progress.join(','));
     });

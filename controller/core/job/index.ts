@@ -80,6 +80,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
     return { status: { ...status, message: `${what} failed (retrying): ${failure.message}` }, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
   }
+  if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
     if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
     return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
@@ -96,6 +97,24 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     return failed(without(status, 'kubernetesStep'), o.now, reason, `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`);
   }
   return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
+}
+
+/**
+ * A Kubernetes image pre-pull failed. Nothing on the node changed yet: a refused image fails the
+ * job; a node without ImageService (Unimplemented) skips pre-pulling; a transient error retries.
+ */
+function prePullFailed(o: JobObservation, image: string, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (failure.reason === 'Unimplemented') {
+    const note = `node ${spec.nodeName} cannot pre-pull (no ImageService): Talos pulls ${image} when its machine config changes`;
+    return { status: { ...status, kubernetesPrePulled: [...(status.kubernetesPrePulled ?? []), image], message: note }, events: [], requeueAfterMs: 0 };
+  }
+  if (failure.transient && !pastDeadline(status, o.now)) {
+    return waiting(status, o.now, JobReason.PullingImages, `pre-pulling ${image} on node ${spec.nodeName} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+  }
+  return failed(status, o.now, JobReason.ImagePullFailed,
+    `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`);
 }
 
 function timeoutReason(phase: string | undefined): string {

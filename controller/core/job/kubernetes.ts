@@ -5,6 +5,9 @@
 //
 // Every pass re-reads the machine config, so a step is idempotent: a component whose image already
 // is the target is skipped, and a step recorded before a crash is found applied or applied again.
+// Before the first change, the node pre-pulls every target image it will need (as upgrade-k8s does,
+// static pods into containerd's cri namespace, the kubelet into system): the restarts are quick, and
+// an image that cannot be pulled fails the job while the node still runs what it ran.
 // A kubelet never moves to a newer minor than the oldest kube-apiserver: until then the job gives
 // its concurrency slot back (so the rest of the control plane can move) and waits for a new one.
 import semver from 'semver';
@@ -78,6 +81,8 @@ function fromConfig(o: JobObservation): JobStep {
   }
   const read = readConfigImages(config.config);
   if (!read.ok) return failed(status, o.now, JobReason.ConfigUnreadable, `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`);
+  const pull = prePull(o, read.images);
+  if (pull) return pull;
   const step = status.kubernetesStep;
   if (step) {
     if (read.images[step.component] === step.image) return { status: { ...status, kubernetesStep: { ...step, appliedTime: iso(o.now) } }, events: [], requeueAfterMs: 0 };
@@ -91,6 +96,31 @@ function fromConfig(o: JobObservation): JobStep {
     };
   }
   return nextComponent(o, read.images);
+}
+
+/** ImageService exists from Talos 1.13; older nodes pull when their config changes, as before. */
+const PRE_PULL_FROM = '1.13.0-0';
+
+/** The target images the node's config does not name yet, with the containerd namespace each goes to. */
+export function imagesToPrePull(controlPlane: boolean, images: Partial<Record<string, string>>, target: string): { image: string; namespace: 'system' | 'cri' }[] {
+  return componentsFor(controlPlane)
+    .map((component) => ({ image: targetImage(component, images[component], target), namespace: component === KubernetesComponent.Kubelet ? 'system' as const : 'cri' as const, current: images[component] }))
+    .filter((p) => p.image !== p.current)
+    .map(({ image, namespace }) => ({ image, namespace }));
+}
+
+/** Before the first ApplyConfiguration: pull the next target image not pulled yet (one per pass). */
+function prePull(o: JobObservation, images: Partial<Record<string, string>>): JobStep | undefined {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const version = semver.coerce(o.node?.talosVersion ?? '', { includePrerelease: true });
+  if (status.kubernetesStep !== undefined || (version !== null && semver.lt(version, PRE_PULL_FROM))) return undefined;
+  const pulled = status.kubernetesPrePulled ?? [];
+  const wanted = imagesToPrePull(o.node?.controlPlane === true, images, spec.target.kubernetesVersion ?? '');
+  const next = wanted.find((p) => !pulled.includes(p.image));
+  if (!next) return undefined;
+  const message = `pre-pulling ${next.image} on node ${spec.nodeName} (${pulled.filter((i) => wanted.some((w) => w.image === i)).length + 1} of ${wanted.length}) before changing its machine config`;
+  return { action: { type: 'pull', image: next.image, namespace: next.namespace }, status: { ...status, kubernetesPrePulled: [...pulled, next.image], reason: JobReason.PullingImages, message }, events: [], requeueAfterMs: 0 };
 }
 
 /** The first component of the node not yet at the target: record it (the next pass applies it), or Validating when all are. */

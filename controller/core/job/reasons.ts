@@ -26,6 +26,8 @@ export const JobReason = {
   RebootTimeout: 'RebootTimeout',
   NodeLeftCordoned: 'NodeLeftCordoned',
   ReadingMachineConfig: 'ReadingMachineConfig',
+  PullingImages: 'PullingImages',
+  ImagePullFailed: 'ImagePullFailed',
   ConfigUnreadable: 'ConfigUnreadable',
   ApplyingConfig: 'ApplyingConfig',
   ApplyConfigRejected: 'ApplyConfigRejected',

@@ -77,7 +77,8 @@ export interface JobObservation {
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
 
 export type JobAction =
-  | { type: 'pull'; image: string }
+  /** ImageService.Pull; `namespace` as in talosctl (default system: installers, the kubelet; cri: static pods). */
+  | { type: 'pull'; image: string; namespace?: 'system' | 'cri' }
   | { type: 'cordon' }
   | { type: 'evict'; pods: PodRef[]; deleteIfBlocked: boolean }
   | { type: 'legacyUpgrade'; image: string }

@@ -32,7 +32,7 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
   const ip = t.node?.internalIP ?? t.node?.name ?? t.job.spec?.nodeName ?? '';
   switch (action.type) {
     case 'pull':
-      await (await t.talos()).pullImage(long, ip, action.image);
+      await (await t.talos()).pullImage(long, ip, action.image, action.namespace ? { namespace: action.namespace } : {});
       return { type: 'done' };
     case 'install': {
       const res = await (await t.talos()).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));

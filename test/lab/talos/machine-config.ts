@@ -103,3 +103,11 @@ export function imageChanges(before: string, after: string): ImageChange[] {
   const b = configImages(after);
   return (Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]).filter(([k]) => a[k] !== b[k]).map(([k, path]) => ({ path, from: a[k], to: b[k] }));
 }
+
+const KUBERNETES_IMAGE_NAMES = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy']);
+
+/** `registry.k8s.io/kube-apiserver:v1.34.1`, `ghcr.io/siderolabs/kubelet:v1.34.1`, mirrors too: the last path segment names the component. */
+export function isKubernetesImage(ref: string): boolean {
+  const name = ref.split('@')[0]?.split('/').pop()?.split(':')[0] ?? '';
+  return KUBERNETES_IMAGE_NAMES.has(name);
+}

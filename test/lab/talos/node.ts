@@ -87,6 +87,8 @@ export interface NodeFaults {
   upgradeError?: RpcFault;
   /** ImageService.Pull fails with this status. */
   pullError?: RpcFault;
+  /** Kubernetes component images (exact references) ImageService.Pull cannot find: NOT_FOUND, as containerd answers. */
+  missingImages?: string[];
   /** The installer fails: LifecycleService.Upgrade ends with this exit code; legacy Upgrade aborts without reboot. */
   installExitCode?: number;
   /** After going down for a reboot, the node never answers again (until powerOn). */
@@ -152,8 +154,10 @@ export interface SimCall {
   identity: string | undefined;
   /** The node's phase when the call arrived. */
   phase: Phase;
-  /** Installer image (legacy Upgrade, Pull, LifecycleService.Upgrade). */
+  /** Installer image (legacy Upgrade, Pull, LifecycleService.Upgrade), or the Kubernetes image pulled. */
   image?: string;
+  /** ImageService.Pull: containerd namespace by name (`NS_SYSTEM`, `NS_CRI`). */
+  containerdNamespace?: string;
   /** Reboot mode by name: `DEFAULT`, `POWERCYCLE`, `FORCE` (Reboot, legacy Upgrade). */
   rebootMode?: string;
   /** ApplyConfiguration mode by name (`AUTO`, `NO_REBOOT`, ...). */

@@ -49,12 +49,15 @@ class World {
   }));
   kubelet = FROM;
   applied: string[] = [];
+  /** Pulls in order, with the containerd namespace, and how many ApplyConfigurations came before each. */
+  pulls: { image: string; namespace: string | undefined; afterApplies: number }[] = [];
+  talosVersion = 'v1.13.2';
   otherApiServers = [{ node: 'cp-2', version: TO as string | undefined }];
   leases = [{ name: 'plan-control-plane-0', resourceVersion: '1', holderIdentity: 'plan-cp-1' }];
   controlPlane = true;
 
   node(): JobNodeFacts {
-    return { name: 'cp-1', internalIP: '127.0.0.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: 'v1.13.2', schematic: undefined, controlPlane: this.controlPlane, kubeletVersion: this.kubelet };
+    return { name: 'cp-1', internalIP: '127.0.0.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: this.talosVersion, schematic: undefined, controlPlane: this.controlPlane, kubeletVersion: this.kubelet };
   }
 
   observe(status: PatchJobStatus, now: number, jobSpec = spec()): JobObservation {
@@ -75,6 +78,7 @@ class World {
   /** What the lab does after an ApplyConfiguration: the changed component restarts on its new image. */
   perform(step: JobStep): void {
     const a = step.action;
+    if (a?.type === 'pull') this.pulls.push({ image: a.image, namespace: a.namespace, afterApplies: this.applied.length });
     if (a?.type === 'applyConfig') {
       this.config = a.config;
       this.applied.push(a.component);
@@ -154,8 +158,67 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     assert.deepEqual(status.kubernetesUpgraded, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
     assert.equal(status.currentKubernetesVersion, TO);
     const kinds = new Set(steps.flatMap((s) => (s.action ? [s.action.type] : [])));
-    assert.deepEqual([...kinds].sort(), ['applyConfig']);
+    assert.deepEqual([...kinds].sort(), ['applyConfig', 'pull']);
     assert.match(world.config, /mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3/, 'the mirror registry is kept');
+  });
+
+  it('pre-pulls every target image before the first ApplyConfiguration: static pods into cri, the kubelet into system', function () {
+    const world = new World();
+    const { status } = run(world);
+    assert.equal(status.phase, 'Completed', status.message);
+    assert.deepEqual(world.pulls, [
+      { image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}`, namespace: 'cri', afterApplies: 0 },
+      { image: `registry.k8s.io/kube-controller-manager:${TO}`, namespace: 'cri', afterApplies: 0 },
+      { image: `registry.k8s.io/kube-scheduler:${TO}`, namespace: 'cri', afterApplies: 0 },
+      { image: `ghcr.io/siderolabs/kubelet:${TO}`, namespace: 'system', afterApplies: 0 },
+    ]);
+    assert.deepEqual(status.kubernetesPrePulled, world.pulls.map((p) => p.image));
+  });
+
+  it('a worker pre-pulls its kubelet only; a component already at the target is not pulled; Talos < 1.13 does not pre-pull', function () {
+    const worker = new World();
+    worker.controlPlane = false;
+    worker.otherApiServers = [{ node: 'cp-1', version: TO }];
+    run(worker);
+    assert.deepEqual(worker.pulls.map((p) => p.image), [`ghcr.io/siderolabs/kubelet:${TO}`]);
+
+    const partly = new World();
+    partly.config = configOf(FROM).replace(`kube-apiserver:${FROM}`, `kube-apiserver:${TO}`);
+    partly.pods = partly.pods.map((p) => (p.component === 'kube-apiserver' ? { ...p, image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}` } : p));
+    run(partly);
+    assert.ok(!partly.pulls.some((p) => p.image.includes('kube-apiserver')), JSON.stringify(partly.pulls));
+    assert.equal(partly.pulls.length, 3);
+
+    const old = new World();
+    old.talosVersion = 'v1.12.4';
+    const { status } = run(old);
+    assert.equal(status.phase, 'Completed', status.message);
+    assert.deepEqual(old.pulls, []);
+  });
+
+  it('an image that cannot be pulled fails the job with ImagePullFailed before anything changed; Unimplemented skips pre-pulling', function () {
+    const world = new World();
+    let status: PatchJobStatus = {};
+    for (let i = 0; i < 10; i++) {
+      const o = world.observe(status, T0 + i * 1_000);
+      const step = decideJob(o);
+      if (step.action?.type === 'pull') {
+        const failed = afterFailure(o, step.action, { transient: false, reason: 'NotFound', message: 'failed to resolve reference: not found' });
+        assert.equal(failed.status.phase, 'Failed');
+        assert.equal(failed.status.reason, 'ImagePullFailed');
+        assert.match(failed.status.message ?? '', /pre-pulling mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3 on node cp-1 failed: .*not found; nothing was changed on the node/);
+        assert.deepEqual(world.applied, []);
+        const retried = afterFailure(o, step.action, { transient: true, reason: 'Unavailable', message: 'connection refused' });
+        assert.equal(retried.status.phase, 'UpgradingKubernetes');
+        assert.ok((retried.requeueAfterMs ?? 0) > 0, 'a transient failure is retried later');
+        const skipped = afterFailure(o, step.action, { transient: false, reason: 'Unimplemented', message: 'unknown service machine.ImageService' });
+        assert.equal(skipped.status.phase, 'UpgradingKubernetes');
+        assert.deepEqual(skipped.status.kubernetesPrePulled, [step.action.image], 'not pulled, not asked again');
+        return;
+      }
+      status = step.status;
+    }
+    assert.fail('no pre-pull was decided');
   });
 
   it('waits for each static pod to run the new image and be Ready before the next component', function () {
