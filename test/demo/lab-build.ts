@@ -1,5 +1,5 @@
-// The lab's Go binaries (etcd, kube-apiserver, kube-controller-manager, kubectl): built once by
-// test/lab/gobuild/build.sh into ~/.cache/kangal-lab. Warm, build.sh prints nothing on stderr and
+// The lab's Go binaries (etcd, kube-apiserver, kube-controller-manager, kubectl) and Gitea's API
+// description: fetched and built once by test/lab/gobuild/build.sh into ~/.cache/kangal-lab. Warm, build.sh prints nothing on stderr and
 // returns at once; cold, it logs each step and a heartbeat, which the demo passes on with an estimate.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ export async function ensureLabBinaries(say: (line: string) => void): Promise<vo
     stderr += chunk;
     if (!announced) {
       announced = true;
-      say('lab binaries are not cached yet: building etcd and Kubernetes from the Go module proxy, once (estimate: 10-25 minutes on 2 cores; kept in $KANGAL_LAB_CACHE, default ~/.cache/kangal-lab)');
+      say('the lab is not fully cached yet: fetching what is missing from the Go module proxy, once (building etcd and Kubernetes takes 10-25 minutes on 2 cores; Gitea\'s API description a few seconds; kept in $KANGAL_LAB_CACHE, default ~/.cache/kangal-lab)');
     }
     for (const line of chunk.split('\n').filter(Boolean)) say(line);
   });
