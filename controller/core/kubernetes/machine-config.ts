@@ -1,8 +1,18 @@
 // Reading and changing the image references of a Talos machine config. The config is the node's
-// full, multi-document YAML; only the v1alpha1 document (the one with `version: v1alpha1`) is
-// changed, through the yaml Document API so everything else (comments, order, other documents)
-// is kept byte for byte where possible.
-import { parseAllDocuments, type Document } from 'yaml';
+// full, multi-document YAML. Each component's image lives in one place, chosen the way
+// `talosctl upgrade-k8s` (release-1.14) chooses it:
+//   - the Talos 1.14 multi-document config document of the component (`apiVersion: v1alpha1`,
+//     `kind: KubeletConfig` / `KubeAPIServerConfig` / ...), key `image`, when the config has one:
+//     Talos uses the document, so a v1alpha1 field next to it is stale and never touched;
+//   - otherwise the component's v1alpha1 path (`machine.kubelet.image`, `cluster.apiServer.image`, ...)
+//     in the v1alpha1 document (the one with `version: v1alpha1`).
+// A present document without `image`, or a v1alpha1 document without the path, reads as absent
+// (Talos's default image for its version); a component with neither a document nor a v1alpha1
+// document also reads as absent. A config with no v1alpha1 document is readable as long as it has
+// at least one component document. Two documents of the same kind are a problem (Talos rejects them).
+// Writing replaces the one value in the text (everything else kept byte for byte); a key that is
+// not there yet is added to its document, through the yaml Document API where it cannot be spliced.
+import { isMap, isNode, isScalar, parseAllDocuments, Scalar, stringify, type Document, type YAMLMap } from 'yaml';
 import type { ImageComponent } from './images.js';
 
 const PATHS: Record<ImageComponent, readonly string[]> = {
@@ -13,34 +23,166 @@ const PATHS: Record<ImageComponent, readonly string[]> = {
   'kube-proxy': ['cluster', 'proxy', 'image'],
 };
 
+/** The Talos 1.14 config document kind of each component (`apiVersion: v1alpha1`, key `image`). */
+export const COMPONENT_DOCUMENT_KIND: Record<ImageComponent, string> = {
+  'kube-apiserver': 'KubeAPIServerConfig',
+  'kube-controller-manager': 'KubeControllerManagerConfig',
+  'kube-scheduler': 'KubeSchedulerConfig',
+  kubelet: 'KubeletConfig',
+  'kube-proxy': 'KubeProxyConfig',
+};
+
 export type ConfigRead = { ok: true; images: Partial<Record<ImageComponent, string>>; proxyDisabled: boolean } | { ok: false; problem: string };
 
-function v1alpha1(text: string): { docs: Document[]; doc: Document } | { problem: string } {
+/** Where one component's image lives: a document and the key path in it, described for messages. */
+interface ImagePlace {
+  doc: Document;
+  path: readonly string[];
+  /** e.g. "`image` of the KubeletConfig document", "`machine.kubelet.image` of the v1alpha1 document". */
+  where: string;
+}
+
+interface ParsedConfig {
+  docs: Document[];
+  places: Partial<Record<ImageComponent, ImagePlace>>;
+  v1alpha1: Document | undefined;
+}
+
+const V1ALPHA1 = 'the v1alpha1 document (the one with `version: v1alpha1`)';
+
+function parse(text: string): ParsedConfig | { problem: string } {
   const docs = parseAllDocuments(text);
-  if (!Array.isArray(docs)) return { problem: 'the machine config is empty' };
+  if (!Array.isArray(docs) || docs.length === 0) return { problem: 'the machine config is empty' };
   const broken = docs.find((d) => d.errors.length > 0);
   if (broken) return { problem: `the machine config is not valid YAML: ${broken.errors[0]?.message ?? ''}` };
-  const doc = docs.find((d) => d.get('version') === 'v1alpha1');
-  if (!doc) return { problem: 'the machine config has no v1alpha1 document (a document with `version: v1alpha1`)' };
-  return { docs, doc };
+  const v1alpha1 = docs.find((d) => d.get('version') === 'v1alpha1');
+  const places: Partial<Record<ImageComponent, ImagePlace>> = {};
+  let documents = 0;
+  for (const component of Object.keys(PATHS) as ImageComponent[]) {
+    const kind = COMPONENT_DOCUMENT_KIND[component];
+    const own = docs.filter((d) => d.get('apiVersion') === 'v1alpha1' && d.get('kind') === kind);
+    if (own.length > 1) return { problem: `the machine config has ${own.length} documents with \`apiVersion: v1alpha1\` and \`kind: ${kind}\`; Talos accepts one: merge them into a single ${kind} document` };
+    const [doc] = own;
+    if (doc) {
+      documents++;
+      places[component] = { doc, path: ['image'], where: `\`image\` of the ${kind} document` };
+    } else if (v1alpha1) {
+      places[component] = { doc: v1alpha1, path: PATHS[component], where: `\`${PATHS[component].join('.')}\` of ${V1ALPHA1}` };
+    }
+  }
+  if (!v1alpha1 && documents === 0) {
+    return { problem: `the machine config has no v1alpha1 document (a document with \`version: v1alpha1\`) and no Kubernetes component document (${Object.values(COMPONENT_DOCUMENT_KIND).join(', ')})` };
+  }
+  return { docs, places, v1alpha1 };
+}
+
+/** The value at a place: a non-empty string, absent, or a problem for a value that is not an image reference. */
+function imageAt(place: ImagePlace): string | undefined | { problem: string } {
+  const value: unknown = place.doc.getIn(place.path);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') return { problem: `${place.where} is ${JSON.stringify(value)}, not an image reference: set it to an image such as registry.k8s.io/kube-apiserver:v1.35.2, or remove it for Talos's default` };
+  return value;
 }
 
 /** The component images the config names (absent: Talos's default image for its version). */
 export function readConfigImages(text: string): ConfigRead {
-  const found = v1alpha1(text);
+  const found = parse(text);
   if ('problem' in found) return { ok: false, problem: found.problem };
   const images: Partial<Record<ImageComponent, string>> = {};
-  for (const [component, path] of Object.entries(PATHS) as [ImageComponent, readonly string[]][]) {
-    const value = found.doc.getIn(path);
-    if (typeof value === 'string' && value !== '') images[component] = value;
+  for (const [component, place] of Object.entries(found.places) as [ImageComponent, ImagePlace][]) {
+    const image = imageAt(place);
+    if (typeof image === 'object') return { ok: false, problem: image.problem };
+    if (image !== undefined) images[component] = image;
   }
-  return { ok: true, images, proxyDisabled: found.doc.getIn(['cluster', 'proxy', 'disabled']) === true };
+  // Only the v1alpha1 `cluster.proxy.disabled`: the reference (talos-api.md §4) names only the
+  // `image` key of a KubeProxyConfig document, so no other key of it is read here.
+  return { ok: true, images, proxyDisabled: found.v1alpha1?.getIn(['cluster', 'proxy', 'disabled']) === true };
 }
 
-/** The config with one component's image set; everything else kept. */
+/** The config with one component's image set (in its document if the config has one, else at its v1alpha1 path); everything else kept. */
 export function withComponentImage(text: string, component: ImageComponent, image: string): string | { problem: string } {
-  const found = v1alpha1(text);
+  const found = parse(text);
   if ('problem' in found) return found;
-  found.doc.setIn(PATHS[component], image);
+  const place = found.places[component];
+  if (!place) {
+    return { problem: `the machine config has neither a ${COMPONENT_DOCUMENT_KIND[component]} document nor ${V1ALPHA1} to set the ${component} image in` };
+  }
+  const current = imageAt(place);
+  if (typeof current === 'object') return current;
+  const spliced = splice(text, place, image);
+  if (spliced !== undefined && imageOf(spliced, component) === image) return spliced;
+  // Not spliceable (a flow collection, a block scalar): the Document API
+  // keeps comments, order and the other documents, but may normalise the formatting.
+  try {
+    place.doc.setIn(place.path, image);
+  } catch {
+    // setIn throws where the path runs through a scalar (`cluster: null`, `proxy: 3`).
+    return { problem: `${place.where} cannot be set: a key on its path holds a plain value instead of a map; fix the machine config` };
+  }
   return found.docs.map((d) => d.toString({ lineWidth: 0 })).join('');
+}
+
+function imageOf(text: string, component: ImageComponent): string | undefined {
+  const read = readConfigImages(text);
+  return read.ok ? read.images[component] : undefined;
+}
+
+/** The text with the one value replaced (or its key added to its block map), or undefined when that is not simple. */
+function splice(text: string, place: ImagePlace, image: string): string | undefined {
+  const node: unknown = place.doc.getIn(place.path, true);
+  if (isScalar(node)) {
+    const range = node.range;
+    if (!range || (node.type !== Scalar.PLAIN && node.type !== Scalar.QUOTE_DOUBLE && node.type !== Scalar.QUOTE_SINGLE)) return undefined;
+    return text.slice(0, range[0]) + scalarText(image, node.type) + text.slice(range[1]);
+  }
+  return node === undefined ? addKey(text, place, image) : undefined;
+}
+
+/**
+ * The key (and maybe its parents) is missing: add it under the deepest block map on the path that
+ * exists, as that map's last entry, indented the way the document indents.
+ */
+function addKey(text: string, place: ImagePlace, image: string): string | undefined {
+  const maps: unknown[] = [place.doc.contents];
+  for (let depth = 1; depth < place.path.length; depth++) {
+    const next: unknown = place.doc.getIn(place.path.slice(0, depth), true);
+    if (next === undefined) break;
+    maps.push(next);
+  }
+  const depth = maps.length - 1;
+  const parent = maps[depth];
+  if (!isMap(parent)) return undefined;
+  const indent = blockIndent(text, parent);
+  const last: unknown = parent.items[parent.items.length - 1]?.value;
+  if (indent === undefined || !isNode(last) || !last.range) return undefined;
+  const step = indentStep(text, parent, indent, maps[depth - 1]);
+  const lines = place.path.slice(depth).map((key, i, keys) => `${indent}${' '.repeat(step * i)}${key}:${i === keys.length - 1 ? ` ${scalarText(image, Scalar.PLAIN)}` : ''}\n`);
+  const end = last.range[2];
+  const newline = text[end - 1] === '\n' ? '' : '\n';
+  return `${text.slice(0, end)}${newline}${lines.join('')}${text.slice(end)}`;
+}
+
+/** How many spaces the document indents a nested map: from `map` against its parent, or its own nested maps; 2 when nothing tells. */
+function indentStep(text: string, map: YAMLMap, indent: string, outerMap: unknown): number {
+  const outer = isMap(outerMap) ? blockIndent(text, outerMap) : undefined;
+  if (outer !== undefined && indent.length > outer.length) return indent.length - outer.length;
+  const inner = map.items.map((p) => p.value).find((v): v is YAMLMap => isMap(v) && !v.flow);
+  const innerIndent = inner ? blockIndent(text, inner) : undefined;
+  return innerIndent !== undefined && innerIndent.length > indent.length ? innerIndent.length - indent.length : 2;
+}
+
+/** The indentation of a non-empty block map's keys, or undefined for a flow map or one that does not start its line. */
+function blockIndent(text: string, map: YAMLMap): string | undefined {
+  const first = map.items[0]?.key;
+  if (map.flow || !isScalar(first) || !first.range) return undefined;
+  const lineStart = text.lastIndexOf('\n', first.range[0] - 1) + 1;
+  const indent = text.slice(lineStart, first.range[0]);
+  return /^ *$/.test(indent) ? indent : undefined;
+}
+
+/** A YAML scalar for `value`, in the original quoting style where it can be. */
+function scalarText(value: string, type: Scalar.Type): string {
+  const s = new Scalar(value);
+  s.type = type;
+  return stringify(s, { lineWidth: 0 }).replace(/\n$/, '');
 }
