@@ -15,7 +15,7 @@ import { startForge, type Forge } from '../../lab/forge/index.js';
 import { cloneWorkingCopy, type WorkingCopy } from '../../lab/forge/working-copy.js';
 import { startRegistry, type Registry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
-import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator } from '../../lab/talos/index.js';
+import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator, type TalosSimulatorOptions } from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
 
 export const OPERATOR_NAMESPACE = 'kangal-patch';
@@ -38,6 +38,8 @@ export interface JobLabOptions {
   timings?: Partial<TalosSimTimings>;
   /** Run the kube-system/kube-proxy DaemonSet, rendered from the control-plane config as Talos does. */
   kubeProxy?: boolean;
+  /** Talos 1.14 component documents in the nodes' machine configs (all nodes or per node name; nodes on v1.14+): TalosSimulatorOptions.multiDocs. */
+  multiDocs?: TalosSimulatorOptions['multiDocs'];
   /** Start the lab forge with a plans repository (`acme/plans`, branch main, a plans/ folder kept by .gitkeep) cloned for pushes. */
   plansRepo?: boolean;
 }
@@ -123,7 +125,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     }));
     const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy });
     stops.push(() => fleet.stop());
-    const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false });
+    const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false, multiDocs: opts.multiDocs });
     stops.push(() => talos.stop());
     await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
     let mirrors: string[] = [];

@@ -14,6 +14,9 @@
 //                         identity, image / reboot mode, result 'ok' | {code, codeName, message}, effect)
 //   sim.node(x).calls     also COSI State.Get/List/Watch of MachineConfigs (`resource`), and for
 //                         ApplyConfiguration `imageChanges` [{path: 'cluster.apiServer.image', from, to}]
+//                         (`KubeletConfig.image` etc. for a Talos 1.14 component document)
+//   opts.multiDocs        Talos 1.14 component documents in the initial configs (all nodes or per node):
+//                         the node takes those components' images from the documents
 //   sim.node(x).upgradesStarted / bootsIntoNewVersion / reboots   counters for "exactly once" checks
 //   sim.node(x).history   what the node did: 'kube-apiserver restarted on <image>', 'kube-apiserver ready',
 //                         'kubelet stopped', 'kubelet vX.Y.Z starting|running', 'kube-proxy image <image> published', ...
@@ -45,6 +48,7 @@ import type { FleetControl } from '../fleet/types.js';
 import { type CertFiles, createCA, issueCert } from '../pki.js';
 import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
+import type { MultiDocKind } from './machine-config.js';
 
 export {
   DEMO_TIMINGS,
@@ -58,6 +62,7 @@ export {
   type TalosSimTimings,
 } from './node.js';
 export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
+export { MULTI_DOC_KINDS, type MultiDocKind } from './machine-config.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
 
 export interface TalosSimulatorOptions {
@@ -72,6 +77,12 @@ export interface TalosSimulatorOptions {
   /** Also listen on each node's InternalIP:50000 where free (default true). */
   nodeListeners?: boolean;
   clusterName?: string;
+  /**
+   * Talos 1.14 component documents (`KubeletConfig`, `KubeAPIServerConfig`, ...) in the nodes'
+   * initial configs, each naming the component's image (the v1alpha1 fields stay, same value, and
+   * are ignored): for every node, or per node name. Only for nodes on Talos v1.14 or later.
+   */
+  multiDocs?: readonly MultiDocKind[] | Readonly<Record<string, readonly MultiDocKind[]>>;
   /** Called after ApplyConfiguration changed a node's config (Kubernetes-side follow-ups). */
   onConfigApplied?: (node: SimNode) => Promise<void> | void;
 }
@@ -113,6 +124,10 @@ export interface TalosSimulator {
   lastCallSeq(): number;
   setTimings(t: Partial<TalosSimTimings>): void;
   stop(): Promise<void>;
+}
+
+function isKindList(docs: readonly MultiDocKind[] | Readonly<Record<string, readonly MultiDocKind[]>>): docs is readonly MultiDocKind[] {
+  return Array.isArray(docs);
 }
 
 function talosKey(pkcs8: string): string {
@@ -188,7 +203,8 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     if (!state) return undefined;
     const existing = sims.get(state.name);
     if (existing) return existing;
-    const sim = new SimNode(state, opts.fleet, () => timings, clusterName, controlPlaneEndpoint);
+    const docs = opts.multiDocs === undefined ? [] : isKindList(opts.multiDocs) ? opts.multiDocs : (opts.multiDocs[state.name] ?? []);
+    const sim = new SimNode(state, opts.fleet, () => timings, clusterName, controlPlaneEndpoint, docs);
     sims.set(state.name, sim);
     return sim;
   };

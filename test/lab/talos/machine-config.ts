@@ -1,5 +1,8 @@
 // A realistic v1alpha1 machine config, shaped like `talosctl gen config` output (trimmed of
-// secrets we do not simulate; placeholder key material is clearly fake).
+// secrets we do not simulate; placeholder key material is clearly fake), optionally followed by
+// Talos 1.14 component documents (`apiVersion: v1alpha1`, `kind: KubeletConfig`, ..., key `image`).
+// Where a config has a component document, Talos (and so the simulator) takes that component's
+// image from the document, not from the v1alpha1 path.
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ComponentImages, NodeRole } from '../fleet/types.js';
 
@@ -12,7 +15,27 @@ export interface MachineConfigInput {
   schematic: string;
   clusterName: string;
   controlPlaneEndpoint: string;
+  /**
+   * Talos 1.14 component documents to append, each with `image:` set, for the components the
+   * node's role runs (a worker gets no control-plane documents). The v1alpha1 fields of those
+   * components stay in place with the same value: the reference does not say whether Talos 1.14
+   * `gen config` drops them, and a stale field that is still present catches a writer that changes
+   * the v1alpha1 path instead of the document (the simulator ignores the field then).
+   */
+  multiDocs?: readonly MultiDocKind[];
 }
+
+/** The Talos 1.14 config document of each component (`apiVersion: v1alpha1`, key `image`). */
+export const IMAGE_DOCUMENTS = {
+  kubelet: 'KubeletConfig',
+  apiServer: 'KubeAPIServerConfig',
+  controllerManager: 'KubeControllerManagerConfig',
+  scheduler: 'KubeSchedulerConfig',
+  proxy: 'KubeProxyConfig',
+} as const satisfies Record<keyof ComponentImages, string>;
+
+export type MultiDocKind = (typeof IMAGE_DOCUMENTS)[keyof ComponentImages];
+export const MULTI_DOC_KINDS: readonly MultiDocKind[] = Object.values(IMAGE_DOCUMENTS);
 
 const FAKE = 'bGFiLW9ubHktbm90LWEtcmVhbC1zZWNyZXQ='; // "lab-only-not-a-real-secret"
 
@@ -64,10 +87,15 @@ export function machineConfigYaml(i: MachineConfigInput): string {
       allowSchedulingOnControlPlanes: false,
     });
   }
-  return stringify({ version: 'v1alpha1', debug: false, persist: true, machine, cluster }, { lineWidth: 0 });
+  const v1alpha1 = stringify({ version: 'v1alpha1', debug: false, persist: true, machine, cluster }, { lineWidth: 0 });
+  const images = configImages(v1alpha1);
+  const docs = (Object.entries(IMAGE_DOCUMENTS) as [keyof ComponentImages, MultiDocKind][])
+    .filter(([key, kind]) => i.multiDocs?.includes(kind) && images[key] !== undefined)
+    .map(([key, kind]) => `---\n${stringify({ apiVersion: 'v1alpha1', kind, image: images[key] }, { lineWidth: 0 })}`);
+  return v1alpha1 + docs.join('');
 }
 
-/** Where each Kubernetes component image lives in a v1alpha1 machine config (as `talosctl upgrade-k8s` patches it). */
+/** Where each Kubernetes component image lives in a v1alpha1 machine config (as `talosctl upgrade-k8s` patches it where the config has no component document). */
 export const IMAGE_PATHS: Record<keyof ComponentImages, string> = {
   kubelet: 'machine.kubelet.image',
   apiServer: 'cluster.apiServer.image',
@@ -76,32 +104,69 @@ export const IMAGE_PATHS: Record<keyof ComponentImages, string> = {
   proxy: 'cluster.proxy.image',
 };
 
-/** The component images a machine config's v1alpha1 document names (fields it lacks are undefined). */
-export function configImages(config: string): ComponentImages {
+type Json = Record<string, unknown>;
+
+function documents(config: string): Json[] {
   const docs = parseAllDocuments(config);
-  const doc = (Array.isArray(docs) ? docs : []).map((d) => d.toJS() as unknown).find((d) => (d as { version?: unknown } | null)?.version === 'v1alpha1');
-  const at = (path: string): string | undefined => {
-    let v: unknown = doc;
-    for (const key of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
-    return typeof v === 'string' ? v : undefined;
-  };
+  return (Array.isArray(docs) ? docs : []).map((d) => d.toJS() as unknown).filter((d): d is Json => d !== null && typeof d === 'object' && !Array.isArray(d));
+}
+
+function at(doc: Json | undefined, path: string): string | undefined {
+  let v: unknown = doc;
+  for (const key of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Json)[key] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Where a config names one component's image, as an ImageChange path: `KubeletConfig.image` or `machine.kubelet.image`. */
+interface ImageLocation {
+  key: keyof ComponentImages;
+  path: string;
+  image: string | undefined;
+  /** Whether Talos takes the component's image from here (the document when present, else the v1alpha1 path). */
+  effective: boolean;
+}
+
+/** Every place the config names a component image: the component document (if any) and the v1alpha1 path (also when the document shadows it). */
+function imageLocations(config: string): ImageLocation[] {
+  const docs = documents(config);
+  const v1alpha1 = docs.find((d) => d.version === 'v1alpha1');
+  return (Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]).flatMap(([key, path]) => {
+    const kind = IMAGE_DOCUMENTS[key];
+    const doc = docs.find((d) => d.apiVersion === 'v1alpha1' && d.kind === kind);
+    const fromPath: ImageLocation = { key, path, image: at(v1alpha1, path), effective: doc === undefined };
+    return doc ? [{ key, path: `${kind}.image`, image: at(doc, 'image'), effective: true }, fromPath] : [fromPath];
+  });
+}
+
+/**
+ * The component images a machine config names, as Talos takes them: from the component's 1.14
+ * document when the config has one (a document without `image` names none), else from the v1alpha1
+ * document's path (fields it lacks are undefined).
+ */
+export function configImages(config: string): ComponentImages {
   const out: ComponentImages = {};
-  for (const [key, path] of Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]) out[key] = at(path);
+  for (const l of imageLocations(config)) if (l.effective) out[l.key] = l.image;
   return out;
 }
 
-/** One image a config change moves: `path` in the config, the image before and after. */
+/** One image a config change moves: `path` in the config (`cluster.apiServer.image`, `KubeletConfig.image`), the image before and after. */
 export interface ImageChange {
   path: string;
   from: string | undefined;
   to: string | undefined;
 }
 
-/** The component images that differ between two machine configs, in IMAGE_PATHS order. */
+/**
+ * Every image reference that differs between two machine configs, in IMAGE_PATHS order (a
+ * component's document before its v1alpha1 path). A v1alpha1 path shadowed by a document is
+ * reported too when it moves, though Talos ignores it: a test can see a writer that changed the wrong place.
+ */
 export function imageChanges(before: string, after: string): ImageChange[] {
-  const a = configImages(before);
-  const b = configImages(after);
-  return (Object.entries(IMAGE_PATHS) as [keyof ComponentImages, string][]).filter(([k]) => a[k] !== b[k]).map(([k, path]) => ({ path, from: a[k], to: b[k] }));
+  const a = new Map(imageLocations(before).map((l) => [l.path, l.image]));
+  const b = imageLocations(after);
+  const paths = [...new Set([...b.map((l) => l.path), ...a.keys()])];
+  const image = new Map(b.map((l) => [l.path, l.image]));
+  return paths.filter((p) => a.get(p) !== image.get(p)).map((path) => ({ path, from: a.get(path), to: image.get(path) }));
 }
 
 const KUBERNETES_IMAGE_NAMES = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy']);

@@ -18,7 +18,7 @@ import {
 } from '../../../proto/gen/resource/definitions/runtime/runtime.js';
 import type { FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
 import { STATIC_POD_COMPONENTS, STATIC_PODS, versionOfImage } from '../fleet/static-pods.js';
-import { configImages, type ImageChange, machineConfigYaml } from './machine-config.js';
+import { configImages, type ImageChange, machineConfigYaml, type MultiDocKind } from './machine-config.js';
 import { versionAtLeast } from './versions.js';
 
 
@@ -268,7 +268,12 @@ export class SimNode {
     private readonly timings: () => TalosSimTimings,
     readonly clusterName: string,
     readonly controlPlaneEndpoint: string,
+    /** Talos 1.14 component documents the node's initial config carries (see MachineConfigInput.multiDocs). */
+    multiDocs: readonly MultiDocKind[] = [],
   ) {
+    if (multiDocs.length > 0 && !versionAtLeast(state.talosVersion, 14, 'alpha.0')) {
+      throw new Error(`node ${state.name} runs Talos ${state.talosVersion}: the ${multiDocs.join(', ')} document(s) exist from Talos v1.14 on; give it v1.14.x or no multiDocs`);
+    }
     this.name = state.name;
     this.ip = state.internalIP;
     this.role = state.role;
@@ -286,6 +291,7 @@ export class SimNode {
       schematic: state.schematic,
       clusterName,
       controlPlaneEndpoint,
+      multiDocs,
     });
     this.extensions = [
       { name: 'iscsi-tools', version: 'v0.2.0', image: 'iscsi-tools.sqsh', author: 'Sidero Labs' },

@@ -2,7 +2,7 @@
 // them, and the kubelet version out of an image tag the way the Node reports it.
 import assert from 'node:assert/strict';
 import { versionOfImage } from '../../lab/fleet/static-pods.js';
-import { configImages, imageChanges, machineConfigYaml } from '../../lab/talos/machine-config.js';
+import { configImages, imageChanges, machineConfigYaml, MULTI_DOC_KINDS } from '../../lab/talos/machine-config.js';
 
 const cp = machineConfigYaml({
   name: 'cp-1',
@@ -54,5 +54,28 @@ describe('lab: machine config images', () => {
       { path: 'cluster.scheduler.image', from: 'registry.k8s.io/kube-scheduler:v1.35.2', to: 'registry.k8s.io/kube-scheduler:v1.36.3' },
     ]);
     assert.deepEqual(imageChanges(cp, cp), []);
+  });
+  it('multiDocs appends the Talos 1.14 component documents with image set; the node reads those images from the documents', () => {
+    const input = { name: 'cp-1', role: 'controlplane' as const, ip: '127.0.0.1', talosVersion: 'v1.14.1', kubernetesVersion: 'v1.35.2', schematic: 'abc', clusterName: 'lab', controlPlaneEndpoint: 'https://127.0.0.1:6443' };
+    const multi = machineConfigYaml({ ...input, multiDocs: MULTI_DOC_KINDS });
+    assert.ok(multi.startsWith(machineConfigYaml(input)), 'the v1alpha1 document is unchanged, its fields present');
+    assert.match(multi, /---\napiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io\/siderolabs\/kubelet:v1.35.2\n/);
+    assert.deepEqual(configImages(multi), configImages(cp));
+    // A document wins over the (now stale) v1alpha1 path.
+    const moved = multi.replace('kind: KubeSchedulerConfig\nimage: registry.k8s.io/kube-scheduler:v1.35.2', 'kind: KubeSchedulerConfig\nimage: registry.k8s.io/kube-scheduler:v1.36.3');
+    assert.equal(configImages(moved).scheduler, 'registry.k8s.io/kube-scheduler:v1.36.3');
+    assert.deepEqual(imageChanges(multi, moved), [{ path: 'KubeSchedulerConfig.image', from: 'registry.k8s.io/kube-scheduler:v1.35.2', to: 'registry.k8s.io/kube-scheduler:v1.36.3' }]);
+    // Changing the shadowed v1alpha1 field moves nothing, but the change is reported at its path.
+    const wrong = multi.replace('    image: registry.k8s.io/kube-scheduler:v1.35.2', '    image: registry.k8s.io/kube-scheduler:v1.36.3');
+    assert.notEqual(wrong, multi);
+    assert.equal(configImages(wrong).scheduler, 'registry.k8s.io/kube-scheduler:v1.35.2');
+    assert.deepEqual(imageChanges(multi, wrong), [{ path: 'cluster.scheduler.image', from: 'registry.k8s.io/kube-scheduler:v1.35.2', to: 'registry.k8s.io/kube-scheduler:v1.36.3' }]);
+    // A document without image names none (Talos's default).
+    assert.equal(configImages(multi.replace('kind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.35.2\n', 'kind: KubeletConfig\n')).kubelet, undefined);
+  });
+
+  it('a worker with multiDocs gets only the documents of the components it runs', () => {
+    const worker = machineConfigYaml({ name: 'w', role: 'worker', ip: '127.0.0.2', talosVersion: 'v1.14.1', kubernetesVersion: 'v1.35.2', schematic: 'abc', clusterName: 'lab', controlPlaneEndpoint: 'https://127.0.0.1:6443', multiDocs: MULTI_DOC_KINDS });
+    assert.deepEqual(worker.match(/^kind: .*$/gm), ['kind: KubeletConfig']);
   });
 });
