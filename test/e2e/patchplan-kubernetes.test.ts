@@ -1,11 +1,14 @@
 // Kubernetes upgrades through the real `kangal-patch run` process: a 3 control-plane + 3 worker
-// fleet moves one minor, a combined Talos + Kubernetes plan, and each fault. The oracle is the lab:
+// fleet moves one minor, a Talos 1.14 fleet whose configs carry component documents, a combined
+// Talos + Kubernetes plan, and each fault. The oracle is the lab:
 // the observer's Node and Pod watches (versions, cordons, boots) and the Talos simulator's record
 // of every ApplyConfiguration with the image paths it changed.
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
+import { MULTI_DOC_KINDS } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 
 const FROM = 'v1.35.2';
@@ -130,6 +133,55 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
       assert.equal(calls.filter((c) => c.method === 'MachineService.ApplyConfiguration').length, appliesBefore, 'no ApplyConfiguration was sent');
       assert.equal(lab.observer.node('worker-1')?.kubeletVersion, 'v1.36.4', 'the kubelet still runs what it ran');
       lab.talos.node('worker-1').faults.missingImages = undefined;
+      await controller.stop();
+    });
+  });
+
+  describe('Talos 1.14 configs with component documents (KubeletConfig, KubeAPIServerConfig, ...)', function () {
+    const DOCUMENT_ORDER = ['KubeAPIServerConfig.image', 'KubeControllerManagerConfig.image', 'KubeSchedulerConfig.image', 'KubeletConfig.image'];
+    const V1ALPHA1_PATHS = [...ORDER, 'cluster.proxy.image'];
+    let lab: JobLab;
+    before(async function () {
+      lab = await startJobLab({
+        fleet: { nodes: 2, controlPlanes: 1, talosVersion: 'v1.14.0', kubernetesVersion: FROM },
+        kubeProxy: true,
+        multiDocs: MULTI_DOC_KINDS,
+      });
+    });
+    after(async function () {
+      await lab?.stop();
+    });
+
+    it('a Kubernetes-only plan moves the documents\' image keys, never the stale v1alpha1 fields, and the nodes run the target', async function () {
+      const controller = lab.startController();
+      await lab.applyPlan(labPlan(planDoc('k8s-multidoc', { kubernetesVersion: TO }), lab.talos.endpoint));
+      const status = await lab.waitForPlan('k8s-multidoc', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+      assert.equal(status.phase, 'Completed', JSON.stringify(status));
+      assert.equal(status.completedNodes, 2);
+      assert.equal(status.kubeProxyUpgraded, true);
+
+      // The simulator's record: each ApplyConfiguration moved exactly one document's image key.
+      assert.deepEqual(appliedPaths(lab, 'cp-1'), [...DOCUMENT_ORDER, 'KubeProxyConfig.image'], 'cp-1: documents in component order, then kube-proxy');
+      assert.deepEqual(appliedPaths(lab, 'worker-1'), ['KubeletConfig.image'], 'worker-1 moves only its kubelet document');
+      for (const n of ['cp-1', 'worker-1']) {
+        const calls = lab.talos.node(n).calls.filter((c) => c.method === 'MachineService.ApplyConfiguration');
+        const wrong = calls.flatMap((c) => (c.imageChanges ?? []).filter((ch) => V1ALPHA1_PATHS.includes(ch.path)));
+        assert.deepEqual(wrong, [], `${n}: no ApplyConfiguration touched a v1alpha1 image field`);
+        for (const ch of calls.flatMap((c) => c.imageChanges ?? [])) assert.ok(ch.from?.endsWith(`:${FROM}`) === true && ch.to?.endsWith(`:${TO}`) === true, `${n}: ${JSON.stringify(ch)}`);
+        // The node's config now: the v1alpha1 document still names the old images (stale, ignored by Talos).
+        const v1alpha1 = lab.talos.node(n).config.split('\n---\n')[0] ?? '';
+        assert.match(v1alpha1, new RegExp(`kubelet:${FROM}`));
+        assert.doesNotMatch(v1alpha1, new RegExp(TO.replace(/\./g, '\\.')));
+      }
+
+      // The observer's independent view: the Node's kubeletVersion and the mirror pods' images.
+      for (const n of ['cp-1', 'worker-1']) assert.equal(lab.observer.node(n)?.kubeletVersion, TO, `${n} kubelet`);
+      const seen = lab.observer.of('cp-1', ['componentVersion']).filter((e) => e.detail.endsWith(TO)).map((e) => e.detail.split(' ')[0]);
+      assert.deepEqual(seen, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'], 'cp-1 components seen at the target in order');
+      assert.deepEqual(lab.observer.skewViolations, []);
+      const ds = await lab.kc.makeApiClient(AppsV1Api).readNamespacedDaemonSet({ namespace: 'kube-system', name: 'kube-proxy' });
+      assert.equal(ds.spec?.template.spec?.containers[0]?.image, `registry.k8s.io/kube-proxy:${TO}`, 'the kube-proxy DaemonSet rendered from the KubeProxyConfig document');
+      for (const n of ['cp-1', 'worker-1']) assert.equal(lab.talos.node(n).reboots, 0);
       await controller.stop();
     });
   });
