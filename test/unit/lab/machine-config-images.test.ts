@@ -3,6 +3,9 @@
 import assert from 'node:assert/strict';
 import { versionOfImage } from '../../lab/fleet/static-pods.js';
 import { configImages, imageChanges, machineConfigYaml, MULTI_DOC_KINDS } from '../../lab/talos/machine-config.js';
+import { SimNode, TEST_TIMINGS } from '../../lab/talos/node.js';
+import { createRecordingFleet } from '../../lab/talos/recording-fleet.js';
+import { waitFor } from '../../lab/wait.js';
 
 const cp = machineConfigYaml({
   name: 'cp-1',
@@ -77,5 +80,23 @@ describe('lab: machine config images', () => {
   it('a worker with multiDocs gets only the documents of the components it runs', () => {
     const worker = machineConfigYaml({ name: 'w', role: 'worker', ip: '127.0.0.2', talosVersion: 'v1.14.1', kubernetesVersion: 'v1.35.2', schematic: 'abc', clusterName: 'lab', controlPlaneEndpoint: 'https://127.0.0.1:6443', multiDocs: MULTI_DOC_KINDS });
     assert.deepEqual(worker.match(/^kind: .*$/gm), ['kind: KubeletConfig']);
+  });
+  it('a simulated node refuses multiDocs below Talos v1.14, and on v1.14 a moved KubeletConfig image restarts its kubelet while a moved stale field does not', async () => {
+    const spec = { name: 'cp-1', role: 'controlplane' as const, talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.2', schematic: 'abc', internalIP: '127.0.0.1' };
+    const old = createRecordingFleet([spec]);
+    assert.throws(() => new SimNode(old.nodes()[0]!, old, () => TEST_TIMINGS, 'lab', 'https://127.0.0.1:6443', ['KubeletConfig']), /node cp-1 runs Talos v1\.13\.9: the KubeletConfig document\(s\) exist from Talos v1\.14 on/);
+    const fleet = createRecordingFleet([{ ...spec, talosVersion: 'v1.14.0' }]);
+    const node = new SimNode(fleet.nodes()[0]!, fleet, () => TEST_TIMINGS, 'lab', 'https://127.0.0.1:6443', ['KubeletConfig']);
+    try {
+      assert.match(node.config, /kind: KubeletConfig\nimage: ghcr.io\/siderolabs\/kubelet:v1.35.2\n$/);
+      node.applyConfig(node.config.replace('    image: ghcr.io/siderolabs/kubelet:v1.35.2', '    image: ghcr.io/siderolabs/kubelet:v1.36.3'));
+      assert.equal(node.kubelet, 'running', 'the stale v1alpha1 field moved nothing');
+      node.applyConfig(node.config.replace('kind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.35.2', 'kind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.36.3'));
+      assert.equal(node.kubelet, 'stopped');
+      await waitFor(() => fleet.calls.find((c) => c.op === 'setKubelet'), { timeoutMs: 30_000, description: 'the kubelet restarted' });
+      assert.deepEqual(fleet.calls.filter((c) => c.op === 'setKubelet').map((c) => c.kubelet?.version), ['v1.36.3']);
+    } finally {
+      node.stop();
+    }
   });
 });
