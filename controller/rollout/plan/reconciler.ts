@@ -116,7 +116,7 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
   }
 }
 
-/** Reads the node's machine config and applies it with cluster.proxy.image set; a config that has it (or disables kube-proxy) is left alone. */
+/** Reads the node's machine config and applies it with the kube-proxy image set (its KubeProxyConfig document, else cluster.proxy.image); a config that has it (or disables kube-proxy) is left alone. */
 async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: { node: string; image: string }): Promise<PlanStep> {
   const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
   try {

@@ -39,7 +39,7 @@ export interface TalosSimTimings {
   staticPodRestartMs: number;
   /** New mirror pod not Ready → Ready. */
   staticPodReadyMs: number;
-  /** ApplyConfiguration changed `machine.kubelet.image` → the kubelet service is down (COSI Services/kubelet gone) this long, then runs the new version (Node kubeletVersion moves, Ready=False). */
+  /** ApplyConfiguration changed the kubelet image (`machine.kubelet.image` or a KubeletConfig document) → the kubelet service is down (COSI Services/kubelet gone) this long, then runs the new version (Node kubeletVersion moves, Ready=False). */
   kubeletRestartMs: number;
   /** Restarted kubelet Ready=False → Ready (Services/kubelet healthy). 0: Ready at once. */
   kubeletReadyMs: number;
