@@ -10,9 +10,8 @@
 // (Talos's default image for its version); a component with neither a document nor a v1alpha1
 // document also reads as absent. A config with no v1alpha1 document is readable as long as it has
 // at least one component document. Two documents of the same kind are a problem (Talos rejects them).
-// Writing replaces the one value in the text (everything else kept byte for byte); a key that is
-// not there yet is added to its document, through the yaml Document API where it cannot be spliced.
-import { isMap, isNode, isScalar, parseAllDocuments, Scalar, stringify, type Document, type YAMLMap } from 'yaml';
+// Writing goes through the yaml Document API: comments, key order and the other documents are kept.
+import { parseAllDocuments, type Document } from 'yaml';
 import type { ImageComponent } from './images.js';
 
 const PATHS: Record<ImageComponent, readonly string[]> = {
@@ -109,80 +108,20 @@ export function withComponentImage(text: string, component: ImageComponent, imag
   }
   const current = imageAt(place);
   if (typeof current === 'object') return current;
-  const spliced = splice(text, place, image);
-  if (spliced !== undefined && imageOf(spliced, component) === image) return spliced;
-  // Not spliceable (a flow collection, a block scalar): the Document API
-  // keeps comments, order and the other documents, but may normalise the formatting.
   try {
     place.doc.setIn(place.path, image);
   } catch {
     // setIn throws where the path runs through a scalar (`cluster: null`, `proxy: 3`).
     return { problem: `${place.where} cannot be set: a key on its path holds a plain value instead of a map; fix the machine config` };
   }
-  return found.docs.map((d) => d.toString({ lineWidth: 0 })).join('');
+  // The Document API keeps comments, key order, quoting and the other documents; the config's own
+  // indentation (talosctl writes 4 spaces) is kept too, so only the changed line differs.
+  const indent = indentationOf(text);
+  return found.docs.map((d) => d.toString({ lineWidth: 0, indent })).join('');
 }
 
-function imageOf(text: string, component: ImageComponent): string | undefined {
-  const read = readConfigImages(text);
-  return read.ok ? read.images[component] : undefined;
-}
-
-/** The text with the one value replaced (or its key added to its block map), or undefined when that is not simple. */
-function splice(text: string, place: ImagePlace, image: string): string | undefined {
-  const node: unknown = place.doc.getIn(place.path, true);
-  if (isScalar(node)) {
-    const range = node.range;
-    if (!range || (node.type !== Scalar.PLAIN && node.type !== Scalar.QUOTE_DOUBLE && node.type !== Scalar.QUOTE_SINGLE)) return undefined;
-    return text.slice(0, range[0]) + scalarText(image, node.type) + text.slice(range[1]);
-  }
-  return node === undefined ? addKey(text, place, image) : undefined;
-}
-
-/**
- * The key (and maybe its parents) is missing: add it under the deepest block map on the path that
- * exists, as that map's last entry, indented the way the document indents.
- */
-function addKey(text: string, place: ImagePlace, image: string): string | undefined {
-  const maps: unknown[] = [place.doc.contents];
-  for (let depth = 1; depth < place.path.length; depth++) {
-    const next: unknown = place.doc.getIn(place.path.slice(0, depth), true);
-    if (next === undefined) break;
-    maps.push(next);
-  }
-  const depth = maps.length - 1;
-  const parent = maps[depth];
-  if (!isMap(parent)) return undefined;
-  const indent = blockIndent(text, parent);
-  const last: unknown = parent.items[parent.items.length - 1]?.value;
-  if (indent === undefined || !isNode(last) || !last.range) return undefined;
-  const step = indentStep(text, parent, indent, maps[depth - 1]);
-  const lines = place.path.slice(depth).map((key, i, keys) => `${indent}${' '.repeat(step * i)}${key}:${i === keys.length - 1 ? ` ${scalarText(image, Scalar.PLAIN)}` : ''}\n`);
-  const end = last.range[2];
-  const newline = text[end - 1] === '\n' ? '' : '\n';
-  return `${text.slice(0, end)}${newline}${lines.join('')}${text.slice(end)}`;
-}
-
-/** How many spaces the document indents a nested map: from `map` against its parent, or its own nested maps; 2 when nothing tells. */
-function indentStep(text: string, map: YAMLMap, indent: string, outerMap: unknown): number {
-  const outer = isMap(outerMap) ? blockIndent(text, outerMap) : undefined;
-  if (outer !== undefined && indent.length > outer.length) return indent.length - outer.length;
-  const inner = map.items.map((p) => p.value).find((v): v is YAMLMap => isMap(v) && !v.flow);
-  const innerIndent = inner ? blockIndent(text, inner) : undefined;
-  return innerIndent !== undefined && innerIndent.length > indent.length ? innerIndent.length - indent.length : 2;
-}
-
-/** The indentation of a non-empty block map's keys, or undefined for a flow map or one that does not start its line. */
-function blockIndent(text: string, map: YAMLMap): string | undefined {
-  const first = map.items[0]?.key;
-  if (map.flow || !isScalar(first) || !first.range) return undefined;
-  const lineStart = text.lastIndexOf('\n', first.range[0] - 1) + 1;
-  const indent = text.slice(lineStart, first.range[0]);
-  return /^ *$/.test(indent) ? indent : undefined;
-}
-
-/** A YAML scalar for `value`, in the original quoting style where it can be. */
-function scalarText(value: string, type: Scalar.Type): string {
-  const s = new Scalar(value);
-  s.type = type;
-  return stringify(s, { lineWidth: 0 }).replace(/\n$/, '');
+/** The indentation step of the config: the first indented line's, 2 when no line is indented. */
+function indentationOf(text: string): number {
+  const first = /^( +)\S/m.exec(text);
+  return first?.[1]?.length ?? 2;
 }
