@@ -4,43 +4,97 @@
 import type { Server } from 'node:http';
 import { API_VERSION } from '../schemas/api.js';
 import type { RunConfig } from './config.js';
-import { createKube } from './kube/index.js';
+import { createKube, type Kube } from './kube/index.js';
 import { hasGit, runGitops } from './gitops/wiring.js';
-import { startWriteBack } from './gitops/reporting.js';
+import { startWriteBack, type WriteBack } from './gitops/reporting.js';
 import { startAutoUpdateProposals, sweepAfterFirstSync } from './gitops/auto-update/wiring.js';
+import type { AutoUpdater } from './gitops/auto-update/proposer.js';
 import type { GitopsLoop } from './gitops/loop.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
-import { talosConnector } from './rollout/job/talos-access.js';
+import { talosConnector, type TalosConnect } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
 import { wirePlanEvents } from './rollout/plan/wiring.js';
 import { createRegistryClient } from './registry/index.js';
-import { shiftedClock, systemClock } from './runtime/clock.js';
-import { createLeaderElector } from './runtime/leader.js';
+import { shiftedClock, systemClock, type Clock } from './runtime/clock.js';
+import { createLeaderElector, type LeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
 import { isOutcomeError } from './runtime/outcome.js';
+import type { PreflightDeps } from './preflight/run.js';
 import { serve } from './telemetry/http.js';
 import { logFn, type Logger } from './telemetry/logger.js';
 import { registerClusterGauges } from './telemetry/cluster-gauges.js';
 import { jobMetricsObserver } from './telemetry/job-observer.js';
-import { createMetrics } from './telemetry/metrics.js';
+import { createMetrics, type Metrics } from './telemetry/metrics.js';
 import { closeAllTalosChannels } from './talos/index.js';
 
 export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
-  const clock = cfg.debugClockOffsetMs === 0 ? systemClock : shiftedClock(cfg.debugClockOffsetMs);
-  if (cfg.debugClockOffsetMs !== 0) log.warn({ offsetMs: cfg.debugClockOffsetMs }, 'the controller clock is shifted (KANGAL_PATCH_DEBUG_CLOCK_OFFSET)');
+  const clock = controllerClock(cfg, log);
   const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: logFn(log), reportingInstance: cfg.identity });
   const metrics = createMetrics();
   const informers = kube.informers;
   registerClusterGauges(metrics.registry, informers, clock);
   const caches = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
   let leading = false;
+  const servers = await startEndpoints(cfg, log, metrics, () => readiness(caches, leading));
+
+  kube.startInformers(shutdown);
+  await Promise.race([kube.synced(), abortPromise(shutdown)]);
+  if (shutdown.aborted) return finish(servers, log, 0);
+  log.info('caches synced');
+
+  const work = new AbortController();
+  shutdown.addEventListener('abort', () => work.abort(shutdown.reason), { once: true });
+  const elector = cfg.leaderElect ? leaderElector(cfg, kube, clock, log) : undefined;
+  if (elector && !(await acquireLeadership(elector, cfg, log, shutdown, work))) return finish(servers, log, 0);
+  leading = true;
+  log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
+
+  const queues = { clock, metrics, log };
+  const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
+  const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
+  let handedOver = false;
+  startJobs(jobs, { kube, connectTalos, cfg, log, metrics }, work.signal);
+  // A handover stops all work once the pass that decided it has written its status.
+  const plans = reconcileQueue('patchplan', { concurrency: 4, passTimeoutMs: 10 * 60_000 }, queues, () => {
+    if (handedOver) work.abort(new Error('handed over'));
+  });
+  const handOver = elector
+    ? (): void => {
+        handedOver = true;
+        log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
+      }
+    : undefined;
+  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver }, work.signal);
+  const git = startGitSide(cfg, { kube, preflight, clock, log, metrics }, work.signal);
+
+  await abortPromise(work.signal);
+  const lost = !shutdown.aborted && !handedOver;
+  log.info(stopMessage(lost, handedOver));
+  await Promise.all([jobs.drain(), plans.drain(), git.gitops, git.writeBack?.reporter.stop(), git.autoUpdate?.stop()]);
+  if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
+  // After a handover the process ends; restarted (as the Deployment does), it stands by.
+  return finish(servers, log, lost ? 1 : 0);
+}
+
+function controllerClock(cfg: RunConfig, log: Logger): Clock {
+  if (cfg.debugClockOffsetMs === 0) return systemClock;
+  const clock = shiftedClock(cfg.debugClockOffsetMs);
+  log.warn({ offsetMs: cfg.debugClockOffsetMs }, 'the controller clock is shifted (KANGAL_PATCH_DEBUG_CLOCK_OFFSET)');
+  return clock;
+}
+
+/** Ready once the caches the reconcilers read have synced, leading or standing by. */
+function readiness(caches: readonly { isSynced(): boolean }[], leading: boolean): { ready: boolean; why: string } {
+  if (!caches.every((c) => c.isSynced())) return { ready: false, why: 'caches not synced' };
+  return { ready: true, why: leading ? 'ok (leader)' : 'ok (standby)' };
+}
+
+/** The health probe and metrics servers, each only when its bind address is set. */
+async function startEndpoints(cfg: RunConfig, log: Logger, metrics: Metrics, readyz: () => { ready: boolean; why: string }): Promise<Server[]> {
   const servers: Server[] = [];
   if (cfg.healthProbeBindAddress) {
-    const h = await serve(cfg.healthProbeBindAddress, {
-      healthz: () => true,
-      readyz: () => (caches.every((c) => c.isSynced()) ? { ready: true, why: leading ? 'ok (leader)' : 'ok (standby)' } : { ready: false, why: 'caches not synced' }),
-    });
+    const h = await serve(cfg.healthProbeBindAddress, { healthz: () => true, readyz });
     servers.push(h.server);
     log.info({ port: h.port, address: cfg.healthProbeBindAddress.host }, 'health probes listening');
   }
@@ -49,106 +103,129 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     servers.push(m.server);
     log.info({ port: m.port, address: cfg.metricsBindAddress.host }, 'metrics listening');
   }
-  const closeServers = (): Promise<void[]> => Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  return servers;
+}
 
-  kube.startInformers(shutdown);
-  await Promise.race([kube.synced(), abortPromise(shutdown)]);
-  if (shutdown.aborted) return finish(0);
-  log.info('caches synced');
-
-  const work = new AbortController();
-  shutdown.addEventListener('abort', () => work.abort(shutdown.reason), { once: true });
-  const elector = cfg.leaderElect
-    ? createLeaderElector({
-        store: kube.leaderLease(cfg.leaderElectionId),
-        identity: cfg.identity,
-        clock,
-        leaseDurationMs: cfg.leaderElectionLeaseDuration,
-        renewDeadlineMs: cfg.leaderElectionRenewDeadline,
-        retryPeriodMs: cfg.leaderElectionRetryPeriod,
-        onStateChange: (change) => log.info({ identity: cfg.identity, ...change }, `leader election: ${change.state}`),
-        log: logFn(log),
-      })
-    : undefined;
-  if (elector) {
-    log.info({ identity: cfg.identity, lease: `${cfg.namespace}/${cfg.leaderElectionId}` }, 'waiting to become leader');
-    try {
-      await elector.acquire(shutdown);
-    } catch (err) {
-      if (shutdown.aborted) return finish(0);
-      throw err;
-    }
-    elector.lost.addEventListener('abort', () => work.abort(new Error('leadership lost')), { once: true });
-  }
-  leading = true;
-  log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
-
-  const queueErrors = (controller: string) => (key: string, err: unknown, retryIn: number | undefined): void => {
-    const reason = isOutcomeError(err) ? err.reason : 'Error';
-    metrics.reconcileErrors.inc({ controller, reason });
-    log.warn({ [controller === 'patchjob' ? 'job' : 'plan']: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
-  };
-  const queue = new WorkQueue({
-    name: 'patchjob',
-    concurrency: cfg.maxConcurrentReconciles,
+function leaderElector(cfg: RunConfig, kube: Kube, clock: Clock, log: Logger): LeaderElector {
+  return createLeaderElector({
+    store: kube.leaderLease(cfg.leaderElectionId),
+    identity: cfg.identity,
     clock,
-    passTimeoutMs: 60 * 60_000,
-    onError: queueErrors('patchjob'),
-    onPass: (_key, ms, ok) => metrics.reconcileDuration.observe({ controller: 'patchjob', result: ok ? 'ok' : 'error' }, ms / 1000),
+    leaseDurationMs: cfg.leaderElectionLeaseDuration,
+    renewDeadlineMs: cfg.leaderElectionRenewDeadline,
+    retryPeriodMs: cfg.leaderElectionRetryPeriod,
+    onStateChange: (change) => log.info({ identity: cfg.identity, ...change }, `leader election: ${change.state}`),
+    log: logFn(log),
   });
-  metrics.watchQueue('patchjob', () => queue.depth());
-  const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
-  let handedOver = false;
-  wireJobEvents(informers, queue);
-  queue.start(createJobReconciler({ kube: kube.port, informers, connectTalos, operatorNamespace: cfg.namespace, log, observer: jobMetricsObserver(metrics) }), work.signal);
-  for (const job of informers.patchJobs.list()) queue.add(job.name);
+}
 
-  // A handover stops all work once the pass that decided it has written its status.
-  const plans = new WorkQueue({ name: 'patchplan', concurrency: 4, clock, passTimeoutMs: 10 * 60_000, onError: queueErrors('patchplan'), onPass: (_key, ms, ok) => {
-    metrics.reconcileDuration.observe({ controller: 'patchplan', result: ok ? 'ok' : 'error' }, ms / 1000);
-    if (handedOver) work.abort(new Error('handed over'));
-  } });
-  metrics.watchQueue('patchplan', () => plans.depth());
-  wirePlanEvents(informers, plans);
-  const preflight = { kube: kube.port, connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
-  const handOver = elector
-    ? (): void => {
-        handedOver = true;
-        log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
-      }
-    : undefined;
-  plans.start(createPlanReconciler({ kube: kube.port, informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver, log }), work.signal);
-  for (const plan of informers.patchPlans.list()) plans.add(plan.name);
-  // Without --git-url the controller runs on PatchPlans applied with kubectl alone.
-  const writeBack = hasGit(cfg) ? startWriteBack(cfg, { informers, clock, log, metrics }, work.signal) : undefined;
+/** Waits until this replica leads (false: shut down while standing by); losing the lease later aborts `work`. */
+async function acquireLeadership(elector: LeaderElector, cfg: RunConfig, log: Logger, shutdown: AbortSignal, work: AbortController): Promise<boolean> {
+  log.info({ identity: cfg.identity, lease: `${cfg.namespace}/${cfg.leaderElectionId}` }, 'waiting to become leader');
+  try {
+    await elector.acquire(shutdown);
+  } catch (err) {
+    if (shutdown.aborted) return false;
+    throw err;
+  }
+  elector.lost.addEventListener('abort', () => work.abort(new Error('leadership lost')), { once: true });
+  return true;
+}
+
+/** The log field that names a failed key, per queue. */
+const QUEUE_KEY_FIELD = { patchjob: 'job', patchplan: 'plan' } as const;
+type QueueName = keyof typeof QUEUE_KEY_FIELD;
+
+/** A work queue with its errors and pass durations in the metrics, its depth watched; `afterPass` runs after each pass. */
+function reconcileQueue(
+  controller: QueueName,
+  limits: { concurrency: number; passTimeoutMs: number },
+  w: { clock: Clock; metrics: Metrics; log: Logger },
+  afterPass?: () => void,
+): WorkQueue {
+  const { metrics, log } = w;
+  const queue = new WorkQueue({
+    name: controller,
+    concurrency: limits.concurrency,
+    clock: w.clock,
+    passTimeoutMs: limits.passTimeoutMs,
+    onError: (key, err, retryIn) => {
+      const reason = isOutcomeError(err) ? err.reason : 'Error';
+      metrics.reconcileErrors.inc({ controller, reason });
+      log.warn({ [QUEUE_KEY_FIELD[controller]]: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
+    },
+    onPass: (_key, ms, ok) => {
+      metrics.reconcileDuration.observe({ controller, result: ok ? 'ok' : 'error' }, ms / 1000);
+      afterPass?.();
+    },
+  });
+  metrics.watchQueue(controller, () => queue.depth());
+  return queue;
+}
+
+interface ReconcilerWiring {
+  kube: Kube;
+  connectTalos: TalosConnect;
+  cfg: RunConfig;
+  log: Logger;
+}
+
+/** PatchJob events feed the queue; every known job gets a first pass. */
+function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics }, signal: AbortSignal): void {
+  const { kube, cfg } = w;
+  wireJobEvents(kube.informers, queue);
+  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer: jobMetricsObserver(w.metrics) }), signal);
+  for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
+}
+
+/** PatchPlan events feed the queue; every known plan gets a first pass. Returns the preflight deps (the auto-update proposals share them). */
+function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => void) | undefined }, signal: AbortSignal): PreflightDeps {
+  const { kube, cfg } = w;
+  wirePlanEvents(kube.informers, queue);
+  const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
+  queue.start(createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log }), signal);
+  for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);
+  return preflight;
+}
+
+interface GitSide {
+  writeBack: WriteBack | undefined;
+  autoUpdate: AutoUpdater | undefined;
+  /** Settles when the GitOps loop stops (its failure logged, never thrown). */
+  gitops: Promise<void>;
+}
+
+/** Polling Git, the write-back and the auto-update proposals. Without --git-url the controller runs on PatchPlans applied with kubectl alone. */
+function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps; clock: Clock; log: Logger; metrics: Metrics }, signal: AbortSignal): GitSide {
+  if (!hasGit(cfg)) return { writeBack: undefined, autoUpdate: undefined, gitops: Promise.resolve() };
+  const { kube, clock, log, metrics } = w;
+  const informers = kube.informers;
+  const writeBack = startWriteBack(cfg, { informers, clock, log, metrics }, signal);
   let gitopsLoop: GitopsLoop | undefined;
-  const autoUpdate = hasGit(cfg) && writeBack
-    ? startAutoUpdateProposals(cfg, { kube: kube.port, informers, writeBack, preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log }, work.signal)
+  const autoUpdate = writeBack
+    ? startAutoUpdateProposals(cfg, { kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log }, signal)
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {
     gitopsLoop = loop;
     if (autoUpdate) sweepAfterFirstSync(loop, autoUpdate);
   };
-  const gitops = hasGit(cfg)
-    ? runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, work.signal, loopStarted).catch((err: unknown) => {
-        log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
-      })
-    : Promise.resolve();
+  const gitops = runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, signal, loopStarted).catch((err: unknown) => {
+    log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
+  });
+  return { writeBack, autoUpdate, gitops };
+}
 
-  await abortPromise(work.signal);
-  const lost = !shutdown.aborted && !handedOver;
-  log.info(lost ? 'leadership lost: stopping all work' : handedOver ? 'handed over: stopping all work' : 'shutting down: stopping work');
-  await Promise.all([queue.drain(), plans.drain(), gitops, writeBack?.reporter.stop(), autoUpdate?.stop()]);
-  if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
-  // After a handover the process ends; restarted (as the Deployment does), it stands by.
-  return finish(lost ? 1 : 0);
+function stopMessage(lost: boolean, handedOver: boolean): string {
+  if (lost) return 'leadership lost: stopping all work';
+  if (handedOver) return 'handed over: stopping all work';
+  return 'shutting down: stopping work';
+}
 
-  async function finish(code: number): Promise<number> {
-    closeAllTalosChannels();
-    await closeServers();
-    log.info({ code }, 'stopped');
-    return code;
-  }
+async function finish(servers: readonly Server[], log: Logger, code: number): Promise<number> {
+  closeAllTalosChannels();
+  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  log.info({ code }, 'stopped');
+  return code;
 }
 
 function abortPromise(signal: AbortSignal): Promise<void> {

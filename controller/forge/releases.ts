@@ -19,6 +19,11 @@ export const GITHUB_API_VERSION = '2022-11-28';
 /** Response bodies read at most (100 releases with their notes fit easily). */
 const MAX_BODY = 8 * 1024 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Statuses a person must fix (401 is its own case: its hint depends on whether a token was given). */
+const STALLED_STATUS: Partial<Record<number, { reason: string; hint: string }>> = {
+  403: { reason: 'Forbidden', hint: '' },
+  404: { reason: 'NotFound', hint: ': check the base URL and the repository' },
+};
 
 export interface ReleasesClientOptions {
   /** REST API base URL (default https://api.github.com; GHES: https://host/api/v3). https, or http to loopback only. */
@@ -90,21 +95,28 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
   }
 
   function statusError(ctx: OpContext, res: Response, message: string): OutcomeError {
+    return rateLimited(res, ctx.clock.now()) ?? httpError(res.status, message);
+  }
+
+  /** A 403 or 429 that is a rate limit (the primary one spent, or a secondary one with Retry-After): wait, do not fail. */
+  function rateLimited(res: Response, now: number): OutcomeError | undefined {
     const code = res.status;
-    const now = ctx.clock.now();
+    if (code !== 403 && code !== 429) return undefined;
     const limit = rateLimitOf(res);
-    if ((code === 403 || code === 429) && limit && limit.remaining <= 0) {
+    if (limit && limit.remaining <= 0) {
       const at = new Date(limit.resetAt).toISOString();
       return fail({ kind: OutcomeKind.Waiting, reason: 'RateLimited', code, retryAfterMs: Math.max(1000, limit.resetAt - now), why: `rate limit exhausted until ${at}${opts.token === undefined ? ' (anonymous: a token raises the limit)' : ''}` });
     }
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), now);
-    if ((code === 403 || code === 429) && retryAfterMs !== undefined) {
-      return fail({ kind: OutcomeKind.Waiting, reason: 'RateLimited', code, retryAfterMs, why: `secondary rate limit: retry after ${Math.ceil(retryAfterMs / 1000)} s` });
-    }
+    if (retryAfterMs === undefined) return undefined;
+    return fail({ kind: OutcomeKind.Waiting, reason: 'RateLimited', code, retryAfterMs, why: `secondary rate limit: retry after ${Math.ceil(retryAfterMs / 1000)} s` });
+  }
+
+  function httpError(code: number, message: string): OutcomeError {
     const said = message === '' ? '' : `: ${message.slice(0, 200)}`;
     if (code === 401) return fail({ kind: OutcomeKind.Stalled, reason: 'Unauthorized', code, why: `HTTP 401${said}; ${opts.token === undefined ? 'the API needs a token' : 'the token is invalid or expired'}` });
-    if (code === 403) return fail({ kind: OutcomeKind.Stalled, reason: 'Forbidden', code, why: `HTTP 403${said}` });
-    if (code === 404) return fail({ kind: OutcomeKind.Stalled, reason: 'NotFound', code, why: `HTTP 404${said}: check the base URL and the repository` });
+    const stalled = STALLED_STATUS[code];
+    if (stalled) return fail({ kind: OutcomeKind.Stalled, reason: stalled.reason, code, why: `HTTP ${code}${said}${stalled.hint}` });
     if (code === 429 || code >= 500) return fail({ kind: OutcomeKind.Transient, reason: 'Unavailable', code, why: `HTTP ${code}${said}` });
     return fail({ kind: OutcomeKind.Stalled, reason: 'Rejected', code, why: `HTTP ${code}${said}` });
   }

@@ -7,8 +7,8 @@ import type { KubeClients } from './clients.js';
 import { createInformer, type InformerOptions, type InformerSource, type KubeInformer, type ListPage } from './informer.js';
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
-import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import type { V1DaemonSet, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { firstImage, projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
+import type { V1DaemonSet, V1DaemonSetStatus, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
 
 export interface InformerSettings {
@@ -33,16 +33,19 @@ export interface KubeInformerSet {
 }
 
 function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
+  const md = d.metadata ?? {};
+  // Watch events carry plain JSON: a field the type calls required may still be missing.
+  const status: Partial<V1DaemonSetStatus> = d.status ?? {};
   return {
-    namespace: d.metadata?.namespace ?? '',
-    name: d.metadata?.name ?? '',
-    resourceVersion: d.metadata?.resourceVersion ?? '',
-    image: d.spec?.template.spec?.containers[0]?.image,
-    generation: d.metadata?.generation ?? 0,
-    observedGeneration: d.status?.observedGeneration ?? 0,
-    desired: d.status?.desiredNumberScheduled ?? 0,
-    updated: d.status?.updatedNumberScheduled ?? 0,
-    available: d.status?.numberAvailable ?? 0,
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    image: firstImage(d.spec?.template.spec),
+    generation: md.generation ?? 0,
+    observedGeneration: status.observedGeneration ?? 0,
+    desired: status.desiredNumberScheduled ?? 0,
+    updated: status.updatedNumberScheduled ?? 0,
+    available: status.numberAvailable ?? 0,
   };
 }
 

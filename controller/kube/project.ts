@@ -2,7 +2,7 @@
 // from list/read calls (client-node turns timestamps into Date) and as plain JSON from watch events
 // (timestamps stay strings), so every timestamp goes through epochMs(). Projections never throw on
 // odd content: a view with defaults beats an informer that stops.
-import type { V1Lease, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Lease, V1Node, V1OwnerReference, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import type { z } from 'zod';
 import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas/patchjob.js';
 import {
@@ -39,7 +39,7 @@ export function projectNode(node: V1Node): NodeView {
   const labels = md.labels ?? {};
   const annotations = md.annotations ?? {};
   const status = node.status;
-  const ready = (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const ready = hasReadyCondition(status?.conditions);
   const internalIP = status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
   const info = status?.nodeInfo;
   return {
@@ -70,13 +70,33 @@ export function projectPod(pod: V1Pod): PodView {
     resourceVersion: md.resourceVersion ?? '',
     nodeName: pod.spec?.nodeName || undefined,
     labels: md.labels ?? {},
-    controllerKind: (md.ownerReferences ?? []).find((o) => o.controller === true)?.kind,
+    controllerKind: controllerKindOf(md.ownerReferences),
     mirror: MIRROR_ANNOTATION in (md.annotations ?? {}),
-    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
+    deleting: isDeleting(md),
     phase: pod.status?.phase ?? 'Unknown',
-    image: pod.spec?.containers[0]?.image,
-    ready: (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    image: firstImage(pod.spec),
+    ready: hasReadyCondition(pod.status?.conditions),
   };
+}
+
+/** A Ready condition with status True (Nodes and Pods alike). */
+export function hasReadyCondition(conditions: readonly { type: string; status: string }[] | undefined): boolean {
+  return (conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** The image of a pod spec's first container (a pod template's too). */
+export function firstImage(spec: V1PodSpec | undefined): string | undefined {
+  return spec?.containers[0]?.image;
+}
+
+/** The kind of the owner that controls the object (ReplicaSet, DaemonSet, ...). */
+function controllerKindOf(owners: readonly V1OwnerReference[] | undefined): string | undefined {
+  return (owners ?? []).find((o) => o.controller === true)?.kind;
+}
+
+/** A deletionTimestamp is set (JSON from watch events may carry null). */
+function isDeleting(md: { deletionTimestamp?: Date | string | null }): boolean {
+  return md.deletionTimestamp !== undefined && md.deletionTimestamp !== null;
 }
 
 export function projectLease(lease: V1Lease): LeaseView {
@@ -128,7 +148,7 @@ export function projectCustomObject<Spec extends z.ZodType, Status extends z.Zod
     specError: parsed.success ? undefined : describeIssues('spec', parsed.error.issues),
     status: lenientStatusOf(status, raw.status),
     created: epochMs(md.creationTimestamp) ?? 0,
-    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
+    deleting: isDeleting(md),
   };
 }
 

@@ -66,50 +66,67 @@ export function noConflictingPlan(sel: Selection, others: readonly OtherPlan[]):
 
 /** Downgrades, unsupported upgrade paths and Talos × Kubernetes combinations, per node. */
 export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>): PreflightCheck[] {
-  const target = spec.target.talosVersion;
-  const problems: string[] = [];
-  const paths: string[] = [];
-  const matrix: string[] = [];
-  const combos = new Map<string, number>();
-  const k8sDowngrades: string[] = [];
-  for (const [name, current] of talosVersions) {
-    const node = nodes.get(name);
-    if (target !== undefined && semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
-      problems.push(`${name} runs ${current}, newer than ${target}`);
-    }
-    if (target !== undefined && semver.valid(current) && semver.gt(target, current)) {
-      const path = talosUpgradePath(current, target);
-      if ('ok' in path && !path.ok) paths.push(`${name}: ${path.reason}`);
-    }
-    const talosAfter = target ?? current;
-    const kubeAfter = spec.target.kubernetesVersion ?? node?.kubeletVersion ?? '';
-    const supported = kubernetesSupported(talosAfter, kubeAfter);
-    if ('ok' in supported && !supported.ok) matrix.push(`${name}: ${supported.reason}`);
-    const k8sTarget = spec.target.kubernetesVersion;
-    if (k8sTarget !== undefined && node) {
-      if (semver.valid(node.kubeletVersion) && semver.lt(k8sTarget, node.kubeletVersion)) {
-        k8sDowngrades.push(`${name} runs ${node.kubeletVersion}`);
-      } else {
-        const k8sPath = kubernetesUpgradePath(node.kubeletVersion, k8sTarget);
-        if ('ok' in k8sPath && !k8sPath.ok) paths.push(`${name}: ${k8sPath.reason} (one plan per step)`);
-      }
-    }
-    const combo = `Talos ${current} × Kubernetes ${node?.kubeletVersion ?? '?'}`;
-    combos.set(combo, (combos.get(combo) ?? 0) + 1);
-  }
-  const now = [...combos].map(([c, n]) => `${n}× ${c}`).join(', ');
+  const f = versionFindings(spec, talosVersions, nodes);
+  const now = [...f.combos].map(([c, n]) => `${n}× ${c}`).join(', ');
   return [
-    problems.length > 0
-      ? fail('NoDowngrade', `${problems.slice(0, 5).join('; ')}: set target.allowTalosDowngrade: true to move nodes back`)
+    f.talosDowngrades.length > 0
+      ? fail('NoDowngrade', `${f.talosDowngrades.slice(0, 5).join('; ')}: set target.allowTalosDowngrade: true to move nodes back`)
       : pass('NoDowngrade', 'no node would be downgraded'),
-    k8sDowngrades.length > 0
-      ? fail('NoKubernetesDowngrade', `target.kubernetesVersion ${spec.target.kubernetesVersion ?? ''} is older than ${k8sDowngrades.slice(0, 5).join('; ')}: Kubernetes is never downgraded; pick a version at least as new as every node's`)
+    f.k8sDowngrades.length > 0
+      ? fail('NoKubernetesDowngrade', `target.kubernetesVersion ${spec.target.kubernetesVersion ?? ''} is older than ${f.k8sDowngrades.slice(0, 5).join('; ')}: Kubernetes is never downgraded; pick a version at least as new as every node's`)
       : pass('NoKubernetesDowngrade', spec.target.kubernetesVersion === undefined ? 'no Kubernetes target' : 'no node would move to an older Kubernetes'),
-    paths.length > 0 ? fail('UpgradePath', paths.slice(0, 5).join('; ')) : pass('UpgradePath', 'every node can upgrade in one step'),
-    matrix.length > 0
-      ? fail('SupportMatrix', `${matrix.slice(0, 5).join('; ')} (now: ${now})`)
+    f.paths.length > 0 ? fail('UpgradePath', f.paths.slice(0, 5).join('; ')) : pass('UpgradePath', 'every node can upgrade in one step'),
+    f.matrix.length > 0
+      ? fail('SupportMatrix', `${f.matrix.slice(0, 5).join('; ')} (now: ${now})`)
       : pass('SupportMatrix', `every node ends on a supported Talos × Kubernetes combination (now: ${now})`),
   ];
+}
+
+/** What versionRules found, node by node (in the order of talosVersions). */
+interface VersionFindings {
+  talosDowngrades: string[];
+  k8sDowngrades: string[];
+  /** Talos and Kubernetes steps the support matrix does not allow in one plan. */
+  paths: string[];
+  matrix: string[];
+  /** `Talos vX × Kubernetes vY` → how many nodes run it now. */
+  combos: Map<string, number>;
+}
+
+function versionFindings(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>): VersionFindings {
+  const f: VersionFindings = { talosDowngrades: [], k8sDowngrades: [], paths: [], matrix: [], combos: new Map() };
+  for (const [name, current] of talosVersions) {
+    const node = nodes.get(name);
+    talosTargetFindings(spec, name, current, f);
+    const supported = kubernetesSupported(spec.target.talosVersion ?? current, spec.target.kubernetesVersion ?? node?.kubeletVersion ?? '');
+    if ('ok' in supported && !supported.ok) f.matrix.push(`${name}: ${supported.reason}`);
+    if (node) kubernetesTargetFindings(spec, name, node, f);
+    const combo = `Talos ${current} × Kubernetes ${node?.kubeletVersion ?? '?'}`;
+    f.combos.set(combo, (f.combos.get(combo) ?? 0) + 1);
+  }
+  return f;
+}
+
+/** A Talos downgrade not allowed by the plan, or an upgrade the support matrix does not take in one step. */
+function talosTargetFindings(spec: PatchPlanSpec, name: string, current: string, f: VersionFindings): void {
+  const target = spec.target.talosVersion;
+  if (target === undefined || !semver.valid(current)) return;
+  if (semver.lt(target, current) && !spec.target.allowTalosDowngrade) f.talosDowngrades.push(`${name} runs ${current}, newer than ${target}`);
+  if (!semver.gt(target, current)) return;
+  const path = talosUpgradePath(current, target);
+  if ('ok' in path && !path.ok) f.paths.push(`${name}: ${path.reason}`);
+}
+
+/** A Kubernetes downgrade (never done), or else a Kubernetes step too large for one plan. */
+function kubernetesTargetFindings(spec: PatchPlanSpec, name: string, node: NodeFacts, f: VersionFindings): void {
+  const k8sTarget = spec.target.kubernetesVersion;
+  if (k8sTarget === undefined) return;
+  if (semver.valid(node.kubeletVersion) && semver.lt(k8sTarget, node.kubeletVersion)) {
+    f.k8sDowngrades.push(`${name} runs ${node.kubeletVersion}`);
+    return;
+  }
+  const k8sPath = kubernetesUpgradePath(node.kubeletVersion, k8sTarget);
+  if ('ok' in k8sPath && !k8sPath.ok) f.paths.push(`${name}: ${k8sPath.reason} (one plan per step)`);
 }
 
 /** Installer images the rollout needs: one per distinct (version, schematic) of the nodes that still need the upgrade. */

@@ -108,47 +108,72 @@ export function allowedStep(current: string, version: string, allow: AutoUpdateS
   return allow === 'minor' && v.minor === c.minor + 1 ? 'minor' : undefined;
 }
 
-export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
+type DecisionBase = Omit<AutoUpdateDecision, 'action' | 'reason' | 'message'>;
+
+interface Candidate {
+  release: Release;
+  step: Step;
+  /** epoch ms: publishedAt + minReleaseAge. */
+  eligibleAt: number;
+}
+
+const NONE = { type: 'none' } as const;
+
+function blockedMessage(child: ChildPlanFacts): string {
+  const failedHint = child.phase === 'Failed' ? ' (it failed: fix and retry it, or delete its file)' : '';
+  return `child plan ${child.name} (${child.version}) is ${child.phase ?? 'not started'}, not Completed: no new proposal until it completes${failedHint}`;
+}
+
+/** Allowed steps from `current`, minus skipped versions and versions a child plan exists for; newest first. */
+function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], current: string): Candidate[] {
   const { now, spec } = input;
-  const stable = stableReleases(input.releases);
-  const nextCheckAt = (input.checkedAt ?? now) + durationMs(spec.checkInterval);
-  const base = { currentVersion: input.currentVersion, latestVersion: stable[0]?.tagName, pending: undefined, blockedBy: undefined, nextWakeAt: nextCheckAt, nextCheckAt };
-  const none = { type: 'none' } as const;
-  const current = input.currentVersion;
-  if (current === undefined || semver.valid(current) === null) {
-    return { ...base, action: none, reason: AutoUpdateReason.NoCurrentVersion, message: 'no selected node reports a Talos version (osImage "Talos (vX.Y.Z)"): nothing to compare releases with' };
-  }
-  const blockedBy = input.children.find((c) => c.phase !== 'Completed');
-  if (blockedBy) {
-    const message = `child plan ${blockedBy.name} (${blockedBy.version}) is ${blockedBy.phase ?? 'not started'}, not Completed: no new proposal until it completes${blockedBy.phase === 'Failed' ? ' (it failed: fix and retry it, or delete its file)' : ''}`;
-    return { ...base, blockedBy, action: none, reason: AutoUpdateReason.ChildNotCompleted, message };
-  }
   const excluded = new Set([...input.skippedVersions, ...input.children.map((c) => c.version)].filter((v) => semver.valid(v)).map((v) => semver.clean(v)));
   const minAge = durationMs(spec.minReleaseAge);
-  const candidates = stable.flatMap((release) => {
+  return stable.flatMap((release) => {
     const step = allowedStep(current, release.tagName, spec.allow);
     return step === undefined || excluded.has(semver.clean(release.tagName)) ? [] : [{ release, step, eligibleAt: (release.publishedAt ?? now) + minAge }];
   });
-  const best = candidates.find((c) => c.eligibleAt <= now);
-  // Younger versions above the best eligible one: each changes the proposal when it comes of age.
-  const younger = candidates.filter((c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)));
-  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt };
-  const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
-  const out = { ...base, pending, nextWakeAt };
-  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${new Date(pending.eligibleAt).toISOString()}` : '';
+}
+
+/** Nothing eligible yet: an open proposal stays, else we wait for a young release or are up to date. */
+function decideWithoutEligible(out: DecisionBase, input: AutoUpdateInput, stable: readonly Release[], current: string, pendingNote: string): AutoUpdateDecision {
   const open = input.openProposal;
-  if (!best) {
-    if (open) return { ...out, action: none, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
-    return pending
-      ? { ...out, action: none, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
-      : { ...out, action: none, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}` };
-  }
+  if (open) return { ...out, action: NONE, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+  return out.pending
+    ? { ...out, action: NONE, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
+    : { ...out, action: NONE, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}` };
+}
+
+/** An eligible version exists: propose it, supersede an older open proposal with it, or leave a newer-or-equal one open. */
+function decideWithEligible(out: DecisionBase, best: Candidate, open: OpenProposal | undefined, current: string, pendingNote: string): AutoUpdateDecision {
   const proposal: Proposal = { version: best.release.tagName, release: best.release, step: best.step };
   if (open && semver.valid(open.version) && !semver.gt(proposal.version, open.version)) {
-    return { ...out, action: none, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+    return { ...out, action: NONE, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
   }
   if (open) {
     return { ...out, action: { type: 'supersede', proposal, supersedes: open }, reason: AutoUpdateReason.Superseded, message: `${proposal.version} supersedes the open proposal for ${open.version}${pendingNote}` };
   }
   return { ...out, action: { type: 'propose', proposal }, reason: AutoUpdateReason.Proposed, message: `proposing ${proposal.version} (${proposal.step} step from ${current})${pendingNote}` };
+}
+
+export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
+  const { now, spec } = input;
+  const stable = stableReleases(input.releases);
+  const nextCheckAt = (input.checkedAt ?? now) + durationMs(spec.checkInterval);
+  const base: DecisionBase = { currentVersion: input.currentVersion, latestVersion: stable[0]?.tagName, pending: undefined, blockedBy: undefined, nextWakeAt: nextCheckAt, nextCheckAt };
+  const current = input.currentVersion;
+  if (current === undefined || semver.valid(current) === null) {
+    return { ...base, action: NONE, reason: AutoUpdateReason.NoCurrentVersion, message: 'no selected node reports a Talos version (osImage "Talos (vX.Y.Z)"): nothing to compare releases with' };
+  }
+  const blockedBy = input.children.find((c) => c.phase !== 'Completed');
+  if (blockedBy) return { ...base, blockedBy, action: NONE, reason: AutoUpdateReason.ChildNotCompleted, message: blockedMessage(blockedBy) };
+  const candidates = candidatesFrom(input, stable, current);
+  const best = candidates.find((c) => c.eligibleAt <= now);
+  // Younger versions above the best eligible one: each changes the proposal when it comes of age.
+  const younger = candidates.filter((c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)));
+  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt };
+  const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
+  const out: DecisionBase = { ...base, pending, nextWakeAt };
+  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${new Date(pending.eligibleAt).toISOString()}` : '';
+  return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote);
 }

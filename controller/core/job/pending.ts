@@ -6,51 +6,78 @@ import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
-import type { JobObservation, JobStep } from './types.js';
+import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosFacts } from './types.js';
+
+/** What a Talos read returned when it succeeded. */
+type TalosIdentity = Extract<TalosFacts, { ok: true }>;
 
 export function decidePending(o: JobObservation): JobStep {
-  const { spec, name } = o.job;
-  let status = o.job.status;
+  const { spec } = o.job;
+  const status = o.job.status;
   const target = spec.target.talosVersion;
-  if (target === undefined) {
-    if (spec.target.kubernetesVersion === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
-    // Kubernetes only: no Talos identity, cordon, drain or reboot.
-    return enterKubernetes(o, { ...status, startTime: status.startTime ?? iso(o.now) });
-  }
+  if (target === undefined) return kubernetesOnly(o);
   if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
-  if (status.phase === undefined || status.deadline === undefined) {
-    // The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout.
-    status = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.ReadingNode, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
-    return { status, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
-  }
+  if (status.phase === undefined || status.deadline === undefined) return start(o, target);
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
-  if (!talos.ok) {
-    if (!talos.failure.transient) {
-      return failed(status, o.now, JobReason.TalosCallFailed, `reading node ${spec.nodeName} over the Talos API failed: ${talos.failure.message}`);
-    }
-    if (pastDeadline(status, o.now)) {
-      return failed(status, o.now, JobReason.TalosUnreachable, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${talos.failure.message}`);
-    }
-    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`,
-      growingRetry(status, o.now, 500, 5_000));
+  if (!talos.ok) return talosUnreadable(o, talos.failure);
+  return decideFromIdentity(o, o.node, target, talos);
+}
+
+/** Kubernetes only: no Talos identity, cordon, drain or reboot. */
+function kubernetesOnly(o: JobObservation): JobStep {
+  const status = o.job.status;
+  if (o.job.spec.target.kubernetesVersion === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
+  return enterKubernetes(o, { ...status, startTime: status.startTime ?? iso(o.now) });
+}
+
+/** The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout. */
+function start(o: JobObservation, target: string): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const next = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.ReadingNode, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
+  return { status: next, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
+}
+
+/** A lasting failure (credentials) fails at once; a transient one is waited for until the deadline. */
+function talosUnreadable(o: JobObservation, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (!failure.transient) {
+    return failed(status, o.now, JobReason.TalosCallFailed, `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`);
   }
+  if (pastDeadline(status, o.now)) {
+    return failed(status, o.now, JobReason.TalosUnreachable, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${failure.message}`);
+  }
+  return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    growingRetry(status, o.now, 500, 5_000));
+}
+
+/** The node answered: nothing to do, refuse a downgrade, record its identity, pre-pull, or start draining. */
+function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: string, talos: TalosIdentity): JobStep {
+  const { spec, name } = o.job;
+  const status = o.job.status;
   const current = talos.version;
-  if (semver.valid(current) && semver.eq(current, target)) {
-    if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, initialTalosVersion: current, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
-    const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), initialTalosVersion: current, currentTalosVersion: current, completionTime: iso(o.now) };
-    return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
-  }
+  if (semver.valid(current) && semver.eq(current, target)) return alreadyAtTarget(o, current, target);
   if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
     return failed(status, o.now, JobReason.DowngradeRefused,
       `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
   }
-  if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? o.node.schematic);
+  if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? node.schematic);
   if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
     return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   }
-  status = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
-  return { status, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+  const draining = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
+  return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+}
+
+/** Already on the target Talos: go on to the Kubernetes step if the plan has one, else complete. */
+function alreadyAtTarget(o: JobObservation, current: string, target: string): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, initialTalosVersion: current, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
+  const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), initialTalosVersion: current, currentTalosVersion: current, completionTime: iso(o.now) };
+  return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
 }
 
 /** Record first: what the guards of the later phases compare against. A new boot ID before we acted just re-records. */

@@ -6,8 +6,7 @@ import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
-import type { JobObservation, JobStep } from './types.js';
-
+import type { JobNodeFacts, JobObservation, JobStep } from './types.js';
 
 export function decideRebooting(o: JobObservation): JobStep {
   const { spec } = o.job;
@@ -16,21 +15,32 @@ export function decideRebooting(o: JobObservation): JobStep {
   const target = spec.target.talosVersion ?? '';
   if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while rebooting`);
   const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
-  if (rebooted && node.ready && node.talosVersion === target) return completed(o);
-  if (rebooted && node.ready) {
-    return failed({ ...status, currentBootID: node.bootID, currentTalosVersion: node.talosVersion }, o.now, JobReason.BootedOldPartition,
-      `node ${spec.nodeName} rebooted but came back Ready on ${node.talosVersion ?? 'an unknown version'} instead of ${target}: it booted its previous partition because the new one failed to boot. ` +
-      'Talos supports upgrades from the previous minor release only; for a multi-minor jump stage the upgrade (one minor per plan, e.g. v1.11 → v1.12 → v1.13), and check `talosctl dmesg` on the node for the boot failure');
-  }
-  if (pastDeadline(status, o.now)) {
-    const seen = `last seen Ready=${node.ready}, Talos ${node.talosVersion ?? 'unknown'}, boot ID ${rebooted ? 'changed' : 'unchanged'}`;
-    const hint = rebooted ? '' : node.ready
-      ? '; the node never rebooted: the upgrade may have failed before the reboot (see `talosctl dmesg`)'
-      : '; the node went down and has not come back: check its console and power';
-    return failed(status, o.now, JobReason.RebootTimeout, `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${hint}`);
-  }
+  if (rebooted && node.ready) return node.talosVersion === target ? completed(o) : bootedOldPartition(o, node, target);
+  if (pastDeadline(status, o.now)) return rebootTimedOut(o, node, target, rebooted);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
   return waiting(status, o.now, JobReason.WaitingForReboot, `waiting until ${status.deadline} for node ${spec.nodeName} to come back Ready on ${target}`);
+}
+
+/** Back Ready on another version than the target: the new partition failed to boot. */
+function bootedOldPartition(o: JobObservation, node: JobNodeFacts, target: string): JobStep {
+  const { spec } = o.job;
+  return failed({ ...o.job.status, currentBootID: node.bootID, currentTalosVersion: node.talosVersion }, o.now, JobReason.BootedOldPartition,
+    `node ${spec.nodeName} rebooted but came back Ready on ${node.talosVersion ?? 'an unknown version'} instead of ${target}: it booted its previous partition because the new one failed to boot. ` +
+    'Talos supports upgrades from the previous minor release only; for a multi-minor jump stage the upgrade (one minor per plan, e.g. v1.11 → v1.12 → v1.13), and check `talosctl dmesg` on the node for the boot failure');
+}
+
+/** rebootTimeout passed: say what was last seen, and where to look when the node never rebooted. */
+function rebootTimedOut(o: JobObservation, node: JobNodeFacts, target: string, rebooted: boolean): JobStep {
+  const { spec } = o.job;
+  const seen = `last seen Ready=${node.ready}, Talos ${node.talosVersion ?? 'unknown'}, boot ID ${rebooted ? 'changed' : 'unchanged'}`;
+  return failed(o.job.status, o.now, JobReason.RebootTimeout, `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${timeoutHint(rebooted, node.ready)}`);
+}
+
+function timeoutHint(rebooted: boolean, ready: boolean): string {
+  if (rebooted) return '';
+  return ready
+    ? '; the node never rebooted: the upgrade may have failed before the reboot (see `talosctl dmesg`)'
+    : '; the node went down and has not come back: check its console and power';
 }
 
 function requestReboot(o: JobObservation): JobStep {

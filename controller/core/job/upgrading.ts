@@ -5,39 +5,63 @@ import { UpgradeFlow } from '../talos-flow.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
-import type { ActionResult, JobObservation, JobStep } from './types.js';
+import type { ActionResult, CallFailure, JobObservation, JobStep, TalosFacts } from './types.js';
 
+/** What a Talos read returned when it succeeded. */
+type TalosIdentity = Extract<TalosFacts, { ok: true }>;
 
 export function decideUpgrading(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
-  const image = status.installerImage ?? '';
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
-  if (status.upgradeRequestedTime === undefined) {
-    const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
-    return { status: { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what }, events: [], requeueAfterMs: 0 };
-  }
+  if (status.upgradeRequestedTime === undefined) return recordRequest(o, legacy);
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
-  if (!talos.ok) {
-    if (pastDeadline(status, o.now)) {
-      return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not start before the deadline: ${talos.failure.message}`);
-    }
-    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${talos.failure.message}`, 1_000);
-  }
+  if (!talos.ok) return talosUnreachable(o, talos.failure);
   const delivered = talos.bootId !== status.initialBootID || isBusyStage(talos.stage);
   if (legacy && delivered) return toRebooting(o, 'the node is upgrading');
   if (pastDeadline(status, o.now)) {
     return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`);
   }
-  if (!legacy && talos.bootId !== status.initialBootID) {
+  return (legacy ? undefined : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
+}
+
+/** Record first: the request is in status before the call is made. */
+function recordRequest(o: JobObservation, legacy: boolean): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const image = status.installerImage ?? '';
+  const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
+  return { status: { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what }, events: [], requeueAfterMs: 0 };
+}
+
+function talosUnreachable(o: JobObservation, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (pastDeadline(status, o.now)) {
+    return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`);
+  }
+  return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`, 1_000);
+}
+
+/** Lifecycle flow: install only on the boot we recorded, and not while the node is busy. */
+function installBlocked(o: JobObservation, talos: TalosIdentity): JobStep | undefined {
+  const { spec } = o.job;
+  const status = o.job.status;
+  if (talos.bootId !== status.initialBootID) {
     return failed(status, o.now, JobReason.InstallFailed, `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`);
   }
-  if (!legacy && isBusyStage(talos.stage)) {
+  if (isBusyStage(talos.stage)) {
     return waiting(status, o.now, JobReason.UpgradeRequested, `node ${spec.nodeName} is ${talos.stage}; waiting before installing`, 1_000);
   }
+  return undefined;
+}
+
+function sendUpgrade(o: JobObservation, legacy: boolean): JobStep {
+  const { spec } = o.job;
+  const image = o.job.status.installerImage ?? '';
   const action = legacy ? ({ type: 'legacyUpgrade', image } as const) : ({ type: 'install', image } as const);
-  return { action, status, events: [{ type: 'Normal', reason: JobReason.UpgradeRequested, note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
+  return { action, status: o.job.status, events: [{ type: 'Normal', reason: JobReason.UpgradeRequested, note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
 }
 
 function toRebooting(o: JobObservation, why: string): JobStep {

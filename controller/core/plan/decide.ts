@@ -10,7 +10,7 @@ import { newJob } from './jobs.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
-import { selectNodes, type Selection } from './selection.js';
+import { selectNodes, type GroupPlan, type Selection } from './selection.js';
 import { say } from './status.js';
 import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
@@ -91,14 +91,23 @@ function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
   return { action: { type: 'createJobs', jobs: toCreate }, status: say(status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }], requeueAfterMs: 0 };
 }
 
+/** A terminal phase that is no longer final: decided by the concerns below. */
+function reopened({ o, status, prog }: Ctx, phase: string): boolean {
+  if (phase === 'Cancelled' && !o.plan.spec.cancelled) return true; // resumed
+  if (phase === 'Completed' && prog.pending > 0) return true; // a failed PatchJob was deleted: retry its node
+  return phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && o.jobs.length === 0; // preflight retries
+}
+
 function terminal(c: Ctx): PlanStep | undefined {
   const { o, status, prog } = c;
   const phase = status.phase ?? '';
-  if (phase === 'Cancelled' && !o.plan.spec.cancelled) return undefined; // resumed: decided below
-  if (phase === 'Completed' && prog.pending > 0) return undefined; // a failed PatchJob was deleted: retry its node
-  if (!TERMINAL.has(phase)) return undefined;
-  if (phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && o.jobs.length === 0) return undefined; // preflight retries
+  if (!TERMINAL.has(phase) || reopened(c, phase)) return undefined;
   if (prog.running > 0 || o.leases.length > 0) return { status, events: [] };
+  return purgeHistory(c);
+}
+
+/** Finished and quiet: the PatchJobs are deleted once retention.history has passed since completion. */
+function purgeHistory({ o, status }: Ctx): PlanStep {
   const done = Date.parse(status.completionTime ?? '') || o.now;
   const purgeAt = done + ms(o.plan.spec.retention.history);
   if (o.now < purgeAt) return { status, events: [], requeueAfterMs: purgeAt - o.now };
@@ -193,7 +202,6 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
 }
 
 function schedule({ o, status, prog, sel }: Ctx): PlanStep {
-  const { spec } = o.plan;
   const group = sel.groups.find((g) => g.name === prog.current);
   const base = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
   if (!group) return { status: base, events: [] };
@@ -201,36 +209,56 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const resumable = resumableNodes(o, group.name);
   const pending = [...resumable, ...(prog.pendingNodes.get(group.name) ?? [])];
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
-  const used = new Set(o.leases.filter((l) => l.group === group.name).map((l) => l.name));
-  const slots = Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter((n) => !used.has(n));
+  const slots = freeSlots(o, group);
   if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
-  const window = windowState(spec.maintenance, o.now);
-  if (!window.open) {
-    const at = window.nextOpenAt;
-    return { status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }), events: [], requeueAfterMs: at === undefined ? undefined : at - o.now };
-  }
-  const controlPlane = new Set(o.nodes.filter((n) => n.controlPlane).map((n) => n.name));
-  if (group.nodes.some((n) => !controlPlane.has(n))) {
-    const gate = workersGate(o, base, sel.groups.flatMap((g) => g.nodes.filter((n) => controlPlane.has(n))));
-    if (gate) return gate;
-  }
-  const last = Date.parse(status.lastNodeScheduledAt ?? '');
-  const delayUntil = Number.isNaN(last) ? o.now : last + ms(spec.delayBetweenNodes);
-  // A job getting its slot back is no new node: delayBetweenNodes does not hold it.
-  if (o.now < delayUntil && resumable.length === 0) {
-    return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
-  }
-  let chosen = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
-  if (o.ownNode !== undefined && chosen.includes(o.ownNode) && o.canHandOver) {
-    // The controller's own node is last in its group: a standby takes over before it is drained.
-    const others = chosen.filter((n) => n !== o.ownNode);
-    if (others.length === 0) {
-      const note = `node ${o.ownNode} runs this controller: handing leadership to a standby before it is drained`;
-      return { action: { type: 'handOver' }, status: say(base, 'HandingOver', note), events: [{ type: 'Normal', reason: 'HandingOver', note }] };
-    }
-    chosen = others;
-  }
+  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable);
+  if (held) return held;
+  const candidates = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
+  // The controller's own node is last in its group: a standby takes over before it is drained.
+  const own = ownNodeAlone(o, candidates);
+  if (own !== undefined) return handOver(own, base);
+  const chosen = o.canHandOver ? candidates.filter((n) => n !== o.ownNode) : candidates;
   const leases = chosen.map((node, i) => ({ name: slots[i] ?? '', group: group.name, holderIdentity: jobName(o.plan.name, node) }));
   const s = say({ ...base, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', `group ${group.name}: scheduling ${chosen.join(', ')}`);
   return { action: { type: 'createLeases', leases }, status: s, events: [], requeueAfterMs: 0 };
+}
+
+/** The group's slot Lease names no Lease holds yet. */
+function freeSlots(o: PlanObservation, group: GroupPlan): string[] {
+  const used = new Set(o.leases.filter((l) => l.group === group.name).map((l) => l.name));
+  return Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter((n) => !used.has(n));
+}
+
+function outsideWindow(o: PlanObservation, base: PatchPlanStatus): PlanStep | undefined {
+  const window = windowState(o.plan.spec.maintenance, o.now);
+  if (window.open) return undefined;
+  const at = window.nextOpenAt;
+  return { status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }), events: [], requeueAfterMs: at === undefined ? undefined : at - o.now };
+}
+
+/** A group with workers waits for the control-plane nodes of the plan (workersGate). */
+function controlPlaneGate(o: PlanObservation, base: PatchPlanStatus, sel: Selection, group: GroupPlan): PlanStep | undefined {
+  const controlPlane = new Set(o.nodes.filter((n) => n.controlPlane).map((n) => n.name));
+  if (!group.nodes.some((n) => !controlPlane.has(n))) return undefined;
+  return workersGate(o, base, sel.groups.flatMap((g) => g.nodes.filter((n) => controlPlane.has(n))));
+}
+
+function delayBetweenNodes(o: PlanObservation, base: PatchPlanStatus, resumable: readonly string[]): PlanStep | undefined {
+  const { spec } = o.plan;
+  const last = Date.parse(base.lastNodeScheduledAt ?? '');
+  const delayUntil = Number.isNaN(last) ? o.now : last + ms(spec.delayBetweenNodes);
+  // A job getting its slot back is no new node: delayBetweenNodes does not hold it.
+  if (o.now >= delayUntil || resumable.length > 0) return undefined;
+  return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
+}
+
+/** The controller's own node, when it is all that is left to choose and a standby can take over. */
+function ownNodeAlone(o: PlanObservation, candidates: readonly string[]): string | undefined {
+  const own = o.ownNode;
+  return own !== undefined && o.canHandOver && candidates.length > 0 && candidates.every((n) => n === own) ? own : undefined;
+}
+
+function handOver(ownNode: string, base: PatchPlanStatus): PlanStep {
+  const note = `node ${ownNode} runs this controller: handing leadership to a standby before it is drained`;
+  return { action: { type: 'handOver' }, status: say(base, 'HandingOver', note), events: [{ type: 'Normal', reason: 'HandingOver', note }] };
 }

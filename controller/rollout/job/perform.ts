@@ -23,13 +23,32 @@ export interface ActionTarget {
   log: Logger;
 }
 
+/** The actions that are Talos API calls; the others go to the Kubernetes API. */
+const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'applyConfig'] as const;
+type TalosAction = Extract<JobAction, { type: (typeof TALOS_ACTION_TYPES)[number] }>;
+type KubeAction = Exclude<JobAction, TalosAction>;
+
+function isTalosAction(action: JobAction): action is TalosAction {
+  return (TALOS_ACTION_TYPES as readonly string[]).includes(action.type);
+}
+
 export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget, step: JobStep & { action: JobAction }): Promise<ActionResult> {
   const action = step.action;
   // Nothing outlives the phase deadline; long Talos operations (pull, install) may take all of it.
   const phaseLeft = Math.max(1_000, (epoch(t.job.status.deadline) ?? Number.MAX_SAFE_INTEGER) - ctx.clock.now());
   const call = withTimeout(ctx, Math.min(CALL_TIMEOUT_MS, phaseLeft));
   const long = withTimeout(ctx, phaseLeft);
-  const ip = t.node?.internalIP ?? t.node?.name ?? t.job.spec?.nodeName ?? '';
+  return isTalosAction(action) ? performTalos(t, action, call, long) : performKube(deps, t, action, call);
+}
+
+/** The node as the Talos API targets it: its InternalIP, else its name. */
+function talosTarget(t: ActionTarget): string {
+  return t.node?.internalIP ?? t.node?.name ?? t.job.spec?.nodeName ?? '';
+}
+
+/** `call` bounds a single request; `long` (pull, install) may take what is left of the phase. */
+async function performTalos(t: ActionTarget, action: TalosAction, call: OpContext, long: OpContext): Promise<ActionResult> {
+  const ip = talosTarget(t);
   switch (action.type) {
     case 'pull':
       await (await t.talos()).pullImage(long, ip, action.image, action.namespace ? { namespace: action.namespace } : {});
@@ -47,6 +66,11 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
     case 'applyConfig':
       await (await t.talos()).applyConfig(call, ip, action.config);
       return { type: 'done' };
+  }
+}
+
+async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeAction, call: OpContext): Promise<ActionResult> {
+  switch (action.type) {
     case 'cordon':
     case 'uncordon': {
       if (!t.node) return { type: 'done' };

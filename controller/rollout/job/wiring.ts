@@ -3,7 +3,7 @@
 import type { KubeInformers } from '../../kube/port.js';
 import { KubernetesComponent } from '../../../schemas/patchjob.js';
 import { JobReason } from '../../core/job/reasons.js';
-import { STATIC_POD_LABEL } from '../../kube/views.js';
+import { STATIC_POD_LABEL, type JobView, type PodView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 
 const KUBERNETES_PHASES = new Set(['UpgradingKubernetes', 'ValidatingKubernetes']);
@@ -24,17 +24,14 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
   });
   informers.pods.onChange((_key, view, old) => {
     const pod = view ?? old;
-    const nodeName = pod?.nodeName;
-    if (nodeName === undefined) return;
-    for (const job of jobsByNode.get(nodeName) ?? []) {
-      const phase = informers.patchJobs.get(job)?.status.phase;
-      if (phase === 'Draining' || (pod?.mirror === true && KUBERNETES_PHASES.has(phase ?? ''))) queue.add(job);
+    if (pod?.nodeName === undefined) return;
+    for (const job of jobsByNode.get(pod.nodeName) ?? []) {
+      if (podChangeWakes(pod, informers.patchJobs.get(job)?.status.phase)) queue.add(job);
     }
     // A kube-apiserver that moved may release kubelets waiting for the control plane.
-    if (pod?.mirror === true && pod.labels[STATIC_POD_LABEL] === KubernetesComponent.APIServer) {
-      for (const job of informers.patchJobs.list()) {
-        if (job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === JobReason.WaitingForControlPlane) queue.add(job.name);
-      }
+    if (!isApiServerPod(pod)) return;
+    for (const job of informers.patchJobs.list()) {
+      if (waitsForControlPlane(job)) queue.add(job.name);
     }
   });
   informers.pdbs.onChange((key, view) => {
@@ -48,4 +45,18 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
     const holder = view?.holderIdentity ?? old?.holderIdentity;
     if (holder !== undefined && informers.patchJobs.get(holder)) queue.add(holder);
   });
+}
+
+/** A pod of its node wakes a draining job; a static pod also wakes a job upgrading or validating Kubernetes. */
+function podChangeWakes(pod: PodView, phase: string | undefined): boolean {
+  return phase === 'Draining' || (pod.mirror && KUBERNETES_PHASES.has(phase ?? ''));
+}
+
+function isApiServerPod(pod: PodView): boolean {
+  return pod.mirror && pod.labels[STATIC_POD_LABEL] === KubernetesComponent.APIServer;
+}
+
+/** A kubelet step that gave its slot back until the control plane runs the target. */
+function waitsForControlPlane(job: JobView): boolean {
+  return job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === JobReason.WaitingForControlPlane;
 }
