@@ -40,7 +40,7 @@ function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     resourceVersion: md.resourceVersion ?? '',
-    image: firstImage(d.spec?.template.spec),
+    image: firstImage(d.spec?.template?.spec),
     generation: md.generation ?? 0,
     observedGeneration: status.observedGeneration ?? 0,
     desired: status.desiredNumberScheduled ?? 0,

@@ -86,7 +86,8 @@ export function hasReadyCondition(conditions: readonly { type: string; status: s
 
 /** The image of a pod spec's first container (a pod template's too). */
 export function firstImage(spec: V1PodSpec | undefined): string | undefined {
-  return spec?.containers[0]?.image;
+  // A malformed object from a watch may lack containers: no image, never a crash.
+  return spec?.containers?.[0]?.image;
 }
 
 /** The kind of the owner that controls the object (ReplicaSet, DaemonSet, ...). */

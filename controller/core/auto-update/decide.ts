@@ -16,7 +16,7 @@
 import semver from 'semver';
 import type { z } from 'zod';
 import type { autoUpdateSpec } from '../../../schemas/target.js';
-import { durationMs } from '../time.js';
+import { durationMs, iso } from '../time.js';
 import { stableReleases, type Release } from './releases.js';
 
 export type AutoUpdateSpec = z.output<typeof autoUpdateSpec>;
@@ -174,6 +174,6 @@ export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
   const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt };
   const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
   const out: DecisionBase = { ...base, pending, nextWakeAt };
-  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${new Date(pending.eligibleAt).toISOString()}` : '';
+  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}` : '';
   return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote);
 }

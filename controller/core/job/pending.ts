@@ -6,10 +6,9 @@ import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
-import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosFacts } from './types.js';
+import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
 
 /** What a Talos read returned when it succeeded. */
-type TalosIdentity = Extract<TalosFacts, { ok: true }>;
 
 export function decidePending(o: JobObservation): JobStep {
   const { spec } = o.job;

@@ -55,6 +55,9 @@ export type TalosFacts =
   | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined }
   | { ok: false; failure: CallFailure };
 
+/** Talos facts that were read. */
+export type TalosIdentity = Extract<TalosFacts, { ok: true }>;
+
 /** The node's active machine config, read only while a Kubernetes step needs it. */
 export type ConfigFacts = { ok: true; config: string } | { ok: false; failure: CallFailure };
 

@@ -5,10 +5,9 @@ import { UpgradeFlow } from '../talos-flow.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
-import type { ActionResult, CallFailure, JobObservation, JobStep, TalosFacts } from './types.js';
+import type { ActionResult, CallFailure, JobObservation, JobStep, TalosIdentity } from './types.js';
 
 /** What a Talos read returned when it succeeded. */
-type TalosIdentity = Extract<TalosFacts, { ok: true }>;
 
 export function decideUpgrading(o: JobObservation): JobStep {
   const { spec } = o.job;

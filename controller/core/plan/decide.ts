@@ -112,7 +112,7 @@ function purgeHistory({ o, status }: Ctx): PlanStep {
   const purgeAt = done + ms(o.plan.spec.retention.history);
   if (o.now < purgeAt) return { status, events: [], requeueAfterMs: purgeAt - o.now };
   const note = `finished PatchJobs deleted after retention.history ${o.plan.spec.retention.history}`;
-  return { status: { ...status, historyPurged: true, message: `${status.message ?? ''}; ${note}` }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }], requeueAfterMs: 0 };
+  return { status: { ...status, historyPurged: true, message: status.message ? `${status.message}; ${note}` : note }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }], requeueAfterMs: 0 };
 }
 
 function preflight({ o, status }: Ctx): PlanStep | undefined {
