@@ -70,17 +70,20 @@ async function talosVersions(
   const configProblems: string[] = [];
   const failures: string[] = [];
   const queue = [...names];
+  /** One node: its version, and with a Kubernetes target whether its machine config is usable. */
+  const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
+    versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
+    if (spec.target.kubernetesVersion === undefined) return;
+    const problem = await configProblem(ctx, client, ip);
+    if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
+  };
   const worker = async (): Promise<void> => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
       const ip = nodes.get(name)?.internalIP ?? name;
       try {
         const client = await deps.connectTalos(ctx, spec.talosConfig, ip);
         try {
-          versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
-          if (spec.target.kubernetesVersion !== undefined) {
-            const problem = await configProblem(ctx, client, ip);
-            if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
-          }
+          await check(client, name, ip);
         } finally {
           client.close();
         }

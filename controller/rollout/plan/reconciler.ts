@@ -62,39 +62,13 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
 async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
   const ns = deps.operatorNamespace;
   switch (action.type) {
-    case 'preflight': {
-      const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
-      const otherPlans = deps.informers.patchPlans
-        .list()
-        .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
-        .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
-      const checks = await runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
-      return { step: afterPreflight(o, step, checks), plan };
-    }
-    case 'createLeases': {
-      let created = 0;
-      for (const l of action.leases) {
-        try {
-          deps.informers.slotLeases.observeWrite(
-            await deps.kube.createSlotLease(ctx, { namespace: ns, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
-          );
-          created++;
-        } catch (err) {
-          // Another replica (or our previous life) holds that slot: decide again on fresh caches.
-          if (created === 0 || !(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
-          break;
-        }
-      }
+    case 'preflight':
+      return { step: afterPreflight(o, step, await preflight(ctx, deps, plan, o)), plan };
+    case 'createLeases':
+      await createLeases(ctx, deps, plan, action.leases);
       return { step, plan };
-    }
     case 'createJobs':
-      for (const j of action.jobs) {
-        try {
-          deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));
-        } catch (err) {
-          if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
-        }
-      }
+      await createJobs(ctx, deps, plan, action.jobs);
       return { step, plan };
     case 'deleteLeases':
       for (const l of action.leases) await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
@@ -113,6 +87,43 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();
       return { step, plan };
+  }
+}
+
+function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<typeof runPreflight> {
+  const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
+  const otherPlans = deps.informers.patchPlans
+    .list()
+    .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
+  return runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
+}
+
+/** Slot Leases in order; a slot someone else holds after ours were made ends the batch (decide again on fresh caches). */
+async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: Extract<PlanAction, { type: 'createLeases' }>['leases']): Promise<void> {
+  let created = 0;
+  for (const l of leases) {
+    try {
+      deps.informers.slotLeases.observeWrite(
+        await deps.kube.createSlotLease(ctx, { namespace: deps.operatorNamespace, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
+      );
+      created++;
+    } catch (err) {
+      // Another replica (or our previous life) holds that slot: decide again on fresh caches.
+      if (created === 0 || !(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
+      break;
+    }
+  }
+}
+
+/** PatchJobs with deterministic names: one that exists already (a race, or our previous life) is success. */
+async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, jobs: Extract<PlanAction, { type: 'createJobs' }>['jobs']): Promise<void> {
+  for (const j of jobs) {
+    try {
+      deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));
+    } catch (err) {
+      if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
+    }
   }
 }
 
