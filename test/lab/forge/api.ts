@@ -361,6 +361,18 @@ export class ForgeApi {
     return p ? f(p) : notFound();
   }
 
+  /** An edit's `state`: closing records the head it was closed at; reopening clears the close time; anything else changes nothing. */
+  async moveState(r: RepoState, p: PullState, state: unknown): Promise<void> {
+    if (state === 'closed' && p.state === 'open') {
+      await this.refreshHead(r, p);
+      p.state = 'closed';
+      p.closedAt = now();
+    } else if (state === 'open' && p.state === 'closed') {
+      p.state = 'open';
+      p.closedAt = null;
+    }
+  }
+
   /** Follows the head branch of an open PR (shared with the Gitea surface). */
   async refreshHead(r: RepoState, p: PullState): Promise<void> {
     if (p.state !== 'open') return;
@@ -503,14 +515,7 @@ export class ForgeApi {
       if (typeof b.body === 'string') p.body = b.body;
       if (typeof b.base === 'string') p.baseRef = b.base;
       if (typeof b.maintainer_can_modify === 'boolean') p.maintainerCanModify = b.maintainer_can_modify;
-      if (b.state === 'closed' && p.state === 'open') {
-        await this.refreshHead(r, p);
-        p.state = 'closed';
-        p.closedAt = now();
-      } else if (b.state === 'open' && p.state === 'closed') {
-        p.state = 'open';
-        p.closedAt = null;
-      }
+      await this.moveState(r, p, b.state);
       p.updatedAt = now();
       return { status: 200, body: await this.fullPull(r, p) };
     });

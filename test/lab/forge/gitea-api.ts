@@ -246,14 +246,7 @@ export class GiteaApi {
       if (typeof b.base === 'string') p.baseRef = b.base;
       if (typeof b.allow_maintainer_edit === 'boolean') p.maintainerCanModify = b.allow_maintainer_edit;
       if (labels) p.labels = labels.names;
-      if (b.state === 'closed' && p.state === 'open') {
-        await this.store.refreshHead(r, p);
-        p.state = 'closed';
-        p.closedAt = now();
-      } else if (b.state === 'open' && p.state === 'closed') {
-        p.state = 'open';
-        p.closedAt = null;
-      }
+      await this.store.moveState(r, p, b.state);
       p.updatedAt = now();
       // Gitea answers an edit with 201 (its description and routers/api/v1/repo/pull.go agree).
       return { status: 201, body: await this.pull(r, p) };
