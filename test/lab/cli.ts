@@ -44,8 +44,6 @@ program
     const lab = await startLab({ ...labOptions, workloads: opts.workloads ? DEMO_WORKLOADS : [], verbose: true });
     await publishInstallers(lab.registry, opts.installerVersions);
     if (opts.installerVersions.length) console.error(`[lab] published installers ${opts.installerVersions.join(', ')}`);
-    for (const [key, value] of Object.entries(lab.env)) console.log(`${key}=${value}`);
-    console.log(`lab ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     let stopping = false;
     const shutdown = (signal: string): void => {
       if (stopping) return;
@@ -59,8 +57,12 @@ program
         },
       );
     };
+    // Before `lab ready`: whoever reads that line may signal at once, and a signal with no
+    // listener would kill the process with the lab still running.
     process.on('SIGINT', () => shutdown('SIGINT'));
     process.on('SIGTERM', () => shutdown('SIGTERM'));
+    for (const [key, value] of Object.entries(lab.env)) console.log(`${key}=${value}`);
+    console.log(`lab ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   });
 
 program.parseAsync().catch((err: unknown) => {
