@@ -133,11 +133,13 @@ async function main(argv: string[]): Promise<number> {
     const wallSeconds = Math.round((Date.now() - started) / 1000);
 
     if (opts.keep) {
-      printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
-      await new Promise<void>((resolve) => {
+      // Listening before printing: whoever reads the KUBECONFIG line may signal at once.
+      const stopped = new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
+      await stopped;
     }
     if (!outcome.ok) {
       console.log(`rollout did not complete: ${outcome.reason} (after ${wallSeconds} s)`);
