@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
+import { dispatch, type Reply, type Surface, type ViolationKind } from './dispatch.js';
 import { ForgeContract, type Operation } from './openapi.js';
 import { git, mergeInBare, resolveRef, runGit } from './git.js';
 import { now, Shapes, type PullDetails, type PullState, type ReleaseState, type RepoState } from './shapes.js';
@@ -19,7 +20,7 @@ export interface RecordedRequest {
 
 export interface Violation {
   /** `request`: GitHub would reject it; `response`: the fake answered off-contract; `route`: no such GitHub operation; `unimplemented`: a GitHub operation the fake lacks. */
-  kind: 'request' | 'response' | 'route' | 'unimplemented';
+  kind: ViolationKind;
   method: string;
   path: string;
   operationId: string | undefined;
@@ -31,12 +32,6 @@ interface Ctx {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
-}
-
-interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
 }
 
 type Handler = (ctx: Ctx) => Promise<Reply> | Reply;
@@ -245,46 +240,23 @@ export class ForgeApi {
       send(limited, contract.match(method, path)?.op);
       return;
     }
-    const matched = contract.match(method, path);
-    if (!matched) {
-      this.violations.push({ kind: 'route', method, path, operationId: undefined, errors: [`${method} ${path} is not an operation of api.github.com`] });
-      send(notFound());
-      return;
-    }
-    const { op, pathParams } = matched;
-    record.operationId = op.operationId;
-    let body: unknown;
-    const hasBody = raw.length > 0;
-    if (hasBody) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-        record.body = body;
-      } catch {
-        this.violations.push({ kind: 'request', method, path, operationId: op.operationId, errors: ['body is not JSON'] });
-        send({ status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' } });
-        return;
-      }
-    }
-    const errors = contract.validateRequest(op, pathParams, query, body, hasBody);
-    if (errors.length > 0) {
-      this.violations.push({ kind: 'request', method, path, operationId: op.operationId, errors });
-      send(invalid(`Invalid request.\n\n${errors.join('\n')}`), op);
-      return;
-    }
-    const handler = this.handlers[op.operationId];
-    if (!handler) {
-      this.violations.push({ kind: 'unimplemented', method, path, operationId: op.operationId, errors: [`the lab forge does not implement ${op.operationId}`] });
-      record.status = 501;
-      res.writeHead(501, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ message: `the lab forge does not implement ${op.operationId}` }));
-      return;
-    }
-    const repo = this.repos.get(`${pathParams.owner ?? ''}/${pathParams.repo ?? ''}`.toLowerCase());
-    if (!repo) {
-      send(notFound(), op);
-      return;
-    }
-    const reply = await handler({ repo, params: pathParams, query, body: (body ?? {}) as Record<string, unknown> });
+    const surface: Surface = {
+      contract,
+      notAnOperation: `${method} ${path} is not an operation of api.github.com`,
+      handle: (id) => {
+        const h = this.handlers[id];
+        return h && ((c) => h({ ...c, query }));
+      },
+      repo: (owner, name) => this.repos.get(`${owner}/${name}`.toLowerCase()),
+      violation: (kind, operationId, errors) => this.violations.push({ kind, method, path, operationId, errors }),
+      refuse: {
+        route: notFound,
+        badJson: () => ({ status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' } }),
+        invalid: (errors) => invalid(`Invalid request.\n\n${errors.join('\n')}`),
+        noRepo: notFound,
+      },
+    };
+    const { reply, op } = await dispatch(surface, contract.match(method, path), query, raw, record);
     send(reply, op);
   }
 

@@ -4,6 +4,7 @@
 // handler sees it; every response is validated before it is sent. Failures are recorded in the
 // same `violations` list, naming the Gitea description.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dispatch, type Reply, type Surface } from './dispatch.js';
 import { ForgeContract, type Operation } from './openapi.js';
 import { queryOf, readBody, type ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { mergeInBare, resolveRef, runGit } from './git.js';
@@ -16,12 +17,6 @@ interface Ctx {
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   url: URL;
-}
-
-interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
 }
 
 type Handler = (ctx: Ctx) => Promise<Reply> | Reply;
@@ -95,47 +90,26 @@ export class GiteaApi {
       res.end(JSON.stringify(body));
     };
 
+    const surface: Surface = {
+      contract,
+      notAnOperation: `${method} ${fullPath} is not an operation of Gitea's API`,
+      handle: (id) => {
+        const h = this.handlers[id];
+        return h && ((c) => h({ ...c, query, url }));
+      },
+      repo: (owner, name) => this.store.repo(owner, name),
+      violation,
+      refuse: {
+        route: () => this.error(404, 'not found'),
+        badJson: () => this.error(422, 'body is not JSON'),
+        // Gitea's form binding answers invalid input with 422 on any operation.
+        invalid: (errors) => this.error(422, errors.join('; ')),
+        noRepo: () => this.error(404, 'The target couldn\'t be found.'),
+      },
+    };
     const matched = fullPath.startsWith(`${contract.basePath}/`) ? contract.match(method, path) : undefined;
-    if (!matched) {
-      violation('route', undefined, [`${method} ${fullPath} is not an operation of Gitea's API`]);
-      send(this.error(404, 'not found'));
-      return;
-    }
-    const { op, pathParams } = matched;
-    record.operationId = op.operationId;
-    let body: unknown;
-    const hasBody = raw.length > 0;
-    if (hasBody) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-        record.body = body;
-      } catch {
-        violation('request', op.operationId, ['body is not JSON']);
-        send(this.error(422, 'body is not JSON'));
-        return;
-      }
-    }
-    const errors = contract.validateRequest(op, pathParams, query, body, hasBody);
-    if (errors.length > 0) {
-      violation('request', op.operationId, errors);
-      // Gitea's form binding answers invalid input with 422 on any operation.
-      send(this.error(422, errors.join('; ')), op);
-      return;
-    }
-    const handler = this.handlers[op.operationId];
-    if (!handler) {
-      violation('unimplemented', op.operationId, [`the lab forge does not implement ${op.operationId}`]);
-      record.status = 501;
-      res.writeHead(501, { 'content-type': 'application/json;charset=utf-8' });
-      res.end(JSON.stringify({ message: `the lab forge does not implement ${op.operationId}` }));
-      return;
-    }
-    const repo = this.store.repo(pathParams.owner ?? '', pathParams.repo ?? '');
-    if (!repo) {
-      send(this.error(404, 'The target couldn\'t be found.'), op);
-      return;
-    }
-    send(await handler({ repo, params: pathParams, query, body: (body ?? {}) as Record<string, unknown>, url }), op);
+    const { reply, op } = await dispatch(surface, matched, query, raw, record);
+    send(reply, op);
   }
 
   // ---- helpers
