@@ -102,11 +102,12 @@ function fromConfig(o: JobObservation): JobStep {
 const PRE_PULL_FROM = '1.13.0-0';
 
 /** The target images the node's config does not name yet, with the containerd namespace each goes to. */
-export function imagesToPrePull(controlPlane: boolean, images: Partial<Record<string, string>>, target: string): { image: string; namespace: 'system' | 'cri' }[] {
-  return componentsFor(controlPlane)
-    .map((component) => ({ image: targetImage(component, images[component], target), namespace: component === KubernetesComponent.Kubelet ? 'system' as const : 'cri' as const, current: images[component] }))
-    .filter((p) => p.image !== p.current)
-    .map(({ image, namespace }) => ({ image, namespace }));
+function imagesToPrePull(controlPlane: boolean, images: Partial<Record<string, string>>, target: string): { image: string; namespace: 'system' | 'cri' }[] {
+  return componentsFor(controlPlane).flatMap((component) => {
+    const image = targetImage(component, images[component], target);
+    if (image === images[component]) return [];
+    return [{ image, namespace: component === KubernetesComponent.Kubelet ? 'system' as const : 'cri' as const }];
+  });
 }
 
 /** Before the first ApplyConfiguration: pull the next target image not pulled yet (one per pass). */
