@@ -52,20 +52,8 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
     return undefined;
   }
   const token = async (): Promise<string> => (await readTokenFile(tokenFile, tokenFlag)) ?? '';
-  const github = new URL(cfg.gitUrl).hostname === 'github.com';
   const tokenSource = `${tokenFlag} ${tokenFile}`;
-  let forge: ForgePort;
-  let blobUrlBase = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
-  if (cfg.forge === 'github') {
-    const apiUrl = cfg.forgeApiUrl ?? (github ? 'https://api.github.com' : `${repo.origin}/api/v3`);
-    forge = new GitHubForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource, log: logFn(log), onResponse: deps.metrics.forgeRequest });
-  } else if (cfg.forge === 'gitea') {
-    const apiUrl = cfg.forgeApiUrl ?? `${repo.webRoot}/api/v1`;
-    forge = new GiteaForge({ apiUrl, owner: repo.owner, repo: repo.repo, token, tokenSource, onResponse: deps.metrics.forgeRequest });
-    blobUrlBase = `${repo.webRoot}/${repo.owner}/${repo.repo}/src/commit`;
-  } else {
-    forge = new NoForge();
-  }
+  const { forge, blobUrlBase } = forgeFor(cfg, repo, { token, tokenSource, log, onResponse: deps.metrics.forgeRequest });
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
   const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
@@ -74,4 +62,23 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   );
   log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName }, 'rollouts are reported back as pull requests');
   return { forge, writer, reporter };
+}
+
+/** The forge --forge names, and where report links to plan files point on it. */
+function forgeFor(
+  cfg: GitConfig,
+  repo: NonNullable<ReturnType<typeof repoOf>>,
+  w: { token: () => Promise<string>; tokenSource: string; log: Logger; onResponse: (status: number | 'error') => void },
+): { forge: ForgePort; blobUrlBase: string } {
+  const base = { owner: repo.owner, repo: repo.repo, token: w.token, tokenSource: w.tokenSource, onResponse: w.onResponse };
+  const github = new URL(cfg.gitUrl).hostname === 'github.com';
+  const githubBlobs = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
+  if (cfg.forge === 'github') {
+    const apiUrl = cfg.forgeApiUrl ?? (github ? 'https://api.github.com' : `${repo.origin}/api/v3`);
+    return { forge: new GitHubForge({ ...base, apiUrl, log: logFn(w.log) }), blobUrlBase: githubBlobs };
+  }
+  if (cfg.forge === 'gitea') {
+    return { forge: new GiteaForge({ ...base, apiUrl: cfg.forgeApiUrl ?? `${repo.webRoot}/api/v1` }), blobUrlBase: `${repo.webRoot}/${repo.owner}/${repo.repo}/src/commit` };
+  }
+  return { forge: new NoForge(), blobUrlBase: githubBlobs };
 }
