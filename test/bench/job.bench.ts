@@ -12,6 +12,8 @@ const LIFECYCLE = 10;
 const WAVE = 4;
 /** Sub-second simulated nodes by default; KANGAL_BENCH_TIMINGS=demo uses the demo's few-second reboots. */
 const TIMINGS = process.env.KANGAL_BENCH_TIMINGS === 'demo' ? DEMO_TIMINGS : { upgradeMs: 400, pullMs: 300, installMs: 500, shutdownMs: 100, rebootMs: 800, bootMs: 300 };
+/** Every node's kubelet posts its status this often (KANGAL_BENCH_STATUS_POST_MS; 0: never), racing the cordon and uncordon as on a busy cluster. */
+const STATUS_POST_MS = Number(process.env.KANGAL_BENCH_STATUS_POST_MS ?? 1000);
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,6 +29,7 @@ export async function run(): Promise<void> {
     talosVersions: Object.fromEntries(lifecycle.map((n) => [n, 'v1.13.1'])),
     timings: TIMINGS,
     rescheduleDelayMs: 100,
+    ...(STATUS_POST_MS > 0 ? { statusPostMs: STATUS_POST_MS } : {}),
     workloads: [{ namespace: 'app', name: 'web', kind: 'replicaset', replicas: workers * 2, pdb: { maxUnavailable: '50%' } }],
   });
   try {
@@ -83,7 +86,7 @@ export async function run(): Promise<void> {
       const completedAt = p.get('Completed');
       if (completedAt !== undefined) readyToCompleted.push(completedAt - readyAt);
     });
-    console.log(`${jobs.length} jobs in waves of ${WAVE} (${LEGACY} legacy 1.12→1.13, ${LIFECYCLE} lifecycle 1.13→1.14), simulator timings ${JSON.stringify(TIMINGS)}`);
+    console.log(`${jobs.length} jobs in waves of ${WAVE} (${LEGACY} legacy 1.12→1.13, ${LIFECYCLE} lifecycle 1.13→1.14), simulator timings ${JSON.stringify(TIMINGS)}, kubelet status posts ${STATUS_POST_MS > 0 ? `every ${STATUS_POST_MS} ms` : 'off'}`);
     for (const [phase, xs] of perPhase) console.log(`phase ${phase.padEnd(10)} ${fmt(xs)}`);
     console.log(`time cordoned          ${fmt(cordoned)}`);
     console.log(`drain+install+reboot   ${fmt(inherent)} (inherent: pods terminating, installer, reboot until Ready)`);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
+import { startApiInterposer, type ApiInterposer } from '../../lab/cluster/interposer.js';
 import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
 import { loadKubeConfig } from '../../lab/kube.js';
 import { startObserver, type Observer } from '../../lab/observer.js';
@@ -40,6 +41,10 @@ export interface JobLabOptions {
   kubeProxy?: boolean;
   /** Talos 1.14 component documents in the nodes' machine configs (all nodes or per node name; nodes on v1.14+): TalosSimulatorOptions.multiDocs. */
   multiDocs?: TalosSimulatorOptions['multiDocs'];
+  /** Put the API interposer between controllers and the apiserver (lab.interposer): tests see and time their requests. */
+  interposer?: boolean;
+  /** FleetOptions.statusPostMs: every up node posts its Node status this often. */
+  statusPostMs?: number;
   /** Start the lab forge with a plans repository (`acme/plans`, branch main, a plans/ folder kept by .gitkeep) cloned for pushes. */
   plansRepo?: boolean;
 }
@@ -69,6 +74,8 @@ export interface JobLab {
   cluster: LabCluster;
   fleet: Fleet;
   talos: TalosSimulator;
+  /** With `interposer`: what controllers talk to by default. */
+  interposer: ApiInterposer | undefined;
   kc: KubeConfig;
   observer: Observer;
   /** The lab registry, when `images` was given. */
@@ -81,7 +88,7 @@ export interface JobLab {
   /** `kangal-patch run` flags pointing at the plans repository (token in a file), with `plansRepo`. */
   gitArgs(opts?: { pollInterval?: string; extra?: string[] }): string[];
   /**
-   * `kubeconfig`: the controller's credentials (default: the lab admin's), e.g. a ServiceAccount token's.
+   * `kubeconfig`: the controller's credentials (default: the lab admin's, through the interposer when there is one), e.g. a ServiceAccount token's.
    * `metrics`: serve /metrics on a free loopback port (default: disabled), read with `scrape()`.
    */
   startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string; metrics?: boolean }): Controller;
@@ -110,6 +117,12 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
   try {
     const cluster = await startCluster();
     stops.push(() => cluster.stop());
+    let interposer: ApiInterposer | undefined;
+    if (opts.interposer) {
+      const i = await startApiInterposer(cluster);
+      interposer = i;
+      stops.push(() => i.close());
+    }
     execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-k', join(root, 'kustomize/crd')], { stdio: 'pipe' });
     execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', 'crd/patchjobs.kangalpatch.ozalp.dk', 'crd/patchplans.kangalpatch.ozalp.dk'], { stdio: 'pipe' });
     const kc = loadKubeConfig(cluster.kubeconfigPath);
@@ -123,7 +136,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion,
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
-    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy });
+    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs });
     stops.push(() => fleet.stop());
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false, multiDocs: opts.multiDocs });
     stops.push(() => talos.stop());
@@ -167,7 +180,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const startController: JobLab['startController'] = (o = {}) => {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
-      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', o.kubeconfig ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
+      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
         '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', o.metrics ? '127.0.0.1:0' : '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {
@@ -277,7 +290,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return { cluster, fleet, talos, interposer, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
   } catch (err) {
     await stop();
     throw err;

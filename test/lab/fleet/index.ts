@@ -30,10 +30,21 @@ export interface FleetOptions {
    * it, and suites sharing a cluster each start a fleet.
    */
   kubeProxy?: boolean;
+  /**
+   * How often each up node posts its Node status, as a busy kubelet does (images, conditions,
+   * heartbeats). Off by default; every post moves the Node's resourceVersion, which is what races
+   * a controller's guarded Node writes.
+   */
+  statusPostMs?: number;
 }
 
 export interface Fleet extends FleetControl {
   readonly workloads: Workloads;
+  /**
+   * One kubelet status post for an up node. Resolves once the apiserver has stored it; the post
+   * always changes the status (its heartbeat moves forward), so the Node's resourceVersion moves.
+   */
+  postStatus(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -51,6 +62,9 @@ class SimulatedFleet implements Fleet {
   private readonly leases: CoordinationV1Api;
   private readonly states = new Map<string, FleetNodeState>();
   private heartbeat: NodeJS.Timeout | undefined;
+  private statusPosts: NodeJS.Timeout | undefined;
+  /** Last heartbeat time posted per node: a post within the same second still moves it (metav1.Time has whole seconds). */
+  private readonly lastPost = new Map<string, number>();
   private readonly kubeProxy: KubeProxyDaemonSet | undefined;
   readonly workloads: Workloads;
 
@@ -78,6 +92,10 @@ class SimulatedFleet implements Fleet {
     }
     this.heartbeat = setInterval(() => void this.renewAll(), this.opts.leaseRenewMs ?? 10_000);
     this.heartbeat.unref();
+    if (this.opts.statusPostMs !== undefined) {
+      this.statusPosts = setInterval(() => void this.postAll(), this.opts.statusPostMs);
+      this.statusPosts.unref();
+    }
     await this.workloads.start(this.opts.workloads ?? []);
     if (this.kubeProxy) {
       const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
@@ -137,8 +155,15 @@ class SimulatedFleet implements Fleet {
     await this.kubeProxy?.setImage(image, opts.podReadyMs);
   }
 
+  async postStatus(name: string): Promise<void> {
+    const state = this.mustGet(name);
+    if (!state.up) return;
+    await this.patchStatus(state);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.heartbeat);
+    clearInterval(this.statusPosts);
     this.kubeProxy?.stop();
     await this.workloads.stop();
   }
@@ -150,8 +175,21 @@ class SimulatedFleet implements Fleet {
   }
 
   private async writeStatus(state: FleetNodeState): Promise<void> {
-    await this.core.patchNodeStatus({ name: state.name, body: { status: nodeStatus(state, new Date()) } }, mergePatch);
+    await this.patchStatus(state);
     await this.writeConditionTaints(state);
+  }
+
+  private async patchStatus(state: FleetNodeState): Promise<void> {
+    const at = Math.max(Date.now(), (this.lastPost.get(state.name) ?? 0) + 1000);
+    this.lastPost.set(state.name, at);
+    await this.core.patchNodeStatus({ name: state.name, body: { status: nodeStatus(state, new Date(at)) } }, mergePatch);
+  }
+
+  private async postAll(): Promise<void> {
+    for (const state of this.states.values()) {
+      // Best effort, like renewAll: a lab shutting down may have lost its apiserver first.
+      if (state.up) await this.patchStatus(state).catch(() => undefined);
+    }
   }
 
   /**

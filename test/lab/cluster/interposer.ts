@@ -1,0 +1,116 @@
+// A TLS pass-through in front of the lab's kube-apiserver for the process under test: it records
+// every exchange (method, path, status) and lets a test act at the exact moment a request
+// arrives, before the apiserver sees it — e.g. a kubelet status post racing a cordon, so a
+// guarded write conflicts on purpose rather than by chance.
+//
+// It serves with the apiserver's own certificate (same CA, same addresses), so clients verify TLS
+// as usual, and forwards with the credentials of the kubeconfig it replaces: the admin's client
+// certificate, or the request's own bearer token when it carries one.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpsRequest, Agent, type Server } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { kubeconfigYaml } from './http.js';
+import type { LabCluster } from './index.js';
+
+export interface InterposedRequest {
+  method: string;
+  /** Path and query, e.g. `/api/v1/nodes/worker-1`. */
+  path: string;
+  /** The JSON body, parsed (undefined for none or non-JSON). */
+  body: unknown;
+}
+
+export interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+  /** Epoch ms when the request arrived. */
+  at: number;
+}
+
+/** Runs before the request is forwarded; the request waits for it. */
+export type BeforeForward = (req: InterposedRequest) => Promise<void> | void;
+
+export interface ApiInterposer {
+  /** `https://127.0.0.1:PORT` */
+  readonly server: string;
+  /** A kubeconfig (admin credentials) whose server is this interposer. */
+  readonly kubeconfigPath: string;
+  /** Every exchange so far, in arrival order (watches appear once their response headers came). */
+  readonly exchanges: readonly Exchange[];
+  /** Replaces the hook; undefined removes it. */
+  setBeforeForward(hook: BeforeForward | undefined): void;
+  close(): Promise<void>;
+}
+
+export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterposer> {
+  const pki = join(cluster.dir, 'pki');
+  const read = (name: string): string => readFileSync(join(pki, name), 'utf8');
+  const upstream = new URL(cluster.server);
+  const withClientCert = new Agent({ keepAlive: true, ca: cluster.caPem, cert: read('admin.crt'), key: read('admin.key') });
+  const withToken = new Agent({ keepAlive: true, ca: cluster.caPem });
+  const exchanges: Exchange[] = [];
+  let hook: BeforeForward | undefined;
+
+  const server: Server = createServer({ cert: read('apiserver.crt'), key: read('apiserver.key') }, (req, res) => {
+    const at = Date.now();
+    void readBody(req).then(async (raw) => {
+      const method = req.method ?? 'GET';
+      const path = req.url ?? '/';
+      try {
+        await hook?.({ method, path, body: parseJson(raw) });
+      } catch (err) {
+        // A failing hook is the test's bug: answer so the client sees it instead of hanging.
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`interposer hook failed: ${String(err)}`);
+        return;
+      }
+      const agent = req.headers.authorization ? withToken : withClientCert;
+      const up = httpsRequest({ host: upstream.hostname, port: upstream.port, method, path, headers: req.headers, agent }, (r) => {
+        exchanges.push({ method, path, status: r.statusCode ?? 0, at });
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      up.end(raw);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
+  writeFileSync(kubeconfigPath, kubeconfigYaml(url, cluster.caPem, read('admin.crt'), read('admin.key')), { mode: 0o600 });
+  return {
+    server: url,
+    kubeconfigPath,
+    exchanges,
+    setBeforeForward: (h) => {
+      hook = h;
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+      withClientCert.destroy();
+      withToken.destroy();
+    }),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
