@@ -86,14 +86,36 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(after.metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined, 'annotation removed');
     });
 
-    it('fails with Transient Conflict on a stale view and leaves the node alone', async function () {
+    it('writes again at once on a fresh read when the view went stale under a kubelet status post', async function () {
       const stale = await node('ka-cordon-stale');
-      await f.core.patchNode({ name: stale.name, body: { metadata: { labels: { touched: 'yes' } } } }, mergePatch);
-      const err = await outcome(kube.port.cordon(testCtx(), stale, 'job-a'));
-      assert.equal(err.kind, 'Transient');
-      assert.equal(err.reason, 'Conflict');
-      assert.equal(err.code, 409);
-      assert.notEqual((await f.core.readNode({ name: stale.name })).spec?.unschedulable, true);
+      let posts = 0;
+      // Each post has a new heartbeat (whole seconds), so each moves the resourceVersion.
+      const post = async (): Promise<void> => {
+        const lastHeartbeatTime = new Date(Date.UTC(2026, 0, 1) + ++posts * 1000);
+        await f.core.patchNodeStatus({ name: stale.name, body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime }] } } }, mergePatch);
+      };
+      await post();
+      const cordoned = await kube.port.cordon(testCtx(), stale, 'job-a');
+      assert.equal(cordoned.cordonedBy, 'job-a');
+      assert.ok(BigInt(cordoned.resourceVersion) > BigInt(stale.resourceVersion) + 1n, 'the write went on top of the status post');
+      await post();
+      const uncordoned = await kube.port.uncordon(testCtx(), cordoned, 'job-a');
+      assert.equal(uncordoned.unschedulable, false);
+      const stored = await f.core.readNode({ name: stale.name });
+      assert.notEqual(stored.spec?.unschedulable, true);
+      assert.equal(stored.metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined);
+    });
+
+    it('checks the guard again on the fresh read: a node someone else cordoned meanwhile is left alone', async function () {
+      const stale = await node('ka-cordon-raced');
+      await f.core.patchNode({ name: stale.name, body: { spec: { unschedulable: true } } }, mergePatch);
+      assert.equal((await outcome(kube.port.cordon(testCtx(), stale, 'job-a'))).reason, 'CordonedByOther');
+      assert.equal((await f.core.readNode({ name: stale.name })).metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined, 'not claimed');
+
+      const ours = await kube.port.cordon(testCtx(), await node('ka-uncordon-raced'), 'job-a');
+      await f.core.patchNode({ name: ours.name, body: { metadata: { annotations: { [CORDONED_BY_ANNOTATION]: 'job-b' } } } }, mergePatch);
+      assert.equal((await outcome(kube.port.uncordon(testCtx(), ours, 'job-a'))).reason, 'NotCordonedByUs');
+      assert.equal((await f.core.readNode({ name: ours.name })).spec?.unschedulable, true, 'still cordoned for job-b');
     });
 
     it('refuses to uncordon a node cordoned by another job, or by a person', async function () {
