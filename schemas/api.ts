@@ -17,6 +17,13 @@ export const DEFAULT_OPERATOR_NAMESPACE = 'kangal-patch';
 /** Condition type set once the preflight checks of a plan have run. */
 export const ConditionPreflightPassed = 'PreflightPassed';
 
+/**
+ * Condition type on a finished PatchJob: True once the node is given back (uncordoned, when this
+ * job cordoned it) and the concurrency slot freed; False with why not yet. Housekeeping lives here
+ * so that a Failed job's reason and message keep saying why it failed.
+ */
+export const ConditionNodeReleased = 'NodeReleased';
+
 /** Annotations and the finalizer of PatchPlans the GitOps loop applies (kubectl-applied plans carry none). */
 export const Annotation = {
   /** Git commit the applied spec came from. */

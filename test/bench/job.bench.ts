@@ -21,6 +21,17 @@ const pct = (xs: number[], p: number): number => {
 };
 const fmt = (xs: number[], unit = 'ms'): string => `p50 ${pct(xs, 50).toFixed(0)} ${unit}, p99 ${pct(xs, 99).toFixed(0)} ${unit}, max ${Math.max(...xs).toFixed(0)} ${unit} (n=${xs.length})`;
 
+/** Each Node PATCH that answered 409, and how long until a PATCH of that Node landed after it. */
+function nodeWriteConflicts(exchanges: readonly { method: string; path: string; status: number; at: number }[]): { writes: number; conflicts: number; conflictToWrite: number[] } {
+  const patches = exchanges.filter((e) => e.method === 'PATCH' && /^\/api\/v1\/nodes\/[^/?]+(\?|$)/.test(e.path));
+  const conflicted = patches.filter((e) => e.status === 409);
+  const conflictToWrite = conflicted.flatMap((c) => {
+    const landed = patches.find((e) => e.path === c.path && e.at > c.at && e.status < 300);
+    return landed ? [landed.at - c.at] : [];
+  });
+  return { writes: patches.filter((e) => e.status < 300).length, conflicts: conflicted.length, conflictToWrite };
+}
+
 export async function run(): Promise<void> {
   const workers = LEGACY + LIFECYCLE;
   const lifecycle = Array.from({ length: LIFECYCLE }, (_, i) => `worker-${LEGACY + i + 1}`);
@@ -30,6 +41,8 @@ export async function run(): Promise<void> {
     timings: TIMINGS,
     rescheduleDelayMs: 100,
     ...(STATUS_POST_MS > 0 ? { statusPostMs: STATUS_POST_MS } : {}),
+    // The controller's requests go through the interposer, which times each conflict on a Node.
+    interposer: true,
     workloads: [{ namespace: 'app', name: 'web', kind: 'replicaset', replicas: workers * 2, pdb: { maxUnavailable: '50%' } }],
   });
   try {
@@ -93,6 +106,8 @@ export async function run(): Promise<void> {
     console.log(`cordoned / inherent    p50 ${pct(ratio, 50).toFixed(3)}×, p99 ${pct(ratio, 99).toFixed(3)}× (goal ≤ 1.1×)`);
     console.log(`overhead: cordon → first eviction ${fmt(gaps.cordonToEviction)}; last pod gone → upgrade call ${fmt(gaps.drainedToUpgrade)}; Ready → uncordon ${fmt(gaps.readyToUncordon)}`);
     console.log(`Node Ready → Completed ${fmt(readyToCompleted)} (goal p99 ≤ 250 ms)`);
+    const { writes, conflicts, conflictToWrite } = nodeWriteConflicts(lab.interposer?.exchanges ?? []);
+    console.log(`Node writes (cordon/uncordon) ${writes}, of which conflicted ${conflicts}; conflict → write landed ${conflictToWrite.length > 0 ? fmt(conflictToWrite) : 'n/a'}`);
   } finally {
     await lab.stop();
   }

@@ -3,10 +3,20 @@
 // is never left cordoned without the job saying so.
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { EventsV1Api } from '@kubernetes/client-node';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { waitFor } from '../lab/wait.js';
 
 const POOL = 'lab.kangalpatch.io/pool';
+const CORDONED_BY = 'kangalpatch.ozalp.dk/cordoned-by';
+
+/** 'cordon' or 'uncordon' when the request is the controller's write of the cordon marker on `node`. */
+function cordonWrite(req: { method: string; path: string; body: unknown }, node: string): 'cordon' | 'uncordon' | undefined {
+  if (req.method !== 'PATCH' || new URL(req.path, 'https://lab').pathname !== `/api/v1/nodes/${node}`) return undefined;
+  const annotations = (req.body as { metadata?: { annotations?: Record<string, unknown> } } | undefined)?.metadata?.annotations;
+  if (annotations === undefined || !(CORDONED_BY in annotations)) return undefined;
+  return annotations[CORDONED_BY] === null ? 'uncordon' : 'cordon';
+}
 
 describe('PatchJob end to end: drains and faults', function () {
   this.timeout(240_000);
@@ -14,6 +24,8 @@ describe('PatchJob end to end: drains and faults', function () {
 
   before(async function () {
     lab = await startJobLab({
+      // The controller's requests go through the interposer, so a test can race them on purpose.
+      interposer: true,
       fleet: { nodes: 12, controlPlanes: 1, talosVersion: 'v1.12.4' },
       talosVersions: { 'worker-5': 'v1.13.1' },
       labels: { 'worker-1': { [POOL]: 'db' }, 'worker-4': { [POOL]: 'db' } },
@@ -109,19 +121,53 @@ describe('PatchJob end to end: drains and faults', function () {
       const j = await lab.job(job);
       return j?.status.nodeLeftCordoned === true ? j.status : undefined;
     }, { timeoutMs: 15_000, description: 'the job says the node stays cordoned' });
-    assert.match(String(left.message), /stays cordoned/);
+    const released = (left.conditions as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === 'NodeReleased');
+    assert.equal(released?.status, 'False');
+    assert.match(String(released?.message), /stays cordoned/);
+    assert.deepEqual([left.reason, left.message], [status.reason, status.message], 'the job still says why it failed');
     assert.equal(lab.observer.node('worker-7')?.unschedulable, true);
     lab.talos.faults.powerOn('worker-7');
     await uncordoned('worker-7');
   });
 
-  it('fails at once when the node boots its old partition', async function () {
-    lab.talos.faults.set('worker-8', { bootsOldPartition: true });
-    const job = await lab.createJob({ plan: 'oldpart', node: 'worker-8', target: { talosVersion: 'v1.13.2' } });
-    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
-    assert.equal(status.reason, 'BootedOldPartition');
-    assert.match(String(status.message), /previous partition/);
-    await uncordoned('worker-8');
+  it('fails at once when the node boots its old partition, and keeps saying so through a cordon and an uncordon that race kubelet status posts', async function () {
+    const node = 'worker-8';
+    const interposer = lab.interposer;
+    assert.ok(interposer);
+    // The simulated kubelet posts the Node's status at the moment each cordon-marker write arrives,
+    // before the apiserver sees it: the write, guarded by the resourceVersion the controller read,
+    // conflicts every time, not only when a real post happens to land in between.
+    const raced: string[] = [];
+    interposer.setBeforeForward(async (req) => {
+      const write = cordonWrite(req, node);
+      if (write === undefined || raced.includes(write)) return;
+      raced.push(write);
+      await lab.fleet.postStatus(node);
+    });
+    const nodePath = `/api/v1/nodes/${node}`;
+    const firstExchange = interposer.exchanges.length;
+    try {
+      lab.talos.faults.set(node, { bootsOldPartition: true });
+      const job = await lab.createJob({ plan: 'oldpart', node, target: { talosVersion: 'v1.13.2' } });
+      const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
+      assert.equal(status.reason, 'BootedOldPartition');
+      assert.match(String(status.message), /previous partition/);
+      await uncordoned(node);
+      assert.deepEqual(raced, ['cordon', 'uncordon'], 'both writes were raced');
+
+      // Each raced write cost one extra round trip: the conflict, a fresh read, the write again.
+      const onNode = interposer.exchanges.slice(firstExchange).filter((e) => new URL(e.path, 'https://lab').pathname === nodePath).map((e) => `${e.method} ${e.status}`);
+      assert.deepEqual(onNode, ['PATCH 409', 'GET 200', 'PATCH 200', 'PATCH 409', 'GET 200', 'PATCH 200']);
+
+      // The uncordon is housekeeping: the failed job still says why it failed, and said it once.
+      const after = (await lab.job(job))?.status ?? {};
+      assert.equal(after.reason, 'BootedOldPartition');
+      assert.equal(after.message, status.message);
+      const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+      assert.equal(events.items.filter((e) => e.reason === 'BootedOldPartition').length, 1, JSON.stringify(events.items.map((e) => e.reason)));
+    } finally {
+      interposer.setBeforeForward(undefined);
+    }
   });
 
   it('retries, does not fail, while the Talos API is unreachable for a while', async function () {

@@ -1,6 +1,10 @@
 // Completed and Failed: give the node back (uncordon, only if this job cordoned it, and for a failed
 // job only once the node is Ready) and free the concurrency slot. A node left cordoned is always said
-// so in status and in an Event; it is uncordoned as soon as it is Ready again.
+// so in status and in an Event; it is uncordoned as soon as it is Ready again. How far this got is
+// the NodeReleased condition: the job's reason and message keep saying how the job ended.
+import { ConditionNodeReleased } from '../../../schemas/api.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
+import { setCondition } from '../conditions.js';
 import { JobReason } from './reasons.js';
 import { iso, without } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
@@ -21,11 +25,20 @@ export function decideFinished(o: JobObservation): JobStep {
   if (ours && !status.nodeLeftCordoned) {
     const note = `node ${spec.nodeName} stays cordoned by ${name} because it is not Ready; it is uncordoned once it is Ready again (or uncordon it by hand after checking it)`;
     return {
-      status: { ...status, nodeLeftCordoned: true, message: `${status.message ?? ''}; ${note}` },
+      status: notReleased({ ...status, nodeLeftCordoned: true }, o.now, JobReason.NodeLeftCordoned, note),
       events: [{ type: 'Warning', reason: JobReason.NodeLeftCordoned, note, onNode: true }],
       requeueAfterMs: 0,
     };
   }
-  if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status, events: [], requeueAfterMs: undefined };
-  return { status, events: [], requeueAfterMs: undefined };
+  // The slot is freed even while the node stays cordoned: a node that never comes back must not
+  // hold up the rest of the group. Released once both are done; the status is written after the
+  // Leases are gone (or at once when there are none).
+  const next = ours ? status : { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'True', reason: 'Released', message: `node ${spec.nodeName} given back and its slot freed` }, o.now) };
+  if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: next, events: [], requeueAfterMs: undefined };
+  return { status: next, events: [], requeueAfterMs: undefined };
+}
+
+/** NodeReleased=False with why: the node stays cordoned, or giving it back failed and is retried. */
+export function notReleased(status: PatchJobStatus, now: number, reason: string, message: string): PatchJobStatus {
+  return { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'False', reason, message }, now) };
 }

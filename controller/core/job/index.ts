@@ -3,7 +3,7 @@
 // afterFailure → one status write.
 import { UpgradeFlow } from '../talos-flow.js';
 import { decideDraining, afterEviction } from './draining.js';
-import { decideFinished } from './finished.js';
+import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
 import { decidePending } from './pending.js';
 import { decideRebooting } from './rebooting.js';
@@ -78,7 +78,10 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   const what = `${action.type} on node ${spec.nodeName}`;
   if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') {
     // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
-    return { status: { ...status, message: `${what} failed (retrying): ${failure.message}` }, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
+    // A finished job's message says how it ended, so its housekeeping goes to NodeReleased.
+    const note = `${what} failed (retrying): ${failure.message}`;
+    const next = isFinished(status.phase) ? notReleased(status, o.now, 'Retrying', note) : { ...status, message: note };
+    return { status: next, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
   }
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {

@@ -349,16 +349,59 @@ describe('core/job: decideJob', function () {
       assert.equal(decideJob(obs(done)).action, undefined);
     });
 
-    it('leaves a failed, not Ready node cordoned and says so, then uncordons it once Ready', function () {
+    it('leaves a failed, not Ready node cordoned and says so in NodeReleased, then uncordons it once Ready', function () {
       const failedStatus: PatchJobStatus = { phase: 'Failed', reason: 'RebootTimeout', message: 'x' };
       const notReady = node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' });
       const step = decideJob(obs(failedStatus, { node: notReady }));
       assert.equal(step.action, undefined);
       assert.equal(step.status.nodeLeftCordoned, true);
       assert.equal(step.events[0]?.reason, 'NodeLeftCordoned');
+      assert.deepEqual([step.status.reason, step.status.message], ['RebootTimeout', 'x'], 'the job still says why it failed');
+      const released = step.status.conditions?.find((c) => c.type === 'NodeReleased');
+      assert.deepEqual([released?.status, released?.reason], ['False', 'NodeLeftCordoned']);
+      assert.match(String(released?.message), /stays cordoned/);
+      // The slot is freed all the same, and NodeReleased stays False while the node is cordoned.
+      const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
+      const freeing = decideJob(obs(step.status, { node: notReady, leases: [lease] }));
+      assert.equal(freeing.action?.type, 'releaseLeases');
+      assert.equal(freeing.status.conditions?.find((c) => c.type === 'NodeReleased')?.status, 'False');
       const later = decideJob(obs(step.status, { node: { ...notReady, ready: true } }));
       assert.deepEqual(later.action, { type: 'uncordon' });
       assert.equal(later.status.nodeLeftCordoned, undefined);
+    });
+
+    it('keeps a failed job\'s reason and message when the uncordon fails; the retry is told in NodeReleased', function () {
+      const failedStatus: PatchJobStatus = { phase: 'Failed', reason: 'BootedOldPartition', message: 'booted its previous partition', phaseStartTime: new Date(T0).toISOString() };
+      const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
+      const o = obs(failedStatus, { node: cordoned });
+      const step = decideJob(o);
+      assert.deepEqual(step.action, { type: 'uncordon' });
+      const retry = afterFailure(o, { type: 'uncordon' }, { transient: true, reason: 'Conflict', message: 'uncordon node w1: the object has been modified' });
+      assert.deepEqual([retry.status.phase, retry.status.reason, retry.status.message], ['Failed', 'BootedOldPartition', 'booted its previous partition']);
+      assert.deepEqual(retry.events, [], 'the failure Event is not repeated');
+      const released = retry.status.conditions?.find((c) => c.type === 'NodeReleased');
+      assert.deepEqual([released?.status, released?.reason], ['False', 'Retrying']);
+      assert.match(String(released?.message), /uncordon on node w1 failed \(retrying\): .*modified/);
+      assert.ok(retry.requeueAfterMs !== undefined && retry.requeueAfterMs <= 5_000);
+    });
+
+    it('says NodeReleased once the node is given back and the slot freed', function () {
+      const done: PatchJobStatus = { phase: 'Completed', reason: 'Upgraded', message: 'done' };
+      const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
+      const freeing = decideJob(obs(done, { leases: [lease] }));
+      assert.equal(freeing.action?.type, 'releaseLeases');
+      const released = freeing.status.conditions?.find((c) => c.type === 'NodeReleased');
+      assert.deepEqual([released?.status, released?.reason], ['True', 'Released']);
+      assert.deepEqual([freeing.status.reason, freeing.status.message], ['Upgraded', 'done']);
+      // Nothing left to do: the same status again, so no further write.
+      assert.deepEqual(decideJob(obs(freeing.status)).status, freeing.status);
+    });
+
+    it('a cordon that fails while the job runs is what the job is doing now: its message says so', function () {
+      const draining: PatchJobStatus = { phase: 'Draining', reason: 'Cordoned', message: 'cordoning', phaseStartTime: new Date(T0).toISOString() };
+      const step = afterFailure(obs(draining, { node: node() }), { type: 'cordon' }, { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' });
+      assert.match(String(step.status.message), /cordon on node w1 failed \(retrying\)/);
+      assert.equal(step.status.conditions, undefined);
     });
   });
 });
