@@ -69,7 +69,7 @@ export const patchJobStatus = z.strictObject({
   imagePulledTime: timestamp.optional().meta({ description: 'When the installer image was pulled onto the node (lifecycle flow, before the cordon).' }),
   cordonedTime: timestamp.optional().meta({ description: 'When this job cordoned the node.' }),
   uncordonedTime: timestamp.optional().meta({ description: 'When this job uncordoned the node.' }),
-  nodeLeftCordoned: z.boolean().optional().meta({ description: 'The job ended with the node still cordoned by it (it was not Ready); see message.' }),
+  nodeLeftCordoned: z.boolean().optional().meta({ description: 'The job ended with the node still cordoned by it (it was not Ready); see the NodeReleased condition.' }),
   blockingPDB: z.string().optional().meta({ description: 'PodDisruptionBudget that currently blocks the drain.' }),
   evictedPods: z.int().min(0).optional().meta({ description: 'Pods evicted (or deleted) by the drain so far.' }),
   upgradeRequestedTime: timestamp.optional().meta({
