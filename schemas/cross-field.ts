@@ -56,17 +56,25 @@ export function toCelValidation(rule: CrossFieldRule): CelValidation {
   return out;
 }
 
-/** The message `validate` prints for a broken rule; the apiserver prints it without `detail`. */
-export function ruleMessage(rule: CrossFieldRule, self: Obj): string {
-  const text = typeof rule.message === 'string' ? rule.message : rule.message.text(self);
-  return text + (rule.detail?.(self) ?? '');
+export interface BrokenRule {
+  rule: CrossFieldRule;
+  /** What `validate` prints: the apiserver's message followed by `detail`. */
+  message: string;
+  /** The part of `message` only `validate` prints ('' when none). */
+  detail: string;
 }
 
 /** Rules broken by `value`, with their messages, in table order. */
-export function brokenRules(rules: readonly CrossFieldRule[], value: unknown): { rule: CrossFieldRule; message: string }[] {
+export function brokenRules(rules: readonly CrossFieldRule[], value: unknown): BrokenRule[] {
   const self = asObj(value);
   if (!self) return [];
-  return rules.filter((r) => !r.holds(self)).map((rule) => ({ rule, message: ruleMessage(rule, self) }));
+  return rules
+    .filter((r) => !r.holds(self))
+    .map((rule) => {
+      const text = typeof rule.message === 'string' ? rule.message : rule.message.text(self);
+      const detail = rule.detail?.(self) ?? '';
+      return { rule, message: text + detail, detail };
+    });
 }
 
 /** Every table attached with `withRules`, for tests and documentation. */
@@ -78,7 +86,9 @@ export function withRules<T extends z.ZodType>(schema: T, rules: readonly CrossF
   const checked = schema
     .superRefine(
       (value, ctx) => {
-        for (const { rule, message } of brokenRules(rules, value)) ctx.addIssue({ code: 'custom', path: [...rule.path], message });
+        for (const { rule, message, detail } of brokenRules(rules, value)) {
+          ctx.addIssue({ code: 'custom', path: [...rule.path], message, params: { rule: rule.id, detail } });
+        }
       },
       { when: () => true },
     )
