@@ -18,7 +18,8 @@ import {
   timestamp,
   version,
 } from './primitives.js';
-import { groupRules, orderRules, windowRules } from './rules.js';
+import { withRules } from './cross-field.js';
+import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
 import { planTarget } from './target.js';
 
 const always = { when: () => true };
@@ -46,10 +47,10 @@ export const groupSpec = z.strictObject({
 });
 
 const MAX_GROUPS = 32;
-export const groups = z
-  .record(groupName, groupSpec)
-  .refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` })
-  .superRefine(groupRules, always)
+export const groups = withRules(
+  z.record(groupName, groupSpec).refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` }),
+  GROUP_RULES,
+)
   .default({})
   .meta({
     maxProperties: MAX_GROUPS,
@@ -59,7 +60,8 @@ export const groups = z
 export const strategy = z
   .strictObject({
     order: z
-      .array(z.string())
+      .array(z.string().max(63, { error: 'group names must be at most 63 characters' }))
+      .superRefine(uniqueOrderRule, always)
       .min(1, { error: 'must list at least one group' })
       .max(MAX_GROUPS + 2, { error: `must list at most ${MAX_GROUPS + 2} groups` })
       .default(['controlPlane', 'workers'])
@@ -93,8 +95,8 @@ export const retention = z
   .prefault({})
   .meta({ description: 'How long finished rollout history is kept.' });
 
-export const maintenanceWindow = z
-  .strictObject({
+export const maintenanceWindow = withRules(
+  z.strictObject({
     days: z
       .array(dayName)
       .optional()
@@ -104,9 +106,11 @@ export const maintenanceWindow = z
       description: 'End, "HH:MM" in maintenance.timezone. Earlier than startTime means the window spans midnight (into the next day).',
     }),
     disabled: z.boolean().default(false).meta({ description: 'Temporarily disables this window.' }),
-  })
-  .superRefine(windowRules, always);
+  }),
+  WINDOW_RULES,
+);
 
+const MAX_WINDOWS = 32;
 export const maintenance = z
   .strictObject({
     timezone: timeZone.optional().meta({
@@ -115,7 +119,7 @@ export const maintenance = z
     excludeDates: z.array(calendarDate).optional().meta({
       description: 'Dates (YYYY-MM-DD, in timezone) on which nothing is patched: whole days are cut out of every window, also one that started the evening before.',
     }),
-    windows: z.array(maintenanceWindow).optional().meta({
+    windows: z.array(maintenanceWindow).max(MAX_WINDOWS, { error: `must list at most ${MAX_WINDOWS} windows` }).optional().meta({
       description: 'Time windows in which patching is allowed. A window applies to the day it starts on. None enabled: any time outside excludeDates.',
     }),
   })
@@ -139,8 +143,8 @@ export const talosConfig = z
   })
   .meta({ description: 'How the controller reaches the Talos API.' });
 
-export const patchPlanSpec = z
-  .strictObject({
+export const patchPlanSpec = withRules(
+  z.strictObject({
     target: planTarget,
     nodeSelector: labelSelector.optional().meta({ description: 'The complete population of nodes the plan may patch. Omitted: all nodes.' }),
     groups,
@@ -161,9 +165,9 @@ export const patchPlanSpec = z
     cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
     talosConfig,
-  })
-  .superRefine(orderRules, always)
-  .meta({ description: 'Desired rollout.' });
+  }),
+  SPEC_RULES,
+).meta({ description: 'Desired rollout.' });
 
 /** metadata accepted in a plan file: the controller adds its own annotations when applying. */
 export const planMetadata = z.strictObject({

@@ -4,6 +4,8 @@ import { IANAZone } from 'luxon';
 import { z } from 'zod';
 import { GO_DURATION_PATTERN, parseGoDuration } from './duration.js';
 import { suggest } from './suggest.js';
+import { withRules } from './cross-field.js';
+import { SELECTOR_REQUIREMENT_RULES } from './rules.js';
 
 const stringTypeError = (example: string) => (iss: { code: string; input: unknown }) => {
   if (iss.code !== 'invalid_type' || iss.input === undefined) return undefined;
@@ -50,7 +52,9 @@ export function durationAtLeast(example: string, minText: string) {
 export const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 export const timeOfDay = z
   .string()
-  .regex(TIME_OF_DAY_PATTERN, { error: 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)' });
+  .regex(TIME_OF_DAY_PATTERN, { error: 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)' })
+  // Implied by the pattern; stated for the apiserver's CEL cost estimate (window rules compare times).
+  .meta({ maxLength: 5 });
 
 // An IANA zone name. Must start with a letter: fixed offsets such as "+01:00" are not zone names (and
 // whether Intl accepts them depends on the Node version), "Etc/GMT-1" is the IANA spelling of one.
@@ -142,22 +146,14 @@ export const labelValue = z
 export const SelectorOperator = { In: 'In', NotIn: 'NotIn', Exists: 'Exists', DoesNotExist: 'DoesNotExist' } as const;
 export type SelectorOperator = (typeof SelectorOperator)[keyof typeof SelectorOperator];
 
-const selectorRequirement = z
-  .strictObject({
+const selectorRequirement = withRules(
+  z.strictObject({
     key: labelKey,
     operator: z.enum(SelectorOperator),
     values: z.array(labelValue).optional(),
-  })
-  .superRefine((r, ctx) => {
-    const needsValues = r.operator === 'In' || r.operator === 'NotIn';
-    const count = r.values?.length ?? 0;
-    if (needsValues && count === 0) {
-      ctx.addIssue({ code: 'custom', path: ['values'], message: `must list at least one value for operator ${r.operator}` });
-    }
-    if (!needsValues && count > 0) {
-      ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${r.operator}` });
-    }
-  });
+  }),
+  SELECTOR_REQUIREMENT_RULES,
+);
 
 /** metav1.LabelSelector. */
 export const labelSelector = z

@@ -1,15 +1,14 @@
 // spec.target of a PatchPlan and the narrower target copied into each PatchJob.
 import { z } from 'zod';
 import { durationAtLeast, duration, version } from './primitives.js';
-import { targetRules } from './rules.js';
+import { withRules } from './cross-field.js';
+import { TARGET_RULES } from './rules.js';
 
 export const ImageSource = { Factory: 'factory', Ghcr: 'ghcr' } as const;
 export type ImageSource = (typeof ImageSource)[keyof typeof ImageSource];
 
 export const AutoUpdateAllow = { Patch: 'patch', Minor: 'minor' } as const;
 export type AutoUpdateAllow = (typeof AutoUpdateAllow)[keyof typeof AutoUpdateAllow];
-
-const always = { when: () => true };
 
 export const autoUpdateSpec = z
   .strictObject({
@@ -52,26 +51,15 @@ const imageFields = {
     .meta({ description: 'Allow moving nodes to an older Talos version than they run. Refused otherwise.' }),
 };
 
-export const planTarget = z
-  .strictObject({
-    ...imageFields,
-    autoUpdate: autoUpdateSpec.optional(),
-  })
-  .superRefine(targetRules, always)
-  .meta({
-    description: 'Target Talos and/or Kubernetes versions and how the installer image is resolved.',
-    'x-kubernetes-validations': [
-      {
-        rule: 'has(self.talosVersion) || has(self.kubernetesVersion) || (has(self.autoUpdate) && self.autoUpdate.enabled)',
-        message: 'at least one of target.talosVersion, target.kubernetesVersion or an enabled target.autoUpdate must be set',
-      },
-      {
-        rule: '!(has(self.autoUpdate) && self.autoUpdate.enabled) || (!has(self.talosVersion) && !has(self.kubernetesVersion))',
-        message: 'target.talosVersion and target.kubernetesVersion must be omitted when target.autoUpdate is enabled',
-      },
-      { rule: "self.source != 'factory' || has(self.installer)", message: 'target.installer is required when target.source is factory' },
-    ],
-  });
+export const planTarget = withRules(
+  z
+    .strictObject({
+      ...imageFields,
+      autoUpdate: autoUpdateSpec.optional(),
+    })
+    .meta({ description: 'Target Talos and/or Kubernetes versions and how the installer image is resolved.' }),
+  TARGET_RULES,
+);
 
 export const jobTarget = z.strictObject(imageFields).meta({
   description: 'Versions this node is moved to, copied from the plan.',

@@ -26,7 +26,12 @@ describe('preflight: Kubernetes rules', function () {
   });
 
   it('ControlPlaneFirst refuses workers before the control plane, and accepts the default order', function () {
-    const s = spec({ strategy: { order: ['workers', 'controlPlane'] } });
+    // With the built-in groups the schema already refuses this order (strategy.order.controlPlaneFirst);
+    // custom groups only show their nodes here.
+    const s = spec({
+      groups: { ws: { selector: { matchLabels: { role: 'w' } } }, cps: { selector: { matchLabels: { role: 'cp' } } } },
+      strategy: { order: ['ws', 'cps'] },
+    });
     const c = controlPlaneFirst(s, selectNodes(s, planNodes), byName);
     assert.equal(c.passed, false);
     assert.match(c.message, /schedules worker w-1 before control-plane node/);
