@@ -16,6 +16,7 @@
 import { ContainerDriver, ContainerdNamespace } from '../../../proto/gen/common/common.js';
 import { RegistryClient } from '../registry/client.js';
 import { buildImage, DOCKER_MANIFEST, OCI_MANIFEST } from '../registry/image.js';
+import { isKubernetesImage } from './machine-config.js';
 
 export interface ImageRef {
   /** Registry host: `ghcr.io`, `factory.talos.dev`, `127.0.0.1:5000`, `docker.io`. */
@@ -130,7 +131,8 @@ export interface LabRegistryOptions {
   /**
    * Registry hosts the lab registry stands in for, as the product's `--registry-mirror` flags map
    * them (default `ghcr.io` and `factory.talos.dev`). References to the registry's own host are
-   * resolved there too; references to any other host are outside the lab and resolve as without a registry.
+   * resolved there too; references to any other host, and Kubernetes component images (kubelet, ...,
+   * which the lab registry does not hold), resolve as without a registry.
    */
   mirrorOf?: readonly string[];
 }
@@ -148,7 +150,8 @@ export function registryImages(opts: LabRegistryOptions): ImageSource {
   return {
     description: `lab registry ${url} (for ${[...hosts].join(', ')}; other hosts: every reference resolves)`,
     async resolve(ref) {
-      if (!hosts.has(ref.domain)) return offline(ref);
+      // Kubernetes component images (ghcr.io/siderolabs/kubelet, ...) are not in the lab registry, which holds installers only.
+      if (!hosts.has(ref.domain) || isKubernetesImage(ref.normalized)) return offline(ref);
       const res = await client.fetch(`/v2/${ref.path}/manifests/${ref.digest ?? ref.tag ?? 'latest'}`, {
         method: 'GET',
         headers: { accept: ACCEPT },

@@ -38,7 +38,8 @@
 //   product's --registry-mirror flags send there) and to the registry's own host in that registry:
 //   a tag or digest it does not hold fails as Talos answers (Pull NOT_FOUND "error pulling image: …";
 //   legacy Upgrade UNKNOWN "error validating installer image …" before the ack). References to any
-//   other host (registry.k8s.io, …) are outside the lab and resolve as without a registry.
+//   other host (registry.k8s.io, …) and Kubernetes component images (ghcr.io/siderolabs/kubelet, …) are
+//   outside the lab registry and resolve as without a registry.
 // - Without a registry, every well-formed reference resolves, with the digest the lab registry
 //   would give the same repository and tag (the product's e2e tests that start no registry keep working).
 // - `faults.missingImages` makes exact references unpublished in both modes.
