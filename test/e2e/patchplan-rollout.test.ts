@@ -11,6 +11,7 @@ import { startJobLab, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
+import { VANILLA_SCHEMATIC } from '../lab/talos/index.js';
 
 const TARGET = 'v1.13.2';
 const prod = { environment: 'production' };
@@ -124,6 +125,8 @@ describe('PatchPlan end to end: rollouts', function () {
     for (const [node, group] of Object.entries(EXPECTED_GROUP)) {
       assert.equal(lab.talos.node(node).upgradesStarted, 1, `${node} upgraded once`);
       assert.equal(lab.observer.node(node)?.osImage, `Talos (${TARGET})`);
+      // The installer decides what the node boots (issue 22): the factory installer of the node's own schematic keeps it.
+      assert.equal(lab.talos.node(node).schematic, VANILLA_SCHEMATIC, `${node} kept its schematic`);
       assert.equal(lab.observer.node(node)?.unschedulable, false, `${node} not cordoned`);
       const job = await lab.job(`custom-groups-${node}`);
       assert.equal(job?.spec.group, group, `${node} in group ${group}`);

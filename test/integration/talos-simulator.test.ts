@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
 import { Empty } from '../../proto/gen/google/protobuf/empty.js';
 import { ImageServiceService } from '../../proto/gen/machine/image.js';
 import { LifecycleServiceService } from '../../proto/gen/machine/lifecycle.js';
@@ -224,10 +225,12 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const t0 = Date.now();
     const since = sim.lastCallSeq();
     const md = (): grpc.Metadata => targeting('127.0.82.10');
-    const install = { containerd: undefined, source: { imageName: IMAGE_14 } };
+    const system = { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_SYSTEM };
+    const install = { containerd: system, source: { imageName: IMAGE_14 } };
     assert.equal(await streamed(c, LifecycleServiceService.upgrade, install, md()), 'INTERNAL', 'install before pull');
-    assert.equal(await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: 'ghcr.io/siderolabs/installer:latest' }, md()), 'UNKNOWN');
-    const pulled = await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: IMAGE_14 }, md());
+    // No containerd instance: namespace NS_UNKNOWN is refused (upstream ctrhelper.ContainerdInstanceHelper).
+    assert.equal(await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: IMAGE_14 }, md()), 'INVALID_ARGUMENT');
+    const pulled = await streamed(c, ImageServiceService.pull, { containerd: system, imageRef: IMAGE_14 }, md());
     assert.ok(Array.isArray(pulled) && pulled.at(-1)?.name === IMAGE_14, `pull: ${JSON.stringify(pulled)}`);
     const installed = await streamed(c, LifecycleServiceService.upgrade, install, md());
     assert.ok(Array.isArray(installed) && installed.at(-1)?.progress?.exitCode === 0, `install: ${JSON.stringify(installed)}`);
@@ -238,7 +241,7 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const calls = sim.callLog({ node: 'rec-life', since });
     assert.deepEqual(calls.map(brief), [
       ['LifecycleService.Upgrade', IMAGE_14, 'running', 'INTERNAL', undefined],
-      ['ImageService.Pull', 'ghcr.io/siderolabs/installer:latest', 'running', 'UNKNOWN', undefined],
+      ['ImageService.Pull', IMAGE_14, 'running', 'INVALID_ARGUMENT', undefined],
       ['ImageService.Pull', IMAGE_14, 'running', 'ok', 'pulled'],
       ['LifecycleService.Upgrade', IMAGE_14, 'running', 'ok', 'staged v1.14.0'],
       ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot into staged v1.14.0'],

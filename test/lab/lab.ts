@@ -76,6 +76,8 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     const versions = new Set([...nodes.map((n) => n.talosVersion), ...(opts.installerVersions ?? [])]);
     for (const version of versions) await registry.publish('siderolabs/installer', version);
     progress(`registry ready with installer ${[...versions].join(', ')}`);
+    // The nodes pull ghcr.io and factory.talos.dev images from this registry (publish more with publishInstallers).
+    talos.useRegistry({ url: registry.url });
 
     const env: Record<string, string> = {
       KUBECONFIG: cluster.kubeconfigPath,

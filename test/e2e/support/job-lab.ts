@@ -152,6 +152,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         await registry.publish(image.slice(0, at), image.slice(at + 1));
       }
       mirrors = ['--registry-mirror', `ghcr.io=http://${registry.host}`, '--registry-mirror', `factory.talos.dev=http://${registry.host}`];
+      talos.useRegistry({ url: registry.url }); // the nodes pull from the same registry the controllers check
     }
     let forge: Forge | undefined;
     let plans: WorkingCopy | undefined;

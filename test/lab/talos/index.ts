@@ -29,7 +29,31 @@
 // image in a control-plane config rolls the fleet's kube-proxy DaemonSet (FleetOptions.kubeProxy).
 //   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
 //   sim.setTimings(t)     change timings at run time
+//   sim.useRegistry({ url, mirrorOf })   resolve images in the lab registry from now on (or opts.registry)
 //   await sim.stop()
+//
+// Images (ImageService.Pull, LifecycleService.Upgrade, legacy Upgrade), see images.ts:
+// - Given the lab registry (opts.registry or useRegistry), a node resolves references to the hosts
+//   the registry stands in for (`mirrorOf`, default ghcr.io and factory.talos.dev, the hosts the
+//   product's --registry-mirror flags send there) and to the registry's own host in that registry:
+//   a tag or digest it does not hold fails as Talos answers (Pull NOT_FOUND "error pulling image: …";
+//   legacy Upgrade UNKNOWN "error validating installer image …" before the ack). References to any
+//   other host (registry.k8s.io, …) and Kubernetes component images (ghcr.io/siderolabs/kubelet, …) are
+//   outside the lab registry and resolve as without a registry.
+// - Without a registry, every well-formed reference resolves, with the digest the lab registry
+//   would give the same repository and tag (the product's e2e tests that start no registry keep working).
+// - `faults.missingImages` makes exact references unpublished in both modes.
+// - A pull stores the image per node, containerd instance and namespace, under the digest, the
+//   normalized `name:tag` and `name@sha256:…` (upstream's aliases); Pull answers the pulled name
+//   (the normalized reference). LifecycleService.Upgrade finds the installer only under one of those
+//   names in the instance/namespace it is given, else INTERNAL "installer image … not found in containerd store".
+// - What a node boots comes from the installer: its tag is the Talos version; a factory installer
+//   sets its schematic (with that schematic's extensions), a plain `siderolabs/installer` leaves the
+//   node with no schematic and no extensions (ExtensionStatuses empty), as real images do.
+//
+// Roles: os:reader reads non-sensitive COSI types; MachineConfigs always, KubeletSpecs and
+// APIServerConfigs from Talos v1.12.9 / v1.13.4, need os:admin (PERMISSION_DENIED "not authorized",
+// checked before the namespace).
 //
 // Nodes come from `fleet.nodes()` (FleetControl, test/lab/fleet/types.ts); a node is addressed
 // by InternalIP or name with the `node` metadata key (legacy `nodes` for MachineService unary
@@ -49,6 +73,7 @@ import { type CertFiles, createCA, issueCert } from '../pki.js';
 import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
 import type { MultiDocKind } from './machine-config.js';
+import { type ImageSource, imageSource, type LabRegistryOptions } from './images.js';
 
 export {
   DEMO_TIMINGS,
@@ -64,6 +89,7 @@ export {
 export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 export { MULTI_DOC_KINDS, type MultiDocKind } from './machine-config.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
+export { DEFAULT_MIRRORED_HOSTS, type LabRegistryOptions } from './images.js';
 
 export interface TalosSimulatorOptions {
   fleet: FleetControl;
@@ -85,6 +111,8 @@ export interface TalosSimulatorOptions {
   multiDocs?: readonly MultiDocKind[] | Readonly<Record<string, readonly MultiDocKind[]>>;
   /** Called after ApplyConfiguration changed a node's config (Kubernetes-side follow-ups). */
   onConfigApplied?: (node: SimNode) => Promise<void> | void;
+  /** The lab registry nodes pull images from (see the header); without it every reference resolves. */
+  registry?: LabRegistryOptions;
 }
 
 export interface ClientCert {
@@ -123,6 +151,8 @@ export interface TalosSimulator {
   /** The seq of the latest recorded call (0 when none): pass it as `since` to look only at what follows. */
   lastCallSeq(): number;
   setTimings(t: Partial<TalosSimTimings>): void;
+  /** From now on nodes resolve images in this registry (as opts.registry); undefined: every reference resolves again. */
+  useRegistry(registry: LabRegistryOptions | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -219,7 +249,8 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     [{ private_key: Buffer.from(serverCert.key), cert_chain: Buffer.from(serverCert.cert) }],
     true,
   );
-  const router = { lookup, defaultNode, timings: () => timings, onConfigApplied: opts.onConfigApplied };
+  let images: ImageSource = imageSource(opts.registry);
+  const router = { lookup, defaultNode, timings: () => timings, images: () => images, onConfigApplied: opts.onConfigApplied };
   const main = serve(new TalosApi(router));
   const port = await bind(main, `${host}:${opts.port ?? 0}`, creds);
   const servers = [main];
@@ -302,6 +333,9 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     lastCallSeq: () => Math.max(0, ...[...sims.values()].flatMap((s) => s.calls.map((c) => c.seq))),
     setTimings: (t) => {
       timings = { ...timings, ...t };
+    },
+    useRegistry: (r) => {
+      images = imageSource(r);
     },
     stop: async () => {
       for (const s of sims.values()) s.stop();

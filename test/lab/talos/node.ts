@@ -19,7 +19,9 @@ import {
 import type { FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
 import { STATIC_POD_COMPONENTS, STATIC_PODS, versionOfImage } from '../fleet/static-pods.js';
 import { configImages, type ImageChange, machineConfigYaml, type MultiDocKind } from './machine-config.js';
-import { versionAtLeast } from './versions.js';
+import type { StoreKey, StoredImage } from './images.js';
+import { talosTag, versionAtLeast } from './versions.js';
+import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 
 
 export interface TalosSimTimings {
@@ -207,6 +209,45 @@ export interface ExtensionInfo {
   author: string;
 }
 
+/** What a node boots after an upgrade: the installer's Talos version, schematic and extensions. */
+export interface BootTarget {
+  version: string;
+  /** Image Factory schematic; undefined for an installer not built by the factory (plain `siderolabs/installer`). */
+  schematic: string | undefined;
+  extensions: ExtensionInfo[];
+}
+
+/** The extensions the lab's factory schematics carry besides `schematic` itself. */
+const SAMPLE_EXTENSIONS: readonly ExtensionInfo[] = [
+  { name: 'iscsi-tools', version: 'v0.2.0', image: 'iscsi-tools.sqsh', author: 'Sidero Labs' },
+  { name: 'qemu-guest-agent', version: '10.0.2', image: 'qemu-guest-agent.sqsh', author: 'Sidero Labs' },
+];
+
+/**
+ * The system extensions an image built for `schematic` has. The lab knows two kinds of images: the
+ * vanilla factory schematic and a plain installer (no schematic) have none; every other schematic
+ * stands for a customized one with iscsi-tools and qemu-guest-agent. Upstream a node reports the
+ * extensions of the image it booted (ExtensionStatusController reads the booted image's
+ * extensions config: internal/app/machined/pkg/controllers/runtime/extension_status.go), so an
+ * upgrade with an installer of another schematic (or a plain one) changes them.
+ */
+export function extensionsOf(schematic: string | undefined): ExtensionInfo[] {
+  return schematic === undefined || schematic === VANILLA_SCHEMATIC ? [] : SAMPLE_EXTENSIONS.map((e) => ({ ...e }));
+}
+
+/**
+ * Types only an os:admin may read (COSI access policy, internal/app/resources/access.go: the type's
+ * Sensitivity, checked before the namespace). MachineConfigs always; KubeletSpecs and
+ * APIServerConfigs from v1.12.9 and v1.13.4 (upstream "fix: mark more resources as sensitive").
+ */
+export function sensitiveType(type: string, talosVersion: string): boolean {
+  if (type === 'MachineConfigs.config.talos.dev') return true;
+  if (type !== 'KubeletSpecs.kubernetes.talos.dev' && type !== 'APIServerConfigs.kubernetes.talos.dev') return false;
+  const v = talosTag(talosVersion);
+  if (!v) return false;
+  return (v.major === 1 && v.minor === 12 && v.patch >= 9) || v.compare('1.13.4') >= 0;
+}
+
 export class RpcError extends Error {
   constructor(
     readonly code: GrpcStatus,
@@ -222,7 +263,8 @@ export class SimNode {
   readonly ip: string;
   readonly role: NodeRole;
   version: string;
-  schematic: string;
+  /** Image Factory schematic of the booted image; undefined after a plain (non-factory) installer. */
+  schematic: string | undefined;
   kubernetesVersion: string;
   platform = 'metal';
   arch = 'amd64';
@@ -233,8 +275,9 @@ export class SimNode {
   faults: NodeFaults = {};
   unreachableUntil = 0;
   /** Written by LifecycleService.Upgrade, booted by the next Reboot. */
-  staged: { version: string; schematic: string } | undefined;
-  readonly pulled = new Set<string>();
+  staged: BootTarget | undefined;
+  /** containerd's image stores (by driver and namespace, see images.ts): image name → image. */
+  readonly containerd = new Map<StoreKey, Map<string, StoredImage>>();
   installing = false;
   applying = false;
   /** Everything that happened to the node, for assertions. */
@@ -293,10 +336,7 @@ export class SimNode {
       controlPlaneEndpoint,
       multiDocs,
     });
-    this.extensions = [
-      { name: 'iscsi-tools', version: 'v0.2.0', image: 'iscsi-tools.sqsh', author: 'Sidero Labs' },
-      { name: 'qemu-guest-agent', version: '10.0.2', image: 'qemu-guest-agent.sqsh', author: 'Sidero Labs' },
-    ];
+    this.extensions = extensionsOf(state.schematic);
   }
 
   /** Throws what a caller sees through apid when this node cannot answer. */
@@ -483,7 +523,7 @@ export class SimNode {
   }
 
   /** Legacy MachineService.Upgrade after the ack: install, then reboot into the new version. */
-  startLegacyUpgrade(target: { version: string; schematic: string }): void {
+  startLegacyUpgrade(target: BootTarget): void {
     this.upgradesStarted++;
     this.phase = 'upgrading';
     this.changed(`upgrade ${this.version} -> ${target.version} (legacy)`);
@@ -520,7 +560,7 @@ export class SimNode {
   }
 
   /** Reboot: stage rebooting → down (Node NotReady) → booting (API answers) → running + ready (Node Ready). */
-  rebootInto(target: { version: string; schematic: string } | undefined): void {
+  rebootInto(target: BootTarget | undefined): void {
     this.bootEpoch++; // a boot still in progress (reboot while booting) must not finish into this reboot
     this.abandonRestarts();
     this.phase = 'rebooting';
@@ -539,14 +579,15 @@ export class SimNode {
     });
   }
 
-  private pendingBoot: { version: string; schematic: string } | undefined;
+  private pendingBoot: BootTarget | undefined;
   private bootEpoch = 0;
 
-  private boot(target: { version: string; schematic: string } | undefined): void {
+  private boot(target: BootTarget | undefined): void {
     const oldPartition = this.faults.bootsOldPartition === true;
     if (target && !oldPartition) {
       this.version = target.version;
       this.schematic = target.schematic;
+      this.extensions = target.extensions;
       this.bootsIntoNewVersion++;
     }
     this.bootId = randomUUID();
@@ -630,9 +671,10 @@ function buildResources(n: SimNode): SimResource[] {
   if (versionAtLeast(n.version, 10)) {
     out.push(res('runtime', 'Versions.runtime.talos.dev', 'version', { version: n.version, name: 'Talos' }, VersionSpec.encode({ version: n.version, name: 'Talos' }).finish()));
   }
+  // The factory adds the virtual `schematic` extension to its images; a plain installer's image has no extensions at all.
   const layers = [
     ...n.extensions,
-    { name: 'schematic', version: n.schematic, image: '', author: 'Image Factory (https://factory.talos.dev)' },
+    ...(n.schematic === undefined ? [] : [{ name: 'schematic', version: n.schematic, image: '', author: 'Image Factory (https://factory.talos.dev)' }]),
   ];
   layers.forEach((e, i) => {
     const metadata = { name: e.name, version: e.version, author: e.author, description: '', compatibility: { talos: { version: '' } }, extraInfo: '' };
@@ -648,6 +690,8 @@ function buildResources(n: SimNode): SimResource[] {
   });
   if (versionAtLeast(n.version, 14, 'alpha.2')) {
     out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootId: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
+  }
+  if (versionAtLeast(n.version, 14, 'alpha.2') && n.schematic !== undefined) {
     const s = { schematicId: n.schematic, flavor: 'metal', apiUrl: 'https://factory.talos.dev' };
     out.push(
       res(

@@ -41,11 +41,15 @@ import {
   type WatchRequest,
   type WatchResponse,
 } from '../../../proto/gen/v1alpha1/state.js';
-import { imageChanges, isKubernetesImage } from './machine-config.js';
+import { imageChanges } from './machine-config.js';
+import { containerdStore, type ImageRef, type ImageSource, notFoundMessage, parseImageRef, type PublishedImage, pulledNames, type StoredImage } from './images.js';
 import {
+  type BootTarget,
   callSeq,
+  extensionsOf,
   KNOWN_TYPES,
   RpcError,
+  sensitiveType,
   TALOS_NAMESPACES,
   type SimCall,
   type SimCallMethod,
@@ -64,6 +68,8 @@ export interface Router {
   /** The node serving this listener (the endpoint node). */
   defaultNode: SimNode;
   timings(): TalosSimTimings;
+  /** Where images are pulled from (the lab registry, or every reference resolves). */
+  images(): ImageSource;
   onConfigApplied?: ((node: SimNode) => Promise<void> | void) | undefined;
 }
 
@@ -325,20 +331,70 @@ export class TalosApi {
     };
   }
 
-  private installerTarget(n: SimNode, image: string): { version: string; schematic: string } {
-    const ref = parseInstallerRef(image);
-    if (!ref) {
-      throw rpcError(grpc.status.UNKNOWN, `error validating installer image "${image}": failed to resolve reference "${image}": not found`);
-    }
-    return { version: ref.version, schematic: ref.schematic ?? n.schematic };
+  /**
+   * What an installer image installs, read from the tagged reference it was published as: the Talos
+   * version (its tag) and, for an Image Factory installer, the schematic and its extensions; a plain
+   * installer leaves no schematic and no extensions. Undefined when the image is not a Talos installer.
+   */
+  private installerTarget(n: SimNode, origin: string | undefined): BootTarget | undefined {
+    const ref = origin === undefined ? undefined : parseInstallerRef(origin);
+    if (!ref) return undefined;
+    const extensions = ref.schematic !== undefined && ref.schematic === n.schematic ? n.extensions.map((e) => ({ ...e })) : extensionsOf(ref.schematic);
+    return { version: ref.version, schematic: ref.schematic, extensions };
   }
 
-  private legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined): { messages: Upgrade[] } {
+  /** The image a reference names where the node pulls from; RpcError as containerd's failures reach the caller. */
+  private async resolveImage(n: SimNode, ref: ImageRef): Promise<PublishedImage> {
+    if (n.faults.missingImages?.includes(ref.normalized) || n.faults.missingImages?.includes(ref.name + (ref.tag ? `:${ref.tag}` : ''))) {
+      throw rpcError(grpc.status.NOT_FOUND, `error pulling image: ${notFoundMessage(ref)}`);
+    }
+    let found: PublishedImage | undefined;
+    try {
+      found = await this.router.images().resolve(ref);
+    } catch (err) {
+      throw rpcError(grpc.status.UNKNOWN, `failed to pull image "${ref.normalized}": failed to resolve reference "${ref.normalized}": ${(err as Error).message}`);
+    }
+    if (!found) throw rpcError(grpc.status.NOT_FOUND, `error pulling image: ${notFoundMessage(ref)}`);
+    return found;
+  }
+
+  /**
+   * The installer LifecycleService.Upgrade runs: the image containerd has under exactly this name,
+   * in the instance and namespace the request names (internal/app/lifecycle/container.go), else INTERNAL.
+   */
+  private storedInstaller(n: SimNode, image: string, containerd: LifecycleServiceUpgradeRequest['containerd']): BootTarget {
+    if (!image) throw rpcError(grpc.status.INVALID_ARGUMENT, 'installer image name is required');
+    const store = containerdStore(containerd);
+    if ('invalid' in store) throw rpcError(grpc.status.INTERNAL, `upgrade failed: rpc error: code = InvalidArgument desc = ${store.invalid}`);
+    const stored = n.containerd.get(store.key)?.get(image);
+    if (!stored) throw rpcError(grpc.status.INTERNAL, `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`);
+    const target = this.installerTarget(n, stored.origin);
+    if (!target) throw rpcError(grpc.status.INTERNAL, `upgrade failed: image "${image}" is not a Talos installer image`);
+    return target;
+  }
+
+  /**
+   * Legacy Upgrade validates the installer before the ack (install.PullAndValidateInstallerImage in
+   * v1alpha1_server.go Upgrade): a reference that does not parse, is not published, or is no Talos
+   * installer fails UNKNOWN "error validating installer image".
+   */
+  private async legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined): Promise<{ messages: Upgrade[] }> {
     if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
+    const invalid = (why: string): RpcError => rpcError(grpc.status.UNKNOWN, `error validating installer image "${req.image}": ${why}`);
+    const ref = parseImageRef(req.image);
+    if (!ref) throw invalid(`failed to parse image reference "${req.image}": invalid reference format`);
+    let image: PublishedImage;
+    try {
+      image = await this.resolveImage(n, ref);
+    } catch (err) {
+      const message = err instanceof RpcError ? err.details.replace(/^error pulling image: /, '') : (err as Error).message;
+      throw invalid(message);
+    }
+    const target = this.installerTarget(n, image.origin ?? (ref.tag ? ref.normalized : undefined));
+    if (!target) throw invalid(`image "${ref.normalized}" is not a Talos installer image`);
     if (n.phase !== 'running' || n.installing) {
       throw rpcError(grpc.status.UNKNOWN, 'failed to acquire upgrade lock: another upgrade is in progress');
     }
-    const target = this.installerTarget(n, req.image);
     const actorId = randomUUID();
     n.startLegacyUpgrade(target);
     if (rec) rec.effect = `upgrade started ${n.version} -> ${target.version}`;
@@ -406,13 +462,12 @@ export class TalosApi {
       pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(ImageServiceService.pull.path, 'os:operator', async (n, req, call, rec) => {
         this.requireLifecycle(n, 'ImageService');
         if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
+        const store = containerdStore(req.containerd);
+        if ('invalid' in store) throw rpcError(grpc.status.INVALID_ARGUMENT, store.invalid);
         if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
-        // Kubernetes component images (pre-pulled before upgrade-k8s moves them) exist unless a test says not.
-        if (isKubernetesImage(req.imageRef)) {
-          if (n.faults.missingImages?.includes(req.imageRef)) throw rpcError(grpc.status.NOT_FOUND, `failed to pull image "${req.imageRef}": failed to resolve reference "${req.imageRef}": not found`);
-        } else {
-          this.installerTarget(n, req.imageRef);
-        }
+        const ref = parseImageRef(req.imageRef);
+        if (!ref) throw rpcError(grpc.status.UNKNOWN, `failed to parse image reference "${req.imageRef}": invalid reference format`);
+        const image = await this.resolveImage(n, ref);
         const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
         const step = this.router.timings().pullMs / (layers.length * 2);
         for (const layer of layers) {
@@ -422,8 +477,11 @@ export class TalosApi {
             call.write({ pullProgress: { layerId: layer, progress: { status, elapsed: { seconds: 0, nanos: 1e6 }, offset: 1024, total: 1024 } } });
           }
         }
-        n.pulled.add(req.imageRef);
-        call.write({ name: req.imageRef });
+        const { answer, names } = pulledNames(ref, image.digest);
+        let images = n.containerd.get(store.key);
+        if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
+        for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
+        call.write({ name: answer });
         if (rec) rec.effect = 'pulled';
       }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef, containerdNamespace: ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace) }) }),
     };
@@ -437,13 +495,11 @@ export class TalosApi {
         async (n, req, call, rec) => {
           this.requireLifecycle(n, 'LifecycleService');
           const image = req.source?.imageName ?? '';
-          if (!image) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image name is required');
           if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
           if (n.installing || n.phase !== 'running') {
             throw rpcError(grpc.status.FAILED_PRECONDITION, 'another installation/upgrade is already in progress');
           }
-          if (!n.pulled.has(image)) throw rpcError(grpc.status.INTERNAL, `upgrade failed: image "${image}" not found`);
-          const target = this.installerTarget(n, image);
+          const target = this.storedInstaller(n, image, req.containerd);
           n.installing = true;
           try {
             const lines = [`validating installer image ${image}`, 'running installer', `writing boot assets for ${target.version}`];
@@ -481,15 +537,15 @@ export class TalosApi {
   private findResources(n: SimNode, namespace: string, type: string, admin: boolean): SimResource[] {
     const ns = KNOWN_TYPES[type];
     if (ns === undefined) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
+    // The access policy checks the type's sensitivity before the namespace (internal/app/resources/access.go).
+    if (!admin && sensitiveType(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
     if (ns !== namespace) {
       // Another namespace the node has holds no such resource; one it lacks is refused as before.
       if (TALOS_NAMESPACES.has(namespace)) return [];
       throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported for "${type}"`);
     }
     if (type === MACHINE_CONFIGS && n.faults.configReadError) throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
-    const out = n.resources().filter((r) => r.type === type && r.namespace === namespace);
-    if (!admin && out.some((r) => r.sensitive)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
-    return out;
+    return n.resources().filter((r) => r.type === type && r.namespace === namespace);
   }
 
   private encodeResource(n: SimNode, r: SimResource): Resource {

@@ -1,0 +1,278 @@
+// Where the Talos simulator must answer as real Talos does, because a different answer could hide a
+// product bug (issue 22, items 1-5). Raw gRPC with the generated types, as any Talos client sends
+// it; each case names the upstream file (siderolabs/talos) whose behaviour it follows.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
+import { ImageServiceService, type ImageServicePullResponse } from '../../proto/gen/machine/image.js';
+import { LifecycleServiceService, type LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
+import { MachineServiceService, RebootRequest_Mode, UpgradeRequest_RebootMode } from '../../proto/gen/machine/machine.js';
+import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
+import { StateService, type ListResponse } from '../../proto/gen/v1alpha1/state.js';
+import { type LabDir, makeLabDir } from '../lab/process.js';
+import { startRegistry, type Registry } from '../lab/registry/index.js';
+import { createRecordingFleet, startTalosSimulator, type TalosSimulator, VANILLA_SCHEMATIC } from '../lab/talos/index.js';
+import { waitFor } from '../lab/wait.js';
+import { rawClient, targeting } from './talos-raw.js';
+
+const SCHEMATIC = randomBytes(32).toString('hex');
+const SYSTEM = { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_SYSTEM };
+const CRI = { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_CRI };
+
+interface Failure {
+  code: string;
+  details: string;
+}
+
+function fail(err: grpc.ServiceError): Failure {
+  return { code: grpc.status[err.code] ?? String(err.code), details: err.details };
+}
+
+interface Def<Req, Res> {
+  path: string;
+  requestSerialize: (req: Req) => Buffer;
+  responseDeserialize: (buf: Buffer) => Res;
+}
+
+/** A server stream's messages, or the status it failed with (code name and details). */
+function stream<Req, Res>(c: grpc.Client, def: Def<Req, Res>, req: Req, node: string): Promise<Res[] | Failure> {
+  return new Promise((resolve) => {
+    const got: Res[] = [];
+    const s = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), { deadline: Date.now() + 5000 });
+    s.on('data', (m: Res) => got.push(m));
+    s.on('error', (err: grpc.ServiceError) => resolve(fail(err)));
+    s.on('end', () => resolve(got));
+  });
+}
+
+function call<Req, Res>(c: grpc.Client, def: Def<Req, Res>, req: Req, node: string): Promise<Res | Failure> {
+  return new Promise((resolve) =>
+    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), { deadline: Date.now() + 5000 }, (err, res) =>
+      resolve(err ? fail(err) : (res as Res)),
+    ),
+  );
+}
+
+function isFailure(x: unknown): x is Failure {
+  return typeof x === 'object' && x !== null && 'code' in x && 'details' in x;
+}
+
+function failure(x: unknown, what: string): Failure {
+  assert.ok(isFailure(x), `${what} should fail: ${JSON.stringify(x)}`);
+  return x;
+}
+
+function ok<T>(x: T | Failure, what: string): T {
+  assert.ok(!isFailure(x), `${what}: ${JSON.stringify(x)}`);
+  return x;
+}
+
+const pull = (c: grpc.Client, node: string, imageRef: string, containerd = SYSTEM): Promise<ImageServicePullResponse[] | Failure> =>
+  stream(c, ImageServiceService.pull, { containerd, imageRef }, node);
+const pulledName = (res: ImageServicePullResponse[] | Failure): string | undefined => ok(res, 'pull').at(-1)?.name;
+const upgrade = (c: grpc.Client, node: string, imageName: string, containerd = SYSTEM): Promise<LifecycleServiceUpgradeResponse[] | Failure> =>
+  stream(c, LifecycleServiceService.upgrade, { containerd, source: { imageName } }, node);
+const exitCode = (res: LifecycleServiceUpgradeResponse[] | Failure): number | undefined => ok(res, 'lifecycle upgrade').at(-1)?.progress?.exitCode;
+
+function legacyUpgrade(c: grpc.Client, node: string, image: string): Promise<unknown> {
+  return call(c, MachineServiceService.upgrade, { image, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT }, node);
+}
+
+/** ExtensionStatuses of a node: name → version (the `schematic` entry's version is the schematic ID). */
+async function extensionStatuses(c: grpc.Client, node: string): Promise<Record<string, string>> {
+  const res = ok(await stream<{ namespace: string; type: string; options: undefined }, ListResponse>(c, StateService.list, { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined }, node), 'list');
+  const out: Record<string, string> = {};
+  for (const r of res) {
+    const layer = Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array());
+    out[layer.metadata?.name ?? ''] = layer.metadata?.version ?? '';
+  }
+  return out;
+}
+
+describe('Talos simulator fidelity (issue 22)', function () {
+  this.timeout(60_000);
+  let dir: LabDir;
+  let sim: TalosSimulator;
+  let c: grpc.Client;
+  let reader: grpc.Client;
+
+  const node = (name: string, talosVersion: string, i: number, role: 'controlplane' | 'worker' = 'worker') =>
+    ({ name, role, talosVersion, kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: `127.0.86.${i}` });
+
+  before(async function () {
+    dir = makeLabDir('talos-fidelity');
+    const fleet = createRecordingFleet([
+      node('fid-ns', 'v1.13.9', 1),
+      node('fid-alias', 'v1.13.9', 2),
+      node('fid-plain', 'v1.12.6', 3),
+      node('fid-vanilla', 'v1.13.9', 4),
+      node('fid-same', 'v1.13.9', 5),
+      node('fid-cp-1135', 'v1.13.5', 6, 'controlplane'),
+      node('fid-1133', 'v1.13.3', 7),
+      node('fid-1129', 'v1.12.9', 8),
+      node('fid-1128', 'v1.12.8', 9),
+    ]);
+    sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 40, bootMs: 20 } });
+    c = rawClient(sim);
+    const r = sim.issueClientCert('fid-reader', { roles: ['os:reader'] });
+    reader = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)));
+  });
+
+  after(async function () {
+    c?.close();
+    reader?.close();
+    await sim?.stop();
+    dir?.remove();
+  });
+
+  const running = (name: string, tag: string): Promise<true> =>
+    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} running ${tag}` });
+
+  // 1. internal/app/lifecycle/container.go: GetImage in the namespace of the request, else
+  //    Internal "installer image … not found in containerd store"; ctrhelper.go: instance validation.
+  it('1: pulled images are kept per containerd namespace; the upgrade finds the installer only in the namespace it names', async function () {
+    const image = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
+    assert.equal(pulledName(await pull(c, 'fid-ns', image, CRI)), image);
+    const wrong = failure(await upgrade(c, 'fid-ns', image, SYSTEM), 'upgrade from system after a pull into cri');
+    assert.equal(wrong.code, 'INTERNAL');
+    assert.equal(wrong.details, `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`);
+    assert.equal(sim.node('fid-ns').staged, undefined);
+
+    const invalid = failure(await pull(c, 'fid-ns', image, { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_CRI }), 'cri namespace on the system containerd');
+    assert.deepEqual(invalid, { code: 'INVALID_ARGUMENT', details: 'cannot use CRI namespace with containerd driver' });
+
+    assert.equal(exitCode(await upgrade(c, 'fid-ns', image, CRI)), 0, 'the namespace it was pulled into');
+    assert.equal(sim.node('fid-ns').staged?.version, 'v1.14.0');
+  });
+
+  // 3. internal/pkg/containers/image/pull.go + aliases.go (manageAliases): the pulled name is the
+  //    normalized reference; aliases for the digest, `name:tag` and `name@digest`.
+  it('3: Pull answers the normalized name; digest, tag and name@digest all name the image for the upgrade', async function () {
+    const tagged = `ghcr.io/siderolabs/installer:v1.13.10`;
+    assert.equal(pulledName(await pull(c, 'fid-alias', tagged)), tagged);
+    const stored = sim.node('fid-alias').containerd.get('CRI/NS_SYSTEM');
+    const digest = stored?.get(tagged)?.digest ?? '';
+    assert.match(digest, /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual([...(stored?.keys() ?? [])].sort(), [digest, `ghcr.io/siderolabs/installer@${digest}`, tagged].sort());
+    for (const name of [digest, `ghcr.io/siderolabs/installer@${digest}`, tagged]) {
+      assert.equal(exitCode(await upgrade(c, 'fid-alias', name)), 0, `upgrade by ${name}`);
+      assert.equal(sim.node('fid-alias').staged?.version, 'v1.13.10', `${name} installs the tag it was published as`);
+    }
+    // containerd looks names up exactly: `name:tag@digest` is none of the aliases.
+    assert.equal(failure(await upgrade(c, 'fid-alias', `${tagged}@${digest}`), 'name:tag@digest').code, 'INTERNAL');
+    // ParseDockerRef drops the tag of `name:tag@digest` and completes short names.
+    assert.equal(pulledName(await pull(c, 'fid-alias', `${tagged}@${digest}`)), `ghcr.io/siderolabs/installer@${digest}`);
+    assert.equal(pulledName(await pull(c, 'fid-alias', 'alpine')), 'docker.io/library/alpine:latest');
+    assert.equal(failure(await pull(c, 'fid-alias', 'Not A Reference'), 'invalid reference').code, 'UNKNOWN');
+  });
+
+  // 4. internal/app/machined/pkg/controllers/runtime/extension_status.go: the statuses are the booted
+  //    image's extensions; a plain installer (no Image Factory) has none, not even `schematic`.
+  it('4: a plain installer leaves the node without extensions and without a schematic', async function () {
+    assert.deepEqual(await extensionStatuses(c, 'fid-plain'), { 'iscsi-tools': 'v0.2.0', 'qemu-guest-agent': '10.0.2', schematic: SCHEMATIC });
+    ok(await legacyUpgrade(c, 'fid-plain', 'ghcr.io/siderolabs/installer:v1.13.9'), 'legacy upgrade');
+    await running('fid-plain', 'v1.13.9');
+    assert.deepEqual(await extensionStatuses(c, 'fid-plain'), {});
+    assert.equal(sim.node('fid-plain').schematic, undefined);
+  });
+
+  it('4: a factory installer brings its own schematic: vanilla has no extensions, the same schematic keeps them', async function () {
+    const vanilla = `factory.talos.dev/metal-installer/${VANILLA_SCHEMATIC}:v1.14.0`;
+    const same = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
+    for (const [name, image] of [['fid-vanilla', vanilla], ['fid-same', same]] as const) {
+      pulledName(await pull(c, name, image));
+      assert.equal(exitCode(await upgrade(c, name, image)), 0);
+      ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, name), 'reboot');
+      await running(name, 'v1.14.0');
+    }
+    assert.deepEqual(await extensionStatuses(c, 'fid-vanilla'), { schematic: VANILLA_SCHEMATIC });
+    assert.deepEqual(await extensionStatuses(c, 'fid-same'), { 'iscsi-tools': 'v0.2.0', 'qemu-guest-agent': '10.0.2', schematic: SCHEMATIC });
+  });
+
+  // 5. internal/app/resources/access.go: Sensitive types need os:admin, checked before the namespace;
+  //    KubeletSpecs and APIServerConfigs are Sensitive from v1.12.9 and v1.13.4.
+  it('5: os:reader is refused KubeletSpecs and APIServerConfigs on v1.12.9+ / v1.13.4+, allowed before', async function () {
+    const get = (client: grpc.Client, n: string, namespace: string, type: string, id: string): Promise<unknown> =>
+      call(client, StateService.get, { namespace, type, id, options: undefined }, n);
+    const kubelet = (n: string): Promise<unknown> => get(reader, n, 'k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet');
+    for (const n of ['fid-cp-1135', 'fid-1129']) assert.deepEqual(failure(await kubelet(n), `KubeletSpecs on ${n}`), { code: 'PERMISSION_DENIED', details: 'not authorized' });
+    for (const n of ['fid-1133', 'fid-1128']) ok(await kubelet(n), `KubeletSpecs on ${n}`);
+    const apiServer = failure(await get(reader, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'), 'APIServerConfigs');
+    assert.equal(apiServer.code, 'PERMISSION_DENIED');
+    ok(await get(c, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'), 'admin reads it');
+  });
+
+  it('5: os:reader listing MachineConfigs in another namespace is refused (sensitivity first); os:admin gets an empty list', async function () {
+    const list = (client: grpc.Client): Promise<ListResponse[] | Failure> =>
+      stream(client, StateService.list, { namespace: 'runtime', type: 'MachineConfigs.config.talos.dev', options: undefined }, 'fid-1133');
+    assert.deepEqual(failure(await list(reader), 'reader'), { code: 'PERMISSION_DENIED', details: 'not authorized' });
+    assert.deepEqual(ok(await list(c), 'admin'), []);
+  });
+});
+
+// 2. internal/app/images/images.go Pull (NotFound "error pulling image"), v1alpha1_server.go
+//    Upgrade (PullAndValidateInstallerImage: "error validating installer image" before the ack).
+describe('Talos simulator with the lab registry (issue 22, item 2)', function () {
+  this.timeout(60_000);
+  let dir: LabDir;
+  let registry: Registry;
+  let sim: TalosSimulator;
+  let c: grpc.Client;
+  let published: string;
+
+  before(async function () {
+    dir = makeLabDir('talos-fidelity-registry');
+    registry = await startRegistry();
+    published = (await registry.publish('siderolabs/installer', 'v1.13.9')).digest;
+    await registry.publish(`metal-installer/${SCHEMATIC}`, 'v1.14.0');
+    const fleet = createRecordingFleet([
+      { name: 'reg-life', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.87.1' },
+      { name: 'reg-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.87.2' },
+    ]);
+    sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, registry: { url: registry.url } });
+    c = rawClient(sim);
+  });
+
+  after(async function () {
+    c?.close();
+    await sim?.stop();
+    await registry?.stop();
+    dir?.remove();
+  });
+
+  it('Pull of a tag the registry does not hold fails NOT_FOUND; a published one answers its name and the registry digest', async function () {
+    const missing = failure(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.8'), 'unpublished tag');
+    assert.equal(missing.code, 'NOT_FOUND');
+    assert.match(missing.details, /^error pulling image: failed to pull image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/);
+    const factory = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
+    assert.equal(pulledName(await pull(c, 'reg-life', factory)), factory);
+    assert.equal(pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.9')), 'ghcr.io/siderolabs/installer:v1.13.9');
+    assert.equal(sim.node('reg-life').containerd.get('CRI/NS_SYSTEM')?.get('ghcr.io/siderolabs/installer:v1.13.9')?.digest, published);
+    // A pull by digest alone learns the tag from the image itself.
+    assert.equal(pulledName(await pull(c, 'reg-life', `ghcr.io/siderolabs/installer@${published}`)), `ghcr.io/siderolabs/installer@${published}`);
+    // Hosts the lab registry does not stand in for are outside the lab: they resolve.
+    assert.equal(pulledName(await pull(c, 'reg-life', 'registry.k8s.io/kube-apiserver:v1.36.3')), 'registry.k8s.io/kube-apiserver:v1.36.3');
+  });
+
+  it('legacy Upgrade to an unpublished installer fails UNKNOWN "error validating installer image" before the ack; nothing starts', async function () {
+    const since = sim.lastCallSeq();
+    const res = failure(await legacyUpgrade(c, 'reg-legacy', 'ghcr.io/siderolabs/installer:v1.13.8'), 'unpublished installer');
+    assert.equal(res.code, 'UNKNOWN');
+    assert.match(res.details, /^error validating installer image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/);
+    assert.deepEqual([sim.node('reg-legacy').phase, sim.node('reg-legacy').upgradesStarted], ['running', 0]);
+    ok(await legacyUpgrade(c, 'reg-legacy', 'ghcr.io/siderolabs/installer:v1.13.9'), 'published installer');
+    await waitFor(() => (sim.node('reg-legacy').phase === 'running' && sim.node('reg-legacy').version === 'v1.13.9') || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'reg-legacy on v1.13.9' });
+    assert.deepEqual(sim.callLog({ node: 'reg-legacy', since }).map((r) => (typeof r.result === 'string' ? r.result : r.result.codeName)), ['UNKNOWN', 'ok']);
+  });
+
+  it('useRegistry(undefined) goes back to "every reference resolves"', async function () {
+    sim.useRegistry(undefined);
+    try {
+      assert.equal(pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.8')), 'ghcr.io/siderolabs/installer:v1.13.8');
+    } finally {
+      sim.useRegistry({ url: registry.url });
+    }
+    assert.equal(failure(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.7'), 'with the registry again').code, 'NOT_FOUND');
+  });
+});
