@@ -4,7 +4,7 @@
 import semver from 'semver';
 import { BuiltInGroup } from '../../schemas/api.js';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { resolveInstaller } from '../core/installer.js';
+import { resolveInstaller, VANILLA_SCHEMATIC } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
@@ -127,6 +127,23 @@ function kubernetesTargetFindings(spec: PatchPlanSpec, name: string, node: NodeF
   }
   const k8sPath = kubernetesUpgradePath(node.kubeletVersion, k8sTarget);
   if ('ok' in k8sPath && !k8sPath.ok) f.paths.push(`${name}: ${k8sPath.reason} (one plan per step)`);
+}
+
+/**
+ * The plain ghcr installer carries no system extensions, and a node boots the extensions of the
+ * installer it was upgraded with: a node built by the Image Factory with extensions (iscsi-tools
+ * for Longhorn, drbd, GPU drivers) would come back without them. Refuse, and say how to keep them.
+ */
+export function extensionsKept(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>): PreflightCheck {
+  const target = spec.target.talosVersion;
+  if (target === undefined || spec.target.source !== 'ghcr') return pass('ExtensionsKept', spec.target.source === 'ghcr' ? 'no Talos target' : 'factory installers carry each node\'s schematic (or the plan\'s schematicID)');
+  const losing = [...talosVersions]
+    .filter(([, current]) => !(semver.valid(current) && semver.eq(current, target)))
+    .map(([name]) => ({ name, schematic: nodes.get(name)?.schematic }))
+    .filter((n) => n.schematic !== undefined && n.schematic !== VANILLA_SCHEMATIC);
+  if (losing.length === 0) return pass('ExtensionsKept', 'no node runs an Image Factory schematic other than the vanilla one');
+  const which = losing.slice(0, 5).map((n) => `${n.name} (schematic ${(n.schematic ?? '').slice(0, 12)}…)`).join(', ');
+  return fail('ExtensionsKept', `${losing.length} node(s) run an Image Factory schematic other than the vanilla one, whose extensions and customizations the plain installer (target.source: ghcr) would drop: ${which}; set target.source: factory with target.installer (e.g. metal) to keep each node's schematic, or target.schematicID to choose one`);
 }
 
 /** Installer images the rollout needs: one per distinct (version, schematic) of the nodes that still need the upgrade. */

@@ -8,7 +8,7 @@ import type { KubePort } from '../kube/port.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { TalosConnect } from '../rollout/job/talos-access.js';
-import { controlPlaneFirst, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { controlPlaneFirst, extensionsKept, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
@@ -45,6 +45,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   if (!talos.check.passed) return checks;
   if (spec.target.kubernetesVersion !== undefined) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(...versionRules(spec, talos.versions, nodes));
+  checks.push(extensionsKept(spec, talos.versions, nodes));
   checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes)));
   return checks;
 }

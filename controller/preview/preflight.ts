@@ -8,7 +8,7 @@ import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
-import { controlPlaneFirst, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
+import { controlPlaneFirst, extensionsKept, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
 
 export interface SkippedCheck {
@@ -44,6 +44,7 @@ export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, inpu
     return v === undefined ? [] : [[n, v] as const];
   }));
   checks.push(...versionRules(spec, reported, nodes));
+  checks.push(extensionsKept(spec, reported, nodes));
   checks.push(await installerImages(ctx, deps.images, neededImages(spec, reported, nodes)));
   const talosChecks = spec.target.kubernetesVersion === undefined ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
   return { checks, skipped: [{ name: talosChecks, message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage` }] };

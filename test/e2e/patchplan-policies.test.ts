@@ -17,7 +17,10 @@ const pools: Record<string, string[]> = {
   image: ['worker-10'],
   conflict: ['worker-12'],
   retention: ['worker-11'],
+  extensions: ['worker-13'],
 };
+/** A schematic with extensions (iscsi-tools, say): not the vanilla one. */
+const STORAGE_SCHEMATIC = 'c0ffee'.repeat(10) + 'c0ff';
 const labels = Object.fromEntries(Object.entries(pools).flatMap(([pool, nodes]) => nodes.map((n) => [n, { [POOL]: pool }])));
 
 function plan(name: string, pool: string, spec: Record<string, unknown> = {}): PlanDoc {
@@ -35,7 +38,7 @@ describe('PatchPlan end to end: policies, preflight and retention', function () 
   let lab: JobLab;
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 13, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, images: ['siderolabs/installer:v1.13.2'] });
+    lab = await startJobLab({ fleet: { nodes: 14, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, schematics: { 'worker-13': STORAGE_SCHEMATIC }, images: ['siderolabs/installer:v1.13.2'] });
     lab.startController({ args: ['--preflight-retry-period', '3s'] });
   });
   after(async function () {
@@ -101,6 +104,22 @@ describe('PatchPlan end to end: policies, preflight and retention', function () 
     await lab.kc.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: 'not-yet' }, data: secret } });
     const done = await lab.waitForPlan('preflight', 'Completed after the retry', (s) => s.phase === 'Completed', 120_000);
     assert.equal(done.completedNodes, 1);
+  });
+
+  it('preflight: the plain installer is refused for a node with extensions (ExtensionsKept); the factory installer keeps its schematic', async function () {
+    await lab.applyPlan(labPlan(plan('extensions', 'extensions'), lab.talos.endpoint));
+    const failed = await lab.waitForPlan('extensions', 'preflight failed', (s) => s.phase === 'Failed', 60_000);
+    const cond = (failed.conditions as { type: string; status: string; reason: string; message: string }[]).find((c) => c.type === 'PreflightPassed');
+    assert.equal(cond?.reason, 'ExtensionsKept');
+    assert.match(cond?.message ?? '', /worker-13 \(schematic c0ffeec0ffee…\).*target\.source: factory/);
+    assert.equal(lab.talos.node('worker-13').calls.length, 0, 'nothing was done to the node');
+
+    await lab.registry?.publish(`metal-installer/${STORAGE_SCHEMATIC}`, 'v1.13.2');
+    await lab.patchPlanSpec('extensions', { target: { talosVersion: 'v1.13.2', source: 'factory', installer: 'metal' } });
+    const done = await lab.waitForPlan('extensions', 'Completed with the factory installer', (s) => s.phase === 'Completed', 120_000);
+    assert.equal(done.completedNodes, 1);
+    const after = lab.fleet.node('worker-13');
+    assert.deepEqual([after?.talosVersion, after?.schematic], ['v1.13.2', STORAGE_SCHEMATIC], 'upgraded, and booted with its own schematic');
   });
 
   it('preflight: a missing installer image fails with the image named; publishing it recovers the plan', async function () {

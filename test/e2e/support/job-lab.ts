@@ -31,6 +31,8 @@ export interface JobLabOptions {
   /** Talos version per node name, where it differs from the fleet's. */
   talosVersions?: Record<string, string>;
   rescheduleDelayMs?: number;
+  /** Image Factory schematic per node name, where it differs from the fleet's (vanilla). */
+  schematics?: Record<string, string>;
   /** Extra labels per node name. */
   labels?: Record<string, Record<string, string>>;
   /** Start the lab registry with these `repository:tag` images; controllers check ghcr.io and factory.talos.dev images there. */
@@ -134,6 +136,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const nodes = describeFleet(opts.fleet).map((n) => ({
       ...n,
       talosVersion: opts.talosVersions?.[n.name] ?? n.talosVersion,
+      schematic: opts.schematics?.[n.name] ?? n.schematic,
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
     const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs });
