@@ -96,13 +96,14 @@ describe('Talos simulator fidelity (issue 22)', function () {
   let sim: TalosSimulator;
   let c: grpc.Client;
   let reader: grpc.Client;
+  let fleet: ReturnType<typeof createRecordingFleet>;
 
   const node = (name: string, talosVersion: string, i: number, role: 'controlplane' | 'worker' = 'worker') =>
     ({ name, role, talosVersion, kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: `127.0.86.${i}` });
 
   before(async function () {
     dir = makeLabDir('talos-fidelity');
-    const fleet = createRecordingFleet([
+    fleet = createRecordingFleet([
       node('fid-ns', 'v1.13.9', 1),
       node('fid-alias', 'v1.13.9', 2),
       node('fid-plain', 'v1.12.6', 3),
@@ -175,6 +176,8 @@ describe('Talos simulator fidelity (issue 22)', function () {
     await running('fid-plain', 'v1.13.9');
     assert.deepEqual(await extensionStatuses(c, 'fid-plain'), {});
     assert.equal(sim.node('fid-plain').schematic, undefined);
+    // The Kubernetes side: Talos labels the Node from the booted image, so the schematic annotation goes too.
+    assert.equal(fleet.node('fid-plain')?.schematic, '');
   });
 
   it('4: a factory installer brings its own schematic: vanilla has no extensions, the same schematic keeps them', async function () {

@@ -127,9 +127,11 @@ class SimulatedFleet implements Fleet {
     state.bootId = opts.bootId ?? randomUUID();
     state.up = true;
     state.kubeletStarting = false;
-    if (opts.schematic && opts.schematic !== state.schematic) {
-      state.schematic = opts.schematic;
-      await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: state.schematic } } } }, mergePatch);
+    const schematic = opts.schematic === null ? '' : opts.schematic;
+    if (schematic !== undefined && schematic !== state.schematic) {
+      state.schematic = schematic;
+      // Talos labels the Node from the booted image's extensions: none, no annotation (null removes it).
+      await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch);
     }
     await this.writeStatus(state);
     await this.renewLease(state);

@@ -10,7 +10,7 @@ export interface FleetNodeSpec {
   talosVersion: string;
   /** `vX.Y.Z`, the kubelet version the Node reports. */
   kubernetesVersion: string;
-  /** Image Factory schematic ID, also written to the `extensions.talos.dev/schematic` annotation. */
+  /** Image Factory schematic ID, also written to the `extensions.talos.dev/schematic` annotation; '' for an image the factory did not build. */
   schematic: string;
   /** Loopback address (127.0.0.0/8) the Node reports as InternalIP. */
   internalIP: string;
@@ -28,7 +28,8 @@ export interface FleetNodeState extends FleetNodeSpec {
 export interface BringUpOptions {
   talosVersion?: string;
   kubernetesVersion?: string;
-  schematic?: string;
+  /** The booted image's schematic; null: an image the factory did not build (plain installer), so the annotation goes. Omitted: unchanged. */
+  schematic?: string | null;
   /** Defaults to a fresh random boot ID. */
   bootId?: string;
 }

@@ -321,7 +321,7 @@ export class SimNode {
     this.ip = state.internalIP;
     this.role = state.role;
     this.version = state.talosVersion;
-    this.schematic = state.schematic;
+    this.schematic = state.schematic === '' ? undefined : state.schematic;
     this.kubernetesVersion = state.kubernetesVersion;
     this.bootId = state.bootId;
     this.phase = state.up ? 'running' : 'down';
@@ -601,7 +601,7 @@ export class SimNode {
       this.kubelet = 'running';
       const kubelet = versionOfImage(configImages(this.config).kubelet);
       if (kubelet) this.kubernetesVersion = kubelet;
-      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic, bootId: this.bootId, kubernetesVersion: this.kubernetesVersion });
+      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic ?? null, bootId: this.bootId, kubernetesVersion: this.kubernetesVersion });
       await this.republishStaticPods();
       this.changed(`running ${this.version}`);
     });

@@ -49,7 +49,7 @@ export function createRecordingFleet(specs: FleetNodeSpec[]): RecordingFleet {
       n.bootId = opts.bootId ?? randomUUID();
       if (opts.talosVersion) n.talosVersion = opts.talosVersion;
       if (opts.kubernetesVersion) n.kubernetesVersion = opts.kubernetesVersion;
-      if (opts.schematic) n.schematic = opts.schematic;
+      if (opts.schematic !== undefined) n.schematic = opts.schematic ?? '';
       calls.push({ op: 'bringUp', name, opts, at: Date.now() });
       return Promise.resolve({ ...n });
     },
