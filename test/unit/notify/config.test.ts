@@ -1,14 +1,14 @@
 // --notify-config-file: the schema's errors name the file and the field, never a secret value; and
 // `kangal-patch run` refuses to start on a bad file with that message.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseNotifyConfig } from '../../../controller/notify/config.js';
 import { main } from '../../../controller/cli.js';
 
 const SECRET = 'a-very-secret-hmac-key-0123456789';
-const URL = 'https://hooks.slack.com/services/T000/B000/XXXXSECRETPATH';
+const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/XXXXSECRETPATH';
 
 function errors(text: string): string[] {
   const r = parseNotifyConfig(text, '/etc/kangal-patch/notify/config.yaml');
@@ -20,7 +20,7 @@ describe('notify config file', function () {
     const r = parseNotifyConfig(
       `receivers:
   - { name: ops, type: webhook, url: "https://ops.example.com/hook", secret: "${SECRET}", events: [plan.failed, node.failed], plans: [prod] }
-  - { name: chat, type: slack, url: "${URL}" }
+  - { name: chat, type: slack, url: "${SLACK_URL}" }
   - { name: teams, type: teams, url: "https://example.webhook.office.com/workflows/abc", timeout: 5s }
   - { name: discord, type: discord, url: "https://discord.com/api/webhooks/1/abc" }
 `, 'f.yaml');
@@ -30,11 +30,21 @@ describe('notify config file', function () {
     assert.deepEqual(r.receivers.map((x) => [x.name, x.type, x.timeout]), [['ops', 'webhook', '10s'], ['chat', 'slack', '10s'], ['teams', 'teams', '5s'], ['discord', 'discord', '10s']]);
   });
 
+  it('the README example is a valid file', function () {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Notifications'));
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(example, 'the Notifications section has a YAML example');
+    const r = parseNotifyConfig(example, 'README.md');
+    assert.ok(!('errors' in r), JSON.stringify(r));
+    assert.deepEqual(r.receivers.map((x) => x.type), ['webhook', 'slack']);
+  });
+
   it('names the file and the field of each problem', function () {
     const found = errors(`receivers:
   - { name: ops, type: webhook, url: "http://ops.example.com/hook", secret: short }
-  - { name: ops, type: pager, url: "${URL}", events: [plan.exploded] }
-  - { name: chat, type: slack, url: "${URL}", secret: "${SECRET}", timeout: 1h }
+  - { name: ops, type: pager, url: "${SLACK_URL}", events: [plan.exploded] }
+  - { name: chat, type: slack, url: "${SLACK_URL}", secret: "${SECRET}", timeout: 1h }
 queueSize: 0
 colour: red
 `);
@@ -50,7 +60,7 @@ colour: red
     for (const w of want) assert.ok(found.some((e) => w.test(e)), `${String(w)} in:\n${found.join('\n')}`);
     // Refinements on a receiver run once its fields parse: a Slack receiver with a secret, two receivers with one name.
     const more = errors(`receivers:
-  - { name: chat, type: slack, url: "${URL}", secret: "${SECRET}" }
+  - { name: chat, type: slack, url: "${SLACK_URL}", secret: "${SECRET}" }
   - { name: chat, type: discord, url: "https://discord.com/api/webhooks/1/abc" }
 `);
     assert.deepEqual(more.map((e) => e.replace(/^[^:]+: /, '')), [
@@ -61,10 +71,10 @@ colour: red
 
   it('never repeats a URL or a secret in its messages', function () {
     const found = [
-      ...errors(`receivers:\n  - { name: chat, type: slack, url: "${URL}", secret: "${SECRET}" }\n`),
-      ...errors(`receivers:\n  - { name: Bad Name, type: webhook, url: "${URL}:notaport", secret: "${SECRET}" }\n`),
-      ...errors(`receivers:\n  - name: ops\n    url: "${URL}"\n    url: "${URL}"\n`),
-      ...errors(`receivers: [ { url: "${URL}" `),
+      ...errors(`receivers:\n  - { name: chat, type: slack, url: "${SLACK_URL}", secret: "${SECRET}" }\n`),
+      ...errors(`receivers:\n  - { name: Bad Name, type: webhook, url: "${SLACK_URL}:notaport", secret: "${SECRET}" }\n`),
+      ...errors(`receivers:\n  - name: ops\n    url: "${SLACK_URL}"\n    url: "${SLACK_URL}"\n`),
+      ...errors(`receivers: [ { url: "${SLACK_URL}" `),
     ];
     assert.ok(found.length >= 4, found.join('\n'));
     for (const e of found) assert.ok(!e.includes('SECRETPATH') && !e.includes(SECRET), e);
