@@ -41,7 +41,7 @@ describe('Notifications end to end', function () {
     const config = join(dir, 'notify.yaml');
     writeFileSync(config, stringify({
       receivers: [
-        { name: 'stalled', type: 'webhook', url: stalled.url(), secret: SECRET, timeout: '60s' },
+        { name: 'stalled', type: 'webhook', url: stalled.url(), secret: SECRET, timeout: '2m' },
         { name: 'good', type: 'webhook', url: good.url(), secret: SECRET },
         { name: 'chat', type: 'slack', url: chat.url('/services/T0/B0/x'), events: ['plan.completed', 'plan.failed'], plans: ['notify'] },
       ],
