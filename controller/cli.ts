@@ -3,7 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
-import { RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
+import { envName, RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
+import { loadNotifyConfig } from './notify/config.js';
 import { createLogger } from './telemetry/logger.js';
 import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
@@ -139,6 +140,14 @@ async function run(flags: Partial<Record<RunFlagName, string | boolean | string[
   if ('errors' in cfg) {
     io.err(cfg.errors.map((e) => `kangal-patch run: ${e}\n`).join(''));
     return ExitCode.Usage;
+  }
+  if (cfg.notifyConfigFile !== undefined) {
+    const notify = await loadNotifyConfig(cfg.notifyConfigFile);
+    if ('errors' in notify) {
+      io.err(notify.errors.map((e) => `kangal-patch run: --notify-config-file (${envName('notifyConfigFile')}): ${e}\n`).join(''));
+      return ExitCode.Usage;
+    }
+    cfg.notify = notify;
   }
   const log = createLogger(cfg.logLevel);
   const shutdown = new AbortController();

@@ -10,6 +10,7 @@ import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 import { checkGitUrl } from './gitops/git-url.js';
 import { checkReleasesBaseUrl } from './forge/releases.js';
+import type { NotifyConfig } from '../schemas/notify.js';
 
 /** Flag name → its default (as text, the way a user would type it). */
 export const RUN_FLAGS = {
@@ -42,6 +43,7 @@ export const RUN_FLAGS = {
   webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
   releasesApiUrl: { flag: '--releases-api-url <url>', help: 'GitHub REST API that lists the siderolabs/talos releases for auto-update templates (GHES: https://host/api/v3)', default: 'https://api.github.com' },
   releasesTokenFile: { flag: '--releases-token-file <path>', help: 'file holding a token for the releases API (optional: anonymous has a lower rate limit)', default: undefined },
+  notifyConfigFile: { flag: '--notify-config-file <path>', help: 'notification receivers (webhook, Slack, Teams, Discord), YAML from a mounted Secret; read at start', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
 
@@ -132,6 +134,7 @@ export const runConfigSchema = z
       return url;
     }),
     releasesTokenFile: z.string().min(1).optional(),
+    notifyConfigFile: z.string().min(1).optional(),
   })
   .refine((c) => c.gitUrl === undefined || c.clusterName !== undefined, { path: ['clusterName'], error: 'is required with --git-url' })
   .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })
@@ -146,7 +149,12 @@ export const runConfigSchema = z
  */
 const debugClockOffset = z.coerce.number().int().min(-7 * 86_400_000, { error: 'must be within 7 days' }).max(7 * 86_400_000, { error: 'must be within 7 days' }).default(0);
 
-export type RunConfig = z.output<typeof runConfigSchema> & { identity: string; debugClockOffsetMs: number };
+export type RunConfig = z.output<typeof runConfigSchema> & {
+  identity: string;
+  debugClockOffsetMs: number;
+  /** The receivers read from --notify-config-file at start (undefined: no notifications). */
+  notify?: NotifyConfig | undefined;
+};
 
 /** Flags over environment over defaults; errors name the flag and its environment variable. */
 export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boolean | string[]>>, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {

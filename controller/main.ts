@@ -24,7 +24,8 @@ import type { PreflightDeps } from './preflight/run.js';
 import { serve } from './telemetry/http.js';
 import { logFn, type Logger } from './telemetry/logger.js';
 import { registerClusterGauges } from './telemetry/cluster-gauges.js';
-import { jobMetricsObserver } from './telemetry/job-observer.js';
+import { jobMetricsObserver, type JobPhaseObserver } from './telemetry/job-observer.js';
+import { startNotifications, type NotifyWiring } from './notify/wiring.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
 import { closeAllTalosChannels } from './talos/index.js';
 
@@ -50,11 +51,12 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
+  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification }, work.signal) : undefined;
   const queues = { clock, metrics, log };
   const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
   const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
   let handedOver = false;
-  startJobs(jobs, { kube, connectTalos, cfg, log, metrics }, work.signal);
+  startJobs(jobs, { kube, connectTalos, cfg, log, metrics, notifications }, work.signal);
   // A handover stops all work once the pass that decided it has written its status.
   const plans = reconcileQueue('patchplan', { concurrency: 4, passTimeoutMs: 10 * 60_000 }, queues, () => {
     if (handedOver) work.abort(new Error('handed over'));
@@ -65,13 +67,13 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
         log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
       }
     : undefined;
-  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver }, work.signal);
+  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications }, work.signal);
   const git = startGitSide(cfg, { kube, preflight, clock, log, metrics }, work.signal);
 
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(stopMessage(lost, handedOver));
-  await Promise.all([jobs.drain(), plans.drain(), git.gitops, git.writeBack?.reporter.stop(), git.autoUpdate?.stop()]);
+  await Promise.all([jobs.drain(), plans.drain(), git.gitops, git.writeBack?.reporter.stop(), git.autoUpdate?.stop(), notifications?.stopped]);
   if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(servers, log, lost ? 1 : 0);
@@ -168,13 +170,23 @@ interface ReconcilerWiring {
   connectTalos: TalosConnect;
   cfg: RunConfig;
   log: Logger;
+  /** With --notify-config-file: the reconcilers' phase changes become notifications. */
+  notifications: NotifyWiring | undefined;
 }
 
 /** PatchJob events feed the queue; every known job gets a first pass. */
 function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics }, signal: AbortSignal): void {
   const { kube, cfg } = w;
   wireJobEvents(kube.informers, queue);
-  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer: jobMetricsObserver(w.metrics) }), signal);
+  const counted = jobMetricsObserver(w.metrics);
+  const notified = w.notifications?.job;
+  const observer: JobPhaseObserver = {
+    phaseChanged: (before, after, job) => {
+      counted.phaseChanged(before, after);
+      notified?.phaseChanged(before, after, job);
+    },
+  };
+  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer }), signal);
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
 }
 
@@ -183,7 +195,7 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
   const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
-  queue.start(createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log }), signal);
+  queue.start(createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan }), signal);
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);
   return preflight;
 }

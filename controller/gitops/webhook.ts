@@ -1,11 +1,13 @@
 // The optional push webhook (GitHub payloads): HMAC-SHA256 of the raw body with the secret from
 // --webhook-secret-file (re-read per request, so rotation needs no restart), compared in constant
 // time. It only triggers a poll; the payload's content is never trusted beyond its ref.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signatureMatches } from '../runtime/hmac.js';
 import type { BindAddress } from '../telemetry/http.js';
+
+export { signatureMatches };
 
 const MAX_BODY = 1024 * 1024;
 
@@ -15,13 +17,6 @@ export interface WebhookOptions {
   branch: string;
   onPush: () => void;
   log: (msg: string, fields?: Record<string, unknown>) => void;
-}
-
-export function signatureMatches(secret: string, body: Buffer, header: string | undefined): boolean {
-  if (header === undefined || !header.startsWith('sha256=')) return false;
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
-  const given = Buffer.from(header);
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 export async function serveWebhook(opts: WebhookOptions): Promise<{ server: Server; port: number }> {

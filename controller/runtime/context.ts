@@ -23,3 +23,30 @@ export function remainingMs(ctx: OpContext): number {
 export function rootContext(clock: Clock, signal: AbortSignal, timeoutMs = Number.MAX_SAFE_INTEGER / 2): OpContext {
   return { signal, clock, deadline: clock.now() + timeoutMs };
 }
+
+/** Node fires timers beyond 2^31-1 ms at once; "no deadline" root contexts use huge values. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface DeadlineSignal {
+  /** Aborted with the context's signal, or when its deadline passes on its clock. */
+  readonly signal: AbortSignal;
+  /** Whether the deadline (not the context's signal) ended it. */
+  timedOut(): boolean;
+  /** Stops the deadline timer; call when the operation ended. */
+  dispose(): void;
+}
+
+/** One AbortSignal for an I/O call (fetch) that honours both the context's signal and its deadline. */
+export function deadlineSignal(ctx: OpContext): DeadlineSignal {
+  const timeout = new AbortController();
+  const stopTimer = new AbortController();
+  const ms = remainingMs(ctx);
+  if (ms <= 0) timeout.abort(new DOMException('deadline exceeded', 'TimeoutError'));
+  else if (ms < MAX_TIMER_MS) {
+    ctx.clock.sleep(ms, stopTimer.signal).then(
+      () => timeout.abort(new DOMException('deadline exceeded', 'TimeoutError')),
+      () => undefined,
+    );
+  }
+  return { signal: AbortSignal.any([ctx.signal, timeout.signal]), timedOut: () => timeout.signal.aborted, dispose: () => stopTimer.abort() };
+}

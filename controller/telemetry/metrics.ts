@@ -24,6 +24,9 @@ export interface Metrics {
   gitPlansDeleted: Counter;
   /** Problems in the plan files of the last loaded commit. */
   gitSourceProblems: Gauge;
+  notifications: Counter<'receiver' | 'result'>;
+  /** The notifier's hook: one event for one receiver ended `sent`, `failed` (after its retries) or `dropped` (queue full). */
+  notification: (receiver: string, result: 'sent' | 'failed' | 'dropped') => void;
 }
 
 /** Upgrades take minutes: from the drain to Ready on the new version. */
@@ -45,6 +48,12 @@ export function createMetrics(): Metrics {
   });
   const talosCalls = new Counter({ name: 'kangal_patch_talos_calls_total', help: 'Finished Talos API calls (after retries) by method and gRPC code.', labelNames: ['method', 'code'], registers: [registry] });
   const forgeRequests = new Counter({ name: 'kangal_patch_forge_requests_total', help: 'Forge API requests by HTTP status (error: no response).', labelNames: ['status'], registers: [registry] });
+  const notifications = new Counter({
+    name: 'kangal_patch_notifications_total',
+    help: 'Notifications per receiver by result: sent, failed (after retries) or dropped (queue full).',
+    labelNames: ['receiver', 'result'],
+    registers: [registry],
+  });
   return {
     registry,
     reconcileDuration: new Histogram({
@@ -79,5 +88,7 @@ export function createMetrics(): Metrics {
     gitPlansApplied: new Counter({ name: 'kangal_patch_git_plans_applied_total', help: 'PatchPlans applied from Git, by reason (Created, Changed, NewCommit, DriftReverted).', labelNames: ['reason'], registers: [registry] }),
     gitPlansDeleted: new Counter({ name: 'kangal_patch_git_plans_deleted_total', help: 'PatchPlans deleted because their file left Git.', registers: [registry] }),
     gitSourceProblems: new Gauge({ name: 'kangal_patch_git_source_problems', help: 'Problems in the plan files of the last loaded commit.', registers: [registry] }),
+    notifications,
+    notification: (receiver, result) => notifications.inc({ receiver, result }),
   };
 }

@@ -23,7 +23,7 @@ export interface JobReconcilerDeps {
   connectTalos: TalosConnect;
   operatorNamespace: string;
   log: Logger;
-  /** Told about every phase change this reconciler writes (metrics). */
+  /** Told about every phase change this reconciler writes (metrics, notifications). */
   observer?: JobPhaseObserver;
 }
 
@@ -67,7 +67,7 @@ async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   if (isDeepStrictEqual(next, job.status)) return;
   const written = await deps.kube.writeJobStatus(ctx, job, next);
   deps.informers.patchJobs.observeWrite(written);
-  if (next.phase !== job.status.phase) deps.observer?.phaseChanged(job.status, next);
+  if (next.phase !== job.status.phase) deps.observer?.phaseChanged(job.status, next, job);
   if (next.phase !== job.status.phase || next.reason !== job.status.reason) {
     log.info({ phase: next.phase, reason: next.reason, message: next.message }, `job ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
   }
@@ -87,7 +87,7 @@ async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   const now = ctx.clock.now();
   const status: PatchJobStatus = { ...job.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${job.specError ?? 'unknown'}`, completionTime: iso(now) };
   deps.informers.patchJobs.observeWrite(await deps.kube.writeJobStatus(ctx, job, status));
-  deps.observer?.phaseChanged(job.status, status);
+  deps.observer?.phaseChanged(job.status, status, job);
   deps.log.warn({ job: job.name, phase: status.phase, reason: status.reason, message: status.message }, 'job Failed (InvalidSpec)');
   await emit(ctx, deps, job, undefined, { type: 'Warning', reason: 'InvalidSpec', note: status.message ?? '', onNode: false });
   return undefined;

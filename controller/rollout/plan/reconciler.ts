@@ -14,6 +14,7 @@ import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import { isOutcomeError } from '../../runtime/outcome.js';
 import type { PassResult } from '../../runtime/queue.js';
+import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
 import { observePlan, type PlanWithSpec } from './observe.js';
@@ -34,6 +35,8 @@ export interface PlanReconcilerDeps {
   /** Gives up leadership (release the Lease, stop all work); undefined without leader election. */
   handOver: (() => void) | undefined;
   log: Logger;
+  /** Told about every phase change this reconciler writes (notifications). */
+  observer?: PlanPhaseObserver;
 }
 
 export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
@@ -173,6 +176,7 @@ async function writeStatus(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanV
   if (next.policyPause === undefined) delete next.policyPause;
   if (isDeepStrictEqual(next, plan.status)) return;
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, next));
+  if (next.phase !== plan.status.phase) deps.observer?.phaseChanged(plan.status, next, plan);
   if (next.phase !== plan.status.phase || next.reason !== plan.status.reason) {
     log.info({ phase: next.phase, reason: next.reason, message: next.message }, `plan ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
   }
@@ -182,6 +186,7 @@ async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanV
   if (plan.status.phase === 'Failed' && plan.status.reason === 'InvalidSpec') return undefined;
   const status: PatchPlanStatus = { ...plan.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${plan.specError ?? 'unknown'}` };
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
+  if (status.phase !== plan.status.phase) deps.observer?.phaseChanged(plan.status, status, plan);
   deps.log.warn({ plan: plan.name, phase: status.phase, reason: status.reason, message: status.message }, 'plan Failed (InvalidSpec)');
   await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: 'Warning', reason: 'InvalidSpec', action: 'InvalidSpec', note: status.message ?? '' });
   return undefined;

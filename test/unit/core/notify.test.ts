@@ -1,0 +1,143 @@
+// Notifications (controller/core/notify): which events a phase change means, their idempotency keys,
+// and the body each receiver type gets. The plan cases use the real plan decisions' statuses.
+import assert from 'node:assert/strict';
+import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
+import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
+import type { PlanObservation } from '../../../controller/core/plan/types.js';
+import { jobEvents, planEvents, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
+
+const T0 = Date.parse('2026-12-05T10:00:00Z');
+const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
+const plan = { name: 'prod', uid: 'plan-uid' };
+const job: JobRef = { name: 'prod-worker-1', uid: 'job-uid', plan: 'prod', node: 'worker-1', group: 'workers', targetTalosVersion: 'v1.13.2', targetKubernetesVersion: undefined };
+const types = (events: NotifyEvent[]): string[] => events.map((e) => e.type);
+
+function obs(status: PatchPlanStatus, now = T0): PlanObservation {
+  const spec = patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } } });
+  return { now, plan: { name: 'prod', uid: 'plan-uid', generation: 1, spec, status }, nodes: [{ name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }], jobs: [], leases: [] };
+}
+
+describe('core/notify: events from phase changes', function () {
+  it('a job: started on its first phase, completed or failed at its end, nothing in between', function () {
+    const pending: PatchJobStatus = { phase: 'Pending', startTime: at(0) };
+    const started = jobEvents(job, {}, pending, T0);
+    assert.deepEqual(types(started), ['node.started']);
+    assert.equal(started[0]?.key, `job-uid:node.started:${at(0)}`);
+    assert.equal(started[0]?.node, 'worker-1');
+    assert.equal(started[0]?.targetTalosVersion, 'v1.13.2');
+    assert.deepEqual(jobEvents(job, pending, { ...pending, phase: 'Draining' }, T0 + 1000), []);
+    assert.deepEqual(jobEvents(job, pending, pending, T0), [], 'no phase change, no event');
+    const done = jobEvents(job, { phase: 'Rebooting' }, { phase: 'Completed', completionTime: at(90) }, T0 + 90_000);
+    assert.deepEqual(done.map((e) => [e.type, e.key, e.time]), [['node.completed', `job-uid:node.completed:${at(90)}`, at(90)]]);
+    const failed = jobEvents(job, { phase: 'Draining' }, { phase: 'Failed', reason: 'DrainTimeout', message: 'PDB web blocks', completionTime: at(300) }, T0);
+    assert.deepEqual(failed.map((e) => [e.type, e.reason, e.message]), [['node.failed', 'DrainTimeout', 'PDB web blocks']]);
+    // Already at the target: the first write is the end.
+    assert.deepEqual(types(jobEvents(job, {}, { phase: 'Completed', startTime: at(0), completionTime: at(0) }, T0)), ['node.started', 'node.completed']);
+  });
+
+  it('the same transition decided twice has the same key; another transition has another', function () {
+    const a = jobEvents(job, { phase: 'Rebooting' }, { phase: 'Completed', completionTime: at(90) }, T0 + 90_000);
+    const b = jobEvents(job, { phase: 'Rebooting' }, { phase: 'Completed', completionTime: at(90) }, T0 + 500_000);
+    assert.deepEqual(a, b, 'the key and time come from status, not from when it was decided');
+    const retried = jobEvents({ ...job, uid: 'job-uid-2' }, { phase: 'Rebooting' }, { phase: 'Completed', completionTime: at(90) }, T0);
+    assert.notEqual(retried[0]?.key, a[0]?.key, 'a retried node is a new PatchJob (new UID)');
+  });
+
+  it('a plan: started once through preflight, completed with its counts', function () {
+    const preflighting = decidePlan(obs({})).status;
+    assert.deepEqual(planEvents(plan, {}, preflighting, T0), [], 'Preflighting is not news');
+    const running = afterPreflight(obs(preflighting), { status: preflighting, events: [] }, [{ name: 'SelectionNonEmpty', passed: true, message: 'ok' }]).status;
+    const started = planEvents(plan, preflighting, { ...running, totalNodes: 3, pendingNodes: 3 }, T0 + 2000);
+    assert.deepEqual(types(started), ['plan.started']);
+    assert.equal(started[0]?.key, `plan-uid:plan.started:${preflighting.startTime ?? ''}`);
+    assert.deepEqual(started[0]?.progress, { total: 3, completed: 0, failed: 0, running: 0, pending: 3 });
+    // Resumed after a pause, or reopened to retry a node: not a start.
+    assert.deepEqual(planEvents(plan, { ...running, phase: 'Paused' }, running, T0), []);
+    assert.deepEqual(planEvents(plan, { ...running, phase: 'Completed' }, running, T0), []);
+    const done: PatchPlanStatus = { ...running, phase: 'Completed', completionTime: at(600), totalNodes: 3, completedNodes: 2, failedNodes: 1 };
+    const completed = planEvents(plan, running, done, T0 + 600_000);
+    assert.deepEqual(completed.map((e) => [e.type, e.key]), [['plan.completed', `plan-uid:plan.completed:${at(600)}:2/1`]]);
+    // The failed node retried and the plan completed again: another key.
+    const again = planEvents(plan, running, { ...done, completedNodes: 3, failedNodes: 0 }, T0 + 900_000);
+    assert.notEqual(again[0]?.key, completed[0]?.key);
+  });
+
+  it('a plan: paused by the policy (its time) or by spec.paused (its generation); failed by Halt', function () {
+    const running: PatchPlanStatus = { phase: 'InProgress', observedGeneration: 4 };
+    const policy = planEvents(plan, running, { ...running, phase: 'Paused', reason: 'PausedByFailurePolicy', policyPause: { failures: 1, generation: 5, time: at(60) } }, T0 + 61_000);
+    assert.deepEqual(policy.map((e) => [e.type, e.key, e.time, e.reason]), [['plan.paused', `plan-uid:plan.paused:${at(60)}`, at(60), 'PausedByFailurePolicy']]);
+    const byHand = planEvents(plan, running, { ...running, phase: 'Paused', reason: 'Paused', observedGeneration: 7 }, T0);
+    assert.equal(byHand[0]?.key, 'plan-uid:plan.paused:generation-7');
+    const halted = planEvents(plan, running, { ...running, phase: 'Failed', reason: 'FailureBudgetExceeded', completionTime: at(120) }, T0);
+    assert.deepEqual(halted.map((e) => [e.type, e.key]), [['plan.failed', `plan-uid:plan.failed:FailureBudgetExceeded:${at(120)}`]]);
+  });
+
+  it('a failed preflight is told once, not at every retry, unless it fails for another reason', function () {
+    const preflighting = decidePlan(obs({})).status;
+    const failCheck = (name: string, now: number, from: PatchPlanStatus): PatchPlanStatus =>
+      afterPreflight(obs(from, now), { status: { ...from, phase: 'Preflighting' }, events: [] }, [{ name, passed: false, message: `${name} broken` }]).status;
+    const failed = failCheck('TalosCredentials', T0, preflighting);
+    const first = planEvents(plan, preflighting, failed, T0);
+    assert.deepEqual(first.map((e) => [e.type, e.reason]), [['plan.failed', 'PreflightTalosCredentials']]);
+    // A minute later: Preflighting again, failing the same way.
+    const retrying = { ...failed, phase: 'Preflighting' as const };
+    assert.deepEqual(planEvents(plan, retrying, failCheck('TalosCredentials', T0 + 60_000, retrying), T0 + 60_000), []);
+    const other = planEvents(plan, retrying, failCheck('InstallerImages', T0 + 120_000, retrying), T0 + 120_000);
+    assert.deepEqual(types(other), ['plan.failed']);
+    assert.notEqual(other[0]?.key, first[0]?.key);
+  });
+});
+
+describe('core/notify: receivers and bodies', function () {
+  const event: NotifyEvent = jobEvents(job, { phase: 'Draining' }, { phase: 'Failed', reason: 'DrainTimeout', message: 'PDB <web> & friends block @everyone', completionTime: at(300) }, T0)[0] as NotifyEvent;
+
+  it('a receiver takes the event types and plans it names (default: all)', function () {
+    assert.equal(receiverWants({}, event), true);
+    assert.equal(receiverWants({ events: ['node.failed'] }, event), true);
+    assert.equal(receiverWants({ events: ['plan.failed'] }, event), false);
+    assert.equal(receiverWants({ plans: ['prod'] }, event), true);
+    assert.equal(receiverWants({ plans: ['staging'] }, event), false);
+  });
+
+  it('webhook: the event as JSON with the idempotency key as id', function () {
+    const body = receiverBody('webhook', event, 'lab');
+    assert.deepEqual(body, {
+      apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'Notification', id: `job-uid:node.failed:${at(300)}`, cluster: 'lab',
+      type: 'node.failed', time: at(300), plan: 'prod', node: 'worker-1', job: 'prod-worker-1', group: 'workers', phase: 'Failed',
+      reason: 'DrainTimeout', message: 'PDB <web> & friends block @everyone', targetTalosVersion: 'v1.13.2',
+    });
+  });
+
+  it('Slack: text fallback plus Block Kit sections, markup escaped', function () {
+    const body = receiverBody('slack', event, 'lab') as { text: string; blocks: { type: string; text?: { type: string; text: string }; fields?: { type: string; text: string }[]; elements?: { text: string }[] }[] };
+    assert.equal(body.text, 'KangalPatch [lab]: node worker-1 failed (DrainTimeout) (plan prod)');
+    assert.equal(body.blocks[0]?.type, 'section');
+    assert.equal(body.blocks[0]?.text?.type, 'mrkdwn');
+    assert.ok(body.blocks[1]?.fields?.some((f) => f.text === '*Node*\nworker-1'));
+    assert.ok((body.blocks[1]?.fields?.length ?? 0) <= 10, 'Slack allows 10 fields per section');
+    assert.equal(body.blocks[2]?.elements?.[0]?.text, 'PDB &lt;web&gt; &amp; friends block @everyone');
+  });
+
+  it('Teams: a message with one Adaptive Card attachment (Workflows webhook)', function () {
+    const body = receiverBody('teams', event, undefined) as { type: string; attachments: { contentType: string; contentUrl: null; content: { type: string; version: string; body: { type: string; text?: string; facts?: { title: string; value: string }[] }[] } }[] };
+    assert.equal(body.type, 'message');
+    assert.equal(body.attachments.length, 1);
+    const a = body.attachments[0];
+    assert.equal(a?.contentType, 'application/vnd.microsoft.card.adaptive');
+    assert.equal(a?.contentUrl, null);
+    assert.equal(a?.content.type, 'AdaptiveCard');
+    assert.equal(a?.content.body[0]?.text, 'KangalPatch: node worker-1 failed (DrainTimeout) (plan prod)');
+    assert.deepEqual(a?.content.body[1]?.facts?.find((f) => f.title === 'Reason'), { title: 'Reason', value: 'DrainTimeout' });
+  });
+
+  it('Discord: one embed within its limits, no mentions', function () {
+    const long: NotifyEvent = { ...event, message: 'x'.repeat(5000), node: 'n'.repeat(300) };
+    const body = receiverBody('discord', long, 'lab') as { embeds: { title: string; description: string; color: number; fields: { name: string; value: string }[]; timestamp: string }[]; allowed_mentions: { parse: string[] } };
+    const e = body.embeds[0];
+    assert.ok(e && e.title.length <= 256 && e.description.length <= 4096);
+    assert.ok(e.fields.length <= 25 && e.fields.every((f) => f.name.length <= 256 && f.value.length <= 1024));
+    assert.equal(e.timestamp, at(300));
+    assert.deepEqual(body.allowed_mentions, { parse: [] });
+  });
+});
