@@ -4,22 +4,16 @@
 // `validate` reports: the same paths and the same messages (validate may append the rule's detail,
 // which CEL cannot compute or afford, and nothing else).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadPlanSources } from '../../controller/gitops/load/index.js';
 import { patchPlanDocument } from '../../schemas/index.js';
 import type { LabCluster } from '../lab/cluster/index.js';
+import { kubectl as runKubectl, type KubectlRun } from '../support/kubectl.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { ADMISSION_CORPUS } from '../unit/schemas/admission-corpus.js';
 import { basePlan } from '../unit/schemas/plan-fixtures.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 type Finding = [path: string, message: string];
 
@@ -62,18 +56,7 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
   this.timeout(180_000);
   let cluster: LabCluster;
 
-  function kubectl(args: string[], input?: string): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input ?? '');
-    });
-  }
+  const kubectl = (args: string[], input?: string): Promise<KubectlRun> => runKubectl(cluster, args, input);
 
   before(async function () {
     cluster = await sharedCluster();

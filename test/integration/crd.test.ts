@@ -2,37 +2,20 @@
 // like the zod schemas, and rejecting what OpenAPI (and CEL) can express. The cross-field rules are
 // covered one by one, with validate's messages, in admission.test.ts.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { loadPlanSources } from '../../controller/gitops/load/index.js';
 import type { LabCluster } from '../lab/cluster/index.js';
 import { waitFor } from '../lab/wait.js';
+import { kubectl as runKubectl, type KubectlRun } from '../support/kubectl.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { basePlan, planYaml, type Doc } from '../unit/schemas/plan-fixtures.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('CRDs on the lab apiserver', function () {
   this.timeout(180_000);
   let cluster: LabCluster;
 
-  function kubectl(args: string[], input?: string): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input ?? '');
-    });
-  }
+  const kubectl = (args: string[], input?: string): Promise<KubectlRun> => runKubectl(cluster, args, input);
 
   async function ok(args: string[], input?: string): Promise<string> {
     const r = await kubectl(args, input);

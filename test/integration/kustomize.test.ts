@@ -3,16 +3,14 @@
 // against the lab apiserver succeeds (the Namespace is applied for real first: namespaced objects
 // cannot be dry-run into a namespace that does not exist).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import type { LabCluster } from '../lab/cluster/index.js';
 import { makeLabDir } from '../lab/process.js';
+import { kubectl as runKubectl, type KubectlRun } from '../support/kubectl.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { OPERATOR_NAMESPACE, parseObjects, rbacViolations, repoRoot, type K8sObject } from '../support/manifests.js';
-
-interface Run { code: number | null; stdout: string; stderr: string }
 
 const toYaml = (objects: K8sObject[]): string => objects.map((o) => stringify(o)).join('---\n');
 
@@ -21,18 +19,7 @@ describe('kustomize: render and dry-run apply on the lab apiserver', function ()
   let cluster: LabCluster;
   let rendered: K8sObject[];
 
-  function kubectl(args: string[], input?: string): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { stdio: 'pipe', cwd: repoRoot });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input ?? '');
-    });
-  }
+  const kubectl = (args: string[], input?: string): Promise<KubectlRun> => runKubectl(cluster, args, input, repoRoot);
   async function ok(args: string[], input?: string): Promise<string> {
     const r = await kubectl(args, input);
     assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
