@@ -15,6 +15,8 @@ const TEMPLATE = 'production';
 const RELEASE = 'v1.12.5';
 /** The label the controller puts on a child plan (README, Auto-update). */
 const TEMPLATE_LABEL = 'kangalpatch.ozalp.dk/auto-update-template';
+/** Any new value on a template checks its releases now (README, Plans from Git). */
+const RECONCILE_NOW = 'kangalpatch.ozalp.dk/reconcile-now';
 const DAY = 86_400_000;
 
 /** Upstream before the story: the fleet's release and the next minor, both out for a while. */
@@ -49,6 +51,8 @@ async function prelude(ctx: StoryContext): Promise<string> {
   await publishInstallers(ctx.lab.registry, [RELEASE]);
   ctx.lab.forge.addRelease('siderolabs', 'talos', RELEASE, { body: `Talos ${RELEASE}: a patch release` });
   ctx.say(`upstream releases Talos ${RELEASE} (in the feed now, its installer images in the lab registry); the template's next check is at ${first.nextCheckTime ?? '?'} (checkInterval 1m)`);
+  ctx.say('the user does not wait for it: a new value of the reconcile-now annotation makes the template check its releases at once');
+  await ctx.kubectl(['annotate', '--overwrite', 'patchplan', TEMPLATE, `${RECONCILE_NOW}=${new Date().toISOString()}`]);
   await ctx.showPlan(TEMPLATE, (p) => (p.autoUpdate?.lastProposedVersion === RELEASE ? true : undefined), {
     timeoutMs: 180_000, description: `a proposal of ${RELEASE} in ${TEMPLATE}'s status`,
   });
