@@ -1,5 +1,5 @@
 // Where the Talos simulator must answer as real Talos does, because a different answer could hide a
-// product bug (issue 22, items 1-5). Raw gRPC with the generated types, as any Talos client sends
+// product bug (issue 22, items 1-9). Raw gRPC with the generated types, as any Talos client sends
 // it; each case names the upstream file (siderolabs/talos) whose behaviour it follows.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -211,6 +211,46 @@ describe('Talos simulator fidelity (issue 22)', function () {
       stream(client, StateService.list, { namespace: 'runtime', type: 'MachineConfigs.config.talos.dev', options: undefined }, 'fid-1133');
     assert.deepEqual(failure(await list(reader), 'reader'), { code: 'PERMISSION_DENIED', details: 'not authorized' });
     assert.deepEqual(ok(await list(c), 'admin'), []);
+  });
+
+  // 6. internal/app/lifecycle/lifecycle.go Install: an installed machine answers AlreadyExists.
+  it('6: LifecycleService.Install on an installed node answers ALREADY_EXISTS "machine is already installed"', async function () {
+    const res = await stream(c, LifecycleServiceService.install, { containerd: SYSTEM, source: { imageName: `ghcr.io/siderolabs/installer:v1.13.9` }, destination: { disk: '/dev/sda' } }, 'fid-1133');
+    assert.deepEqual(failure(res, 'install'), { code: 'ALREADY_EXISTS', details: 'machine is already installed' });
+  });
+
+  // 7. internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go registers the namespaces
+  //    (v1.13 adds security); access.go refuses any other name with PermissionDenied.
+  it('7: registered namespaces answer empty for a type that lives elsewhere; other names are refused; security from v1.13', async function () {
+    const list = (node: string, namespace: string): Promise<ListResponse[] | Failure> =>
+      stream(c, StateService.list, { namespace, type: 'Versions.runtime.talos.dev', options: undefined }, node);
+    for (const ns of ['cluster-raw', 'security', 'network-config', 'perf', 'meta']) assert.deepEqual(ok(await list('fid-1133', ns), `namespace ${ns}`), []);
+    for (const ns of ['block', 'time', 'siderolink', 'containers', 'v1alpha1']) {
+      assert.deepEqual(failure(await list('fid-1133', ns), `namespace ${ns}`), { code: 'PERMISSION_DENIED', details: `namespace "${ns}" is not supported` });
+    }
+    assert.deepEqual(failure(await list('fid-1128', 'security'), 'security on v1.12'), { code: 'PERMISSION_DENIED', details: 'namespace "security" is not supported' });
+  });
+
+  // 8. cosi-project/runtime pkg/resource/meta/spec/resource_definition.go (Fill): what
+  //    client.ResolveResourceKind (talosctl get <alias>) reads.
+  it('8: meta ResourceDefinitions name every type with its generated aliases and sensitivity', async function () {
+    const res = ok(await stream(reader, StateService.list, { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined }, 'fid-cp-1135'), 'list');
+    const defs = new Map(res.map((r) => [r.resource?.metadata?.id ?? '', r.resource?.spec?.yamlSpec ?? '']));
+    const mc = defs.get('machineconfigs.config.talos.dev') ?? '';
+    for (const line of ['type: MachineConfigs.config.talos.dev', 'displayType: MachineConfig', 'defaultNamespace: config', 'sensitivity: sensitive']) assert.ok(mc.includes(line), `${line} in\n${mc}`);
+    assert.match(mc, /aliases:\n {2}- machineconfig\n {2}- mc\n {2}- mcs\n/);
+    assert.match(mc, /allAliases:\n {2}- machineconfigs\n {2}- machineconfigs\.config\n {2}- machineconfigs\.config\.talos\n/);
+    const es = defs.get('extensionstatuses.runtime.talos.dev') ?? '';
+    assert.match(es, /displayType: ExtensionStatus\n/);
+    assert.ok(!es.includes('sensitivity'), es);
+    assert.ok((defs.get('kubeletspecs.kubernetes.talos.dev') ?? '').includes('sensitivity: sensitive'), 'KubeletSpecs sensitive on v1.13.5');
+  });
+
+  // 9. extension_status.go: the ID is the layer's image without `.sqsh`; the imager names images by index.
+  it('9: extension IDs are the layer index and images `<index>.sqsh`', async function () {
+    const res = ok(await stream(c, StateService.list, { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined }, 'fid-1133'), 'list');
+    const got = res.map((r) => [r.resource?.metadata?.id, Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array()).image]);
+    assert.deepEqual(got, [['0', '0.sqsh'], ['1', '1.sqsh'], ['2', '2.sqsh']]);
   });
 });
 

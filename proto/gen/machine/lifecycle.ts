@@ -27,12 +27,26 @@ export interface InstallArtifactsSource {
   imageName: string;
 }
 
+export interface InstallDestination {
+  disk: string;
+}
+
+export interface LifecycleServiceInstallRequest {
+  containerd: ContainerdInstance | undefined;
+  source: InstallArtifactsSource | undefined;
+  destination: InstallDestination | undefined;
+}
+
 export interface LifecycleServiceInstallProgress {
   message?:
     | string
     | undefined;
   /** Final message; 0 = success. The stream itself still ends OK. */
   exitCode?: number | undefined;
+}
+
+export interface LifecycleServiceInstallResponse {
+  progress: LifecycleServiceInstallProgress | undefined;
 }
 
 export interface LifecycleServiceUpgradeRequest {
@@ -95,6 +109,146 @@ export const InstallArtifactsSource: MessageFns<InstallArtifactsSource> = {
   fromPartial(object: DeepPartial<InstallArtifactsSource>): InstallArtifactsSource {
     const message = createBaseInstallArtifactsSource();
     message.imageName = object.imageName ?? "";
+    return message;
+  },
+};
+
+function createBaseInstallDestination(): InstallDestination {
+  return { disk: "" };
+}
+
+export const InstallDestination: MessageFns<InstallDestination> = {
+  encode(message: InstallDestination, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.disk !== "") {
+      writer.uint32(10).string(message.disk);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstallDestination {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstallDestination();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.disk = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<InstallDestination>): InstallDestination {
+    return InstallDestination.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InstallDestination>): InstallDestination {
+    const message = createBaseInstallDestination();
+    message.disk = object.disk ?? "";
+    return message;
+  },
+};
+
+function createBaseLifecycleServiceInstallRequest(): LifecycleServiceInstallRequest {
+  return { containerd: undefined, source: undefined, destination: undefined };
+}
+
+export const LifecycleServiceInstallRequest: MessageFns<LifecycleServiceInstallRequest> = {
+  encode(message: LifecycleServiceInstallRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerd !== undefined) {
+      ContainerdInstance.encode(message.containerd, writer.uint32(10).fork()).join();
+    }
+    if (message.source !== undefined) {
+      InstallArtifactsSource.encode(message.source, writer.uint32(18).fork()).join();
+    }
+    if (message.destination !== undefined) {
+      InstallDestination.encode(message.destination, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LifecycleServiceInstallRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLifecycleServiceInstallRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerd = ContainerdInstance.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.source = InstallArtifactsSource.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.destination = InstallDestination.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<LifecycleServiceInstallRequest>): LifecycleServiceInstallRequest {
+    return LifecycleServiceInstallRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LifecycleServiceInstallRequest>): LifecycleServiceInstallRequest {
+    const message = createBaseLifecycleServiceInstallRequest();
+    message.containerd = (object.containerd !== undefined && object.containerd !== null)
+      ? ContainerdInstance.fromPartial(object.containerd)
+      : undefined;
+    message.source = (object.source !== undefined && object.source !== null)
+      ? InstallArtifactsSource.fromPartial(object.source)
+      : undefined;
+    message.destination = (object.destination !== undefined && object.destination !== null)
+      ? InstallDestination.fromPartial(object.destination)
+      : undefined;
     return message;
   },
 };
@@ -162,6 +316,63 @@ export const LifecycleServiceInstallProgress: MessageFns<LifecycleServiceInstall
     const message = createBaseLifecycleServiceInstallProgress();
     message.message = object.message ?? undefined;
     message.exitCode = object.exitCode ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLifecycleServiceInstallResponse(): LifecycleServiceInstallResponse {
+  return { progress: undefined };
+}
+
+export const LifecycleServiceInstallResponse: MessageFns<LifecycleServiceInstallResponse> = {
+  encode(message: LifecycleServiceInstallResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.progress !== undefined) {
+      LifecycleServiceInstallProgress.encode(message.progress, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LifecycleServiceInstallResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLifecycleServiceInstallResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.progress = LifecycleServiceInstallProgress.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<LifecycleServiceInstallResponse>): LifecycleServiceInstallResponse {
+    return LifecycleServiceInstallResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LifecycleServiceInstallResponse>): LifecycleServiceInstallResponse {
+    const message = createBaseLifecycleServiceInstallResponse();
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? LifecycleServiceInstallProgress.fromPartial(object.progress)
+      : undefined;
     return message;
   },
 };
@@ -294,9 +505,24 @@ export const LifecycleServiceUpgradeResponse: MessageFns<LifecycleServiceUpgrade
   },
 };
 
-/** Talos 1.13+: writes the new boot image while the OS keeps running; does not reboot. */
+/**
+ * Talos 1.13+. Upgrade writes the new boot image while the OS keeps running; does not reboot.
+ * Install is here for the lab's fidelity (an installed node refuses it); the product never calls it.
+ */
 export type LifecycleServiceService = typeof LifecycleServiceService;
 export const LifecycleServiceService = {
+  install: {
+    path: "/machine.LifecycleService/Install" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: LifecycleServiceInstallRequest): Buffer =>
+      Buffer.from(LifecycleServiceInstallRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LifecycleServiceInstallRequest => LifecycleServiceInstallRequest.decode(value),
+    responseSerialize: (value: LifecycleServiceInstallResponse): Buffer =>
+      Buffer.from(LifecycleServiceInstallResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LifecycleServiceInstallResponse =>
+      LifecycleServiceInstallResponse.decode(value),
+  },
   upgrade: {
     path: "/machine.LifecycleService/Upgrade" as const,
     requestStream: false as const,
@@ -312,10 +538,20 @@ export const LifecycleServiceService = {
 } as const;
 
 export interface LifecycleServiceServer extends UntypedServiceImplementation {
+  install: handleServerStreamingCall<LifecycleServiceInstallRequest, LifecycleServiceInstallResponse>;
   upgrade: handleServerStreamingCall<LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse>;
 }
 
 export interface LifecycleServiceClient extends Client {
+  install(
+    request: LifecycleServiceInstallRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<LifecycleServiceInstallResponse>;
+  install(
+    request: LifecycleServiceInstallRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<LifecycleServiceInstallResponse>;
   upgrade(
     request: LifecycleServiceUpgradeRequest,
     options?: Partial<CallOptions>,

@@ -126,6 +126,7 @@ export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
 export type SimCallMethod =
   | 'MachineService.Upgrade'
   | 'ImageService.Pull'
+  | 'LifecycleService.Install'
   | 'LifecycleService.Upgrade'
   | 'MachineService.Reboot'
   | 'MachineService.ApplyConfiguration'
@@ -202,10 +203,10 @@ interface VersionRecord {
   updated: Date;
 }
 
+/** An extension layer; its image is `<index>.sqsh` and its ID the index (pkg/imager, extension_status.go). */
 export interface ExtensionInfo {
   name: string;
   version: string;
-  image: string;
   author: string;
 }
 
@@ -219,8 +220,8 @@ export interface BootTarget {
 
 /** The extensions the lab's factory schematics carry besides `schematic` itself. */
 const SAMPLE_EXTENSIONS: readonly ExtensionInfo[] = [
-  { name: 'iscsi-tools', version: 'v0.2.0', image: 'iscsi-tools.sqsh', author: 'Sidero Labs' },
-  { name: 'qemu-guest-agent', version: '10.0.2', image: 'qemu-guest-agent.sqsh', author: 'Sidero Labs' },
+  { name: 'iscsi-tools', version: 'v0.2.0', author: 'Sidero Labs' },
+  { name: 'qemu-guest-agent', version: '10.0.2', author: 'Sidero Labs' },
 ];
 
 /**
@@ -674,7 +675,7 @@ function buildResources(n: SimNode): SimResource[] {
   // The factory adds the virtual `schematic` extension to its images; a plain installer's image has no extensions at all.
   const layers = [
     ...n.extensions,
-    ...(n.schematic === undefined ? [] : [{ name: 'schematic', version: n.schematic, image: '', author: 'Image Factory (https://factory.talos.dev)' }]),
+    ...(n.schematic === undefined ? [] : [{ name: 'schematic', version: n.schematic, author: 'Image Factory (https://factory.talos.dev)' }]),
   ];
   layers.forEach((e, i) => {
     const metadata = { name: e.name, version: e.version, author: e.author, description: '', compatibility: { talos: { version: '' } }, extraInfo: '' };
@@ -683,8 +684,8 @@ function buildResources(n: SimNode): SimResource[] {
         'runtime',
         'ExtensionStatuses.runtime.talos.dev',
         String(i),
-        { image: e.image, metadata: { name: e.name, version: e.version, author: e.author } },
-        Layer.encode({ image: e.image, metadata }).finish(),
+        { image: `${i}.sqsh`, metadata: { name: e.name, version: e.version, author: e.author } },
+        Layer.encode({ image: `${i}.sqsh`, metadata }).finish(),
       ),
     );
   });
@@ -739,13 +740,17 @@ function buildResources(n: SimNode): SimResource[] {
 }
 
 /**
- * Namespaces a Talos node has. A known type asked for in another of these is simply not there
- * (Get NOT_FOUND, List empty), as Talos' access policy only checks that the namespace exists.
+ * The namespaces a Talos node registers (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go;
+ * `security` from v1.13). A known type asked for in another of these is simply not there (Get
+ * NOT_FOUND, List empty); any other name is refused (internal/app/resources/access.go).
  */
-export const TALOS_NAMESPACES: ReadonlySet<string> = new Set([
-  'block', 'cluster', 'config', 'containers', 'controlplane', 'cri', 'etcd', 'files', 'hardware', 'k8s',
-  'kubespan', 'meta', 'network', 'network-config', 'perf', 'runtime', 'secrets', 'siderolink', 'time',
-]);
+export function talosNamespaces(talosVersion: string): ReadonlySet<string> {
+  const base = [
+    'meta', 'runtime', 'cluster', 'cluster-raw', 'config', 'etcd', 'files', 'hardware', 'k8s', 'controlplane',
+    'kubespan', 'network', 'network-config', 'cri', 'secrets', 'perf',
+  ];
+  return new Set(versionAtLeast(talosVersion, 13) ? [...base, 'security'] : base);
+}
 
 /** Types the simulated nodes know (anything else is "not supported", as Talos answers). */
 export const KNOWN_TYPES: Record<string, string> = {
@@ -760,4 +765,32 @@ export const KNOWN_TYPES: Record<string, string> = {
   'APIServerConfigs.kubernetes.talos.dev': 'controlplane',
   'ControllerManagerConfigs.kubernetes.talos.dev': 'controlplane',
   'SchedulerConfigs.kubernetes.talos.dev': 'controlplane',
+  'ResourceDefinitions.meta.cosi.dev': 'meta',
 };
+
+/**
+ * The ResourceDefinition of a type, as COSI fills it in (cosi-project/runtime
+ * pkg/resource/meta/spec/resource_definition.go Fill): ID the lower-cased type, display type the
+ * singular name, aliases the lower-cased singular plus the initials (`mc`, `mcs`), all aliases
+ * adding the plural and its suffix prefixes. `talosctl get <alias>` resolves kinds through these
+ * (client.ResolveResourceKind). Only the generated aliases: upstream adds hand-written ones for some types.
+ */
+export function resourceDefinition(type: string, talosVersion: string): SimResource {
+  const [name = '', ...suffix] = type.split('.');
+  const display = name.endsWith('ses') ? name.slice(0, -2) : name.endsWith('s') ? name.slice(0, -1) : name;
+  const aliases = [display.toLowerCase()];
+  const initials = name.replace(/[^A-Z]/g, '');
+  if (initials.length > 1) aliases.push(initials.toLowerCase(), ...(initials.endsWith('S') ? [] : [`${initials.toLowerCase()}s`]));
+  const allAliases = [name.toLowerCase(), ...suffix.slice(0, -1).map((_, i) => [name.toLowerCase(), ...suffix.slice(0, i + 1)].join('.')), ...aliases];
+  const spec = {
+    type,
+    displayType: display,
+    defaultNamespace: KNOWN_TYPES[type] ?? '',
+    aliases,
+    allAliases,
+    printColumns: [],
+    ...(sensitiveType(type, talosVersion) ? { sensitivity: 'sensitive' } : {}),
+  };
+  // COSI decodes meta resources from the YAML spec (they have no protobuf spec).
+  return res('meta', 'ResourceDefinitions.meta.cosi.dev', type.toLowerCase(), spec, new Uint8Array());
+}

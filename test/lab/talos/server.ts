@@ -13,6 +13,8 @@ import {
   ImageServiceService,
 } from '../../../proto/gen/machine/image.js';
 import {
+  type LifecycleServiceInstallRequest,
+  type LifecycleServiceInstallResponse,
   type LifecycleServiceUpgradeRequest,
   type LifecycleServiceUpgradeResponse,
   LifecycleServiceService,
@@ -50,7 +52,8 @@ import {
   KNOWN_TYPES,
   RpcError,
   sensitiveType,
-  TALOS_NAMESPACES,
+  talosNamespaces,
+  resourceDefinition,
   type SimCall,
   type SimCallMethod,
   type SimNode,
@@ -97,6 +100,7 @@ interface Recorded<Req> {
 }
 
 const MACHINE_CONFIGS = 'MachineConfigs.config.talos.dev';
+const RESOURCE_DEFINITIONS = 'ResourceDefinitions.meta.cosi.dev';
 
 /** COSI reads are recorded for the machine config only: the read that starts every config patch. */
 function configRead<Req extends { namespace: string; type: string; id?: string | undefined }>(method: SimCallMethod): Recorded<Req> {
@@ -489,6 +493,18 @@ export class TalosApi {
 
   lifecycleService(): grpc.UntypedServiceImplementation {
     return {
+      // Every simulated node is installed: upstream takes the lock, then refuses an installed
+      // machine before looking at the request (internal/app/lifecycle/lifecycle.go Install).
+      install: this.serverStream<LifecycleServiceInstallRequest, LifecycleServiceInstallResponse>(
+        LifecycleServiceService.install.path,
+        'os:admin',
+        (n) => {
+          this.requireLifecycle(n, 'LifecycleService');
+          if (n.installing) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another installation/upgrade is already in progress');
+          throw rpcError(grpc.status.ALREADY_EXISTS, 'machine is already installed');
+        },
+        { method: 'LifecycleService.Install', fields: (req) => ({ image: req.source?.imageName ?? '' }) },
+      ),
       upgrade: this.serverStream<LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse>(
         LifecycleServiceService.upgrade.path,
         'os:admin',
@@ -539,12 +555,11 @@ export class TalosApi {
     if (ns === undefined) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
     // The access policy checks the type's sensitivity before the namespace (internal/app/resources/access.go).
     if (!admin && sensitiveType(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
-    if (ns !== namespace) {
-      // Another namespace the node has holds no such resource; one it lacks is refused as before.
-      if (TALOS_NAMESPACES.has(namespace)) return [];
-      throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported for "${type}"`);
-    }
+    if (!talosNamespaces(n.version).has(namespace)) throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported`);
+    // Another namespace the node has holds no such resource.
+    if (ns !== namespace) return [];
     if (type === MACHINE_CONFIGS && n.faults.configReadError) throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
+    if (type === RESOURCE_DEFINITIONS) return Object.keys(KNOWN_TYPES).map((t) => resourceDefinition(t, n.version));
     return n.resources().filter((r) => r.type === type && r.namespace === namespace);
   }
 
