@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
   let watch: RolloutWatch | undefined;
   try {
     await ensureLabBinaries((l) => term.say(l));
-    term.say('building the controller (npm run build: tsc → dist/, laid out as the container image) and starting the lab...');
+    term.say('building the controller (npm run build: tsc → dist/, laid out as the container image; unchanged sources reuse the cached build) and starting the lab...');
     const appDir = join(dir.path, 'app');
     const fleetVersion = scenario.fleetTalosVersion ?? DEMO_TALOS_VERSION;
     const [lab] = await Promise.all([
