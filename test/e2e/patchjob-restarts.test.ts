@@ -34,10 +34,11 @@ describe('PatchJob end to end: SIGKILL at every step, then restart', function ()
   let lab: JobLab;
   const legacyNodes = LEGACY.map((_, i) => `worker-${i + 1}`);
   const lifecycleNodes = LIFECYCLE.map((_, i) => `worker-${LEGACY.length + i + 1}`);
+  const lateNode = `worker-${LEGACY.length + LIFECYCLE.length + 1}`;
 
   before(async function () {
     lab = await startJobLab({
-      fleet: { nodes: 1 + LEGACY.length + LIFECYCLE.length, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      fleet: { nodes: 2 + LEGACY.length + LIFECYCLE.length, controlPlanes: 1, talosVersion: 'v1.12.4' },
       talosVersions: Object.fromEntries(lifecycleNodes.map((n) => [n, 'v1.13.1'])),
       // Slow enough that a kill lands inside a phase, not only between them.
       timings: { upgradeMs: 600, pullMs: 600, installMs: 600, shutdownMs: 200, rebootMs: 600, bootMs: 300 },
@@ -80,4 +81,24 @@ describe('PatchJob end to end: SIGKILL at every step, then restart', function ()
       assert.equal(lab.observer.node(c.node)?.osImage, `Talos (${c.target})`);
     });
   }
+
+  // A controller that takes over while the node is still booting finds nothing to do on its first
+  // pass; the Node coming back must wake the job then, not the reboot deadline (10 minutes later).
+  it('a controller started while the node is still booting completes the job when the Node comes back', async function () {
+    const scrapes = (text: string): number => Number(/kangal_patch_reconcile_duration_seconds_count\{[^}]*controller="patchjob"[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
+    lab.talos.faults.set(lateNode, { holdPhase: 'booting' });
+    const first = lab.startController();
+    const job = await lab.createJob({ plan: `late-${lateNode}`, node: lateNode, target: { talosVersion: 'v1.13.2' } });
+    await waitFor(() => (lab.talos.node(lateNode).phase === 'booting' ? true : undefined), { timeoutMs: 60_000, description: `${lateNode} held while booting` });
+    await first.kill();
+    const second = lab.startController({ metrics: true });
+    // Its first pass has run (and found the node not back yet) before the node may finish booting.
+    await waitFor(async () => (scrapes(await second.scrape()) >= 1 ? true : undefined), { timeoutMs: 60_000, description: 'the new controller\'s first PatchJob pass' });
+    assert.equal((await lab.job(job))?.status?.['phase'], 'Rebooting');
+    lab.talos.faults.set(lateNode, { holdPhase: undefined });
+    const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
+    await second.stop();
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.equal(lab.talos.node(lateNode).upgradesStarted, 1);
+  });
 });

@@ -10,15 +10,21 @@ const KUBERNETES_PHASES = new Set(['UpgradingKubernetes', 'ValidatingKubernetes'
 
 export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void {
   const jobsByNode = new Map<string, Set<string>>();
+  const index = (key: string, view: JobView): void => {
+    if (!view.spec) return;
+    const set = jobsByNode.get(view.spec.nodeName) ?? new Set<string>();
+    set.add(key);
+    jobsByNode.set(view.spec.nodeName, set);
+  };
   informers.patchJobs.onChange((key, view, old) => {
     if (old?.spec) jobsByNode.get(old.spec.nodeName)?.delete(key);
-    if (view?.spec) {
-      const set = jobsByNode.get(view.spec.nodeName) ?? new Set<string>();
-      set.add(key);
-      jobsByNode.set(view.spec.nodeName, set);
-    }
+    if (view) index(key, view);
     if (view) queue.add(key);
   });
+  // We are wired when we become leader, after the caches synced: the jobs already there never pass
+  // through onChange, and a job whose first pass changes nothing (a node still rebooting) must still
+  // be woken by its Node. Same tick as the handler above, so no event falls in between.
+  for (const job of informers.patchJobs.list()) index(job.name, job);
   informers.nodes.onChange((name) => {
     for (const job of jobsByNode.get(name) ?? []) queue.add(job);
   });
