@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { makeLabDir, type LabDir } from '../lab/process.js';
 import { repoRoot } from '../support/manifests.js';
+import { layOutProduct } from '../support/product.js';
 
 const run = promisify(execFile);
 
@@ -18,11 +19,7 @@ describe('build: dist/ runs as the image runs it', function () {
 
   before(async function () {
     app = makeLabDir('kangal-build');
-    await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', join(app.path, 'dist')], { cwd: repoRoot });
-    mkdirSync(join(app.path, 'bin'));
-    copyFileSync(join(repoRoot, 'bin/kangal-patch.js'), join(app.path, 'bin/kangal-patch.js'));
-    copyFileSync(join(repoRoot, 'package.json'), join(app.path, 'package.json'));
-    symlinkSync(join(repoRoot, 'node_modules'), join(app.path, 'node_modules'));
+    await layOutProduct(app.path);
   });
   after(() => app?.remove());
 

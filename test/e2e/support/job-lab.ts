@@ -18,6 +18,7 @@ import { startRegistry, type Registry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
 import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator, type TalosSimulatorOptions } from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
+import { productEntry } from '../../support/product.js';
 
 export const OPERATOR_NAMESPACE = 'kangal-patch';
 export const TALOS_SECRET = 'talos-credentials';
@@ -117,6 +118,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     for (const s of stops.splice(0).reverse()) await s();
   };
   try {
+    // The compiled product, as the image runs it (built once per run, cached across runs).
+    const entry = await productEntry();
     const cluster = await startCluster();
     stops.push(() => cluster.stop());
     let interposer: ApiInterposer | undefined;
@@ -184,7 +187,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const startController: JobLab['startController'] = (o = {}) => {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
-      const args = [join(root, 'bin/kangal-patch.js'), 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
+      const args = [entry, 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
         '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', o.metrics ? '127.0.0.1:0' : '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {
