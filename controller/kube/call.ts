@@ -69,7 +69,8 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
     throw toOutcomeError(err, { what, signal: ctx.signal, deadlineExceeded: timeout.signal.aborted, now: ctx.clock.now() });
   } finally {
     stopTimer.abort();
-    // The response is read by now: close() lets nothing in flight go and closes the idle socket.
+    // The response is read by now; close() would still wait for a request in flight, then
+    // closes the Agent's idle socket.
     for (const d of dispatchers) d.close().catch(() => undefined);
   }
 }

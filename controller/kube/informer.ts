@@ -1,6 +1,6 @@
-// A list+watch informer that keeps projected views only. It replaces client-node's makeInformer
-// (1.x), which stops for good on any error but 410, swallows handler exceptions, and keeps the full
-// objects in memory (typescript-notes §2.1–2.2).
+// A list+watch informer that keeps projected views only. It replaces client-node's makeInformer,
+// which stops for good on any error but 410 (and, since 2.0, its own idle timeout), swallows
+// handler exceptions, and keeps the full objects in memory (typescript-notes §2.1–2.2).
 //
 // Loop: list (paged) → store views, emit every key → watch from the list's resourceVersion (with
 // bookmarks) → on 410 Gone re-list; on an error or an early end, back off (capped exponential,
@@ -20,7 +20,7 @@ import { rootContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import { silentLog, type LogFn } from '../runtime/log.js';
 import { kubeCall, type CallOptions } from './call.js';
-import { httpCode, isAbortError } from './errors.js';
+import { httpCode } from './errors.js';
 import { isNewer } from './resource-version.js';
 import { ViewStore } from './store.js';
 
@@ -333,7 +333,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         if (httpCode(err) === 410) return finish({ kind: 'gone' });
         // `request` is set once the watch answered 200; a timeout after that is client-node's
         // inactivity timer (see the top of this file).
-        if (request !== undefined && isAbortError(err) && (err as { name?: unknown }).name === 'TimeoutError') return finish({ kind: 'idle' });
+        if (request !== undefined && isTimeoutError(err)) return finish({ kind: 'idle' });
         finish({ kind: 'error', err });
       };
       new Watch(this.opts.kubeConfig).watch(this.opts.source.watchPath, query, onEvent, onDone).then(
@@ -393,6 +393,10 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       }
     }
   }
+}
+
+function isTimeoutError(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 function describe(err: unknown): string {
