@@ -8,7 +8,7 @@ import { silentLog, type LogFn } from '../runtime/log.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { makeClients, type KubeClients } from './clients.js';
 import { loadKubeConfig } from './config.js';
-import { toOutcomeError } from './errors.js';
+import { networkFailure, toOutcomeError } from './errors.js';
 import { emitEvent } from './events.js';
 import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gitops-plans.js';
 import { makeInformers, type KubeInformerSet } from './informers.js';
@@ -116,8 +116,11 @@ async function readyz(kubeConfig: KubeConfig, ctx: OpContext): Promise<boolean> 
     return await new Health(kubeConfig).readyz({ signal });
   } catch (err) {
     const mapped = toOutcomeError(err, { what: 'GET /readyz', signal: ctx.signal, deadlineExceeded: timeout.aborted, now: ctx.clock.now() });
-    // Health replaces every network error with a plain Error ("Error occurred in health request").
+    // Health replaces every network error with a plain Error ("Error occurred in health request");
+    // since client-node 2.0 the original is its `cause`.
     if (mapped.reason !== 'Unexpected') throw mapped;
-    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NetworkError', message: `GET /readyz on ${kubeConfig.getCurrentCluster()?.server ?? '?'}: no answer`, cause: err });
+    const why = networkFailure((err as { cause?: unknown } | null)?.cause);
+    const server = kubeConfig.getCurrentCluster()?.server ?? '?';
+    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NetworkError', message: `GET /readyz on ${server}: no answer${why ? ` (${why})` : ''}`, cause: err });
   }
 }

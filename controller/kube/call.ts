@@ -1,9 +1,14 @@
 // One wrapper around every client-node request: the OpContext's signal and deadline go onto the
 // HTTP request, and whatever fails comes back as an OutcomeError.
 //
-// client-node 1.4.0 has no per-call `signal` parameter, but its generated RequestContext has
-// setSignal() and node-fetch honours it; a per-call middleware sets it. So an abort or deadline
-// really cancels the HTTP request instead of leaving it running behind a lost race.
+// client-node has no per-call `signal` parameter, but its generated RequestContext has setSignal()
+// and its fetch (undici, since 2.0) honours it; a per-call middleware sets it. So an abort or
+// deadline really cancels the HTTP request instead of leaving it running behind a lost race.
+//
+// client-node 2.x builds a new undici Agent (keep-alive) for every request and never closes it, so
+// each request's connection would linger idle for undici's keep-alive timeout (4 s): 50 requests,
+// 50 open TLS connections to the apiserver. The same middleware keeps that request's dispatcher
+// and the call closes it once the response is read, as 1.4.0 (node-fetch, `Connection: close`) did.
 import {
   Observable,
   PatchStrategy,
@@ -18,10 +23,14 @@ import { toOutcomeError } from './errors.js';
 
 export type CallOptions = ConfigurationOptions<ObservableMiddleware>;
 
-function signalMiddleware(signal: AbortSignal): ObservableMiddleware {
+type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+
+function signalMiddleware(signal: AbortSignal, dispatchers: Dispatcher[]): ObservableMiddleware {
   return {
     pre: (request: RequestContext) => {
       request.setSignal(signal);
+      const dispatcher = request.getDispatcher();
+      if (dispatcher) dispatchers.push(dispatcher);
       return new Observable(Promise.resolve(request));
     },
     post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
@@ -49,7 +58,8 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
     );
   }
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-  let opts: CallOptions = { middleware: [signalMiddleware(signal)], middlewareMergeStrategy: 'append' };
+  const dispatchers: Dispatcher[] = [];
+  let opts: CallOptions = { middleware: [signalMiddleware(signal, dispatchers)], middlewareMergeStrategy: 'append' };
   if (extras.patch === 'merge') opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts);
   if (extras.patch === 'apply') opts = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, opts);
   try {
@@ -59,5 +69,8 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
     throw toOutcomeError(err, { what, signal: ctx.signal, deadlineExceeded: timeout.signal.aborted, now: ctx.clock.now() });
   } finally {
     stopTimer.abort();
+    // The response is read by now; close() would still wait for a request in flight, then
+    // closes the Agent's idle socket.
+    for (const d of dispatchers) d.close().catch(() => undefined);
   }
 }

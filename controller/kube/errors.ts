@@ -3,7 +3,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 
-/** The parts of a metav1.Status we act on. client-node 1.4.0 hands us `.body` as the raw JSON text. */
+/** The parts of a metav1.Status we act on. client-node (1.4 and 2.x) hands us `.body` as the raw JSON text. */
 export interface ApiStatus {
   reason: string | undefined;
   message: string | undefined;
@@ -64,14 +64,36 @@ export function toOutcomeError(err: unknown, mc: MapContext): OutcomeError {
   }
   const code = httpCode(err);
   if (code !== undefined) return fromHttp(code, err, mc);
-  const sys = (err as { code?: unknown } | null)?.code;
-  const detail = err instanceof Error ? err.message : String(err);
+  const network = networkFailure(err);
+  const detail = network ?? (err instanceof Error ? err.message : String(err));
   return new OutcomeError({
     kind: OutcomeKind.Transient,
-    reason: typeof sys === 'string' || isFetchError(err) ? 'NetworkError' : 'Unexpected',
+    reason: network !== undefined ? 'NetworkError' : 'Unexpected',
     message: `${mc.what}: ${detail}`,
     cause: err,
   });
+}
+
+/**
+ * What went wrong on the wire, or undefined when `err` is no network failure. A system error
+ * (`code`: ECONNREFUSED, ...) as it is, or undici's fetch failure (client-node 2.x): a
+ * `TypeError('fetch failed')` whose `cause` is the system or TLS error
+ * (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, ...), or a message alone (`bad port`).
+ */
+export function networkFailure(err: unknown): string | undefined {
+  const o = err as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  if (typeof o?.code === 'string') return describeSystemError(o);
+  if (!(err instanceof TypeError) || err.message !== 'fetch failed') return undefined;
+  const cause = err.cause as { code?: unknown; message?: unknown; errors?: unknown } | string | undefined;
+  if (typeof cause === 'string') return cause;
+  // Several addresses tried (happy eyeballs): an AggregateError of one error per address.
+  const first = Array.isArray(cause?.errors) ? (cause.errors[0] as typeof cause) : cause;
+  return first ? describeSystemError(first) : err.message;
+}
+
+function describeSystemError(e: { code?: unknown; message?: unknown }): string {
+  const msg = typeof e.message === 'string' && e.message !== '' ? e.message : 'network error';
+  return typeof e.code === 'string' && !msg.includes(e.code) ? `${msg} (${e.code})` : msg;
 }
 
 /** Fixed mappings by status code; 409, 429 and 5xx need the body or headers and are handled below. */
@@ -113,10 +135,6 @@ export function httpCode(err: unknown): number | undefined {
 export function isAbortError(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
-}
-
-function isFetchError(err: unknown): boolean {
-  return (err as { name?: unknown } | null)?.name === 'FetchError';
 }
 
 function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {

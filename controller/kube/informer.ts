@@ -1,12 +1,19 @@
-// A list+watch informer that keeps projected views only. It replaces client-node 1.4.0's
-// makeInformer, which stops for good on any error but 410, swallows handler exceptions, and keeps
-// the full objects in memory (typescript-notes §2.1–2.2).
+// A list+watch informer that keeps projected views only. It replaces client-node's makeInformer,
+// which stops for good on any error but 410 (and, since 2.0, its own idle timeout), swallows
+// handler exceptions, and keeps the full objects in memory (typescript-notes §2.1–2.2).
 //
 // Loop: list (paged) → store views, emit every key → watch from the list's resourceVersion (with
 // bookmarks) → on 410 Gone re-list; on an error or an early end, back off (capped exponential,
 // jittered, on the injected Clock) and watch again from the last resourceVersion seen; every
 // `resyncMs` abort the watch and re-list, which re-emits every key and doubles as a watchdog for a
 // watch that went silent without the connection closing.
+//
+// client-node 2.x's Watch aborts a watch that received no bytes for 30 s (its private
+// requestTimeoutMs) and reports a TimeoutError. The apiserver sends bookmarks only about once a
+// minute, so on a quiet resource that fires every 30 s: it is the watch going idle, not a failure.
+// Such a watch is started again at once from the last resourceVersion, without a warning, a
+// backoff or an error count. A TimeoutError before the response came (connect or headers) is
+// still an error.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import { rootContext } from '../runtime/context.js';
@@ -75,6 +82,8 @@ export interface InformerStats {
   lists: number;
   watches: number;
   watchErrors: number;
+  /** Watches client-node ended for 30 s without a byte, started again at once (not errors). */
+  idleRestarts: number;
   gone: number;
   handlerErrors: number;
   /** resourceVersion the informer would watch from next ('' when a re-list is due). */
@@ -86,6 +95,7 @@ type WatchEnd =
   | { kind: 'resync' }
   | { kind: 'gone' }
   | { kind: 'ended'; healthy: boolean }
+  | { kind: 'idle' }
   | { kind: 'error'; err: unknown };
 
 interface WatchEvent {
@@ -118,7 +128,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   /** Where the next watch starts; '' means list first. */
   private rv = '';
   private currentWatch: AbortController | undefined;
-  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, handlerErrors: 0 };
+  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, idleRestarts: 0, gone: 0, handlerErrors: 0 };
 
   constructor(private readonly opts: InformerOptions<T, V>) {
     this.store = new ViewStore(opts.index);
@@ -217,6 +227,10 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         return 'ok';
       case 'ended':
         return end.healthy ? 'ok' : 'failed';
+      case 'idle':
+        this.counters.idleRestarts++;
+        this.log('debug', `informer ${this.opts.name}: watch idle, watching again`, { resourceVersion: this.rv });
+        return 'ok';
       case 'error':
         this.counters.watchErrors++;
         this.log('warn', `informer ${this.opts.name}: watch failed, restarting`, { err: describe(end.err) });
@@ -317,6 +331,9 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
           return finish({ kind: 'ended', healthy });
         }
         if (httpCode(err) === 410) return finish({ kind: 'gone' });
+        // `request` is set once the watch answered 200; a timeout after that is client-node's
+        // inactivity timer (see the top of this file).
+        if (request !== undefined && isTimeoutError(err)) return finish({ kind: 'idle' });
         finish({ kind: 'error', err });
       };
       new Watch(this.opts.kubeConfig).watch(this.opts.source.watchPath, query, onEvent, onDone).then(
@@ -376,6 +393,10 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       }
     }
   }
+}
+
+function isTimeoutError(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 function describe(err: unknown): string {

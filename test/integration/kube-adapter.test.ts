@@ -1,5 +1,6 @@
 // controller/kube's KubePort against the lab's real kube-apiserver and disruption controller.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
 import { projectNode, projectPod } from '../../controller/kube/project.js';
@@ -374,4 +375,39 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(await kube.readyz(testCtx()), true);
     });
   });
+
+  describe('connections', function () {
+    it('leaves no connection open behind a call (client-node 2.x would keep each one alive for 4 s)', async function () {
+      const port = Number(new URL(f.cluster.server).port);
+      const before = establishedTo(port);
+      for (let i = 0; i < 30; i++) assert.equal(await kube.port.readSecret(testCtx(), OPERATOR_NS, `missing-${i}`), undefined);
+      // close() runs after the call returned: give the sockets a moment to go.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after = establishedTo(port);
+      assert.ok(after - before < 5, `${after - before} more connections to the apiserver after 30 calls`);
+    });
+  });
 });
+
+/** This process's ESTABLISHED TCP connections to 127.0.0.1:`port`, from /proc (the lab is Linux). */
+function establishedTo(port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (m?.[1]) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let count = 0;
+  for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+      if (f.length > 9 && f[3] === '01' && f[2]?.endsWith(`:${hexPort}`) && inodes.has(f[9] ?? '')) count++;
+    }
+  }
+  return count;
+}

@@ -171,7 +171,8 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     informer.on('add', (o) => handler('ADDED', o));
     informer.on('update', (o) => handler('MODIFIED', o));
     informer.on('delete', (o) => handler('DELETED', o));
-    // client-node 1.4 informers stop on errors: an observer that went blind would prove nothing.
+    // client-node informers (1.4 and 2.x) stop on errors other than 410 and, since 2.0, the idle
+    // timeout: an observer that went blind would prove nothing.
     informer.on('error', () => {
       if (!stopped) setTimeout(() => void informer.start().catch(() => undefined), 200);
     });

@@ -45,6 +45,18 @@ describe('kube/errors', function () {
     const e = map(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     assert.deepEqual([e.kind, e.reason], ['Transient', 'NetworkError']);
   });
+
+  it('undici\'s "fetch failed" (client-node 2.x) is a NetworkError that names its cause', function () {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    const e = map(new TypeError('fetch failed', { cause: refused }));
+    assert.deepEqual([e.kind, e.reason, e.message], ['Transient', 'NetworkError', 'op: connect ECONNREFUSED 127.0.0.1:6443']);
+    const tls = Object.assign(new Error('unable to verify the first certificate'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    assert.equal(map(new TypeError('fetch failed', { cause: tls })).message, 'op: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)');
+    const both = new AggregateError([refused, Object.assign(new Error('connect ECONNREFUSED ::1:6443'), { code: 'ECONNREFUSED' })]);
+    assert.equal(map(new TypeError('fetch failed', { cause: both })).message, 'op: connect ECONNREFUSED 127.0.0.1:6443');
+    // Any other TypeError is a bug of ours, not the network.
+    assert.equal(map(new TypeError('x is not a function')).reason, 'Unexpected');
+  });
 });
 
 describe('kube projections and helpers', function () {
