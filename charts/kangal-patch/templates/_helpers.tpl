@@ -28,15 +28,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end }}
 
+{{/* Every object's labels: the chart's own, then commonLabels (never over the chart's). */}}
 {{- define "kangal-patch.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-app.kubernetes.io/name: {{ include "kangal-patch.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-{{- with .Values.commonLabels }}
-{{ toYaml . }}
+{{- include "kangal-patch.labelsWith" (list . dict) }}
 {{- end }}
+
+{{/* The labels with more of them: (list $ $extra); $extra wins over the chart's, which win over commonLabels. */}}
+{{- define "kangal-patch.labelsWith" -}}
+{{- $ctx := index . 0 }}
+{{- $std := dict
+  "helm.sh/chart" (printf "%s-%s" $ctx.Chart.Name $ctx.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-")
+  "app.kubernetes.io/name" (include "kangal-patch.name" $ctx)
+  "app.kubernetes.io/instance" $ctx.Release.Name
+  "app.kubernetes.io/version" ($ctx.Values.image.tag | default $ctx.Chart.AppVersion | trunc 63)
+  "app.kubernetes.io/managed-by" $ctx.Release.Service }}
+{{- toYaml (merge (dict) (index . 1) $std $ctx.Values.commonLabels) }}
 {{- end }}
 
 {{/* `  annotations:` for every object's metadata (indented, with its newline), when commonAnnotations has any. */}}
