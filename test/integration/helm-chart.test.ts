@@ -370,5 +370,22 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /the server doesn't have a resource type "patchplan"|could not find the requested resource/);
     });
+
+    it('CRDs installed with kustomize: helm install refuses them until they are handed to the release, as the README says', async function () {
+      await ok(kubectl(['apply', '--server-side', '-k', 'kustomize/crd']), 'kubectl apply -k kustomize/crd');
+      const install = ['install', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE];
+      const refused = await helm(install);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /CustomResourceDefinition "patch(plans|jobs)\.kangalpatch\.ozalp\.dk" .*exists and cannot be imported into the current release: invalid ownership metadata/);
+      const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+      for (const verb of ['annotate', 'label']) {
+        const command = new RegExp(`\`(kubectl ${verb} crd [^\`]+)\``).exec(readme)?.[1];
+        assert.ok(command, `the README's kubectl ${verb} crd command`);
+        await ok(sh(command), command);
+      }
+      await ok(helm(install), 'helm install over the adopted CRDs');
+      await ok(helm(['uninstall', RELEASE, '--namespace', OPERATOR_NAMESPACE]), 'helm uninstall');
+      await ok(kubectl(['get', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk']), 'the adopted CRDs stay too');
+    });
   });
 });
