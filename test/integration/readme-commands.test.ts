@@ -26,6 +26,12 @@ const RUN: { command: string; cwd: 'repo' | 'plans-repo' | 'talos-files' }[] = [
 const COVERED_ELSEWHERE: Record<string, string> = {
   'npm ci && npm run demo': 'test/e2e/demo.test.ts runs the demo entry end to end',
   'npm test': 'this suite',
+  'helm install kangal-patch charts/kangal-patch --namespace kangal-patch --create-namespace --set image.repository=ghcr.io/example/kangal-patch --set git.url=https://github.com/example/talos-plans.git --set clusterName=production-eu-1 --set-file gitCredentials.token=read-token --set-file gitCredentials.writeToken=write-token':
+    'test/integration/helm-chart.test.ts runs it as written (with the lab\'s Helm and token files), and the next Helm commands',
+  'kubectl -n kangal-patch get deployment,pods': 'test/integration/helm-chart.test.ts, after the helm install',
+  'helm upgrade kangal-patch charts/kangal-patch --namespace kangal-patch --reuse-values --set image.tag=v0.1.1': 'test/integration/helm-chart.test.ts runs it as written',
+  'helm uninstall kangal-patch --namespace kangal-patch': 'test/integration/helm-chart.test.ts runs it as written',
+  'kubectl delete crd patchplans.kangalpatch.ozalp.dk patchjobs.kangalpatch.ozalp.dk': 'test/integration/helm-chart.test.ts runs it as written, after the uninstall',
   'export KUBECONFIG=<the printed path>': 'a placeholder for the path `npm run lab -- up` prints (test/integration/lab-lifecycle.test.ts)',
   'KUBECTL=$(bash test/lab/gobuild/build.sh)/kubectl': 'the lab build (.ci/run and the pretest script run it)',
   '$KUBECTL get nodes -o wide': 'needs the running lab of the block above (lab-lifecycle)',

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { renderChart } from '../../../schemas/chart.js';
 import { renderGenerated } from '../../../schemas/crd.js';
 
 type Json = Record<string, unknown>;
@@ -19,7 +20,8 @@ function* nodes(schema: unknown, path = ''): Generator<[string, Json]> {
 describe('schemas: generated files', function () {
   const generated = renderGenerated();
 
-  for (const [path, content] of Object.entries(generated)) {
+  const chart = renderChart((path) => readFileSync(path, 'utf8'));
+  for (const [path, content] of Object.entries({ ...generated, ...chart })) {
     it(`${path} is up to date (run npm run generate)`, function () {
       assert.equal(readFileSync(path, 'utf8'), content);
     });
