@@ -51,6 +51,9 @@ function withoutStaleWait(step: PlanStep): PlanStep {
   return { ...step, status };
 }
 
+const keepsHealthPauseMessage = (status: PatchPlanStatus): boolean =>
+  status.policyPause?.reason !== undefined && status.policyPause.reason !== 'PausedByFailurePolicy' && status.reason === status.policyPause.reason && status.message !== undefined;
+
 /** The reason and words of a Pause-policy pause: failed nodes, or a health check. */
 function policyPauseCause(status: PatchPlanStatus): { reason: string; why: string } {
   const reason = status.policyPause?.reason ?? 'PausedByFailurePolicy';
@@ -205,6 +208,8 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
     return { status: s, events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }] };
   }
   if (spec.paused || status.policyPause) {
+    // A health-check pause keeps the message that names the check, its objects and their values.
+    if (keepsHealthPauseMessage(status)) return { status: { ...status, phase: 'Paused' }, events: [] };
     const { reason, why } = status.policyPause ? policyPauseCause(status) : { reason: 'Paused', why: 'paused (spec.paused)' };
     const s = say({ ...status, phase: 'Paused' }, reason, `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
     return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };

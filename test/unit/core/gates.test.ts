@@ -148,6 +148,7 @@ describe('core/plan: health gates in decidePlan', function () {
     const again = decidePlan(o);
     assert.equal(again.status.phase, 'Paused');
     assert.equal(again.status.reason, 'HealthCheckTimeout');
+    assert.match(again.status.message ?? '', /health check volumes did not hold within its timeout 5s: .*pvc-2: false/, 'the message still names the check');
   });
 
   it('a timeout applies the Halt policy: Failed with reason HealthCheckTimeout', function () {
