@@ -1,7 +1,7 @@
 // Objects of any kind, for health checks: API discovery (apiVersion + kind → resource) and a list+watch
 // informer over the resource that keeps each object bounded (managedFields and the last-applied
 // annotation dropped, a huge spec cut). Additive: the typed informers in informers.ts are untouched.
-import { AuthorizationV1Api, KubernetesObjectApi, type KubeConfig, type V1APIResource } from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, KubernetesObjectApi, type KubeConfig, type V1APIResource } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import type { OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
@@ -140,10 +140,20 @@ export interface ObjectSource {
   informer(resource: DynamicResource, namespace: string | undefined): KubeInformer<ObjectView>;
   /** SelfSubjectAccessReview for each verb; the verbs the controller may not use. */
   deniedVerbs(ctx: OpContext, resource: DynamicResource, namespace: string | undefined, verbs: readonly string[]): Promise<string[]>;
+  /** Who the controller is (SelfSubjectReview): `ServiceAccount ns/name`, or `user <name>`. */
+  whoAmI(ctx: OpContext): Promise<string>;
+}
+
+/** `system:serviceaccount:kangal-patch:kangal-patch` → `ServiceAccount kangal-patch/kangal-patch`. */
+export function describeUser(username: string | undefined): string {
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(username ?? '');
+  if (sa) return `ServiceAccount ${sa[1] ?? ''}/${sa[2] ?? ''}`;
+  return username ? `user ${username}` : 'the controller\'s identity';
 }
 
 export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, s: Omit<ObjectInformerSettings, 'kubeConfig'>): ObjectSource {
   const authz = kubeConfig.makeApiClient(AuthorizationV1Api);
+  const authn = kubeConfig.makeApiClient(AuthenticationV1Api);
   return {
     discover: (ctx, apiVersion, kind) => discoverResource(ctx, kubeConfig, apiVersion, kind),
     informer: (r, namespace) => makeObjectInformer({ ...s, kubeConfig }, clients, r, namespace),
@@ -159,6 +169,10 @@ export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClien
         if (review.status?.allowed !== true) denied.push(verb);
       }
       return denied;
+    },
+    whoAmI: async (ctx) => {
+      const review = await kubeCall(ctx, 'self subject review', (o) => authn.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } }, o));
+      return describeUser(review.status?.userInfo?.username);
     },
   };
 }
