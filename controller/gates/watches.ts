@@ -118,7 +118,9 @@ export class HealthWatches {
   }
 }
 
-const ACTIVE_PHASES = new Set([undefined, 'Pending', 'Preflighting', 'InProgress', 'Paused']);
+// Not before preflight passed: HealthCheckAccess reviews the grants first, so a missing one is named
+// once instead of a watch retrying a 403. The first pass after preflight waits for the first list.
+const ACTIVE_PHASES = new Set<string | undefined>(['InProgress', 'Paused']);
 
 /** The checks of plans that can still schedule nodes (terminal plans need no watches). */
 export function activeChecks(plans: readonly { spec?: { healthChecks?: readonly HealthCheck[] | undefined; target: { autoUpdate?: { enabled?: boolean } | undefined } } | undefined; status: { phase?: string | undefined } }[]): HealthCheck[] {

@@ -102,6 +102,6 @@ describe('gates/watches: HealthWatches', function () {
   it('only plans that can still schedule nodes need watches', function () {
     const spec = { healthChecks: [volumes], target: {} };
     assert.deepEqual(activeChecks([{ spec, status: { phase: 'InProgress' } }, { spec, status: { phase: 'Paused' } }]).length, 2);
-    assert.deepEqual(activeChecks([{ spec, status: { phase: 'Completed' } }, { spec, status: { phase: 'Failed' } }, { spec: { ...spec, target: { autoUpdate: { enabled: true } } }, status: {} }]), []);
+    assert.deepEqual(activeChecks([{ spec, status: { phase: 'Preflighting' } }, { spec, status: { phase: 'Completed' } }, { spec, status: { phase: 'Failed' } }, { spec: { ...spec, target: { autoUpdate: { enabled: true } } }, status: {} }]), []);
   });
 });
