@@ -126,4 +126,12 @@ describe('PatchPlan end to end: health gates', function () {
     assert.deepEqual(lab.observer.of('worker-4', ['cordoned', 'leaseCreated', 'podDeleting', 'booted']), [], 'worker-4 never touched');
     assert.equal(await lab.job('timeout-worker-4'), undefined);
   });
+
+  it('a plan applied with kubectl whose expression does not compile is refused: Failed, InvalidSpec, naming the path', async function () {
+    const check = { name: 'typo', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', expr: 'stauts.robustness == "healthy"' };
+    await lab.applyPlan(labPlan(plan('bad-expr', 'timeout', { healthChecks: [{ name: 'ok', apiVersion: 'v1', kind: 'ConfigMap', expr: 'true' }, check] }), lab.talos.endpoint));
+    const failed = await lab.waitForPlan('bad-expr', 'refused', (s) => s.phase === 'Failed', 30_000);
+    assert.equal(failed.reason, 'InvalidSpec');
+    assert.match(String(failed.message), /spec\.healthChecks\[1\]\.expr: invalid CEL expression: undeclared reference to "stauts"/);
+  });
 });
