@@ -104,7 +104,8 @@ describe('PatchPlan end to end: health gates', function () {
     const closed = lab.observer.events.filter((e) => e.at > degradedAt && e.at < healthyAt);
     const disruptive = closed.filter((e) => e.kind === 'cordoned' || e.kind === 'leaseCreated' || (e.node !== first.node && ['podDeleting', 'notReady', 'booted'].includes(e.kind)));
     assert.deepEqual(disruptive, [], 'no node cordoned, no slot taken, no other node disrupted while the gate was closed');
-    process.stdout.write(`      gate-open latency (volume healthy → next node cordoned, observer): ${next.at - healthyAt} ms\n`);
+    const slot = lab.observer.events.find((e) => e.kind === 'leaseCreated' && e.at >= healthyAt);
+    process.stdout.write(`      gate-open latency (observer): volume healthy → next slot Lease ${slot ? slot.at - healthyAt : '?'} ms, → next node cordoned ${next.at - healthyAt} ms\n`);
 
     const done = await lab.waitForPlan('gate', 'all nodes done', (s) => s.phase === 'Completed', 120_000);
     assert.equal(done.completedNodes, 3);
