@@ -289,7 +289,9 @@ function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlan
   });
   if (gate.state === 'open') return undefined;
   if (gate.state === 'closed') {
-    return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events: [], requeueAfterMs: gate.deadline - o.now };
+    // One Event when the wait for a check begins, not one per pass.
+    const events = status.healthCheckWait?.name === gate.check.name ? [] : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
+    return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events, requeueAfterMs: gate.deadline - o.now };
   }
   const event = { type: 'Warning' as const, reason: gate.reason, note: gate.message };
   if (o.plan.spec.failurePolicy.type === 'Halt') {

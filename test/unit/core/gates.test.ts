@@ -123,6 +123,8 @@ describe('core/plan: health gates in decidePlan', function () {
     assert.match(step.status.message ?? '', /longhorn-system\/pvc-2: false/);
     assert.deepEqual(step.status.healthCheckWait, { name: 'volumes', when: 'beforeEachNode', startTime: '2026-12-05T10:00:00.000Z', deadline: '2026-12-05T10:00:05.000Z' });
     assert.equal(step.requeueAfterMs, 5000);
+    assert.deepEqual(step.events.map((e) => e.reason), ['WaitingForHealthCheck'], 'an Event when the wait begins');
+    assert.deepEqual(decidePlan(obs('Pause', step.status, observed(degraded), { now: T0 + 1000 })).events, [], 'not one per pass');
   });
 
   it('an open gate schedules the next node and clears the wait', function () {
