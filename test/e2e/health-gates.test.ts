@@ -2,11 +2,8 @@
 // Longhorn-style check over a CRD this test installs. The oracle is the lab's observer (its own
 // watches of Nodes, Leases and PatchJobs, with times), not the controller's status.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { installVolumeCrd, LONGHORN_NAMESPACE as NS, setRobustness as setVolumeRobustness, volume, VOLUMES } from './support/longhorn.js';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
 import { waitFor } from '../lab/wait.js';
@@ -14,27 +11,7 @@ import { waitFor } from '../lab/wait.js';
 const POOL = 'lab.kangalpatch.io/pool';
 const pools: Record<string, string[]> = { gate: ['worker-1', 'worker-2', 'worker-3'], timeout: ['worker-4'] };
 const labels = Object.fromEntries(Object.entries(pools).flatMap(([pool, nodes]) => nodes.map((n) => [n, { [POOL]: pool }])));
-const NS = 'longhorn-system';
-const VOLUMES = { group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' };
 const EXPR = 'has(status.robustness) && status.robustness == "healthy"';
-
-const VOLUME_CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: volumes.longhorn.io
-spec:
-  group: longhorn.io
-  scope: Namespaced
-  names: { plural: volumes, singular: volume, kind: Volume, listKind: VolumeList }
-  versions:
-    - name: v1beta2
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
-`;
 
 function plan(name: string, pool: string, spec: Record<string, unknown>): PlanDoc {
   return {
@@ -50,26 +27,11 @@ describe('PatchPlan end to end: health gates', function () {
   let lab: JobLab;
   let custom: CustomObjectsApi;
 
-  const volume = (name: string, robustness: string | undefined, labels: Record<string, string> = {}) => ({
-    apiVersion: 'longhorn.io/v1beta2',
-    kind: 'Volume',
-    metadata: { name, namespace: NS, labels },
-    spec: { numberOfReplicas: 3 },
-    ...(robustness === undefined ? {} : { status: { robustness, state: 'attached' } }),
-  });
-  /** Sets a volume's robustness; returns when the apiserver stored it. */
-  const setRobustness = async (name: string, robustness: string): Promise<number> => {
-    await custom.patchNamespacedCustomObject({ ...VOLUMES, namespace: NS, name, body: { status: { robustness } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    return Date.now();
-  };
+  const setRobustness = (name: string, robustness: string): Promise<number> => setVolumeRobustness(lab.kc, name, robustness);
 
   before(async function () {
     lab = await startJobLab({ fleet: { nodes: 5, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, images: ['siderolabs/installer:v1.13.2'] });
-    const crdFile = join(tmpdir(), `volumes-crd-${process.pid}.yaml`);
-    writeFileSync(crdFile, VOLUME_CRD);
-    const kubectl = ['--kubeconfig', lab.cluster.kubeconfigPath];
-    execFileSync(lab.cluster.kubectl, [...kubectl, 'apply', '-f', crdFile], { stdio: 'pipe' });
-    execFileSync(lab.cluster.kubectl, [...kubectl, 'wait', '--for=condition=Established', 'crd/volumes.longhorn.io'], { stdio: 'pipe' });
+    installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
     await lab.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
     custom = lab.kc.makeApiClient(CustomObjectsApi);
     for (const v of [volume('pvc-a', 'healthy', { app: 'db' }), volume('pvc-b', 'healthy', { app: 'db' }), volume('pvc-c', 'degraded'), volume('pvc-other', 'faulted', { app: 'other' })]) {

@@ -13,6 +13,7 @@ import { waitFor } from '../lab/wait.js';
 import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
 import { startJobLab, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { installVolumeCrd } from './support/longhorn.js';
 
 const TARGET = 'v1.13.2';
 const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
@@ -106,8 +107,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
   });
 
   it('a health check over a kind the ServiceAccount cannot read fails preflight naming the grant; granted, the plan runs with no 403', async function () {
-    kubectl(['apply', '-f', '-'], VOLUME_CRD);
-    kubectl(['wait', '--for=condition=Established', 'crd/volumes.longhorn.io']);
+    installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
     kubectl(['create', 'namespace', 'longhorn-system']);
     kubectl(['apply', '-f', '-'], stringify({ apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name: 'pvc-1', namespace: 'longhorn-system' }, status: { robustness: 'healthy' } }));
     const controller = lab.startController({ kubeconfig, args: ['--preflight-retry-period', '2s'] });
@@ -129,20 +129,3 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
   });
 });
 
-const VOLUME_CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: volumes.longhorn.io
-spec:
-  group: longhorn.io
-  scope: Namespaced
-  names: { plural: volumes, singular: volume, kind: Volume, listKind: VolumeList }
-  versions:
-    - name: v1beta2
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
-`;
