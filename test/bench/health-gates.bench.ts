@@ -5,7 +5,7 @@
 // next slot Lease (the gate opened) and → next node cordoned, from the observer's own watches
 // (goal: p99 ≤ 250 ms to the Lease).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { installVolumeCrd, LONGHORN_NAMESPACE, setRobustness, volume, VOLUMES } from '../e2e/support/longhorn.js';
+import { installVolumeCrd, LONGHORN_NAMESPACE, setRobustness, volume, VOLUMES } from '../support/longhorn.js';
 import { startJobLab } from '../e2e/support/job-lab.js';
 import { labPlan } from '../e2e/support/plans.js';
 import { waitFor } from '../lab/wait.js';

@@ -3,7 +3,7 @@
 // watches of Nodes, Leases and PatchJobs, with times), not the controller's status.
 import assert from 'node:assert/strict';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { installVolumeCrd, LONGHORN_NAMESPACE as NS, setRobustness as setVolumeRobustness, volume, VOLUMES } from './support/longhorn.js';
+import { installVolumeCrd, LONGHORN_NAMESPACE as NS, setRobustness as setVolumeRobustness, volume, VOLUMES } from '../support/longhorn.js';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
 import { waitFor } from '../lab/wait.js';

@@ -13,7 +13,7 @@ import { waitFor } from '../lab/wait.js';
 import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
 import { startJobLab, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
-import { installVolumeCrd } from './support/longhorn.js';
+import { installVolumeCrd } from '../support/longhorn.js';
 
 const TARGET = 'v1.13.2';
 const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
