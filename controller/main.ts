@@ -14,6 +14,7 @@ import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector, type TalosConnect } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
+import { startHealthWatches } from './gates/wiring.js';
 import { wirePlanEvents } from './rollout/plan/wiring.js';
 import { createRegistryClient } from './registry/index.js';
 import { shiftedClock, systemClock, type Clock } from './runtime/clock.js';
@@ -67,7 +68,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
         log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
       }
     : undefined;
-  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications }, work.signal);
+  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications, clock }, work.signal);
   const git = startGitSide(cfg, { kube, preflight, clock, log, metrics }, work.signal);
 
   await abortPromise(work.signal);
@@ -191,11 +192,15 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
 }
 
 /** PatchPlan events feed the queue; every known plan gets a first pass. Returns the preflight deps (the auto-update proposals share them). */
-function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => void) | undefined }, signal: AbortSignal): PreflightDeps {
+function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => void) | undefined; clock: Clock }, signal: AbortSignal): PreflightDeps {
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
-  const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }) };
-  queue.start(createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan }), signal);
+  const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
+  const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
+  queue.start(
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c) }),
+    signal,
+  );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);
   return preflight;
 }

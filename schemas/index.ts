@@ -5,3 +5,4 @@ export * from './patchjob.js';
 export { AutoUpdateAllow, ImageSource, planTarget, jobTarget } from './target.js';
 export { ConditionStatus, SelectorOperator, type Condition } from './primitives.js';
 export { planDocumentSchema } from './document.js';
+export * from './health.js';

@@ -21,6 +21,7 @@ import {
 import { withRules } from './cross-field.js';
 import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
 import { planTarget } from './target.js';
+import { healthChecks, healthCheckWait } from './health.js';
 
 const always = { when: () => true };
 
@@ -164,6 +165,7 @@ export const patchPlanSpec = withRules(
     paused: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes until set back to false.' }),
     cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
+    healthChecks: healthChecks.optional(),
     talosConfig,
   }),
   SPEC_RULES,
@@ -278,9 +280,11 @@ export const patchPlanStatus = z.strictObject({
       failures: count.meta({ description: 'Failed nodes when the policy paused the plan.' }),
       generation: z.int().min(0).meta({ description: 'Plan generation after the pause; a later change that sets paused: false resumes.' }),
       time: timestamp,
+      reason: z.string().optional().meta({ description: 'Why the policy paused: PausedByFailurePolicy (failed nodes) or HealthCheckTimeout.' }),
     })
     .optional()
     .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
+  healthCheckWait: healthCheckWait.optional(),
   reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
   nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),

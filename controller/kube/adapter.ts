@@ -7,6 +7,7 @@ import type { LeaderLeaseStore } from '../runtime/leader.js';
 import { silentLog, type LogFn } from '../runtime/log.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { makeClients, type KubeClients } from './clients.js';
+import { makeObjectSource, type ObjectSource } from './dynamic.js';
 import { loadKubeConfig } from './config.js';
 import { networkFailure, toOutcomeError } from './errors.js';
 import { emitEvent } from './events.js';
@@ -49,6 +50,8 @@ export interface Kube {
   readyz(ctx: OpContext): Promise<boolean>;
   /** The server URL, for logs and preflight messages. */
   server: string;
+  /** Objects of any kind (health checks): discovery, informers, access reviews. */
+  objects: ObjectSource;
 }
 
 export function createKube(opts: CreateKubeOptions): Kube {
@@ -80,6 +83,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     leaderLease: (name, namespace = opts.operatorNamespace) => leaderLeaseStore(c, namespace, name),
     readyz: (ctx) => readyz(kubeConfig, ctx),
     server: kubeConfig.getCurrentCluster()?.server ?? '',
+    objects: makeObjectSource(kubeConfig, c, { clock: opts.clock, log, resyncMs: opts.resyncMs }),
   };
 }
 

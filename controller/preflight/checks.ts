@@ -9,6 +9,9 @@ import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
 import { describeApiServers, olderApiServers, type ApiServerFact } from '../core/kubernetes/skew.js';
+import type { HealthCheck } from '../../schemas/health.js';
+import { resourceName, type ObjectSource } from '../kube/index.js';
+import { withTimeout, type OpContext } from '../runtime/context.js';
 
 export interface NodeFacts {
   name: string;
@@ -179,4 +182,36 @@ export function machineConfigCheck(problems: readonly string[], total: number): 
     return fail('MachineConfigReadable', `${problems.length} of ${total} node(s) have no usable machine config over the Talos API: ${problems.slice(0, 3).join('; ')} (the credentials need the os:admin role)`);
   }
   return pass('MachineConfigReadable', `the machine config of all ${total} node(s) is readable`);
+}
+
+const READ_VERBS = ['get', 'list', 'watch'] as const;
+const ACCESS_CALL_MS = 15_000;
+
+/** The controller may read every kind spec.healthChecks names (SelfSubjectAccessReview), so a missing
+ *  grant fails here with what to grant instead of a 403 mid-rollout. */
+export async function healthCheckAccess(ctx: OpContext, objects: ObjectSource, checks: readonly HealthCheck[]): Promise<PreflightCheck> {
+  const name = 'HealthCheckAccess';
+  const targets = new Map(checks.map((c) => [`${c.apiVersion}|${c.kind}|${c.namespace ?? ''}`, c]));
+  const problems: string[] = [];
+  const missing: string[] = [];
+  let who: string | undefined;
+  try {
+    for (const c of targets.values()) {
+      const r = await objects.discover(withTimeout(ctx, ACCESS_CALL_MS), c.apiVersion, c.kind);
+      if (!r) {
+        problems.push(`check ${c.name}: the API server does not serve kind ${c.kind} in ${c.apiVersion} (install its CRD, or fix apiVersion/kind)`);
+        continue;
+      }
+      const denied = await objects.deniedVerbs(withTimeout(ctx, ACCESS_CALL_MS), r, c.namespace, READ_VERBS);
+      if (denied.length === 0) continue;
+      who ??= await objects.whoAmI(withTimeout(ctx, ACCESS_CALL_MS)).catch(() => "the controller's identity");
+      const where = r.namespaced && c.namespace !== undefined ? ` in namespace ${c.namespace}` : '';
+      missing.push(`grant ${READ_VERBS.join('/')} on ${resourceName(r)}${where} to ${who} (check ${c.name}; denied: ${denied.join(', ')})`);
+    }
+  } catch (err) {
+    return fail(name, `cannot review access to the checked kinds: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const all = [...missing, ...problems];
+  if (all.length > 0) return fail(name, all.join('; '));
+  return pass(name, `the controller can get/list/watch the ${targets.size} kind(s) the health checks read`);
 }

@@ -5,10 +5,11 @@ import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import type { KubePort } from '../kube/port.js';
+import type { ObjectSource } from '../kube/index.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { TalosConnect } from '../rollout/job/talos-access.js';
-import { controlPlaneFirst, extensionsKept, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { controlPlaneFirst, extensionsKept, healthCheckAccess, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
@@ -21,6 +22,8 @@ export interface PreflightDeps {
   kube: KubePort;
   connectTalos: TalosConnect;
   images: ImageChecker;
+  /** Objects of any kind: with health checks, the controller's access to them is reviewed. */
+  objects?: ObjectSource;
 }
 
 export interface PreflightInput {
@@ -40,6 +43,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   const { spec, selection, nodes } = input;
   const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
   checks.push(await apiserverReady(ctx, deps.kube));
+  if (deps.objects && spec.healthChecks !== undefined && spec.healthChecks.length > 0) checks.push(await healthCheckAccess(ctx, deps.objects, spec.healthChecks));
   const talos = await talosVersions(ctx, deps, spec, [...selection.groupOf.keys()], nodes);
   checks.push(talos.check);
   if (!talos.check.passed) return checks;

@@ -13,6 +13,7 @@ import { waitFor } from '../lab/wait.js';
 import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
 import { startJobLab, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { installVolumeCrd } from '../support/longhorn.js';
 
 const TARGET = 'v1.13.2';
 const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
@@ -104,4 +105,27 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     assert.deepEqual(unwritten, [], 'every Event written');
     assert.ok(controller.logs().some((l) => String(l['msg']).startsWith('leading')), 'it led');
   });
+
+  it('a health check over a kind the ServiceAccount cannot read fails preflight naming the grant; granted, the plan runs with no 403', async function () {
+    installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
+    kubectl(['create', 'namespace', 'longhorn-system']);
+    kubectl(['apply', '-f', '-'], stringify({ apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name: 'pvc-1', namespace: 'longhorn-system' }, status: { robustness: 'healthy' } }));
+    const controller = lab.startController({ kubeconfig, args: ['--preflight-retry-period', '2s'] });
+    const example = examplePlan('simple-upgrade.yaml');
+    const target = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    const check = { name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'longhorn-system', expr: 'has(status.robustness) && status.robustness == "healthy"' };
+    await lab.applyPlan(labPlan({ ...example, metadata: { name: 'gated' } }, lab.talos.endpoint, { target, healthChecks: [check] }));
+    const refused = await lab.waitForPlan('gated', 'preflight failed', (s) => s.reason === 'PreflightHealthCheckAccess', 60_000);
+    assert.match(String(refused.message), new RegExp(`grant get/list/watch on volumes\\.longhorn\\.io in namespace longhorn-system to ServiceAccount ${OPERATOR_NAMESPACE}/${SERVICE_ACCOUNT} \\(check volumes; denied: get, list, watch\\)`));
+
+    // The README's recipe, namespaced: a Role and a RoleBinding in the checked namespace.
+    kubectl(['-n', 'longhorn-system', 'create', 'role', 'kangal-patch-health-checks', '--verb=get,list,watch', '--resource=volumes.longhorn.io']);
+    kubectl(['-n', 'longhorn-system', 'create', 'rolebinding', 'kangal-patch-health-checks', '--role=kangal-patch-health-checks', `--serviceaccount=${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`]);
+    const done = await lab.waitForPlan('gated', 'Completed', (s) => s.phase === 'Completed', 120_000);
+    assert.equal(done.phase, 'Completed');
+    assert.equal(await controller.stop(), 0);
+    const denied = readFileSync(controller.process.logPath, 'utf8').split('\n').filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l));
+    assert.deepEqual(denied, [], 'the watch started only once preflight passed: no request refused');
+  });
 });
+

@@ -6,6 +6,7 @@ import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { durationMs as ms, iso } from '../time.js';
 import { conditionStatus, setCondition } from '../conditions.js';
 import { windowState } from '../windows.js';
+import { decideGates } from '../gates/health.js';
 import { newJob } from './jobs.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
@@ -39,7 +40,24 @@ export function decidePlan(o: PlanObservation): PlanStep {
   const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
   // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
   const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
-  return halt ?? reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c);
+  return withoutStaleWait(halt ?? reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c));
+}
+
+/** A health-check wait only means something while the rollout is in progress. */
+function withoutStaleWait(step: PlanStep): PlanStep {
+  if (step.status.healthCheckWait === undefined || step.status.phase === 'InProgress') return step;
+  const status = { ...step.status };
+  delete status.healthCheckWait;
+  return { ...step, status };
+}
+
+const keepsHealthPauseMessage = (status: PatchPlanStatus): boolean =>
+  status.policyPause?.reason !== undefined && status.policyPause.reason !== 'PausedByFailurePolicy' && status.reason === status.policyPause.reason && status.message !== undefined;
+
+/** The reason and words of a Pause-policy pause: failed nodes, or a health check. */
+function policyPauseCause(status: PatchPlanStatus): { reason: string; why: string } {
+  const reason = status.policyPause?.reason ?? 'PausedByFailurePolicy';
+  return { reason, why: reason === 'PausedByFailurePolicy' ? 'paused by the Pause failure policy' : `paused by the Pause failure policy after ${reason}` };
 }
 
 function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
@@ -190,8 +208,10 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
     return { status: s, events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }] };
   }
   if (spec.paused || status.policyPause) {
-    const why = status.policyPause ? 'paused by the Pause failure policy' : 'paused (spec.paused)';
-    const s = say({ ...status, phase: 'Paused' }, status.policyPause ? 'PausedByFailurePolicy' : 'Paused', `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
+    // A health-check pause keeps the message that names the check, its objects and their values.
+    if (keepsHealthPauseMessage(status)) return { status: { ...status, phase: 'Paused' }, events: [] };
+    const { reason, why } = status.policyPause ? policyPauseCause(status) : { reason: 'Paused', why: 'paused (spec.paused)' };
+    const s = say({ ...status, phase: 'Paused' }, reason, `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
     return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };
   }
   if (prog.current === undefined) {
@@ -203,7 +223,9 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
 
 function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const group = sel.groups.find((g) => g.name === prog.current);
-  const base = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
+  const base: PatchPlanStatus = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
+  // Set again below while a health check still holds the rollout.
+  delete base.healthCheckWait;
   if (!group) return { status: base, events: [] };
   // Jobs that gave their slot back to wait for the control plane go before new nodes.
   const resumable = resumableNodes(o, group.name);
@@ -211,7 +233,7 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
   const slots = freeSlots(o, group);
   if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
-  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable);
+  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable);
   if (held) return held;
   const candidates = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
   // The controller's own node is last in its group: a standby takes over before it is drained.
@@ -250,6 +272,42 @@ function delayBetweenNodes(o: PlanObservation, base: PatchPlanStatus, resumable:
   // A job getting its slot back is no new node: delayBetweenNodes does not hold it.
   if (o.now >= delayUntil || resumable.length > 0) return undefined;
   return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
+}
+
+/** spec.healthChecks: a closed gate holds new nodes (not a job getting its slot back) until its
+ *  deadline, then the failure policy applies. The wait and its deadline are in status. */
+function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlanStatus, resumable: readonly string[]): PlanStep | undefined {
+  const checks = o.plan.spec.healthChecks ?? [];
+  if (checks.length === 0 || resumable.length > 0) return undefined;
+  const gate = decideGates({
+    checks,
+    facts: o.healthChecks ?? [],
+    wait: status.healthCheckWait,
+    firstNode: o.jobs.length === 0 && o.leases.length === 0,
+    nodeFinished: o.jobs.some((j) => isFinishedPhase(j.phase)),
+    now: o.now,
+  });
+  if (gate.state === 'open') return undefined;
+  if (gate.state === 'closed') {
+    // One Event when the wait for a check begins, not one per pass.
+    const events = status.healthCheckWait?.name === gate.check.name ? [] : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
+    return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events, requeueAfterMs: gate.deadline - o.now };
+  }
+  const event = { type: 'Warning' as const, reason: gate.reason, note: gate.message };
+  if (o.plan.spec.failurePolicy.type === 'Halt') {
+    const note = `${gate.message}: the Halt policy stopped the plan; running nodes finish`;
+    return { status: say({ ...base, phase: 'Failed', completionTime: base.completionTime ?? iso(o.now) }, gate.reason, note), events: [{ ...event, note }] };
+  }
+  const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
+  const note = `${gate.message}: the Pause failure policy paused the plan; set spec.paused: false to resume (the check gets a new timeout)`;
+  const spec = o.plan.spec;
+  const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
+  return {
+    action: spec.paused ? undefined : { type: 'pause' },
+    status: say({ ...base, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now), reason: gate.reason } }, gate.reason, note),
+    events: [{ ...event, note }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** The controller's own node, when it is all that is left to choose and a standby can take over. */

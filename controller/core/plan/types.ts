@@ -2,6 +2,7 @@
 import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
+import type { CheckFacts } from '../gates/health.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -64,6 +65,8 @@ export interface PlanObservation {
   apiServers?: readonly ApiServerFact[] | undefined;
   /** undefined: the cluster has no kube-proxy DaemonSet (kube-proxy disabled). */
   kubeProxy?: KubeProxyFacts | undefined;
+  /** What the gates adapter read for each of spec.healthChecks (same order); undefined without checks. */
+  healthChecks?: readonly (CheckFacts | undefined)[] | undefined;
 }
 
 export interface NewLease {

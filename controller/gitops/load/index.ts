@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
 import { planDocumentSchema } from '../../../schemas/document.js';
 import type { PatchPlanDocument } from '../../../schemas/patchplan.js';
+import { expressionProblems } from '../../gates/cel.js';
 import { routeDocument } from './document.js';
 import { issuesToProblems, parseErrorMap } from './issues.js';
 import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
@@ -132,6 +133,10 @@ function checkDocument(
     return;
   }
   const checked = schema.safeParse(value, { error: parseErrorMap });
+  // Health check expressions are compiled here, so a bad one refuses the plan like any invalid field.
+  const celProblems = checked.success ? expressionProblems(checked.data.spec) : [];
+  for (const p of celProblems) problemAt(locate(doc, p.path), formatPath(p.path), p.message);
+  if (checked.success && celProblems.length > 0) return;
   if (checked.success) {
     result.plans.push({ file, ...lineCol(parsed, locate(doc, [])), plan: checked.data, raw: value as Record<string, unknown> });
     return;

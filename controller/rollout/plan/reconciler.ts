@@ -17,7 +17,8 @@ import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
-import { observePlan, type PlanWithSpec } from './observe.js';
+import { observePlan, type HealthFacts, type PlanWithSpec } from './observe.js';
+import { expressionProblems } from '../../gates/cel.js';
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
@@ -37,6 +38,8 @@ export interface PlanReconcilerDeps {
   log: Logger;
   /** Told about every phase change this reconciler writes (notifications). */
   observer?: PlanPhaseObserver;
+  /** The health-check watches' view of a check; undefined: every check is unavailable. */
+  healthFacts?: HealthFacts;
 }
 
 export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
@@ -45,8 +48,11 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
     if (!plan) return undefined;
     if (plan.deleting) return deleting(ctx, deps, plan);
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
+    // A plan applied with kubectl skipped the loader, where expressions are compiled.
+    const cel = expressionProblems(plan.spec);
+    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined);
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts);
     let step = decidePlan(o);
     let current: PlanView = plan;
     if (step.action) {

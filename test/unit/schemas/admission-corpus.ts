@@ -15,6 +15,11 @@ const sel = { matchLabels: { role: 'db' } };
 
 export const ADMISSION_CORPUS: CorpusCase[] = [
   { name: 'no target', edit: (d) => (d.spec.target = {}), breaks: ['target.versionOrAutoUpdate'] },
+  {
+    name: 'health check with objectName and labelSelector',
+    edit: (d) => (d.spec.healthChecks = [{ name: 'v', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', objectName: 'pvc-1', labelSelector: sel, expr: 'true' }]),
+    breaks: ['healthCheck.objectNameOrSelector'],
+  },
   { name: 'auto-update disabled and no version', edit: (d) => (d.spec.target = { autoUpdate: { enabled: false } }), breaks: ['target.versionOrAutoUpdate'] },
   { name: 'auto-update with talosVersion', edit: (d) => (d.spec.target.autoUpdate = auto), breaks: ['target.talosVersion.omittedWithAutoUpdate'] },
   {
