@@ -160,6 +160,21 @@ export const chartValues = z
       })
       .prefault({})
       .describe('Metrics and monitoring.'),
+    healthChecks: z
+      .strictObject({
+        read: z
+          .array(
+            z.strictObject({
+              apiGroup: z.string().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/).describe('API group of the checked kind, e.g. longhorn.io ("" for the core group).'),
+              resources: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/)).min(1).describe('Plural resource names, e.g. volumes (never a wildcard).'),
+              namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63).optional().describe('Grant in this namespace only (a Role); omitted: in every namespace (a ClusterRole).'),
+            }),
+          )
+          .default([])
+          .describe('get, list and watch on each kind the plans\' spec.healthChecks read; the preflight check HealthCheckAccess names what is missing.'),
+      })
+      .prefault({})
+      .describe('Read access for health checks.'),
     viewerClusterRole: z.strictObject({ enabled: flag(true, 'kangal-patch-viewer: read PatchPlans and PatchJobs, aggregated to the built-in view role.') }).prefault({}).describe('The viewer ClusterRole.'),
     installCRDs: flag(true, 'Install and upgrade the PatchPlan and PatchJob CRDs with the release; they are kept on helm uninstall (resource policy keep).'),
     commonLabels: stringMap('Labels added to every object.'),

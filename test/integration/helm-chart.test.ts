@@ -61,6 +61,7 @@ const ALL_OPTIONS = {
     prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
     dashboard: { enabled: true, labels: { grafana_dashboard: '1', team: 'ops' } },
   },
+  healthChecks: { read: [{ apiGroup: 'longhorn.io', resources: ['volumes'], namespace: 'default' }, { apiGroup: 'ceph.rook.io', resources: ['cephclusters'] }] },
   viewerClusterRole: { enabled: true },
   installCRDs: true,
   commonLabels: { team: 'platform' },
@@ -244,6 +245,12 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     assert.equal(pod.spec.containers[0]?.image, `registry.example/kangal-patch@sha256:${'0123456789abcdef'.repeat(4)}`);
     assert.equal(pod.metadata.labels['tier'], 'ops');
     assert.equal(pod.spec['priorityClassName'], 'kangal-patch-critical');
+    // healthChecks.read: a Role where a namespace is given, a ClusterRole otherwise; read verbs only.
+    const rules = (kind: string, name: string): unknown => objects.find((o) => o.kind === kind && o.metadata.name === name)?.['rules'];
+    assert.deepEqual(rules('Role', 'kp-controller-health-check-0'), [{ apiGroups: ['longhorn.io'], resources: ['volumes'], verbs: ['get', 'list', 'watch'] }]);
+    assert.equal(objects.find((o) => o.kind === 'Role' && o.metadata.name === 'kp-controller-health-check-0')?.metadata.namespace, 'default');
+    assert.deepEqual(rules('ClusterRole', 'kp-controller-health-checks'), [{ apiGroups: ['ceph.rook.io'], resources: ['cephclusters'], verbs: ['get', 'list', 'watch'] }]);
+    assert.ok(objects.some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'kp-controller-health-checks'));
     for (const o of objects) {
       // The dashboard's own `team` label wins over commonLabels' (one key, no duplicate).
       assert.equal(o.metadata.labels?.['team'], o.metadata.name === 'kp-dashboard' ? 'ops' : 'platform', `${id(o)} has commonLabels`);
