@@ -126,8 +126,10 @@ case "${1:-}" in
       build_args
       lab_podman build --quiet "${BUILD[@]}" --build-arg "BASE=$BASE_REF" -t "$ref" "$ROOT" >/dev/null
       # Earlier lab builds: their tags go (shared layers stay as the build cache).
-      for old in $(lab_podman images --format '{{.Repository}}:{{.Tag}}' --filter reference='localhost/kangal-patch:lab-*'); do
-        [ "$old" = "$ref" ] || lab_podman untag "$old" >/dev/null 2>&1 || true
+      # (`untag IMAGE NAME`: with the name only, podman would drop every name of that image, and an
+      # unchanged build can be the same image as an older tag or as `npm run image`'s.)
+      for old in $(lab_podman images --format '{{.Repository}}:{{.Tag}}'); do
+        case "$old" in "$ref") ;; localhost/kangal-patch:lab-*) lab_podman untag "$old" "$old" >/dev/null 2>&1 || true ;; esac
       done
       log "built $ref"
     fi

@@ -93,7 +93,7 @@ export function runContainer(o: ContainerOptions): Container {
   const nofile = Math.min(hardLimit('Max open files'), 65_536);
   const nproc = Math.min(hardLimit('Max processes'), 4096);
   const args = [
-    SCRIPT, 'podman', 'run', '--rm', '--name', o.name, '--label', `${LAB_LABEL}=${process.pid}`,
+    SCRIPT, 'podman', 'run', '--rm', '--pull', 'never', '--name', o.name, '--label', `${LAB_LABEL}=${process.pid}`,
     '--cgroups=disabled', '--ulimit', `nofile=${nofile}:${nofile}`, '--ulimit', `nproc=${nproc}:${nproc}`,
     '--network', 'host', '--user', o.user, '--read-only', '--read-only-tmpfs=false',
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
