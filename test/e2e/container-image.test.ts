@@ -12,7 +12,7 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { labBase, labImage, podman, runContainer, type Container } from '../lab/image/index.js';
+import { labBase, labImage, podman, removeOrphanContainers, runContainer, type Container } from '../lab/image/index.js';
 import { freePort } from '../lab/net.js';
 import { waitFor } from '../lab/wait.js';
 import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT, type K8sObject } from '../support/manifests.js';
@@ -147,6 +147,8 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
   before(async function () {
     const built = Date.now();
     image = await labImage();
+    const orphans = await removeOrphanContainers();
+    if (orphans.length > 0) console.log(`      removed containers of killed test runs: ${orphans.join(', ')}`);
     console.log(`      image ${image} ready in ${Date.now() - built} ms`);
     lab = await startJobLab({
       fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' },

@@ -84,6 +84,26 @@ export interface Container {
 export const LAB_LABEL = 'kangal-lab.container';
 
 /**
+ * Removes the lab containers whose test process is gone (it was killed before its after() hook:
+ * the attached podman dies with it, the container does not). Containers of running tests stay.
+ */
+export async function removeOrphanContainers(): Promise<string[]> {
+  const listed = await podman(['ps', '--all', '--filter', `label=${LAB_LABEL}`, '--format', `{{.Names}} {{index .Labels "${LAB_LABEL}"}}`]);
+  const orphans = listed.stdout.split('\n').flatMap((line) => {
+    const [name, pid] = line.trim().split(' ');
+    if (!name || !pid) return [];
+    try {
+      process.kill(Number(pid), 0);
+      return [];
+    } catch {
+      return [name];
+    }
+  });
+  if (orphans.length > 0) await podman(['rm', '--force', '--ignore', '--time', '0', ...orphans]);
+  return orphans;
+}
+
+/**
  * Runs `image` as a Kubernetes pod with the restricted security profile runs it: a non-root uid,
  * a read-only root filesystem, no capabilities, no privilege escalation, the default seccomp
  * profile, tmpfs where the pod has emptyDirs. Host network: the lab listens on loopback.
