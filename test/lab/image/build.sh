@@ -22,7 +22,11 @@ CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
 # overlay: a layer holds only its changes (cold build 1.5 min, 1.2 GB on disk). vfs also works but
 # copies the whole root filesystem for every layer (cold build 5.5 min, 10 GB on disk).
 DRIVER=${KANGAL_LAB_STORAGE_DRIVER:-overlay}
-STORE=(--root "$CACHE/containers/$DRIVER" --runroot "${TMPDIR:-/tmp}/kangal-lab-containers-$(id -u)/$DRIVER" --storage-driver "$DRIVER")
+GRAPHROOT="$CACHE/containers/$DRIVER"
+# The run state (locks, mounts) of that store: podman wants at most 50 characters, so a short name
+# derived from the store's path rather than anything under $TMPDIR.
+RUNROOT="/tmp/kangal-lab-$(id -u)-$(printf %s "$GRAPHROOT" | sha256sum | cut -c1-8)"
+STORE=(--root "$GRAPHROOT" --runroot "$RUNROOT" --storage-driver "$DRIVER")
 NPM_VERSION=11.19.1
 # Bump when the base recipe below changes, so caches rebuild it.
 BASE_RECIPE=1
@@ -161,7 +165,7 @@ Built localhost/$tag ($(( size / 1000000 )) MB) on the lab's base $BASE_REF, in 
 Push it to your registry (after \`podman login REGISTRY\`):
   podman ${STORE[*]} push localhost/$tag docker://REGISTRY/kangal-patch:$version
 or with skopeo:
-  skopeo copy containers-storage:[$DRIVER@$CACHE/containers/$DRIVER+${TMPDIR:-/tmp}/kangal-lab-containers-$(id -u)/$DRIVER]localhost/$tag docker://REGISTRY/kangal-patch:$version
+  skopeo copy containers-storage:[$DRIVER@$GRAPHROOT+$RUNROOT]localhost/$tag docker://REGISTRY/kangal-patch:$version
 EOF
     else
       engine=${CONTAINER_ENGINE:-$(command -v podman >/dev/null && echo podman || echo docker)}
