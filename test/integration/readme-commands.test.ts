@@ -41,6 +41,9 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   'npx kangal-patch run --kubeconfig "$KUBECONFIG" --namespace kangal-patch --leader-elect': 'runs until stopped; every test/e2e file starts it with these flags',
   'npx kangal-patch preview plans/prod.yaml --kubeconfig ~/.kube/prod': "the reader's own plan file and cluster; test/e2e/patchplan-rollout.test.ts runs preview on the lab",
   'npx kangal-patch preview plans/prod.yaml -o json': "the reader's own plan file; test/e2e/patchplan-rollout.test.ts checks the JSON",
+  'npm run image': 'pulls node:24-trixie-slim, which cannot be pulled here; test/e2e/container-image.test.ts builds the same Dockerfile with the same script (test/lab/image/build.sh) on the lab base and runs the image',
+  'podman tag kangal-patch:0.1.0 registry.example.com/kangal-patch:0.1.0': "the reader's own registry",
+  'podman push registry.example.com/kangal-patch:0.1.0': "the reader's own registry",
 };
 
 /** Shell commands of the README's ```sh blocks, without trailing comments. */
