@@ -77,8 +77,8 @@ describe('PatchPlan end to end: health gates', function () {
   it('a gate that never opens pauses the plan after the check\'s timeout (HealthCheckTimeout, Pause policy), touching no node', async function () {
     const check = { name: 'volume-c', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: NS, objectName: 'pvc-c', expr: EXPR, timeout: '5s' };
     await lab.applyPlan(labPlan(plan('timeout', 'timeout', { healthChecks: [check] }), lab.talos.endpoint));
-    const waiting = await lab.waitForPlan('timeout', 'held by the health check', (s) => s.reason === 'WaitingForHealthCheck', 60_000);
-    assert.match(String(waiting.message), /pvc-c: false/);
+    // Until the first list of Volumes arrives the wait says so; then it names the object and its value.
+    const waiting = await lab.waitForPlan('timeout', 'held by the health check on pvc-c', (s) => s.reason === 'WaitingForHealthCheck' && /pvc-c: false/.test(String(s.message)), 60_000);
     const paused = await lab.waitForPlan('timeout', 'paused by the timeout', (s) => s.phase === 'Paused', 30_000);
     assert.equal(paused.reason, 'HealthCheckTimeout');
     assert.match(String(paused.message), /health check volume-c did not hold within its timeout 5s/);
