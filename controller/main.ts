@@ -69,7 +69,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
       }
     : undefined;
   const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications, clock }, work.signal);
-  const git = startGitSide(cfg, { kube, preflight, clock, log, metrics }, work.signal);
+  const git = startGitSide(cfg, { kube, preflight, clock, log, metrics, notifications }, work.signal);
 
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
@@ -213,14 +213,16 @@ interface GitSide {
 }
 
 /** Polling Git, the write-back and the auto-update proposals. Without --git-url the controller runs on PatchPlans applied with kubectl alone. */
-function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps; clock: Clock; log: Logger; metrics: Metrics }, signal: AbortSignal): GitSide {
+function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps; clock: Clock; log: Logger; metrics: Metrics; notifications: NotifyWiring | undefined }, signal: AbortSignal): GitSide {
   if (!hasGit(cfg)) return { writeBack: undefined, autoUpdate: undefined, gitops: Promise.resolve() };
   const { kube, clock, log, metrics } = w;
   const informers = kube.informers;
   const writeBack = startWriteBack(cfg, { informers, clock, log, metrics }, signal);
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
-    ? startAutoUpdateProposals(cfg, { kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log }, signal)
+    ? startAutoUpdateProposals(cfg, {
+      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log, onProposalOpened: w.notifications?.proposalOpened,
+    }, signal)
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {
     gitopsLoop = loop;

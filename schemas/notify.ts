@@ -13,6 +13,8 @@ export const NotifyEventType = {
   NodeStarted: 'node.started',
   NodeCompleted: 'node.completed',
   NodeFailed: 'node.failed',
+  /** An auto-update template opened a pull request proposing a new Talos version. */
+  ProposalOpened: 'proposal.opened',
 } as const;
 export type NotifyEventType = (typeof NotifyEventType)[keyof typeof NotifyEventType];
 export const NOTIFY_EVENT_TYPES: readonly NotifyEventType[] = Object.values(NotifyEventType);

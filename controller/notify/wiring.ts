@@ -1,7 +1,7 @@
 // Thin glue: the reconcilers' phase-change observers → core/notify decides the events → the
 // notifier queues them. Started with the other loops once this replica leads.
 import type { NotifyConfig } from '../../schemas/notify.js';
-import { jobEvents, planEvents } from '../core/notify/index.js';
+import { jobEvents, planEvents, proposalEvent, type PlanRef, type ProposalRef } from '../core/notify/index.js';
 import type { Clock } from '../runtime/clock.js';
 import type { LogFn } from '../runtime/log.js';
 import type { JobPhaseObserver, PlanPhaseObserver } from '../telemetry/job-observer.js';
@@ -10,6 +10,8 @@ import { createNotifier, type NotifierOptions } from './notifier.js';
 export interface NotifyWiring {
   job: JobPhaseObserver;
   plan: PlanPhaseObserver;
+  /** An auto-update template opened a pull request. */
+  proposalOpened: (template: PlanRef, proposal: ProposalRef) => void;
   /** Settles when the receivers' workers stopped. */
   stopped: Promise<void>;
 }
@@ -43,6 +45,9 @@ export function startNotifications(
       phaseChanged(before, after, plan) {
         safely(plan.name, () => notifier.notify(planEvents({ name: plan.name, uid: plan.uid }, before, after, w.clock.now())));
       },
+    },
+    proposalOpened: (template, proposal) => {
+      safely(template.name, () => notifier.notify([proposalEvent(template, proposal, w.clock.now())]));
     },
     stopped: notifier.stopped(),
   };

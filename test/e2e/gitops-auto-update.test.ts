@@ -16,6 +16,7 @@ import { startJobLab, type Controller, type JobLab } from './support/job-lab.js'
 import { factoryImage } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
 
 const FLEET = 'v1.13.2';
 const POLL_MS = 2000;
@@ -82,6 +83,9 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   let proxy: Awaited<ReturnType<typeof releasesProxy>>;
   let custom: CustomObjectsApi;
   let tokenFile: string;
+  /** Receives the proposal.opened notifications (--notify-config-file). */
+  let receiver: WebhookReceiver;
+  let notifyConfig: string;
   const scratch = mkdtempSync(join(tmpdir(), 'kangal-auto-update-'));
   const prefix = (t: string): string => `kangal-patch/lab/auto-update/${t}-`;
 
@@ -109,7 +113,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     env,
     args: lab.gitArgs({
       pollInterval: `${POLL_MS / 1000}s`,
-      extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, '--releases-api-url', proxy.url, '--releases-token-file', tokenFile],
+      extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, '--releases-api-url', proxy.url, '--releases-token-file', tokenFile, '--notify-config-file', notifyConfig],
     }),
   });
 
@@ -121,6 +125,9 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     proxy = await releasesProxy(lab.forge!.apiUrl);
     tokenFile = join(scratch, 'releases-token');
     writeFileSync(tokenFile, `${lab.forge!.token}\n`, { mode: 0o600 });
+    receiver = await startWebhookReceiver();
+    notifyConfig = join(scratch, 'notify.yaml');
+    writeFileSync(notifyConfig, `receivers:\n  - { name: proposals, type: webhook, url: "${receiver.url()}", events: [proposal.opened] }\n`, { mode: 0o600 });
     release('v1.13.3', 10 * DAY);
     release('v1.13.4', 3_600_000); // too young for minReleaseAge 72h
     release('v1.14.0', 10 * DAY);
@@ -130,6 +137,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   after(async function () {
     await new Promise<void>((r) => (proxy?.server ? proxy.server.close(() => r()) : r()));
     await lab?.stop();
+    await receiver?.stop();
     rmSync(scratch, { recursive: true, force: true });
   });
 
@@ -185,6 +193,16 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
     const statuses = releaseRequests();
     assert.equal(statuses.filter((s) => s === 200).length, 1, `one full list, then 304s: ${statuses.join(',')}`);
     assert.ok(statuses.includes(304), `a 304 for the unchanged feed: ${statuses.join(',')}`);
+
+    // Each opened proposal is told once, with its pull request.
+    const told = await waitFor(() => {
+      const b = receiver.bodies();
+      return b.length >= 2 ? b : undefined;
+    }, { timeoutMs: 30_000, description: 'two proposal.opened notifications' });
+    const byPlan = new Map(told.map((b) => [b['plan'], b]));
+    assert.equal(told.length, 2, JSON.stringify(told));
+    assert.deepEqual([byPlan.get('patch-tpl')?.['type'], byPlan.get('patch-tpl')?.['targetTalosVersion'], byPlan.get('patch-tpl')?.['url']], ['proposal.opened', 'v1.13.3', patchPr.html_url]);
+    assert.deepEqual([byPlan.get('minor-tpl')?.['targetTalosVersion'], byPlan.get('minor-tpl')?.['url']], ['v1.14.0', minorPr.html_url]);
   });
 
   it('a newer eligible release supersedes the open proposal: the old PR is closed, one new PR is open', async function () {

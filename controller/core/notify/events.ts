@@ -25,6 +25,8 @@ export interface NotifyEvent {
   targetKubernetesVersion?: string;
   /** plan.* events: node counts of the plan. */
   progress?: { total: number; completed: number; failed: number; running: number; pending: number };
+  /** proposal.opened: the pull request. */
+  url?: string;
 }
 
 export interface PlanRef {
@@ -136,4 +138,31 @@ export function jobEvents(job: JobRef, before: PatchJobStatus, after: PatchJobSt
 
 function opt<K extends string>(name: K, value: string | undefined): Partial<Record<K, string>> {
   return value === undefined ? {} : ({ [name]: value } as Record<K, string>);
+}
+
+/** What an auto-update template proposed: the version, from which, and the pull request it opened. */
+export interface ProposalRef {
+  version: string;
+  currentVersion: string;
+  number: number;
+  url: string;
+}
+
+/**
+ * An auto-update template opened a pull request (`now`: when). Keyed by the PR's number, so a
+ * restart that finds the PR open again (and opens none) never repeats it, and a new PR for the same
+ * version (after the old one was closed as superseded) is news again.
+ */
+export function proposalEvent(template: PlanRef, p: ProposalRef, now: number): NotifyEvent {
+  const type = NotifyEventType.ProposalOpened;
+  return {
+    type,
+    key: `${template.uid}:${type}:${p.version}:${p.number}`,
+    time: iso(now),
+    plan: template.name,
+    phase: 'Watching',
+    message: `Talos ${p.version} (from ${p.currentVersion}) proposed in pull request #${p.number}: review and merge it to roll it out`,
+    targetTalosVersion: p.version,
+    url: p.url,
+  };
 }

@@ -27,6 +27,7 @@ const TONE: Record<NotifyEventType, Tone> = {
   [NotifyEventType.NodeStarted]: 'neutral',
   [NotifyEventType.NodeCompleted]: 'good',
   [NotifyEventType.NodeFailed]: 'bad',
+  [NotifyEventType.ProposalOpened]: 'neutral',
 };
 
 const because = (e: NotifyEvent): string => (e.reason ? ` (${e.reason})` : '');
@@ -39,6 +40,7 @@ const HEADLINE: Record<NotifyEventType, (e: NotifyEvent) => string> = {
   [NotifyEventType.NodeStarted]: (e) => `node ${e.node ?? '?'} started (plan ${e.plan})`,
   [NotifyEventType.NodeCompleted]: (e) => `node ${e.node ?? '?'} upgraded (plan ${e.plan})`,
   [NotifyEventType.NodeFailed]: (e) => `node ${e.node ?? '?'} failed${because(e)} (plan ${e.plan})`,
+  [NotifyEventType.ProposalOpened]: (e) => `Talos ${e.targetTalosVersion ?? '?'} proposed for ${e.plan}`,
 };
 
 /** One line a human reads first. */
@@ -61,6 +63,7 @@ export function facts(e: NotifyEvent, cluster: string | undefined): { name: stri
   add('Talos', e.targetTalosVersion);
   add('Kubernetes', e.targetKubernetesVersion);
   if (e.progress) add('Nodes', `${e.progress.completed}/${e.progress.total} completed, ${e.progress.failed} failed, ${e.progress.running} running`);
+  add('Pull request', e.url);
   add('Time', e.time);
   return out;
 }

@@ -1,2 +1,2 @@
-export { jobEvents, planEvents, type JobRef, type NotifyEvent, type PlanRef } from './events.js';
+export { jobEvents, planEvents, proposalEvent, type JobRef, type NotifyEvent, type PlanRef, type ProposalRef } from './events.js';
 export { facts, headline, receiverBody, receiverWants, webhookBody } from './format.js';

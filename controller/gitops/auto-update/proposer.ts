@@ -17,6 +17,7 @@ import semver from 'semver';
 import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { decideAutoUpdate, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
+import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
 import { selectNodes } from '../../core/plan/selection.js';
 import { previewRollout } from '../../core/preview.js';
@@ -69,6 +70,8 @@ export interface AutoUpdateDeps {
   preflight: PreflightDeps;
   clock: Clock;
   log: LogFn;
+  /** Told about each pull request this loop opens (not a refresh of one already open): notifications. */
+  onProposalOpened?: ((template: PlanRef, proposal: ProposalRef) => void) | undefined;
 }
 
 export interface AutoUpdater {
@@ -225,11 +228,22 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       report: await previewOf(ctx, doc, childFile),
       supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
     });
-    const existing = (await forge.pullRequestsFor(ctx, branch)).find((p) => p.state === 'open');
-    const pr = existing
-      ? await forge.updatePullRequest(ctx, existing.number, { title, body })
-      : await forge.openPullRequest(ctx, { head: branch, base: config.baseBranch, title, body, draft: false, labels: proposalLabels(config.cluster, proposal.version) });
-    log('info', `auto-update of ${key}: ${existing ? 'refreshed' : 'opened'} pull request #${pr.number} for Talos ${proposal.version}`, { plan: key, pr: pr.number, branch, version: proposal.version });
+    return openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
+  }
+
+  /** The open PR of the branch gets the new title and body; without one, a PR is opened (and announced). */
+  async function openOrRefresh(ctx: OpContext, p: { template: PlanView; current: string; version: string; branch: string; title: string; body: string }): Promise<PullRequestView> {
+    const { template, version, branch, title, body } = p;
+    const fields = { plan: template.name, branch, version };
+    const existing = (await forge.pullRequestsFor(ctx, branch)).find((pr) => pr.state === 'open');
+    if (existing) {
+      const pr = await forge.updatePullRequest(ctx, existing.number, { title, body });
+      log('info', `auto-update of ${template.name}: refreshed pull request #${pr.number} for Talos ${version}`, { ...fields, pr: pr.number });
+      return pr;
+    }
+    const pr = await forge.openPullRequest(ctx, { head: branch, base: config.baseBranch, title, body, draft: false, labels: proposalLabels(config.cluster, version) });
+    log('info', `auto-update of ${template.name}: opened pull request #${pr.number} for Talos ${version}`, { ...fields, pr: pr.number });
+    deps.onProposalOpened?.({ name: template.name, uid: template.uid }, { version, currentVersion: p.current, number: pr.number, url: pr.url });
     return pr;
   }
 

@@ -9,7 +9,7 @@ import type { WriteBack } from '../reporting.js';
 import type { GitopsLoop } from '../loop.js';
 import { readTokenFile } from '../source/token.js';
 import type { GitConfig } from '../wiring.js';
-import { startAutoUpdate, type AutoUpdater } from './proposer.js';
+import { startAutoUpdate, type AutoUpdateDeps, type AutoUpdater } from './proposer.js';
 
 export interface AutoUpdateWiring {
   kube: KubePort;
@@ -19,6 +19,7 @@ export interface AutoUpdateWiring {
   templateText: (file: string) => string | undefined;
   clock: Clock;
   log: Logger;
+  onProposalOpened?: AutoUpdateDeps['onProposalOpened'];
 }
 
 /** undefined (with the reason logged) when proposals cannot be read back from the forge. */
@@ -47,6 +48,7 @@ export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, si
     preflight: w.preflight,
     clock: w.clock,
     log: logFn(log),
+    onProposalOpened: w.onProposalOpened,
   }, signal);
   log.info({ releases: cfg.releasesApiUrl, cluster: cfg.clusterName }, 'auto-update templates propose new Talos releases as pull requests');
   return updater;

@@ -5,7 +5,7 @@ import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import type { PlanObservation } from '../../../controller/core/plan/types.js';
-import { jobEvents, planEvents, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
+import { jobEvents, planEvents, proposalEvent, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
@@ -19,6 +19,20 @@ function obs(status: PatchPlanStatus, now = T0): PlanObservation {
 }
 
 describe('core/notify: events from phase changes', function () {
+  it('a proposal: keyed by template, version and pull request, with its URL; a new PR for the same version is a new event', function () {
+    const template = { name: 'patch-tpl', uid: 'tpl-uid' };
+    const p = { version: 'v1.13.3', currentVersion: 'v1.13.2', number: 7, url: 'https://git.example/acme/plans/pull/7' };
+    const e = proposalEvent(template, p, T0);
+    assert.deepEqual([e.type, e.key, e.plan, e.targetTalosVersion, e.url, e.time], ['proposal.opened', 'tpl-uid:proposal.opened:v1.13.3:7', 'patch-tpl', 'v1.13.3', p.url, at(0)]);
+    assert.match(e.message ?? '', /Talos v1\.13\.3 \(from v1\.13\.2\) proposed in pull request #7/);
+    assert.equal(proposalEvent(template, p, T0 + 60_000).key, e.key, 'the same PR, the same key');
+    assert.notEqual(proposalEvent(template, { ...p, number: 8 }, T0).key, e.key);
+    const slack = receiverBody('slack', e, 'prod') as { text: string; blocks: { fields?: { text: string }[] }[] };
+    assert.equal(slack.text, 'KangalPatch [prod]: Talos v1.13.3 proposed for patch-tpl');
+    assert.ok(slack.blocks[1]?.fields?.some((f) => f.text === `*Pull request*\n${p.url}`), JSON.stringify(slack.blocks));
+    assert.equal((receiverBody('webhook', e, 'prod') as { url?: string }).url, p.url);
+  });
+
   it('a job: started on its first phase, completed or failed at its end, nothing in between', function () {
     const pending: PatchJobStatus = { phase: 'Pending', startTime: at(0) };
     const started = jobEvents(job, {}, pending, T0);
