@@ -7,7 +7,6 @@
 // commands, run as written, create the objects, roll the Deployment's template and leave the CRDs
 // and the plans in place.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -16,7 +15,7 @@ import { valuesJsonSchema } from '../../schemas/chart.js';
 import { chartValues } from '../../schemas/chart-values.js';
 import { startCluster, type LabCluster } from '../lab/cluster/index.js';
 import { helmBinary, helmRunner, type HelmRun } from '../lab/helm.js';
-import { makeLabDir, type LabDir } from '../lab/process.js';
+import { makeLabDir, runToEnd, type LabDir, type ProcessRun } from '../lab/process.js';
 import { kubectl as runKubectl, type KubectlRun } from '../support/kubectl.js';
 import { OPERATOR_NAMESPACE, parseObjects, rbacViolations, repoRoot, type K8sObject, type PolicyRule } from '../support/manifests.js';
 
@@ -121,7 +120,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
   let helm: (args: string[], input?: string, cwd?: string) => Promise<HelmRun>;
 
   const kubectl = (args: string[], input?: string): Promise<KubectlRun> => runKubectl(cluster, args, input, repoRoot);
-  async function ok(run: Promise<KubectlRun | HelmRun>, what: string): Promise<string> {
+  async function ok(run: Promise<ProcessRun>, what: string): Promise<string> {
     const r = await run;
     assert.equal(r.code, 0, `${what} failed: ${r.stderr}`);
     return r.stdout;
@@ -138,19 +137,10 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     assert.equal(applied.length, objects.length, out);
   }
   /** The README command as written, in a directory with the token files and the chart, helm and kubectl on PATH. */
-  function sh(command: string): Promise<HelmRun> {
-    return new Promise((resolve, reject) => {
-      void helmBinary().then((helmPath) => {
-        const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, HOME: dir.path, HELM_CACHE_HOME: join(dir.path, 'cache'), HELM_CONFIG_HOME: join(dir.path, 'config'), HELM_DATA_HOME: join(dir.path, 'data'), PATH: `${dirname(helmPath)}:${dirname(cluster.kubectl)}:${process.env.PATH ?? ''}` };
-        const child = spawn('bash', ['-c', command], { cwd: join(dir.path, 'reader'), env });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      }, reject);
-    });
+  async function sh(command: string): Promise<HelmRun> {
+    const helmPath = await helmBinary();
+    const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, HOME: dir.path, HELM_CACHE_HOME: join(dir.path, 'cache'), HELM_CONFIG_HOME: join(dir.path, 'config'), HELM_DATA_HOME: join(dir.path, 'data'), PATH: `${dirname(helmPath)}:${dirname(cluster.kubectl)}:${process.env.PATH ?? ''}` };
+    return runToEnd('bash', ['-c', command], { cwd: join(dir.path, 'reader'), env });
   }
 
   before(async function () {

@@ -1,35 +1,14 @@
 // Helm 3 for the tests that need it: built from the Go module proxy into the lab cache by
 // test/lab/gobuild/build-helm.sh on first use (a cold build prints its progress on stderr), then
 // reused. Not part of `npm test`'s pretest nor of the demo: only the chart's tests pay for it.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToEnd as run, type ProcessRun } from './process.js';
 
 const buildScript = fileURLToPath(new URL('./gobuild/build-helm.sh', import.meta.url));
 let built: Promise<string> | undefined;
 
-export interface HelmRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; stderr?: 'pipe' | 'inherit' } = {}): Promise<HelmRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      stdio: ['pipe', 'pipe', options.stderr ?? 'pipe'],
-      ...(options.env ? { env: options.env } : {}),
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin?.end(options.input ?? '');
-  });
-}
+export type HelmRun = ProcessRun;
 
 /** The path of the lab's helm binary, building it when the cache lacks it. */
 export function helmBinary(): Promise<string> {

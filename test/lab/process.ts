@@ -92,3 +92,28 @@ export function makeLabDir(prefix: string): LabDir {
     },
   };
 }
+
+/** What a finished process printed, and its exit code (null: killed by a signal). */
+export interface ProcessRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command` to its end with `input` on stdin; never throws for a non-zero exit (only when it cannot start). */
+export function runToEnd(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; stderr?: 'pipe' | 'inherit' } = {}): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', options.stderr ?? 'pipe'],
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin?.end(options.input ?? '');
+  });
+}
