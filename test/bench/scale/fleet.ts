@@ -10,6 +10,8 @@ export const TO_VERSION = 'v1.13.2';
 export const SCALE_TIMINGS = { upgradeMs: 300, shutdownMs: 100, rebootMs: 400, bootMs: 200, pullMs: 0, installMs: 0 };
 const REPLICAS = 100;
 const PODS_PER_WORKER = 9;
+/** Workload pods on each worker at the start: the DaemonSet's and 9 of ReplicaSets. */
+export const PODS_PER_NODE = PODS_PER_WORKER + 1;
 
 /** One DaemonSet, then ReplicaSets of 100 with a PDB each; each ReplicaSet starts where the last ended, so every worker gets 9. */
 export function scaleWorkloads(workers: number): WorkloadSpec[] {
