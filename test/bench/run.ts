@@ -4,6 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { stopSharedScaleLabs } from './scale/shared.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 // Arguments starting with -- are the benches' own options (e.g. --sizes=100,1000), not names.
@@ -13,10 +14,17 @@ const files = readdirSync(here)
   .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
   .sort();
 
-for (const file of files) {
-  const mod = (await import(pathToFileURL(join(here, file)).href)) as { run?: () => Promise<void> };
-  if (typeof mod.run !== 'function') throw new Error(`${file} exports no run()`);
-  console.log(`\n== ${file}`);
-  await mod.run();
+try {
+  for (const file of files) {
+    const mod = (await import(pathToFileURL(join(here, file)).href)) as { run?: () => Promise<void> };
+    if (typeof mod.run !== 'function') throw new Error(`${file} exports no run()`);
+    console.log(`\n== ${file}`);
+    const started = Date.now();
+    await mod.run();
+    console.log(`(${file}: ${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  }
+} finally {
+  // The 5,000-node lab the scale, idle and latency benches share.
+  await stopSharedScaleLabs();
 }
 process.exit(0);

@@ -5,7 +5,8 @@
 // Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
 // writes 0, evictions and Events per node bounded by the pods on it, observer violations 0.
 import { recordResult } from './results.js';
-import { startScaleLab } from './scale/fleet.js';
+import { BIG, startScaleLab } from './scale/fleet.js';
+import { sharedScaleLab } from './scale/shared.js';
 import { measureRollout, type RolloutFigures } from './scale/measure.js';
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -15,14 +16,16 @@ export async function run(): Promise<void> {
   const runs: (RolloutFigures & { labStartSeconds: number })[] = [];
   const plan = [...sizes(arg('sizes', '100,1000,5000')).map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
   for (const { n, entry } of plan) {
-    const { lab, startSeconds } = await startScaleLab(n);
+    // The biggest lab stays up for the idle and latency benches; the others go when measured.
+    const shared = n === BIG;
+    const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}`, entry, timeoutMs: 90 * 60_000 });
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000 });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
-      await lab.stop();
+      if (!shared) await lab.stop();
     }
   }
   printTable(runs);

@@ -9,6 +9,8 @@ export const TO_VERSION = 'v1.13.2';
 /** Fast simulated upgrades (legacy flow, the node reboots itself): about 1 s of simulated work per node. */
 export const SCALE_TIMINGS = { upgradeMs: 300, shutdownMs: 100, rebootMs: 400, bootMs: 200, pullMs: 0, installMs: 0 };
 const REPLICAS = 100;
+/** The fleet size of the big runs (scale's largest, idle, latency), shared between them. */
+export const BIG = 5000;
 const PODS_PER_WORKER = 9;
 /** Workload pods on each worker at the start: the DaemonSet's and 9 of ReplicaSets. */
 export const PODS_PER_NODE = PODS_PER_WORKER + 1;

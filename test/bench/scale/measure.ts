@@ -75,7 +75,7 @@ export interface RolloutFigures {
   violations: string[];
 }
 
-/** Runs one plan (group `workers`, `concurrency`) to its end and measures it. */
+/** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
 export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number }): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
@@ -96,7 +96,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
   await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
     target: { talosVersion: TO_VERSION },
-    groups: { workers: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: o.concurrency } },
+    groups: { fleet: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: o.concurrency } },
+    strategy: { order: ['fleet'] },
     nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
   }));
   const phase = await waitFor(async () => {
@@ -146,8 +147,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   }
 
   const violations: string[] = [];
-  const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'workers');
-  if (peak > o.concurrency) violations.push(`${peak} slot Leases at once in group workers (concurrency ${o.concurrency})`);
+  const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'fleet');
+  if (peak > o.concurrency) violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
   const workers = Array.from({ length: o.workers }, (_, i) => `worker-${i + 1}`);
   for (const node of workers) {
     const of = lab.observer.of(node).filter((e) => e.at >= since);
