@@ -6,13 +6,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { stopSharedScaleLabs } from './scale/shared.js';
 
+/** The benches sharing the 5,000-node lab run last, in this order: scale upgrades it, idle then finds every plan finished. */
+const BIG_LAB_ORDER = ['scale.bench.ts', 'idle.bench.ts', 'latency.bench.ts'];
+const bigLabRank = (file: string): number => BIG_LAB_ORDER.indexOf(file) + 1;
 const here = fileURLToPath(new URL('.', import.meta.url));
 // Arguments starting with -- are the benches' own options (e.g. --sizes=100,1000), not names.
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.bench.ts'))
   .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
-  .sort();
+  .sort((a, b) => bigLabRank(a) - bigLabRank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
 try {
   for (const file of files) {
