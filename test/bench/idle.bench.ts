@@ -11,7 +11,7 @@ import { requestKind, tally } from './scale/api-counts.js';
 import { BIG } from './scale/fleet.js';
 import { pct, planPhase } from './scale/measure.js';
 import { cpuSeconds, memoryMiB } from './scale/sampler.js';
-import { sharedScaleLab } from './scale/shared.js';
+import { sharedScaleLab, sharedScaleLabSizes } from './scale/shared.js';
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const PLAN_FILES = 50;
@@ -19,7 +19,8 @@ const PUSHES = 5;
 const POLL = '5s';
 
 export async function run(): Promise<void> {
-  const workers = Number(arg('nodes', String(BIG)));
+  // The lab the scale bench left up (its largest size), else a fresh one of --nodes (default 5,000).
+  const workers = Number(arg('nodes', String(sharedScaleLabSizes()[0] ?? BIG)));
   const durationS = Number(arg('duration', '300'));
   const { lab: started, reused } = sharedScaleLab(workers);
   const { lab, startSeconds } = await started;

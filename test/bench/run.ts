@@ -6,8 +6,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { stopSharedScaleLabs } from './scale/shared.js';
 
-/** The benches sharing the 5,000-node lab run last, in this order: scale upgrades it, idle then finds every plan finished. */
-const BIG_LAB_ORDER = ['scale.bench.ts', 'idle.bench.ts', 'latency.bench.ts'];
+/** The benches sharing the big lab run last, in this order: scale upgrades it, idle then finds every plan finished. */
+const BIG_LAB_ORDER = ['scale.bench.ts', 'idle.bench.ts'];
 const bigLabRank = (file: string): number => BIG_LAB_ORDER.indexOf(file) + 1;
 const here = fileURLToPath(new URL('.', import.meta.url));
 // Arguments starting with -- are the benches' own options (e.g. --sizes=100,1000), not names.
@@ -27,7 +27,7 @@ try {
     console.log(`(${file}: ${((Date.now() - started) / 1000).toFixed(0)} s)`);
   }
 } finally {
-  // The 5,000-node lab the scale, idle and latency benches share.
+  // The big lab the scale and idle benches share.
   await stopSharedScaleLabs();
 }
 process.exit(0);

@@ -1,7 +1,8 @@
 // `npm run bench -- scale [--sizes=100,1000,5000] [--sources=100]`: one plan over each fleet size
 // (workers, ~10 pods each behind PDBs, a DaemonSet), concurrency min(50, workers/10), fast simulated
 // upgrades, through the compiled `kangal-patch run` (what the image runs); the sizes in --sources
-// run again from the sources through tsx. Prints one table, writes test/bench/results/<date>.json.
+// run again from the sources through tsx. --node-options=... goes to the controller's NODE_OPTIONS
+// (e.g. --max-old-space-size=128, to see what a heap limit does to RSS). Prints one table, writes test/bench/results/<date>.json.
 // Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
 // writes 0, evictions and Events per node bounded by the pods on it, observer violations 0.
 import { recordResult } from './results.js';
@@ -14,25 +15,28 @@ const sizes = (text: string): number[] => text.split(',').map((s) => s.trim()).f
 
 export async function run(): Promise<void> {
   const runs: (RolloutFigures & { labStartSeconds: number })[] = [];
-  const plan = [...sizes(arg('sizes', '100,1000,5000')).map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
+  const dist = sizes(arg('sizes', `100,1000,${BIG}`));
+  const nodeOptions = arg('node-options', '');
+  const plan = [...dist.map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
   for (const { n, entry } of plan) {
-    // The biggest lab stays up for the idle and latency benches; the others go when measured.
-    const shared = n === BIG;
+    // The biggest lab stays up for the idle bench; the others go when measured.
+    const shared = entry === 'dist' && n === Math.max(...dist);
     const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000 });
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
       if (!shared) await lab.stop();
     }
   }
-  printTable(runs);
-  console.log(`results: ${recordResult('scale', { runs })}`);
+  printTable(runs, nodeOptions);
+  console.log(`results: ${recordResult(nodeOptions ? `scale (NODE_OPTIONS=${nodeOptions})` : 'scale', { runs })}`);
 }
 
-function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): void {
+function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
+  if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
   const rows: [string, (r: RolloutFigures & { labStartSeconds: number }) => string, string][] = [
     ['lab start (s)', (r) => String(r.labStartSeconds), ''],
     ['plan phase', (r) => r.phase, 'Completed'],

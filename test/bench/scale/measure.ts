@@ -49,6 +49,7 @@ export interface RolloutFigures {
   workers: number;
   concurrency: number;
   entry: 'dist' | 'sources';
+  nodeOptions: string;
   phase: string;
   controllerStartSeconds: number;
   peakRssMiB: number;
@@ -76,11 +77,16 @@ export interface RolloutFigures {
 }
 
 /** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
-export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number }): Promise<RolloutFigures> {
+export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string }): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
   const startedAt = Date.now();
-  const controller = lab.startController({ args: ['--log-level', 'info'], metrics: true, ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}) });
+  const controller = lab.startController({
+    args: ['--log-level', 'info'],
+    metrics: true,
+    ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
+    ...(o.nodeOptions ? { env: { NODE_OPTIONS: o.nodeOptions } } : {}),
+  });
   const pid = controller.process.pid;
   await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
   const heapUsed = async (): Promise<number | undefined> => {
@@ -169,6 +175,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     workers: o.workers,
     concurrency: o.concurrency,
     entry,
+    nodeOptions: o.nodeOptions ?? '',
     phase,
     controllerStartSeconds,
     peakRssMiB: Math.round(sampler.peakRss()),

@@ -1,6 +1,6 @@
 // One big lab per `npm run bench`: a 5,000-node lab takes many minutes to build on this machine, so
-// the scale bench's largest run, the idle bench and the latency bench share it (each leaves it
-// with no plan running). run.ts stops it at the end.
+// the scale bench's largest run and the idle bench share it (each leaves it with no plan
+// running). run.ts stops it at the end.
 import { startScaleLab, type ScaleLab } from './fleet.js';
 
 const labs = new Map<number, Promise<ScaleLab>>();
@@ -14,8 +14,8 @@ export function sharedScaleLab(workers: number): { lab: Promise<ScaleLab>; reuse
   return { lab, reused: false };
 }
 
-/** Is a lab of this size up already (another bench started it)? */
-export const hasSharedScaleLab = (workers: number): boolean => labs.has(workers);
+/** Sizes of the labs up already (another bench started them), largest first. */
+export const sharedScaleLabSizes = (): number[] => [...labs.keys()].sort((a, b) => b - a);
 
 export async function stopSharedScaleLabs(): Promise<void> {
   for (const [workers, lab] of [...labs]) {
