@@ -43,6 +43,8 @@ interface Workload {
   pending: number;
   /** Replacements whose reschedule delay is running. */
   scheduled: number;
+  /** add() is still placing its first pods: a recount now would see too few and add more. */
+  placing: boolean;
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -93,7 +95,7 @@ export class Workloads {
     await this.core.createNamespace({ body: { metadata: { name: spec.namespace } } }).catch((err: unknown) => {
       if (apiStatus(err) !== 409) throw err;
     });
-    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0 };
+    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0, placing: true };
     this.workloads.set(key(spec.namespace, spec.name), workload);
     if (spec.pdb) {
       await this.policy.createNamespacedPodDisruptionBudget({
@@ -111,6 +113,7 @@ export class Workloads {
     const start = spec.startAt ?? 0;
     const targets = Array.from({ length: replicas }, (_, i) => nodes[(start + i) % nodes.length] ?? '');
     await forEachLimit(targets, this.concurrency, async (node) => void (await this.createPod(workload, node)));
+    workload.placing = false;
   }
 
   /**
@@ -339,7 +342,7 @@ export class Workloads {
   private async reconcileReplicas(): Promise<void> {
     for (const workload of this.workloads.values()) {
       const { spec } = workload;
-      if (spec.kind !== 'replicaset' || !(await this.ownerExists(workload))) continue;
+      if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) continue;
       const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
       const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp).length;
       const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;
