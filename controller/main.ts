@@ -52,7 +52,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
-  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification }, work.signal) : undefined;
+  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
   const queues = { clock, metrics, log };
   const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
   const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
