@@ -3,8 +3,9 @@ import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
-import { envName, RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
+import { envName, RUN_FLAGS, resolveRunConfig, type RunConfig, type RunFlagName } from './config.js';
 import { loadNotifyConfig } from './notify/config.js';
+import { loadSigningKey, loadTrustedKeys } from './gitops/promotion/signature.js';
 import { createLogger } from './telemetry/logger.js';
 import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
@@ -149,6 +150,11 @@ async function run(flags: Partial<Record<RunFlagName, string | boolean | string[
     }
     cfg.notify = notify;
   }
+  const keys = await loadPromotionKeys(cfg);
+  if (keys.length > 0) {
+    io.err(keys.map((e) => `kangal-patch run: ${e}\n`).join(''));
+    return ExitCode.Usage;
+  }
   const log = createLogger(cfg.logLevel);
   const shutdown = new AbortController();
   const stop = (signal: string): void => {
@@ -185,4 +191,20 @@ export async function main(argv: readonly string[], io: CliIO = stdio): Promise<
     return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
   }
   return code;
+}
+
+/** --report-signing-key-file and --promotion-keys-dir, read into cfg at start; the errors name the flag. */
+async function loadPromotionKeys(cfg: RunConfig): Promise<string[]> {
+  const errors: string[] = [];
+  if (cfg.reportSigningKeyFile !== undefined) {
+    const key = await loadSigningKey(cfg.reportSigningKeyFile);
+    if (key instanceof Error) errors.push(`--report-signing-key-file (${envName('reportSigningKeyFile')}): ${key.message}`);
+    else cfg.reportSigningKey = key;
+  }
+  if (cfg.promotionKeysDir !== undefined) {
+    const trusted = await loadTrustedKeys(cfg.promotionKeysDir);
+    errors.push(...trusted.errors.map((e) => `--promotion-keys-dir (${envName('promotionKeysDir')}): ${e}`));
+    cfg.trustedKeys = trusted.keys;
+  }
+  return errors;
 }
