@@ -44,6 +44,7 @@ export const RUN_FLAGS = {
   webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
   releasesApiUrl: { flag: '--releases-api-url <url>', help: 'GitHub REST API that lists the siderolabs/talos releases for auto-update templates (GHES: https://host/api/v3)', default: 'https://api.github.com' },
   releasesTokenFile: { flag: '--releases-token-file <path>', help: 'file holding a token for the releases API (optional: anonymous has a lower rate limit)', default: undefined },
+  reportMinInterval: { flag: '--report-min-interval <duration>', help: 'least time between two commits to one rollout report (the last state is always written)', default: '30s' },
   reportSigningKeyFile: { flag: '--report-signing-key-file <path>', help: 'Ed25519 private key (PEM) that signs this cluster\'s rollout reports, so downstream clusters accept them as promotion evidence; read at start', default: undefined },
   promotionKeysDir: { flag: '--promotion-keys-dir <dir>', help: 'folder of <cluster>.pem Ed25519 public keys of upstream clusters: only reports they signed count for autoUpdate.promotion; read at start', default: undefined },
   notifyConfigFile: { flag: '--notify-config-file <path>', help: 'notification receivers (webhook, Slack, Teams, Discord), YAML from a mounted Secret; read at start', default: undefined },
@@ -138,6 +139,7 @@ export const runConfigSchema = z
     }),
     releasesTokenFile: z.string().min(1).optional(),
     notifyConfigFile: z.string().min(1).optional(),
+    reportMinInterval: durationMs,
     reportSigningKeyFile: z.string().min(1).optional(),
     promotionKeysDir: z.string().min(1).optional(),
   })

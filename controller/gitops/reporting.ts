@@ -60,7 +60,7 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
   const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
-    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
+    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, minIntervalMs: cfg.reportMinInterval, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
     signal,
   );
   log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName, signed: cfg.reportSigningKey !== undefined }, 'rollouts are reported back as pull requests');
