@@ -11,6 +11,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { factoryImage } from './support/plans.js';
@@ -207,7 +208,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
 
   it('a failed staging rollout of 1.12.6 blocks production\'s open proposal; production stays on 1.12.5', async function () {
     release('v1.12.6', 10 * DAY);
-    staging.talos.faults.set('cp-1', { installExitCode: 3 });
+    staging.talos.faults.set('cp-1', { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: boom' } });
     await poke(staging);
     const next = await waitFor(async () => (await proposals('staging')).find((p) => p.state === 'open' && p.head.ref.endsWith('-v1.12.6')), { timeoutMs: 90_000, description: 'staging proposes v1.12.6' });
     await merge(next);
