@@ -220,9 +220,13 @@ describe('Fleet promotion through Git: production promotes only what staging com
     assert.equal(open.head.ref, 'kangal-patch/production/auto-update/nodes-v1.12.5');
     const comments = await api<{ body: string }[]>(`/repos/acme/plans/issues/${open.number}/comments`);
     assert.ok(comments.some((c) => /Blocked by an upstream failure: staging.*nodes-v1-12-6.*failed/.test(c.body)), comments.map((c) => c.body).join('\n'));
-    const st = await autoUpdate(production);
-    assert.equal(st?.promotion?.version, 'v1.12.6');
-    assert.equal(st?.promotion?.stages?.[0]?.state, 'Failed');
+    // The status is written after the forge calls of the same check.
+    const st = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.promotion?.stages?.[0]?.state === 'Failed' ? s : undefined;
+    }, { timeoutMs: 30_000, description: 'production\'s status: v1.12.6 failed on staging' });
+    assert.equal(st.promotion?.version, 'v1.12.6');
+    assert.match(st.promotion?.stages?.[0]?.message ?? '', /error validating installer image: boom/);
 
     // A human merges the 1.12.5 proposal anyway: production rolls 1.12.5 out and proposes nothing newer.
     await merge(open);
