@@ -1,6 +1,7 @@
 // `kangal-patch` command line. Exit codes: 0 all valid, 1 problems found, 2 usage errors.
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import type { PatchPlanDocument } from '../schemas/patchplan.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
 import { envName, RUN_FLAGS, resolveRunConfig, type RunConfig, type RunFlagName } from './config.js';
@@ -54,6 +55,10 @@ interface PreviewFlags {
   namespace: string;
   registryMirror?: string[];
   controllerNode?: string;
+  releasesApiUrl?: string;
+  releasesTokenFile?: string;
+  promotionKeysDir?: string;
+  repo?: string;
 }
 
 /** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
@@ -81,9 +86,7 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
   const [loaded, ...more] = result.plans;
   if (!loaded) return fail(`${path} holds no PatchPlan`, ExitCode.Invalid);
   if (more.length > 0) return fail(`${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`, ExitCode.Usage);
-  if (loaded.plan.spec.target.autoUpdate?.enabled) {
-    return fail(`PatchPlan ${loaded.plan.metadata.name} is an auto-update template: it patches no node itself; preview one of the child plans it proposes`, ExitCode.Invalid);
-  }
+  if (loaded.plan.spec.target.autoUpdate?.enabled) return previewTemplateFile(loaded, opts, io, fail);
   const { previewPlan } = await import('./preview/run.js');
   const { formatPreviewJson, formatPreviewText } = await import('./preview/format.js');
   const shutdown = new AbortController();
@@ -96,6 +99,24 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
     });
     io.out(opts.output === 'json' ? formatPreviewJson(report) : formatPreviewText(report));
     return report.preflight.checks.every((c) => c.passed) ? ExitCode.Ok : ExitCode.Invalid;
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err), ExitCode.Invalid);
+  } finally {
+    shutdown.abort();
+  }
+}
+
+/** An auto-update template: what it would propose now and why not a newer release (exit 0). */
+async function previewTemplateFile(loaded: { file: string; plan: PatchPlanDocument }, opts: PreviewFlags, io: CliIO, fail: (text: string, code: ExitCode) => ExitCode): Promise<ExitCode> {
+  const { previewTemplate, formatTemplatePreview } = await import('./preview/template.js');
+  const shutdown = new AbortController();
+  try {
+    const p = await previewTemplate(rootContext(systemClock, shutdown.signal, PREVIEW_TIMEOUT_MS), loaded, {
+      kubeconfig: opts.kubeconfig, operatorNamespace: opts.namespace, controllerNode: opts.controllerNode,
+      releasesApiUrl: opts.releasesApiUrl, releasesTokenFile: opts.releasesTokenFile, promotionKeysDir: opts.promotionKeysDir, repo: opts.repo,
+    });
+    io.out(opts.output === 'json' ? `${JSON.stringify(p, null, 2)}\n` : formatTemplatePreview(p));
+    return ExitCode.Ok;
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err), ExitCode.Invalid);
   } finally {
@@ -125,6 +146,10 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('-n, --namespace <namespace>', 'operator namespace (where the Talos credentials Secret lives)', DEFAULT_OPERATOR_NAMESPACE)
     .option('--registry-mirror <host=url...>', 'check installer images of a registry at a mirror, as `run` does (repeatable)')
     .option('--controller-node <name>', "the node the controller runs on (scheduled last in its group)", process.env.NODE_NAME)
+    .option('--releases-api-url <url>', 'auto-update templates: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com)')
+    .option('--releases-token-file <path>', 'auto-update templates: a token for the releases API')
+    .option('--promotion-keys-dir <dir>', 'templates with autoUpdate.promotion: the upstream clusters\' public keys (<cluster>.pem)')
+    .option('--repo <dir>', 'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)')
     .exitOverride()
     .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
   const runCommand = program

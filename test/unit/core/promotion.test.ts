@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { autoUpdateSpec, promotionSpec } from '../../../schemas/target.js';
 import { decideAutoUpdate } from '../../../controller/core/auto-update/decide.js';
+import { explainTemplate } from '../../../controller/core/auto-update/explain.js';
 import type { Release } from '../../../controller/core/auto-update/releases.js';
 import { decidePromotion, proposalFate, versionVerdict } from '../../../controller/core/promotion/decide.js';
 import { reportsOfStage, stageVerdict } from '../../../controller/core/promotion/stage.js';
@@ -128,5 +129,23 @@ describe('core/promotion: the auto-update decision gated by promotion', function
   it('promoted: proposes it, never the newer unpromoted one', function () {
     const d = decide(new Map([['v1.12.5', T0 - M], ['v1.12.6', undefined]]));
     assert.equal(d.action.type === 'propose' ? d.action.proposal.version : d.action.type, 'v1.12.5');
+  });
+});
+
+describe('core/auto-update: explainTemplate (kangal-patch preview on a template)', function () {
+  const rel = (tagName: string, ageHours: number): Release => ({ tagName, draft: false, prerelease: false, publishedAt: T0 - ageHours * H, htmlUrl: `https://example/${tagName}` });
+  const feed = [rel('v1.13.0', 500), rel('v1.12.7', 1), rel('v1.12.6', 100), rel('v1.12.5', 100)];
+  const auto = autoUpdateSpec.parse({ enabled: true, allow: 'patch', checkInterval: '1h', minReleaseAge: '24h', promotion: { after: [{ cluster: 'staging' }], soak: '24h' } });
+
+  it('what it would propose now, and for each newer release why not', function () {
+    const reports = [report('a', 'v1.12.5', T0 - 60 * H), report('b', 'v1.12.6', T0 - 10 * H)];
+    const verdicts = ['v1.12.7', 'v1.12.6', 'v1.12.5'].map((v) => versionVerdict({ now: T0, spec: auto.promotion!, reports }, v));
+    const e = explainTemplate({ now: T0, spec: auto, currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, verdicts);
+    assert.equal(e.proposal, 'v1.12.5');
+    assert.deepEqual(e.versions.map((v) => [v.version, v.state]), [['v1.13.0', 'NotAllowedStep'], ['v1.12.7', 'TooYoung'], ['v1.12.6', 'SoakingUpstream'], ['v1.12.5', 'Proposed']]);
+    assert.match(e.versions[2]?.message ?? '', /soaking upstream until 2026-12-06T00:20:00\.000Z/);
+    const none = explainTemplate({ now: T0, spec: auto, currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, ['v1.12.7', 'v1.12.6', 'v1.12.5'].map((v) => versionVerdict({ now: T0, spec: auto.promotion!, reports: [] }, v)));
+    assert.equal(none.proposal, undefined);
+    assert.match(none.versions.find((v) => v.version === 'v1.12.5')?.message ?? '', /not yet promoted: staging NotRolledOut/);
   });
 });
