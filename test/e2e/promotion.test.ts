@@ -19,7 +19,7 @@ import { waitFor } from '../lab/wait.js';
 
 const FLEET = 'v1.12.4';
 const DAY = 86_400_000;
-const SOAK_S = 12;
+const SOAK_S = 6;
 const GROUP = 'kangalpatch.ozalp.dk';
 
 interface Pull { number: number; state: string; draft: boolean; merged_at: string | null; created_at: string; title: string; html_url: string; head: { ref: string }; body: string | null }

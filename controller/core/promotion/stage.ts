@@ -58,17 +58,20 @@ function openFailure(later: readonly UpstreamReport[]): UpstreamReport | undefin
   return failed.find((f) => !later.some((r) => isClean(r) && (r.startTime ?? 0) > (f.startTime ?? 0)));
 }
 
+/** No clean rollout of the version on the stage: none at all, the last one failed, or it still runs. */
+function withoutEvidence(stage: Stage, last: UpstreamReport | undefined, version: string): StageVerdict {
+  const name = stageName(stage);
+  if (!last) return verdict(stage, 'NotRolledOut', `${name} has no rollout report of ${version} in Git (a report counts once its pull request is merged)`);
+  if (hasFailure(last)) return verdict(stage, 'Failed', `${name}: rollout of ${version} (${last.file}) failed: ${last.failures[0] ?? last.phase ?? 'failed nodes'}`, { culprit: last });
+  return verdict(stage, 'InProgress', `${name}: rollout of ${version} (${last.file}) is ${last.phase ?? 'not started'}, not Completed`, { culprit: last });
+}
+
 export function stageVerdict(stage: Stage, all: readonly UpstreamReport[], version: string, soakMs: number, now: number): StageVerdict {
   const name = stageName(stage);
   const reports = reportsOfStage(stage, all).sort((a, b) => (a.startTime ?? 0) - (b.startTime ?? 0));
   const ofVersion = reports.filter((r) => sameVersion(r.talosVersion, version));
   const evidence = ofVersion.filter(isClean).at(-1);
-  if (!evidence) {
-    const last = ofVersion.at(-1);
-    if (!last) return verdict(stage, 'NotRolledOut', `${name} has no rollout report of ${version} in Git (a report counts once its pull request is merged)`);
-    if (hasFailure(last)) return verdict(stage, 'Failed', `${name}: rollout of ${version} (${last.file}) failed: ${last.failures[0] ?? last.phase ?? 'failed nodes'}`, { culprit: last });
-    return verdict(stage, 'InProgress', `${name}: rollout of ${version} (${last.file}) is ${last.phase ?? 'not started'}, not Completed`, { culprit: last });
-  }
+  if (!evidence) return withoutEvidence(stage, ofVersion.at(-1), version);
   const done = evidence.completionTime ?? 0;
   const eligibleAt = done + soakMs;
   const later = reports.filter((r) => r !== evidence && (r.startTime ?? 0) > done);

@@ -15,7 +15,7 @@ import { Annotation } from '../../../schemas/api.js';
 import type { AutoUpdateStatus, PatchPlanDocument } from '../../../schemas/patchplan.js';
 import semver from 'semver';
 import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
-import { decideAutoUpdate, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
+import { decideAutoUpdate, type AutoUpdateAction, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
 import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
@@ -44,8 +44,7 @@ import {
   BLOCKED_MARK, clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, ROLLED_BACK_MARK, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
 } from './proposals.js';
 import { proposalFate } from '../../core/promotion/decide.js';
-import { evidenceSection } from '../promotion/body.js';
-import { promotionGate, type EvidenceSource, type PromotionGate } from '../promotion/gate.js';
+import { evidenceOf, promotionGate, type EvidenceSource, type PromotionGate } from '../promotion/gate.js';
 
 export interface AutoUpdateConfig {
   /** --cluster-name: in branch names, titles and labels. */
@@ -275,9 +274,9 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
    * comment and the title, once), a clean rollout after it unmarks it, a rollback closes it.
    * Returns the proposal if it is still open.
    */
-  async function settleOpenProposal(ctx: OpContext, open: ProposalPr, promo: PromotionGate): Promise<ProposalPr | undefined> {
-    const verdict = promo.outcome.verdicts.find((v) => v.version === open.version);
-    if (!verdict) return open;
+  async function settleOpenProposal(ctx: OpContext, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<ProposalPr | undefined> {
+    const verdict = open && promo?.outcome.verdicts.find((v) => v.version === open.version);
+    if (!open || !promo || !verdict) return open;
     const blocked = open.pr.title.endsWith(BLOCKED_MARK);
     const fate = proposalFate(verdict, blocked);
     const at = `(read from ${promo.evidence.commit.slice(0, 12)})`;
@@ -309,30 +308,28 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     if (first) await closeStale(ctx, first, stale);
     const now = clock.now();
     const promo = spec.promotion && promotionGate(deps.evidence, { ...spec, promotion: spec.promotion }, current, feed.releases, now);
-    const open = first && promo ? await settleOpenProposal(ctx, first, promo) : first;
+    const open = await settleOpenProposal(ctx, first, promo);
     const decision = decideAutoUpdate({
       now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
       promotionGate: promo?.gate,
     });
-    let proposal = open && { version: open.version, url: open.pr.url };
     const a = decision.action;
-    if (a.type !== 'none' && current !== undefined) {
-      // Superseding closes the old PR first, so two are never open; a crash before the new one is
-      // opened leaves none, and the next check proposes the newest again (superseded is no skip).
-      const old = a.type === 'supersede' ? open : undefined;
-      if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
-      const verdict = promo?.outcome.verdicts.find((v) => v.version === a.proposal.version);
-      const evidence = promo && spec.promotion && verdict && evidenceSection(verdict, spec.promotion.soak, promo.evidence.commit, deps.blobUrlBase);
-      const pr = await propose(ctx, template, current, a.proposal, old, evidence);
-      proposal = { version: a.proposal.version, url: pr.url };
-      if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
-    }
+    const proposal = a.type !== 'none' && current !== undefined ? await act(ctx, template, current, a, open, promo) : open && { version: open.version, url: open.pr.url };
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
-    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal });
-    if (promo) status.promotion = promo.outcome.status;
-    else delete status.promotion;
+    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal, promotion: promo?.outcome.status });
     return { status, nextWakeAt: decision.nextWakeAt, failures: 0 };
+  }
+
+  /** The decision's one action: propose, or supersede the open proposal. */
+  async function act(ctx: OpContext, template: PlanView, current: string, a: Exclude<AutoUpdateAction, { type: 'none' }>, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<{ version: string; url: string }> {
+    // Superseding closes the old PR first, so two are never open; a crash before the new one is
+    // opened leaves none, and the next check proposes the newest again (superseded is no skip).
+    const old = a.type === 'supersede' ? open : undefined;
+    if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
+    const pr = await propose(ctx, template, current, a.proposal, old, promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase));
+    if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
+    return { version: a.proposal.version, url: pr.url };
   }
 
   /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */

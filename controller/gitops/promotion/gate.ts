@@ -6,12 +6,14 @@ import { allowedStep } from '../../core/auto-update/decide.js';
 import { stableReleases, type Release } from '../../core/auto-update/releases.js';
 import { decidePromotion, type PromotionOutcome, type PromotionSpec } from '../../core/promotion/decide.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import { evidenceSection } from './body.js';
 import type { UpstreamEvidence } from './reports.js';
 
 /** Reads the evidence of the upstream clusters named (from the last loaded commit); undefined while none is loaded. */
 export type EvidenceSource = (clusters: ReadonlySet<string>) => UpstreamEvidence | undefined;
 
 export interface PromotionGate {
+  soak: string;
   outcome: PromotionOutcome;
   evidence: UpstreamEvidence;
   /** version → when promotion lets it through (undefined: held until Git changes). */
@@ -28,5 +30,11 @@ export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpda
   if (!evidence) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'EvidenceNotLoaded', message: 'the upstream reports are not loaded from Git yet (first poll of the plans repository)' });
   const versions = current === undefined ? [] : stableReleases(releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, spec.allow) !== undefined);
   const outcome = decidePromotion({ now, spec: spec.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, commit: evidence.commit });
-  return { outcome, evidence, gate: new Map(outcome.verdicts.map((v) => [v.version, v.eligibleAt])) };
+  return { soak: spec.promotion.soak, outcome, evidence, gate: new Map(outcome.verdicts.map((v) => [v.version, v.eligibleAt])) };
+}
+
+/** The evidence section of a proposal for `version` (Markdown lines), when the gate judged it. */
+export function evidenceOf(promo: PromotionGate, version: string, blobUrlBase: string | undefined): string[] | undefined {
+  const verdict = promo.outcome.verdicts.find((v) => v.version === version);
+  return verdict && evidenceSection(verdict, promo.soak, promo.evidence.commit, blobUrlBase);
 }

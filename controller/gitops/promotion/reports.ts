@@ -41,17 +41,22 @@ function parseReport(file: string, cluster: string, plan: string, text: string):
   if (!r.success) return `is not a RolloutReport: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
   const d = r.data;
   if (d.cluster !== cluster || d.plan.name !== plan) return `names cluster ${d.cluster} and plan ${d.plan.name}, not the ${cluster}/${plan} its path says`;
+  return { file, cluster, plan, ...facts(d) };
+}
+
+const some = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
+
+function facts(d: z.output<typeof reportFile>): Omit<UpstreamReport, 'file' | 'cluster' | 'plan'> {
   const nodes = d.groups.flatMap((g) => g.nodes);
   return {
-    file, cluster, plan,
-    phase: d.phase ?? undefined,
-    talosVersion: d.target.talosVersion ?? undefined,
-    kubernetesVersion: d.target.kubernetesVersion ?? undefined,
-    startTime: epoch(d.startTime ?? undefined),
-    completionTime: epoch(d.completionTime ?? undefined),
+    phase: some(d.phase),
+    talosVersion: some(d.target.talosVersion),
+    kubernetesVersion: some(d.target.kubernetesVersion),
+    startTime: epoch(some(d.startTime)),
+    completionTime: epoch(some(d.completionTime)),
     nodes: { total: d.nodes.total ?? nodes.length, completed: d.nodes.completed ?? 0, failed: d.nodes.failed ?? 0 },
     cordonedSeconds: nodes.reduce((sum, n) => sum + (n.cordonedSeconds ?? 0), 0),
-    failures: nodes.filter((n) => n.failure !== null && n.failure !== undefined).map((n) => `${n.name}: ${n.failure ?? ''}`),
+    failures: nodes.flatMap((n) => (n.failure === null || n.failure === undefined ? [] : [`${n.name}: ${n.failure}`])),
   };
 }
 

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
-import { checkAuth } from './auth.js';
+import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
@@ -84,6 +84,7 @@ function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unkn
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
   const tokens = new Set([token]);
+  const authorize = (req: IncomingMessage): AuthResult => [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
   const dir = makeLabDir('kangal-forge');
   const root = join(dir.path, 'repos');
   let url = '';
@@ -93,7 +94,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
-    const auth = [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
+    const auth = authorize(req);
     const giteaPath = isGiteaPath(parsed.pathname);
     if (!auth.ok) {
       unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
