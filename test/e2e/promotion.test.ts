@@ -15,6 +15,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { factoryImage } from './support/plans.js';
+import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
 
 const FLEET = 'v1.12.4';
@@ -244,5 +245,15 @@ describe('Fleet promotion through Git: production promotes only what staging com
       assert.equal(seen?.unschedulable, false, `${node} uncordoned`);
     }
     for (const g of ['controlPlane', 'workers']) assert.ok(production.observer.maxConcurrentLeasesInGroup('nodes-v1-12-5', g) <= 1, g);
+
+    // `kangal-patch preview` on production's template, from a checkout of the repository: nothing to
+    // propose, and why not v1.12.6 (staging's rollout of it failed).
+    await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    const preview = await runCli(['preview', join(staging.plans!.dir, 'clusters/production/nodes.yaml'), '--kubeconfig', production.cluster.kubeconfigPath,
+      '--releases-api-url', staging.forge!.apiUrl, '--releases-token-file', tokenFile('preview'), '--promotion-keys-dir', keysDir]);
+    assert.equal(preview.code, 0, preview.err);
+    assert.match(preview.out, /current Talos \(lowest on the selected nodes\): v1\.12\.5/);
+    assert.match(preview.out, /would propose now: nothing/);
+    assert.match(preview.out, /v1\.12\.6 +NotPromoted +not yet promoted: staging\/template nodes Failed .*error validating installer image: boom/);
   });
 });
