@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { promotionSpec } from '../../../schemas/target.js';
+import { autoUpdateSpec, promotionSpec } from '../../../schemas/target.js';
+import { promotionGate } from '../../../controller/gitops/promotion/gate.js';
+import { isOutcomeError } from '../../../controller/runtime/outcome.js';
 import { versionVerdict } from '../../../controller/core/promotion/decide.js';
 import { evidenceSection } from '../../../controller/gitops/promotion/body.js';
 import { upstreamEvidence } from '../../../controller/gitops/promotion/reports.js';
@@ -96,5 +98,23 @@ describe('gitops/promotion: signed reports as evidence', function () {
     const v = versionVerdict({ now: Date.parse('2026-12-06T00:00:00Z'), spec, reports: ev.reports }, 'v1.12.5');
     const text = evidenceSection(v, '1h', ev.commit, 'https://git.example/acme/plans/blob').join('\n');
     assert.match(text, /\| staging\/template nodes \| \[status\/staging\/nodes-v1-12-5\.yaml\]\(https:\/\/git\.example\/acme\/plans\/blob\/0123456789abcdef0123\/status\/staging\/nodes-v1-12-5\.yaml\) @ 0123456789ab \| 2\/2 \| 4m 10s \| 0 \| 1m 30s \| 2026-12-05T10:04:10\.000Z \| 2026-12-05T10:04:10\.000Z → 2026-12-05T11:04:10\.000Z \|/);
+  });
+
+  it('the gate: no --promotion-keys-dir stalls with PromotionNotConfigured; evidence not loaded yet is transient; else versions are judged', function () {
+    const spec = autoUpdateSpec.parse({ enabled: true, allow: 'patch', promotion: { after: [{ cluster: 'staging' }], soak: '1h' } });
+    const withPromotion = { ...spec, promotion: spec.promotion! };
+    const reasonOf = (f: () => unknown): string => {
+      try {
+        f();
+        return 'no error';
+      } catch (err) {
+        return isOutcomeError(err) ? `${err.kind} ${err.reason}: ${err.message}` : String(err);
+      }
+    };
+    assert.match(reasonOf(() => promotionGate(undefined, withPromotion, 'v1.12.4', [], 0)), /^Stalled PromotionNotConfigured: .*--promotion-keys-dir/);
+    assert.match(reasonOf(() => promotionGate(() => undefined, withPromotion, 'v1.12.4', [], 0)), /^Transient EvidenceNotLoaded/);
+    const releases = ['v1.12.5', 'v1.13.0'].map((tagName) => ({ tagName, draft: false, prerelease: false, publishedAt: 0, htmlUrl: '' }));
+    const g = promotionGate(() => ({ commit: 'c', reports: [], rejected: [] }), withPromotion, 'v1.12.4', releases, 0);
+    assert.deepEqual([...g.gate.entries()], [['v1.12.5', undefined]], 'only allowed steps are judged; none proven');
   });
 });
