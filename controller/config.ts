@@ -1,7 +1,7 @@
 // `kangal-patch run` settings: flags, each with a KANGAL_PATCH_<FLAG> environment fallback, checked
 // at start with one clear message per bad value.
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { parseGoDuration } from '../schemas/duration.js';
@@ -11,6 +11,7 @@ import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 import { checkGitUrl } from './gitops/git-url.js';
 import { checkReleasesBaseUrl } from './forge/releases.js';
 import type { NotifyConfig } from '../schemas/notify.js';
+import type { TrustedKeys } from './gitops/promotion/signature.js';
 
 /** Flag name → its default (as text, the way a user would type it). */
 export const RUN_FLAGS = {
@@ -43,6 +44,9 @@ export const RUN_FLAGS = {
   webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
   releasesApiUrl: { flag: '--releases-api-url <url>', help: 'GitHub REST API that lists the siderolabs/talos releases for auto-update templates (GHES: https://host/api/v3)', default: 'https://api.github.com' },
   releasesTokenFile: { flag: '--releases-token-file <path>', help: 'file holding a token for the releases API (optional: anonymous has a lower rate limit)', default: undefined },
+  reportMinInterval: { flag: '--report-min-interval <duration>', help: 'least time between two commits to one rollout report (the last state is always written)', default: '30s' },
+  reportSigningKeyFile: { flag: '--report-signing-key-file <path>', help: 'Ed25519 private key (PEM) that signs this cluster\'s rollout reports, so downstream clusters accept them as promotion evidence; read at start', default: undefined },
+  promotionKeysDir: { flag: '--promotion-keys-dir <dir>', help: 'folder of <cluster>.pem Ed25519 public keys of upstream clusters: only reports they signed count for autoUpdate.promotion; read at start', default: undefined },
   notifyConfigFile: { flag: '--notify-config-file <path>', help: 'notification receivers (webhook, Slack, Teams, Discord), YAML from a mounted Secret; read at start', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
@@ -135,6 +139,9 @@ export const runConfigSchema = z
     }),
     releasesTokenFile: z.string().min(1).optional(),
     notifyConfigFile: z.string().min(1).optional(),
+    reportMinInterval: durationMs,
+    reportSigningKeyFile: z.string().min(1).optional(),
+    promotionKeysDir: z.string().min(1).optional(),
   })
   .refine((c) => c.gitUrl === undefined || c.clusterName !== undefined, { path: ['clusterName'], error: 'is required with --git-url' })
   .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })
@@ -154,6 +161,10 @@ export type RunConfig = z.output<typeof runConfigSchema> & {
   debugClockOffsetMs: number;
   /** The receivers read from --notify-config-file at start (undefined: no notifications). */
   notify?: NotifyConfig | undefined;
+  /** The key of --report-signing-key-file, read at start (undefined: reports are not signed). */
+  reportSigningKey?: KeyObject | undefined;
+  /** The keys of --promotion-keys-dir, read at start (undefined: autoUpdate.promotion has no evidence). */
+  trustedKeys?: TrustedKeys | undefined;
 };
 
 /** Flags over environment over defaults; errors name the flag and its environment variable. */

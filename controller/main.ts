@@ -221,7 +221,7 @@ function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps;
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
     ? startAutoUpdateProposals(cfg, {
-      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log, onProposalOpened: w.notifications?.proposalOpened,
+      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), reportFiles: () => gitopsLoop?.reportFiles(), clock, log, onProposalOpened: w.notifications?.proposalOpened,
     }, signal)
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {
