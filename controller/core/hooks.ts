@@ -66,38 +66,43 @@ export function decideHook(i: HookInput): HookProgress {
   }
   if (record.phase === 'Succeeded') return { state: 'succeeded', record };
   if (record.phase === 'Failed') return { state: 'failed', record, reason: record.reason ?? HookReason.HookFailed, message: record.message ?? `${hook} hook Job ${record.jobName} failed` };
+  const ours = i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
+  if (ours && ours.outcome !== 'running') return ended(hook, record, ours, now);
   const deadline = epoch(record.deadline) ?? now;
-  const job = i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
-  if (job?.outcome === 'succeeded') {
-    return { state: 'succeeded', record: finished(record, job, now, 'Succeeded') };
-  }
-  if (job?.outcome === 'failed') {
-    const code = job.failedPod?.exitCode;
-    const how = job.failedPod === undefined
-      ? `(${job.failedReason ?? 'Failed'})`
-      : `: pod ${job.failedPod.name} ${code === undefined ? 'failed' : `exited with code ${code}`}${job.failedReason ? ` (${job.failedReason})` : ''}`;
-    const message = `${hook} hook Job ${record.jobName} failed${how}`;
-    const next = { ...finished(record, job, now, 'Failed'), reason: HookReason.HookFailed, message, ...(code === undefined ? {} : { exitCode: code }) };
-    return { state: 'failed', record: next, reason: HookReason.HookFailed, message };
-  }
   if (now >= deadline) {
-    const message = `${hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${job ? '' : ' (the Job was never seen)'}`;
+    const message = `${hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${ours ? '' : ' (the Job was never seen)'}`;
     return { state: 'failed', record: { ...record, phase: 'Failed', completionTime: iso(now), reason: HookReason.HookTimeout, message }, reason: HookReason.HookTimeout, message };
   }
-  const waitMs = deadline - now;
-  const waitingMessage = `waiting until ${record.deadline} for the ${hook} hook Job ${record.jobName}`;
-  if (job) {
-    const running = { ...record, phase: 'Running' as const, ...(job.startTime === undefined ? {} : { startTime: iso(job.startTime) }) };
-    return { state: 'running', record: running, message: waitingMessage, requeueAfterMs: waitMs };
+  return stillRunning(i, record, ours, deadline - now);
+}
+
+/** The Job completed or failed: the record says how, with the failed pod's exit code. */
+function ended(hook: HookName, record: HookStatus, job: HookJobFacts, now: number): HookProgress {
+  if (job.outcome === 'succeeded') return { state: 'succeeded', record: finished(record, job, now, 'Succeeded') };
+  const code = job.failedPod?.exitCode;
+  const how = job.failedPod === undefined
+    ? ` (${job.failedReason ?? 'Failed'})`
+    : `: pod ${job.failedPod.name} ${code === undefined ? 'failed' : `exited with code ${code}`}${job.failedReason ? ` (${job.failedReason})` : ''}`;
+  const message = `${hook} hook Job ${record.jobName} failed${how}`;
+  const next = { ...finished(record, job, now, 'Failed'), reason: HookReason.HookFailed, message, ...(code === undefined ? {} : { exitCode: code }) };
+  return { state: 'failed', record: next, reason: HookReason.HookFailed, message };
+}
+
+/** Before the deadline: create the Job once (the record says whether we did), then wait for the watch. */
+function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined, waitMs: number): HookProgress {
+  const waiting = `waiting until ${record.deadline} for the ${i.hook} hook Job ${record.jobName}`;
+  if (ours) {
+    const running = { ...record, phase: 'Running' as const, ...(ours.startTime === undefined ? {} : { startTime: iso(ours.startTime) }) };
+    return { state: 'running', record: running, message: waiting, requeueAfterMs: waitMs };
   }
   if (i.job !== undefined) {
     // A Job of that name left by an earlier owner (a retried PatchJob): it goes with its owner.
-    return { state: 'running', record, message: `${waitingMessage}: a Job ${record.jobName} of an earlier owner is still being deleted`, requeueAfterMs: Math.min(waitMs, 5_000) };
+    return { state: 'running', record, message: `${waiting}: a Job ${record.jobName} of an earlier owner is still being deleted`, requeueAfterMs: Math.min(waitMs, 5_000) };
   }
   if (record.createdTime === undefined) {
-    return { state: 'running', record: { ...record, createdTime: iso(now) }, create: i.request, message: waitingMessage, requeueAfterMs: waitMs };
+    return { state: 'running', record: { ...record, createdTime: iso(i.now) }, create: i.request, message: waiting, requeueAfterMs: waitMs };
   }
-  return { state: 'running', record, message: waitingMessage, requeueAfterMs: waitMs };
+  return { state: 'running', record, message: waiting, requeueAfterMs: waitMs };
 }
 
 function finished(record: HookStatus, job: HookJobFacts, now: number, phase: 'Succeeded' | 'Failed'): HookStatus {
