@@ -7,7 +7,7 @@ import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
-import { hookJobFacts } from '../hook-facts.js';
+import { hookJobFacts } from '../hooks.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
 
 const READ_TIMEOUT_MS = 20_000;

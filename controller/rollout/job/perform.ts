@@ -6,7 +6,7 @@ import { epoch } from '../../core/job/status.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
-import { isOutcomeError } from '../../runtime/outcome.js';
+import { createHookJob } from '../hooks.js';
 
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -87,15 +87,6 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
     case 'createHookJob':
       await createHookJob(deps, call, action.job);
       return { type: 'done' };
-  }
-}
-
-/** Deterministic name: one that exists already (created by our previous life) is success, never a second run. */
-export async function createHookJob(deps: Pick<PerformDeps, 'kube' | 'informers' | 'operatorNamespace'>, ctx: OpContext, job: Extract<JobAction, { type: 'createHookJob' }>['job']): Promise<void> {
-  try {
-    deps.informers.hookJobs.observeWrite(await deps.kube.createHookJob(ctx, deps.operatorNamespace, job));
-  } catch (err) {
-    if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
   }
 }
 
