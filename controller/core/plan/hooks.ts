@@ -89,6 +89,8 @@ function prePlanFailed(o: PlanObservation, status: PatchPlanStatus, message: str
 export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPlanStatus): PlanStep | undefined {
   const spec = o.plan.spec.hooks?.postPlan;
   if (!spec || status.startTime === undefined) return undefined;
+  // The last nodes' postNode hooks end first.
+  if (o.jobs.some((j) => j.postNodeHookPending)) return { status, events: [] };
   const before = hookRecord(status.hooks, 'postPlan');
   if (before?.phase === 'Succeeded' || before?.phase === 'Failed') return undefined;
   const p = progress(o, sel, status, 'postPlan', spec);

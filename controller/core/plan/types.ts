@@ -21,6 +21,8 @@ export interface PlanJobFacts {
   completionTime: number | undefined;
   /** The job gave its slot back to wait for the control plane (Kubernetes upgrade) and needs a new one. */
   slotReleased?: boolean | undefined;
+  /** The job has a postNode hook that has not ended yet (postPlan waits for it). */
+  postNodeHookPending?: boolean | undefined;
 }
 
 /** The kube-proxy DaemonSet, when the cluster runs one. */

@@ -24,6 +24,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
       phase: j.status.phase,
       completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
       slotReleased: j.status.slotReleasedTime !== undefined,
+      postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
     }));
   const leases = informers.slotLeases
     .list()

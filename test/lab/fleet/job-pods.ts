@@ -90,7 +90,8 @@ export class JobPods {
   private async bind(pod: V1Pod): Promise<void> {
     const nodes = (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items.filter((n) => this.fits(pod, n));
     if (nodes.length === 0) {
-      this.errors.push(`no node fits Job pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`);
+      // As kube-scheduler's unschedulable queue: try again shortly (nodes come back, get uncordoned).
+      this.after(250, `bind ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''} again`, () => this.bind(pod));
       return;
     }
     const load = (n: string): number => this.runs.filter((r) => r.node === n && r.finishedAt === undefined).length;

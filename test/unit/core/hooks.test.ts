@@ -220,11 +220,13 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     assert.equal(next.action?.type, 'createLeases');
   });
 
-  it('runs postPlan once the plan ended and no job runs; its failure is reported, the phase stays', function () {
+  it('runs postPlan once the plan ended and no job or postNode hook runs; its failure is reported, the phase stays', function () {
     const done = (phase: string) => ({ name: jobName('p', 'w'), nodeName: 'w-1', group: 'workers', phase, completionTime: T0 });
     const prePlanOk = { hook: 'prePlan' as const, jobName: 'p-pre-plan', phase: 'Succeeded' as const, requestedTime: at(T0), deadline: at(T0 + 1) };
     const completed: PatchPlanStatus = { ...inProgress, phase: 'Completed', reason: 'Completed', completionTime: at(T0), hooks: [prePlanOk] };
     const both = [done('Completed'), { ...done('Completed'), name: jobName('p', 'w-2'), nodeName: 'w-2' }];
+    const postNodeRunning = decidePlan(planObs(completed, { jobs: [both[0] ?? done('Completed'), { ...done('Completed'), postNodeHookPending: true }] }));
+    assert.equal(postNodeRunning.status.hooks?.find((h) => h.hook === 'postPlan'), undefined, 'postPlan waits for the last postNode hook');
     const start = decidePlan(planObs(completed, { jobs: both }));
     assert.equal(start.status.hooks?.find((h) => h.hook === 'postPlan')?.phase, 'Pending');
     assert.equal(start.status.phase, 'Completed');
