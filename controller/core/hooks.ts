@@ -67,13 +67,21 @@ export function decideHook(i: HookInput): HookProgress {
   if (record.phase === 'Succeeded') return { state: 'succeeded', record };
   if (record.phase === 'Failed') return { state: 'failed', record, reason: record.reason ?? HookReason.HookFailed, message: record.message ?? `${hook} hook Job ${record.jobName} failed` };
   const ours = i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
-  if (ours && ours.outcome !== 'running') return ended(hook, record, ours, now);
+  if (ours && ours.outcome !== 'running' && !exitCodeDue(ours, now)) return ended(hook, record, ours, now);
   const deadline = epoch(record.deadline) ?? now;
   if (now >= deadline) {
     const message = `${hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${ours ? '' : ' (the Job was never seen)'}`;
     return { state: 'failed', record: { ...record, phase: 'Failed', completionTime: iso(now), reason: HookReason.HookTimeout, message }, reason: HookReason.HookTimeout, message };
   }
   return stillRunning(i, record, ours, deadline - now);
+}
+
+/** How long a failed Job waits for its failed pod to show in the pod cache (its own watch) with the exit code. */
+export const EXIT_CODE_GRACE_MS = 5_000;
+
+/** The Job failed on its pods but the failed pod has not been seen yet: its exit code is a moment away. */
+function exitCodeDue(job: HookJobFacts, now: number): boolean {
+  return job.outcome === 'failed' && job.failedReason === 'BackoffLimitExceeded' && job.failedPod === undefined && now < (job.completionTime ?? now) + EXIT_CODE_GRACE_MS;
 }
 
 /** The Job completed or failed: the record says how, with the failed pod's exit code. */
@@ -89,9 +97,11 @@ function ended(hook: HookName, record: HookStatus, job: HookJobFacts, now: numbe
 }
 
 /** Before the deadline: create the Job once (the record says whether we did), then wait for the watch. */
-function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined, waitMs: number): HookProgress {
+function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined, untilDeadlineMs: number): HookProgress {
+  let waitMs = untilDeadlineMs;
   const waiting = `waiting until ${record.deadline} for the ${i.hook} hook Job ${record.jobName}`;
   if (ours) {
+    if (exitCodeDue(ours, i.now)) waitMs = Math.min(waitMs, (ours.completionTime ?? i.now) + EXIT_CODE_GRACE_MS - i.now);
     const running = { ...record, phase: 'Running' as const, ...(ours.startTime === undefined ? {} : { startTime: iso(ours.startTime) }) };
     return { state: 'running', record: running, message: waiting, requeueAfterMs: waitMs };
   }

@@ -31,6 +31,9 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
   });
   informers.pods.onChange((_key, view, old) => {
     const pod = view ?? old;
+    // A node hook's pod (its exit code) wakes the PatchJob that owns the hook.
+    const hookOwner = pod?.labels[PATCHJOB_LABEL];
+    if (hookOwner !== undefined && informers.patchJobs.get(hookOwner)) queue.add(hookOwner);
     if (pod?.nodeName === undefined) return;
     for (const job of jobsByNode.get(pod.nodeName) ?? []) {
       if (podChangeWakes(pod, informers.patchJobs.get(job)?.status.phase)) queue.add(job);

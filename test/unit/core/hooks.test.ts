@@ -57,6 +57,18 @@ describe('core/hooks: decideHook', function () {
     assert.equal(bad.state === 'failed' && bad.message, 'preNode hook Job plan-w1-pre-node failed: pod plan-w1-pre-node-x7k2p exited with code 3 (BackoffLimitExceeded)');
   });
 
+  it('a Job failed on its pods waits a moment for the failed pod (its exit code) to show in the cache, then fails without it', function () {
+    const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
+    const failedJob = jobFacts('plan-w1-pre-node', { outcome: 'failed', failedReason: 'BackoffLimitExceeded', completionTime: T0 + 1_000 });
+    const early = decideHook(hookInput({ record, job: failedJob, now: T0 + 2_000 }));
+    assert.equal(early.state, 'running');
+    assert.equal(early.state === 'running' && early.requeueAfterMs, 4_000);
+    const late = decideHook(hookInput({ record, job: failedJob, now: T0 + 6_000 }));
+    assert.equal(late.state === 'failed' && late.message, 'preNode hook Job plan-w1-pre-node failed (BackoffLimitExceeded)');
+    const deadline = decideHook(hookInput({ record, job: { ...failedJob, failedReason: 'DeadlineExceeded' }, now: T0 + 2_000 }));
+    assert.equal(deadline.state, 'failed', 'a Job stopped at its deadline has no exit code to wait for');
+  });
+
   it('fails with HookTimeout once the deadline passed, and leaves a Job of an earlier owner alone', function () {
     const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
     const late = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node'), now: T0 + 120_000 }));
