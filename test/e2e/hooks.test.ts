@@ -20,7 +20,7 @@ function plan(name: string, pool: string, hooks: Record<string, unknown>): PlanD
     apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
     kind: 'PatchPlan',
     metadata: { name },
-    spec: { target: { talosVersion: 'v1.13.2' }, nodeSelector: { matchLabels: { [POOL]: pool } }, strategy: { order: ['workers'] }, hooks },
+    spec: { target: { talosVersion: 'v1.13.2' }, nodeSelector: { matchLabels: { [POOL]: pool } }, strategy: { order: ['workers'] }, groups: { workers: { concurrency: 2 } }, hooks },
   };
 }
 

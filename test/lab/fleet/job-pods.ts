@@ -4,10 +4,11 @@
 // sleeps, then exits 3; no `exit`: 0), reported in containerStatuses[].state.terminated as a kubelet
 // does. The real Job controller (kube-controller-manager) creates the pods and drives the Job to
 // Complete or Failed. Every run is recorded for tests.
-import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, Watch, type KubeConfig, type V1ContainerState, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { apiStatus, mergePatch } from '../kube.js';
 import { SIMULATED_LABEL } from './objects.js';
 import type { FleetControl } from './types.js';
+import { Background } from './background.js';
 
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
@@ -31,16 +32,29 @@ export function scriptOf(command: readonly string[]): { sleepMs: number; exitCod
   return { sleepMs: sleep ? Math.round(Number(sleep[1]) * 1000) : 0, exitCode: exit ? Number(exit[1]) : 0 };
 }
 
+/** What the binder and runner read of a pod (watch events may lack any field). */
+function refOf(pod: V1Pod): { namespace: string; name: string; uid: string; job: string; nodeName: string; phase: string; deleting: boolean } {
+  const md = pod.metadata ?? {};
+  return {
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    uid: md.uid ?? '',
+    job: md.labels?.[JOB_NAME_LABEL] ?? '',
+    nodeName: pod.spec?.nodeName ?? '',
+    phase: pod.status?.phase ?? 'Pending',
+    deleting: md.deletionTimestamp !== undefined && md.deletionTimestamp !== null,
+  };
+}
+
 export class JobPods {
   private readonly core: CoreV1Api;
   private readonly watch: Watch;
   private abort: AbortController | undefined;
-  private stopped = false;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly work = new Background();
   /** Pod UIDs already bound or started, so a repeated watch event acts once. */
   private readonly handled = new Set<string>();
   readonly runs: JobPodRun[] = [];
-  readonly errors: string[] = [];
+  readonly errors: string[] = this.work.errors;
 
   constructor(kc: KubeConfig, private readonly fleet: FleetControl) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -48,9 +62,9 @@ export class JobPods {
   }
 
   async start(): Promise<void> {
-    if (this.stopped) return;
+    if (this.work.stopped) return;
     this.abort = await this.watch.watch('/api/v1/pods', { labelSelector: JOB_NAME_LABEL }, (type, obj) => this.onPod(type, obj as V1Pod), () => {
-      if (!this.stopped) this.after(200, 'restart the Job pod watch', () => this.start());
+      if (!this.work.stopped) this.work.after(200, 'restart the Job pod watch', () => this.start());
     });
   }
 
@@ -60,30 +74,26 @@ export class JobPods {
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
+    this.work.stop();
     this.abort?.abort();
   }
 
   private onPod(type: string, pod: V1Pod): void {
     if (type === 'DELETED') return;
-    const md = pod.metadata ?? {};
-    const uid = md.uid ?? '';
-    if (md.deletionTimestamp) {
-      this.background(`finish deletion of ${md.namespace ?? ''}/${md.name ?? ''}`, () => this.finishDeletion(pod));
-      return;
-    }
-    const phase = pod.status?.phase ?? 'Pending';
-    if (phase !== 'Pending') return;
-    if (!pod.spec?.nodeName) {
-      if (this.handled.has(`bind:${uid}`)) return;
-      this.handled.add(`bind:${uid}`);
-      this.background(`bind ${md.namespace ?? ''}/${md.name ?? ''}`, () => this.bind(pod));
-    } else if (this.fleet.node(pod.spec.nodeName) && !this.handled.has(`run:${uid}`)) {
-      // Only pods on this fleet's nodes: suites sharing a cluster each run a fleet.
-      this.handled.add(`run:${uid}`);
-      this.background(`run ${md.namespace ?? ''}/${md.name ?? ''}`, () => this.run(pod));
-    }
+    const p = refOf(pod);
+    const what = `${p.namespace}/${p.name}`;
+    if (p.deleting) this.work.run(`finish deletion of ${what}`, () => this.finishDeletion(pod));
+    else if (p.phase !== 'Pending') return;
+    else if (p.nodeName === '') this.once(`bind:${p.uid}`, `bind ${what}`, () => this.bind(pod));
+    // Only pods on this fleet's nodes: suites sharing a cluster each run a fleet.
+    else if (this.fleet.node(p.nodeName)) this.once(`run:${p.uid}`, `run ${what}`, () => this.run(pod));
+  }
+
+  /** A repeated watch event (a restarted watch replays every pod) acts once. */
+  private once(key: string, what: string, work: () => Promise<void>): void {
+    if (this.handled.has(key)) return;
+    this.handled.add(key);
+    this.work.run(what, work);
   }
 
   /** kube-scheduler's part: the up, schedulable node with the fewest Job pods that the pod tolerates and selects. */
@@ -91,7 +101,7 @@ export class JobPods {
     const nodes = (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items.filter((n) => this.fits(pod, n));
     if (nodes.length === 0) {
       // As kube-scheduler's unschedulable queue: try again shortly (nodes come back, get uncordoned).
-      this.after(250, `bind ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''} again`, () => this.bind(pod));
+      this.work.after(250, `bind ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''} again`, () => this.bind(pod));
       return;
     }
     const load = (n: string): number => this.runs.filter((r) => r.node === n && r.finishedAt === undefined).length;
@@ -116,31 +126,31 @@ export class JobPods {
 
   /** The kubelet's part: Running, then terminated with the script's exit code. */
   private async run(pod: V1Pod): Promise<void> {
-    const { namespace = '', name = '', labels = {} } = pod.metadata ?? {};
-    const container = pod.spec?.containers[0];
-    const script = scriptOf([...(container?.command ?? []), ...(container?.args ?? [])]);
-    const env = Object.fromEntries((container?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value ?? '']));
-    const record: JobPodRun = { namespace, pod: name, job: labels[JOB_NAME_LABEL] ?? '', node: pod.spec?.nodeName ?? '', env, exitCode: script.exitCode, startedAt: Date.now() };
+    const { namespace, name, job, nodeName: node } = refOf(pod);
+    const containers = pod.spec?.containers ?? [];
+    const first = containers[0];
+    const script = scriptOf([...(first?.command ?? []), ...(first?.args ?? [])]);
+    const env = Object.fromEntries((first?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+    const record: JobPodRun = { namespace, pod: name, job, node, env, exitCode: script.exitCode, startedAt: Date.now() };
     this.runs.push(record);
     const started = new Date();
-    const containers = pod.spec?.containers ?? [];
+    const statuses = (ready: boolean, state: V1ContainerState) =>
+      containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready, started: ready, restartCount: 0, state }));
+    const scheduled = { type: 'PodScheduled', status: 'True', lastTransitionTime: started };
     await this.patchStatus(namespace, name, {
       phase: 'Running',
       startTime: started,
-      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: started }, { type: 'Ready', status: 'True', lastTransitionTime: started }],
-      containerStatuses: containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt: started } } })),
+      conditions: [scheduled, { type: 'Ready', status: 'True', lastTransitionTime: started }],
+      containerStatuses: statuses(true, { running: { startedAt: started } }),
     });
-    this.after(script.sleepMs, `finish ${namespace}/${name}`, async () => {
+    this.work.after(script.sleepMs, `finish ${namespace}/${name}`, async () => {
       const finished = new Date();
       record.finishedAt = finished.getTime();
       const code = script.exitCode;
       await this.patchStatus(namespace, name, {
         phase: code === 0 ? 'Succeeded' : 'Failed',
-        conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: started }, { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finished }],
-        containerStatuses: containers.map((c) => ({
-          name: c.name, image: c.image ?? '', imageID: '', ready: false, started: false, restartCount: 0,
-          state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: started, finishedAt: finished } },
-        })),
+        conditions: [scheduled, { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finished }],
+        containerStatuses: statuses(false, { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: started, finishedAt: finished } }),
       });
     });
   }
@@ -155,21 +165,6 @@ export class JobPods {
     const { namespace = '', name = '', uid } = pod.metadata ?? {};
     await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
       if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
-    });
-  }
-
-  private after(ms: number, what: string, work: () => Promise<void>): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.background(what, work);
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  private background(what: string, work: () => Promise<void>): void {
-    if (this.stopped) return;
-    work().catch((err: unknown) => {
-      if (!this.stopped) this.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
     });
   }
 }
