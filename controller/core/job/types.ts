@@ -34,6 +34,7 @@ export interface JobPodFacts {
   mirror: boolean;
   deleting: boolean;
   phase: string;
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface JobLeaseFacts {

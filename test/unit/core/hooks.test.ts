@@ -179,6 +179,22 @@ describe('core/job: preNode and postNode hooks', function () {
   });
 });
 
+describe('core/job: a drain and hook pods', function () {
+  it('does not evict a running hook pod on the node (that would fail its hook): it waits for it to finish', function () {
+    const cordoned = { ...node, unschedulable: true, cordonedBy: 'plan-w1' };
+    const draining: PatchJobStatus = { phase: 'Draining', deadline: at(T0 + 300_000), phaseStartTime: at(T0), cordonedTime: at(T0) };
+    const hookPod = { namespace: 'kangal-patch', name: 'plan-w2-pre-node-abcde', uid: 'u-h', controllerKind: 'Job', mirror: false, deleting: false, phase: 'Running', labels: { 'kangalpatch.ozalp.dk/hook': 'preNode' } };
+    const app = { namespace: 'app', name: 'web-1', uid: 'u-w', controllerKind: 'ReplicaSet', mirror: false, deleting: false, phase: 'Running' };
+    const evict = decideJob(jobObs(draining, { node: cordoned, pods: [hookPod, app] }));
+    assert.deepEqual(evict.action?.type === 'evict' ? evict.action.pods.map((p) => p.name) : [], ['web-1']);
+    const wait = decideJob(jobObs(draining, { node: cordoned, pods: [hookPod] }));
+    assert.equal(wait.action, undefined);
+    assert.equal(wait.status.reason, 'WaitingForPodsToTerminate');
+    assert.match(wait.status.message ?? '', /1 hook pod\(s\) to finish \(hooks are not evicted\): kangal-patch\/plan-w2-pre-node-abcde/);
+    assert.equal(decideJob(jobObs(draining, { node: cordoned, pods: [{ ...hookPod, phase: 'Succeeded' }] })).status.phase, 'Upgrading');
+  });
+});
+
 // ---- plan hooks ----
 
 const planNodes: PlanNodeFacts[] = [
