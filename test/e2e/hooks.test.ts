@@ -25,7 +25,7 @@ function plan(name: string, pool: string, hooks: Record<string, unknown>): PlanD
 }
 
 describe('Hooks end to end: preNode, postNode, prePlan and postPlan Jobs', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let lab: JobLab;
   let second: Controller;
   const runs = (job: string) => lab.fleet.jobPods.runsOf(job);
