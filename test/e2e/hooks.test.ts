@@ -4,7 +4,7 @@
 // every hook still runs exactly once, a failing preNode leaves its node uncordoned and untouched,
 // and a failing postNode is reported without undoing the upgrade.
 import assert from 'node:assert/strict';
-import { CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { OPERATOR_NAMESPACE, startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
 import { waitFor } from '../lab/wait.js';
@@ -57,25 +57,30 @@ describe('Hooks end to end: preNode, postNode, prePlan and postPlan Jobs', funct
     assert.equal(status['completedNodes'], 2, JSON.stringify(status));
     assert.equal(runs('once-pre-plan').length, 1, 'prePlan once');
     assert.equal(runs('once-post-plan').length, 1, 'postPlan once');
-    for (const node of pools['once'] ?? []) {
-      const [pre, ...morePre] = runs(`once-${node}-pre-node`);
-      const [post, ...morePost] = runs(`once-${node}-post-node`);
-      assert.deepEqual([morePre.length, morePost.length], [0, 0], `${node}: one preNode and one postNode run`);
-      assert.equal(pre?.env['KANGAL_NODE'], node);
-      assert.deepEqual([pre?.env['KANGAL_HOOK'], pre?.env['KANGAL_PLAN'], pre?.env['KANGAL_FROM_TALOS_VERSION'], pre?.env['KANGAL_TO_TALOS_VERSION']], ['preNode', 'once', 'v1.12.4', 'v1.13.2']);
-      assert.deepEqual([post?.env['KANGAL_HOOK'], post?.env['KANGAL_PHASE']], ['postNode', 'Completed']);
-      const cordoned = lab.observer.of(node, ['cordoned'])[0]?.at ?? 0;
-      const uncordoned = lab.observer.of(node, ['uncordoned']).at(-1)?.at ?? Infinity;
-      assert.ok((pre?.finishedAt ?? Infinity) <= cordoned, `${node}: preNode finished before the cordon`);
-      assert.ok((post?.startedAt ?? 0) >= uncordoned, `${node}: postNode started after the uncordon`);
-      assert.equal(lab.talos.node(node).upgradesStarted, 1);
-      const job = await lab.job(`once-${node}`);
-      assert.deepEqual((job?.status['hooks'] as { hook: string; phase: string }[]).map((h) => [h.hook, h.phase]).sort(), [['postNode', 'Succeeded'], ['preNode', 'Succeeded']]);
-    }
-    // The Jobs are owned by their PatchJob (node hooks) or PatchPlan (plan hooks).
-    const jobs = await lab.kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: OPERATOR_NAMESPACE, labelSelector: 'batch.kubernetes.io/job-name=once-worker-1-pre-node' });
-    assert.equal(jobs.items.length, 1, 'one pod of the preNode Job');
+    for (const node of pools['once'] ?? []) await nodeHooksRanOnce(node);
+    // Node hook Jobs are owned by their PatchJob, plan hook Jobs by the PatchPlan (garbage collection).
+    const batch = lab.kc.makeApiClient(BatchV1Api);
+    const owner = async (name: string) => (await batch.readNamespacedJob({ namespace: OPERATOR_NAMESPACE, name })).metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}`);
+    assert.deepEqual(await owner('once-worker-1-pre-node'), ['PatchJob/once-worker-1']);
+    assert.deepEqual(await owner('once-pre-plan'), ['PatchPlan/once']);
   });
+
+  /** One preNode run that ended before the node was cordoned, one postNode run after the uncordon, with the variables. */
+  async function nodeHooksRanOnce(node: string): Promise<void> {
+    const [pre, ...morePre] = runs(`once-${node}-pre-node`);
+    const [post, ...morePost] = runs(`once-${node}-post-node`);
+    assert.deepEqual([morePre.length, morePost.length], [0, 0], `${node}: one preNode and one postNode run`);
+    assert.ok(pre && post, `${node}: both hooks ran`);
+    assert.deepEqual([pre.env['KANGAL_HOOK'], pre.env['KANGAL_PLAN'], pre.env['KANGAL_NODE'], pre.env['KANGAL_FROM_TALOS_VERSION'], pre.env['KANGAL_TO_TALOS_VERSION']], ['preNode', 'once', node, 'v1.12.4', 'v1.13.2']);
+    assert.deepEqual([post.env['KANGAL_HOOK'], post.env['KANGAL_PHASE']], ['postNode', 'Completed']);
+    const cordoned = lab.observer.of(node, ['cordoned'])[0]?.at ?? 0;
+    const uncordoned = lab.observer.of(node, ['uncordoned']).at(-1)?.at ?? Infinity;
+    assert.ok((pre.finishedAt ?? Infinity) <= cordoned, `${node}: preNode finished before the cordon`);
+    assert.ok(post.startedAt >= uncordoned, `${node}: postNode started after the uncordon`);
+    assert.equal(lab.talos.node(node).upgradesStarted, 1);
+    const job = await lab.job(`once-${node}`);
+    assert.deepEqual((job?.status['hooks'] as { hook: string; phase: string }[]).map((h) => [h.hook, h.phase]).sort(), [['postNode', 'Succeeded'], ['preNode', 'Succeeded']]);
+  }
 
   it('a failing preNode fails the PatchJob with HookFailed, the Job name and exit code, leaving the node uncordoned and untouched; postNode still runs', async function () {
     const status = await lab.waitForPhase('pre-fails-worker-3', ['Completed', 'Failed'], 90_000);
