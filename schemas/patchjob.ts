@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { conditions, duration, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
 import { talosConfig } from './patchplan.js';
+import { hookStatuses, nodeHooks } from './hooks.js';
 
 export const PatchJobPhase = {
   Pending: 'Pending',
@@ -31,6 +32,7 @@ export const patchJobSpec = z.strictObject({
   talosConfig: talosConfig.meta({
     description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
   }),
+  hooks: nodeHooks.optional().meta({ description: 'preNode and postNode hooks (copied from the plan).' }),
 });
 
 /** Kubernetes components a job moves, in the order a control-plane node moves them (workers: kubelet only). */
@@ -94,6 +96,7 @@ export const patchJobStatus = z.strictObject({
   slotReleasedTime: timestamp.optional().meta({
     description: 'When the job gave its concurrency slot back to wait for the rest of the control plane; it moves again only once the plan gives it a slot.',
   }),
+  hooks: hookStatuses.optional().meta({ description: 'The node hooks (preNode, postNode) and how they went.' }),
   conditions: conditions.optional(),
 });
 

@@ -22,6 +22,7 @@ import { expressionProblems } from '../../gates/cel.js';
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
+import { createHookJob } from '../hooks.js';
 
 const TALOS_CALL_MS = 20_000;
 
@@ -92,6 +93,9 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
       return { step, plan };
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+    case 'createHookJob':
+      await createHookJob(deps, ctx, action.job);
+      return { step, plan };
     case 'handOver':
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();
