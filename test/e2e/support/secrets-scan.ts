@@ -27,7 +27,7 @@ export async function controllerOutputs(lab: JobLab, controllers: readonly Contr
   const events = await lab.kc.makeApiClient(EventsV1Api).listEventForAllNamespaces();
   haystacks.push({ what: 'Events', text: JSON.stringify(events.items) });
   for (const name of opts.plans) haystacks.push({ what: `PatchPlan ${name}`, text: JSON.stringify(await lab.plan(name)) });
-  const jobs = await lab.kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' });
+  const jobs: unknown = await lab.kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' });
   haystacks.push({ what: 'PatchJobs', text: JSON.stringify(jobs) });
   const forge = lab.forge;
   if (forge && lab.plans) {

@@ -1,0 +1,94 @@
+// A scenario made concrete: node names, labels and versions, the PatchPlan document, and which
+// node each group claims and which nodes must fail — worked out here, from the scenario alone, so
+// the checker never takes the controller's word for any of it.
+import type { PlanDoc } from '../e2e/support/plans.js';
+import { TALOS_SECRET } from '../e2e/support/job-lab.js';
+import { NODE_FAILURES, TALOS_LEGACY, TALOS_LIFECYCLE, TALOS_TARGET, type FaultKind, type Scenario } from './scenario.js';
+
+export const PLAN = 'chaos';
+const HOUR = 3_600_000;
+
+export interface ChaosNode {
+  name: string;
+  controlPlane: boolean;
+  talosVersion: string;
+  labels: Record<string, string>;
+  /** In the plan's nodeSelector. */
+  selected: boolean;
+  /** The group that claims it (first in strategy.order that matches), for selected nodes. */
+  group: string | undefined;
+}
+
+export interface ConcretePlan {
+  nodes: ChaosNode[];
+  doc: PlanDoc;
+  /** Node each node-failure fault hits (distinct, selected nodes). */
+  failing: Map<FaultKind, string>;
+  /** The phase the plan must end in. */
+  expectedPhase: 'Completed' | 'Failed' | 'Paused';
+  /** With clock-jump: the window's opening (epoch ms) and the offset that puts a controller two hours before it. */
+  window: { opening: number; offsetBefore: number } | undefined;
+}
+
+const hh = (ms: number): string => `${String(new Date(ms).getUTCHours()).padStart(2, '0')}:00`;
+
+export function concretePlan(s: Scenario, now: number, talosEndpoints: string[]): ConcretePlan {
+  const nodes: ChaosNode[] = [];
+  for (let i = 1; i <= s.controlPlanes; i++) {
+    nodes.push({ name: `cp-${i}`, controlPlane: true, talosVersion: s.lifecycleControlPlanes.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels: { environment: 'production' }, selected: true, group: undefined });
+  }
+  for (let i = 1; i <= s.nodes - s.controlPlanes; i++) {
+    const labels: Record<string, string> = { environment: s.staging.includes(i) ? 'staging' : 'production' };
+    for (const [group, members] of Object.entries(s.groupMembers)) if (members.includes(i)) labels[group] = 'yes';
+    nodes.push({ name: `worker-${i}`, controlPlane: false, talosVersion: s.lifecycleWorkers.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels, selected: !s.staging.includes(i), group: undefined });
+  }
+  for (const n of nodes) {
+    if (!n.selected) continue;
+    n.group = s.order.find((g) => {
+      const group = s.groups.find((x) => x.name === g);
+      if (g === 'controlPlane') return n.controlPlane;
+      if (g === 'workers') return !n.controlPlane;
+      return group?.label !== undefined && n.labels[group.label] === 'yes';
+    });
+  }
+
+  // Node-failure faults hit distinct selected nodes, chosen by their drawn index.
+  const failing = new Map<FaultKind, string>();
+  const free = nodes.filter((n) => n.selected && n.group !== undefined).map((n) => n.name);
+  for (const f of s.faults) {
+    if (!NODE_FAILURES.includes(f.kind) || free.length === 0) continue;
+    const [name] = free.splice((f.nodeIndex ?? 0) % free.length, 1);
+    if (name) failing.set(f.kind, name);
+  }
+  const budget = Math.max(1, s.failurePolicy.maxFailures);
+  const expectedPhase = failing.size >= budget ? (s.failurePolicy.type === 'Halt' ? 'Failed' : 'Paused') : 'Completed';
+
+  const jump = s.faults.some((f) => f.kind === 'clock-jump');
+  const opening = Math.ceil(now / HOUR) * HOUR + 3 * HOUR;
+  const window = jump ? { opening, offsetBefore: opening - 2 * HOUR - now } : undefined;
+  const maintenance = jump
+    ? { windows: [{ days: ['Any'], startTime: hh(opening), endTime: hh(opening + HOUR) }] }
+    : s.window ? { windows: [{ days: ['Any'], startTime: hh(now - HOUR), endTime: hh(now + 3 * HOUR) }] } : undefined;
+
+  const groups: Record<string, unknown> = {};
+  for (const g of s.groups) groups[g.name] = g.label ? { selector: { matchLabels: { [g.label]: 'yes' } }, concurrency: g.concurrency } : { concurrency: g.concurrency };
+  const doc: PlanDoc = {
+    apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+    kind: 'PatchPlan',
+    metadata: { name: PLAN },
+    spec: {
+      target: { talosVersion: TALOS_TARGET },
+      nodeSelector: { matchLabels: { environment: 'production' } },
+      groups,
+      strategy: { order: s.order },
+      failurePolicy: s.failurePolicy,
+      delayBetweenNodes: `${s.delayBetweenNodesS}s`,
+      // Short only where a fault needs the deadline to pass; generous enough for every outage drawn.
+      ...(failing.has('pdb-blocked') ? { drainTimeout: '15s' } : {}),
+      ...(failing.has('node-never-back') ? { rebootTimeout: '30s' } : {}),
+      ...(maintenance ? { maintenance } : {}),
+      talosConfig: { endpoints: talosEndpoints, secretRef: { name: TALOS_SECRET } },
+    },
+  };
+  return { nodes, doc, failing, expectedPhase, window };
+}

@@ -1,0 +1,262 @@
+// One chaos run: a fresh lab for the scenario (control plane, fleet, Talos simulator behind
+// switchable TCP endpoints, registry, interposer, forge for Git delivery), the compiled controller
+// (one replica, or two with leader election), the plan delivered by kubectl or Git, the fault
+// schedule played against the lab, then the checker. Returns what happened and every violation.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { startJobLab, type Controller, type JobLab } from '../e2e/support/job-lab.js';
+import type { WorkloadSpec } from '../lab/fleet/index.js';
+import { switchableProxy, type SwitchableProxy } from '../lab/proxy.js';
+import { runToEnd } from '../lab/process.js';
+import { tcpProxy, type TcpProxy } from '../lab/tcp-proxy.js';
+import { waitFor } from '../lab/wait.js';
+import { checkRun, type RunFacts } from './checker.js';
+import { concretePlan, PLAN, type ConcretePlan } from './fleet-plan.js';
+import { describeScenario, STANDING_FAULTS, TALOS_TARGET, type Scenario, type ScheduledFault, type Trigger } from './scenario.js';
+
+const ELECTION = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
+
+export interface RunResult {
+  scenario: string;
+  seed: number;
+  wallMs: number;
+  expectedPhase: string;
+  finalPhase: string | undefined;
+  /** Moment faults that fired (a trigger the run never reached does not fire), and the standing ones. */
+  fired: string[];
+  violations: string[];
+}
+
+/** The controllers of a run: started and killed here, always with the run's current clock offset. */
+class ControllerSet {
+  readonly all: Controller[] = [];
+  private readonly alive = new Set<Controller>();
+  private count = 0;
+  offsetMs = 0;
+  constructor(private readonly lab: JobLab, private readonly args: () => string[], readonly replicas: number) {}
+
+  start(): Controller {
+    const env: Record<string, string> = this.offsetMs !== 0 ? { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(Math.round(this.offsetMs)) } : {};
+    const c = this.lab.startController({ name: `chaos-${++this.count}`, args: [...this.args(), ...(this.replicas > 1 ? ELECTION : [])], env });
+    this.all.push(c);
+    this.alive.add(c);
+    void c.process.exited.then(() => this.alive.delete(c));
+    return c;
+  }
+
+  startAll(): void {
+    for (let i = 0; i < this.replicas; i++) this.start();
+  }
+
+  /** The replica acting now: the one leading, or the only one. */
+  private acting(): Controller | undefined {
+    const alive = [...this.alive];
+    if (this.replicas === 1) return alive[0];
+    return alive.find((c) => c.logs().some((l) => String(l['msg']).startsWith('leading'))) ?? alive[0];
+  }
+
+  /** SIGKILL of the acting replica (a crash: nothing cleaned up), and a fresh one in its place. */
+  async killActing(): Promise<void> {
+    const c = this.acting();
+    if (c) await c.kill();
+    this.start();
+  }
+
+  async restartAll(offsetMs: number): Promise<void> {
+    for (const c of [...this.alive]) await c.kill();
+    this.offsetMs = offsetMs;
+    this.startAll();
+  }
+
+  async stopAll(): Promise<void> {
+    for (const c of [...this.alive]) await c.stop();
+  }
+}
+
+interface Outages {
+  talos: TcpProxy[];
+  git: SwitchableProxy | undefined;
+  api: SwitchableProxy | undefined;
+}
+
+function workloadsOf(s: Scenario, plan: ConcretePlan): WorkloadSpec[] {
+  const w: WorkloadSpec[] = [];
+  if (s.replicas > 0) w.push({ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: s.replicas, pdb: { maxUnavailable: 1 } });
+  if (plan.failing.has('pdb-blocked')) w.push({ namespace: 'shop', name: 'blocked', kind: 'replicaset', replicas: 1, pdb: { minAvailable: 1 }, nodeSelector: { 'chaos-pdb': 'blocked' } });
+  return w;
+}
+
+/** How many of the trigger's events the lab has seen so far. */
+function triggerCount(lab: JobLab, t: Trigger): number {
+  if (t.on === 'talosCall') return lab.talos.callLog().length;
+  return lab.observer.events.filter((e) => e.kind === t.on).length;
+}
+
+export async function runScenario(s: Scenario, opts: { log?: (line: string) => void } = {}): Promise<RunResult> {
+  const started = Date.now();
+  const log = opts.log ?? ((): void => undefined);
+  const kinds = new Set(s.faults.map((f) => f.kind));
+  // The plan's names and labels first (the Talos endpoints are filled in once the proxies exist).
+  const draft = concretePlan(s, started, []);
+  const failingNode = (k: 'pdb-blocked' | 'node-never-back' | 'old-partition'): string | undefined => draft.failing.get(k);
+  const labels: Record<string, Record<string, string>> = Object.fromEntries(draft.nodes.map((n) => [n.name, { ...n.labels }]));
+  const blocked = failingNode('pdb-blocked');
+  if (blocked) labels[blocked] = { ...labels[blocked], 'chaos-pdb': 'blocked' };
+
+  const lab = await startJobLab({
+    fleet: { nodes: s.nodes, controlPlanes: s.controlPlanes, talosVersion: 'v1.12.4' },
+    talosVersions: Object.fromEntries(draft.nodes.map((n) => [n.name, n.talosVersion])),
+    labels,
+    images: [`siderolabs/installer:${TALOS_TARGET}`],
+    workloads: workloadsOf(s, draft),
+    interposer: true,
+    plansRepo: s.delivery === 'git',
+  });
+  const outages: Outages = { talos: [], git: undefined, api: undefined };
+  let controllers: ControllerSet | undefined;
+  const fired: string[] = [];
+  try {
+    outages.talos.push(await tcpProxy(lab.talos.endpoint));
+    if (kinds.has('talos-endpoint-lost')) {
+      outages.talos.push(await tcpProxy(lab.talos.endpoint));
+      // The first endpoint is down for good: every call must find the second.
+      const lost = outages.talos[0];
+      if (lost) lost.down = true;
+      fired.push('talos-endpoint-lost');
+    }
+    const plan = concretePlan(s, started, outages.talos.map((p) => p.endpoint));
+
+    let args: () => string[] = () => [];
+    if (s.delivery === 'git' && lab.forge) {
+      const base = lab.gitArgs({ pollInterval: '2s' });
+      const cloneUrl = base[base.indexOf('--git-url') + 1] ?? '';
+      outages.git = await switchableProxy(cloneUrl);
+      outages.api = await switchableProxy(lab.forge.apiUrl);
+      const git = outages.git;
+      const api = outages.api;
+      args = () => [...lab.gitArgs({ pollInterval: '2s' }), '--git-url', git.rewrite(cloneUrl), '--forge', 'github', '--forge-api-url', api.url];
+    }
+    // Standing faults on nodes.
+    const neverBack = failingNode('node-never-back');
+    if (neverBack) lab.talos.faults.set(neverBack, { neverComesBack: true });
+    const oldPartition = failingNode('old-partition');
+    if (oldPartition) lab.talos.faults.set(oldPartition, { bootsOldPartition: true });
+    for (const k of plan.failing.keys()) fired.push(k);
+
+    controllers = new ControllerSet(lab, args, kinds.has('leader-kill') ? 2 : 1);
+    if (plan.window) controllers.offsetMs = plan.window.offsetBefore;
+    controllers.startAll();
+
+    // Deliver the plan.
+    if (s.delivery === 'git' && lab.plans) {
+      await lab.plans.write(`plans/${PLAN}.yaml`, stringify(plan.doc));
+      await lab.plans.commitAndPush('add the chaos plan');
+    } else {
+      const file = join(lab.cluster.dir, `${PLAN}.yaml`);
+      writeFileSync(file, stringify(plan.doc));
+      const r = await runToEnd(lab.cluster.kubectl, ['--kubeconfig', lab.cluster.kubeconfigPath, 'apply', '--server-side', '-f', file]);
+      if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
+    }
+
+    let jumpAt: number | undefined;
+    if (plan.window) {
+      // The plan waits for its window (two hours away in the controller's time), then the clock jumps past the opening.
+      await lab.waitForPlan(PLAN, 'waiting for the window', (st) => st['reason'] === 'OutsideMaintenanceWindow', 90_000);
+      jumpAt = Date.now();
+      await controllers.restartAll(plan.window.opening + 5_000 - Date.now());
+      fired.push('clock-jump');
+    }
+
+    // Moment faults, each waiting for its trigger; all of them stop waiting when the plan is done.
+    let done = false;
+    const playing = s.faults.filter((f) => !STANDING_FAULTS.includes(f.kind)).map(async (f) => {
+      const t = f.trigger;
+      if (!t) return;
+      await waitFor(() => done || triggerCount(lab, t) >= t.count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
+      if (done) return;
+      log(`  fault ${f.kind} after ${t.count} ${t.on} (${Date.now() - started} ms into the run)`);
+      fired.push(f.kind);
+      await inject(f, lab, controllers!, outages);
+    });
+
+    const deadlineMs = 120_000 + s.nodes * 8_000 + s.faults.reduce((a, f) => a + f.downMs, 0) + (plan.failing.size > 0 ? 45_000 : 0) + (s.delivery === 'git' ? 30_000 : 0);
+    let finalStatus: Record<string, unknown> | undefined;
+    const violations: string[] = [];
+    try {
+      finalStatus = await lab.waitForPlan(PLAN, `phase ${plan.expectedPhase}`, (st) => st['phase'] === plan.expectedPhase && (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded'), deadlineMs);
+    } catch (err) {
+      const last = await lab.plan(PLAN);
+      finalStatus = last?.status;
+      violations.push(`the plan did not reach ${plan.expectedPhase} within ${deadlineMs} ms: phase ${String(last?.status?.['phase'])}, reason ${String(last?.status?.['reason'])}: ${String(last?.status?.['message'])} (${(err as Error).message.split(';')[0]})`);
+    }
+    done = true;
+    await Promise.all(playing);
+
+    const facts: RunFacts = { scenario: s, plan, lab, controllers: controllers.all, finalStatus, jumpAt };
+    violations.push(...(await checkRun(facts)));
+    return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, violations };
+  } finally {
+    await controllers?.stopAll();
+    for (const p of outages.talos) await p.close();
+    await outages.git?.close();
+    await outages.api?.close();
+    await lab.stop();
+  }
+}
+
+/** One moment fault, start to end (an outage is over when this resolves). */
+async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet, outages: Outages): Promise<void> {
+  switch (f.kind) {
+    case 'controller-kill':
+    case 'leader-kill':
+      return controllers.killActing();
+    case 'apiserver-restart':
+      return lab.cluster.restart('kube-apiserver', { downMs: f.downMs });
+    case 'etcd-restart':
+      return lab.cluster.restart('etcd', { downMs: f.downMs });
+    case 'connection-cut': {
+      const i = lab.interposer;
+      if (!i) return;
+      i.cut();
+      await delay(f.downMs);
+      i.restore();
+      return;
+    }
+    case 'write-storm': {
+      const i = lab.interposer;
+      if (!i) return;
+      // Every other write of the controllers is refused before the apiserver sees it.
+      let n = 0;
+      i.setBeforeForward((req) => (req.method !== 'GET' && n++ % 2 === 0 ? { status: f.status ?? 429, retryAfterSeconds: 1 } : undefined));
+      await delay(f.downMs);
+      i.setBeforeForward(undefined);
+      return;
+    }
+    case 'talos-down': {
+      const endpoints = outages.talos.filter((p) => !p.down);
+      for (const p of endpoints) p.down = true;
+      await delay(f.downMs);
+      for (const p of endpoints) p.down = false;
+      return;
+    }
+    case 'git-down': {
+      const both = [outages.git, outages.api].filter((p): p is SwitchableProxy => p !== undefined);
+      for (const p of both) p.down = true;
+      await delay(f.downMs);
+      for (const p of both) p.down = false;
+      return;
+    }
+    case 'force-push': {
+      const wc = lab.plans;
+      if (!wc) return;
+      // The same plans rewritten into a new history: the tip commit replaced, pushed with --force.
+      await wc.git(['commit', '--quiet', '--amend', '-m', 'the chaos plan (history rewritten)']);
+      await wc.git(['push', '--quiet', '--force', 'origin', 'HEAD:main']);
+      return;
+    }
+    default:
+      return;
+  }
+}
