@@ -26,6 +26,8 @@ export interface ConcretePlan {
   failing: Map<FaultKind, string>;
   /** The phase the plan must end in. */
   expectedPhase: 'Completed' | 'Failed' | 'Paused';
+  /** How many events of its kind each moment fault waits for (same order as the scenario's faults; standing faults: undefined). */
+  triggerCounts: (number | undefined)[];
   /** With clock-jump: the window's opening (epoch ms) and the offset that puts a controller two hours before it. */
   window: { opening: number; offsetBefore: number } | undefined;
 }
@@ -90,5 +92,9 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
       talosConfig: { endpoints: talosEndpoints, secretRef: { name: TALOS_SECRET } },
     },
   };
-  return { nodes, doc, failing, expectedPhase, window };
+  // The events a rollout of these nodes brings, roughly: a trigger at share x fires x of the way through.
+  const selected = nodes.filter((n) => n.selected).length;
+  const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas };
+  const triggerCounts = s.faults.map((f) => (f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined));
+  return { nodes, doc, failing, expectedPhase, triggerCounts, window };
 }

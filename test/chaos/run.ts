@@ -90,6 +90,7 @@ function workloadsOf(s: Scenario, plan: ConcretePlan): WorkloadSpec[] {
 
 /** How many of the trigger's events the lab has seen so far. */
 function triggerCount(lab: JobLab, t: Trigger): number {
+  // (PatchJob phases of the plan only; evictions of any pod; any call to the simulator)
   if (t.on === 'talosCall') return lab.talos.callLog().length;
   return lab.observer.events.filter((e) => e.kind === t.on).length;
 }
@@ -171,12 +172,13 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
 
     // Moment faults, each waiting for its trigger; all of them stop waiting when the plan is done.
     let done = false;
-    const playing = s.faults.filter((f) => !STANDING_FAULTS.includes(f.kind)).map(async (f) => {
+    const playing = s.faults.map(async (f, i) => {
       const t = f.trigger;
-      if (!t) return;
-      await waitFor(() => done || triggerCount(lab, t) >= t.count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
+      const count = plan.triggerCounts[i];
+      if (!t || count === undefined || STANDING_FAULTS.includes(f.kind)) return;
+      await waitFor(() => done || triggerCount(lab, t) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
       if (done) return;
-      log(`  fault ${f.kind} after ${t.count} ${t.on} (${Date.now() - started} ms into the run)`);
+      log(`  fault ${f.kind} after ${count} ${t.on} (${Date.now() - started} ms into the run)`);
       fired.push(f.kind);
       await inject(f, lab, controllers!, outages);
     });

@@ -30,11 +30,15 @@ export const STANDING_FAULTS: readonly FaultKind[] = [...NODE_FAILURES, 'talos-e
 /** Faults that need the plan delivered through Git. */
 const GIT_FAULTS: readonly FaultKind[] = ['git-down', 'force-push'];
 
-/** When a moment fault fires: once the lab has seen this many of these (never from the controller's own status). */
+/**
+ * When a moment fault fires: once the lab has seen this share of the events of that kind the
+ * rollout should bring (never from the controller's own status); fleet-plan.ts turns it into a count.
+ */
 export interface Trigger {
   /** jobPhase: PatchJob phase changes (observer); talosCall: mutating calls that reached the simulator; podDeleting: evictions seen. */
   on: 'jobPhase' | 'talosCall' | 'podDeleting';
-  count: number;
+  /** 0 ≤ share < 1 */
+  share: number;
 }
 
 export interface ScheduledFault {
@@ -110,7 +114,7 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
       git: fc.boolean(),
       replicas: fc.integer({ min: 0, max: Math.max(0, workers - 1) }),
       kinds: faultKinds,
-      faultSeeds: fc.array(fc.record({ node: fc.nat(), on: fc.constantFrom<Trigger['on']>('jobPhase', 'jobPhase', 'talosCall', 'podDeleting'), count: fc.integer({ min: 1, max: 4 * nodes }), downMs: fc.integer({ min: 500, max: 6_000 }), status: fc.constantFrom<429 | 500>(429, 500) }), { minLength: 3, maxLength: 3 }),
+      faultSeeds: fc.array(fc.record({ node: fc.nat(), on: fc.constantFrom<Trigger['on']>('jobPhase', 'jobPhase', 'talosCall', 'podDeleting'), share: fc.integer({ min: 0, max: 99 }).map((p) => p / 100), downMs: fc.integer({ min: 500, max: 6_000 }), status: fc.constantFrom<429 | 500>(429, 500) }), { minLength: 3, maxLength: 3 }),
     }).map((d): Scenario => {
       const customNames = ['tierA', 'zoneB'].slice(0, d.customGroups);
       const groupMembers: Record<string, number[]> = {};
@@ -124,9 +128,9 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
       const order = d.customFirst ? [...customNames, 'controlPlane', 'workers'] : ['controlPlane', ...customNames, 'workers'];
       const needsGit = d.kinds.some((k) => GIT_FAULTS.includes(k));
       const faults = d.kinds.map((kind, i): ScheduledFault => {
-        const f = d.faultSeeds[i] ?? { node: 0, on: 'jobPhase' as const, count: 1, downMs: 1000, status: 429 as const };
+        const f = d.faultSeeds[i] ?? { node: 0, on: 'jobPhase' as const, share: 0, downMs: 1000, status: 429 as const };
         if (STANDING_FAULTS.includes(kind)) return { kind, nodeIndex: f.node, downMs: f.downMs };
-        return { kind, trigger: { on: f.on, count: f.count }, downMs: f.downMs, ...(kind === 'write-storm' ? { status: f.status } : {}) };
+        return { kind, trigger: { on: d.replicas === 0 && f.on === 'podDeleting' ? 'jobPhase' : f.on, share: f.share }, downMs: f.downMs, ...(kind === 'write-storm' ? { status: f.status } : {}) };
       });
       return {
         seed,
@@ -158,7 +162,7 @@ export function drawScenario(seed: number, allowed: readonly FaultKind[] = FAULT
 
 /** One line naming what the run does, for the campaign's table and failure messages. */
 export function describeScenario(s: Scenario): string {
-  const faults = s.faults.map((f) => (f.trigger ? `${f.kind}@${f.trigger.on}#${f.trigger.count}` : f.kind)).join(',') || 'none';
+  const faults = s.faults.map((f) => (f.trigger ? `${f.kind}@${f.trigger.on}:${Math.round(f.trigger.share * 100)}%` : f.kind)).join(',') || 'none';
   const groups = s.order.map((g) => `${g}:${s.groups.find((x) => x.name === g)?.concurrency ?? 1}`).join('>');
   return `seed ${s.seed}: ${s.nodes} nodes (${s.controlPlanes} cp, ${s.lifecycleWorkers.length + s.lifecycleControlPlanes.length} lifecycle), ${groups}, ${s.failurePolicy.type}/${s.failurePolicy.maxFailures}, ${s.delivery}, faults ${faults}`;
 }
