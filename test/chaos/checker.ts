@@ -6,8 +6,8 @@ import { parse } from 'yaml';
 import type { Controller, JobLab } from '../e2e/support/job-lab.js';
 import { controllerOutputs, labSecrets, secretLeaks } from '../e2e/support/secrets-scan.js';
 import { waitFor } from '../lab/wait.js';
-import { PLAN, type ConcretePlan } from './fleet-plan.js';
-import { TALOS_TARGET, type Scenario } from './scenario.js';
+import { PLAN, type ChaosNode, type ConcretePlan } from './fleet-plan.js';
+import { KUBERNETES_TARGET, TALOS_TARGET, type Scenario } from './scenario.js';
 
 export interface RunFacts {
   scenario: Scenario;
@@ -33,65 +33,85 @@ function lastJobPhases(lab: JobLab): Map<string, string> {
 }
 
 export async function checkRun(f: RunFacts): Promise<string[]> {
-  const { lab, plan, scenario } = f;
-  const v: string[] = [];
+  const v = await settled(f);
+  const status = f.finalStatus ?? {};
+  if (status['phase'] === 'Paused' && (typeof status['reason'] !== 'string' || typeof status['message'] !== 'string')) v.push('the plan is Paused without a reason and message');
+  const phases = lastJobPhases(f.lab);
+  for (const n of f.plan.nodes) v.push(...(n.selected ? checkNode(f, n, phases.get(n.name)) : untouched(f, n, phases)));
+  v.push(...concurrencyAndOrder(f), ...(await groupsClaimed(f, phases)), ...pdbsHeld(f), ...windowHeld(f));
+  // Version skew, from the observer's Node and Pod watches: never a kubelet newer than a kube-apiserver.
+  if (f.lab.observer.skewViolations.length > 0) v.push(`version skew: ${f.lab.observer.skewViolations.slice(0, 3).join('; ')}`);
+  // The report pull request says what the cluster says (read again: under Halt the running nodes finish after the plan failed).
+  if (f.scenario.delivery === 'git' && f.lab.forge && f.lab.plans) v.push(...(await checkReport(f.lab, (await f.lab.plan(PLAN))?.status ?? status)));
+  // No credential anywhere the controller wrote.
+  const leaks = secretLeaks(await controllerOutputs(f.lab, f.controllers, { plans: [PLAN] }), labSecrets(f.lab));
+  if (leaks.length > 0) v.push(`a credential appears in: ${leaks.join(', ')}`);
+  return v;
+}
+
+/** Waits until every job that started has finished, its slot is freed and its node given back; what is still not so is a violation. */
+async function settled({ lab, plan }: RunFacts): Promise<string[]> {
   const neverBack = plan.failing.get('node-never-back');
-  const failingNodes = new Set(plan.failing.values());
+  const running = (): string[] => [...lastJobPhases(lab)].filter(([, p]) => !FINISHED.test(p)).map(([n, p]) => `${n}:${p}`);
   const planLeases = (): string[] => lab.observer.liveLeases().filter((l) => l.startsWith(`${PLAN}-`));
   const ourCordons = (): string[] => plan.nodes.filter((n) => {
     const o = lab.observer.node(n.name);
-    // A node that never came back stays cordoned on purpose (the job says so); it is not Ready.
+    // A node that never came back stays cordoned on purpose (its job says so); it is not Ready.
     return o?.unschedulable === true && o.cordonedBy?.startsWith(`${PLAN}-`) && !(n.name === neverBack && !o.ready);
   }).map((n) => n.name);
+  const quiet = await waitFor(() => (running().length === 0 && planLeases().length === 0 && ourCordons().length === 0) || undefined, {
+    timeoutMs: 60_000, intervalMs: 100, description: 'every job finished, every slot Lease released and every node given back',
+  }).catch(() => false);
+  if (quiet) return [];
+  const v: string[] = [];
+  if (running().length > 0) v.push(`jobs still running long after the plan ended: ${running().join(', ')}`);
+  if (planLeases().length > 0) v.push(`slot Leases leaked: ${planLeases().join(', ')}`);
+  if (ourCordons().length > 0) v.push(`nodes left cordoned by us: ${ourCordons().join(', ')}`);
+  return v;
+}
 
-  // Quiet: every job that started has finished, its slot is freed and its node given back.
-  const quiet = await waitFor(() => {
-    const phases = lastJobPhases(lab);
-    const running = [...phases].filter(([, p]) => !FINISHED.test(p)).map(([n]) => n);
-    return running.length === 0 && planLeases().length === 0 && ourCordons().length === 0 ? true : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 100, description: 'every job finished, every slot Lease released and every node given back' }).catch(() => false);
-  if (!quiet) {
-    const running = [...lastJobPhases(lab)].filter(([, p]) => !FINISHED.test(p)).map(([n, p]) => `${n}:${p}`);
-    if (running.length > 0) v.push(`jobs still running long after the plan ended: ${running.join(', ')}`);
-    if (planLeases().length > 0) v.push(`slot Leases leaked: ${planLeases().join(', ')}`);
-    if (ourCordons().length > 0) v.push(`nodes left cordoned by us: ${ourCordons().join(', ')}`);
-  }
+const callRecord = (lab: JobLab, node: string): string => JSON.stringify(lab.talos.node(node).calls.filter((c) => !c.method.startsWith('State.')).map((c) => [c.method, c.result === 'ok' || c.result === 'pending' ? c.result : c.result.codeName]));
 
-  const phases = lastJobPhases(lab);
-  const status = f.finalStatus ?? {};
-  // The plan's end, against the lab's record.
-  if (status['phase'] === 'Paused' && (typeof status['reason'] !== 'string' || typeof status['message'] !== 'string')) v.push('the plan is Paused without a reason and message');
-  for (const n of plan.nodes) {
-    const sim = lab.talos.node(n.name);
-    const record = JSON.stringify(sim.calls.filter((c) => !c.method.startsWith('State.')).map((c) => [c.method, c.result === 'ok' || c.result === 'pending' ? c.result : c.result.codeName]));
-    if (!n.selected) {
-      if (sim.calls.length > 0 || phases.has(n.name)) v.push(`${n.name} is outside the nodeSelector but was touched: ${record}`);
-      continue;
-    }
-    // Nothing done twice, whatever else happened.
-    if (sim.upgradesStarted > 1) v.push(`${n.name}: ${sim.upgradesStarted} upgrades started: ${record}`);
-    if (sim.reboots > 1) v.push(`${n.name}: ${sim.reboots} reboots: ${record}`);
-    const accepted = sim.calls.filter((c) => UPGRADE_CALLS.has(c.method) && c.result === 'ok').length;
-    if (accepted > 1) v.push(`${n.name}: ${accepted} accepted upgrade calls: ${record}`);
-    const phase = phases.get(n.name);
-    if (phase === 'Completed') {
-      if (failingNodes.has(n.name)) v.push(`${n.name} carried a fault that must fail it, yet its job Completed`);
-      const boots = lab.observer.of(n.name, ['booted']).length;
-      if (sim.upgradesStarted !== 1 || sim.bootsIntoNewVersion !== 1 || boots !== 1) v.push(`${n.name}: job Completed with ${sim.upgradesStarted} upgrade(s), ${sim.bootsIntoNewVersion} boot(s) into the target, ${boots} boot(s) seen: ${record}`);
-      if (lab.observer.node(n.name)?.osImage !== `Talos (${TALOS_TARGET})`) v.push(`${n.name}: job Completed but the Node runs ${lab.observer.node(n.name)?.osImage ?? '?'}`);
-    } else if (phase === 'Failed' && !failingNodes.has(n.name)) {
-      v.push(`${n.name}: job Failed without a fault that fails it: ${record}`);
-    }
-    if (plan.expectedPhase === 'Completed' && phase === undefined) v.push(`${n.name}: never scheduled, yet the plan must complete`);
-    if (failingNodes.has(n.name) && phase !== undefined && phase !== 'Failed') v.push(`${n.name}: its job ended ${phase}, the fault on it must fail it`);
-  }
+function untouched({ lab }: RunFacts, n: ChaosNode, phases: Map<string, string>): string[] {
+  return lab.talos.node(n.name).calls.length > 0 || phases.has(n.name) ? [`${n.name} is outside the nodeSelector but was touched: ${callRecord(lab, n.name)}`] : [];
+}
 
-  // Concurrency, from the observer's Lease watch.
+/** A selected node: nothing done twice, and its job's end matches what the simulator and the Node show. */
+function checkNode({ lab, plan, scenario }: RunFacts, n: ChaosNode, phase: string | undefined): string[] {
+  const v: string[] = [];
+  const sim = lab.talos.node(n.name);
+  const record = callRecord(lab, n.name);
+  const mustFail = [...plan.failing.values()].includes(n.name);
+  if (sim.upgradesStarted > 1) v.push(`${n.name}: ${sim.upgradesStarted} upgrades started: ${record}`);
+  if (sim.reboots > 1) v.push(`${n.name}: ${sim.reboots} reboots: ${record}`);
+  const accepted = sim.calls.filter((c) => UPGRADE_CALLS.has(c.method) && c.result === 'ok').length;
+  if (accepted > 1) v.push(`${n.name}: ${accepted} accepted upgrade calls: ${record}`);
+  if (plan.expectedPhase === 'Completed' && phase === undefined) v.push(`${n.name}: never scheduled, yet the plan must complete`);
+  if (mustFail && phase !== undefined && phase !== 'Failed') v.push(`${n.name}: its job ended ${phase}, the fault on it must fail it: ${record}`);
+  if (!mustFail && phase === 'Failed') v.push(`${n.name}: job Failed without a fault that fails it: ${record}`);
+  return phase === 'Completed' ? [...v, ...completedAsRecorded(lab, n, scenario.kubernetes)] : v;
+}
+
+/** A Completed job: one upgrade, one boot into the target, seen on the Node (and its kubelet on the target with Kubernetes). */
+function completedAsRecorded(lab: JobLab, n: ChaosNode, kubernetes: boolean): string[] {
+  const v: string[] = [];
+  const sim = lab.talos.node(n.name);
+  const record = callRecord(lab, n.name);
+  const node = lab.observer.node(n.name);
+  const boots = lab.observer.of(n.name, ['booted']).length;
+  if (sim.upgradesStarted !== 1 || sim.bootsIntoNewVersion !== 1 || boots !== 1) v.push(`${n.name}: job Completed with ${sim.upgradesStarted} upgrade(s), ${sim.bootsIntoNewVersion} boot(s) into the target, ${boots} boot(s) seen: ${record}`);
+  if (node?.osImage !== `Talos (${TALOS_TARGET})`) v.push(`${n.name}: job Completed but the Node runs ${node?.osImage ?? '?'}`);
+  if (kubernetes && node?.kubeletVersion !== KUBERNETES_TARGET) v.push(`${n.name}: job Completed but its kubelet runs ${node?.kubeletVersion ?? '?'}`);
+  return v;
+}
+
+/** Concurrency from the observer's Lease watch; group order from its PatchJob watch (a group starts after the groups before it ended). */
+function concurrencyAndOrder({ lab, plan, scenario }: RunFacts): string[] {
+  const v: string[] = [];
   for (const g of scenario.groups) {
     const peak = lab.observer.maxConcurrentLeasesInGroup(PLAN, g.name);
     if (peak > g.concurrency) v.push(`group ${g.name}: ${peak} slot Leases at once, concurrency ${g.concurrency}`);
   }
-  // Group order: a group's first job started after every job of the groups before it ended; each node in the group the scenario says.
   const jobEvents = lab.observer.events.filter((e) => e.kind === 'jobPhase' && e.detail.startsWith(`${PLAN}-`));
   const groupOf = new Map(plan.nodes.map((n) => [n.name, n.group]));
   const startOf = (g: string): number => Math.min(...jobEvents.filter((e) => groupOf.get(e.node) === g).map((e) => e.at));
@@ -101,34 +121,40 @@ export async function checkRun(f: RunFacts): Promise<string[]> {
     const [before, after] = [order[i - 1] ?? '', order[i] ?? ''];
     if (startOf(after) < endOf(before)) v.push(`group ${after} started ${endOf(before) - startOf(after)} ms before group ${before} finished`);
   }
+  return v;
+}
+
+/** Each patched node in the group that claims it (the first in strategy.order that matches), as worked out from the scenario. */
+async function groupsClaimed({ lab, plan }: RunFacts, phases: Map<string, string>): Promise<string[]> {
+  const v: string[] = [];
   for (const n of plan.nodes.filter((x) => phases.has(x.name))) {
     const job = await lab.job(`${PLAN}-${n.name}`);
     if (job && job.spec['group'] !== n.group) v.push(`${n.name} patched in group ${String(job.spec['group'])}, the first matching group is ${String(n.group)}`);
   }
-  // PDBs: the blocked pod was never evicted; the web workload never lost two pods at once to evictions.
+  return v;
+}
+
+/** The blocked pod was never evicted; the web workload (maxUnavailable 1) never had two pods terminating at once. */
+function pdbsHeld({ lab }: RunFacts): string[] {
+  const v: string[] = [];
   const deletions = lab.observer.events.filter((e) => e.kind === 'podDeleting' || e.kind === 'podGone');
   if (deletions.some((e) => e.kind === 'podDeleting' && e.detail.startsWith('shop/blocked'))) v.push('the pod behind a PDB that allows no disruption was deleted');
-  let peak = 0;
   const inFlight = new Set<string>();
+  let peak = 0;
   for (const e of deletions.filter((x) => x.detail.startsWith('shop/web'))) {
     if (e.kind === 'podDeleting') inFlight.add(e.detail);
     else inFlight.delete(e.detail);
     peak = Math.max(peak, inFlight.size);
   }
   if (peak > 1) v.push(`shop/web had ${peak} pods terminating at once; its PDB allows 1`);
-  // Windows: with the clock jump, nothing was scheduled before the controllers' clocks reached the window.
-  if (f.jumpAt !== undefined) {
-    const early = lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith(`${PLAN}-`) && e.at < f.jumpAt!);
-    if (early.length > 0) v.push(`scheduled outside the maintenance window: ${early.map((e) => e.detail).join(', ')}`);
-  }
-
-  // The report pull request says what the cluster says.
-  // (read again: under Halt the running nodes finish after the plan failed, and the counts move).
-  if (scenario.delivery === 'git' && lab.forge && lab.plans) v.push(...(await checkReport(lab, (await lab.plan(PLAN))?.status ?? status)));
-  // No credential anywhere the controller wrote.
-  const leaks = secretLeaks(await controllerOutputs(lab, f.controllers, { plans: [PLAN] }), labSecrets(lab));
-  if (leaks.length > 0) v.push(`a credential appears in: ${leaks.join(', ')}`);
   return v;
+}
+
+/** With the clock jump: nothing was scheduled before the controllers' clocks reached the window. */
+function windowHeld({ lab, jumpAt }: RunFacts): string[] {
+  if (jumpAt === undefined) return [];
+  const early = lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith(`${PLAN}-`) && e.at < jumpAt);
+  return early.length > 0 ? [`scheduled outside the maintenance window: ${early.map((e) => e.detail).join(', ')}`] : [];
 }
 
 interface Pull { number: number; draft: boolean; head: { ref: string } }

@@ -3,7 +3,7 @@
 // the checker never takes the controller's word for any of it.
 import type { PlanDoc } from '../e2e/support/plans.js';
 import { TALOS_SECRET } from '../e2e/support/job-lab.js';
-import { NODE_FAILURES, TALOS_LEGACY, TALOS_LIFECYCLE, TALOS_TARGET, type FaultKind, type Scenario } from './scenario.js';
+import { KUBERNETES_TARGET, NODE_FAILURES, TALOS_LEGACY, TALOS_LIFECYCLE, TALOS_TARGET, type FaultKind, type Scenario } from './scenario.js';
 
 export const PLAN = 'chaos';
 const HOUR = 3_600_000;
@@ -79,7 +79,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
     kind: 'PatchPlan',
     metadata: { name: PLAN },
     spec: {
-      target: { talosVersion: TALOS_TARGET },
+      target: { talosVersion: TALOS_TARGET, ...(s.kubernetes ? { kubernetesVersion: KUBERNETES_TARGET } : {}) },
       nodeSelector: { matchLabels: { environment: 'production' } },
       groups,
       strategy: { order: s.order },

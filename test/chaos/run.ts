@@ -14,7 +14,7 @@ import { tcpProxy, type TcpProxy } from '../lab/tcp-proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { checkRun, type RunFacts } from './checker.js';
 import { concretePlan, PLAN, type ConcretePlan } from './fleet-plan.js';
-import { describeScenario, STANDING_FAULTS, TALOS_TARGET, type Scenario, type ScheduledFault, type Trigger } from './scenario.js';
+import { describeScenario, KUBERNETES_FROM, STANDING_FAULTS, TALOS_TARGET, type Scenario, type ScheduledFault, type Trigger } from './scenario.js';
 
 const ELECTION = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
 
@@ -107,7 +107,8 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
   if (blocked) labels[blocked] = { ...labels[blocked], 'chaos-pdb': 'blocked' };
 
   const lab = await startJobLab({
-    fleet: { nodes: s.nodes, controlPlanes: s.controlPlanes, talosVersion: 'v1.12.4' },
+    fleet: { nodes: s.nodes, controlPlanes: s.controlPlanes, talosVersion: 'v1.12.4', kubernetesVersion: KUBERNETES_FROM },
+    kubeProxy: s.kubernetes,
     talosVersions: Object.fromEntries(draft.nodes.map((n) => [n.name, n.talosVersion])),
     labels,
     images: [`siderolabs/installer:${TALOS_TARGET}`],

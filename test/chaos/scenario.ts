@@ -78,6 +78,8 @@ export interface Scenario {
   /** An open maintenance window around the run (without clock-jump, which brings its own). */
   window: boolean;
   delivery: 'git' | 'kubectl';
+  /** Also move Kubernetes one minor (KUBERNETES_FROM → KUBERNETES_TARGET) with Talos: control plane first, kube-proxy, then the workers' kubelets. */
+  kubernetes: boolean;
   /** Replicas of the workload spread over the fleet, behind a PDB with maxUnavailable 1. */
   replicas: number;
   faults: ScheduledFault[];
@@ -86,6 +88,8 @@ export interface Scenario {
 export const TALOS_LEGACY = 'v1.12.4';
 export const TALOS_LIFECYCLE = 'v1.13.1';
 export const TALOS_TARGET = 'v1.13.2';
+export const KUBERNETES_FROM = 'v1.35.2';
+export const KUBERNETES_TARGET = 'v1.36.3';
 
 const subset = (n: number): fc.Arbitrary<number[]> => fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, n) }), { maxLength: n }).map((a) => [...a].sort((x, y) => x - y));
 
@@ -112,6 +116,7 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
       delay: fc.constantFrom(0, 0, 1, 2),
       window: fc.boolean(),
       git: fc.boolean(),
+      kubernetes: fc.integer({ min: 0, max: 2 }).map((x) => x === 0),
       replicas: fc.integer({ min: 0, max: Math.max(0, workers - 1) }),
       kinds: faultKinds,
       faultSeeds: fc.array(fc.record({ node: fc.nat(), on: fc.constantFrom<Trigger['on']>('jobPhase', 'jobPhase', 'talosCall', 'podDeleting'), share: fc.integer({ min: 0, max: 99 }).map((p) => p / 100), downMs: fc.integer({ min: 500, max: 6_000 }), status: fc.constantFrom<429 | 500>(429, 500) }), { minLength: 3, maxLength: 3 }),
@@ -125,7 +130,8 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
         { name: 'workers', concurrency: d.workerConcurrency },
         ...customNames.map((name, i) => ({ name, concurrency: d.customConcurrency[i] ?? 1, label: name })),
       ];
-      const order = d.customFirst ? [...customNames, 'controlPlane', 'workers'] : ['controlPlane', ...customNames, 'workers'];
+      // With a Kubernetes target the control plane goes first (the plan is refused otherwise).
+      const order = d.customFirst && !d.kubernetes ? [...customNames, 'controlPlane', 'workers'] : ['controlPlane', ...customNames, 'workers'];
       const needsGit = d.kinds.some((k) => GIT_FAULTS.includes(k));
       const faults = d.kinds.map((kind, i): ScheduledFault => {
         const f = d.faultSeeds[i] ?? { node: 0, on: 'jobPhase' as const, share: 0, downMs: 1000, status: 429 as const };
@@ -146,6 +152,7 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
         delayBetweenNodesS: d.delay,
         window: d.window,
         delivery: needsGit || d.git ? 'git' : 'kubectl',
+        kubernetes: d.kubernetes,
         replicas: d.replicas,
         faults,
       };
@@ -164,5 +171,5 @@ export function drawScenario(seed: number, allowed: readonly FaultKind[] = FAULT
 export function describeScenario(s: Scenario): string {
   const faults = s.faults.map((f) => (f.trigger ? `${f.kind}@${f.trigger.on}:${Math.round(f.trigger.share * 100)}%` : f.kind)).join(',') || 'none';
   const groups = s.order.map((g) => `${g}:${s.groups.find((x) => x.name === g)?.concurrency ?? 1}`).join('>');
-  return `seed ${s.seed}: ${s.nodes} nodes (${s.controlPlanes} cp, ${s.lifecycleWorkers.length + s.lifecycleControlPlanes.length} lifecycle), ${groups}, ${s.failurePolicy.type}/${s.failurePolicy.maxFailures}, ${s.delivery}, faults ${faults}`;
+  return `seed ${s.seed}: ${s.nodes} nodes (${s.controlPlanes} cp, ${s.lifecycleWorkers.length + s.lifecycleControlPlanes.length} lifecycle)${s.kubernetes ? ', +Kubernetes' : ''}, ${groups}, ${s.failurePolicy.type}/${s.failurePolicy.maxFailures}, ${s.delivery}, faults ${faults}`;
 }
