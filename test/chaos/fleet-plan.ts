@@ -56,11 +56,15 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
 
   // Node-failure faults hit distinct selected nodes, chosen by their drawn index.
   const failing = new Map<FaultKind, string>();
-  const free = nodes.filter((n) => n.selected && n.group !== undefined).map((n) => n.name);
+  // The PDB-blocked pod needs a worker to run on (control planes take no workloads in the lab).
+  let free = nodes.filter((n) => n.selected && n.group !== undefined);
   for (const f of s.faults) {
-    if (!NODE_FAILURES.includes(f.kind) || free.length === 0) continue;
-    const [name] = free.splice((f.nodeIndex ?? 0) % free.length, 1);
-    if (name) failing.set(f.kind, name);
+    const eligible = free.filter((n) => f.kind !== 'pdb-blocked' || !n.controlPlane);
+    if (!NODE_FAILURES.includes(f.kind) || eligible.length === 0) continue;
+    const node = eligible[(f.nodeIndex ?? 0) % eligible.length];
+    if (!node) continue;
+    failing.set(f.kind, node.name);
+    free = free.filter((n) => n !== node);
   }
   const budget = Math.max(1, s.failurePolicy.maxFailures);
   const expectedPhase = failing.size >= budget ? (s.failurePolicy.type === 'Halt' ? 'Failed' : 'Paused') : 'Completed';
@@ -94,7 +98,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
   };
   // The events a rollout of these nodes brings, roughly: a trigger at share x fires x of the way through.
   const selected = nodes.filter((n) => n.selected).length;
-  const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas };
+  const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas, statusWrite: 5 * selected };
   const triggerCounts = s.faults.map((f) => (f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined));
   return { nodes, doc, failing, expectedPhase, triggerCounts, window };
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { startJobLab, type Controller, type JobLab } from '../e2e/support/job-lab.js';
+import type { BeforeForward, InterposedRequest } from '../lab/cluster/interposer.js';
 import type { WorkloadSpec } from '../lab/fleet/index.js';
 import { switchableProxy, type SwitchableProxy } from '../lab/proxy.js';
 import { runToEnd } from '../lab/process.js';
@@ -88,8 +89,12 @@ function workloadsOf(s: Scenario, plan: ConcretePlan): WorkloadSpec[] {
   return w;
 }
 
+/** A controller's write of a status subresource (PatchJob, PatchPlan). */
+const isStatusWrite = (req: InterposedRequest): boolean => (req.method === 'PUT' || req.method === 'PATCH') && req.path.split('?')[0]?.endsWith('/status') === true;
+
 /** How many of the trigger's events the lab has seen so far. */
-function triggerCount(lab: JobLab, t: Trigger): number {
+function triggerCount(lab: JobLab, t: Trigger, statusWrites: number): number {
+  if (t.on === 'statusWrite') return statusWrites;
   // (PatchJob phases of the plan only; evictions of any pod; any call to the simulator)
   if (t.on === 'talosCall') return lab.talos.callLog().length;
   return lab.observer.events.filter((e) => e.kind === t.on).length;
@@ -119,6 +124,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
   const outages: Outages = { talos: [], git: undefined, api: undefined };
   let controllers: ControllerSet | undefined;
   const fired: string[] = [];
+  const hooks = new Set<BeforeForward>();
   try {
     outages.talos.push(await tcpProxy(lab.talos.endpoint));
     if (kinds.has('talos-endpoint-lost')) {
@@ -171,17 +177,40 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
       fired.push('clock-jump');
     }
 
+    // The interposer's one hook, shared: the status-write count (and a kill inside a write), the write storms.
+    let statusWrites = 0;
+    const killInWrite = new Map<number, () => Promise<void>>();
+    lab.interposer?.setBeforeForward(async (req) => {
+      if (isStatusWrite(req)) {
+        statusWrites++;
+        const kill = killInWrite.get(statusWrites);
+        if (kill) await kill(); // the controller dies with this write in flight; the write still reaches the apiserver
+      }
+      for (const h of hooks) {
+        const answer = await h(req);
+        if (answer) return answer;
+      }
+      return undefined;
+    });
     // Moment faults, each waiting for its trigger; all of them stop waiting when the plan is done.
     let done = false;
     const playing = s.faults.map(async (f, i) => {
       const t = f.trigger;
       const count = plan.triggerCounts[i];
       if (!t || count === undefined || STANDING_FAULTS.includes(f.kind)) return;
-      await waitFor(() => done || triggerCount(lab, t) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
+      if (t.on === 'statusWrite' && (f.kind === 'controller-kill' || f.kind === 'leader-kill')) {
+        killInWrite.set(count, async () => {
+          log(`  fault ${f.kind} inside status write ${count} (${Date.now() - started} ms into the run)`);
+          fired.push(f.kind);
+          await controllers!.killActing();
+        });
+        return;
+      }
+      await waitFor(() => done || triggerCount(lab, t, statusWrites) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
       if (done) return;
       log(`  fault ${f.kind} after ${count} ${t.on} (${Date.now() - started} ms into the run)`);
       fired.push(f.kind);
-      await inject(f, lab, controllers!, outages);
+      await inject(f, lab, controllers!, outages, hooks);
     });
 
     const deadlineMs = 120_000 + s.nodes * 8_000 + s.faults.reduce((a, f) => a + f.downMs, 0) + (plan.failing.size > 0 ? 45_000 : 0) + (s.delivery === 'git' ? 30_000 : 0);
@@ -210,7 +239,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
 }
 
 /** One moment fault, start to end (an outage is over when this resolves). */
-async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet, outages: Outages): Promise<void> {
+async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet, outages: Outages, hooks: Set<BeforeForward>): Promise<void> {
   switch (f.kind) {
     case 'controller-kill':
     case 'leader-kill':
@@ -228,13 +257,12 @@ async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet
       return;
     }
     case 'write-storm': {
-      const i = lab.interposer;
-      if (!i) return;
       // Every other write of the controllers is refused before the apiserver sees it.
       let n = 0;
-      i.setBeforeForward((req) => (req.method !== 'GET' && n++ % 2 === 0 ? { status: f.status ?? 429, retryAfterSeconds: 1 } : undefined));
+      const storm: BeforeForward = (req) => (req.method !== 'GET' && n++ % 2 === 0 ? { status: f.status ?? 429, retryAfterSeconds: 1 } : undefined);
+      hooks.add(storm);
       await delay(f.downMs);
-      i.setBeforeForward(undefined);
+      hooks.delete(storm);
       return;
     }
     case 'talos-down': {

@@ -35,8 +35,12 @@ const GIT_FAULTS: readonly FaultKind[] = ['git-down', 'force-push'];
  * rollout should bring (never from the controller's own status); fleet-plan.ts turns it into a count.
  */
 export interface Trigger {
-  /** jobPhase: PatchJob phase changes (observer); talosCall: mutating calls that reached the simulator; podDeleting: evictions seen. */
-  on: 'jobPhase' | 'talosCall' | 'podDeleting';
+  /**
+   * jobPhase: PatchJob phase changes (observer); talosCall: mutating calls that reached the simulator;
+   * podDeleting: evictions seen; statusWrite: a controller's status write arriving at the interposer
+   * (a kill then lands while the write is in flight: the apiserver still gets it, the writer is gone).
+   */
+  on: 'jobPhase' | 'talosCall' | 'podDeleting' | 'statusWrite';
   /** 0 ≤ share < 1 */
   share: number;
 }
@@ -119,7 +123,7 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
       kubernetes: fc.integer({ min: 0, max: 2 }).map((x) => x === 0),
       replicas: fc.integer({ min: 0, max: Math.max(0, workers - 1) }),
       kinds: faultKinds,
-      faultSeeds: fc.array(fc.record({ node: fc.nat(), on: fc.constantFrom<Trigger['on']>('jobPhase', 'jobPhase', 'talosCall', 'podDeleting'), share: fc.integer({ min: 0, max: 99 }).map((p) => p / 100), downMs: fc.integer({ min: 500, max: 6_000 }), status: fc.constantFrom<429 | 500>(429, 500) }), { minLength: 3, maxLength: 3 }),
+      faultSeeds: fc.array(fc.record({ node: fc.nat(), on: fc.constantFrom<Trigger['on']>('jobPhase', 'jobPhase', 'talosCall', 'podDeleting', 'statusWrite'), share: fc.integer({ min: 0, max: 99 }).map((p) => p / 100), downMs: fc.integer({ min: 500, max: 6_000 }), status: fc.constantFrom<429 | 500>(429, 500) }), { minLength: 3, maxLength: 3 }),
     }).map((d): Scenario => {
       const customNames = ['tierA', 'zoneB'].slice(0, d.customGroups);
       const groupMembers: Record<string, number[]> = {};
