@@ -56,10 +56,12 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
 
   // Node-failure faults hit distinct selected nodes, chosen by their drawn index.
   const failing = new Map<FaultKind, string>();
-  // The PDB-blocked pod needs a worker to run on (control planes take no workloads in the lab).
+  // Workers only: the PDB-blocked pod needs one to run on (control planes take no workloads in the
+  // lab), and with a Kubernetes target a control plane that fails holds every other one at its
+  // kubelet step (skew) until kubernetesUpgradeTimeout: a cascade this model does not predict.
   let free = nodes.filter((n) => n.selected && n.group !== undefined);
   for (const f of s.faults) {
-    const eligible = free.filter((n) => f.kind !== 'pdb-blocked' || !n.controlPlane);
+    const eligible = free.filter((n) => !n.controlPlane || (f.kind !== 'pdb-blocked' && !s.kubernetes));
     if (!NODE_FAILURES.includes(f.kind) || eligible.length === 0) continue;
     const node = eligible[(f.nodeIndex ?? 0) % eligible.length];
     if (!node) continue;
