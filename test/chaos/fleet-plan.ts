@@ -39,9 +39,10 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
   for (let i = 1; i <= s.controlPlanes; i++) {
     nodes.push({ name: `cp-${i}`, controlPlane: true, talosVersion: s.lifecycleControlPlanes.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels: { environment: 'production' }, selected: true, group: undefined });
   }
+  // Label values kubectl's YAML 1.1 reads as strings too (`yes` would arrive as a boolean).
   for (let i = 1; i <= s.nodes - s.controlPlanes; i++) {
     const labels: Record<string, string> = { environment: s.staging.includes(i) ? 'staging' : 'production' };
-    for (const [group, members] of Object.entries(s.groupMembers)) if (members.includes(i)) labels[group] = 'yes';
+    for (const [group, members] of Object.entries(s.groupMembers)) if (members.includes(i)) labels[group] = 'member';
     nodes.push({ name: `worker-${i}`, controlPlane: false, talosVersion: s.lifecycleWorkers.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels, selected: !s.staging.includes(i), group: undefined });
   }
   for (const n of nodes) {
@@ -50,7 +51,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
       const group = s.groups.find((x) => x.name === g);
       if (g === 'controlPlane') return n.controlPlane;
       if (g === 'workers') return !n.controlPlane;
-      return group?.label !== undefined && n.labels[group.label] === 'yes';
+      return group?.label !== undefined && n.labels[group.label] === 'member';
     });
   }
 
@@ -79,7 +80,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
     : s.window ? { windows: [{ days: ['Any'], startTime: hh(now - HOUR), endTime: hh(now + 3 * HOUR) }] } : undefined;
 
   const groups: Record<string, unknown> = {};
-  for (const g of s.groups) groups[g.name] = g.label ? { selector: { matchLabels: { [g.label]: 'yes' } }, concurrency: g.concurrency } : { concurrency: g.concurrency };
+  for (const g of s.groups) groups[g.name] = g.label ? { selector: { matchLabels: { [g.label]: 'member' } }, concurrency: g.concurrency } : { concurrency: g.concurrency };
   const doc: PlanDoc = {
     apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
     kind: 'PatchPlan',

@@ -14,7 +14,10 @@ interface SubsetCase {
 }
 
 const SUBSET: SubsetCase[] = [
-  { seed: 0, faults: ['controller-kill', 'apiserver-restart', 'old-partition'], maxNodes: 4 },
+  // Halt/1: the old-partition boot fails its node and halts the plan; a kill and an apiserver restart on the way.
+  { seed: 374, faults: ['controller-kill', 'apiserver-restart', 'old-partition'], maxNodes: 4 },
+  // Pause/2: the connection cut, a write storm, one of two Talos endpoints gone for good.
+  { seed: 285, faults: ['connection-cut', 'write-storm', 'talos-endpoint-lost'], maxNodes: 4 },
 ];
 
 describe('chaos: the fixed subset of seeds', function () {
