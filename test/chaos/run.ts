@@ -2,7 +2,8 @@
 // switchable TCP endpoints, registry, interposer, forge for Git delivery), the compiled controller
 // (one replica, or two with leader election), the plan delivered by kubectl or Git, the fault
 // schedule played against the lab, then the checker. Returns what happened and every violation.
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
@@ -228,6 +229,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
 
     const facts: RunFacts = { scenario: s, plan, lab, controllers: controllers.all, finalStatus, jumpAt };
     violations.push(...(await checkRun(facts)));
+    if (violations.length > 0) keepEvidence(s, lab, controllers.all, violations);
     return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, violations };
   } finally {
     await controllers?.stopAll();
@@ -236,6 +238,17 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     await outages.api?.close();
     await lab.stop();
   }
+}
+
+/** A failing run's controller logs, the observer's record and the simulator's calls, kept for the post-mortem (the lab's own directory goes with it). */
+function keepEvidence(s: Scenario, lab: JobLab, controllers: readonly Controller[], violations: string[]): void {
+  const dir = join(tmpdir(), 'kangal-chaos-failures', `seed-${s.seed}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  for (const c of controllers) copyFileSync(c.process.logPath, join(dir, `${c.process.name}.log`));
+  writeFileSync(join(dir, 'observer.json'), JSON.stringify(lab.observer.events, null, 1));
+  writeFileSync(join(dir, 'talos-calls.json'), JSON.stringify(lab.talos.callLog(), null, 1));
+  writeFileSync(join(dir, 'violations.txt'), `${describeScenario(s)}\n${violations.join('\n')}\n`);
+  violations.push(`evidence kept in ${dir}`);
 }
 
 /** One moment fault, start to end (an outage is over when this resolves). */
