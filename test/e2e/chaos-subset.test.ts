@@ -1,5 +1,5 @@
 // The fixed subset of the chaos campaign (`npm run chaos`, test/chaos/) that runs in `npm test`:
-// a few seeds, each replayed exactly as the campaign runs it (fresh lab, compiled controller,
+// its seeds, each replayed exactly as the campaign runs it (fresh lab, compiled controller,
 // faults on lab-observed triggers, the independent checker), chosen to cover several fault kinds
 // at once on small fleets so the subset stays within its time budget. A failing case names its
 // seed: `npm run chaos -- --seed <seed> --runs 1 --faults <faults> --max-nodes <n>` replays it.
@@ -14,10 +14,11 @@ interface SubsetCase {
 }
 
 const SUBSET: SubsetCase[] = [
-  // Halt/1: the old-partition boot fails its node and halts the plan; a kill and an apiserver restart on the way.
+  // Halt/1: the old-partition boot fails its node and halts the plan; a kill and an apiserver restart
+  // on the way. The regression case of the lab fleet's lost node writes (an apiserver restart while
+  // the node rebooted left it down for good). One seed keeps the suite within its time budget; the
+  // campaign's other kinds are replayed with `npm run chaos` (README "Reliability").
   { seed: 374, faults: ['controller-kill', 'apiserver-restart', 'old-partition'], maxNodes: 4 },
-  // Pause/2: the connection cut, a write storm, one of two Talos endpoints gone for good.
-  { seed: 285, faults: ['connection-cut', 'write-storm', 'talos-endpoint-lost'], maxNodes: 4 },
 ];
 
 describe('chaos: the fixed subset of seeds', function () {
