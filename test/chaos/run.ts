@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { startJobLab, type Controller, type JobLab } from '../e2e/support/job-lab.js';
+import { startJobLab, type Controller, type JobLab, type JobLabOptions } from '../e2e/support/job-lab.js';
 import type { BeforeForward, InterposedRequest } from '../lab/cluster/interposer.js';
 import type { WorkloadSpec } from '../lab/fleet/index.js';
 import { switchableProxy, type SwitchableProxy } from '../lab/proxy.js';
@@ -101,18 +101,11 @@ function triggerCount(lab: JobLab, t: Trigger, statusWrites: number): number {
   return lab.observer.events.filter((e) => e.kind === t.on).length;
 }
 
-export async function runScenario(s: Scenario, opts: { log?: (line: string) => void } = {}): Promise<RunResult> {
-  const started = Date.now();
-  const log = opts.log ?? ((): void => undefined);
-  const kinds = new Set(s.faults.map((f) => f.kind));
-  // The plan's names and labels first (the Talos endpoints are filled in once the proxies exist).
-  const draft = concretePlan(s, started, []);
-  const failingNode = (k: 'pdb-blocked' | 'node-never-back' | 'old-partition'): string | undefined => draft.failing.get(k);
+function labOptions(s: Scenario, draft: ConcretePlan): JobLabOptions {
   const labels: Record<string, Record<string, string>> = Object.fromEntries(draft.nodes.map((n) => [n.name, { ...n.labels }]));
-  const blocked = failingNode('pdb-blocked');
+  const blocked = draft.failing.get('pdb-blocked');
   if (blocked) labels[blocked] = { ...labels[blocked], 'chaos-pdb': 'blocked' };
-
-  const lab = await startJobLab({
+  return {
     fleet: { nodes: s.nodes, controlPlanes: s.controlPlanes, talosVersion: 'v1.12.4', kubernetesVersion: KUBERNETES_FROM },
     kubeProxy: s.kubernetes,
     talosVersions: Object.fromEntries(draft.nodes.map((n) => [n.name, n.talosVersion])),
@@ -121,53 +114,61 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     workloads: workloadsOf(s, draft),
     interposer: true,
     plansRepo: s.delivery === 'git',
-  });
+  };
+}
+
+/** With Git delivery: the git server and forge behind switchable proxies; returns the controllers' GitOps flags. */
+async function gitThroughProxies(lab: JobLab, outages: Outages): Promise<() => string[]> {
+  const forge = lab.forge;
+  if (!forge) return () => [];
+  const base = lab.gitArgs({ pollInterval: '2s' });
+  const cloneUrl = base[base.indexOf('--git-url') + 1] ?? '';
+  const git = await switchableProxy(cloneUrl);
+  const api = await switchableProxy(forge.apiUrl);
+  outages.git = git;
+  outages.api = api;
+  return () => [...lab.gitArgs({ pollInterval: '2s' }), '--git-url', git.rewrite(cloneUrl), '--forge', 'github', '--forge-api-url', api.url];
+}
+
+/** The plan reaches the cluster as people deliver it: pushed to the plans repository, or `kubectl apply --server-side`. */
+async function deliver(lab: JobLab, s: Scenario, plan: ConcretePlan): Promise<void> {
+  if (s.delivery === 'git' && lab.plans) {
+    await lab.plans.write(`plans/${PLAN}.yaml`, stringify(plan.doc));
+    await lab.plans.commitAndPush('add the chaos plan');
+    return;
+  }
+  const file = join(lab.cluster.dir, `${PLAN}.yaml`);
+  writeFileSync(file, stringify(plan.doc));
+  const r = await runToEnd(lab.cluster.kubectl, ['--kubeconfig', lab.cluster.kubeconfigPath, 'apply', '--server-side', '-f', file]);
+  if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
+}
+
+export async function runScenario(s: Scenario, opts: { log?: (line: string) => void } = {}): Promise<RunResult> {
+  const started = Date.now();
+  const log = opts.log ?? ((): void => undefined);
+  // The plan's names and labels first (the Talos endpoints are filled in once the proxies exist).
+  const draft = concretePlan(s, started, []);
+  const lab = await startJobLab(labOptions(s, draft));
   const outages: Outages = { talos: [], git: undefined, api: undefined };
   let controllers: ControllerSet | undefined;
   const fired: string[] = [];
-  const hooks = new Set<BeforeForward>();
   try {
-    outages.talos.push(await tcpProxy(lab.talos.endpoint));
-    if (kinds.has('talos-endpoint-lost')) {
-      outages.talos.push(await tcpProxy(lab.talos.endpoint));
-      // The first endpoint is down for good: every call must find the second.
-      const lost = outages.talos[0];
-      if (lost) lost.down = true;
-      fired.push('talos-endpoint-lost');
-    }
+    await armStandingFaults(lab, s, outages, fired);
     const plan = concretePlan(s, started, outages.talos.map((p) => p.endpoint));
 
-    let args: () => string[] = () => [];
-    if (s.delivery === 'git' && lab.forge) {
-      const base = lab.gitArgs({ pollInterval: '2s' });
-      const cloneUrl = base[base.indexOf('--git-url') + 1] ?? '';
-      outages.git = await switchableProxy(cloneUrl);
-      outages.api = await switchableProxy(lab.forge.apiUrl);
-      const git = outages.git;
-      const api = outages.api;
-      args = () => [...lab.gitArgs({ pollInterval: '2s' }), '--git-url', git.rewrite(cloneUrl), '--forge', 'github', '--forge-api-url', api.url];
+    const args = s.delivery === 'git' ? await gitThroughProxies(lab, outages) : () => [];
+    // Standing faults on nodes (the PDB-blocked pod is in the lab's workloads already).
+    for (const [kind, node] of plan.failing) {
+      if (kind === 'node-never-back') lab.talos.faults.set(node, { neverComesBack: true });
+      if (kind === 'old-partition') lab.talos.faults.set(node, { bootsOldPartition: true });
+      fired.push(kind);
     }
-    // Standing faults on nodes.
-    const neverBack = failingNode('node-never-back');
-    if (neverBack) lab.talos.faults.set(neverBack, { neverComesBack: true });
-    const oldPartition = failingNode('old-partition');
-    if (oldPartition) lab.talos.faults.set(oldPartition, { bootsOldPartition: true });
-    for (const k of plan.failing.keys()) fired.push(k);
 
-    controllers = new ControllerSet(lab, args, kinds.has('leader-kill') ? 2 : 1);
+    controllers = new ControllerSet(lab, args, s.faults.some((f) => f.kind === 'leader-kill') ? 2 : 1);
     if (plan.window) controllers.offsetMs = plan.window.offsetBefore;
     controllers.startAll();
 
-    // Deliver the plan.
-    if (s.delivery === 'git' && lab.plans) {
-      await lab.plans.write(`plans/${PLAN}.yaml`, stringify(plan.doc));
-      await lab.plans.commitAndPush('add the chaos plan');
-    } else {
-      const file = join(lab.cluster.dir, `${PLAN}.yaml`);
-      writeFileSync(file, stringify(plan.doc));
-      const r = await runToEnd(lab.cluster.kubectl, ['--kubeconfig', lab.cluster.kubeconfigPath, 'apply', '--server-side', '-f', file]);
-      if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
-    }
+    await deliver(lab, s, plan);
 
     let jumpAt: number | undefined;
     if (plan.window) {
@@ -178,54 +179,10 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
       fired.push('clock-jump');
     }
 
-    // The interposer's one hook, shared: the status-write count (and a kill inside a write), the write storms.
-    let statusWrites = 0;
-    const killInWrite = new Map<number, () => Promise<void>>();
-    lab.interposer?.setBeforeForward(async (req) => {
-      if (isStatusWrite(req)) {
-        statusWrites++;
-        const kill = killInWrite.get(statusWrites);
-        if (kill) await kill(); // the controller dies with this write in flight; the write still reaches the apiserver
-      }
-      for (const h of hooks) {
-        const answer = await h(req);
-        if (answer) return answer;
-      }
-      return undefined;
-    });
-    // Moment faults, each waiting for its trigger; all of them stop waiting when the plan is done.
-    let done = false;
-    const playing = s.faults.map(async (f, i) => {
-      const t = f.trigger;
-      const count = plan.triggerCounts[i];
-      if (!t || count === undefined || STANDING_FAULTS.includes(f.kind)) return;
-      if (t.on === 'statusWrite' && (f.kind === 'controller-kill' || f.kind === 'leader-kill')) {
-        killInWrite.set(count, async () => {
-          log(`  fault ${f.kind} inside status write ${count} (${Date.now() - started} ms into the run)`);
-          fired.push(f.kind);
-          await controllers!.killActing();
-        });
-        return;
-      }
-      await waitFor(() => done || triggerCount(lab, t, statusWrites) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
-      if (done) return;
-      log(`  fault ${f.kind} after ${count} ${t.on} (${Date.now() - started} ms into the run)`);
-      fired.push(f.kind);
-      await inject(f, lab, controllers!, outages, hooks);
-    });
+    const faults = playMomentFaults({ s, plan, lab, controllers, outages, fired, log: (l) => log(`${l} (${Date.now() - started} ms into the run)`) });
 
-    const deadlineMs = 120_000 + s.nodes * 8_000 + s.faults.reduce((a, f) => a + f.downMs, 0) + (plan.failing.size > 0 ? 45_000 : 0) + (s.delivery === 'git' ? 30_000 : 0);
-    let finalStatus: Record<string, unknown> | undefined;
-    const violations: string[] = [];
-    try {
-      finalStatus = await lab.waitForPlan(PLAN, `phase ${plan.expectedPhase}`, (st) => st['phase'] === plan.expectedPhase && (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded'), deadlineMs);
-    } catch (err) {
-      const last = await lab.plan(PLAN);
-      finalStatus = last?.status;
-      violations.push(`the plan did not reach ${plan.expectedPhase} within ${deadlineMs} ms: phase ${String(last?.status?.['phase'])}, reason ${String(last?.status?.['reason'])}: ${String(last?.status?.['message'])} (${(err as Error).message.split(';')[0]})`);
-    }
-    done = true;
-    await Promise.all(playing);
+    const { finalStatus, violations } = await planEnd(lab, s, plan);
+    await faults.stop();
 
     const facts: RunFacts = { scenario: s, plan, lab, controllers: controllers.all, finalStatus, jumpAt };
     violations.push(...(await checkRun(facts)));
@@ -237,6 +194,88 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     await outages.git?.close();
     await outages.api?.close();
     await lab.stop();
+  }
+}
+
+interface FaultPlay {
+  s: Scenario;
+  plan: ConcretePlan;
+  lab: JobLab;
+  controllers: ControllerSet;
+  outages: Outages;
+  fired: string[];
+  log: (line: string) => void;
+}
+
+/**
+ * Moment faults, each waiting for its trigger; `stop()` ends the waiting ones (the plan is done) and
+ * resolves once every fault that started is over. The interposer's one hook is shared: it counts
+ * status writes (and holds the one a kill lands in) and carries the write storms.
+ */
+function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: FaultPlay): { stop: () => Promise<void> } {
+  const hooks = new Set<BeforeForward>();
+  let statusWrites = 0;
+  const killInWrite = new Map<number, () => Promise<void>>();
+  lab.interposer?.setBeforeForward(async (req) => {
+    if (isStatusWrite(req)) {
+      statusWrites++;
+      const kill = killInWrite.get(statusWrites);
+      if (kill) await kill(); // the controller dies with this write in flight; the write still reaches the apiserver
+    }
+    for (const h of hooks) {
+      const answer = await h(req);
+      if (answer) return answer;
+    }
+    return undefined;
+  });
+  let done = false;
+  const playing = s.faults.map(async (f, i) => {
+    const t = f.trigger;
+    const count = plan.triggerCounts[i];
+    if (!t || count === undefined || STANDING_FAULTS.includes(f.kind)) return;
+    if (t.on === 'statusWrite' && (f.kind === 'controller-kill' || f.kind === 'leader-kill')) {
+      killInWrite.set(count, async () => {
+        log(`  fault ${f.kind} inside status write ${count}`);
+        fired.push(f.kind);
+        await controllers.killActing();
+      });
+      return;
+    }
+    await waitFor(() => done || triggerCount(lab, t, statusWrites) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
+    if (done) return;
+    log(`  fault ${f.kind} after ${count} ${t.on}`);
+    fired.push(f.kind);
+    await inject(f, lab, controllers, outages, hooks);
+  });
+  return {
+    stop: async () => {
+      done = true;
+      await Promise.all(playing);
+    },
+  };
+}
+
+/** Waits for the phase the scenario implies, with a deadline from its size and faults; a plan that does not get there is a violation. */
+async function planEnd(lab: JobLab, s: Scenario, plan: ConcretePlan): Promise<{ finalStatus: Record<string, unknown> | undefined; violations: string[] }> {
+  const deadlineMs = 120_000 + s.nodes * 8_000 + s.faults.reduce((a, f) => a + f.downMs, 0) + (plan.failing.size > 0 ? 45_000 : 0) + (s.delivery === 'git' ? 30_000 : 0);
+  try {
+    const finalStatus = await lab.waitForPlan(PLAN, `phase ${plan.expectedPhase}`, (st) => st['phase'] === plan.expectedPhase && (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded'), deadlineMs);
+    return { finalStatus, violations: [] };
+  } catch (err) {
+    const st = (await lab.plan(PLAN))?.status;
+    const why = `phase ${String(st?.['phase'])}, reason ${String(st?.['reason'])}: ${String(st?.['message'])} (${(err as Error).message.split(';')[0] ?? ''})`;
+    return { finalStatus: st, violations: [`the plan did not reach ${plan.expectedPhase} within ${deadlineMs} ms: ${why}`] };
+  }
+}
+
+/** Standing faults: one of two Talos endpoints down for good, nodes that never come back or boot their old partition. */
+async function armStandingFaults(lab: JobLab, s: Scenario, outages: Outages, fired: string[]): Promise<void> {
+  outages.talos.push(await tcpProxy(lab.talos.endpoint));
+  if (s.faults.some((f) => f.kind === 'talos-endpoint-lost')) {
+    const lost = outages.talos[0];
+    outages.talos.push(await tcpProxy(lab.talos.endpoint));
+    if (lost) lost.down = true;
+    fired.push('talos-endpoint-lost');
   }
 }
 
