@@ -91,7 +91,8 @@ try {
       apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name },
       spec: { target: { talosVersion: target(k) }, groups: { controlPlane: { concurrency: 1 }, workers: { concurrency: 4 } }, delayBetweenNodes: '0s', talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } } },
     });
-    const st = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || s['phase'] === 'Failed', planEveryMs * 3);
+    // A preflight that failed during an outage is retried a minute later (phase Failed, reason Preflight*): not the end.
+    const st = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')), planEveryMs * 3);
     if (st['phase'] !== 'Completed') problems.push(`${name} ended ${String(st['phase'])}: ${String(st['message'])}`);
     plansDone++;
     for (let i = 0; i < NODES; i++) {
