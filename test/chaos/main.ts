@@ -36,10 +36,10 @@ for (let i = 0; i < runs; i++) {
     r = await runScenario(s, { log: (l) => console.log(l) });
   } catch (err) {
     // The lab itself could not run the scenario: not a controller violation, but never hidden.
-    r = { scenario: describeScenario(s), seed: s.seed, wallMs: 0, expectedPhase: '?', finalPhase: undefined, fired: [], violations: [`the run could not be carried out: ${(err as Error).stack ?? String(err)}`] };
+    r = { scenario: describeScenario(s), seed: s.seed, wallMs: 0, expectedPhase: '?', finalPhase: undefined, fired: [], selfExits: 0, violations: [`the run could not be carried out: ${(err as Error).stack ?? String(err)}`] };
   }
   results.push(r);
-  console.log(`  ${r.violations.length === 0 ? 'ok' : 'VIOLATED'} in ${(r.wallMs / 1000).toFixed(1)} s: expected ${r.expectedPhase}, ended ${String(r.finalPhase)}, faults fired: ${r.fired.join(',') || 'none'}`);
+  console.log(`  ${r.violations.length === 0 ? 'ok' : 'VIOLATED'} in ${(r.wallMs / 1000).toFixed(1)} s: expected ${r.expectedPhase}, ended ${String(r.finalPhase)}, faults fired: ${r.fired.join(',') || 'none'}${r.selfExits > 0 ? `, ${r.selfExits} replica(s) exited by themselves and were restarted` : ''}`);
   for (const v of r.violations) console.log(`    - ${v}`);
 }
 await mochaHooks.afterAll();

@@ -28,6 +28,8 @@ export interface RunResult {
   finalPhase: string | undefined;
   /** Moment faults that fired (a trigger the run never reached does not fire), and the standing ones. */
   fired: string[];
+  /** Controller replicas that exited by themselves (lost leadership) and were started again. */
+  selfExits: number;
   violations: string[];
 }
 
@@ -44,8 +46,26 @@ class ControllerSet {
     const c = this.lab.startController({ name: `chaos-${++this.count}`, args: [...this.args(), ...(this.replicas > 1 ? ELECTION : [])], env });
     this.all.push(c);
     this.alive.add(c);
-    void c.process.exited.then(() => this.alive.delete(c));
+    void c.process.exited.then(() => {
+      this.alive.delete(c);
+      // A replica that exits by itself (it lost its leadership: exit 1) is started again, as its
+      // Deployment's kubelet would; one we killed or stopped is replaced by whoever did it.
+      if (!this.ending && !this.killed.has(c)) {
+        this.selfExits++;
+        this.start();
+      }
+    });
     return c;
+  }
+
+  private readonly killed = new Set<Controller>();
+  private ending = false;
+  /** Replicas that exited by themselves and were started again. */
+  selfExits = 0;
+
+  private async kill(c: Controller): Promise<void> {
+    this.killed.add(c);
+    await c.kill();
   }
 
   startAll(): void {
@@ -62,17 +82,18 @@ class ControllerSet {
   /** SIGKILL of the acting replica (a crash: nothing cleaned up), and a fresh one in its place. */
   async killActing(): Promise<void> {
     const c = this.acting();
-    if (c) await c.kill();
+    if (c) await this.kill(c);
     this.start();
   }
 
   async restartAll(offsetMs: number): Promise<void> {
-    for (const c of [...this.alive]) await c.kill();
+    for (const c of [...this.alive]) await this.kill(c);
     this.offsetMs = offsetMs;
     this.startAll();
   }
 
   async stopAll(): Promise<void> {
+    this.ending = true;
     for (const c of [...this.alive]) await c.stop();
   }
 }
@@ -187,7 +208,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     const facts: RunFacts = { scenario: s, plan, lab, controllers: controllers.all, finalStatus, jumpAt };
     violations.push(...(await checkRun(facts)));
     if (violations.length > 0) keepEvidence(s, lab, controllers.all, violations);
-    return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, violations };
+    return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, selfExits: controllers.selfExits, violations };
   } finally {
     await controllers?.stopAll();
     for (const p of outages.talos) await p.close();
