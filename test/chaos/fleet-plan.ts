@@ -93,7 +93,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
       failurePolicy: s.failurePolicy,
       delayBetweenNodes: `${s.delayBetweenNodesS}s`,
       // Short only where a fault needs the deadline to pass; generous enough for every outage drawn.
-      ...(failing.has('pdb-blocked') ? { drainTimeout: '15s' } : {}),
+      ...(failing.has('pdb-blocked') ? { drainTimeout: '30s' } : {}),
       ...(failing.has('node-never-back') ? { rebootTimeout: '30s' } : {}),
       ...(maintenance ? { maintenance } : {}),
       talosConfig: { endpoints: talosEndpoints, secretRef: { name: TALOS_SECRET } },
