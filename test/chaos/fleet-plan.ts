@@ -35,6 +35,22 @@ export interface ConcretePlan {
 const hh = (ms: number): string => `${String(new Date(ms).getUTCHours()).padStart(2, '0')}:00`;
 
 export function concretePlan(s: Scenario, now: number, talosEndpoints: string[]): ConcretePlan {
+  const nodes = fleetOf(s);
+  const failing = failingNodes(s, nodes);
+  const budget = Math.max(1, s.failurePolicy.maxFailures);
+  const expectedPhase = failing.size >= budget ? (s.failurePolicy.type === 'Halt' ? 'Failed' : 'Paused') : 'Completed';
+  const jump = s.faults.some((f) => f.kind === 'clock-jump');
+  const opening = Math.ceil(now / HOUR) * HOUR + 3 * HOUR;
+  const window = jump ? { opening, offsetBefore: opening - 2 * HOUR - now } : undefined;
+  // The events a rollout of these nodes brings, roughly: a trigger at share x fires x of the way through.
+  const selected = nodes.filter((n) => n.selected).length;
+  const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas, statusWrite: 5 * selected };
+  const triggerCounts = s.faults.map((f) => (f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined));
+  return { nodes, doc: planDoc(s, now, talosEndpoints, failing, window?.opening), failing, expectedPhase, triggerCounts, window };
+}
+
+/** The nodes with their versions and labels, and the group that claims each selected one. */
+function fleetOf(s: Scenario): ChaosNode[] {
   const nodes: ChaosNode[] = [];
   for (let i = 1; i <= s.controlPlanes; i++) {
     nodes.push({ name: `cp-${i}`, controlPlane: true, talosVersion: s.lifecycleControlPlanes.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels: { environment: 'production' }, selected: true, group: undefined });
@@ -45,43 +61,42 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
     for (const [group, members] of Object.entries(s.groupMembers)) if (members.includes(i)) labels[group] = 'member';
     nodes.push({ name: `worker-${i}`, controlPlane: false, talosVersion: s.lifecycleWorkers.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels, selected: !s.staging.includes(i), group: undefined });
   }
-  for (const n of nodes) {
-    if (!n.selected) continue;
-    n.group = s.order.find((g) => {
-      const group = s.groups.find((x) => x.name === g);
-      if (g === 'controlPlane') return n.controlPlane;
-      if (g === 'workers') return !n.controlPlane;
-      return group?.label !== undefined && n.labels[group.label] === 'member';
-    });
-  }
+  const claims = (n: ChaosNode, g: string): boolean => {
+    if (g === 'controlPlane') return n.controlPlane;
+    if (g === 'workers') return !n.controlPlane;
+    const label = s.groups.find((x) => x.name === g)?.label;
+    return label !== undefined && n.labels[label] === 'member';
+  };
+  for (const n of nodes) if (n.selected) n.group = s.order.find((g) => claims(n, g));
+  return nodes;
+}
 
-  // Node-failure faults hit distinct selected nodes, chosen by their drawn index.
+/**
+ * Node-failure faults hit distinct selected nodes, chosen by their drawn index. Workers only where
+ * it matters: the PDB-blocked pod needs one to run on (control planes take no workloads in the
+ * lab), and with a Kubernetes target a control plane that fails holds every other one at its
+ * kubelet step (skew) until kubernetesUpgradeTimeout: a cascade this model does not predict.
+ */
+function failingNodes(s: Scenario, nodes: ChaosNode[]): Map<FaultKind, string> {
   const failing = new Map<FaultKind, string>();
-  // Workers only: the PDB-blocked pod needs one to run on (control planes take no workloads in the
-  // lab), and with a Kubernetes target a control plane that fails holds every other one at its
-  // kubelet step (skew) until kubernetesUpgradeTimeout: a cascade this model does not predict.
   let free = nodes.filter((n) => n.selected && n.group !== undefined);
   for (const f of s.faults) {
     const eligible = free.filter((n) => !n.controlPlane || (f.kind !== 'pdb-blocked' && !s.kubernetes));
-    if (!NODE_FAILURES.includes(f.kind) || eligible.length === 0) continue;
-    const node = eligible[(f.nodeIndex ?? 0) % eligible.length];
-    if (!node) continue;
+    const node = eligible[(f.nodeIndex ?? 0) % Math.max(1, eligible.length)];
+    if (!NODE_FAILURES.includes(f.kind) || !node) continue;
     failing.set(f.kind, node.name);
     free = free.filter((n) => n !== node);
   }
-  const budget = Math.max(1, s.failurePolicy.maxFailures);
-  const expectedPhase = failing.size >= budget ? (s.failurePolicy.type === 'Halt' ? 'Failed' : 'Paused') : 'Completed';
+  return failing;
+}
 
-  const jump = s.faults.some((f) => f.kind === 'clock-jump');
-  const opening = Math.ceil(now / HOUR) * HOUR + 3 * HOUR;
-  const window = jump ? { opening, offsetBefore: opening - 2 * HOUR - now } : undefined;
-  const maintenance = jump
-    ? { windows: [{ days: ['Any'], startTime: hh(opening), endTime: hh(opening + HOUR) }] }
+function planDoc(s: Scenario, now: number, talosEndpoints: string[], failing: Map<FaultKind, string>, jumpOpening: number | undefined): PlanDoc {
+  const maintenance = jumpOpening !== undefined
+    ? { windows: [{ days: ['Any'], startTime: hh(jumpOpening), endTime: hh(jumpOpening + HOUR) }] }
     : s.window ? { windows: [{ days: ['Any'], startTime: hh(now - HOUR), endTime: hh(now + 3 * HOUR) }] } : undefined;
-
   const groups: Record<string, unknown> = {};
   for (const g of s.groups) groups[g.name] = g.label ? { selector: { matchLabels: { [g.label]: 'member' } }, concurrency: g.concurrency } : { concurrency: g.concurrency };
-  const doc: PlanDoc = {
+  return {
     apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
     kind: 'PatchPlan',
     metadata: { name: PLAN },
@@ -99,9 +114,4 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
       talosConfig: { endpoints: talosEndpoints, secretRef: { name: TALOS_SECRET } },
     },
   };
-  // The events a rollout of these nodes brings, roughly: a trigger at share x fires x of the way through.
-  const selected = nodes.filter((n) => n.selected).length;
-  const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas, statusWrite: 5 * selected };
-  const triggerCounts = s.faults.map((f) => (f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined));
-  return { nodes, doc, failing, expectedPhase, triggerCounts, window };
 }
