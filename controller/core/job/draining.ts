@@ -24,7 +24,10 @@ export function decideDraining(o: JobObservation): JobStep {
   const node = o.node;
   if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while draining`);
   const remaining = podsToDrain(o.pods);
-  if (pastDeadline(status, o.now)) {
+  // A drain that is done (cordoned, nothing left) is done, however late it is seen: the deadline
+  // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).
+  const drained = node.unschedulable && remaining.length === 0;
+  if (pastDeadline(status, o.now) && !drained) {
     const what = status.blockingPDB ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}` : `${remaining.length} pod(s) still on the node`;
     return failed(status, o.now, JobReason.DrainTimeout,
       `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`);

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig, type V1Taint } from '@kubernetes/client-node';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
+import { waitFor } from '../wait.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
 import { defaultKubeProxyImage, KUBE_PROXY, KubeProxyDaemonSet } from './kube-proxy.js';
 import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from './types.js';
@@ -122,8 +123,8 @@ class SimulatedFleet implements Fleet {
   async takeDown(name: string): Promise<void> {
     const state = this.mustGet(name);
     state.up = false;
-    await this.writeStatus(state);
-    await this.workloads.nodeWentDown(name);
+    await this.untilWritten(`${name} down`, () => this.writeStatus(state));
+    await this.untilWritten(`${name} pods`, () => this.workloads.nodeWentDown(name));
     this.kubeProxy?.nodeChanged();
   }
 
@@ -138,11 +139,11 @@ class SimulatedFleet implements Fleet {
     if (schematic !== undefined && schematic !== state.schematic) {
       state.schematic = schematic;
       // Talos labels the Node from the booted image's extensions: none, no annotation (null removes it).
-      await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch);
+      await this.untilWritten(`${name} schematic`, () => this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch));
     }
-    await this.writeStatus(state);
-    await this.renewLease(state);
-    await this.workloads.nodeCameUp(name);
+    await this.untilWritten(`${name} up`, () => this.writeStatus(state));
+    await this.untilWritten(`${name} lease`, () => this.renewLease(state));
+    await this.untilWritten(`${name} pods`, () => this.workloads.nodeCameUp(name));
     this.kubeProxy?.nodeChanged();
     return { ...state };
   }
@@ -150,14 +151,14 @@ class SimulatedFleet implements Fleet {
   async syncStaticPod(name: string, component: StaticPodComponent, pod: StaticPodState): Promise<void> {
     const state = this.mustGet(name);
     if (state.role !== 'controlplane') throw new Error(`node ${name} is a worker: it runs no static pod ${component}`);
-    await syncStaticPod(this.core, state, component, pod);
+    await this.untilWritten(`${name} ${component}`, () => syncStaticPod(this.core, state, component, pod));
   }
 
   async setKubelet(name: string, kubelet: { version: string; ready: boolean }): Promise<void> {
     const state = this.mustGet(name);
     state.kubernetesVersion = kubelet.version;
     state.kubeletStarting = !kubelet.ready;
-    await this.writeStatus(state);
+    await this.untilWritten(`${name} kubelet`, () => this.writeStatus(state));
   }
 
   async setKubeProxyImage(image: string, opts: { podReadyMs: number }): Promise<void> {
@@ -176,6 +177,17 @@ class SimulatedFleet implements Fleet {
     this.kubeProxy?.stop();
     this.jobPods.stop();
     await this.workloads.stop();
+  }
+
+  /**
+   * A node's own writes are retried until the apiserver takes them, as a kubelet's are: an
+   * apiserver restarting while a node reboots must not leave the node down for good in the lab.
+   */
+  private async untilWritten(what: string, write: () => Promise<unknown>): Promise<void> {
+    await waitFor(async () => {
+      await write();
+      return true;
+    }, { timeoutMs: 120_000, intervalMs: 250, description: `the apiserver to take the fleet's write (${what})` });
   }
 
   private mustGet(nameOrIP: string): FleetNodeState {
