@@ -22,6 +22,7 @@ import { withRules } from './cross-field.js';
 import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
 import { planTarget } from './target.js';
 import { healthChecks, healthCheckWait } from './health.js';
+import { alertGate, alertWait, silences } from './alerts.js';
 
 const always = { when: () => true };
 
@@ -166,6 +167,8 @@ export const patchPlanSpec = withRules(
     cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
     healthChecks: healthChecks.optional(),
+    alertGate: alertGate.optional(),
+    silences: silences.optional(),
     talosConfig,
   }),
   SPEC_RULES,
@@ -285,6 +288,7 @@ export const patchPlanStatus = z.strictObject({
     .optional()
     .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
   healthCheckWait: healthCheckWait.optional(),
+  alertWait: alertWait.optional(),
   reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
   nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),

@@ -2,6 +2,7 @@
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
+import type { Matcher } from '../../../schemas/matchers.js';
 
 export interface JobNodeFacts {
   name: string;
@@ -90,10 +91,25 @@ export type JobAction =
   /** ApplyConfiguration NO_REBOOT of the whole config, with one component's image changed. */
   | { type: 'applyConfig'; component: string; image: string; config: string }
   | { type: 'uncordon' }
-  | { type: 'releaseLeases'; leases: JobLeaseFacts[] };
+  | { type: 'releaseLeases'; leases: JobLeaseFacts[] }
+  /** A silence in Alertmanager; one that carries the tag already is reused, never doubled. */
+  | { type: 'createSilence'; silence: SilenceRequest }
+  /** Expires the silence (by ID, else the ones carrying the tag); one already gone is success. */
+  | { type: 'expireSilence'; tag: string; id?: string };
+
+/** A silence to create: what Alertmanager's API v2 takes, and the tag that finds it again. */
+export interface SilenceRequest {
+  name: string;
+  tag: string;
+  matchers: Matcher[];
+  endsAt: string;
+  createdBy: string;
+  comment: string;
+}
 
 export type ActionResult =
   | { type: 'done' }
+  | { type: 'silenced'; tag: string; id: string }
   | { type: 'installed'; exitCode: number; messages: string[] }
   | { type: 'evicted'; evicted: number; deleted: PodRef[]; blocked: { pod: PodRef; pdbs: string[] }[] };
 

@@ -24,6 +24,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       rebootTimeout: spec.rebootTimeout,
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
       talosConfig: spec.talosConfig,
+      ...(spec.silences === undefined ? {} : { silences: spec.silences }),
     },
   };
 }

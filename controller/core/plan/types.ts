@@ -3,6 +3,7 @@ import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { CheckFacts } from '../gates/health.js';
+import type { AlertFacts } from '../gates/alerts.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -67,6 +68,8 @@ export interface PlanObservation {
   kubeProxy?: KubeProxyFacts | undefined;
   /** What the gates adapter read for each of spec.healthChecks (same order); undefined without checks. */
   healthChecks?: readonly (CheckFacts | undefined)[] | undefined;
+  /** What the alertmanager adapter last learnt for spec.alertGate; undefined: not asked yet (or no gate). */
+  alerts?: AlertFacts | undefined;
 }
 
 export interface NewLease {
@@ -91,6 +94,8 @@ export type PlanAction =
   /** Give up leadership so a replica on another node patches this controller's own node. */
   | { type: 'handOver' }
   | { type: 'deleteJobs'; names: string[] }
+  /** Ask Alertmanager for the alerts of spec.alertGate (it has no watch API); the next pass decides on the answer. */
+  | { type: 'askAlertmanager' }
   /** Sets cluster.proxy.image in a control-plane node's machine config (ApplyConfiguration, no reboot). */
   | { type: 'setKubeProxyImage'; node: string; image: string };
 
