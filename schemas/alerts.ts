@@ -9,7 +9,7 @@ import { parseMatchers } from './matchers.js';
 export const MAX_ALERT_SELECTORS = 16;
 export const MAX_SILENCES = 8;
 /** Where a silence's matchers name the node being upgraded. */
-export const NODE_PLACEHOLDER = '{{node}}';
+export const NODE_PLACEHOLDER = '$(NODE)';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;

@@ -35,6 +35,28 @@ interface ApiSilence {
 
 const tagged = (tag: string) => (s: ApiSilence): boolean => s.status.state !== 'expired' && s.comment.includes(`[${tag}]`);
 
+/** A request that got no answer: the network may heal; a certificate Alertmanager's CA does not vouch for needs a human. */
+function networkError(what: string, err: unknown, timedOut: boolean): OutcomeError {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const why = timedOut ? 'no answer before the deadline' : code !== undefined ? `${code}${typeof cause?.message === 'string' ? `: ${cause.message}` : ''}` : err instanceof Error ? err.message : String(err);
+  const tls = code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code);
+  return new OutcomeError({ kind: tls ? OutcomeKind.Stalled : OutcomeKind.Transient, reason: tls ? 'AlertmanagerTlsRejected' : 'AlertmanagerUnreachable', message: `${what}: ${why}`, cause: err });
+}
+
+/** An answer other than 2xx: 5xx and 429 may heal, the rest (a bad matcher, a refused token) needs a human. */
+function httpError(what: string, status: number, text: string): OutcomeError {
+  const detail = text.trim().slice(0, 300);
+  const retryable = status >= 500 || status === 429;
+  const auth = status === 401 || status === 403;
+  return new OutcomeError({
+    kind: retryable ? OutcomeKind.Transient : OutcomeKind.Stalled,
+    reason: auth ? 'AlertmanagerUnauthorized' : retryable ? 'AlertmanagerUnavailable' : 'AlertmanagerRejected',
+    code: status,
+    message: `${what}: HTTP ${status}${auth ? ' (check --alertmanager-token-file)' : ''}${detail ? `: ${detail}` : ''}`,
+  });
+}
+
 export function createAlertmanagerClient(opts: AlertmanagerOptions): AlertmanagerPort {
   const base = opts.url.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
@@ -53,25 +75,13 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
       text = await res.text();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
-      const why = deadline.timedOut() ? 'no answer before the deadline' : typeof cause?.code === 'string' ? `${cause.code}${typeof cause.message === 'string' ? `: ${cause.message}` : ''}` : err instanceof Error ? err.message : String(err);
-      // A certificate Alertmanager's CA does not vouch for needs a human; the network may heal.
-      const tls = typeof cause?.code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(cause.code);
-      throw new OutcomeError({ kind: tls ? OutcomeKind.Stalled : OutcomeKind.Transient, reason: tls ? 'AlertmanagerTlsRejected' : 'AlertmanagerUnreachable', message: `${what}: ${why}`, cause: err });
+      throw networkError(what, err, deadline.timedOut());
     } finally {
       deadline.dispose();
     }
     if (res.status >= 200 && res.status < 300) return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
     if (res.status === 404 && method === 'DELETE') return { status: 404, json: undefined };
-    const detail = text.trim().slice(0, 300);
-    const retryable = res.status >= 500 || res.status === 429;
-    const auth = res.status === 401 || res.status === 403;
-    throw new OutcomeError({
-      kind: retryable ? OutcomeKind.Transient : OutcomeKind.Stalled,
-      reason: auth ? 'AlertmanagerUnauthorized' : retryable ? 'AlertmanagerUnavailable' : 'AlertmanagerRejected',
-      code: res.status,
-      message: `${what}: HTTP ${res.status}${auth ? ' (check --alertmanager-token-file)' : ''}${detail ? `: ${detail}` : ''}`,
-    });
+    throw httpError(what, res.status, text);
   }
 
   const liveSilences = async (ctx: OpContext, tag: string): Promise<ApiSilence[]> => {
@@ -85,7 +95,7 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
       for (const m of matchers) query.append('filter', formatMatcher(m));
       const { json } = await call(ctx, 'GET', `/alerts?${query.toString()}`);
       const alerts = Array.isArray(json) ? (json as { fingerprint?: unknown; labels?: unknown }[]) : [];
-      return alerts.map((a) => ({ fingerprint: String(a.fingerprint ?? ''), labels: (a.labels ?? {}) as Record<string, string> }));
+      return alerts.map((a) => ({ fingerprint: typeof a.fingerprint === 'string' ? a.fingerprint : '', labels: (a.labels ?? {}) as Record<string, string> }));
     },
     async createSilence(ctx, r) {
       const existing = (await liveSilences(ctx, r.tag))[0];

@@ -22,7 +22,7 @@ export function silenceTtlMs(spec: JobObservation['job']['spec']): number {
   return durationMs(spec.drainTimeout) + 2 * durationMs(spec.rebootTimeout) + kubernetes;
 }
 
-/** The silence's matchers: the plan's, with {{node}} replaced by the node's name, and nodeLabel="<node>". */
+/** The silence's matchers: the plan's, with $(NODE) replaced by the node's name, and nodeLabel="<node>". */
 export function silenceMatchers(s: Silence, node: string): Matcher[] {
   const parsed = parseMatchers(s.matchers);
   // The schema refused unparsable matchers; an empty list here still silences only the node.

@@ -74,7 +74,7 @@ export async function startAlertmanager(opts: { startTimeoutMs?: number } = {}):
     );
   } catch (err) {
     await stop();
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.tail()}`);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.tail()}`, { cause: err });
   }
   const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
     const res = await fetch(`${url}/api/v2${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

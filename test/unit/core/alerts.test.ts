@@ -126,7 +126,7 @@ describe('core/job: silences around the disruption', function () {
     group: 'workers',
     target: { talosVersion: 'v1.13.2' },
     talosConfig: { secretRef: { name: 'talos' } },
-    silences: [{ name: 'node-alerts', matchers: '{alertname=~"KubeNode.*", instance=~"{{node}}:.*"}' }],
+    silences: [{ name: 'node-alerts', matchers: '{alertname=~"KubeNode.*", instance=~"$(NODE):.*"}' }],
   });
   const node = { name: 'w1', internalIP: '127.0.10.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b1', talosVersion: 'v1.12.4', schematic: undefined, controlPlane: false, kubeletVersion: 'v1.35.4' };
   const talos: TalosFacts = { ok: true, version: 'v1.12.4', bootId: 'b1', stage: 'running', schematic: undefined };
@@ -138,7 +138,7 @@ describe('core/job: silences around the disruption', function () {
     return s;
   };
 
-  it('the matchers: the plan\'s with {{node}} filled in, and node="<name>"', function () {
+  it('the matchers: the plan\'s with $(NODE) filled in, and node="<name>"', function () {
     assert.deepEqual(silenceMatchers(spec.silences?.[0] ?? { name: '', matchers: '', nodeLabel: 'node' }, 'w1'), [
       { name: 'alertname', op: '=~', value: 'KubeNode.*' },
       { name: 'instance', op: '=~', value: 'w1:.*' },
