@@ -19,43 +19,60 @@ const isReserved = (c: string): boolean => RESERVED.has(c) || /\s/u.test(c);
 
 type Token = { kind: 'open' | 'close' | 'comma' | 'op' | 'quoted' | 'unquoted'; text: string; col: number };
 
+/** The token at `i` and where the next one starts, or an error. */
+type Lexed = { token: Token; next: number } | string;
+
+function lexOperator(chars: string[], i: number): Lexed {
+  const c = chars[i] ?? '';
+  const next = chars[i + 1];
+  if (c === '!' && next !== '=' && next !== '~') return `column ${i + 1}: expected "!=" or "!~" after "!"`;
+  const op = c === '=' ? (next === '~' ? '=~' : '=') : c + (next ?? '');
+  return { token: { kind: 'op', text: op, col: i + 1 }, next: i + op.length };
+}
+
+function lexQuoted(chars: string[], i: number): Lexed {
+  let j = i + 1;
+  let escaped = false;
+  for (; j < chars.length; j++) {
+    if (escaped) escaped = false;
+    else if (chars[j] === '\\') escaped = true;
+    else if (chars[j] === '"') break;
+  }
+  if (j >= chars.length) return `column ${i + 1}: unterminated quoted string`;
+  return { token: { kind: 'quoted', text: chars.slice(i, j + 1).join(''), col: i + 1 }, next: j + 1 };
+}
+
+function lexUnquoted(chars: string[], i: number): Lexed {
+  let j = i;
+  while (j < chars.length && !isReserved(chars[j] ?? '')) j++;
+  return { token: { kind: 'unquoted', text: chars.slice(i, j).join(''), col: i + 1 }, next: j };
+}
+
+const PUNCTUATION: Record<string, Token['kind']> = { '{': 'open', '}': 'close', ',': 'comma' };
+
+function lexOne(chars: string[], i: number): Lexed {
+  const c = chars[i] ?? '';
+  const punctuation = PUNCTUATION[c];
+  if (punctuation !== undefined) return { token: { kind: punctuation, text: c, col: i + 1 }, next: i + 1 };
+  if (c === '=' || c === '!') return lexOperator(chars, i);
+  if (c === '"') return lexQuoted(chars, i);
+  if (!isReserved(c)) return lexUnquoted(chars, i);
+  return `column ${i + 1}: unexpected "${c}"`;
+}
+
 function lex(input: string): Token[] | string {
   const chars = [...input];
   const tokens: Token[] = [];
   let i = 0;
   while (i < chars.length) {
-    const c = chars[i] ?? '';
-    const col = i + 1;
-    if (/\s/u.test(c)) {
+    if (/\s/u.test(chars[i] ?? '')) {
       i++;
-    } else if (c === '{' || c === '}' || c === ',') {
-      tokens.push({ kind: c === '{' ? 'open' : c === '}' ? 'close' : 'comma', text: c, col });
-      i++;
-    } else if (c === '=' || c === '!') {
-      const next = chars[i + 1];
-      if (c === '!' && next !== '=' && next !== '~') return `column ${col}: expected "!=" or "!~" after "!"`;
-      const op = c === '=' ? (next === '~' ? '=~' : '=') : c + (next ?? '');
-      tokens.push({ kind: 'op', text: op, col });
-      i += op.length;
-    } else if (c === '"') {
-      let j = i + 1;
-      let escaped = false;
-      for (; j < chars.length; j++) {
-        if (escaped) escaped = false;
-        else if (chars[j] === '\\') escaped = true;
-        else if (chars[j] === '"') break;
-      }
-      if (j >= chars.length) return `column ${col}: unterminated quoted string`;
-      tokens.push({ kind: 'quoted', text: chars.slice(i, j + 1).join(''), col });
-      i = j + 1;
-    } else if (!isReserved(c)) {
-      let j = i;
-      while (j < chars.length && !isReserved(chars[j] ?? '')) j++;
-      tokens.push({ kind: 'unquoted', text: chars.slice(i, j).join(''), col });
-      i = j;
-    } else {
-      return `column ${col}: unexpected "${c}"`;
+      continue;
     }
+    const lexed = lexOne(chars, i);
+    if (typeof lexed === 'string') return lexed;
+    tokens.push(lexed.token);
+    i = lexed.next;
   }
   return tokens;
 }
@@ -85,49 +102,57 @@ export function regexProblem(value: string): string | undefined {
   }
 }
 
+const isText = (t: Token | undefined): t is Token => t !== undefined && (t.kind === 'quoted' || t.kind === 'unquoted');
+
+/** The matcher whose name is at `i` (name, operator, value), or an error. */
+function parseOne(tokens: Token[], i: number): Matcher | string {
+  const t = tokens[i];
+  if (!isText(t)) return `column ${t?.col ?? 0}: expected a label name, found "${t?.text ?? ''}"`;
+  const name = textOf(t);
+  if (name === undefined || name === '') return `column ${t.col}: ${t.text} is not a valid label name`;
+  const op = tokens[i + 1];
+  if (op?.kind !== 'op') return `column ${op?.col ?? t.col + t.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${t.text}`;
+  const v = tokens[i + 2];
+  if (!isText(v)) return `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${t.text}${op.text}`;
+  return withValue(name, op.text as MatchOp, v);
+}
+
+function withValue(name: string, op: MatchOp, v: Token): Matcher | string {
+  const value = textOf(v);
+  if (value === undefined) return `column ${v.col}: ${v.text} is not a valid quoted string`;
+  const problem = op === '=~' || op === '!~' ? regexProblem(value) : undefined;
+  return problem ? `column ${v.col}: ${problem}` : { name, op, value };
+}
+
+/** After a matcher: 'comma' (go on), 'end' (the closing brace or the end of input), or an error message. */
+function separator(tokens: Token[], i: number, braced: boolean, after: string): string {
+  const sep = tokens[i];
+  if (sep === undefined) return braced ? 'expected a closing brace "}"' : 'end';
+  if (sep.kind === 'comma') return 'comma';
+  if (sep.kind !== 'close') return `column ${sep.col}: expected a comma${braced ? ' or "}"' : ''} after ${after}`;
+  if (!braced) return `column ${sep.col}: "}" without an opening brace`;
+  return i === tokens.length - 1 ? 'end' : `column ${tokens[i + 1]?.col ?? sep.col}: expected the end after "}"`;
+}
+
 /** Parses one matcher list; errors name the column, as Alertmanager's parser does. */
 export function parseMatchers(input: string): ParsedMatchers {
   const tokens = lex(input);
   if (typeof tokens === 'string') return { ok: false, error: tokens };
-  let i = 0;
   const braced = tokens[0]?.kind === 'open';
-  if (braced) i++;
+  let i = braced ? 1 : 0;
   const matchers: Matcher[] = [];
-  for (;;) {
-    const t = tokens[i];
-    if (t === undefined) {
-      if (braced) return { ok: false, error: 'expected a closing brace "}"' };
-      break;
-    }
-    if (t.kind === 'close') {
-      if (!braced) return { ok: false, error: `column ${t.col}: "}" without an opening brace` };
-      if (i !== tokens.length - 1) return { ok: false, error: `column ${tokens[i + 1]?.col ?? t.col}: expected the end after "}"` };
-      break;
-    }
-    if (t.kind !== 'quoted' && t.kind !== 'unquoted') return { ok: false, error: `column ${t.col}: expected a label name, found "${t.text}"` };
-    const name = textOf(t);
-    if (name === undefined || name === '') return { ok: false, error: `column ${t.col}: ${t.text} is not a valid label name` };
-    const op = tokens[i + 1];
-    if (op?.kind !== 'op') return { ok: false, error: `column ${op?.col ?? t.col + t.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${t.text}` };
-    const v = tokens[i + 2];
-    if (v === undefined || (v.kind !== 'quoted' && v.kind !== 'unquoted')) return { ok: false, error: `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${t.text}${op.text}` };
-    const value = textOf(v);
-    if (value === undefined) return { ok: false, error: `column ${v.col}: ${v.text} is not a valid quoted string` };
-    const matcher: Matcher = { name, op: op.text as MatchOp, value };
-    if (matcher.op === '=~' || matcher.op === '!~') {
-      const problem = regexProblem(value);
-      if (problem) return { ok: false, error: `column ${v.col}: ${problem}` };
-    }
-    matchers.push(matcher);
-    i += 3;
-    const sep = tokens[i];
-    if (sep === undefined) continue;
-    if (sep.kind === 'comma') {
-      i++;
-      continue;
-    }
-    if (sep.kind !== 'close') return { ok: false, error: `column ${sep.col}: expected a comma${braced ? ' or "}"' : ''} after ${t.text}${op.text}${v.text}` };
+  const closing = (at: number): boolean => braced && tokens[at]?.kind === 'close' && at === tokens.length - 1;
+  // A trailing comma (or an empty list) ends where the next token would be a name.
+  while (i < tokens.length && !closing(i)) {
+    const m = parseOne(tokens, i);
+    if (typeof m === 'string') return { ok: false, error: m };
+    matchers.push(m);
+    const sep = separator(tokens, i + 3, braced, tokens.slice(i, i + 3).map((t) => t.text).join(''));
+    if (sep === 'end') break;
+    if (sep !== 'comma') return { ok: false, error: sep };
+    i += 4;
   }
+  if (braced && tokens.at(-1)?.kind !== 'close') return { ok: false, error: 'expected a closing brace "}"' };
   if (matchers.length === 0) return { ok: false, error: 'no matchers: write at least one, such as severity="critical"' };
   return { ok: true, matchers };
 }

@@ -146,12 +146,19 @@ describe('PatchPlan end to end: health gates', function () {
     assert.equal(done.completedNodes, 2);
     assert.equal(done.alertWait, undefined);
 
-    const all = await alertmanager.silences();
+    // The jobs expire their silences in the passes after they finish (after freeing their slots).
+    const nodeSilences = (list: LabSilence[], node: string): LabSilence[] => list.filter((x) => x.matchers.some((m) => m.name === 'node' && m.value === node && !m.isRegex));
+    const all = await waitFor(async () => {
+      const list = await alertmanager.silences();
+      return (pools.alerts ?? []).every((n) => nodeSilences(list, n).length > 0 && nodeSilences(list, n).every((x) => x.status.state === 'expired')) ? list : undefined;
+    }, { timeoutMs: 30_000, description: 'every node silence expired' }).catch(async (err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}: ${JSON.stringify(await alertmanager.silences())}`, { cause: err });
+    });
     for (const node of pools.alerts ?? []) {
       const job = await lab.job(`alerts-${node}`);
       const recorded = (job?.status['silences'] as { name: string; id: string; endsAt: string; expiredTime?: string }[] | undefined) ?? [];
       assert.equal(recorded.length, 1, `${node}: one silence recorded in the job's status`);
-      const mine = all.filter((x: LabSilence) => x.matchers.some((m) => m.name === 'node' && m.value === node && !m.isRegex));
+      const mine = nodeSilences(all, node);
       assert.equal(mine.length, 1, `${node}: exactly one silence in Alertmanager (a restart found it by its tag): ${JSON.stringify(mine)}`);
       const silence = mine[0] as LabSilence;
       assert.equal(silence.id, recorded[0]?.id, `${node}: the recorded ID is Alertmanager's`);
