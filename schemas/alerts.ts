@@ -2,7 +2,7 @@
 // hold new nodes (kured's behaviour); while a node is disrupted, its alerts are silenced in
 // Alertmanager, with an end time so a crashed controller cannot leave them silenced.
 import { z } from 'zod';
-import { asObj } from './cross-field.js';
+import { uniqueNames } from './cross-field.js';
 import { duration, timestamp } from './primitives.js';
 import { parseMatchers } from './matchers.js';
 
@@ -67,17 +67,7 @@ export const silence = z
 export const silences = z
   .array(silence)
   .max(MAX_SILENCES, { error: `must list at most ${MAX_SILENCES} silences` })
-  .superRefine(
-    (list, ctx) => {
-      const seen = new Set<unknown>();
-      list.forEach((s: unknown, i) => {
-        const name = asObj(s)?.name;
-        if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `silence "${name}" is listed more than once` });
-        seen.add(name);
-      });
-    },
-    { when: () => true },
-  )
+  .superRefine(...uniqueNames('silence'))
   .meta({
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],

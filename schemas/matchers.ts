@@ -102,7 +102,7 @@ export function regexProblem(value: string): string | undefined {
   }
 }
 
-const isText = (t: Token | undefined): t is Token => t !== undefined && (t.kind === 'quoted' || t.kind === 'unquoted');
+const isText = (t: Token | undefined): t is Token & { kind: 'quoted' | 'unquoted' } => t !== undefined && (t.kind === 'quoted' || t.kind === 'unquoted');
 
 /** The matcher whose name is at `i` (name, operator, value), or an error. */
 function parseOne(tokens: Token[], i: number): Matcher | string {
