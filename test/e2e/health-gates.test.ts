@@ -125,9 +125,10 @@ describe('PatchPlan end to end: health gates', function () {
     const wait = waiting.alertWait as { startTime: string; deadline: string; alerts: string[] };
     assert.equal(Date.parse(wait.deadline) - Date.parse(wait.startTime), 10 * 60_000, 'the deadline is startTime + timeout');
     assert.deepEqual(wait.alerts, ['CephHealthError{namespace="rook-ceph", severity="critical"}']);
-    // Held for a few of the controller's re-checks (1 s apart), by the observer's clock.
-    const heldSince = Date.parse(wait.startTime);
-    await waitFor(() => (Date.now() - heldSince > 3_000 ? true : undefined), { timeoutMs: 10_000, description: 'three re-check intervals' });
+    // Held across three more of the controller's re-checks (--alertmanager-interval 1s), each asking
+    // once per matcher list (two gate lists, one ignore list), as Alertmanager's own metric counts them.
+    const asked = await alertmanager.alertQueries();
+    await waitFor(async () => ((await alertmanager.alertQueries()) >= asked + 3 * 3 ? true : undefined), { timeoutMs: 30_000, description: 'three more re-checks of the closed gate' });
     const resolvedAt = Date.now();
     await alertmanager.resolve([ceph]);
 

@@ -32,6 +32,8 @@ export interface LabAlertmanager {
   /** Resolves the alerts (endsAt now), as Prometheus does when they stop firing. */
   resolve(alerts: LabAlert[]): Promise<void>;
   silences(): Promise<LabSilence[]>;
+  /** How many GET /api/v2/alerts Alertmanager has answered (its own metric): how often it was asked. */
+  alertQueries(): Promise<number>;
   /** The active alerts Alertmanager holds, with their silenced-by IDs. */
   alerts(): Promise<{ labels: Record<string, string>; status: { state: string; silencedBy: string[] } }[]>;
   stop(): Promise<void>;
@@ -94,6 +96,11 @@ export async function startAlertmanager(opts: { startTimeoutMs?: number } = {}):
       await post(alerts, new Date());
     },
     silences: async () => (await api('GET', '/silences')) as LabSilence[],
+    alertQueries: async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const counts = [...text.matchAll(/^alertmanager_http_request_duration_seconds_count\{([^}]*)\} (\d+)/gm)].filter((m) => /handler="\/api\/v2\/alerts"/.test(m[1] ?? '') && /method="get"/.test(m[1] ?? ''));
+      return counts.reduce((n, m) => n + Number(m[2]), 0);
+    },
     alerts: async () => (await api('GET', '/alerts')) as Awaited<ReturnType<LabAlertmanager['alerts']>>,
     stop() {
       stopped ??= stop();
