@@ -54,7 +54,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
-  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification }, work.signal) : undefined;
+  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
   const queues = { clock, metrics, log };
   const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
   const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
@@ -226,7 +226,7 @@ function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps;
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
     ? startAutoUpdateProposals(cfg, {
-      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log, onProposalOpened: w.notifications?.proposalOpened,
+      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), reportFiles: () => gitopsLoop?.reportFiles(), clock, log, onProposalOpened: w.notifications?.proposalOpened,
     }, signal)
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {

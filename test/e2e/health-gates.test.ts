@@ -4,10 +4,15 @@
 // The oracle is the lab's observer (its own watches of Nodes, Leases and PatchJobs, with times) and
 // Alertmanager's own API, not the controller's status.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
 import { installVolumeCrd, LONGHORN_NAMESPACE as NS, setRobustness as setVolumeRobustness, volume, VOLUMES } from '../support/longhorn.js';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
 import { waitFor } from '../lab/wait.js';
 import { startAlertmanager, type LabAlertmanager, type LabSilence } from '../lab/alerting/alertmanager.js';
 import type { Controller } from './support/job-lab.js';
@@ -30,9 +35,13 @@ describe('PatchPlan end to end: health gates', function () {
   this.timeout(300_000);
   let lab: JobLab;
   let custom: CustomObjectsApi;
+  // Told when a plan has waited on a closed gate for over a second (`plan.waiting`).
+  let receiver: WebhookReceiver;
+  let dir: string;
+  let notify: string;
   let alertmanager: LabAlertmanager;
   let controller: Controller;
-  const controllerArgs = (): string[] => ['--alertmanager-url', alertmanager.url, '--alertmanager-interval', '1s'];
+  const controllerArgs = (): string[] => ['--alertmanager-url', alertmanager.url, '--alertmanager-interval', '1s', '--notify-config-file', notify];
 
   const setRobustness = (name: string, robustness: string): Promise<number> => setVolumeRobustness(lab.kc, name, robustness);
 
@@ -47,11 +56,17 @@ describe('PatchPlan end to end: health gates', function () {
     for (const v of [volume('pvc-a', 'healthy', { app: 'db' }), volume('pvc-b', 'healthy', { app: 'db' }), volume('pvc-c', 'degraded'), volume('pvc-other', 'faulted', { app: 'other' })]) {
       await custom.createNamespacedCustomObject({ ...VOLUMES, namespace: NS, body: v });
     }
+    receiver = await startWebhookReceiver();
+    dir = mkdtempSync(join(tmpdir(), 'kp-gate-notify-'));
+    notify = join(dir, 'notify.yaml');
+    writeFileSync(notify, stringify({ waitingAfter: '1s', receivers: [{ name: 'oncall', type: 'webhook', url: receiver.url(), events: ['plan.waiting'] }] }), { mode: 0o600 });
     controller = lab.startController({ args: controllerArgs() });
   });
   after(async function () {
     await lab?.stop();
     await alertmanager?.stop();
+    await receiver?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a degraded volume stops the rollout before the next node; it continues once the volume is healthy', async function () {
@@ -99,6 +114,11 @@ describe('PatchPlan end to end: health gates', function () {
     assert.ok(at >= deadline, `paused at ${new Date(at).toISOString()}, not before the deadline ${new Date(deadline).toISOString()}`);
     assert.deepEqual(lab.observer.of('worker-4', ['cordoned', 'leaseCreated', 'podDeleting', 'booted']), [], 'worker-4 never touched');
     assert.equal(await lab.job('timeout-worker-4'), undefined);
+    // Waiting past waitingAfter (1 s, under the 5 s timeout) was told once, naming the check.
+    const told = receiver.bodies().filter((b) => b.type === 'plan.waiting' && b.plan === 'timeout');
+    assert.equal(told.length, 1, JSON.stringify(receiver.bodies()));
+    assert.equal(told[0]?.reason, 'WaitingForHealthCheck');
+    assert.match(String(told[0]?.message), /^waiting since .* for health check "volume-c" .*; the failure policy applies at /);
   });
 
   it('a plan applied with kubectl whose expression does not compile is refused: Failed, InvalidSpec, naming the path', async function () {

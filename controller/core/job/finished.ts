@@ -5,6 +5,7 @@
 import { ConditionNodeReleased } from '../../../schemas/api.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { setCondition } from '../conditions.js';
+import { postNodeHook } from './hooks.js';
 import { JobReason } from './reasons.js';
 import { expireSilences } from './silences.js';
 import { iso, without } from './status.js';
@@ -31,6 +32,9 @@ export function decideFinished(o: JobObservation): JobStep {
       requeueAfterMs: 0,
     };
   }
+  // postNode runs once the node is given back (or said to stay cordoned), also after a failure.
+  const post = postNodeHook(o);
+  if (post) return post;
   // The slot is freed even while the node stays cordoned: a node that never comes back must not
   // hold up the rest of the group. Released once both are done; the status is written after the
   // Leases are gone (or at once when there are none).

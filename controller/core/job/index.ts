@@ -6,6 +6,7 @@ import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
 import { decidePending } from './pending.js';
+import { preNodeInFlight } from './hooks.js';
 import { afterSilenced, expireFailed, SilenceReason } from './silences.js';
 import { decideRebooting } from './rebooting.js';
 import { JobReason } from './reasons.js';
@@ -29,7 +30,7 @@ export function talosNeed(status: JobObservation['job']['status']): TalosNeed {
     case undefined:
       return 'none';
     case 'Pending':
-      return status.deadline === undefined ? 'none' : 'identity';
+      return status.deadline === undefined || preNodeInFlight(status) ? 'none' : 'identity';
     case 'Upgrading':
       return status.upgradeRequestedTime !== undefined ? 'identity' : 'none';
     case 'Rebooting':
@@ -78,6 +79,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   const { spec } = o.job;
   const status = o.job.status;
   const what = `${action.type} on node ${spec.nodeName}`;
+  if (action.type === 'createHookJob') return hookCreateFailed(o, action.job.name, failure);
   if (action.type === 'expireSilence') return expireFailed(o, action.tag, failure);
   if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') {
     // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
@@ -122,6 +124,13 @@ function prePullFailed(o: JobObservation, image: string, failure: CallFailure): 
   }
   return failed(status, o.now, JobReason.ImagePullFailed,
     `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`);
+}
+
+/** Creating a hook Job failed: the record goes back to "not created" and the next pass tries again until the hook's deadline. */
+function hookCreateFailed(o: JobObservation, name: string, failure: CallFailure): JobStep {
+  const status = o.job.status;
+  const note = `creating hook Job ${name} failed (retrying until the hook's deadline): ${failure.message}`;
+  return { status: { ...status, message: isFinished(status.phase) ? status.message : note }, events: failure.transient ? [] : [{ type: 'Warning', reason: 'HookJobNotCreated', note }], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
 }
 
 /** Nothing was done to the node yet: an unreachable Alertmanager is waited for until the Pending deadline, a refusal fails the job. */

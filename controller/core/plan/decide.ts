@@ -10,6 +10,7 @@ import { decideGates } from '../gates/health.js';
 import { alertGateHold } from './alert-gate.js';
 import { gateFailure } from './gate-failure.js';
 import { newJob } from './jobs.js';
+import { postPlanHook, prePlanHook } from './hooks.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
@@ -124,7 +125,7 @@ function terminal(c: Ctx): PlanStep | undefined {
   const phase = status.phase ?? '';
   if (!TERMINAL.has(phase) || reopened(c, phase)) return undefined;
   if (prog.running > 0 || o.leases.length > 0) return { status, events: [] };
-  return purgeHistory(c);
+  return postPlanHook(o, c.sel, status) ?? purgeHistory(c);
 }
 
 /** Finished and quiet: the PatchJobs are deleted once retention.history has passed since completion. */
@@ -239,6 +240,8 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
   const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
   if (held) return held;
+  const pre = prePlanHook(o, sel, base);
+  if (pre) return pre;
   const candidates = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
   // The controller's own node is last in its group: a standby takes over before it is drained.
   const own = ownNodeAlone(o, candidates);

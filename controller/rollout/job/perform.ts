@@ -6,6 +6,7 @@ import { epoch } from '../../core/job/status.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
+import { createHookJob } from '../hooks.js';
 import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 
@@ -103,6 +104,9 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
       return evictAll(call, deps.kube, t, action.pods, action.deleteIfBlocked);
     case 'releaseLeases':
       for (const lease of action.leases) await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
+      return { type: 'done' };
+    case 'createHookJob':
+      await createHookJob(deps, call, action.job);
       return { type: 'done' };
   }
 }

@@ -7,6 +7,7 @@ import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
 import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
+import { hookJobFacts } from '../hooks.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
@@ -24,6 +25,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
       phase: j.status.phase,
       completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
       slotReleased: j.status.slotReleasedTime !== undefined,
+      postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
     }));
   const leases = informers.slotLeases
     .list()
@@ -39,6 +41,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     preflightRetryMs,
     canHandOver,
     ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
+    ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
     ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
     ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };

@@ -23,6 +23,7 @@ import { createAlertGateAnswers, type AlertGateAnswers } from '../../alertmanage
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
+import { createHookJob } from '../hooks.js';
 
 const TALOS_CALL_MS = 20_000;
 
@@ -97,6 +98,9 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
       return { step, plan };
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+    case 'createHookJob':
+      await createHookJob(deps, ctx, action.job);
+      return { step, plan };
     case 'askAlertmanager':
       if (plan.spec.alertGate) await deps.alertGate.ask(ctx, plan.name, plan.spec.alertGate);
       return { step, plan };

@@ -1,5 +1,5 @@
 // A real Kubernetes control plane for tests and the demo: etcd, kube-apiserver and
-// kube-controller-manager (disruption, garbage-collector and namespace controllers only) on free
+// kube-controller-manager (disruption, garbage-collector, namespace and job controllers only) on free
 // loopback ports, with certificates made fresh for each cluster.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +33,8 @@ export interface StartClusterOptions {
   verbose?: boolean;
 }
 
-export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller'];
+// job-controller: hook Jobs run to Complete/Failed as in a real cluster (the fleet binds and runs their pods).
+export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller', 'job-controller'];
 
 /**
  * Starts the cluster; a port picked free can be taken by another process before etcd or the

@@ -9,9 +9,11 @@ import { defaultKubeProxyImage, KUBE_PROXY, KubeProxyDaemonSet } from './kube-pr
 import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from './types.js';
 import { defaultStaticPodImages, STATIC_POD_COMPONENTS, syncStaticPod } from './static-pods.js';
 import { Workloads, type WorkloadSpec } from './workloads.js';
+import { JobPods } from './job-pods.js';
 
 export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl, StaticPodComponent, StaticPodState } from './types.js';
 export type { WorkloadSpec } from './workloads.js';
+export type { JobPodRun, JobPods } from './job-pods.js';
 export { KUBE_PROXY } from './kube-proxy.js';
 export { CONFIG_VERSION_ANNOTATION, versionOfImage } from './static-pods.js';
 export { describeFleet, type FleetDescription } from './describe.js';
@@ -40,6 +42,8 @@ export interface FleetOptions {
 
 export interface Fleet extends FleetControl {
   readonly workloads: Workloads;
+  /** Pods of batch Jobs: bound, run and finished with the exit code their command asks for. */
+  readonly jobPods: JobPods;
   /**
    * One kubelet status post for an up node. Resolves once the apiserver has stored it; the post
    * always changes the status (its heartbeat moves forward), so the Node's resourceVersion moves.
@@ -67,11 +71,13 @@ class SimulatedFleet implements Fleet {
   private readonly lastPost = new Map<string, number>();
   private readonly kubeProxy: KubeProxyDaemonSet | undefined;
   readonly workloads: Workloads;
+  readonly jobPods: JobPods;
 
   constructor(kc: KubeConfig, private readonly opts: FleetOptions) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.leases = kc.makeApiClient(CoordinationV1Api);
     this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200);
+    this.jobPods = new JobPods(kc, this);
     if (opts.kubeProxy) {
       this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) => this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
     }
@@ -97,6 +103,7 @@ class SimulatedFleet implements Fleet {
       this.statusPosts.unref();
     }
     await this.workloads.start(this.opts.workloads ?? []);
+    await this.jobPods.start();
     if (this.kubeProxy) {
       const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
       await ensureNamespace(this.core, KUBE_PROXY.namespace);
@@ -167,6 +174,7 @@ class SimulatedFleet implements Fleet {
     clearInterval(this.heartbeat);
     clearInterval(this.statusPosts);
     this.kubeProxy?.stop();
+    this.jobPods.stop();
     await this.workloads.stop();
   }
 

@@ -6,6 +6,7 @@ import { AppsV1Api, CoreV1Api, PolicyV1Api, Watch, type KubeConfig, type V1Node,
 import { apiStatus, mergePatch } from '../kube.js';
 import { podManifest, podStatus, SIMULATED_LABEL, WORKLOAD_LABEL, type PodOwner } from './objects.js';
 import type { FleetControl } from './types.js';
+import { Background } from './background.js';
 
 export interface WorkloadSpec {
   namespace: string;
@@ -42,11 +43,10 @@ export class Workloads {
   private readonly policy: PolicyV1Api;
   private readonly watch: Watch;
   private readonly workloads = new Map<string, Workload>();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly aborts: AbortController[] = [];
-  private stopped = false;
+  private readonly work = new Background();
   /** Errors of background work (a replacement that could not be created, ...), for tests to inspect. */
-  readonly errors: string[] = [];
+  readonly errors: string[] = this.work.errors;
 
   constructor(kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -59,7 +59,7 @@ export class Workloads {
     await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
       // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
       // events it missed: count the ReplicaSets' pods again instead.
-      this.background('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
+      this.work.run('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
     );
     await this.startWatch('/api/v1/nodes', {}, (type, node: V1Node) => {
       if (type === 'MODIFIED' && !node.spec?.unschedulable) this.placePending();
@@ -130,8 +130,7 @@ export class Workloads {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    this.work.stop();
     for (const abort of this.aborts) abort.abort();
     await Promise.resolve();
   }
@@ -149,7 +148,7 @@ export class Workloads {
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     const uid = pod.metadata?.uid ?? '';
-    this.background(`finish deletion of ${namespace}/${name}`, async () => {
+    this.work.run(`finish deletion of ${namespace}/${name}`, async () => {
       await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
         // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
         if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
@@ -163,7 +162,7 @@ export class Workloads {
     if (!workload || workload.spec.kind === 'bare') return;
     const from = pod.spec?.nodeName ?? '';
     workload.scheduled++;
-    this.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
+    this.work.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
       workload.scheduled--;
       await this.replace(workload, from);
     });
@@ -184,7 +183,7 @@ export class Workloads {
   private placePending(): void {
     for (const workload of this.workloads.values()) {
       for (; workload.pending > 0; workload.pending--) {
-        this.background(`place a pending pod of ${workload.spec.name}`, () => this.replace(workload, ''));
+        this.work.run(`place a pending pod of ${workload.spec.name}`, () => this.replace(workload, ''));
       }
     }
   }
@@ -259,10 +258,10 @@ export class Workloads {
 
   private async startWatch<T>(path: string, query: Record<string, string>, handler: (type: string, obj: T) => void, onRestart?: () => void): Promise<void> {
     const begin = async (): Promise<void> => {
-      if (this.stopped) return;
+      if (this.work.stopped) return;
       const abort = await this.watch.watch(path, query, (type, obj) => handler(type, obj as T), () => {
         // Watches end (timeouts, apiserver restarts); start again unless the fleet is stopping.
-        if (!this.stopped) this.after(200, `restart watch ${path}`, restart);
+        if (!this.work.stopped) this.work.after(200, `restart watch ${path}`, restart);
       });
       this.aborts.push(abort);
     };
@@ -282,20 +281,5 @@ export class Workloads {
       const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;
       for (let i = 0; i < missing; i++) await this.replace(workload, '');
     }
-  }
-
-  private after(ms: number, what: string, work: () => Promise<void>): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.background(what, work);
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  private background(what: string, work: () => Promise<void>): void {
-    if (this.stopped) return;
-    work().catch((err: unknown) => {
-      if (!this.stopped) this.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-    });
   }
 }

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
-import { checkAuth } from './auth.js';
+import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
@@ -46,6 +46,8 @@ export interface Forge {
   /** `${url}/api/v1`: the Gitea-shaped REST API (Gitea's own base path), same token, same repositories and PRs. */
   readonly giteaApiUrl: string;
   readonly token: string;
+  /** Another token accepted like `token` (e.g. one per controller: two clusters writing to one repository). */
+  issueToken(): string;
   createRepo(owner: string, name: string, opts?: CreateRepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
   /** Every REST API call through either surface, in order (no headers, so no tokens). */
   readonly requests: RecordedRequest[];
@@ -81,6 +83,8 @@ function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unkn
 
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
+  const tokens = new Set([token]);
+  const authorize = (req: IncomingMessage): AuthResult => [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
   const dir = makeLabDir('kangal-forge');
   const root = join(dir.path, 'repos');
   let url = '';
@@ -90,7 +94,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
-    const auth = checkAuth(req, token);
+    const auth = authorize(req);
     const giteaPath = isGiteaPath(parsed.pathname);
     if (!auth.ok) {
       unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
@@ -145,6 +149,11 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     apiUrl: url,
     giteaApiUrl: `${url}/api/v1`,
     token,
+    issueToken: () => {
+      const t = `ghs_${randomBytes(18).toString('hex')}`;
+      tokens.add(t);
+      return t;
+    },
     requests: api.requests,
     gitRequests,
     violations: api.violations,

@@ -571,7 +571,7 @@ export class TalosApi {
         type: r.type,
         id: r.id,
         version: String(rec.version),
-        owner: '',
+        owner: r.owner,
         phase: 'running',
         created: rec.created,
         updated: rec.updated,
