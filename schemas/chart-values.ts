@@ -127,6 +127,20 @@ export const chartValues = z
       })
       .prefault({})
       .describe('Notifications (webhook, Slack, Teams, Discord).'),
+    alertmanager: z
+      .strictObject({
+        url: text('', 'Alertmanager for spec.alertGate and spec.silences (--alertmanager-url), e.g. http://alertmanager-operated.monitoring:9093; empty: none.'),
+        interval: goDuration('10s', 'How often a closed alert gate asks Alertmanager again (--alertmanager-interval).'),
+        tokenSecret: z
+          .strictObject({
+            name: text('', 'A Secret holding a bearer token for Alertmanager (--alertmanager-token-file, needs an https:// url); empty: no token.'),
+            key: text('token', 'The Secret\'s key holding the token.'),
+          })
+          .prefault({})
+          .describe('Bearer token for Alertmanager, mounted as a file under /etc/kangal-patch/alertmanager.'),
+      })
+      .prefault({})
+      .describe('Alertmanager: the alert gate and silences of the plans.'),
     healthProbe: z
       .strictObject({ port: port(8081, '/healthz and /readyz port (--health-probe-bind-address).') })
       .prefault({})

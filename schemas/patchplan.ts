@@ -23,6 +23,7 @@ import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.
 import { planTarget } from './target.js';
 import { healthChecks, healthCheckWait } from './health.js';
 import { hookStatuses, planHooks } from './hooks.js';
+import { alertGate, alertWait, silences } from './alerts.js';
 
 const always = { when: () => true };
 
@@ -168,6 +169,8 @@ export const patchPlanSpec = withRules(
     maintenance: maintenance.optional(),
     healthChecks: healthChecks.optional(),
     hooks: planHooks.optional(),
+    alertGate: alertGate.optional(),
+    silences: silences.optional(),
     talosConfig,
   }),
   SPEC_RULES,
@@ -323,6 +326,7 @@ export const patchPlanStatus = z.strictObject({
     .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
   healthCheckWait: healthCheckWait.optional(),
   hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
+  alertWait: alertWait.optional(),
   reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
   nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),

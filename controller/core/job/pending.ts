@@ -5,6 +5,7 @@ import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { preNodeHook, preNodeInFlight } from './hooks.js';
+import { silenceBeforeCordon } from './silences.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
@@ -72,6 +73,9 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   }
   const hook = preNodeHook(o);
   if (hook) return hook;
+  // spec.silences: created (and their IDs recorded) before the node is touched.
+  const silencing = silenceBeforeCordon(o);
+  if (silencing) return silencing;
   const draining = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
 }

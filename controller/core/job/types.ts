@@ -3,6 +3,7 @@
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { Matcher } from '../../../schemas/matchers.js';
 
 export interface JobNodeFacts {
   name: string;
@@ -96,10 +97,25 @@ export type JobAction =
   | { type: 'uncordon' }
   | { type: 'releaseLeases'; leases: JobLeaseFacts[] }
   /** Creates a hook Job; one that exists already (our previous life) is success. */
-  | { type: 'createHookJob'; job: HookJobRequest };
+  | { type: 'createHookJob'; job: HookJobRequest }
+  /** A silence in Alertmanager; one that carries the tag already is reused, never doubled. */
+  | { type: 'createSilence'; silence: SilenceRequest }
+  /** Expires the silence (by ID, else the ones carrying the tag); one already gone is success. */
+  | { type: 'expireSilence'; tag: string; id?: string };
+
+/** A silence to create: what Alertmanager's API v2 takes, and the tag that finds it again. */
+export interface SilenceRequest {
+  name: string;
+  tag: string;
+  matchers: Matcher[];
+  endsAt: string;
+  createdBy: string;
+  comment: string;
+}
 
 export type ActionResult =
   | { type: 'done' }
+  | { type: 'silenced'; tag: string; id: string }
   | { type: 'installed'; exitCode: number; messages: string[] }
   | { type: 'evicted'; evicted: number; deleted: PodRef[]; blocked: { pod: PodRef; pdbs: string[] }[] };
 

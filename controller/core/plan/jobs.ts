@@ -25,6 +25,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
       talosConfig: spec.talosConfig,
       ...nodeHooksOf(spec),
+      ...(spec.silences === undefined ? {} : { silences: spec.silences }),
     },
   };
 }

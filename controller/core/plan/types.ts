@@ -4,6 +4,7 @@ import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { CheckFacts } from '../gates/health.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { AlertFacts } from '../gates/alerts.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -72,6 +73,8 @@ export interface PlanObservation {
   healthChecks?: readonly (CheckFacts | undefined)[] | undefined;
   /** The plan's hook Jobs (prePlan, postPlan), from the cache. */
   hookJobs?: readonly HookJobFacts[] | undefined;
+  /** What the alertmanager adapter last learnt for spec.alertGate; undefined: not asked yet (or no gate). */
+  alerts?: AlertFacts | undefined;
 }
 
 export interface NewLease {
@@ -96,6 +99,8 @@ export type PlanAction =
   /** Give up leadership so a replica on another node patches this controller's own node. */
   | { type: 'handOver' }
   | { type: 'deleteJobs'; names: string[] }
+  /** Ask Alertmanager for the alerts of spec.alertGate (it has no watch API); the next pass decides on the answer. */
+  | { type: 'askAlertmanager' }
   /** Sets cluster.proxy.image in a control-plane node's machine config (ApplyConfiguration, no reboot). */
   | { type: 'setKubeProxyImage'; node: string; image: string }
   /** Creates a plan hook Job; one that exists already (our previous life) is success. */

@@ -1,6 +1,7 @@
 // Observe for one plan pass, all from the caches: the plan, every node (projected), the plan's
 // PatchJobs and slot Leases; for a Kubernetes target the kube-apiservers and the kube-proxy DaemonSet.
 import type { CheckFacts } from '../../core/gates/health.js';
+import type { AlertFacts } from '../../core/gates/alerts.js';
 import type { PlanObservation } from '../../core/plan/types.js';
 import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
@@ -13,7 +14,7 @@ export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 /** What the health-check watches see of one check (controller/gates). */
 export type HealthFacts = (check: HealthCheck) => CheckFacts;
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts): PlanObservation {
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
@@ -41,6 +42,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     canHandOver,
     ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
     ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
+    ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
     ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }
