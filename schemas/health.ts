@@ -86,7 +86,9 @@ export const healthChecks = z
   .array(healthCheck)
   .max(MAX_HEALTH_CHECKS, { error: `must list at most ${MAX_HEALTH_CHECKS} checks` })
   .superRefine(
-    (list, ctx) => {
+    (list: unknown, ctx) => {
+      // Runs even when the list itself is invalid (`when` below), so it may not be a list at all.
+      if (!Array.isArray(list)) return;
       const seen = new Set<unknown>();
       list.forEach((c: unknown, i) => {
         const name = asObj(c)?.name;
