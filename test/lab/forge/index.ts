@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
 import { checkAuth } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
+import { serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
@@ -57,6 +58,8 @@ export interface Forge {
   addRelease: ForgeApi['addRelease'];
   /** The token's primary rate limit (remaining 0: requests get GitHub's 403 until reset). */
   setRateLimit: ForgeApi['setRateLimit'];
+  /** From now on, REST requests matching the fault's path get its malformed answer; undefined: serve normally again. */
+  injectFault(fault: ForgeFault | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -87,6 +90,13 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const api = new ForgeApi({ baseUrl: () => url });
   const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
+  let fault: ForgeFault | undefined;
+  const servedFault = (req: IncomingMessage, res: ServerResponse, pathname: string): boolean => {
+    if (!fault?.path.test(pathname)) return false;
+    req.resume();
+    serveFault(res, fault);
+    return true;
+  };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
@@ -113,6 +123,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
       serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
       return;
     }
+    if (servedFault(req, res, parsed.pathname)) return;
     const graphql = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql');
     const served = graphql ? api.handleGraphql(req, res) : giteaPath ? gitea.handle(req, res, parsed) : api.handle(req, res, parsed);
     served.catch((err: unknown) => {
@@ -148,6 +159,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     requests: api.requests,
     gitRequests,
     violations: api.violations,
+    injectFault: (f) => {
+      fault = f;
+    },
     addRelease: api.addRelease.bind(api),
     setRateLimit: api.setRateLimit.bind(api),
     async createRepo(owner, name, ropts = {}) {
