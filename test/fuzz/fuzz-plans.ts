@@ -15,6 +15,11 @@ export interface FuzzOptions {
   cliEvery: number;
   /** fast-check replay path of a failing case (printed with it). */
   path?: string;
+  /** Called every `progressEvery` files with the figures so far (a long run shows where it is). */
+  onProgress?: (report: FuzzReport) => void;
+  progressEvery?: number;
+  /** Where to keep the slowest file seen, to look at it afterwards. */
+  keepSlowestAt?: string;
 }
 
 export interface Worst {
@@ -61,7 +66,11 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
       // Let a rejection nobody awaited surface before judging the file.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (rejections > before) r.violations.push('an unhandled promise rejection happened while loading this file');
-      if (counting) record(report, input, r.outcome, r.ms, r.heapBytes);
+      if (counting) {
+        const slowest = record(report, input, r.outcome, r.ms, r.heapBytes);
+        if (slowest && opts.keepSlowestAt) await writeFile(opts.keepSlowestAt, input.bytes);
+        if (opts.onProgress && report.runs % (opts.progressEvery ?? 10_000) === 0) opts.onProgress(report);
+      }
       if (r.violations.length > 0) {
         counting = false;
         throw new Error(`${input.kind} (${input.bytes.byteLength} bytes): ${r.violations.join('; ')}`);
@@ -83,15 +92,18 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
   return report;
 }
 
-function record(report: FuzzReport, input: FuzzInput, outcome: Outcome, ms: number, heap: number): void {
+/** Adds one file to the figures; true when it is the slowest so far. */
+function record(report: FuzzReport, input: FuzzInput, outcome: Outcome, ms: number, heap: number): boolean {
   report.runs++;
   report.outcomes[outcome]++;
   const kind = input.kind.split('+')[0] ?? input.kind;
   report.kinds[kind] = (report.kinds[kind] ?? 0) + 1;
   report.totalBytes += input.bytes.byteLength;
   report.largest = Math.max(report.largest, input.bytes.byteLength);
-  if (ms > report.worstMs.value) report.worstMs = { value: ms, kind: input.kind, bytes: input.bytes.byteLength };
   if (heap > report.worstHeap.value) report.worstHeap = { value: heap, kind: input.kind, bytes: input.bytes.byteLength };
+  if (ms <= report.worstMs.value) return false;
+  report.worstMs = { value: ms, kind: input.kind, bytes: input.bytes.byteLength };
+  return true;
 }
 
 export function formatFuzzReport(r: FuzzReport): string {

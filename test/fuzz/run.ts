@@ -2,6 +2,8 @@
 // Prints the seed first (a failing run reproduces exactly with it), then the figures. Exits 1 when
 // a file broke a promise or when one file cost more than the budget below.
 import { randomInt } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatFuzzReport, fuzzPlans } from './fuzz-plans.js';
 
@@ -20,8 +22,17 @@ if (!Number.isInteger(seed) || !Number.isInteger(runs) || runs < 1 || !Number.is
 }
 console.log(`fuzz: seed ${seed}, ${runs} files, every ${cliEvery === 1 ? '' : `${cliEvery}th `}file also through kangal-patch validate`);
 const started = Date.now();
-const report = await fuzzPlans({ runs, seed, cliEvery, path: values.path });
+const slowestFile = join(tmpdir(), `kangal-fuzz-seed-${seed}-slowest.yaml`);
+const report = await fuzzPlans({
+  runs,
+  seed,
+  cliEvery,
+  path: values.path,
+  keepSlowestAt: slowestFile,
+  onProgress: (r) => console.log(`... ${r.runs} files, ${((Date.now() - started) / 1000).toFixed(0)} s, worst ${r.worstMs.value.toFixed(0)} ms, problems ${r.outcomes.problems}, plans ${r.outcomes.plans}`),
+});
 console.log(formatFuzzReport(report));
+console.log(`slowest file kept at ${slowestFile}`);
 console.log(`wall time ${((Date.now() - started) / 1000).toFixed(0)} s, peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
 const over = [
   report.worstMs.value > BUDGET.ms ? `a file took ${report.worstMs.value.toFixed(0)} ms (budget ${BUDGET.ms})` : '',
