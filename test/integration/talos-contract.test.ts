@@ -387,6 +387,27 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.equal((await client.version(op(), n)).tag, 'v1.14.0');
     });
 
+    it('malformed answers: a truncated, oversized or empty Version response fails with a clear error, is not taken for a version, and the next intact answer works', async function () {
+      const node = take(lifecycleNodes);
+      const path = '/machine.MachineService/Version';
+      const expected = {
+        truncated: [TalosErrorKind.OperationFailed, /for node 127\.0\.77\.\d+ via endpoint .*: INTERNAL: Response message parsing error/],
+        oversized: [TalosErrorKind.Unknown, /via endpoint .*: RESOURCE_EXHAUSTED: Received message larger than max \(\d+ vs 33554432\)/],
+        empty: [TalosErrorKind.Unknown, /MachineService\.Version on node 127\.0\.77\.\d+: empty response$/],
+      } as const;
+      try {
+        for (const [fault, [kind, message]] of Object.entries(expected)) {
+          sim.wireFault(path, fault as keyof typeof expected);
+          const err = await errorOf(client.version(op(), node));
+          assert.equal(err.kind, kind, `${fault}: ${err.message}`);
+          assert.match(err.message, message);
+        }
+      } finally {
+        sim.wireFault(path, undefined);
+      }
+      assert.equal((await client.version(op(), node)).tag, 'v1.14.0');
+    });
+
     it('mTLS rejected by the node: role ⇒ PermissionDenied, wrong CA ⇒ TlsRejected, each naming the endpoint', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { tlsRejected: 'role' });
