@@ -91,8 +91,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
   let fault: ForgeFault | undefined;
-  const servedFault = (req: IncomingMessage, res: ServerResponse, pathname: string): boolean => {
-    if (!fault?.path.test(pathname)) return false;
+  /** A REST request the injected fault matches gets its malformed answer (before anything else, auth included). */
+  const servedFault = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (!fault?.path.test(new URL(req.url ?? '/', 'http://forge.invalid').pathname)) return false;
     req.resume();
     serveFault(res, fault);
     return true;
@@ -123,7 +124,6 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
       serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
       return;
     }
-    if (servedFault(req, res, parsed.pathname)) return;
     const graphql = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql');
     const served = graphql ? api.handleGraphql(req, res) : giteaPath ? gitea.handle(req, res, parsed) : api.handle(req, res, parsed);
     served.catch((err: unknown) => {
@@ -132,7 +132,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     });
   };
 
-  const server: Server = createServer(handler);
+  const server: Server = createServer((req, res) => {
+    if (!servedFault(req, res)) handler(req, res);
+  });
   try {
     await Promise.all([
       api.ready(),
