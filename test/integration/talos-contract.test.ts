@@ -300,6 +300,24 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.equal(after.tag, 'v1.14.0');
     });
 
+    it('an Upgrade stream that never ends: the call gives up at its stream deadline (DeadlineExceeded), is not retried (the upgrade is not idempotent), nothing staged', async function () {
+      const n = take(lifecycleNodes);
+      const short = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 1500 });
+      sim.faults.set(n, { endlessInstall: true });
+      try {
+        await short.pullImage(op(), n, installer('v1.14.1'));
+        const since = sim.lastCallSeq();
+        const err = await errorOf(short.installImage(op(), n, installer('v1.14.1')));
+        assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
+        assert.match(err.message, /LifecycleService\.Upgrade/);
+        assert.equal(sim.callLog({ node: n, method: 'LifecycleService.Upgrade', since }).length, 1);
+        assert.equal(sim.node(n).staged, undefined);
+      } finally {
+        sim.faults.clear(n);
+        short.close();
+      }
+    });
+
     it('install failure (legacy): acked, then the node stays up on its version without a reboot', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { installExitCode: 1 });
