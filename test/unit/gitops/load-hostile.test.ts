@@ -51,6 +51,12 @@ describe('gitops/load: hostile plan files', function () {
     }
   });
 
+  it('refuses thousands of empty documents before parsing them', function () {
+    // Found by `npm run fuzz` (seed 4242): 11,315 `---` took over a second to parse before the document cap applied.
+    assert.deepEqual(brief(load('---\n\n'.repeat(11_315))), ['1:1 : file has at least 11315 YAML documents, more than the limit of 64']);
+    assert.deepEqual(brief(load('--- a\n---\n---\t\n----\n', { maxDocuments: 2 })), ['1:1 : file has at least 3 YAML documents, more than the limit of 2']);
+  });
+
   it('reports a parser stack overflow once, at its document, the same way every time', function () {
     // With the pre-scan lifted, `yaml` runs out of stack: the problem must not depend on the caller's stack depth.
     const text = `${'? '.repeat(20_000)}x\n`;
