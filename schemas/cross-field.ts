@@ -102,9 +102,11 @@ export function withRules<T extends z.ZodType>(schema: T, rules: readonly CrossF
  * `[i, 'name']` as `<what> "<name>" is listed more than once`. Runs even when elements have other
  * problems, so every problem is reported at once.
  */
-export function uniqueNames(what: string): [(list: unknown[], ctx: z.RefinementCtx) => void, { when: () => boolean }] {
+export function uniqueNames(what: string): [(list: unknown, ctx: z.RefinementCtx) => void, { when: () => boolean }] {
   return [
     (list, ctx) => {
+      // Runs even when the list itself is invalid (`when`), so it may not be a list at all.
+      if (!Array.isArray(list)) return;
       const seen = new Set<unknown>();
       list.forEach((c, i) => {
         const name = asObj(c)?.name;

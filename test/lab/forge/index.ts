@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
 import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
+import { serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
@@ -59,6 +60,8 @@ export interface Forge {
   addRelease: ForgeApi['addRelease'];
   /** The token's primary rate limit (remaining 0: requests get GitHub's 403 until reset). */
   setRateLimit: ForgeApi['setRateLimit'];
+  /** From now on, REST requests matching the fault's path get its malformed answer; undefined: serve normally again. */
+  injectFault(fault: ForgeFault | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,14 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const api = new ForgeApi({ baseUrl: () => url });
   const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
+  let fault: ForgeFault | undefined;
+  /** A REST request the injected fault matches gets its malformed answer (before anything else, auth included). */
+  const servedFault = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (!fault?.path.test(new URL(req.url ?? '/', 'http://forge.invalid').pathname)) return false;
+    req.resume();
+    serveFault(res, fault);
+    return true;
+  };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
@@ -125,7 +136,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     });
   };
 
-  const server: Server = createServer(handler);
+  const server: Server = createServer((req, res) => {
+    if (!servedFault(req, res)) handler(req, res);
+  });
   try {
     await Promise.all([
       api.ready(),
@@ -157,6 +170,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     requests: api.requests,
     gitRequests,
     violations: api.violations,
+    injectFault: (f) => {
+      fault = f;
+    },
     addRelease: api.addRelease.bind(api),
     setRateLimit: api.setRateLimit.bind(api),
     async createRepo(owner, name, ropts = {}) {

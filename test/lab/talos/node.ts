@@ -115,6 +115,8 @@ export interface NodeFaults {
   applyConfigError?: RpcFault;
   /** COSI Get/List/Watch of MachineConfigs fails with this status (the config cannot be read). */
   configReadError?: RpcFault;
+  /** LifecycleService.Upgrade streams progress forever, never an exit code, until the caller gives up. */
+  endlessInstall?: boolean;
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
