@@ -7,8 +7,9 @@
 //
 // client-node 2.x builds a new undici Agent (keep-alive) for every request and never closes it, so
 // each request's connection would linger idle for undici's keep-alive timeout (4 s): 50 requests,
-// 50 open TLS connections to the apiserver. The same middleware keeps that request's dispatcher
-// and the call closes it once the response is read, as 1.4.0 (node-fetch, `Connection: close`) did.
+// 50 open TLS connections to the apiserver. Clients made by makeClients share one pool instead
+// (clients.ts poolConnections); for any other, the same middleware keeps that request's
+// dispatcher and the call closes it once the response is read, as 1.4.0 (node-fetch, `Connection: close`) did.
 import {
   Observable,
   PatchStrategy,
@@ -19,6 +20,7 @@ import {
   type ResponseContext,
 } from '@kubernetes/client-node';
 import { remainingMs, type OpContext } from '../runtime/context.js';
+import { sharedDispatchers } from './clients.js';
 import { toOutcomeError } from './errors.js';
 
 export type CallOptions = ConfigurationOptions<ObservableMiddleware>;
@@ -30,7 +32,7 @@ function signalMiddleware(signal: AbortSignal, dispatchers: Dispatcher[]): Obser
     pre: (request: RequestContext) => {
       request.setSignal(signal);
       const dispatcher = request.getDispatcher();
-      if (dispatcher) dispatchers.push(dispatcher);
+      if (dispatcher && !sharedDispatchers.has(dispatcher)) dispatchers.push(dispatcher);
       return new Observable(Promise.resolve(request));
     },
     post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
