@@ -1,10 +1,12 @@
 // `kangal-patch` command line. Exit codes: 0 all valid, 1 problems found, 2 usage errors.
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import type { PatchPlanDocument } from '../schemas/patchplan.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
-import { envName, RUN_FLAGS, resolveRunConfig, type RunFlagName } from './config.js';
+import { envName, RUN_FLAGS, resolveRunConfig, type RunConfig, type RunFlagName } from './config.js';
 import { loadNotifyConfig } from './notify/config.js';
+import { loadSigningKey, loadTrustedKeys } from './gitops/promotion/signature.js';
 import { createLogger } from './telemetry/logger.js';
 import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
@@ -53,6 +55,10 @@ interface PreviewFlags {
   namespace: string;
   registryMirror?: string[];
   controllerNode?: string;
+  releasesApiUrl?: string;
+  releasesTokenFile?: string;
+  promotionKeysDir?: string;
+  repo?: string;
 }
 
 /** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
@@ -80,9 +86,7 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
   const [loaded, ...more] = result.plans;
   if (!loaded) return fail(`${path} holds no PatchPlan`, ExitCode.Invalid);
   if (more.length > 0) return fail(`${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`, ExitCode.Usage);
-  if (loaded.plan.spec.target.autoUpdate?.enabled) {
-    return fail(`PatchPlan ${loaded.plan.metadata.name} is an auto-update template: it patches no node itself; preview one of the child plans it proposes`, ExitCode.Invalid);
-  }
+  if (loaded.plan.spec.target.autoUpdate?.enabled) return previewTemplateFile(loaded, opts, io, fail);
   const { previewPlan } = await import('./preview/run.js');
   const { formatPreviewJson, formatPreviewText } = await import('./preview/format.js');
   const shutdown = new AbortController();
@@ -95,6 +99,24 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
     });
     io.out(opts.output === 'json' ? formatPreviewJson(report) : formatPreviewText(report));
     return report.preflight.checks.every((c) => c.passed) ? ExitCode.Ok : ExitCode.Invalid;
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err), ExitCode.Invalid);
+  } finally {
+    shutdown.abort();
+  }
+}
+
+/** An auto-update template: what it would propose now and why not a newer release (exit 0). */
+async function previewTemplateFile(loaded: { file: string; plan: PatchPlanDocument }, opts: PreviewFlags, io: CliIO, fail: (text: string, code: ExitCode) => ExitCode): Promise<ExitCode> {
+  const { previewTemplate, formatTemplatePreview } = await import('./preview/template.js');
+  const shutdown = new AbortController();
+  try {
+    const p = await previewTemplate(rootContext(systemClock, shutdown.signal, PREVIEW_TIMEOUT_MS), loaded, {
+      kubeconfig: opts.kubeconfig, operatorNamespace: opts.namespace, controllerNode: opts.controllerNode,
+      releasesApiUrl: opts.releasesApiUrl, releasesTokenFile: opts.releasesTokenFile, promotionKeysDir: opts.promotionKeysDir, repo: opts.repo,
+    });
+    io.out(opts.output === 'json' ? `${JSON.stringify(p, null, 2)}\n` : formatTemplatePreview(p));
+    return ExitCode.Ok;
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err), ExitCode.Invalid);
   } finally {
@@ -124,6 +146,10 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('-n, --namespace <namespace>', 'operator namespace (where the Talos credentials Secret lives)', DEFAULT_OPERATOR_NAMESPACE)
     .option('--registry-mirror <host=url...>', 'check installer images of a registry at a mirror, as `run` does (repeatable)')
     .option('--controller-node <name>', "the node the controller runs on (scheduled last in its group)", process.env.NODE_NAME)
+    .option('--releases-api-url <url>', 'auto-update templates: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com)')
+    .option('--releases-token-file <path>', 'auto-update templates: a token for the releases API')
+    .option('--promotion-keys-dir <dir>', 'templates with autoUpdate.promotion: the upstream clusters\' public keys (<cluster>.pem)')
+    .option('--repo <dir>', 'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)')
     .exitOverride()
     .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
   const runCommand = program
@@ -148,6 +174,11 @@ async function run(flags: Partial<Record<RunFlagName, string | boolean | string[
       return ExitCode.Usage;
     }
     cfg.notify = notify;
+  }
+  const keys = await loadPromotionKeys(cfg);
+  if (keys.length > 0) {
+    io.err(keys.map((e) => `kangal-patch run: ${e}\n`).join(''));
+    return ExitCode.Usage;
   }
   const log = createLogger(cfg.logLevel);
   const shutdown = new AbortController();
@@ -185,4 +216,20 @@ export async function main(argv: readonly string[], io: CliIO = stdio): Promise<
     return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
   }
   return code;
+}
+
+/** --report-signing-key-file and --promotion-keys-dir, read into cfg at start; the errors name the flag. */
+async function loadPromotionKeys(cfg: RunConfig): Promise<string[]> {
+  const errors: string[] = [];
+  if (cfg.reportSigningKeyFile !== undefined) {
+    const key = await loadSigningKey(cfg.reportSigningKeyFile);
+    if (key instanceof Error) errors.push(`--report-signing-key-file (${envName('reportSigningKeyFile')}): ${key.message}`);
+    else cfg.reportSigningKey = key;
+  }
+  if (cfg.promotionKeysDir !== undefined) {
+    const trusted = await loadTrustedKeys(cfg.promotionKeysDir);
+    errors.push(...trusted.errors.map((e) => `--promotion-keys-dir (${envName('promotionKeysDir')}): ${e}`));
+    cfg.trustedKeys = trusted.keys;
+  }
+  return errors;
 }

@@ -1,7 +1,7 @@
 // `kangal-patch run` settings: flags, each with a KANGAL_PATCH_<FLAG> environment fallback, checked
 // at start with one clear message per bad value.
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import { parseGoDuration } from '../schemas/duration.js';
@@ -9,8 +9,10 @@ import { parseMirrorFlag } from './registry/index.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 import { checkGitUrl } from './gitops/git-url.js';
+import { checkAlertmanagerUrl, tokenMaySend } from './alertmanager/url.js';
 import { checkReleasesBaseUrl } from './forge/releases.js';
 import type { NotifyConfig } from '../schemas/notify.js';
+import type { TrustedKeys } from './gitops/promotion/signature.js';
 
 /** Flag name → its default (as text, the way a user would type it). */
 export const RUN_FLAGS = {
@@ -43,6 +45,12 @@ export const RUN_FLAGS = {
   webhookSecretFile: { flag: '--webhook-secret-file <path>', help: 'file holding the webhook secret (X-Hub-Signature-256); required with --webhook-bind-address', default: undefined },
   releasesApiUrl: { flag: '--releases-api-url <url>', help: 'GitHub REST API that lists the siderolabs/talos releases for auto-update templates (GHES: https://host/api/v3)', default: 'https://api.github.com' },
   releasesTokenFile: { flag: '--releases-token-file <path>', help: 'file holding a token for the releases API (optional: anonymous has a lower rate limit)', default: undefined },
+  alertmanagerUrl: { flag: '--alertmanager-url <url>', help: 'Alertmanager (API v2) for spec.alertGate and spec.silences, e.g. http://alertmanager-operated.monitoring:9093', default: undefined },
+  alertmanagerTokenFile: { flag: '--alertmanager-token-file <path>', help: 'file holding a bearer token for Alertmanager (re-read on every call; needs an https:// or loopback URL)', default: undefined },
+  alertmanagerInterval: { flag: '--alertmanager-interval <duration>', help: 'how often a closed alert gate asks Alertmanager again (it has no watch API)', default: '10s' },
+  reportMinInterval: { flag: '--report-min-interval <duration>', help: 'least time between two commits to one rollout report (the last state is always written)', default: '30s' },
+  reportSigningKeyFile: { flag: '--report-signing-key-file <path>', help: 'Ed25519 private key (PEM) that signs this cluster\'s rollout reports, so downstream clusters accept them as promotion evidence; read at start', default: undefined },
+  promotionKeysDir: { flag: '--promotion-keys-dir <dir>', help: 'folder of <cluster>.pem Ed25519 public keys of upstream clusters: only reports they signed count for autoUpdate.promotion; read at start', default: undefined },
   notifyConfigFile: { flag: '--notify-config-file <path>', help: 'notification receivers (webhook, Slack, Teams, Discord), YAML from a mounted Secret; read at start', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
@@ -135,8 +143,22 @@ export const runConfigSchema = z
     }),
     releasesTokenFile: z.string().min(1).optional(),
     notifyConfigFile: z.string().min(1).optional(),
+    alertmanagerUrl: z.string().optional().superRefine((text, ctx) => {
+      const problem = text === undefined ? undefined : checkAlertmanagerUrl(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    alertmanagerTokenFile: z.string().min(1).optional(),
+    alertmanagerInterval: durationMs,
+    reportMinInterval: durationMs,
+    reportSigningKeyFile: z.string().min(1).optional(),
+    promotionKeysDir: z.string().min(1).optional(),
   })
   .refine((c) => c.gitUrl === undefined || c.clusterName !== undefined, { path: ['clusterName'], error: 'is required with --git-url' })
+  .refine((c) => c.alertmanagerTokenFile === undefined || c.alertmanagerUrl !== undefined, { path: ['alertmanagerTokenFile'], error: 'needs --alertmanager-url' })
+  .refine((c) => c.alertmanagerTokenFile === undefined || c.alertmanagerUrl === undefined || tokenMaySend(c.alertmanagerUrl), {
+    path: ['alertmanagerTokenFile'],
+    error: 'a token is sent only over https:// (or to a loopback host): change --alertmanager-url to https://',
+  })
   .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })
   .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
     path: ['leaderElectionRenewDeadline'],
@@ -154,6 +176,10 @@ export type RunConfig = z.output<typeof runConfigSchema> & {
   debugClockOffsetMs: number;
   /** The receivers read from --notify-config-file at start (undefined: no notifications). */
   notify?: NotifyConfig | undefined;
+  /** The key of --report-signing-key-file, read at start (undefined: reports are not signed). */
+  reportSigningKey?: KeyObject | undefined;
+  /** The keys of --promotion-keys-dir, read at start (undefined: autoUpdate.promotion has no evidence). */
+  trustedKeys?: TrustedKeys | undefined;
 };
 
 /** Flags over environment over defaults; errors name the flag and its environment variable. */

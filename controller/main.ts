@@ -15,6 +15,8 @@ import { talosConnector, type TalosConnect } from './rollout/job/talos-access.js
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
 import { startHealthWatches } from './gates/wiring.js';
+import { createAlertmanagerClient, type AlertmanagerPort } from './alertmanager/client.js';
+import { createAlertGateAnswers } from './alertmanager/gate.js';
 import { wirePlanEvents } from './rollout/plan/wiring.js';
 import { createRegistryClient } from './registry/index.js';
 import { shiftedClock, systemClock, type Clock } from './runtime/clock.js';
@@ -52,12 +54,13 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
-  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification }, work.signal) : undefined;
+  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
   const queues = { clock, metrics, log };
   const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
   const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
+  const alertmanager = cfg.alertmanagerUrl === undefined ? undefined : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
   let handedOver = false;
-  startJobs(jobs, { kube, connectTalos, cfg, log, metrics, notifications }, work.signal);
+  startJobs(jobs, { kube, connectTalos, cfg, log, metrics, notifications, alertmanager }, work.signal);
   // A handover stops all work once the pass that decided it has written its status.
   const plans = reconcileQueue('patchplan', { concurrency: 4, passTimeoutMs: 10 * 60_000 }, queues, () => {
     if (handedOver) work.abort(new Error('handed over'));
@@ -68,7 +71,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
         log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
       }
     : undefined;
-  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications, clock }, work.signal);
+  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications, clock, alertmanager }, work.signal);
   const git = startGitSide(cfg, { kube, preflight, clock, log, metrics, notifications }, work.signal);
 
   await abortPromise(work.signal);
@@ -173,6 +176,8 @@ interface ReconcilerWiring {
   log: Logger;
   /** With --notify-config-file: the reconcilers' phase changes become notifications. */
   notifications: NotifyWiring | undefined;
+  /** With --alertmanager-url: the alert gate's answers and the silences. */
+  alertmanager: AlertmanagerPort | undefined;
 }
 
 /** PatchJob events feed the queue; every known job gets a first pass. */
@@ -187,7 +192,7 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
       notified?.phaseChanged(before, after, job);
     },
   };
-  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer }), signal);
+  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer, alertmanager: w.alertmanager }), signal);
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
 }
 
@@ -198,7 +203,7 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
   const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c) }),
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval) }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);
@@ -221,7 +226,7 @@ function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps;
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
     ? startAutoUpdateProposals(cfg, {
-      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), clock, log, onProposalOpened: w.notifications?.proposalOpened,
+      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), reportFiles: () => gitopsLoop?.reportFiles(), clock, log, onProposalOpened: w.notifications?.proposalOpened,
     }, signal)
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {

@@ -127,6 +127,39 @@ export const chartValues = z
       })
       .prefault({})
       .describe('Notifications (webhook, Slack, Teams, Discord).'),
+    alertmanager: z
+      .strictObject({
+        url: text('', 'Alertmanager for spec.alertGate and spec.silences (--alertmanager-url), e.g. http://alertmanager-operated.monitoring:9093; empty: none.'),
+        interval: goDuration('10s', 'How often a closed alert gate asks Alertmanager again (--alertmanager-interval).'),
+        tokenSecret: z
+          .strictObject({
+            name: text('', 'A Secret holding a bearer token for Alertmanager (--alertmanager-token-file, needs an https:// url); empty: no token.'),
+            key: text('token', 'The Secret\'s key holding the token.'),
+          })
+          .prefault({})
+          .describe('Bearer token for Alertmanager, mounted as a file under /etc/kangal-patch/alertmanager.'),
+      })
+      .prefault({})
+      .describe('Alertmanager: the alert gate and silences of the plans.'),
+    reports: z
+      .strictObject({
+        minInterval: goDuration('30s', 'Least time between two commits to one rollout report (--report-min-interval); the final state is always written.'),
+        signingKeySecret: z
+          .strictObject({
+            name: text('', 'A Secret holding this cluster\'s Ed25519 private key (PEM) that signs its rollout reports (--report-signing-key-file); empty: reports unsigned, so no downstream cluster takes them as promotion evidence.'),
+            key: text('signing-key.pem', 'The Secret\'s key holding the PEM.'),
+          })
+          .prefault({})
+          .describe('Report signing key, mounted as a file under /etc/kangal-patch/report-signing.'),
+      })
+      .prefault({})
+      .describe('Rollout reports written to Git.'),
+    promotion: z
+      .strictObject({
+        keysConfigMap: text('', 'A ConfigMap of <cluster>.pem Ed25519 public keys of the upstream clusters whose signed reports count for autoUpdate.promotion (--promotion-keys-dir, mounted under /etc/kangal-patch/promotion-keys); empty: no promotion.'),
+      })
+      .prefault({})
+      .describe('Promotion across clusters (README "Promoting across clusters").'),
     healthProbe: z
       .strictObject({ port: port(8081, '/healthz and /readyz port (--health-probe-bind-address).') })
       .prefault({})

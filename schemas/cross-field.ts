@@ -96,3 +96,24 @@ export function withRules<T extends z.ZodType>(schema: T, rules: readonly CrossF
   ATTACHED_RULES.push({ schema: checked, rules });
   return checked;
 }
+
+/**
+ * For a list keyed by `name` (x-kubernetes-list-map-keys): each repeated name reported at
+ * `[i, 'name']` as `<what> "<name>" is listed more than once`. Runs even when elements have other
+ * problems, so every problem is reported at once.
+ */
+export function uniqueNames(what: string): [(list: unknown, ctx: z.RefinementCtx) => void, { when: () => boolean }] {
+  return [
+    (list, ctx) => {
+      // Runs even when the list itself is invalid (`when`), so it may not be a list at all.
+      if (!Array.isArray(list)) return;
+      const seen = new Set<unknown>();
+      list.forEach((c, i) => {
+        const name = asObj(c)?.name;
+        if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${what} "${name}" is listed more than once` });
+        seen.add(name);
+      });
+    },
+    { when: () => true },
+  ];
+}

@@ -3,7 +3,7 @@
 // where the CEL library lives (controller/gates/), by the plan loader and the controller; here only
 // its shape.
 import { z } from 'zod';
-import { asObj, withRules, type CrossFieldRule } from './cross-field.js';
+import { uniqueNames, withRules, type CrossFieldRule } from './cross-field.js';
 import { duration, labelSelector, namespaceName } from './primitives.js';
 
 export const HealthCheckWhen = {
@@ -85,17 +85,7 @@ export const healthCheck = withRules(
 export const healthChecks = z
   .array(healthCheck)
   .max(MAX_HEALTH_CHECKS, { error: `must list at most ${MAX_HEALTH_CHECKS} checks` })
-  .superRefine(
-    (list, ctx) => {
-      const seen = new Set<unknown>();
-      list.forEach((c: unknown, i) => {
-        const name = asObj(c)?.name;
-        if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `check "${name}" is listed more than once` });
-        seen.add(name);
-      });
-    },
-    { when: () => true },
-  )
+  .superRefine(...uniqueNames('check'))
   .meta({
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],

@@ -6,3 +6,4 @@ export { AutoUpdateAllow, ImageSource, planTarget, jobTarget } from './target.js
 export { ConditionStatus, SelectorOperator, type Condition } from './primitives.js';
 export { planDocumentSchema } from './document.js';
 export * from './health.js';
+export * from './hooks.js';

@@ -2,7 +2,7 @@
 // from a Secret, because it holds webhook URLs and HMAC secrets. Never in Git, logs, status or Events.
 import { z } from 'zod';
 import { parseGoDuration } from './duration.js';
-import { duration, objectName } from './primitives.js';
+import { duration, durationAtLeast, objectName } from './primitives.js';
 
 /** What a receiver can be told about. */
 export const NotifyEventType = {
@@ -15,6 +15,10 @@ export const NotifyEventType = {
   NodeFailed: 'node.failed',
   /** An auto-update template opened a pull request proposing a new Talos version. */
   ProposalOpened: 'proposal.opened',
+  /** A plan has waited on a closed health check for longer than `waitingAfter`. */
+  PlanWaiting: 'plan.waiting',
+  /** A node has been draining for longer than `waitingAfter` (a PodDisruptionBudget allowing no eviction, pods not terminating). */
+  NodeWaiting: 'node.waiting',
 } as const;
 export type NotifyEventType = (typeof NotifyEventType)[keyof typeof NotifyEventType];
 export const NOTIFY_EVENT_TYPES: readonly NotifyEventType[] = Object.values(NotifyEventType);
@@ -63,6 +67,9 @@ export const notifyConfig = z
     receivers: z.array(notifyReceiver).max(32),
     queueSize: z.int().min(1).max(100_000).default(1000).meta({ description: 'Events waiting per receiver; beyond it the oldest is dropped (counted and logged).' }),
     maxAttempts: z.int().min(1).max(20).default(6).meta({ description: 'Attempts per event (5xx, 429 and network errors are retried with backoff, honouring Retry-After).' }),
+    waitingAfter: durationAtLeast('30m', '1s').default('30m').meta({
+      description: 'How long a plan may wait on a closed health check, or a node stay draining, before `plan.waiting` / `node.waiting` is sent (once per wait).',
+    }),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();

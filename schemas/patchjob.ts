@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { conditions, duration, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
 import { talosConfig } from './patchplan.js';
+import { hookStatuses, nodeHooks } from './hooks.js';
+import { jobSilence, silences } from './alerts.js';
 
 export const PatchJobPhase = {
   Pending: 'Pending',
@@ -31,6 +33,8 @@ export const patchJobSpec = z.strictObject({
   talosConfig: talosConfig.meta({
     description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
   }),
+  hooks: nodeHooks.optional().meta({ description: 'preNode and postNode hooks (copied from the plan).' }),
+  silences: silences.optional().meta({ description: 'Silences in Alertmanager while the node is disrupted (copied from the plan).' }),
 });
 
 /** Kubernetes components a job moves, in the order a control-plane node moves them (workers: kubelet only). */
@@ -94,6 +98,8 @@ export const patchJobStatus = z.strictObject({
   slotReleasedTime: timestamp.optional().meta({
     description: 'When the job gave its concurrency slot back to wait for the rest of the control plane; it moves again only once the plan gives it a slot.',
   }),
+  hooks: hookStatuses.optional().meta({ description: 'The node hooks (preNode, postNode) and how they went.' }),
+  silences: z.array(jobSilence).optional().meta({ description: 'The node\'s silences in Alertmanager: recorded before each is created, its ID before the cordon.' }),
   conditions: conditions.optional(),
 });
 

@@ -22,6 +22,8 @@ import { withRules } from './cross-field.js';
 import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
 import { planTarget } from './target.js';
 import { healthChecks, healthCheckWait } from './health.js';
+import { hookStatuses, planHooks } from './hooks.js';
+import { alertGate, alertWait, silences } from './alerts.js';
 
 const always = { when: () => true };
 
@@ -166,6 +168,9 @@ export const patchPlanSpec = withRules(
     cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
     healthChecks: healthChecks.optional(),
+    hooks: planHooks.optional(),
+    alertGate: alertGate.optional(),
+    silences: silences.optional(),
     talosConfig,
   }),
   SPEC_RULES,
@@ -213,6 +218,40 @@ export const groupStatus = z.strictObject({
   failed: count.meta({ description: 'Nodes whose PatchJob failed.' }),
 });
 
+export const PromotionStageState = {
+  Eligible: 'Eligible',
+  Soaking: 'Soaking',
+  InProgress: 'InProgress',
+  NotRolledOut: 'NotRolledOut',
+  Failed: 'Failed',
+  SoakInterrupted: 'SoakInterrupted',
+  LaterFailure: 'LaterFailure',
+  RolledBack: 'RolledBack',
+} as const;
+export type PromotionStageState = (typeof PromotionStageState)[keyof typeof PromotionStageState];
+
+export const promotionStageStatus = z.strictObject({
+  cluster: z.string().meta({ description: 'The upstream cluster.' }),
+  selector: z.string().optional().meta({ description: 'template <name> or plan <name>, when the stage names one.' }),
+  state: z.enum(PromotionStageState).meta({ description: 'Where the version stands on this stage.' }),
+  report: z.string().optional().meta({ description: 'The report file that is the evidence (status/<cluster>/<plan>.yaml) at the loaded commit.' }),
+  completionTime: timestamp.optional().meta({ description: 'When the upstream rollout of the version completed.' }),
+  eligibleTime: timestamp.optional().meta({ description: 'completionTime + soak: when this stage stops holding the version back.' }),
+  message: z.string().meta({ description: 'One sentence: what this stage waits for, or what went wrong.' }),
+});
+
+export const promotionStatus = z.strictObject({
+  reason: z.string().meta({ description: 'WaitingForPromotion while a newer allowed release is held back by upstream stages; Promoted when the proposal is proven; NothingToPromote otherwise.' }),
+  version: version('v1.12.1').optional().meta({ description: 'The newest allowed release the stages were evaluated for.' }),
+  eligibleTime: timestamp.optional().meta({ description: 'When it becomes eligible if nothing changes upstream (the template wakes exactly then).' }),
+  commit: z.string().optional().meta({ description: 'Git commit of the plans repository the reports were read from.' }),
+  stages: z.array(promotionStageStatus).optional().meta({ description: 'Each upstream stage and its state for version.' }),
+  rejectedReports: z
+    .array(z.strictObject({ file: z.string(), reason: z.string().meta({ description: 'Why it is not evidence (e.g. the signature does not verify with the cluster key).' }) }))
+    .optional()
+    .meta({ description: 'Upstream report files that are not accepted as evidence, with the reason.' }),
+});
+
 export const autoUpdateStatus = z.strictObject({
   lastCheckTime: timestamp.optional().meta({ description: 'When releases were last evaluated.' }),
   nextCheckTime: timestamp.optional().meta({ description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.' }),
@@ -243,6 +282,7 @@ export const autoUpdateStatus = z.strictObject({
     .optional()
     .meta({ description: 'The last failed releases check or proposal (cleared by the next success).' }),
   lastCreatedPlan: z.string().optional().meta({ description: 'Most recent child PatchPlan.' }),
+  promotion: promotionStatus.optional().meta({ description: 'Promotion across clusters (autoUpdate.promotion): what the upstream stages prove.' }),
 });
 
 export const patchPlanStatus = z.strictObject({
@@ -285,6 +325,8 @@ export const patchPlanStatus = z.strictObject({
     .optional()
     .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
   healthCheckWait: healthCheckWait.optional(),
+  hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
+  alertWait: alertWait.optional(),
   reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
   nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
@@ -303,3 +345,5 @@ export type PatchPlanDocumentInput = z.input<typeof patchPlanDocument>;
 export type PatchPlanStatus = z.output<typeof patchPlanStatus>;
 export type GroupStatus = z.output<typeof groupStatus>;
 export type AutoUpdateStatus = z.output<typeof autoUpdateStatus>;
+export type PromotionStatus = z.output<typeof promotionStatus>;
+export type PromotionStageStatus = z.output<typeof promotionStageStatus>;

@@ -10,6 +10,34 @@ export type ImageSource = (typeof ImageSource)[keyof typeof ImageSource];
 export const AutoUpdateAllow = { Patch: 'patch', Minor: 'minor' } as const;
 export type AutoUpdateAllow = (typeof AutoUpdateAllow)[keyof typeof AutoUpdateAllow];
 
+const planName = z
+  .string()
+  .max(63, { error: 'must be at most 63 characters' })
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: 'must be a PatchPlan name (lowercase letters, digits, "-", ".")' });
+
+export const promotionStage = z
+  .strictObject({
+    cluster: z
+      .string()
+      .max(63, { error: 'must be at most 63 characters' })
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a cluster name as given to that controller\'s --cluster-name (a DNS label)' })
+      .meta({ description: 'The upstream cluster (its controller\'s --cluster-name); its signed rollout reports under status/<cluster>/ are the evidence.' }),
+    template: planName.optional().meta({
+      description: 'Only rollouts of this upstream auto-update template\'s child plans (<template>-vX-Y-Z) count. Omitted: every report of the cluster.',
+    }),
+    plan: planName.optional().meta({ description: 'Only rollouts of this upstream PatchPlan count (exact name). Omitted: every report of the cluster.' }),
+  })
+  .meta({ description: 'One upstream stage a version must have completed on first.' });
+
+export const promotionSpec = z
+  .strictObject({
+    after: z.array(promotionStage).min(1, { error: 'must name at least one upstream stage' }).max(10).meta({
+      description: 'Upstream stages: a version is proposed only after every one of them completed it (no failed node) and soaked.',
+    }),
+    soak: duration('24h').default('24h').meta({ description: 'How long a version must have run on every upstream stage after its rollout completed, with no later rollout there failing or moving off it.' }),
+  })
+  .meta({ description: 'Promotion across clusters: propose only versions proven on the upstream clusters (their reports in Git).' });
+
 export const autoUpdateSpec = z
   .strictObject({
     enabled: z.boolean().meta({
@@ -20,6 +48,7 @@ export const autoUpdateSpec = z
     }),
     checkInterval: durationAtLeast('30m', '1m').default('1h').meta({ description: 'How often releases are checked (minimum 1m).' }),
     minReleaseAge: duration('72h').default('0s').meta({ description: 'How old a release must be before it is used.' }),
+    promotion: promotionSpec.optional(),
   })
   .meta({ description: 'Follow upstream Talos releases. talosVersion, kubernetesVersion and allowTalosDowngrade must be omitted.' });
 

@@ -12,6 +12,7 @@ import { isOutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { GitSource } from './source/index.js';
+import type { ReportTree } from './source/reports.js';
 import { clusterPlan, loadSnapshot, syncCommit, type SyncReport } from './sync/index.js';
 
 export interface GitopsLoopDeps {
@@ -48,6 +49,8 @@ export interface GitopsLoop {
   onSynced(listener: (report: SyncReport) => void): void;
   /** The text of `file` (a plan file's repository path) in the last loaded commit (auto-update reads its templates here). */
   fileText(file: string): string | undefined;
+  /** The report files under status/ of the last loaded commit (with the source's readReports), and that commit. */
+  reportFiles(): { commit: string; tree: ReportTree } | undefined;
 }
 
 export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
@@ -55,6 +58,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   const listeners: ((r: SyncReport) => void)[] = [];
   let loaded: LoadedCommit | undefined;
   let sources = new Map<string, string>();
+  let reports: { commit: string; tree: ReportTree } | undefined;
   let wake: (() => void) | undefined;
   let pending: 'poll' | 'resync' | undefined;
   let failures = 0;
@@ -91,6 +95,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
         const snapshot = await deps.source.snapshot(ctx);
         loaded = loadSnapshot(snapshot, deps.operatorNamespace);
         sources = new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')]));
+        reports = snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports };
         deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
         full = true;
       }
@@ -153,6 +158,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     },
     onSynced: (l) => listeners.push(l),
     fileText: (file) => sources.get(file),
+    reportFiles: () => reports,
     async run(signal) {
       let next: 'poll' | 'resync' = 'poll';
       let full = false;

@@ -13,6 +13,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { logFn } from '../telemetry/logger.js';
+import { reportSigner } from './promotion/signature.js';
 import { startReporter, type Reporter } from './report/index.js';
 import { readTokenFile } from './source/token.js';
 import type { GitConfig } from './wiring.js';
@@ -23,6 +24,8 @@ export interface WriteBack {
   /** The bot-branch writer (shared with the auto-update proposals: it serialises its operations). */
   writer: BranchWriter;
   reporter: Reporter;
+  /** Web prefix of a file at a commit (`<prefix>/<commit>/<path>`): links in report and proposal bodies. */
+  blobUrlBase: string;
 }
 
 /**
@@ -57,11 +60,11 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
   const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
-    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
+    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, minIntervalMs: cfg.reportMinInterval, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
     signal,
   );
-  log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName }, 'rollouts are reported back as pull requests');
-  return { forge, writer, reporter };
+  log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName, signed: cfg.reportSigningKey !== undefined }, 'rollouts are reported back as pull requests');
+  return { forge, writer, reporter, blobUrlBase };
 }
 
 /** The forge --forge names, and where report links to plan files point on it. */

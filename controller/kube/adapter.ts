@@ -15,6 +15,7 @@ import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gito
 import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
+import { createHookJob } from './hook-jobs.js';
 import { cordonNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
 import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
@@ -72,7 +73,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     podFieldSelector: opts.podFieldSelector,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
-  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy];
+  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy, informers.hookJobs];
   return {
     port: makePort(c, sink, kubeConfig),
     informers,
@@ -98,6 +99,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     createSlotLease: (ctx, lease) => createSlotLease(c, ctx, lease),
     deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
     createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
+    createHookJob: (ctx, ns, job) => createHookJob(c, ctx, ns, job),
     writeJobStatus: (ctx, job, status) => writeJobStatus(c, ctx, job, status),
     deletePatchJob: (ctx, name) => deletePatchJob(c, ctx, name),
     writePlanStatus: (ctx, plan, status) => writePlanStatus(c, ctx, plan, status),

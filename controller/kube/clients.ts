@@ -1,6 +1,7 @@
 // The client-node API objects the adapter uses, made once from one KubeConfig.
 import {
   AppsV1Api,
+  BatchV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -14,6 +15,7 @@ export interface KubeClients {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
   apps: AppsV1Api;
+  batch: BatchV1Api;
   coordination: CoordinationV1Api;
   policy: PolicyV1Api;
   custom: CustomObjectsApi;
@@ -61,6 +63,7 @@ export function makeClients(kubeConfig: KubeConfig): KubeClients {
     kubeConfig,
     core: kubeConfig.makeApiClient(CoreV1Api),
     apps: kubeConfig.makeApiClient(AppsV1Api),
+    batch: kubeConfig.makeApiClient(BatchV1Api),
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     policy: kubeConfig.makeApiClient(PolicyV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),

@@ -8,8 +8,10 @@ import { createInformer, type InformerOptions, type InformerSource, type KubeInf
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
 import { firstImage, projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import type { V1DaemonSet, V1DaemonSetStatus, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
+import type { V1DaemonSet, V1DaemonSetStatus, V1Job, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { HOOK_LABEL } from '../core/hooks.js';
+import { projectHookJob } from './hook-jobs.js';
+import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -30,6 +32,7 @@ export interface KubeInformerSet {
   patchPlans: KubeInformer<PlanView>;
   pdbs: KubeInformer<PdbView>;
   kubeProxy: KubeInformer<DaemonSetView>;
+  hookJobs: KubeInformer<HookJobView>;
 }
 
 function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
@@ -108,7 +111,20 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     list: async (q, o) => page(await c.apps.listNamespacedDaemonSet({ ...q, namespace: KUBE_PROXY.namespace }, o)),
   };
 
+  const hookJobs: InformerSource<V1Job> = {
+    watchPath: `/apis/batch/v1/namespaces/${encodeURIComponent(ns)}/jobs`,
+    list: async (q, o) => page(await c.batch.listNamespacedJob({ ...q, namespace: ns }, o)),
+  };
+
   return {
+    hookJobs: make({
+      name: 'hook jobs',
+      source: hookJobs,
+      project: projectHookJob,
+      key: (v: HookJobView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+      labelSelector: HOOK_LABEL,
+    }),
     kubeProxy: make({
       name: 'kube-proxy daemonset',
       source: daemonSets,

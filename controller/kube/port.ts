@@ -13,7 +13,8 @@ import type { Informer } from '../runtime/informer.js';
 import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { PlanApply } from './gitops-plans.js';
-import type { DaemonSetView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
+import type { HookJobRequest } from '../core/hooks.js';
+import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
 
 export type { PlanApply } from './gitops-plans.js';
 
@@ -79,6 +80,8 @@ export interface KubePort {
   deleteLease(ctx: OpContext, namespace: string, name: string, resourceVersion?: string): Promise<void>;
 
   createPatchJob(ctx: OpContext, job: PatchJobInput): Promise<JobView>;
+  /** Creates a hook Job (batch/v1) in `namespace`; an existing one of that name fails with Transient `AlreadyExists`. */
+  createHookJob(ctx: OpContext, namespace: string, job: HookJobRequest): Promise<HookJobView>;
   /**
    * Replaces the job's status with `status` (fields absent in `status` are removed), guarded by
    * job.resourceVersion: a concurrent change fails with Transient `Conflict`. Returns the new view.
@@ -124,4 +127,6 @@ export interface KubeInformers {
   pdbs: Informer<PdbView>;
   /** The kube-system/kube-proxy DaemonSet only (key: its name): the Kubernetes upgrade waits on its rollout. */
   kubeProxy: Informer<DaemonSetView>;
+  /** Hook Jobs of the operator namespace (labelled kangalpatch.ozalp.dk/hook). Key: name. */
+  hookJobs: Informer<HookJobView>;
 }

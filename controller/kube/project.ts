@@ -76,7 +76,15 @@ export function projectPod(pod: V1Pod): PodView {
     phase: pod.status?.phase ?? 'Unknown',
     image: firstImage(pod.spec),
     ready: hasReadyCondition(pod.status?.conditions),
+    ...exitCodeOf(pod),
   };
+}
+
+/** The terminated exit code of the pod's first terminated container (a failed one first), when there is one. */
+function exitCodeOf(pod: V1Pod): { exitCode?: number } {
+  const terminated = (pod.status?.containerStatuses ?? []).map((c) => c.state?.terminated).filter((t) => t !== undefined && t !== null);
+  const t = terminated.find((x) => x.exitCode !== 0) ?? terminated[0];
+  return t === undefined ? {} : { exitCode: t.exitCode };
 }
 
 /** A Ready condition with status True (Nodes and Pods alike). */

@@ -57,6 +57,21 @@ export interface PodView {
   image: string | undefined;
   /** Ready condition is True. */
   ready: boolean;
+  /** Exit code of the first container that terminated (hook Job pods report how they failed). */
+  exitCode?: number | undefined;
+}
+
+/** A hook Job (batch/v1) in the operator namespace. */
+export interface HookJobView {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  labels: Readonly<Record<string, string>>;
+  ownerUid: string | undefined;
+  outcome: 'running' | 'succeeded' | 'failed';
+  failedReason: string | undefined;
+  startTime: number | undefined;
+  completionTime: number | undefined;
 }
 
 export interface LeaseView {

@@ -6,6 +6,9 @@ import type { Clock } from '../runtime/clock.js';
 import type { LogFn } from '../runtime/log.js';
 import type { JobPhaseObserver, PlanPhaseObserver } from '../telemetry/job-observer.js';
 import { createNotifier, type NotifierOptions } from './notifier.js';
+import { watchWaits, type Watched } from './waiting.js';
+import type { JobView, PlanView } from '../kube/views.js';
+import { parseGoDuration } from '../../schemas/duration.js';
 
 export interface NotifyWiring {
   job: JobPhaseObserver;
@@ -18,11 +21,14 @@ export interface NotifyWiring {
 
 export function startNotifications(
   config: NotifyConfig,
-  w: { cluster: string | undefined; clock: Clock; log: LogFn; onResult: NotifierOptions['onResult'] },
+  w: { cluster: string | undefined; clock: Clock; log: LogFn; onResult: NotifierOptions['onResult']; plans: Watched<PlanView>; jobs: Watched<JobView> },
   signal: AbortSignal,
 ): NotifyWiring {
   const notifier = createNotifier({ config, cluster: w.cluster, clock: w.clock, log: w.log, onResult: w.onResult });
   notifier.start(signal);
+  // The schema bounds and defaults waitingAfter; the fallback is never used.
+  const afterMs = parseGoDuration(config.waitingAfter) ?? 30 * 60_000;
+  watchWaits({ plans: w.plans, jobs: w.jobs, afterMs, clock: w.clock, notify: (events) => notifier.notify(events) }, signal);
   w.log('info', 'notifications: receivers started', { receivers: config.receivers.map((r) => `${r.name} (${r.type})`) });
   const safely = (what: string, fn: () => void): void => {
     try {

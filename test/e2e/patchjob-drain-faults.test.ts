@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EventsV1Api } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { startJobLab, type JobLab } from './support/job-lab.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
 import { waitFor } from '../lab/wait.js';
 
 const POOL = 'lab.kangalpatch.io/pool';
@@ -21,6 +26,9 @@ function cordonWrite(req: { method: string; path: string; body: unknown }, node:
 describe('PatchJob end to end: drains and faults', function () {
   this.timeout(240_000);
   let lab: JobLab;
+  // Told when a node has been draining for over a second (`node.waiting`).
+  let receiver: WebhookReceiver;
+  let dir: string;
 
   before(async function () {
     lab = await startJobLab({
@@ -39,10 +47,16 @@ describe('PatchJob end to end: drains and faults', function () {
         { namespace: 'misc', name: 'bare', kind: 'bare', replicas: 1, nodeSelector: { 'kubernetes.io/hostname': 'worker-3' } },
       ],
     });
-    lab.startController();
+    receiver = await startWebhookReceiver();
+    dir = mkdtempSync(join(tmpdir(), 'kp-drain-notify-'));
+    const notify = join(dir, 'notify.yaml');
+    writeFileSync(notify, stringify({ waitingAfter: '1s', receivers: [{ name: 'oncall', type: 'webhook', url: receiver.url(), events: ['node.waiting'] }] }), { mode: 0o600 });
+    lab.startController({ args: ['--notify-config-file', notify] });
   });
   after(async function () {
     await lab?.stop();
+    await receiver?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   async function uncordoned(node: string): Promise<void> {
@@ -80,6 +94,11 @@ describe('PatchJob end to end: drains and faults', function () {
     assert.match(String(status.message), /locked\/quorum/);
     await uncordoned('worker-2');
     assert.equal(lab.talos.node('worker-2').calls.length, 0, 'no mutating Talos call');
+    // Draining past waitingAfter (1 s, under the 4 s drainTimeout) was told once, though the status changed on every retry.
+    const told = receiver.bodies().filter((b) => b.type === 'node.waiting' && b.node === 'worker-2');
+    assert.equal(told.length, 1, JSON.stringify(receiver.bodies()));
+    assert.equal(told[0]?.reason, 'DrainBlockedByPDB');
+    assert.match(String(told[0]?.message), /^draining since .*locked\/quorum.*; the drain times out at /);
   });
 
   it('fails naming an unmanaged pod when evictUnmanagedPods is off, and evicts nothing', async function () {

@@ -16,6 +16,8 @@ import { examplePlan, factoryImage, labPlan } from './support/plans.js';
 import { installVolumeCrd } from '../support/longhorn.js';
 
 const TARGET = 'v1.13.2';
+/** The target of the plan whose Talos Secret is in the wrong namespace (any order of the cases). */
+const OTHER_TARGET = 'v1.13.3';
 const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
 
 describe('RBAC end to end: the controller runs a rollout with its ServiceAccount token', function () {
@@ -36,7 +38,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
   before(async function () {
     lab = await startJobLab({
       fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' },
-      images: [factoryImage('nocloud', TARGET)],
+      images: [factoryImage('nocloud', TARGET), factoryImage('nocloud', OTHER_TARGET)],
       workloads: [
         { namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 2, pdb: { maxUnavailable: 1 } },
         // Never disruptable: with respectPDBs false the drain deletes its pod (pods delete).
@@ -104,6 +106,29 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     const unwritten = controller.logs().filter((l) => l['msg'] === 'cannot write Event');
     assert.deepEqual(unwritten, [], 'every Event written');
     assert.ok(controller.logs().some((l) => String(l['msg']).startsWith('leading')), 'it led');
+  });
+
+  it('a plan naming a talosconfig Secret in another namespace: that Secret is never read (no request, so no 403), the plan stops with the reason, no node cordoned', async function () {
+    // A Secret with the very credentials, in a namespace the plan may name but the controller must not use.
+    const core = lab.kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedSecret({ namespace: 'shop', body: { metadata: { name: 'talos-credentials' }, stringData: lab.talos.secretData } });
+    assert.equal(canI(['get', 'secrets', '-n', 'shop']), 'no');
+    assert.equal(canI(['get', 'secrets', '--all-namespaces']), 'no');
+    const controller = lab.startController({ kubeconfig });
+    const example = examplePlan('simple-upgrade.yaml');
+    const target = { ...(example.spec.target as Record<string, unknown>), talosVersion: OTHER_TARGET };
+    const talosConfig = { endpoints: [lab.talos.endpoint], secretRef: { name: 'talos-credentials', namespace: 'shop' } };
+    // kubectl, not Git: the admission rules accept it (validate and the GitOps loader refuse it earlier).
+    const firstEvent = lab.observer.events.length;
+    await lab.applyPlan(labPlan({ ...example, metadata: { name: 'elsewhere' } }, lab.talos.endpoint, { target, talosConfig }));
+    // The plan's preflight connects to every node first, through the same connector the jobs use: it refuses there.
+    const refused = await lab.waitForPlan('elsewhere', 'preflight refused the credentials', (st) => st.reason === 'PreflightTalosCredentials', 90_000);
+    assert.match(String(refused.message), /cp-1: talosConfig\.secretRef points at namespace shop; the Talos credentials Secret must live in the operator namespace kangal-patch/);
+    for (const node of ['cp-1', 'worker-1', 'worker-2']) assert.equal(await lab.job(`elsewhere-${node}`), undefined, `no PatchJob for ${node}`);
+    assert.equal(await controller.stop(), 0);
+    const log = readFileSync(controller.process.logPath, 'utf8').split('\n');
+    assert.deepEqual(log.filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l)), [], 'no request for the Secret in shop was even made');
+    assert.deepEqual(lab.observer.events.slice(firstEvent).filter((e) => e.kind === 'cordoned'), [], 'no node was cordoned for a job that cannot reach Talos');
   });
 
   it('a health check over a kind the ServiceAccount cannot read fails preflight naming the grant; granted, the plan runs with no 403', async function () {

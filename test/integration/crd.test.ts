@@ -70,7 +70,7 @@ describe('CRDs on the lab apiserver', function () {
   });
 
   it('accepts every example plan (server-side dry run)', async function () {
-    for (const file of ['simple-upgrade', 'controlplane-only', 'custom-groups', 'maintenance-window', 'auto-update']) {
+    for (const file of ['simple-upgrade', 'controlplane-only', 'custom-groups', 'maintenance-window', 'auto-update', 'hooks-ceph-noout']) {
       await ok(['apply', '--dry-run=server', '-f', `examples/${file}.yaml`]);
     }
   });

@@ -115,7 +115,7 @@ describe('GitOps source (lab forge)', function () {
     const snap = await source.snapshot(ctx());
     assert.deepEqual(snap.sources.map((s) => s.file), ['plans/good.yaml']);
     assert.deepEqual(snap.problems.map((p) => `${p.file}: ${p.message}`), [
-      'plans/ctl/c\\u0001.yaml: odd file name (".", "..", control characters or backslashes) in the plans folder: rename it',
+      'plans/ctl/c\\u0001.yaml: odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
       'plans/odd: this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
     ]);
     assert.equal(snap.complete, false);

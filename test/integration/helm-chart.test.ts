@@ -52,6 +52,9 @@ const ALL_OPTIONS = {
   gitCredentials: { existingSecret: '', existingSecretKeys: ['token'], token: 'read-token', writeToken: 'write-token', webhookSecret: 'hook-secret', releasesToken: 'releases-token' },
   webhook: { enabled: true, port: 9000 },
   notify: { existingSecret: '', config: { receivers: [{ name: 'ops', type: 'webhook', url: 'https://hooks.example/kp' }] } },
+  alertmanager: { url: 'https://alertmanager.example:9093', interval: '30s', tokenSecret: { name: 'alertmanager-token', key: 'bearer' } },
+  reports: { minInterval: '1m', signingKeySecret: { name: 'report-signing', key: 'ed25519.pem' } },
+  promotion: { keysConfigMap: 'upstream-report-keys' },
   healthProbe: { port: 9081 },
   metrics: {
     port: 9080,

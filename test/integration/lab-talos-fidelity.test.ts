@@ -9,6 +9,8 @@ import { ImageServiceService, type ImageServicePullResponse } from '../../proto/
 import { LifecycleServiceService, type LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
 import { MachineServiceService, RebootRequest_Mode, UpgradeRequest_RebootMode } from '../../proto/gen/machine/machine.js';
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
+import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec } from '../../proto/gen/resource/definitions/k8s/k8s.js';
+import { ImageFactorySchematicSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
 import { StateService, type ListResponse } from '../../proto/gen/v1alpha1/state.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { startRegistry, type Registry } from '../lab/registry/index.js';
@@ -113,6 +115,7 @@ describe('Talos simulator fidelity (issue 22)', function () {
       node('fid-1133', 'v1.13.3', 7),
       node('fid-1129', 'v1.12.9', 8),
       node('fid-1128', 'v1.12.8', 9),
+      node('fid-114', 'v1.14.0-alpha.2', 10),
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 40, bootMs: 20 } });
     c = rawClient(sim);
@@ -251,6 +254,74 @@ describe('Talos simulator fidelity (issue 22)', function () {
     const res = ok(await stream(c, StateService.list, { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined }, 'fid-1133'), 'list');
     const got = res.map((r) => [r.resource?.metadata?.id, Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array()).image]);
     assert.deepEqual(got, [['0', '0.sqsh'], ['1', '1.sqsh'], ['2', '2.sqsh']]);
+  });
+
+  type Listed = { metadata?: { owner: string } | undefined; spec?: { protoSpec: Uint8Array; yamlSpec: string } | undefined } | undefined;
+  const protoOf = (r: Listed): Uint8Array => r?.spec?.protoSpec ?? new Uint8Array();
+  const yamlOf = (r: Listed): string => r?.spec?.yamlSpec ?? '';
+  const ownerOf = (r: { metadata?: { owner: string } | undefined } | undefined): string => r?.metadata?.owner ?? '<missing>';
+  const list = async (n: string, namespace: string, type: string) =>
+    ok(await stream(c, StateService.list, { namespace, type, options: undefined }, n), `list ${type}`).map((r) => r.resource);
+
+  // 10. Each type's metadata.owner is its controller's Name() (runtime/machine_status.go, version.go,
+  //     extension_status.go, image_factory_schematic.go, v1alpha1/service.go, k8s/kubelet_spec.go,
+  //     k8s/control_plane.go); machined writes MachineConfigs itself (config/acquire.go SetConfig).
+  it('10: every resource names the controller that owns it; MachineConfigs have none', async function () {
+    const types = [
+      ['runtime', 'MachineStatuses.runtime.talos.dev'],
+      ['runtime', 'Versions.runtime.talos.dev'],
+      ['runtime', 'ExtensionStatuses.runtime.talos.dev'],
+      ['runtime', 'Services.v1alpha1.talos.dev'],
+      ['config', 'MachineConfigs.config.talos.dev'],
+      ['k8s', 'KubeletSpecs.kubernetes.talos.dev'],
+      ['controlplane', 'APIServerConfigs.kubernetes.talos.dev'],
+      ['controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev'],
+      ['controlplane', 'SchedulerConfigs.kubernetes.talos.dev'],
+    ];
+    const owners: Record<string, string> = Object.fromEntries(await Promise.all(types.map(async ([namespace = '', type = '']): Promise<[string, string]> => [type, [...new Set((await list('fid-cp-1135', namespace, type)).map(ownerOf))].join()])));
+    assert.deepEqual(owners, {
+      'MachineStatuses.runtime.talos.dev': 'runtime.MachineStatusController',
+      'Versions.runtime.talos.dev': 'runtime.VersionController',
+      'ExtensionStatuses.runtime.talos.dev': 'runtime.ExtensionStatusController',
+      'Services.v1alpha1.talos.dev': 'v1alpha1.ServiceController',
+      'MachineConfigs.config.talos.dev': '',
+      'KubeletSpecs.kubernetes.talos.dev': 'k8s.KubeletSpecController',
+      'APIServerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneAPIServerController',
+      'ControllerManagerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneControllerManagerController',
+      'SchedulerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneSchedulerController',
+    });
+  });
+
+  // 10. k8s/control_plane.go fills ServiceCIDRs / PodCIDRs from cluster.network; k8s/kubelet_spec.go
+  //     puts the KubeletConfiguration it builds into KubeletSpec.config.
+  it('10: the CIDRs of cluster.network reach APIServerConfig and ControllerManagerConfig; KubeletSpec carries the kubelet configuration', async function () {
+    const [api] = await list('fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev');
+    assert.deepEqual(APIServerConfigSpec.decode(protoOf(api)).serviceCidRs, ['10.96.0.0/12']);
+    assert.match(yamlOf(api), /serviceCIDRs:\n {2}- 10\.96\.0\.0\/12\n/);
+    const [cm] = await list('fid-cp-1135', 'controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev');
+    const cmSpec = ControllerManagerConfigSpec.decode(protoOf(cm));
+    assert.deepEqual([cmSpec.podCidRs, cmSpec.serviceCidRs], [['10.244.0.0/16'], ['10.96.0.0/12']]);
+    assert.match(yamlOf(cm), /podCIDRs:\n {2}- 10\.244\.0\.0\/16\n/);
+    const [kubelet] = await list('fid-1133', 'k8s', 'KubeletSpecs.kubernetes.talos.dev');
+    const config = (KubeletSpecSpec.decode(protoOf(kubelet)).config ?? {}) as Record<string, unknown>;
+    assert.equal(config['kind'], 'KubeletConfiguration');
+    assert.equal(config['apiVersion'], 'kubelet.config.k8s.io/v1beta1');
+    assert.deepEqual([config['clusterDomain'], config['clusterDNS']], ['cluster.local', ['10.96.0.10']]);
+    assert.match(yamlOf(kubelet), /config:\n {2}apiVersion: kubelet\.config\.k8s\.io\/v1beta1\n/);
+  });
+
+  // 10. `talosctl services`: machined runs its system services; etcd and trustd only on a control plane.
+  it('10: Services lists the system services besides the kubelet, etcd and trustd only on a control-plane node', async function () {
+    const ids = async (n: string) => (await list(n, 'runtime', 'Services.v1alpha1.talos.dev')).map((r) => r?.metadata?.id).sort();
+    assert.deepEqual(await ids('fid-cp-1135'), ['apid', 'containerd', 'cri', 'etcd', 'kubelet', 'machined', 'trustd', 'udevd']);
+    assert.deepEqual(await ids('fid-1133'), ['apid', 'containerd', 'cri', 'kubelet', 'machined', 'udevd']);
+  });
+
+  // image_factory_schematic.go parseAuthor: the flavor is the author's name before " (", the URL inside.
+  it('ImageFactorySchematic (v1.14): flavor and API URL parsed from the schematic extension\'s author', async function () {
+    const [r] = await list('fid-114', 'runtime', 'ImageFactorySchematics.runtime.talos.dev');
+    const spec = ImageFactorySchematicSpec.decode(protoOf(r));
+    assert.deepEqual([spec.schematicId, spec.flavor, spec.apiurl], [SCHEMATIC, 'Image Factory', 'https://factory.talos.dev']);
   });
 });
 

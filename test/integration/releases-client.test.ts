@@ -8,6 +8,7 @@ import { createReleasesClient, checkReleasesBaseUrl } from '../../controller/for
 import { OutcomeError } from '../../controller/runtime/outcome.js';
 import { rootContext } from '../../controller/runtime/context.js';
 import { systemClock } from '../../controller/runtime/clock.js';
+import type { ForgeFault } from '../lab/forge/faults.js';
 import { startForge, type Forge } from '../lab/forge/index.js';
 
 /** A made-up token the forge does not know, different on every run. */
@@ -104,6 +105,32 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     const missing = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, repository: 'siderolabs/nothing' }).list(ctx()));
     assert.equal(missing.kind, 'Stalled');
     assert.equal(missing.reason, 'NotFound');
+  });
+
+  it('malformed answers (an HTML error page, HTML or wrongly typed JSON with 200, a huge body) are Transient with a reason, never a crash; the feed is read again once the API answers properly', async function () {
+    const client = createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token });
+    const feed = /\/releases$/;
+    const html = '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
+    const cases: { fault: Omit<ForgeFault, 'path'>; reason: string; message: RegExp }[] = [
+      { fault: { status: 502, contentType: 'text/html', body: html }, reason: 'Unavailable', message: /releases: HTTP 502$/ },
+      { fault: { status: 200, contentType: 'text/html', body: html }, reason: 'InvalidResponse', message: /releases: the body is not JSON$/ },
+      { fault: { status: 200, contentType: 'application/json', body: '{"message":"not a list"}' }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
+      { fault: { status: 200, contentType: 'application/json', body: JSON.stringify([{ tag_name: 1132, draft: 'no', prerelease: false, published_at: null, html_url: 'x' }]) }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
+      { fault: { status: 200, contentType: 'application/json', body: '[{"tag_name":"v1.13.4"' }, reason: 'InvalidResponse', message: /releases: the body is not JSON$/ },
+      { fault: { status: 200, contentType: 'application/json', body: { bytes: 64 * 1024 * 1024 } }, reason: 'ResponseTooLarge', message: /^releases response larger than 8388608 bytes$/ },
+    ];
+    try {
+      for (const c of cases) {
+        forge.injectFault({ path: feed, ...c.fault });
+        const err = await rejection(client.list(ctx()));
+        assert.deepEqual([err.kind, err.reason], ['Transient', c.reason], err.message);
+        assert.match(err.message, c.message);
+        assert.ok(!err.message.includes('<html'), 'an HTML page is not pasted into the message');
+      }
+    } finally {
+      forge.injectFault(undefined);
+    }
+    assert.equal((await client.list(ctx())).releases.length > 0, true, 'read again once the API answers properly');
   });
 
   it('an unreachable API is Transient', async function () {

@@ -300,6 +300,24 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.equal(after.tag, 'v1.14.0');
     });
 
+    it('an Upgrade stream that never ends: the call gives up at its stream deadline (DeadlineExceeded), is not retried (the upgrade is not idempotent), nothing staged', async function () {
+      const n = take(lifecycleNodes);
+      const short = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 1500 });
+      sim.faults.set(n, { endlessInstall: true });
+      try {
+        await short.pullImage(op(), n, installer('v1.14.1'));
+        const since = sim.lastCallSeq();
+        const err = await errorOf(short.installImage(op(), n, installer('v1.14.1')));
+        assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
+        assert.match(err.message, /LifecycleService\.Upgrade/);
+        assert.equal(sim.callLog({ node: n, method: 'LifecycleService.Upgrade', since }).length, 1);
+        assert.equal(sim.node(n).staged, undefined);
+      } finally {
+        sim.faults.clear(n);
+        short.close();
+      }
+    });
+
     it('install failure (legacy): acked, then the node stays up on its version without a reboot', async function () {
       const n = take(legacyNodes);
       sim.faults.set(n, { installExitCode: 1 });
@@ -385,6 +403,27 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
         hasty.close();
       }
       assert.equal((await client.version(op(), n)).tag, 'v1.14.0');
+    });
+
+    it('malformed answers: a truncated, oversized or empty Version response fails with a clear error, is not taken for a version, and the next intact answer works', async function () {
+      const node = take(lifecycleNodes);
+      const path = '/machine.MachineService/Version';
+      const expected = {
+        truncated: [TalosErrorKind.OperationFailed, /for node 127\.0\.77\.\d+ via endpoint .*: INTERNAL: Response message parsing error/],
+        oversized: [TalosErrorKind.Unknown, /via endpoint .*: RESOURCE_EXHAUSTED: Received message larger than max \(\d+ vs 33554432\)/],
+        empty: [TalosErrorKind.Unknown, /MachineService\.Version on node 127\.0\.77\.\d+: empty response$/],
+      } as const;
+      try {
+        for (const [fault, [kind, message]] of Object.entries(expected)) {
+          sim.wireFault(path, fault as keyof typeof expected);
+          const err = await errorOf(client.version(op(), node));
+          assert.equal(err.kind, kind, `${fault}: ${err.message}`);
+          assert.match(err.message, message);
+        }
+      } finally {
+        sim.wireFault(path, undefined);
+      }
+      assert.equal((await client.version(op(), node)).tag, 'v1.14.0');
     });
 
     it('mTLS rejected by the node: role ⇒ PermissionDenied, wrong CA ⇒ TlsRejected, each naming the endpoint', async function () {

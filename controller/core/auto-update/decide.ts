@@ -47,6 +47,11 @@ export interface AutoUpdateInput {
   /** Child plans of this template (from merged proposals). */
   children: readonly ChildPlanFacts[];
   openProposal?: OpenProposal | undefined;
+  /**
+   * With autoUpdate.promotion: per version, when the upstream stages let it through (epoch ms;
+   * core/promotion). A version missing or undefined is held back until Git changes.
+   */
+  promotionGate?: ReadonlyMap<string, number | undefined> | undefined;
 }
 
 export type Step = 'patch' | 'minor';
@@ -61,6 +66,8 @@ export interface Pending {
   version: string;
   /** epoch ms */
   eligibleAt: number;
+  /** What holds it until then: its age (minReleaseAge) or the upstream soak (promotion). */
+  heldBy: 'age' | 'promotion';
 }
 
 export type AutoUpdateAction =
@@ -77,6 +84,7 @@ export const AutoUpdateReason = {
   ProposalOpen: 'ProposalOpen',
   ChildNotCompleted: 'ChildNotCompleted',
   Pending: 'ReleaseTooYoung',
+  WaitingForPromotion: 'WaitingForPromotion',
   UpToDate: 'UpToDate',
   NoCurrentVersion: 'NoCurrentVersion',
 } as const;
@@ -113,8 +121,9 @@ type DecisionBase = Omit<AutoUpdateDecision, 'action' | 'reason' | 'message'>;
 interface Candidate {
   release: Release;
   step: Step;
-  /** epoch ms: publishedAt + minReleaseAge. */
+  /** epoch ms: publishedAt + minReleaseAge, or later when the upstream soak ends later. */
   eligibleAt: number;
+  heldBy: Pending['heldBy'];
 }
 
 const NONE = { type: 'none' } as const;
@@ -129,16 +138,26 @@ function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], curr
   const { now, spec } = input;
   const excluded = new Set([...input.skippedVersions, ...input.children.map((c) => c.version)].filter((v) => semver.valid(v)).map((v) => semver.clean(v)));
   const minAge = durationMs(spec.minReleaseAge);
-  return stable.flatMap((release) => {
+  const gate = input.promotionGate;
+  return stable.flatMap((release): Candidate[] => {
     const step = allowedStep(current, release.tagName, spec.allow);
-    return step === undefined || excluded.has(semver.clean(release.tagName)) ? [] : [{ release, step, eligibleAt: (release.publishedAt ?? now) + minAge }];
+    if (step === undefined || excluded.has(semver.clean(release.tagName))) return [];
+    const aged = (release.publishedAt ?? now) + minAge;
+    if (!gate) return [{ release, step, eligibleAt: aged, heldBy: 'age' }];
+    const promoted = gate.get(release.tagName);
+    if (promoted === undefined) return [];
+    return [{ release, step, eligibleAt: Math.max(aged, promoted), heldBy: promoted > aged ? 'promotion' : 'age' }];
   });
 }
 
 /** Nothing eligible yet: an open proposal stays, else we wait for a young release or are up to date. */
-function decideWithoutEligible(out: DecisionBase, input: AutoUpdateInput, stable: readonly Release[], current: string, pendingNote: string): AutoUpdateDecision {
+function decideWithoutEligible(out: DecisionBase, input: AutoUpdateInput, stable: readonly Release[], current: string, pendingNote: string, held: string | undefined): AutoUpdateDecision {
   const open = input.openProposal;
   if (open) return { ...out, action: NONE, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+  if (out.pending?.heldBy === 'promotion' || (!out.pending && held !== undefined)) {
+    const what = out.pending?.heldBy === 'promotion' ? out.pending.version : held;
+    return { ...out, action: NONE, reason: AutoUpdateReason.WaitingForPromotion, message: `nothing to propose yet from ${current}: ${what ?? 'a newer release'} is not yet promoted by the upstream stages (status.autoUpdate.promotion says what each waits for)${pendingNote}` };
+  }
   return out.pending
     ? { ...out, action: NONE, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
     : { ...out, action: NONE, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}` };
@@ -171,9 +190,13 @@ export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
   const best = candidates.find((c) => c.eligibleAt <= now);
   // Younger versions above the best eligible one: each changes the proposal when it comes of age.
   const younger = candidates.filter((c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)));
-  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt };
+  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt, heldBy: younger[0].heldBy };
   const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
   const out: DecisionBase = { ...base, pending, nextWakeAt };
-  const pendingNote = pending ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}` : '';
-  return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote);
+  const pendingNote = !pending ? '' : pending.heldBy === 'age'
+    ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}`
+    : `; ${pending.version} soaks upstream until ${iso(pending.eligibleAt)}`;
+  // The newest allowed release the promotion gate holds back until Git changes (no time to wake at).
+  const held = input.promotionGate && stable.find((r) => allowedStep(current, r.tagName, spec.allow) !== undefined && input.promotionGate?.get(r.tagName) === undefined)?.tagName;
+  return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote, held);
 }

@@ -1,5 +1,5 @@
 // status.autoUpdate of a template plan from a decision (decide.ts) or a failed check. Pure.
-import type { AutoUpdateStatus } from '../../../schemas/patchplan.js';
+import type { AutoUpdateStatus, PromotionStatus } from '../../../schemas/patchplan.js';
 import { iso } from '../time.js';
 import type { AutoUpdateDecision } from './decide.js';
 
@@ -9,12 +9,15 @@ export interface CheckFacts {
   skippedVersions: readonly string[];
   /** The proposal PR the action produced (propose/supersede), or the open one. */
   proposal?: { version: string; url: string } | undefined;
+  /** status.autoUpdate.promotion of a template with autoUpdate.promotion (removed when it has none). */
+  promotion?: PromotionStatus | undefined;
 }
 
 /** After a successful check: every field from the decision, the last error cleared. */
 export function statusAfterCheck(prev: AutoUpdateStatus | undefined, d: AutoUpdateDecision, facts: CheckFacts): AutoUpdateStatus {
   const s: AutoUpdateStatus = { ...prev, lastCheckTime: iso(facts.now), nextCheckTime: iso(d.nextWakeAt) };
-  for (const k of ['currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'blockedBy', 'lastError'] as const) delete s[k];
+  for (const k of ['currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'blockedBy', 'lastError', 'promotion'] as const) delete s[k];
+  if (facts.promotion) s.promotion = facts.promotion;
   if (d.currentVersion !== undefined) s.currentVersion = d.currentVersion;
   if (d.latestVersion !== undefined) s.latestVersion = d.latestVersion;
   if (d.pending) {

@@ -4,6 +4,10 @@
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
+import { HOOK_LABEL } from '../hooks.js';
+
+/** A hook Job's pod (of any plan or node) is not evicted: evicting it would fail its hook; the drain waits for it to finish (within its timeout). */
+const isHookPod = (p: JobPodFacts): boolean => p.labels?.[HOOK_LABEL] !== undefined;
 
 const FINISHED_POD_PHASES = new Set(['Succeeded', 'Failed']);
 
@@ -20,7 +24,10 @@ export function decideDraining(o: JobObservation): JobStep {
   const node = o.node;
   if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while draining`);
   const remaining = podsToDrain(o.pods);
-  if (pastDeadline(status, o.now)) {
+  // A drain that is done (cordoned, nothing left) is done, however late it is seen: the deadline
+  // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).
+  const drained = node.unschedulable && remaining.length === 0;
+  if (pastDeadline(status, o.now) && !drained) {
     const what = status.blockingPDB ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}` : `${remaining.length} pod(s) still on the node`;
     return failed(status, o.now, JobReason.DrainTimeout,
       `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`);
@@ -38,7 +45,7 @@ export function decideDraining(o: JobObservation): JobStep {
     return failed(status, o.now, JobReason.UnmanagedPods,
       `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`);
   }
-  const toEvict = remaining.filter((p) => !p.deleting);
+  const toEvict = remaining.filter((p) => !p.deleting && !isHookPod(p));
   if (toEvict.length > 0) {
     return {
       action: { type: 'evict', pods: toEvict.map(({ namespace, name: n, uid }) => ({ namespace, name: n, uid })), deleteIfBlocked: !spec.respectPDBs },
@@ -46,6 +53,11 @@ export function decideDraining(o: JobObservation): JobStep {
       events: [],
       requeueAfterMs: 0,
     };
+  }
+  const hookPods = remaining.filter(isHookPod);
+  if (hookPods.length > 0) {
+    return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,
+      `waiting until ${status.deadline} for ${hookPods.length} hook pod(s) to finish (hooks are not evicted): ${hookPods.slice(0, 5).map(podName).join(', ')}`);
   }
   if (remaining.length > 0) {
     return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,

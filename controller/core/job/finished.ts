@@ -5,7 +5,9 @@
 import { ConditionNodeReleased } from '../../../schemas/api.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { setCondition } from '../conditions.js';
+import { postNodeHook } from './hooks.js';
 import { JobReason } from './reasons.js';
+import { expireSilences } from './silences.js';
 import { iso, without } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
 
@@ -30,12 +32,16 @@ export function decideFinished(o: JobObservation): JobStep {
       requeueAfterMs: 0,
     };
   }
+  // postNode runs once the node is given back (or said to stay cordoned), also after a failure.
+  const post = postNodeHook(o);
+  if (post) return post;
   // The slot is freed even while the node stays cordoned: a node that never comes back must not
   // hold up the rest of the group. Released once both are done; the status is written after the
   // Leases are gone (or at once when there are none).
   const next = ours ? status : { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'True', reason: 'Released', message: `node ${spec.nodeName} given back and its slot freed` }, o.now) };
   if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: next, events: [], requeueAfterMs: undefined };
-  return { status: next, events: [], requeueAfterMs: undefined };
+  // Then the node's alerts speak again (an Alertmanager that is down holds up no slot).
+  return expireSilences({ ...o, job: { ...o.job, status: next } }) ?? { status: next, events: [], requeueAfterMs: undefined };
 }
 
 /** NodeReleased=False with why: the node stays cordoned, or giving it back failed and is retried. */

@@ -6,6 +6,8 @@ import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
 import { decidePending } from './pending.js';
+import { preNodeInFlight } from './hooks.js';
+import { afterSilenced, expireFailed, SilenceReason } from './silences.js';
 import { decideRebooting } from './rebooting.js';
 import { JobReason } from './reasons.js';
 import { failed, growingRetry, pastDeadline, waiting, without } from './status.js';
@@ -28,7 +30,7 @@ export function talosNeed(status: JobObservation['job']['status']): TalosNeed {
     case undefined:
       return 'none';
     case 'Pending':
-      return status.deadline === undefined ? 'none' : 'identity';
+      return status.deadline === undefined || preNodeInFlight(status) ? 'none' : 'identity';
     case 'Upgrading':
       return status.upgradeRequestedTime !== undefined ? 'identity' : 'none';
     case 'Rebooting':
@@ -67,6 +69,7 @@ export function decideJob(o: JobObservation): JobStep {
 /** The step after `action` succeeded with `result`. */
 export function afterAction(o: JobObservation, step: JobStep, result: ActionResult): JobStep {
   if (result.type === 'evicted') return afterEviction(o, result);
+  if (result.type === 'silenced') return afterSilenced(o, result.tag, result.id);
   if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
   return step;
 }
@@ -76,6 +79,8 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   const { spec } = o.job;
   const status = o.job.status;
   const what = `${action.type} on node ${spec.nodeName}`;
+  if (action.type === 'createHookJob') return hookCreateFailed(o, action.job.name, failure);
+  if (action.type === 'expireSilence') return expireFailed(o, action.tag, failure);
   if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') {
     // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
     // A finished job's message says how it ended, so its housekeeping goes to NodeReleased.
@@ -84,6 +89,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     return { status: next, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
   }
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
+  if (action.type === 'createSilence') return silenceFailed(o, action.silence.name, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
     if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
     return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
@@ -118,6 +124,24 @@ function prePullFailed(o: JobObservation, image: string, failure: CallFailure): 
   }
   return failed(status, o.now, JobReason.ImagePullFailed,
     `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`);
+}
+
+/** Creating a hook Job failed: the record goes back to "not created" and the next pass tries again until the hook's deadline. */
+function hookCreateFailed(o: JobObservation, name: string, failure: CallFailure): JobStep {
+  const status = o.job.status;
+  const note = `creating hook Job ${name} failed (retrying until the hook's deadline): ${failure.message}`;
+  return { status: { ...status, message: isFinished(status.phase) ? status.message : note }, events: failure.transient ? [] : [{ type: 'Warning', reason: 'HookJobNotCreated', note }], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
+}
+
+/** Nothing was done to the node yet: an unreachable Alertmanager is waited for until the Pending deadline, a refusal fails the job. */
+function silenceFailed(o: JobObservation, name: string, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const what = `creating silence ${name} for node ${spec.nodeName} in Alertmanager failed`;
+  if (failure.transient && !pastDeadline(status, o.now)) {
+    return waiting(status, o.now, SilenceReason.SilencingAlerts, `${what}, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+  }
+  return failed(status, o.now, SilenceReason.SilenceFailed, `${what}: ${failure.message}; the node was not cordoned`);
 }
 
 function timeoutReason(phase: string | undefined): string {

@@ -4,6 +4,8 @@ import semver from 'semver';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
+import { preNodeHook, preNodeInFlight } from './hooks.js';
+import { silenceBeforeCordon } from './silences.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
@@ -17,6 +19,8 @@ export function decidePending(o: JobObservation): JobStep {
   if (target === undefined) return kubernetesOnly(o);
   if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
   if (status.phase === undefined || status.deadline === undefined) return start(o, target);
+  // A running preNode hook needs no Talos facts: it is followed until it ends.
+  if (preNodeInFlight(status)) return preNodeHook(o) ?? { status, events: [], requeueAfterMs: 0 };
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) return talosUnreadable(o, talos.failure);
@@ -27,7 +31,8 @@ export function decidePending(o: JobObservation): JobStep {
 function kubernetesOnly(o: JobObservation): JobStep {
   const status = o.job.status;
   if (o.job.spec.target.kubernetesVersion === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
-  return enterKubernetes(o, { ...status, startTime: status.startTime ?? iso(o.now) });
+  const started = { ...status, startTime: status.startTime ?? iso(o.now) };
+  return preNodeHook(o, { ...started, phase: 'Pending' }) ?? enterKubernetes(o, started);
 }
 
 /** The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout. */
@@ -66,6 +71,11 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
     return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   }
+  const hook = preNodeHook(o);
+  if (hook) return hook;
+  // spec.silences: created (and their IDs recorded) before the node is touched.
+  const silencing = silenceBeforeCordon(o);
+  if (silencing) return silencing;
   const draining = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
 }

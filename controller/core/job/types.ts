@@ -2,6 +2,8 @@
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
+import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { Matcher } from '../../../schemas/matchers.js';
 
 export interface JobNodeFacts {
   name: string;
@@ -33,6 +35,7 @@ export interface JobPodFacts {
   mirror: boolean;
   deleting: boolean;
   phase: string;
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface JobLeaseFacts {
@@ -63,7 +66,7 @@ export type ConfigFacts = { ok: true; config: string } | { ok: false; failure: C
 
 export interface JobObservation {
   now: number;
-  job: { name: string; spec: PatchJobSpec; status: PatchJobStatus };
+  job: { name: string; spec: PatchJobSpec; status: PatchJobStatus; uid?: string | undefined };
   node: JobNodeFacts | undefined;
   /** Pods bound to the node (live list while draining). */
   pods: readonly JobPodFacts[];
@@ -75,6 +78,8 @@ export interface JobObservation {
   /** Every kube-apiserver of the cluster with its version: the skew rule for kubelets. */
   apiServers?: readonly ApiServerFact[] | undefined;
   config?: ConfigFacts | undefined;
+  /** This job's hook Jobs (operator namespace), from the cache. */
+  hookJobs?: readonly HookJobFacts[] | undefined;
 }
 
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
@@ -90,10 +95,27 @@ export type JobAction =
   /** ApplyConfiguration NO_REBOOT of the whole config, with one component's image changed. */
   | { type: 'applyConfig'; component: string; image: string; config: string }
   | { type: 'uncordon' }
-  | { type: 'releaseLeases'; leases: JobLeaseFacts[] };
+  | { type: 'releaseLeases'; leases: JobLeaseFacts[] }
+  /** Creates a hook Job; one that exists already (our previous life) is success. */
+  | { type: 'createHookJob'; job: HookJobRequest }
+  /** A silence in Alertmanager; one that carries the tag already is reused, never doubled. */
+  | { type: 'createSilence'; silence: SilenceRequest }
+  /** Expires the silence (by ID, else the ones carrying the tag); one already gone is success. */
+  | { type: 'expireSilence'; tag: string; id?: string };
+
+/** A silence to create: what Alertmanager's API v2 takes, and the tag that finds it again. */
+export interface SilenceRequest {
+  name: string;
+  tag: string;
+  matchers: Matcher[];
+  endsAt: string;
+  createdBy: string;
+  comment: string;
+}
 
 export type ActionResult =
   | { type: 'done' }
+  | { type: 'silenced'; tag: string; id: string }
   | { type: 'installed'; exitCode: number; messages: string[] }
   | { type: 'evicted'; evicted: number; deleted: PodRef[]; blocked: { pod: PodRef; pdbs: string[] }[] };
 

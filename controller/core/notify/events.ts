@@ -27,6 +27,8 @@ export interface NotifyEvent {
   progress?: { total: number; completed: number; failed: number; running: number; pending: number };
   /** proposal.opened: the pull request. */
   url?: string;
+  /** plan.waiting / node.waiting: when the wait began. */
+  since?: string;
 }
 
 export interface PlanRef {

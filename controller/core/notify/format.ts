@@ -28,6 +28,8 @@ const TONE: Record<NotifyEventType, Tone> = {
   [NotifyEventType.NodeCompleted]: 'good',
   [NotifyEventType.NodeFailed]: 'bad',
   [NotifyEventType.ProposalOpened]: 'neutral',
+  [NotifyEventType.PlanWaiting]: 'bad',
+  [NotifyEventType.NodeWaiting]: 'bad',
 };
 
 const because = (e: NotifyEvent): string => (e.reason ? ` (${e.reason})` : '');
@@ -41,6 +43,8 @@ const HEADLINE: Record<NotifyEventType, (e: NotifyEvent) => string> = {
   [NotifyEventType.NodeCompleted]: (e) => `node ${e.node ?? '?'} upgraded (plan ${e.plan})`,
   [NotifyEventType.NodeFailed]: (e) => `node ${e.node ?? '?'} failed${because(e)} (plan ${e.plan})`,
   [NotifyEventType.ProposalOpened]: (e) => `Talos ${e.targetTalosVersion ?? '?'} proposed for ${e.plan}`,
+  [NotifyEventType.PlanWaiting]: (e) => `plan ${e.plan} is still waiting${because(e)}`,
+  [NotifyEventType.NodeWaiting]: (e) => `node ${e.node ?? '?'} is still draining${because(e)} (plan ${e.plan})`,
 };
 
 /** One line a human reads first. */
@@ -64,6 +68,7 @@ export function facts(e: NotifyEvent, cluster: string | undefined): { name: stri
   add('Kubernetes', e.targetKubernetesVersion);
   if (e.progress) add('Nodes', `${e.progress.completed}/${e.progress.total} completed, ${e.progress.failed} failed, ${e.progress.running} running`);
   add('Pull request', e.url);
+  add('Waiting since', e.since);
   add('Time', e.time);
   return out;
 }

@@ -7,7 +7,10 @@ import { durationMs as ms, iso } from '../time.js';
 import { conditionStatus, setCondition } from '../conditions.js';
 import { windowState } from '../windows.js';
 import { decideGates } from '../gates/health.js';
+import { alertGateHold } from './alert-gate.js';
+import { gateFailure } from './gate-failure.js';
 import { newJob } from './jobs.js';
+import { postPlanHook, prePlanHook } from './hooks.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
@@ -43,11 +46,12 @@ export function decidePlan(o: PlanObservation): PlanStep {
   return withoutStaleWait(halt ?? reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c));
 }
 
-/** A health-check wait only means something while the rollout is in progress. */
+/** A health-check or alert wait only means something while the rollout is in progress. */
 function withoutStaleWait(step: PlanStep): PlanStep {
-  if (step.status.healthCheckWait === undefined || step.status.phase === 'InProgress') return step;
+  if ((step.status.healthCheckWait === undefined && step.status.alertWait === undefined) || step.status.phase === 'InProgress') return step;
   const status = { ...step.status };
   delete status.healthCheckWait;
+  delete status.alertWait;
   return { ...step, status };
 }
 
@@ -121,7 +125,7 @@ function terminal(c: Ctx): PlanStep | undefined {
   const phase = status.phase ?? '';
   if (!TERMINAL.has(phase) || reopened(c, phase)) return undefined;
   if (prog.running > 0 || o.leases.length > 0) return { status, events: [] };
-  return purgeHistory(c);
+  return postPlanHook(o, c.sel, status) ?? purgeHistory(c);
 }
 
 /** Finished and quiet: the PatchJobs are deleted once retention.history has passed since completion. */
@@ -224,8 +228,9 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
 function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const group = sel.groups.find((g) => g.name === prog.current);
   const base: PatchPlanStatus = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
-  // Set again below while a health check still holds the rollout.
+  // Set again below while a health check or the alert gate still holds the rollout.
   delete base.healthCheckWait;
+  delete base.alertWait;
   if (!group) return { status: base, events: [] };
   // Jobs that gave their slot back to wait for the control plane go before new nodes.
   const resumable = resumableNodes(o, group.name);
@@ -233,8 +238,10 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
   const slots = freeSlots(o, group);
   if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
-  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable);
+  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
   if (held) return held;
+  const pre = prePlanHook(o, sel, base);
+  if (pre) return pre;
   const candidates = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
   // The controller's own node is last in its group: a standby takes over before it is drained.
   const own = ownNodeAlone(o, candidates);
@@ -293,21 +300,7 @@ function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlan
     const events = status.healthCheckWait?.name === gate.check.name ? [] : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
     return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events, requeueAfterMs: gate.deadline - o.now };
   }
-  const event = { type: 'Warning' as const, reason: gate.reason, note: gate.message };
-  if (o.plan.spec.failurePolicy.type === 'Halt') {
-    const note = `${gate.message}: the Halt policy stopped the plan; running nodes finish`;
-    return { status: say({ ...base, phase: 'Failed', completionTime: base.completionTime ?? iso(o.now) }, gate.reason, note), events: [{ ...event, note }] };
-  }
-  const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
-  const note = `${gate.message}: the Pause failure policy paused the plan; set spec.paused: false to resume (the check gets a new timeout)`;
-  const spec = o.plan.spec;
-  const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
-  return {
-    action: spec.paused ? undefined : { type: 'pause' },
-    status: say({ ...base, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now), reason: gate.reason } }, gate.reason, note),
-    events: [{ ...event, note }],
-    requeueAfterMs: 0,
-  };
+  return gateFailure(o, base, gate.reason, gate.message);
 }
 
 /** The controller's own node, when it is all that is left to choose and a standby can take over. */

@@ -24,6 +24,15 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       rebootTimeout: spec.rebootTimeout,
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
       talosConfig: spec.talosConfig,
+      ...nodeHooksOf(spec),
+      ...(spec.silences === undefined ? {} : { silences: spec.silences }),
     },
   };
+}
+
+/** The plan's preNode and postNode hooks, as the job carries them (none: no field). */
+function nodeHooksOf(spec: PatchPlanSpec): { hooks?: { preNode?: NonNullable<PatchPlanSpec['hooks']>['preNode']; postNode?: NonNullable<PatchPlanSpec['hooks']>['postNode'] } } {
+  const { preNode, postNode } = spec.hooks ?? {};
+  if (preNode === undefined && postNode === undefined) return {};
+  return { hooks: { ...(preNode ? { preNode } : {}), ...(postNode ? { postNode } : {}) } };
 }

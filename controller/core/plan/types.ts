@@ -3,6 +3,8 @@ import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { CheckFacts } from '../gates/health.js';
+import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { AlertFacts } from '../gates/alerts.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -20,6 +22,8 @@ export interface PlanJobFacts {
   completionTime: number | undefined;
   /** The job gave its slot back to wait for the control plane (Kubernetes upgrade) and needs a new one. */
   slotReleased?: boolean | undefined;
+  /** The job has a postNode hook that has not ended yet (postPlan waits for it). */
+  postNodeHookPending?: boolean | undefined;
 }
 
 /** The kube-proxy DaemonSet, when the cluster runs one. */
@@ -67,6 +71,10 @@ export interface PlanObservation {
   kubeProxy?: KubeProxyFacts | undefined;
   /** What the gates adapter read for each of spec.healthChecks (same order); undefined without checks. */
   healthChecks?: readonly (CheckFacts | undefined)[] | undefined;
+  /** The plan's hook Jobs (prePlan, postPlan), from the cache. */
+  hookJobs?: readonly HookJobFacts[] | undefined;
+  /** What the alertmanager adapter last learnt for spec.alertGate; undefined: not asked yet (or no gate). */
+  alerts?: AlertFacts | undefined;
 }
 
 export interface NewLease {
@@ -91,8 +99,12 @@ export type PlanAction =
   /** Give up leadership so a replica on another node patches this controller's own node. */
   | { type: 'handOver' }
   | { type: 'deleteJobs'; names: string[] }
+  /** Ask Alertmanager for the alerts of spec.alertGate (it has no watch API); the next pass decides on the answer. */
+  | { type: 'askAlertmanager' }
   /** Sets cluster.proxy.image in a control-plane node's machine config (ApplyConfiguration, no reboot). */
-  | { type: 'setKubeProxyImage'; node: string; image: string };
+  | { type: 'setKubeProxyImage'; node: string; image: string }
+  /** Creates a plan hook Job; one that exists already (our previous life) is success. */
+  | { type: 'createHookJob'; job: HookJobRequest };
 
 export interface PlanEvent {
   type: 'Normal' | 'Warning';

@@ -20,6 +20,8 @@ export interface ProposalBodyInput {
   report: PreviewReport;
   /** The proposal this one replaces. */
   supersedes?: { version: string; number: number } | undefined;
+  /** The promotion evidence section (autoUpdate.promotion), Markdown lines. */
+  evidence?: string[] | undefined;
 }
 
 const minorOf = (v: string): string => `v${semver.major(v)}.${semver.minor(v)}`;
@@ -96,6 +98,7 @@ export function proposalBody(i: ProposalBodyInput): string {
     `**Merge** to add \`${i.childFile}\`: the template with \`autoUpdate\` removed and \`talosVersion: "${p.version}"\`. KangalPatch applies it as PatchPlan \`${i.childName}\` and rolls it out as below; no new proposal for \`${i.template}\` is made until it has completed.`,
     `**Close without merging** to skip ${p.version}: it is not proposed again.`,
     '',
+    ...(i.evidence ? [...i.evidence, ''] : []),
     ...rolloutSection(i.report),
     '',
     ...preflightSection(i.report),

@@ -23,7 +23,11 @@ export function proposalTitle(cluster: string, template: string, version: string
  */
 export const SUPERSEDED_MARK = ' (superseded)';
 export const TEMPLATE_GONE_MARK = ' (template deleted)';
-const CLOSED_BY_US = [SUPERSEDED_MARK, TEMPLATE_GONE_MARK];
+/** Closed because an upstream stage rolled the version back (promotion): not a skip, it may be proven again. */
+export const ROLLED_BACK_MARK = ' (rolled back upstream)';
+const CLOSED_BY_US = [SUPERSEDED_MARK, TEMPLATE_GONE_MARK, ROLLED_BACK_MARK];
+/** On the title of an open proposal while a later upstream rollout has failed (promotion); a human may still merge. */
+export const BLOCKED_MARK = ' (blocked: upstream failure)';
 
 export function proposalLabels(cluster: string, version: string): string[] {
   return ['kangal-patch', 'kangal-patch/auto-update', `cluster/${cluster}`, `talos/${version}`];

@@ -15,7 +15,7 @@ import { Annotation } from '../../../schemas/api.js';
 import type { AutoUpdateStatus, PatchPlanDocument } from '../../../schemas/patchplan.js';
 import semver from 'semver';
 import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
-import { decideAutoUpdate, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
+import { decideAutoUpdate, type AutoUpdateAction, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
 import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
@@ -41,8 +41,10 @@ import { loadPlanFile } from '../load/index.js';
 import type { ReportWriter } from '../report/reporter.js';
 import { proposalBody } from './body.js';
 import {
-  clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
+  BLOCKED_MARK, clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, ROLLED_BACK_MARK, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
 } from './proposals.js';
+import { proposalFate } from '../../core/promotion/decide.js';
+import { evidenceOf, promotionGate, type EvidenceSource, type PromotionGate } from '../promotion/gate.js';
 
 export interface AutoUpdateConfig {
   /** --cluster-name: in branch names, titles and labels. */
@@ -72,6 +74,10 @@ export interface AutoUpdateDeps {
   log: LogFn;
   /** Told about each pull request this loop opens (not a refresh of one already open): notifications. */
   onProposalOpened?: ((template: PlanRef, proposal: ProposalRef) => void) | undefined;
+  /** Upstream reports of the loaded commit (autoUpdate.promotion); undefined without --promotion-keys-dir. */
+  evidence?: EvidenceSource | undefined;
+  /** Web prefix of a file at a commit, for links to upstream reports in proposal bodies. */
+  blobUrlBase?: string | undefined;
 }
 
 export interface AutoUpdater {
@@ -80,6 +86,8 @@ export interface AutoUpdater {
    * nor a plan in `gitPlans` (the names in the commit the GitOps loop just synced).
    */
   sweep(gitPlans: readonly string[]): void;
+  /** A new commit was loaded: templates with autoUpdate.promotion look at its reports now. */
+  evidenceChanged(): void;
   stop(): Promise<void>;
   readonly queue: WorkQueue;
 }
@@ -146,7 +154,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** `mark` goes on the title: KangalPatch closed it, so it is no human skip. */
-  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK): Promise<void> {
+  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK | typeof ROLLED_BACK_MARK): Promise<void> {
     if (comment !== undefined) await forge.comment(ctx, pr.number, comment);
     await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(pr.title.endsWith(mark) ? {} : { title: `${pr.title}${mark}` }) });
     log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, mark: mark.trim() });
@@ -196,7 +204,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
-  async function propose(ctx: OpContext, template: PlanView, current: string, proposal: Proposal, supersedes: ProposalPr | undefined): Promise<PullRequestView> {
+  async function propose(ctx: OpContext, template: PlanView, current: string, proposal: Proposal, supersedes: ProposalPr | undefined, evidence: string[] | undefined): Promise<PullRequestView> {
     const key = template.name;
     const file = template.annotations[Annotation.SourcePath];
     const text = file === undefined ? undefined : deps.templateText(file);
@@ -227,6 +235,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       cluster: config.cluster, template: key, templateFile: file, childFile, childName: child.name, currentVersion: current, proposal,
       report: await previewOf(ctx, doc, childFile),
       supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
+      evidence,
     });
     return openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
   }
@@ -260,6 +269,34 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       .map((v) => ({ name: childPlanName(key, v), version: v, phase: undefined }));
   }
 
+  /**
+   * An open proposal whose upstream evidence changed: a later failure upstream marks it blocked (a
+   * comment and the title, once), a clean rollout after it unmarks it, a rollback closes it.
+   * Returns the proposal if it is still open.
+   */
+  async function settleOpenProposal(ctx: OpContext, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<ProposalPr | undefined> {
+    const verdict = open && promo?.outcome.verdicts.find((v) => v.version === open.version);
+    if (!open || !promo || !verdict) return open;
+    const blocked = open.pr.title.endsWith(BLOCKED_MARK);
+    const fate = proposalFate(verdict, blocked);
+    const at = `(read from ${promo.evidence.commit.slice(0, 12)})`;
+    if (fate.type === 'close') {
+      await closeProposal(ctx, open.pr, `KangalPatch closed this proposal: ${fate.because.message} ${at}. ${open.version} is no longer proven upstream.`, ROLLED_BACK_MARK);
+      return undefined;
+    }
+    if (fate.type === 'block') {
+      await forge.comment(ctx, open.pr.number, `⚠️ Blocked by an upstream failure: ${fate.because.message} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`);
+      const pr = await forge.updatePullRequest(ctx, open.pr.number, { title: `${open.pr.title}${BLOCKED_MARK}` });
+      log('info', `auto-update: marked #${pr.number} blocked: ${fate.because.message}`, { pr: pr.number, version: open.version });
+      return { ...open, pr };
+    }
+    if (fate.type === 'unblock') {
+      await forge.comment(ctx, open.pr.number, `The upstream stages prove ${open.version} again ${at}: no longer blocked.`);
+      return { ...open, pr: await forge.updatePullRequest(ctx, open.pr.number, { title: open.pr.title.slice(0, -BLOCKED_MARK.length) }) };
+    }
+    return open;
+  }
+
   async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<CheckOutcome> {
     const key = template.name;
     const spec = template.spec?.target.autoUpdate;
@@ -267,27 +304,32 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const feed = await (await deps.releases()).list(ctx);
     const prefix = proposalBranchPrefix(config.cluster, key);
     const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
-    const [open, ...stale] = onForge.open;
-    if (open) await closeStale(ctx, open, stale);
+    const [first, ...stale] = onForge.open;
+    if (first) await closeStale(ctx, first, stale);
     const now = clock.now();
+    const promo = spec.promotion && promotionGate(deps.evidence, { ...spec, promotion: spec.promotion }, current, feed.releases, now);
+    const open = await settleOpenProposal(ctx, first, promo);
     const decision = decideAutoUpdate({
       now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
+      promotionGate: promo?.gate,
     });
-    let proposal = open && { version: open.version, url: open.pr.url };
     const a = decision.action;
-    if (a.type !== 'none' && current !== undefined) {
-      // Superseding closes the old PR first, so two are never open; a crash before the new one is
-      // opened leaves none, and the next check proposes the newest again (superseded is no skip).
-      const old = a.type === 'supersede' ? open : undefined;
-      if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
-      const pr = await propose(ctx, template, current, a.proposal, old);
-      proposal = { version: a.proposal.version, url: pr.url };
-      if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
-    }
+    const proposal = a.type !== 'none' && current !== undefined ? await act(ctx, template, current, a, open, promo) : open && { version: open.version, url: open.pr.url };
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
-    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal });
+    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal, promotion: promo?.outcome.status });
     return { status, nextWakeAt: decision.nextWakeAt, failures: 0 };
+  }
+
+  /** The decision's one action: propose, or supersede the open proposal. */
+  async function act(ctx: OpContext, template: PlanView, current: string, a: Exclude<AutoUpdateAction, { type: 'none' }>, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<{ version: string; url: string }> {
+    // Superseding closes the old PR first, so two are never open; a crash before the new one is
+    // opened leaves none, and the next check proposes the newest again (superseded is no skip).
+    const old = a.type === 'supersede' ? open : undefined;
+    if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
+    const pr = await propose(ctx, template, current, a.proposal, old, promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase));
+    if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
+    return { version: a.proposal.version, url: pr.url };
   }
 
   /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */
@@ -346,6 +388,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   });
   return {
     queue,
+    evidenceChanged: () => {
+      for (const t of templates().filter((p) => p.spec?.target.autoUpdate?.promotion !== undefined)) {
+        memory.delete(t.name);
+        queue.add(t.name);
+      }
+    },
     sweep: (gitPlans) => {
       sweepKeep = new Set(gitPlans);
       queue.add(SWEEP_KEY);

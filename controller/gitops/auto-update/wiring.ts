@@ -9,6 +9,9 @@ import type { WriteBack } from '../reporting.js';
 import type { GitopsLoop } from '../loop.js';
 import { readTokenFile } from '../source/token.js';
 import type { GitConfig } from '../wiring.js';
+import { upstreamEvidence } from '../promotion/reports.js';
+import type { EvidenceSource } from '../promotion/gate.js';
+import type { ReportTree } from '../source/reports.js';
 import { startAutoUpdate, type AutoUpdateDeps, type AutoUpdater } from './proposer.js';
 
 export interface AutoUpdateWiring {
@@ -17,6 +20,8 @@ export interface AutoUpdateWiring {
   writeBack: WriteBack;
   preflight: PreflightDeps;
   templateText: (file: string) => string | undefined;
+  /** The report files of the commit the GitOps loop loaded last (promotion evidence). */
+  reportFiles: () => { commit: string; tree: ReportTree } | undefined;
   clock: Clock;
   log: Logger;
   onProposalOpened?: AutoUpdateDeps['onProposalOpened'];
@@ -49,18 +54,32 @@ export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, si
     clock: w.clock,
     log: logFn(log),
     onProposalOpened: w.onProposalOpened,
+    evidence: evidenceSource(cfg, w.reportFiles),
+    blobUrlBase: w.writeBack.blobUrlBase,
   }, signal);
   log.info({ releases: cfg.releasesApiUrl, cluster: cfg.clusterName }, 'auto-update templates propose new Talos releases as pull requests');
   return updater;
 }
 
+/** Verified upstream reports from the loaded commit; undefined without --promotion-keys-dir. */
+function evidenceSource(cfg: GitConfig, reportFiles: AutoUpdateWiring['reportFiles']): EvidenceSource | undefined {
+  const keys = cfg.trustedKeys;
+  if (!keys) return undefined;
+  return (clusters) => {
+    const files = reportFiles();
+    return files && upstreamEvidence(files.commit, files.tree, keys, clusters);
+  };
+}
+
 /**
+ * After every sync, templates with autoUpdate.promotion re-read the upstream reports of the new commit.
  * Once the GitOps loop has synced its first commit, both the cluster and Git are known: the open
  * proposals of a template that neither has (deleted while no leader ran) are closed.
  */
 export function sweepAfterFirstSync(loop: GitopsLoop, updater: AutoUpdater): void {
   let swept = false;
   loop.onSynced((report) => {
+    updater.evidenceChanged();
     if (swept) return;
     swept = true;
     updater.sweep(report.plans.map((p) => p.name));

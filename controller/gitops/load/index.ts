@@ -9,7 +9,7 @@ import { routeDocument } from './document.js';
 import { issuesToProblems, parseErrorMap } from './issues.js';
 import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
 import { locate } from './locate.js';
-import { decodePlanBytes, findExcessiveNesting } from './prescan.js';
+import { countDocumentStarts, decodePlanBytes, findExcessiveNesting } from './prescan.js';
 import { compareProblems, formatPath, type Problem } from './problem.js';
 import { parseYamlFile, type ParsedDocument, type ParsedFile } from './yaml.js';
 
@@ -101,6 +101,11 @@ export function loadPlanFile(source: PlanSource, options: LoadOptions = {}): Loa
   if (deep !== undefined) {
     const message = `YAML nesting is deeper than ${limits.maxDepth} levels`;
     result.problems.push({ file: source.file, ...textPosition(decoded.text, deep), path: '', message });
+    return result;
+  }
+  const starts = countDocumentStarts(decoded.text);
+  if (starts > limits.maxDocuments) {
+    result.problems.push({ file: source.file, line: 1, column: 1, path: '', message: `file has at least ${starts} YAML documents, more than the limit of ${limits.maxDocuments}` });
     return result;
   }
   const parsed = parseYamlFile(decoded.text, limits);

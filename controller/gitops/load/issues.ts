@@ -42,6 +42,7 @@ function valueMessage(iss: z.core.$ZodRawIssue<z.core.$ZodIssueInvalidValue>): s
   const values = iss.values.map((v) => JSON.stringify(v));
   const hint = typeof iss.input === 'string' ? suggest(iss.input, iss.values.map(String)) : undefined;
   const list = values.length === 1 ? values[0] : `one of ${values.join(', ')}`;
+  if (iss.input === undefined) return `is required: ${list}`;
   return `must be ${list}, not ${describeValue(iss.input)}${hint ? ` (did you mean "${hint}"?)` : ''}`;
 }
 
@@ -82,7 +83,9 @@ export function issuesToProblems(schema: z.ZodType, issues: readonly z.core.$Zod
 }
 
 function unknownField(parent: readonly PropertyKey[], key: string, known: string[]): string {
-  const hint = UNKNOWN_FIELD_HINTS[formatPath([...parent, key])];
+  // Own entries only: a key such as `__proto__` or `constructor` must not find Object's members.
+  const at = formatPath([...parent, key]);
+  const hint = Object.hasOwn(UNKNOWN_FIELD_HINTS, at) ? UNKNOWN_FIELD_HINTS[at] : undefined;
   if (hint) return `unknown field "${key}": ${hint}`;
   const close = suggest(key, known);
   return `unknown field "${key}"${close ? ` (did you mean "${close}"?)` : ''}`;

@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import { renderMarkdown, reportDocument, type ReportJob, type ReportPlan, type ReportSettings } from '../../core/report/index.js';
 import { Annotation } from '../../../schemas/api.js';
 import type { JobView, PlanView } from '../../kube/views.js';
+import { signaturePath, type ReportSigner } from '../promotion/signature.js';
 
 export interface ReportFiles {
   /** `status/<cluster>/<plan>.md` */
@@ -12,6 +13,8 @@ export interface ReportFiles {
   yamlPath: string;
   markdown: string;
   yaml: string;
+  /** `status/<cluster>/<plan>.sig`: the YAML twin signed by this cluster's controller (with --report-signing-key-file). */
+  signature?: { path: string; text: string } | undefined;
 }
 
 export type BeforeVersions = { talos: string | undefined; kubernetes: string | undefined };
@@ -44,12 +47,11 @@ export function reportPaths(cluster: string, plan: string): { markdownPath: stri
   return { markdownPath: `status/${cluster}/${plan}.md`, yamlPath: `status/${cluster}/${plan}.yaml` };
 }
 
-export function renderReport(plan: PlanView, jobs: readonly JobView[], before: ReadonlyMap<string, BeforeVersions>, s: ReportSettings): ReportFiles {
+export function renderReport(plan: PlanView, jobs: readonly JobView[], before: ReadonlyMap<string, BeforeVersions>, s: ReportSettings, signer?: ReportSigner): ReportFiles {
   const doc = reportDocument(reportPlanOf(plan), jobs.map((j) => reportJobOf(j, before.get(j.uid))), s);
-  return {
-    ...reportPaths(s.cluster, plan.name),
-    markdown: renderMarkdown(doc),
-    // Plain YAML: no anchors, wide lines, keys in the document's fixed order.
-    yaml: `# Written by KangalPatch from the PatchPlan status (machine-readable twin of ${plan.name}.md).\n${stringify(doc, { aliasDuplicateObjects: false, lineWidth: 0 })}`,
-  };
+  const paths = reportPaths(s.cluster, plan.name);
+  // Plain YAML: no anchors, wide lines, keys in the document's fixed order.
+  const yaml = `# Written by KangalPatch from the PatchPlan status (machine-readable twin of ${plan.name}.md).\n${stringify(doc, { aliasDuplicateObjects: false, lineWidth: 0 })}`;
+  const signature = signer && { path: signaturePath(paths.yamlPath), text: signer.sign(paths.yamlPath, yaml) };
+  return { ...paths, markdown: renderMarkdown(doc), yaml, ...(signature ? { signature } : {}) };
 }

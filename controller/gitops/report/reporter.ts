@@ -18,6 +18,7 @@ import type { Informer } from '../../runtime/informer.js';
 import type { LogFn } from '../../runtime/log.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import type { WriteRequest, WriteResult } from '../write/index.js';
+import type { ReportSigner } from '../promotion/signature.js';
 import { renderReport, type BeforeVersions, type ReportFiles } from './render.js';
 
 export interface ReporterConfig {
@@ -33,6 +34,8 @@ export interface ReporterConfig {
   labels?: string[];
   /** Backoff of failed passes (forge or git down). */
   backoff?: { initialMs: number; maxMs: number };
+  /** Signs the YAML twin (status/<cluster>/<plan>.sig beside it): promotion evidence for downstream clusters. */
+  signer?: ReportSigner | undefined;
 }
 
 /** What the reporter needs from the git writer (BranchWriter implements it). */
@@ -146,7 +149,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const result = await deps.writer.write(ctx, {
       branch: st.branch,
       base: config.baseBranch,
-      files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml },
+      files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml, ...(files.signature ? { [files.signature.path]: files.signature.text } : {}) },
       message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
     });
     if (result.outcome === 'humanEdited') {
@@ -202,7 +205,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${stop}`, { plan: key, branch: st.branch });
       return undefined;
     }
-    const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase });
+    const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase }, config.signer);
     const content = `${files.markdown}\0${files.yaml}`;
     const waitMs = await commitIfDue(ctx, plan, jobs, st, files, content);
     await settlePullRequest(ctx, key, st, files, content, terminal);

@@ -9,6 +9,7 @@ import type { RepoLimits } from '../load/limits.js';
 import type { OpContext } from '../../runtime/context.js';
 import { fetchHead, remoteHead, type Remote } from './remote.js';
 import { readTokenFile } from './token.js';
+import { readReportTree, type ReportTree } from './reports.js';
 import { readPlanTree } from './tree.js';
 
 export interface GitSourceOptions {
@@ -21,6 +22,8 @@ export interface GitSourceOptions {
   cacheDir: string | undefined;
   limits?: Partial<RepoLimits>;
   maxFileBytes?: number;
+  /** Also read the reports under status/ (promotion evidence from other clusters). */
+  readReports?: boolean;
 }
 
 export interface Snapshot {
@@ -30,6 +33,8 @@ export interface Snapshot {
   problems: Problem[];
   /** False when a cap stopped reading: nothing may be pruned from this snapshot. */
   complete: boolean;
+  /** The reports under status/ in the same commit (only with readReports). */
+  reports?: ReportTree;
 }
 
 export interface GitSource {
@@ -52,7 +57,7 @@ export function createGitSource(opts: GitSourceOptions): GitSource {
     snapshot: async (ctx) => {
       const commit = await fetchHead(ctx, await remote(), gitdir);
       const files = await readPlanTree({ gitdir, commit, path: opts.path, limits: opts.limits, maxFileBytes: opts.maxFileBytes });
-      return { commit, ...files };
+      return opts.readReports === true ? { commit, ...files, reports: await readReportTree(gitdir, commit) } : { commit, ...files };
     },
   };
 }

@@ -9,9 +9,11 @@ import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 
 const YAML_FILE = /\.ya?ml$/i;
 const Mode = { Tree: '040000', Symlink: '120000', Submodule: '160000' } as const;
-// Control characters and backslashes have no business in a plan's path (and fool terminals and Windows checkouts).
+// Control characters and backslashes have no business in a plan's path (and fool terminals and Windows
+// checkouts); U+FFFD is what isomorphic-git makes of name bytes that are not UTF-8, which no
+// message, annotation or report could name faithfully.
 // eslint-disable-next-line no-control-regex
-const ODD_NAME = /[\u0000-\u001f\u007f\\]/;
+const ODD_NAME = /[\u0000-\u001f\u007f\\\ufffd]/;
 
 export interface TreeFiles {
   sources: PlanSource[];
@@ -101,7 +103,7 @@ async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
     if (w.stopped) return;
     const path = dir === '' ? entry.path : `${dir}/${entry.path}`;
     if (entry.path === '.' || entry.path === '..' || entry.path === '' || ODD_NAME.test(entry.path)) {
-      w.out.problems.push(problem(JSON.stringify(path).slice(1, -1), 'odd file name (".", "..", control characters or backslashes) in the plans folder: rename it'));
+      w.out.problems.push(problem(JSON.stringify(path).slice(1, -1), 'odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it'));
       continue;
     }
     // Hidden entries (.github, .pre-commit-config.yaml) are tooling, not plans, as for `kangal-patch validate`.

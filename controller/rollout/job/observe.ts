@@ -7,6 +7,8 @@ import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
+import { hookJobFacts } from '../hooks.js';
+import { PATCHJOB_LABEL } from '../../core/hooks.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
@@ -30,7 +32,8 @@ export async function observeJob(
   const facts = node && need === 'identity' ? await talosFacts(ctx, job, node, talos) : undefined;
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
-  const observed = { now: ctx.clock.now(), job: { name: job.name, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes };
+  const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name) };
+  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks };
   return { observed, pods, node };
 }
 

@@ -6,6 +6,9 @@ import { epoch } from '../../core/job/status.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
+import { createHookJob } from '../hooks.js';
+import type { AlertmanagerPort } from '../../alertmanager/client.js';
+import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -13,6 +16,8 @@ export interface PerformDeps {
   kube: KubePort;
   informers: KubeInformers;
   operatorNamespace: string;
+  /** Alertmanager, for spec.silences; undefined: the controller runs without --alertmanager-url. */
+  alertmanager?: AlertmanagerPort | undefined;
 }
 
 export interface ActionTarget {
@@ -26,7 +31,12 @@ export interface ActionTarget {
 /** The actions that are Talos API calls; the others go to the Kubernetes API. */
 const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'applyConfig'] as const;
 type TalosAction = Extract<JobAction, { type: (typeof TALOS_ACTION_TYPES)[number] }>;
-type KubeAction = Exclude<JobAction, TalosAction>;
+type SilenceAction = Extract<JobAction, { type: 'createSilence' | 'expireSilence' }>;
+type KubeAction = Exclude<JobAction, TalosAction | SilenceAction>;
+
+function isSilenceAction(action: JobAction): action is SilenceAction {
+  return action.type === 'createSilence' || action.type === 'expireSilence';
+}
 
 function isTalosAction(action: JobAction): action is TalosAction {
   return (TALOS_ACTION_TYPES as readonly string[]).includes(action.type);
@@ -38,7 +48,19 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
   const phaseLeft = Math.max(1_000, (epoch(t.job.status.deadline) ?? Number.MAX_SAFE_INTEGER) - ctx.clock.now());
   const call = withTimeout(ctx, Math.min(CALL_TIMEOUT_MS, phaseLeft));
   const long = withTimeout(ctx, phaseLeft);
+  if (isSilenceAction(action)) return performSilence(deps.alertmanager, action, call);
   return isTalosAction(action) ? performTalos(t, action, call, long) : performKube(deps, t, action, call);
+}
+
+async function performSilence(alertmanager: AlertmanagerPort | undefined, action: SilenceAction, call: OpContext): Promise<ActionResult> {
+  // Without Alertmanager no silence can have been created: nothing to expire.
+  if (!alertmanager && action.type === 'expireSilence' && action.id === undefined) return { type: 'done' };
+  if (!alertmanager) {
+    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'AlertmanagerNotConfigured', message: 'the plan sets spec.silences but the controller runs without --alertmanager-url' });
+  }
+  if (action.type === 'createSilence') return { type: 'silenced', tag: action.silence.tag, id: await alertmanager.createSilence(call, action.silence) };
+  await alertmanager.expireSilence(call, action.tag, action.id);
+  return { type: 'done' };
 }
 
 /** The node as the Talos API targets it: its InternalIP, else its name. */
@@ -82,6 +104,9 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
       return evictAll(call, deps.kube, t, action.pods, action.deleteIfBlocked);
     case 'releaseLeases':
       for (const lease of action.leases) await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
+      return { type: 'done' };
+    case 'createHookJob':
+      await createHookJob(deps, call, action.job);
       return { type: 'done' };
   }
 }

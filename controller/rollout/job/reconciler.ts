@@ -12,6 +12,7 @@ import type { PassResult } from '../../runtime/queue.js';
 import type { JobPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
+import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { callFailure } from '../failure.js';
 import { observeJob, type JobWithSpec } from './observe.js';
 import { perform } from './perform.js';
@@ -25,6 +26,8 @@ export interface JobReconcilerDeps {
   log: Logger;
   /** Told about every phase change this reconciler writes (metrics, notifications). */
   observer?: JobPhaseObserver;
+  /** Alertmanager, for spec.silences (--alertmanager-url). */
+  alertmanager?: AlertmanagerPort | undefined;
 }
 
 export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {

@@ -3,6 +3,7 @@
 import type { KubeInformers } from '../../kube/port.js';
 import { KubernetesComponent } from '../../../schemas/patchjob.js';
 import { JobReason } from '../../core/job/reasons.js';
+import { PATCHJOB_LABEL } from '../../core/hooks.js';
 import { STATIC_POD_LABEL, type JobView, type PodView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 
@@ -30,6 +31,9 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
   });
   informers.pods.onChange((_key, view, old) => {
     const pod = view ?? old;
+    // A node hook's pod (its exit code) wakes the PatchJob that owns the hook.
+    const hookOwner = pod?.labels[PATCHJOB_LABEL];
+    if (hookOwner !== undefined && informers.patchJobs.get(hookOwner)) queue.add(hookOwner);
     if (pod?.nodeName === undefined) return;
     for (const job of jobsByNode.get(pod.nodeName) ?? []) {
       if (podChangeWakes(pod, informers.patchJobs.get(job)?.status.phase)) queue.add(job);
@@ -46,6 +50,11 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue): void 
     for (const job of informers.patchJobs.list()) {
       if (job.status.phase === 'Draining' && job.status.blockingPDB === key) queue.add(job.name);
     }
+  });
+  // A hook Job that changed (created, completed, failed) wakes the PatchJob that owns it.
+  informers.hookJobs.onChange((_key, view, old) => {
+    const owner = view?.labels[PATCHJOB_LABEL] ?? old?.labels[PATCHJOB_LABEL];
+    if (owner !== undefined && informers.patchJobs.get(owner)) queue.add(owner);
   });
   informers.slotLeases.onChange((_key, view, old) => {
     const holder = view?.holderIdentity ?? old?.holderIdentity;

@@ -1,18 +1,20 @@
 // Observe for one plan pass, all from the caches: the plan, every node (projected), the plan's
 // PatchJobs and slot Leases; for a Kubernetes target the kube-apiservers and the kube-proxy DaemonSet.
 import type { CheckFacts } from '../../core/gates/health.js';
+import type { AlertFacts } from '../../core/gates/alerts.js';
 import type { PlanObservation } from '../../core/plan/types.js';
 import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
 import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
+import { hookJobFacts } from '../hooks.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
 /** What the health-check watches see of one check (controller/gates). */
 export type HealthFacts = (check: HealthCheck) => CheckFacts;
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts): PlanObservation {
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
@@ -23,6 +25,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
       phase: j.status.phase,
       completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
       slotReleased: j.status.slotReleasedTime !== undefined,
+      postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
     }));
   const leases = informers.slotLeases
     .list()
@@ -38,6 +41,8 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     preflightRetryMs,
     canHandOver,
     ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
+    ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
+    ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
     ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

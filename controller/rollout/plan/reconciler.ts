@@ -19,9 +19,11 @@ import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
 import { observePlan, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { expressionProblems } from '../../gates/cel.js';
+import { createAlertGateAnswers, type AlertGateAnswers } from '../../alertmanager/gate.js';
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
+import { createHookJob } from '../hooks.js';
 
 const TALOS_CALL_MS = 20_000;
 
@@ -40,9 +42,13 @@ export interface PlanReconcilerDeps {
   observer?: PlanPhaseObserver;
   /** The health-check watches' view of a check; undefined: every check is unavailable. */
   healthFacts?: HealthFacts;
+  /** Alertmanager's answers for spec.alertGate (controller/alertmanager). */
+  alertGate?: AlertGateAnswers;
 }
 
-export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+  // Without Alertmanager every alert gate stays closed, saying the controller runs without --alertmanager-url.
+  const deps = { ...given, alertGate: given.alertGate ?? createAlertGateAnswers(undefined, 60_000) };
   return async (key, ctx) => {
     const plan = deps.informers.patchPlans.get(key);
     if (!plan) return undefined;
@@ -52,7 +58,7 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
     const cel = expressionProblems(plan.spec);
     if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts);
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name));
     let step = decidePlan(o);
     let current: PlanView = plan;
     if (step.action) {
@@ -68,7 +74,7 @@ export function createPlanReconciler(deps: PlanReconcilerDeps): (key: string, ct
   };
 }
 
-async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
+async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
   const ns = deps.operatorNamespace;
   switch (action.type) {
     case 'preflight':
@@ -92,6 +98,12 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithS
       return { step, plan };
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+    case 'createHookJob':
+      await createHookJob(deps, ctx, action.job);
+      return { step, plan };
+    case 'askAlertmanager':
+      if (plan.spec.alertGate) await deps.alertGate.ask(ctx, plan.name, plan.spec.alertGate);
+      return { step, plan };
     case 'handOver':
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();

@@ -4,6 +4,7 @@
 import type { KubeInformers } from '../../kube/port.js';
 import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
+import { HOOK_LABEL, PATCHJOB_LABEL } from '../../core/hooks.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
   !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
@@ -20,6 +21,13 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
     const plan = view?.labels[PLAN_LABEL] ?? old?.labels[PLAN_LABEL];
     if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
   });
+  // A plan hook's Job or pod (not a node hook's: those wake their PatchJob) wakes its plan.
+  const planHook = (labels: Readonly<Record<string, string>>): void => {
+    const plan = labels[PLAN_LABEL];
+    if (plan !== undefined && labels[HOOK_LABEL] !== undefined && labels[PATCHJOB_LABEL] === undefined && informers.patchPlans.get(plan)) queue.add(plan);
+  };
+  informers.hookJobs.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
+  informers.pods.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
   informers.kubeProxy.onChange(() => {
     for (const p of informers.patchPlans.list()) if (p.spec?.target.kubernetesVersion !== undefined) queue.add(p.name);
   });

@@ -1,7 +1,8 @@
 // A real Kubernetes control plane for tests and the demo: etcd, kube-apiserver and
-// kube-controller-manager (disruption, garbage-collector and namespace controllers only) on free
+// kube-controller-manager (disruption, garbage-collector, namespace and job controllers only) on free
 // loopback ports, with certificates made fresh for each cluster.
 import { writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { makeLabDir, spawnManaged, type ManagedProcess } from '../process.js';
 import { freePort } from '../net.js';
@@ -23,8 +24,16 @@ export interface LabCluster {
   caPem: string;
   /** Run directory: certificates, logs, etcd data. Removed by stop(). */
   dir: string;
+  /**
+   * Kills one component (SIGKILL: a crash, as a node losing power does to it) and starts it again
+   * with the same flags, ports and data; resolves once it is ready again. `downMs` holds it down
+   * that long first (a restart that takes a while).
+   */
+  restart(component: RestartableComponent, opts?: { downMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
+
+export type RestartableComponent = 'etcd' | 'kube-apiserver';
 
 export interface StartClusterOptions {
   /** Milliseconds to wait for each component to become ready. */
@@ -33,7 +42,8 @@ export interface StartClusterOptions {
   verbose?: boolean;
 }
 
-export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller'];
+// job-controller: hook Jobs run to Complete/Failed as in a real cluster (the fleet binds and runs their pods).
+export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller', 'job-controller'];
 
 /**
  * Starts the cluster; a port picked free can be taken by another process before etcd or the
@@ -56,6 +66,8 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
   const lab = makeLabDir('kangal-lab-cluster');
   const dir = lab.path;
   const processes: ManagedProcess[] = [];
+  /** How to start each restartable component again: the same command, flags and readiness URL. */
+  const recipes = new Map<RestartableComponent, { command: string; args: string[]; logPath: string; readyUrl: string; caPem: string | undefined }>();
   const started = Date.now();
   const progress = (what: string): void => {
     if (opts.verbose) process.stderr.write(`[lab] ${what} (+${Date.now() - started} ms)\n`);
@@ -75,18 +87,20 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
     const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const server = `https://127.0.0.1:${apiPort}`;
 
-    const etcd = spawnManaged('etcd', join(binDir, 'etcd'), [
+    const etcdArgs = [
       '--data-dir', join(dir, 'etcd'), '--name', 'lab',
       '--listen-client-urls', `http://127.0.0.1:${etcdPort}`, '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
       '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
       '--initial-cluster', `lab=http://127.0.0.1:${etcdPeerPort}`,
       '--unsafe-no-fsync=true', '--log-level', 'warn',
-    ], { logPath: join(dir, 'etcd.log') });
+    ];
+    recipes.set('etcd', { command: join(binDir, 'etcd'), args: etcdArgs, logPath: join(dir, 'etcd.log'), readyUrl: `http://127.0.0.1:${etcdPort}/health`, caPem: undefined });
+    const etcd = spawnManaged('etcd', join(binDir, 'etcd'), etcdArgs, { logPath: join(dir, 'etcd.log') });
     processes.push(etcd);
     await waitReady(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, timeoutMs);
     progress('etcd ready');
 
-    const apiserver = spawnManaged('kube-apiserver', join(binDir, 'kube-apiserver'), [
+    const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
       `--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`,
@@ -101,7 +115,9 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
       '--endpoint-reconciler-type=none',
       `--cert-dir=${join(dir, 'apiserver-certs')}`,
       '--v=1',
-    ], { logPath: join(dir, 'kube-apiserver.log') });
+    ];
+    recipes.set('kube-apiserver', { command: join(binDir, 'kube-apiserver'), args: apiserverArgs, logPath: join(dir, 'kube-apiserver.log'), readyUrl: `${server}/readyz`, caPem: ca.cert });
+    const apiserver = spawnManaged('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs, { logPath: join(dir, 'kube-apiserver.log') });
     processes.push(apiserver);
     await waitReady(apiserver, `${server}/readyz`, ca.cert, timeoutMs);
     progress('kube-apiserver ready');
@@ -122,7 +138,19 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
     await waitForDisruptionController(kubeconfigPath, kcm, timeoutMs);
     progress('kube-controller-manager ready');
 
-    return { kubeconfigPath, binDir, kubectl: join(binDir, 'kubectl'), server, caPem: ca.cert, dir, stop };
+    const restart = async (component: RestartableComponent, o: { downMs?: number } = {}): Promise<void> => {
+      const recipe = recipes.get(component);
+      const index = processes.findIndex((p) => p.name === component);
+      const old = processes[index];
+      if (!recipe || !old) throw new Error(`${component} is not running in this lab cluster`);
+      process.kill(old.pid, 'SIGKILL');
+      await old.exited;
+      if (o.downMs) await delay(o.downMs);
+      const again = spawnManaged(component, recipe.command, recipe.args, { logPath: recipe.logPath });
+      processes[index] = again;
+      await waitReady(again, recipe.readyUrl, recipe.caPem, timeoutMs);
+    };
+    return { kubeconfigPath, binDir, kubectl: join(binDir, 'kubectl'), server, caPem: ca.cert, dir, restart, stop };
   } catch (err) {
     await stop();
     throw err;

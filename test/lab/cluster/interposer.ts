@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpsRequest, Agent, type Server } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { kubeconfigYaml } from './http.js';
 import type { LabCluster } from './index.js';
@@ -40,8 +40,15 @@ export interface Exchange {
   seenBefore?: number;
 }
 
-/** Runs before the request is forwarded; the request waits for it. */
-export type BeforeForward = (req: InterposedRequest) => Promise<void> | void;
+/** An answer the interposer gives itself instead of forwarding (a 429 or 500 storm): a Kubernetes Status with this code. */
+export interface CannedAnswer {
+  status: number;
+  /** Retry-After seconds, as the apiserver sends with a 429. */
+  retryAfterSeconds?: number;
+}
+
+/** Runs before the request is forwarded; the request waits for it. Returning an answer sends that instead. */
+export type BeforeForward = (req: InterposedRequest) => Promise<CannedAnswer | void> | CannedAnswer | void;
 
 export interface ApiInterposer {
   /** `https://127.0.0.1:PORT` */
@@ -52,6 +59,9 @@ export interface ApiInterposer {
   readonly exchanges: readonly Exchange[];
   /** Replaces the hook; undefined removes it. */
   setBeforeForward(hook: BeforeForward | undefined): void;
+  /** Cuts the network: every open connection (watches too) is reset, new ones are reset at once, until `restore()`. */
+  cut(): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
@@ -64,17 +74,28 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   const exchanges: Exchange[] = [];
   let hook: BeforeForward | undefined;
   let highestWritten = 0;
+  let isCut = false;
+  const sockets = new Set<Socket>();
 
   const server: Server = createServer({ cert: read('apiserver.crt'), key: read('apiserver.key') }, (req, res) => {
     const at = Date.now();
     void readBody(req).then(async (raw) => {
       const method = req.method ?? 'GET';
       const path = req.url ?? '/';
+      let canned: CannedAnswer | void;
       try {
-        await hook?.({ method, path, body: parseJson(raw) });
+        canned = await hook?.({ method, path, body: parseJson(raw) });
       } catch (err) {
         // A failing hook is the test's bug: answer so the client sees it instead of hanging.
         res.writeHead(500, { 'content-type': 'text/plain' }).end(`interposer hook failed: ${String(err)}`);
+        return;
+      }
+      if (canned) {
+        exchanges.push({ method, path, status: canned.status, at });
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (canned.retryAfterSeconds !== undefined) headers['retry-after'] = String(canned.retryAfterSeconds);
+        const reason = canned.status === 429 ? 'TooManyRequests' : 'InternalError';
+        res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message: `injected by the lab interposer: ${reason}` }));
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;
@@ -107,6 +128,15 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
       up.end(raw);
     });
   });
+  // Raw TCP sockets, so a cut resets TLS connections (and the watches on them) as a dropped network would.
+  server.on('connection', (socket: Socket) => {
+    if (isCut) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
@@ -117,6 +147,14 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     exchanges,
     setBeforeForward: (h) => {
       hook = h;
+    },
+    cut: () => {
+      isCut = true;
+      for (const s of sockets) s.resetAndDestroy();
+      sockets.clear();
+    },
+    restore: () => {
+      isCut = false;
     },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();

@@ -6,14 +6,17 @@ import { CoreV1Api, V1MicroTime, type KubeConfig, type V1Node, type V1Taint } fr
 import { forEachLimit } from '../batch.js';
 import { rawApi, type RawApi } from './raw-api.js';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
+import { waitFor } from '../wait.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
 import { defaultKubeProxyImage, KUBE_PROXY, KubeProxyDaemonSet } from './kube-proxy.js';
 import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from './types.js';
 import { defaultStaticPodImages, STATIC_POD_COMPONENTS, syncStaticPod } from './static-pods.js';
 import { Workloads, type WorkloadSpec } from './workloads.js';
+import { JobPods } from './job-pods.js';
 
 export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl, StaticPodComponent, StaticPodState } from './types.js';
 export type { WorkloadSpec } from './workloads.js';
+export type { JobPodRun, JobPods } from './job-pods.js';
 export { KUBE_PROXY } from './kube-proxy.js';
 export { CONFIG_VERSION_ANNOTATION, versionOfImage } from './static-pods.js';
 export { describeFleet, type FleetDescription } from './describe.js';
@@ -49,6 +52,8 @@ export interface FleetOptions {
 
 export interface Fleet extends FleetControl {
   readonly workloads: Workloads;
+  /** Pods of batch Jobs: bound, run and finished with the exit code their command asks for. */
+  readonly jobPods: JobPods;
   /**
    * One kubelet status post for an up node. Resolves once the apiserver has stored it; the post
    * always changes the status (its heartbeat moves forward), so the Node's resourceVersion moves.
@@ -77,10 +82,12 @@ class SimulatedFleet implements Fleet {
   readonly workloads: Workloads;
   /** Status posts and Lease renewals, the per-node hot path (see raw-api.ts); set by register(). */
   private raw: RawApi | undefined;
+  readonly jobPods: JobPods;
 
   constructor(private readonly kc: KubeConfig, private readonly opts: FleetOptions) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200, opts.registerConcurrency ?? 16);
+    this.jobPods = new JobPods(kc, this);
     if (opts.kubeProxy) {
       this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) => this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
     }
@@ -114,6 +121,7 @@ class SimulatedFleet implements Fleet {
       this.statusPosts.unref();
     }
     await this.workloads.start(this.opts.workloads ?? []);
+    await this.jobPods.start();
     if (this.kubeProxy) {
       const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
       await ensureNamespace(this.core, KUBE_PROXY.namespace);
@@ -132,8 +140,8 @@ class SimulatedFleet implements Fleet {
   async takeDown(name: string): Promise<void> {
     const state = this.mustGet(name);
     state.up = false;
-    await this.writeStatus(state);
-    await this.workloads.nodeWentDown(name);
+    await this.untilWritten(`${name} down`, () => this.writeStatus(state));
+    await this.untilWritten(`${name} pods`, () => this.workloads.nodeWentDown(name));
     this.kubeProxy?.nodeChanged();
   }
 
@@ -148,11 +156,11 @@ class SimulatedFleet implements Fleet {
     if (schematic !== undefined && schematic !== state.schematic) {
       state.schematic = schematic;
       // Talos labels the Node from the booted image's extensions: none, no annotation (null removes it).
-      await this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch);
+      await this.untilWritten(`${name} schematic`, () => this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch));
     }
-    await this.writeStatus(state);
-    await this.renewLease(state);
-    await this.workloads.nodeCameUp(name);
+    await this.untilWritten(`${name} up`, () => this.writeStatus(state));
+    await this.untilWritten(`${name} lease`, () => this.renewLease(state));
+    await this.untilWritten(`${name} pods`, () => this.workloads.nodeCameUp(name));
     this.kubeProxy?.nodeChanged();
     return { ...state };
   }
@@ -160,14 +168,14 @@ class SimulatedFleet implements Fleet {
   async syncStaticPod(name: string, component: StaticPodComponent, pod: StaticPodState): Promise<void> {
     const state = this.mustGet(name);
     if (state.role !== 'controlplane') throw new Error(`node ${name} is a worker: it runs no static pod ${component}`);
-    await syncStaticPod(this.core, state, component, pod);
+    await this.untilWritten(`${name} ${component}`, () => syncStaticPod(this.core, state, component, pod));
   }
 
   async setKubelet(name: string, kubelet: { version: string; ready: boolean }): Promise<void> {
     const state = this.mustGet(name);
     state.kubernetesVersion = kubelet.version;
     state.kubeletStarting = !kubelet.ready;
-    await this.writeStatus(state);
+    await this.untilWritten(`${name} kubelet`, () => this.writeStatus(state));
   }
 
   async setKubeProxyImage(image: string, opts: { podReadyMs: number }): Promise<void> {
@@ -184,6 +192,7 @@ class SimulatedFleet implements Fleet {
     clearInterval(this.heartbeat);
     clearInterval(this.statusPosts);
     this.kubeProxy?.stop();
+    this.jobPods.stop();
     await this.workloads.stop();
     this.raw?.close();
   }
@@ -191,6 +200,17 @@ class SimulatedFleet implements Fleet {
   private api(): RawApi {
     if (!this.raw) throw new Error('fleet not registered');
     return this.raw;
+  }
+
+  /**
+   * A node's own writes are retried until the apiserver takes them, as a kubelet's are: an
+   * apiserver restarting while a node reboots must not leave the node down for good in the lab.
+   */
+  private async untilWritten(what: string, write: () => Promise<unknown>): Promise<void> {
+    await waitFor(async () => {
+      await write();
+      return true;
+    }, { timeoutMs: 120_000, intervalMs: 250, description: `the apiserver to take the fleet's write (${what})` });
   }
 
   private mustGet(nameOrIP: string): FleetNodeState {

@@ -8,6 +8,7 @@ import { rawApi, type RawApi } from './raw-api.js';
 import { apiStatus } from '../kube.js';
 import { podManifest, podStatus, SIMULATED_LABEL, WORKLOAD_LABEL, type PodOwner } from './objects.js';
 import type { FleetControl } from './types.js';
+import { Background } from './background.js';
 
 export interface WorkloadSpec {
   namespace: string;
@@ -58,16 +59,15 @@ export class Workloads {
   private readonly policy: PolicyV1Api;
   private readonly watch: Watch;
   private readonly workloads = new Map<string, Workload>();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly aborts: AbortController[] = [];
   private readonly nodeFacts = new Map<string, NodeFacts>();
   /** Per-pod calls go through this (see raw-api.ts); set by start(). */
   private raw: RawApi | undefined;
   /** Live (not terminating) pods per workload key, per node: pod keys, as a scheduler's cache counts them. */
   private readonly placed = new Map<string, Map<string, Set<string>>>();
-  private stopped = false;
+  private readonly work = new Background();
   /** Errors of background work (a replacement that could not be created, ...), for tests to inspect. */
-  readonly errors: string[] = [];
+  readonly errors: string[] = this.work.errors;
 
   constructor(private readonly kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number, private readonly concurrency = 16) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -81,7 +81,7 @@ export class Workloads {
     await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
       // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
       // events it missed: count the ReplicaSets' pods again instead.
-      this.background('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
+      this.work.run('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
     );
     for (const node of (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items) this.noteNode('ADDED', node);
     await this.startWatch('/api/v1/nodes', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, node: V1Node) => {
@@ -156,9 +156,8 @@ export class Workloads {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.work.stop();
     this.raw?.close();
-    for (const timer of this.timers) clearTimeout(timer);
     for (const abort of this.aborts) abort.abort();
     await Promise.resolve();
   }
@@ -177,7 +176,7 @@ export class Workloads {
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     const uid = pod.metadata?.uid ?? '';
-    this.background(`finish deletion of ${namespace}/${name}`, async () => {
+    this.work.run(`finish deletion of ${namespace}/${name}`, async () => {
       await this.api().delete(`/api/v1/namespaces/${namespace}/pods/${name}`, { gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
         // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
         if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
@@ -191,7 +190,7 @@ export class Workloads {
     if (!workload || workload.spec.kind === 'bare') return;
     const from = pod.spec?.nodeName ?? '';
     workload.scheduled++;
-    this.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
+    this.work.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
       workload.scheduled--;
       await this.replace(workload, from);
     });
@@ -212,7 +211,7 @@ export class Workloads {
   private placePending(): void {
     for (const workload of this.workloads.values()) {
       for (; workload.pending > 0; workload.pending--) {
-        this.background(`place a pending pod of ${workload.spec.name}`, () => this.replace(workload, ''));
+        this.work.run(`place a pending pod of ${workload.spec.name}`, () => this.replace(workload, ''));
       }
     }
   }
@@ -320,10 +319,10 @@ export class Workloads {
 
   private async startWatch<T>(path: string, query: Record<string, string>, handler: (type: string, obj: T) => void, onRestart?: () => void): Promise<void> {
     const begin = async (): Promise<void> => {
-      if (this.stopped) return;
+      if (this.work.stopped) return;
       const abort = await this.watch.watch(path, query, (type, obj) => handler(type, obj as T), () => {
         // Watches end (timeouts, apiserver restarts); start again unless the fleet is stopping.
-        if (!this.stopped) this.after(200, `restart watch ${path}`, restart);
+        if (!this.work.stopped) this.work.after(200, `restart watch ${path}`, restart);
       });
       this.aborts.push(abort);
     };
@@ -348,20 +347,5 @@ export class Workloads {
       const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;
       for (let i = 0; i < missing; i++) await this.replace(workload, '');
     }
-  }
-
-  private after(ms: number, what: string, work: () => Promise<void>): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.background(what, work);
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  private background(what: string, work: () => Promise<void>): void {
-    if (this.stopped) return;
-    work().catch((err: unknown) => {
-      if (!this.stopped) this.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
-    });
   }
 }

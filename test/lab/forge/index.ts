@@ -6,8 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
-import { checkAuth } from './auth.js';
+import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
+import { serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
@@ -48,6 +49,8 @@ export interface Forge {
   /** `${url}/api/v1`: the Gitea-shaped REST API (Gitea's own base path), same token, same repositories and PRs. */
   readonly giteaApiUrl: string;
   readonly token: string;
+  /** Another token accepted like `token` (e.g. one per controller: two clusters writing to one repository). */
+  issueToken(): string;
   createRepo(owner: string, name: string, opts?: CreateRepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
   /** Every REST API call through either surface, in order (no headers, so no tokens). */
   readonly requests: RecordedRequest[];
@@ -59,6 +62,8 @@ export interface Forge {
   addRelease: ForgeApi['addRelease'];
   /** The token's primary rate limit (remaining 0: requests get GitHub's 403 until reset). */
   setRateLimit: ForgeApi['setRateLimit'];
+  /** From now on, REST requests matching the fault's path get its malformed answer; undefined: serve normally again. */
+  injectFault(fault: ForgeFault | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -83,16 +88,26 @@ function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unkn
 
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
+  const tokens = new Set([token]);
+  const authorize = (req: IncomingMessage): AuthResult => [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
   const dir = makeLabDir('kangal-forge');
   const root = join(dir.path, 'repos');
   let url = '';
   const api = new ForgeApi({ baseUrl: () => url });
   const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
+  let fault: ForgeFault | undefined;
+  /** A REST request the injected fault matches gets its malformed answer (before anything else, auth included). */
+  const servedFault = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (!fault?.path.test(new URL(req.url ?? '/', 'http://forge.invalid').pathname)) return false;
+    req.resume();
+    serveFault(res, fault);
+    return true;
+  };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parsed = new URL(req.url ?? '/', 'http://forge.invalid');
-    const auth = checkAuth(req, token);
+    const auth = authorize(req);
     const giteaPath = isGiteaPath(parsed.pathname);
     if (!auth.ok) {
       unauthorized(req, res, giteaPath ? gitea.error(401, 'token is required').body : undefined);
@@ -124,7 +139,9 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     });
   };
 
-  const server: Server = createServer(handler);
+  const server: Server = createServer((req, res) => {
+    if (!servedFault(req, res)) handler(req, res);
+  });
   try {
     await Promise.all([
       api.ready(),
@@ -148,9 +165,17 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     apiUrl: url,
     giteaApiUrl: `${url}/api/v1`,
     token,
+    issueToken: () => {
+      const t = `ghs_${randomBytes(18).toString('hex')}`;
+      tokens.add(t);
+      return t;
+    },
     requests: api.requests,
     gitRequests,
     violations: api.violations,
+    injectFault: (f) => {
+      fault = f;
+    },
     addRelease: api.addRelease.bind(api),
     setRateLimit: api.setRateLimit.bind(api),
     async createRepo(owner, name, ropts = {}) {

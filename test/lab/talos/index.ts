@@ -30,6 +30,7 @@
 //   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
 //   sim.setTimings(t)     change timings at run time
 //   sim.useRegistry({ url, mirrorOf })   resolve images in the lab registry from now on (or opts.registry)
+//   sim.wireFault(path, 'truncated')      a method's responses arrive truncated / oversized / empty
 //   await sim.stop()
 //
 // Images (ImageService.Pull, LifecycleService.Upgrade, legacy Upgrade), see images.ts:
@@ -72,6 +73,7 @@ import type { FleetControl } from '../fleet/types.js';
 import { type CertFiles, createCA, issueCert } from '../pki.js';
 import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
+import { withWireFaults, type WireFault } from './wire-faults.js';
 import type { MultiDocKind } from './machine-config.js';
 import { type ImageSource, imageSource, type LabRegistryOptions } from './images.js';
 
@@ -153,6 +155,8 @@ export interface TalosSimulator {
   setTimings(t: Partial<TalosSimTimings>): void;
   /** From now on nodes resolve images in this registry (as opts.registry); undefined: every reference resolves again. */
   useRegistry(registry: LabRegistryOptions | undefined): void;
+  /** Responses of a method (gRPC path, e.g. `/machine.MachineService/Version`) arrive malformed, for every node; undefined: intact again. */
+  wireFault(path: string, fault: WireFault | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -170,12 +174,12 @@ function bind(server: grpc.Server, address: string, creds: grpc.ServerCredential
   return new Promise((resolve, reject) => server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))));
 }
 
-function serve(api: TalosApi): grpc.Server {
+function serve(api: TalosApi, wire: ReadonlyMap<string, WireFault>): grpc.Server {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 32 * 1024 * 1024 });
-  server.addService(MachineServiceService, api.machineService());
-  server.addService(LifecycleServiceService, api.lifecycleService());
-  server.addService(ImageServiceService, api.imageService());
-  server.addService(StateService, api.stateService());
+  server.addService(withWireFaults(MachineServiceService, wire), api.machineService());
+  server.addService(withWireFaults(LifecycleServiceService, wire), api.lifecycleService());
+  server.addService(withWireFaults(ImageServiceService, wire), api.imageService());
+  server.addService(withWireFaults(StateService, wire), api.stateService());
   return server;
 }
 
@@ -251,14 +255,15 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
   );
   let images: ImageSource = imageSource(opts.registry);
   const router = { lookup, defaultNode, timings: () => timings, images: () => images, onConfigApplied: opts.onConfigApplied };
-  const main = serve(new TalosApi(router));
+  const wireFaults = new Map<string, WireFault>();
+  const main = serve(new TalosApi(router), wireFaults);
   const port = await bind(main, `${host}:${opts.port ?? 0}`, creds);
   const servers = [main];
 
   const nodeEndpoints: Record<string, string> = {};
   if (opts.nodeListeners ?? true) {
     for (const sim of sims.values()) {
-      const s = serve(new TalosApi({ ...router, defaultNode: sim }));
+      const s = serve(new TalosApi({ ...router, defaultNode: sim }), wireFaults);
       try {
         await bind(s, `${sim.ip}:50000`, creds);
         servers.push(s);
@@ -336,6 +341,10 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     },
     useRegistry: (r) => {
       images = imageSource(r);
+    },
+    wireFault: (path, fault) => {
+      if (fault) wireFaults.set(path, fault);
+      else wireFaults.delete(path);
     },
     stop: async () => {
       for (const s of sims.values()) s.stop();

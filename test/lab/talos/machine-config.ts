@@ -176,3 +176,53 @@ export function isKubernetesImage(ref: string): boolean {
   const name = ref.split('@')[0]?.split('/').pop()?.split(':')[0] ?? '';
   return KUBERNETES_IMAGE_NAMES.has(name);
 }
+
+/** The cluster network a machine config sets (`cluster.network`), as the k8s controllers read it. */
+export interface ClusterNetwork {
+  dnsDomain: string;
+  podSubnets: string[];
+  serviceSubnets: string[];
+}
+
+export function configNetwork(config: string): ClusterNetwork {
+  const docs = parseAllDocuments(config).map((d) => d.toJS() as unknown);
+  const v1alpha1 = docs.find((d): d is { cluster?: { network?: Partial<ClusterNetwork> } } => typeof d === 'object' && d !== null && 'machine' in d);
+  const net = v1alpha1?.cluster?.network ?? {};
+  // Talos's defaults when the config leaves them out (pkg/machinery/constants: DefaultPodCIDR, DefaultServiceCIDR, DefaultDNSDomain).
+  return { dnsDomain: net.dnsDomain ?? 'cluster.local', podSubnets: net.podSubnets ?? ['10.244.0.0/16'], serviceSubnets: net.serviceSubnets ?? ['10.96.0.0/12'] };
+}
+
+/**
+ * The kubelet's configuration (KubeletSpec.config, a `KubeletConfiguration` as
+ * k8s/kubelet_spec.go NewKubeletConfiguration builds it): the fields set for every node whatever the
+ * machine config, plus the cluster DNS (the tenth address of the first service subnet) and domain.
+ * A subset: the cgroup paths, system reservations and image GC thresholds are left out.
+ */
+export function kubeletConfiguration(net: ClusterNetwork): Record<string, unknown> {
+  return {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    staticPodPath: '',
+    port: 10250,
+    authentication: { webhook: { enabled: true }, anonymous: { enabled: false } },
+    authorization: { mode: 'Webhook' },
+    rotateCertificates: true,
+    protectKernelDefaults: true,
+    seccompDefault: true,
+    address: '0.0.0.0',
+    clusterDomain: net.dnsDomain,
+    clusterDNS: net.serviceSubnets.slice(0, 1).map(tenthAddress),
+    serializeImagePulls: false,
+    failSwapOn: false,
+    logging: { format: 'json' },
+    streamingConnectionIdleTimeout: '5m0s',
+    tlsMinVersion: 'VersionTLS13',
+  };
+}
+
+/** 10.96.0.0/12 → 10.96.0.10 (IPv4 only: the lab's subnets are IPv4). */
+function tenthAddress(cidr: string): string {
+  const octets = (cidr.split('/')[0] ?? '').split('.').map(Number);
+  octets[3] = (octets[3] ?? 0) + 10;
+  return octets.join('.');
+}

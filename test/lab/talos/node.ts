@@ -16,9 +16,9 @@ import {
   MachineStatusSpec,
   VersionSpec,
 } from '../../../proto/gen/resource/definitions/runtime/runtime.js';
-import type { FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
+import type { ComponentImages, FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
 import { STATIC_POD_COMPONENTS, STATIC_PODS, versionOfImage } from '../fleet/static-pods.js';
-import { configImages, type ImageChange, machineConfigYaml, type MultiDocKind } from './machine-config.js';
+import { type ClusterNetwork, configImages, configNetwork, type ImageChange, kubeletConfiguration, machineConfigYaml, type MultiDocKind } from './machine-config.js';
 import type { StoreKey, StoredImage } from './images.js';
 import { talosTag, versionAtLeast } from './versions.js';
 import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
@@ -115,6 +115,8 @@ export interface NodeFaults {
   applyConfigError?: RpcFault;
   /** COSI Get/List/Watch of MachineConfigs fails with this status (the config cannot be read). */
   configReadError?: RpcFault;
+  /** LifecycleService.Upgrade streams progress forever, never an exit code, until the caller gives up. */
+  endlessInstall?: boolean;
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
@@ -194,6 +196,8 @@ export interface SimResource {
   proto: Uint8Array;
   sensitive: boolean;
   annotations: Record<string, string>;
+  /** metadata.owner: the name of the controller that writes it (empty for resources machined writes itself). */
+  owner: string;
 }
 
 interface VersionRecord {
@@ -651,7 +655,33 @@ function res(
   proto: Uint8Array,
   extra: Partial<Pick<SimResource, 'sensitive' | 'annotations' | 'yaml'>> = {},
 ): SimResource {
-  return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {} };
+  const owner = OWNERS[type] ?? '';
+  return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {}, owner };
+}
+
+/**
+ * The controller that owns each type (its `Name()` in internal/app/machined/pkg/controllers/...:
+ * runtime/machine_status.go, version.go, extension_status.go, boot_id.go, image_factory_schematic.go,
+ * v1alpha1/service.go, k8s/kubelet_spec.go, k8s/control_plane.go). MachineConfigs are written by
+ * machined's config setter (config/acquire.go calls SetConfig), not by a controller, and meta
+ * ResourceDefinitions by the COSI runtime: their owner is empty.
+ */
+const OWNERS: Record<string, string> = {
+  'MachineStatuses.runtime.talos.dev': 'runtime.MachineStatusController',
+  'Versions.runtime.talos.dev': 'runtime.VersionController',
+  'ExtensionStatuses.runtime.talos.dev': 'runtime.ExtensionStatusController',
+  'BootIDs.runtime.talos.dev': 'runtime.BootIDController',
+  'ImageFactorySchematics.runtime.talos.dev': 'runtime.ImageFactorySchematicController',
+  'Services.v1alpha1.talos.dev': 'v1alpha1.ServiceController',
+  'KubeletSpecs.kubernetes.talos.dev': 'k8s.KubeletSpecController',
+  'APIServerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneAPIServerController',
+  'ControllerManagerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneControllerManagerController',
+  'SchedulerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneSchedulerController',
+};
+
+/** The system services a node runs besides the kubelet (`talosctl services`); etcd and trustd only on a control-plane node. */
+function systemServices(role: NodeRole): string[] {
+  return role === 'controlplane' ? ['apid', 'containerd', 'cri', 'etcd', 'machined', 'trustd', 'udevd'] : ['apid', 'containerd', 'cri', 'machined', 'udevd'];
 }
 
 function buildResources(n: SimNode): SimResource[] {
@@ -693,7 +723,8 @@ function buildResources(n: SimNode): SimResource[] {
     out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootId: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
   }
   if (versionAtLeast(n.version, 14, 'alpha.2') && n.schematic !== undefined) {
-    const s = { schematicId: n.schematic, flavor: 'metal', apiUrl: 'https://factory.talos.dev' };
+    // The flavor and URL come from the schematic extension's author, `Image Factory (https://factory.talos.dev)` (image_factory_schematic.go parseAuthor).
+    const s = { schematicId: n.schematic, flavor: 'Image Factory', apiUrl: 'https://factory.talos.dev' };
     out.push(
       res(
         'runtime',
@@ -713,29 +744,46 @@ function buildResources(n: SimNode): SimResource[] {
     }),
   );
   const images = configImages(n.config);
-  const kubelet = { image: images.kubelet ?? '', args: [`--hostname-override=${n.name}`, `--node-ip=${n.ip}`], expectedNodename: n.name };
+  const network = configNetwork(n.config);
+  const kubelet = {
+    image: images.kubelet ?? '',
+    args: [`--hostname-override=${n.name}`, `--node-ip=${n.ip}`],
+    expectedNodename: n.name,
+    config: kubeletConfiguration(network),
+  };
   out.push(res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', kubelet, KubeletSpecSpec.encode(kubelet).finish()));
   // While the kubelet restarts its service resource is gone (a watcher sees DESTROYED, then CREATED).
   if (n.kubelet !== 'stopped') {
     const service = { running: n.ready, healthy: n.ready && n.kubelet === 'running', unknown: false };
     out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', service, ServiceSpec.encode(service).finish()));
   }
-  if (n.role === 'controlplane') {
-    const apiServer = {
-      image: images.apiServer ?? '',
-      controlPlaneEndpoint: n.controlPlaneEndpoint,
-      etcdServers: ['https://localhost:2379'],
-      localPort: 6443,
-      advertisedAddress: n.ip,
-    };
-    out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', apiServer, APIServerConfigSpec.encode(apiServer).finish()));
-    const controllerManager = { enabled: true, image: images.controllerManager ?? '' };
-    out.push(
-      res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', controllerManager, ControllerManagerConfigSpec.encode(controllerManager).finish()),
-    );
-    const scheduler = { enabled: true, image: images.scheduler ?? '' };
-    out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', scheduler, SchedulerConfigSpec.encode(scheduler).finish()));
+  for (const id of systemServices(n.role)) {
+    const service = { running: true, healthy: true, unknown: false };
+    out.push(res('runtime', 'Services.v1alpha1.talos.dev', id, service, ServiceSpec.encode(service).finish()));
   }
+  if (n.role === 'controlplane') out.push(...controlPlaneResources(n, images, network));
+  return out;
+}
+
+/** The control-plane components' config resources (controlplane namespace). */
+function controlPlaneResources(n: SimNode, images: ComponentImages, network: ClusterNetwork): SimResource[] {
+  const out: SimResource[] = [];
+  // The YAML spec spells the CIDR lists `serviceCIDRs` / `podCIDRs` (the Go struct tags), the generated protobuf types `serviceCidRs`.
+  const apiServer = {
+    image: images.apiServer ?? '',
+    controlPlaneEndpoint: n.controlPlaneEndpoint,
+    etcdServers: ['https://localhost:2379'],
+    localPort: 6443,
+    serviceCIDRs: network.serviceSubnets,
+    advertisedAddress: n.ip,
+  };
+  const apiServerProto = APIServerConfigSpec.encode({ ...apiServer, serviceCidRs: network.serviceSubnets }).finish();
+  out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', apiServer, apiServerProto));
+  const controllerManager = { enabled: true, image: images.controllerManager ?? '', podCIDRs: network.podSubnets, serviceCIDRs: network.serviceSubnets };
+  const controllerManagerProto = ControllerManagerConfigSpec.encode({ ...controllerManager, podCidRs: network.podSubnets, serviceCidRs: network.serviceSubnets }).finish();
+  out.push(res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', controllerManager, controllerManagerProto));
+  const scheduler = { enabled: true, image: images.scheduler ?? '' };
+  out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', scheduler, SchedulerConfigSpec.encode(scheduler).finish()));
   return out;
 }
 

@@ -525,6 +525,12 @@ export class TalosApi {
               n.assertReachable();
               call.write({ progress: { message } });
             }
+            // A stream that never ends: progress, never an exit code, until the caller cancels.
+            while (n.faults.endlessInstall && !call.cancelled) {
+              await delay(step);
+              call.write({ progress: { message: `still writing boot assets for ${target.version}` } });
+            }
+            if (call.cancelled) return;
             await delay(step);
             const exitCode = n.faults.installExitCode ?? 0;
             if (exitCode !== 0) {
@@ -571,7 +577,7 @@ export class TalosApi {
         type: r.type,
         id: r.id,
         version: String(rec.version),
-        owner: '',
+        owner: r.owner,
         phase: 'running',
         created: rec.created,
         updated: rec.updated,

@@ -213,6 +213,16 @@ describe('core/job: decideJob', function () {
       assert.match(late.status.message ?? '', /app\/web/);
     });
 
+    it('a drain found finished after drainTimeout upgrades instead of failing with nothing left to drain', function () {
+      // Chaos seed 2007: a leader handover under load saw the empty node only after the deadline and failed it with "0 pod(s) still on the node".
+      const late = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('ds', { controllerKind: 'DaemonSet' })], now: T0 + 6 * 60_000 }));
+      assert.equal(late.status.phase, 'Upgrading');
+      const stillThere = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1', { deleting: true })], now: T0 + 6 * 60_000 }));
+      assert.equal(stillThere.status.reason, 'DrainTimeout');
+      const notCordoned = decideJob(obs(cordonedStatus(), { node: node(), pods: [], now: T0 + 6 * 60_000 }));
+      assert.equal(notCordoned.status.reason, 'DrainTimeout', 'a node that is not cordoned is not drained');
+    });
+
     it('waits for evicted pods to terminate, then upgrades', function () {
       const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
       const wait = decideJob(obs(cordonedStatus(), { node: cordoned, pods: [pod('web-1', { deleting: true })] }));

@@ -5,7 +5,7 @@ import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import type { PlanObservation } from '../../../controller/core/plan/types.js';
-import { jobEvents, planEvents, proposalEvent, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
+import { jobEvents, jobWaiting, planEvents, planWaiting, proposalEvent, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
@@ -100,6 +100,43 @@ describe('core/notify: events from phase changes', function () {
     const other = planEvents(plan, retrying, failCheck('InstallerImages', T0 + 120_000, retrying), T0 + 120_000);
     assert.deepEqual(types(other), ['plan.failed']);
     assert.notEqual(other[0]?.key, first[0]?.key);
+  });
+});
+
+describe('core/notify: waiting longer than waitingAfter', function () {
+  const AFTER = 10 * 60_000;
+  const gated: PatchPlanStatus = {
+    phase: 'InProgress',
+    reason: 'WaitingForHealthCheck',
+    message: 'health check "volumes": longhorn-system/pvc-1 is false',
+    targetTalosVersion: 'v1.13.2',
+    healthCheckWait: { name: 'volumes', when: 'beforeEachNode', startTime: at(0), deadline: at(1800) },
+  };
+
+  it('a plan behind a closed health check: a timer for the moment the wait is long enough, then one event keyed by the check and the wait', function () {
+    assert.deepEqual(planWaiting(plan, gated, AFTER, T0 + 60_000), { checkAt: T0 + AFTER });
+    const e = planWaiting(plan, gated, AFTER, T0 + AFTER).event;
+    assert.deepEqual([e?.type, e?.key, e?.since, e?.reason], ['plan.waiting', `plan-uid:plan.waiting:health:volumes:${at(0)}`, at(0), 'WaitingForHealthCheck']);
+    assert.match(e?.message ?? '', /waiting since .* for health check "volumes" \(health check "volumes": longhorn-system\/pvc-1 is false\); the failure policy applies at/);
+    assert.equal(planWaiting(plan, gated, AFTER, T0 + 3 * AFTER).event?.key, e?.key, 'the same wait, the same key');
+    const again = { ...gated, healthCheckWait: { name: 'volumes', when: 'beforeEachNode' as const, startTime: at(900), deadline: at(2700) } };
+    assert.notEqual(planWaiting(plan, again, AFTER, T0 + 3 * AFTER).event?.key, e?.key, 'a new wait is news');
+    assert.equal(receiverBody('slack', e as NotifyEvent, 'prod').text, 'KangalPatch [prod]: plan prod is still waiting (WaitingForHealthCheck)');
+  });
+
+  it('a plan waiting for its window or between nodes is not stalled; neither is a finished or paused one', function () {
+    assert.deepEqual(planWaiting(plan, { phase: 'InProgress', reason: 'OutsideMaintenanceWindow', nextScheduleTime: at(7200) }, AFTER, T0 + 10 * AFTER), {});
+    assert.deepEqual(planWaiting(plan, { ...gated, phase: 'Paused' }, AFTER, T0 + 10 * AFTER), {});
+  });
+
+  it('a node draining past waitingAfter: one event naming the drain\'s message and deadline; other phases never', function () {
+    const draining: PatchJobStatus = { phase: 'Draining', reason: 'DrainBlockedByPDB', message: 'PodDisruptionBudget db/pg allows no eviction of db/pg-0', phaseStartTime: at(0), deadline: at(3600) };
+    assert.deepEqual(jobWaiting(job, draining, AFTER, T0), { checkAt: T0 + AFTER });
+    const e = jobWaiting(job, draining, AFTER, T0 + AFTER).event;
+    assert.deepEqual([e?.type, e?.key, e?.node, e?.group], ['node.waiting', `job-uid:node.waiting:Draining:${at(0)}`, 'worker-1', 'workers']);
+    assert.equal(e?.message, `draining since ${at(0)}: PodDisruptionBudget db/pg allows no eviction of db/pg-0; the drain times out at ${at(3600)}`);
+    assert.deepEqual(jobWaiting(job, { ...draining, phase: 'Rebooting' }, AFTER, T0 + 10 * AFTER), {});
+    assert.deepEqual(jobWaiting(job, { phase: 'Draining' }, AFTER, T0 + 10 * AFTER), {}, 'no start recorded yet: nothing to measure');
   });
 });
 

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../../google/protobuf/struct.js";
 
 export const protobufPackage = "talos.resource.definitions.k8s";
 
@@ -17,6 +18,7 @@ export interface APIServerConfigSpec {
   controlPlaneEndpoint: string;
   etcdServers: string[];
   localPort: number;
+  serviceCidRs: string[];
   advertisedAddress: string;
 }
 
@@ -24,6 +26,8 @@ export interface APIServerConfigSpec {
 export interface ControllerManagerConfigSpec {
   enabled: boolean;
   image: string;
+  podCidRs: string[];
+  serviceCidRs: string[];
 }
 
 /** controlplane/SchedulerConfigs.kubernetes.talos.dev/kube-scheduler */
@@ -37,10 +41,18 @@ export interface KubeletSpecSpec {
   image: string;
   args: string[];
   expectedNodename: string;
+  config: { [key: string]: any } | undefined;
 }
 
 function createBaseAPIServerConfigSpec(): APIServerConfigSpec {
-  return { image: "", controlPlaneEndpoint: "", etcdServers: [], localPort: 0, advertisedAddress: "" };
+  return {
+    image: "",
+    controlPlaneEndpoint: "",
+    etcdServers: [],
+    localPort: 0,
+    serviceCidRs: [],
+    advertisedAddress: "",
+  };
 }
 
 export const APIServerConfigSpec: MessageFns<APIServerConfigSpec> = {
@@ -56,6 +68,9 @@ export const APIServerConfigSpec: MessageFns<APIServerConfigSpec> = {
     }
     if (message.localPort !== 0) {
       writer.uint32(40).int64(message.localPort);
+    }
+    for (const v of message.serviceCidRs) {
+      writer.uint32(50).string(v!);
     }
     if (message.advertisedAddress !== "") {
       writer.uint32(90).string(message.advertisedAddress);
@@ -108,6 +123,14 @@ export const APIServerConfigSpec: MessageFns<APIServerConfigSpec> = {
             message.localPort = longToNumber(reader.int64());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.serviceCidRs.push(reader.string());
+            continue;
+          }
           case 11: {
             if (tag !== 90) {
               break;
@@ -137,13 +160,14 @@ export const APIServerConfigSpec: MessageFns<APIServerConfigSpec> = {
     message.controlPlaneEndpoint = object.controlPlaneEndpoint ?? "";
     message.etcdServers = object.etcdServers?.map((e) => e) || [];
     message.localPort = object.localPort ?? 0;
+    message.serviceCidRs = object.serviceCidRs?.map((e) => e) || [];
     message.advertisedAddress = object.advertisedAddress ?? "";
     return message;
   },
 };
 
 function createBaseControllerManagerConfigSpec(): ControllerManagerConfigSpec {
-  return { enabled: false, image: "" };
+  return { enabled: false, image: "", podCidRs: [], serviceCidRs: [] };
 }
 
 export const ControllerManagerConfigSpec: MessageFns<ControllerManagerConfigSpec> = {
@@ -153,6 +177,12 @@ export const ControllerManagerConfigSpec: MessageFns<ControllerManagerConfigSpec
     }
     if (message.image !== "") {
       writer.uint32(18).string(message.image);
+    }
+    for (const v of message.podCidRs) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.serviceCidRs) {
+      writer.uint32(42).string(v!);
     }
     return writer;
   },
@@ -186,6 +216,22 @@ export const ControllerManagerConfigSpec: MessageFns<ControllerManagerConfigSpec
             message.image = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.podCidRs.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.serviceCidRs.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -205,6 +251,8 @@ export const ControllerManagerConfigSpec: MessageFns<ControllerManagerConfigSpec
     const message = createBaseControllerManagerConfigSpec();
     message.enabled = object.enabled ?? false;
     message.image = object.image ?? "";
+    message.podCidRs = object.podCidRs?.map((e) => e) || [];
+    message.serviceCidRs = object.serviceCidRs?.map((e) => e) || [];
     return message;
   },
 };
@@ -277,7 +325,7 @@ export const SchedulerConfigSpec: MessageFns<SchedulerConfigSpec> = {
 };
 
 function createBaseKubeletSpecSpec(): KubeletSpecSpec {
-  return { image: "", args: [], expectedNodename: "" };
+  return { image: "", args: [], expectedNodename: "", config: undefined };
 }
 
 export const KubeletSpecSpec: MessageFns<KubeletSpecSpec> = {
@@ -290,6 +338,9 @@ export const KubeletSpecSpec: MessageFns<KubeletSpecSpec> = {
     }
     if (message.expectedNodename !== "") {
       writer.uint32(34).string(message.expectedNodename);
+    }
+    if (message.config !== undefined) {
+      Struct.encode(Struct.wrap(message.config), writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -331,6 +382,14 @@ export const KubeletSpecSpec: MessageFns<KubeletSpecSpec> = {
             message.expectedNodename = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.config = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -351,6 +410,7 @@ export const KubeletSpecSpec: MessageFns<KubeletSpecSpec> = {
     message.image = object.image ?? "";
     message.args = object.args?.map((e) => e) || [];
     message.expectedNodename = object.expectedNodename ?? "";
+    message.config = object.config ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,40 @@
+// The promotion gate of one auto-update template check: the upstream evidence of the loaded commit,
+// judged by the pure core for every version the template could propose. A template whose evidence
+// is not loaded yet waits (transient) rather than deciding on nothing.
+import type { AutoUpdateSpec } from '../../core/auto-update/decide.js';
+import { allowedStep } from '../../core/auto-update/decide.js';
+import { stableReleases, type Release } from '../../core/auto-update/releases.js';
+import { decidePromotion, type PromotionOutcome, type PromotionSpec } from '../../core/promotion/decide.js';
+import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import { evidenceSection } from './body.js';
+import type { UpstreamEvidence } from './reports.js';
+
+/** Reads the evidence of the upstream clusters named (from the last loaded commit); undefined while none is loaded. */
+export type EvidenceSource = (clusters: ReadonlySet<string>) => UpstreamEvidence | undefined;
+
+export interface PromotionGate {
+  soak: string;
+  outcome: PromotionOutcome;
+  evidence: UpstreamEvidence;
+  /** version → when promotion lets it through (undefined: held until Git changes). */
+  gate: Map<string, number | undefined>;
+}
+
+export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
+
+export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec }, current: string | undefined, releases: readonly Release[], now: number): PromotionGate {
+  if (!source) {
+    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'PromotionNotConfigured', message: 'autoUpdate.promotion needs the upstream clusters\' public keys: start the controller with --promotion-keys-dir (README "Promoting across clusters")' });
+  }
+  const evidence = source(stageClusters(spec.promotion));
+  if (!evidence) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'EvidenceNotLoaded', message: 'the upstream reports are not loaded from Git yet (first poll of the plans repository)' });
+  const versions = current === undefined ? [] : stableReleases(releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, spec.allow) !== undefined);
+  const outcome = decidePromotion({ now, spec: spec.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, commit: evidence.commit });
+  return { soak: spec.promotion.soak, outcome, evidence, gate: new Map(outcome.verdicts.map((v) => [v.version, v.eligibleAt])) };
+}
+
+/** The evidence section of a proposal for `version` (Markdown lines), when the gate judged it. */
+export function evidenceOf(promo: PromotionGate, version: string, blobUrlBase: string | undefined): string[] | undefined {
+  const verdict = promo.outcome.verdicts.find((v) => v.version === version);
+  return verdict && evidenceSection(verdict, promo.soak, promo.evidence.commit, blobUrlBase);
+}

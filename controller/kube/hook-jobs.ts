@@ -1,0 +1,63 @@
+// Hook Jobs (batch/v1) in the operator namespace: the Job built from a hook request, creating it
+// under its deterministic name, and the small view the informer keeps of it.
+import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
+import { API_VERSION } from '../../schemas/api.js';
+import type { HookJobRequest } from '../core/hooks.js';
+import { durationMs } from '../core/time.js';
+import type { OpContext } from '../runtime/context.js';
+import { kubeCall } from './call.js';
+import { FIELD_MANAGER, type KubeClients } from './clients.js';
+import { epochMs } from './project.js';
+import type { HookJobView } from './views.js';
+
+/** The label the Job controller sets on a Job's pods. */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
+  const template = r.spec.template;
+  const env: V1EnvVar[] = Object.entries(r.env).map(([name, value]) => ({ name, value }));
+  const containers: V1Container[] = template.spec.containers.map((c) => ({ ...c, env: [...env, ...(c.env ?? [])] }));
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: r.name,
+      namespace,
+      labels: r.labels,
+      ownerReferences: [{ apiVersion: API_VERSION, kind: r.owner.kind, name: r.owner.name, uid: r.owner.uid, controller: true }],
+    },
+    spec: {
+      backoffLimit: r.spec.backoffLimit,
+      activeDeadlineSeconds: Math.max(1, Math.ceil(durationMs(r.spec.timeout) / 1000)),
+      template: {
+        metadata: { labels: { ...template.metadata?.labels, ...r.labels }, ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}) },
+        spec: { ...template.spec, containers, restartPolicy: 'Never' },
+      },
+    },
+  };
+}
+
+/** Creates the Job; AlreadyExists comes back as a Transient OutcomeError `AlreadyExists` for the caller to treat as success. */
+export async function createHookJob(c: KubeClients, ctx: OpContext, namespace: string, r: HookJobRequest): Promise<HookJobView> {
+  const body = hookJobManifest(namespace, r);
+  const out = await kubeCall(ctx, `create Job ${namespace}/${r.name}`, (o) => c.batch.createNamespacedJob({ namespace, body, fieldManager: FIELD_MANAGER }, o));
+  return projectHookJob(out);
+}
+
+export function projectHookJob(job: V1Job): HookJobView {
+  const md = job.metadata ?? {};
+  const status = job.status ?? {};
+  const isTrue = (type: string) => (status.conditions ?? []).find((c) => c.type === type && c.status === 'True');
+  const failed = isTrue('Failed');
+  return {
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    resourceVersion: md.resourceVersion ?? '',
+    labels: md.labels ?? {},
+    ownerUid: (md.ownerReferences ?? []).find((o) => o.controller === true)?.uid,
+    outcome: isTrue('Complete') ? 'succeeded' : failed ? 'failed' : 'running',
+    failedReason: failed?.reason,
+    startTime: epochMs(status.startTime),
+    completionTime: epochMs(status.completionTime) ?? epochMs(failed?.lastTransitionTime),
+  };
+}

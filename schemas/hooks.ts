@@ -1,0 +1,112 @@
+// spec.hooks: Jobs the controller runs in the operator namespace around each node and around the
+// whole plan (Ceph `noout` before a node is disrupted, unset after). The template is a subset of a
+// batch/v1 Job's pod template: enough for a hook (containers, env, service account, placement),
+// strict so that a typo is an error with its path, not a silently ignored field.
+import { z } from 'zod';
+import { duration, labelKey, labelValue, timestamp } from './primitives.js';
+
+export const HookName = { PrePlan: 'prePlan', PreNode: 'preNode', PostNode: 'postNode', PostPlan: 'postPlan' } as const;
+export type HookName = (typeof HookName)[keyof typeof HookName];
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+const envVar = z.strictObject({
+  name: z.string().min(1).max(253).regex(ENV_NAME, { error: 'must be letters, digits, "_", "-" and ".", not starting with a digit' }),
+  value: z.string().optional(),
+  valueFrom: z
+    .strictObject({
+      secretKeyRef: z.strictObject({ name: z.string().min(1), key: z.string().min(1), optional: z.boolean().optional() }).optional(),
+      configMapKeyRef: z.strictObject({ name: z.string().min(1), key: z.string().min(1), optional: z.boolean().optional() }).optional(),
+    })
+    .optional()
+    .meta({ description: 'A Secret or ConfigMap key in the operator namespace.' }),
+});
+
+const quantities = z.record(z.string(), z.string());
+
+export const hookContainer = z.strictObject({
+  name: z.string().max(63).regex(DNS_LABEL, { error: 'must be a DNS label (lowercase letters, digits and "-")' }),
+  image: z.string().min(1, { error: 'must name an image' }),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  workingDir: z.string().optional(),
+  env: z.array(envVar).optional().meta({ description: 'Added to the KANGAL_* variables the controller sets (see the README).' }),
+  resources: z.strictObject({ limits: quantities.optional(), requests: quantities.optional() }).optional(),
+});
+
+const toleration = z.strictObject({
+  key: z.string().optional(),
+  operator: z.enum(['Exists', 'Equal']).optional(),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+  tolerationSeconds: z.int().optional(),
+});
+
+export const hookTemplate = z
+  .strictObject({
+    metadata: z
+      .strictObject({
+        labels: z.record(labelKey, labelValue).optional(),
+        annotations: z.record(z.string(), z.string()).optional(),
+      })
+      .optional(),
+    spec: z.strictObject({
+      serviceAccountName: z.string().max(253).regex(DNS_LABEL, { error: 'must be a ServiceAccount name in the operator namespace' }).optional(),
+      containers: z.array(hookContainer).min(1, { error: 'must list at least one container' }).max(8, { error: 'must list at most 8 containers' }),
+      nodeSelector: z.record(z.string(), z.string()).optional(),
+      tolerations: z.array(toleration).optional(),
+      priorityClassName: z.string().optional(),
+    }),
+  })
+  .meta({ description: 'Pod template of the hook Job (restartPolicy is always Never; the controller adds labels and KANGAL_* variables).' });
+
+export const hookSpec = z
+  .strictObject({
+    template: hookTemplate,
+    timeout: duration('10m').default('10m').meta({ description: 'How long the hook may run (also the Job\'s activeDeadlineSeconds); past it the hook failed.' }),
+    backoffLimit: z.int().min(0, { error: 'must be at least 0' }).max(10, { error: 'must be at most 10' }).default(0).meta({
+      description: 'Retries of a failed pod before the hook failed (the Job\'s backoffLimit).',
+    }),
+  })
+  .meta({ description: 'A Job run in the operator namespace.' });
+
+export const planHooks = z
+  .strictObject({
+    prePlan: hookSpec.optional().meta({ description: 'Runs once before the first node; failing it applies the failure policy (reason HookFailed).' }),
+    preNode: hookSpec.optional().meta({ description: 'Runs before each node is cordoned; failing it fails the node\'s PatchJob (HookFailed) with the node untouched.' }),
+    postNode: hookSpec.optional().meta({ description: 'Runs after each node finished, also after a failure; its failure is reported, nothing is undone.' }),
+    postPlan: hookSpec.optional().meta({ description: 'Runs once after the plan ended (Completed, Failed or Cancelled).' }),
+  })
+  .meta({ description: 'Jobs run around each node and around the plan (see "Hooks" in the README).' });
+
+/** The node hooks a PatchJob carries (copied from the plan when the job is created). */
+export const nodeHooks = planHooks.pick({ preNode: true, postNode: true });
+
+export const HookPhase = { Pending: 'Pending', Running: 'Running', Succeeded: 'Succeeded', Failed: 'Failed' } as const;
+export type HookPhase = (typeof HookPhase)[keyof typeof HookPhase];
+
+export const hookStatus = z.strictObject({
+  hook: z.enum(HookName),
+  jobName: z.string().meta({ description: 'The hook Job in the operator namespace.' }),
+  phase: z.enum(HookPhase),
+  requestedTime: timestamp.meta({ description: 'Recorded before the Job is created: a restarted controller creates it under the same name (AlreadyExists is success).' }),
+  createdTime: timestamp.optional().meta({ description: 'When the Job was created (or found existing).' }),
+  deadline: timestamp.meta({ description: 'When the hook fails if it has not finished (requestedTime + timeout).' }),
+  startTime: timestamp.optional(),
+  completionTime: timestamp.optional(),
+  exitCode: z.int().optional().meta({ description: 'Exit code of the failed pod\'s container.' }),
+  reason: z.string().optional().meta({ description: 'HookFailed or HookTimeout when it failed.' }),
+  message: z.string().optional(),
+});
+
+export const hookStatuses = z.array(hookStatus).meta({
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['hook'],
+  description: 'Hook Jobs of this object and how they went.',
+});
+
+export type HookSpec = z.output<typeof hookSpec>;
+export type PlanHooks = z.output<typeof planHooks>;
+export type NodeHooks = z.output<typeof nodeHooks>;
+export type HookStatus = z.output<typeof hookStatus>;

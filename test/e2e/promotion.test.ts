@@ -1,0 +1,259 @@
+// Fleet promotion through Git, end to end: two clusters (two apiservers, two simulated fleets, two
+// Talos simulators) share one plans repository on one forge; each runs its own `kangal-patch run`
+// with its own token, path (clusters/<name>) and cluster name. Staging signs its reports; production
+// trusts staging's public key and promotes only what staging completed and soaked. Releases 1.12.5
+// then 1.12.6 appear: staging proposes and (merged by the test) rolls out 1.12.5; a forged report
+// is rejected with its reason; production proposes nothing until staging's report is merged and the
+// soak has passed, then proposes 1.12.5 with the evidence; restarts change no decision; a failed
+// staging rollout of 1.12.6 marks production's open proposal blocked, and production stays on 1.12.5.
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import { factoryImage } from './support/plans.js';
+import { runCli } from './support/cli.js';
+import { waitFor } from '../lab/wait.js';
+
+const FLEET = 'v1.12.4';
+const DAY = 86_400_000;
+const SOAK_S = 6;
+const GROUP = 'kangalpatch.ozalp.dk';
+
+interface Pull { number: number; state: string; draft: boolean; merged_at: string | null; created_at: string; title: string; html_url: string; head: { ref: string }; body: string | null }
+interface Stage { cluster: string; state: string; report?: string; eligibleTime?: string; message: string }
+interface Promotion { reason: string; version?: string; eligibleTime?: string; commit?: string; stages?: Stage[]; rejectedReports?: { file: string; reason: string }[] }
+type AutoUpdate = { lastCheckTime?: string; currentVersion?: string; lastProposedVersion?: string; promotion?: Promotion; lastError?: { reason: string; message: string } };
+
+const template = (endpoint: string, promotion: string): string => `# nodes: follows upstream Talos patch releases${promotion === '' ? '' : ', once staging has proven them'}.
+apiVersion: kangalpatch.ozalp.dk/v1alpha1
+kind: PatchPlan
+metadata:
+  name: nodes
+spec:
+  target:
+    autoUpdate:
+      enabled: true
+      allow: patch
+      checkInterval: 1h
+${promotion}    source: factory
+    installer: nocloud
+  delayBetweenNodes: 0s
+  strategy:
+    order: [controlPlane, workers]
+  talosConfig:
+    endpoints: ["${endpoint}"]
+    secretRef:
+      name: talos-credentials
+`;
+const PROMOTION = `      promotion:
+        after:
+          - cluster: staging
+            template: nodes
+        soak: ${SOAK_S}s
+`;
+
+describe('Fleet promotion through Git: production promotes only what staging completed and soaked', function () {
+  this.timeout(900_000);
+  let staging: JobLab;
+  let production: JobLab;
+  let stagingCtl: Controller;
+  let productionCtl: Controller;
+  const scratch = mkdtempSync(join(tmpdir(), 'kangal-promotion-'));
+  const keysDir = join(scratch, 'trusted');
+  const stagingKey = join(scratch, 'staging-signing.pem');
+
+  const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
+    const forge = staging.forge!;
+    const res = await fetch(`${forge.apiUrl}${path}`, {
+      method: init.method ?? 'GET',
+      headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+    assert.ok(res.status < 300, `${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.clone().text()}`);
+    return (await res.json()) as T;
+  };
+  const pulls = async (prefix: string): Promise<Pull[]> => (await api<Pull[]>('/repos/acme/plans/pulls?state=all&per_page=100')).filter((p) => p.head.ref.startsWith(prefix));
+  const proposals = (cluster: string): Promise<Pull[]> => pulls(`kangal-patch/${cluster}/auto-update/nodes-`);
+  const merge = async (pr: Pull): Promise<void> => {
+    await api(`/repos/acme/plans/pulls/${pr.number}/merge`, { method: 'PUT', body: { merge_method: 'merge' } });
+  };
+  const autoUpdate = async (lab: JobLab): Promise<AutoUpdate | undefined> => (await lab.plan('nodes'))?.status?.autoUpdate as AutoUpdate | undefined;
+  const poke = async (lab: JobLab): Promise<void> => {
+    await lab.kc.makeApiClient(CustomObjectsApi).patchClusterCustomObject({ group: GROUP, version: 'v1alpha1', plural: 'patchplans', name: 'nodes', body: { metadata: { annotations: { [`${GROUP}/reconcile-now`]: String(Date.now()) } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  };
+  const release = (tag: string, ageMs: number): void => {
+    staging.forge!.addRelease('siderolabs', 'talos', tag, { publishedAt: new Date(Date.now() - ageMs).toISOString(), body: `Talos ${tag}` });
+  };
+  /** Waits for the report PR of `plan` on staging to be ready for review (the rollout is terminal), merges it. */
+  const mergeReport = async (plan: string): Promise<Pull> => {
+    const pr = await waitFor(async () => (await pulls(`kangal-patch/staging/report/${plan}-`)).find((p) => p.state === 'open' && !p.draft), { timeoutMs: 120_000, description: `staging's report PR of ${plan}, ready for review` });
+    await merge(pr);
+    return pr;
+  };
+
+  const tokenFile = (name: string): string => {
+    const f = join(scratch, `${name}-token`);
+    writeFileSync(f, `${staging.forge!.issueToken()}\n`, { mode: 0o600 });
+    return f;
+  };
+  let stagingArgs: string[];
+  let productionArgs: string[];
+  const startStaging = (): Controller => staging.startController({ name: `staging-${Date.now()}`, args: stagingArgs });
+  const startProduction = (): Controller => production.startController({ name: `production-${Date.now()}`, args: [...productionArgs, ...production.mirrorArgs] });
+
+  before(async function () {
+    const images = ['v1.12.5', 'v1.12.6'].map((v) => factoryImage('nocloud', v));
+    [staging, production] = await Promise.all([
+      startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: FLEET }, images, plansRepo: true }),
+      startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: FLEET, subnet: 11 }, images }),
+    ]);
+    await staging.forge!.createRepo('siderolabs', 'talos', { files: { 'README.md': 'talos\n' } });
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    writeFileSync(stagingKey, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    mkdirSync(keysDir);
+    writeFileSync(join(keysDir, 'staging.pem'), publicKey.export({ type: 'spki', format: 'pem' }));
+    const common = (name: string): string[] => ['--cluster-name', name, '--git-path', `clusters/${name}`, '--git-token-file', tokenFile(name), '--forge', 'github', '--forge-api-url', staging.forge!.apiUrl,
+      '--releases-api-url', staging.forge!.apiUrl, '--releases-token-file', tokenFile(`${name}-releases`), '--report-min-interval', '1s'];
+    // gitArgs: the shared repository's URL and a cache directory; the flags after it override its cluster name, token and forge.
+    stagingArgs = staging.gitArgs({ pollInterval: '1s', extra: [...common('staging'), '--report-signing-key-file', stagingKey] });
+    productionArgs = staging.gitArgs({ pollInterval: '1s', extra: [...common('production'), '--promotion-keys-dir', keysDir] });
+    release('v1.12.5', 10 * DAY);
+  });
+  after(async function () {
+    await Promise.all([staging?.stop(), production?.stop()]);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('staging proposes 1.12.5; production proposes nothing, says it waits for staging, and rejects a report staging did not sign', async function () {
+    await staging.plans!.write('clusters/staging/nodes.yaml', template(staging.talos.endpoint, ''));
+    await staging.plans!.write('clusters/production/nodes.yaml', template(production.talos.endpoint, PROMOTION));
+    // Someone with push access claims staging completed 1.12.5 a day ago, signing with a key of their own.
+    const forged = `apiVersion: kangalpatch.ozalp.dk/v1alpha1\nkind: RolloutReport\ncluster: staging\nplan: { name: nodes-v1-12-5, uid: x }\nphase: Completed\ntarget: { talosVersion: v1.12.5, kubernetesVersion: null }\nstartTime: "${new Date(Date.now() - DAY).toISOString()}"\ncompletionTime: "${new Date(Date.now() - DAY + 60_000).toISOString()}"\nnodes: { total: 2, completed: 2, failed: 0 }\ngroups: []\n`;
+    const intruder = generateKeyPairSync('ed25519').privateKey;
+    const sig = sign(null, Buffer.from(`kangal-patch-report-v1\nstatus/staging/nodes-v1-12-5.yaml\n${forged}`), intruder).toString('base64');
+    await staging.plans!.write('status/staging/nodes-v1-12-5.yaml', forged);
+    await staging.plans!.write('status/staging/nodes-v1-12-5.sig', `kangal-patch-report-signature: v1\nsignature: ${sig}\n`);
+    await staging.plans!.commitAndPush('two clusters, one template each; and a forged staging report');
+    stagingCtl = startStaging();
+    productionCtl = startProduction();
+
+    const stagingPr = await waitFor(async () => (await proposals('staging')).find((p) => p.state === 'open'), { timeoutMs: 120_000, description: 'staging proposes v1.12.5' });
+    assert.equal(stagingPr.head.ref, 'kangal-patch/staging/auto-update/nodes-v1.12.5');
+    const st = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.promotion?.rejectedReports ? s : undefined;
+    }, { timeoutMs: 90_000, description: 'production\'s status names the forged report' });
+    assert.deepEqual(st.promotion?.rejectedReports?.map((r) => r.file), ['status/staging/nodes-v1-12-5.yaml']);
+    assert.match(st.promotion?.rejectedReports?.[0]?.reason ?? '', /does not verify with cluster staging's key/);
+    assert.equal(st.promotion?.reason, 'WaitingForPromotion');
+    assert.equal(st.promotion?.version, 'v1.12.5');
+    assert.deepEqual(st.promotion?.stages?.map((s) => [s.cluster, s.state]), [['staging', 'NotRolledOut']]);
+    assert.deepEqual(await proposals('production'), [], 'production proposes nothing on a forged report');
+
+    // The forged files go; staging's real rollout starts from its merged proposal.
+    await staging.plans!.remove('status');
+    await staging.plans!.commitAndPush('remove the forged report');
+    await merge(stagingPr);
+  });
+
+  it('staging rolls 1.12.5 out; production waits for its merged report and the soak, then proposes 1.12.5 with the evidence', async function () {
+    await staging.waitForPlan('nodes-v1-12-5', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    assert.equal((await staging.plan('nodes-v1-12-5'))?.status.phase, 'Completed');
+    assert.deepEqual(await proposals('production'), [], 'nothing while the report is not in Git');
+    const report = await mergeReport('nodes-v1-12-5');
+    const soaking = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.promotion?.stages?.[0]?.state === 'Soaking' || s?.promotion?.stages?.[0]?.state === 'Eligible' ? s.promotion : undefined;
+    }, { timeoutMs: 90_000, description: 'production sees the report and soaks' });
+    const eligible = Date.parse(soaking.eligibleTime ?? '');
+    assert.ok(Number.isFinite(eligible), JSON.stringify(soaking));
+    assert.equal(soaking.stages?.[0]?.report, 'status/staging/nodes-v1-12-5.yaml');
+    assert.equal(soaking.rejectedReports, undefined, 'the signed report is accepted');
+
+    const pr = await waitFor(async () => (await proposals('production')).find((p) => p.state === 'open'), { timeoutMs: 120_000, description: 'production proposes v1.12.5 after the soak' });
+    assert.ok(Date.parse(pr.created_at) >= eligible - 1000, `opened ${pr.created_at}, before the soak ended at ${soaking.eligibleTime ?? ''}`);
+    assert.equal(pr.head.ref, 'kangal-patch/production/auto-update/nodes-v1.12.5');
+    const body = pr.body ?? '';
+    assert.match(body, /### Promotion evidence/);
+    assert.match(body, new RegExp(`\\[status/staging/nodes-v1-12-5\\.yaml\\]\\(${staging.forge!.url}/acme/plans/blob/${soaking.commit ?? 'x'}/status/staging/nodes-v1-12-5\\.yaml\\)`), 'links the report at its commit');
+    assert.match(body, /\| staging\/template nodes \| .* \| 2\/2 \| [^|]+ \| 0 \| [^|]+ \| [^|]+ \| [^|]+ → [^|]+ \|/, 'nodes, duration, failures, time cordoned, soak window');
+    assert.match(body, new RegExp(`soaked there for ${SOAK_S}s`));
+    assert.ok(report.number > 0);
+    const st = await waitFor(async () => ((await autoUpdate(production))?.lastProposedVersion === 'v1.12.5' ? autoUpdate(production) : undefined), { timeoutMs: 30_000, description: 'production status names its proposal' });
+    assert.equal(st?.promotion?.reason, 'Promoted');
+  });
+
+  it('restarting both controllers changes no decision', async function () {
+    const before = { staging: await proposals('staging'), production: await proposals('production') };
+    await Promise.all([stagingCtl.stop(), productionCtl.stop()]);
+    const restarted = Date.now();
+    stagingCtl = startStaging();
+    productionCtl = startProduction();
+    const st = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.lastCheckTime && Date.parse(s.lastCheckTime) > restarted ? s : undefined;
+    }, { timeoutMs: 90_000, description: 'production checked again after the restart' });
+    assert.equal(st.promotion?.reason, 'Promoted');
+    await waitFor(async () => {
+      const s = await autoUpdate(staging);
+      return s?.lastCheckTime && Date.parse(s.lastCheckTime) > restarted ? s : undefined;
+    }, { timeoutMs: 90_000, description: 'staging checked again after the restart' });
+    const after = { staging: await proposals('staging'), production: await proposals('production') };
+    assert.deepEqual(after.production.map((p) => [p.number, p.state, p.title]), before.production.map((p) => [p.number, p.state, p.title]));
+    assert.deepEqual(after.staging.map((p) => [p.number, p.state]), before.staging.map((p) => [p.number, p.state]));
+  });
+
+  it('a failed staging rollout of 1.12.6 blocks production\'s open proposal; production stays on 1.12.5', async function () {
+    release('v1.12.6', 10 * DAY);
+    staging.talos.faults.set('cp-1', { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: boom' } });
+    await poke(staging);
+    const next = await waitFor(async () => (await proposals('staging')).find((p) => p.state === 'open' && p.head.ref.endsWith('-v1.12.6')), { timeoutMs: 90_000, description: 'staging proposes v1.12.6' });
+    await merge(next);
+    await staging.waitForPlan('nodes-v1-12-6', 'Failed', (s) => s.phase === 'Failed' || s.phase === 'Completed', 180_000);
+    assert.equal((await staging.plan('nodes-v1-12-6'))?.status.phase, 'Failed');
+    await mergeReport('nodes-v1-12-6');
+
+    const open = await waitFor(async () => (await proposals('production')).find((p) => p.state === 'open' && /blocked/.test(p.title)), { timeoutMs: 90_000, description: 'production\'s proposal marked blocked' });
+    assert.equal(open.head.ref, 'kangal-patch/production/auto-update/nodes-v1.12.5');
+    const comments = await api<{ body: string }[]>(`/repos/acme/plans/issues/${open.number}/comments`);
+    assert.ok(comments.some((c) => /Blocked by an upstream failure: staging.*nodes-v1-12-6.*failed/.test(c.body)), comments.map((c) => c.body).join('\n'));
+    // The status is written after the forge calls of the same check.
+    const st = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.promotion?.stages?.[0]?.state === 'Failed' ? s : undefined;
+    }, { timeoutMs: 30_000, description: 'production\'s status: v1.12.6 failed on staging' });
+    assert.equal(st.promotion?.version, 'v1.12.6');
+    assert.match(st.promotion?.stages?.[0]?.message ?? '', /error validating installer image: boom/);
+
+    // A human merges the 1.12.5 proposal anyway: production rolls 1.12.5 out and proposes nothing newer.
+    await merge(open);
+    await production.waitForPlan('nodes-v1-12-5', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    const after = await waitFor(async () => {
+      const s = await autoUpdate(production);
+      return s?.currentVersion === 'v1.12.5' ? s : undefined;
+    }, { timeoutMs: 90_000, description: 'production on v1.12.5' });
+    assert.equal(after.promotion?.reason, 'WaitingForPromotion');
+    assert.deepEqual((await proposals('production')).map((p) => p.head.ref), ['kangal-patch/production/auto-update/nodes-v1.12.5'], 'no v1.12.6 proposal');
+    // The lab's independent observer: production's nodes run 1.12.5, none left cordoned, one at a time.
+    for (const node of ['cp-1', 'worker-1']) {
+      const seen = production.observer.node(node);
+      assert.match(seen?.osImage ?? '', /v1\.12\.5/, `${node} runs ${seen?.osImage ?? '?'}`);
+      assert.equal(seen?.unschedulable, false, `${node} uncordoned`);
+    }
+    for (const g of ['controlPlane', 'workers']) assert.ok(production.observer.maxConcurrentLeasesInGroup('nodes-v1-12-5', g) <= 1, g);
+
+    // `kangal-patch preview` on production's template, from a checkout of the repository: nothing to
+    // propose, and why not v1.12.6 (staging's rollout of it failed).
+    await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    const preview = await runCli(['preview', join(staging.plans!.dir, 'clusters/production/nodes.yaml'), '--kubeconfig', production.cluster.kubeconfigPath,
+      '--releases-api-url', staging.forge!.apiUrl, '--releases-token-file', tokenFile('preview'), '--promotion-keys-dir', keysDir]);
+    assert.equal(preview.code, 0, preview.err);
+    assert.match(preview.out, /current Talos \(lowest on the selected nodes\): v1\.12\.5/);
+    assert.match(preview.out, /would propose now: nothing/);
+    assert.match(preview.out, /v1\.12\.6 +NotPromoted +not yet promoted: staging\/template nodes Failed .*error validating installer image: boom/);
+  });
+});

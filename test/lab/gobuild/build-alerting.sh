@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the lab's alerting binaries from the Go module proxy into the lab cache, as build-helm.sh
+# builds Helm: Alertmanager (the alert gate's and silences' real counterpart) from the module in
+# alertmanager/, promtool (checks and unit-tests the shipped Prometheus rules) from the module in
+# promtool/; each module pins its upstream and every dependency (go.sum). GOTOOLCHAIN local, no cgo,
+# the shared GOCACHE. Only the tests that need them build them (through test/lab/alerting/binaries.ts),
+# never `npm test`'s pretest nor the demo. Idempotent: with both binaries present it does nothing and
+# prints nothing on stderr. Prints the binaries' directory as its last line.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+# The versions the go.mod files require; the build refuses a mismatch so they cannot drift apart.
+ALERTMANAGER_VERSION=v0.35.0
+PROMETHEUS_VERSION=v0.316.0
+CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
+BIN="$CACHE/bin/alerting-am-$ALERTMANAGER_VERSION-prom-$PROMETHEUS_VERSION"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
+export GOCACHE=${GOCACHE:-$CACHE/go-build}
+
+if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
+  echo "$BIN"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "build-alerting.sh: Go 1.26 is required to build Alertmanager and promtool for the lab (https://go.dev/dl)" >&2; exit 1; }
+grep -q "github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" "$HERE/alertmanager/go.mod" || { echo "build-alerting.sh: alertmanager/go.mod does not require github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" >&2; exit 1; }
+grep -q "github.com/prometheus/prometheus $PROMETHEUS_VERSION" "$HERE/promtool/go.mod" || { echo "build-alerting.sh: promtool/go.mod does not require github.com/prometheus/prometheus $PROMETHEUS_VERSION" >&2; exit 1; }
+start=$(date +%s)
+log() { echo "[lab build +$(( $(date +%s) - start ))s] $*" >&2; }
+( while sleep 30; do log "still compiling Alertmanager/promtool..."; done ) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true' EXIT
+
+# Version stamping as Prometheus' promu does, so `--version` names what runs.
+# Prometheus' Go module v0.316.0 is its release 3.16.0.
+stamp() { echo "-s -w -X github.com/prometheus/common/version.Version=$1 -X github.com/prometheus/common/version.Branch=HEAD"; }
+mkdir -p "$BIN.tmp"
+if [ ! -x "$BIN/alertmanager" ]; then
+  log "building alertmanager $ALERTMANAGER_VERSION"
+  # The module on the proxy ships the UI's sources, not the built ui/app/dist it embeds (Alertmanager's
+  # Makefile builds it with npm and Elm), and the module cache is read-only: build from a copy of this
+  # helper module whose `replace` points at a copy of Alertmanager (verified against go.sum by the
+  # download) with a placeholder page in app/dist. The lab uses only API v2.
+  amdir=$(cd "$HERE/alertmanager" && go mod download -json github.com/prometheus/alertmanager | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$amdir" ] || { echo "build-alerting.sh: go mod download did not give Alertmanager's source directory" >&2; exit 1; }
+  src="$BIN.tmp/src"
+  rm -rf "$src" && mkdir -p "$src"
+  cp "$HERE/alertmanager/go.mod" "$HERE/alertmanager/go.sum" "$HERE/alertmanager/tools.go" "$src/"
+  cp -r "$amdir" "$src/alertmanager" && chmod -R u+w "$src/alertmanager"
+  for ui in elm mantine; do
+    mkdir -p "$src/alertmanager/ui/app/dist/$ui" && cp "$HERE/alertmanager/ui-placeholder.html" "$src/alertmanager/ui/app/dist/$ui/index.html"
+  done
+  (cd "$src" && go mod edit -replace github.com/prometheus/alertmanager=./alertmanager \
+    && go build -trimpath -ldflags "$(stamp ${ALERTMANAGER_VERSION#v})" -o "$BIN.tmp/alertmanager" github.com/prometheus/alertmanager/cmd/alertmanager)
+  rm -rf "$src"
+fi
+if [ ! -x "$BIN/promtool" ]; then
+  log "building promtool (prometheus $PROMETHEUS_VERSION; a cold build takes several minutes on 2 cores)"
+  (cd "$HERE/promtool" && go build -trimpath -ldflags "$(stamp 3.16.0)" -o "$BIN.tmp/promtool" github.com/prometheus/prometheus/cmd/promtool)
+fi
+mkdir -p "$BIN"
+for b in alertmanager promtool; do
+  if [ -x "$BIN.tmp/$b" ]; then mv "$BIN.tmp/$b" "$BIN/$b"; fi
+done
+rmdir "$BIN.tmp" 2>/dev/null || true
+log "done: $BIN"
+echo "$BIN"

@@ -1,0 +1,120 @@
+// Promotion evidence (controller/gitops/promotion): reports signed by one cluster's key verify with
+// its public key and nothing else; a changed, moved, unsigned or foreign-signed report is rejected
+// with its reason; the proposal body's evidence section links each report at its commit.
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { autoUpdateSpec, promotionSpec } from '../../../schemas/target.js';
+import { promotionGate } from '../../../controller/gitops/promotion/gate.js';
+import { isOutcomeError } from '../../../controller/runtime/outcome.js';
+import { versionVerdict } from '../../../controller/core/promotion/decide.js';
+import { evidenceSection } from '../../../controller/gitops/promotion/body.js';
+import { upstreamEvidence } from '../../../controller/gitops/promotion/reports.js';
+import { loadSigningKey, loadTrustedKeys, reportSigner, signaturePath, verifyReport } from '../../../controller/gitops/promotion/signature.js';
+
+const ed = (): { privateKey: KeyObject; publicKey: KeyObject } => generateKeyPairSync('ed25519');
+const staging = ed();
+const intruder = ed();
+const keys = new Map([['staging', [staging.publicKey]]]);
+
+const reportYaml = (plan: string, more: Record<string, unknown> = {}): string => `# Written by KangalPatch\n${stringify({
+  apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'RolloutReport', cluster: 'staging', plan: { name: plan, uid: 'u1' }, phase: 'Completed', reason: null, message: null,
+  target: { talosVersion: 'v1.12.5', kubernetesVersion: null }, startTime: '2026-12-05T10:00:00Z', completionTime: '2026-12-05T10:04:10Z',
+  nodes: { total: 2, pending: 0, running: 0, completed: 2, failed: 0 }, preflight: { status: 'True', reason: null, message: null }, source: { commit: null, path: null, url: null },
+  groups: [{ name: 'workers', nodes: [{ name: 'w1', failure: null, cordonedSeconds: 40 }, { name: 'w2', failure: null, cordonedSeconds: 50 }] }],
+  ...more,
+})}`;
+
+const message = (v: unknown): string => (v instanceof Error ? v.message : 'no error');
+
+function tree(files: Record<string, string>) {
+  return { files: new Map(Object.entries(files)), skipped: [] };
+}
+
+describe('gitops/promotion: signed reports as evidence', function () {
+  const signer = reportSigner(staging.privateKey, 'staging');
+  const path = 'status/staging/nodes-v1-12-5.yaml';
+  const yaml = reportYaml('nodes-v1-12-5');
+
+  it('a report signed by the cluster\'s key verifies; the figures are read from it', function () {
+    assert.equal(verifyReport(keys, 'staging', path, yaml, signer.sign(path, yaml)), undefined);
+    const ev = upstreamEvidence('c1', tree({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) }), keys, new Set(['staging']));
+    assert.deepEqual(ev.rejected, []);
+    const r = ev.reports[0];
+    assert.deepEqual([r?.plan, r?.talosVersion, r?.nodes, r?.cordonedSeconds, r?.completionTime], ['nodes-v1-12-5', 'v1.12.5', { total: 2, completed: 2, failed: 0 }, 90, Date.parse('2026-12-05T10:04:10Z')]);
+  });
+
+  it('rejected, each with its reason: unsigned, changed, signed by another key, moved to another path, unknown cluster, not a report', function () {
+    const sig = signer.sign(path, yaml);
+    const other = reportSigner(intruder.privateKey, 'staging');
+    const cases: [string, string, string | undefined, RegExp][] = [
+      [path, yaml, undefined, /no signature \(status\/staging\/nodes-v1-12-5\.sig\): not written by the controller of staging/],
+      [path, yaml.replace('failed: 0\n', 'failed: 0\n# edited\n'), sig, /does not verify with cluster staging's key/],
+      [path, yaml, other.sign(path, yaml), /signed with key [0-9a-f]{16}, which is not a key of cluster staging/],
+      ['status/staging/other.yaml', yaml, sig, /does not verify/],
+      [path, yaml, 'hello\n', /is not a KangalPatch report signature/],
+    ];
+    for (const [p, y, s, why] of cases) assert.match(verifyReport(keys, 'staging', p, y, s) ?? 'accepted', why);
+    assert.match(verifyReport(keys, 'lab', 'status/lab/x.yaml', yaml, sig) ?? '', /no public key for cluster lab/);
+    const moved = 'status/staging/other.yaml';
+    const ev = upstreamEvidence('c1', tree({ [moved]: yaml, [signaturePath(moved)]: signer.sign(moved, yaml), 'status/staging/bad.yaml': 'kind: Nope\n', 'status/staging/bad.sig': signer.sign('status/staging/bad.yaml', 'kind: Nope\n') }), keys, new Set(['staging']));
+    assert.deepEqual(ev.reports, []);
+    assert.deepEqual(ev.rejected.map((r) => r.file).sort(), ['status/staging/bad.yaml', moved]);
+    assert.match(ev.rejected.find((r) => r.file === moved)?.reason ?? '', /names cluster staging and plan nodes-v1-12-5, not the staging\/other its path says/);
+  });
+
+  it('clusters no stage names are not read at all', function () {
+    const ev = upstreamEvidence('c1', tree({ 'status/lab/x.yaml': yaml }), keys, new Set(['staging']));
+    assert.deepEqual([ev.reports, ev.rejected], [[], []]);
+  });
+
+  it('key files: a private key loads, a public-key folder maps <cluster>.pem, bad files are named', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'kangal-keys-'));
+    try {
+      writeFileSync(join(dir, 'signing.pem'), staging.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      writeFileSync(join(dir, 'rsa.pem'), generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      const key = await loadSigningKey(join(dir, 'signing.pem'));
+      assert.ok(!(key instanceof Error) && key.asymmetricKeyType === 'ed25519');
+      assert.match(message(await loadSigningKey(join(dir, 'rsa.pem'))), /holds a rsa key; report signing needs an Ed25519 private key/);
+      assert.match(message(await loadSigningKey(join(dir, 'missing.pem'))), /cannot read .*missing\.pem: ENOENT/);
+      const pub = mkdtempSync(join(tmpdir(), 'kangal-pub-'));
+      writeFileSync(join(pub, 'staging.pem'), staging.publicKey.export({ type: 'spki', format: 'pem' }));
+      writeFileSync(join(pub, 'lab.pem'), 'not a key\n');
+      const trusted = await loadTrustedKeys(pub);
+      assert.deepEqual([...trusted.keys.keys()], ['staging']);
+      assert.match(trusted.errors.join('\n'), /lab\.pem: no "-----BEGIN PUBLIC KEY-----" block/);
+      rmSync(pub, { recursive: true, force: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the evidence section links each report at the commit it was read from, with its figures and soak window', function () {
+    const ev = upstreamEvidence('0123456789abcdef0123', tree({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) }), keys, new Set(['staging']));
+    const spec = promotionSpec.parse({ after: [{ cluster: 'staging', template: 'nodes' }], soak: '1h' });
+    const v = versionVerdict({ now: Date.parse('2026-12-06T00:00:00Z'), spec, reports: ev.reports }, 'v1.12.5');
+    const text = evidenceSection(v, '1h', ev.commit, 'https://git.example/acme/plans/blob').join('\n');
+    assert.match(text, /\| staging\/template nodes \| \[status\/staging\/nodes-v1-12-5\.yaml\]\(https:\/\/git\.example\/acme\/plans\/blob\/0123456789abcdef0123\/status\/staging\/nodes-v1-12-5\.yaml\) @ 0123456789ab \| 2\/2 \| 4m 10s \| 0 \| 1m 30s \| 2026-12-05T10:04:10\.000Z \| 2026-12-05T10:04:10\.000Z → 2026-12-05T11:04:10\.000Z \|/);
+  });
+
+  it('the gate: no --promotion-keys-dir stalls with PromotionNotConfigured; evidence not loaded yet is transient; else versions are judged', function () {
+    const spec = autoUpdateSpec.parse({ enabled: true, allow: 'patch', promotion: { after: [{ cluster: 'staging' }], soak: '1h' } });
+    const withPromotion = { ...spec, promotion: spec.promotion! };
+    const reasonOf = (f: () => unknown): string => {
+      try {
+        f();
+        return 'no error';
+      } catch (err) {
+        return isOutcomeError(err) ? `${err.kind} ${err.reason}: ${err.message}` : String(err);
+      }
+    };
+    assert.match(reasonOf(() => promotionGate(undefined, withPromotion, 'v1.12.4', [], 0)), /^Stalled PromotionNotConfigured: .*--promotion-keys-dir/);
+    assert.match(reasonOf(() => promotionGate(() => undefined, withPromotion, 'v1.12.4', [], 0)), /^Transient EvidenceNotLoaded/);
+    const releases = ['v1.12.5', 'v1.13.0'].map((tagName) => ({ tagName, draft: false, prerelease: false, publishedAt: 0, htmlUrl: '' }));
+    const g = promotionGate(() => ({ commit: 'c', reports: [], rejected: [] }), withPromotion, 'v1.12.4', releases, 0);
+    assert.deepEqual([...g.gate.entries()], [['v1.12.5', undefined]], 'only allowed steps are judged; none proven');
+  });
+});
