@@ -14,8 +14,8 @@ const plan: PlanSnapshot = {
     { name: 'workers', total: 4, running: 2, completed: 1, failed: 1, pending: 0 },
   ],
 };
-const running: JobSnapshot = { name: 'custom-groups-worker-6', node: 'worker-6', group: 'workers', phase: 'Rebooting', reason: 'WaitingForReboot', startTime: at(0), phaseStartTime: at(20) };
-const failed: JobSnapshot = { name: 'custom-groups-worker-5', node: 'worker-5', group: 'workers', phase: 'Failed', reason: 'UpgradeFailed', message: 'installer exit 1' };
+const running: JobSnapshot = { name: 'custom-groups-worker-6', plan: 'custom-groups', node: 'worker-6', group: 'workers', phase: 'Rebooting', reason: 'WaitingForReboot', startTime: at(0), phaseStartTime: at(20) };
+const failed: JobSnapshot = { name: 'custom-groups-worker-5', plan: 'custom-groups', node: 'worker-5', group: 'workers', phase: 'Failed', reason: 'UpgradeFailed', message: 'installer exit 1' };
 
 describe('demo view', () => {
   it('formats durations in seconds, then minutes', () => {
