@@ -49,6 +49,11 @@ async function main(argv: string[]): Promise<number> {
   const started = Date.now();
   // Two clusters side by side: a story of its own (the others run one lab and one controller).
   if (opts.scenario === 'promotion') return runPromotionDemo({ timings: opts.timings, keep: opts.keep, startedMs: started });
+  return runOneCluster(opts, started);
+}
+
+/** A one-cluster scenario: one lab, one controller, the pushed plan (or the one its story leads to) followed to its end. */
+async function runOneCluster(opts: DemoOptions, started: number): Promise<number> {
   const term = openTerminal(process.stdout, started, Date.now);
   const makeScenario = SCENARIOS[opts.scenario];
   if (!makeScenario) throw new DemoFailure(`unknown scenario ${opts.scenario}`);
