@@ -39,6 +39,7 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
     };
   }
   let drawn = 0;
+  let closed = false;
   let last: { state: S } | undefined;
   const columns = (): number => out.columns || 120;
   const clear = (): void => {
@@ -46,7 +47,8 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
     drawn = 0;
   };
   const draw = (): void => {
-    if (!last) return;
+    // Closed: what is on screen stays, and lines printed after it (the summary) are never redrawn over.
+    if (!last || closed) return;
     clear();
     const lines = screen.lines(last.state, now(), columns()).map((l) => (l.length > columns() - 1 ? `${l.slice(0, columns() - 2)}…` : l));
     out.write(`${lines.join('\n')}\n`);
@@ -65,7 +67,10 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
       last = { state };
       draw();
     },
-    close: () => clearInterval(ticker),
+    close: () => {
+      closed = true;
+      clearInterval(ticker);
+    },
   };
 }
 
