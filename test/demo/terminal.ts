@@ -43,7 +43,7 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
   let last: { state: S } | undefined;
   const columns = (): number => out.columns || 120;
   const clear = (): void => {
-    if (drawn > 0) out.write(`\x1b[${drawn}A\r\x1b[J`);
+    if (drawn > 0 && !closed) out.write(`\x1b[${drawn}A\r\x1b[J`);
     drawn = 0;
   };
   const draw = (): void => {
