@@ -3,6 +3,7 @@
 // creates the plans repository, starts `kangal-patch run` from the compiled output with an
 // operator's flags, pushes a plan with the git CLI, shows the rollout live, and ends with a
 // summary, the report PR and an exit code that says whether the rollout completed.
+// `--scenario promotion` runs two clusters instead (test/demo/promotion-story.ts).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';

@@ -18,6 +18,7 @@ import { DEMO_TIMINGS, TEST_TIMINGS } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import type { Forge } from '../lab/forge/index.js';
 import type { WorkingCopy } from '../lab/forge/working-copy.js';
+import { ensureLabBinaries } from './lab-build.js';
 import { fleetTemplate, type LabPlace } from './plan-files.js';
 import { findProposalPr, findReportPr, mergePr, readyReportPr } from './plans-repo.js';
 import { openDisplay, type Display, type Screen } from './terminal.js';
@@ -297,6 +298,7 @@ export async function runPromotionDemo(o: { timings: 'demo' | 'test'; keep: bool
   const wait = waiters();
   try {
     say(`scenario promotion: ${PROMOTION_STORY}`);
+    await ensureLabBinaries(say);
     say('starting two lab clusters (each: kube-apiserver, simulated fleet, Talos API simulator, registry), one forge with the plans repository, and the compiled controller...');
     const [staging, production] = await startClusters(o.timings, stops);
     const forge = staging.forge!;
