@@ -3,11 +3,12 @@
 // creates the plans repository, starts `kangal-patch run` from the compiled output with an
 // operator's flags, pushes a plan with the git CLI, shows the rollout live, and ends with a
 // summary, the report PR and an exit code that says whether the rollout completed.
+// `--scenario promotion` runs two clusters instead (test/demo/promotion-story.ts).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { startLab, type Lab } from '../lab/lab.js';
 import { DEMO_TALOS_VERSION, DEMO_WORKLOADS, demoNodes, publishInstallers } from '../lab/demo-fleet.js';
 import { loadKubeConfig } from '../lab/kube.js';
@@ -18,10 +19,11 @@ import { ensureLabBinaries } from './lab-build.js';
 import { TALOS_TARGET } from './plan-files.js';
 import { createPlansRepo, findReportPr, type PlansRepo } from './plans-repo.js';
 import { buildProduct, repoRoot, startProduct } from './product.js';
-import { SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
+import { runPromotionDemo } from './promotion-story.js';
+import { SCENARIO_NAMES, SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
 import { openTerminal, type Terminal } from './terminal.js';
-import { summaryTable, type NodeVersions } from './view.js';
-import { watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
+import { summaryTable } from './view.js';
+import { nodeVersions, watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
 
 const run = promisify(execFile);
 const CLUSTER = 'demo';
@@ -40,12 +42,19 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command('demo')
     .description('run a real rollout on the lab: controller, Git push, live view, summary')
     .option('--keep', 'leave the lab and the controller running at the end (Ctrl-C stops them)', false)
-    .addOption(new Option('--scenario <name>', 'the story to run').choices(Object.keys(SCENARIOS)).default('custom-groups'))
+    .addOption(new Option('--scenario <name>', 'the story to run').choices(SCENARIO_NAMES).default('custom-groups'))
     .addOption(new Option('--timings <kind>', 'Talos simulator timings: demo (seconds per reboot) or test (sub-second, for CI)').choices(['demo', 'test']).default('demo'))
     .exitOverride();
   program.parse(argv, { from: 'user' });
   const opts = program.opts<DemoOptions>();
   const started = Date.now();
+  // Two clusters side by side: a story of its own (the others run one lab and one controller).
+  if (opts.scenario === 'promotion') return runPromotionDemo({ timings: opts.timings, keep: opts.keep, startedMs: started });
+  return runOneCluster(opts, started);
+}
+
+/** A one-cluster scenario: one lab, one controller, the pushed plan (or the one its story leads to) followed to its end. */
+async function runOneCluster(opts: DemoOptions, started: number): Promise<number> {
   const term = openTerminal(process.stdout, started, Date.now);
   const makeScenario = SCENARIOS[opts.scenario];
   if (!makeScenario) throw new DemoFailure(`unknown scenario ${opts.scenario}`);
@@ -268,14 +277,6 @@ async function followRollout(o: {
 function outcomeOf(p: PlanSnapshot): Outcome {
   if (p.phase === 'Completed' && (p.failedNodes ?? 0) === 0) return { ok: true, reason: 'completed' };
   return { ok: false, reason: `plan ${p.phase ?? '?'}${p.reason ? ` (${p.reason})` : ''}: ${p.message ?? ''}; ${p.failedNodes ?? 0} node(s) failed` };
-}
-
-async function nodeVersions(kc: KubeConfig): Promise<Map<string, NodeVersions>> {
-  const nodes = await kc.makeApiClient(CoreV1Api).listNode();
-  return new Map(nodes.items.map((n) => [n.metadata?.name ?? '', {
-    talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
-    kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
-  }]));
 }
 
 /** The report PR's URL: the controller opened it when the rollout started. */

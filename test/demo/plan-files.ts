@@ -78,3 +78,19 @@ export function autoUpdateTemplate(place: LabPlace, name: string): string {
   doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 3 } }));
   return text(doc);
 }
+
+/**
+ * examples/fleet/clusters/<cluster>/nodes.yaml for the lab: checked every minute (the demo asks for
+ * a check at once anyway), a release taken as soon as it is out, production's soak shortened to `soak`.
+ */
+export function fleetTemplate(place: LabPlace, cluster: 'staging' | 'production', soak: string): string {
+  const doc = example(`fleet/clusters/${cluster}/nodes.yaml`);
+  doc.setIn(['spec', 'delayBetweenNodes'], place.delay);
+  doc.setIn(['spec', 'talosConfig', 'endpoints'], doc.createNode([place.talosEndpoint], { flow: false }));
+  const commented = (value: string, comment: string): Scalar => Object.assign(new Scalar(value), { comment: ` ${comment}` });
+  doc.setIn(['spec', 'target', 'autoUpdate', 'checkInterval'], commented('1m', 'the minimum'));
+  if (cluster === 'staging') doc.setIn(['spec', 'target', 'autoUpdate', 'minReleaseAge'], commented('0s', 'the demo takes a release at once (the example lets it age a day)'));
+  else doc.setIn(['spec', 'target', 'autoUpdate', 'promotion', 'soak'], commented(soak, 'the demo soaks seconds, not the example\'s 72h'));
+  doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 2 } }));
+  return text(doc);
+}

@@ -34,6 +34,8 @@ interface Pull {
   title: string;
   html_url: string;
   state: string;
+  draft?: boolean;
+  body?: string | null;
   labels?: { name: string }[];
   head?: { ref?: string };
 }
@@ -58,19 +60,27 @@ export async function findReportPr(forge: Forge, cluster: string, plan: string):
   return (await pulls(forge)).find((p) => p.head?.ref?.startsWith(prefix) === true)?.html_url;
 }
 
+/** The report pull request of `plan` once it is ready for review (the controller marks it so when the rollout ended). */
+export async function readyReportPr(forge: Forge, cluster: string, plan: string): Promise<{ number: number; url: string } | undefined> {
+  const prefix = `kangal-patch/${cluster}/report/${plan}-`;
+  const p = (await pulls(forge)).find((x) => x.head?.ref?.startsWith(prefix) === true && x.state === 'open' && x.draft !== true);
+  return p && { number: p.number, url: p.html_url };
+}
+
 export interface ProposalPr {
   number: number;
   url: string;
   title: string;
   state: string;
   labels: string[];
+  body: string;
 }
 
 /** The auto-update proposal of `template` for `version` (branch kangal-patch/<cluster>/auto-update/<template>-<version>), if opened. */
 export async function findProposalPr(forge: Forge, cluster: string, template: string, version: string): Promise<ProposalPr | undefined> {
   const branch = `kangal-patch/${cluster}/auto-update/${template}-${version}`;
   const p = (await pulls(forge)).find((x) => x.head?.ref === branch);
-  return p && { number: p.number, url: p.html_url, title: p.title, state: p.state, labels: (p.labels ?? []).map((l) => l.name) };
+  return p && { number: p.number, url: p.html_url, title: p.title, state: p.state, labels: (p.labels ?? []).map((l) => l.name), body: p.body ?? '' };
 }
 
 /** What the Merge button does: `PUT /repos/{owner}/{repo}/pulls/{number}/merge`. */

@@ -109,3 +109,6 @@ export const SCENARIOS: Record<string, () => Scenario> = {
   'kubernetes-upgrade': () => kubernetesScenario,
   'auto-update': autoUpdateScenario,
 };
+
+/** Every `--scenario`: the one-cluster stories above, and `promotion` (two clusters, test/demo/promotion-story.ts). */
+export const SCENARIO_NAMES = [...Object.keys(SCENARIOS), 'promotion'];

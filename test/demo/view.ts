@@ -1,7 +1,7 @@
 // What the demo prints, as pure functions of the watched state and the time: the live screen
 // (plan, a progress bar per group, a line per active node), the plain log lines for a non-TTY,
 // and the closing summary table.
-import type { GroupProgress, JobSnapshot, PlanSnapshot } from './watch.js';
+import type { GroupProgress, JobSnapshot, NodeVersions, PlanSnapshot } from './watch.js';
 
 const FINISHED = new Set(['Completed', 'Failed']);
 
@@ -37,6 +37,51 @@ export function autoUpdateLine(p: PlanSnapshot): string | undefined {
   return `${parts.join('; ')}; checked ${a.lastCheckTime}${a.nextCheckTime ? `, next ${a.nextCheckTime}` : ''}`;
 }
 
+/** An auto-update template's promotion: the version it waits for (or promoted) and each upstream stage's state. */
+export function promotionLine(p: PlanSnapshot): string | undefined {
+  const pr = p.autoUpdate?.promotion;
+  if (!pr) return undefined;
+  const stages = pr.stages.map((s) => `${s.cluster} ${s.state ?? '?'}${s.state === 'Soaking' && s.eligibleTime ? ` until ${s.eligibleTime}` : ''}`);
+  return `  promotion: ${pr.reason ?? '?'}${pr.version ? ` ${pr.version}` : ''}${stages.length ? ` (${stages.join(', ')})` : ''}`;
+}
+
+/** The soak countdown: how long until `eligibleTime` (ISO), in whole seconds. */
+export function soakLine(cluster: string, version: string, upstream: string, eligibleTime: string, nowMs: number): string {
+  const left = Math.max(0, Math.ceil((Date.parse(eligibleTime) - nowMs) / 1000));
+  return `soak: ${version} runs on ${upstream}; ${cluster} may take it at ${eligibleTime}: ${left > 0 ? `${left} s left` : 'now'}`;
+}
+
+/** Two columns of `width` characters in all: each line cut or padded to its half, a bar between. */
+export function sideBySide(left: readonly string[], right: readonly string[], width: number): string[] {
+  const half = Math.max(20, Math.floor((width - 3) / 2));
+  const fit = (l: string): string => (l.length > half ? `${l.slice(0, half - 1)}…` : l.padEnd(half));
+  return Array.from({ length: Math.max(left.length, right.length) }, (_, i) => `${fit(left[i] ?? '')} │ ${fit(right[i] ?? '')}`.trimEnd());
+}
+
+/**
+ * The "Promotion evidence" table of a proposal's body, for a terminal: per upstream stage, its
+ * figures as `name: value` (a Markdown link printed as its URL), then the sentence above the table.
+ */
+export function evidenceLines(body: string): string[] {
+  const lines = body.split('\n');
+  const start = lines.findIndex((l) => l.trim() === '### Promotion evidence');
+  if (start < 0) return ['(the proposal has no Promotion evidence section)'];
+  const cells = (row: string): string[] => row.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+  const section = lines.slice(start + 1);
+  const headerAt = section.findIndex((l) => l.startsWith('| '));
+  const header = headerAt < 0 ? [] : cells(section[headerAt] ?? '');
+  const rows = headerAt < 0 ? [] : section.slice(headerAt + 2).filter((l, i, all) => l.startsWith('| ') && all.slice(0, i).every((x) => x.startsWith('| ')));
+  const unlink = (c: string): string => c.replace(/\[([^\]]+)\]\(([^)]+)\)/g, '$2');
+  const summary = section.slice(0, Math.max(0, headerAt)).map((l) => l.trim()).filter(Boolean);
+  return [
+    ...summary,
+    ...rows.flatMap((row) => {
+      const values = cells(row);
+      return [`${header[0] ?? 'stage'} ${values[0] ?? '?'}:`, ...header.slice(1).map((h, i) => `  ${h}: ${unlink(values[i + 1] ?? '')}`)];
+    }),
+  ];
+}
+
 export function bar(done: number, failed: number, total: number, width = 20): string {
   if (total <= 0) return `[${' '.repeat(width)}]`;
   const d = Math.round((done / total) * width);
@@ -59,9 +104,11 @@ export function liveScreen(p: PlanSnapshot | undefined, jobs: readonly JobSnapsh
   const active = jobs.filter((j) => !FINISHED.has(j.phase ?? ''));
   const failed = jobs.filter((j) => j.phase === 'Failed');
   const autoUpdate = p && autoUpdateLine(p);
+  const promotion = p && promotionLine(p);
   return [
     planLine(p),
     ...(autoUpdate ? [autoUpdate] : []),
+    ...(promotion ? [promotion] : []),
     ...(p?.groups ?? []).map((g) => groupLine(g, width)),
     ...(active.length ? ['  active nodes:', ...active.map((j) => nodeLine(j, nowMs))] : []),
     ...failed.map((j) => `    ${j.node} failed: ${j.reason ?? ''} ${j.message ?? ''}`.trimEnd()),
@@ -80,6 +127,8 @@ export function facts(p: PlanSnapshot | undefined, jobs: readonly JobSnapshot[])
   const out = new Map<string, Fact>([['plan', { signature: p ? `${p.phase}|${p.reason}|${p.paused}|${p.completedNodes}|${p.failedNodes}` : '', text: plan }]]);
   const autoUpdate = p && autoUpdateLine(p);
   if (autoUpdate) out.set('auto-update', { signature: autoUpdate, text: autoUpdate.trimStart() });
+  const promotion = p && promotionLine(p);
+  if (promotion) out.set('promotion', { signature: promotion, text: promotion.trimStart() });
   for (const g of p?.groups ?? []) {
     const text = `group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed`;
     out.set(`group ${g.name}`, { signature: text, text });
@@ -100,11 +149,6 @@ export function changedFacts(before: Map<string, string>, now: Map<string, Fact>
     lines.push(f.text);
   }
   return lines;
-}
-
-export interface NodeVersions {
-  talos: string;
-  kubernetes: string;
 }
 
 export interface SummaryRow {

@@ -1,6 +1,6 @@
-// The demo's live picture of one rollout: client-node informers on PatchPlans and the plan's
-// PatchJobs (a lab client, not the product's adapter), calling back on every change.
-import { CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+// The demo's live picture of one rollout (or of every plan of a cluster): client-node informers on
+// PatchPlans and PatchJobs (a lab client, not the product's adapter), calling back on every change.
+import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 
 const GROUP = 'kangalpatch.ozalp.dk';
 const VERSION = 'v1alpha1';
@@ -40,10 +40,21 @@ export interface AutoUpdateSnapshot {
   lastProposalURL?: string;
   blockedBy?: string;
   lastError?: string;
+  /** status.autoUpdate.promotion: what the upstream stages prove. */
+  promotion?: PromotionSnapshot;
+}
+
+export interface PromotionSnapshot {
+  reason?: string;
+  version?: string;
+  eligibleTime?: string;
+  stages: { cluster: string; state?: string; eligibleTime?: string; message?: string }[];
 }
 
 export interface JobSnapshot {
   name: string;
+  /** The PatchPlan the job belongs to (spec.patchPlanRef). */
+  plan: string;
   node: string;
   group: string;
   phase?: string;
@@ -72,6 +83,7 @@ function autoUpdateSnapshot(v: unknown): AutoUpdateSnapshot | undefined {
   const a = v as Record<string, unknown>;
   const named = (x: unknown): string | undefined => (typeof x === 'object' && x !== null ? str((x as Record<string, unknown>).name) : undefined);
   const error = a.lastError as Record<string, unknown> | undefined;
+  const promotion = promotionSnapshot(a.promotion);
   return {
     lastCheckTime: str(a.lastCheckTime),
     nextCheckTime: str(a.nextCheckTime),
@@ -82,6 +94,19 @@ function autoUpdateSnapshot(v: unknown): AutoUpdateSnapshot | undefined {
     lastProposalURL: str(a.lastProposalURL),
     blockedBy: named(a.blockedBy),
     lastError: error && [str(error.reason), str(error.message)].filter(Boolean).join(': '),
+    ...(promotion ? { promotion } : {}),
+  };
+}
+
+function promotionSnapshot(v: unknown): PromotionSnapshot | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const p = v as Record<string, unknown>;
+  const stages = Array.isArray(p.stages) ? (p.stages as Record<string, unknown>[]) : [];
+  return {
+    reason: str(p.reason),
+    version: str(p.version),
+    eligibleTime: str(p.eligibleTime),
+    stages: stages.map((s) => ({ cluster: String(s.cluster), state: str(s.state), eligibleTime: str(s.eligibleTime), message: str(s.message) })),
   };
 }
 
@@ -109,6 +134,7 @@ function jobSnapshot(o: Obj): JobSnapshot {
   const s = o.status ?? {};
   return {
     name: o.metadata?.name ?? '',
+    plan: str(o.spec?.patchPlanRef) ?? '?',
     node: str(o.spec?.nodeName) ?? '?',
     group: str(o.spec?.group) ?? '?',
     phase: str(s.phase),
@@ -122,14 +148,13 @@ function jobSnapshot(o: Obj): JobSnapshot {
   };
 }
 
-/** Watches plan `planName` and its PatchJobs; `onChange` runs after every event. Resolves once both lists are synced. */
-export async function watchRollout(kc: KubeConfig, planName: string, onChange: () => void): Promise<RolloutWatch> {
+/** Informers on the PatchPlans and the PatchJobs `jobSelector` picks (all when undefined); `onChange` runs after every event. Resolves once both lists are synced. */
+async function startInformers(kc: KubeConfig, jobSelector: string | undefined, onChange: () => void): Promise<{ plans: Informer<Obj> & ObjectCache<Obj>; jobs: Informer<Obj> & ObjectCache<Obj>; stop: () => void }> {
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const selector = `${GROUP}/patchplan=${planName}`;
   let stopped = false;
   const informers: Informer<Obj>[] = [];
   const plans = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchplans`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchplans' }) as never);
-  const jobs = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchjobs`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', labelSelector: selector }) as never, selector);
+  const jobs = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchjobs`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', ...(jobSelector ? { labelSelector: jobSelector } : {}) }) as never, jobSelector);
   for (const informer of [plans, jobs]) {
     for (const event of ['add', 'update', 'delete'] as const) informer.on(event, () => onChange());
     // client-node 1.4 informers stop on errors (a watch timeout, an apiserver restart): start again.
@@ -140,14 +165,62 @@ export async function watchRollout(kc: KubeConfig, planName: string, onChange: (
   }
   await Promise.all(informers.map((i) => i.start()));
   return {
-    plan: () => {
-      const o = plans.list().find((p) => p.metadata?.name === planName);
-      return o && planSnapshot(o);
-    },
-    jobs: () => jobs.list().map(jobSnapshot).sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })),
+    plans,
+    jobs,
     stop: () => {
       stopped = true;
       for (const i of informers) void i.stop();
     },
   };
+}
+
+const byNode = (a: JobSnapshot, b: JobSnapshot): number => a.node.localeCompare(b.node, 'en', { numeric: true });
+
+/** Watches plan `planName` and its PatchJobs; `onChange` runs after every event. Resolves once both lists are synced. */
+export async function watchRollout(kc: KubeConfig, planName: string, onChange: () => void): Promise<RolloutWatch> {
+  const { plans, jobs, stop } = await startInformers(kc, `${GROUP}/patchplan=${planName}`, onChange);
+  return {
+    plan: () => {
+      const o = plans.list().find((p) => p.metadata?.name === planName);
+      return o && planSnapshot(o);
+    },
+    jobs: () => jobs.list().map(jobSnapshot).sort(byNode),
+    stop,
+  };
+}
+
+export interface ClusterWatch {
+  /** Every PatchPlan of the cluster, by creation (a template before the child plans it proposed). */
+  plans(): PlanSnapshot[];
+  /** The PatchJobs of plan `name`. */
+  jobs(name: string): JobSnapshot[];
+  stop(): void;
+}
+
+/** Watches every PatchPlan and PatchJob of a cluster; `onChange` runs after every event. Resolves once both lists are synced. */
+export async function watchCluster(kc: KubeConfig, onChange: () => void): Promise<ClusterWatch> {
+  const { plans, jobs, stop } = await startInformers(kc, undefined, onChange);
+  // A Date once client-node deserialized it, the API's string otherwise: both parse.
+  const created = (o: Obj): number => new Date(o.metadata?.creationTimestamp ?? 0).getTime();
+  return {
+    plans: () => [...plans.list()].sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).map(planSnapshot),
+    jobs: (name) => jobs.list().map(jobSnapshot).filter((j) => j.plan === name).sort(byNode),
+    stop,
+  };
+}
+
+export interface NodeVersions {
+  talos: string;
+  kubernetes: string;
+}
+
+export type NodeVersionsByName = Map<string, NodeVersions>;
+
+/** Each Node's Talos version (from its OS image) and kubelet version. */
+export async function nodeVersions(kc: KubeConfig): Promise<NodeVersionsByName> {
+  const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+  return new Map(nodes.items.map((n) => [n.metadata?.name ?? '', {
+    talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
+    kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
+  }]));
 }

@@ -40,6 +40,13 @@ function summaryRow(stdout: string, node: string): string[] | undefined {
 describe('npm run demo (non-TTY, test timings)', function () {
   this.timeout(600_000);
 
+  it('an unknown --scenario is refused before any lab starts, naming every scenario (promotion among them)', async function () {
+    const run = await runDemo(['--scenario', 'nope']);
+    assert.notEqual(run.code, 0);
+    assert.equal(run.stdout, '', 'nothing started, nothing printed');
+    assert.match(run.stderr, /argument 'nope' is invalid\. Allowed choices are custom-groups, failure-pause, maintenance-window, kubernetes-upgrade, auto-update, promotion\./);
+  });
+
   it('custom-groups: pushes the example, the controller rolls it out, the summary shows every node moved, exit 0', async function () {
     const run = await runDemo([]);
     const context = `exit ${String(run.code)}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-2000)}`;

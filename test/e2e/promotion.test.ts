@@ -5,7 +5,8 @@
 // then 1.12.6 appear: staging proposes and (merged by the test) rolls out 1.12.5; a forged report
 // is rejected with its reason; production proposes nothing until staging's report is merged and the
 // soak has passed, then proposes 1.12.5 with the evidence; restarts change no decision; a failed
-// staging rollout of 1.12.6 marks production's open proposal blocked, and production stays on 1.12.5.
+// staging rollout of 1.12.6 marks production's open proposal blocked; staging's rollback to 1.12.4
+// then closes it with the reason, and production stays where it was.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ const GROUP = 'kangalpatch.ozalp.dk';
 interface Pull { number: number; state: string; draft: boolean; merged_at: string | null; created_at: string; title: string; html_url: string; head: { ref: string }; body: string | null }
 interface Stage { cluster: string; state: string; report?: string; eligibleTime?: string; message: string }
 interface Promotion { reason: string; version?: string; eligibleTime?: string; commit?: string; stages?: Stage[]; rejectedReports?: { file: string; reason: string }[] }
-type AutoUpdate = { lastCheckTime?: string; currentVersion?: string; lastProposedVersion?: string; promotion?: Promotion; lastError?: { reason: string; message: string } };
+type AutoUpdate = { lastCheckTime?: string; currentVersion?: string; lastProposedVersion?: string; skippedVersions?: string[]; promotion?: Promotion; lastError?: { reason: string; message: string } };
 
 const template = (endpoint: string, promotion: string): string => `# nodes: follows upstream Talos patch releases${promotion === '' ? '' : ', once staging has proven them'}.
 apiVersion: kangalpatch.ozalp.dk/v1alpha1
@@ -40,6 +41,25 @@ spec:
       allow: patch
       checkInterval: 1h
 ${promotion}    source: factory
+    installer: nocloud
+  delayBetweenNodes: 0s
+  strategy:
+    order: [controlPlane, workers]
+  talosConfig:
+    endpoints: ["${endpoint}"]
+    secretRef:
+      name: talos-credentials
+`;
+/** Staging's rollback by hand: a plain plan (not a template) named like the template's child for v1.12.4. */
+const rollback = (endpoint: string): string => `apiVersion: kangalpatch.ozalp.dk/v1alpha1
+kind: PatchPlan
+metadata:
+  name: nodes-v1-12-4
+spec:
+  target:
+    talosVersion: v1.12.4
+    allowTalosDowngrade: true
+    source: factory
     installer: nocloud
   delayBetweenNodes: 0s
   strategy:
@@ -100,13 +120,15 @@ describe('Fleet promotion through Git: production promotes only what staging com
     writeFileSync(f, `${staging.forge!.issueToken()}\n`, { mode: 0o600 });
     return f;
   };
+  /** Production's proposal of 1.12.5, once a failure upstream marked it blocked. */
+  let blocked: Pull | undefined;
   let stagingArgs: string[];
   let productionArgs: string[];
   const startStaging = (): Controller => staging.startController({ name: `staging-${Date.now()}`, args: stagingArgs });
   const startProduction = (): Controller => production.startController({ name: `production-${Date.now()}`, args: [...productionArgs, ...production.mirrorArgs] });
 
   before(async function () {
-    const images = ['v1.12.5', 'v1.12.6'].map((v) => factoryImage('nocloud', v));
+    const images = [FLEET, 'v1.12.5', 'v1.12.6'].map((v) => factoryImage('nocloud', v));
     [staging, production] = await Promise.all([
       startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: FLEET }, images, plansRepo: true }),
       startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: FLEET, subnet: 11 }, images }),
@@ -207,7 +229,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
     assert.deepEqual(after.staging.map((p) => [p.number, p.state]), before.staging.map((p) => [p.number, p.state]));
   });
 
-  it('a failed staging rollout of 1.12.6 blocks production\'s open proposal; production stays on 1.12.5', async function () {
+  it('a failed staging rollout of 1.12.6 blocks production\'s open proposal', async function () {
     release('v1.12.6', 10 * DAY);
     staging.talos.faults.set('cp-1', { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: boom' } });
     await poke(staging);
@@ -229,31 +251,55 @@ describe('Fleet promotion through Git: production promotes only what staging com
     assert.equal(st.promotion?.version, 'v1.12.6');
     assert.match(st.promotion?.stages?.[0]?.message ?? '', /error validating installer image: boom/);
 
-    // A human merges the 1.12.5 proposal anyway: production rolls 1.12.5 out and proposes nothing newer.
-    await merge(open);
-    await production.waitForPlan('nodes-v1-12-5', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    blocked = open;
+  });
+
+  it('staging\'s rollback to 1.12.4 closes production\'s blocked proposal with the reason; production stays on 1.12.4; preview says why', async function () {
+    const open = blocked;
+    assert.ok(open, 'the blocked proposal of the previous case');
+    // Staging's operator rolls staging back to 1.12.4 (a plan named like the template's children, so
+    // the stage counts it): the blocked proposal is closed with the reason, as no skip.
+    staging.talos.faults.clear('cp-1');
+    await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    await staging.plans!.write('clusters/staging/nodes-v1-12-4.yaml', rollback(staging.talos.endpoint));
+    await staging.plans!.commitAndPush('staging: back to v1.12.4');
+    await staging.waitForPlan('nodes-v1-12-4', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    assert.equal((await staging.plan('nodes-v1-12-4'))?.status.phase, 'Completed');
+    await mergeReport('nodes-v1-12-4');
+    await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    const withRollback = (await staging.plans!.git(['rev-parse', 'HEAD'])).trim();
+    const closed = await waitFor(async () => (await proposals('production')).find((p) => p.number === open.number && p.state === 'closed'), { timeoutMs: 90_000, description: 'production\'s proposal closed by the rollback' });
+    assert.equal(closed.merged_at, null);
+    assert.equal(closed.title, 'KangalPatch [production]: Talos v1.12.5 for nodes (blocked: upstream failure) (rolled back upstream)', 'both marks: it was blocked, then closed as no skip');
+    const why = await api<{ body: string }[]>(`/repos/acme/plans/issues/${open.number}/comments`);
+    assert.ok(why.some((c) => /KangalPatch closed this proposal: staging\/template nodes rolled back from v1\.12\.5 to v1\.12\.4 \(status\/staging\/nodes-v1-12-4\.yaml\).*v1\.12\.5 is no longer proven upstream/.test(c.body)), why.map((c) => c.body).join('\n'));
+    assert.equal(why.filter((c) => /Blocked by an upstream failure/.test(c.body)).length, 1, 'marked blocked once, not again at each later commit');
     const after = await waitFor(async () => {
       const s = await autoUpdate(production);
-      return s?.currentVersion === 'v1.12.5' ? s : undefined;
-    }, { timeoutMs: 90_000, description: 'production on v1.12.5' });
+      return s?.promotion?.commit === withRollback ? s : undefined;
+    }, { timeoutMs: 30_000, description: `production's status read from ${withRollback}, where staging's rollback report is` });
+    assert.deepEqual(after.promotion?.stages?.map((x) => [x.cluster, x.state]), [['staging', 'Failed']], 'v1.12.6, the newest, still failed upstream');
+    assert.equal(after.currentVersion, FLEET);
     assert.equal(after.promotion?.reason, 'WaitingForPromotion');
-    assert.deepEqual((await proposals('production')).map((p) => p.head.ref), ['kangal-patch/production/auto-update/nodes-v1.12.5'], 'no v1.12.6 proposal');
-    // The lab's independent observer: production's nodes run 1.12.5, none left cordoned, one at a time.
+    assert.ok(!(after.skippedVersions ?? []).includes('v1.12.5'), 'closed by KangalPatch, not skipped by a human');
+    assert.deepEqual((await proposals('production')).map((p) => [p.head.ref, p.state]), [['kangal-patch/production/auto-update/nodes-v1.12.5', 'closed']], 'nothing else proposed');
+    // The lab's independent observer: production's nodes never left 1.12.4 and were never cordoned.
     for (const node of ['cp-1', 'worker-1']) {
       const seen = production.observer.node(node);
-      assert.match(seen?.osImage ?? '', /v1\.12\.5/, `${node} runs ${seen?.osImage ?? '?'}`);
+      assert.match(seen?.osImage ?? '', /v1\.12\.4/, `${node} runs ${seen?.osImage ?? '?'}`);
       assert.equal(seen?.unschedulable, false, `${node} uncordoned`);
     }
-    for (const g of ['controlPlane', 'workers']) assert.ok(production.observer.maxConcurrentLeasesInGroup('nodes-v1-12-5', g) <= 1, g);
+    assert.equal(await production.plan('nodes-v1-12-5'), undefined, 'no child plan on production');
 
     // `kangal-patch preview` on production's template, from a checkout of the repository: nothing to
-    // propose, and why not v1.12.6 (staging's rollout of it failed).
+    // propose, why not v1.12.5 (staging rolled it back) and why not v1.12.6 (staging's rollout of it failed).
     await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
     const preview = await runCli(['preview', join(staging.plans!.dir, 'clusters/production/nodes.yaml'), '--kubeconfig', production.cluster.kubeconfigPath,
       '--releases-api-url', staging.forge!.apiUrl, '--releases-token-file', tokenFile('preview'), '--promotion-keys-dir', keysDir]);
     assert.equal(preview.code, 0, preview.err);
-    assert.match(preview.out, /current Talos \(lowest on the selected nodes\): v1\.12\.5/);
+    assert.match(preview.out, /current Talos \(lowest on the selected nodes\): v1\.12\.4/);
     assert.match(preview.out, /would propose now: nothing/);
+    assert.match(preview.out, /v1\.12\.5 +NotPromoted +not yet promoted: staging\/template nodes RolledBack \(staging\/template nodes rolled back from v1\.12\.5 to v1\.12\.4/);
     assert.match(preview.out, /v1\.12\.6 +NotPromoted +not yet promoted: staging\/template nodes Failed .*error validating installer image: boom/);
   });
 });

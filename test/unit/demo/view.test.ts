@@ -1,6 +1,6 @@
 // The demo's screen, log lines and summary table are pure functions of the watched state.
 import assert from 'node:assert/strict';
-import { autoUpdateLine, bar, changedFacts, duration, facts, liveScreen, planLine, summaryTable } from '../../demo/view.js';
+import { autoUpdateLine, bar, changedFacts, duration, evidenceLines, facts, liveScreen, planLine, promotionLine, sideBySide, soakLine, summaryTable } from '../../demo/view.js';
 import type { JobSnapshot, PlanSnapshot } from '../../demo/watch.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
@@ -14,8 +14,8 @@ const plan: PlanSnapshot = {
     { name: 'workers', total: 4, running: 2, completed: 1, failed: 1, pending: 0 },
   ],
 };
-const running: JobSnapshot = { name: 'custom-groups-worker-6', node: 'worker-6', group: 'workers', phase: 'Rebooting', reason: 'WaitingForReboot', startTime: at(0), phaseStartTime: at(20) };
-const failed: JobSnapshot = { name: 'custom-groups-worker-5', node: 'worker-5', group: 'workers', phase: 'Failed', reason: 'UpgradeFailed', message: 'installer exit 1' };
+const running: JobSnapshot = { name: 'custom-groups-worker-6', plan: 'custom-groups', node: 'worker-6', group: 'workers', phase: 'Rebooting', reason: 'WaitingForReboot', startTime: at(0), phaseStartTime: at(20) };
+const failed: JobSnapshot = { name: 'custom-groups-worker-5', plan: 'custom-groups', node: 'worker-5', group: 'workers', phase: 'Failed', reason: 'UpgradeFailed', message: 'installer exit 1' };
 
 describe('demo view', () => {
   it('formats durations in seconds, then minutes', () => {
@@ -70,5 +70,49 @@ describe('demo view', () => {
     assert.match(header ?? '', /^node +group +Talos +Kubernetes +cordoned +total +result$/);
     assert.match(rule ?? '', /^-+ +-+/);
     assert.deepEqual(row?.split(/\s{2,}/), ['worker-6', 'workers', 'v1.12.4 → v1.13.2', 'v1.35.2 (unchanged)', '10s', '1m15s', 'Completed']);
+  });
+
+  it('a promoted template shows what it waits for, with the soak end of a soaking stage', () => {
+    const template: PlanSnapshot = {
+      name: 'production-nodes', paused: false, phase: 'Watching', policyPaused: false, groups: [],
+      autoUpdate: { lastCheckTime: at(0), promotion: { reason: 'WaitingForPromotion', version: 'v1.12.5', eligibleTime: at(20), stages: [{ cluster: 'staging', state: 'Soaking', eligibleTime: at(20) }] } },
+    };
+    assert.equal(promotionLine(template), `  promotion: WaitingForPromotion v1.12.5 (staging Soaking until ${at(20)})`);
+    assert.equal(liveScreen(template, [], T0)[2], promotionLine(template));
+    assert.equal(promotionLine(plan), undefined);
+    const seen = new Map<string, string>();
+    changedFacts(seen, facts(template, []));
+    const notYet = { ...template, autoUpdate: { ...template.autoUpdate, promotion: { reason: 'WaitingForPromotion', version: 'v1.12.5', stages: [{ cluster: 'staging', state: 'NotRolledOut' }] } } };
+    assert.deepEqual(changedFacts(seen, facts(notYet, [])), ['promotion: WaitingForPromotion v1.12.5 (staging NotRolledOut)']);
+  });
+
+  it('the soak countdown counts whole seconds down to the eligible time, then says now', () => {
+    assert.equal(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 5_500), `soak: v1.12.5 runs on staging; production may take it at ${at(20)}: 15 s left`);
+    assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 20_000), /: now$/);
+    assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 25_000), /: now$/);
+  });
+
+  it('two columns: each side cut or padded to half the width, a bar between', () => {
+    const lines = sideBySide(['staging', 'x'.repeat(60)], ['production'], 83);
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0], `${'staging'.padEnd(40)} │ production`);
+    assert.equal(lines[1], `${'x'.repeat(39)}… │`);
+  });
+
+  it('the evidence of a proposal body, one figure a line, links as their URL', () => {
+    const body = [
+      '## Talos v1.12.5', '', '### Promotion evidence', '', 'v1.12.5 completed on every upstream stage.', '',
+      '| stage | report | nodes | soak window |', '| --- | --- | --- | --- |',
+      '| staging/template staging-nodes | [status/staging/a.yaml](http://forge/acme/plans/blob/c1/status/staging/a.yaml) @ c1 | 2/2 | A → B |',
+      '', 'If a later rollout fails, KangalPatch comments here.',
+    ].join('\n');
+    assert.deepEqual(evidenceLines(body), [
+      'v1.12.5 completed on every upstream stage.',
+      'stage staging/template staging-nodes:',
+      '  report: http://forge/acme/plans/blob/c1/status/staging/a.yaml @ c1',
+      '  nodes: 2/2',
+      '  soak window: A → B',
+    ]);
+    assert.deepEqual(evidenceLines('no section'), ['(the proposal has no Promotion evidence section)']);
   });
 });
