@@ -257,8 +257,9 @@ export const autoUpdateStatus = z.strictObject({
   nextCheckTime: timestamp.optional().meta({ description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.' }),
   currentVersion: version('v1.12.1').optional().meta({ description: 'Lowest Talos version on the selected nodes.' }),
   latestVersion: version('v1.12.1').optional().meta({ description: 'Newest stable upstream release.' }),
-  pendingVersion: version('v1.12.1').optional().meta({ description: 'Newer release still younger than minReleaseAge.' }),
-  pendingEligibleTime: timestamp.optional().meta({ description: 'When pendingVersion becomes old enough to be proposed.' }),
+  pendingVersion: version('v1.12.1').optional().meta({ description: 'Newer release not proposable yet: younger than minReleaseAge, or soaking on an upstream stage (pendingHeldBy says which).' }),
+  pendingEligibleTime: timestamp.optional().meta({ description: 'When pendingVersion becomes eligible to be proposed.' }),
+  pendingHeldBy: z.enum(['MinReleaseAge', 'Promotion']).optional().meta({ description: 'What holds pendingVersion back until pendingEligibleTime: its age, or the soak of an upstream stage (status.autoUpdate.promotion).' }),
   lastProposedVersion: version('v1.12.1').optional().meta({ description: 'Version of the most recent proposal pull request.' }),
   lastProposalURL: z.string().optional().meta({ description: 'URL of the most recent proposal pull request.' }),
   skippedVersions: z

@@ -29,7 +29,7 @@ export function autoUpdateLine(p: PlanSnapshot): string | undefined {
   if (!a.lastCheckTime) return '  auto-update: no release check yet';
   const parts = [
     `  auto-update: nodes on ${a.currentVersion ?? '?'}, newest release ${a.latestVersion ?? '?'}`,
-    ...(a.pendingVersion ? [`${a.pendingVersion} too young`] : []),
+    ...(a.pendingVersion ? [`${a.pendingVersion} ${a.pendingHeldBy === 'Promotion' ? 'soaking upstream' : 'too young'}`] : []),
     ...(a.lastProposedVersion ? [`proposed ${a.lastProposedVersion}${a.lastProposalURL ? ` (${a.lastProposalURL})` : ''}`] : []),
     ...(a.blockedBy ? [`waiting for ${a.blockedBy}`] : []),
     ...(a.lastError ? [`last error ${a.lastError}`] : []),

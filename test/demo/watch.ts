@@ -36,6 +36,8 @@ export interface AutoUpdateSnapshot {
   currentVersion?: string;
   latestVersion?: string;
   pendingVersion?: string;
+  /** What holds pendingVersion back: MinReleaseAge or Promotion (an upstream soak). */
+  pendingHeldBy?: string;
   lastProposedVersion?: string;
   lastProposalURL?: string;
   blockedBy?: string;
@@ -90,6 +92,7 @@ function autoUpdateSnapshot(v: unknown): AutoUpdateSnapshot | undefined {
     currentVersion: str(a.currentVersion),
     latestVersion: str(a.latestVersion),
     pendingVersion: str(a.pendingVersion),
+    pendingHeldBy: str(a.pendingHeldBy),
     lastProposedVersion: str(a.lastProposedVersion),
     lastProposalURL: str(a.lastProposalURL),
     blockedBy: named(a.blockedBy),

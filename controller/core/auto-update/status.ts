@@ -16,13 +16,14 @@ export interface CheckFacts {
 /** After a successful check: every field from the decision, the last error cleared. */
 export function statusAfterCheck(prev: AutoUpdateStatus | undefined, d: AutoUpdateDecision, facts: CheckFacts): AutoUpdateStatus {
   const s: AutoUpdateStatus = { ...prev, lastCheckTime: iso(facts.now), nextCheckTime: iso(d.nextWakeAt) };
-  for (const k of ['currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'blockedBy', 'lastError', 'promotion'] as const) delete s[k];
+  for (const k of ['currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'pendingHeldBy', 'blockedBy', 'lastError', 'promotion'] as const) delete s[k];
   if (facts.promotion) s.promotion = facts.promotion;
   if (d.currentVersion !== undefined) s.currentVersion = d.currentVersion;
   if (d.latestVersion !== undefined) s.latestVersion = d.latestVersion;
   if (d.pending) {
     s.pendingVersion = d.pending.version;
     s.pendingEligibleTime = iso(d.pending.eligibleAt);
+    s.pendingHeldBy = d.pending.heldBy === 'promotion' ? 'Promotion' : 'MinReleaseAge';
   }
   if (d.blockedBy) s.blockedBy = { name: d.blockedBy.name, version: d.blockedBy.version, ...(d.blockedBy.phase === undefined ? {} : { phase: d.blockedBy.phase }) };
   if (facts.proposal) {

@@ -93,7 +93,7 @@ describe('core/auto-update: status.autoUpdate', function () {
     const s = statusAfterCheck({ lastError: { reason: 'NetworkError', message: 'x', time: new Date(T0).toISOString() } }, d, { now: T0, skippedVersions: ['v1.13.1'], proposal: { version: 'v1.13.3', url: 'https://forge/pull/7' } });
     assert.deepEqual(s, {
       lastCheckTime: '2026-12-05T10:00:00.000Z', nextCheckTime: '2026-12-05T11:00:00.000Z', currentVersion: 'v1.13.2', latestVersion: 'v1.15.0',
-      pendingVersion: 'v1.13.4', pendingEligibleTime: '2026-12-08T00:00:00.000Z', lastProposedVersion: 'v1.13.3', lastProposalURL: 'https://forge/pull/7', skippedVersions: ['v1.13.1'],
+      pendingVersion: 'v1.13.4', pendingEligibleTime: '2026-12-08T00:00:00.000Z', pendingHeldBy: 'MinReleaseAge', lastProposedVersion: 'v1.13.3', lastProposalURL: 'https://forge/pull/7', skippedVersions: ['v1.13.1'],
     });
     const e = statusAfterError(s, { reason: 'RateLimited', message: 'rate limit exhausted until …' }, T0 + H, T0 + 2 * H);
     assert.equal(e.lastError?.reason, 'RateLimited');

@@ -5,6 +5,7 @@ import { autoUpdateSpec, promotionSpec } from '../../../schemas/target.js';
 import { decideAutoUpdate } from '../../../controller/core/auto-update/decide.js';
 import { explainTemplate } from '../../../controller/core/auto-update/explain.js';
 import type { Release } from '../../../controller/core/auto-update/releases.js';
+import { statusAfterCheck } from '../../../controller/core/auto-update/status.js';
 import { decidePromotion, proposalFate, versionVerdict } from '../../../controller/core/promotion/decide.js';
 import { reportsOfStage, stageVerdict } from '../../../controller/core/promotion/stage.js';
 import type { UpstreamReport } from '../../../controller/core/promotion/types.js';
@@ -124,6 +125,9 @@ describe('core/promotion: the auto-update decision gated by promotion', function
     assert.equal(d.pending?.heldBy, 'promotion');
     assert.equal(d.nextWakeAt, T0 + 20 * M);
     assert.match(d.message, /v1\.12\.5 soaks upstream until 2026-12-05T10:20:00\.000Z/);
+    const status = statusAfterCheck(undefined, d, { now: T0, skippedVersions: [] });
+    assert.equal(status.pendingHeldBy, 'Promotion', 'the status says the soak holds it, not its age');
+    assert.equal(status.pendingEligibleTime, '2026-12-05T10:20:00.000Z');
   });
 
   it('promoted: proposes it, never the newer unpromoted one', function () {

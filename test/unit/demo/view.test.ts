@@ -58,6 +58,9 @@ describe('demo view', () => {
     assert.equal(liveScreen(template, [], T0)[1], autoUpdateLine(template));
     assert.equal(autoUpdateLine(plan), undefined, 'a plain plan has no auto-update line');
     assert.equal(autoUpdateLine({ ...template, autoUpdate: {} }), '  auto-update: no release check yet');
+    const held = (pendingHeldBy: 'MinReleaseAge' | 'Promotion'): string | undefined => autoUpdateLine({ ...template, autoUpdate: { ...template.autoUpdate, pendingVersion: 'v1.12.5', pendingHeldBy } });
+    assert.match(held('MinReleaseAge') ?? '', /; v1\.12\.5 too young;/);
+    assert.match(held('Promotion') ?? '', /; v1\.12\.5 soaking upstream;/, 'a version the soak holds is not called too young');
     const seen = new Map<string, string>();
     changedFacts(seen, facts(template, []));
     const proposed = { ...template, autoUpdate: { ...template.autoUpdate, lastCheckTime: at(60), nextCheckTime: at(120), lastProposedVersion: 'v1.12.5', lastProposalURL: 'http://forge/acme/plans/pull/1' } };
