@@ -4,8 +4,11 @@
 // answer is replaced: a peer that did the work and garbled the reply, which a client must not
 // take as "nothing happened" and repeat.
 import type { ServerResponse } from 'node:http';
+import { type HttpFault, serveFault } from '../http-faults.js';
 
-export interface ForgeFault {
+export { serveFault };
+
+export interface ForgeFault extends HttpFault {
   /** REST requests whose path (without the query) matches get this answer. */
   path: RegExp;
   /** Only requests with this method (default: any). */
@@ -14,34 +17,6 @@ export interface ForgeFault {
   afterHandling?: boolean;
   /** Serve the fault this many times, then answer normally again (default: until replaced). */
   times?: number;
-  status: number;
-  contentType: string;
-  /** The body, or this many bytes of filler streamed in 64 KiB chunks (never held in memory). */
-  body: string | { bytes: number };
-}
-
-export function serveFault(res: ServerResponse, fault: ForgeFault): void {
-  res.writeHead(fault.status, { 'content-type': fault.contentType });
-  if (typeof fault.body === 'string') {
-    res.end(fault.body);
-    return;
-  }
-  const chunk = Buffer.alloc(64 * 1024, '[');
-  let left = fault.body.bytes;
-  const pump = (): void => {
-    while (left > 0) {
-      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
-      left -= piece.length;
-      // Respect backpressure; a client that stops reading closes the socket and ends the pump.
-      if (!res.write(piece)) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    res.end();
-  };
-  res.on('close', () => (left = 0));
-  pump();
 }
 
 /**
