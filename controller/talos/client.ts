@@ -67,8 +67,9 @@ export interface TalosClientOptions {
 const DEFAULTS = {
   callTimeoutMs: 15_000,
   streamTimeoutMs: 10 * 60_000,
-  // Talos reports pull progress every few seconds and installer output at least per step.
-  streamIdleMs: 2 * 60_000,
+  // Half the stream deadline: an installer may write a large image without a line for minutes, but
+  // a stream silent this long is stuck; ending it sooner than the deadline says so in the error.
+  streamIdleMs: 5 * 60_000,
   maxAttempts: 4,
   backoff: { initialMs: 200, maxMs: 5_000, factor: 2 },
   idleCloseMs: 60_000,
