@@ -111,6 +111,11 @@ export const TalosErrorKind = {
   Unimplemented: 'Unimplemented',
   /** The operation ran and reported failure (installer exit code, upgrade validation). */
   OperationFailed: 'OperationFailed',
+  /**
+   * The node answered with something this controller cannot read: a field missing, an enum value it
+   * does not know (a newer Talos?). Nothing is decided on it; retried later.
+   */
+  Malformed: 'Malformed',
   Canceled: 'Canceled',
   Unknown: 'Unknown',
 } as const;

@@ -1,12 +1,26 @@
 // Forge API failures → outcome kinds. Decided on HTTP status and rate-limit headers only, never on
 // message text. Messages name the operation and, for credential problems, the token's source.
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { endpointOf, forgeAnswerErrorIn } from './answer.js';
 
 interface HttpishError {
   status?: number;
   response?: { headers?: Record<string, string | number | undefined> };
   name?: string;
   errors?: { type?: string }[];
+  /** Octokit's RequestError and the Gitea adapter's HttpError carry the request. */
+  request?: { method?: string; url?: string };
+}
+
+/** ` (GET https://host/path)` when the error says which request it was. */
+function at(e: HttpishError): string {
+  const url = e.request?.url;
+  if (url === undefined) return '';
+  try {
+    return ` (${endpointOf(e.request?.method, url)})`;
+  } catch {
+    return '';
+  }
 }
 
 export interface ForgeErrorContext {
@@ -41,6 +55,9 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   const status = typeof e.status === 'number' ? e.status : undefined;
   const base = { cause: err, ...(status === undefined ? {} : { code: status }) };
   if (c.aborted) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
+  // An answer we would not read (answer.ts): the forge or something in front of it misbehaves; ask again later.
+  const answer = forgeAnswerErrorIn(err);
+  if (answer) return new OutcomeError({ cause: err, kind: OutcomeKind.Transient, reason: answer.reason, message: `${what}: ${answer.message}` });
   if (e.name === 'GraphqlResponseError') {
     const types = (e.errors ?? []).map((x) => x.type ?? 'ERROR').join(', ');
     return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'GraphQLError', message: `${what}: the forge's GraphQL API answered ${types}` });
@@ -56,7 +73,7 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   }
   const refused = refusal(status, what, c.tokenSource, base);
   if (refused) return refused;
-  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}` });
+  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}${at(e)}` });
 }
 
 /** 4xx answers that need a human: bad token, missing permission, wrong repository, a refused request. */

@@ -10,9 +10,12 @@
 // - Labels are attached by ID: names are looked up (and created when missing) first.
 // Nothing is retried in here (a POST that timed out may have landed): failures become
 // OutcomeErrors and the work queue decides.
+import { z } from 'zod';
 import { remainingMs, type OpContext } from '../runtime/context.js';
+import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
 import type { CommitState, ForgePort, OpenPullRequest, PullRequestView } from './port.js';
+import { acknowledgedShape, giteaLabelShape, giteaPullShape, type GiteaPull } from './shapes.js';
 
 export interface GiteaForgeOptions {
   /** REST base including `/api/v1`: `https://gitea.example.com/api/v1`. */
@@ -37,19 +40,12 @@ const LABEL_COLOR = '#0e8a16';
 /** Gitea stores more, but its UI shows a line; GitHub's limit keeps both forges alike. */
 const DESCRIPTION_MAX = 140;
 
-/** The fields of Gitea's PullRequest schema the view needs. */
-interface GiteaPull {
-  number: number;
-  html_url: string;
-  state: string;
-  merged?: boolean;
-  merged_at?: string | null;
-  draft?: boolean;
-  title: string;
-  head: { ref: string };
-  base: { ref: string };
-  labels?: { name?: string }[] | null;
-}
+const PULL: Expect = { shape: giteaPullShape, what: 'a pull request' };
+/** Gitea answers `null` for an empty list. */
+const PULLS: Expect = { shape: z.array(giteaPullShape).nullable(), what: 'a list of pull requests' };
+const LABELS: Expect = { shape: z.array(giteaLabelShape).nullable(), what: 'a list of labels' };
+const LABEL: Expect = { shape: giteaLabelShape, what: 'a label' };
+const ACK: Expect = { shape: acknowledgedShape, what: 'a JSON object' };
 
 export function giteaPullView(p: GiteaPull): PullRequestView {
   const wip = WIP.test(p.title);
@@ -66,9 +62,13 @@ export function giteaPullView(p: GiteaPull): PullRequestView {
   };
 }
 
-/** An HTTP answer that is not 2xx, shaped as forgeError reads it (status and headers). */
+/** An HTTP answer that is not 2xx, shaped as forgeError reads it (status, headers, the request). */
 class HttpError extends Error {
-  constructor(readonly status: number, readonly response: { headers: Record<string, string> }) {
+  constructor(
+    readonly status: number,
+    readonly response: { headers: Record<string, string> },
+    readonly request: { method: string; url: string },
+  ) {
     super(`HTTP ${status}`);
   }
 }
@@ -85,10 +85,12 @@ export class GiteaForge implements ForgePort {
     this.fetch = opts.fetch ?? fetch;
   }
 
-  private async request<T>(ctx: OpContext, what: string, method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
+  /** One request; a 2xx answer is checked against `expect` (answer.ts) before it is returned as T. */
+  private async request<T>(ctx: OpContext, what: string, expect: Expect, method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, remainingMs(ctx)))]);
+    const url = `${this.base}${path}`;
     try {
-      const res = await this.fetch(`${this.base}${path}`, {
+      const res = await checkedFetch(this.fetch, expect)(url, {
         method,
         signal,
         headers: {
@@ -103,7 +105,7 @@ export class GiteaForge implements ForgePort {
       this.opts.onResponse?.(res.status);
       if (!res.ok) {
         await res.body?.cancel();
-        throw new HttpError(res.status, { headers: Object.fromEntries(res.headers.entries()) });
+        throw new HttpError(res.status, { headers: Object.fromEntries(res.headers.entries()) }, { method, url });
       }
       const text = await res.text();
       return { data: (text === '' ? undefined : JSON.parse(text)) as T, headers: res.headers };
@@ -114,11 +116,11 @@ export class GiteaForge implements ForgePort {
   }
 
   /** Every page of a list endpoint (Gitea pages are 1-based; a short page is the last). */
-  private async list<T>(ctx: OpContext, what: string, path: string): Promise<T[]> {
+  private async list<T>(ctx: OpContext, what: string, expect: Expect, path: string): Promise<T[]> {
     const out: T[] = [];
     for (let page = 1; ; page++) {
       const sep = path.includes('?') ? '&' : '?';
-      const { data } = await this.request<T[] | null>(ctx, what, 'GET', `${path}${sep}page=${page}&limit=${PAGE}`);
+      const { data } = await this.request<T[] | null>(ctx, what, expect, 'GET', `${path}${sep}page=${page}&limit=${PAGE}`);
       const items = data ?? [];
       out.push(...items);
       if (items.length < PAGE) return out;
@@ -126,7 +128,7 @@ export class GiteaForge implements ForgePort {
   }
 
   private async allPulls(ctx: OpContext, what: string): Promise<PullRequestView[]> {
-    const pulls = await this.list<GiteaPull>(ctx, what, '/pulls?state=all');
+    const pulls = await this.list<GiteaPull>(ctx, what, PULLS, '/pulls?state=all');
     return pulls.map(giteaPullView).sort((a, b) => b.number - a.number);
   }
 
@@ -140,21 +142,21 @@ export class GiteaForge implements ForgePort {
   }
 
   private async getPull(ctx: OpContext, number: number): Promise<GiteaPull> {
-    return (await this.request<GiteaPull>(ctx, `read pull request #${number}`, 'GET', `/pulls/${number}`)).data;
+    return (await this.request<GiteaPull>(ctx, `read pull request #${number}`, PULL, 'GET', `/pulls/${number}`)).data;
   }
 
   /** IDs of the named labels, creating the missing ones (Gitea attaches labels by ID only). */
   private async labelIdsFor(ctx: OpContext, names: readonly string[]): Promise<number[]> {
     try {
       if (!this.labelIds) {
-        const labels = await this.list<{ id: number; name: string }>(ctx, 'list labels', '/labels');
+        const labels = await this.list<{ id: number; name: string }>(ctx, 'list labels', LABELS, '/labels');
         this.labelIds = new Map(labels.map((l) => [l.name, l.id]));
       }
       const ids: number[] = [];
       for (const name of names) {
         let id = this.labelIds.get(name);
         if (id === undefined) {
-          id = (await this.request<{ id: number }>(ctx, `create label ${name}`, 'POST', '/labels', { name, color: LABEL_COLOR })).data.id;
+          id = (await this.request<{ id: number }>(ctx, `create label ${name}`, LABEL, 'POST', '/labels', { name, color: LABEL_COLOR })).data.id;
           this.labelIds.set(name, id);
         }
         ids.push(id);
@@ -169,7 +171,7 @@ export class GiteaForge implements ForgePort {
 
   async openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView> {
     const labels = pr.labels && pr.labels.length > 0 ? await this.labelIdsFor(ctx, pr.labels) : undefined;
-    const { data } = await this.request<GiteaPull>(ctx, `open a pull request from ${pr.head}`, 'POST', '/pulls', {
+    const { data } = await this.request<GiteaPull>(ctx, `open a pull request from ${pr.head}`, PULL, 'POST', '/pulls', {
       head: pr.head,
       base: pr.base,
       title: pr.draft ? `${WIP_PREFIX}${pr.title}` : pr.title,
@@ -183,7 +185,7 @@ export class GiteaForge implements ForgePort {
     let title = change.title;
     // A new title must keep a draft a draft.
     if (title !== undefined && WIP.test((await this.getPull(ctx, number)).title)) title = `${WIP_PREFIX}${title}`;
-    const { data } = await this.request<GiteaPull>(ctx, `update pull request #${number}`, 'PATCH', `/pulls/${number}`, {
+    const { data } = await this.request<GiteaPull>(ctx, `update pull request #${number}`, PULL, 'PATCH', `/pulls/${number}`, {
       ...(title === undefined ? {} : { title }),
       ...(change.body === undefined ? {} : { body: change.body }),
       ...(change.state === undefined ? {} : { state: change.state }),
@@ -194,15 +196,15 @@ export class GiteaForge implements ForgePort {
   async markReadyForReview(ctx: OpContext, number: number): Promise<void> {
     const pull = await this.getPull(ctx, number);
     if (!WIP.test(pull.title)) return;
-    await this.request(ctx, `mark pull request #${number} ready for review`, 'PATCH', `/pulls/${number}`, { title: pull.title.replace(WIP, '') });
+    await this.request(ctx, `mark pull request #${number} ready for review`, PULL, 'PATCH', `/pulls/${number}`, { title: pull.title.replace(WIP, '') });
   }
 
   async comment(ctx: OpContext, number: number, body: string): Promise<void> {
-    await this.request(ctx, `comment on pull request #${number}`, 'POST', `/issues/${number}/comments`, { body });
+    await this.request(ctx, `comment on pull request #${number}`, ACK, 'POST', `/issues/${number}/comments`, { body });
   }
 
   async setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void> {
-    await this.request(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, 'POST', `/statuses/${encodeURIComponent(sha)}`, {
+    await this.request(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, ACK, 'POST', `/statuses/${encodeURIComponent(sha)}`, {
       state: status.state,
       context: status.context,
       description: status.description.length > DESCRIPTION_MAX ? `${status.description.slice(0, DESCRIPTION_MAX - 1)}…` : status.description,

@@ -9,8 +9,11 @@ import type { OpContext } from '../runtime/context.js';
 import { remainingMs } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
 import { silentLog } from '../runtime/log.js';
+import { z } from 'zod';
+import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
 import type { CommitState, ForgePort, OpenPullRequest, PullRequestView } from './port.js';
+import { acknowledgedShape, githubPullShape, graphqlShape, type GitHubPull } from './shapes.js';
 
 export interface GitHubForgeOptions {
   /** REST base: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the lab forge's URL. */
@@ -30,22 +33,16 @@ export interface GitHubForgeOptions {
   maxInlineWaitSeconds?: number;
 }
 
+/** GitHub's largest page. */
+const PAGE = 100;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
-/** The REST pull request fields the view needs (pulls.get, pulls.list, pulls.create and pulls.update agree on these). */
-interface RestPull {
-  number: number;
-  html_url: string;
-  state: string;
-  merged_at: string | null;
-  draft?: boolean;
-  title: string;
-  head: { ref: string };
-  base: { ref: string };
-  labels: { name?: string }[];
-}
+const PULL: Expect = { shape: githubPullShape, what: 'a pull request' };
+const PULLS: Expect = { shape: z.array(githubPullShape), what: 'a list of pull requests' };
+const ACK: Expect = { shape: acknowledgedShape, what: 'a JSON object' };
+const GRAPHQL: Expect = { shape: graphqlShape, what: 'a GraphQL answer' };
 
-export function pullView(p: RestPull): PullRequestView {
+export function pullView(p: GitHubPull): PullRequestView {
   return {
     number: p.number,
     url: p.html_url,
@@ -76,6 +73,8 @@ export class GitHubForge implements ForgePort {
     this.octokit = new Kit({
       baseUrl: opts.apiUrl.replace(/\/+$/, ''),
       userAgent: 'kangal-patch',
+      // Every answer read at most MAX_FORGE_BODY bytes; each call adds the shape it expects.
+      request: { fetch: checkedFetch(fetch) },
       // Octokit's own log would print request URLs only, but route it through ours anyway.
       log: { debug: () => undefined, info: () => undefined, warn: (m: string) => log('warn', m), error: (m: string) => log('error', m) },
       retry: { retries: opts.retries ?? 3 },
@@ -105,27 +104,37 @@ export class GitHubForge implements ForgePort {
     }
   }
 
-  private call<T>(ctx: OpContext, what: string, f: (request: { signal: AbortSignal }) => Promise<T>): Promise<T> {
+  /** One call: cancelled with the context, its answers checked against `expect` (answer.ts), its failure an OutcomeError. */
+  private call<T>(ctx: OpContext, what: string, expect: Expect, f: (request: { signal: AbortSignal; fetch: typeof fetch }) => Promise<T>): Promise<T> {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, remainingMs(ctx)))]);
-    return f({ signal }).catch((err: unknown) => {
+    return f({ signal, fetch: checkedFetch(fetch, expect) }).catch((err: unknown) => {
       throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted });
     });
   }
 
+  /**
+   * Every page, newest first. Pages are walked here rather than with octokit.paginate, which passes
+   * on only the method, URL and headers of a call: its pages would go without our signal and checks.
+   */
   private async listPulls(ctx: OpContext, head: string | undefined): Promise<PullRequestView[]> {
     const what = head === undefined ? 'list pull requests' : `list pull requests of branch ${head}`;
-    const items = await this.call(ctx, what, (request) =>
-      this.octokit.paginate(this.octokit.rest.pulls.list, {
-        ...this.repoRef,
-        state: 'all',
-        sort: 'created',
-        direction: 'desc',
-        per_page: 100,
-        ...(head === undefined ? {} : { head: `${this.opts.owner}:${head}` }),
-        request,
-      }),
-    );
-    return items.map((p) => pullView(p));
+    const out: PullRequestView[] = [];
+    for (let page = 1; ; page++) {
+      const res = await this.call(ctx, what, PULLS, (request) =>
+        this.octokit.rest.pulls.list({
+          ...this.repoRef,
+          state: 'all',
+          sort: 'created',
+          direction: 'desc',
+          per_page: PAGE,
+          page,
+          ...(head === undefined ? {} : { head: `${this.opts.owner}:${head}` }),
+          request,
+        }),
+      );
+      out.push(...res.data.map((p) => pullView(p as GitHubPull)));
+      if (res.data.length < PAGE) return out;
+    }
   }
 
   pullRequestsFor(ctx: OpContext, head: string): Promise<PullRequestView[]> {
@@ -137,13 +146,13 @@ export class GitHubForge implements ForgePort {
   }
 
   async openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView> {
-    const created = await this.call(ctx, `open a pull request from ${pr.head}`, (request) =>
+    const created = await this.call(ctx, `open a pull request from ${pr.head}`, PULL, (request) =>
       this.octokit.rest.pulls.create({ ...this.repoRef, head: pr.head, base: pr.base, title: pr.title, body: pr.body, draft: pr.draft, request }),
     );
     const view = pullView(created.data);
     if (pr.labels && pr.labels.length > 0) {
       const labels = pr.labels;
-      await this.call(ctx, `label pull request #${view.number}`, (request) =>
+      await this.call(ctx, `label pull request #${view.number}`, ACK, (request) =>
         this.octokit.rest.issues.addLabels({ ...this.repoRef, issue_number: view.number, labels, request }),
       );
       return { ...view, labels: [...new Set([...view.labels, ...labels])] };
@@ -152,7 +161,7 @@ export class GitHubForge implements ForgePort {
   }
 
   async updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView> {
-    const res = await this.call(ctx, `update pull request #${number}`, (request) =>
+    const res = await this.call(ctx, `update pull request #${number}`, PULL, (request) =>
       this.octokit.rest.pulls.update({ ...this.repoRef, pull_number: number, ...change, request }),
     );
     return pullView(res.data);
@@ -160,22 +169,22 @@ export class GitHubForge implements ForgePort {
 
   /** REST cannot clear `draft`; GitHub's GraphQL mutation markPullRequestReadyForReview can. */
   async markReadyForReview(ctx: OpContext, number: number): Promise<void> {
-    const pull = await this.call(ctx, `read pull request #${number}`, (request) => this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }));
+    const pull = await this.call(ctx, `read pull request #${number}`, PULL, (request) => this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }));
     if (pull.data.draft !== true) return;
     const nodeId = pull.data.node_id;
-    await this.call(ctx, `mark pull request #${number} ready for review`, (request) =>
+    await this.call(ctx, `mark pull request #${number} ready for review`, GRAPHQL, (request) =>
       this.octokit.graphql(MARK_READY, { pullRequestId: nodeId, request }),
     );
   }
 
   async comment(ctx: OpContext, number: number, body: string): Promise<void> {
-    await this.call(ctx, `comment on pull request #${number}`, (request) =>
+    await this.call(ctx, `comment on pull request #${number}`, ACK, (request) =>
       this.octokit.rest.issues.createComment({ ...this.repoRef, issue_number: number, body, request }),
     );
   }
 
   async setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void> {
-    await this.call(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, (request) =>
+    await this.call(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, ACK, (request) =>
       this.octokit.rest.repos.createCommitStatus({
         ...this.repoRef,
         sha,

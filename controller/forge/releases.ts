@@ -12,12 +12,11 @@ import { isLoopbackHostname } from '../registry/mirrors.js';
 import { parseRetryAfter } from '../registry/client.js';
 import { remainingMs, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { endpointOf, forgeAnswerErrorIn, readCapped } from './answer.js';
 
 export const GITHUB_API = 'https://api.github.com';
 export const TALOS_REPOSITORY = 'siderolabs/talos';
 export const GITHUB_API_VERSION = '2022-11-28';
-/** Response bodies read at most (100 releases with their notes fit easily). */
-const MAX_BODY = 8 * 1024 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Statuses a person must fix (401 is its own case: its hint depends on whether a token was given). */
 const STALLED_STATUS: Partial<Record<number, { reason: string; hint: string }>> = {
@@ -130,7 +129,8 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
     if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
     if (cache) headers['if-none-match'] = cache.etag;
     const res = await doFetch(url, { headers, signal, redirect: 'error' });
-    const text = await readCapped(res);
+    // At most MAX_FORGE_BODY bytes (100 releases with their notes fit easily).
+    const text = (await readCapped(res, endpointOf('GET', url))).toString('utf8');
     if (res.status === 304 && cache) return { releases: cache.releases, notModified: true, rateLimit: rateLimitOf(res) };
     if (res.status !== 200) throw statusError(ctx, res, messageOf(text));
     let json: unknown;
@@ -166,6 +166,8 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
       return await request(ctx, AbortSignal.any([ctx.signal, timeout.signal]));
     } catch (err) {
       if (err instanceof OutcomeError) throw err;
+      const answer = forgeAnswerErrorIn(err);
+      if (answer) throw fail({ kind: OutcomeKind.Transient, reason: answer.reason, why: answer.why, cause: err });
       if (ctx.signal.aborted) throw fail({ kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
       if (timeout.signal.aborted || ms <= 0) throw fail({ kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
       throw fail({ kind: OutcomeKind.Transient, reason: 'NetworkError', why: `no answer (${networkWhy(err)})`, cause: err });
@@ -175,24 +177,6 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
   }
 
   return { list };
-}
-
-async function readCapped(res: Response): Promise<string> {
-  const reader = res.body?.getReader() as ReadableStreamDefaultReader<Uint8Array> | undefined;
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_BODY) {
-      await reader.cancel();
-      throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ResponseTooLarge', message: `releases response larger than ${MAX_BODY} bytes` });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function messageOf(text: string): string {

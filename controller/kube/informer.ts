@@ -8,6 +8,13 @@
 // `resyncMs` abort the watch and re-list, which re-emits every key and doubles as a watchdog for a
 // watch that went silent without the connection closing.
 //
+// Malformed watches (a broken apiserver or something between us and it): a 410 answered to a watch
+// started from a list we just made (a 410 storm) backs off before the next list, like client-go's
+// reflector, instead of re-listing in a tight loop. A line that is JSON but not a watch event (no
+// known type, an object that is not an object) means events may have been lost: the watch ends, and
+// after a backoff the informer re-lists. A line that is not JSON at all never reaches us: client-node's
+// Watch drops it (watch.js "ignore parse errors"); the resourceVersion does not move past it.
+//
 // client-node 2.x's Watch aborts a watch that received no bytes for 30 s (its private
 // requestTimeoutMs) and reports a TimeoutError. The apiserver sends bookmarks only about once a
 // minute, so on a quiet resource that fires every 30 s: it is the watch going idle, not a failure.
@@ -85,6 +92,8 @@ export interface InformerStats {
   /** Watches client-node ended for 30 s without a byte, started again at once (not errors). */
   idleRestarts: number;
   gone: number;
+  /** Watch lines that were JSON but not a watch event: each ended its watch and forced a re-list. */
+  malformedEvents: number;
   handlerErrors: number;
   /** resourceVersion the informer would watch from next ('' when a re-list is due). */
   resourceVersion: string;
@@ -93,7 +102,8 @@ export interface InformerStats {
 type WatchEnd =
   | { kind: 'aborted' }
   | { kind: 'resync' }
-  | { kind: 'gone' }
+  | { kind: 'gone'; events: number }
+  | { kind: 'malformed'; line: string }
   | { kind: 'ended'; healthy: boolean }
   | { kind: 'idle' }
   | { kind: 'error'; err: unknown };
@@ -128,7 +138,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   /** Where the next watch starts; '' means list first. */
   private rv = '';
   private currentWatch: AbortController | undefined;
-  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, idleRestarts: 0, gone: 0, handlerErrors: 0 };
+  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, idleRestarts: 0, gone: 0, malformedEvents: 0, handlerErrors: 0 };
 
   constructor(private readonly opts: InformerOptions<T, V>) {
     this.store = new ViewStore(opts.index);
@@ -207,8 +217,9 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
 
   /** One list (when due) and one watch: `ok` to go on at once, `failed` to back off first. */
   private async step(signal: AbortSignal): Promise<'ok' | 'failed' | 'stop'> {
+    const listed = this.rv === '';
     try {
-      if (this.rv === '') await this.relist(signal);
+      if (listed) await this.relist(signal);
     } catch (err) {
       if (signal.aborted) return 'stop';
       this.log('warn', `informer ${this.opts.name}: list failed, retrying`, { err: describe(err) });
@@ -218,10 +229,21 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     switch (end.kind) {
       case 'aborted':
         return 'stop';
-      case 'gone':
+      case 'gone': {
         this.counters.gone++;
+        const watchedFrom = this.rv;
         this.rv = '';
-        return 'ok';
+        // Normal after a long watch (etcd compacted past it): re-list at once. From a list we just
+        // made, with nothing delivered, the apiserver is answering 410 to everything: back off.
+        if (!listed || end.events > 0) return 'ok';
+        this.log('warn', `informer ${this.opts.name}: the apiserver answered 410 Gone (resource version too old) to a watch from the list it just gave (resourceVersion ${watchedFrom}); re-listing after a backoff`, { gone: this.counters.gone });
+        return 'failed';
+      }
+      case 'malformed':
+        this.counters.malformedEvents++;
+        this.rv = '';
+        this.log('warn', `informer ${this.opts.name}: the apiserver's watch sent a line that is not a watch event (${end.line}); events may be lost, re-listing after a backoff — check what sits between the controller and the apiserver`);
+        return 'failed';
       case 'resync':
         this.rv = '';
         return 'ok';
@@ -313,14 +335,15 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       if (this.opts.labelSelector) query['labelSelector'] = this.opts.labelSelector;
       if (this.opts.fieldSelector) query['fieldSelector'] = this.opts.fieldSelector;
 
-      const onEvent = (type: string, object: unknown): void => {
+      const onEvent = (type: unknown, object: unknown, line: unknown): void => {
         if (settled) return;
-        events++;
+        if (!isWatchEvent(type, object)) return finish({ kind: 'malformed', line: snippet(line) });
         if (type === 'ERROR') {
-          const status = (object ?? {}) as StatusObject;
-          if (status.code === 410) return finish({ kind: 'gone' });
-          return finish({ kind: 'error', err: new Error(`watch error event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`) });
+          const status = object as StatusObject;
+          if (status.code === 410) return finish({ kind: 'gone', events });
+          return finish({ kind: 'error', err: new Error(`the apiserver sent a watch ERROR event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`) });
         }
+        events++;
         this.apply({ type, object });
       };
       const onDone = (err: unknown): void => {
@@ -330,7 +353,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
           const healthy = events > 0 || this.opts.clock.now() - started >= 1000;
           return finish({ kind: 'ended', healthy });
         }
-        if (httpCode(err) === 410) return finish({ kind: 'gone' });
+        if (httpCode(err) === 410) return finish({ kind: 'gone', events });
         // `request` is set once the watch answered 200; a timeout after that is client-node's
         // inactivity timer (see the top of this file).
         if (request !== undefined && isTimeoutError(err)) return finish({ kind: 'idle' });
@@ -393,6 +416,19 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       }
     }
   }
+}
+
+const EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+/** A watch event as the apiserver sends it: a known type and an object (a metav1.Status for ERROR). */
+function isWatchEvent(type: unknown, object: unknown): type is string {
+  return typeof type === 'string' && EVENT_TYPES.has(type) && object !== null && typeof object === 'object' && !Array.isArray(object);
+}
+
+/** The start of a bad watch line for a log message (the whole line may be huge). */
+function snippet(line: unknown): string {
+  const text = JSON.stringify(line) ?? String(line);
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
 function isTimeoutError(err: unknown): boolean {

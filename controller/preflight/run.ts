@@ -116,14 +116,20 @@ async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Pro
 
 export async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {
   const missing: string[] = [];
+  /** The registry could not say (unreachable, refused, answered something unusable): the error names registry and image. */
+  const unchecked: string[] = [];
   for (const [image, forNodes] of needed) {
     try {
       const r = await images.imageExists(withTimeout(ctx, CALL_MS), image);
       if (!r.exists) missing.push(`${image} (for ${forNodes.length} node(s)): ${r.detail}`);
     } catch (err) {
-      missing.push(`${image}: ${errText(err)}`);
+      unchecked.push(errText(err));
     }
   }
-  if (missing.length > 0) return { name: 'InstallerImages', passed: false, message: `installer image not found: ${missing.slice(0, 3).join('; ')}; publish it, configure --registry-mirror, or fix target.source/installer/schematicID` };
+  const problems = [
+    ...(missing.length > 0 ? [`installer image not found: ${missing.slice(0, 3).join('; ')}; publish it, configure --registry-mirror, or fix target.source/installer/schematicID`] : []),
+    ...(unchecked.length > 0 ? [`installer image could not be checked: ${unchecked.slice(0, 3).join('; ')}`] : []),
+  ];
+  if (problems.length > 0) return { name: 'InstallerImages', passed: false, message: problems.join('. ') };
   return { name: 'InstallerImages', passed: true, message: needed.size === 0 ? 'no node needs a new installer image' : `${needed.size} installer image(s) exist` };
 }

@@ -39,6 +39,12 @@ export const MANIFEST_ACCEPT = [
 ].join(', ');
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/**
+ * What a registry's manifest answer is typed as: an OCI or Docker manifest type (schema 1 included),
+ * or plain JSON from older registries. Anything else with a 2xx (an HTML page) is not a registry
+ * saying "this image exists", and is never taken for one.
+ */
+const MANIFEST_TYPE = /^\s*application\/(?:vnd\.(?:oci|docker)\.[\w.+-]+|json)\s*(?:;|$)/i;
 /** Bytes read from a token response or an error body at most. */
 const MAX_BODY = 64 * 1024;
 /** Tokens without `expires_in` live 60 s (Docker token spec); reuse them a little less long. */
@@ -144,6 +150,18 @@ function errorCode(body: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Throws for a 2xx that is not typed as a manifest (an HTML page from a proxy or a web server): it is not taken for the image. */
+function assertManifest(t: Target, res: Response): void {
+  const type = res.headers.get('content-type');
+  if (type === null || MANIFEST_TYPE.test(type)) return;
+  throw fail(t, {
+    kind: OutcomeKind.Transient,
+    reason: 'RegistryBadResponse',
+    code: res.status,
+    why: `the registry answered HTTP ${res.status} with ${type.split(';')[0]?.trim() ?? type}, not an image manifest; is ${t.base} a container registry (check --registry-mirror)?`,
+  });
 }
 
 /** Only the host of a redirect target: redirect URLs carry signatures. */
@@ -265,6 +283,7 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     const found = (detail: string): ImageCheck => ({ image: t.image, exists: true, checkedAt: t.base, detail: `${t.image} found at ${where(t)}: ${detail}` });
     if (res.ok) {
       await discard(res);
+      assertManifest(t, res);
       const digest = res.headers.get('docker-content-digest');
       return found(`HTTP ${res.status}${digest ? `, digest ${digest}` : ''}`);
     }

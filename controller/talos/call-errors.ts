@@ -27,6 +27,14 @@ const where = (site: CallSite): { method: string; node: string | undefined; endp
   endpoint: site.endpoint,
 });
 
+/** A stream that sent no message for `idleMs`: ended by the transport's watchdog. */
+export class StreamIdleError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`no message for ${idleMs} ms`);
+    this.name = 'StreamIdleError';
+  }
+}
+
 /** The context was aborted (leader loss, shutdown): never transient, the caller stops. */
 export function canceledError(site: CallSite, cause?: unknown): TalosApiError {
   return new TalosApiError({
@@ -77,6 +85,17 @@ export function tlsRejectedError(site: CallSite, why: string): TalosApiError {
 export function callError(err: unknown, site: CallSite, signal: AbortSignal, roles: readonly string[]): TalosApiError {
   if (signal.aborted) return err instanceof TalosApiError && err.kind === TalosErrorKind.Canceled ? err : canceledError(site, err);
   if (err instanceof TalosApiError) return err;
+  if (err instanceof StreamIdleError) {
+    return new TalosApiError({
+      kind: TalosErrorKind.DeadlineExceeded,
+      transient: true,
+      message:
+        `Talos ${site.method}${forNode(site)} via endpoint ${site.endpoint} sent nothing for ${err.idleMs} ms; ` +
+        `ended it — the node may be stuck (see \`talosctl dmesg\` and \`talosctl logs machined\` on it)`,
+      ...where(site),
+      cause: err,
+    });
+  }
   if (!isServiceError(err)) {
     return new TalosApiError({ kind: TalosErrorKind.Unknown, message: `Talos ${site.method}${forNode(site)} via endpoint ${site.endpoint}: ${String(err)}`, ...where(site), cause: err });
   }

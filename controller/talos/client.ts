@@ -53,6 +53,8 @@ export interface TalosClientOptions {
   callTimeoutMs?: number;
   /** Deadline of one attempt of a long streaming call (image pull, install). */
   streamTimeoutMs?: number;
+  /** A long streaming call that sends no message for this long is ended (a node stuck without a word). */
+  streamIdleMs?: number;
   /** Attempts of one call over all endpoints (see transport.ts for which failures are retried). */
   maxAttempts?: number;
   backoff?: BackoffPolicy;
@@ -65,6 +67,9 @@ export interface TalosClientOptions {
 const DEFAULTS = {
   callTimeoutMs: 15_000,
   streamTimeoutMs: 10 * 60_000,
+  // Half the stream deadline: an installer may write a large image without a line for minutes, but
+  // a stream silent this long is stuck; ending it sooner than the deadline says so in the error.
+  streamIdleMs: 5 * 60_000,
   maxAttempts: 4,
   backoff: { initialMs: 200, maxMs: 5_000, factor: 2 },
   idleCloseMs: 60_000,
@@ -108,9 +113,11 @@ export class TalosClient implements TalosPort {
     const spec = this.spec(ctx, 'MachineService.Version', node, 'idempotent');
     const res = await this.transport.unary(ctx, MachineServiceService.version, Empty.create(), spec);
     const v = this.single(res.messages, spec);
+    const tag = v.version?.tag;
+    if (!tag) throw this.malformed(spec, 'answered without version.tag');
     return {
       node,
-      tag: v.version?.tag ?? '',
+      tag,
       arch: v.version?.arch ?? '',
       platform: v.platform?.name || undefined,
       platformMode: v.platform?.mode || undefined,
@@ -124,13 +131,12 @@ export class TalosClient implements TalosPort {
       const id = decodeBootId(await this.getResource(ctx, node, 'runtime', 'BootIDs.runtime.talos.dev', 'boot-id'));
       if (id) return id;
     }
-    const chunks = await this.transport.stream(
-      ctx,
-      MachineServiceService.read,
-      { path: '/proc/sys/kernel/random/boot_id' },
-      this.spec(ctx, 'MachineService.Read', node, 'idempotent'),
-    );
-    return Buffer.concat(chunks.map((c) => Buffer.from(c.bytes))).toString('utf8').trim();
+    const spec = this.spec(ctx, 'MachineService.Read', node, 'idempotent');
+    const chunks = await this.transport.stream(ctx, MachineServiceService.read, { path: '/proc/sys/kernel/random/boot_id' }, spec);
+    const id = Buffer.concat(chunks.map((c) => Buffer.from(c.bytes))).toString('utf8').trim();
+    // An empty boot ID would read as "rebooted" to every guard that compares boot IDs.
+    if (!id) throw this.malformed(spec, 'answered an empty boot ID');
+    return id;
   }
 
   async identity(ctx: OpContext, node: string): Promise<TalosNodeIdentity> {
@@ -152,7 +158,9 @@ export class TalosClient implements TalosPort {
   }
 
   async machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus> {
-    return decodeMachineStatus(await this.getResource(ctx, node, 'runtime', 'MachineStatuses.runtime.talos.dev', 'machine'));
+    const status = decodeMachineStatus(await this.getResource(ctx, node, 'runtime', 'MachineStatuses.runtime.talos.dev', 'machine'));
+    if ('malformed' in status) throw this.malformed({ method: 'State.Get', node }, `answered a MachineStatus that ${status.malformed}`);
+    return status;
   }
 
   async readConfig(ctx: OpContext, node: string): Promise<string> {
@@ -173,14 +181,14 @@ export class TalosClient implements TalosPort {
       ctx,
       ImageServiceService.pull,
       { containerd: CONTAINERD[opts.namespace ?? 'system'], imageRef: image },
-      this.spec(ctx, 'ImageService.Pull', node, 'idempotent', this.opts.streamTimeoutMs),
+      this.spec(ctx, 'ImageService.Pull', node, 'idempotent', this.opts.streamTimeoutMs, this.opts.streamIdleMs),
       (msg) => {
         if (msg.name !== undefined) name = msg.name;
         const p = msg.pullProgress;
         if (p && onProgress) {
           onProgress({
             layerId: p.layerId,
-            status: ImageServicePullLayerProgress_Status[p.progress?.status ?? 0] ?? 'UNKNOWN',
+            status: pullStatusName(p.progress?.status ?? 0),
             offset: p.progress?.offset ?? 0,
             total: p.progress?.total ?? 0,
           });
@@ -205,7 +213,7 @@ export class TalosClient implements TalosPort {
       ctx,
       LifecycleServiceService.upgrade,
       { containerd: CONTAINERD.system, source: { imageName: image } },
-      this.spec(ctx, 'LifecycleService.Upgrade', node, 'unsent-only', this.opts.streamTimeoutMs),
+      this.spec(ctx, 'LifecycleService.Upgrade', node, 'unsent-only', this.opts.streamTimeoutMs, this.opts.streamIdleMs),
       (msg) => {
         if (msg.progress?.message !== undefined) {
           messages.push(msg.progress.message);
@@ -273,7 +281,7 @@ export class TalosClient implements TalosPort {
   }
 
   /** The call's spec, after checking that the client and its certificate can still be used. */
-  private spec(ctx: OpContext, method: string, node: string, retry: CallSpec['retry'], timeoutMs = this.opts.callTimeoutMs): CallSpec {
+  private spec(ctx: OpContext, method: string, node: string, retry: CallSpec['retry'], timeoutMs = this.opts.callTimeoutMs, idleMs?: number): CallSpec {
     if (this.closed) throw new Error('TalosClient used after close()');
     const c = this.set.credentials;
     if (c.notAfter.getTime() <= ctx.clock.now()) {
@@ -288,7 +296,22 @@ export class TalosClient implements TalosPort {
         endpoint,
       });
     }
-    return { method, node, retry, timeoutMs };
+    return { method, node, retry, timeoutMs, ...(idleMs === undefined ? {} : { idleMs }) };
+  }
+
+  /** An answer nothing may be decided on: transient, so the job waits (until its deadline) and asks again. */
+  private malformed(spec: Pick<CallSpec, 'method' | 'node'>, what: string): TalosApiError {
+    const endpoint = this.set.endpoints[this.set.preferred];
+    return new TalosApiError({
+      kind: TalosErrorKind.Malformed,
+      transient: true,
+      message:
+        `Talos ${spec.method} on node ${spec.node ?? '?'} via endpoint ${endpoint ?? '?'} ${what}; nothing was decided on it and it will be asked again — ` +
+        `check that the node runs a Talos version this controller supports and that nothing between them rewrites the API`,
+      method: spec.method,
+      node: spec.node,
+      endpoint,
+    });
   }
 
   /** The one entry of a single-node response; an entry with `metadata.error` is that node's failure. */
@@ -303,6 +326,11 @@ export class TalosClient implements TalosPort {
     }
     return first;
   }
+}
+
+/** A pull progress status by name; a number this controller does not know is shown as such, not guessed. */
+function pullStatusName(status: number): string {
+  return ImageServicePullLayerProgress_Status[status] ?? `UNKNOWN(${status})`;
 }
 
 /** Builds a client from a plan's talosConfig; call close() when done (the channels are shared). */

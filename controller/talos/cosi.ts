@@ -4,11 +4,12 @@ import { parse as parseYaml } from 'yaml';
 import { MachineConfigSpec } from '../../proto/gen/resource/config/config.js';
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
 import { BootIDSpec, MachineStatusSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
+import { RuntimeMachineStage } from '../../proto/gen/resource/definitions/enums/enums.js';
 import type { Resource } from '../../proto/gen/v1alpha1/resource.js';
 import type { TalosExtension, TalosMachineStatus } from './port.js';
 
+/** Talos `runtime.MachineStage` by number; 0 (`unknown`) is what a status without a stage decodes to. */
 const STAGES: Record<number, string> = {
-  0: 'unknown',
   1: 'booting',
   2: 'installing',
   3: 'maintenance',
@@ -18,6 +19,7 @@ const STAGES: Record<number, string> = {
   7: 'resetting',
   8: 'upgrading',
 };
+const STAGE_NAMES = new Set(Object.values(STAGES));
 
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
@@ -51,19 +53,26 @@ export function decodeExtension(r: Resource): TalosExtension {
   return { name: str(meta.name), version: str(meta.version), author: str(meta.author), image: str(y.image) };
 }
 
-/** `MachineStatuses.runtime.talos.dev/machine`. */
-export function decodeMachineStatus(r: Resource): TalosMachineStatus {
+/**
+ * `MachineStatuses.runtime.talos.dev/machine`, or why it cannot be used: a status without a stage,
+ * or a stage this controller does not know (deciding on a guess could reboot a busy node).
+ */
+export function decodeMachineStatus(r: Resource): TalosMachineStatus | { malformed: string } {
   if (hasProto(r) && r.spec) {
     const s = MachineStatusSpec.decode(r.spec.protoSpec);
+    const stage = STAGES[s.stage];
+    if (stage === undefined) return { malformed: s.stage === RuntimeMachineStage.MACHINE_STAGE_UNKNOWN ? 'has no machine stage' : `has machine stage ${s.stage}, unknown to this controller` };
     return {
-      stage: STAGES[s.stage] ?? 'unknown',
+      stage,
       ready: s.status?.ready ?? false,
       unmetConditions: (s.status?.unmetConditions ?? []).map((c) => ({ name: c.name, reason: c.reason })),
     };
   }
   const y = yamlSpec(r);
+  const stage = str(y.stage);
+  if (!STAGE_NAMES.has(stage)) return { malformed: stage === '' || stage === 'unknown' ? 'has no machine stage' : `has machine stage "${stage}", unknown to this controller` };
   const status = (y.status ?? {}) as { ready?: boolean; unmetConditions?: { name: string; reason: string }[] };
-  return { stage: str(y.stage) || 'unknown', ready: status.ready === true, unmetConditions: status.unmetConditions ?? [] };
+  return { stage, ready: status.ready === true, unmetConditions: status.unmetConditions ?? [] };
 }
 
 /** `MachineConfigs.config.talos.dev/v1alpha1` → the config YAML; undefined when it carries none. */

@@ -17,8 +17,17 @@
 import * as grpc from '@grpc/grpc-js';
 import { type BackoffPolicy, backoffDelay } from '../core/talos-flow.js';
 import { type OpContext, remainingMs } from '../runtime/context.js';
-import { systemClock } from '../runtime/clock.js';
-import { type CallSite, callCode, callError, canceledError, deadlinePassedError, notConnectedError, tlsRejectedError } from './call-errors.js';
+import { type Clock, systemClock } from '../runtime/clock.js';
+import {
+  type CallSite,
+  StreamIdleError,
+  callCode,
+  callError,
+  canceledError,
+  deadlinePassedError,
+  notConnectedError,
+  tlsRejectedError,
+} from './call-errors.js';
 import type { ChannelSet } from './channels.js';
 import { awaitReady } from './connect.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
@@ -32,6 +41,8 @@ export interface CallSpec {
   retry: 'idempotent' | 'unsent-only';
   /** Deadline of one attempt (connection wait included), further bounded by the context's deadline. */
   timeoutMs: number;
+  /** Streams only: an attempt that receives no message for this long is ended as StreamIdleError. */
+  idleMs?: number;
 }
 
 export interface TransportOptions {
@@ -63,6 +74,31 @@ function metadataFor(node: string | undefined): grpc.Metadata {
   const m = new grpc.Metadata();
   if (node !== undefined) m.set('node', node);
   return m;
+}
+
+interface Watchdog {
+  reset(): void;
+  stop(): void;
+  fired(): boolean;
+}
+
+/** Calls `onIdle` once when `reset` was not called for `ms` on `clock`. */
+function watchdog(clock: Clock, ms: number, onIdle: () => void): Watchdog {
+  let fired = false;
+  let timer: AbortController | undefined;
+  const arm = (): void => {
+    timer?.abort();
+    const t = (timer = new AbortController());
+    clock.sleep(ms, t.signal).then(
+      () => {
+        fired = true;
+        onIdle();
+      },
+      () => undefined,
+    );
+  };
+  arm();
+  return { reset: () => !fired && arm(), stop: () => timer?.abort(), fired: () => fired };
 }
 
 export class Transport {
@@ -109,15 +145,20 @@ export class Transport {
         );
         const cancel = (): void => call.cancel();
         signal.addEventListener('abort', cancel, { once: true });
+        const idleMs = spec.idleMs;
+        const idle = idleMs === undefined ? undefined : watchdog(ctx.clock, idleMs, cancel);
         call.on('data', (m: Res) => {
+          idle?.reset();
           out.push(m);
           onMessage?.(m);
         });
         call.on('error', (err: Error) => {
+          idle?.stop();
           signal.removeEventListener('abort', cancel);
-          reject(err);
+          reject(idle?.fired() && idleMs !== undefined ? new StreamIdleError(idleMs) : err);
         });
         call.on('end', () => {
+          idle?.stop();
           signal.removeEventListener('abort', cancel);
           resolve(out);
         });

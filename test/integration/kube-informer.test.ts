@@ -1,13 +1,14 @@
 // controller/kube's list+watch informer against the lab's real kube-apiserver.
 import assert from 'node:assert/strict';
-import type { V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
 import { createInformer, type InformerSource, type KubeInformer } from '../../controller/kube/informer.js';
 import { projectNode } from '../../controller/kube/project.js';
 import type { NodeView } from '../../controller/kube/views.js';
 import { systemClock } from '../../controller/runtime/clock.js';
 import type { LogFn } from '../../controller/runtime/log.js';
-import { mergePatch } from '../lab/kube.js';
+import { startApiInterposer, type ApiInterposer, type CannedAnswer, type Exchange } from '../lab/cluster/interposer.js';
+import { loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { waitFor } from '../lab/wait.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { applyCrds, createNode, deleteNode, ensureNamespace, kubeFixture, testCtx, type KubeFixture } from '../support/kube-fixtures.js';
@@ -39,11 +40,11 @@ describe('controller/kube informer on the lab apiserver', function () {
   }
 
   /** Nodes with a label selector, built from the informer's generic parts. */
-  function nodeSource(): InformerSource<V1Node> {
+  function nodeSource(core = f.core): InformerSource<V1Node> {
     return {
       watchPath: '/api/v1/nodes',
       list: async (q, o) => {
-        const l = await f.core.listNode(q, o);
+        const l = await core.listNode(q, o);
         return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '', continue: l.metadata?._continue };
       },
     };
@@ -201,5 +202,120 @@ describe('controller/kube informer on the lab apiserver', function () {
     await node('ki-after-stop');
     await seen((c) => c.key === 'ki-after-stop', 'the witness informer to see ki-after-stop');
     assert.equal(inf.get('ki-after-stop'), undefined);
+  });
+
+  describe('malformed watches, injected at the lab interposer', function () {
+    let interposer: ApiInterposer;
+    let viaInterposer: KubeConfig;
+    const BACKOFF = { initialMs: 100, maxMs: 400 };
+
+    before(async function () {
+      interposer = await startApiInterposer(f.cluster);
+      viaInterposer = loadKubeConfig(interposer.kubeconfigPath);
+    });
+    after(async function () {
+      interposer?.setBeforeForward(undefined);
+      await interposer?.close();
+    });
+
+    /** An informer of the nodes labelled `ki-malformed=<label>`, listing and watching through the interposer; jitter 0, so each backoff is exactly half its ceiling. */
+    function informerVia(label: string): KubeInformer<NodeView> {
+      return createInformer<V1Node, NodeView>({
+        name: `nodes ${label}`,
+        kubeConfig: viaInterposer,
+        source: nodeSource(viaInterposer.makeApiClient(CoreV1Api)),
+        project: projectNode,
+        key: (v) => v.name,
+        resourceVersion: (v) => v.resourceVersion,
+        labelSelector: `ki-malformed=${label}`,
+        clock: systemClock,
+        log,
+        backoff: BACKOFF,
+        random: () => 0,
+        resyncMs: 0,
+      });
+    }
+
+    const selects = (path: string, label: string): boolean => new URL(path, 'https://x').searchParams.get('labelSelector') === `ki-malformed=${label}`;
+    const isWatch = (path: string): boolean => /[?&]watch=true\b/.test(path);
+    const ofLabel = (label: string, watch: boolean): Exchange[] =>
+      interposer.exchanges.filter((e) => e.method === 'GET' && e.path.startsWith('/api/v1/nodes?') && selects(e.path, label) && isWatch(e.path) === watch);
+    /** The backoff before retry k (1-based) with jitter 0. */
+    const backoffMs = (k: number): number => Math.min(BACKOFF.maxMs, BACKOFF.initialMs * 2 ** (k - 1)) / 2;
+
+    /** Answers the first watches of `label` with `answers`, in order; later ones are forwarded. Resolves once all were given. */
+    function scriptWatches(label: string, answers: CannedAnswer[]): () => Promise<unknown> {
+      const queue = [...answers];
+      interposer.setBeforeForward((req) => (req.method === 'GET' && isWatch(req.path) && selects(req.path, label) ? queue.shift() : undefined));
+      return () => waitFor(() => queue.length === 0, { timeoutMs: 30_000, intervalMs: 20, description: `the scripted watches of ${label}` });
+    }
+
+    it('a 410 Gone storm (HTTP 410 and ERROR events with a 410 Status): one re-list per 410, each after a growing backoff, never a tight loop; a clear warning; then it carries on', async function () {
+      const label = 'storm';
+      const expired = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 1 (2)' } });
+      const storm: CannedAnswer[] = [1, 2, 3, 4, 5, 6].map((i) => (i % 2 === 1 ? { status: 410, message: 'too old resource version: 1 (2)' } : { status: 200, watchLines: [expired] }));
+      const stormOver = scriptWatches(label, storm);
+      const inf = informerVia(label);
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await stormOver();
+        await node('ki-storm-1', { 'ki-malformed': label });
+        await waitFor(() => inf.get('ki-storm-1'), { timeoutMs: 30_000, description: 'the informer to carry on after the storm' });
+        const stats = inf.stats();
+        assert.equal(stats.gone, storm.length);
+        const lists = ofLabel(label, false);
+        const watches = ofLabel(label, true);
+        // One list per 410 plus the first, no more: each watch answered 410 led to exactly one re-list.
+        assert.equal(lists.length, storm.length + 1, `lists at ${lists.map((e) => e.at).join(', ')}`);
+        assert.ok(watches.length >= storm.length + 1);
+        for (let k = 1; k <= storm.length; k++) {
+          const gone = watches[k - 1];
+          const relist = lists[k];
+          assert.ok(gone && relist);
+          assert.equal(gone.status, k % 2 === 1 ? 410 : 200);
+          assert.ok(relist.at - gone.at >= backoffMs(k) - 2, `re-list ${k} came ${relist.at - gone.at} ms after its 410, before the ${backoffMs(k)} ms backoff`);
+        }
+        assert.ok(logged.some((l) => l.level === 'warn' && /nodes storm: the apiserver answered 410 Gone \(resource version too old\) to a watch from the list it just gave .*re-listing after a backoff/.test(l.message)));
+      } finally {
+        ac.abort();
+        interposer.setBeforeForward(undefined);
+      }
+    });
+
+    it('a watch that sends garbage (not JSON, JSON of the wrong shape, an ERROR event with a 500 Status): no crash, a warning naming the line, a re-list after a backoff, nothing lost', async function () {
+      const label = 'garbage';
+      await node('ki-garbage-1', { 'ki-malformed': label });
+      const garbageOver = scriptWatches(label, [
+        { status: 200, watchLines: ['<html><body>502 Bad Gateway</body></html>'] },
+        { status: 200, watchLines: ['{"type":"ADDED","object":"not an object"}'] },
+        { status: 200, watchLines: ['{"kind":"Status","code":500}'] },
+        { status: 200, watchLines: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcdserver: leader changed' } })] },
+      ]);
+      const inf = informerVia(label);
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        assert.ok(inf.get('ki-garbage-1'));
+        await garbageOver();
+        await node('ki-garbage-2', { 'ki-malformed': label });
+        await waitFor(() => inf.get('ki-garbage-2'), { timeoutMs: 30_000, description: 'the informer to carry on after the garbage' });
+        const stats = inf.stats();
+        assert.equal(stats.malformedEvents, 2);
+        assert.ok(stats.watchErrors >= 1);
+        // The first list, and one re-list after each of the two lines of the wrong shape.
+        assert.ok(ofLabel(label, false).length >= 3);
+        assert.ok(ofLabel(label, true).length >= 5);
+        const warned = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes garbage:')).map((l) => l.message);
+        assert.ok(warned.some((m) => m.includes(`the apiserver's watch sent a line that is not a watch event ({"type":"ADDED","object":"not an object"}); events may be lost, re-listing after a backoff`)), warned.join('\n'));
+        assert.ok(warned.some((m) => m.includes('not a watch event ({"kind":"Status","code":500})')), warned.join('\n'));
+        assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
+        assert.deepEqual(inf.list().map((v) => v.name).sort(), ['ki-garbage-1', 'ki-garbage-2']);
+      } finally {
+        ac.abort();
+        interposer.setBeforeForward(undefined);
+      }
+    });
   });
 });

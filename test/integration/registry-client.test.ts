@@ -3,9 +3,10 @@
 // the deadline and a closed port.
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
+import { installerImages } from '../../controller/preflight/run.js';
 import { createRegistryClient } from '../../controller/registry/index.js';
 import { freePort } from '../lab/net.js';
-import { startRegistry, type Registry } from '../lab/registry/index.js';
+import { startRegistry, startRegistryFront, type Registry, type RegistryFront } from '../lab/registry/index.js';
 import { waitFor } from '../lab/wait.js';
 import { testContext } from '../support/op-context.js';
 import { rejection } from '../support/outcome.js';
@@ -162,6 +163,77 @@ describe('registry client (lab registry)', function () {
       assert.deepEqual([err.kind, err.reason], ['Transient', 'NetworkError']);
       assert.match(err.message, /ECONNREFUSED/);
       assert.match(err.message, new RegExp(`mirror http://127\\.0\\.0\\.1:${closed} \\(for ghcr\\.io\\)`));
+    });
+  });
+
+  describe('malformed answers (the lab registry, with token auth, behind its fault front)', function () {
+    let registry: Registry;
+    let front: RegistryFront;
+    const image = 'ghcr.io/siderolabs/installer:v1.13.2';
+    const manifest = /^\/v2\/siderolabs\/installer\/manifests\/v1\.13\.2$/;
+    const html = '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>';
+    const client = () => createRegistryClient({ mirrors: { 'ghcr.io': front.url } });
+    const where = () => `checking image ghcr\\.io/siderolabs/installer:v1\\.13\\.2 at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\)`;
+
+    before(async function () {
+      registry = await startRegistry({ tokenAuth: true });
+      await registry.publish('siderolabs/installer', 'v1.13.2');
+      front = await startRegistryFront(registry.url);
+    });
+    after(async function () {
+      await front?.stop();
+      await registry?.stop();
+    });
+    afterEach(function () {
+      front.inject();
+      registry.tokenService?.injectFault(undefined);
+    });
+
+    it('a manifest answered 200 with an HTML page or a wrong content type is never taken for the image: Transient RegistryBadResponse naming image and registry', async function () {
+      for (const contentType of ['text/html; charset=utf-8', 'text/plain']) {
+        front.inject({ path: manifest, status: 200, contentType, body: html });
+        const err = await rejection(client().imageExists(testContext(), image));
+        assert.deepEqual([err.kind, err.reason], ['Transient', 'RegistryBadResponse'], err.message);
+        assert.match(err.message, new RegExp(`^${where()}: the registry answered HTTP 200 with ${contentType.split(';')[0]}, not an image manifest; is ${front.url.replaceAll('.', '\\.')} a container registry \\(check --registry-mirror\\)\\?$`));
+      }
+      front.inject();
+      assert.equal((await client().imageExists(testContext(), image)).exists, true, 'found once the registry answers properly');
+    });
+
+    it('the token endpoint answers garbage JSON, wrong types, HTML or 20 MB: Transient RegistryBadResponse naming the token service', async function () {
+      const tokens = registry.tokenService;
+      assert.ok(tokens);
+      const cases: { fault: Parameters<typeof tokens.injectFault>[0]; says: string }[] = [
+        { fault: { status: 200, contentType: 'application/json', body: '{"token": ' }, says: 'answered something that is not JSON' },
+        { fault: { status: 200, contentType: 'application/json', body: '{"token": 42, "access_token": ["x"]}' }, says: 'answered without a token' },
+        { fault: { status: 200, contentType: 'text/html', body: html }, says: 'answered something that is not JSON' },
+        { fault: { status: 200, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } }, says: 'answered something that is not JSON' },
+      ];
+      for (const c of cases) {
+        tokens.injectFault(c.fault);
+        // A fresh client each time: no cached token.
+        const err = await rejection(client().imageExists(testContext(), image));
+        assert.deepEqual([err.kind, err.reason], ['Transient', 'RegistryBadResponse'], err.message);
+        assert.equal(err.message, `${where().replaceAll('\\', '')}: the token service ${tokens.realm} ${c.says}`);
+      }
+    });
+
+    it('HEAD not allowed, then a GET answered 404 with a 20 MB body: the body is not read whole, the image reported missing', async function () {
+      front.inject({ path: manifest, method: 'HEAD', status: 405, contentType: 'text/plain', body: '' }, { path: manifest, method: 'GET', status: 404, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } });
+      const check = await client().imageExists(testContext(), image);
+      assert.equal(check.exists, false);
+      assert.match(check.detail, new RegExp(`not found at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\): HTTP 404$`));
+      // The client stops reading after 64 KiB and closes: the front could not send it all (only what socket buffers took).
+      const get = await waitFor(() => front.requests.find((r) => r.method === 'GET' && r.bytesSent > 0), { timeoutMs: 10_000, description: 'the GET to close' });
+      assert.ok(get.bytesSent < 20 * 1024 * 1024, `${get.bytesSent} bytes sent`);
+    });
+
+    it('the preflight says the installer image could not be checked, naming registry and image (not "not found")', async function () {
+      front.inject({ path: manifest, status: 200, contentType: 'text/html', body: html });
+      const check = await installerImages(testContext(), client(), new Map([[image, ['w-1', 'w-2']]]));
+      assert.equal(check.passed, false);
+      assert.match(check.message, new RegExp(`^installer image could not be checked: ${where()}: the registry answered HTTP 200 with text/html, not an image manifest`));
+      assert.ok(!check.message.includes('not found'), check.message);
     });
   });
 });

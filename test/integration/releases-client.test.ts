@@ -117,7 +117,7 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
       { fault: { status: 200, contentType: 'application/json', body: '{"message":"not a list"}' }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
       { fault: { status: 200, contentType: 'application/json', body: JSON.stringify([{ tag_name: 1132, draft: 'no', prerelease: false, published_at: null, html_url: 'x' }]) }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
       { fault: { status: 200, contentType: 'application/json', body: '[{"tag_name":"v1.13.4"' }, reason: 'InvalidResponse', message: /releases: the body is not JSON$/ },
-      { fault: { status: 200, contentType: 'application/json', body: { bytes: 64 * 1024 * 1024 } }, reason: 'ResponseTooLarge', message: /^releases response larger than 8388608 bytes$/ },
+      { fault: { status: 200, contentType: 'application/json', body: { bytes: 64 * 1024 * 1024 } }, reason: 'ResponseTooLarge', message: /^GET http:\/\/127\.0\.0\.1:\d+\/repos\/siderolabs\/talos\/releases: the answer is larger than 8 MiB; not read further$/ },
     ];
     try {
       for (const c of cases) {

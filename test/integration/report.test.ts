@@ -348,6 +348,31 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     assert.match(md, /pods \\\| would not leave/);
   });
 
+  it('the forge opens the report PR but garbles its answer (HTML with 200): a clear error naming the endpoint, a retry that finds that PR, never a second one', async function () {
+    const uid = await createPlan('rp-garbled');
+    await createJob('rp-garbled', uid, 'cp-1', 'controlPlane');
+    await setJobStatus('rp-garbled-cp-1', { phase: 'Draining', startTime: t0, currentTalosVersion: 'v1.12.1' });
+    await setPlanStatus('rp-garbled', inProgress());
+    const pulls = /\/repos\/acme\/plans\/pulls$/;
+    forge.injectFault({ path: pulls, method: 'POST', afterHandling: true, times: 1, status: 200, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1></body></html>' });
+    try {
+      start(join(work, 'cache-e'));
+      const branch = await branchOf('rp-garbled');
+      await waitFor(() => logged.find((l) => l.includes('rp-garbled') && l.includes(`open a pull request from ${branch}: POST ${proxy.url}/repos/acme/plans/pulls: the forge answered text/html`)), {
+        timeoutMs: 30_000, description: 'the failed open, logged with its endpoint',
+      });
+      await setJobStatus('rp-garbled-cp-1', { phase: 'Completed', startTime: t0, completionTime: '2026-03-01T10:05:00Z', currentTalosVersion: 'v1.12.3' });
+      await setPlanStatus('rp-garbled', inProgress({ phase: 'Completed', completionTime: '2026-03-01T10:05:00Z', runningNodes: 0, completedNodes: 2 }));
+      // Marked ready: the reporter has found the PR the forge made, and carried on with it.
+      await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 60_000, description: 'the report PR marked ready' });
+      assert.equal((await pullsOf(branch)).length, 1);
+      const posts = reporterRequests().filter((q) => q.method === 'POST' && pulls.test(q.path) && JSON.stringify(q.body).includes(branch));
+      assert.equal(posts.length, 1, 'one POST for the report branch');
+    } finally {
+      forge.injectFault(undefined);
+    }
+  });
+
   it('never puts a token in a request URL or body, a git URL, a commit or a log line', async function () {
     const token = forge.token;
     for (const q of forge.requests) assert.ok(!JSON.stringify(q).includes(token), `request ${q.method} ${q.path}`);

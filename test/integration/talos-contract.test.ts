@@ -426,6 +426,83 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.equal((await client.version(op(), node)).tag, 'v1.14.0');
     });
 
+    it('unknown enum values and missing fields: a Version without version.tag or a MachineStatus without a stage or with an unknown one is a transient Malformed error naming node and endpoint; an unknown pull status is shown as a number', async function () {
+      const n = take(lifecycleNodes);
+      const malformed = async (call: Promise<unknown>, what: RegExp): Promise<void> => {
+        const err = await errorOf(call);
+        assert.equal(err.kind, TalosErrorKind.Malformed, err.message);
+        assert.equal(err.transient, true);
+        assert.equal(err.node, n);
+        assert.match(err.message, new RegExp(`on node ${n.replaceAll('.', '\\.')} via endpoint ${sim.endpoint.replaceAll('.', '\\.')} `));
+        assert.match(err.message, what);
+        assert.match(err.message, /check that the node runs a Talos version this controller supports/);
+      };
+      try {
+        sim.faults.set(n, { malformed: { versionWithoutTag: true } });
+        await malformed(client.version(op(), n), /MachineService\.Version .* answered without version\.tag/);
+        await malformed(client.identity(op(), n), /answered without version\.tag/);
+        sim.faults.set(n, { malformed: { machineStage: 0 } });
+        await malformed(client.machineStatus(op(), n), /answered a MachineStatus that has no machine stage/);
+        sim.faults.set(n, { malformed: { machineStage: 42 } });
+        await malformed(client.machineStatus(op(), n), /answered a MachineStatus that has machine stage 42, unknown to this controller/);
+        sim.faults.set(n, { malformed: { pullStatus: 42 } });
+        const statuses = new Set<string>();
+        const name = await client.pullImage(op(), n, installer('v1.14.1'), { onProgress: (p) => statuses.add(p.status) });
+        assert.ok(name.includes('v1.14.1'), name);
+        assert.deepEqual([...statuses], ['UNKNOWN(42)']);
+      } finally {
+        sim.faults.clear(n);
+      }
+      assert.equal((await client.version(op(), n)).tag, 'v1.14.0');
+      assert.equal((await client.machineStatus(op(), n)).stage, 'running');
+    });
+
+    it('a Pull stream that sends progress forever: each attempt ends at its stream deadline (DeadlineExceeded), retried as the pull is idempotent, nothing stored', async function () {
+      const n = take(lifecycleNodes);
+      const short = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 1000, maxAttempts: 2 });
+      sim.faults.set(n, { endlessPull: true });
+      const since = sim.lastCallSeq();
+      let progress = 0;
+      try {
+        const err = await errorOf(short.pullImage(op(), n, installer('v1.14.1'), { onProgress: () => progress++ }));
+        assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
+        assert.match(err.message, /ImageService\.Pull for node .* via endpoint/);
+        assert.ok(progress > 0, 'the stream sent progress');
+        assert.equal(sim.callLog({ node: n, method: 'ImageService.Pull', since }).length, 2);
+        assert.equal(sim.node(n).containerd.size, 0);
+      } finally {
+        sim.faults.clear(n);
+        short.close();
+      }
+    });
+
+    it('a stream that sends nothing (Pull, LifecycleService.Upgrade): the idle watchdog ends it long before the stream deadline with a clear error; the Upgrade is not repeated, nothing staged', async function () {
+      const n = take(lifecycleNodes);
+      const watched = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 120_000, streamIdleMs: 300, maxAttempts: 2 });
+      try {
+        sim.faults.set(n, { silentStream: 'ImageService.Pull' });
+        let since = sim.lastCallSeq();
+        let err = await errorOf(watched.pullImage(op(), n, installer('v1.14.1')));
+        assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
+        assert.equal(err.transient, true);
+        assert.match(err.message, /ImageService\.Pull for node .* via endpoint .* sent nothing for 300 ms; ended it — the node may be stuck/);
+        assert.equal(sim.callLog({ node: n, method: 'ImageService.Pull', since }).length, 2);
+
+        sim.faults.clear(n);
+        await client.pullImage(op(), n, installer('v1.14.1'));
+        sim.faults.set(n, { silentStream: 'LifecycleService.Upgrade' });
+        since = sim.lastCallSeq();
+        err = await errorOf(watched.installImage(op(), n, installer('v1.14.1')));
+        assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
+        assert.match(err.message, /LifecycleService\.Upgrade for node .* sent nothing for 300 ms/);
+        assert.equal(sim.callLog({ node: n, method: 'LifecycleService.Upgrade', since }).length, 1);
+        assert.equal(sim.node(n).staged, undefined);
+      } finally {
+        sim.faults.clear(n);
+        watched.close();
+      }
+    });
+
     it('mTLS rejected by the node: role ⇒ PermissionDenied, wrong CA ⇒ TlsRejected, each naming the endpoint', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { tlsRejected: 'role' });

@@ -40,12 +40,22 @@ export interface Exchange {
   seenBefore?: number;
 }
 
-/** An answer the interposer gives itself instead of forwarding (a 429 or 500 storm): a Kubernetes Status with this code. */
+/**
+ * An answer the interposer gives itself instead of forwarding (a 429, 500 or 410 storm): a
+ * Kubernetes Status with this code. With `watchLines`, a watch's answer instead: 200, then exactly
+ * these lines (garbage, events of the wrong shape, an ERROR event), then the stream ends.
+ */
 export interface CannedAnswer {
   status: number;
   /** Retry-After seconds, as the apiserver sends with a 429. */
   retryAfterSeconds?: number;
+  /** The Status's reason and message; by default from the code (TooManyRequests, Expired, InternalError). */
+  reason?: string;
+  message?: string;
+  watchLines?: string[];
 }
+
+const REASONS: Record<number, string> = { 410: 'Expired', 429: 'TooManyRequests' };
 
 /** Runs before the request is forwarded; the request waits for it. Returning an answer sends that instead. */
 export type BeforeForward = (req: InterposedRequest) => Promise<CannedAnswer | void> | CannedAnswer | void;
@@ -91,11 +101,16 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         return;
       }
       if (canned) {
-        exchanges.push({ method, path, status: canned.status, at });
+        exchanges.push({ method, path, status: canned.status, at, ...(canned.watchLines ? { watchEvents: canned.watchLines.length } : {}) });
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (canned.retryAfterSeconds !== undefined) headers['retry-after'] = String(canned.retryAfterSeconds);
-        const reason = canned.status === 429 ? 'TooManyRequests' : 'InternalError';
-        res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message: `injected by the lab interposer: ${reason}` }));
+        if (canned.watchLines) {
+          res.writeHead(canned.status, headers).end(canned.watchLines.map((l) => `${l}\n`).join(''));
+          return;
+        }
+        const reason = canned.reason ?? REASONS[canned.status] ?? 'InternalError';
+        const message = canned.message ?? `injected by the lab interposer: ${reason}`;
+        res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { makeLabDir } from '../process.js';
 import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
-import { serveFault, type ForgeFault } from './faults.js';
+import { answeredWithFault, serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
@@ -97,12 +97,14 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const gitea = new GiteaApi(api, () => url);
   const gitRequests: GitRequest[] = [];
   let fault: ForgeFault | undefined;
-  /** A REST request the injected fault matches gets its malformed answer (before anything else, auth included). */
-  const servedFault = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (!fault?.path.test(new URL(req.url ?? '/', 'http://forge.invalid').pathname)) return false;
-    req.resume();
-    serveFault(res, fault);
-    return true;
+  let faultsLeft = Infinity;
+  /** The injected fault, when it matches this REST request (counted against its `times`). */
+  const faultFor = (req: IncomingMessage): ForgeFault | undefined => {
+    const f = fault;
+    if (!f?.path.test(new URL(req.url ?? '/', 'http://forge.invalid').pathname)) return undefined;
+    if (f.method !== undefined && f.method !== req.method) return undefined;
+    if (--faultsLeft <= 0) fault = undefined;
+    return f;
   };
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -140,7 +142,12 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   };
 
   const server: Server = createServer((req, res) => {
-    if (!servedFault(req, res)) handler(req, res);
+    const f = faultFor(req);
+    if (!f) return handler(req, res);
+    // Answered with the fault before anything else (auth included), or after doing the work.
+    if (f.afterHandling) return handler(req, answeredWithFault(res, f));
+    req.resume();
+    serveFault(res, f);
   });
   try {
     await Promise.all([
@@ -175,6 +182,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     violations: api.violations,
     injectFault: (f) => {
       fault = f;
+      faultsLeft = f?.times ?? Infinity;
     },
     addRelease: api.addRelease.bind(api),
     setRateLimit: api.setRateLimit.bind(api),

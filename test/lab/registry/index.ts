@@ -14,6 +14,7 @@ import { startTokenService, type TokenService } from './token.js';
 
 export { parseBearerChallenge, fetchToken, RegistryClient } from './client.js';
 export { OCI_MANIFEST, DOCKER_MANIFEST } from './image.js';
+export { startRegistryFront, type RegistryFault, type RegistryFront } from './front.js';
 
 export interface RegistryOptions {
   /** Put the registry behind `auth.token`: anonymous pull tokens, push for the lab's publisher. */

@@ -5,6 +5,7 @@
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type HttpFault, serveFault } from '../http-faults.js';
 
 export interface TokenService {
   realm: string;
@@ -12,6 +13,8 @@ export interface TokenService {
   issuer: string;
   /** Every token request: scope asked for, actions granted, whether the caller was anonymous. */
   readonly issued: { scope: string; granted: string[]; anonymous: boolean }[];
+  /** From now on every token request gets this answer (garbage JSON, HTML, a huge body); undefined: issue tokens again. */
+  injectFault(fault: HttpFault | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -49,6 +52,7 @@ export async function startTokenService(opts: { keyPem: string; service: string;
   const kid = libtrustKeyId(createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString());
   const issuer = 'kangal-lab-token-service';
   const issued: TokenService['issued'] = [];
+  let fault: HttpFault | undefined;
 
   const isPublisher = (authorization: string | undefined): boolean => {
     if (!authorization?.toLowerCase().startsWith('basic ')) return false;
@@ -61,6 +65,10 @@ export async function startTokenService(opts: { keyPem: string; service: string;
     const url = new URL(req.url ?? '/', 'http://token.invalid');
     if (url.pathname !== '/token' || req.method !== 'GET') {
       res.writeHead(404).end();
+      return;
+    }
+    if (fault) {
+      serveFault(res, fault);
       return;
     }
     if (req.headers.authorization && !isPublisher(req.headers.authorization)) {
@@ -98,6 +106,9 @@ export async function startTokenService(opts: { keyPem: string; service: string;
     service: opts.service,
     issuer,
     issued,
+    injectFault: (f) => {
+      fault = f;
+    },
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

@@ -9,6 +9,8 @@
 //   sim.issueClientCert(name, { roles, expired })   more client certs from the lab's OS CA
 //   sim.nodeEndpoints     name → '<InternalIP>:50000' where that port was free (like a real node)
 //   sim.faults.set(node, {...}) / clear(node?) / unreachable(node, ms) / powerOn(node)
+//                         (malformed answers: `malformed` {versionWithoutTag, machineStage, pullStatus},
+//                         streams that never end: `endlessPull`, `endlessInstall`, `silentStream`; see NodeFaults)
 //   sim.node(nameOrIP)    the simulated node's live state (version, bootId, phase, history, ...)
 //   sim.node(x).calls     every mutating call that reached the node (SimCall: method, at, peer,
 //                         identity, image / reboot mode, result 'ok' | {code, codeName, message}, effect)

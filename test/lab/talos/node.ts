@@ -117,6 +117,15 @@ export interface NodeFaults {
   configReadError?: RpcFault;
   /** LifecycleService.Upgrade streams progress forever, never an exit code, until the caller gives up. */
   endlessInstall?: boolean;
+  /** ImageService.Pull streams layer progress forever, never the pulled image's name, until the caller gives up. */
+  endlessPull?: boolean;
+  /** This stream accepts the call, then sends nothing and never ends until the caller gives up. */
+  silentStream?: 'ImageService.Pull' | 'LifecycleService.Upgrade';
+  /**
+   * Answers a newer or broken Talos could give: a Version without `version.tag`, a MachineStatus
+   * whose stage is this number (0: no stage), pull progress whose status is this number.
+   */
+  malformed?: { versionWithoutTag?: boolean; machineStage?: number; pullStatus?: number };
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
@@ -684,21 +693,24 @@ function systemServices(role: NodeRole): string[] {
   return role === 'controlplane' ? ['apid', 'containerd', 'cri', 'etcd', 'machined', 'trustd', 'udevd'] : ['apid', 'containerd', 'cri', 'machined', 'udevd'];
 }
 
-function buildResources(n: SimNode): SimResource[] {
-  const out: SimResource[] = [];
+/** `MachineStatuses/machine`; the `malformed.machineStage` fault replaces the stage with its number. */
+function machineStatus(n: SimNode): SimResource {
   const unmet = n.ready ? [] : [{ name: 'nodeReady', reason: 'node not ready' }];
-  out.push(
-    res(
-      'runtime',
-      'MachineStatuses.runtime.talos.dev',
-      'machine',
-      { stage: n.stage, status: { ready: n.ready, unmetConditions: unmet } },
-      MachineStatusSpec.encode({
-        stage: STAGE_ENUM[n.stage] ?? RuntimeMachineStage.MACHINE_STAGE_UNKNOWN,
-        status: { ready: n.ready, unmetConditions: unmet },
-      }).finish(),
-    ),
+  const stage = n.faults.malformed?.machineStage;
+  return res(
+    'runtime',
+    'MachineStatuses.runtime.talos.dev',
+    'machine',
+    { stage: stage ?? n.stage, status: { ready: n.ready, unmetConditions: unmet } },
+    MachineStatusSpec.encode({
+      stage: stage ?? STAGE_ENUM[n.stage] ?? RuntimeMachineStage.MACHINE_STAGE_UNKNOWN,
+      status: { ready: n.ready, unmetConditions: unmet },
+    }).finish(),
   );
+}
+
+function buildResources(n: SimNode): SimResource[] {
+  const out: SimResource[] = [machineStatus(n)];
   if (versionAtLeast(n.version, 10)) {
     out.push(res('runtime', 'Versions.runtime.talos.dev', 'version', { version: n.version, name: 'Talos' }, VersionSpec.encode({ version: n.version, name: 'Talos' }).finish()));
   }

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
 import { ContainerdNamespace, type Data } from '../../../proto/gen/common/common.js';
 import {
+  type ImageServicePullProgress,
   type ImageServicePullRequest,
   type ImageServicePullResponse,
   ImageServicePullLayerProgress_Status,
@@ -76,6 +77,17 @@ export interface Router {
   onConfigApplied?: ((node: SimNode) => Promise<void> | void) | undefined;
 }
 
+
+/** One layer's pull progress; the `malformed.pullStatus` fault replaces its status with that number. */
+function pullProgress(n: SimNode, layerId: string, status: ImageServicePullLayerProgress_Status): ImageServicePullProgress {
+  return { layerId, progress: { status: n.faults.malformed?.pullStatus ?? status, elapsed: { seconds: 0, nanos: 1e6 }, offset: 1024, total: 1024 } };
+}
+
+/** A stream that sends nothing until the caller cancels it (a hung peer): resolves on cancellation. */
+function silentUntilCancelled(call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
+  if (call.cancelled) return Promise.resolve();
+  return new Promise((resolve) => call.once('cancelled', () => resolve()));
+}
 
 function rpcError(code: grpc.status, details: string): RpcError {
   return new RpcError(code, details);
@@ -268,6 +280,7 @@ export class TalosApi {
         const routed = this.route(call, path, false);
         rec = startRecord(routed, call, recorded, call.request);
         const node = await this.enter(routed, call, minRole);
+        if (recorded !== undefined && node.faults.silentStream === recorded.method) return silentUntilCancelled(call);
         await impl(node, call.request, call, rec);
       };
       run().then(
@@ -294,7 +307,7 @@ export class TalosApi {
         (n) => ({
           messages: [
             Version.fromPartial({
-              version: { tag: n.version, sha: 'a1b2c3d4', built: '', goVersion: 'go1.24.6', os: 'linux', arch: n.arch },
+              version: { tag: n.faults.malformed?.versionWithoutTag ? '' : n.version, sha: 'a1b2c3d4', built: '', goVersion: 'go1.24.6', os: 'linux', arch: n.arch },
               platform: { name: n.platform, mode: 'metal' },
               features: { rbac: true },
             }),
@@ -474,13 +487,22 @@ export class TalosApi {
         const image = await this.resolveImage(n, ref);
         const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
         const step = this.router.timings().pullMs / (layers.length * 2);
+        const progress = (layer: string, status: ImageServicePullLayerProgress_Status): void => {
+          call.write({ pullProgress: pullProgress(n, layer, status) });
+        };
         for (const layer of layers) {
           for (const status of [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE]) {
             await delay(step);
             n.assertReachable();
-            call.write({ pullProgress: { layerId: layer, progress: { status, elapsed: { seconds: 0, nanos: 1e6 }, offset: 1024, total: 1024 } } });
+            progress(layer, status);
           }
         }
+        // A stream that never ends: progress, never the image's name, until the caller cancels.
+        while (n.faults.endlessPull && !call.cancelled) {
+          await delay(step);
+          progress(layers[0] ?? '', ImageServicePullLayerProgress_Status.DOWNLOADING);
+        }
+        if (call.cancelled) return;
         const { answer, names } = pulledNames(ref, image.digest);
         let images = n.containerd.get(store.key);
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
