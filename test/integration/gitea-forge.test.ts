@@ -102,6 +102,8 @@ describe('Gitea forge adapter (lab forge, Gitea OpenAPI description)', function 
   });
 
   it('reads every page of a list longer than Gitea\'s 50-item cap', async function () {
+    // 52 pull requests opened one after another (the order is asserted): ~40 s on a loaded machine.
+    this.timeout(300_000);
     const wc = await cloneWorkingCopy({ cloneUrl: `${forge.url}/acme/plans.git`, token: forge.token, dir: join(work, 'many') });
     // One commit ahead of main, pushed under 52 branch names at once: the pages are what is tested.
     await wc.git(['checkout', '--quiet', '-B', 'many', 'origin/main']);
