@@ -238,7 +238,7 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const pending = [...resumable, ...(prog.pendingNodes.get(group.name) ?? [])];
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
   const slots = freeSlots(o, group);
-  if (slots.length === 0) return slotsFull(o, base, group, prog.pendingNodes.get(group.name) ?? []);
+  if (slots.length === 0) return slotsFull(o, base, group, prog);
   const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
   if (held) return held;
   const pre = prePlanHook(o, sel, base);
@@ -254,9 +254,9 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
 }
 
 /** Every slot busy: the time to pre-pull the installer on the next round's nodes (inside a maintenance window). */
-function slotsFull(o: PlanObservation, base: PatchPlanStatus, group: GroupPlan, pending: readonly string[]): PlanStep {
+function slotsFull(o: PlanObservation, base: PatchPlanStatus, group: GroupPlan, prog: Progress): PlanStep {
   const s = say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`);
-  const pulls = windowState(o.plan.spec.maintenance, o.now).open ? prePullsToStart(o, s, group, pending) : [];
+  const pulls = windowState(o.plan.spec.maintenance, o.now).open ? prePullsToStart(o, s, group, prog.pendingNodes.get(group.name) ?? []) : [];
   if (pulls.length === 0) return { status: s, events: [] };
   return { action: { type: 'prePull', pulls }, status: withPrePullsStarted(s, pulls, o.now), events: [] };
 }

@@ -54,7 +54,7 @@ export function createPrePullRunner(deps: PrePullRunnerDeps): PrePullRunner {
     if (deps.ctx.signal.aborted) return;
     if (error !== undefined) deps.log.info({ plan, node: p.node, image: p.image, err: error }, 'installer pre-pull failed (the node pulls again when its turn comes)');
     let of = results.get(plan);
-    if (!of) results.set(plan, (of = new Map()));
+    if (!of) results.set(plan, (of = new Map<string, PrePullResult>()));
     of.set(p.node, { node: p.node, image: p.image, at: deps.ctx.clock.now(), error });
     deps.wake(plan);
   };
@@ -67,7 +67,7 @@ export function createPrePullRunner(deps: PrePullRunnerDeps): PrePullRunner {
     start(plan, talosConfig, pulls) {
       if (deps.ctx.signal.aborted) return;
       let now = running.get(plan);
-      if (!now) running.set(plan, (now = new Set()));
+      if (!now) running.set(plan, (now = new Set<string>()));
       for (const p of pulls) {
         if (now.has(p.node)) continue;
         now.add(p.node);

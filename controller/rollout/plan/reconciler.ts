@@ -107,17 +107,20 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
     case 'askAlertmanager':
       if (plan.spec.alertGate) await deps.alertGate.ask(ctx, plan.name, plan.spec.alertGate);
       return { step, plan };
-    case 'prePull': {
-      // Not awaited: each pull that ends wakes the plan, whose next pass records it.
-      const address = (node: string): string => deps.informers.nodes.get(node)?.internalIP ?? node;
-      deps.prePulls?.start(plan.name, plan.spec.talosConfig, action.pulls.map((p) => ({ ...p, address: address(p.node) })));
+    case 'prePull':
+      startPrePulls(deps, plan, action.pulls);
       return { step, plan };
-    }
     case 'handOver':
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();
       return { step, plan };
   }
+}
+
+/** Hands the pulls to the background runner, not awaited: each pull that ends wakes the plan, whose next pass records it. */
+function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extract<PlanAction, { type: 'prePull' }>['pulls']): void {
+  const address = (node: string): string => deps.informers.nodes.get(node)?.internalIP ?? node;
+  deps.prePulls?.start(plan.name, plan.spec.talosConfig, pulls.map((p) => ({ ...p, address: address(p.node) })));
 }
 
 function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<typeof runPreflight> {

@@ -475,18 +475,7 @@ export class TalosApi {
         let images = n.containerd.get(store.key);
         // containerd still resolves the reference, but finds every layer in its content store: no download.
         const present = [...(images?.values() ?? [])].some((i) => i.digest === image.digest);
-        const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
-        const statuses = present
-          ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS]
-          : [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE];
-        const step = present ? 0 : this.router.timings().pullMs / (layers.length * 2);
-        for (const layer of layers) {
-          for (const status of statuses) {
-            if (step > 0) await delay(step);
-            n.assertReachable();
-            call.write({ pullProgress: { layerId: layer, progress: { status, elapsed: { seconds: 0, nanos: 1e6 }, offset: present ? 0 : 1024, total: 1024 } } });
-          }
-        }
+        await this.pullLayers(n, present, call);
         const { answer, names } = pulledNames(ref, image.digest);
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
         for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
@@ -494,6 +483,22 @@ export class TalosApi {
         if (rec) rec.effect = present ? 'already present' : 'pulled';
       }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef, containerdNamespace: ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace) }) }),
     };
+  }
+
+  /** Pull progress per layer: downloaded and extracted over pullMs, or ALREADY_EXISTS at once when the store holds the image. */
+  private async pullLayers(n: SimNode, present: boolean, call: { write(m: ImageServicePullResponse): unknown }): Promise<void> {
+    const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
+    const statuses = present
+      ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS]
+      : [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE];
+    const step = present ? 0 : this.router.timings().pullMs / (layers.length * 2);
+    for (const layer of layers) {
+      for (const status of statuses) {
+        if (step > 0) await delay(step);
+        n.assertReachable();
+        call.write({ pullProgress: { layerId: layer, progress: { status, elapsed: { seconds: 0, nanos: 1e6 }, offset: present ? 0 : 1024, total: 1024 } } });
+      }
+    }
   }
 
   lifecycleService(): grpc.UntypedServiceImplementation {
