@@ -473,8 +473,10 @@ export class TalosApi {
         if (!ref) throw rpcError(grpc.status.UNKNOWN, `failed to parse image reference "${req.imageRef}": invalid reference format`);
         const image = await this.resolveImage(n, ref);
         let images = n.containerd.get(store.key);
-        // containerd still resolves the reference, but finds every layer in its content store: no download.
-        const present = [...(images?.values() ?? [])].some((i) => i.digest === image.digest);
+        // containerd still resolves the reference, but finds every layer in its content store (one per
+        // containerd instance, shared by its namespaces): no download.
+        const driver = store.key.split('/')[0] ?? '';
+        const present = [...n.containerd].some(([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest));
         await this.pullLayers(n, present, call);
         const { answer, names } = pulledNames(ref, image.digest);
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
