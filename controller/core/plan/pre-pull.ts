@@ -35,7 +35,8 @@ function withResult(entry: PrePullStatus, results: readonly PrePullResult[]): Pr
 }
 
 /**
- * The pre-pulls to start now for `group` (the group whose turn it is, its slots all busy): its next
+ * The pre-pulls to start now for `group` (the group whose turn it is, its slots all busy, its
+ * running nodes past their own pull): its next
  * `concurrency` pending nodes that run the lifecycle flow toward the target and have no pre-pull of
  * that image done, failed or in flight; at most `concurrency` in flight in all. Empty: nothing to do.
  */
@@ -47,7 +48,7 @@ export function prePullsToStart(o: PlanObservation, status: PatchPlanStatus, gro
   const facts = o.prePulls;
   if (facts === undefined) return [];
   const free = group.concurrency - facts.running.size;
-  if (free <= 0) return [];
+  if (free <= 0 || stillPulling(o, group)) return [];
   const nodes = new Map(o.nodes.map((n) => [n.name, n]));
   const nextRound = pending.filter((n) => !(o.canHandOver && n === o.ownNode)).slice(0, group.concurrency);
   const out: PrePullRequest[] = [];
@@ -61,6 +62,14 @@ export function prePullsToStart(o: PlanObservation, status: PatchPlanStatus, gro
     out.push({ node: name, image });
   }
   return out.slice(0, free);
+}
+
+/**
+ * A job of the current round is still in Pending (reading the node, pulling its own installer):
+ * the next round pulls once this one drains and reboots, not alongside its pulls.
+ */
+function stillPulling(o: PlanObservation, group: GroupPlan): boolean {
+  return o.jobs.some((j) => j.group === group.name && (j.phase === undefined || j.phase === 'Pending'));
 }
 
 /** The installer the node's job will pull, when the node can and needs to pre-pull it. */

@@ -59,9 +59,20 @@ describe('core/plan: installer pre-pulls', function () {
 
   it('the in-flight bound counts pulls of nodes scheduled since: a new round waits for the old pulls to end', function () {
     // w-3/w-4 got their jobs while their pre-pulls still run; the next round is w-5 only, but 2 pulls are in flight.
-    const more = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Pending'), job('w-4', 'Pending')], leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')] };
+    const more = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Draining'), job('w-4', 'Upgrading')], leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')] };
     assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })), []);
     assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3']), results: [] } })), [['w-5', IMAGE]]);
+  });
+
+  it('waits until the current round is past its own pulls (every job beyond Pending): the next round pulls while this one drains and reboots', function () {
+    const pulling = { jobs: [job('w-1', 'Draining'), job('w-2', 'Pending')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
+    const step = decidePlan(obs(running, pulling));
+    assert.equal(step.action, undefined);
+    assert.equal(step.status.reason, 'SlotsFull');
+    const created = { jobs: [job('w-1', 'Draining'), { ...job('w-2', 'Pending'), phase: undefined }], leases: pulling.leases };
+    assert.deepEqual(pullsOf(obs(running, created)), [], 'a job without a phase yet has not pulled either');
+    // A Pending job of another group does not hold this one.
+    assert.deepEqual(pullsOf(obs(running, { ...roundOne, jobs: [...roundOne.jobs, job('x-9', 'Pending', 'b')] })), [['w-3', IMAGE], ['w-4', IMAGE]]);
   });
 
   it('a started pull this process does not run (a previous leader ran it) is started again', function () {
