@@ -1,0 +1,114 @@
+// `npm run bench -- prepull`: the installer pre-pull (spec.prePull) against the serial limit, through
+// the real `kangal-patch run` process. 40 nodes in 4 groups (4/8/12/16 nodes, concurrency 1-4: four
+// rounds each), delayBetweenNodes 0s, the image pull about 40 % of a node's time T. Three rollouts:
+// the lifecycle flow (Talos >= 1.13) with pre-pull on, the same with it off, and the legacy flow
+// (< 1.13, where the node pulls inside MachineService.Upgrade and nothing can be pre-pulled). For each:
+// makespan / Σ ceil(n/c)·T, where T is the median time (PatchJob Pending → Completed) of the run's
+// nodes that downloaded their installer themselves, so T includes the pull. Goal with pre-pull: ≤ 0.75.
+// The pre-pull run is also put against the T of the run without it (same lab, run just before), as
+// the first round of each group (the only nodes that download in that run) is a small sample.
+import { startJobLab, type JobLab } from '../e2e/support/job-lab.js';
+import { labPlan } from '../e2e/support/plans.js';
+import { waitFor } from '../lab/wait.js';
+
+const GROUPS = [
+  { name: 'g1', nodes: 4, concurrency: 1 },
+  { name: 'g2', nodes: 8, concurrency: 2 },
+  { name: 'g3', nodes: 12, concurrency: 3 },
+  { name: 'g4', nodes: 16, concurrency: 4 },
+];
+const PULL_MS = 2_800;
+/** Lifecycle: pull, install, reboot; legacy: the node pulls and installs inside `upgradeMs`. */
+const TIMINGS = { pullMs: PULL_MS, installMs: 300, upgradeMs: PULL_MS + 300, shutdownMs: 200, rebootMs: 1_800, bootMs: 700 };
+
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+const rounds = GROUPS.reduce((sum, g) => sum + Math.ceil(g.nodes / g.concurrency), 0);
+
+interface Result {
+  name: string;
+  makespanMs: number;
+  /** T: median node time of the nodes that downloaded their own installer. */
+  tMs: number;
+  /** Median node time of the nodes whose installer was pre-pulled (NaN when none). */
+  tPrePulledMs: number;
+  prePulled: number;
+  ratio: number;
+}
+
+async function rollout(lab: JobLab, plan: string, talosVersion: string, prePull: boolean): Promise<Result> {
+  const applied = Date.now();
+  await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: plan }, spec: {} }, lab.talos.endpoint, {
+    target: { talosVersion },
+    prePull,
+    groups: Object.fromEntries(GROUPS.map((g) => [g.name, { selector: { matchLabels: { 'bench/group': g.name } }, concurrency: g.concurrency }])),
+    strategy: { order: GROUPS.map((g) => g.name) },
+    nodeSelector: { matchExpressions: [{ key: 'bench/group', operator: 'Exists' }] },
+  }));
+  const status = await lab.waitForPlan(plan, 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 30 * 60_000);
+  if (status.phase !== 'Completed') throw new Error(`${plan} ended ${String(status.phase)}: ${String(status.message)}`);
+  const mine = lab.observer.events.filter((e) => e.at >= applied && (e.kind === 'jobPhase' ? e.detail.startsWith(`${plan}-`) : e.kind === 'leaseCreated' && e.node.startsWith(`${plan}-`)));
+  const starts = mine.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending'));
+  const ends = mine.filter((e) => e.kind === 'jobPhase' && /(Completed|Failed)$/.test(e.detail));
+  const start = Math.min(...mine.filter((e) => e.kind === 'leaseCreated').map((e) => e.at));
+  const makespanMs = Math.max(...ends.map((e) => e.at)) - start;
+  const own: number[] = [];
+  const pre: number[] = [];
+  for (const e of ends) {
+    const ms = e.at - (starts.find((s) => s.node === e.node)?.at ?? e.at);
+    const job = await lab.job(`${plan}-${e.node}`);
+    (job?.status.installerAlreadyPulled === true ? pre : own).push(ms);
+  }
+  const tMs = pct(own, 50);
+  return { name: plan, makespanMs, tMs, tPrePulledMs: pre.length > 0 ? pct(pre, 50) : NaN, prePulled: pre.length, ratio: makespanMs / (rounds * tMs) };
+}
+
+async function fleetLab(talosVersion: string, images: string[]): Promise<JobLab> {
+  const total = GROUPS.reduce((n, g) => n + g.nodes, 0);
+  const labels: Record<string, Record<string, string>> = {};
+  let i = 0;
+  for (const g of GROUPS) for (let k = 0; k < g.nodes; k++) labels[`worker-${++i}`] = { 'bench/group': g.name };
+  return startJobLab({ fleet: { nodes: total + 1, controlPlanes: 1, talosVersion }, labels, timings: TIMINGS, images });
+}
+
+async function withController<T>(lab: JobLab, fn: () => Promise<T>): Promise<T> {
+  const controller = lab.startController({ args: ['--log-level', 'info'] });
+  await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 60_000, description: 'controller leading' });
+  try {
+    return await fn();
+  } finally {
+    await controller.stop();
+  }
+}
+
+function print(r: Result): void {
+  const s = (ms: number): string => (ms / 1000).toFixed(1);
+  const pulled = r.prePulled > 0 ? `, ${r.prePulled} nodes pre-pulled (median ${s(r.tPrePulledMs)} s)` : '';
+  console.log(`${r.name.padEnd(16)} makespan ${s(r.makespanMs)} s, T ${s(r.tMs)} s (pull ${Math.round((100 * PULL_MS) / r.tMs)} % of T)${pulled}, limit Σ ceil(n/c)·T = ${rounds} × T = ${s(rounds * r.tMs)} s, ratio ${r.ratio.toFixed(3)}`);
+}
+
+export async function run(): Promise<void> {
+  const results: Result[] = [];
+  console.log(`${GROUPS.reduce((n, g) => n + g.nodes, 0)} nodes in ${GROUPS.length} groups (concurrency ${GROUPS.map((g) => g.concurrency).join('/')}), ${rounds} rounds, pull ${PULL_MS} ms`);
+  const lifecycle = await fleetLab('v1.13.2', ['siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1']);
+  try {
+    await withController(lifecycle, async () => {
+      results.push(await rollout(lifecycle, 'lifecycle-noprepull', 'v1.14.0', false));
+      results.push(await rollout(lifecycle, 'lifecycle-prepull', 'v1.14.1', true));
+    });
+  } finally {
+    await lifecycle.stop();
+  }
+  const legacy = await fleetLab('v1.12.4', ['siderolabs/installer:v1.13.2']);
+  try {
+    await withController(legacy, async () => {
+      results.push(await rollout(legacy, 'legacy', 'v1.13.2', true));
+    });
+  } finally {
+    await legacy.stop();
+  }
+  for (const r of results) print(r);
+  const [off, on] = results;
+  if (!off || !on) return;
+  const cross = on.makespanMs / (rounds * off.tMs);
+  console.log(`pre-pull on: ratio ${on.ratio.toFixed(3)} with its own T, ${cross.toFixed(3)} with the T of the run without pre-pull (goal ≤ 0.75: ${Math.max(on.ratio, cross) <= 0.75 ? 'met' : 'missed'}); makespan on/off ${(on.makespanMs / off.makespanMs).toFixed(3)}`);
+}
