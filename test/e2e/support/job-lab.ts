@@ -48,6 +48,9 @@ export interface JobLabOptions {
   interposer?: boolean;
   /** FleetOptions.statusPostMs: every up node posts its Node status this often. */
   statusPostMs?: number;
+  /** FleetOptions.leaseRenewMs (0: node Leases written at registration and boot only) and registerConcurrency, for big fleets. */
+  leaseRenewMs?: number;
+  registerConcurrency?: number;
   /** Start the lab forge with a plans repository (`acme/plans`, branch main, a plans/ folder kept by .gitkeep) cloned for pushes. */
   plansRepo?: boolean;
 }
@@ -93,8 +96,9 @@ export interface JobLab {
   /**
    * `kubeconfig`: the controller's credentials (default: the lab admin's, through the interposer when there is one), e.g. a ServiceAccount token's.
    * `metrics`: serve /metrics on a free loopback port (default: disabled), read with `scrape()`.
+   * `entry`: the `kangal-patch` script to run (default: the compiled product; `bin/kangal-patch.js` of the checkout runs the sources through tsx).
    */
-  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string; metrics?: boolean }): Controller;
+  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string; metrics?: boolean; entry?: string }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
   createJob(job: JobInput): Promise<string>;
   job(name: string): Promise<{ spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
@@ -142,7 +146,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       schematic: opts.schematics?.[n.name] ?? n.schematic,
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
-    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs });
+    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs,
+      leaseRenewMs: opts.leaseRenewMs, registerConcurrency: opts.registerConcurrency });
     stops.push(() => fleet.stop());
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false, multiDocs: opts.multiDocs });
     stops.push(() => talos.stop());
@@ -187,7 +192,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const startController: JobLab['startController'] = (o = {}) => {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
-      const args = [entry, 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
+      const args = [o.entry ?? entry, 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
         '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', o.metrics ? '127.0.0.1:0' : '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
       const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
       const c: Controller = {

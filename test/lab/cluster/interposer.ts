@@ -28,6 +28,16 @@ export interface Exchange {
   status: number;
   /** Epoch ms when the request arrived. */
   at: number;
+  /** A watch: events streamed to the client so far (one JSON line each, bookmarks included). */
+  watchEvents?: number;
+  /** A write (POST, PUT, PATCH) answered 2xx: metadata.resourceVersion of the object it returned. */
+  resourceVersion?: string;
+  /**
+   * For a write: the highest resourceVersion any earlier write response carried when this request
+   * arrived. etcd revisions only grow, so a write that changed something answers above it; one that
+   * changed nothing answers with the object's old version, at or below it (see noOpWrites).
+   */
+  seenBefore?: number;
 }
 
 /** An answer the interposer gives itself instead of forwarding (a 429 or 500 storm): a Kubernetes Status with this code. */
@@ -63,6 +73,7 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   const withToken = new Agent({ keepAlive: true, ca: cluster.caPem });
   const exchanges: Exchange[] = [];
   let hook: BeforeForward | undefined;
+  let highestWritten = 0;
   let isCut = false;
   const sockets = new Set<Socket>();
 
@@ -88,9 +99,28 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;
+      const isWrite = method === 'POST' || method === 'PUT' || method === 'PATCH';
+      const seenBefore = highestWritten;
       const up = httpsRequest({ host: upstream.hostname, port: upstream.port, method, path, headers: req.headers, agent }, (r) => {
-        exchanges.push({ method, path, status: r.statusCode ?? 0, at });
+        const exchange: Exchange = { method, path, status: r.statusCode ?? 0, at };
+        exchanges.push(exchange);
         res.writeHead(r.statusCode ?? 502, r.headers);
+        if (/[?&]watch=(true|1)\b/.test(path)) {
+          exchange.watchEvents = 0;
+          r.on('data', (chunk: Buffer) => {
+            for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) exchange.watchEvents = (exchange.watchEvents ?? 0) + 1;
+          });
+        } else if (isWrite && exchange.status < 300) {
+          exchange.seenBefore = seenBefore;
+          const chunks: Buffer[] = [];
+          r.on('data', (chunk: Buffer) => chunks.push(chunk));
+          r.on('end', () => {
+            const rv = (parseJson(Buffer.concat(chunks)) as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
+            if (rv === undefined) return;
+            exchange.resourceVersion = rv;
+            if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
+          });
+        }
         r.pipe(res);
       });
       up.on('error', () => res.destroy());

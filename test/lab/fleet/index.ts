@@ -2,7 +2,9 @@
 // them alive with Lease heartbeats, and takes them down and up again when the Talos simulator
 // reboots them (FleetControl). Workload pods live in ./workloads.ts.
 import { randomUUID } from 'node:crypto';
-import { CoordinationV1Api, CoreV1Api, V1MicroTime, type KubeConfig, type V1Taint } from '@kubernetes/client-node';
+import { CoreV1Api, V1MicroTime, type KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
+import { forEachLimit } from '../batch.js';
+import { rawApi, type RawApi } from './raw-api.js';
 import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
 import { waitFor } from '../wait.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
@@ -25,8 +27,15 @@ export interface FleetOptions {
   workloads?: WorkloadSpec[];
   /** Delay before an evicted pod's replacement appears on another node. */
   rescheduleDelayMs?: number;
-  /** How often each up node renews its kube-node-lease Lease, like the kubelet (10 s). */
+  /**
+   * How often each up node renews its kube-node-lease Lease, like the kubelet (10 s). 0: once at
+   * registration and boot only. Nothing in the lab reads these Leases (no node-lifecycle-controller
+   * runs, and the product watches Nodes, not Leases), so a 5,000-node fleet turns them off rather
+   * than send the apiserver 500 writes a second that only load the machine being measured.
+   */
   leaseRenewMs?: number;
+  /** Nodes registered (and workload pods placed) this many at a time (default 16). */
+  registerConcurrency?: number;
   /**
    * Run the `kube-system/kube-proxy` DaemonSet (one pod per node, rolled when a control-plane
    * config names a new `cluster.proxy.image`). Off by default: only one fleet per cluster can own
@@ -64,7 +73,6 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
 
 class SimulatedFleet implements Fleet {
   private readonly core: CoreV1Api;
-  private readonly leases: CoordinationV1Api;
   private readonly states = new Map<string, FleetNodeState>();
   private heartbeat: NodeJS.Timeout | undefined;
   private statusPosts: NodeJS.Timeout | undefined;
@@ -72,12 +80,13 @@ class SimulatedFleet implements Fleet {
   private readonly lastPost = new Map<string, number>();
   private readonly kubeProxy: KubeProxyDaemonSet | undefined;
   readonly workloads: Workloads;
+  /** Status posts and Lease renewals, the per-node hot path (see raw-api.ts); set by register(). */
+  private raw: RawApi | undefined;
   readonly jobPods: JobPods;
 
-  constructor(kc: KubeConfig, private readonly opts: FleetOptions) {
+  constructor(private readonly kc: KubeConfig, private readonly opts: FleetOptions) {
     this.core = kc.makeApiClient(CoreV1Api);
-    this.leases = kc.makeApiClient(CoordinationV1Api);
-    this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200);
+    this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200, opts.registerConcurrency ?? 16);
     this.jobPods = new JobPods(kc, this);
     if (opts.kubeProxy) {
       this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) => this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
@@ -87,18 +96,26 @@ class SimulatedFleet implements Fleet {
 
   async register(): Promise<void> {
     await ensureNamespace(this.core, LEASE_NAMESPACE);
-    for (const state of this.states.values()) {
-      await this.core.createNode({ body: nodeManifest(state) });
-      await this.writeStatus(state);
+    const raw = await rawApi(this.kc, (this.opts.registerConcurrency ?? 16) * 2);
+    this.raw = raw;
+    await forEachLimit(this.states.values(), this.opts.registerConcurrency ?? 16, async (state) => {
+      const created = await raw.post<V1Node>('/api/v1/nodes', nodeManifest(state));
+      await this.patchStatus(state);
+      // The created Node shows the taints admission gave it (TaintNodesByCondition's not-ready):
+      // read it again only when they need changing.
+      if (conditionTaints(created.spec?.taints ?? [], state) !== undefined) await this.writeConditionTaints(state);
       await this.renewLease(state);
       if (state.role === 'controlplane') {
         const images = defaultStaticPodImages(state.kubernetesVersion);
         // Version 1: what the Talos simulator's component config resources start at.
         for (const component of STATIC_POD_COMPONENTS) await syncStaticPod(this.core, state, component, { image: images[component], configVersion: '1', ready: true });
       }
+    });
+    const renewMs = this.opts.leaseRenewMs ?? 10_000;
+    if (renewMs > 0) {
+      this.heartbeat = setInterval(() => void this.renewAll(), renewMs);
+      this.heartbeat.unref();
     }
-    this.heartbeat = setInterval(() => void this.renewAll(), this.opts.leaseRenewMs ?? 10_000);
-    this.heartbeat.unref();
     if (this.opts.statusPostMs !== undefined) {
       this.statusPosts = setInterval(() => void this.postAll(), this.opts.statusPostMs);
       this.statusPosts.unref();
@@ -177,6 +194,12 @@ class SimulatedFleet implements Fleet {
     this.kubeProxy?.stop();
     this.jobPods.stop();
     await this.workloads.stop();
+    this.raw?.close();
+  }
+
+  private api(): RawApi {
+    if (!this.raw) throw new Error('fleet not registered');
+    return this.raw;
   }
 
   /**
@@ -204,7 +227,7 @@ class SimulatedFleet implements Fleet {
   private async patchStatus(state: FleetNodeState): Promise<void> {
     const at = Math.max(Date.now(), (this.lastPost.get(state.name) ?? 0) + 1000);
     this.lastPost.set(state.name, at);
-    await this.core.patchNodeStatus({ name: state.name, body: { status: nodeStatus(state, new Date(at)) } }, mergePatch);
+    await this.api().mergePatch(`/api/v1/nodes/${state.name}/status`, { status: nodeStatus(state, new Date(at)) });
   }
 
   private async postAll(): Promise<void> {
@@ -245,11 +268,12 @@ class SimulatedFleet implements Fleet {
       metadata: { name: state.name, namespace: LEASE_NAMESPACE },
       spec: { holderIdentity: state.name, leaseDurationSeconds: 40, renewTime: new V1MicroTime() },
     };
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
     try {
-      await this.leases.patchNamespacedLease({ name: state.name, namespace: LEASE_NAMESPACE, body }, mergePatch);
+      await this.api().mergePatch(`${leases}/${state.name}`, body);
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
-      await this.leases.createNamespacedLease({ namespace: LEASE_NAMESPACE, body });
+      await this.api().post(leases, body);
     }
   }
 }

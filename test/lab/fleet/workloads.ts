@@ -3,7 +3,9 @@
 // and a ReplicaSet pod that goes away gets a replacement on another schedulable node after a delay,
 // so PodDisruptionBudgets block and release evictions the way they do in a real cluster.
 import { AppsV1Api, CoreV1Api, PolicyV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import { apiStatus, mergePatch } from '../kube.js';
+import { forEachLimit } from '../batch.js';
+import { rawApi, type RawApi } from './raw-api.js';
+import { apiStatus } from '../kube.js';
 import { podManifest, podStatus, SIMULATED_LABEL, WORKLOAD_LABEL, type PodOwner } from './objects.js';
 import type { FleetControl } from './types.js';
 import { Background } from './background.js';
@@ -21,6 +23,18 @@ export interface WorkloadSpec {
   pdb?: { minAvailable?: number | string; maxUnavailable?: number | string };
   /** Only nodes carrying these labels host its pods. */
   nodeSelector?: Record<string, string>;
+  /**
+   * Where the first pod goes, as an index into the eligible nodes (default 0); the others follow
+   * round-robin. Many small workloads over a big fleet give each a different start, so the pods
+   * spread instead of piling onto the first nodes.
+   */
+  startAt?: number;
+}
+
+/** What placement needs of a Node, kept from the watch (no list per pod placed). */
+interface NodeFacts {
+  labels: Record<string, string>;
+  schedulable: boolean;
 }
 
 interface Workload {
@@ -30,6 +44,8 @@ interface Workload {
   pending: number;
   /** Replacements whose reschedule delay is running. */
   scheduled: number;
+  /** add() is still placing its first pods: a recount now would see too few and add more. */
+  placing: boolean;
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -44,11 +60,16 @@ export class Workloads {
   private readonly watch: Watch;
   private readonly workloads = new Map<string, Workload>();
   private readonly aborts: AbortController[] = [];
+  private readonly nodeFacts = new Map<string, NodeFacts>();
+  /** Per-pod calls go through this (see raw-api.ts); set by start(). */
+  private raw: RawApi | undefined;
+  /** Live (not terminating) pods per workload key, per node: pod keys, as a scheduler's cache counts them. */
+  private readonly placed = new Map<string, Map<string, Set<string>>>();
   private readonly work = new Background();
   /** Errors of background work (a replacement that could not be created, ...), for tests to inspect. */
   readonly errors: string[] = this.work.errors;
 
-  constructor(kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number) {
+  constructor(private readonly kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number, private readonly concurrency = 16) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.apps = kc.makeApiClient(AppsV1Api);
     this.policy = kc.makeApiClient(PolicyV1Api);
@@ -56,12 +77,15 @@ export class Workloads {
   }
 
   async start(specs: WorkloadSpec[]): Promise<void> {
+    this.raw = await rawApi(this.kc, this.concurrency * 2);
     await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
       // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
       // events it missed: count the ReplicaSets' pods again instead.
       this.work.run('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
     );
-    await this.startWatch('/api/v1/nodes', {}, (type, node: V1Node) => {
+    for (const node of (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items) this.noteNode('ADDED', node);
+    await this.startWatch('/api/v1/nodes', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, node: V1Node) => {
+      this.noteNode(type, node);
       if (type === 'MODIFIED' && !node.spec?.unschedulable) this.placePending();
     });
     for (const spec of specs) await this.add(spec);
@@ -71,7 +95,7 @@ export class Workloads {
     await this.core.createNamespace({ body: { metadata: { name: spec.namespace } } }).catch((err: unknown) => {
       if (apiStatus(err) !== 409) throw err;
     });
-    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0 };
+    const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0, placing: true };
     this.workloads.set(key(spec.namespace, spec.name), workload);
     if (spec.pdb) {
       await this.policy.createNamespacedPodDisruptionBudget({
@@ -79,14 +103,17 @@ export class Workloads {
         body: { metadata: { name: spec.name }, spec: { ...spec.pdb, selector: { matchLabels: { [WORKLOAD_LABEL]: spec.name } } } },
       });
     }
-    const nodes = await this.eligibleNodes(spec);
+    const nodes = this.eligibleNodes(spec);
     if (spec.kind === 'daemonset') {
-      for (const node of nodes) await this.createPod(workload, node);
+      await forEachLimit(nodes, this.concurrency, async (node) => void (await this.createPod(workload, node)));
       return;
     }
     const replicas = spec.replicas ?? 1;
     if (nodes.length === 0 && replicas > 0) throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
-    for (let i = 0; i < replicas; i++) await this.createPod(workload, nodes[i % nodes.length] ?? '');
+    const start = spec.startAt ?? 0;
+    const targets = Array.from({ length: replicas }, (_, i) => nodes[(start + i) % nodes.length] ?? '');
+    await forEachLimit(targets, this.concurrency, async (node) => void (await this.createPod(workload, node)));
+    workload.placing = false;
   }
 
   /**
@@ -118,8 +145,7 @@ export class Workloads {
     await this.setReadyOn(nodeName, true);
     const present = new Set((await this.podsOn(nodeName)).map((p) => p.metadata?.labels?.[WORKLOAD_LABEL]));
     for (const workload of this.workloads.values()) {
-      const eligible = (await this.eligibleNodes(workload.spec)).includes(nodeName);
-      if (workload.spec.kind === 'daemonset' && eligible && !present.has(workload.spec.name)) await this.createPod(workload, nodeName);
+      if (workload.spec.kind === 'daemonset' && this.isEligible(workload.spec, nodeName) && !present.has(workload.spec.name)) await this.createPod(workload, nodeName);
     }
     this.placePending();
   }
@@ -131,11 +157,13 @@ export class Workloads {
 
   async stop(): Promise<void> {
     this.work.stop();
+    this.raw?.close();
     for (const abort of this.aborts) abort.abort();
     await Promise.resolve();
   }
 
   private onPod(type: string, pod: V1Pod): void {
+    this.notePod(type, pod);
     if (type === 'DELETED') this.onPodGone(pod);
     else if (pod.metadata?.deletionTimestamp) this.finishDeletion(pod);
   }
@@ -149,7 +177,7 @@ export class Workloads {
     const name = pod.metadata?.name ?? '';
     const uid = pod.metadata?.uid ?? '';
     this.work.run(`finish deletion of ${namespace}/${name}`, async () => {
-      await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
+      await this.api().delete(`/api/v1/namespaces/${namespace}/pods/${name}`, { gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
         // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
         if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
       });
@@ -188,41 +216,76 @@ export class Workloads {
     }
   }
 
-  /** The schedulable node running the fewest of the workload's pods, preferring not `avoid`. */
-  private async pickNode(workload: Workload, avoid: string): Promise<string | undefined> {
-    const nodes = await this.eligibleNodes(workload.spec);
-    const pods = await this.core.listNamespacedPod({ namespace: workload.spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${workload.spec.name}` });
-    const load = (n: string): number => pods.items.filter((p) => p.spec?.nodeName === n && !p.metadata?.deletionTimestamp).length;
-    const ranked = nodes.sort((a, b) => Number(a === avoid) - Number(b === avoid) || load(a) - load(b));
-    return ranked[0];
+  /** The schedulable node running the fewest of the workload's pods, preferring not `avoid` (first by name on a tie). */
+  private pickNode(workload: Workload, avoid: string): Promise<string | undefined> {
+    const byNode = this.placed.get(key(workload.spec.namespace, workload.spec.name));
+    const load = (n: string): number => byNode?.get(n)?.size ?? 0;
+    // One pass, no sort: this runs for every pod replaced, on fleets of thousands of nodes.
+    const rank = (n: string): [number, number] => [Number(n === avoid), load(n)];
+    let best: string | undefined;
+    let bestRank: [number, number] = [Infinity, Infinity];
+    for (const n of this.nodeFacts.keys()) {
+      if (!this.isEligible(workload.spec, n)) continue;
+      const r = rank(n);
+      const better = r[0] !== bestRank[0] ? r[0] < bestRank[0] : r[1] !== bestRank[1] ? r[1] < bestRank[1] : best === undefined || n < best;
+      if (better) [best, bestRank] = [n, r];
+    }
+    return Promise.resolve(best);
   }
 
-  /** Nodes that are up and match the workload; uncordoned and untainted unless it is a DaemonSet. */
-  private async eligibleNodes(spec: WorkloadSpec): Promise<string[]> {
-    const nodes = await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` });
-    return nodes.items
-      .filter((n) => this.fleet.node(n.metadata?.name ?? '')?.up)
-      .filter((n) => Object.entries(spec.nodeSelector ?? {}).every(([k, v]) => n.metadata?.labels?.[k] === v))
-      .filter((n) => spec.kind === 'daemonset' || (!n.spec?.unschedulable && !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule')))
-      .map((n) => n.metadata?.name ?? '')
-      .sort();
+  /** Nodes that are up and match the workload; uncordoned and untainted unless it is a DaemonSet. Sorted by name. */
+  private eligibleNodes(spec: WorkloadSpec): string[] {
+    return [...this.nodeFacts.keys()].filter((n) => this.isEligible(spec, n)).sort();
+  }
+
+  private isEligible(spec: WorkloadSpec, nodeName: string): boolean {
+    const facts = this.nodeFacts.get(nodeName);
+    if (!facts || !this.fleet.node(nodeName)?.up) return false;
+    if (!Object.entries(spec.nodeSelector ?? {}).every(([k, v]) => facts.labels[k] === v)) return false;
+    return spec.kind === 'daemonset' || facts.schedulable;
+  }
+
+  private noteNode(type: string, node: V1Node): void {
+    const name = node.metadata?.name ?? '';
+    if (type === 'DELETED') this.nodeFacts.delete(name);
+    else if (type === 'ADDED' || type === 'MODIFIED') {
+      const schedulable = !node.spec?.unschedulable && !(node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule');
+      this.nodeFacts.set(name, { labels: node.metadata?.labels ?? {}, schedulable });
+    }
+  }
+
+  /** Keeps `placed` in step with the pod watch: a terminating or deleted pod no longer counts. */
+  private notePod(type: string, pod: V1Pod): void {
+    const workload = key(pod.metadata?.namespace ?? '', pod.metadata?.labels?.[WORKLOAD_LABEL] ?? '');
+    const podKey = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    const nodeName = pod.spec?.nodeName ?? '';
+    const live = type !== 'DELETED' && !pod.metadata?.deletionTimestamp;
+    this.place(workload, nodeName, podKey, live);
+  }
+
+  private place(workload: string, nodeName: string, podKey: string, live: boolean): void {
+    let byNode = this.placed.get(workload);
+    if (!byNode) this.placed.set(workload, (byNode = new Map<string, Set<string>>()));
+    let pods = byNode.get(nodeName);
+    if (!pods) byNode.set(nodeName, (pods = new Set<string>()));
+    if (live) pods.add(podKey);
+    else pods.delete(podKey);
   }
 
   private async createPod(workload: Workload, nodeName: string): Promise<V1Pod> {
     const { spec } = workload;
-    const pod = await this.core.createNamespacedPod({
-      namespace: spec.namespace,
-      body: podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'),
-    });
+    const pod = await this.api().post<V1Pod>(`/api/v1/namespaces/${spec.namespace}/pods`, podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'));
+    // Counted at once, before its watch event: the next placement already sees it.
+    this.place(key(spec.namespace, spec.name), nodeName, `${spec.namespace}/${pod.metadata?.name ?? ''}`, true);
     const ready = this.fleet.node(nodeName)?.up ?? false;
-    return this.core.patchNamespacedPodStatus({ namespace: spec.namespace, name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date()) } }, mergePatch);
+    return this.api().mergePatch<V1Pod>(`/api/v1/namespaces/${spec.namespace}/pods/${pod.metadata?.name ?? ''}/status`, { status: podStatus(ready, new Date()) });
   }
 
   private async setReadyOn(nodeName: string, ready: boolean): Promise<void> {
     for (const pod of await this.podsOn(nodeName)) {
       if (pod.metadata?.deletionTimestamp) continue;
-      await this.core
-        .patchNamespacedPodStatus({ namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', body: { status: podStatus(ready, new Date(), containersOf(pod)) } }, mergePatch)
+      await this.api()
+        .mergePatch(`/api/v1/namespaces/${pod.metadata?.namespace ?? ''}/pods/${pod.metadata?.name ?? ''}/status`, { status: podStatus(ready, new Date(), containersOf(pod)) })
         .catch((err: unknown) => {
           if (apiStatus(err) !== 404) throw err;
         });
@@ -250,9 +313,7 @@ export class Workloads {
 
   private async ownerExists(workload: Workload): Promise<boolean> {
     const { namespace, name, kind } = workload.spec;
-    const read = kind === 'replicaset'
-      ? this.apps.readNamespacedReplicaSet({ namespace, name })
-      : this.apps.readNamespacedDaemonSet({ namespace, name });
+    const read = this.api().get(`/apis/apps/v1/namespaces/${namespace}/${kind === 'replicaset' ? 'replicasets' : 'daemonsets'}/${name}`);
     return read.then(() => true, (err: unknown) => (apiStatus(err) === 404 ? false : Promise.reject(err as Error)));
   }
 
@@ -272,10 +333,15 @@ export class Workloads {
     await begin();
   }
 
+  private api(): RawApi {
+    if (!this.raw) throw new Error('workloads not started');
+    return this.raw;
+  }
+
   private async reconcileReplicas(): Promise<void> {
     for (const workload of this.workloads.values()) {
       const { spec } = workload;
-      if (spec.kind !== 'replicaset' || !(await this.ownerExists(workload))) continue;
+      if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) continue;
       const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
       const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp).length;
       const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;

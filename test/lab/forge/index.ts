@@ -38,6 +38,8 @@ export interface GitRequest {
   /** The Git-Protocol header (`version=2` for protocol v2 requests such as ls-refs). */
   gitProtocol: string | undefined;
   status: number;
+  /** Epoch ms when the request arrived. */
+  at: number;
 }
 
 export interface Forge {
@@ -120,6 +122,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
         chunked: req.method === 'POST' && req.headers['content-length'] === undefined,
         gitProtocol: typeof req.headers['git-protocol'] === 'string' ? req.headers['git-protocol'] : undefined,
         status: 0,
+        at: Date.now(),
       };
       gitRequests.push(entry);
       res.on('finish', () => {

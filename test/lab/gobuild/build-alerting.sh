@@ -15,6 +15,11 @@ CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
 BIN="$CACHE/bin/alerting-am-$ALERTMANAGER_VERSION-prom-$PROMETHEUS_VERSION"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
+# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
+# the lock, then finds the build done.
+mkdir -p "$CACHE"
+exec 9>>"$CACHE/.build-alerting.lock"
+flock 9
 
 if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
   echo "$BIN"

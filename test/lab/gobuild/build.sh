@@ -11,6 +11,11 @@ CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
 BIN="$CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
+# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
+# the lock, then finds the build done.
+mkdir -p "$CACHE"
+exec 9>>"$CACHE/.build-k8s.lock"
+flock 9
 
 # Gitea's published OpenAPI 3 description, the contract of the lab forge's Gitea surface. It ships
 # as a Go template inside the Gitea module; the version is pinned in test/lab/forge/gitea-version

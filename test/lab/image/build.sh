@@ -117,12 +117,22 @@ input_hash() {
   } | sha256sum | cut -c1-16
 }
 
+# Test files run side by side (mocha --parallel): one image build at a time; a second caller waits
+# for the lock, then finds the image built. (`podman` runs containers and takes no lock.)
+build_lock() {
+  mkdir -p "$CACHE"
+  exec 9>>"$CACHE/.build-image.lock"
+  flock 9
+}
+
 case "${1:-}" in
   base)
+    build_lock
     ensure_base
     echo "$BASE_REF"
     ;;
   lab)
+    build_lock
     ensure_base
     ref="localhost/kangal-patch:lab-$(input_hash)"
     if ! lab_podman image exists "$ref"; then

@@ -1,0 +1,104 @@
+// `npm run bench -- idle [--duration=300] [--nodes=5000]`: a controller with nothing to do —
+// 5,000 nodes, 50 plan files in Git, every plan finished (each targets the version the nodes
+// run) — watched for `duration` seconds: its API requests per minute (watches apart), Talos calls
+// per minute (goal 0), CPU (goal < 1 % of a core), and each git poll of an unchanged head (goal:
+// one ref advertisement, no pack). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
+import { stringify } from 'yaml';
+import { labPlan } from '../e2e/support/plans.js';
+import { waitFor } from '../lab/wait.js';
+import { recordResult } from './results.js';
+import { requestKind, tally } from './scale/api-counts.js';
+import { BIG } from './scale/fleet.js';
+import { pct, planPhase } from './scale/measure.js';
+import { cpuSeconds, memoryMiB } from './scale/sampler.js';
+import { sharedScaleLab, sharedScaleLabSizes } from './scale/shared.js';
+
+const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const PLAN_FILES = 50;
+const PUSHES = 5;
+const POLL = '5s';
+
+export async function run(): Promise<void> {
+  // The lab the scale bench left up (its largest size), else a fresh one of --nodes (default 5,000).
+  const workers = Number(arg('nodes', String(sharedScaleLabSizes()[0] ?? BIG)));
+  const durationS = Number(arg('duration', '300'));
+  const { lab: started, reused } = sharedScaleLab(workers);
+  const { lab, startSeconds } = await started;
+  console.log(`${workers} workers: lab ${reused ? 'shared with the scale bench' : `ready in ${startSeconds.toFixed(1)} s`}`);
+  const plans = lab.plans;
+  if (!plans) throw new Error('the idle bench needs the lab plans repository');
+  // Every plan targets what the workers run now: each finishes with nothing to do.
+  const version = lab.fleet.node('worker-1')?.talosVersion ?? '';
+  const planDoc = (name: string, k: number): string =>
+    stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, lab.talos.endpoint, {
+      target: { talosVersion: version },
+      groups: { pool: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: 1 + (k % 5) } },
+      strategy: { order: ['pool'] },
+      nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
+    }));
+  const names = Array.from({ length: PLAN_FILES }, (_, k) => `idle-${k + 1}`);
+  for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
+  await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
+
+  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true });
+  const pid = controller.process.pid;
+  try {
+    await waitFor(async () => {
+      for (const name of names) if ((await planPhase(lab, name)) !== 'Completed') return undefined;
+      return true;
+    }, { timeoutMs: 30 * 60_000, intervalMs: 2000, description: `${PLAN_FILES} plans Completed` });
+    // Settled: every plan finished. The window starts now.
+    const from = Date.now();
+    const exchanges0 = lab.interposer?.exchanges.length ?? 0;
+    const git0 = lab.forge?.gitRequests.length ?? 0;
+    const talos0 = lab.talos.callLog().length;
+    const cpu0 = cpuSeconds(pid);
+    await waitFor(() => Date.now() - from >= durationS * 1000 || undefined, { timeoutMs: durationS * 1000 + 60_000, intervalMs: 1000, description: 'idle window' });
+    const minutes = (Date.now() - from) / 60_000;
+    const cpu = cpuSeconds(pid) - cpu0;
+    const during = (lab.interposer?.exchanges ?? []).slice(exchanges0);
+    const kinds = tally(during, (e) => requestKind(e.method, e.path));
+    const watches = [...kinds].filter(([k]) => k.startsWith('WATCH ')).reduce((n, [, v]) => n + v, 0);
+    const nonWatch = [...kinds].filter(([k]) => !k.startsWith('WATCH '));
+    const git = (lab.forge?.gitRequests ?? []).slice(git0);
+    const refAdverts = git.filter((g) => g.method === 'GET' && g.path.includes('/info/refs')).length;
+    const packs = git.filter((g) => g.method === 'POST').length;
+    const talos = lab.talos.callLog().slice(talos0).length;
+
+    // git push → plan applied: the controller's apply of the new plan, as the interposer saw it arrive.
+    const pushToApplied: number[] = [];
+    for (let i = 1; i <= PUSHES; i++) {
+      const name = `pushed-${i}`;
+      await plans.write(`plans/${name}.yaml`, planDoc(name, i));
+      await plans.commitAndPush(`add ${name}`);
+      const pushedAt = Date.now();
+      const applied = await waitFor(() => lab.interposer?.exchanges.find((e) => e.at >= pushedAt && e.method === 'PATCH' && e.path.includes(`/patchplans/${name}`)), {
+        timeoutMs: 120_000, intervalMs: 20, description: `${name} applied`,
+      });
+      pushToApplied.push(applied.at - pushedAt);
+    }
+    const figures = {
+      workers,
+      planFiles: PLAN_FILES,
+      minutes: Number(minutes.toFixed(2)),
+      apiRequestsPerMinute: Number((nonWatch.reduce((n, [, v]) => n + v, 0) / minutes).toFixed(2)),
+      apiRequestsByKind: Object.fromEntries(nonWatch),
+      watchRequestsPerMinute: Number((watches / minutes).toFixed(2)),
+      talosCallsPerMinute: Number((talos / minutes).toFixed(2)),
+      cpuPercentOfCore: Number(((100 * cpu) / (minutes * 60)).toFixed(3)),
+      rssMiB: Math.round(memoryMiB(pid).rss),
+      gitPolls: refAdverts,
+      gitPacksFetched: packs,
+      gitRequestsPerPoll: refAdverts === 0 ? NaN : Number((git.length / refAdverts).toFixed(2)),
+      pushToAppliedMs: { p50: pct(pushToApplied, 50), max: Math.max(...pushToApplied), n: pushToApplied.length, samples: pushToApplied },
+    };
+    console.log(`idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`);
+    console.log(`  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`);
+    console.log(`  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`);
+    console.log(`  git: ${figures.gitPolls} polls, ${figures.gitPacksFetched} packs fetched, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement, no pack)`);
+    console.log(`  git push → plan applied: ${pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s)`);
+    console.log(`results: ${recordResult('idle', figures)}`);
+  } finally {
+    await controller.stop();
+  }
+}

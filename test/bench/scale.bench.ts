@@ -1,0 +1,69 @@
+// `npm run bench -- scale [--sizes=100,1000,5000] [--sources=100]`: one plan over each fleet size
+// (workers, ~10 pods each behind PDBs, a DaemonSet), concurrency min(50, workers/10), fast simulated
+// upgrades, through the compiled `kangal-patch run` (what the image runs); the sizes in --sources
+// run again from the sources through tsx. --node-options=... goes to the controller's NODE_OPTIONS
+// (e.g. --max-old-space-size=128, to see what a heap limit does to RSS). Prints one table, writes test/bench/results/<date>.json.
+// Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
+// writes 0, evictions and Events per node bounded by the pods on it, observer violations 0.
+import { recordResult } from './results.js';
+import { BIG, startScaleLab } from './scale/fleet.js';
+import { sharedScaleLab } from './scale/shared.js';
+import { measureRollout, type RolloutFigures } from './scale/measure.js';
+
+const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const sizes = (text: string): number[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+
+export async function run(): Promise<void> {
+  const runs: (RolloutFigures & { labStartSeconds: number })[] = [];
+  const dist = sizes(arg('sizes', `100,1000,${BIG}`));
+  const nodeOptions = arg('node-options', '');
+  const plan = [...dist.map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
+  for (const { n, entry } of plan) {
+    // The biggest lab stays up for the idle bench; the others go when measured.
+    const shared = entry === 'dist' && n === Math.max(...dist);
+    const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
+    console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
+    try {
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions });
+      runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
+      console.log(JSON.stringify(figures));
+    } finally {
+      if (!shared) await lab.stop();
+    }
+  }
+  printTable(runs, nodeOptions);
+  console.log(`results: ${recordResult(nodeOptions ? `scale (NODE_OPTIONS=${nodeOptions})` : 'scale', { runs })}`);
+}
+
+function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
+  if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
+  const rows: [string, (r: RolloutFigures & { labStartSeconds: number }) => string, string][] = [
+    ['lab start (s)', (r) => String(r.labStartSeconds), ''],
+    ['plan phase', (r) => r.phase, 'Completed'],
+    ['controller peak RSS (MiB)', (r) => String(r.peakRssMiB), '≤ 200 MB at 5,000'],
+    ['controller peak heap used (MiB)', (r) => String(r.peakHeapMiB), ''],
+    ['controller start to leading (s)', (r) => r.controllerStartSeconds.toFixed(1), ''],
+    ['CPU s per node upgraded', (r) => r.cpuSecondsPerNode.toFixed(3), 'flat'],
+    ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
+    ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],
+    ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],
+    ['makespan (s)', (r) => r.makespanSeconds.toFixed(0), ''],
+    ['makespan / Σ ceil(n/c)·T', (r) => r.makespanRatio.toFixed(3), '≤ 1.03'],
+    ['slot freed → next PatchJob p50/p99 (ms)', (r) => `${r.slotFreedToNextJobMs.p50}/${r.slotFreedToNextJobMs.p99}`, 'p99 ≤ 250'],
+    ['Ready on target → Completed p50/p99 (ms)', (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`, 'p99 ≤ 250'],
+    ['no-op writes', (r) => String(Object.values(r.noOpWrites).reduce((a, b) => a + b, 0)), '0'],
+    ['evictions per node (429s)', (r) => `${r.evictionsPerNode} (${r.evictionsRejected})`, `≤ pods per node`],
+    ['Events per node', (r) => String(r.eventsPerNode), '≤ pods per node'],
+    ['observer violations', (r) => String(r.violations.length), '0'],
+  ];
+  const head = ['', ...runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`), 'goal'];
+  const table = [head, ...rows.map(([name, f, goal]) => [name, ...runs.map(f), goal])];
+  const widths = head.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
+  for (const row of table) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  '));
+  for (const r of runs) {
+    console.log(`\n${r.workers} ${r.entry}: requests per node ${JSON.stringify(r.requestsPerNode)}`);
+    console.log(`  apiserver (all clients) per node ${JSON.stringify(r.apiserverRequestsPerNode)}`);
+    console.log(`  Talos per node: simulator ${JSON.stringify(r.talosCallsPerNode.simulatorRecord)}, controller ${JSON.stringify(r.talosCallsPerNode.controllerMetrics)}; no-op writes ${JSON.stringify(r.noOpWrites)}`);
+    if (r.violations.length > 0) console.log(`  violations: ${r.violations.slice(0, 10).join('; ')}${r.violations.length > 10 ? ` (+${r.violations.length - 10})` : ''}`);
+  }
+}

@@ -1,0 +1,202 @@
+// One measured rollout on a scale lab: the controller (compiled dist/ by default, or the sources
+// through tsx) drives one plan over every worker; the figures come from /proc, the controller's
+// /metrics (heap, Talos calls), the API interposer (its requests, watch events, no-op writes), the
+// apiserver's own /metrics, the Talos simulator's record and the observer's watches.
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { JobLab } from '../../e2e/support/job-lab.js';
+import { labPlan } from '../../e2e/support/plans.js';
+import { waitFor } from '../../lab/wait.js';
+import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
+import { PODS_PER_NODE, TO_VERSION } from './fleet.js';
+import { cpuSeconds, sample } from './sampler.js';
+
+const SOURCES_ENTRY = fileURLToPath(new URL('../../../bin/kangal-patch.js', import.meta.url));
+
+export const pct = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const median = (xs: readonly number[]): number => pct(xs, 50);
+
+/** GET <apiserver>/metrics with the lab admin's certificate. */
+export function scrapeApiserver(lab: JobLab): Promise<string> {
+  const pki = join(lab.cluster.dir, 'pki');
+  const url = new URL('/metrics', lab.cluster.server);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca: lab.cluster.caPem, cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`apiserver /metrics: HTTP ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A plan's status, read straight from the apiserver (not through the interposer: not the controller's cost). */
+export async function planPhase(lab: JobLab, name: string): Promise<string | undefined> {
+  const custom = lab.kc.makeApiClient(CustomObjectsApi);
+  const plan = (await custom.getClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans', name }).catch(() => undefined)) as { status?: { phase?: string } } | undefined;
+  return plan?.status?.phase;
+}
+
+export interface RolloutFigures {
+  workers: number;
+  concurrency: number;
+  entry: 'dist' | 'sources';
+  nodeOptions: string;
+  phase: string;
+  controllerStartSeconds: number;
+  peakRssMiB: number;
+  peakHeapMiB: number;
+  cpuSecondsPerNode: number;
+  cpuSecondsStart: number;
+  makespanSeconds: number;
+  medianNodeSeconds: number;
+  makespanRatio: number;
+  slotFreedToNextJobMs: { p50: number; p99: number; n: number };
+  readyToCompletedMs: { p50: number; p99: number; n: number };
+  /** The controller's requests per node (interposer), by `VERB resource`. */
+  requestsPerNode: Record<string, number>;
+  requestsPerNodeTotal: number;
+  /** Everything the apiserver served during the rollout (its /metrics), lab kubelets included, per node. */
+  apiserverRequestsPerNode: Record<string, number>;
+  watchEventsPerNode: number;
+  talosCallsPerNode: { simulatorRecord: Record<string, number>; controllerMetrics: Record<string, number> };
+  noOpWrites: Record<string, number>;
+  evictionsPerNode: number;
+  evictionsRejected: number;
+  eventsPerNode: number;
+  podsPerNode: number;
+  violations: string[];
+}
+
+/** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
+export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string }): Promise<RolloutFigures> {
+  const entry = o.entry ?? 'dist';
+  const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
+  const startedAt = Date.now();
+  const controller = lab.startController({
+    args: ['--log-level', 'info'],
+    metrics: true,
+    ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
+    ...(o.nodeOptions ? { env: { NODE_OPTIONS: o.nodeOptions } } : {}),
+  });
+  const pid = controller.process.pid;
+  await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
+  const heapUsed = async (): Promise<number | undefined> => {
+    const text = await controller.scrape();
+    return [...counterSamples(text, 'kangal_patch_nodejs_heap_size_used_bytes').values()][0];
+  };
+  const sampler = sample(pid, heapUsed);
+  const controllerStartSeconds = (Date.now() - startedAt) / 1000;
+  const cpuStart = cpuSeconds(pid);
+  const apiBefore = counterSamples(await scrapeApiserver(lab), 'apiserver_request_total');
+  const talosBefore = counterSamples(await controller.scrape(), 'kangal_patch_talos_calls_total');
+  const since = Date.now();
+  const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
+  await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
+    target: { talosVersion: TO_VERSION },
+    groups: { fleet: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: o.concurrency } },
+    strategy: { order: ['fleet'] },
+    nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
+  }));
+  const phase = await waitFor(async () => {
+    const p = await planPhase(lab, o.plan);
+    return p === 'Completed' || p === 'Failed' ? p : undefined;
+  }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
+  const cpuEnd = cpuSeconds(pid);
+  const talosAfter = counterSamples(await controller.scrape(), 'kangal_patch_talos_calls_total');
+  const apiAfter = counterSamples(await scrapeApiserver(lab), 'apiserver_request_total');
+  await sampler.stop();
+  await controller.stop();
+
+  const all = lab.interposer?.exchanges ?? [];
+  const during = all.slice(exchangesAtApply);
+  const perNode = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].map(([k, v]) => [k, Number((v / o.workers).toFixed(3))]));
+  const requests = tally(during.filter((e) => !/^(WATCH) /.test(requestKind(e.method, e.path))), (e) => requestKind(e.method, e.path));
+  const watchEvents = all.slice(exchangesBefore).reduce((n, e) => n + (e.watchEvents ?? 0), 0);
+  const noOps = tally(noOpWrites(during), (e) => requestKind(e.method, e.path));
+
+  const ev = lab.observer.events.filter((e) => e.at >= since);
+  const jobStarts = new Map(ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]));
+  const jobEnds = ev.filter((e) => e.kind === 'jobPhase' && / (Completed|Failed)$/.test(e.detail));
+  const durations = jobEnds.map((e) => e.at - (jobStarts.get(e.node) ?? e.at));
+  const leaseCreated = ev.filter((e) => e.kind === 'leaseCreated');
+  const leaseDeleted = ev.filter((e) => e.kind === 'leaseDeleted');
+  const start = Math.min(...leaseCreated.map((e) => e.at));
+  const end = Math.max(...jobEnds.map((e) => e.at));
+  const T = median(durations);
+  const limit = Math.ceil(o.workers / o.concurrency) * T;
+  // Slot freed (its Lease deleted) → the next PatchJob created, while nodes were still waiting.
+  const created = ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => e.at).sort((a, b) => a - b);
+  const gaps = leaseDeleted.flatMap((d) => {
+    const next = created.find((c) => c >= d.at);
+    return next !== undefined && created.length > 0 && d.at < (created.at(-1) ?? 0) ? [next - d.at] : [];
+  });
+  const readyToCompleted = jobEnds.flatMap((e) => {
+    const ready = ev.filter((x) => x.kind === 'ready' && x.node === e.node && x.at <= e.at).at(-1);
+    return ready ? [e.at - ready.at] : [];
+  });
+
+  const talosRecord = lab.talos.callLog().filter((c) => c.at >= since);
+  const simulatorRecord = perNode(tally(talosRecord, (c) => c.method));
+  const controllerTalos = new Map<string, number>();
+  for (const [labels, n] of counterDiff(talosBefore, talosAfter)) {
+    const method = /method="([^"]*)"/.exec(labels)?.[1] ?? '?';
+    controllerTalos.set(method, (controllerTalos.get(method) ?? 0) + n);
+  }
+
+  const violations: string[] = [];
+  const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'fleet');
+  if (peak > o.concurrency) violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
+  const workers = Array.from({ length: o.workers }, (_, i) => `worker-${i + 1}`);
+  for (const node of workers) {
+    const of = lab.observer.of(node).filter((e) => e.at >= since);
+    const cordons = of.filter((e) => e.kind === 'cordoned').length;
+    const boots = of.filter((e) => e.kind === 'booted').length;
+    if (cordons !== 1) violations.push(`${node} cordoned ${cordons} times`);
+    if (boots !== 1) violations.push(`${node} booted ${boots} times`);
+    if (lab.observer.node(node)?.unschedulable) violations.push(`${node} left cordoned`);
+    if (!lab.observer.node(node)?.osImage.includes(TO_VERSION)) violations.push(`${node} not on ${TO_VERSION}`);
+  }
+  violations.push(...lab.observer.skewViolations);
+  const directDeletes = during.filter((e) => requestKind(e.method, e.path) === 'DELETE pods').length;
+  if (directDeletes > 0) violations.push(`${directDeletes} pods deleted without the eviction API`);
+
+  const evictions = during.filter((e) => requestKind(e.method, e.path) === 'POST pods/eviction');
+  const events = during.filter((e) => /^POST events(\.events\.k8s\.io)?$/.test(requestKind(e.method, e.path))).length;
+  return {
+    workers: o.workers,
+    concurrency: o.concurrency,
+    entry,
+    nodeOptions: o.nodeOptions ?? '',
+    phase,
+    controllerStartSeconds,
+    peakRssMiB: Math.round(sampler.peakRss()),
+    peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
+    cpuSecondsPerNode: Number(((cpuEnd - cpuStart) / o.workers).toFixed(4)),
+    cpuSecondsStart: Number(cpuStart.toFixed(2)),
+    makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
+    medianNodeSeconds: Number((T / 1000).toFixed(2)),
+    makespanRatio: Number(((end - start) / limit).toFixed(3)),
+    slotFreedToNextJobMs: { p50: pct(gaps, 50), p99: pct(gaps, 99), n: gaps.length },
+    readyToCompletedMs: { p50: pct(readyToCompleted, 50), p99: pct(readyToCompleted, 99), n: readyToCompleted.length },
+    requestsPerNode: perNode(requests),
+    requestsPerNodeTotal: Number(([...requests.values()].reduce((a, b) => a + b, 0) / o.workers).toFixed(2)),
+    apiserverRequestsPerNode: perNode(apiserverRequests(counterDiff(apiBefore, apiAfter))),
+    watchEventsPerNode: Number((watchEvents / o.workers).toFixed(2)),
+    talosCallsPerNode: { simulatorRecord, controllerMetrics: perNode(controllerTalos) },
+    noOpWrites: Object.fromEntries(noOps),
+    evictionsPerNode: Number((evictions.filter((e) => e.status < 300).length / o.workers).toFixed(2)),
+    evictionsRejected: evictions.filter((e) => e.status === 429).length,
+    eventsPerNode: Number((events / o.workers).toFixed(2)),
+    podsPerNode: PODS_PER_NODE,
+    violations,
+  };
+}

@@ -1,0 +1,60 @@
+// What a process costs, from /proc: CPU seconds (user + system) and resident memory, sampled once a
+// second so the peak is seen (VmHWM is the kernel's own peak; the samples give the curve).
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds of a process so far; NaN once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/** VmRSS and VmHWM (peak) in MiB; NaN once the process is gone. */
+export function memoryMiB(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+  } catch {
+    return { rss: NaN, peak: NaN };
+  }
+}
+
+export interface Sampler {
+  /** Highest VmHWM seen (MiB). */
+  peakRss(): number;
+  /** Highest value `heap()` returned (bytes). */
+  peakHeap(): number;
+  stop(): Promise<void>;
+}
+
+/** Samples memory every second and, every `heapEveryMs`, `heap()` (e.g. a metrics scrape of heap used). */
+export function sample(pid: number, heap: () => Promise<number | undefined>, heapEveryMs = 5000): Sampler {
+  let peakRss = 0;
+  let peakHeap = 0;
+  let heapBusy: Promise<void> = Promise.resolve();
+  const readHeap = (): void => {
+    heapBusy = heap().then((h) => void (peakHeap = Math.max(peakHeap, h ?? 0)), () => undefined);
+  };
+  const rssTimer = setInterval(() => {
+    const m = memoryMiB(pid);
+    if (!Number.isNaN(m.peak)) peakRss = Math.max(peakRss, m.peak);
+  }, 1000);
+  const heapTimer = setInterval(readHeap, heapEveryMs);
+  readHeap();
+  return {
+    peakRss: () => Math.max(peakRss, memoryMiB(pid).peak || 0),
+    peakHeap: () => peakHeap,
+    stop: async () => {
+      clearInterval(rssTimer);
+      clearInterval(heapTimer);
+      readHeap();
+      await heapBusy;
+    },
+  };
+}
