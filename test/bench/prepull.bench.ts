@@ -12,6 +12,7 @@
 import { startJobLab, type JobLab } from '../e2e/support/job-lab.js';
 import { labPlan } from '../e2e/support/plans.js';
 import { waitFor } from '../lab/wait.js';
+import { recordResult } from './results.js';
 
 /** The fleet of rollout.bench.ts (the 60-node serial-limit bench): six rounds per group. */
 const GROUPS = [
@@ -36,6 +37,8 @@ interface Result {
   tPrePulledMs: number;
   prePulled: number;
   ratio: number;
+  /** Between rounds, p50/p99 ms: job Completed → its slot Lease deleted → the next Lease created → that job Pending. */
+  between: { completedToFreed: [number, number]; freedToLease: [number, number]; leaseToPending: [number, number] };
 }
 
 async function rollout(lab: JobLab, plan: string, talosVersion: string, prePull: boolean): Promise<Result> {
@@ -62,7 +65,28 @@ async function rollout(lab: JobLab, plan: string, talosVersion: string, prePull:
     (job?.status.installerAlreadyPulled === true ? pre : own).push(ms);
   }
   const tMs = pct(own, 50);
-  return { name: plan, makespanMs, tMs, tPrePulledMs: pre.length > 0 ? pct(pre, 50) : NaN, prePulled: pre.length, ratio: makespanMs / (rounds * tMs) };
+  return { name: plan, makespanMs, tMs, tPrePulledMs: pre.length > 0 ? pct(pre, 50) : NaN, prePulled: pre.length, ratio: makespanMs / (rounds * tMs), between: betweenRounds(lab, plan, applied) };
+}
+
+/** Where the time between a finished job and the next one goes, from the observer's watches. */
+function betweenRounds(lab: JobLab, plan: string, applied: number): Result['between'] {
+  const ev = lab.observer.events.filter((e) => e.at >= applied);
+  const phaseAt = (job: string, phase: string): number | undefined => ev.find((e) => e.kind === 'jobPhase' && e.detail === `${job} ${phase}`)?.at;
+  const created = ev.filter((e) => e.kind === 'leaseCreated' && e.node.startsWith(`${plan}-`));
+  const a: number[] = [];
+  const b: number[] = [];
+  const c: number[] = [];
+  for (const d of ev.filter((e) => e.kind === 'leaseDeleted' && e.node.startsWith(`${plan}-`))) {
+    const completed = phaseAt(d.node, 'Completed');
+    const next = created.find((x) => x.at >= d.at);
+    const pending = next && phaseAt(next.node, 'Pending');
+    if (completed === undefined || !next || pending === undefined) continue;
+    a.push(d.at - completed);
+    b.push(next.at - d.at);
+    c.push(pending - next.at);
+  }
+  const p = (xs: number[]): [number, number] => [pct(xs, 50), pct(xs, 99)];
+  return { completedToFreed: p(a), freedToLease: p(b), leaseToPending: p(c) };
 }
 
 async function fleetLab(talosVersion: string, images: string[]): Promise<JobLab> {
@@ -86,7 +110,10 @@ async function withController<T>(lab: JobLab, fn: () => Promise<T>): Promise<T> 
 function print(r: Result): void {
   const s = (ms: number): string => (ms / 1000).toFixed(1);
   const pulled = r.prePulled > 0 ? `, ${r.prePulled} nodes pre-pulled (median ${s(r.tPrePulledMs)} s)` : '';
-  console.log(`${r.name.padEnd(16)} makespan ${s(r.makespanMs)} s, T ${s(r.tMs)} s (pull ${Math.round((100 * PULL_MS) / r.tMs)} % of T)${pulled}, limit Σ ceil(n/c)·T = ${rounds} × T = ${s(rounds * r.tMs)} s, ratio ${r.ratio.toFixed(3)}`);
+  const b = r.between;
+  const pp = ([p50, p99]: [number, number]): string => `${p50}/${p99}`;
+  const gaps = `between rounds p50/p99 ms: Completed → slot freed ${pp(b.completedToFreed)}, freed → next Lease ${pp(b.freedToLease)}, Lease → job Pending ${pp(b.leaseToPending)}`;
+  console.log(`${r.name.padEnd(19)} makespan ${s(r.makespanMs)} s, T ${s(r.tMs)} s (pull ${Math.round((100 * PULL_MS) / r.tMs)} % of T)${pulled}, limit Σ ceil(n/c)·T = ${rounds} × T = ${s(rounds * r.tMs)} s, ratio ${r.ratio.toFixed(3)}\n  ${gaps}`);
 }
 
 export async function run(): Promise<void> {
@@ -115,5 +142,6 @@ export async function run(): Promise<void> {
   const cross = on.makespanMs / (rounds * off.tMs);
   const best = (GROUPS.length * on.tMs + (rounds - GROUPS.length) * on.tPrePulledMs) / (rounds * on.tMs);
   console.log(`pre-pull on: a round without its pull takes ${(on.tPrePulledMs / 1000).toFixed(1)} s of T ${(on.tMs / 1000).toFixed(1)} s; with no time between rounds this fleet would reach ${best.toFixed(3)} (first rounds of groups pull for themselves)`);
+  console.log(`results: ${recordResult('prepull', { groups: GROUPS, pullMs: PULL_MS, timings: TIMINGS, runs: results, crossRatio: cross, bestRatio: best })}`);
   console.log(`pre-pull on: ratio ${on.ratio.toFixed(3)} with its own T, ${cross.toFixed(3)} with the T of the run without pre-pull (goal ≤ 0.75: ${Math.max(on.ratio, cross) <= 0.75 ? 'met' : 'missed'}); makespan on/off ${(on.makespanMs / off.makespanMs).toFixed(3)}`);
 }
