@@ -194,7 +194,7 @@ describe('PatchPlan end to end: rollouts', function () {
     const since = lab.talos.lastCallSeq();
     const applied = Date.now();
     const upgradesBefore = new Map(groups.flatMap((g) => g.nodes).map((n) => [n, lab.talos.node(n).upgradesStarted]));
-    lab.talos.setTimings({ pullMs: 800, rebootMs: 1_500 });
+    lab.talos.setTimings({ pullMs: 600, rebootMs: 1_200 });
     const controller = lab.startController({ name: 'prepull' });
     await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'prepull' }, spec: {} }, lab.talos.endpoint, {
       target: { talosVersion: 'v1.14.2' },
