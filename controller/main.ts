@@ -14,6 +14,7 @@ import { createJobReconciler } from './rollout/job/reconciler.js';
 import { talosConnector, type TalosConnect } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
+import { createPrePullRunner } from './rollout/plan/pre-pull-runner.js';
 import { startHealthWatches } from './gates/wiring.js';
 import { createAlertmanagerClient, type AlertmanagerPort } from './alertmanager/client.js';
 import { createAlertGateAnswers } from './alertmanager/gate.js';
@@ -22,6 +23,7 @@ import { createRegistryClient } from './registry/index.js';
 import { shiftedClock, systemClock, type Clock } from './runtime/clock.js';
 import { createLeaderElector, type LeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
+import { rootContext } from './runtime/context.js';
 import { isOutcomeError } from './runtime/outcome.js';
 import type { PreflightDeps } from './preflight/run.js';
 import { serve } from './telemetry/http.js';
@@ -202,8 +204,9 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   wirePlanEvents(kube.informers, queue);
   const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
   const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
+  const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.connectTalos, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval) }),
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);

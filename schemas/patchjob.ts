@@ -71,6 +71,9 @@ export const patchJobStatus = z.strictObject({
   }),
   schematic: z.string().optional().meta({ description: 'Image Factory schematic the installer image was resolved with.' }),
   imagePulledTime: timestamp.optional().meta({ description: 'When the installer image was pulled onto the node (lifecycle flow, before the cordon).' }),
+  installerAlreadyPulled: z.boolean().optional().meta({
+    description: 'The job\'s own pull found every layer of the installer already on the node (ALREADY_EXISTS): its plan pre-pulled it while an earlier round ran (spec.prePull), or the node kept it from before.',
+  }),
   cordonedTime: timestamp.optional().meta({ description: 'When this job cordoned the node.' }),
   uncordonedTime: timestamp.optional().meta({ description: 'When this job uncordoned the node.' }),
   nodeLeftCordoned: z.boolean().optional().meta({ description: 'The job ended with the node still cordoned by it (it was not Ready); see the NodeReleased condition.' }),

@@ -164,6 +164,9 @@ export const patchPlanSpec = withRules(
     kubernetesUpgradeTimeout: duration('10m').default('10m').meta({
       description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',
     }),
+    prePull: z.boolean().default(true).meta({
+      description: 'Pull the installer on the next round\'s nodes (at most concurrency of them, in the group whose turn it is) while the current round drains and reboots, so the pull leaves the critical path. Talos >= 1.13 only (lifecycle flow); nodes on the legacy flow pull when their turn comes. A failed pre-pull is no node failure: the node\'s own job pulls again.',
+    }),
     paused: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes until set back to false.' }),
     cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
@@ -286,6 +289,15 @@ export const autoUpdateStatus = z.strictObject({
   promotion: promotionStatus.optional().meta({ description: 'Promotion across clusters (autoUpdate.promotion): what the upstream stages prove.' }),
 });
 
+export const prePullStatus = z.strictObject({
+  node: z.string().meta({ description: 'The node the installer is pulled on.' }),
+  image: z.string().meta({ description: 'The installer image, as the node\'s PatchJob will resolve it.' }),
+  startTime: timestamp.meta({ description: 'When the pre-pull was started (ImageService.Pull).' }),
+  pulledTime: timestamp.optional().meta({ description: 'When the image was on the node.' }),
+  failedTime: timestamp.optional().meta({ description: 'When the pre-pull failed; it is not retried: the node\'s own job pulls again.' }),
+  error: z.string().optional().meta({ description: 'Why the pre-pull failed.' }),
+});
+
 export const patchPlanStatus = z.strictObject({
   phase: z.enum(PatchPlanPhase).optional(),
   observedGeneration: z.int().min(0).optional(),
@@ -328,6 +340,14 @@ export const patchPlanStatus = z.strictObject({
   healthCheckWait: healthCheckWait.optional(),
   hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
   alertWait: alertWait.optional(),
+  prePulls: z
+    .array(prePullStatus)
+    .optional()
+    .meta({
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['node'],
+      description: 'Installer pre-pulls on nodes still waiting for their turn (spec.prePull); an entry goes once the node\'s PatchJob exists (its status.installerAlreadyPulled tells whether the pull found the image there).',
+    }),
   reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
   nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
   historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
@@ -345,6 +365,7 @@ export type PatchPlanDocument = z.output<typeof patchPlanDocument>;
 export type PatchPlanDocumentInput = z.input<typeof patchPlanDocument>;
 export type PatchPlanStatus = z.output<typeof patchPlanStatus>;
 export type GroupStatus = z.output<typeof groupStatus>;
+export type PrePullStatus = z.output<typeof prePullStatus>;
 export type AutoUpdateStatus = z.output<typeof autoUpdateStatus>;
 export type PromotionStatus = z.output<typeof promotionStatus>;
 export type PromotionStageStatus = z.output<typeof promotionStageStatus>;

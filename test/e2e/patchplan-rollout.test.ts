@@ -12,6 +12,7 @@ import { examplePlan, factoryImage, labPlan } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
 import { VANILLA_SCHEMATIC } from '../lab/talos/index.js';
+import { installerPulls, prePullViolations } from '../lab/talos/pre-pulls.js';
 
 const TARGET = 'v1.13.2';
 const prod = { environment: 'production' };
@@ -47,7 +48,7 @@ describe('PatchPlan end to end: rollouts', function () {
     lab = await startJobLab({
       fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
       labels: LABELS,
-      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1'],
+      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1', 'siderolabs/installer:v1.14.2'],
       workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
     });
   });
@@ -182,5 +183,62 @@ describe('PatchPlan end to end: rollouts', function () {
       assert.equal(lab.observer.node(node)?.osImage, 'Talos (v1.14.1)');
     }
     await b.stop();
+  });
+
+  it('pre-pulls the next round\'s installer while the current round is cordoned: bounded by concurrency, never a node of a later group, one upgrade per node, the jobs\' own pull finds the image there', async function () {
+    // Lifecycle flow (the workers run v1.14.1 now); a pull long enough to see, a reboot longer than it.
+    const groups = [
+      { name: 'first', concurrency: 2, nodes: ['worker-1', 'worker-2', 'worker-3', 'worker-4'] },
+      { name: 'second', concurrency: 2, nodes: ['worker-5', 'worker-6', 'worker-7', 'worker-8'] },
+    ];
+    const since = lab.talos.lastCallSeq();
+    const applied = Date.now();
+    const upgradesBefore = new Map(groups.flatMap((g) => g.nodes).map((n) => [n, lab.talos.node(n).upgradesStarted]));
+    lab.talos.setTimings({ pullMs: 600, rebootMs: 1_200 });
+    const controller = lab.startController({ name: 'prepull' });
+    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'prepull' }, spec: {} }, lab.talos.endpoint, {
+      target: { talosVersion: 'v1.14.2' },
+      groups: Object.fromEntries(groups.map((g) => [g.name, { concurrency: g.concurrency, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: g.nodes }] } }])),
+      strategy: { order: groups.map((g) => g.name) },
+      nodeSelector: { matchLabels: prod },
+    }));
+    const status = await lab.waitForPlan('prepull', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 120_000);
+    lab.talos.setTimings({ pullMs: 30, rebootMs: 120 });
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    assert.equal(status.prePulls, undefined, 'every pre-pull entry went once its node had a PatchJob');
+
+    // The simulator's record alone: bounds per group, and nothing outside the plan's nodes.
+    const calls = lab.talos.callLog({ since });
+    assert.deepEqual(prePullViolations(calls, groups), []);
+    const pulls = installerPulls(calls);
+    assert.equal(pulls.length, 8, 'every node pulled its installer');
+    for (const g of groups) {
+      // The first round (the first `concurrency` nodes) has nobody before it; every later node was pre-pulled.
+      const order = pulls.filter((p) => g.nodes.includes(p.node));
+      assert.deepEqual(order.slice(0, g.concurrency).map((p) => p.prePull), [undefined, undefined], `group ${g.name}: the first round pulls for itself`);
+      for (const p of order.slice(g.concurrency)) {
+        assert.ok(p.prePull, `${p.node}: pre-pulled`);
+        // While the round before it was cordoned (the observer's watch of the Nodes).
+        const cordoned = order.slice(0, g.concurrency).some((r) => {
+          const on = lab.observer.of(r.node, ['cordoned', 'uncordoned']).filter((e) => e.at >= applied);
+          const from = on.find((e) => e.kind === 'cordoned')?.at ?? Infinity;
+          const to = on.find((e) => e.kind === 'uncordoned' && e.at >= from)?.at ?? Infinity;
+          return from <= (p.prePull?.endedAt ?? 0) && (p.prePull?.at ?? 0) <= to;
+        });
+        const seen = order.slice(0, g.concurrency).map((r) => `${r.node} ${lab.observer.of(r.node, ['cordoned', 'uncordoned']).filter((e) => e.at >= applied).map((e) => `${e.kind}@${e.at - applied}`).join(' ')} own pull ${r.own.at - applied}..${(r.own.endedAt ?? 0) - applied}`).join('; ');
+        assert.ok(cordoned, `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`);
+      }
+    }
+    // The jobs' own pull found the image there: ALREADY_EXISTS on the wire, and in the job's status.
+    const found = pulls.filter((p) => p.prePull?.endedAt !== undefined && p.prePull.endedAt <= p.own.at);
+    assert.ok(found.length > 0, 'some pre-pull ended before its node\'s turn');
+    for (const p of found) {
+      assert.equal(p.own.effect, 'already present', `${p.node}: its own pull downloaded nothing`);
+      assert.equal((await lab.job(`prepull-${p.node}`))?.status.installerAlreadyPulled, true, `${p.node}: the PatchJob says the installer was already there`);
+    }
+    for (const p of pulls.filter((x) => x.prePull === undefined)) assert.equal(p.own.effect, 'pulled', `${p.node}: a first-round node downloads`);
+    for (const node of groups.flatMap((g) => g.nodes)) assert.equal(lab.talos.node(node).upgradesStarted, (upgradesBefore.get(node) ?? 0) + 1, `${node}: one upgrade for this plan`);
+    for (const g of groups) assert.ok(lab.observer.maxConcurrentLeasesInGroup('prepull', g.name) <= g.concurrency);
+    await controller.stop();
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
-import { ImageServiceService, type ImageServicePullResponse } from '../../proto/gen/machine/image.js';
+import { ImageServicePullLayerProgress_Status, ImageServiceService, type ImageServicePullResponse } from '../../proto/gen/machine/image.js';
 import { LifecycleServiceService, type LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
 import { MachineServiceService, RebootRequest_Mode, UpgradeRequest_RebootMode } from '../../proto/gen/machine/machine.js';
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
@@ -116,6 +116,7 @@ describe('Talos simulator fidelity (issue 22)', function () {
       node('fid-1129', 'v1.12.9', 8),
       node('fid-1128', 'v1.12.8', 9),
       node('fid-114', 'v1.14.0-alpha.2', 10),
+      node('fid-cache', 'v1.13.9', 11),
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 40, bootMs: 20 } });
     c = rawClient(sim);
@@ -148,6 +149,27 @@ describe('Talos simulator fidelity (issue 22)', function () {
 
     assert.equal(exitCode(await upgrade(c, 'fid-ns', image, CRI)), 0, 'the namespace it was pulled into');
     assert.equal(sim.node('fid-ns').staged?.version, 'v1.14.0');
+  });
+
+  // containerd's content store: a pull of content it holds reports every layer ALREADY_EXISTS
+  // (ImageServicePullLayerProgress status 4) and downloads nothing. The store of the CRI containerd
+  // is /var/lib/containerd on EPHEMERAL (kept by reboots); the system containerd's is under /system,
+  // a tmpfs recreated on every boot (learn-more/architecture.md).
+  it('pulling an image the containerd holds is ALREADY_EXISTS for every layer; a reboot keeps the CRI containerd\'s images and drops the system containerd\'s', async function () {
+    const image = 'ghcr.io/siderolabs/installer:v1.14.0';
+    const system = { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_SYSTEM };
+    const statuses = (res: ImageServicePullResponse[] | Failure): string[] => [...new Set(ok(res, 'pull').flatMap((m) => (m.pullProgress ? [ImageServicePullLayerProgress_Status[m.pullProgress.progress?.status ?? 0] ?? '?'] : [])))];
+    const effects = (): (string | undefined)[] => sim.node('fid-cache').calls.filter((x) => x.method === 'ImageService.Pull').map((x) => x.effect);
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['DOWNLOADING', 'EXTRACT_COMPLETE']);
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['ALREADY_EXISTS']);
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, CRI)), ['ALREADY_EXISTS'], 'the namespaces of one containerd share its content');
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'the system containerd is another store');
+    assert.deepEqual(effects(), ['pulled', 'already present', 'already present', 'pulled']);
+    const bootId = sim.node('fid-cache').bootId;
+    ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'fid-cache'), 'reboot');
+    await waitFor(() => (sim.node('fid-cache').phase === 'running' && sim.node('fid-cache').bootId !== bootId) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'fid-cache rebooted' });
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['ALREADY_EXISTS'], 'CRI containerd: kept on EPHEMERAL');
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'system containerd: /system is recreated on boot');
   });
 
   // 3. internal/pkg/containers/image/pull.go + aliases.go (manageAliases): the pulled name is the

@@ -5,7 +5,7 @@ import { UpgradeFlow } from '../talos-flow.js';
 import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
-import { decidePending } from './pending.js';
+import { afterInstallerPull, decidePending } from './pending.js';
 import { preNodeInFlight } from './hooks.js';
 import { afterSilenced, expireFailed, SilenceReason } from './silences.js';
 import { decideRebooting } from './rebooting.js';
@@ -71,6 +71,7 @@ export function afterAction(o: JobObservation, step: JobStep, result: ActionResu
   if (result.type === 'evicted') return afterEviction(o, result);
   if (result.type === 'silenced') return afterSilenced(o, result.tag, result.id);
   if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
+  if (result.type === 'pulled' && step.action?.type === 'pull' && o.job.status.phase === 'Pending') return afterInstallerPull(step, result.alreadyPresent);
   return step;
 }
 

@@ -80,6 +80,13 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
 }
 
+/** The installer is on the node; whether it already was (pre-pulled by the plan while an earlier round ran) goes into status. */
+export function afterInstallerPull(step: JobStep, alreadyPresent: boolean): JobStep {
+  if (!alreadyPresent) return step;
+  const image = step.status.installerImage ?? 'the installer';
+  return { ...step, status: { ...step.status, installerAlreadyPulled: true, message: `${image} was already on the node (pre-pulled): nothing to download` } };
+}
+
 /** Already on the target Talos: go on to the Kubernetes step if the plan has one, else complete. */
 function alreadyAtTarget(o: JobObservation, current: string, target: string): JobStep {
   const { spec } = o.job;
@@ -99,6 +106,7 @@ function record(o: JobObservation, current: string, bootId: string, nodeSchemati
   if (installer.schematic === undefined) delete status.schematic;
   else status.schematic = installer.schematic;
   delete status.imagePulledTime;
+  delete status.installerAlreadyPulled;
   const how = flow === UpgradeFlow.Lifecycle ? 'pulling the installer image before the cordon' : 'legacy upgrade (Talos < 1.13)';
   const reason = flow === UpgradeFlow.Lifecycle ? JobReason.PullingInstaller : JobReason.ReadingNode;
   return { status: { ...status, reason, message: `${current} → ${target} with ${installer.image}: ${how}` }, events: [], requeueAfterMs: 0 };

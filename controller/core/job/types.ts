@@ -115,6 +115,8 @@ export interface SilenceRequest {
 
 export type ActionResult =
   | { type: 'done' }
+  /** ImageService.Pull ended; `alreadyPresent`: every layer was on the node already (ALREADY_EXISTS), nothing was downloaded. */
+  | { type: 'pulled'; alreadyPresent: boolean }
   | { type: 'silenced'; tag: string; id: string }
   | { type: 'installed'; exitCode: number; messages: string[] }
   | { type: 'evicted'; evicted: number; deleted: PodRef[]; blocked: { pod: PodRef; pdbs: string[] }[] };

@@ -15,6 +15,7 @@ import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
 import { selectNodes, type GroupPlan, type Selection } from './selection.js';
+import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
 import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
@@ -81,7 +82,7 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
   if ((s.failuresAcknowledged ?? 0) > failed) s.failuresAcknowledged = failed;
   if (spec.target.talosVersion !== undefined) s.targetTalosVersion = spec.target.talosVersion;
   if (spec.target.kubernetesVersion !== undefined) s.targetKubernetesVersion = spec.target.kubernetesVersion;
-  return s;
+  return withPrePullResults(s, o, p);
 }
 
 
@@ -237,7 +238,7 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const pending = [...resumable, ...(prog.pendingNodes.get(group.name) ?? [])];
   if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
   const slots = freeSlots(o, group);
-  if (slots.length === 0) return { status: say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`), events: [] };
+  if (slots.length === 0) return slotsFull(o, base, group, prog);
   const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
   if (held) return held;
   const pre = prePlanHook(o, sel, base);
@@ -250,6 +251,14 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const leases = chosen.map((node, i) => ({ name: slots[i] ?? '', group: group.name, holderIdentity: jobName(o.plan.name, node) }));
   const s = say({ ...base, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', `group ${group.name}: scheduling ${chosen.join(', ')}`);
   return { action: { type: 'createLeases', leases }, status: s, events: [], requeueAfterMs: 0 };
+}
+
+/** Every slot busy: the time to pre-pull the installer on the next round's nodes (inside a maintenance window). */
+function slotsFull(o: PlanObservation, base: PatchPlanStatus, group: GroupPlan, prog: Progress): PlanStep {
+  const s = say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`);
+  const pulls = windowState(o.plan.spec.maintenance, o.now).open ? prePullsToStart(o, s, group, prog.pendingNodes.get(group.name) ?? []) : [];
+  if (pulls.length === 0) return { status: s, events: [] };
+  return { action: { type: 'prePull', pulls }, status: withPrePullsStarted(s, pulls, o.now), events: [] };
 }
 
 /** The group's slot Lease names no Lease holds yet. */

@@ -11,6 +11,8 @@ export interface PlanNodeFacts {
   labels: Readonly<Record<string, string>>;
   controlPlane: boolean;
   talosVersion: string | undefined;
+  /** extensions.talos.dev/schematic: the installer a pre-pull resolves, as the node's job will. */
+  schematic?: string | undefined;
 }
 
 export interface PlanJobFacts {
@@ -75,6 +77,29 @@ export interface PlanObservation {
   hookJobs?: readonly HookJobFacts[] | undefined;
   /** What the alertmanager adapter last learnt for spec.alertGate; undefined: not asked yet (or no gate). */
   alerts?: AlertFacts | undefined;
+  /** The installer pre-pulls this process runs or ran for the plan (spec.prePull); undefined: none. */
+  prePulls?: PrePullFacts | undefined;
+}
+
+export interface PrePullRequest {
+  node: string;
+  image: string;
+}
+
+/** A pre-pull that ended in this process (the shell's runner reports it back through the work queue). */
+export interface PrePullResult {
+  node: string;
+  image: string;
+  /** epoch ms */
+  at: number;
+  /** Why it failed; undefined: the image is on the node. */
+  error?: string | undefined;
+}
+
+/** What the shell knows about the plan's pre-pulls: the ones in flight now and those that ended. */
+export interface PrePullFacts {
+  running: ReadonlySet<string>;
+  results: readonly PrePullResult[];
 }
 
 export interface NewLease {
@@ -104,7 +129,9 @@ export type PlanAction =
   /** Sets cluster.proxy.image in a control-plane node's machine config (ApplyConfiguration, no reboot). */
   | { type: 'setKubeProxyImage'; node: string; image: string }
   /** Creates a plan hook Job; one that exists already (our previous life) is success. */
-  | { type: 'createHookJob'; job: HookJobRequest };
+  | { type: 'createHookJob'; job: HookJobRequest }
+  /** Starts installer pulls on the next round's nodes in the background: the pass does not wait for them. */
+  | { type: 'prePull'; pulls: PrePullRequest[] };
 
 export interface PlanEvent {
   type: 'Normal' | 'Warning';

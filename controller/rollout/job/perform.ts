@@ -5,7 +5,7 @@ import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { epoch } from '../../core/job/status.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
-import type { TalosPort } from '../../talos/port.js';
+import type { PullProgress, TalosPort } from '../../talos/port.js';
 import { createHookJob } from '../hooks.js';
 import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
@@ -72,9 +72,13 @@ function talosTarget(t: ActionTarget): string {
 async function performTalos(t: ActionTarget, action: TalosAction, call: OpContext, long: OpContext): Promise<ActionResult> {
   const ip = talosTarget(t);
   switch (action.type) {
-    case 'pull':
-      await (await t.talos()).pullImage(long, ip, action.image, action.namespace ? { namespace: action.namespace } : {});
-      return { type: 'done' };
+    case 'pull': {
+      // Whether anything was downloaded: a pre-pulled installer reports every layer ALREADY_EXISTS.
+      const statuses: string[] = [];
+      const onProgress = (p: PullProgress): void => void statuses.push(p.status);
+      await (await t.talos()).pullImage(long, ip, action.image, { ...(action.namespace ? { namespace: action.namespace } : {}), onProgress });
+      return { type: 'pulled', alreadyPresent: statuses.length > 0 && statuses.every((s) => s === 'ALREADY_EXISTS') };
+    }
     case 'install': {
       const res = await (await t.talos()).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));
       return { type: 'installed', exitCode: res.exitCode, messages: res.messages };

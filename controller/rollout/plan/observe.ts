@@ -8,13 +8,14 @@ import type { KubeInformers } from '../../kube/port.js';
 import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { hookJobFacts } from '../hooks.js';
+import type { PrePullRunner } from './pre-pull-runner.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
 /** What the health-check watches see of one check (controller/gates). */
 export type HealthFacts = (check: HealthCheck) => CheckFacts;
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts): PlanObservation {
+export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts, prePulls?: PrePullRunner): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
@@ -31,10 +32,12 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     .list()
     .filter((l) => l.labels[PLAN_LABEL] === plan.name)
     .map((l) => ({ name: l.name, resourceVersion: l.resourceVersion, group: l.labels[GROUP_LABEL] ?? '', holderIdentity: l.holderIdentity }));
+  const nodes = informers.nodes.list();
+  const withJob = new Set(jobs.map((j) => j.nodeName));
   return {
     now,
     plan: { name: plan.name, uid: plan.uid, generation: plan.generation, spec: plan.spec, status: plan.status },
-    nodes: informers.nodes.list(),
+    nodes,
     jobs,
     leases,
     ownNode,
@@ -43,6 +46,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
     ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
     ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
+    ...(prePulls === undefined ? {} : { prePulls: prePulls.facts(plan.name, new Set(nodes.filter((n) => !withJob.has(n.name)).map((n) => n.name))) }),
     ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

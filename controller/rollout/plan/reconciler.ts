@@ -24,6 +24,7 @@ import { readConfigImages, withComponentImage } from '../../core/kubernetes/mach
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { createHookJob } from '../hooks.js';
+import type { PrePullRunner } from './pre-pull-runner.js';
 
 const TALOS_CALL_MS = 20_000;
 
@@ -44,6 +45,8 @@ export interface PlanReconcilerDeps {
   healthFacts?: HealthFacts;
   /** Alertmanager's answers for spec.alertGate (controller/alertmanager). */
   alertGate?: AlertGateAnswers;
+  /** Runs installer pre-pulls in the background (spec.prePull); undefined: no plan pre-pulls. */
+  prePulls?: PrePullRunner;
 }
 
 export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
@@ -58,7 +61,7 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     const cel = expressionProblems(plan.spec);
     if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name));
+    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls);
     let step = decidePlan(o);
     let current: PlanView = plan;
     if (step.action) {
@@ -104,11 +107,20 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
     case 'askAlertmanager':
       if (plan.spec.alertGate) await deps.alertGate.ask(ctx, plan.name, plan.spec.alertGate);
       return { step, plan };
+    case 'prePull':
+      startPrePulls(deps, plan, action.pulls);
+      return { step, plan };
     case 'handOver':
       // The status write below still happens: the abort only stops the next passes.
       deps.handOver?.();
       return { step, plan };
   }
+}
+
+/** Hands the pulls to the background runner, not awaited: each pull that ends wakes the plan, whose next pass records it. */
+function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extract<PlanAction, { type: 'prePull' }>['pulls']): void {
+  const address = (node: string): string => deps.informers.nodes.get(node)?.internalIP ?? node;
+  deps.prePulls?.start(plan.name, plan.spec.talosConfig, pulls.map((p) => ({ ...p, address: address(p.node) })));
 }
 
 function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<typeof runPreflight> {

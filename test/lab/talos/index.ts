@@ -50,6 +50,11 @@
 //   normalized `name:tag` and `name@sha256:…` (upstream's aliases); Pull answers the pulled name
 //   (the normalized reference). LifecycleService.Upgrade finds the installer only under one of those
 //   names in the instance/namespace it is given, else INTERNAL "installer image … not found in containerd store".
+// - A Pull of an image the store already holds (same digest) is fast: every layer reports
+//   ALREADY_EXISTS at once, no pullMs, effect `already present` (containerd keeps pulled content).
+//   A boot clears the system containerd's stores (driver CONTAINERD: /system is a tmpfs recreated
+//   on every boot) and keeps the CRI containerd's (driver CRI, the product's `system` and `cri`
+//   namespaces: /var/lib/containerd on EPHEMERAL, which reboots and upgrades keep).
 // - What a node boots comes from the installer: its tag is the Talos version; a factory installer
 //   sets its schematic (with that schematic's extensions), a plain `siderolabs/installer` leaves the
 //   node with no schematic and no extensions (ExtensionStatuses empty), as real images do.

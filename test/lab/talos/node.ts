@@ -606,6 +606,9 @@ export class SimNode {
     }
     this.bootId = randomUUID();
     this.versions.clear(); // resources live in memory: versions restart after a boot
+    // The system containerd keeps its images under /system (a tmpfs, recreated on every boot); the
+    // CRI containerd's live in /var/lib/containerd on EPHEMERAL, which a reboot or an upgrade keeps.
+    for (const key of this.containerd.keys()) if (key.startsWith('CONTAINERD/')) this.containerd.delete(key);
     this.phase = 'booting';
     this.changed(oldPartition && target ? `booted old partition ${this.version}` : `booting ${this.version}`);
     const epoch = this.bootEpoch;

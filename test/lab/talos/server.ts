@@ -485,32 +485,42 @@ export class TalosApi {
         const ref = parseImageRef(req.imageRef);
         if (!ref) throw rpcError(grpc.status.UNKNOWN, `failed to parse image reference "${req.imageRef}": invalid reference format`);
         const image = await this.resolveImage(n, ref);
-        const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
-        const step = this.router.timings().pullMs / (layers.length * 2);
-        const progress = (layer: string, status: ImageServicePullLayerProgress_Status): void => {
-          call.write({ pullProgress: pullProgress(n, layer, status) });
-        };
-        for (const layer of layers) {
-          for (const status of [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE]) {
-            await delay(step);
-            n.assertReachable();
-            progress(layer, status);
-          }
-        }
+        let images = n.containerd.get(store.key);
+        // containerd still resolves the reference, but finds every layer in its content store (one per
+        // containerd instance, shared by its namespaces): no download.
+        const driver = store.key.split('/')[0] ?? '';
+        const present = [...n.containerd].some(([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest));
+        await this.pullLayers(n, present, call);
         // A stream that never ends: progress, never the image's name, until the caller cancels.
         while (n.faults.endlessPull && !call.cancelled) {
-          await delay(step);
-          progress(layers[0] ?? '', ImageServicePullLayerProgress_Status.DOWNLOADING);
+          await delay(this.router.timings().pullMs / 4);
+          call.write({ pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING) });
         }
         if (call.cancelled) return;
         const { answer, names } = pulledNames(ref, image.digest);
-        let images = n.containerd.get(store.key);
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
         for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
         call.write({ name: answer });
-        if (rec) rec.effect = 'pulled';
+        if (rec) rec.effect = present ? 'already present' : 'pulled';
       }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef, containerdNamespace: ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace) }) }),
     };
+  }
+
+  /** Pull progress per layer: downloaded and extracted over pullMs, or ALREADY_EXISTS at once when the store holds the image. */
+  private async pullLayers(n: SimNode, present: boolean, call: { write(m: ImageServicePullResponse): unknown }): Promise<void> {
+    const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
+    const statuses = present
+      ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS]
+      : [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE];
+    const step = present ? 0 : this.router.timings().pullMs / (layers.length * 2);
+    for (const layer of layers) {
+      for (const status of statuses) {
+        if (step > 0) await delay(step);
+        n.assertReachable();
+        const p = pullProgress(n, layer, status);
+        call.write({ pullProgress: present && p.progress ? { ...p, progress: { ...p.progress, offset: 0 } } : p });
+      }
+    }
   }
 
   lifecycleService(): grpc.UntypedServiceImplementation {

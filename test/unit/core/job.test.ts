@@ -124,6 +124,19 @@ describe('core/job: decideJob', function () {
       assert.equal(next.status.phase, 'Draining');
     });
 
+    it('records installerAlreadyPulled when its own pull found every layer on the node (pre-pulled), not when it downloaded', function () {
+      const target = spec({ talosVersion: 'v1.14.0' });
+      const o = obs(recorded('lifecycle'), { talos: talos({ version: 'v1.13.1' }) }, target);
+      const pull = decideJob(o);
+      const cached = afterAction(o, pull, { type: 'pulled', alreadyPresent: true });
+      assert.equal(cached.status.installerAlreadyPulled, true);
+      assert.match(cached.status.message ?? '', /ghcr\.io\/siderolabs\/installer:v1\.14\.0 was already on the node \(pre-pulled\)/);
+      assert.ok(cached.status.imagePulledTime);
+      const downloaded = afterAction(o, pull, { type: 'pulled', alreadyPresent: false });
+      assert.equal(downloaded.status.installerAlreadyPulled, undefined);
+      assert.equal(decideJob(obs(cached.status, { talos: talos({ version: 'v1.13.1' }) }, target)).status.phase, 'Draining');
+    });
+
     it('resolves a factory installer with the node schematic when the plan has none', function () {
       const target = spec({ talosVersion: 'v1.14.0', source: 'factory', installer: 'metal', secureBoot: true });
       let s = decideJob(obs({}, {}, target)).status;

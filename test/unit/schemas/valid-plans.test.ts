@@ -52,6 +52,7 @@ describe('schemas: valid PatchPlan documents', function () {
       drainTimeout: '5m',
       rebootTimeout: '10m',
       kubernetesUpgradeTimeout: '10m',
+      prePull: true,
       paused: false,
       cancelled: false,
       talosConfig: { secretRef: { name: 'talos-credentials' } },
