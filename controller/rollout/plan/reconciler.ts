@@ -78,42 +78,49 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
 }
 
 async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
-  const ns = deps.operatorNamespace;
   switch (action.type) {
     case 'preflight':
       return { step: afterPreflight(o, step, await preflight(ctx, deps, plan, o)), plan };
-    case 'createLeases':
-      await createLeases(ctx, deps, plan, action.leases);
-      return { step, plan };
-    case 'createJobs':
-      await createJobs(ctx, deps, plan, action.jobs);
-      return { step, plan };
-    case 'deleteLeases':
-      for (const l of action.leases) await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
-      return { step, plan };
     case 'pause': {
       const paused = await deps.kube.pausePlan(ctx, plan);
       deps.informers.patchPlans.observeWrite(paused);
       return { step: { ...step, status: { ...step.status, policyPause: step.status.policyPause ? { ...step.status.policyPause, generation: paused.generation } : undefined } }, plan: paused };
     }
-    case 'deleteJobs':
-      for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
-      return { step, plan };
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+    default:
+      await act(ctx, deps, plan, action);
+      return { step, plan };
+  }
+}
+
+/** The actions whose outcome leaves the pass's decision as it was. */
+async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' }>): Promise<void> {
+  const ns = deps.operatorNamespace;
+  switch (action.type) {
+    case 'createLeases':
+      return createLeases(ctx, deps, plan, action.leases);
+    case 'createJobs':
+      return createJobs(ctx, deps, plan, action.jobs);
+    case 'deleteLeases':
+      for (const l of action.leases) await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
+      return;
+    case 'deleteJobs':
+      for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
+      return;
     case 'createHookJob':
       await createHookJob(deps, ctx, action.job);
-      return { step, plan };
+      return;
     case 'askAlertmanager':
       if (plan.spec.alertGate) await deps.alertGate.ask(ctx, plan.name, plan.spec.alertGate);
-      return { step, plan };
+      return;
     case 'prePull':
       startPrePulls(deps, plan, action.pulls);
-      return { step, plan };
+      return;
     case 'handOver':
-      // The status write below still happens: the abort only stops the next passes.
+      // The status write still happens: the abort only stops the next passes.
       deps.handOver?.();
-      return { step, plan };
+      return;
   }
 }
 
