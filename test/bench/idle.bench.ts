@@ -27,15 +27,19 @@ export async function run(): Promise<void> {
   console.log(`${workers} workers: lab ${reused ? 'shared with the scale bench' : `ready in ${startSeconds.toFixed(1)} s`}`);
   const plans = lab.plans;
   if (!plans) throw new Error('the idle bench needs the lab plans repository');
-  // Every plan targets what the workers run now: each finishes with nothing to do.
+  // Every plan targets what the workers run now, on a node of its own: each finishes with nothing
+  // to do. (Plans over the same nodes would refuse each other in preflight, NoConflictingPlan, and
+  // plans over every node would each run a PatchJob per node before being finished.)
   const version = lab.fleet.node('worker-1')?.talosVersion ?? '';
-  const planDoc = (name: string, k: number): string =>
-    stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, lab.talos.endpoint, {
+  const planDoc = (name: string, k: number): string => {
+    const own = { matchLabels: { 'kubernetes.io/hostname': `worker-${1 + (k % workers)}` } };
+    return stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, lab.talos.endpoint, {
       target: { talosVersion: version },
-      groups: { pool: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: 1 + (k % 5) } },
+      groups: { pool: { selector: own, concurrency: 1 } },
       strategy: { order: ['pool'] },
-      nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
+      nodeSelector: own,
     }));
+  };
   const names = Array.from({ length: PLAN_FILES }, (_, k) => `idle-${k + 1}`);
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
@@ -69,7 +73,7 @@ export async function run(): Promise<void> {
     const pushToApplied: number[] = [];
     for (let i = 1; i <= PUSHES; i++) {
       const name = `pushed-${i}`;
-      await plans.write(`plans/${name}.yaml`, planDoc(name, i));
+      await plans.write(`plans/${name}.yaml`, planDoc(name, PLAN_FILES + i - 1));
       await plans.commitAndPush(`add ${name}`);
       const pushedAt = Date.now();
       const applied = await waitFor(() => lab.interposer?.exchanges.find((e) => e.at >= pushedAt && e.method === 'PATCH' && e.path.includes(`/patchplans/${name}`)), {

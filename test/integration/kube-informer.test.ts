@@ -264,11 +264,11 @@ describe('controller/kube informer on the lab apiserver', function () {
         await waitFor(() => inf.get('ki-storm-1'), { timeoutMs: 30_000, description: 'the informer to carry on after the storm' });
         const stats = inf.stats();
         assert.equal(stats.gone, storm.length);
+        // Carrying on: a watch after the storm's last re-list (the node may have come with that list).
+        const watches = await waitFor(() => (ofLabel(label, true).length >= storm.length + 1 ? ofLabel(label, true) : undefined), { timeoutMs: 30_000, description: 'a watch after the storm' });
         const lists = ofLabel(label, false);
-        const watches = ofLabel(label, true);
         // One list per 410 plus the first, no more: each watch answered 410 led to exactly one re-list.
         assert.equal(lists.length, storm.length + 1, `lists at ${lists.map((e) => e.at).join(', ')}`);
-        assert.ok(watches.length >= storm.length + 1);
         for (let k = 1; k <= storm.length; k++) {
           const gone = watches[k - 1];
           const relist = lists[k];
