@@ -1,6 +1,7 @@
 // The PatchPlan decision: a pure function of the nodes, the plan's PatchJobs and slot Leases, its
 // status and the time. Order of concerns: reclaim slots, finish a round, terminal states and
 // retention, preflight, failure policy, pause/cancel, windows, delay, then fill free slots.
+import { someNames } from '../names.js';
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { durationMs as ms, iso } from '../time.js';
@@ -156,7 +157,7 @@ export function afterPreflight(o: PlanObservation, step: PlanStep, checks: reado
   const failedChecks = checks.filter((x) => !x.passed);
   const sel = selectNodes(o.plan.spec, o.nodes, o.ownNode);
   if (failedChecks.length === 0) {
-    const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${g.nodes.join(', ')}`).join('; ');
+    const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
     const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}`;
     const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
     return { status: say({ ...step.status, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
