@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Forge } from '../lab/forge/index.js';
 import { cloneWorkingCopy, type WorkingCopy } from '../lab/forge/working-copy.js';
+import { forgeUserCall } from '../lab/forge/user-api.js';
 
 export const PLANS_OWNER = 'acme';
 export const PLANS_NAME = 'plans';
@@ -41,14 +42,8 @@ interface Pull {
 }
 
 /** A call to the lab forge's GitHub-compatible API, as the user's token. */
-async function forgeApi<T>(forge: Forge, path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  const res = await fetch(`${forge.apiUrl}/repos/${PLANS_OWNER}/${PLANS_NAME}${path}`, {
-    method: init.method ?? 'GET',
-    headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
+function forgeApi<T>(forge: Forge, path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  return forgeUserCall<T>(forge, `/repos/${PLANS_OWNER}/${PLANS_NAME}${path}`, init);
 }
 
 const pulls = (forge: Forge): Promise<Pull[]> => forgeApi<Pull[]>(forge, '/pulls?state=all&per_page=100');

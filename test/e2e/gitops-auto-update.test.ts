@@ -17,6 +17,7 @@ import { factoryImage } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
+import { forgeUserCall } from '../lab/forge/user-api.js';
 
 const FLEET = 'v1.13.2';
 const POLL_MS = 2000;
@@ -89,16 +90,7 @@ describe('GitOps end to end: auto-update templates propose Talos releases as pul
   const scratch = mkdtempSync(join(tmpdir(), 'kangal-auto-update-'));
   const prefix = (t: string): string => `kangal-patch/lab/auto-update/${t}-`;
 
-  const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
-    const forge = lab.forge!;
-    const res = await fetch(`${forge.apiUrl}${path}`, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-    });
-    assert.ok(res.status < 300, `${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.clone().text()}`);
-    return (await res.json()) as T;
-  };
+  const api = <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => forgeUserCall<T>(lab.forge!, path, init);
   const pulls = async (t: string): Promise<Pull[]> => (await api<Pull[]>('/repos/acme/plans/pulls?state=all&per_page=100')).filter((p) => p.head.ref.startsWith(prefix(t)));
   const autoUpdate = async (name: string): Promise<AutoUpdate | undefined> => (await lab.plan(name))?.status?.autoUpdate as AutoUpdate | undefined;
   const releaseRequests = (): number[] => lab.forge!.requests.filter((r) => r.path === '/repos/siderolabs/talos/releases').map((r) => r.status);

@@ -18,6 +18,7 @@ import { startJobLab, type Controller, type JobLab } from './support/job-lab.js'
 import { factoryImage } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
+import { forgeUserCall } from '../lab/forge/user-api.js';
 
 const FLEET = 'v1.12.4';
 const DAY = 86_400_000;
@@ -86,16 +87,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
   const keysDir = join(scratch, 'trusted');
   const stagingKey = join(scratch, 'staging-signing.pem');
 
-  const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
-    const forge = staging.forge!;
-    const res = await fetch(`${forge.apiUrl}${path}`, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-    });
-    assert.ok(res.status < 300, `${init.method ?? 'GET'} ${path}: HTTP ${res.status} ${await res.clone().text()}`);
-    return (await res.json()) as T;
-  };
+  const api = <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => forgeUserCall<T>(staging.forge!, path, init);
   const pulls = async (prefix: string): Promise<Pull[]> => (await api<Pull[]>('/repos/acme/plans/pulls?state=all&per_page=100')).filter((p) => p.head.ref.startsWith(prefix));
   const proposals = (cluster: string): Promise<Pull[]> => pulls(`kangal-patch/${cluster}/auto-update/nodes-`);
   const merge = async (pr: Pull): Promise<void> => {
