@@ -13,12 +13,17 @@
 //   node, plus the Kubernetes step with a Kubernetes target; defaults, not measured on your cluster)
 //   and `worstCase` from the plan's own timeouts (drainTimeout + rebootTimeout
 //   [+ kubernetesUpgradeTimeout]), the longest a node may take before it fails.
+// - Installer pre-pulls (spec.prePull, on by default): a round whose nodes all run the lifecycle flow
+//   (Talos >= 1.13) and is not its group's first had its installer pulled while the round before
+//   it ran, so its per-node time leaves out TYPICAL_NODE_MS.pull. A group's first round cannot be
+//   pre-pulled (the plan pulls only for the group whose turn it is), nor can a round with a legacy node.
 // - Maintenance windows are not folded in: the estimate is working time once a window is open.
 // - Nodes already at the target get a PatchJob that completes at once; they count for no round.
 import semver from 'semver';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import { resolveInstaller } from './installer.js';
 import { matchesSelector } from './selector.js';
+import { UpgradeFlow, upgradeFlowFor } from './talos-flow.js';
 import { selectNodes, type Selection } from './plan/selection.js';
 import type { PlanNodeFacts } from './plan/types.js';
 import { durationMs, iso } from './time.js';
@@ -92,7 +97,11 @@ export interface PreviewWindow {
 
 export interface PreviewEstimate {
   rounds: number;
+  /** Rounds whose installer pull is off the critical path (pre-pulled while the round before ran). */
+  prePulledRounds: number;
   perNodeTypicalMs: number;
+  /** Of perNodeTypicalMs, the installer pull a pre-pulled round saves. */
+  pullTypicalMs: number;
   perNodeWorstCaseMs: number;
   delayBetweenNodesMs: number;
   typicalMs: number;
@@ -110,8 +119,11 @@ export interface RolloutPreview {
   estimate: PreviewEstimate;
 }
 
-/** Typical time per node, by step (defaults: a Talos node drains in about a minute, installs in one and a half, reboots in two). */
-export const TYPICAL_NODE_MS = { drain: 60_000, install: 90_000, reboot: 120_000, kubernetes: 120_000 } as const;
+/**
+ * Typical time per node, by step (defaults: a Talos node drains in about a minute, installs in one
+ * and a half of which the installer image pull is one, reboots in two).
+ */
+export const TYPICAL_NODE_MS = { drain: 60_000, install: 90_000, pull: 60_000, reboot: 120_000, kubernetes: 120_000 } as const;
 
 const same = (a: string | undefined, b: string): boolean => a !== undefined && semver.valid(a) !== null && semver.valid(b) !== null && semver.eq(a, b);
 
@@ -196,12 +208,27 @@ function estimate(spec: PatchPlanSpec, groups: readonly PreviewGroup[]): Preview
   const worst = (talos ? durationMs(spec.drainTimeout) + durationMs(spec.rebootTimeout) : 0) + (kube ? durationMs(spec.kubernetesUpgradeTimeout) : 0);
   const delay = durationMs(spec.delayBetweenNodes);
   const rounds = groups.reduce((n, g) => n + g.rounds, 0);
+  const prePulledRounds = talos && spec.prePull ? groups.reduce((n, g) => n + prePulledRoundsOf(g), 0) : 0;
+  const pull = TYPICAL_NODE_MS.pull;
   return {
     rounds,
+    prePulledRounds,
     perNodeTypicalMs: typical,
+    pullTypicalMs: pull,
     perNodeWorstCaseMs: worst,
     delayBetweenNodesMs: delay,
-    typicalMs: rounds * Math.max(typical, delay),
+    typicalMs: (rounds - prePulledRounds) * Math.max(typical, delay) + prePulledRounds * Math.max(typical - pull, delay),
     worstCaseMs: rounds * Math.max(worst, delay),
   };
+}
+
+/** Rounds after the group's first whose every node gets a Talos upgrade on the lifecycle flow. */
+function prePulledRoundsOf(g: PreviewGroup): number {
+  let n = 0;
+  for (let round = 2; round <= g.rounds; round++) {
+    const nodes = g.nodes.filter((x) => x.round === round);
+    const lifecycle = (x: PreviewNode): boolean => x.installerImage !== undefined && x.currentTalosVersion !== undefined && upgradeFlowFor(x.currentTalosVersion) === UpgradeFlow.Lifecycle;
+    if (nodes.length > 0 && nodes.every(lifecycle)) n++;
+  }
+  return n;
 }

@@ -11,6 +11,14 @@ export interface PreviewReport {
 }
 
 /** "1h 5m", "4m 30s", "0s". */
+/** How the typical estimate is made up: rounds × per-node time, the pre-pulled rounds apart. */
+export function roundsText(e: RolloutPreview['estimate']): string {
+  const perRound = (ms: number): string => `max(${formatDuration(ms)} per node, delayBetweenNodes ${formatDuration(e.delayBetweenNodesMs)})`;
+  const full = e.rounds - e.prePulledRounds;
+  if (e.prePulledRounds === 0) return `${e.rounds} round(s) × ${perRound(e.perNodeTypicalMs)}`;
+  return `${full} round(s) × ${perRound(e.perNodeTypicalMs)} + ${e.prePulledRounds} with the installer pre-pulled × ${perRound(e.perNodeTypicalMs - e.pullTypicalMs)}`;
+}
+
 export function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   const parts: [number, string][] = [[Math.floor(s / 3600), 'h'], [Math.floor((s % 3600) / 60), 'm'], [s % 60, 's']];
@@ -42,7 +50,7 @@ export function formatPreviewText(r: PreviewReport): string {
   lines.push(`maintenance window: ${p.window.open ? 'open' : 'closed'}: ${p.window.reason}`);
   const e = p.estimate;
   lines.push(
-    `estimated duration: ${formatDuration(e.typicalMs)} typical (${e.rounds} round(s) × max(${formatDuration(e.perNodeTypicalMs)} per node, delayBetweenNodes ${formatDuration(e.delayBetweenNodesMs)})), ` +
+    `estimated duration: ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), ` +
       `at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes (${formatDuration(e.perNodeWorstCaseMs)} per round from the plan's timeouts); windows not included`,
   );
   lines.push('preflight:');

@@ -4,7 +4,7 @@
 // Pure: the preview and the preflight results come in as values.
 import semver from 'semver';
 import type { Proposal } from '../../core/auto-update/decide.js';
-import { formatDuration, type PreviewReport } from '../../preview/format.js';
+import { formatDuration, roundsText, type PreviewReport } from '../../preview/format.js';
 
 export interface ProposalBodyInput {
   cluster: string;
@@ -67,7 +67,7 @@ function rolloutSection(r: PreviewReport): string[] {
   const w = p.window;
   lines.push('', `**Maintenance window:** ${w.open ? 'open now' : 'closed now'}: ${w.reason}`);
   const e = p.estimate;
-  lines.push(`**Estimated duration:** ${formatDuration(e.typicalMs)} typical (${e.rounds} round(s) × max(${formatDuration(e.perNodeTypicalMs)} per node, delayBetweenNodes ${formatDuration(e.delayBetweenNodesMs)})), at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes; waiting for windows not included.`);
+  lines.push(`**Estimated duration:** ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes; waiting for windows not included.`);
   return lines;
 }
 

@@ -108,10 +108,27 @@ describe('core/preview: previewRollout', function () {
   it('estimate: rounds × max(per node, delayBetweenNodes), typical and from the plan timeouts', function () {
     const typical = TYPICAL_NODE_MS.drain + TYPICAL_NODE_MS.install + TYPICAL_NODE_MS.reboot;
     const fast = previewRollout({ now: T0, spec: spec({ drainTimeout: '2m', rebootTimeout: '8m' }), nodes: fleet }).estimate;
-    assert.deepEqual(fast, { rounds: 8, perNodeTypicalMs: typical, perNodeWorstCaseMs: 600_000, delayBetweenNodesMs: 0, typicalMs: 8 * typical, worstCaseMs: 8 * 600_000 });
+    // v1.12 nodes run the legacy flow: no round can be pre-pulled.
+    assert.deepEqual(fast, { rounds: 8, prePulledRounds: 0, perNodeTypicalMs: typical, pullTypicalMs: TYPICAL_NODE_MS.pull, perNodeWorstCaseMs: 600_000, delayBetweenNodesMs: 0, typicalMs: 8 * typical, worstCaseMs: 8 * 600_000 });
     const slow = previewRollout({ now: T0, spec: spec({ delayBetweenNodes: '30m' }), nodes: fleet }).estimate;
     assert.equal(slow.typicalMs, 8 * 1_800_000);
     assert.equal(slow.worstCaseMs, 8 * 1_800_000);
     assert.equal(previewRollout({ now: T0, spec: spec(), nodes: [] }).estimate.typicalMs, 0);
+  });
+
+  it('estimate: rounds after a group\'s first save the installer pull on lifecycle nodes, unless prePull is off', function () {
+    const typical = TYPICAL_NODE_MS.drain + TYPICAL_NODE_MS.install + TYPICAL_NODE_MS.reboot;
+    // Groups (rounds): controlPlane 3 (cp-1..3, concurrency 1), database 2, gpu 1 (2 nodes, concurrency 2), workers 2 (4 nodes, concurrency 3).
+    const lifecycle = fleet.map((n) => ({ ...n, talosVersion: 'v1.13.0' }));
+    const on = previewRollout({ now: T0, spec: spec(), nodes: lifecycle }).estimate;
+    assert.equal(on.rounds, 8);
+    assert.equal(on.prePulledRounds, 4, 'controlPlane rounds 2-3, database round 2, workers round 2');
+    assert.equal(on.typicalMs, 4 * typical + 4 * (typical - TYPICAL_NODE_MS.pull));
+    assert.equal(previewRollout({ now: T0, spec: spec({ prePull: false }), nodes: lifecycle }).estimate.prePulledRounds, 0);
+    // One legacy node in the workers' second round keeps that round's pull on the critical path.
+    const mixed = lifecycle.map((n) => (n.name === 'worker-8' ? { ...n, talosVersion: 'v1.12.4' } : n));
+    const p = previewRollout({ now: T0, spec: spec(), nodes: mixed });
+    assert.deepEqual(p.groups.find((g) => g.name === 'workers')?.nodes.filter((n) => n.round === 2).map((n) => n.name), ['worker-8']);
+    assert.equal(p.estimate.prePulledRounds, 3);
   });
 });
