@@ -15,7 +15,7 @@ import { KubernetesComponent, type PatchJobStatus } from '../../../schemas/patch
 import { STATIC_POD_COMPONENTS, targetImage } from '../kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../kubernetes/machine-config.js';
 import { describeApiServers, olderApiServers } from '../kubernetes/skew.js';
-import { JobReason } from './reasons.js';
+import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
 import { enterValidating, staticPodsAtVersion } from './validating.js';
@@ -77,7 +77,7 @@ function fromConfig(o: JobObservation): JobStep {
       return failed(status, o.now, JobReason.ConfigUnreadable, `reading the machine config of node ${spec.nodeName} over the Talos API failed: ${config.failure.message} (the Talos credentials need the os:admin role)`);
     }
     if (pastDeadline(status, o.now)) return failed(status, o.now, JobReason.KubernetesUpgradeTimeout, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${config.failure.message}`);
-    return waiting(status, o.now, JobReason.TalosUnreachable, `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`, growingRetry(status, o.now, 500, 5_000));
+    return waiting(status, o.now, talosWaitReason(config.failure), `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`, growingRetry(status, o.now, 500, 5_000));
   }
   const read = readConfigImages(config.config);
   if (!read.ok) return failed(status, o.now, JobReason.ConfigUnreadable, `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`);

@@ -6,7 +6,7 @@ import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { preNodeHook, preNodeInFlight } from './hooks.js';
 import { silenceBeforeCordon } from './silences.js';
-import { JobReason } from './reasons.js';
+import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
 
@@ -51,9 +51,9 @@ function talosUnreadable(o: JobObservation, failure: CallFailure): JobStep {
     return failed(status, o.now, JobReason.TalosCallFailed, `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`);
   }
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.TalosUnreachable, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${failure.message}`);
+    return failed(status, o.now, talosWaitReason(failure), `the Talos API of node ${spec.nodeName} ${failure.reason === 'Malformed' ? 'kept answering with something unreadable until' : 'did not answer before'} the deadline: ${failure.message}`);
   }
-  return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+  return waiting(status, o.now, talosWaitReason(failure), `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
     growingRetry(status, o.now, 500, 5_000));
 }
 

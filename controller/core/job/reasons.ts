@@ -1,4 +1,5 @@
 // Machine-readable reasons of PatchJob status (CamelCase), one per outcome people act on.
+import type { CallFailure } from './types.js';
 export const JobReason = {
   AlreadyAtTarget: 'AlreadyAtTarget',
   Upgraded: 'Upgraded',
@@ -8,6 +9,8 @@ export const JobReason = {
   ReadingNode: 'ReadingNode',
   PullingInstaller: 'PullingInstaller',
   TalosUnreachable: 'TalosUnreachable',
+  /** The node answers, but with something this controller cannot read (a field missing, an unknown enum value): retried until the deadline. */
+  TalosAnswerUnreadable: 'TalosAnswerUnreadable',
   TalosCallFailed: 'TalosCallFailed',
   PullFailed: 'PullFailed',
   Cordoned: 'Cordoned',
@@ -40,3 +43,12 @@ export const JobReason = {
   KubernetesUpgradeTimeout: 'KubernetesUpgradeTimeout',
 } as const;
 export type JobReason = (typeof JobReason)[keyof typeof JobReason];
+
+/**
+ * Why a Talos call that keeps failing transiently holds the job: the node does not answer, or it
+ * answers with something this controller cannot read (TalosErrorKind.Malformed: a newer Talos?
+ * something between us and it?), which needs a different look than the network.
+ */
+export function talosWaitReason(failure: Pick<CallFailure, 'reason'>): JobReason {
+  return failure.reason === 'Malformed' ? JobReason.TalosAnswerUnreadable : JobReason.TalosUnreachable;
+}

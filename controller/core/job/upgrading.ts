@@ -2,7 +2,7 @@
 // restart, what the node shows (stage, boot ID) tells whether it arrived, and the call is made again
 // only while the node is provably still running the boot we recorded and not upgrading.
 import { UpgradeFlow } from '../talos-flow.js';
-import { JobReason } from './reasons.js';
+import { JobReason, talosWaitReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
 import type { ActionResult, CallFailure, JobObservation, JobStep, TalosIdentity } from './types.js';
@@ -40,7 +40,7 @@ function talosUnreachable(o: JobObservation, failure: CallFailure): JobStep {
   if (pastDeadline(status, o.now)) {
     return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`);
   }
-  return waiting(status, o.now, JobReason.TalosUnreachable, `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`, 1_000);
+  return waiting(status, o.now, talosWaitReason(failure), `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`, 1_000);
 }
 
 /** Lifecycle flow: install only on the boot we recorded, and not while the node is busy. */

@@ -158,6 +158,19 @@ describe('core/job: decideJob', function () {
       assert.equal(late.status.reason, 'TalosUnreachable');
     });
 
+    it('waits on a node whose Talos answers cannot be read as TalosAnswerUnreadable (not unreachable) until the deadline', function () {
+      const s = decideJob(obs({})).status;
+      const garbled: TalosFacts = { ok: false, failure: { transient: true, reason: 'Malformed', message: 'node worker-1 (10.0.0.1:50000): Version answered without version.tag' } };
+      const wait = decideJob(obs(s, { talos: garbled }));
+      assert.equal(wait.status.phase, 'Pending');
+      assert.equal(wait.status.reason, 'TalosAnswerUnreadable');
+      assert.match(wait.status.message ?? '', /without version\.tag/);
+      const late = decideJob(obs(s, { talos: garbled, now: T0 + 10 * 60_000 }));
+      assert.equal(late.status.phase, 'Failed');
+      assert.equal(late.status.reason, 'TalosAnswerUnreadable');
+      assert.match(late.status.message ?? '', /kept answering with something unreadable until the deadline/);
+    });
+
     it('fails at once on a Talos error that will not heal (credentials)', function () {
       const s = decideJob(obs({})).status;
       const step = decideJob(obs(s, { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } }));
