@@ -19,6 +19,7 @@ import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../.
 import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator, type TalosSimulatorOptions } from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
 import { productEntry } from '../../support/product.js';
+import { controllerLogs, controllerOutputs, labSecrets, secretLeaks } from './secrets-scan.js';
 
 export const OPERATOR_NAMESPACE = 'kangal-patch';
 export const TALOS_SECRET = 'talos-credentials';
@@ -53,6 +54,11 @@ export interface JobLabOptions {
   registerConcurrency?: number;
   /** Start the lab forge with a plans repository (`acme/plans`, branch main, a plans/ folder kept by .gitkeep) cloned for pushes. */
   plansRepo?: boolean;
+  /**
+   * stop() first runs the secrets scan (support/secrets-scan.ts) over what the controllers produced
+   * and fails when a credential shows up (default true). The chaos runner checks it itself.
+   */
+  secretsScan?: boolean;
 }
 
 export interface Controller {
@@ -118,8 +124,14 @@ export interface JobLab {
 export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
   const dir: LabDir = makeLabDir('kangal-e2e');
   const stops: (() => Promise<void> | void)[] = [() => dir.remove()];
+  const controllers: Controller[] = [];
+  let lab: JobLab | undefined;
   const stop = async (): Promise<void> => {
+    // Before anything stops: the apiserver and the forge still answer for the scan.
+    const leaks = lab !== undefined && opts.secretsScan !== false && controllers.length > 0 ? await leaksOf(lab, controllers) : [];
+    lab = undefined;
     for (const s of stops.splice(0).reverse()) await s();
+    if (leaks.length > 0) throw new Error(`secrets scan: a credential (git token or Talos key) appeared in ${leaks.join(', ')}`);
   };
   try {
     // The compiled product, as the image runs it (built once per run, cached across runs).
@@ -184,7 +196,6 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, groupLabel: `${GROUP}/group`, patchJobs: true });
     stops.push(() => observer.stop());
 
-    const controllers: Controller[] = [];
     stops.push(async () => {
       for (const c of controllers) await c.process.stop(3000);
     });
@@ -302,10 +313,24 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
-    return { cluster, fleet, talos, interposer, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    lab = { cluster, fleet, talos, interposer, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    return lab;
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * Where a lab credential shows up in what the controllers produced. A test may have stopped the
+ * apiserver or the forge: then the logs are scanned alone (what could not be read is no leak found).
+ */
+async function leaksOf(lab: JobLab, controllers: readonly Controller[]): Promise<string[]> {
+  const secrets = labSecrets(lab);
+  try {
+    return secretLeaks(await controllerOutputs(lab, controllers), secrets);
+  } catch {
+    return secretLeaks(controllerLogs(controllers), secrets);
   }
 }
 

@@ -21,13 +21,20 @@ export function labSecrets(lab: JobLab): string[] {
   return secrets.filter((s) => s.length >= 16);
 }
 
+/** The controllers' log lines. */
+export function controllerLogs(controllers: readonly Controller[]): Haystack[] {
+  return controllers.map((c) => ({ what: `${c.process.name} log`, text: c.logs().map((l) => JSON.stringify(l)).join('\n') }));
+}
+
 /** Everything the controllers produced, with the commits of every pull request's branch when the lab has a forge. */
-export async function controllerOutputs(lab: JobLab, controllers: readonly Controller[], opts: { plans: readonly string[] }): Promise<Haystack[]> {
-  const haystacks: Haystack[] = controllers.map((c) => ({ what: `${c.process.name} log`, text: c.logs().map((l) => JSON.stringify(l)).join('\n') }));
+export async function controllerOutputs(lab: JobLab, controllers: readonly Controller[]): Promise<Haystack[]> {
+  const haystacks = controllerLogs(controllers);
   const events = await lab.kc.makeApiClient(EventsV1Api).listEventForAllNamespaces();
   haystacks.push({ what: 'Events', text: JSON.stringify(events.items) });
-  for (const name of opts.plans) haystacks.push({ what: `PatchPlan ${name}`, text: JSON.stringify(await lab.plan(name)) });
-  const jobs: unknown = await lab.kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' });
+  const custom = lab.kc.makeApiClient(CustomObjectsApi);
+  const plans: unknown = await custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans' });
+  haystacks.push({ what: 'PatchPlans', text: JSON.stringify(plans) });
+  const jobs: unknown = await custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' });
   haystacks.push({ what: 'PatchJobs', text: JSON.stringify(jobs) });
   const forge = lab.forge;
   if (forge && lab.plans) {
