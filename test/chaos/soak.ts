@@ -10,6 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
 import { startJobLab, TALOS_SECRET, type JobLab } from '../e2e/support/job-lab.js';
 import { tcpProxy } from '../lab/tcp-proxy.js';
+import { waitFor } from '../lab/wait.js';
 import { mochaHooks } from '../support/global-hooks.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '20' }, 'plan-every': { type: 'string', default: '180' }, seed: { type: 'string', default: '1' } } });
@@ -26,6 +27,10 @@ const outages = fc.sample(fc.record({ kind: fc.constantFrom<Outage>('apiserver-r
 const metric = (text: string, name: string): number => Number(new RegExp(`^kangal_patch_${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
 
 interface Sample { minute: number; rssMiB: number; heapMiB: number; fds: number; handles: number; lagP99Ms: number; plansDone: number }
+
+function row(s: Sample): string {
+  return `| ${s.minute.toFixed(1)} | ${s.rssMiB.toFixed(0)} | ${s.heapMiB.toFixed(0)} | ${s.fds} | ${s.handles} | ${s.lagP99Ms.toFixed(1)} | ${s.plansDone} |`;
+}
 
 async function outage(lab: JobLab, kind: Outage, downMs: number, talos: { down: boolean }): Promise<void> {
   if (kind === 'apiserver-restart') return lab.cluster.restart('kube-apiserver', { downMs });
@@ -63,7 +68,7 @@ try {
     while (!stop) {
       const text = await controller.scrape().catch(() => '');
       if (text) {
-        samples.push({
+        const sample: Sample = {
           minute: (Date.now() - started) / 60_000,
           rssMiB: metric(text, 'process_resident_memory_bytes') / 2 ** 20,
           heapMiB: metric(text, 'nodejs_heap_size_used_bytes') / 2 ** 20,
@@ -71,7 +76,10 @@ try {
           handles: metric(text, 'nodejs_active_handles_total'),
           lagP99Ms: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000,
           plansDone,
-        });
+        };
+        samples.push(sample);
+        // Printed as it is taken too, so a soak that ends early still shows its curve.
+        console.log(`sample ${row(sample)}`);
       }
       await pause(30_000);
     }
@@ -87,10 +95,13 @@ try {
   for (let k = 0; Date.now() - started < durationMs; k++) {
     const planStart = Date.now();
     const name = `soak-${k}`;
-    await lab.applyPlan({
+    const doc = {
       apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name },
       spec: { target: { talosVersion: target(k) }, groups: { controlPlane: { concurrency: 1 }, workers: { concurrency: 4 } }, delayBetweenNodes: '0s', talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } } },
-    });
+    };
+    // The apiserver may be down for one of the outages right now (a create refused at the first
+    // soak run's minute 21): apply until the plan exists, as a person would retry kubectl apply.
+    await waitFor(async () => (await lab.plan(name)) ?? (await lab.applyPlan(doc), lab.plan(name)), { timeoutMs: 120_000, intervalMs: 1000, description: `PatchPlan ${name} applied` });
     // A preflight that failed during an outage is retried a minute later (phase Failed, reason Preflight*): not the end.
     const st = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')), planEveryMs * 3);
     if (st['phase'] !== 'Completed') problems.push(`${name} ended ${String(st['phase'])}: ${String(st['message'])}`);
@@ -119,6 +130,6 @@ try {
 console.log(`\nsoak: ${NODES} nodes, ${plansDone} plans, ${faults} outages, ${((Date.now() - started) / 60_000).toFixed(1)} min, seed ${seed}`);
 console.log('| minute | RSS MiB | heap MiB | open fds | active handles | event-loop lag p99 ms | plans done |');
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
-for (const s of samples) console.log(`| ${s.minute.toFixed(1)} | ${s.rssMiB.toFixed(0)} | ${s.heapMiB.toFixed(0)} | ${s.fds} | ${s.handles} | ${s.lagP99Ms.toFixed(1)} | ${s.plansDone} |`);
+for (const s of samples) console.log(row(s));
 for (const p of problems) console.log(`PROBLEM: ${p}`);
 process.exit(problems.length > 0 ? 1 : 0);
