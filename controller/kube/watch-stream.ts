@@ -10,6 +10,7 @@
 // A watchdog on the injected Clock aborts a watch that sends no byte for `silenceMs`.
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
+import { watchdog } from '../runtime/watchdog.js';
 import { parseStatusBody, type ApiStatus } from './errors.js';
 import { LineSplitter, OverlongLine } from './watch-lines.js';
 
@@ -49,22 +50,17 @@ export class SilentWatchError extends Error {
 /** Runs one watch to its end. Rejects on a network error, an abort (with the signal's reason) or the watchdog (SilentWatchError). */
 export async function streamWatch(req: WatchRequest): Promise<WatchAnswer> {
   const request = new AbortController();
-  const stopWatchdog = new AbortController();
   const onAbort = (): void => request.abort(req.signal.reason);
   if (req.signal.aborted) throw req.signal.reason;
   req.signal.addEventListener('abort', onAbort, { once: true });
-  let lastByteAt = req.clock.now();
-  void watchdog(req, () => lastByteAt, stopWatchdog.signal).then(
-    () => request.abort(new SilentWatchError(req.silenceMs)),
-    () => undefined,
-  );
+  const silence = watchdog(req.clock, req.silenceMs, () => request.abort(new SilentWatchError(req.silenceMs)));
   try {
     const response = await open(req, request.signal);
-    lastByteAt = req.clock.now();
+    silence.reset();
     if (response.status !== 200) return { kind: 'refused', code: response.status, status: parseStatusBody(await readCapped(response.body, MAX_STATUS_BYTES)) };
     const lines = new LineSplitter(req.maxLineBytes ?? MAX_WATCH_LINE_BYTES);
     for await (const chunk of response.body) {
-      lastByteAt = req.clock.now();
+      silence.reset();
       for (const line of lines.push(chunk)) req.onLine(line instanceof OverlongLine ? overlong(line) : parseWatchLine(line));
       if (request.signal.aborted) break;
     }
@@ -77,18 +73,8 @@ export async function streamWatch(req: WatchRequest): Promise<WatchAnswer> {
     throw request.signal.aborted ? request.signal.reason : err;
   } finally {
     req.signal.removeEventListener('abort', onAbort);
-    stopWatchdog.abort();
+    silence.stop();
     request.abort();
-  }
-}
-
-/** Resolves once no byte came for `silenceMs`; one timer per silence window, not one per chunk. */
-async function watchdog(req: WatchRequest, lastByteAt: () => number, stop: AbortSignal): Promise<void> {
-  for (;;) {
-    const due = lastByteAt() + req.silenceMs;
-    const now = req.clock.now();
-    if (now >= due) return;
-    await req.clock.sleep(due - now, stop);
   }
 }
 
