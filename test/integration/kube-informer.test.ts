@@ -377,6 +377,8 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.start(ac.signal);
       try {
         await inf.synced;
+        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, { timeoutMs: 20_000, description: 'the first watch of the quiet informer' });
+        const connections = interposer.tlsConnections();
         const watches = await waitFor(() => (ofLabel(label, true).length >= 3 ? ofLabel(label, true) : undefined), { timeoutMs: 30_000, description: 'three watches of the quiet informer' });
         for (const w of watches) assert.equal(timeoutOf(w), 2);
         for (let k = 1; k < watches.length; k++) {
@@ -388,6 +390,8 @@ describe('controller/kube informer on the lab apiserver', function () {
         assert.equal(stats.watchErrors, 0);
         assert.equal(stats.lists, 1);
         assert.deepEqual(warnings(label), []);
+        // A watch the server ended gave its connection back to the pool: the next one reused it.
+        assert.equal(interposer.tlsConnections() - connections, 0, 'new TLS connections for the re-watches');
       } finally {
         ac.abort();
       }

@@ -76,6 +76,8 @@ export interface ApiInterposer {
   readonly exchanges: readonly Exchange[];
   /** Replaces the hook; undefined removes it. */
   setBeforeForward(hook: BeforeForward | undefined): void;
+  /** TLS connections clients opened to the interposer so far (how well they reuse their connections). */
+  tlsConnections(): number;
   /** Cuts the network: every open connection (watches too) is reset, new ones are reset at once, until `restore()`. */
   cut(): void;
   restore(): void;
@@ -155,6 +157,8 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  let tlsConnections = 0;
+  server.on('secureConnection', () => tlsConnections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
@@ -163,6 +167,7 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     server: url,
     kubeconfigPath,
     exchanges,
+    tlsConnections: () => tlsConnections,
     setBeforeForward: (h) => {
       hook = h;
     },
