@@ -414,7 +414,8 @@ describe('controller/kube informer on the lab apiserver', function () {
         const silent = ofLabel(label, true)[0];
         const next = ofLabel(label, true)[1];
         assert.ok(silent && next);
-        assert.ok(next.at - silent.at >= 1500, `re-watched ${next.at - silent.at} ms after the silent watch started, before its watchdog`);
+        // The watchdog counts from before the request left (credentials, connect), so allow for that.
+        assert.ok(next.at - silent.at >= 1300, `re-watched ${next.at - silent.at} ms after the silent watch started, before its watchdog (1.5 s)`);
         const warned = warnings(label);
         assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
         const why = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes silent:')).map((l) => String(l.fields?.['err']));
