@@ -5,31 +5,32 @@
 // Loop: list (paged) → store views, emit every key → watch from the list's resourceVersion (with
 // bookmarks) → on 410 Gone re-list; on an error or an early end, back off (capped exponential,
 // jittered, on the injected Clock) and watch again from the last resourceVersion seen; every
-// `resyncMs` abort the watch and re-list, which re-emits every key and doubles as a watchdog for a
-// watch that went silent without the connection closing.
+// `resyncMs` after the last list, abort the watch and re-list, which re-emits every key. (The resync
+// is timed from the list, not from each watch: restarted watches must not postpone it.)
+//
+// The watch is our own request (watch-stream.ts), not client-node's Watch: over the API clients'
+// keep-alive connection pool, with `timeoutSeconds` randomized between 5 and 10 minutes like
+// client-go's reflector, so the apiserver ends a quiet watch cleanly and its connection goes back
+// to the pool. (client-node's Watch aborted a watch after 30 s without a byte: on a quiet resource
+// two restarts per informer per minute, each on a new TLS connection.) A watchdog on the Clock
+// aborts a watch silent for longer than its server timeout plus a margin: a dead connection,
+// counted as a watch error with a warning.
 //
 // Malformed watches (a broken apiserver or something between us and it): a 410 answered to a watch
 // started from a list we just made (a 410 storm) backs off before the next list, like client-go's
-// reflector, instead of re-listing in a tight loop. A line that is JSON but not a watch event (no
-// known type, an object that is not an object) means events may have been lost: the watch ends, and
-// after a backoff the informer re-lists. A line that is not JSON at all never reaches us: client-node's
-// Watch drops it (watch.js "ignore parse errors"); the resourceVersion does not move past it.
-//
-// client-node 2.x's Watch aborts a watch that received no bytes for 30 s (its private
-// requestTimeoutMs) and reports a TimeoutError. The apiserver sends bookmarks only about once a
-// minute, so on a quiet resource that fires every 30 s: it is the watch going idle, not a failure.
-// Such a watch is started again at once from the last resourceVersion, without a warning, a
-// backoff or an error count. A TimeoutError before the response came (connect or headers) is
-// still an error.
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+// reflector, instead of re-listing in a tight loop. A line that is not a watch event (not JSON, no
+// known type, an object that is not an object, a line over 16 MiB) means events may have been lost:
+// the watch ends with a warning quoting the line's start, and after a backoff the informer re-lists.
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import { rootContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import { silentLog, type LogFn } from '../runtime/log.js';
 import { kubeCall, type CallOptions } from './call.js';
-import { httpCode } from './errors.js';
+import { poolConnections } from './clients.js';
 import { isNewer } from './resource-version.js';
 import { ViewStore } from './store.js';
+import { streamWatch, type WatchLine } from './watch-stream.js';
 
 export interface ListQuery {
   labelSelector?: string;
@@ -75,6 +76,12 @@ export interface InformerOptions<T, V> {
   pageSize?: number;
   /** Per-request timeout for list pages. */
   listTimeoutMs?: number;
+  /**
+   * Each watch asks the server to end it after timeoutSeconds = minSeconds × (1 + random), default
+   * minSeconds 300 (5 to 10 min); a watch silent for its timeout plus watchdogMarginMs (default 30 s)
+   * is aborted as dead. Small values are for tests.
+   */
+  watchTimeout?: { minSeconds?: number; watchdogMarginMs?: number };
 }
 
 export interface KubeInformer<V> extends Informer<V> {
@@ -89,10 +96,8 @@ export interface InformerStats {
   lists: number;
   watches: number;
   watchErrors: number;
-  /** Watches client-node ended for 30 s without a byte, started again at once (not errors). */
-  idleRestarts: number;
   gone: number;
-  /** Watch lines that were JSON but not a watch event: each ended its watch and forced a re-list. */
+  /** Watch lines that were not a watch event (not JSON, wrong shape, too long): each ended its watch and forced a re-list. */
   malformedEvents: number;
   handlerErrors: number;
   /** resourceVersion the informer would watch from next ('' when a re-list is due). */
@@ -105,7 +110,6 @@ type WatchEnd =
   | { kind: 'gone'; events: number }
   | { kind: 'malformed'; line: string }
   | { kind: 'ended'; healthy: boolean }
-  | { kind: 'idle' }
   | { kind: 'error'; err: unknown };
 
 interface WatchEvent {
@@ -121,6 +125,9 @@ interface StatusObject {
 }
 
 const DEFAULT_RESYNC_MS = 5 * 60_000;
+/** client-go's reflector minWatchTimeout: each watch lasts between this and twice this. */
+const DEFAULT_MIN_WATCH_TIMEOUT_S = 5 * 60;
+const DEFAULT_WATCHDOG_MARGIN_MS = 30_000;
 
 export function createInformer<T, V>(opts: InformerOptions<T, V>): KubeInformer<V> {
   return new ListWatchInformer(opts);
@@ -137,14 +144,18 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private started = false;
   /** Where the next watch starts; '' means list first. */
   private rv = '';
+  /** When the last list finished (Clock ms): the resync is due resyncMs after it. */
+  private listedAt = 0;
   private currentWatch: AbortController | undefined;
-  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, idleRestarts: 0, gone: 0, malformedEvents: 0, handlerErrors: 0 };
+  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, malformedEvents: 0, handlerErrors: 0 };
 
   constructor(private readonly opts: InformerOptions<T, V>) {
     this.store = new ViewStore(opts.index);
     this.log = opts.log ?? silentLog;
     this.random = opts.random ?? Math.random;
     this.synced = new Promise((resolve) => (this.markSynced = resolve));
+    // Watches go over the API clients' keep-alive pool (a no-op when makeClients did it already).
+    poolConnections(opts.kubeConfig);
   }
 
   isSynced(): boolean {
@@ -249,10 +260,6 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         return 'ok';
       case 'ended':
         return end.healthy ? 'ok' : 'failed';
-      case 'idle':
-        this.counters.idleRestarts++;
-        this.log('debug', `informer ${this.opts.name}: watch idle, watching again`, { resourceVersion: this.rv });
-        return 'ok';
       case 'error':
         this.counters.watchErrors++;
         this.log('warn', `informer ${this.opts.name}: watch failed, restarting`, { err: describe(end.err) });
@@ -283,6 +290,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     } while (token);
     if (signal.aborted) return;
     this.counters.lists++;
+    this.listedAt = clock.now();
     this.replaceAll(fresh);
     this.rv = rv;
     if (!this.hasSynced) {
@@ -309,13 +317,11 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     let events = 0;
     return new Promise<WatchEnd>((resolve) => {
       let settled = false;
-      let request: AbortController | undefined;
       const finish = (end: WatchEnd): void => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
         session.abort();
-        request?.abort();
         resolve(end);
       };
       const onAbort = (): void => finish({ kind: 'aborted' });
@@ -325,51 +331,58 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
 
       const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
       if (resyncMs > 0) {
-        this.opts.clock.sleep(resyncMs, session.signal).then(
+        this.opts.clock.sleep(this.listedAt + resyncMs - started, session.signal).then(
           () => finish({ kind: 'resync' }),
           () => undefined,
         );
       }
 
-      const query: Record<string, string | boolean> = { resourceVersion: this.rv, allowWatchBookmarks: true };
+      // Like client-go's reflector: a server-side timeout between min and 2 × min, so informers
+      // started together do not all re-watch at the same moment.
+      const minSeconds = this.opts.watchTimeout?.minSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_S;
+      const timeoutSeconds = Math.floor(minSeconds * (1 + this.random()));
+      const query: Record<string, string> = { resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
       if (this.opts.labelSelector) query['labelSelector'] = this.opts.labelSelector;
       if (this.opts.fieldSelector) query['fieldSelector'] = this.opts.fieldSelector;
 
-      const onEvent = (type: unknown, object: unknown, line: unknown): void => {
+      const onLine = (line: WatchLine): void => {
         if (settled) return;
-        if (!isWatchEvent(type, object)) return finish({ kind: 'malformed', line: snippet(line) });
-        if (type === 'ERROR') {
-          const status = object as StatusObject;
+        if (line.kind === 'malformed') return finish({ kind: 'malformed', line: line.snippet });
+        if (line.type === 'ERROR') {
+          const status = line.object as StatusObject;
           if (status.code === 410) return finish({ kind: 'gone', events });
           return finish({ kind: 'error', err: new Error(`the apiserver sent a watch ERROR event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`) });
         }
         events++;
-        this.apply({ type, object });
+        this.apply(line);
       };
-      const onDone = (err: unknown): void => {
-        if (err === null || err === undefined) {
-          // Closed by the server (its watch timeout) or by the connection ending. A watch that
-          // ended at once and empty counts as a failure, so a server that closes at once is not hammered.
+      streamWatch({
+        kubeConfig: this.opts.kubeConfig,
+        path: this.opts.source.watchPath,
+        query,
+        signal: session.signal,
+        clock: this.opts.clock,
+        // The server ends the watch at timeoutSeconds (with a bookmark 2 s before, and about once a
+        // minute when the resource moves): silent past that, the connection is dead.
+        silenceMs: timeoutSeconds * 1000 + (this.opts.watchTimeout?.watchdogMarginMs ?? DEFAULT_WATCHDOG_MARGIN_MS),
+        onLine,
+      }).then(
+        (answer) => {
+          if (answer.kind === 'refused') {
+            if (answer.code === 410) return finish({ kind: 'gone', events });
+            return finish({ kind: 'error', err: new Error(`the apiserver refused the watch: HTTP ${answer.code} ${answer.status.reason ?? ''} ${answer.status.message ?? ''}`.trim()) });
+          }
+          // Closed by the server (its watch timeout). A watch that ended at once and empty counts
+          // as a failure, so a server that closes at once is not hammered.
           const healthy = events > 0 || this.opts.clock.now() - started >= 1000;
-          return finish({ kind: 'ended', healthy });
-        }
-        if (httpCode(err) === 410) return finish({ kind: 'gone', events });
-        // `request` is set once the watch answered 200; a timeout after that is client-node's
-        // inactivity timer (see the top of this file).
-        if (request !== undefined && isTimeoutError(err)) return finish({ kind: 'idle' });
-        finish({ kind: 'error', err });
-      };
-      new Watch(this.opts.kubeConfig).watch(this.opts.source.watchPath, query, onEvent, onDone).then(
-        (controller) => {
-          request = controller;
-          if (settled) controller.abort();
+          finish({ kind: 'ended', healthy });
         },
         (err: unknown) => finish({ kind: 'error', err }),
       );
     });
   }
 
-  /** One ADDED/MODIFIED/DELETED/BOOKMARK event. Runs inside client-node's callback, which would swallow a throw. */
+  /** One ADDED/MODIFIED/DELETED/BOOKMARK event; a throw here would end the watch as an error, so handlers are guarded. */
   private apply(event: WatchEvent): void {
     const meta = (event.object as { metadata?: { resourceVersion?: string } } | null)?.metadata;
     try {
@@ -416,23 +429,6 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       }
     }
   }
-}
-
-const EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
-
-/** A watch event as the apiserver sends it: a known type and an object (a metav1.Status for ERROR). */
-function isWatchEvent(type: unknown, object: unknown): type is string {
-  return typeof type === 'string' && EVENT_TYPES.has(type) && object !== null && typeof object === 'object' && !Array.isArray(object);
-}
-
-/** The start of a bad watch line for a log message (the whole line may be huge). */
-function snippet(line: unknown): string {
-  const text = JSON.stringify(line) ?? String(line);
-  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
-}
-
-function isTimeoutError(err: unknown): boolean {
-  return (err as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 function describe(err: unknown): string {

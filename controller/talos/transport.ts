@@ -17,7 +17,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { type BackoffPolicy, backoffDelay } from '../core/talos-flow.js';
 import { type OpContext, remainingMs } from '../runtime/context.js';
-import { type Clock, systemClock } from '../runtime/clock.js';
+import { systemClock } from '../runtime/clock.js';
+import { watchdog } from '../runtime/watchdog.js';
 import {
   type CallSite,
   StreamIdleError,
@@ -74,31 +75,6 @@ function metadataFor(node: string | undefined): grpc.Metadata {
   const m = new grpc.Metadata();
   if (node !== undefined) m.set('node', node);
   return m;
-}
-
-interface Watchdog {
-  reset(): void;
-  stop(): void;
-  fired(): boolean;
-}
-
-/** Calls `onIdle` once when `reset` was not called for `ms` on `clock`. */
-function watchdog(clock: Clock, ms: number, onIdle: () => void): Watchdog {
-  let fired = false;
-  let timer: AbortController | undefined;
-  const arm = (): void => {
-    timer?.abort();
-    const t = (timer = new AbortController());
-    clock.sleep(ms, t.signal).then(
-      () => {
-        fired = true;
-        onIdle();
-      },
-      () => undefined,
-    );
-  };
-  arm();
-  return { reset: () => !fired && arm(), stop: () => timer?.abort(), fired: () => fired };
 }
 
 export class Transport {

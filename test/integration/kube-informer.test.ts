@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
-import { createInformer, type InformerSource, type KubeInformer } from '../../controller/kube/informer.js';
+import { createInformer, type InformerOptions, type InformerSource, type KubeInformer } from '../../controller/kube/informer.js';
 import { projectNode } from '../../controller/kube/project.js';
 import type { NodeView } from '../../controller/kube/views.js';
 import { systemClock } from '../../controller/runtime/clock.js';
 import type { LogFn } from '../../controller/runtime/log.js';
-import { startApiInterposer, type ApiInterposer, type CannedAnswer, type Exchange } from '../lab/cluster/interposer.js';
+import { startApiInterposer, type ApiInterposer, type CannedAnswer, type Exchange, type WatchRewrite } from '../lab/cluster/interposer.js';
 import { loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { waitFor } from '../lab/wait.js';
 import { sharedCluster } from '../support/shared-cluster.js';
@@ -26,8 +26,8 @@ describe('controller/kube informer on the lab apiserver', function () {
   let f: KubeFixture;
   let kube: Kube;
   const stop = new AbortController();
-  const logged: { level: string; message: string }[] = [];
-  const log: LogFn = (level, message) => logged.push({ level, message });
+  const logged: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
+  const log: LogFn = (level, message, fields) => logged.push({ level, message, ...(fields ? { fields } : {}) });
   const changes: Change[] = [];
   const created: string[] = [];
 
@@ -218,8 +218,8 @@ describe('controller/kube informer on the lab apiserver', function () {
       await interposer?.close();
     });
 
-    /** An informer of the nodes labelled `ki-malformed=<label>`, listing and watching through the interposer; jitter 0, so each backoff is exactly half its ceiling. */
-    function informerVia(label: string): KubeInformer<NodeView> {
+    /** An informer of the nodes labelled `ki-malformed=<label>`, listing and watching through the interposer; jitter 0, so each backoff is exactly half its ceiling (and each watch timeout its minimum). */
+    function informerVia(label: string, extra: Partial<InformerOptions<V1Node, NodeView>> = {}): KubeInformer<NodeView> {
       return createInformer<V1Node, NodeView>({
         name: `nodes ${label}`,
         kubeConfig: viaInterposer,
@@ -233,6 +233,7 @@ describe('controller/kube informer on the lab apiserver', function () {
         backoff: BACKOFF,
         random: () => 0,
         resyncMs: 0,
+        ...extra,
       });
     }
 
@@ -243,8 +244,11 @@ describe('controller/kube informer on the lab apiserver', function () {
     /** The backoff before retry k (1-based) with jitter 0. */
     const backoffMs = (k: number): number => Math.min(BACKOFF.maxMs, BACKOFF.initialMs * 2 ** (k - 1)) / 2;
 
+    const timeoutOf = (e: Exchange): number => Number(new URL(e.path, 'https://x').searchParams.get('timeoutSeconds'));
+    const warnings = (label: string): string[] => logged.filter((l) => l.level === 'warn' && l.message.startsWith(`informer nodes ${label}:`)).map((l) => l.message);
+
     /** Answers the first watches of `label` with `answers`, in order; later ones are forwarded. Resolves once all were given. */
-    function scriptWatches(label: string, answers: CannedAnswer[]): () => Promise<unknown> {
+    function scriptWatches(label: string, answers: (CannedAnswer | WatchRewrite)[]): () => Promise<unknown> {
       const queue = [...answers];
       interposer.setBeforeForward((req) => (req.method === 'GET' && isWatch(req.path) && selects(req.path, label) ? queue.shift() : undefined));
       return () => waitFor(() => queue.length === 0, { timeoutMs: 30_000, intervalMs: 20, description: `the scripted watches of ${label}` });
@@ -302,16 +306,120 @@ describe('controller/kube informer on the lab apiserver', function () {
         await node('ki-garbage-2', { 'ki-malformed': label });
         await waitFor(() => inf.get('ki-garbage-2'), { timeoutMs: 30_000, description: 'the informer to carry on after the garbage' });
         const stats = inf.stats();
-        assert.equal(stats.malformedEvents, 2);
+        assert.equal(stats.malformedEvents, 3);
         assert.ok(stats.watchErrors >= 1);
-        // The first list, and one re-list after each of the two lines of the wrong shape.
-        assert.ok(ofLabel(label, false).length >= 3);
+        // The first list, and one re-list after each of the three lines that are not watch events.
+        assert.ok(ofLabel(label, false).length >= 4);
         assert.ok(ofLabel(label, true).length >= 5);
         const warned = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes garbage:')).map((l) => l.message);
         assert.ok(warned.some((m) => m.includes(`the apiserver's watch sent a line that is not a watch event ({"type":"ADDED","object":"not an object"}); events may be lost, re-listing after a backoff`)), warned.join('\n'));
         assert.ok(warned.some((m) => m.includes('not a watch event ({"kind":"Status","code":500})')), warned.join('\n'));
+        assert.ok(warned.some((m) => m.includes('not a watch event (<html><body>502 Bad Gateway</body></html>)')), warned.join('\n'));
         assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
         assert.deepEqual(inf.list().map((v) => v.name).sort(), ['ki-garbage-1', 'ki-garbage-2']);
+      } finally {
+        ac.abort();
+        interposer.setBeforeForward(undefined);
+      }
+    });
+
+    it('a line that is not JSON in the middle of a real watch (a proxy corrupting the events of one node): a warning quoting it, a re-list, and the cache converges to the apiserver', async function () {
+      const label = 'corrupt';
+      const garbage = '<html><body>502 Bad Gateway</body></html>';
+      let corrupted = 0;
+      // The first watch is forwarded, but every event of ki-corrupt-1 on it turns into garbage: the
+      // only way the informer can learn of that node is a re-list.
+      const firstWatchOver = scriptWatches(label, [{ rewriteWatchLine: (line) => (line.includes('"name":"ki-corrupt-1"') ? (corrupted++, garbage) : line) }]);
+      const inf = informerVia(label);
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await firstWatchOver();
+        await node('ki-corrupt-1', { 'ki-malformed': label });
+        await waitFor(() => corrupted > 0 || undefined, { timeoutMs: 20_000, intervalMs: 20, description: 'the interposer to corrupt an event of ki-corrupt-1' });
+        await node('ki-corrupt-2', { 'ki-malformed': label });
+        await waitFor(() => (inf.get('ki-corrupt-1') && inf.get('ki-corrupt-2') ? true : undefined), {
+          timeoutMs: 20_000,
+          description: `the cache to hold both nodes (has ${inf.list().map((v) => v.name).join(', ') || 'none'})`,
+        });
+        assert.equal(inf.stats().malformedEvents, 1);
+        assert.ok(ofLabel(label, false).length >= 2, 'a re-list after the garbage');
+        const warned = warnings(label);
+        assert.ok(warned.some((m) => m.includes(`the apiserver's watch sent a line that is not a watch event (${garbage}); events may be lost, re-listing after a backoff`)), warned.join('\n'));
+      } finally {
+        ac.abort();
+        interposer.setBeforeForward(undefined);
+      }
+    });
+
+    it('asks the server for a watch timeout of 5 to 10 minutes by default', async function () {
+      const label = 'default-timeout';
+      const inf = informerVia(label, { random: Math.random });
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        const [watch] = await waitFor(() => (ofLabel(label, true).length > 0 ? ofLabel(label, true) : undefined), { timeoutMs: 20_000, description: 'the first watch' });
+        assert.ok(watch);
+        const seconds = timeoutOf(watch);
+        assert.ok(Number.isInteger(seconds) && seconds >= 300 && seconds <= 600, `timeoutSeconds=${seconds}`);
+        assert.equal(new URL(watch.path, 'https://x').searchParams.get('allowWatchBookmarks'), 'true');
+      } finally {
+        ac.abort();
+      }
+    });
+
+    it('a quiet watch runs until the server ends it at its timeoutSeconds, then watches again from where it was: no error, no re-list, no warning', async function () {
+      const label = 'quiet';
+      // random 0: timeoutSeconds is exactly the minimum, 2 s; the watchdog would fire at 2 s + 5 s.
+      const inf = informerVia(label, { watchTimeout: { minSeconds: 2, watchdogMarginMs: 5000 } });
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, { timeoutMs: 20_000, description: 'the first watch of the quiet informer' });
+        const connections = interposer.tlsConnections();
+        const watches = await waitFor(() => (ofLabel(label, true).length >= 3 ? ofLabel(label, true) : undefined), { timeoutMs: 30_000, description: 'three watches of the quiet informer' });
+        for (const w of watches) assert.equal(timeoutOf(w), 2);
+        for (let k = 1; k < watches.length; k++) {
+          const gap = (watches[k]?.at ?? 0) - (watches[k - 1]?.at ?? 0);
+          // Not restarted before the server's 2 s were up (client-node's Watch knew no server timeout).
+          assert.ok(gap >= 1900, `watch ${k + 1} started ${gap} ms after the one before`);
+        }
+        const stats = inf.stats();
+        assert.equal(stats.watchErrors, 0);
+        assert.equal(stats.lists, 1);
+        assert.deepEqual(warnings(label), []);
+        // A watch the server ended gave its connection back to the pool: the next one reused it.
+        assert.equal(interposer.tlsConnections() - connections, 0, 'new TLS connections for the re-watches');
+      } finally {
+        ac.abort();
+      }
+    });
+
+    it('a watch gone silent (headers, then nothing, the connection open) is aborted by the watchdog past its server timeout: a warning, a watch error, and it carries on', async function () {
+      const label = 'silent';
+      await node('ki-silent-1', { 'ki-malformed': label });
+      const silentOver = scriptWatches(label, [{ status: 200, watchLines: [], keepOpen: true }]);
+      // timeoutSeconds 1, watchdog at 1 s + 0.5 s without a byte.
+      const inf = informerVia(label, { watchTimeout: { minSeconds: 1, watchdogMarginMs: 500 } });
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await silentOver();
+        await waitFor(() => (inf.stats().watchErrors >= 1 ? true : undefined), { timeoutMs: 20_000, description: 'the watchdog to end the silent watch' });
+        await node('ki-silent-2', { 'ki-malformed': label });
+        await waitFor(() => inf.get('ki-silent-2'), { timeoutMs: 20_000, description: 'the informer to carry on after the silent watch' });
+        const silent = ofLabel(label, true)[0];
+        const next = ofLabel(label, true)[1];
+        assert.ok(silent && next);
+        // The watchdog counts from before the request left (credentials, connect), so allow for that.
+        assert.ok(next.at - silent.at >= 1300, `re-watched ${next.at - silent.at} ms after the silent watch started, before its watchdog (1.5 s)`);
+        const warned = warnings(label);
+        assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
+        const why = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes silent:')).map((l) => String(l.fields?.['err']));
+        assert.ok(why.some((e) => e.includes('no byte from the apiserver for 2 s, longer than the watch\'s own server timeout allows')), why.join('\n'));
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);

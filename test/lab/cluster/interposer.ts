@@ -8,7 +8,7 @@
 // certificate, or the request's own bearer token when it carries one.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpsRequest, Agent, type Server } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { kubeconfigYaml } from './http.js';
@@ -53,12 +53,19 @@ export interface CannedAnswer {
   reason?: string;
   message?: string;
   watchLines?: string[];
+  /** With `watchLines`: keep the stream open after them, sending nothing more (a watch gone silent). */
+  keepOpen?: boolean;
+}
+
+/** Forward the request, but pass each line of its watch stream through `rewriteWatchLine` (a proxy that corrupts events). */
+export interface WatchRewrite {
+  rewriteWatchLine: (line: string) => string;
 }
 
 const REASONS: Record<number, string> = { 410: 'Expired', 429: 'TooManyRequests' };
 
 /** Runs before the request is forwarded; the request waits for it. Returning an answer sends that instead. */
-export type BeforeForward = (req: InterposedRequest) => Promise<CannedAnswer | void> | CannedAnswer | void;
+export type BeforeForward = (req: InterposedRequest) => Promise<CannedAnswer | WatchRewrite | void> | CannedAnswer | WatchRewrite | void;
 
 export interface ApiInterposer {
   /** `https://127.0.0.1:PORT` */
@@ -69,6 +76,8 @@ export interface ApiInterposer {
   readonly exchanges: readonly Exchange[];
   /** Replaces the hook; undefined removes it. */
   setBeforeForward(hook: BeforeForward | undefined): void;
+  /** TLS connections clients opened to the interposer so far (how well they reuse their connections). */
+  tlsConnections(): number;
   /** Cuts the network: every open connection (watches too) is reset, new ones are reset at once, until `restore()`. */
   cut(): void;
   restore(): void;
@@ -92,9 +101,12 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     void readBody(req).then(async (raw) => {
       const method = req.method ?? 'GET';
       const path = req.url ?? '/';
-      let canned: CannedAnswer | void;
+      let canned: CannedAnswer | undefined;
+      let rewrite: WatchRewrite | undefined;
       try {
-        canned = await hook?.({ method, path, body: parseJson(raw) });
+        const answer = await hook?.({ method, path, body: parseJson(raw) });
+        if (answer && 'rewriteWatchLine' in answer) rewrite = answer;
+        else canned = answer ?? undefined;
       } catch (err) {
         // A failing hook is the test's bug: answer so the client sees it instead of hanging.
         res.writeHead(500, { 'content-type': 'text/plain' }).end(`interposer hook failed: ${String(err)}`);
@@ -102,15 +114,7 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
       }
       if (canned) {
         exchanges.push({ method, path, status: canned.status, at, ...(canned.watchLines ? { watchEvents: canned.watchLines.length } : {}) });
-        const headers: Record<string, string> = { 'content-type': 'application/json' };
-        if (canned.retryAfterSeconds !== undefined) headers['retry-after'] = String(canned.retryAfterSeconds);
-        if (canned.watchLines) {
-          res.writeHead(canned.status, headers).end(canned.watchLines.map((l) => `${l}\n`).join(''));
-          return;
-        }
-        const reason = canned.reason ?? REASONS[canned.status] ?? 'InternalError';
-        const message = canned.message ?? `injected by the lab interposer: ${reason}`;
-        res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
+        sendCanned(res, canned);
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;
@@ -136,7 +140,8 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
             if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
           });
         }
-        r.pipe(res);
+        if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine);
+        else r.pipe(res);
       });
       up.on('error', () => res.destroy());
       res.on('close', () => up.destroy());
@@ -152,6 +157,8 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  let tlsConnections = 0;
+  server.on('secureConnection', () => tlsConnections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
@@ -160,6 +167,7 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     server: url,
     kubeconfigPath,
     exchanges,
+    tlsConnections: () => tlsConnections,
     setBeforeForward: (h) => {
       hook = h;
     },
@@ -178,6 +186,35 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
       withToken.destroy();
     }),
   };
+}
+
+/** Sends an answer the interposer gives itself: a Status, or a watch's lines. */
+function sendCanned(res: ServerResponse, canned: CannedAnswer): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (canned.retryAfterSeconds !== undefined) headers['retry-after'] = String(canned.retryAfterSeconds);
+  if (canned.watchLines) {
+    const body = canned.watchLines.map((l) => `${l}\n`).join('');
+    res.writeHead(canned.status, headers);
+    if (canned.keepOpen) res.write(body);
+    else res.end(body);
+    return;
+  }
+  const reason = canned.reason ?? REASONS[canned.status] ?? 'InternalError';
+  const message = canned.message ?? `injected by the lab interposer: ${reason}`;
+  res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
+}
+
+/** Copies a watch stream line by line through `rewrite`. */
+function pipeRewritten(from: IncomingMessage, to: ServerResponse, rewrite: (line: string) => string): void {
+  let held = Buffer.alloc(0);
+  from.on('data', (chunk: Buffer) => {
+    held = Buffer.concat([held, chunk]);
+    for (let nl = held.indexOf(10); nl !== -1; nl = held.indexOf(10)) {
+      to.write(`${rewrite(held.subarray(0, nl).toString('utf8'))}\n`);
+      held = held.subarray(nl + 1);
+    }
+  });
+  from.on('end', () => to.end(held));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
