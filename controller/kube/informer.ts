@@ -4,9 +4,10 @@
 //
 // Loop: list (paged) → store views, emit every key → watch from the list's resourceVersion (with
 // bookmarks) → on 410 Gone re-list; on an error or an early end, back off (capped exponential,
-// jittered, on the injected Clock) and watch again from the last resourceVersion seen; every
-// `resyncMs` after the last list, abort the watch and re-list, which re-emits every key. (The resync
-// is timed from the list, not from each watch: restarted watches must not postpone it.)
+// jittered, on the injected Clock) and watch again from the last resourceVersion seen. Every
+// `resyncMs` the handlers are told about every cached key again, as client-go's resync does: from
+// the cache, not a re-list (a re-list of 50,000 pods every 5 minutes was the idle controller's
+// biggest API cost once watches stopped restarting; a watch that went silent is the watchdog's).
 //
 // The watch is our own request (watch-stream.ts), not client-node's Watch: over the API clients'
 // keep-alive connection pool, with `timeoutSeconds` randomized between 5 and 10 minutes like
@@ -100,13 +101,14 @@ export interface InformerStats {
   /** Watch lines that were not a watch event (not JSON, wrong shape, too long): each ended its watch and forced a re-list. */
   malformedEvents: number;
   handlerErrors: number;
+  /** Times every cached key was told to the handlers again (resyncMs). */
+  resyncs: number;
   /** resourceVersion the informer would watch from next ('' when a re-list is due). */
   resourceVersion: string;
 }
 
 type WatchEnd =
   | { kind: 'aborted' }
-  | { kind: 'resync' }
   | { kind: 'gone'; events: number }
   | { kind: 'malformed'; line: string }
   | { kind: 'ended'; healthy: boolean }
@@ -144,10 +146,8 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private started = false;
   /** Where the next watch starts; '' means list first. */
   private rv = '';
-  /** When the last list finished (Clock ms): the resync is due resyncMs after it. */
-  private listedAt = 0;
   private currentWatch: AbortController | undefined;
-  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, malformedEvents: 0, handlerErrors: 0 };
+  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, malformedEvents: 0, handlerErrors: 0, resyncs: 0 };
 
   constructor(private readonly opts: InformerOptions<T, V>) {
     this.store = new ViewStore(opts.index);
@@ -193,6 +193,21 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     if (this.started) throw new Error(`informer ${this.opts.name} already started`);
     this.started = true;
     this.run(signal).catch((err: unknown) => this.log('error', `informer ${this.opts.name} loop failed`, { err }));
+    const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
+    if (resyncMs > 0) void this.synced.then(() => this.resync(resyncMs, signal));
+  }
+
+  /** Every key again, from the cache, every `ms` (each handler sees view === old: nothing changed). */
+  private async resync(ms: number, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      try {
+        await this.opts.clock.sleep(ms, signal);
+      } catch {
+        return;
+      }
+      this.counters.resyncs++;
+      for (const view of this.store.values()) this.emit(this.opts.key(view), view, view);
+    }
   }
 
   breakWatch(): void {
@@ -255,9 +270,6 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         this.rv = '';
         this.log('warn', `informer ${this.opts.name}: the apiserver's watch sent a line that is not a watch event (${end.line}); events may be lost, re-listing after a backoff — check what sits between the controller and the apiserver`);
         return 'failed';
-      case 'resync':
-        this.rv = '';
-        return 'ok';
       case 'ended':
         return end.healthy ? 'ok' : 'failed';
       case 'error':
@@ -290,7 +302,6 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     } while (token);
     if (signal.aborted) return;
     this.counters.lists++;
-    this.listedAt = clock.now();
     this.replaceAll(fresh);
     this.rv = rv;
     if (!this.hasSynced) {
@@ -328,14 +339,6 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       if (signal.aborted) return finish({ kind: 'aborted' });
       signal.addEventListener('abort', onAbort, { once: true });
       session.signal.addEventListener('abort', () => finish({ kind: 'error', err: session.signal.reason }), { once: true });
-
-      const resyncMs = this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
-      if (resyncMs > 0) {
-        this.opts.clock.sleep(this.listedAt + resyncMs - started, session.signal).then(
-          () => finish({ kind: 'resync' }),
-          () => undefined,
-        );
-      }
 
       // Like client-go's reflector: a server-side timeout between min and 2 × min, so informers
       // started together do not all re-watch at the same moment.
