@@ -427,5 +427,26 @@ describe('controller/kube informer on the lab apiserver', function () {
         interposer.setBeforeForward(undefined);
       }
     });
+
+    // Last in the file: it restarts the apiserver the other cases share.
+    it('an apiserver killed under a watch ends that watch (through the lab interposer too), and the informer carries on from the restarted one', async function () {
+      const label = 'restart';
+      await node('ki-restart-1', { 'ki-malformed': label });
+      // Default watch timeout (5-10 min, watchdog past it): only the connection's end can end this watch early.
+      const inf = informerVia(label, { watchTimeout: {} });
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, { timeoutMs: 20_000, description: 'the first watch' });
+        await f.cluster.restart('kube-apiserver', { downMs: 500 });
+        await waitFor(async () => node('ki-restart-2', { 'ki-malformed': label }).then(() => true, () => undefined), { timeoutMs: 60_000, description: 'the restarted apiserver to take a node' });
+        // Minutes before any watchdog: the interposer ended the client's watch when the upstream one broke.
+        await waitFor(() => inf.get('ki-restart-2'), { timeoutMs: 60_000, description: 'the informer to see a node created after the restart' });
+        assert.ok(inf.stats().watches >= 2);
+      } finally {
+        ac.abort();
+      }
+    });
   });
 });

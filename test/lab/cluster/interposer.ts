@@ -140,6 +140,12 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
             if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
           });
         }
+        // An upstream answer cut short (the apiserver killed mid-watch) ends the client's too, as the
+        // kernel closes a killed apiserver's connections: pipe() alone would leave the client's watch
+        // open and silent (seed 3045: a node's Ready missed until a job's reboot deadline).
+        r.on('close', () => {
+          if (!r.complete) res.destroy();
+        });
         if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine);
         else r.pipe(res);
       });
