@@ -8,7 +8,7 @@ import type { KubePort } from '../kube/port.js';
 import type { ObjectSource } from '../kube/index.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
-import type { TalosConnect } from '../rollout/job/talos-access.js';
+import type { TalosAccess, TalosSession } from '../rollout/job/talos-access.js';
 import { controlPlaneFirst, extensionsKept, healthCheckAccess, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
@@ -20,7 +20,8 @@ export interface ImageChecker {
 
 export interface PreflightDeps {
   kube: KubePort;
-  connectTalos: TalosConnect;
+  /** One session per preflight (one Secret read for all its nodes); `connect` for one node elsewhere. */
+  talos: TalosAccess;
   images: ImageChecker;
   /** Objects of any kind: with health checks, the controller's access to them is reviewed. */
   objects?: ObjectSource;
@@ -75,6 +76,12 @@ async function talosVersions(
   const configProblems: string[] = [];
   const failures: string[] = [];
   const queue = [...names];
+  let session: TalosSession;
+  try {
+    session = await deps.talos.open(ctx, spec.talosConfig);
+  } catch (err) {
+    return { check: { name: 'TalosCredentials', passed: false, message: `Talos credentials for ${names.length} node(s): ${errText(err)}` }, versions, configProblems };
+  }
   /** One node: its version, and with a Kubernetes target whether its machine config is usable. */
   const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
     versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
@@ -86,18 +93,17 @@ async function talosVersions(
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
       const ip = nodes.get(name)?.internalIP ?? name;
       try {
-        const client = await deps.connectTalos(ctx, spec.talosConfig, ip);
-        try {
-          await check(client, name, ip);
-        } finally {
-          client.close();
-        }
+        await check(session.forNode(ip), name, ip);
       } catch (err) {
         failures.push(`${name}: ${errText(err)}`);
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
+  } finally {
+    session.close();
+  }
   if (failures.length > 0) {
     const check = { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${names.length} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
     return { check, versions, configProblems };
