@@ -34,8 +34,8 @@ describe('Talos Secret reads: one per preflight, then the watch; rotation picked
   const planDoc = (name: string) =>
     labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, lab.talos.endpoint, {
       target: { talosVersion: 'v1.13.2' },
-      groups: { workers: { selector: { matchLabels: POOL }, concurrency: 1 } },
-      strategy: { order: ['workers'] },
+      groups: { measured: { selector: { matchLabels: POOL }, concurrency: 1 } },
+      strategy: { order: ['measured'] },
       nodeSelector: { matchLabels: POOL },
     });
 
@@ -48,11 +48,11 @@ describe('Talos Secret reads: one per preflight, then the watch; rotation picked
     await lab.applyPlan(planDoc('first'));
     const first = await lab.waitForPlan('first', 'preflight failed at InstallerImages', (s) => /InstallerImages/.test(preflightMessage(s)), 60_000);
     assert.doesNotMatch(preflightMessage(first), /TalosCredentials/, 'every node answered over the Talos API');
+    assert.equal(secretGets(start), 1, `one GET of the Secret for the preflight of ${WORKERS} nodes (on main: one per node)`);
     // The first read started a watch on that one Secret (list, then watch: synced before the watch request).
     await waitFor(() => exchanges().slice(start).find((e) => e.method === 'GET' && e.path.startsWith(`${SECRET_PATH}?`) && e.path.includes('watch=true')), {
       timeoutMs: 30_000, description: 'the watch on the Talos Secret',
     });
-    assert.equal(secretGets(start), 1, `one GET of the Secret for the preflight of ${WORKERS} nodes (on main: one per node)`);
     const watched = exchanges().length;
 
     // Rotated to an expired client certificate: a preflight uses it and says so.
