@@ -2,10 +2,11 @@
 // 5,000 nodes, 50 plan files in Git, every plan finished (each targets the version the nodes
 // run) — watched for `duration` seconds: its API requests per minute (watches apart), Talos calls
 // per minute (goal 0), CPU (goal < 1 % of a core), and each git poll of an unchanged head (goal:
-// one ref advertisement, no pack). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
+// one ref advertisement, no pack; the window starts once the report writer has pushed every plan's final report). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
 import { stringify } from 'yaml';
 import { labPlan } from '../e2e/support/plans.js';
 import type { GitRequest } from '../lab/forge/index.js';
+import type { WorkingCopy } from '../lab/forge/working-copy.js';
 import { waitFor } from '../lab/wait.js';
 import { recordResult } from './results.js';
 import { requestKind, tally } from './scale/api-counts.js';
@@ -25,15 +26,29 @@ const POLL = '5s';
  */
 function gitFigures(git: readonly GitRequest[], minutes: number) {
   const refAdverts = git.filter((g) => g.method === 'GET' && g.path.includes('/info/refs')).length;
-  const posts = git.filter((g) => g.method === 'POST');
+  const posts = git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-upload-pack'));
   const lsRefs = posts.filter((g) => g.command === 'ls-refs').length;
   return {
     gitPolls: refAdverts,
     gitLsRefs: lsRefs,
     gitPollIntervalS: lsRefs === 0 ? NaN : Number(((minutes * 60) / lsRefs).toFixed(2)),
     gitPacksFetched: posts.length - lsRefs,
+    gitPushes: git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length,
     gitRequestsPerPoll: refAdverts === 0 ? NaN : Number((git.length / refAdverts).toFixed(2)),
   };
+}
+
+/** True once every plan's report branch (`kangal-patch/lab/report/<plan>-<rollout>`) holds a report whose phase is Completed. */
+async function reportsSettled(plans: WorkingCopy, names: readonly string[]): Promise<true | undefined> {
+  await plans.git(['fetch', '--quiet', '--prune', 'origin', '+refs/heads/kangal-patch/*:refs/remotes/origin/kangal-patch/*']);
+  const refs = (await plans.git(['for-each-ref', '--format=%(refname:short)', 'refs/remotes/origin/kangal-patch/lab/report/'])).split('\n').filter((r) => r !== '');
+  for (const name of names) {
+    const ref = refs.find((r) => r.startsWith(`origin/kangal-patch/lab/report/${name}-`));
+    if (ref === undefined) return undefined;
+    const yaml = await plans.git(['show', `${ref}:status/lab/${name}.yaml`]).catch(() => '');
+    if (!/^phase: Completed$/m.test(yaml)) return undefined;
+  }
+  return true;
 }
 
 export async function run(): Promise<void> {
@@ -69,7 +84,11 @@ export async function run(): Promise<void> {
       for (const name of names) if ((await planPhase(lab, name)) !== 'Completed') return undefined;
       return true;
     }, { timeoutMs: 30 * 60_000, intervalMs: 2000, description: `${PLAN_FILES} plans Completed` });
-    // Settled: every plan finished. The window starts now.
+    // The report writer (on with `--forge none` too: it pushes report branches without PRs) writes
+    // one report per finished plan, each write a ref listing, a fetch and a push, rate-limited per
+    // plan: that is writing, not polling. Settled once every plan's report branch holds its final
+    // (Completed) report; the window starts then.
+    await waitFor(() => reportsSettled(plans, names), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: `${PLAN_FILES} final rollout reports pushed` });
     const from = Date.now();
     const exchanges0 = lab.interposer?.exchanges.length ?? 0;
     const git0 = lab.forge?.gitRequests.length ?? 0;
@@ -113,7 +132,7 @@ export async function run(): Promise<void> {
     console.log(`idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`);
     console.log(`  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`);
     console.log(`  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`);
-    console.log(`  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`);
+    console.log(`  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitPushes} pushes, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`);
     console.log(`  git push → plan applied: ${pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s)`);
     console.log(`results: ${recordResult('idle', figures)}`);
   } finally {
