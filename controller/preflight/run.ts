@@ -8,6 +8,7 @@ import type { KubePort } from '../kube/port.js';
 import type { ObjectSource } from '../kube/index.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
+import { eachLimited } from '../runtime/each-limited.js';
 import type { TalosAccess, TalosSession } from '../rollout/job/talos-access.js';
 import { controlPlaneFirst, extensionsKept, healthCheckAccess, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
@@ -75,7 +76,6 @@ async function talosVersions(
   const versions = new Map<string, string>();
   const configProblems: string[] = [];
   const failures: string[] = [];
-  const queue = [...names];
   let session: TalosSession;
   try {
     session = await deps.talos.open(ctx, spec.talosConfig);
@@ -89,18 +89,16 @@ async function talosVersions(
     const problem = await configProblem(ctx, client, ip);
     if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
   };
-  const worker = async (): Promise<void> => {
-    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      const ip = nodes.get(name)?.internalIP ?? name;
-      try {
-        await check(session.forNode(ip), name, ip);
-      } catch (err) {
-        failures.push(`${name}: ${errText(err)}`);
-      }
+  const one = async (name: string): Promise<void> => {
+    const ip = nodes.get(name)?.internalIP ?? name;
+    try {
+      await check(session.forNode(ip), name, ip);
+    } catch (err) {
+      failures.push(`${name}: ${errText(err)}`);
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
+    await eachLimited(names, PARALLEL, one);
   } finally {
     session.close();
   }
