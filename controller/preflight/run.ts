@@ -80,7 +80,9 @@ async function talosVersions(
   try {
     session = await deps.talos.open(ctx, spec.talosConfig);
   } catch (err) {
-    return { check: { name: 'TalosCredentials', passed: false, message: `Talos credentials for ${names.length} node(s): ${errText(err)}` }, versions, configProblems };
+    // No client for any node (Secret missing, elsewhere, unparsable): said per node, as a node's own failure is.
+    failures.push(...names.map((name) => `${name}: ${errText(err)}`));
+    return { check: talosCheck(failures, names.length), versions, configProblems };
   }
   /** One node: its version, and with a Kubernetes target whether its machine config is usable. */
   const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
@@ -102,11 +104,12 @@ async function talosVersions(
   } finally {
     session.close();
   }
-  if (failures.length > 0) {
-    const check = { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${names.length} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
-    return { check, versions, configProblems };
-  }
-  return { check: { name: 'TalosCredentials', passed: true, message: `all ${names.length} node(s) answer over the Talos API` }, versions, configProblems };
+  return { check: talosCheck(failures, names.length), versions, configProblems };
+}
+
+function talosCheck(failures: readonly string[], nodes: number): PreflightCheck {
+  if (failures.length > 0) return { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${nodes} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
+  return { name: 'TalosCredentials', passed: true, message: `all ${nodes} node(s) answer over the Talos API` };
 }
 
 async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Promise<string | undefined> {
