@@ -11,7 +11,7 @@ import { startAutoUpdateProposals, sweepAfterFirstSync } from './gitops/auto-upd
 import type { AutoUpdater } from './gitops/auto-update/proposer.js';
 import type { GitopsLoop } from './gitops/loop.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
-import { talosConnector, type TalosConnect } from './rollout/job/talos-access.js';
+import { talosAccess, type TalosAccess } from './rollout/job/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
 import { createPrePullRunner } from './rollout/plan/pre-pull-runner.js';
@@ -59,10 +59,10 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
   const queues = { clock, metrics, log };
   const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
-  const connectTalos = talosConnector(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
+  const talos = talosAccess(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
   const alertmanager = cfg.alertmanagerUrl === undefined ? undefined : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
   let handedOver = false;
-  startJobs(jobs, { kube, connectTalos, cfg, log, metrics, notifications, alertmanager }, work.signal);
+  startJobs(jobs, { kube, talos, cfg, log, metrics, notifications, alertmanager }, work.signal);
   // A handover stops all work once the pass that decided it has written its status.
   const plans = reconcileQueue('patchplan', { concurrency: 4, passTimeoutMs: 10 * 60_000 }, queues, () => {
     if (handedOver) work.abort(new Error('handed over'));
@@ -73,7 +73,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
         log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
       }
     : undefined;
-  const preflight = startPlans(plans, { kube, connectTalos, cfg, log, handOver, notifications, clock, alertmanager }, work.signal);
+  const preflight = startPlans(plans, { kube, talos, cfg, log, handOver, notifications, clock, alertmanager }, work.signal);
   const git = startGitSide(cfg, { kube, preflight, clock, log, metrics, notifications }, work.signal);
 
   await abortPromise(work.signal);
@@ -173,7 +173,7 @@ function reconcileQueue(
 
 interface ReconcilerWiring {
   kube: Kube;
-  connectTalos: TalosConnect;
+  talos: TalosAccess;
   cfg: RunConfig;
   log: Logger;
   /** With --notify-config-file: the reconcilers' phase changes become notifications. */
@@ -194,7 +194,7 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
       notified?.phaseChanged(before, after, job);
     },
   };
-  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.connectTalos, operatorNamespace: cfg.namespace, log: w.log, observer, alertmanager: w.alertmanager }), signal);
+  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.talos.connect, operatorNamespace: cfg.namespace, log: w.log, observer, alertmanager: w.alertmanager }), signal);
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
 }
 
@@ -203,8 +203,8 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
   const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
-  const preflight = { kube: kube.port, connectTalos: w.connectTalos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
-  const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.connectTalos, wake: (plan) => queue.add(plan), log: w.log });
+  const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
+  const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
     createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
     signal,

@@ -21,7 +21,7 @@ import { createPatchJob, writeJobStatus } from './patchjobs.js';
 import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
 import { deletePod, evictPod, listPodsOnNode, matchingPdbs } from './pods.js';
 import type { KubeInformers, KubePort } from './port.js';
-import { readSecret } from './secrets.js';
+import { readSecret, watchedSecrets, type WatchedSecrets } from './secrets.js';
 
 export interface CreateKubeOptions {
   /** A kubeconfig path; undefined: in-cluster, else $KUBECONFIG or ~/.kube/config (kube/config.ts). */
@@ -73,11 +73,15 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     podFieldSelector: opts.podFieldSelector,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
+  const secrets = watchedSecrets(c, { kubeConfig, namespace: opts.operatorNamespace, clock: opts.clock, log, resyncMs: opts.resyncMs, backoff: opts.informerBackoff });
   const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy, informers.hookJobs];
   return {
-    port: makePort(c, sink, kubeConfig),
+    port: makePort(c, sink, kubeConfig, secrets),
     informers,
-    startInformers: (signal) => all.forEach((i) => i.start(signal)),
+    startInformers: (signal) => {
+      all.forEach((i) => i.start(signal));
+      secrets.start(signal);
+    },
     synced: async () => {
       await Promise.all(all.map((i) => i.synced));
     },
@@ -88,7 +92,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
   };
 }
 
-function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig): KubePort {
+function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig, secrets: WatchedSecrets): KubePort {
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
     uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
@@ -110,6 +114,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     removePlanFinalizer: (ctx, plan, finalizer) => removePlanFinalizer(c, ctx, plan, finalizer),
     apiserverReady: (ctx) => readyz(kubeConfig, ctx),
     readSecret: (ctx, ns, name) => readSecret(c, ctx, ns, name),
+    readOperatorSecret: (ctx, name) => secrets.read(ctx, name),
     emitEvent: (ctx, event) => emitEvent(c, sink, ctx, event),
   };
 }

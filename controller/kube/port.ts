@@ -14,7 +14,7 @@ import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.j
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { PlanApply } from './gitops-plans.js';
 import type { HookJobRequest } from '../core/hooks.js';
-import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView } from './views.js';
+import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView } from './views.js';
 
 export type { PlanApply } from './gitops-plans.js';
 
@@ -106,7 +106,13 @@ export interface KubePort {
   apiserverReady(ctx: OpContext): Promise<boolean>;
 
   /** A Secret's data, or undefined when it does not exist. */
-  readSecret(ctx: OpContext, namespace: string, name: string): Promise<Record<string, Uint8Array> | undefined>;
+  readSecret(ctx: OpContext, namespace: string, name: string): Promise<Readonly<Record<string, Uint8Array>> | undefined>;
+  /**
+   * A Secret of the operator namespace (the Talos credentials), undefined when it does not exist:
+   * once the informers run, from a watch on that one Secret (no GET per read; a change arrives with
+   * a new resourceVersion), else a GET.
+   */
+  readOperatorSecret(ctx: OpContext, name: string): Promise<SecretView | undefined>;
 
   /** events.k8s.io/v1 Event; best effort (never throws, failures are logged by the adapter). */
   emitEvent(ctx: OpContext, event: EventInput): Promise<void>;

@@ -139,3 +139,10 @@ export interface DaemonSetView {
   updated: number;
   available: number;
 }
+
+/** A Secret's data, decoded, with the resourceVersion it was read at (a new one on every change). */
+export interface SecretView {
+  name: string;
+  resourceVersion: string;
+  data: Readonly<Record<string, Uint8Array>>;
+}

@@ -8,7 +8,8 @@ import type { KubePort } from '../kube/port.js';
 import type { ObjectSource } from '../kube/index.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
-import type { TalosConnect } from '../rollout/job/talos-access.js';
+import { eachLimited } from '../runtime/each-limited.js';
+import type { TalosAccess, TalosSession } from '../rollout/job/talos-access.js';
 import { controlPlaneFirst, extensionsKept, healthCheckAccess, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
@@ -20,7 +21,8 @@ export interface ImageChecker {
 
 export interface PreflightDeps {
   kube: KubePort;
-  connectTalos: TalosConnect;
+  /** One session per preflight (one Secret read for all its nodes); `connect` for one node elsewhere. */
+  talos: TalosAccess;
   images: ImageChecker;
   /** Objects of any kind: with health checks, the controller's access to them is reviewed. */
   objects?: ObjectSource;
@@ -74,7 +76,14 @@ async function talosVersions(
   const versions = new Map<string, string>();
   const configProblems: string[] = [];
   const failures: string[] = [];
-  const queue = [...names];
+  let session: TalosSession;
+  try {
+    session = await deps.talos.open(ctx, spec.talosConfig);
+  } catch (err) {
+    // No client for any node (Secret missing, elsewhere, unparsable): said per node, as a node's own failure is.
+    failures.push(...names.map((name) => `${name}: ${errText(err)}`));
+    return { check: talosCheck(failures, names.length), versions, configProblems };
+  }
   /** One node: its version, and with a Kubernetes target whether its machine config is usable. */
   const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
     versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
@@ -82,27 +91,25 @@ async function talosVersions(
     const problem = await configProblem(ctx, client, ip);
     if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
   };
-  const worker = async (): Promise<void> => {
-    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      const ip = nodes.get(name)?.internalIP ?? name;
-      try {
-        const client = await deps.connectTalos(ctx, spec.talosConfig, ip);
-        try {
-          await check(client, name, ip);
-        } finally {
-          client.close();
-        }
-      } catch (err) {
-        failures.push(`${name}: ${errText(err)}`);
-      }
+  const one = async (name: string): Promise<void> => {
+    const ip = nodes.get(name)?.internalIP ?? name;
+    try {
+      await check(session.forNode(ip), name, ip);
+    } catch (err) {
+      failures.push(`${name}: ${errText(err)}`);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, names.length) }, worker));
-  if (failures.length > 0) {
-    const check = { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${names.length} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
-    return { check, versions, configProblems };
+  try {
+    await eachLimited(names, PARALLEL, one);
+  } finally {
+    session.close();
   }
-  return { check: { name: 'TalosCredentials', passed: true, message: `all ${names.length} node(s) answer over the Talos API` }, versions, configProblems };
+  return { check: talosCheck(failures, names.length), versions, configProblems };
+}
+
+function talosCheck(failures: readonly string[], nodes: number): PreflightCheck {
+  if (failures.length > 0) return { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${nodes} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
+  return { name: 'TalosCredentials', passed: true, message: `all ${nodes} node(s) answer over the Talos API` };
 }
 
 async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Promise<string | undefined> {

@@ -5,7 +5,7 @@ import { selectNodes } from '../core/plan/selection.js';
 import { previewRollout } from '../core/preview.js';
 import { createKube } from '../kube/index.js';
 import { createRegistryClient, type RegistryMirrors } from '../registry/index.js';
-import { talosConnector } from '../rollout/job/talos-access.js';
+import { talosAccess } from '../rollout/job/talos-access.js';
 import type { OpContext } from '../runtime/context.js';
 import { closeAllTalosChannels } from '../talos/index.js';
 import { readCluster } from './cluster.js';
@@ -26,7 +26,7 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
   try {
     const cluster = await readCluster(ctx, kube, metadata.name);
     const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode });
-    const deps = { kube: kube.port, connectTalos: talosConnector(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }) };
+    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }) };
     const preflight = await previewPreflight(ctx, deps, {
       spec,
       selection: selectNodes(spec, cluster.nodes, opts.controllerNode),

@@ -21,7 +21,7 @@ import type { Resource } from '../../proto/gen/v1alpha1/resource.js';
 import { StateService } from '../../proto/gen/v1alpha1/state.js';
 import { type BackoffPolicy, hasBootIdResource } from '../core/talos-flow.js';
 import type { OpContext } from '../runtime/context.js';
-import { type SecretData, loadCredentials } from './credentials.js';
+import { type SecretData, type TalosCredentials, loadCredentials } from './credentials.js';
 import { type ChannelSet, acquireChannelSet, normaliseEndpoint, releaseChannelSet } from './channels.js';
 import { decodeBootId, decodeExtension, decodeMachineConfig, decodeMachineStatus } from './cosi.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
@@ -41,12 +41,19 @@ import type {
   TalosSchematicInfo,
 } from './port.js';
 
-export interface TalosConfigInput {
+export type TalosConfigInput = {
   /** Hosts or IPs, `:50000` appended when no port is given. */
   endpoints: readonly string[];
-  /** The talosConfig Secret's data: `ca.crt`, `tls.crt`, `tls.key`. */
-  secret: SecretData;
-}
+} & (
+  | {
+      /** The talosConfig Secret's data: `ca.crt`, `tls.crt`, `tls.key`. */
+      secret: SecretData;
+    }
+  | {
+      /** Credentials already loaded from that Secret (loadCredentials), for many clients of one Secret. */
+      credentials: TalosCredentials;
+    }
+);
 
 export interface TalosClientOptions {
   /** Deadline of one attempt of a unary call (or a short stream: Read, List). */
@@ -92,7 +99,7 @@ export class TalosClient implements TalosPort {
       throw new TalosApiError({ kind: TalosErrorKind.BadCredentials, message: 'talosConfig has no endpoints' });
     }
     this.opts = { ...DEFAULTS, ...options };
-    const credentials = loadCredentials(config.secret);
+    const credentials = 'credentials' in config ? config.credentials : loadCredentials(config.secret);
     this.set = acquireChannelSet(config.endpoints.map(normaliseEndpoint), credentials);
     this.transport = new Transport(this.set, { maxAttempts: this.opts.maxAttempts, backoff: this.opts.backoff, onCallEnd: options.onCallEnd });
   }

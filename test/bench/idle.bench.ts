@@ -2,9 +2,11 @@
 // 5,000 nodes, 50 plan files in Git, every plan finished (each targets the version the nodes
 // run) — watched for `duration` seconds: its API requests per minute (watches apart), Talos calls
 // per minute (goal 0), CPU (goal < 1 % of a core), and each git poll of an unchanged head (goal:
-// one ref advertisement, no pack). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
+// one ref advertisement, no pack; the window starts once the report writer has pushed every plan's final report). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
 import { stringify } from 'yaml';
 import { labPlan } from '../e2e/support/plans.js';
+import type { GitRequest } from '../lab/forge/index.js';
+import type { WorkingCopy } from '../lab/forge/working-copy.js';
 import { waitFor } from '../lab/wait.js';
 import { recordResult } from './results.js';
 import { requestKind, tally } from './scale/api-counts.js';
@@ -17,6 +19,37 @@ const arg = (name: string, fallback: string): string => process.argv.find((a) =>
 const PLAN_FILES = 50;
 const PUSHES = 5;
 const POLL = '5s';
+
+/**
+ * The forge's record of the window. Protocol v2: a poll of an unchanged head is GET info/refs + POST
+ * ls-refs; any other POST (a v2 `fetch`, or a v0/v1 upload-pack with wants) asked for a pack.
+ */
+function gitFigures(git: readonly GitRequest[], minutes: number) {
+  const refAdverts = git.filter((g) => g.method === 'GET' && g.path.includes('/info/refs')).length;
+  const posts = git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-upload-pack'));
+  const lsRefs = posts.filter((g) => g.command === 'ls-refs').length;
+  return {
+    gitPolls: refAdverts,
+    gitLsRefs: lsRefs,
+    gitPollIntervalS: lsRefs === 0 ? NaN : Number(((minutes * 60) / lsRefs).toFixed(2)),
+    gitPacksFetched: posts.length - lsRefs,
+    gitPushes: git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length,
+    gitRequestsPerPoll: refAdverts === 0 ? NaN : Number((git.length / refAdverts).toFixed(2)),
+  };
+}
+
+/** True once every plan's report branch (`kangal-patch/lab/report/<plan>-<rollout>`) holds a report whose phase is Completed. */
+async function reportsSettled(plans: WorkingCopy, names: readonly string[]): Promise<true | undefined> {
+  await plans.git(['fetch', '--quiet', '--prune', 'origin', '+refs/heads/kangal-patch/*:refs/remotes/origin/kangal-patch/*']);
+  const refs = (await plans.git(['for-each-ref', '--format=%(refname:short)', 'refs/remotes/origin/kangal-patch/lab/report/'])).split('\n').filter((r) => r !== '');
+  for (const name of names) {
+    const ref = refs.find((r) => r.startsWith(`origin/kangal-patch/lab/report/${name}-`));
+    if (ref === undefined) return undefined;
+    const yaml = await plans.git(['show', `${ref}:status/lab/${name}.yaml`]).catch(() => '');
+    if (!/^phase: Completed$/m.test(yaml)) return undefined;
+  }
+  return true;
+}
 
 export async function run(): Promise<void> {
   // The lab the scale bench left up (its largest size), else a fresh one of --nodes (default 5,000).
@@ -51,7 +84,11 @@ export async function run(): Promise<void> {
       for (const name of names) if ((await planPhase(lab, name)) !== 'Completed') return undefined;
       return true;
     }, { timeoutMs: 30 * 60_000, intervalMs: 2000, description: `${PLAN_FILES} plans Completed` });
-    // Settled: every plan finished. The window starts now.
+    // The report writer (on with `--forge none` too: it pushes report branches without PRs) writes
+    // one report per finished plan, each write a ref listing, a fetch and a push, rate-limited per
+    // plan: that is writing, not polling. Settled once every plan's report branch holds its final
+    // (Completed) report; the window starts then.
+    await waitFor(() => reportsSettled(plans, names), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: `${PLAN_FILES} final rollout reports pushed` });
     const from = Date.now();
     const exchanges0 = lab.interposer?.exchanges.length ?? 0;
     const git0 = lab.forge?.gitRequests.length ?? 0;
@@ -64,9 +101,7 @@ export async function run(): Promise<void> {
     const kinds = tally(during, (e) => requestKind(e.method, e.path));
     const watches = [...kinds].filter(([k]) => k.startsWith('WATCH ')).reduce((n, [, v]) => n + v, 0);
     const nonWatch = [...kinds].filter(([k]) => !k.startsWith('WATCH '));
-    const git = (lab.forge?.gitRequests ?? []).slice(git0);
-    const refAdverts = git.filter((g) => g.method === 'GET' && g.path.includes('/info/refs')).length;
-    const packs = git.filter((g) => g.method === 'POST').length;
+    const git = gitFigures((lab.forge?.gitRequests ?? []).slice(git0), minutes);
     const talos = lab.talos.callLog().slice(talos0).length;
 
     // git push → plan applied: the controller's apply of the new plan, as the interposer saw it arrive.
@@ -91,15 +126,13 @@ export async function run(): Promise<void> {
       talosCallsPerMinute: Number((talos / minutes).toFixed(2)),
       cpuPercentOfCore: Number(((100 * cpu) / (minutes * 60)).toFixed(3)),
       rssMiB: Math.round(memoryMiB(pid).rss),
-      gitPolls: refAdverts,
-      gitPacksFetched: packs,
-      gitRequestsPerPoll: refAdverts === 0 ? NaN : Number((git.length / refAdverts).toFixed(2)),
+      ...git,
       pushToAppliedMs: { p50: pct(pushToApplied, 50), max: Math.max(...pushToApplied), n: pushToApplied.length, samples: pushToApplied },
     };
     console.log(`idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`);
     console.log(`  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`);
     console.log(`  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`);
-    console.log(`  git: ${figures.gitPolls} polls, ${figures.gitPacksFetched} packs fetched, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement, no pack)`);
+    console.log(`  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitPushes} pushes, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`);
     console.log(`  git push → plan applied: ${pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s)`);
     console.log(`results: ${recordResult('idle', figures)}`);
   } finally {

@@ -43,6 +43,8 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['controller peak RSS (MiB)', (r) => String(r.peakRssMiB), '≤ 200 MB at 5,000'],
     ['controller peak heap used (MiB)', (r) => String(r.peakHeapMiB), ''],
     ['controller start to leading (s)', (r) => r.controllerStartSeconds.toFixed(1), ''],
+    ['preflight: Preflighting → InProgress (s)', (r) => r.preflightSeconds.toFixed(2), ''],
+    ['GET secrets per node (controller)', (r) => String(r.requestsPerNode['GET secrets'] ?? 0), ''],
     ['CPU s per node upgraded', (r) => r.cpuSecondsPerNode.toFixed(3), 'flat'],
     ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
     ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],

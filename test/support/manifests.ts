@@ -56,6 +56,8 @@ export function rbacViolations(objects: K8sObject[]): string[] {
   });
 }
 
+const SECRET_VERBS = ['get', 'list', 'watch'];
+
 function ruleViolations(at: string, role: K8sObject, rule: PolicyRule): string[] {
   const out: string[] = [];
   for (const field of ['apiGroups', 'resources', 'resourceNames', 'nonResourceURLs', 'verbs'] as const) {
@@ -66,6 +68,7 @@ function ruleViolations(at: string, role: K8sObject, rule: PolicyRule): string[]
   if (!secrets) return out;
   if (role.kind === 'ClusterRole') out.push(`${at}: a ClusterRole grants Secrets`);
   else if (role.metadata.namespace !== OPERATOR_NAMESPACE) out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
-  for (const verb of rule.verbs.filter((v) => v !== 'get')) out.push(`${at}: Secret verb ${verb} (get only)`);
+  // Read only: get, and list/watch for the controller's field-selected watch on a named Talos Secret.
+  for (const verb of rule.verbs.filter((v) => !SECRET_VERBS.includes(v))) out.push(`${at}: Secret verb ${verb} (get, list, watch only)`);
   return out;
 }

@@ -96,6 +96,9 @@ export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[]
   for (const p of cluster) {
     if (p.managed && !inGit.has(p.name) && !p.deleting) decideLeftPlan(out, loaded, p, present, problemsByFile);
   }
+  // Specs that change first, annotation-only refreshes (NewCommit) last: a push that adds or edits
+  // one plan must not wait behind one write per unchanged plan of the repository.
+  out.apply.sort((a, b) => Number(a.reason === 'NewCommit') - Number(b.reason === 'NewCommit'));
   return out;
 }
 

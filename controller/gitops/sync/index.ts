@@ -6,9 +6,12 @@ import { decideSync, formatSourceProblem, type ClusterPlan, type LoadedCommit, t
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
+import { eachLimited } from '../../runtime/each-limited.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { loadPlanSources } from '../load/index.js';
 import type { Snapshot } from '../source/index.js';
+
+const REFRESHES_IN_PARALLEL = 8;
 
 export interface SyncDeps {
   kube: KubePort;
@@ -62,8 +65,13 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
   const problems = [...loaded.problems, ...decision.problems];
   const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [] };
   for (const p of decision.problems) deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');
-  for (const a of decision.apply) {
-    await attempt(report, a.name, async () => {
+  // New and changed specs one at a time, first; then the annotation-only refreshes of unchanged
+  // plans (NewCommit: one write per plan of the repository on every commit) a few at a time, so a
+  // long pass does not hold the next poll (and the next push) back.
+  const changed = decision.apply.filter((a) => a.reason !== 'NewCommit');
+  const refreshed = decision.apply.filter((a) => a.reason === 'NewCommit');
+  const apply = (a: PlanApplyDecision): Promise<void> =>
+    attempt(report, a.name, async () => {
       const before = deps.informers.patchPlans.get(a.name);
       deps.informers.patchPlans.observeWrite(await deps.kube.applyPlan(ctx, applyInput(loaded.commit, a)));
       report.applied.push({ name: a.name, reason: a.reason });
@@ -71,7 +79,8 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       if (a.reason === 'DriftReverted' && before) await reportDrift(ctx, deps, before, a);
       else deps.log.info({ plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason }, `applied PatchPlan from Git (${a.reason})`);
     });
-  }
+  for (const a of changed) await apply(a);
+  await eachLimited(refreshed, REFRESHES_IN_PARALLEL, apply);
   for (const d of decision.delete) {
     await attempt(report, d.name, async () => {
       await deps.kube.deletePlan(ctx, d.name, d.uid);

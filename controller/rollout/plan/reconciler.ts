@@ -171,7 +171,7 @@ async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWi
 async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: { node: string; image: string }): Promise<PlanStep> {
   const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
   try {
-    const talos = await deps.preflight.connectTalos(ctx, plan.spec.talosConfig, ip);
+    const talos = await deps.preflight.talos.connect(ctx, plan.spec.talosConfig, ip);
     try {
       const text = await talos.readConfig(withTimeout(ctx, TALOS_CALL_MS), ip);
       const read = readConfigImages(text);

@@ -56,6 +56,8 @@ export interface RolloutFigures {
   peakHeapMiB: number;
   cpuSecondsPerNode: number;
   cpuSecondsStart: number;
+  /** The plan's status Preflighting → InProgress, from the controller's own log lines (their `time`). */
+  preflightSeconds: number;
   makespanSeconds: number;
   medianNodeSeconds: number;
   makespanRatio: number;
@@ -111,6 +113,11 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     return p === 'Completed' || p === 'Failed' ? p : undefined;
   }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
   const cpuEnd = cpuSeconds(pid);
+  const logAt = (msg: RegExp): number => {
+    const time = controller.logs().find((l) => l.plan === o.plan && msg.test(String(l.msg)))?.time;
+    return typeof time === 'string' ? Date.parse(time) : NaN;
+  };
+  const preflightMs = logAt(/^plan InProgress/) - logAt(/^plan Preflighting/);
   const talosAfter = counterSamples(await controller.scrape(), 'kangal_patch_talos_calls_total');
   const apiAfter = counterSamples(await scrapeApiserver(lab), 'apiserver_request_total');
   await sampler.stop();
@@ -182,6 +189,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
     cpuSecondsPerNode: Number(((cpuEnd - cpuStart) / o.workers).toFixed(4)),
     cpuSecondsStart: Number(cpuStart.toFixed(2)),
+    preflightSeconds: Number((preflightMs / 1000).toFixed(2)),
     makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
     medianNodeSeconds: Number((T / 1000).toFixed(2)),
     makespanRatio: Number(((end - start) / limit).toFixed(3)),

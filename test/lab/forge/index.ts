@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { makeLabDir } from '../process.js';
 import { checkAuth, type AuthResult } from './auth.js';
 import { initBareRepo, serveGitCgi } from './git.js';
@@ -14,6 +15,32 @@ import { GiteaApi } from './gitea-api.js';
 
 
 export type { RecordedRequest, Violation } from './api.js';
+
+/**
+ * The v2 command of a request body: its first pkt-line is `command=<name>\n` (gitprotocol-v2).
+ * Reads beside git http-backend, which gets the same bytes; gzip bodies are inflated first.
+ */
+function recordV2Command(req: IncomingMessage, entry: GitRequest): void {
+  if (entry.method !== 'POST' || entry.gitProtocol?.includes('version=2') !== true) return;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    if (size < 64 * 1024) chunks.push(c);
+    size += c.length;
+  });
+  req.on('end', () => {
+    let body = Buffer.concat(chunks);
+    if (entry.contentEncoding === 'gzip') {
+      try {
+        body = gunzipSync(body);
+      } catch {
+        return;
+      }
+    }
+    const m = /^[0-9a-f]{4}command=([a-z-]+)\n/.exec(body.subarray(0, 64).toString('latin1'));
+    entry.command = m?.[1];
+  });
+}
 
 export interface ForgeOptions {
   /** The token every request must carry; a random `ghs_…` token by default. */
@@ -37,6 +64,11 @@ export interface GitRequest {
   chunked: boolean;
   /** The Git-Protocol header (`version=2` for protocol v2 requests such as ls-refs). */
   gitProtocol: string | undefined;
+  /**
+   * A protocol v2 POST's command (`ls-refs`: a ref listing, no pack; `fetch`), read from the first
+   * pkt-line of its body once it has arrived; undefined for GETs and v0/v1 exchanges.
+   */
+  command?: string | undefined;
   status: number;
   /** Epoch ms when the request arrived. */
   at: number;
@@ -127,6 +159,7 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
         at: Date.now(),
       };
       gitRequests.push(entry);
+      recordV2Command(req, entry);
       res.on('finish', () => {
         entry.status = res.statusCode;
       });

@@ -27,6 +27,12 @@ describe('core/gitops decideSync', function () {
     { name: 'creates a plan that is only in Git', loaded: commit({ plans: [gitPlan('a')] }), cluster: [], apply: [['a', 'Created']] },
     { name: 'does nothing when the cluster has what the commit has', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a')] },
     { name: 're-applies on a new commit (annotations move) even without a spec change', loaded: commit({ commit: C2, plans: [gitPlan('a')] }), cluster: [inCluster('a')], apply: [['a', 'NewCommit']] },
+    {
+      name: 'applies new and changed specs of a new commit before the annotation-only refreshes of unchanged plans',
+      loaded: commit({ commit: C2, plans: [gitPlan('a'), gitPlan('b'), gitPlan('c', 'v1.12.2'), gitPlan('d'), gitPlan('e')] }),
+      cluster: [inCluster('a'), inCluster('b'), inCluster('c'), inCluster('e', { spec: spec('v1.13.0'), sourceCommit: undefined })],
+      apply: [['c', 'Changed'], ['d', 'Created'], ['e', 'DriftReverted'], ['a', 'NewCommit'], ['b', 'NewCommit']],
+    },
     { name: 'applies a changed spec from a new commit', loaded: commit({ commit: C2, plans: [gitPlan('a', 'v1.12.2')] }), cluster: [inCluster('a')], apply: [['a', 'Changed']] },
     { name: 'reverts a hand edit (same commit, spec differs)', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { spec: spec('v1.13.0') })], apply: [['a', 'DriftReverted']] },
     { name: 'treats paused: true set by the Pause policy or an operator as theirs when Git does not pause', loaded: commit({ plans: [gitPlan('a')] }), cluster: [inCluster('a', { spec: spec('v1.12.1', { paused: true }) })] },

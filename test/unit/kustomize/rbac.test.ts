@@ -16,14 +16,15 @@ describe('kustomize: RBAC least privilege', function () {
   const rulesOf = (kind: string, name: string, namespace?: string): PolicyRule[] =>
     (roles.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace)?.['rules'] as PolicyRule[] | undefined) ?? [];
 
-  it('the checker catches wildcards, Secret list/watch, escalate/bind/impersonate and ClusterRoles with Secrets', function () {
+  it('the checker catches wildcards, Secret writes, escalate/bind/impersonate and ClusterRoles with Secrets', function () {
     const cases: [K8sObject, RegExp][] = [
       [role('ClusterRole', [{ apiGroups: [''], resources: ['pods'], verbs: ['*'] }]), /wildcard in verbs/],
       [role('ClusterRole', [{ apiGroups: ['*'], resources: ['pods'], verbs: ['get'] }]), /wildcard in apiGroups/],
       [role('ClusterRole', [{ apiGroups: [''], resources: ['pods/*'], verbs: ['get'] }]), /wildcard in resources/],
       [role('ClusterRole', [{ nonResourceURLs: ['/metrics*'], verbs: ['get'] }]), /wildcard in nonResourceURLs/],
-      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list'] }], OPERATOR_NAMESPACE), /Secret verb list/],
-      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['watch'] }], OPERATOR_NAMESPACE), /Secret verb watch/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'] }], OPERATOR_NAMESPACE), /Secret verb update/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['create'] }], OPERATOR_NAMESPACE), /Secret verb create/],
+      [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] }], 'kube-system'), /outside the operator namespace/],
       [role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], 'kube-system'), /outside the operator namespace/],
       [role('ClusterRole', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]), /a ClusterRole grants Secrets/],
       [role('ClusterRole', [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['escalate'] }]), /verb escalate/],
@@ -31,7 +32,7 @@ describe('kustomize: RBAC least privilege', function () {
       [role('ClusterRole', [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }]), /verb impersonate/],
     ];
     for (const [object, expected] of cases) assert.match(rbacViolations([object]).join('\n'), expected, JSON.stringify(object));
-    assert.deepEqual(rbacViolations([role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], OPERATOR_NAMESPACE)]), []);
+    assert.deepEqual(rbacViolations([role('Role', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }], OPERATOR_NAMESPACE)]), []);
   });
 
   it('no file under kustomize/ breaks least privilege', function () {
@@ -39,14 +40,14 @@ describe('kustomize: RBAC least privilege', function () {
     assert.deepEqual(rbacViolations(objects), []);
   });
 
-  it('Secrets: get only, in the operator namespace only, not pinned by name (plans choose the name)', function () {
+  it('Secrets: read only (get, and list/watch for the field-selected watch on the Talos Secret), in the operator namespace only, not pinned by name (plans choose the name)', function () {
     const grants = roles.flatMap((o) =>
       ((o['rules'] as PolicyRule[] | undefined) ?? []).filter((r) => r.resources?.includes('secrets')).map((r) => ({ o, r })),
     );
     assert.equal(grants.length, 1);
     assert.equal(grants[0]?.o.kind, 'Role');
     assert.equal(grants[0]?.o.metadata.namespace, OPERATOR_NAMESPACE);
-    assert.deepEqual(grants[0]?.r.verbs, ['get']);
+    assert.deepEqual(grants[0]?.r.verbs, ['get', 'list', 'watch']);
   });
 
   it('the controller ClusterRole holds exactly the cluster-wide verbs the code uses', function () {
