@@ -143,14 +143,17 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
   };
   const jobPhases = new Map<string, string>();
   const jobsSeen = new Set<string>();
-  const onJob = (type: string, j: WatchedJob): void => {
-    const name = j.metadata?.name ?? '';
-    const phase = j.status?.phase;
+  const noteCreated = (type: string, name: string, node: string): void => {
     if (type === 'DELETED') jobsSeen.delete(name);
     else if (!jobsSeen.has(name)) {
       jobsSeen.add(name);
-      push('jobCreated', j.spec?.nodeName ?? '', name);
+      push('jobCreated', node, name);
     }
+  };
+  const onJob = (type: string, j: WatchedJob): void => {
+    const name = j.metadata?.name ?? '';
+    const phase = j.status?.phase;
+    noteCreated(type, name, j.spec?.nodeName ?? '');
     if (type === 'DELETED' || phase === undefined || jobPhases.get(name) === phase) return;
     jobPhases.set(name, phase);
     push('jobPhase', j.spec?.nodeName ?? '', `${name} ${phase}`);
