@@ -64,7 +64,7 @@ export async function run(): Promise<void> {
     const jobCreated = new Map(ev.filter((e) => e.kind === 'jobCreated').map((e) => [e.detail, e.at]));
     const leaseToJob = leaseCreated.flatMap((l) => {
       const at = jobCreated.get(l.node);
-      return at === undefined ? [] : [at - l.at];
+      return at === undefined || at < l.at ? [] : [at - l.at];
     });
     const makespan = end - start;
     console.log(`${total} nodes in ${GROUPS.length} groups (concurrency ${GROUPS.map((g) => g.concurrency).join('/')}), T = ${T} ms (median node time), ${durations.length} nodes done`);
