@@ -260,8 +260,8 @@ describe('PatchPlan end to end: rollouts', function () {
     try {
       await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'killed' }, spec: {} }, lab.talos.endpoint, {
         target: { talosVersion: 'v1.14.3' },
-        groups: { workers: { concurrency: 2, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] } } },
-        strategy: { order: ['workers'] },
+        groups: { plain: { concurrency: 2, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] } } },
+        strategy: { order: ['plain'] },
         nodeSelector: { matchLabels: prod },
       }));
       await waitFor(() => killedAt, { timeoutMs: 60_000, description: 'the controller killed at its first PatchJob create' });
@@ -285,6 +285,6 @@ describe('PatchPlan end to end: rollouts', function () {
       assert.equal(lease.length, 1, `${node}: one slot Lease (the restarted controller used the one it found)`);
       assert.ok((lease[0]?.at ?? Infinity) <= (job[0]?.at ?? 0), `${node}: its Lease before its PatchJob`);
     }
-    assert.ok(lab.observer.maxConcurrentLeasesInGroup('killed', 'workers') <= 2);
+    assert.ok(lab.observer.maxConcurrentLeasesInGroup('killed', 'plain') <= 2);
   });
 });
