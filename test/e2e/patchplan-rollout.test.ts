@@ -244,6 +244,7 @@ describe('PatchPlan end to end: rollouts', function () {
   });
 
   it('SIGKILLed in a scheduling pass between its slot Lease and that node\'s PatchJob: the restarted controller creates the job on the Lease it finds, one upgrade per node', async function () {
+    // After the pre-pull test (these workers run v1.14.2 now): v1.14.3 is one step, as preflight's UpgradePath requires.
     const nodes = ['worker-5', 'worker-6', 'worker-7'];
     const upgradesBefore = new Map(nodes.map((n) => [n, lab.talos.node(n).upgradesStarted]));
     const applied = Date.now();
