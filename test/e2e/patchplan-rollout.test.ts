@@ -11,6 +11,7 @@ import { startJobLab, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
+import { startApiInterposer } from '../lab/cluster/interposer.js';
 import { VANILLA_SCHEMATIC } from '../lab/talos/index.js';
 import { installerPulls, prePullViolations } from '../lab/talos/pre-pulls.js';
 
@@ -48,7 +49,7 @@ describe('PatchPlan end to end: rollouts', function () {
     lab = await startJobLab({
       fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
       labels: LABELS,
-      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1', 'siderolabs/installer:v1.14.2'],
+      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1', 'siderolabs/installer:v1.14.2', 'siderolabs/installer:v1.14.3'],
       workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
     });
   });
@@ -240,5 +241,51 @@ describe('PatchPlan end to end: rollouts', function () {
     for (const node of groups.flatMap((g) => g.nodes)) assert.equal(lab.talos.node(node).upgradesStarted, (upgradesBefore.get(node) ?? 0) + 1, `${node}: one upgrade for this plan`);
     for (const g of groups) assert.ok(lab.observer.maxConcurrentLeasesInGroup('prepull', g.name) <= g.concurrency);
     await controller.stop();
+  });
+
+  it('SIGKILLed in a scheduling pass between its slot Lease and that node\'s PatchJob: the restarted controller creates the job on the Lease it finds, one upgrade per node', async function () {
+    // After the pre-pull test (these workers run v1.14.2 now): v1.14.3 is one step, as preflight's UpgradePath requires.
+    const nodes = ['worker-5', 'worker-6', 'worker-7'];
+    const upgradesBefore = new Map(nodes.map((n) => [n, lab.talos.node(n).upgradesStarted]));
+    const applied = Date.now();
+    // The first controller talks through an interposer that kills it when its first PatchJob create arrives, which never reaches the apiserver.
+    const interposer = await startApiInterposer(lab.cluster);
+    const first = lab.startController({ name: 'killed-scheduling', kubeconfig: interposer.kubeconfigPath });
+    let killedAt: number | undefined;
+    interposer.setBeforeForward(async (req) => {
+      if (killedAt !== undefined || req.method !== 'POST' || !/\/patchjobs(\?|$)/.test(req.path)) return;
+      killedAt = Date.now();
+      await first.kill();
+      return { status: 503 };
+    });
+    try {
+      await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'killed' }, spec: {} }, lab.talos.endpoint, {
+        target: { talosVersion: 'v1.14.3' },
+        groups: { plain: { concurrency: 2, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] } } },
+        strategy: { order: ['plain'] },
+        nodeSelector: { matchLabels: prod },
+      }));
+      await waitFor(() => killedAt, { timeoutMs: 60_000, description: 'the controller killed at its first PatchJob create' });
+      const leasesOf = (): string[] => lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith('killed-')).map((e) => e.detail);
+      const leasesAtKill = await waitFor(() => (leasesOf().length >= 2 ? leasesOf() : undefined), { timeoutMs: 10_000, description: 'the observer saw the round\'s Leases' });
+      assert.equal(leasesAtKill.length, 2, `the round's Leases came first: ${leasesAtKill.join(', ')}`);
+      assert.equal(lab.observer.events.filter((e) => e.kind === 'jobCreated' && e.at >= applied).length, 0, 'no PatchJob before the kill');
+    } finally {
+      interposer.setBeforeForward(undefined);
+      await interposer.close();
+    }
+    const second = lab.startController({ name: 'after-kill' });
+    const status = await lab.waitForPlan('killed', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 120_000);
+    await second.stop();
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+    for (const node of nodes) {
+      assert.equal(lab.talos.node(node).upgradesStarted, (upgradesBefore.get(node) ?? 0) + 1, `${node}: one upgrade`);
+      const lease = lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.node === `killed-${node}`);
+      const job = lab.observer.events.filter((e) => e.kind === 'jobCreated' && e.detail === `killed-${node}`);
+      assert.equal(job.length, 1, `${node}: one PatchJob`);
+      assert.equal(lease.length, 1, `${node}: one slot Lease (the restarted controller used the one it found)`);
+      assert.ok((lease[0]?.at ?? Infinity) <= (job[0]?.at ?? 0), `${node}: its Lease before its PatchJob`);
+    }
+    assert.ok(lab.observer.maxConcurrentLeasesInGroup('killed', 'plain') <= 2);
   });
 });

@@ -14,6 +14,8 @@ export type ObservedKind =
   | 'podAdded'
   | 'leaseCreated'
   | 'leaseDeleted'
+  /** A PatchJob (detail: its name) was created; node: its spec.nodeName. */
+  | 'jobCreated'
   /** A PatchJob (detail: `<job> <phase>`) entered a phase; node: its spec.nodeName. */
   | 'jobPhase'
   /** A Kubernetes component of a node started running another version (detail: `<component> <version>`): the Node's kubeletVersion, or a control-plane static pod's image tag. */
@@ -140,9 +142,18 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     }
   };
   const jobPhases = new Map<string, string>();
+  const jobsSeen = new Set<string>();
+  const noteCreated = (type: string, name: string, node: string): void => {
+    if (type === 'DELETED') jobsSeen.delete(name);
+    else if (!jobsSeen.has(name)) {
+      jobsSeen.add(name);
+      push('jobCreated', node, name);
+    }
+  };
   const onJob = (type: string, j: WatchedJob): void => {
     const name = j.metadata?.name ?? '';
     const phase = j.status?.phase;
+    noteCreated(type, name, j.spec?.nodeName ?? '');
     if (type === 'DELETED' || phase === undefined || jobPhases.get(name) === phase) return;
     jobPhases.set(name, phase);
     push('jobPhase', j.spec?.nodeName ?? '', `${name} ${phase}`);

@@ -18,7 +18,7 @@ import { resumableNodes, workersGate } from './kubernetes.js';
 import { selectNodes, type GroupPlan, type Selection } from './selection.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
-import type { PlanObservation, PlanStep, PreflightCheck } from './types.js';
+import type { NewSlot, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
 const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
@@ -102,7 +102,7 @@ function reclaim({ o, sel, status, prog }: Ctx): PlanStep | undefined {
   return stale.length > 0 ? { action: { type: 'deleteLeases', leases: stale }, status, events: [], requeueAfterMs: 0 } : undefined;
 }
 
-/** Leases created for a round whose PatchJobs do not exist yet (the next pass, or after a crash). */
+/** Leases whose PatchJobs do not exist: the scheduling pass died between the two, or a job create failed. */
 function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
   const jobs = new Set(o.jobs.map((j) => j.name));
   const nodeOfJob = new Map([...sel.groupOf].map(([node, group]) => [jobName(o.plan.name, node), { node, group }]));
@@ -112,7 +112,9 @@ function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
   });
   if (toCreate.length === 0) return undefined;
   const note = `scheduled ${toCreate.map((j) => j.spec.nodeName).join(', ')}`;
-  return { action: { type: 'createJobs', jobs: toCreate }, status: say(status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }], requeueAfterMs: 0 };
+  // The pass that made the Leases wrote no status (it died or failed first): the round starts now, for delayBetweenNodes.
+  const s = say({ ...status, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', note);
+  return { action: { type: 'createJobs', jobs: toCreate }, status: s, events: [{ type: 'Normal', reason: 'NodesScheduled', note }], requeueAfterMs: 0 };
 }
 
 /** A terminal phase that is no longer final: decided by the concerns below. */
@@ -249,9 +251,19 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const own = ownNodeAlone(o, candidates);
   if (own !== undefined) return handOver(own, base);
   const chosen = o.canHandOver ? candidates.filter((n) => n !== o.ownNode) : candidates;
-  const leases = chosen.map((node, i) => ({ name: slots[i] ?? '', group: group.name, holderIdentity: jobName(o.plan.name, node) }));
-  const s = say({ ...base, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', `group ${group.name}: scheduling ${chosen.join(', ')}`);
-  return { action: { type: 'createLeases', leases }, status: s, events: [], requeueAfterMs: 0 };
+  const existing = new Set(o.jobs.map((j) => j.name));
+  const taken: NewSlot[] = chosen.map((node, i) => {
+    const name = jobName(o.plan.name, node);
+    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: existing.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name) };
+  });
+  return nodesScheduled({ action: { type: 'scheduleNodes', group: group.name, slots: taken }, status: { ...base, lastNodeScheduledAt: iso(o.now) }, events: [], requeueAfterMs: 0 }, group.name, chosen);
+}
+
+/** The status and Event of a scheduling pass, naming the nodes that got their slot: all of them, or
+ *  (said again by the reconciler) those before a slot another replica holds ended the batch. */
+export function nodesScheduled(step: PlanStep, group: string, nodes: readonly string[]): PlanStep {
+  const note = `group ${group}: scheduled ${nodes.join(', ')}`;
+  return { ...step, status: say(step.status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }] };
 }
 
 /** Every slot busy: the time to pre-pull the installer on the next round's nodes (inside a maintenance window). */

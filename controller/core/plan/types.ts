@@ -115,9 +115,19 @@ export interface NewJob {
   spec: PatchJobSpecInput;
 }
 
+/** A node taking a slot: its Lease (the claim, created first), then its PatchJob. */
+export interface NewSlot {
+  node: string;
+  lease: NewLease;
+  /** undefined: the job exists (it gave its slot back to wait for the control plane and gets one again). */
+  job: NewJob | undefined;
+}
+
 export type PlanAction =
   | { type: 'preflight' }
-  | { type: 'createLeases'; leases: NewLease[] }
+  /** One scheduling round in one pass: the Leases in order (a slot someone else holds ends the batch), then the PatchJob of each Lease this pass created. */
+  | { type: 'scheduleNodes'; group: string; slots: NewSlot[] }
+  /** PatchJobs of Leases without one (a crash between the two, or a job create that failed). */
   | { type: 'createJobs'; jobs: NewJob[] }
   | { type: 'deleteLeases'; leases: PlanLeaseFacts[] }
   | { type: 'pause' }

@@ -1,14 +1,14 @@
 // The PatchPlan reconciler: glue. One pass = observe (caches) → decidePlan(now) → at most one
-// action (run preflight, create a round's Leases, create their PatchJobs, free Leases, pause,
+// action (run preflight, schedule a round: its Leases then their PatchJobs, free Leases, pause,
 // purge history) → one status write → events.
 import { isDeepStrictEqual } from 'node:util';
 import { Annotation, API_VERSION, Kind, PLAN_FINALIZER } from '../../../schemas/api.js';
 import { withSourceStatus } from '../../core/gitops/source-status.js';
 import { decideDeletion } from '../../core/plan/deletion.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
-import { afterPreflight, decidePlan } from '../../core/plan/decide.js';
+import { afterPreflight, decidePlan, nodesScheduled } from '../../core/plan/decide.js';
 import { selectNodes } from '../../core/plan/selection.js';
-import type { PlanAction, PlanObservation, PlanStep } from '../../core/plan/types.js';
+import type { NewJob, NewLease, PlanAction, PlanObservation, PlanStep } from '../../core/plan/types.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
@@ -88,6 +88,8 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
     }
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+    case 'scheduleNodes':
+      return { step: await scheduleNodes(ctx, deps, plan, step, action), plan };
     default:
       await act(ctx, deps, plan, action);
       return { step, plan };
@@ -95,11 +97,9 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
 }
 
 /** The actions whose outcome leaves the pass's decision as it was. */
-async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' }>): Promise<void> {
+async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' | 'scheduleNodes' }>): Promise<void> {
   const ns = deps.operatorNamespace;
   switch (action.type) {
-    case 'createLeases':
-      return createLeases(ctx, deps, plan, action.leases);
     case 'createJobs':
       return createJobs(ctx, deps, plan, action.jobs);
     case 'deleteLeases':
@@ -139,8 +139,16 @@ function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec,
   return runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
 }
 
-/** Slot Leases in order; a slot someone else holds after ours were made ends the batch (decide again on fresh caches). */
-async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: Extract<PlanAction, { type: 'createLeases' }>['leases']): Promise<void> {
+/** A round in one pass: the Leases (the claim), then the PatchJobs of those this pass created. A
+ *  failed job create fails the pass before its status write; the next pass's finishRound creates it. */
+async function scheduleNodes(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: Extract<PlanAction, { type: 'scheduleNodes' }>): Promise<PlanStep> {
+  const claimed = action.slots.slice(0, await createLeases(ctx, deps, plan, action.slots.map((s) => s.lease)));
+  await createJobs(ctx, deps, plan, claimed.flatMap((s) => (s.job ? [s.job] : [])));
+  return claimed.length === action.slots.length ? step : nodesScheduled(step, action.group, claimed.map((s) => s.node));
+}
+
+/** Slot Leases in order; a slot someone else holds after ours were made ends the batch (decide again on fresh caches). Returns how many were created. */
+async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: readonly NewLease[]): Promise<number> {
   let created = 0;
   for (const l of leases) {
     try {
@@ -154,10 +162,11 @@ async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: Plan
       break;
     }
   }
+  return created;
 }
 
 /** PatchJobs with deterministic names: one that exists already (a race, or our previous life) is success. */
-async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, jobs: Extract<PlanAction, { type: 'createJobs' }>['jobs']): Promise<void> {
+async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, jobs: readonly NewJob[]): Promise<void> {
   for (const j of jobs) {
     try {
       deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));

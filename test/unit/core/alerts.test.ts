@@ -101,7 +101,7 @@ describe('core/plan: the alert gate in decidePlan', function () {
   it('a fresh answer without alerts schedules the node and clears the wait', function () {
     const waiting = decidePlan(obs(running, answer([ceph]))).status;
     const step = decidePlan(obs(waiting, answer([], [], T0 + 1_000), T0 + 1_000));
-    assert.equal(step.action?.type, 'createLeases');
+    assert.equal(step.action?.type, 'scheduleNodes');
     assert.equal(step.status.alertWait, undefined);
   });
 

@@ -130,7 +130,7 @@ describe('core/plan: health gates in decidePlan', function () {
   it('an open gate schedules the next node and clears the wait', function () {
     const waiting = decidePlan(obs('Pause', running, observed(degraded))).status;
     const step = decidePlan(obs('Pause', waiting, observed(healthy), { now: T0 + 1000 }));
-    assert.equal(step.action?.type, 'createLeases');
+    assert.equal(step.action?.type, 'scheduleNodes');
     assert.equal(step.status.healthCheckWait, undefined);
   });
 

@@ -226,7 +226,7 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     const done = decidePlan(planObs(create.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }));
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
     const go = decidePlan(planObs(done.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }));
-    assert.equal(go.action?.type, 'createLeases');
+    assert.equal(go.action?.type, 'scheduleNodes');
   });
 
   it('a failed prePlan applies the failure policy with reason HookFailed: Halt fails the plan, Pause pauses it and a resume goes on', function () {
@@ -245,7 +245,7 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     const resumed = planObs(pause.status, { hookJobs: failedJob }, 'Pause');
     const after = decidePlan({ ...resumed, plan: { ...resumed.plan, generation: 3 } });
     const next = decidePlan({ ...resumed, plan: { ...resumed.plan, generation: 3, status: after.status } });
-    assert.equal(next.action?.type, 'createLeases');
+    assert.equal(next.action?.type, 'scheduleNodes');
   });
 
   it('runs postPlan once the plan ended and no job or postNode hook runs; its failure is reported, the phase stays', function () {

@@ -55,8 +55,8 @@ describe('core/plan: Kubernetes upgrade gates', function () {
     const done = decidePlan(obs(rolling.status, { jobs: cpDone, kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }) }));
     assert.equal(done.status.kubeProxyUpgraded, true);
     const workers = decidePlan(obs(done.status, { jobs: cpDone, kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }) }));
-    assert.equal(workers.action?.type, 'createLeases');
-    assert.deepEqual(workers.action?.type === 'createLeases' ? workers.action.leases.map((l) => l.holderIdentity) : [], [jobName('p', 'w-1')]);
+    assert.equal(workers.action?.type, 'scheduleNodes');
+    assert.deepEqual(workers.action?.type === 'scheduleNodes' ? workers.action.slots.map((s) => s.lease.holderIdentity) : [], [jobName('p', 'w-1')]);
   });
 
   it('fails the plan when kube-proxy does not roll out before its deadline, without touching a worker', function () {
@@ -81,7 +81,7 @@ describe('core/plan: Kubernetes upgrade gates', function () {
     const full = decidePlan(obs(running, { jobs: waitingJobs, leases: cp2Holds }));
     assert.equal(full.status.reason, 'SlotsFull');
     const free = decidePlan(obs(running, { jobs: [waitingJobs[0] as PlanJobFacts, job('cp-2', 'Completed', 'controlPlane')] }));
-    assert.equal(free.action?.type, 'createLeases');
-    assert.deepEqual(free.action?.type === 'createLeases' ? free.action.leases.map((l) => l.holderIdentity) : [], [jobName('p', 'cp-1')]);
+    assert.equal(free.action?.type, 'scheduleNodes');
+    assert.deepEqual(free.action?.type === 'scheduleNodes' ? free.action.slots.map((s) => [s.lease.holderIdentity, s.job]) : [], [[jobName('p', 'cp-1'), undefined]], 'a Lease, no second PatchJob');
   });
 });

@@ -1,13 +1,14 @@
 // Randomized property test of the pure plan scheduler (fast-check): any fleet, groups, order,
 // concurrency, failures, retries and clock. A small simulation applies each decision, completes or
 // fails running jobs at random and deletes failed jobs; an independent check of every state
-// asserts the invariants: per-group concurrency, strict group order, one live job per node, and
-// the failure policy triggering at exactly maxFailures.
+// asserts the invariants: per-group concurrency, strict group order, one live job per node, a
+// node's Lease before its PatchJob, and the failure policy triggering at exactly maxFailures. The
+// controller may die in a scheduling pass between its Leases and its PatchJobs.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
-import type { PlanJobFacts, PlanLeaseFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { NewJob, PlanJobFacts, PlanLeaseFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-01T00:00:00Z');
 
@@ -26,6 +27,8 @@ interface World {
   /** The Halt budget was reached at some point (Halt is terminal, even if a failed job is retried later). */
   haltReached: boolean;
   createdAfterHalt: boolean;
+  /** The next scheduling pass dies after its Leases and this many of its PatchJobs, before its status write. */
+  crashAfterJobs: number | undefined;
 }
 
 const arbPlan = fc.record({
@@ -38,15 +41,16 @@ const arbPlan = fc.record({
   maxFailures: fc.integer({ min: 0, max: 3 }),
 });
 
-type Event = { kind: 'finish'; pick: number; fail: boolean } | { kind: 'retry'; pick: number } | { kind: 'resume' } | { kind: 'tick'; ms: number } | { kind: 'pass' };
+type Event = { kind: 'finish'; pick: number; fail: boolean } | { kind: 'retry'; pick: number } | { kind: 'resume' } | { kind: 'tick'; ms: number } | { kind: 'pass' } | { kind: 'crash'; jobs: number };
 const arbEvents = fc.array(
   fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), fail: fc.boolean() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('resume' as const) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 120_000 }) }) },
-    // Extra reconcile passes: events also land between a round's Leases and its PatchJobs.
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('pass' as const) }) },
+    // The controller dies in a scheduling pass between its Leases and (some of) its PatchJobs.
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), jobs: fc.integer({ min: 0, max: 3 }) }) },
   ),
   { maxLength: 120 },
 );
@@ -71,7 +75,7 @@ function world(p: PlanInput): World {
     delayBetweenNodes: '0s',
     talosConfig: { secretRef: { name: 'talos' } },
   });
-  return { nodes, spec, generation: 1, status: {}, jobs: new Map(), leases: [], now: T0, retried: new Set(), everScheduled: new Map(), failedTotal: 0, haltReached: false, createdAfterHalt: false };
+  return { nodes, spec, generation: 1, status: {}, jobs: new Map(), leases: [], now: T0, retried: new Set(), everScheduled: new Map(), failedTotal: 0, haltReached: false, createdAfterHalt: false, crashAfterJobs: undefined };
 }
 
 const obs = (w: World): PlanObservation => ({
@@ -92,48 +96,54 @@ function groupOf(w: World, node: PlanNodeFacts): string | undefined {
   });
 }
 
+function addJob(w: World, j: NewJob): void {
+  const node = j.spec.nodeName;
+  const n = w.nodes.find((x) => x.name === node);
+  assert.ok(n);
+  const group = groupOf(w, n);
+  assert.equal(j.spec.group, group, `node ${node} scheduled by its first matching group`);
+  assert.ok(!w.jobs.has(j.name), `node ${node} has one live job`);
+  assert.ok(w.leases.some((l) => l.holderIdentity === j.name), `node ${node}: its Lease exists before its PatchJob`);
+  const times = (w.everScheduled.get(node) ?? 0) + 1;
+  assert.ok(times === 1 || w.retried.has(node), `node ${node} patched again without a retry`);
+  w.everScheduled.set(node, times);
+  // Strict group order: every node of every earlier group has finished.
+  const gi = w.spec.strategy.order.indexOf(group ?? '');
+  for (const other of w.nodes) {
+    const og = groupOf(w, other);
+    if (og === undefined || w.spec.strategy.order.indexOf(og) >= gi) continue;
+    const phase = w.jobs.get(`p-${other.name}`)?.phase;
+    assert.ok(phase === 'Completed' || phase === 'Failed', `${node} (${group}) started before ${other.name} (${og}) finished (${phase ?? 'no job'}; jobs ${JSON.stringify([...w.jobs.values()])})`);
+  }
+  if (w.haltReached) w.createdAfterHalt = true;
+  w.jobs.set(j.name, { name: j.name, nodeName: node, group: group ?? '', phase: 'Pending', completionTime: undefined });
+}
+
 function step(w: World): void {
   const o = obs(w);
   let s = decidePlan(o);
   const a = s.action;
+  // The pass died before its status write (a crash in a scheduling pass): the next pass creates the missing PatchJobs.
+  let died = false;
   if (a?.type === 'preflight') s = afterPreflight(o, s, [{ name: 'All', passed: true, message: 'ok' }]);
-  if (a?.type === 'createLeases') {
-    for (const l of a.leases) {
+  if (a?.type === 'scheduleNodes') {
+    for (const { lease: l } of a.slots) {
       assert.ok(!w.leases.some((x) => x.name === l.name), `slot ${l.name} taken twice`);
       w.leases.push({ name: l.name, resourceVersion: '1', group: l.group, holderIdentity: l.holderIdentity });
     }
+    const jobs = a.slots.flatMap((x) => (x.job ? [x.job] : []));
+    died = w.crashAfterJobs !== undefined;
+    for (const j of jobs.slice(0, w.crashAfterJobs ?? jobs.length)) addJob(w, j);
+    w.crashAfterJobs = undefined;
   }
-  if (a?.type === 'createJobs') {
-    const haltTripped = w.haltReached;
-    for (const j of a.jobs) {
-      const node = j.spec.nodeName;
-      const n = w.nodes.find((x) => x.name === node);
-      assert.ok(n);
-      const group = groupOf(w, n);
-      assert.equal(j.spec.group, group, `node ${node} scheduled by its first matching group`);
-      assert.ok(!w.jobs.has(j.name), `node ${node} has one live job`);
-      const times = (w.everScheduled.get(node) ?? 0) + 1;
-      assert.ok(times === 1 || w.retried.has(node), `node ${node} patched again without a retry`);
-      w.everScheduled.set(node, times);
-      // Strict group order: every node of every earlier group has finished.
-      const gi = w.spec.strategy.order.indexOf(group ?? '');
-      for (const other of w.nodes) {
-        const og = groupOf(w, other);
-        if (og === undefined || w.spec.strategy.order.indexOf(og) >= gi) continue;
-        const phase = w.jobs.get(`p-${other.name}`)?.phase;
-        assert.ok(phase === 'Completed' || phase === 'Failed', `${node} (${group}) started before ${other.name} (${og}) finished (${phase ?? 'no job'}; jobs ${JSON.stringify([...w.jobs.values()])})`);
-      }
-      if (haltTripped) w.createdAfterHalt = true;
-      w.jobs.set(j.name, { name: j.name, nodeName: node, group: group ?? '', phase: 'Pending', completionTime: undefined });
-    }
-  }
+  if (a?.type === 'createJobs') for (const j of a.jobs) addJob(w, j);
   if (a?.type === 'deleteLeases') w.leases = w.leases.filter((l) => !a.leases.some((x) => x.name === l.name));
   if (a?.type === 'pause') {
     w.spec = { ...w.spec, paused: true };
     w.generation++;
   }
   if (a?.type === 'deleteJobs') for (const n of a.names) w.jobs.delete(n);
-  w.status = s.status;
+  if (!died) w.status = s.status;
   // Per-group concurrency, counted from the Leases and from the running jobs.
   for (const g of w.spec.strategy.order) {
     const c = w.spec.groups[g]?.concurrency ?? 1;
@@ -169,6 +179,7 @@ function apply(w: World, e: Event): void {
     w.generation++;
   }
   if (e.kind === 'tick') w.now += e.ms;
+  if (e.kind === 'crash') w.crashAfterJobs = e.jobs;
 }
 
 describe('core/plan: scheduler properties (fast-check)', function () {
@@ -196,11 +207,13 @@ describe('core/plan: scheduler properties (fast-check)', function () {
     );
   });
 
-  it('finishes: with no failures every claimed node completes and the plan is Completed', function () {
+  it('finishes: with no failures every claimed node completes and the plan is Completed, also when scheduling passes die between Lease and PatchJob', function () {
     fc.assert(
-      fc.property(arbPlan, (p) => {
+      fc.property(arbPlan, fc.array(fc.tuple(fc.nat({ max: 60 }), fc.integer({ min: 0, max: 3 })), { maxLength: 6 }), (p, crashes) => {
         const w = world(p);
         for (let round = 0; round < 200 && w.status.phase !== 'Completed'; round++) {
+          const crash = crashes.find(([r]) => r === round);
+          if (crash) w.crashAfterJobs = crash[1];
           step(w);
           apply(w, { kind: 'finish', pick: round, fail: false });
         }

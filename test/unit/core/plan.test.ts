@@ -46,13 +46,25 @@ describe('core/plan: decidePlan', function () {
     assert.equal(decidePlan(obs({}, failed.status, { now: T0 + 60_000 })).status.phase, 'Preflighting');
   });
 
-  it('fills every free slot of the first unfinished group in one round: Leases first, PatchJobs next', function () {
+  it('fills every free slot of the first unfinished group in one pass: the Leases, then their PatchJobs, one status and one Event', function () {
     const step = decidePlan(obs({ groups: { workers: { concurrency: 2 } } }, running, { jobs: [job('cp-1', 'Completed', 'controlPlane')] }));
-    assert.equal(step.action?.type, 'createLeases');
-    assert.deepEqual(step.action.type === 'createLeases' ? step.action.leases.map((l) => [l.name, l.holderIdentity]) : [], [['p-workers-0', 'p-w-1'], ['p-workers-1', 'p-w-2']]);
-    const next = decidePlan(obs({ groups: { workers: { concurrency: 2 } } }, step.status, { jobs: [job('cp-1', 'Completed', 'controlPlane')], leases: [lease('workers', 0, 'w-1'), lease('workers', 1, 'w-2')] }));
+    assert.equal(step.action?.type, 'scheduleNodes');
+    const slots = step.action.type === 'scheduleNodes' ? step.action.slots : [];
+    assert.deepEqual(slots.map((s) => [s.lease.name, s.lease.holderIdentity]), [['p-workers-0', 'p-w-1'], ['p-workers-1', 'p-w-2']]);
+    assert.deepEqual(slots.map((s) => [s.job?.name, s.job?.spec.group, s.job?.spec.nodeName]), [['p-w-1', 'workers', 'w-1'], ['p-w-2', 'workers', 'w-2']]);
+    assert.equal(step.status.reason, 'NodesScheduled');
+    assert.equal(step.status.message, 'group workers: scheduled w-1, w-2');
+    assert.equal(step.status.lastNodeScheduledAt, new Date(T0).toISOString());
+    assert.deepEqual(step.events, [{ type: 'Normal', reason: 'NodesScheduled', note: 'group workers: scheduled w-1, w-2' }]);
+  });
+
+  it('a Lease without its PatchJob (the pass died between the two): the next pass creates the job and records the round', function () {
+    const at = T0 + 5_000;
+    const next = decidePlan(obs({ groups: { workers: { concurrency: 2 } } }, running, { now: at, jobs: [job('cp-1', 'Completed', 'controlPlane'), job('w-1', 'Pending')], leases: [lease('workers', 0, 'w-1'), lease('workers', 1, 'w-2')] }));
     assert.equal(next.action?.type, 'createJobs');
-    assert.deepEqual(next.action.type === 'createJobs' ? next.action.jobs.map((j) => [j.name, j.spec.group, j.spec.nodeName]) : [], [['p-w-1', 'workers', 'w-1'], ['p-w-2', 'workers', 'w-2']]);
+    assert.deepEqual(next.action.type === 'createJobs' ? next.action.jobs.map((j) => [j.name, j.spec.group, j.spec.nodeName]) : [], [['p-w-2', 'workers', 'w-2']]);
+    assert.equal(next.status.lastNodeScheduledAt, new Date(at).toISOString(), 'delayBetweenNodes counts from this round');
+    assert.deepEqual(next.events.map((e) => e.reason), ['NodesScheduled']);
   });
 
   it('does not start a group while an earlier one runs, and says so', function () {
@@ -88,7 +100,7 @@ describe('core/plan: decidePlan', function () {
     assert.equal(step.status.reason, 'OutsideMaintenanceWindow');
     assert.equal(step.status.nextScheduleTime, '2026-12-05T22:00:00.000Z');
     assert.equal(step.requeueAfterMs, 12 * 3_600_000);
-    assert.equal(decidePlan(obs({ maintenance, strategy: { order: ['workers'] } }, running, { now: Date.parse('2026-12-05T23:00:00Z') })).action?.type, 'createLeases');
+    assert.equal(decidePlan(obs({ maintenance, strategy: { order: ['workers'] } }, running, { now: Date.parse('2026-12-05T23:00:00Z') })).action?.type, 'scheduleNodes');
   });
 
   it('Halt fails the plan at maxFailures; running nodes are not interrupted', function () {
@@ -133,7 +145,7 @@ describe('core/plan: decidePlan', function () {
 
   it('puts the controller\'s own node last in its group', function () {
     const step = decidePlan(obs({ strategy: { order: ['workers'] }, groups: { workers: { concurrency: 3 } } }, running, { ownNode: 'w-1' }));
-    assert.deepEqual(step.action?.type === 'createLeases' ? step.action.leases.map((l) => l.holderIdentity) : [], ['p-w-2', 'p-w-3', 'p-w-1']);
+    assert.deepEqual(step.action?.type === 'scheduleNodes' ? step.action.slots.map((s) => s.lease.holderIdentity) : [], ['p-w-2', 'p-w-3', 'p-w-1']);
   });
 
   it('hands leadership over instead of scheduling its own node, when a standby can take over', function () {
@@ -143,7 +155,7 @@ describe('core/plan: decidePlan', function () {
     assert.deepEqual(hand.action, { type: 'handOver' });
     assert.equal(hand.status.reason, 'HandingOver');
     const alone = decidePlan(obs(spec, running, { ownNode: 'w-1', canHandOver: false, jobs: done }));
-    assert.equal(alone.action?.type, 'createLeases', 'without a standby the own node is simply last');
+    assert.equal(alone.action?.type, 'scheduleNodes', 'without a standby the own node is simply last');
   });
 
   it('names Leases within 63 characters and keeps groups with odd names apart', function () {
