@@ -92,7 +92,8 @@ try {
       await outage(lab, o.kind, o.downMs, talos);
     }
   })();
-  for (let k = 0; Date.now() - started < durationMs; k++) {
+  // At most PLANS plans: the lab holds that many installer images (a plan past them would wait out its preflight).
+  for (let k = 0; k < PLANS && Date.now() - started < durationMs; k++) {
     const planStart = Date.now();
     const name = `soak-${k}`;
     const doc = {
