@@ -104,7 +104,9 @@ try {
     // soak run's minute 21): apply until the plan exists, as a person would retry kubectl apply.
     await waitFor(async () => (await lab.plan(name)) ?? (await lab.applyPlan(doc), lab.plan(name)), { timeoutMs: 120_000, intervalMs: 1000, description: `PatchPlan ${name} applied` });
     // A preflight that failed during an outage is retried a minute later (phase Failed, reason Preflight*): not the end.
-    const st = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')), planEveryMs * 3);
+    // A plan that never gets there is a problem of the soak, reported with the curve, not a crash.
+    const st: Record<string, unknown> = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')), planEveryMs * 3)
+      .catch(async (err: unknown) => ({ ...((await lab.plan(name).catch(() => undefined))?.status ?? {}), phase: `not Completed (${(err as Error).message.split(';')[0] ?? ''})` }));
     if (st['phase'] !== 'Completed') problems.push(`${name} ended ${String(st['phase'])}: ${String(st['message'])}`);
     plansDone++;
     for (let i = 0; i < NODES; i++) {
