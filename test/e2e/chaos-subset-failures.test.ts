@@ -4,13 +4,10 @@
 // chaos too, not only by the drain-fault and window e2e tests.
 import { chaosSubset } from './support/chaos-subset.js';
 
+// Seeds 619 (pdb-blocked + controller-kill, Halt/2; 98 s) and 621 (node-never-back + write-storm,
+// Pause/1; 53 s) were here too: both pass, but the suite is held under its time budget with the
+// three below (`npm run chaos -- --seed 619 --runs 1 --faults pdb-blocked,controller-kill --max-nodes 4`).
 chaosSubset('chaos: the fixed subset of seeds (failing nodes, clock)', [
-  // Halt/2 over an extra group: one node's PDB never allows eviction; the controller SIGKILLed
-  // early in the Talos calls.
-  { seed: 619, faults: ['pdb-blocked', 'controller-kill'], maxNodes: 4 },
-  // Pause/1: a node never comes back from its reboot and pauses the plan, under a 429/500 storm
-  // on every other controller write.
-  { seed: 621, faults: ['node-never-back', 'write-storm'], maxNodes: 4 },
   // The controller's clock jumps past the window's opening; the apiserver restarts during the
   // first Talos calls.
   { seed: 609, faults: ['clock-jump', 'apiserver-restart'], maxNodes: 4 },
