@@ -91,7 +91,7 @@ describe('metrics end to end: /metrics during and after a rollout', function () 
     for (const c of ['patchjob', 'patchplan']) assert.ok(sum(done, 'kangal_patch_reconcile_duration_seconds_count', { controller: c }) > 0, `${c} passes timed`);
     assert.ok((value(done, 'kangal_patch_process_resident_memory_bytes') ?? 0) > 0, 'default metrics, prefixed once');
     assert.equal(done.filter((x) => x.name.includes('process_process')).length, 0);
-    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 10 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);
   });
 
   it('a plan that fails validation: the PlanFailed series, a Warning Event on the plan and a log line with its name', async function () {
@@ -113,7 +113,7 @@ describe('metrics end to end: /metrics during and after a rollout', function () 
     assert.equal(event.type, 'Warning');
     assert.match(String(event.note), /spec is invalid/);
     assert.ok(controller.logs().some((l) => l['plan'] === 'bad-zone' && l['reason'] === 'InvalidSpec'), 'a log line naming the plan');
-    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 10 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);
   });
 });
 

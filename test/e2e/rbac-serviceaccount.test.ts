@@ -102,7 +102,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     assert.ok(events.items.some((e) => e.reportingController === 'kangal-patch' && e.regarding?.kind === 'PatchJob'), 'Events about PatchJobs');
 
     // SIGTERM releases the leader Lease (update) and exits 0.
-    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 10 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);
     const log = readFileSync(controller.process.logPath, 'utf8');
     const denied = log.split('\n').filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l));
     assert.deepEqual(denied, [], 'no request of the controller was refused');
@@ -128,7 +128,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     const refused = await lab.waitForPlan('elsewhere', 'preflight refused the credentials', (st) => st.reason === 'PreflightTalosCredentials', 90_000);
     assert.match(String(refused.message), /cp-1: talosConfig\.secretRef points at namespace shop; the Talos credentials Secret must live in the operator namespace kangal-patch/);
     for (const node of ['cp-1', 'worker-1', 'worker-2']) assert.equal(await lab.job(`elsewhere-${node}`), undefined, `no PatchJob for ${node}`);
-    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 10 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);
     const log = readFileSync(controller.process.logPath, 'utf8').split('\n');
     assert.deepEqual(log.filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l)), [], 'no request for the Secret in shop was even made');
     assert.deepEqual(lab.observer.events.slice(firstEvent).filter((e) => e.kind === 'cordoned'), [], 'no node was cordoned for a job that cannot reach Talos');
@@ -151,7 +151,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     kubectl(['-n', 'longhorn-system', 'create', 'rolebinding', 'kangal-patch-health-checks', '--role=kangal-patch-health-checks', `--serviceaccount=${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`]);
     const done = await lab.waitForPlan('gated', 'Completed', (s) => s.phase === 'Completed', 120_000);
     assert.equal(done.phase, 'Completed');
-    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 10 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);
     const denied = readFileSync(controller.process.logPath, 'utf8').split('\n').filter((l) => /\b403\b|forbidden|Unauthorized/i.test(l));
     assert.deepEqual(denied, [], 'the watch started only once preflight passed: no request refused');
   });

@@ -40,13 +40,17 @@ describe('CRDs on the lab apiserver', function () {
   before(async function () {
     cluster = await sharedCluster();
     await ok(['apply', '-k', 'kustomize/crd']);
-    await ok([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/patchplans.kangalpatch.ozalp.dk',
-      'crd/patchjobs.kangalpatch.ozalp.dk',
-    ]);
+    // kubectl wait fails at once ("status.conditions accessor error: <nil>") when it reads a CRD
+    // before the apiserver gave it any condition: ask again until Established, within a deadline.
+    const wait = ['wait', '--for=condition=Established', '--timeout=60s', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk'];
+    let last = '';
+    await waitFor(async () => {
+      const r = await kubectl(wait);
+      last = r.stderr;
+      return r.code === 0 || undefined;
+    }, { timeoutMs: 90_000, intervalMs: 500, description: `kubectl ${wait.join(' ')}` }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}: ${last}`);
+    });
   });
 
   after(async function () {

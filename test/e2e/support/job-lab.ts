@@ -214,7 +214,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
           await process_.exited;
         },
         stop: async () => {
-          await process_.stop(10_000);
+          // The grace the chart gives the pod (terminationGracePeriodSeconds: 30) before its SIGKILL.
+          await process_.stop(30_000);
           return process_.exited;
         },
         scrape: async () => {
