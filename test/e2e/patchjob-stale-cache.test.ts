@@ -19,23 +19,25 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
   let controller: Controller;
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 2, controlPlanes: 1, talosVersion: 'v1.12.4' }, interposer: true });
+    lab = await startJobLab({ fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' }, interposer: true });
     controller = lab.startController();
   });
   after(async function () {
     await lab?.stop();
   });
 
+  /** Makes the controller's Node watch half-open as soon as one is open (again after a re-list); returns where the interposer's record stood. */
+  async function silenceNodeWatch(): Promise<number> {
+    const interposer = lab.interposer;
+    assert.ok(interposer);
+    await waitFor(() => interposer.silenceWatches(isNodeWatch) === 1 || undefined, { timeoutMs: 60_000, description: "the controller's Node watch, made silent" });
+    return interposer.exchanges.length;
+  }
+
   it('completes the job on a fresh read of the Node at rebootTimeout, uncordons the node and re-lists the node cache', async function () {
     const interposer = lab.interposer;
     assert.ok(interposer);
-    // The controller's caches are up and its Node watch is open through the interposer.
-    await waitFor(() => interposer.exchanges.some((e) => e.method === 'GET' && isNodeWatch(e.path) && e.status === 200) || undefined, {
-      timeoutMs: 60_000,
-      description: "the controller's Node watch",
-    });
-    assert.equal(interposer.silenceWatches(isNodeWatch), 1, 'one Node watch went silent');
-    const silencedAt = interposer.exchanges.length;
+    const silencedAt = await silenceNodeWatch();
     const initialBoot = lab.observer.node(NODE)?.bootID;
 
     const job = await lab.createJob({ plan: 'stale', node: NODE, target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '8s' } });
@@ -68,5 +70,33 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
     const warning = controller.logs().find((l) => l['level'] === 40 && l['resource'] === `node/${NODE}`);
     assert.ok(warning, 'a warning naming the stale node');
     assert.match(String(warning['msg']), /nodes cache is stale/);
+  });
+
+  it('never fails the node while the confirming read fails: it waits (ConfirmingNode), retries, and completes once the Node can be read', async function () {
+    const interposer = lab.interposer;
+    assert.ok(interposer);
+    const node = 'worker-2';
+    const nodePath = `/api/v1/nodes/${node}`;
+    await silenceNodeWatch();
+    let refusing = true;
+    interposer.setBeforeForward((req) => (refusing && req.method === 'GET' && req.path.split('?')[0] === nodePath ? { status: 503, message: 'injected: apiserver unavailable' } : undefined));
+    try {
+      const job = await lab.createJob({ plan: 'unreadable', node, target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '8s' } });
+      const refused = (): number => interposer.exchanges.filter((e) => e.method === 'GET' && e.path.split('?')[0] === nodePath && e.status === 503).length;
+      // Past the deadline, the reads fail again and again (with backoff): the job says why it waits and is not failed.
+      await waitFor(() => refused() >= 3 || undefined, { timeoutMs: 60_000, description: `three refused reads of ${node}` });
+      const waiting = (await lab.job(job))?.status;
+      assert.equal(waiting?.phase, 'Rebooting', JSON.stringify(waiting));
+      assert.equal(waiting?.reason, 'ConfirmingNode');
+      assert.ok(Date.parse(String(waiting?.deadline)) <= Date.now(), 'the deadline had passed');
+      assert.match(String(waiting?.message), /confirming the node before failing it.*injected: apiserver unavailable/);
+      refusing = false;
+      const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
+      assert.equal(status.phase, 'Completed', JSON.stringify(status));
+      assert.equal(status.reason, 'Upgraded');
+    } finally {
+      interposer.setBeforeForward(undefined);
+    }
+    await waitFor(() => lab.observer.node(node)?.unschedulable === false || undefined, { timeoutMs: 20_000, description: `${node} uncordoned` });
   });
 });
