@@ -16,10 +16,10 @@ import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
 import { createHookJob } from './hook-jobs.js';
-import { cordonNode, uncordonNode } from './nodes.js';
+import { cordonNode, readNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
 import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
-import { deletePod, evictPod, listPodsOnNode, matchingPdbs } from './pods.js';
+import { deletePod, evictPod, listPodsOnNode, listStaticPods, matchingPdbs } from './pods.js';
 import type { KubeInformers, KubePort } from './port.js';
 import { readSecret, watchedSecrets, type WatchedSecrets } from './secrets.js';
 
@@ -96,7 +96,9 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
     uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
+    readNode: (ctx, name) => readNode(c, ctx, name),
     listPodsOnNode: (ctx, node) => listPodsOnNode(c, ctx, node),
+    listStaticPods: (ctx, component) => listStaticPods(c, ctx, component),
     evictPod: (ctx, pod) => evictPod(c, ctx, pod),
     deletePod: (ctx, pod) => deletePod(c, ctx, pod),
     matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),

@@ -87,8 +87,6 @@ export interface InformerOptions<T, V> {
 
 export interface KubeInformer<V> extends Informer<V> {
   byIndex(value: string): V[];
-  /** Test and diagnostics hook: aborts the current watch connection as if it had broken. */
-  breakWatch(): void;
   /** Counters for tests and metrics. */
   stats(): InformerStats;
 }
@@ -210,8 +208,10 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     }
   }
 
-  breakWatch(): void {
-    this.currentWatch?.abort(new Error('watch broken on request'));
+  breakWatch(opts: { relist?: boolean; reason?: string } = {}): void {
+    // Events after the abort are dropped (the watch is settled), so nothing sets rv again before the list.
+    if (opts.relist) this.rv = '';
+    this.currentWatch?.abort(new Error(opts.reason ?? 'watch broken on request'));
   }
 
   stats(): InformerStats {

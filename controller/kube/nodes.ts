@@ -6,7 +6,7 @@
 // Node is read again and, while the marker and unschedulable still allow the write, written again
 // at once. It never waits for the work queue's backoff, and never lengthens the time cordoned.
 import type { OpContext } from '../runtime/context.js';
-import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { OutcomeError, OutcomeKind, isOutcomeError } from '../runtime/outcome.js';
 import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
 import { projectNode } from './project.js';
@@ -49,5 +49,15 @@ async function guardedNodeWrite(c: KubeClients, ctx: OpContext, verb: string, de
       if (!(err instanceof OutcomeError && err.reason === 'Conflict') || retry >= CONFLICT_RETRIES) throw err;
       node = projectNode(await kubeCall(ctx, `read node ${node.name}`, (o) => c.core.readNode({ name: node.name }, o)));
     }
+  }
+}
+
+/** The Node as the apiserver has it now (not the cache); undefined when it does not exist. */
+export async function readNode(c: KubeClients, ctx: OpContext, name: string): Promise<NodeView | undefined> {
+  try {
+    return projectNode(await kubeCall(ctx, `read node ${name}`, (o) => c.core.readNode({ name }, o)));
+  } catch (err) {
+    if (isOutcomeError(err) && err.code === 404) return undefined;
+    throw err;
   }
 }

@@ -6,7 +6,7 @@ import type { KubeClients } from './clients.js';
 import { selectorMatches } from './label-selector.js';
 import type { EvictionResult } from './port.js';
 import { projectPod } from './project.js';
-import type { PodView } from './views.js';
+import { STATIC_POD_LABEL, STATIC_POD_NAMESPACE, type PodView } from './views.js';
 
 export async function evictPod(c: KubeClients, ctx: OpContext, pod: PodView): Promise<EvictionResult> {
   const body = {
@@ -74,6 +74,14 @@ export async function matchingPdbs(c: KubeClients, ctx: OpContext, pod: PodView)
 export async function listPodsOnNode(c: KubeClients, ctx: OpContext, nodeName: string): Promise<PodView[]> {
   const list = await kubeCall(ctx, `list pods on node ${nodeName}`, (o) =>
     c.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` }, o),
+  );
+  return list.items.map(projectPod);
+}
+
+/** Live list of one control-plane component's mirror pods (kube-system, k8s-app=<component>), on every node. */
+export async function listStaticPods(c: KubeClients, ctx: OpContext, component: string): Promise<PodView[]> {
+  const list = await kubeCall(ctx, `list ${component} pods`, (o) =>
+    c.core.listNamespacedPod({ namespace: STATIC_POD_NAMESPACE, labelSelector: `${STATIC_POD_LABEL}=${component}` }, o),
   );
   return list.items.map(projectPod);
 }

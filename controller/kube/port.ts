@@ -65,8 +65,12 @@ export interface KubePort {
   /** Clears both, guarded by the view's resourceVersion; refuses (Stalled `NotCordonedByUs`) unless node.cordonedBy === jobName. */
   uncordon(ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView>;
 
+  /** The Node, read live (not the cache): a deadline verdict is confirmed on it. Undefined when it does not exist. */
+  readNode(ctx: OpContext, name: string): Promise<NodeView | undefined>;
   /** Pods bound to the node, read live from the apiserver (not a cache): a drain is done only when this is empty of evictable pods. */
   listPodsOnNode(ctx: OpContext, nodeName: string): Promise<PodView[]>;
+  /** One control-plane component's mirror pods in kube-system (k8s-app=<component>) on every node, read live. */
+  listStaticPods(ctx: OpContext, component: string): Promise<PodView[]>;
   /** Eviction API (policy/v1), with the pod's UID as precondition. */
   evictPod(ctx: OpContext, pod: PodView): Promise<EvictionResult>;
   /** Deletes the pod (UID precondition); a missing pod is success. */

@@ -8,6 +8,12 @@
 // over the keep-alive pool the API clients share: a watch the server ends cleanly returns its
 // connection to that pool. Lines are bounded (a line over `maxLineBytes` is malformed, not an OOM).
 // A watchdog on the injected Clock aborts a watch that sends no byte for `silenceMs`.
+//
+// TCP keepalive needs nothing here: the pooled dispatcher's sockets come from client-node's agent
+// with keepAlive and a 30 s initial delay (libuv on Node 24 then probes 10 times, 1 s apart), so a
+// peer gone without a FIN (NAT or load balancer state dropped) resets the watch in about 40 s. It
+// cannot see a proxy that keeps its TCP side alive while the apiserver behind it is gone: that is the
+// watchdog's, and no deadline verdict is taken on a cache that may be that stale (core/job/confirm.ts).
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import { watchdog } from '../runtime/watchdog.js';

@@ -19,6 +19,12 @@ export interface Informer<V> {
    * pass does not decide on a view older than what we just wrote.
    */
   observeWrite(view: V): void;
+  /**
+   * Aborts the current watch as if its connection had broken (a watch error, logged); the informer
+   * watches again after its backoff, from where it was, or from a fresh list with `relist` — for a
+   * cache found stale, whose watch may have lost events (silent on a half-open connection).
+   */
+  breakWatch(opts?: { relist?: boolean; reason?: string }): void;
   /** Starts list+watch; stops when the signal aborts. */
   start(signal: AbortSignal): void;
 }

@@ -123,6 +123,19 @@ describe('controller/kube informer on the lab apiserver', function () {
     assert.ok(logged.some((l) => l.level === 'warn' && /watch failed, restarting/.test(l.message)));
   });
 
+  it('restarts from a fresh list when asked to (a cache found stale) and tells every key again', async function () {
+    const nodes = kube.informers.nodes;
+    await node('ki-relist');
+    await seen((c) => c.key === 'ki-relist' && c.view !== undefined, 'ki-relist in the cache');
+    const before = nodes.stats();
+    const told = changes.length;
+    nodes.breakWatch({ relist: true, reason: 'stale cache: node/ki-relist differed from a fresh read' });
+    await waitFor(() => nodes.stats().lists > before.lists || undefined, { timeoutMs: 20_000, description: 'a fresh list of nodes' });
+    // A re-list tells the handlers about every key: the jobs of every node look again.
+    await seen((c) => changes.indexOf(c) >= told && c.key === 'ki-relist', 'ki-relist told again after the re-list');
+    assert.ok(logged.some((l) => l.level === 'warn' && /watch failed, restarting/.test(l.message) && /stale cache: node\/ki-relist/.test(String(l.fields?.['err']))));
+  });
+
   it('honours a label selector (a node that stops matching is deleted), pages the list, and resyncs every key', async function () {
     await node('ki-sel-1', { 'ki-sel': 'yes' });
     await node('ki-sel-2', { 'ki-sel': 'yes' });
@@ -425,6 +438,31 @@ describe('controller/kube informer on the lab apiserver', function () {
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);
+      }
+    });
+
+    it('a watch made half-open at the interposer (open, nothing forwarded) misses changes a sibling watch gets, until a restart from a fresh list', async function () {
+      const label = 'half-open';
+      await node('ki-half-1', { 'ki-malformed': label });
+      const inf = informerVia(label);
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, { timeoutMs: 20_000, description: 'the watch open through the interposer' });
+        assert.equal(interposer.silenceWatches((p) => isWatch(p) && selects(p, label)), 1);
+        // A second informer watching the same nodes after the fault: its watch is forwarded.
+        const sibling = informerVia(label);
+        sibling.start(ac.signal);
+        await sibling.synced;
+        await node('ki-half-2', { 'ki-malformed': label });
+        await waitFor(() => sibling.get('ki-half-2'), { timeoutMs: 20_000, description: 'the sibling watch to deliver ki-half-2' });
+        assert.equal(inf.get('ki-half-2'), undefined, 'the half-open watch delivered nothing');
+        assert.equal(inf.stats().watchErrors, 0, 'and nothing noticed it');
+        inf.breakWatch({ relist: true, reason: 'stale cache' });
+        await waitFor(() => inf.get('ki-half-2'), { timeoutMs: 20_000, description: 'the re-listed cache to have ki-half-2' });
+      } finally {
+        ac.abort();
       }
     });
 

@@ -1,6 +1,7 @@
 // Draining: cordon (marking the node as cordoned by this job), evict every pod that must go, wait
 // until they are gone. Done only when no evictable pod is left on the node, however many passes
 // that takes (a pod bound just after the cordon is evicted too).
+import { confirmedVerdict } from './confirm.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
@@ -29,8 +30,9 @@ export function decideDraining(o: JobObservation): JobStep {
   const drained = node.unschedulable && remaining.length === 0;
   if (pastDeadline(status, o.now) && !drained) {
     const what = status.blockingPDB ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}` : `${remaining.length} pod(s) still on the node`;
-    return failed(status, o.now, JobReason.DrainTimeout,
-      `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`);
+    // The pods are a live list already; whether the node is cordoned comes from the cache.
+    return confirmedVerdict(o, failed(status, o.now, JobReason.DrainTimeout,
+      `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`), ['node', 'nodePods']);
   }
   if (!node.unschedulable) {
     return { action: { type: 'cordon' }, status: { ...status, cordonedTime: iso(o.now), reason: JobReason.Cordoned, message: `cordoned node ${spec.nodeName}` },

@@ -18,6 +18,7 @@ import { decideValidatingKubernetes } from './validating.js';
 export * from './types.js';
 export { JobReason } from './reasons.js';
 export { podsToDrain } from './draining.js';
+export { confirmFailed } from './confirm.js';
 
 export function isFinished(phase: string | undefined): boolean {
   return phase === 'Completed' || phase === 'Failed';

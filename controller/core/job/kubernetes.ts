@@ -15,6 +15,7 @@ import { KubernetesComponent, type PatchJobStatus } from '../../../schemas/patch
 import { STATIC_POD_COMPONENTS, targetImage } from '../kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../kubernetes/machine-config.js';
 import { describeApiServers, olderApiServers } from '../kubernetes/skew.js';
+import { confirmedVerdict } from './confirm.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
@@ -172,7 +173,9 @@ function kubeletSkewHold(o: JobObservation): JobStep | undefined {
     return undefined;
   }
   const why = `a kubelet must not be newer than the oldest kube-apiserver: waiting for ${describeApiServers(older)} to run ${target}`;
-  if (pastDeadline(status, o.now)) return failed(status, o.now, JobReason.ControlPlaneNotUpgraded, `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`);
+  if (pastDeadline(status, o.now)) {
+    return confirmedVerdict(o, failed(status, o.now, JobReason.ControlPlaneNotUpgraded, `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`), ['apiServers']);
+  }
   if (status.reason !== JobReason.WaitingForControlPlane) {
     // Entering the wait: a fresh deadline, and the slot goes back so the other control-plane nodes can move.
     const next: PatchJobStatus = { ...status, deadline: iso(o.now + durationMs(spec.kubernetesUpgradeTimeout)), reason: JobReason.WaitingForControlPlane, message: `node ${spec.nodeName}: ${why}` };
@@ -196,7 +199,7 @@ function waitForComponent(o: JobObservation, component: Component, image: string
   }
   const seen = describePod(pods.find((p) => p.component === component && !p.deleting));
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.StaticPodNotReady, `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``);
+    return confirmedVerdict(o, failed(status, o.now, JobReason.StaticPodNotReady, `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``), ['nodePods']);
   }
   return waiting(status, o.now, JobReason.WaitingForStaticPod, `waiting until ${status.deadline} for static pod ${component} on node ${spec.nodeName} to run ${image} and be Ready (${seen})`);
 }

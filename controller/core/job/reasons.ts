@@ -7,6 +7,8 @@ export const JobReason = {
   InvalidSpec: 'InvalidSpec',
   DowngradeRefused: 'DowngradeRefused',
   ReadingNode: 'ReadingNode',
+  /** A deadline passed on what the caches show: the node (or its pods) is read from the apiserver before the verdict. */
+  ConfirmingNode: 'ConfirmingNode',
   PullingInstaller: 'PullingInstaller',
   TalosUnreachable: 'TalosUnreachable',
   /** The node answers, but with something this controller cannot read (a field missing, an unknown enum value): retried until the deadline. */

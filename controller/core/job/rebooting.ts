@@ -2,6 +2,7 @@
 // flow asks for the reboot here, once: recorded first, sent only while the node still runs the boot
 // we recorded.
 import { UpgradeFlow } from '../talos-flow.js';
+import { confirmedVerdict } from './confirm.js';
 import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
@@ -16,7 +17,7 @@ export function decideRebooting(o: JobObservation): JobStep {
   if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while rebooting`);
   const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
   if (rebooted && node.ready) return node.talosVersion === target ? completed(o) : bootedOldPartition(o, node, target);
-  if (pastDeadline(status, o.now)) return rebootTimedOut(o, node, target, rebooted);
+  if (pastDeadline(status, o.now)) return confirmedVerdict(o, rebootTimedOut(o, node, target, rebooted), ['node']);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
   return waiting(status, o.now, JobReason.WaitingForReboot, `waiting until ${status.deadline} for node ${spec.nodeName} to come back Ready on ${target}`);
 }

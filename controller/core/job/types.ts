@@ -80,7 +80,16 @@ export interface JobObservation {
   config?: ConfigFacts | undefined;
   /** This job's hook Jobs (operator namespace), from the cache. */
   hookJobs?: readonly HookJobFacts[] | undefined;
+  /** Facts read from the apiserver in this pass rather than taken from the caches: a deadline verdict on them stands. */
+  fresh?: readonly FreshRead[] | undefined;
 }
+
+/**
+ * Cached facts a deadline verdict may rest on, read again before it is given: `node` (a GET of the
+ * Node), `nodePods` (the node's pods, field-selected: the drain's pods and the static pods),
+ * `apiServers` (the cluster's kube-apiserver mirror pods).
+ */
+export type FreshRead = 'node' | 'nodePods' | 'apiServers';
 
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
 
@@ -137,6 +146,11 @@ export interface JobStep {
   events: JobEvent[];
   /** When to look again; undefined: only on watch events. */
   requeueAfterMs?: number | undefined;
+  /**
+   * The pass must read these facts fresh and decide again before anything else: the deadline passed
+   * on what the caches show. `status` (and nothing else) is written only when that read fails.
+   */
+  confirm?: readonly FreshRead[] | undefined;
 }
 
 /** Talos facts a phase needs before deciding. */

@@ -2,10 +2,11 @@
 // and, on a control-plane node, its three static pods run the target and are Ready — all before
 // the deadline set when the Kubernetes phases began.
 import { imageVersion, STATIC_POD_COMPONENTS } from '../kubernetes/images.js';
+import { confirmedVerdict } from './confirm.js';
 import { JobReason } from './reasons.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
-import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
+import type { JobNodeFacts, JobObservation, JobStep, StaticPodFacts } from './types.js';
 
 /** Static pods not (yet) running `version` and Ready, by component name. */
 export function staticPodsAtVersion(pods: readonly StaticPodFacts[], version: string): string[] {
@@ -35,8 +36,14 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
     return { status: done, events: [{ type: 'Normal', reason: JobReason.Upgraded, note: message, onNode: true }], requeueAfterMs: 0 };
   }
   const seen = `kubelet ${node.kubeletVersion}, ${node.ready ? 'Ready' : 'not Ready'}${missing.length > 0 ? `; not yet on ${target} and Ready: ${missing.join(', ')}` : ''}`;
-  if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.KubernetesUpgradeTimeout, `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``);
-  }
+  if (pastDeadline(status, o.now)) return timedOut(o, node, seen);
   return waiting(status, o.now, JobReason.WaitingForKubelet, `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`);
+}
+
+/** kubernetesUpgradeTimeout passed, on the Node (and a control-plane node's static pods) read fresh. */
+function timedOut(o: JobObservation, node: JobNodeFacts, seen: string): JobStep {
+  const { spec } = o.job;
+  const target = spec.target.kubernetesVersion ?? '';
+  const verdict = failed(o.job.status, o.now, JobReason.KubernetesUpgradeTimeout, `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``);
+  return confirmedVerdict(o, verdict, node.controlPlane ? ['node', 'nodePods'] : ['node']);
 }

@@ -1,7 +1,9 @@
 // Observe for one pass: the job, its node, its leases from the caches; the node's pods live while
-// draining; Talos facts only when the phase needs them.
-import { talosNeed, needsPods, type ConfigFacts, type JobObservation, type TalosFacts } from '../../core/job/index.js';
-import { apiServerFacts, staticPodsOn } from '../kubernetes-facts.js';
+// draining; Talos facts only when the phase needs them; and, when a deadline verdict asks for it,
+// the facts it rests on read again from the apiserver.
+import { KubernetesComponent } from '../../../schemas/patchjob.js';
+import { talosNeed, needsPods, type ConfigFacts, type FreshRead, type JobObservation, type TalosFacts } from '../../core/job/index.js';
+import { apiServerFacts, apiServersOn, staticPodFacts, staticPodsOn } from '../kubernetes-facts.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
@@ -9,6 +11,8 @@ import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
 import { hookJobFacts } from '../hooks.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './stale-cache.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
@@ -19,12 +23,13 @@ export interface ObserveDeps {
 
 export type JobWithSpec = JobView & { spec: NonNullable<JobView['spec']> };
 
-export async function observeJob(
-  ctx: OpContext,
-  deps: ObserveDeps,
-  job: JobWithSpec,
-  talos: () => Promise<TalosPort>,
-): Promise<{ observed: JobObservation; pods: PodView[]; node: NodeView | undefined }> {
+export interface Observed {
+  observed: JobObservation;
+  pods: PodView[];
+  node: NodeView | undefined;
+}
+
+export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWithSpec, talos: () => Promise<TalosPort>): Promise<Observed> {
   const node = deps.informers.nodes.get(job.spec.nodeName);
   const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
   const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
@@ -33,8 +38,37 @@ export async function observeJob(
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
   const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name) };
-  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks };
+  const fresh: FreshRead[] = node && needsPods(job.status) ? ['nodePods'] : [];
+  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, fresh };
   return { observed, pods, node };
+}
+
+/**
+ * `seen` with the facts `needs` read from the apiserver instead of the caches (a deadline verdict
+ * was about to rest on them); a cache they contradict is restarted. A failed read throws: the caller
+ * gives no verdict on what it could not look at.
+ */
+export async function observeFresh(ctx: OpContext, deps: ObserveDeps, seen: Observed, needs: readonly FreshRead[], log: Logger): Promise<Observed> {
+  const read = withTimeout(ctx, READ_TIMEOUT_MS);
+  const name = seen.observed.job.spec.nodeName;
+  let { observed, node } = seen;
+  if (needs.includes('node')) {
+    node = await deps.kube.readNode(read, name);
+    checkNodeCache(deps.informers, log, name, node);
+    observed = { ...observed, node };
+  }
+  if (needs.includes('nodePods')) {
+    const staticPods = staticPodFacts(await deps.kube.listPodsOnNode(read, name));
+    checkStaticPodCache(deps.informers, log, name, observed.staticPods ?? [], staticPods);
+    observed = { ...observed, staticPods };
+  }
+  if (needs.includes('apiServers')) {
+    const pods = await deps.kube.listStaticPods(read, KubernetesComponent.APIServer);
+    const apiServers = apiServersOn(deps.informers.nodes.list(), (n) => pods.filter((p) => p.nodeName === n));
+    checkApiServerCache(deps.informers, log, observed.apiServers ?? [], apiServers);
+    observed = { ...observed, apiServers };
+  }
+  return { observed: { ...observed, fresh: [...(observed.fresh ?? []), ...needs] }, pods: seen.pods, node };
 }
 
 function kubernetesFacts(informers: KubeInformers, node: NodeView): Pick<JobObservation, 'staticPods' | 'apiServers'> {

@@ -1,9 +1,10 @@
 // The PatchJob reconciler: glue. One pass = observe → decideJob(now) → at most one action → one
-// status write → events; returns when to look again.
+// status write → events; returns when to look again. A deadline verdict on cached facts is decided
+// again on those facts read fresh (core/job/confirm.ts) before anything is done.
 import { isDeepStrictEqual } from 'node:util';
 import { API_VERSION, Kind } from '../../../schemas/api.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
-import { afterAction, afterFailure, decideJob, type JobAction, type JobStep } from '../../core/job/index.js';
+import { afterAction, afterFailure, confirmFailed, decideJob, type JobAction, type JobStep } from '../../core/job/index.js';
 import { iso } from '../../core/job/status.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView } from '../../kube/views.js';
@@ -14,7 +15,8 @@ import type { Logger } from '../../telemetry/logger.js';
 import type { TalosPort } from '../../talos/port.js';
 import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { callFailure } from '../failure.js';
-import { observeJob, type JobWithSpec } from './observe.js';
+import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import { observeFresh, observeJob, type JobWithSpec, type Observed } from './observe.js';
 import { perform } from './perform.js';
 import type { TalosConnect } from './talos-access.js';
 
@@ -46,8 +48,13 @@ export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx:
 }
 
 async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, talos: () => Promise<TalosPort>, log: Logger): Promise<PassResult> {
-  const { observed, pods, node } = await observeJob(ctx, deps, job, talos);
-  let step: JobStep = decideJob(observed);
+  let seen = await observeJob(ctx, deps, job, talos);
+  let step: JobStep = decideJob(seen.observed);
+  if (step.confirm) {
+    seen = await confirm(ctx, deps, job, seen, step, log);
+    step = decideJob(seen.observed);
+  }
+  const { observed, pods, node } = seen;
   if (step.action) {
     const action: JobAction = step.action;
     try {
@@ -63,6 +70,19 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, t
   await writeStatus(ctx, deps, job, step.status, log);
   for (const e of step.events) await emit(ctx, deps, job, node, e);
   return { requeueAfterMs: step.requeueAfterMs };
+}
+
+/** The facts the verdict rests on, read fresh; when that fails, the job says so and the queue backs off (no verdict). */
+async function confirm(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, seen: Observed, step: JobStep, log: Logger): Promise<Observed> {
+  try {
+    return await observeFresh(ctx, deps, seen, step.confirm ?? [], log);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const failure = callFailure(err);
+    log.warn({ reason: failure.reason, err: failure.message }, 'could not read the node to confirm a deadline verdict; retrying');
+    await writeStatus(ctx, deps, job, confirmFailed(seen.observed, step, failure).status, log);
+    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming node ${job.spec.nodeName} before a deadline verdict: ${failure.message}`, cause: err });
+  }
 }
 
 async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, status: PatchJobStatus, log: Logger): Promise<void> {

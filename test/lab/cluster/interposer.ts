@@ -80,6 +80,13 @@ export interface ApiInterposer {
   tlsConnections(): number;
   /** Cuts the network: every open connection (watches too) is reset, new ones are reset at once, until `restore()`. */
   cut(): void;
+  /**
+   * Half-open watches: every watch open now whose path and query match `match` (all by default)
+   * stops forwarding — its connection stays open, no byte reaches the client, no FIN, not even a
+   * bookmark — as after a NAT or load balancer dropped the connection's state. New requests, new
+   * watches too, go through as before. Returns how many watches went silent.
+   */
+  silenceWatches(match?: (path: string) => boolean): number;
   restore(): void;
   close(): Promise<void>;
 }
@@ -95,6 +102,8 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   let highestWritten = 0;
   let isCut = false;
   const sockets = new Set<Socket>();
+  /** Open forwarded watches, by path, and how to make each silent. */
+  const watches = new Map<{ path: string }, () => void>();
 
   const server: Server = createServer({ cert: read('apiserver.crt'), key: read('apiserver.key') }, (req, res) => {
     const at = Date.now();
@@ -124,11 +133,20 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         const exchange: Exchange = { method, path, status: r.statusCode ?? 0, at };
         exchanges.push(exchange);
         res.writeHead(r.statusCode ?? 502, r.headers);
+        let silenced = false;
         if (/[?&]watch=(true|1)\b/.test(path)) {
           exchange.watchEvents = 0;
           r.on('data', (chunk: Buffer) => {
+            if (silenced) return;
             for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) exchange.watchEvents = (exchange.watchEvents ?? 0) + 1;
           });
+          const key = { path };
+          watches.set(key, () => {
+            // What the apiserver sends from now on is dropped here; the client's response never ends.
+            silenced = true;
+            r.unpipe(res);
+          });
+          res.on('close', () => watches.delete(key));
         } else if (isWrite && exchange.status < 300) {
           exchange.seenBefore = seenBefore;
           const chunks: Buffer[] = [];
@@ -144,9 +162,9 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         // kernel closes a killed apiserver's connections: pipe() alone would leave the client's watch
         // open and silent (seed 3045: a node's Ready missed until a job's reboot deadline).
         r.on('close', () => {
-          if (!r.complete) res.destroy();
+          if (!r.complete && !silenced) res.destroy();
         });
-        if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine);
+        if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine, () => silenced);
         else r.pipe(res);
       });
       up.on('error', () => res.destroy());
@@ -185,6 +203,16 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
     restore: () => {
       isCut = false;
     },
+    silenceWatches: (match = () => true) => {
+      let n = 0;
+      for (const [watch, silence] of watches) {
+        if (!match(watch.path)) continue;
+        silence();
+        watches.delete(watch);
+        n++;
+      }
+      return n;
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -210,17 +238,20 @@ function sendCanned(res: ServerResponse, canned: CannedAnswer): void {
   res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
 }
 
-/** Copies a watch stream line by line through `rewrite`. */
-function pipeRewritten(from: IncomingMessage, to: ServerResponse, rewrite: (line: string) => string): void {
+/** Copies a watch stream line by line through `rewrite`, until `silenced()`. */
+function pipeRewritten(from: IncomingMessage, to: ServerResponse, rewrite: (line: string) => string, silenced: () => boolean): void {
   let held = Buffer.alloc(0);
   from.on('data', (chunk: Buffer) => {
+    if (silenced()) return;
     held = Buffer.concat([held, chunk]);
     for (let nl = held.indexOf(10); nl !== -1; nl = held.indexOf(10)) {
       to.write(`${rewrite(held.subarray(0, nl).toString('utf8'))}\n`);
       held = held.subarray(nl + 1);
     }
   });
-  from.on('end', () => to.end(held));
+  from.on('end', () => {
+    if (!silenced()) to.end(held);
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {

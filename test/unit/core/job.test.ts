@@ -233,7 +233,7 @@ describe('core/job: decideJob', function () {
       assert.equal(blocked.status.blockingPDB, 'app/web');
       assert.equal(blocked.requeueAfterMs, 5_000);
       assert.equal(blocked.events[0]?.reason, 'DrainBlockedByPDB');
-      const late = decideJob(obs(blocked.status, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 5 * 60_000 }));
+      const late = decideJob(obs(blocked.status, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 5 * 60_000, fresh: ['node', 'nodePods'] }));
       assert.equal(late.status.phase, 'Failed');
       assert.equal(late.status.reason, 'DrainTimeout');
       assert.match(late.status.message ?? '', /app\/web/);
@@ -243,9 +243,9 @@ describe('core/job: decideJob', function () {
       // Chaos seed 2007: a leader handover under load saw the empty node only after the deadline and failed it with "0 pod(s) still on the node".
       const late = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('ds', { controllerKind: 'DaemonSet' })], now: T0 + 6 * 60_000 }));
       assert.equal(late.status.phase, 'Upgrading');
-      const stillThere = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1', { deleting: true })], now: T0 + 6 * 60_000 }));
+      const stillThere = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1', { deleting: true })], now: T0 + 6 * 60_000, fresh: ['node', 'nodePods'] }));
       assert.equal(stillThere.status.reason, 'DrainTimeout');
-      const notCordoned = decideJob(obs(cordonedStatus(), { node: node(), pods: [], now: T0 + 6 * 60_000 }));
+      const notCordoned = decideJob(obs(cordonedStatus(), { node: node(), pods: [], now: T0 + 6 * 60_000, fresh: ['node', 'nodePods'] }));
       assert.equal(notCordoned.status.reason, 'DrainTimeout', 'a node that is not cordoned is not drained');
     });
 
@@ -321,7 +321,7 @@ describe('core/job: decideJob', function () {
     it('fails at rebootTimeout with what it last saw', function () {
       const requested = decideJob(obs(upgrading())).status;
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
-      const step = decideJob(obs(rebooting, { now: T0 + 10 * 60_000, node: node({ ready: false }) }));
+      const step = decideJob(obs(rebooting, { now: T0 + 10 * 60_000, node: node({ ready: false }), fresh: ['node'] }));
       assert.equal(step.status.reason, 'RebootTimeout');
       assert.match(step.status.message ?? '', /Ready=false/);
       assert.match(step.status.message ?? '', /went down and has not come back/);

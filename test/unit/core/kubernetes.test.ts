@@ -94,7 +94,9 @@ function run(world: World, status: PatchJobStatus = {}, opts: { jobSpec?: Return
   const steps: JobStep[] = [];
   let now = T0;
   for (let i = 0; i < (opts.maxPasses ?? 60); i++) {
-    const step = decideJob(world.observe(status, now, opts.jobSpec));
+    let step = decideJob(world.observe(status, now, opts.jobSpec));
+    // As the reconciler does: a deadline verdict is decided again on fresh facts (the world is the truth).
+    if (step.confirm) step = decideJob({ ...world.observe(status, now, opts.jobSpec), fresh: step.confirm });
     steps.push(step);
     world.perform(step);
     status = step.status;
