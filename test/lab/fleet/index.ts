@@ -48,6 +48,8 @@ export interface FleetOptions {
    * a controller's guarded Node writes.
    */
   statusPostMs?: number;
+  /** Called as the start passes its steps (`nodes registered`, `workloads placed`): lets a bench time them. */
+  progress?: (step: string) => void;
 }
 
 export interface Fleet extends FleetControl {
@@ -111,6 +113,7 @@ class SimulatedFleet implements Fleet {
         for (const component of STATIC_POD_COMPONENTS) await syncStaticPod(this.core, state, component, { image: images[component], configVersion: '1', ready: true });
       }
     });
+    this.opts.progress?.('nodes registered');
     const renewMs = this.opts.leaseRenewMs ?? 10_000;
     if (renewMs > 0) {
       this.heartbeat = setInterval(() => void this.renewAll(), renewMs);
@@ -121,6 +124,7 @@ class SimulatedFleet implements Fleet {
       this.statusPosts.unref();
     }
     await this.workloads.start(this.opts.workloads ?? []);
+    this.opts.progress?.('workloads placed');
     await this.jobPods.start();
     if (this.kubeProxy) {
       const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
