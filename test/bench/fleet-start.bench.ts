@@ -9,6 +9,8 @@ import { processesUsing } from '../lab/procfs.js';
 import { recordResult } from './results.js';
 import { PODS_PER_NODE, startScaleLab } from './scale/fleet.js';
 import { cpuSeconds } from './scale/sampler.js';
+import { apiserverRequests, counterSamples } from './scale/api-counts.js';
+import { scrapeApiserver } from './scale/measure.js';
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const SETTLE_MS = 30_000;
@@ -49,6 +51,8 @@ export async function run(): Promise<void> {
   });
   try {
     snapshots.push({ step: 'ready', wallSeconds: startSeconds, load1m: loadavg()[0] ?? 0, cpu: cpuNow(dir) });
+    // Every request the apiserver served since it started (all clients): which writes the start costs.
+    const requests = [...apiserverRequests(counterSamples(await scrapeApiserver(lab), 'apiserver_request_total'))].sort(([, a], [, b]) => b - a);
     // Not part of the start: whether the lab is still catching up (kube-controller-manager's PDB
     // backlog, watch fan-out) when the rollout would begin, which would load the measured span.
     await delay(SETTLE_MS);
@@ -65,7 +69,9 @@ export async function run(): Promise<void> {
     });
     const total = Object.fromEntries(columns.map((c) => [c, Number(((snapshots.at(-2)?.cpu[c] ?? 0) - (snapshots[0]?.cpu[c] ?? 0)).toFixed(1))]));
     console.log(['total', startSeconds.toFixed(1), '', ...columns.map((c) => total[c])].join('\t'));
-    console.log(`results: ${recordResult(`fleet-start ${workers}`, { workers, pods, startSeconds: Number(startSeconds.toFixed(1)), podsPerSecond: Number((pods / startSeconds).toFixed(1)), steps, cpuSeconds: total })}`);
+    const topRequests = Object.fromEntries(requests.slice(0, 12));
+    console.log(`apiserver requests during the start (all clients): ${JSON.stringify(topRequests)}`);
+    console.log(`results: ${recordResult(`fleet-start ${workers}`, { workers, pods, startSeconds: Number(startSeconds.toFixed(1)), podsPerSecond: Number((pods / startSeconds).toFixed(1)), steps, cpuSeconds: total, topRequests })}`);
   } finally {
     await lab.stop();
   }
