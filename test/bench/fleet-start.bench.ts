@@ -43,6 +43,7 @@ export async function run(): Promise<void> {
   let dir: string | undefined;
   const { lab, startSeconds } = await startScaleLab(workers, {
     progress: (step, clusterDir) => {
+      if (dir === undefined) console.log(`  cluster run directory (certificates for /debug/pprof): ${clusterDir}`);
       dir = clusterDir;
       const s = { step, wallSeconds: wall(), load1m: loadavg()[0] ?? 0, cpu: cpuNow(clusterDir) };
       snapshots.push(s);
