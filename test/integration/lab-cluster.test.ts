@@ -1,7 +1,7 @@
 // Self-tests of the lab's control plane and fleet: the parts every other test stands on.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { AppsV1Api, CoreV1Api, PolicyV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, PolicyV1Api, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { startFleet, describeFleet, type Fleet } from '../lab/fleet/index.js';
 import { WORKLOAD_LABEL } from '../lab/fleet/objects.js';
@@ -16,11 +16,12 @@ describe('lab: control plane and fleet', function () {
   let core: CoreV1Api;
   let policy: PolicyV1Api;
   let apps: AppsV1Api;
+  let kc: KubeConfig;
   const ns = 'lab-selftest';
 
   before(async function () {
     cluster = await sharedCluster();
-    const kc = loadKubeConfig(cluster.kubeconfigPath);
+    kc = loadKubeConfig(cluster.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     policy = kc.makeApiClient(PolicyV1Api);
     apps = kc.makeApiClient(AppsV1Api);
@@ -47,6 +48,21 @@ describe('lab: control plane and fleet', function () {
       name: pod.metadata?.name ?? '',
       body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.metadata?.name ?? '', namespace: ns } },
     });
+
+  // First: it reads the state startFleet returned with, before any other case moves it.
+  it('startFleet returns with each PDB already counting its workload\'s pods healthy (an eviction right after the start meets a settled PDB)', async () => {
+    const pdb = await policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
+    assert.equal(pdb.status?.observedGeneration, pdb.metadata?.generation);
+    assert.deepEqual([pdb.status?.expectedPods, pdb.status?.currentHealthy, pdb.status?.disruptionsAllowed], [2, 2, 0]);
+  });
+
+  it('registered nodes carry no condition taint and have their kube-node-lease Lease', async () => {
+    const nodes = (await core.listNode({ labelSelector: 'lab.kangalpatch.io/simulated=true' })).items.filter((n: V1Node) => n.metadata?.name?.startsWith('selftest-'));
+    assert.equal(nodes.length, 4);
+    for (const n of nodes) assert.deepEqual((n.spec?.taints ?? []).filter((t) => t.key.startsWith('node.kubernetes.io/')), [], n.metadata?.name);
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    for (const n of nodes) assert.equal((await leases.readNamespacedLease({ namespace: 'kube-node-lease', name: n.metadata?.name ?? '' })).spec?.holderIdentity, n.metadata?.name);
+  });
 
   it('the real kubectl lists the fleet with Talos node info', () => {
     const out = execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'get', 'nodes', '-l', 'lab.kangalpatch.io/simulated=true', '-o', 'wide', '--no-headers'], { encoding: 'utf8' });

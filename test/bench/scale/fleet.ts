@@ -48,7 +48,7 @@ export interface ScaleLab {
  * - The API interposer sits between the controller and the apiserver, so requests, watch events
  *   and no-op writes are counted for the controller alone (the lab's kubelets talk to the apiserver directly).
  */
-export async function startScaleLab(workers: number, opts: { images?: string[]; plansRepo?: boolean } = {}): Promise<ScaleLab> {
+export async function startScaleLab(workers: number, opts: { images?: string[]; plansRepo?: boolean; progress?: (step: string, clusterDir: string) => void } = {}): Promise<ScaleLab> {
   const started = process.hrtime.bigint();
   const lab = await startJobLab({
     fleet: { nodes: workers + 1, controlPlanes: 1, talosVersion: FROM_VERSION },
@@ -61,6 +61,7 @@ export async function startScaleLab(workers: number, opts: { images?: string[]; 
     registerConcurrency: 32,
     interposer: true,
     ...(opts.plansRepo ? { plansRepo: true } : {}),
+    ...(opts.progress ? { progress: opts.progress } : {}),
   });
   return { lab, startSeconds: Number(process.hrtime.bigint() - started) / 1e9 };
 }

@@ -59,6 +59,8 @@ export interface JobLabOptions {
    * and fails when a credential shows up (default true). The chaos runner checks it itself.
    */
   secretsScan?: boolean;
+  /** Called as the start passes its steps, with the cluster's run directory (where its processes are found): lets a bench time them. */
+  progress?: (step: string, clusterDir: string) => void;
 }
 
 export interface Controller {
@@ -138,6 +140,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const entry = await productEntry();
     const cluster = await startCluster();
     stops.push(() => cluster.stop());
+    const progress = (step: string): void => opts.progress?.(step, cluster.dir);
+    progress('control plane ready');
     let interposer: ApiInterposer | undefined;
     if (opts.interposer) {
       const i = await startApiInterposer(cluster);
@@ -159,10 +163,11 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
     const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs,
-      leaseRenewMs: opts.leaseRenewMs, registerConcurrency: opts.registerConcurrency });
+      leaseRenewMs: opts.leaseRenewMs, registerConcurrency: opts.registerConcurrency, progress });
     stops.push(() => fleet.stop());
     const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false, multiDocs: opts.multiDocs });
     stops.push(() => talos.stop());
+    progress('Talos simulator listening');
     await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
     let mirrors: string[] = [];
     let registry: Registry | undefined;
@@ -195,6 +200,7 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     }
     const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, groupLabel: `${GROUP}/group`, patchJobs: true });
     stops.push(() => observer.stop());
+    progress('observer synced');
 
     stops.push(async () => {
       for (const c of controllers) await c.process.stop(3000);

@@ -48,6 +48,8 @@ export interface FleetOptions {
    * a controller's guarded Node writes.
    */
   statusPostMs?: number;
+  /** Called as the start passes its steps (`nodes registered`, `workloads placed`): lets a bench time them. */
+  progress?: (step: string) => void;
 }
 
 export interface Fleet extends FleetControl {
@@ -100,17 +102,24 @@ class SimulatedFleet implements Fleet {
     this.raw = raw;
     await forEachLimit(this.states.values(), this.opts.registerConcurrency ?? 16, async (state) => {
       const created = await raw.post<V1Node>('/api/v1/nodes', nodeManifest(state));
-      await this.patchStatus(state);
-      // The created Node shows the taints admission gave it (TaintNodesByCondition's not-ready):
-      // read it again only when they need changing.
-      if (conditionTaints(created.spec?.taints ?? [], state) !== undefined) await this.writeConditionTaints(state);
-      await this.renewLease(state);
+      const posted = await this.patchStatus(state);
+      // The created Node shows the taints admission gave it (TaintNodesByCondition's not-ready);
+      // the status write answered with the resourceVersion that guards changing them, so no read.
+      const taints = conditionTaints(created.spec?.taints ?? [], state);
+      if (taints !== undefined) {
+        await raw.mergePatch(`/api/v1/nodes/${state.name}`, { metadata: { resourceVersion: posted.metadata?.resourceVersion }, spec: { taints } }).catch((err: unknown) => {
+          if (apiStatus(err) !== 409) throw err;
+          return this.writeConditionTaints(state);
+        });
+      }
+      await this.renewLease(state, 'create');
       if (state.role === 'controlplane') {
         const images = defaultStaticPodImages(state.kubernetesVersion);
         // Version 1: what the Talos simulator's component config resources start at.
         for (const component of STATIC_POD_COMPONENTS) await syncStaticPod(this.core, state, component, { image: images[component], configVersion: '1', ready: true });
       }
     });
+    this.opts.progress?.('nodes registered');
     const renewMs = this.opts.leaseRenewMs ?? 10_000;
     if (renewMs > 0) {
       this.heartbeat = setInterval(() => void this.renewAll(), renewMs);
@@ -121,6 +130,7 @@ class SimulatedFleet implements Fleet {
       this.statusPosts.unref();
     }
     await this.workloads.start(this.opts.workloads ?? []);
+    this.opts.progress?.('workloads placed');
     await this.jobPods.start();
     if (this.kubeProxy) {
       const first = [...this.states.values()].find((s) => s.role === 'controlplane') ?? [...this.states.values()][0];
@@ -224,10 +234,10 @@ class SimulatedFleet implements Fleet {
     await this.writeConditionTaints(state);
   }
 
-  private async patchStatus(state: FleetNodeState): Promise<void> {
+  private async patchStatus(state: FleetNodeState): Promise<V1Node> {
     const at = Math.max(Date.now(), (this.lastPost.get(state.name) ?? 0) + 1000);
     this.lastPost.set(state.name, at);
-    await this.api().mergePatch(`/api/v1/nodes/${state.name}/status`, { status: nodeStatus(state, new Date(at)) });
+    return this.api().mergePatch<V1Node>(`/api/v1/nodes/${state.name}/status`, { status: nodeStatus(state, new Date(at)) });
   }
 
   private async postAll(): Promise<void> {
@@ -243,11 +253,11 @@ class SimulatedFleet implements Fleet {
    */
   private async writeConditionTaints(state: FleetNodeState): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const node = await this.core.readNode({ name: state.name });
+      const node = await this.api().get<V1Node>(`/api/v1/nodes/${state.name}`);
       const taints = conditionTaints(node.spec?.taints ?? [], state);
       if (taints === undefined) return;
       try {
-        await this.core.patchNode({ name: state.name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } } }, mergePatch);
+        await this.api().mergePatch(`/api/v1/nodes/${state.name}`, { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } });
         return;
       } catch (err) {
         if (apiStatus(err) !== 409 || attempt >= 5) throw err;
@@ -263,12 +273,20 @@ class SimulatedFleet implements Fleet {
     }
   }
 
-  private async renewLease(state: FleetNodeState): Promise<void> {
+  /** `create`: the node is registering, its Lease most likely absent (POST first, one request instead of a 404 and a POST). */
+  private async renewLease(state: FleetNodeState, expect: 'create' | 'renew' = 'renew'): Promise<void> {
     const body = {
       metadata: { name: state.name, namespace: LEASE_NAMESPACE },
       spec: { holderIdentity: state.name, leaseDurationSeconds: 40, renewTime: new V1MicroTime() },
     };
     const leases = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
+    if (expect === 'create') {
+      await this.api().post(leases, body).catch(async (err: unknown) => {
+        if (apiStatus(err) !== 409) throw err;
+        await this.api().mergePatch(`${leases}/${state.name}`, body);
+      });
+      return;
+    }
     try {
       await this.api().mergePatch(`${leases}/${state.name}`, body);
     } catch (err) {

@@ -17,6 +17,7 @@ export interface RawApi {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
   mergePatch<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   delete(path: string, body?: unknown): Promise<void>;
   close(): void;
 }
@@ -49,6 +50,7 @@ export async function rawApi(kc: KubeConfig, maxSockets = 32): Promise<RawApi> {
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body),
     mergePatch: (path, body) => call('PATCH', path, body, 'application/merge-patch+json'),
+    put: (path, body) => call('PUT', path, body),
     delete: async (path, body) => void (await call('DELETE', path, body)),
     close: () => agent.destroy(),
   };

@@ -2,13 +2,14 @@
 // are bound and Running/Ready, a pod being deleted is finished (grace 0, as the kubelet does),
 // and a ReplicaSet pod that goes away gets a replacement on another schedulable node after a delay,
 // so PodDisruptionBudgets block and release evictions the way they do in a real cluster.
-import { AppsV1Api, CoreV1Api, PolicyV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PolicyV1Api, Watch, type KubeConfig, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { forEachLimit } from '../batch.js';
 import { rawApi, type RawApi } from './raw-api.js';
 import { apiStatus } from '../kube.js';
 import { podManifest, podStatus, SIMULATED_LABEL, WORKLOAD_LABEL, type PodOwner } from './objects.js';
 import type { FleetControl } from './types.js';
 import { Background } from './background.js';
+import { waitFor } from '../wait.js';
 
 export interface WorkloadSpec {
   namespace: string;
@@ -78,42 +79,89 @@ export class Workloads {
 
   async start(specs: WorkloadSpec[]): Promise<void> {
     this.raw = await rawApi(this.kc, this.concurrency * 2);
-    await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
-      // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
-      // events it missed: count the ReplicaSets' pods again instead.
-      this.work.run('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
-    );
     for (const node of (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items) this.noteNode('ADDED', node);
     await this.startWatch('/api/v1/nodes', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, node: V1Node) => {
       this.noteNode(type, node);
       if (type === 'MODIFIED' && !node.spec?.unschedulable) this.placePending();
     });
-    for (const spec of specs) await this.add(spec);
+    await this.addAll(specs);
+    // The pod watch starts once the start's pods are placed: nothing deletes or evicts a pod before
+    // start() returns, createPod counts its own pods, and the watch's first events replay every pod
+    // as ADDED. Watching during the bulk start had the apiserver encode, and this process parse,
+    // two events per pod (created, then Ready) that changed nothing here.
+    await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
+      // A restarted watch replays current pods as ADDED (finishing deletions) but not the DELETED
+      // events it missed: count the ReplicaSets' pods again instead.
+      this.work.run('reconcile replicas after a watch restart', () => this.reconcileReplicas()),
+    );
   }
 
   async add(spec: WorkloadSpec): Promise<void> {
+    const workload = await this.createWorkload(spec);
+    await this.createPdb(spec);
+    await forEachLimit(this.targetsOf(workload), this.concurrency, async (node) => void (await this.createPod(workload, node)));
+    workload.placing = false;
+  }
+
+  /**
+   * The start's workloads in bulk, for fleets of thousands of nodes: every workload's pods in one
+   * pool of `concurrency` requests (no tail per workload), and each PDB created once its pods are
+   * Ready. A PDB that exists while its pods are created has the disruption controller recount it,
+   * and write its status, for nearly every pod created and every pod turning Ready (two events
+   * per pod): as many writes again as the pods themselves on the same apiserver, for a state
+   * nobody looks at yet. The end state is the same objects, and the start returns only once the
+   * disruption controller has counted every PDB's pods healthy, so an eviction right after the
+   * start meets a settled PDB (with the PDB first it could meet one not counted yet).
+   */
+  private async addAll(specs: WorkloadSpec[]): Promise<void> {
+    const workloads: Workload[] = [];
+    for (const spec of specs) workloads.push(await this.createWorkload(spec));
+    const targets = workloads.map((w) => ({ w, nodes: this.targetsOf(w) }));
+    const pods = targets.flatMap(({ w, nodes }) => nodes.map((node) => ({ w, node })));
+    await forEachLimit(pods, this.concurrency, async ({ w, node }) => void (await this.createPod(w, node)));
+    for (const w of workloads) w.placing = false;
+    const budgets = targets.filter(({ w }) => w.spec.pdb !== undefined);
+    await forEachLimit(budgets, this.concurrency, ({ w }) => this.createPdb(w.spec));
+    // Pods placed per PDB: what its status counts (expected and healthy) once the controller caught up.
+    const expected = new Map(budgets.map(({ w, nodes }) => [key(w.spec.namespace, w.spec.name), nodes.length]));
+    await waitFor(async () => {
+      const list = await this.api().get<{ items: V1PodDisruptionBudget[] }>('/apis/policy/v1/poddisruptionbudgets');
+      const settled = list.items.filter((pdb) => {
+        const want = expected.get(key(pdb.metadata?.namespace ?? '', pdb.metadata?.name ?? ''));
+        const s = pdb.status;
+        return want !== undefined && (s?.observedGeneration ?? 0) >= (pdb.metadata?.generation ?? 1) && s?.expectedPods === want && s.currentHealthy === want;
+      });
+      return settled.length === expected.size || undefined;
+    }, { timeoutMs: 10 * 60_000, intervalMs: 500, description: `the disruption controller to count the pods of ${expected.size} PDBs healthy` });
+  }
+
+  /** The workload's namespace and owner object; registered, its pods still to place. */
+  private async createWorkload(spec: WorkloadSpec): Promise<Workload> {
     await this.core.createNamespace({ body: { metadata: { name: spec.namespace } } }).catch((err: unknown) => {
       if (apiStatus(err) !== 409) throw err;
     });
     const workload: Workload = { spec, owner: await this.createOwner(spec), pending: 0, scheduled: 0, placing: true };
     this.workloads.set(key(spec.namespace, spec.name), workload);
-    if (spec.pdb) {
-      await this.policy.createNamespacedPodDisruptionBudget({
-        namespace: spec.namespace,
-        body: { metadata: { name: spec.name }, spec: { ...spec.pdb, selector: { matchLabels: { [WORKLOAD_LABEL]: spec.name } } } },
-      });
-    }
+    return workload;
+  }
+
+  private async createPdb(spec: WorkloadSpec): Promise<void> {
+    if (!spec.pdb) return;
+    await this.policy.createNamespacedPodDisruptionBudget({
+      namespace: spec.namespace,
+      body: { metadata: { name: spec.name }, spec: { ...spec.pdb, selector: { matchLabels: { [WORKLOAD_LABEL]: spec.name } } } },
+    });
+  }
+
+  /** The nodes the workload's first pods go to: every eligible node for a DaemonSet, else `replicas` round-robin from `startAt`. */
+  private targetsOf(workload: Workload): string[] {
+    const { spec } = workload;
     const nodes = this.eligibleNodes(spec);
-    if (spec.kind === 'daemonset') {
-      await forEachLimit(nodes, this.concurrency, async (node) => void (await this.createPod(workload, node)));
-      return;
-    }
+    if (spec.kind === 'daemonset') return nodes;
     const replicas = spec.replicas ?? 1;
     if (nodes.length === 0 && replicas > 0) throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
     const start = spec.startAt ?? 0;
-    const targets = Array.from({ length: replicas }, (_, i) => nodes[(start + i) % nodes.length] ?? '');
-    await forEachLimit(targets, this.concurrency, async (node) => void (await this.createPod(workload, node)));
-    workload.placing = false;
+    return Array.from({ length: replicas }, (_, i) => nodes[(start + i) % nodes.length] ?? '');
   }
 
   /**
@@ -278,7 +326,15 @@ export class Workloads {
     // Counted at once, before its watch event: the next placement already sees it.
     this.place(key(spec.namespace, spec.name), nodeName, `${spec.namespace}/${pod.metadata?.name ?? ''}`, true);
     const ready = this.fleet.node(nodeName)?.up ?? false;
-    return this.api().mergePatch<V1Pod>(`/api/v1/namespaces/${spec.namespace}/pods/${pod.metadata?.name ?? ''}/status`, { status: podStatus(ready, new Date()) });
+    const path = `/api/v1/namespaces/${spec.namespace}/pods/${pod.metadata?.name ?? ''}/status`;
+    const status = podStatus(ready, new Date());
+    // The created pod back with its status, guarded by its resourceVersion: the apiserver takes an
+    // update without the JSON round trip a merge patch costs it (the dearest step of a bulk start).
+    // Changed since (a deletion under way): the merge patch, as before.
+    return this.api().put<V1Pod>(path, { ...pod, status: { ...pod.status, ...status } }).catch((err: unknown) => {
+      if (apiStatus(err) !== 409) throw err;
+      return this.api().mergePatch<V1Pod>(path, { status });
+    });
   }
 
   private async setReadyOn(nodeName: string, ready: boolean): Promise<void> {
