@@ -118,11 +118,12 @@ describe('controller/kube adapter on the lab apiserver', function () {
         const cordoned = await kube.port.cordon(testCtx(), before, 'job-a');
         const again = await counted.port.cordon(testCtx(), before, 'job-a');
         assert.deepEqual([again.unschedulable, again.cordonedBy, again.resourceVersion], [true, 'job-a', cordoned.resourceVersion]);
+        const patches = (): number[] => interposer.exchanges.filter((e) => e.method === 'PATCH' && e.path.startsWith(`/api/v1/nodes/${before.name}`)).map((e) => e.status);
+        assert.deepEqual(patches(), [409], 'the stale cordon conflicted, and nothing was written after the fresh read');
         const uncordoned = await kube.port.uncordon(testCtx(), cordoned, 'job-a');
         const back = await counted.port.uncordon(testCtx(), cordoned, 'job-a');
         assert.deepEqual([back.unschedulable, back.cordonedBy, back.resourceVersion], [false, undefined, uncordoned.resourceVersion]);
-        const patches = interposer.exchanges.filter((e) => e.method === 'PATCH' && e.path.startsWith(`/api/v1/nodes/${before.name}`));
-        assert.deepEqual(patches.map((e) => e.status), [409, 409], 'each stale patch conflicted, and nothing was written after the fresh read');
+        assert.deepEqual(patches(), [409, 409], 'the stale uncordon conflicted too, and nothing was written after the fresh read');
       } finally {
         await interposer.close();
       }
