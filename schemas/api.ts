@@ -26,8 +26,13 @@ export const ConditionNodeReleased = 'NodeReleased';
 
 /** Annotations and the finalizer of PatchPlans the GitOps loop applies (kubectl-applied plans carry none). */
 export const Annotation = {
-  /** Git commit the applied spec came from. */
+  /** Git commit the plan was last synced from (moves with every commit of the branch: status.observedSourceCommit, the commit status). */
   SourceCommit: `${API_GROUP}/source-commit`,
+  /**
+   * Git commit the plan's spec and path came from: set when the file is added, changed or moved,
+   * kept while other commits leave it alone. The rollout report names it and links the file at it.
+   */
+  SpecCommit: `${API_GROUP}/spec-commit`,
   /** File (repository path) the plan was loaded from. */
   SourcePath: `${API_GROUP}/source-path`,
   /** `gitops` on plans the loop created: only those are pruned or drift-corrected. */

@@ -1,10 +1,12 @@
 // Cordon and uncordon: one merge patch each, guarded by the resourceVersion of the view we decided
-// on, and marked with the job that cordoned it so we never uncordon a node somebody else cordoned.
+// on, and marked with the job that cordoned it so we never uncordon a node somebody else cordoned
+// (core/job/cordon-write decides whether a write is ours to make and still needed).
 //
 // A Node's resourceVersion moves with every status post of its kubelet (Ready, images,
 // conditions), which is exactly what happens around a reboot. So a conflict here is expected: the
 // Node is read again and, while the marker and unschedulable still allow the write, written again
 // at once. It never waits for the work queue's backoff, and never lengthens the time cordoned.
+import { cordonWrite } from '../core/job/cordon-write.js';
 import type { OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind, isOutcomeError } from '../runtime/outcome.js';
 import { kubeCall } from './call.js';
@@ -16,33 +18,26 @@ import { CORDONED_BY_ANNOTATION, type NodeView } from './views.js';
 const CONFLICT_RETRIES = 3;
 
 export function cordonNode(c: KubeClients, ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView> {
-  return guardedNodeWrite(c, ctx, 'cordon', node, (n) => {
-    // Claiming a node that is already cordoned (by a person or another job) would let us uncordon
-    // it later; refuse instead. Our own cordon again is a no-op write, so retries are safe.
-    if (n.unschedulable && n.cordonedBy !== jobName) {
-      const by = n.cordonedBy === undefined ? 'someone else (no cordoned-by annotation)' : `job ${n.cordonedBy}`;
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'CordonedByOther', message: `node ${n.name} is already cordoned by ${by}` });
-    }
-    return { metadata: { resourceVersion: n.resourceVersion, annotations: { [CORDONED_BY_ANNOTATION]: jobName } }, spec: { unschedulable: true } };
-  });
+  return guardedNodeWrite(c, ctx, 'cordon', node, jobName);
 }
 
 export function uncordonNode(c: KubeClients, ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView> {
-  return guardedNodeWrite(c, ctx, 'uncordon', node, (n) => {
-    if (n.cordonedBy !== jobName) {
-      const by = n.cordonedBy === undefined ? 'not by a PatchJob' : `by job ${n.cordonedBy}`;
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'NotCordonedByUs', message: `node ${n.name} was cordoned ${by}, not by ${jobName}; leaving it as it is` });
-    }
-    // null removes the key in a JSON merge patch.
-    return { metadata: { resourceVersion: n.resourceVersion, annotations: { [CORDONED_BY_ANNOTATION]: null } }, spec: { unschedulable: false } };
-  });
+  return guardedNodeWrite(c, ctx, 'uncordon', node, jobName);
 }
 
-/** `bodyFor` checks the guard on a view (throwing when the write is no longer ours to make) and gives the patch for it. */
-async function guardedNodeWrite(c: KubeClients, ctx: OpContext, verb: string, decidedOn: NodeView, bodyFor: (n: NodeView) => object): Promise<NodeView> {
+/**
+ * Core decides on each view (the one the job decided on, then each fresh read after a conflict)
+ * whether the write is still ours to make and still changes something; a node already as wanted
+ * gets no patch (a conflict's fresh read often shows our own earlier write).
+ */
+async function guardedNodeWrite(c: KubeClients, ctx: OpContext, verb: 'cordon' | 'uncordon', decidedOn: NodeView, jobName: string): Promise<NodeView> {
   let node = decidedOn;
   for (let retry = 0; ; retry++) {
-    const body = bodyFor(node);
+    const decision = cordonWrite(verb, node, jobName);
+    if (decision.write === 'none') return node;
+    if (decision.write === 'refuse') throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: decision.reason, message: decision.message });
+    // null removes the key in a JSON merge patch.
+    const body = { metadata: { resourceVersion: node.resourceVersion, annotations: { [CORDONED_BY_ANNOTATION]: decision.cordonedBy } }, spec: { unschedulable: decision.unschedulable } };
     try {
       return projectNode(await kubeCall(ctx, `${verb} node ${node.name}`, (o) => c.core.patchNode({ name: node.name, body }, o), { patch: 'merge' }));
     } catch (err) {

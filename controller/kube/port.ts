@@ -62,7 +62,7 @@ export interface PatchJobInput {
 export interface KubePort {
   /** Sets spec.unschedulable and the cordoned-by annotation in one patch, guarded by the view's resourceVersion. */
   cordon(ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView>;
-  /** Clears both, guarded by the view's resourceVersion; refuses (Stalled `NotCordonedByUs`) unless node.cordonedBy === jobName. */
+  /** Clears both, guarded by the view's resourceVersion; refuses (Stalled `NotCordonedByUs`) a node cordoned by anyone else; writes nothing to a node already schedulable without a marker. */
   uncordon(ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView>;
 
   /** The Node, read live (not the cache): a deadline verdict is confirmed on it. Undefined when it does not exist. */

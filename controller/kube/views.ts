@@ -108,7 +108,7 @@ export interface PlanView {
   resourceVersion: string;
   generation: number;
   labels: Readonly<Record<string, string>>;
-  /** The GitOps loop's source-commit/source-path/managed-by and the reconcile-now trigger live here. */
+  /** The GitOps loop's source-commit/spec-commit/source-path/managed-by and the reconcile-now trigger live here. */
   annotations: Readonly<Record<string, string>>;
   finalizers: readonly string[];
   spec: PatchPlanSpec | undefined;

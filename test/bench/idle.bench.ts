@@ -2,8 +2,11 @@
 // 5,000 nodes, 50 plan files in Git, every plan finished (each targets the version the nodes
 // run) — watched for `duration` seconds: its API requests per minute (watches apart), Talos calls
 // per minute (goal 0), CPU (goal < 1 % of a core), and each git poll of an unchanged head (goal:
-// one ref advertisement, no pack; the window starts once the report writer has pushed every plan's final report). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s).
+// one ref advertisement, no pack; the window starts once the report writer has pushed every plan's final report). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s),
+// and the git pushes the controller made for those 5 commits (issue 18: a commit adding one plan must not rewrite the 50 finished plans' reports).
+import { loadavg } from 'node:os';
 import { stringify } from 'yaml';
+import type { JobLab } from '../e2e/support/job-lab.js';
 import { labPlan } from '../e2e/support/plans.js';
 import type { GitRequest } from '../lab/forge/index.js';
 import type { WorkingCopy } from '../lab/forge/working-copy.js';
@@ -33,13 +36,17 @@ function gitFigures(git: readonly GitRequest[], minutes: number) {
     gitLsRefs: lsRefs,
     gitPollIntervalS: lsRefs === 0 ? NaN : Number(((minutes * 60) / lsRefs).toFixed(2)),
     gitPacksFetched: posts.length - lsRefs,
-    gitPushes: git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length,
+    gitPushes: receivePacks(git),
     gitRequestsPerPoll: refAdverts === 0 ? NaN : Number((git.length / refAdverts).toFixed(2)),
   };
 }
 
-/** True once every plan's report branch (`kangal-patch/lab/report/<plan>-<rollout>`) holds a report whose phase is Completed. */
-async function reportsSettled(plans: WorkingCopy, names: readonly string[]): Promise<true | undefined> {
+/**
+ * True once every plan's report branch (`kangal-patch/lab/report/<plan>-<rollout>`) holds a report
+ * whose phase is Completed and, when `commitOf` is given, whose source commit is the one it returns
+ * for that plan (the report caught up with the plan's annotations).
+ */
+async function reportsSettled(plans: WorkingCopy, names: readonly string[], commitOf?: (name: string) => Promise<string | undefined>): Promise<true | undefined> {
   await plans.git(['fetch', '--quiet', '--prune', 'origin', '+refs/heads/kangal-patch/*:refs/remotes/origin/kangal-patch/*']);
   const refs = (await plans.git(['for-each-ref', '--format=%(refname:short)', 'refs/remotes/origin/kangal-patch/lab/report/'])).split('\n').filter((r) => r !== '');
   for (const name of names) {
@@ -47,8 +54,49 @@ async function reportsSettled(plans: WorkingCopy, names: readonly string[]): Pro
     if (ref === undefined) return undefined;
     const yaml = await plans.git(['show', `${ref}:status/lab/${name}.yaml`]).catch(() => '');
     if (!/^phase: Completed$/m.test(yaml)) return undefined;
+    const want = commitOf && (await commitOf(name));
+    if (commitOf && (want === undefined || !new RegExp(`^  commit: ${want}$`, 'm').test(yaml))) return undefined;
   }
   return true;
+}
+
+/**
+ * The commit a plan's report should name: its spec-commit annotation, else (a controller from before
+ * it existed) its source-commit. Read from the cluster, so the same bench measures both.
+ */
+async function reportCommitOf(lab: JobLab, name: string): Promise<string | undefined> {
+  const annotations = (await lab.plan(name))?.metadata.annotations as Record<string, string> | undefined;
+  return annotations?.['kangalpatch.ozalp.dk/spec-commit'] ?? annotations?.['kangalpatch.ozalp.dk/source-commit'];
+}
+
+/** The 1-minute load average (the machine is shared: every figure is read next to it). */
+const load1 = (): number => loadavg()[0] ?? NaN;
+
+const receivePacks = (git: readonly GitRequest[]): number => git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length;
+
+/**
+ * git push → plan applied (the controller's apply of the new plan, as the interposer saw it arrive),
+ * PUSHES times; then the git pushes the controller made for those commits: every receive-pack from
+ * the first push until each report (the finished plans' and the pushed ones') names the commit the
+ * controller says it should, less the bench's own pushes. Each pushed plan's own report is 1 or 2.
+ */
+async function measurePushes(lab: JobLab, plans: WorkingCopy, names: readonly string[], planDoc: (name: string, k: number) => string) {
+  const pushToApplied: number[] = [];
+  const pushesFrom = lab.forge?.gitRequests.length ?? 0;
+  const loadAtPushes = load1();
+  const pushed = Array.from({ length: PUSHES }, (_, k) => `pushed-${k + 1}`);
+  for (const [k, name] of pushed.entries()) {
+    await plans.write(`plans/${name}.yaml`, planDoc(name, names.length + k));
+    await plans.commitAndPush(`add ${name}`);
+    const pushedAt = Date.now();
+    const applied = await waitFor(() => lab.interposer?.exchanges.find((e) => e.at >= pushedAt && e.method === 'PATCH' && e.path.includes(`/patchplans/${name}`)), {
+      timeoutMs: 120_000, intervalMs: 20, description: `${name} applied`,
+    });
+    pushToApplied.push(applied.at - pushedAt);
+  }
+  await waitFor(() => reportsSettled(plans, [...names, ...pushed], (name) => reportCommitOf(lab, name)), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: 'every report caught up with its plan' });
+  const controllerPushes = receivePacks((lab.forge?.gitRequests ?? []).slice(pushesFrom)) - PUSHES;
+  return { pushToApplied, controllerPushes, loadAtPushes };
 }
 
 export async function run(): Promise<void> {
@@ -90,6 +138,7 @@ export async function run(): Promise<void> {
     // (Completed) report; the window starts then.
     await waitFor(() => reportsSettled(plans, names), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: `${PLAN_FILES} final rollout reports pushed` });
     const from = Date.now();
+    const loadAtStart = load1();
     const exchanges0 = lab.interposer?.exchanges.length ?? 0;
     const git0 = lab.forge?.gitRequests.length ?? 0;
     const talos0 = lab.talos.callLog().length;
@@ -104,18 +153,7 @@ export async function run(): Promise<void> {
     const git = gitFigures((lab.forge?.gitRequests ?? []).slice(git0), minutes);
     const talos = lab.talos.callLog().slice(talos0).length;
 
-    // git push → plan applied: the controller's apply of the new plan, as the interposer saw it arrive.
-    const pushToApplied: number[] = [];
-    for (let i = 1; i <= PUSHES; i++) {
-      const name = `pushed-${i}`;
-      await plans.write(`plans/${name}.yaml`, planDoc(name, PLAN_FILES + i - 1));
-      await plans.commitAndPush(`add ${name}`);
-      const pushedAt = Date.now();
-      const applied = await waitFor(() => lab.interposer?.exchanges.find((e) => e.at >= pushedAt && e.method === 'PATCH' && e.path.includes(`/patchplans/${name}`)), {
-        timeoutMs: 120_000, intervalMs: 20, description: `${name} applied`,
-      });
-      pushToApplied.push(applied.at - pushedAt);
-    }
+    const pushes = await measurePushes(lab, plans, names, planDoc);
     const figures = {
       workers,
       planFiles: PLAN_FILES,
@@ -127,13 +165,16 @@ export async function run(): Promise<void> {
       cpuPercentOfCore: Number(((100 * cpu) / (minutes * 60)).toFixed(3)),
       rssMiB: Math.round(memoryMiB(pid).rss),
       ...git,
-      pushToAppliedMs: { p50: pct(pushToApplied, 50), max: Math.max(...pushToApplied), n: pushToApplied.length, samples: pushToApplied },
+      pushToAppliedMs: { p50: pct(pushes.pushToApplied, 50), max: Math.max(...pushes.pushToApplied), n: pushes.pushToApplied.length, samples: pushes.pushToApplied },
+      controllerGitPushesPerCommit: Number((pushes.controllerPushes / PUSHES).toFixed(2)),
+      loadAverage1m: { atWindowStart: loadAtStart, atPushes: pushes.loadAtPushes, atEnd: load1() },
     };
     console.log(`idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`);
     console.log(`  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`);
     console.log(`  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`);
     console.log(`  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitPushes} pushes, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`);
-    console.log(`  git push → plan applied: ${pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s)`);
+    console.log(`  git push → plan applied: ${pushes.pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s); controller git pushes per commit ${figures.controllerGitPushesPerCommit} (the pushed plan's own report: 1-2)`);
+    console.log(`  load average (1 min): ${figures.loadAverage1m.atWindowStart.toFixed(1)} at the window's start, ${figures.loadAverage1m.atPushes.toFixed(1)} at the pushes, ${figures.loadAverage1m.atEnd.toFixed(1)} at the end`);
     console.log(`results: ${recordResult('idle', figures)}`);
   } finally {
     await controller.stop();

@@ -107,7 +107,7 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  const managed = (name: string, sourcePath: string): ClusterPlan => ({ name, uid: `uid-${name}`, managed: true, sourceCommit: 'c0', sourcePath, sourceProblems: undefined, spec: {}, deleting: false });
+  const managed = (name: string, sourcePath: string): ClusterPlan => ({ name, uid: `uid-${name}`, managed: true, sourceCommit: 'c0', specCommit: 'c0', sourcePath, sourceProblems: undefined, spec: {}, deleting: false });
 
   it('caps 10,000 plan files, refuses symlinks, submodules, `..`, absolute and non-UTF-8 names, binary and non-UTF-8 contents, each named', function () {
     assert.equal(snap.commit, hostile);

@@ -9,7 +9,8 @@ import { systemClock } from '../../controller/runtime/clock.js';
 import type { LogFn } from '../../controller/runtime/log.js';
 import { isOutcomeError, type OutcomeError } from '../../controller/runtime/outcome.js';
 import type { PatchJobSpecInput } from '../../schemas/patchjob.js';
-import { mergePatch } from '../lab/kube.js';
+import { startApiInterposer } from '../lab/cluster/interposer.js';
+import { loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { waitFor } from '../lab/wait.js';
 import { sharedCluster } from '../support/shared-cluster.js';
 import { basePlan } from '../unit/schemas/plan-fixtures.js';
@@ -105,6 +106,27 @@ describe('controller/kube adapter on the lab apiserver', function () {
       const stored = await f.core.readNode({ name: stale.name });
       assert.notEqual(stored.spec?.unschedulable, true);
       assert.equal(stored.metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined);
+    });
+
+    it('sends no patch that changes nothing: on a stale view of a node this job already cordoned (or uncordoned), the conflict\'s fresh read ends it', async function () {
+      // The scale run's one no-op `PATCH nodes`: a job pass decided on a cache older than its own
+      // cordon; the guarded patch conflicted, and the retry wrote the same cordon again.
+      const interposer = await startApiInterposer(f.cluster);
+      try {
+        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+        const before = await node('ka-cordon-noop');
+        const cordoned = await kube.port.cordon(testCtx(), before, 'job-a');
+        const again = await counted.port.cordon(testCtx(), before, 'job-a');
+        assert.deepEqual([again.unschedulable, again.cordonedBy, again.resourceVersion], [true, 'job-a', cordoned.resourceVersion]);
+        const patches = (): number[] => interposer.exchanges.filter((e) => e.method === 'PATCH' && e.path.startsWith(`/api/v1/nodes/${before.name}`)).map((e) => e.status);
+        assert.deepEqual(patches(), [409], 'the stale cordon conflicted, and nothing was written after the fresh read');
+        const uncordoned = await kube.port.uncordon(testCtx(), cordoned, 'job-a');
+        const back = await counted.port.uncordon(testCtx(), cordoned, 'job-a');
+        assert.deepEqual([back.unschedulable, back.cordonedBy, back.resourceVersion], [false, undefined, uncordoned.resourceVersion]);
+        assert.deepEqual(patches(), [409, 409], 'the stale uncordon conflicted too, and nothing was written after the fresh read');
+      } finally {
+        await interposer.close();
+      }
     });
 
     it('checks the guard again on the fresh read: a node someone else cordoned meanwhile is left alone', async function () {

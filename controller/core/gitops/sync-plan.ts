@@ -1,5 +1,5 @@
 // What one GitOps sync does, decided from the loaded commit and the cluster's PatchPlans: apply
-// (new, changed, new commit, or drifted), delete (managed plans whose file left Git), mark plans whose
+// (new, changed, new commit, or drifted, each with the commit its spec is named after), delete (managed plans whose file left Git), mark plans whose
 // file became invalid (they keep their last good spec), and refuse names that belong to plans the
 // loop did not create. Pure: no I/O, no clock.
 import { sameValue } from '../same-value.js';
@@ -39,6 +39,8 @@ export interface ClusterPlan {
   /** Created by the GitOps loop (managed-by annotation). */
   managed: boolean;
   sourceCommit: string | undefined;
+  /** The spec-commit annotation: the commit the current spec (and path) came from; undefined on plans synced before it existed. */
+  specCommit: string | undefined;
   sourcePath: string | undefined;
   /** The source-problems annotation currently set. */
   sourceProblems: string | undefined;
@@ -57,6 +59,8 @@ export interface PlanApplyDecision {
    *  (spec.paused is then the operator's and the Pause policy's switch, and SSA never resets it). */
   spec: Record<string, unknown>;
   labels?: Readonly<Record<string, string>> | undefined;
+  /** The commit the applied spec is named after (spec-commit annotation): see specCommitOf. */
+  specCommit: string;
 }
 
 export interface SyncDecision {
@@ -109,7 +113,7 @@ function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current
   }
   if (current?.deleting) return; // applied again once its finalizer lets it go
   const reason = applyReason(commit, plan, current);
-  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec), ...(plan.labels ? { labels: plan.labels } : {}) });
+  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec), ...(plan.labels ? { labels: plan.labels } : {}), specCommit: specCommitOf(reason, commit, plan, current) });
   if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
 }
 
@@ -130,6 +134,19 @@ function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undef
   if (hasDrift(plan.spec, plan.rawSpec, current.spec)) return 'DriftReverted';
   if (current.sourceCommit !== commit || current.sourcePath !== plan.file) return 'NewCommit';
   return undefined;
+}
+
+/**
+ * The commit a plan's spec is named after (the rollout report's source commit and link). It moves
+ * only when the plan's own file does: created, changed, or moved to another path (a link to the old
+ * commit would not find the new path). A commit that leaves the file alone (NewCommit) or a reverted
+ * hand edit keeps it, so a finished plan's report is not rewritten for every commit of the
+ * repository. Plans synced before the annotation existed keep the commit their source-commit
+ * named, which is what their reports already show: an upgrade rewrites no report.
+ */
+export function specCommitOf(reason: ApplyReason, commit: string, plan: GitPlan, current: ClusterPlan | undefined): string {
+  if (reason === 'Created' || reason === 'Changed' || current === undefined || current.sourcePath !== plan.file) return commit;
+  return current.specCommit ?? current.sourceCommit ?? commit;
 }
 
 function groupByFile(problems: readonly SourceProblem[]): Map<string, SourceProblem[]> {

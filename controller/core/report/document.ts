@@ -58,10 +58,18 @@ export function secondsBetween(from: string | undefined, to: string | undefined)
   return Math.max(0, Math.round((b - a) / 1000));
 }
 
+/**
+ * The commit the report names: the one the plan's spec came from (spec-commit), not the branch head
+ * the plan was last synced at, so that a commit touching other files leaves this report as it is.
+ * A plan synced before spec-commit existed names its source-commit, as its report already does.
+ */
+export const reportedCommit = (plan: ReportPlan): string | undefined => plan.specCommit ?? plan.sourceCommit;
+
 export function sourceUrl(plan: ReportPlan, s: ReportSettings): string | null {
-  if (s.blobUrlBase === undefined || plan.sourceCommit === undefined || plan.sourcePath === undefined) return null;
+  const commit = reportedCommit(plan);
+  if (s.blobUrlBase === undefined || commit === undefined || plan.sourcePath === undefined) return null;
   const path = plan.sourcePath.split('/').map(encodeURIComponent).join('/');
-  return `${s.blobUrlBase.replace(/\/+$/, '')}/${plan.sourceCommit}/${path}`;
+  return `${s.blobUrlBase.replace(/\/+$/, '')}/${commit}/${path}`;
 }
 
 function nodeReport(j: ReportJob): NodeReport {
@@ -119,7 +127,7 @@ export function reportDocument(plan: ReportPlan, jobs: readonly ReportJob[], s: 
     completionTime: n(st.completionTime),
     nodes: { total: n(st.totalNodes), pending: n(st.pendingNodes), running: n(st.runningNodes), completed: n(st.completedNodes), failed: n(st.failedNodes) },
     preflight: { status: pre ? pre.status : null, reason: pre ? pre.reason : null, message: pre ? pre.message : null },
-    source: { commit: n(plan.sourceCommit), path: n(plan.sourcePath), url: sourceUrl(plan, s) },
+    source: { commit: n(reportedCommit(plan)), path: n(plan.sourcePath), url: sourceUrl(plan, s) },
     groups,
   };
 }

@@ -8,7 +8,8 @@ export interface ReportPlan {
   /** strategy.order of the spec, when the spec parses (groups without status rows follow it). */
   order: readonly string[] | undefined;
   status: PatchPlanStatus;
-  /** Annotations kangalpatch.ozalp.dk/source-commit and source-path, when the GitOps sync set them. */
+  /** Annotations kangalpatch.ozalp.dk/spec-commit, source-commit and source-path, when the GitOps sync set them. */
+  specCommit: string | undefined;
   sourceCommit: string | undefined;
   sourcePath: string | undefined;
 }

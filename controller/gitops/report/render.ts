@@ -25,6 +25,7 @@ export function reportPlanOf(plan: PlanView): ReportPlan {
     uid: plan.uid,
     order: plan.spec?.strategy.order,
     status: plan.status,
+    specCommit: plan.annotations[Annotation.SpecCommit],
     sourceCommit: plan.annotations[Annotation.SourceCommit],
     sourcePath: plan.annotations[Annotation.SourcePath],
   };

@@ -53,6 +53,7 @@ export function clusterPlan(v: PlanView): ClusterPlan {
     uid: v.uid,
     managed: v.annotations[Annotation.ManagedBy] === MANAGED_BY_GITOPS,
     sourceCommit: v.annotations[Annotation.SourceCommit],
+    specCommit: v.annotations[Annotation.SpecCommit],
     sourcePath: v.annotations[Annotation.SourcePath],
     sourceProblems: v.annotations[Annotation.SourceProblems],
     spec: v.spec,
@@ -101,7 +102,8 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
 function applyInput(commit: string, a: PlanApplyDecision) {
   return {
     name: a.name,
-    annotations: { [Annotation.SourceCommit]: commit, [Annotation.SourcePath]: a.file, [Annotation.ManagedBy]: MANAGED_BY_GITOPS },
+    // Every apply names spec-commit: server-side apply would drop an annotation the manager leaves out.
+    annotations: { [Annotation.SourceCommit]: commit, [Annotation.SpecCommit]: a.specCommit, [Annotation.SourcePath]: a.file, [Annotation.ManagedBy]: MANAGED_BY_GITOPS },
     labels: a.labels,
     finalizers: [PLAN_FINALIZER],
     spec: a.spec,

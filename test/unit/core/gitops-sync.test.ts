@@ -4,6 +4,7 @@ import { appliedSpec, decideSync, hasDrift, type ClusterPlan, type GitPlan, type
 
 const C1 = 'c1'.repeat(20);
 const C2 = 'c2'.repeat(20);
+const C3 = 'c3'.repeat(20);
 const spec = (v: string, extra: Record<string, unknown> = {}) => ({ target: { talosVersion: v }, paused: false, ...extra });
 const gitPlan = (name: string, v = 'v1.12.1', raw: Record<string, unknown> = { target: { talosVersion: v } }): GitPlan => ({ name, file: `plans/${name}.yaml`, spec: spec(v), rawSpec: raw });
 const inCluster = (name: string, o: Partial<ClusterPlan> = {}): ClusterPlan => ({
@@ -11,6 +12,7 @@ const inCluster = (name: string, o: Partial<ClusterPlan> = {}): ClusterPlan => (
   uid: `uid-${name}`,
   managed: true,
   sourceCommit: C1,
+  specCommit: C1,
   sourcePath: `plans/${name}.yaml`,
   sourceProblems: undefined,
   spec: spec('v1.12.1'),
@@ -67,6 +69,37 @@ describe('core/gitops decideSync', function () {
       d.problems.forEach((p, i) => assert.match(p.message, c.problems?.[i] ?? /^$/));
     });
   }
+
+  describe('the commit a plan\'s spec is named after (spec-commit, what its report names)', function () {
+    const cases: { name: string; loaded: LoadedCommit; cluster: ClusterPlan[]; want: [string, string, string][] }[] = [
+      { name: 'a created plan: the commit that added it', loaded: commit({ commit: C2, plans: [gitPlan('a')] }), cluster: [], want: [['a', 'Created', C2]] },
+      { name: 'a changed file: the commit that changed it', loaded: commit({ commit: C2, plans: [gitPlan('a', 'v1.12.2')] }), cluster: [inCluster('a')], want: [['a', 'Changed', C2]] },
+      {
+        name: 'a commit that touches only plan b: a keeps the commit its spec came from, b gets the new one',
+        loaded: commit({ commit: C3, plans: [gitPlan('a'), gitPlan('b', 'v1.12.2')] }),
+        cluster: [inCluster('a', { sourceCommit: C2, specCommit: C1 }), inCluster('b', { sourceCommit: C2, specCommit: C1 })],
+        want: [['b', 'Changed', C3], ['a', 'NewCommit', C1]],
+      },
+      { name: 'a reverted hand edit keeps the spec\'s commit', loaded: commit({ commit: C2, plans: [gitPlan('a')] }), cluster: [inCluster('a', { sourceCommit: C2, spec: spec('v1.13.0') })], want: [['a', 'DriftReverted', C1]] },
+      {
+        name: 'a file moved to another path: the new commit (the old one has no file at the new path)',
+        loaded: commit({ commit: C2, plans: [{ ...gitPlan('a'), file: 'plans/team/a.yaml' }] }),
+        cluster: [inCluster('a')],
+        want: [['a', 'NewCommit', C2]],
+      },
+      {
+        name: 'a plan synced before spec-commit existed: its source-commit, which its report already names (no rewrite on upgrade)',
+        loaded: commit({ commit: C3, plans: [gitPlan('a')] }),
+        cluster: [inCluster('a', { sourceCommit: C2, specCommit: undefined })],
+        want: [['a', 'NewCommit', C2]],
+      },
+    ];
+    for (const c of cases) {
+      it(c.name, function () {
+        assert.deepEqual(decideSync(c.loaded, c.cluster).apply.map((a) => [a.name, a.reason, a.specCommit]), c.want);
+      });
+    }
+  });
 
   it('applies the file as written, leaving paused out unless the file pauses the plan', function () {
     assert.deepEqual(appliedSpec({ target: {}, paused: false }), { target: {} });

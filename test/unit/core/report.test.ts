@@ -7,7 +7,7 @@ const settings = { cluster: 'east', blobUrlBase: 'https://github.com/acme/plans/
 
 function plan(over: Partial<ReportPlan> = {}): ReportPlan {
   return {
-    name: 'p', uid: 'u1', order: ['controlPlane', 'workers'], sourceCommit: undefined, sourcePath: undefined,
+    name: 'p', uid: 'u1', order: ['controlPlane', 'workers'], specCommit: undefined, sourceCommit: undefined, sourcePath: undefined,
     status: { phase: 'InProgress', startTime: '2026-01-01T00:00:00Z', totalNodes: 2, completedNodes: 1, runningNodes: 1, pendingNodes: 0, failedNodes: 0,
       groups: [{ name: 'controlPlane', concurrency: 1, active: 0, total: 1, pending: 0, running: 0, completed: 1, failed: 0 }] },
     ...over,
@@ -86,6 +86,22 @@ describe('core/report', function () {
       assert.deepEqual(bare.nodes, { total: null, pending: null, running: null, completed: null, failed: null });
       assert.deepEqual(bare.source, { commit: null, path: null, url: null });
       assert.match(renderMarkdown(bare), /applied without Git/);
+    });
+
+    it('names the commit the spec came from, not the head the plan was last synced at; a plan synced before spec-commit existed keeps its source-commit', function () {
+      const head = 'h'.repeat(40);
+      const spec = 's'.repeat(40);
+      const finished = { sourcePath: 'plans/p.yaml', status: { phase: 'Completed' as const, startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:10:00Z' } };
+      const doc = reportDocument(plan({ ...finished, specCommit: spec, sourceCommit: head }), [], settings);
+      assert.deepEqual(doc.source, { commit: spec, path: 'plans/p.yaml', url: `https://github.com/acme/plans/blob/${spec}/plans/p.yaml` });
+      // A later commit moves only source-commit: the same bytes, so the writer has nothing to push.
+      const atNextHead = renderMarkdown(reportDocument(plan({ ...finished, specCommit: spec, sourceCommit: 'n'.repeat(40) }), [], settings));
+      assert.equal(atNextHead, renderMarkdown(doc));
+      // Upgrade: no spec-commit yet, the report names source-commit as before; once the sync sets
+      // spec-commit to that same commit (specCommitOf), the report is unchanged.
+      const old = reportDocument(plan({ ...finished, specCommit: undefined, sourceCommit: head }), [], settings);
+      assert.equal(old.source.commit, head);
+      assert.equal(renderMarkdown(reportDocument(plan({ ...finished, specCommit: head, sourceCommit: 'n'.repeat(40) }), [], settings)), renderMarkdown(old));
     });
 
     const durations: [number | null, string][] = [[null, '—'], [0, '0s'], [59, '59s'], [60, '1m'], [65, '1m 5s'], [3700, '1h 1m 40s'], [7200, '2h']];
