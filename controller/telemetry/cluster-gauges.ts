@@ -45,11 +45,11 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
   });
   new Gauge({
     name: 'kangal_patch_node_cordoned_seconds',
-    help: 'How long the node has been cordoned by a PatchJob; 0 when it is not cordoned by KangalPatch.',
+    help: 'How long the node has been cordoned by a PatchJob (0: by a PatchJob that is gone); only nodes KangalPatch holds cordoned have a series.',
     labelNames: ['node'],
     registers: [registry],
     collect() {
-      this.reset(); // a removed node's series go away
+      this.reset(); // an uncordoned or removed node's series go away
       if (!synced()) return;
       for (const [node, seconds] of cordonedSeconds(informers.nodes.list(), (name) => informers.patchJobs.get(name), clock.now())) this.set({ node }, seconds);
     },
