@@ -251,6 +251,12 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
     const write = await container.exec(['node', '-e', 'require("node:fs").writeFileSync("/app/x", "")']);
     assert.notEqual(write.code, 0);
     assert.match(write.stderr, /EROFS|read-only/);
+    // What it runs: the bundle and no node_modules, with the dependencies' license texts beside it.
+    const ls = await container.exec(['node', '-e', 'const fs = require("node:fs"); process.stdout.write(JSON.stringify({ app: fs.readdirSync("/app").sort(), dist: fs.readdirSync("/app/dist") }))']);
+    assert.deepEqual(JSON.parse(ls.stdout), { app: ['THIRD_PARTY_LICENSES', 'bin', 'dist', 'package.json'], dist: ['kangal-patch.mjs'] });
+    const licenses = await container.exec(['node', '-e', 'process.stdout.write(require("node:fs").readFileSync("/app/THIRD_PARTY_LICENSES", "utf8"))']);
+    assert.match(licenses.stdout, /^@kubernetes\/client-node@\S+ \(Apache-2\.0\)$/m);
+    assert.match(licenses.stdout, /^zod@\S+ \(MIT\)\n=+\n\n--- LICENSE/m);
   });
 
   it('two replicas, as the Deployment has, complete a rollout from a plan pushed to Git, with its report pull request', async function () {
