@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'proto/gen/**', 'bin/**', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'proto/gen/**', 'bin/**', 'eslint.config.js', 'bundle.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

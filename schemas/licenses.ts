@@ -13,6 +13,8 @@ export interface ProductionPackage {
   version: string;
   /** SPDX expression from the lockfile; '' when the package declares none. */
   license: string;
+  /** Where `npm ci` installs it (the lockfile's key, e.g. `node_modules/a/node_modules/b`); the first, if several copies. */
+  path: string;
 }
 
 interface LockEntry {
@@ -31,7 +33,7 @@ export function productionPackages(lockText: string): ProductionPackage[] {
     const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
     const version = entry.version ?? '';
     const license = typeof entry.license === 'string' ? entry.license : '';
-    seen.set(`${name}@${version}`, { name, version, license });
+    if (!seen.has(`${name}@${version}`)) seen.set(`${name}@${version}`, { name, version, license, path });
   }
   return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.version < b.version ? -1 : 1));
 }
@@ -60,4 +62,33 @@ export function renderLicenses(readme: string, lockText: string): string {
   const end = readme.indexOf(README_LICENSES_END);
   if (begin < 0 || end < begin) throw new Error(`README.md: the markers ${README_LICENSES_BEGIN} ... ${README_LICENSES_END} are missing`);
   return `${readme.slice(0, begin + README_LICENSES_BEGIN.length)}\n\n${table(productionPackages(lockText))}\n\n${readme.slice(end)}`;
+}
+
+/** A file of a package that carries its license terms (LICENSE, LICENCE.md, COPYING, NOTICE, ...). */
+export const LICENSE_FILE = /^(licen[cs]e|copying|notice)([-._].*)?$/i;
+
+export interface LicenseFile {
+  name: string;
+  text: string;
+}
+
+/**
+ * THIRD_PARTY_LICENSES: every production dependency with its declared license and the text of its
+ * license files. The bundle (dist/kangal-patch.mjs) carries their code without their directories,
+ * so their licenses ship in this one file instead. `files(path)` reads the package installed at the
+ * lockfile's `path`.
+ */
+export function renderThirdPartyLicenses(lockText: string, files: (path: string) => LicenseFile[]): string {
+  const packages = productionPackages(lockText);
+  const rule = '='.repeat(80);
+  const sections = packages.map((p) => {
+    const texts = files(p.path);
+    const body = texts.length === 0 ? ['(the package ships no license file; its declared license is above)'] : texts.map((f) => `--- ${f.name} ---\n${f.text.trimEnd()}`);
+    return [rule, `${p.name}@${p.version} (${p.license || 'no license declared'})`, rule, '', ...body, ''].join('\n');
+  });
+  return [
+    `KangalPatch (Apache-2.0) ships the code of ${packages.length} production dependencies (what \`npm ci --omit=dev\` installs from package-lock.json). Their licenses follow.`,
+    '',
+    ...sections,
+  ].join('\n');
 }

@@ -1,5 +1,5 @@
 // The product as an operator runs it: `npm run build` output laid out as the container image lays
-// it out (/app/{package.json,bin,dist,node_modules}), started as `kangal-patch run` with flags.
+// it out (/app/{package.json,bin,dist}: the bundle, no node_modules), started as `kangal-patch run` with flags.
 // Laid out in a temporary app directory by test/support/product.ts (which caches the compiled
 // output under the digest of the sources), never in the worktree's dist/.
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { layOutProduct } from '../support/product.js';
 
 export { repoRoot } from '../support/manifests.js';
 
-/** Compiles controller/, schemas/ and proto/ with tsconfig.build.json (what `npm run build` runs) into `appDir`, laid out as the image. */
+/** Builds controller/, schemas/ and proto/ as `npm run build` does (tsc, then the bundle) into `appDir`, laid out as the image. */
 export async function buildProduct(appDir: string): Promise<void> {
   await layOutProduct(appDir);
 }

@@ -1,14 +1,15 @@
 // The product as the container image runs it: `npm run build` output laid out as
-// /app/{package.json,bin,dist,node_modules}, so `bin/kangal-patch.js` runs the compiled dist/ (no
+// /app/{package.json,bin,dist}, so `bin/kangal-patch.js` runs the bundle dist/kangal-patch.mjs (no
 // tsx). The demo, the build test and every controller the e2e tests start use it: it is what users
-// run, and it starts in about half the CPU time of the sources through tsx.
+// run, and it starts in about half the CPU time of the sources through tsx. No node_modules beside
+// it, as in the image: a dependency the bundle failed to take in fails the tests, not production.
 //
 // The compiled output is kept in the lab cache under a digest of its inputs, so unchanged sources
 // skip the compiler (about 12 s of CPU on 2 cores) and a changed file rebuilds. Never built into the
 // worktree's dist/, where a stale build would only confuse.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,8 +19,8 @@ import { repoRoot } from './manifests.js';
 
 const run = promisify(execFile);
 
-/** What the compiled output depends on: the sources tsconfig.build.json compiles, its settings and the locked compiler. */
-const BUILD_INPUTS = ['controller', 'schemas', 'proto', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+/** What the built output depends on: the sources tsconfig.build.json compiles, its settings, the bundler's options and the locked compiler, bundler and dependencies. */
+const BUILD_INPUTS = ['controller', 'schemas', 'proto', 'tsconfig.json', 'tsconfig.build.json', 'bundle.mjs', 'package-lock.json'];
 
 function inputFiles(path: string): string[] {
   if (!existsSync(path)) return [];
@@ -36,13 +37,14 @@ function sourceDigest(): string {
 
 const labCache = (): string => process.env['KANGAL_LAB_CACHE'] ?? join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'kangal-lab');
 
-/** The compiled dist/ of the current sources, from the cache or compiled now (`tsc -p tsconfig.build.json`). */
+/** The built dist/ of the current sources, from the cache or built now as `npm run build` does (`tsc -p tsconfig.build.json`, then `node bundle.mjs`). */
 async function compiledDist(): Promise<string> {
   const cached = join(labCache(), 'product-dist', sourceDigest());
   if (existsSync(cached)) return cached;
   const tmp = `${cached}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', tmp], { cwd: repoRoot });
+  await run(process.execPath, [join(repoRoot, 'bundle.mjs'), tmp], { cwd: repoRoot });
   // A rename is atomic: a run killed mid-build leaves only a .tmp directory, never a half cache.
   if (existsSync(cached)) rmSync(tmp, { recursive: true, force: true });
   else renameSync(tmp, cached);
@@ -55,7 +57,6 @@ export async function layOutProduct(appDir: string): Promise<string> {
   mkdirSync(join(appDir, 'bin'), { recursive: true });
   copyFileSync(join(repoRoot, 'bin/kangal-patch.js'), join(appDir, 'bin/kangal-patch.js'));
   copyFileSync(join(repoRoot, 'package.json'), join(appDir, 'package.json'));
-  symlinkSync(join(repoRoot, 'node_modules'), join(appDir, 'node_modules'));
   return join(appDir, 'bin/kangal-patch.js');
 }
 

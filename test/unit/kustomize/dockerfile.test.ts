@@ -1,6 +1,8 @@
 // The image is built and run in test/e2e/container-image.test.ts (podman); these checks read the
 // Dockerfile alone, in milliseconds and with no container engine: stages, base image, user, what the
-// final stage copies, the entry point, and that the production dependencies cover the compiled code.
+// final stage copies (the bundle and the license file, no node_modules), the entry point, and that
+// the production dependencies cover the compiled code (the bundle takes in whatever it imports, so
+// a dev dependency imported by mistake would ship unnoticed).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -27,6 +29,9 @@ const NPM_CI = /^RUN (?:--mount=\S+\s+)*npm ci\b/;
 
 /** The build stage's compile: tsc with tsconfig.build.json (what `npm run build` runs). */
 const BUILD = /\btsc -p tsconfig\.build\.json\b/;
+/** Then the bundle and the license texts of what it bundles. */
+const BUNDLE = /\bnode bundle\.mjs\b/;
+const LICENSES = /\bnode dist\/schemas\/third-party-licenses\.js > THIRD_PARTY_LICENSES\b/;
 
 const packageName = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec));
 
@@ -44,26 +49,25 @@ describe('Dockerfile (static checks; no Docker engine here)', function () {
     assert.ok(build?.lines.some((l) => NPM_CI.test(l) && !l.includes('--omit=dev')), 'the build stage installs all dependencies with npm ci');
   });
 
-  it('the final stage runs as uid 65532 with production dependencies and dist/ only', function () {
+  it('the final stage runs as uid 65532 with the bundle and THIRD_PARTY_LICENSES only, no node_modules', function () {
     assert.ok(final.lines.some((l) => /^USER 65532(:65532)?$/.test(l)), 'USER 65532');
     const copies = final.lines.filter((l) => l.startsWith('COPY'));
     const build = all.find((s) => s.lines.some((l) => BUILD.test(l)));
+    const run = build?.lines.find((l) => BUILD.test(l)) ?? '';
+    assert.ok(BUNDLE.test(run) && LICENSES.test(run), `the build stage bundles and collects the licenses after tsc: ${run}`);
     const fromBuild = copies.filter((l) => l.includes(`--from=${build?.name ?? '?'}`));
-    assert.deepEqual(fromBuild.map((l) => l.split(/\s+/).at(-2)), ['/src/dist'], 'only dist/ comes from the build stage');
-    const depsCopy = copies.find((l) => /node_modules/.test(l));
-    const depsStage = all.find((s) => depsCopy?.includes(`--from=${s.name ?? '?'}`));
-    assert.ok(depsStage?.lines.some((l) => NPM_CI.test(l) && /\s--omit=dev\b/.test(l)), 'node_modules comes from a stage that ran npm ci --omit=dev');
-    assert.ok(!depsStage?.lines.some((l) => BUILD.test(l)), 'not from the build stage');
+    assert.deepEqual(fromBuild.map((l) => l.split(/\s+/).slice(-2)).sort(), [['/src/THIRD_PARTY_LICENSES', './THIRD_PARTY_LICENSES'], ['/src/dist/kangal-patch.mjs', './dist/kangal-patch.mjs']], 'only the bundle and the license file come from the build stage');
+    assert.equal(copies.filter((l) => /node_modules/.test(l)).length, 0, 'no node_modules in the final stage');
     // Besides those: package.json ("type": "module") and the entry script, nothing from the build context's sources.
     const fromContext = copies.filter((l) => !l.includes('--from='));
     assert.deepEqual(fromContext.map((l) => l.split(/\s+/)[1]).sort(), ['bin/kangal-patch.js', 'package.json']);
   });
 
-  it('ENTRYPOINT runs the package entry, which loads dist/controller/cli.js; CMD is run', function () {
+  it('ENTRYPOINT runs the package entry, which loads the bundle dist/kangal-patch.mjs; CMD is run', function () {
     assert.ok(final.lines.includes('ENTRYPOINT ["node", "/app/bin/kangal-patch.js"]'), final.lines.join('\n'));
     assert.ok(final.lines.includes('CMD ["run"]'));
     assert.ok(final.lines.includes('WORKDIR /app'));
-    assert.match(readFileSync(join(repoRoot, 'bin/kangal-patch.js'), 'utf8'), /dist\/controller\/cli\.js/);
+    assert.match(readFileSync(join(repoRoot, 'bin/kangal-patch.js'), 'utf8'), /dist\/kangal-patch\.mjs/);
     assert.ok(existsSync(join(repoRoot, 'controller/cli.ts')));
   });
 
