@@ -302,7 +302,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     } while (token);
     if (signal.aborted) return;
     this.counters.lists++;
-    this.replaceAll(fresh);
+    this.replaceAll(fresh, rv);
     this.rv = rv;
     if (!this.hasSynced) {
       this.hasSynced = true;
@@ -310,13 +310,24 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     }
   }
 
-  /** Stores a full list, then tells handlers about every key (deleted ones too). */
-  private replaceAll(fresh: Map<string, V>): void {
+  /**
+   * Stores a full list, then tells handlers about every key (deleted ones too). A view our own write
+   * put in (observeWrite) after the list's snapshot is newer than what the list says: it stays, as it
+   * does against an older watch event, or a re-list would undo our cordon in the cache (and the next
+   * pass would cordon again, a patch that changes nothing) until the write's own event arrives.
+   */
+  private replaceAll(fresh: Map<string, V>, listRv: string): void {
+    const rvOf = this.opts.resourceVersion;
     const changes: [string, V | undefined, V | undefined][] = [];
     for (const key of this.store.keys()) {
-      if (!fresh.has(key)) changes.push([key, undefined, this.store.delete(key)]);
+      const cached = this.store.get(key);
+      if (!fresh.has(key) && cached !== undefined && isNewer(rvOf(cached), listRv) !== true) changes.push([key, undefined, this.store.delete(key)]);
     }
-    for (const [key, view] of fresh) changes.push([key, view, this.store.set(key, view)]);
+    for (const [key, view] of fresh) {
+      const cached = this.store.get(key);
+      const ours = cached !== undefined && isNewer(rvOf(cached), rvOf(view)) === true ? cached : view;
+      changes.push([key, ours, this.store.set(key, ours)]);
+    }
     for (const [key, view, old] of changes) this.emit(key, view, old);
   }
 

@@ -187,6 +187,58 @@ describe('controller/kube informer on the lab apiserver', function () {
     }
   });
 
+  it('a re-list whose snapshot predates our own write keeps the write (no view without our cordon is told), then carries on from the watch', async function () {
+    // The list is the apiserver's own answer, only handed over late: taken before the cordon, given after it.
+    let hold: { taken: () => void; release: Promise<void> } | undefined;
+    const real = nodeSource();
+    const source: InformerSource<V1Node> = {
+      watchPath: real.watchPath,
+      list: async (q, o) => {
+        const page = await real.list(q, o);
+        const h = hold;
+        hold = undefined;
+        if (h) {
+          h.taken();
+          await h.release;
+        }
+        return page;
+      },
+    };
+    const inf = nodeInformer({ source });
+    const told: (NodeView | undefined)[] = [];
+    inf.onChange((key, view) => {
+      if (key === 'ki-relist-write') told.push(view);
+    });
+    const ac = new AbortController();
+    inf.start(ac.signal);
+    try {
+      await node('ki-relist-write');
+      const cached = await waitFor(() => inf.get('ki-relist-write'), { timeoutMs: 20_000, description: 'ki-relist-write cached' });
+      let release = (): void => undefined;
+      const taken = new Promise<void>((resolve) => {
+        hold = { taken: resolve, release: new Promise<void>((r) => (release = r)) };
+      });
+      const lists = inf.stats().lists;
+      inf.breakWatch({ relist: true, reason: 'test: a re-list' });
+      await taken;
+      const written = await kube.port.cordon(testCtx(), cached, 'job-relist');
+      inf.observeWrite(written);
+      const toldBefore = told.length;
+      release();
+      await waitFor(() => inf.stats().lists > lists || undefined, { timeoutMs: 20_000, description: 'the held list applied' });
+      const afterList = told.slice(toldBefore);
+      assert.ok(afterList.length > 0, 'the re-list told the key again');
+      assert.deepEqual(afterList.map((v) => v?.cordonedBy), afterList.map(() => 'job-relist'), 'no view without our cordon told after our write');
+      assert.equal(inf.get('ki-relist-write')?.resourceVersion, written.resourceVersion);
+      // The watch from the list's snapshot still delivers later changes.
+      await f.core.patchNode({ name: 'ki-relist-write', body: { metadata: { labels: { later: 'yes' } } } }, mergePatch);
+      await waitFor(() => inf.get('ki-relist-write')?.labels['later'] === 'yes', { timeoutMs: 20_000, description: 'a later change' });
+      assert.equal(inf.get('ki-relist-write')?.cordonedBy, 'job-relist');
+    } finally {
+      ac.abort();
+    }
+  });
+
   it('catches and logs a throwing handler; other handlers still run', async function () {
     const inf = nodeInformer();
     const good: string[] = [];
