@@ -171,6 +171,8 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
   // The plan's names and labels first (the Talos endpoints are filled in once the proxies exist).
   const draft = concretePlan(s, started, []);
   const lab = await startJobLab(labOptions(s, draft));
+  const since = (): string => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  log(`  lab ready at ${since()}`);
   const outages: Outages = { talos: [], git: undefined, api: undefined };
   let controllers: ControllerSet | undefined;
   const fired: string[] = [];
@@ -191,6 +193,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     controllers.startAll();
 
     await deliver(lab, s, plan);
+    log(`  plan delivered at ${since()}`);
 
     let jumpAt: number | undefined;
     if (plan.window) {
@@ -204,10 +207,12 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     const faults = playMomentFaults({ s, plan, lab, controllers, outages, fired, log: (l) => log(`${l} (${Date.now() - started} ms into the run)`) });
 
     const { finalStatus, violations } = await planEnd(lab, s, plan);
+    log(`  plan ${String(finalStatus?.['phase'])} at ${since()}`);
     await faults.stop();
 
     const facts: RunFacts = { scenario: s, plan, lab, controllers: controllers.all, finalStatus, jumpAt };
     violations.push(...(await checkRun(facts)));
+    log(`  checked at ${since()}`);
     if (violations.length > 0) keepEvidence(s, lab, controllers.all, violations);
     return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, selfExits: controllers.selfExits, violations };
   } finally {
