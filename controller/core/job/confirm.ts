@@ -3,8 +3,11 @@
 // an old Node or old pods for minutes, until the watchdog notices. A job failed on that view fails a
 // node for what we did not see (chaos seed 3045: RebootTimeout on a node Ready for ~28 s). So the
 // pass that would give such a verdict asks for the facts it rests on to be read again, and the same
-// decision runs on what that read returns: one read per verdict, not per pass.
+// decision runs on what that read returns: one read per verdict, not per pass. The same holds for a
+// node missing from the cache: a Node deleted and registered again while the watch was silent is
+// gone from the cache until the next re-list, and a job must not fail with NodeNotFound for it.
 import { JobReason } from './reasons.js';
+import { failed } from './status.js';
 import type { CallFailure, FreshRead, JobObservation, JobStep } from './types.js';
 
 const WHAT: Record<FreshRead, string> = { node: 'the Node', nodePods: 'its pods', apiServers: 'the kube-apiserver pods' };
@@ -17,6 +20,18 @@ export function confirmedVerdict(o: JobObservation, verdict: JobStep, needs: rea
   const status = o.job.status;
   const message = `the deadline ${status.deadline ?? ''} passed on the cached view of node ${spec.nodeName} (${verdict.status.reason ?? 'failing'}); reading ${missing.map((n) => WHAT[n]).join(' and ')} from the apiserver before failing it`;
   return { status: { ...status, reason: JobReason.ConfirmingNode, message }, events: [], requeueAfterMs: 0, confirm: missing };
+}
+
+/** NodeNotFound for `o`'s node, given only once the Node was read from the apiserver and was not there. */
+export function nodeNotFound(o: JobObservation, status: JobObservation['job']['status'], message: string): JobStep {
+  if ((o.fresh ?? []).includes('node')) return failed(status, o.now, JobReason.NodeNotFound, message);
+  const { nodeName } = o.job.spec;
+  return {
+    status: { ...o.job.status, reason: JobReason.ConfirmingNode, message: `node ${nodeName} is not in the controller's cache; reading it from the apiserver before failing the job (NodeNotFound)` },
+    events: [],
+    requeueAfterMs: 0,
+    confirm: ['node'],
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Draining: cordon (marking the node as cordoned by this job), evict every pod that must go, wait
 // until they are gone. Done only when no evictable pod is left on the node, however many passes
 // that takes (a pod bound just after the cordon is evicted too).
-import { confirmedVerdict } from './confirm.js';
+import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { JobReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
@@ -23,7 +23,7 @@ export function decideDraining(o: JobObservation): JobStep {
   const { spec, name } = o.job;
   const status = o.job.status;
   const node = o.node;
-  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while draining`);
+  if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while draining`);
   const remaining = podsToDrain(o.pods);
   // A drain that is done (cordoned, nothing left) is done, however late it is seen: the deadline
   // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).

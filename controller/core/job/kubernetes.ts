@@ -15,7 +15,7 @@ import { KubernetesComponent, type PatchJobStatus } from '../../../schemas/patch
 import { STATIC_POD_COMPONENTS, targetImage } from '../kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../kubernetes/machine-config.js';
 import { describeApiServers, olderApiServers } from '../kubernetes/skew.js';
-import { confirmedVerdict } from './confirm.js';
+import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
 import type { JobObservation, JobStep, StaticPodFacts } from './types.js';
@@ -32,7 +32,7 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
   const { spec } = o.job;
   const target = spec.target.kubernetesVersion ?? '';
   const node = o.node;
-  if (!node) return failed(from, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
+  if (!node) return nodeNotFound(o, from, `node ${spec.nodeName} does not exist`);
   const current = node.kubeletVersion;
   const status: PatchJobStatus = { ...from, initialKubernetesVersion: from.initialKubernetesVersion ?? current, currentKubernetesVersion: from.currentKubernetesVersion ?? current, targetKubernetesVersion: target };
   if (semver.valid(current) && semver.lt(target, current)) {
@@ -58,7 +58,7 @@ export function decideUpgradingKubernetes(o: JobObservation): JobStep {
   const { spec, name } = o.job;
   const status = o.job.status;
   const node = o.node;
-  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while upgrading Kubernetes`);
+  if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while upgrading Kubernetes`);
   if (node.unschedulable && node.cordonedBy === name && node.ready) {
     // Back from the Talos phases: the Kubernetes step needs no cordon, so the node is given back first.
     return { action: { type: 'uncordon' }, status: { ...status, uncordonedTime: iso(o.now) }, events: [{ type: 'Normal', reason: 'Uncordoned', note: `uncordoned node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };

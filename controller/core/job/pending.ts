@@ -6,6 +6,7 @@ import { resolveInstaller } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { preNodeHook, preNodeInFlight } from './hooks.js';
 import { silenceBeforeCordon } from './silences.js';
+import { nodeNotFound } from './confirm.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
 import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
@@ -17,7 +18,7 @@ export function decidePending(o: JobObservation): JobStep {
   const status = o.job.status;
   const target = spec.target.talosVersion;
   if (target === undefined) return kubernetesOnly(o);
-  if (!o.node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} does not exist`);
+  if (!o.node) return nodeNotFound(o, status, `node ${spec.nodeName} does not exist`);
   if (status.phase === undefined || status.deadline === undefined) return start(o, target);
   // A running preNode hook needs no Talos facts: it is followed until it ends.
   if (preNodeInFlight(status)) return preNodeHook(o) ?? { status, events: [], requeueAfterMs: 0 };

@@ -2,7 +2,7 @@
 // flow asks for the reboot here, once: recorded first, sent only while the node still runs the boot
 // we recorded.
 import { UpgradeFlow } from '../talos-flow.js';
-import { confirmedVerdict } from './confirm.js';
+import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { enterKubernetes } from './kubernetes.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
@@ -14,7 +14,7 @@ export function decideRebooting(o: JobObservation): JobStep {
   const status = o.job.status;
   const node = o.node;
   const target = spec.target.talosVersion ?? '';
-  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while rebooting`);
+  if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while rebooting`);
   const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
   if (rebooted && node.ready) return node.talosVersion === target ? completed(o) : bootedOldPartition(o, node, target);
   if (pastDeadline(status, o.now)) return confirmedVerdict(o, rebootTimedOut(o, node, target, rebooted), ['node']);

@@ -2,7 +2,7 @@
 // and, on a control-plane node, its three static pods run the target and are Ready — all before
 // the deadline set when the Kubernetes phases began.
 import { imageVersion, STATIC_POD_COMPONENTS } from '../kubernetes/images.js';
-import { confirmedVerdict } from './confirm.js';
+import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { JobReason } from './reasons.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
@@ -25,7 +25,7 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
   const status = o.job.status;
   const target = spec.target.kubernetesVersion ?? '';
   const node = o.node;
-  if (!node) return failed(status, o.now, JobReason.NodeNotFound, `node ${spec.nodeName} disappeared while its Kubernetes upgrade was validated`);
+  if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while its Kubernetes upgrade was validated`);
   const missing = node.controlPlane ? staticPodsAtVersion(o.staticPods ?? [], target) : [];
   const kubeletOk = node.kubeletVersion === target && node.ready;
   if (kubeletOk && missing.length === 0) {

@@ -51,7 +51,13 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, t
   let seen = await observeJob(ctx, deps, job, talos);
   let step: JobStep = decideJob(seen.observed);
   if (step.confirm) {
+    const cachedNode = seen.node;
     seen = await confirm(ctx, deps, job, seen, step, log);
+    // The Node was missing from the cache but exists: this pass observed nothing else of it (pods,
+    // Talos facts), so it decides nothing; the Node cache is re-listed and the queue comes back.
+    if (cachedNode === undefined && seen.node !== undefined) {
+      throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NodeMissingFromCache', message: `node ${job.spec.nodeName} exists but was missing from the controller's cache; re-listing Nodes before deciding` });
+    }
     step = decideJob(seen.observed);
   }
   const { observed, pods, node } = seen;

@@ -128,6 +128,32 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
     }
   });
 
+  describe('NodeNotFound is given only once the apiserver, not the cache, says the Node is gone', function () {
+    const k8s = spec({ kubernetesVersion: 'v1.36.3' });
+    const cases: [string, PatchJobStatus, ReturnType<typeof spec>][] = [
+      ['a new job (Pending)', {}, spec()],
+      ['Draining', { phase: 'Draining', flow: 'legacy', initialBootID: 'boot-1', deadline: DEADLINE, cordonedTime: new Date(T0).toISOString() }, spec()],
+      ['Rebooting', rebooting, spec()],
+      ['UpgradingKubernetes', { phase: 'UpgradingKubernetes', deadline: DEADLINE }, k8s],
+      ['ValidatingKubernetes', { phase: 'ValidatingKubernetes', deadline: DEADLINE, reason: 'WaitingForKubelet' }, k8s],
+    ];
+    for (const [phase, status, jobSpec] of cases) {
+      it(`${phase}: a node missing from the cache is read first; failed only when the read finds nothing`, function () {
+        const o = obs(status, { node: undefined, now: T0 + 1_000 }, jobSpec);
+        const step = decideJob(o);
+        assert.deepEqual(step.confirm, ['node']);
+        assert.equal(step.action, undefined);
+        assert.equal(step.status.phase, status.phase);
+        assert.equal(step.status.reason, 'ConfirmingNode');
+        assert.match(step.status.message ?? '', /node w1 is not in the controller's cache/);
+        const gone = confirmWith(o, { node: undefined });
+        assert.equal(gone.status.phase, 'Failed');
+        assert.equal(gone.status.reason, 'NodeNotFound');
+        assert.equal(gone.confirm, undefined);
+      });
+    }
+  });
+
   it('a failed confirming read gives no verdict: the phase and deadline stay, the status says why it waits', function () {
     const o = obs(rebooting);
     const step = confirmFailed(o, decideJob(o), { transient: true, reason: 'Unavailable', message: 'connect ECONNREFUSED 127.0.0.1:6443' });

@@ -178,8 +178,8 @@ describe('core/job: decideJob', function () {
       assert.equal(step.status.reason, 'TalosCallFailed');
     });
 
-    it('fails a job whose node does not exist', function () {
-      assert.equal(decideJob(obs({}, { node: undefined })).status.reason, 'NodeNotFound');
+    it('fails a job whose node does not exist (once a fresh read, not the cache, says so)', function () {
+      assert.equal(decideJob(obs({}, { node: undefined, fresh: ['node'] })).status.reason, 'NodeNotFound');
     });
   });
 
