@@ -7,9 +7,8 @@ import type { PatchPlanSpec, PatchPlanStatus } from '../../schemas/patchplan.js'
 export const CORDONED_BY_ANNOTATION = 'kangalpatch.ozalp.dk/cordoned-by';
 export const SCHEMATIC_ANNOTATION = 'extensions.talos.dev/schematic';
 export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
-export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
-export const GROUP_LABEL = 'kangalpatch.ozalp.dk/group';
-export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
+// The labels a plan puts on its PatchJobs (and Leases) are the core's: one definition.
+export { GROUP_LABEL, NODE_LABEL, PLAN_LABEL } from '../core/plan/jobs.js';
 /** Talos's control-plane static pods: mirror pods in kube-system labelled k8s-app=<component>. */
 export const STATIC_POD_NAMESPACE = 'kube-system';
 export const STATIC_POD_LABEL = 'k8s-app';
