@@ -16,6 +16,7 @@ import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
 import { selectNodes, type GroupPlan, type Selection } from './selection.js';
+import { awaitsPreflightRetry } from './preflight-retry.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
 import type { NewSlot, PlanObservation, PlanStep, PreflightCheck } from './types.js';
@@ -121,7 +122,7 @@ function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
 function reopened({ o, status, prog }: Ctx, phase: string): boolean {
   if (phase === 'Cancelled' && !o.plan.spec.cancelled) return true; // resumed
   if (phase === 'Completed' && prog.pending > 0) return true; // a failed PatchJob was deleted: retry its node
-  return phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && o.jobs.length === 0; // preflight retries
+  return awaitsPreflightRetry(status, o.jobs.length);
 }
 
 function terminal(c: Ctx): PlanStep | undefined {

@@ -1,12 +1,17 @@
 // When the report of a plan gets a commit: once the plan rolls out, only when the rendered content
 // changed, and at most once per interval per plan (the rest waits for an exact timer).
 
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { awaitsPreflightRetry } from '../plan/preflight-retry.js';
+
 export const REPORT_MIN_INTERVAL_MS = 30_000;
 
 const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
 const NOT_STARTED = new Set(['Pending', 'Preflighting', 'Watching']);
 
-export const isTerminal = (phase: string | undefined): boolean => phase !== undefined && TERMINAL.has(phase);
+/** The rollout is over: a terminal phase, except a failed preflight that is retried (its PR stays a draft). */
+export const isTerminal = (status: { phase?: string | undefined; conditions?: PatchPlanStatus['conditions'] }, jobCount: number): boolean =>
+  status.phase !== undefined && TERMINAL.has(status.phase) && !awaitsPreflightRetry(status, jobCount);
 
 /**
  * A plan is reported once it leaves Pending/Preflighting, or as soon as it has PatchJobs, and once

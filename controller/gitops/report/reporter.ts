@@ -198,7 +198,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;
     const st = stateFor(plan);
     if (st.stopped !== undefined) return undefined;
-    const terminal = isTerminal(plan.status.phase);
+    const terminal = isTerminal(plan.status, jobs.length);
     const stop = await findPullRequest(ctx, st, terminal);
     if (stop !== undefined) {
       st.stopped = stop;

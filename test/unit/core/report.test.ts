@@ -1,5 +1,6 @@
 // The rollout report, pure: document, Markdown, rollout ids and the commit decision.
 import assert from 'node:assert/strict';
+import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import { humanDuration, cell } from '../../../controller/core/report/markdown.js';
 import { isReportable, isTerminal, renderMarkdown, reportDocument, reportDue, rolloutId, type ReportJob, type ReportPlan } from '../../../controller/core/report/index.js';
 
@@ -40,7 +41,13 @@ describe('core/report', function () {
       ['Failed', 0, '2026-01-01T00:00:00Z', true],
     ];
     for (const [phase, jobs, start, want] of cases) it(`${phase} with ${jobs} jobs, startTime ${start ?? 'unset'} → ${want}`, () => assert.equal(isReportable(phase, jobs, start), want));
-    it('terminal phases', () => assert.deepEqual(['Completed', 'Failed', 'Cancelled', 'Paused', 'InProgress', undefined].map(isTerminal), [true, true, true, false, false, false]));
+    it('terminal phases', () => assert.deepEqual(['Completed', 'Failed', 'Cancelled', 'Paused', 'InProgress', undefined].map((phase) => isTerminal({ phase }, 2)), [true, true, true, false, false, false]));
+    it('a failed preflight is not the end of the rollout while it is retried (no PatchJobs yet); a plan that failed with nodes is', function () {
+      const preflightFailed = [{ type: ConditionPreflightPassed, status: 'False' as const, reason: 'MachineConfigReadable', message: 'x', lastTransitionTime: '2026-01-01T00:00:00Z' }];
+      assert.equal(isTerminal({ phase: 'Failed', conditions: preflightFailed }, 0), false);
+      assert.equal(isTerminal({ phase: 'Failed', conditions: preflightFailed }, 3), true);
+      assert.equal(isTerminal({ phase: 'Failed', conditions: [{ ...preflightFailed[0]!, status: 'True' as const }] }, 0), true);
+    });
     it('a rollout id is stable, 8 hex digits, and differs for a new UID or startTime', function () {
       const a = rolloutId('u1', '2026-01-01T00:00:00Z');
       assert.match(a, /^[0-9a-f]{8}$/);
@@ -80,7 +87,7 @@ describe('core/report', function () {
     });
 
     it('preflight from the PreflightPassed condition; every key present when nothing is known', function () {
-      const failed = plan({ status: { phase: 'Failed', startTime: 't', conditions: [{ type: 'PreflightPassed', status: 'False', reason: 'ImageMissing', message: 'no installer v1.12.3', lastTransitionTime: 't' }] } });
+      const failed = plan({ status: { phase: 'Failed', startTime: 't', conditions: [{ type: 'PreflightPassed', status: 'False' as const, reason: 'ImageMissing', message: 'no installer v1.12.3', lastTransitionTime: 't' }] } });
       assert.match(renderMarkdown(reportDocument(failed, [], settings)), /\| Preflight \| failed: no installer v1\.12\.3 \|/);
       const bare = reportDocument(plan({ status: {} }), [], { cluster: 'east', blobUrlBase: undefined });
       assert.deepEqual(bare.nodes, { total: null, pending: null, running: null, completed: null, failed: null });
