@@ -206,7 +206,7 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
   const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);

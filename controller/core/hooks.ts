@@ -10,6 +10,8 @@ export const HookReason = {
   WaitingForHook: 'WaitingForHook',
   HookFailed: 'HookFailed',
   HookTimeout: 'HookTimeout',
+  /** The deadline passed on the cached Job: it is read from the apiserver before HookTimeout is given. */
+  ConfirmingHook: 'ConfirmingHook',
 } as const;
 
 /** The Job's name: `<owner>-<hook>` in kebab case, hash-shortened to fit a label value (the Job controller labels its pods with it). */
@@ -50,13 +52,19 @@ export interface HookInput {
   job: HookJobFacts | undefined;
   request: HookJobRequest;
   now: number;
+  /** `job` was read from the apiserver in this pass, not taken from the cache: a timeout on it stands. */
+  fresh?: boolean | undefined;
+  /** That read was asked for and failed: no verdict, the record says why the hook waits. */
+  confirmFailure?: { message: string } | undefined;
 }
 
 export type HookProgress =
   | { state: 'succeeded'; record: HookStatus }
   | { state: 'failed'; record: HookStatus; reason: string; message: string }
   /** Still running (or about to be created): `record` goes into status; `create` is the one action. */
-  | { state: 'running'; record: HookStatus; create?: HookJobRequest | undefined; message: string; requeueAfterMs: number | undefined };
+  | { state: 'running'; record: HookStatus; create?: HookJobRequest | undefined; message: string; requeueAfterMs: number | undefined }
+  /** The deadline passed on the cached Job: the pass reads it from the apiserver and decides again (`record` is written only if that read fails). */
+  | { state: 'confirming'; record: HookStatus; message: string };
 
 export function decideHook(i: HookInput): HookProgress {
   const { hook, record, now } = i;
@@ -69,11 +77,21 @@ export function decideHook(i: HookInput): HookProgress {
   const ours = i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
   if (ours && ours.outcome !== 'running' && !exitCodeDue(ours, now)) return ended(hook, record, ours, now);
   const deadline = epoch(record.deadline) ?? now;
-  if (now >= deadline) {
-    const message = `${hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${ours ? '' : ' (the Job was never seen)'}`;
-    return { state: 'failed', record: { ...record, phase: 'Failed', completionTime: iso(now), reason: HookReason.HookTimeout, message }, reason: HookReason.HookTimeout, message };
-  }
+  if (now >= deadline) return timedOut(i, record, ours);
   return stillRunning(i, record, ours, deadline - now);
+}
+
+/** HookTimeout, given only on a Job read fresh: a watch silent on a half-open connection can hide a Job that ended in time. */
+function timedOut(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined): HookProgress {
+  if (i.fresh !== true) return confirming(i, record);
+  const message = `${i.hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${ours ? '' : ' (the Job was never seen)'}`;
+  return { state: 'failed', record: { ...record, phase: 'Failed', completionTime: iso(i.now), reason: HookReason.HookTimeout, message }, reason: HookReason.HookTimeout, message };
+}
+
+function confirming(i: HookInput, record: HookStatus): HookProgress {
+  const why = `the deadline ${record.deadline} of the ${i.hook} hook passed on the controller's cached view of Job ${record.jobName}; reading it from the apiserver before failing the hook (HookTimeout)`;
+  const message = i.confirmFailure === undefined ? why : `${why}, but the read failed (retrying): ${i.confirmFailure.message}`;
+  return { state: 'confirming', record: { ...record, message }, message };
 }
 
 /** How long a failed Job waits for its failed pod to show in the pod cache (its own watch) with the exit code. */
@@ -116,9 +134,16 @@ function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | und
 }
 
 function finished(record: HookStatus, job: HookJobFacts, now: number, phase: 'Succeeded' | 'Failed'): HookStatus {
-  const next: HookStatus = { ...record, phase, completionTime: iso(job.completionTime ?? now) };
+  // A message left by a confirming read that failed says nothing about how the hook ended.
+  const { message: _, ...rest } = record;
+  const next: HookStatus = { ...rest, phase, completionTime: iso(job.completionTime ?? now) };
   if (job.startTime !== undefined) next.startTime = iso(job.startTime);
   return next;
+}
+
+/** The hook Jobs a hook's timeout would rest on: those of the hooks that have not ended. */
+export function unfinishedHookJobs(records: readonly HookStatus[] | undefined): string[] {
+  return (records ?? []).filter((r) => r.phase !== 'Succeeded' && r.phase !== 'Failed').map((r) => r.jobName);
 }
 
 /** `records` with `record` in place of the one for the same hook. */

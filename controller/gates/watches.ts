@@ -4,9 +4,10 @@
 import type { HealthCheck } from '../../schemas/health.js';
 import type { CheckFacts } from '../core/gates/health.js';
 import { matchesSelector } from '../core/selector.js';
-import type { DynamicResource, KubeInformer, ObjectSource, ObjectView } from '../kube/index.js';
+import { isDeepStrictEqual } from 'node:util';
+import { resourceName, type DynamicResource, type KubeInformer, type ObjectSource, type ObjectView } from '../kube/index.js';
 import type { Clock } from '../runtime/clock.js';
-import { rootContext } from '../runtime/context.js';
+import { rootContext, type OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
 import { compileExpression, verdicts } from './cel.js';
 
@@ -105,17 +106,44 @@ export class HealthWatches {
     if (!w) return { state: 'unavailable', message: 'not watched yet' };
     if (w.error !== undefined) return { state: 'unavailable', message: w.error };
     if (!w.informer?.isSynced()) return { state: 'unavailable', message: `waiting for the first list of ${w.resource?.plural ?? check.kind} (if this lasts, check the controller's RBAC and log)` };
-    const compiled = compileExpression(check.expr);
-    if (!compiled.ok) return { state: 'unavailable', message: `invalid CEL expression: ${compiled.error}` };
-    const matched = w.informer.list().filter(
-      (o) =>
-        (check.namespace === undefined || o.namespace === check.namespace) &&
-        (check.objectName === undefined || o.name === check.objectName) &&
-        (check.labelSelector === undefined || matchesSelector(check.labelSelector, o.labels)),
-    );
-    matched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    return { state: 'observed', objects: verdicts(compiled.evaluate, matched.map((o) => o.object)) };
+    return evaluate(check, matching(check, w.informer.list()));
   }
+
+  /**
+   * What a check sees on a live list of its objects (its timeout is about to be given: a watch silent
+   * on a half-open connection can hide an object that recovered). A cache the list contradicts is
+   * restarted from a fresh list. Without a synced watch the answer is the cached one: nothing was
+   * listed that a verdict could rest on. A failed list throws.
+   */
+  async freshFacts(ctx: OpContext, check: HealthCheck): Promise<CheckFacts> {
+    const w = this.watches.get(watchKey(check));
+    if (!w?.resource || !w.informer?.isSynced()) return this.facts(check);
+    const fresh = matching(check, await this.deps.objects.list(ctx, w.resource, w.target.namespace));
+    const cached = matching(check, w.informer.list());
+    const versions = (os: readonly ObjectView[]): string[] => os.map((o) => `${o.key}@${o.resourceVersion}`);
+    if (!isDeepStrictEqual(versions(cached), versions(fresh))) {
+      this.deps.log('warn', `the ${resourceName(w.resource)} cache is stale: the objects of health check ${check.name} differ from a fresh list; restarting its watch from a fresh list`, { check: check.name, cached: versions(cached), fresh: versions(fresh) });
+      w.informer.breakWatch({ relist: true, reason: `stale cache: the objects of health check ${check.name} differed from a fresh list` });
+    }
+    return evaluate(check, fresh);
+  }
+}
+
+/** The objects a check matches, in a stable order. */
+function matching(check: HealthCheck, objects: readonly ObjectView[]): ObjectView[] {
+  const matched = objects.filter(
+    (o) =>
+      (check.namespace === undefined || o.namespace === check.namespace) &&
+      (check.objectName === undefined || o.name === check.objectName) &&
+      (check.labelSelector === undefined || matchesSelector(check.labelSelector, o.labels)),
+  );
+  return matched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function evaluate(check: HealthCheck, matched: readonly ObjectView[]): CheckFacts {
+  const compiled = compileExpression(check.expr);
+  if (!compiled.ok) return { state: 'unavailable', message: `invalid CEL expression: ${compiled.error}` };
+  return { state: 'observed', objects: verdicts(compiled.evaluate, matched.map((o) => o.object)) };
 }
 
 // Not before preflight passed: HealthCheckAccess reviews the grants first, so a missing one is named

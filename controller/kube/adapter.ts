@@ -15,7 +15,8 @@ import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gito
 import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
 import { createSlotLease, deleteLease } from './leases.js';
-import { createHookJob } from './hook-jobs.js';
+import { readKubeProxy } from './daemonsets.js';
+import { createHookJob, readHookJob } from './hook-jobs.js';
 import { cordonNode, readNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
 import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
@@ -106,6 +107,8 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
     createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
     createHookJob: (ctx, ns, job) => createHookJob(c, ctx, ns, job),
+    readHookJob: (ctx, ns, name) => readHookJob(c, ctx, ns, name),
+    readKubeProxy: (ctx) => readKubeProxy(c, ctx),
     writeJobStatus: (ctx, job, status) => writeJobStatus(c, ctx, job, status),
     deletePatchJob: (ctx, name) => deletePatchJob(c, ctx, name),
     writePlanStatus: (ctx, plan, status) => writePlanStatus(c, ctx, plan, status),

@@ -100,13 +100,13 @@ interface RawList {
   metadata?: { resourceVersion?: string; continue?: string; _continue?: string };
 }
 
-/** A list+watch informer over one resource, in one namespace or all. */
-export function makeObjectInformer(s: ObjectInformerSettings, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): KubeInformer<ObjectView> {
+/** List (and the watch path) of one resource, in one namespace or all. */
+function objectSource(kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): InformerSource<unknown> {
   const base = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
   const ns = r.namespaced && namespace !== undefined ? namespace : undefined;
   const watchPath = `${base}${ns === undefined ? '' : `/namespaces/${encodeURIComponent(ns)}`}/${r.plural}`;
-  const objects = KubernetesObjectApi.makeApiClient(s.kubeConfig);
-  const source: InformerSource<unknown> = {
+  const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+  return {
     watchPath,
     list: async (q, o) => {
       let raw: RawList;
@@ -121,23 +121,47 @@ export function makeObjectInformer(s: ObjectInformerSettings, clients: Pick<Kube
       return { items: raw.items ?? [], resourceVersion: raw.metadata?.resourceVersion ?? '', continue: raw.metadata?.continue || raw.metadata?._continue || undefined };
     },
   };
+}
+
+const describe = (r: DynamicResource, namespace: string | undefined): string => `${resourceName(r)}${r.namespaced && namespace !== undefined ? ` in ${namespace}` : ''}`;
+
+/** A list+watch informer over one resource, in one namespace or all. */
+export function makeObjectInformer(s: ObjectInformerSettings, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): KubeInformer<ObjectView> {
   return createInformer<unknown, ObjectView>({
-    name: `${resourceName(r)}${ns === undefined ? '' : ` in ${ns}`}`,
+    name: describe(r, namespace),
     kubeConfig: s.kubeConfig,
     clock: s.clock,
     log: s.log,
     resyncMs: s.resyncMs,
-    source,
+    source: objectSource(s.kubeConfig, clients, r, namespace),
     project,
     key: (v) => v.key,
     resourceVersion: (v) => v.resourceVersion,
   });
 }
 
-/** What the health-check shell uses of the cluster: discovery, object informers, access reviews. */
+const LIST_PAGE = 500;
+
+/** Every object of the resource as the apiserver has it now (not an informer's cache), page by page. */
+export async function listObjects(ctx: OpContext, kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): Promise<ObjectView[]> {
+  const source = objectSource(kubeConfig, clients, r, namespace);
+  const out: ObjectView[] = [];
+  let token: string | undefined;
+  do {
+    const query = { limit: LIST_PAGE, ...(token === undefined ? {} : { _continue: token }) };
+    const page = await kubeCall(ctx, `list ${describe(r, namespace)}`, (o) => source.list(query, o));
+    out.push(...page.items.map(project));
+    token = page.continue || undefined;
+  } while (token !== undefined);
+  return out;
+}
+
+/** What the health-check shell uses of the cluster: discovery, object informers, live lists, access reviews. */
 export interface ObjectSource {
   discover(ctx: OpContext, apiVersion: string, kind: string): Promise<DynamicResource | undefined>;
   informer(resource: DynamicResource, namespace: string | undefined): KubeInformer<ObjectView>;
+  /** The objects read live (a health check's timeout is confirmed on them, not the informer's cache). */
+  list(ctx: OpContext, resource: DynamicResource, namespace: string | undefined): Promise<ObjectView[]>;
   /** SelfSubjectAccessReview for each verb; the verbs the controller may not use. */
   deniedVerbs(ctx: OpContext, resource: DynamicResource, namespace: string | undefined, verbs: readonly string[]): Promise<string[]>;
   /** Who the controller is (SelfSubjectReview): `ServiceAccount ns/name`, or `user <name>`. */
@@ -157,6 +181,7 @@ export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClien
   return {
     discover: (ctx, apiVersion, kind) => discoverResource(ctx, kubeConfig, apiVersion, kind),
     informer: (r, namespace) => makeObjectInformer({ ...s, kubeConfig }, clients, r, namespace),
+    list: (ctx, r, namespace) => listObjects(ctx, kubeConfig, clients, r, namespace),
     deniedVerbs: async (ctx, r, namespace, verbs) => {
       const denied: string[] = [];
       for (const verb of verbs) {

@@ -5,6 +5,7 @@ import { API_VERSION } from '../../schemas/api.js';
 import type { HookJobRequest } from '../core/hooks.js';
 import { durationMs } from '../core/time.js';
 import type { OpContext } from '../runtime/context.js';
+import { isOutcomeError } from '../runtime/outcome.js';
 import { kubeCall } from './call.js';
 import { FIELD_MANAGER, type KubeClients } from './clients.js';
 import { epochMs } from './project.js';
@@ -42,6 +43,16 @@ export async function createHookJob(c: KubeClients, ctx: OpContext, namespace: s
   const body = hookJobManifest(namespace, r);
   const out = await kubeCall(ctx, `create Job ${namespace}/${r.name}`, (o) => c.batch.createNamespacedJob({ namespace, body, fieldManager: FIELD_MANAGER }, o));
   return projectHookJob(out);
+}
+
+/** The Job as the apiserver has it now (a hook's timeout is confirmed on it, not the cache); undefined when it does not exist. */
+export async function readHookJob(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<HookJobView | undefined> {
+  try {
+    return projectHookJob(await kubeCall(ctx, `read Job ${namespace}/${name}`, (o) => c.batch.readNamespacedJob({ namespace, name }, o)));
+  } catch (err) {
+    if (isOutcomeError(err) && err.code === 404) return undefined;
+    throw err;
+  }
 }
 
 export function projectHookJob(job: V1Job): HookJobView {

@@ -7,8 +7,9 @@ import type { KubeClients } from './clients.js';
 import { createInformer, type InformerOptions, type InformerSource, type KubeInformer, type ListPage } from './informer.js';
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
-import { firstImage, projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import type { V1DaemonSet, V1DaemonSetStatus, V1Job, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
+import type { V1DaemonSet, V1Job, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { projectDaemonSet } from './daemonsets.js';
 import { HOOK_LABEL } from '../core/hooks.js';
 import { projectHookJob } from './hook-jobs.js';
 import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
@@ -33,23 +34,6 @@ export interface KubeInformerSet {
   pdbs: KubeInformer<PdbView>;
   kubeProxy: KubeInformer<DaemonSetView>;
   hookJobs: KubeInformer<HookJobView>;
-}
-
-function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
-  const md = d.metadata ?? {};
-  // Watch events carry plain JSON: a field the type calls required may still be missing.
-  const status: Partial<V1DaemonSetStatus> = d.status ?? {};
-  return {
-    namespace: md.namespace ?? '',
-    name: md.name ?? '',
-    resourceVersion: md.resourceVersion ?? '',
-    image: firstImage(d.spec?.template?.spec),
-    generation: md.generation ?? 0,
-    observedGeneration: status.observedGeneration ?? 0,
-    desired: status.desiredNumberScheduled ?? 0,
-    updated: status.updatedNumberScheduled ?? 0,
-    available: status.numberAvailable ?? 0,
-  };
 }
 
 function projectPdb(p: V1PodDisruptionBudget): PdbView {

@@ -86,6 +86,10 @@ export interface KubePort {
   createPatchJob(ctx: OpContext, job: PatchJobInput): Promise<JobView>;
   /** Creates a hook Job (batch/v1) in `namespace`; an existing one of that name fails with Transient `AlreadyExists`. */
   createHookJob(ctx: OpContext, namespace: string, job: HookJobRequest): Promise<HookJobView>;
+  /** A hook Job read live (not the cache): a hook's timeout is confirmed on it. Undefined when it does not exist. */
+  readHookJob(ctx: OpContext, namespace: string, name: string): Promise<HookJobView | undefined>;
+  /** kube-system/kube-proxy read live (not the cache): a plan's KubeProxyUpgradeTimeout is confirmed on it. Undefined when it does not exist. */
+  readKubeProxy(ctx: OpContext): Promise<DaemonSetView | undefined>;
   /**
    * Replaces the job's status with `status` (fields absent in `status` are removed), guarded by
    * job.resourceVersion: a concurrent change fails with Transient `Conflict`. Returns the new view.

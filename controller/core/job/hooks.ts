@@ -23,6 +23,8 @@ function progress(o: JobObservation, hook: HookName, spec: HookSpec): HookProgre
     record: hookRecord(status.hooks, hook),
     job: o.hookJobs?.find((j) => j.name === jobName),
     now: o.now,
+    fresh: (o.fresh ?? []).includes('hookJobs'),
+    confirmFailure: o.confirmFailure,
     request: {
       name: jobName,
       hook,
@@ -67,6 +69,8 @@ export function preNodeHook(o: JobObservation, status: PatchJobStatus = o.job.st
       return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `preNode hook Job ${p.record.jobName} succeeded for node ${node}` }], requeueAfterMs: 0 };
     case 'failed':
       return failed({ ...status, hooks }, o.now, HookReason.HookFailed, `${p.message}; node ${node} was not cordoned or changed`);
+    case 'confirming':
+      return { status: { ...status, hooks, reason: HookReason.ConfirmingHook, message: p.message }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     case 'running':
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
@@ -99,6 +103,11 @@ export function postNodeHook(o: JobObservation): JobStep | undefined {
       const message = `${p.message}; the upgrade of node ${node} is not undone`;
       const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: p.reason, message }, o.now);
       return { status: { ...status, hooks, conditions }, events: [{ type: 'Warning', reason: HookReason.HookFailed, note: message, onNode: true }], requeueAfterMs: 0 };
+    }
+    case 'confirming': {
+      // The job's phase, reason and message keep saying how the upgrade went: the condition says what the hook waits for.
+      const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: HookReason.ConfirmingHook, message: p.message }, o.now);
+      return { status: { ...status, hooks, conditions }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     }
     case 'running': {
       const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: HookReason.WaitingForHook, message: p.message }, o.now);

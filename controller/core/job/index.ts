@@ -2,6 +2,7 @@
 // status and the time. One pass: observe → decideJob → at most one action → afterAction or
 // afterFailure → one status write.
 import { UpgradeFlow } from '../talos-flow.js';
+import { confirmFailed as nodeConfirmFailed } from './confirm.js';
 import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
@@ -18,7 +19,6 @@ import { decideValidatingKubernetes } from './validating.js';
 export * from './types.js';
 export { JobReason } from './reasons.js';
 export { podsToDrain } from './draining.js';
-export { confirmFailed } from './confirm.js';
 
 export function isFinished(phase: string | undefined): boolean {
   return phase === 'Completed' || phase === 'Failed';
@@ -65,6 +65,16 @@ export function decideJob(o: JobObservation): JobStep {
     case 'Failed':
       return decideFinished(o);
   }
+}
+
+/**
+ * The confirming read `step` asked for failed: no verdict on what could not be looked at; the status
+ * says what the job waits for and the work queue retries with backoff.
+ */
+export function confirmFailed(o: JobObservation, step: JobStep, failure: CallFailure): JobStep {
+  // A hook's own step says so (a finished job keeps its phase and reason; its hook record tells).
+  if (step.confirm?.includes('hookJobs')) return { ...decideJob({ ...o, confirmFailure: failure }), requeueAfterMs: undefined };
+  return nodeConfirmFailed(o, step, failure);
 }
 
 /** The step after `action` succeeded with `result`. */

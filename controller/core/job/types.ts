@@ -82,14 +82,17 @@ export interface JobObservation {
   hookJobs?: readonly HookJobFacts[] | undefined;
   /** Facts read from the apiserver in this pass rather than taken from the caches: a deadline verdict on them stands. */
   fresh?: readonly FreshRead[] | undefined;
+  /** A hook's confirming read this pass asked for failed: no verdict, the status says why the hook waits. */
+  confirmFailure?: { message: string } | undefined;
 }
 
 /**
  * Cached facts a deadline verdict may rest on, read again before it is given: `node` (a GET of the
  * Node), `nodePods` (the node's pods, field-selected: the drain's pods and the static pods),
- * `apiServers` (the cluster's kube-apiserver mirror pods).
+ * `apiServers` (the cluster's kube-apiserver mirror pods), `hookJobs` (a GET of each of the job's
+ * hook Jobs that has not ended).
  */
-export type FreshRead = 'node' | 'nodePods' | 'apiServers';
+export type FreshRead = 'node' | 'nodePods' | 'apiServers' | 'hookJobs';
 
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
 

@@ -9,6 +9,7 @@ import { conditionStatus, setCondition } from '../conditions.js';
 import { windowState } from '../windows.js';
 import { decideGates } from '../gates/health.js';
 import { alertGateHold } from './alert-gate.js';
+import { ConfirmReason, confirmedVerdict } from './confirm.js';
 import { gateFailure } from './gate-failure.js';
 import { newJob } from './jobs.js';
 import { postPlanHook, prePlanHook } from './hooks.js';
@@ -323,7 +324,10 @@ function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlan
     const events = status.healthCheckWait?.name === gate.check.name ? [] : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
     return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events, requeueAfterMs: gate.deadline - o.now };
   }
-  return gateFailure(o, base, gate.reason, gate.message);
+  const verdict = gateFailure(o, base, gate.reason, gate.message);
+  // A timeout rests on the watch's cached objects; an object that recovered while the watch was silent is seen on a fresh list.
+  if (gate.reason !== 'HealthCheckTimeout') return verdict;
+  return confirmedVerdict(o, verdict, 'healthChecks', (message) => say({ ...base, healthCheckWait: status.healthCheckWait }, ConfirmReason.healthChecks, `health check ${gate.check.name}: ${message}`));
 }
 
 /** The controller's own node, when it is all that is left to choose and a standby can take over. */

@@ -7,6 +7,7 @@ import type { HookName, HookSpec } from '../../../schemas/hooks.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decideHook, hookEnv, hookJobName, hookRecord, HOOK_LABEL, HookReason, withHookRecord, type HookProgress } from '../hooks.js';
 import { iso } from '../time.js';
+import { isFresh } from './confirm.js';
 import { PLAN_LABEL } from './jobs.js';
 import type { Selection } from './selection.js';
 import { say } from './status.js';
@@ -23,6 +24,8 @@ function progress(o: PlanObservation, sel: Selection, status: PatchPlanStatus, h
     record: hookRecord(status.hooks, hook),
     job: o.hookJobs?.find((j) => j.name === name),
     now: o.now,
+    fresh: isFresh(o, 'hookJobs'),
+    confirmFailure: o.confirmFailure,
     request: {
       name,
       hook,
@@ -58,6 +61,8 @@ export function prePlanHook(o: PlanObservation, sel: Selection, status: PatchPla
       return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `prePlan hook Job ${p.record.jobName} succeeded` }], requeueAfterMs: 0 };
     case 'failed':
       return prePlanFailed(o, { ...status, hooks }, p.message);
+    case 'confirming':
+      return { status: say({ ...status, hooks }, HookReason.ConfirmingHook, `${p.message} before the first node`), events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     case 'running':
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
@@ -100,6 +105,9 @@ export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPl
       return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `postPlan hook Job ${p.record.jobName} succeeded` }], requeueAfterMs: 0 };
     case 'failed':
       return { status: { ...status, hooks }, events: [{ type: 'Warning', reason: HookReason.HookFailed, note: `${p.message}; the plan's outcome is unchanged` }], requeueAfterMs: 0 };
+    case 'confirming':
+      // The plan's phase, reason and message keep saying how the rollout went: the hook's record says what it waits for.
+      return { status: { ...status, hooks }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     case 'running':
       return {
         action: p.create && { type: 'createHookJob', job: p.create },

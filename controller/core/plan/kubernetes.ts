@@ -6,6 +6,7 @@ import { targetImage } from '../kubernetes/images.js';
 import { describeApiServers, olderApiServers } from '../kubernetes/skew.js';
 import { durationMs, iso } from '../time.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { ConfirmReason, confirmedVerdict } from './confirm.js';
 import { isFinishedPhase } from './progress.js';
 import { say } from './status.js';
 import type { KubeProxyFacts, PlanObservation, PlanStep } from './types.js';
@@ -52,19 +53,24 @@ function kubeProxyStep(o: PlanObservation, status: PatchPlanStatus, ds: KubeProx
   const deadline = Date.parse(record.deadline);
   const seen = `${ds.updated}/${ds.desired} updated, ${ds.available} available, image ${ds.image ?? 'none'}`;
   const pendingConfig = controlPlaneNodes.filter((n) => !record.configuredNodes.includes(n));
+  // A rollout that is done is done, however late it is seen: the deadline bounds the wait, it does
+  // not undo a finished rollout (a DaemonSet read fresh past the deadline is judged here).
+  if (pendingConfig.length === 0 && rolledOut(ds, image)) {
+    const note = `kube-proxy runs ${image} on all ${ds.desired} node(s)`;
+    return { status: say({ ...status, kubeProxyUpgraded: true }, 'KubeProxyUpgraded', note), events: [{ type: 'Normal', reason: 'KubeProxyUpgraded', note }], requeueAfterMs: 0 };
+  }
   if (o.now >= deadline) {
     const what = pendingConfig.length > 0 ? `could not set it in the machine config of ${pendingConfig.join(', ')} (${status.message ?? ''})` : `the DaemonSet did not roll out (${seen}); check \`kubectl -n kube-system rollout status daemonset/kube-proxy\``;
     const note = `kube-proxy ${image} was not in place within kubernetesUpgradeTimeout ${o.plan.spec.kubernetesUpgradeTimeout}: ${what}; the workers were not touched`;
-    return { status: say({ ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) }, 'KubeProxyUpgradeTimeout', note), events: [{ type: 'Warning', reason: 'KubeProxyUpgradeTimeout', note }] };
+    const verdict: PlanStep = { status: say({ ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) }, 'KubeProxyUpgradeTimeout', note), events: [{ type: 'Warning', reason: 'KubeProxyUpgradeTimeout', note }] };
+    // A config that could not be set rests on our own Talos calls; a DaemonSet that did not roll out rests on its cache.
+    if (pendingConfig.length > 0) return verdict;
+    return confirmedVerdict(o, verdict, 'kubeProxy', (message) => say(status, ConfirmReason.kubeProxy, message, { nextScheduleTime: record.deadline }));
   }
   const next = pendingConfig[0];
   if (next !== undefined) {
     const after = { ...status, kubeProxy: { ...record, configuredNodes: [...record.configuredNodes, next] } };
     return { action: { type: 'setKubeProxyImage', node: next, image }, status: say(after, 'UpgradingKubeProxy', `set kube-proxy ${image} in the machine config of ${next}`), events: [], requeueAfterMs: 0 };
-  }
-  if (rolledOut(ds, image)) {
-    const note = `kube-proxy runs ${image} on all ${ds.desired} node(s)`;
-    return { status: say({ ...status, kubeProxyUpgraded: true }, 'KubeProxyUpgraded', note), events: [{ type: 'Normal', reason: 'KubeProxyUpgraded', note }], requeueAfterMs: 0 };
   }
   return { status: say(status, 'WaitingForKubeProxy', `waiting until ${record.deadline} for the kube-proxy DaemonSet to roll out ${image} (${seen})`, { nextScheduleTime: record.deadline }), events: [], requeueAfterMs: deadline - o.now };
 }

@@ -79,7 +79,18 @@ export interface PlanObservation {
   alerts?: AlertFacts | undefined;
   /** The installer pre-pulls this process runs or ran for the plan (spec.prePull); undefined: none. */
   prePulls?: PrePullFacts | undefined;
+  /** Facts read from the apiserver in this pass rather than taken from the caches: a deadline verdict on them stands. */
+  fresh?: readonly PlanFreshRead[] | undefined;
+  /** The confirming read this pass asked for failed: no verdict, the status says why the plan waits. */
+  confirmFailure?: { message: string } | undefined;
 }
+
+/**
+ * Cached facts a plan's deadline verdict may rest on, read again before it is given: `kubeProxy`
+ * (a GET of the kube-proxy DaemonSet), `hookJobs` (a GET of each plan hook Job that has not ended),
+ * `healthChecks` (a list of the objects of the health check being waited for).
+ */
+export type PlanFreshRead = 'kubeProxy' | 'hookJobs' | 'healthChecks';
 
 export interface PrePullRequest {
   node: string;
@@ -154,4 +165,9 @@ export interface PlanStep {
   status: PatchPlanStatus;
   events: PlanEvent[];
   requeueAfterMs?: number | undefined;
+  /**
+   * The pass must read these facts fresh and decide again before anything else: a deadline passed
+   * on what the caches show. `status` (and nothing else) is written only when that read fails.
+   */
+  confirm?: readonly PlanFreshRead[] | undefined;
 }

@@ -10,6 +10,7 @@ import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
 import { hookJobFacts } from '../hooks.js';
+import { freshHookJobFacts } from '../hook-jobs-fresh.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './stale-cache.js';
@@ -19,6 +20,7 @@ const READ_TIMEOUT_MS = 20_000;
 export interface ObserveDeps {
   kube: KubePort;
   informers: KubeInformers;
+  operatorNamespace: string;
 }
 
 export type JobWithSpec = JobView & { spec: NonNullable<JobView['spec']> };
@@ -67,6 +69,10 @@ export async function observeFresh(ctx: OpContext, deps: ObserveDeps, seen: Obse
     const apiServers = apiServersOn(deps.informers.nodes.list(), (n) => pods.filter((p) => p.nodeName === n));
     checkApiServerCache(deps.informers, log, observed.apiServers ?? [], apiServers);
     observed = { ...observed, apiServers };
+  }
+  if (needs.includes('hookJobs')) {
+    const hookJobs = await freshHookJobFacts(read, deps, log, observed.hookJobs ?? [], observed.job.status.hooks);
+    observed = { ...observed, hookJobs };
   }
   return { observed: { ...observed, fresh: [...(observed.fresh ?? []), ...needs] }, pods: seen.pods, node };
 }

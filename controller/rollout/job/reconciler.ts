@@ -85,9 +85,10 @@ async function confirm(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const failure = callFailure(err);
-    log.warn({ reason: failure.reason, err: failure.message }, 'could not read the node to confirm a deadline verdict; retrying');
+    const reads = (step.confirm ?? []).join(', ');
+    log.warn({ reads, reason: failure.reason, err: failure.message }, 'could not read fresh facts to confirm a deadline verdict; retrying');
     await writeStatus(ctx, deps, job, confirmFailed(seen.observed, step, failure).status, log);
-    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming node ${job.spec.nodeName} before a deadline verdict: ${failure.message}`, cause: err });
+    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming ${reads} of node ${job.spec.nodeName} before a deadline verdict: ${failure.message}`, cause: err });
   }
 }
 

@@ -1,13 +1,12 @@
-// A fresh read that disagrees with the cache on what the job decides by means the informer missed
-// events: its watch may be silent on a half-open connection (no FIN: a NAT or load balancer dropped
-// its state), which the watchdog notices only after the watch's server timeout. The informer is
-// restarted from a fresh list so every other job and plan sees the truth too, not only this one.
+// The job's fresh reads against the caches they bypass (controller/rollout/stale-cache.ts says why
+// a cache that differs is restarted).
 import { isDeepStrictEqual } from 'node:util';
 import type { JobNodeFacts, StaticPodFacts } from '../../core/job/index.js';
 import type { ApiServerFact } from '../../core/kubernetes/skew.js';
 import type { KubeInformers } from '../../kube/port.js';
 import type { NodeView } from '../../kube/views.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { restartIfStale } from '../stale-cache.js';
 
 /** What the job decides by, of a Node (resourceVersion apart: it moves with every status post). */
 function nodeFacts(n: NodeView | undefined): JobNodeFacts | undefined {
@@ -24,20 +23,13 @@ export function checkNodeCache(informers: Pick<KubeInformers, 'nodes'>, log: Log
   if (isDeepStrictEqual(cached, now)) return;
   // This job's next passes see the fresh Node at once, before the re-list lands.
   if (fresh) informers.nodes.observeWrite(fresh);
-  restart(informers.nodes, log, `node/${name}`, 'nodes', cached, now);
+  restartIfStale(informers.nodes, log, 'nodes', `node/${name}`, cached, now);
 }
 
 export function checkStaticPodCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
-  if (isDeepStrictEqual(sorted(cached), sorted(fresh))) return;
-  restart(informers.pods, log, `static pods of node/${nodeName}`, 'pods', cached, fresh);
+  restartIfStale(informers.pods, log, 'pods', `static pods of node/${nodeName}`, sorted(cached), sorted(fresh));
 }
 
 export function checkApiServerCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
-  if (isDeepStrictEqual(sorted(cached), sorted(fresh))) return;
-  restart(informers.pods, log, 'kube-apiserver pods', 'pods', cached, fresh);
-}
-
-function restart(informer: KubeInformers['nodes'] | KubeInformers['pods'], log: Logger, resource: string, name: string, cached: unknown, fresh: unknown): void {
-  log.warn({ resource, cached, fresh }, `the ${name} cache is stale: ${resource} differs from a fresh read; restarting the ${name} watch from a fresh list`);
-  informer.breakWatch({ relist: true, reason: `stale cache: ${resource} differed from a fresh read` });
+  restartIfStale(informers.pods, log, 'pods', 'kube-apiserver pods', sorted(cached), sorted(fresh));
 }

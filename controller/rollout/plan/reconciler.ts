@@ -12,12 +12,13 @@ import type { NewJob, NewLease, PlanAction, PlanObservation, PlanStep } from '..
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
-import { isOutcomeError } from '../../runtime/outcome.js';
+import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
 import { observePlan, type HealthFacts, type PlanWithSpec } from './observe.js';
+import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
 import { expressionProblems } from '../../gates/cel.js';
 import { createAlertGateAnswers, type AlertGateAnswers } from '../../alertmanager/gate.js';
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
@@ -43,6 +44,8 @@ export interface PlanReconcilerDeps {
   observer?: PlanPhaseObserver;
   /** The health-check watches' view of a check; undefined: every check is unavailable. */
   healthFacts?: HealthFacts;
+  /** A check's objects listed live, before its timeout is given; undefined: the watches' view stands. */
+  freshHealthFacts?: FreshHealthFacts;
   /** Alertmanager's answers for spec.alertGate (controller/alertmanager). */
   alertGate?: AlertGateAnswers;
   /** Runs installer pre-pulls in the background (spec.prePull); undefined: no plan pre-pulls. */
@@ -63,6 +66,7 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     const log = deps.log.child({ plan: plan.name });
     const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls);
     let step = decidePlan(o);
+    if (step.confirm) step = await confirm(ctx, deps, plan, o, step, log);
     let current: PlanView = plan;
     if (step.action) {
       const r = await perform(ctx, deps, plan as PlanWithSpec, o, step, step.action);
@@ -75,6 +79,20 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     }
     return { requeueAfterMs: step.requeueAfterMs };
   };
+}
+
+/** The facts the verdict rests on, read fresh, and the decision again; when a read fails, the plan says so and the queue backs off (no verdict). */
+async function confirm(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView, o: PlanObservation, step: PlanStep, log: Logger): Promise<PlanStep> {
+  const reads = step.confirm ?? [];
+  try {
+    return decidePlan(await observePlanFresh(ctx, deps, o, reads, log));
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const failure = callFailure(err);
+    log.warn({ reads: reads.join(', '), reason: failure.reason, err: failure.message }, 'could not read fresh facts to confirm a deadline verdict; retrying');
+    await writeStatus(ctx, deps, plan, decidePlan({ ...o, confirmFailure: failure }).status, log);
+    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming ${reads.join(', ')} of plan ${plan.name} before a deadline verdict: ${failure.message}`, cause: err });
+  }
 }
 
 async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {

@@ -136,7 +136,8 @@ describe('core/plan: health gates in decidePlan', function () {
 
   it('a timeout applies the Pause policy with reason HealthCheckTimeout; resuming gives a new timeout', function () {
     const waiting = decidePlan(obs('Pause', running, observed(degraded))).status;
-    const step = decidePlan(obs('Pause', waiting, observed(degraded), { now: T0 + 5000 }));
+    // The objects were listed fresh for the verdict (a cached view asks for that list first: plan-confirm.test.ts).
+    const step = decidePlan(obs('Pause', waiting, observed(degraded), { now: T0 + 5000, fresh: ['healthChecks'] }));
     assert.deepEqual(step.action, { type: 'pause' });
     assert.equal(step.status.phase, 'Paused');
     assert.equal(step.status.reason, 'HealthCheckTimeout');
@@ -155,7 +156,7 @@ describe('core/plan: health gates in decidePlan', function () {
 
   it('a timeout applies the Halt policy: Failed with reason HealthCheckTimeout', function () {
     const waiting = decidePlan(obs('Halt', running, observed(degraded))).status;
-    const step = decidePlan(obs('Halt', waiting, observed(degraded), { now: T0 + 5000 }));
+    const step = decidePlan(obs('Halt', waiting, observed(degraded), { now: T0 + 5000, fresh: ['healthChecks'] }));
     assert.equal(step.action, undefined);
     assert.equal(step.status.phase, 'Failed');
     assert.equal(step.status.reason, 'HealthCheckTimeout');

@@ -69,9 +69,9 @@ describe('core/hooks: decideHook', function () {
     assert.equal(deadline.state, 'failed', 'a Job stopped at its deadline has no exit code to wait for');
   });
 
-  it('fails with HookTimeout once the deadline passed, and leaves a Job of an earlier owner alone', function () {
+  it('fails with HookTimeout once the deadline passed (on a Job read fresh), and leaves a Job of an earlier owner alone', function () {
     const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
-    const late = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node'), now: T0 + 120_000 }));
+    const late = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node'), now: T0 + 120_000, fresh: true }));
     assert.equal(late.state === 'failed' && late.reason, 'HookTimeout');
     const pending = { ...record, phase: 'Pending' as const };
     delete (pending as { createdTime?: string }).createdTime;

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
 import { confirmFailed, decideJob, type FreshRead, type JobNodeFacts, type JobObservation, type StaticPodFacts } from '../../../controller/core/job/index.js';
+import type { HookJobFacts } from '../../../controller/core/hooks.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
 const DEADLINE = new Date(T0 + 60_000).toISOString();
@@ -163,5 +164,53 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
     assert.match(step.status.message ?? '', /confirming the node before failing it.*ECONNREFUSED/);
     assert.equal(step.action, undefined);
     assert.equal(step.status.completionTime, undefined);
+  });
+
+  describe('HookTimeout of the node hooks: the hook Job is read before the timeout is given', function () {
+    const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0' }] } };
+    const withHooks = patchJobSpec.parse({ nodeName: 'w1', patchPlanRef: 'plan', group: 'workers', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 'talos' } }, hooks: { preNode: { template }, postNode: { template } } });
+    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({ name, ownerUid: 'owner-uid', outcome: 'running', failedReason: undefined, startTime: T0, completionTime: undefined, failedPod: undefined, ...over });
+    const record = (hook: 'preNode' | 'postNode', jobName: string) => ({ hook, jobName, phase: 'Running' as const, requestedTime: new Date(T0).toISOString(), createdTime: new Date(T0).toISOString(), deadline: DEADLINE });
+    const hookObs = (status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation => ({ ...obs(status, over, withHooks), job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status } });
+    const preNode: PatchJobStatus = { phase: 'Pending', flow: 'legacy', initialBootID: 'boot-1', deadline: new Date(T0 + 600_000).toISOString(), hooks: [record('preNode', 'plan-w1-pre-node')], reason: 'WaitingForHook' };
+    const free = node({ unschedulable: false, cordonedBy: undefined });
+
+    it('preNode: a Job running on the cached view past its deadline is read first; fresh and completed, the job goes on; still running, HookFailed (HookTimeout)', function () {
+      const o = hookObs(preNode, { node: free, hookJobs: [hookJob('plan-w1-pre-node')] });
+      const step = decideJob(o);
+      assert.deepEqual(step.confirm, ['hookJobs']);
+      assert.equal(step.action, undefined);
+      assert.equal(step.status.phase, 'Pending');
+      assert.equal(step.status.reason, 'ConfirmingHook');
+      assert.match(step.status.message ?? '', /preNode hook passed on the controller's cached view of Job plan-w1-pre-node; reading it from the apiserver before failing the hook \(HookTimeout\)/);
+      const ok = confirmWith(o, { hookJobs: [hookJob('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 30_000 })] });
+      assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
+      assert.equal(ok.status.phase, 'Pending');
+      assert.notEqual(ok.status.reason, 'HookFailed');
+      const late = confirmWith(o, {});
+      assert.equal(late.status.phase, 'Failed');
+      assert.equal(late.status.reason, 'HookFailed');
+      assert.equal(late.status.hooks?.[0]?.reason, 'HookTimeout');
+    });
+
+    it('postNode: read first, the finished job keeps its phase and reason; a failed read is told in the PostNodeHook condition, not a verdict', function () {
+      const completed: PatchJobStatus = { phase: 'Completed', reason: 'Upgraded', message: 'node w1 upgraded', completionTime: new Date(T0).toISOString(), hooks: [record('postNode', 'plan-w1-post-node')] };
+      const o = hookObs(completed, { node: free, hookJobs: [hookJob('plan-w1-post-node')] });
+      const step = decideJob(o);
+      assert.deepEqual(step.confirm, ['hookJobs']);
+      assert.equal(step.status.reason, 'Upgraded');
+      const unread = confirmFailed(o, step, { transient: true, reason: 'Unavailable', message: 'injected: 503' });
+      assert.equal(unread.status.phase, 'Completed');
+      assert.equal(unread.status.reason, 'Upgraded');
+      const condition = unread.status.conditions?.find((c) => c.type === 'PostNodeHook');
+      assert.equal(condition?.reason, 'ConfirmingHook');
+      assert.match(condition?.message ?? '', /Job plan-w1-post-node; reading it .*but the read failed \(retrying\): injected: 503/);
+      assert.equal(unread.requeueAfterMs, undefined, 'the queue backs off');
+      const ok = confirmWith(o, { hookJobs: [hookJob('plan-w1-post-node', { outcome: 'succeeded' })] });
+      assert.equal(ok.status.conditions?.find((c) => c.type === 'PostNodeHook')?.status, 'True');
+      const late = confirmWith(o, {});
+      assert.equal(late.status.hooks?.[0]?.reason, 'HookTimeout');
+      assert.equal(late.status.phase, 'Completed');
+    });
   });
 });

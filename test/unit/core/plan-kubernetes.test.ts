@@ -59,9 +59,9 @@ describe('core/plan: Kubernetes upgrade gates', function () {
     assert.deepEqual(workers.action?.type === 'scheduleNodes' ? workers.action.slots.map((s) => s.lease.holderIdentity) : [], [jobName('p', 'w-1')]);
   });
 
-  it('fails the plan when kube-proxy does not roll out before its deadline, without touching a worker', function () {
+  it('fails the plan when kube-proxy does not roll out before its deadline (on the DaemonSet read fresh), without touching a worker', function () {
     const kubeProxy = { image: `registry.k8s.io/kube-proxy:${TO}`, configuredNodes: ['cp-1', 'cp-2'], startTime: new Date(T0).toISOString(), deadline: new Date(T0 + 600_000).toISOString() };
-    const step = decidePlan(obs({ ...running, kubeProxy }, { now: T0 + 600_000, jobs: cpDone, kubeProxy: ds({ updated: 0 }) }));
+    const step = decidePlan(obs({ ...running, kubeProxy }, { now: T0 + 600_000, jobs: cpDone, kubeProxy: ds({ updated: 0 }), fresh: ['kubeProxy'] }));
     assert.equal(step.status.phase, 'Failed');
     assert.equal(step.status.reason, 'KubeProxyUpgradeTimeout');
     assert.equal(step.action, undefined);

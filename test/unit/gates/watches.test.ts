@@ -5,6 +5,7 @@ import { healthCheck } from '../../../schemas/health.js';
 import { activeChecks, HealthWatches, watchKey } from '../../../controller/gates/watches.js';
 import type { DynamicResource, KubeInformer, ObjectSource, ObjectView } from '../../../controller/kube/index.js';
 import { systemClock } from '../../../controller/runtime/clock.js';
+import { rootContext } from '../../../controller/runtime/context.js';
 import { silentLog } from '../../../controller/runtime/log.js';
 import { waitFor } from '../../lab/wait.js';
 
@@ -16,6 +17,8 @@ class FakeInformer {
   private resolve!: () => void;
   private isSyncedNow = false;
   stopped = false;
+  /** Re-lists asked for (a cache found stale). */
+  readonly broken: string[] = [];
   constructor() {
     this.synced = new Promise((r) => (this.resolve = r));
   }
@@ -31,15 +34,22 @@ class FakeInformer {
   start(signal: AbortSignal): void {
     signal.addEventListener('abort', () => (this.stopped = true), { once: true });
   }
+  breakWatch(opts: { relist?: boolean; reason?: string } = {}): void {
+    this.broken.push(`${opts.relist ? 'relist' : 'rewatch'}: ${opts.reason ?? ''}`);
+  }
   sync(): void {
     this.isSyncedNow = true;
     this.resolve();
   }
-  put(name: string, labels: Record<string, string>, status: Record<string, unknown>): void {
-    const object = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name, namespace: 'ls', labels }, status };
-    this.objects.set(`ls/${name}`, { key: `ls/${name}`, namespace: 'ls', name, resourceVersion: '1', labels, object });
+  put(name: string, labels: Record<string, string>, status: Record<string, unknown>, resourceVersion = '1'): void {
+    this.objects.set(`ls/${name}`, volume(name, labels, status, resourceVersion));
     for (const h of this.handlers) h(`ls/${name}`);
   }
+}
+
+function volume(name: string, labels: Record<string, string>, status: Record<string, unknown>, resourceVersion: string): ObjectView {
+  const object = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name, namespace: 'ls', labels, resourceVersion }, status };
+  return { key: `ls/${name}`, namespace: 'ls', name, resourceVersion, labels, object };
 }
 
 const VOLUME: DynamicResource = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', group: 'longhorn.io', version: 'v1beta2', plural: 'volumes', namespaced: true };
@@ -47,7 +57,14 @@ const VOLUME: DynamicResource = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volu
 function setup() {
   const informers: FakeInformer[] = [];
   const changed: string[] = [];
+  /** What a live list returns (the apiserver's view, which a silent watch may not have delivered). */
+  const live = new Map<string, ObjectView>();
+  const lists: string[] = [];
   const objects: ObjectSource = {
+    list: (_ctx, r, namespace) => {
+      lists.push(`${r.plural} ${namespace ?? '*'}`);
+      return Promise.resolve([...live.values()]);
+    },
     discover: (_ctx, apiVersion, kind) => Promise.resolve(apiVersion === VOLUME.apiVersion && kind === VOLUME.kind ? VOLUME : undefined),
     informer: () => {
       const i = new FakeInformer();
@@ -58,7 +75,7 @@ function setup() {
     whoAmI: () => Promise.resolve('user test'),
   };
   const watches = new HealthWatches({ objects, clock: systemClock, log: silentLog, changed: (k) => changed.push(k), rediscoverMs: 60_000 });
-  return { watches, informers, changed };
+  return { watches, informers, changed, live, lists };
 }
 
 const volumes = healthCheck.parse({ name: 'v', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'ls', labelSelector: { matchLabels: { app: 'db' } }, expr: 'status.robustness == "healthy"' });
@@ -96,6 +113,31 @@ describe('gates/watches: HealthWatches', function () {
     watches.sync([], stop.signal);
     assert.equal(informers[0]?.stopped, true);
     assert.deepEqual(watches.keys(), []);
+    stop.abort();
+  });
+
+  it('freshFacts judges a live list: a cache that missed a recovery is contradicted and re-listed; without a synced watch nothing is listed', async function () {
+    const { watches, informers, live, lists } = setup();
+    const stop = new AbortController();
+    const ctx = rootContext(systemClock, stop.signal, 5_000);
+    watches.sync([volumes], stop.signal);
+    const informer = await waitFor(() => informers[0], { timeoutMs: 2000, description: 'the informer created' });
+    assert.equal((await watches.freshFacts(ctx, volumes)).state, 'unavailable', 'no first list yet: the cached answer');
+    assert.deepEqual(lists, []);
+    informer.sync();
+    // The watch went silent after pvc b was degraded; the apiserver has it healthy again.
+    informer.put('b', { app: 'db' }, { robustness: 'degraded' }, '5');
+    live.set('ls/b', volume('b', { app: 'db' }, { robustness: 'healthy' }, '9'));
+    live.set('ls/c', volume('c', { app: 'other' }, { robustness: 'faulted' }, '3'));
+    assert.deepEqual(watches.facts(volumes), { state: 'observed', objects: [{ ref: 'ls/b', passed: false, value: 'false' }] }, 'the cache says degraded');
+    assert.deepEqual(await watches.freshFacts(ctx, volumes), { state: 'observed', objects: [{ ref: 'ls/b', passed: true, value: 'true' }] });
+    assert.deepEqual(lists, ['volumes ls']);
+    assert.equal(informer.broken.length, 1);
+    assert.match(informer.broken[0] ?? '', /^relist: stale cache: the objects of health check v differed/);
+    // A cache that agrees with the list is left alone.
+    informer.put('b', { app: 'db' }, { robustness: 'healthy' }, '9');
+    await watches.freshFacts(ctx, volumes);
+    assert.equal(informer.broken.length, 1);
     stop.abort();
   });
 

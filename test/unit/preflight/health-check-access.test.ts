@@ -19,6 +19,7 @@ function source(allowed: Set<string>): ObjectSource & { reviews: string[] } {
     informer: () => {
       throw new Error('not used');
     },
+    list: () => Promise.reject(new Error('not used')),
     deniedVerbs: (_ctx, r, namespace, verbs) => {
       reviews.push(`${r.plural}.${r.group} ${namespace ?? '*'} ${verbs.join(',')}`);
       return Promise.resolve(verbs.filter((v) => !allowed.has(`${v} ${r.plural}`)));

@@ -1,0 +1,55 @@
+// A plan's deadline verdict on cached facts is decided again on those facts read from the apiserver
+// (core/plan/confirm.ts): the kube-proxy DaemonSet, the plan's hook Jobs that have not ended, the
+// objects of the health check being waited for. A cache the read contradicts is restarted.
+import type { HealthCheck } from '../../../schemas/health.js';
+import type { CheckFacts } from '../../core/gates/health.js';
+import type { PlanFreshRead, PlanObservation } from '../../core/plan/types.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import { KUBE_PROXY } from '../../kube/views.js';
+import { withTimeout, type OpContext } from '../../runtime/context.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { freshHookJobFacts } from '../hook-jobs-fresh.js';
+import { restartIfStale, withoutVersion } from '../stale-cache.js';
+
+const READ_TIMEOUT_MS = 20_000;
+
+/** A check's objects listed live (controller/gates: HealthWatches.freshFacts). */
+export type FreshHealthFacts = (ctx: OpContext, check: HealthCheck) => Promise<CheckFacts>;
+
+export interface PlanFreshDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+  operatorNamespace: string;
+  freshHealthFacts?: FreshHealthFacts | undefined;
+}
+
+/** `o` with the facts `reads` names read from the apiserver instead of the caches. A failed read throws. */
+export async function observePlanFresh(ctx: OpContext, deps: PlanFreshDeps, o: PlanObservation, reads: readonly PlanFreshRead[], log: Logger): Promise<PlanObservation> {
+  const read = withTimeout(ctx, READ_TIMEOUT_MS);
+  let fresh = o;
+  if (reads.includes('kubeProxy')) {
+    const kubeProxy = await deps.kube.readKubeProxy(read);
+    const cached = deps.informers.kubeProxy.get(KUBE_PROXY.name);
+    if (kubeProxy) deps.informers.kubeProxy.observeWrite(kubeProxy);
+    restartIfStale(deps.informers.kubeProxy, log, 'kube-proxy daemonset', `daemonset ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`, withoutVersion(cached), withoutVersion(kubeProxy));
+    fresh = { ...fresh, kubeProxy };
+  }
+  if (reads.includes('hookJobs')) {
+    fresh = { ...fresh, hookJobs: await freshHookJobFacts(read, deps, log, o.hookJobs ?? [], o.plan.status.hooks) };
+  }
+  if (reads.includes('healthChecks')) {
+    fresh = { ...fresh, healthChecks: await freshHealthChecks(read, deps, o) };
+  }
+  return { ...fresh, fresh: [...(o.fresh ?? []), ...reads] };
+}
+
+/** The facts of the check the plan waits for, listed live; the other checks as the watches show them. */
+async function freshHealthChecks(ctx: OpContext, deps: PlanFreshDeps, o: PlanObservation): Promise<PlanObservation['healthChecks']> {
+  const checks = o.plan.spec.healthChecks ?? [];
+  const waited = o.plan.status.healthCheckWait?.name;
+  const facts = [...(o.healthChecks ?? checks.map(() => undefined))];
+  for (const [i, check] of checks.entries()) {
+    if (check.name === waited && deps.freshHealthFacts) facts[i] = await deps.freshHealthFacts(ctx, check);
+  }
+  return facts;
+}
