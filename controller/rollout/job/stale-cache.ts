@@ -27,17 +27,17 @@ export function checkNodeCache(informers: Pick<KubeInformers, 'nodes'>, log: Log
   restart(informers.nodes, log, `node/${name}`, 'nodes', cached, now);
 }
 
-export function checkStaticPodCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
+export function checkStaticPodCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
   if (isDeepStrictEqual(sorted(cached), sorted(fresh))) return;
-  restart(informers.pods, log, `static pods of node/${nodeName}`, 'pods', cached, fresh);
+  restart(informers.staticPods, log, `static pods of node/${nodeName}`, 'static pods', cached, fresh);
 }
 
-export function checkApiServerCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
+export function checkApiServerCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
   if (isDeepStrictEqual(sorted(cached), sorted(fresh))) return;
-  restart(informers.pods, log, 'kube-apiserver pods', 'pods', cached, fresh);
+  restart(informers.staticPods, log, 'kube-apiserver pods', 'static pods', cached, fresh);
 }
 
-function restart(informer: KubeInformers['nodes'] | KubeInformers['pods'], log: Logger, resource: string, name: string, cached: unknown, fresh: unknown): void {
+function restart(informer: KubeInformers['nodes'] | KubeInformers['staticPods'], log: Logger, resource: string, name: string, cached: unknown, fresh: unknown): void {
   log.warn({ resource, cached, fresh }, `the ${name} cache is stale: ${resource} differs from a fresh read; restarting the ${name} watch from a fresh list`);
   informer.breakWatch({ relist: true, reason: `stale cache: ${resource} differed from a fresh read` });
 }
