@@ -28,7 +28,7 @@ import { isOutcomeError } from './runtime/outcome.js';
 import type { PreflightDeps } from './preflight/run.js';
 import { serve } from './telemetry/http.js';
 import { logFn, type Logger } from './telemetry/logger.js';
-import { registerClusterGauges } from './telemetry/cluster-gauges.js';
+import { registerClusterGauges, registerPodCacheGauges } from './telemetry/cluster-gauges.js';
 import { jobMetricsObserver, type JobPhaseObserver } from './telemetry/job-observer.js';
 import { startNotifications, type NotifyWiring } from './notify/wiring.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
@@ -40,7 +40,8 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const metrics = createMetrics();
   const informers = kube.informers;
   registerClusterGauges(metrics.registry, informers, clock);
-  const caches = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs];
+  registerPodCacheGauges(metrics.registry, informers);
+  const caches = [informers.nodes, informers.staticPods, informers.hookPods, informers.slotLeases, informers.patchJobs];
   let leading = false;
   const servers = await startEndpoints(cfg, log, metrics, () => readiness(caches, leading));
 
@@ -185,7 +186,7 @@ interface ReconcilerWiring {
 /** PatchJob events feed the queue; every known job gets a first pass. */
 function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics }, signal: AbortSignal): void {
   const { kube, cfg } = w;
-  wireJobEvents(kube.informers, queue);
+  wireJobEvents(kube.informers, queue, signal);
   const counted = jobMetricsObserver(w.metrics);
   const notified = w.notifications?.job;
   const observer: JobPhaseObserver = {

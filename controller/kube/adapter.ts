@@ -36,13 +36,12 @@ export interface CreateKubeOptions {
   /** Informer full re-list interval (default 5 min). */
   resyncMs?: number;
   informerBackoff?: { initialMs?: number; maxMs?: number };
-  podFieldSelector?: string;
 }
 
 export interface Kube {
   port: KubePort;
   informers: KubeInformers & KubeInformerSet;
-  /** Starts every informer; they stop when `signal` aborts. */
+  /** Starts every informer (not the node pod watches: informers.nodePods.open); they stop when `signal` aborts. */
   startInformers(signal: AbortSignal): void;
   /** Resolves once every informer has stored its first list. */
   synced(): Promise<void>;
@@ -71,11 +70,11 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     operatorNamespace: opts.operatorNamespace,
     resyncMs: opts.resyncMs,
     backoff: opts.informerBackoff,
-    podFieldSelector: opts.podFieldSelector,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
   const secrets = watchedSecrets(c, { kubeConfig, namespace: opts.operatorNamespace, clock: opts.clock, log, resyncMs: opts.resyncMs, backoff: opts.informerBackoff });
-  const all = [informers.nodes, informers.pods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy, informers.hookJobs];
+  // The node pod watches are not among them: the job wiring opens them while it leads.
+  const all = [informers.nodes, informers.staticPods, informers.hookPods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy, informers.hookJobs];
   return {
     port: makePort(c, sink, kubeConfig, secrets),
     informers,

@@ -1,4 +1,7 @@
-// The four informers the controller runs, each on its projection.
+// The informers the controller runs, each on its projection. Pods are not cached cluster-wide (at
+// 5,000 nodes that was 50,000 pods, most of the heap, and every pod event of the fleet): only the
+// control plane's static pods, the hook Jobs' pods, and the pods of the nodes being drained
+// (node-pods.ts, opened by the job wiring).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import type { LogFn } from '../runtime/log.js';
@@ -11,8 +14,10 @@ import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } f
 import type { V1DaemonSet, V1Job, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { projectDaemonSet } from './daemonsets.js';
 import { HOOK_LABEL } from '../core/hooks.js';
-import { projectHookJob } from './hook-jobs.js';
-import { KUBE_PROXY, PLAN_LABEL, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
+import { STATIC_POD_COMPONENTS } from '../core/kubernetes/images.js';
+import { JOB_NAME_LABEL, projectHookJob } from './hook-jobs.js';
+import { nodePodWatches, type NodePodWatches } from './node-pods.js';
+import { KUBE_PROXY, PLAN_LABEL, STATIC_POD_LABEL, STATIC_POD_NAMESPACE, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -21,13 +26,16 @@ export interface InformerSettings {
   operatorNamespace: string;
   resyncMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
-  /** Extra field selector for the pod informer, e.g. `status.phase!=Succeeded`. */
-  podFieldSelector?: string;
 }
 
 export interface KubeInformerSet {
   nodes: KubeInformer<NodeView>;
-  pods: KubeInformer<PodView>;
+  /** kube-system mirror pods of the control-plane components (k8s-app in STATIC_POD_COMPONENTS). Key: `namespace/name`. Index: node name. */
+  staticPods: KubeInformer<PodView>;
+  /** Pods of hook Jobs in the operator namespace (labelled kangalpatch.ozalp.dk/hook). Key: `namespace/name`. Index: the Job's name. */
+  hookPods: KubeInformer<PodView>;
+  /** The pods of the nodes opened (the draining ones), one field-selected informer each. */
+  nodePods: NodePodWatches;
   slotLeases: KubeInformer<LeaseView>;
   patchJobs: KubeInformer<JobView>;
   patchPlans: KubeInformer<PlanView>;
@@ -64,10 +72,16 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     watchPath: '/api/v1/nodes',
     list: async (q, o) => page(await c.core.listNode(q, o)),
   };
-  const pods: InformerSource<Parameters<typeof projectPod>[0]> = {
+  type RawPod = Parameters<typeof projectPod>[0];
+  const allPods: InformerSource<RawPod> = {
     watchPath: '/api/v1/pods',
     list: async (q, o) => page(await c.core.listPodForAllNamespaces(q, o)),
   };
+  const podsIn = (namespace: string): InformerSource<RawPod> => ({
+    watchPath: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+    list: async (q, o) => page(await c.core.listNamespacedPod({ ...q, namespace }, o)),
+  });
+  const podKey = (v: PodView): string => `${v.namespace}/${v.name}`;
   const ns = s.operatorNamespace;
   const leases: InformerSource<Parameters<typeof projectLease>[0]> = {
     watchPath: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases`,
@@ -118,15 +132,35 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       fieldSelector: `metadata.name=${KUBE_PROXY.name}`,
     }),
     nodes: make({ name: 'nodes', source: nodes, project: projectNode, key: (v: NodeView) => v.name, resourceVersion: (v) => v.resourceVersion }),
-    pods: make({
-      name: 'pods',
-      source: pods,
+    staticPods: make({
+      name: 'static pods',
+      source: podsIn(STATIC_POD_NAMESPACE),
       project: projectPod,
-      key: (v: PodView) => `${v.namespace}/${v.name}`,
+      key: podKey,
       resourceVersion: (v) => v.resourceVersion,
       index: (v) => v.nodeName,
-      fieldSelector: s.podFieldSelector,
+      // Not `k8s-app` alone: kube-proxy's DaemonSet pods carry it too, one per node.
+      labelSelector: `${STATIC_POD_LABEL} in (${STATIC_POD_COMPONENTS.join(',')})`,
     }),
+    hookPods: make({
+      name: 'hook pods',
+      source: podsIn(ns),
+      project: projectPod,
+      key: podKey,
+      resourceVersion: (v) => v.resourceVersion,
+      index: (v) => v.labels[JOB_NAME_LABEL],
+      labelSelector: HOOK_LABEL,
+    }),
+    nodePods: nodePodWatches((nodeName) =>
+      make({
+        name: `pods of node/${nodeName}`,
+        source: allPods,
+        project: projectPod,
+        key: podKey,
+        resourceVersion: (v) => v.resourceVersion,
+        fieldSelector: `spec.nodeName=${nodeName}`,
+      }),
+    ),
     slotLeases: make({
       name: 'slot leases',
       source: leases,

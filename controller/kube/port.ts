@@ -14,6 +14,7 @@ import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.j
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { PlanApply } from './gitops-plans.js';
 import type { HookJobRequest } from '../core/hooks.js';
+import type { NodePodWatches } from './node-pods.js';
 import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView } from './views.js';
 
 export type { PlanApply } from './gitops-plans.js';
@@ -129,8 +130,12 @@ export interface KubePort {
 export interface KubeInformers {
   /** Key: node name. */
   nodes: Informer<NodeView>;
-  /** Key: `namespace/name`. Index: node name (`byIndex(nodeName)`). */
-  pods: Informer<PodView> & { byIndex(nodeName: string): PodView[] };
+  /** The control plane's static (mirror) pods in kube-system, k8s-app in STATIC_POD_COMPONENTS. Key: `namespace/name`. Index: node name (`byIndex(nodeName)`). */
+  staticPods: Informer<PodView> & { byIndex(nodeName: string): PodView[] };
+  /** Pods of the hook Jobs (operator namespace, labelled kangalpatch.ozalp.dk/hook). Key: `namespace/name`. Index: the Job's name (`byIndex(jobName)`). */
+  hookPods: Informer<PodView> & { byIndex(jobName: string): PodView[] };
+  /** The pods of the nodes the job wiring opened (the draining ones): wake-ups only, the drain lists its pods live. */
+  nodePods: NodePodWatches;
   /** Leases of the operator namespace labelled with kangalpatch.ozalp.dk/patchplan. Key: name. */
   slotLeases: Informer<LeaseView>;
   /** Key: job name. */

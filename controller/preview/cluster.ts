@@ -1,5 +1,5 @@
 // What `kangal-patch preview` reads from the cluster, once, read-only: Nodes, PatchPlans and the
-// kube-system pods (for the kube-apiserver versions), through the controller's own informers so the
+// control plane's static pods (for the kube-apiserver versions), through the controller's own informers so the
 // projections are the ones the reconcilers see.
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
@@ -25,20 +25,20 @@ export function otherPlansOf(plans: readonly PlanView[], nodes: readonly NodeVie
 }
 
 export async function readCluster(ctx: OpContext, kube: Kube, planName: string): Promise<ClusterSnapshot> {
-  const { nodes, pods, patchPlans } = kube.informers;
+  const { nodes, staticPods, patchPlans } = kube.informers;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   try {
-    for (const i of [nodes, pods, patchPlans]) i.start(stop.signal);
+    for (const i of [nodes, staticPods, patchPlans]) i.start(stop.signal);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const waiting = [['Nodes', nodes], ['Pods', pods], ['PatchPlans', patchPlans]].filter(([, i]) => !(i as typeof nodes).isSynced()).map(([n]) => n as string);
+        const waiting = [['Nodes', nodes], ['Pods', staticPods], ['PatchPlans', patchPlans]].filter(([, i]) => !(i as typeof nodes).isSynced()).map(([n]) => n as string);
         reject(new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ListTimeout', message: `could not list ${waiting.join(', ')} from ${kube.server} in time: check the kubeconfig, RBAC (list/watch) and that the PatchPlan CRD is installed (kubectl apply -k kustomize/crd)` }));
       }, remainingMs(ctx));
     });
-    await Promise.race([Promise.all([nodes.synced, pods.synced, patchPlans.synced]), timeout]);
+    await Promise.race([Promise.all([nodes.synced, staticPods.synced, patchPlans.synced]), timeout]);
     const list = nodes.list();
     return { nodes: list, otherPlans: otherPlansOf(patchPlans.list(), list, planName), apiServers: apiServerFacts(kube.informers) };
   } finally {

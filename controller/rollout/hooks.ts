@@ -1,8 +1,7 @@
 // Hook Jobs for the job and plan reconcilers: what they see of them (the Job from the hook-Job
-// cache, the exit code of its failed pod from the pod cache: the Job controller labels its pods with
-// the Job's name) and the one way to create one.
+// cache, the exit code of its failed pod from the hook-pod cache, indexed by the Job's name: the Job
+// controller labels its pods with it) and the one way to create one.
 import type { HookJobFacts, HookJobRequest } from '../core/hooks.js';
-import { JOB_NAME_LABEL } from '../kube/hook-jobs.js';
 import type { KubeInformers, KubePort } from '../kube/port.js';
 import type { OpContext } from '../runtime/context.js';
 import { isOutcomeError } from '../runtime/outcome.js';
@@ -21,9 +20,9 @@ export function hookJobFacts(informers: KubeInformers, label: string, owner: str
     .list()
     .filter((j) => j.labels[label] === owner)
     .map((j) => {
-      const failedPod = informers.pods
-        .list()
-        .filter((p) => p.namespace === j.namespace && p.labels[JOB_NAME_LABEL] === j.name && p.phase === 'Failed')
+      const failedPod = informers.hookPods
+        .byIndex(j.name)
+        .filter((p) => p.namespace === j.namespace && p.phase === 'Failed')
         .sort((a, b) => a.name.localeCompare(b.name))
         .at(-1);
       return {

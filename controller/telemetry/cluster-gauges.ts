@@ -55,3 +55,33 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     },
   });
 }
+
+/** The pod caches (kube/informers.ts), by what they hold. */
+export interface PodCaches {
+  staticPods: { list(): unknown[] };
+  hookPods: { list(): unknown[] };
+  nodePods: { size(): number; nodes(): string[] };
+}
+
+/** How many pods the controller holds: at 5,000 nodes, the figure that decides its memory (a cluster-wide cache held every pod). */
+export function registerPodCacheGauges(registry: Registry, caches: PodCaches): void {
+  new Gauge({
+    name: 'kangal_patch_cached_pods',
+    help: 'Pods held in the controller\'s caches, by cache: static (control-plane mirror pods), hook (hook Jobs\' pods), node (pods of the nodes being drained).',
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      this.set({ cache: 'static' }, caches.staticPods.list().length);
+      this.set({ cache: 'hook' }, caches.hookPods.list().length);
+      this.set({ cache: 'node' }, caches.nodePods.size());
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_pod_watched_nodes',
+    help: 'Nodes whose pods the controller watches now (those of draining jobs; at most the plans\' concurrency).',
+    registers: [registry],
+    collect() {
+      this.set(caches.nodePods.nodes().length);
+    },
+  });
+}

@@ -99,15 +99,63 @@ describe('controller/kube informer on the lab apiserver', function () {
     assert.equal(kube.informers.nodes.get('ki-a'), undefined);
   });
 
-  it('indexes pods by node name', async function () {
-    await f.core.createNamespacedPod({
-      namespace: NS,
-      body: { metadata: { name: 'ki-pod' }, spec: { nodeName: 'ki-index-node', containers: [{ name: 'c', image: 'pause' }] } },
-    });
-    await waitFor(() => kube.informers.pods.byIndex('ki-index-node').length === 1, { timeoutMs: 20_000, description: 'pod in the index' });
-    assert.equal(kube.informers.pods.get(`${NS}/ki-pod`)?.nodeName, 'ki-index-node');
-    await f.core.deleteNamespacedPod({ namespace: NS, name: 'ki-pod', gracePeriodSeconds: 0 });
-    await waitFor(() => kube.informers.pods.byIndex('ki-index-node').length === 0, { timeoutMs: 20_000, description: 'pod out of the index' });
+  it('caches only the control plane\'s static pods of kube-system (not kube-proxy\'s, not other namespaces\'), indexed by node', async function () {
+    const pod = (namespace: string, name: string, app: string) =>
+      f.core.createNamespacedPod({ namespace, body: { metadata: { name, labels: { 'k8s-app': app } }, spec: { nodeName: 'ki-index-node', containers: [{ name: 'c', image: 'pause' }] } } });
+    await pod('kube-system', 'ki-proxy', 'kube-proxy');
+    await pod(NS, 'ki-elsewhere', 'kube-apiserver');
+    await pod('kube-system', 'ki-apiserver', 'kube-apiserver');
+    try {
+      const statics = kube.informers.staticPods;
+      await waitFor(() => statics.byIndex('ki-index-node').length === 1 || undefined, { timeoutMs: 20_000, description: 'the static pod in the index' });
+      assert.equal(statics.get('kube-system/ki-apiserver')?.nodeName, 'ki-index-node');
+      assert.equal(statics.get('kube-system/ki-proxy'), undefined);
+      assert.equal(statics.get(`${NS}/ki-elsewhere`), undefined);
+      await f.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'ki-apiserver', gracePeriodSeconds: 0 });
+      await waitFor(() => statics.byIndex('ki-index-node').length === 0 || undefined, { timeoutMs: 20_000, description: 'the static pod out of the index' });
+    } finally {
+      await f.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'ki-proxy', gracePeriodSeconds: 0 });
+      await f.core.deleteNamespacedPod({ namespace: NS, name: 'ki-elsewhere', gracePeriodSeconds: 0 });
+    }
+  });
+
+  it('watches the pods of an opened node only, until it is closed or its signal aborts', async function () {
+    const pod = (name: string, nodeName: string) =>
+      f.core.createNamespacedPod({ namespace: NS, body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'pause' }] } } });
+    const watches = kube.informers.nodePods;
+    const events: { key: string; deleted: boolean }[] = [];
+    watches.onChange((key, view) => events.push({ key, deleted: view === undefined }));
+    await pod('ki-np-before', 'ki-np-node');
+    await pod('ki-np-other', 'ki-np-other-node');
+    const lease = new AbortController();
+    try {
+      watches.open('ki-np-node', lease.signal);
+      watches.open('ki-np-node', lease.signal);
+      assert.deepEqual(watches.nodes(), ['ki-np-node']);
+      // The first list tells of the pod already there; a later one arrives by the watch.
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-before`) || undefined, { timeoutMs: 20_000, description: 'the listed pod' });
+      await pod('ki-np-after', 'ki-np-node');
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after`) || undefined, { timeoutMs: 20_000, description: 'the watched pod' });
+      assert.equal(watches.size(), 2);
+      await f.core.deleteNamespacedPod({ namespace: NS, name: 'ki-np-after', gracePeriodSeconds: 0 });
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after` && e.deleted) || undefined, { timeoutMs: 20_000, description: 'the deleted pod' });
+      assert.equal(watches.size(), 1);
+      assert.ok(!events.some((e) => e.key === `${NS}/ki-np-other`), 'a pod of another node is never seen');
+
+      watches.close('ki-np-node');
+      assert.deepEqual(watches.nodes(), []);
+      assert.equal(watches.size(), 0);
+      // Reopened under a signal that then aborts (the lease lost): closed too.
+      watches.open('ki-np-node', lease.signal);
+      assert.deepEqual(watches.nodes(), ['ki-np-node']);
+      lease.abort();
+      assert.deepEqual(watches.nodes(), []);
+      watches.open('ki-np-node', lease.signal);
+      assert.deepEqual(watches.nodes(), [], 'an aborted signal opens nothing');
+    } finally {
+      lease.abort();
+      await Promise.all(['ki-np-before', 'ki-np-other'].map((name) => f.core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 })));
+    }
   });
 
   it('restarts a broken watch and misses nothing that changed meanwhile', async function () {

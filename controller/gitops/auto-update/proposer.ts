@@ -60,7 +60,7 @@ export interface AutoUpdateConfig {
 
 export interface AutoUpdateDeps {
   config: AutoUpdateConfig;
-  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'pods'>;
+  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'staticPods'>;
   kube: Pick<KubePort, 'writePlanStatus'>;
   forge: ForgePort;
   writer: ReportWriter;

@@ -16,7 +16,7 @@ import { startAutoUpdate, type AutoUpdateDeps, type AutoUpdater } from './propos
 
 export interface AutoUpdateWiring {
   kube: KubePort;
-  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'pods'>;
+  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'staticPods'>;
   writeBack: WriteBack;
   preflight: PreflightDeps;
   templateText: (file: string) => string | undefined;

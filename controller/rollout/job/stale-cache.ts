@@ -26,10 +26,10 @@ export function checkNodeCache(informers: Pick<KubeInformers, 'nodes'>, log: Log
   restartIfStale(informers.nodes, log, 'nodes', `node/${name}`, cached, now);
 }
 
-export function checkStaticPodCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
-  restartIfStale(informers.pods, log, 'pods', `static pods of node/${nodeName}`, sorted(cached), sorted(fresh));
+export function checkStaticPodCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
+  restartIfStale(informers.staticPods, log, 'static pods', `static pods of node/${nodeName}`, sorted(cached), sorted(fresh));
 }
 
-export function checkApiServerCache(informers: Pick<KubeInformers, 'pods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
-  restartIfStale(informers.pods, log, 'pods', 'kube-apiserver pods', sorted(cached), sorted(fresh));
+export function checkApiServerCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
+  restartIfStale(informers.staticPods, log, 'static pods', 'kube-apiserver pods', sorted(cached), sorted(fresh));
 }

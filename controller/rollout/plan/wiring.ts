@@ -27,7 +27,7 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
     if (plan !== undefined && labels[HOOK_LABEL] !== undefined && labels[PATCHJOB_LABEL] === undefined && informers.patchPlans.get(plan)) queue.add(plan);
   };
   informers.hookJobs.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
-  informers.pods.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
+  informers.hookPods.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
   informers.kubeProxy.onChange(() => {
     for (const p of informers.patchPlans.list()) if (p.spec?.target.kubernetesVersion !== undefined) queue.add(p.name);
   });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { TalosApiError, TalosErrorKind } from '../../../controller/talos/errors.js';
 import { callCode } from '../../../controller/talos/call-errors.js';
-import { registerClusterGauges } from '../../../controller/telemetry/cluster-gauges.js';
+import { registerClusterGauges, registerPodCacheGauges } from '../../../controller/telemetry/cluster-gauges.js';
 import { NODE_PHASES, cordonedSeconds, nodePhaseCounts, planPhaseSamples, upgradeDurationSeconds } from '../../../controller/telemetry/cluster-state.js';
 import { jobMetricsObserver } from '../../../controller/telemetry/job-observer.js';
 import { createMetrics } from '../../../controller/telemetry/metrics.js';
@@ -152,5 +152,22 @@ describe('telemetry: registry', function () {
     assert.match(text, /^kangal_patch_plan_phase\{plan="b",phase="Completed"\} 1$/m);
     assert.doesNotMatch(text, /node="n2"/);
     assert.doesNotMatch(text, /^kangal_patch_node_cordoned_seconds\{node="n1"\}/m, 'uncordoned: its series goes away');
+  });
+
+  it('pod cache gauges count each cache and the watched nodes at every scrape', async function () {
+    const { registry } = createMetrics();
+    let nodePods = 7;
+    let watched = ['w1'];
+    registerPodCacheGauges(registry, { staticPods: { list: () => [1, 2, 3] }, hookPods: { list: () => [] }, nodePods: { size: () => nodePods, nodes: () => watched } });
+    let text = await registry.metrics();
+    assert.match(text, /^kangal_patch_cached_pods\{cache="static"\} 3$/m);
+    assert.match(text, /^kangal_patch_cached_pods\{cache="hook"\} 0$/m);
+    assert.match(text, /^kangal_patch_cached_pods\{cache="node"\} 7$/m);
+    assert.match(text, /^kangal_patch_pod_watched_nodes 1$/m);
+    nodePods = 0;
+    watched = [];
+    text = await registry.metrics();
+    assert.match(text, /^kangal_patch_cached_pods\{cache="node"\} 0$/m);
+    assert.match(text, /^kangal_patch_pod_watched_nodes 0$/m);
   });
 });
