@@ -29,8 +29,8 @@ describe('GitOps end to end: push → rollout → report pull request', function
     assert.equal(res.status, 200, `GET ${path}`);
     return (await res.json()) as T;
   };
-  const start = (): Controller => {
-    const c = lab.startController({ args: lab.gitArgs({ pollInterval: `${POLL_MS / 1000}s`, extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl] }) });
+  const start = (extra: string[] = []): Controller => {
+    const c = lab.startController({ args: lab.gitArgs({ pollInterval: `${POLL_MS / 1000}s`, extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, ...extra] }) });
     controllers.push(c);
     return c;
   };
@@ -100,6 +100,33 @@ describe('GitOps end to end: push → rollout → report pull request', function
     assert.match(failure.description ?? '', /plans\/broken\.yaml:\d+:\d+: spec\.target\.talosVersion/);
     assert.equal(await lab.plan('broken'), undefined, 'never applied');
     assert.ok(await lab.plan('custom-groups'), 'the valid plan stays');
+  });
+
+  it('a plan whose preflight fails and is retried gets a draft report PR, ready for review only once the retried rollout completed', async function () {
+    // Chaos seed 3504: the PR was opened ready for review while the preflight failed (phase Failed),
+    // and stayed so through the rollout that followed once the retried preflight passed.
+    await controllers.at(-1)?.kill(); // the first test's restarted controller; this one retries preflight every 3 s
+    start(['--preflight-retry-period', '3s']);
+    const next = 'v1.13.3';
+    const example = examplePlan('custom-groups.yaml');
+    const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: next };
+    delete target.kubernetesVersion;
+    await lab.plans!.write('plans/retried.yaml', stringify(labPlan({ ...example, metadata: { name: 'retried' } }, lab.talos.endpoint, { target })));
+    await lab.plans!.commitAndPush('add a plan whose installer image is not published yet');
+    const failed = await lab.waitForPlan('retried', 'preflight failed', (s) => s.phase === 'Failed', 90_000);
+    assert.equal(failed.reason, 'PreflightInstallerImages');
+    const pullOf = async (): Promise<Pull | undefined> => (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) => p.head.ref.startsWith('kangal-patch/lab/report/retried-'));
+    const opened = await waitFor(pullOf, { timeoutMs: 60_000, description: 'the report PR of the failing plan' });
+    assert.equal(opened.draft, true, 'a preflight that is retried is not the end of the rollout');
+
+    await lab.registry!.publish(factoryImage('nocloud', next).split(':')[0]!, next);
+    const done = await lab.waitForPlan('retried', 'Completed after the image appeared', (s) => s.phase === 'Completed' || (s.phase === 'Failed' && s.reason !== 'PreflightInstallerImages'), 240_000);
+    assert.equal(done.phase, 'Completed', JSON.stringify(done));
+    const ready = await waitFor(async () => {
+      const pr = await pullOf();
+      return pr?.draft === false ? pr : undefined;
+    }, { timeoutMs: 90_000, description: 'the report PR marked ready for review' });
+    assert.equal(ready.number, opened.number, 'the same PR');
   });
 
   it('no token appears in any log line, Event, status, commit or pull request the controller produced', async function () {
