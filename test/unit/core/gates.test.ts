@@ -1,11 +1,12 @@
 // Health gates (controller/core/gates) and their place in the PatchPlan decision, with a fixed clock.
 import assert from 'node:assert/strict';
 import { healthCheck } from '../../../schemas/health.js';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decideGates, gateState, type CheckFacts } from '../../../controller/core/gates/health.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName } from '../../../controller/core/plan/names.js';
 import type { PlanJobFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import { volumesGatedSpec } from './health-plan-fixture.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const volumes = healthCheck.parse({ name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'longhorn-system', expr: 'status.robustness == "healthy"', timeout: '5m' });
@@ -99,14 +100,7 @@ describe('core/plan: health gates in decidePlan', function () {
       uid: 'u',
       generation: 1,
       status,
-      spec: patchPlanSpec.parse({
-        target: { talosVersion: 'v1.13.2' },
-        delayBetweenNodes: '0s',
-        strategy: { order: ['workers'] },
-        failurePolicy: { type: policy },
-        talosConfig: { secretRef: { name: 't' } },
-        healthChecks: [{ name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', expr: 'status.robustness == "healthy"', timeout: '5s' }],
-      }),
+      spec: volumesGatedSpec(policy),
     },
     nodes,
     jobs: [done],

@@ -9,6 +9,7 @@ import type { CheckFacts } from '../../../controller/core/gates/health.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName } from '../../../controller/core/plan/names.js';
 import type { KubeProxyFacts, PlanJobFacts, PlanNodeFacts, PlanObservation, PlanStep } from '../../../controller/core/plan/types.js';
+import { volumesGatedSpec } from './health-plan-fixture.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (ms: number): string => new Date(ms).toISOString();
@@ -154,14 +155,7 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
         uid: 'u',
         generation: 1,
         status: { ...running, healthCheckWait: wait },
-        spec: patchPlanSpec.parse({
-          target: { talosVersion: 'v1.13.2' },
-          delayBetweenNodes: '0s',
-          strategy: { order: ['workers'] },
-          failurePolicy: { type: policy },
-          talosConfig: { secretRef: { name: 't' } },
-          healthChecks: [{ name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', expr: 'status.robustness == "healthy"', timeout: '5s', onNoMatch }],
-        }),
+        spec: volumesGatedSpec(policy, onNoMatch),
       },
       nodes,
       jobs: [done],
