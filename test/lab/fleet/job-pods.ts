@@ -82,7 +82,7 @@ export class JobPods {
     if (type === 'DELETED') return;
     const p = refOf(pod);
     const what = `${p.namespace}/${p.name}`;
-    if (p.deleting) this.work.run(`finish deletion of ${what}`, () => this.finishDeletion(pod));
+    if (p.deleting) this.work.retry(`finish deletion of ${what}`, () => this.finishDeletion(pod));
     else if (p.phase !== 'Pending') return;
     else if (p.nodeName === '') this.once(`bind:${p.uid}`, `bind ${what}`, () => this.bind(pod));
     // Only pods on this fleet's nodes: suites sharing a cluster each run a fleet.
@@ -143,15 +143,17 @@ export class JobPods {
       conditions: [scheduled, { type: 'Ready', status: 'True', lastTransitionTime: started }],
       containerStatuses: statuses(true, { running: { startedAt: started } }),
     });
-    this.work.after(script.sleepMs, `finish ${namespace}/${name}`, async () => {
+    this.work.after(script.sleepMs, `finish ${namespace}/${name}`, () => {
       const finished = new Date();
       record.finishedAt = finished.getTime();
       const code = script.exitCode;
-      await this.patchStatus(namespace, name, {
+      // The container's end is reported until the apiserver takes it (a restart must not leave the pod Running).
+      this.work.retry(`report the end of ${namespace}/${name}`, () => this.patchStatus(namespace, name, {
         phase: code === 0 ? 'Succeeded' : 'Failed',
         conditions: [scheduled, { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finished }],
         containerStatuses: statuses(false, { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: started, finishedAt: finished } }),
-      });
+      }));
+      return Promise.resolve();
     });
   }
 

@@ -17,6 +17,8 @@ const SELECTOR = 'k8s-app=kube-proxy';
 const CONTAINER = 'kube-proxy';
 /** The label the daemonset controller puts on each pod: which template revision it runs. */
 const REVISION_LABEL = 'controller-revision-hash';
+/** About a minute of retries of a failed rollout pass (200 ms doubling to 2 s). */
+const ROLL_ATTEMPTS = 30;
 
 /** The kube-proxy image a cluster of this Kubernetes version starts with (as `talosctl gen config` writes it). */
 export function defaultKubeProxyImage(kubernetesVersion: string): string {
@@ -87,10 +89,21 @@ export class KubeProxyDaemonSet {
     this.rolling = true;
     this.background('kube-proxy rollout', async () => {
       try {
-        // A kick while a pass runs (new template, node back) asks for one more pass.
-        while (this.pending) {
-          this.pending = false;
-          await this.roll();
+        for (let attempt = 0; ; attempt++) {
+          try {
+            // A kick while a pass runs (new template, node back) asks for one more pass.
+            while (this.pending) {
+              this.pending = false;
+              await this.roll();
+            }
+            return;
+          } catch (err) {
+            // A step failed in an apiserver or etcd restart: the DaemonSet controller tries again
+            // (here for about a minute), so the rollout does not stop half done.
+            if (this.abort.signal.aborted || attempt >= ROLL_ATTEMPTS) throw err;
+            this.pending = true;
+            await delay(Math.min(200 * 2 ** attempt, 2_000), undefined, { signal: this.abort.signal });
+          }
         }
       } finally {
         this.rolling = false;

@@ -52,8 +52,6 @@ interface Workload {
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /** The pod's containers by name and image, so a readiness change keeps its container statuses right. */
-/** About a minute of retries (200 ms doubling to 2 s): longer than any apiserver or etcd restart of the lab. */
-const FINISH_DELETION_ATTEMPTS = 30;
 const containersOf = (pod: V1Pod): { name: string; image: string }[] => (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '' }));
 
 export class Workloads {
@@ -220,28 +218,18 @@ export class Workloads {
 
   /**
    * The kubelet's part of a graceful deletion: containers stopped, remove the object. The UID
-   * precondition keeps a late event from deleting a newer pod of the same name. Like a kubelet, it
-   * tries again while the apiserver fails (an etcd restart): otherwise the pod would stay
-   * Terminating until the pod watch happened to restart and replay it.
+   * precondition keeps a late event from deleting a newer pod of the same name.
    */
-  private finishDeletion(pod: V1Pod, attempt = 0): void {
+  private finishDeletion(pod: V1Pod): void {
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     const uid = pod.metadata?.uid ?? '';
-    const what = `finish deletion of ${namespace}/${name}`;
-    const step = async (): Promise<void> => {
+    this.work.retry(`finish deletion of ${namespace}/${name}`, async () => {
       await this.api().delete(`/api/v1/namespaces/${namespace}/pods/${name}`, { gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
         // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
-        const status = apiStatus(err);
-        if (status === 404 || status === 409) return;
-        if (attempt >= FINISH_DELETION_ATTEMPTS) throw err;
-        this.work.after(Math.min(200 * 2 ** attempt, 2_000), what, () => {
-          this.finishDeletion(pod, attempt + 1);
-          return Promise.resolve();
-        });
+        if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
       });
-    };
-    this.work.run(what, step);
+    });
   }
 
   private onPodGone(pod: V1Pod): void {
