@@ -104,6 +104,24 @@ describe('lab: control plane and fleet', function () {
     await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the web ReplicaSet back at two ready pods' });
   });
 
+  it('a ReplicaSet pod still terminating when the fleet\'s watch restarts is replaced once, when it goes (chaos seed 3661)', async () => {
+    const [victim] = await webPods();
+    const name = victim?.metadata?.name ?? '';
+    assert.ok(victim);
+    // A finalizer holds the pod terminating across the watch restart, as a slow container would.
+    await core.patchNamespacedPod({ namespace: ns, name, body: { metadata: { finalizers: ['lab.kangalpatch.test/hold'] } } }, mergePatch);
+    await core.deleteNamespacedPod({ namespace: ns, name, body: { gracePeriodSeconds: 0 } });
+    const begun = fleet.workloads.resyncs.begun;
+    fleet.workloads.dropWatches();
+    await waitFor(() => Promise.resolve(fleet.workloads.resyncs.done > begun ? true : undefined), { timeoutMs: 20_000, description: 'the fleet to count replicas after its pod watch restarted' });
+    assert.equal((await webPods()).length, 1, 'no replacement yet: the terminating pod is replaced when it goes');
+    await core.patchNamespacedPod({ namespace: ns, name, body: { metadata: { finalizers: null } } }, mergePatch);
+    const replacedVictim = (pods: V1Pod[]): boolean => pods.length === 2 && pods.every(isReady) && !pods.some((p) => p.metadata?.name === name);
+    await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the web ReplicaSet back at two ready pods, not three' });
+    const all = await core.listNamespacedPod({ namespace: ns, labelSelector: `${WORKLOAD_LABEL}=web` });
+    assert.equal(all.items.length, 2, `web pods: ${all.items.map((p) => p.metadata?.name ?? '').join(', ')}`);
+  });
+
   it('a test can bind a pod to a node right after its cordon (workloads.createPodOn), for drain races', async () => {
     const name = 'selftest-worker-2';
     await fleet.workloads.add({ namespace: ns, name: 'late', kind: 'bare', replicas: 0 });

@@ -69,6 +69,8 @@ export class Workloads {
   private readonly work = new Background();
   /** Errors of background work (a replacement that could not be created, ...), for tests to inspect. */
   readonly errors: string[] = this.work.errors;
+  /** Replica counts begun and done after pod watch restarts: a test waits for done to pass begun as it drops the watch. */
+  readonly resyncs = { begun: 0, done: 0 };
 
   constructor(private readonly kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number, private readonly concurrency = 16) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -395,13 +397,17 @@ export class Workloads {
   }
 
   private async reconcileReplicas(): Promise<void> {
+    this.resyncs.begun++;
     for (const workload of this.workloads.values()) {
       const { spec } = workload;
       if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) continue;
       const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
-      const live = pods.items.filter((p) => !p.metadata?.deletionTimestamp).length;
-      const missing = (spec.replicas ?? 1) - live - workload.scheduled - workload.pending;
+      // A terminating pod still counts: its DELETED event, on this restarted watch, replaces it.
+      // Counting it as missing as well made a second replacement (chaos seed 3661: seven pods of
+      // six, and the PDB then rightly allowed two evictions at once).
+      const missing = (spec.replicas ?? 1) - pods.items.length - workload.scheduled - workload.pending;
       for (let i = 0; i < missing; i++) await this.replace(workload, '');
     }
+    this.resyncs.done++;
   }
 }
