@@ -179,11 +179,12 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
     await lab?.stop();
   });
 
-  it('is a non-root image on the base, with the Deployment\'s ports, and within 20 MB of its base (the bundle, no node_modules)', async function () {
-    const inspect = JSON.parse((await podman(['image', 'inspect', image])).stdout) as { Size: number; Config: { User: string; ExposedPorts: Record<string, object>; Entrypoint: string[] } }[];
+  it('is a non-root image on the base, with two malloc arenas and the Deployment\'s ports, and within 20 MB of its base (the bundle, no node_modules)', async function () {
+    const inspect = JSON.parse((await podman(['image', 'inspect', image])).stdout) as { Size: number; Config: { User: string; Env: string[]; ExposedPorts: Record<string, object>; Entrypoint: string[] } }[];
     const [img] = inspect;
     assert.ok(img);
     assert.equal(img.Config.User, `${UID}:${UID}`);
+    assert.ok(img.Config.Env.includes('MALLOC_ARENA_MAX=2'), `two malloc arenas (BENCHMARKS.md): ${img.Config.Env.join(' ')}`);
     assert.equal(pod.securityContext.runAsUser, UID, 'the Deployment runs the image\'s uid');
     for (const p of spec.ports) assert.ok(`${p.containerPort}/tcp` in img.Config.ExposedPorts, `port ${p.name} exposed`);
     const base = (await podman(['image', 'inspect', '--format', '{{.Size}}', await labBase()])).stdout.trim();
