@@ -5,8 +5,8 @@
 //
 // Differences from GitHub the rest of KangalPatch never sees:
 // - Drafts are "work in progress" titles: a PR whose title starts with `WIP:` is a draft. We open
-//   drafts with that prefix, keep it through title updates, and drop it to mark ready for review;
-//   the views carry the title without it.
+//   drafts with that prefix, keep it through title updates, drop it to mark ready for review and
+//   add it back to make a draft again; the views carry the title without it.
 // - Labels are attached by ID: names are looked up (and created when missing) first.
 // Nothing is retried in here (a POST that timed out may have landed): failures become
 // OutcomeErrors and the work queue decides.
@@ -193,10 +193,11 @@ export class GiteaForge implements ForgePort {
     return giteaPullView(data);
   }
 
-  async markReadyForReview(ctx: OpContext, number: number): Promise<void> {
+  async setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void> {
     const pull = await this.getPull(ctx, number);
-    if (!WIP.test(pull.title)) return;
-    await this.request(ctx, `mark pull request #${number} ready for review`, PULL, 'PATCH', `/pulls/${number}`, { title: pull.title.replace(WIP, '') });
+    if (WIP.test(pull.title) === draft) return;
+    const title = draft ? `${WIP_PREFIX}${pull.title}` : pull.title.replace(WIP, '');
+    await this.request(ctx, draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`, PULL, 'PATCH', `/pulls/${number}`, { title });
   }
 
   async comment(ctx: OpContext, number: number, body: string): Promise<void> {

@@ -59,6 +59,9 @@ export function pullView(p: GitHubPull): PullRequestView {
 const MARK_READY = `mutation MarkReady($pullRequestId: ID!) {
   markPullRequestReadyForReview(input: { pullRequestId: $pullRequestId }) { pullRequest { isDraft } }
 }`;
+const CONVERT_TO_DRAFT = `mutation ConvertToDraft($pullRequestId: ID!) {
+  convertPullRequestToDraft(input: { pullRequestId: $pullRequestId }) { pullRequest { isDraft } }
+}`;
 
 export class GitHubForge implements ForgePort {
   readonly kind = 'github';
@@ -167,13 +170,13 @@ export class GitHubForge implements ForgePort {
     return pullView(res.data);
   }
 
-  /** REST cannot clear `draft`; GitHub's GraphQL mutation markPullRequestReadyForReview can. */
-  async markReadyForReview(ctx: OpContext, number: number): Promise<void> {
+  /** REST cannot change `draft` of an open PR; GitHub's GraphQL mutations markPullRequestReadyForReview and convertPullRequestToDraft can. */
+  async setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void> {
     const pull = await this.call(ctx, `read pull request #${number}`, PULL, (request) => this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }));
-    if (pull.data.draft !== true) return;
+    if ((pull.data.draft === true) === draft) return;
     const nodeId = pull.data.node_id;
-    await this.call(ctx, `mark pull request #${number} ready for review`, GRAPHQL, (request) =>
-      this.octokit.graphql(MARK_READY, { pullRequestId: nodeId, request }),
+    await this.call(ctx, draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`, GRAPHQL, (request) =>
+      this.octokit.graphql(draft ? CONVERT_TO_DRAFT : MARK_READY, { pullRequestId: nodeId, request }),
     );
   }
 

@@ -17,7 +17,7 @@ export class NoForge implements ForgePort {
   updatePullRequest(_ctx: unknown, number: number, change: { title?: string }): Promise<PullRequestView> {
     return Promise.resolve({ number, url: '', state: 'open', merged: false, draft: false, title: change.title ?? '', head: '', base: '', labels: [] });
   }
-  markReadyForReview(): Promise<void> {
+  setDraft(): Promise<void> {
     return Promise.resolve();
   }
   comment(): Promise<void> {

@@ -37,7 +37,8 @@ export interface ForgePort {
   pullRequestsWithPrefix(ctx: OpContext, prefix: string): Promise<PullRequestView[]>;
   openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView>;
   updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView>;
-  markReadyForReview(ctx: OpContext, number: number): Promise<void>;
+  /** Ready for review (`draft` false) or back to a draft (true): a draft cannot be merged. No write when it already is. */
+  setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void>;
   comment(ctx: OpContext, number: number, body: string): Promise<void>;
   setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void>;
 }

@@ -71,17 +71,23 @@ describe('Gitea forge adapter (lab forge, Gitea OpenAPI description)', function 
     assert.deepEqual(await gitea.pullRequestsFor(testCtx(), 'no/such-branch'), []);
   });
 
-  it('a new title keeps a draft a draft; ready for review drops the prefix once', async function () {
+  it('a new title keeps a draft a draft; ready for review drops the prefix once, a draft again adds it back once', async function () {
     const [pr] = await gitea.pullRequestsFor(testCtx(), 'kangal-patch/lab/report/one-1');
     const updated = await gitea.updatePullRequest(testCtx(), pr!.number, { title: 'KangalPatch [lab]: one (updated)', body: 'new body' });
     assert.deepEqual([updated.draft, updated.title], [true, 'KangalPatch [lab]: one (updated)']);
     assert.equal((await api<RawPull>(`/pulls/${pr!.number}`)).body, 'new body');
-    await gitea.markReadyForReview(testCtx(), pr!.number);
+    await gitea.setDraft(testCtx(), pr!.number, false);
     const raw = await api<RawPull>(`/pulls/${pr!.number}`);
     assert.deepEqual([raw.title, raw.draft], ['KangalPatch [lab]: one (updated)', false]);
     const patches = adapterCalls().filter((c) => c.startsWith('PATCH')).length;
-    await gitea.markReadyForReview(testCtx(), pr!.number);
+    await gitea.setDraft(testCtx(), pr!.number, false);
     assert.equal(adapterCalls().filter((c) => c.startsWith('PATCH')).length, patches, 'an already ready PR is not patched');
+    await gitea.setDraft(testCtx(), pr!.number, true);
+    const back = await api<RawPull>(`/pulls/${pr!.number}`);
+    assert.deepEqual([back.title, back.draft], ['WIP: KangalPatch [lab]: one (updated)', true]);
+    await gitea.setDraft(testCtx(), pr!.number, true);
+    assert.equal(adapterCalls().filter((c) => c.startsWith('PATCH')).length, patches + 1, 'an already draft PR is not patched');
+    await gitea.setDraft(testCtx(), pr!.number, false);
   });
 
   it('comments, sets commit statuses (description capped), closes', async function () {

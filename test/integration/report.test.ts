@@ -376,6 +376,37 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     }
   });
 
+  it('a finished plan that runs again (its failed node retried) turns its ready PR back into a draft, ready again once it ends', async function () {
+    const uid = await createPlan('rp-again');
+    await createJob('rp-again', uid, 'cp-1', 'controlPlane');
+    await setJobStatus('rp-again-cp-1', { phase: 'Failed', reason: 'BootedOldPartition', startTime: t0, completionTime: '2026-03-01T10:03:00Z', currentTalosVersion: 'v1.12.1', targetTalosVersion: 'v1.12.3' });
+    const groups = (running: number, completed: number, failed: number): PatchPlanStatus['groups'] => [{ name: 'controlPlane', concurrency: 1, active: running, total: 1, pending: 0, running, completed, failed }];
+    const ended = (completed: number, failed: number): PatchPlanStatus =>
+      inProgress({ phase: 'Completed', completionTime: '2026-03-01T10:05:00Z', totalNodes: 1, runningNodes: 0, completedNodes: completed, failedNodes: failed, groups: groups(0, completed, failed) });
+    await setPlanStatus('rp-again', ended(0, 1));
+    // One reporter, as one leader: the earlier cases' reporters would report this plan too.
+    for (const x of reporters.slice(0)) x.stop.abort();
+    await Promise.all(reporters.map((x) => x.r.stop()));
+    start(join(work, 'cache-f'));
+    const branch = await branchOf('rp-again');
+    await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 30_000, description: 'the report PR opened ready for review' });
+
+    // The failed job deleted to retry the node: the plan runs again under the same rollout.
+    await f.custom.deleteClusterCustomObject({ group: plansApi.group, version: plansApi.version, plural: 'patchjobs', name: 'rp-again-cp-1' });
+    await setPlanStatus('rp-again', inProgress({ completionTime: undefined, totalNodes: 1, pendingNodes: 1, runningNodes: 0, groups: groups(0, 0, 0) }));
+    await waitFor(async () => (await pullsOf(branch))[0]?.draft === true || undefined, { timeoutMs: 30_000, description: 'the report PR a draft again' });
+
+    await createJob('rp-again', uid, 'cp-1', 'controlPlane');
+    await setJobStatus('rp-again-cp-1', { phase: 'Completed', reason: 'Upgraded', startTime: '2026-03-01T10:10:00Z', completionTime: '2026-03-01T10:12:00Z', currentTalosVersion: 'v1.12.3', targetTalosVersion: 'v1.12.3' });
+    await setPlanStatus('rp-again', ended(1, 0));
+    await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 30_000, description: 'the report PR ready again' });
+    assert.equal((await pullsOf(branch)).length, 1, 'the same PR all along');
+    const doc = parse(await fileOn(branch, `status/${CLUSTER}/rp-again.yaml`)) as { phase: string; nodes: Record<string, number> };
+    assert.deepEqual([doc.phase, doc.nodes.completed, doc.nodes.failed], ['Completed', 1, 0], 'the ready PR holds the final status');
+    const stages = reporterRequests().filter((q) => q.operationId?.startsWith('graphql/')).map((q) => q.operationId);
+    assert.deepEqual(stages.slice(-2), ['graphql/convertPullRequestToDraft', 'graphql/markPullRequestReadyForReview']);
+  });
+
   it('never puts a token in a request URL or body, a git URL, a commit or a log line', async function () {
     const token = forge.token;
     for (const q of forge.requests) assert.ok(!JSON.stringify(q).includes(token), `request ${q.method} ${q.path}`);

@@ -1,7 +1,7 @@
 // The report loop: every PatchPlan that rolls out gets a draft pull request from
 // `kangal-patch/<cluster>/report/<plan>-<rolloutId>` adding status/<cluster>/<plan>.{md,yaml},
 // updated as the rollout moves (only when the rendered files change, at most once per interval),
-// and marked ready for review when the plan is terminal. Event-driven: plan and job informer
+// and marked ready for review when the plan is terminal (a draft again if it runs again). Event-driven: plan and job informer
 // events wake the plan's key; the rate limit is an exact timer (WorkQueue.addAfter).
 //
 // Restart-safe without memory: the PR is found again by its branch name, the writer finds an
@@ -82,7 +82,7 @@ function reportBody(cluster: string, plan: string, rollout: string, base: string
     `Rollout report of PatchPlan \`${plan}\` on cluster \`${cluster}\` (rollout ${rollout}).`,
     '',
     `KangalPatch updates \`${paths.markdownPath}\` and its machine-readable twin \`${paths.yamlPath}\` as the rollout progresses,`,
-    'and marks this pull request ready for review when the plan finishes.',
+    'and marks this pull request ready for review when the plan finishes (a draft again if the plan runs again).',
     `Merge it to archive the report on \`${base}\`. Commits you add to this branch are kept; if you edit the report files, KangalPatch stops updating this pull request.`,
   ].join('\n');
 }
@@ -165,7 +165,11 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     return undefined;
   }
 
-  /** Once the branch holds our content: the PR exists, and is ready for review when the plan is terminal and the branch final. */
+  /**
+   * Once the branch holds our content: the PR exists, and is ready for review when the plan is
+   * terminal and the branch final. A plan that starts again (a failed node's job deleted to retry
+   * it, a cancelled plan resumed) turns it back into a draft, which cannot be merged mid-rollout.
+   */
   async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, content: string, terminal: boolean): Promise<void> {
     if (!hasForge || st.content === undefined || st.stopped !== undefined) return;
     if (st.pr?.state !== 'open') {
@@ -176,8 +180,12 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
     }
     if (terminal && st.pr.draft && st.content === content) {
-      await forge.markReadyForReview(ctx, st.pr.number);
+      await forge.setDraft(ctx, st.pr.number, false);
       st.pr = { ...st.pr, draft: false };
+    } else if (!terminal && !st.pr.draft) {
+      await forge.setDraft(ctx, st.pr.number, true);
+      st.pr = { ...st.pr, draft: true };
+      log('info', `report of PatchPlan ${key}: the plan runs again; pull request #${st.pr.number} is a draft until it ends`, { plan: key, pr: st.pr.number });
     }
   }
 

@@ -264,7 +264,8 @@ export class ForgeApi {
 
   /**
    * POST /graphql (and GHES' /api/graphql): only `markPullRequestReadyForReview(input: {pullRequestId})`
-   * with the PR's node_id in a variable, as GitHub's GraphQL schema defines it. Anything else is a
+   * and `convertPullRequestToDraft(input: {pullRequestId})` with the PR's node_id in a variable, as
+   * GitHub's GraphQL schema defines them. Anything else is a
    * `route` violation: the REST OpenAPI description cannot check GraphQL, so the fake accepts nothing
    * it was not written for.
    */
@@ -287,26 +288,27 @@ export class ForgeApi {
       return;
     }
     const q = typeof parsed.query === 'string' ? parsed.query.replace(/\s+/g, ' ') : '';
-    const shape = /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?markPullRequestReadyForReview ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(q.trim());
-    const id = shape && shape[1] === shape[2] ? parsed.variables?.[shape[1] ?? ''] : undefined;
+    const shape = /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?(markPullRequestReadyForReview|convertPullRequestToDraft) ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(q.trim());
+    const id = shape && shape[1] === shape[3] ? parsed.variables?.[shape[1] ?? ''] : undefined;
+    const mutation = shape?.[2] ?? '';
     if (typeof id !== 'string') {
-      this.violations.push({ kind: 'route', method: 'POST', path: '/graphql', operationId: undefined, errors: [`the lab forge only implements markPullRequestReadyForReview with an ID! variable; got: ${q.slice(0, 200)}`] });
+      this.violations.push({ kind: 'route', method: 'POST', path: '/graphql', operationId: undefined, errors: [`the lab forge only implements markPullRequestReadyForReview and convertPullRequestToDraft with an ID! variable; got: ${q.slice(0, 200)}`] });
       reply(200, { errors: [{ type: 'UNIMPLEMENTED', message: 'not implemented by the lab forge' }] });
       return;
     }
-    record.operationId = 'graphql/markPullRequestReadyForReview';
+    record.operationId = `graphql/${mutation}`;
     for (const r of this.repos.values()) {
       for (const p of r.pulls.values()) {
         if (this.shapes.nodeId('PullRequest', p.id) !== id) continue;
         if (p.state === 'open') {
-          p.draft = false;
+          p.draft = mutation === 'convertPullRequestToDraft';
           p.updatedAt = now();
         }
-        reply(200, { data: { markPullRequestReadyForReview: { pullRequest: { isDraft: p.draft } } } });
+        reply(200, { data: { [mutation]: { pullRequest: { isDraft: p.draft } } } });
         return;
       }
     }
-    reply(200, { data: { markPullRequestReadyForReview: null }, errors: [{ type: 'NOT_FOUND', path: ['markPullRequestReadyForReview'], message: `Could not resolve to a node with the global id of '${id}'` }] });
+    reply(200, { data: { [mutation]: null }, errors: [{ type: 'NOT_FOUND', path: [mutation], message: `Could not resolve to a node with the global id of '${id}'` }] });
   }
 
   // ---- helpers
