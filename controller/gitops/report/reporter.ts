@@ -1,8 +1,9 @@
 // The report loop: every PatchPlan that rolls out gets a draft pull request from
 // `kangal-patch/<cluster>/report/<plan>-<rolloutId>` adding status/<cluster>/<plan>.{md,yaml},
 // updated as the rollout moves (only when the rendered files change, at most once per interval),
-// and marked ready for review when the plan is terminal (a draft again if it runs again). Event-driven: plan and job informer
-// events wake the plan's key; the rate limit is an exact timer (WorkQueue.addAfter).
+// and marked ready for review when the plan is terminal (a draft again if it runs again).
+// Event-driven: plan and job informer events wake the plan's key; the rate limit is an exact timer
+// (WorkQueue.addAfter).
 //
 // Restart-safe without memory: the PR is found again by its branch name, the writer finds an
 // unchanged branch and makes no commit. What is only in memory: the time of the last commit (a
