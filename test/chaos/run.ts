@@ -334,13 +334,15 @@ async function armStandingFaults(lab: JobLab, s: Scenario, outages: Outages, fir
   }
 }
 
-/** A failing run's controller logs, the observer's record and the simulator's calls, kept for the post-mortem (the lab's own directory goes with it). */
+/** A failing run's controller logs, the observer's record, the simulator's calls and the fleet's background errors, kept for the post-mortem (the lab's own directory goes with it). */
 function keepEvidence(s: Scenario, lab: JobLab, controllers: readonly Controller[], violations: string[]): void {
   const dir = join(tmpdir(), 'kangal-chaos-failures', `seed-${s.seed}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   for (const c of controllers) copyFileSync(c.process.logPath, join(dir, `${c.process.name}.log`));
   writeFileSync(join(dir, 'observer.json'), JSON.stringify(lab.observer.events, null, 1));
   writeFileSync(join(dir, 'talos-calls.json'), JSON.stringify(lab.talos.callLog(), null, 1));
+  // The simulated kubelets' and controllers' failed steps: a lab fault shows here, not as the controller's.
+  writeFileSync(join(dir, 'fleet-errors.txt'), lab.fleet.workloads.errors.map((e) => `${e}\n`).join(''));
   writeFileSync(join(dir, 'violations.txt'), `${describeScenario(s)}\n${violations.join('\n')}\n`);
   violations.push(`evidence kept in ${dir}`);
 }
