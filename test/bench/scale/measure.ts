@@ -87,7 +87,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     args: ['--log-level', 'info'],
     metrics: true,
     ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
-    ...(o.nodeOptions ? { env: { NODE_OPTIONS: o.nodeOptions } } : {}),
+    // Two malloc arenas, as the image sets them (Dockerfile): the figures are the image's.
+    env: { MALLOC_ARENA_MAX: '2', ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}) },
   });
   const pid = controller.process.pid;
   await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
