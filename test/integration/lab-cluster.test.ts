@@ -95,16 +95,18 @@ describe('lab: control plane and fleet', function () {
     await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the evicted web pod to be replaced' });
   });
 
-  it('a ReplicaSet pod deleted while the fleet\'s watch was down is replaced once the watch is back', async () => {
+  it('a ReplicaSet pod deleted while the fleet\'s watch was down is replaced once the watch resumes, from its DELETED event (no replay, no recount)', async () => {
     const [victim] = await webPods();
     assert.ok(victim);
+    const recounts = fleet.workloads.resyncs.begun;
     fleet.workloads.dropWatches();
     await core.deleteNamespacedPod({ namespace: ns, name: victim.metadata?.name ?? '', body: { gracePeriodSeconds: 0 } });
     const replacedVictim = (pods: V1Pod[]): boolean => pods.length === 2 && pods.every(isReady) && !pods.some((p) => p.metadata?.name === victim.metadata?.name);
     await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 20_000, description: 'the web ReplicaSet back at two ready pods' });
+    assert.equal(fleet.workloads.resyncs.begun, recounts, 'the watch resumed from its resourceVersion: nothing replayed, nothing recounted');
   });
 
-  it('a ReplicaSet pod still terminating when the fleet\'s watch restarts is replaced once, when it goes (chaos seed 3661)', async () => {
+  it('a ReplicaSet pod still terminating when the fleet\'s watch starts over (a replay, as after 410 Gone) is replaced once, when it goes (chaos seed 3661)', async () => {
     const [victim] = await webPods();
     const name = victim?.metadata?.name ?? '';
     assert.ok(victim);
@@ -112,7 +114,7 @@ describe('lab: control plane and fleet', function () {
     await core.patchNamespacedPod({ namespace: ns, name, body: { metadata: { finalizers: ['lab.kangalpatch.test/hold'] } } }, mergePatch);
     await core.deleteNamespacedPod({ namespace: ns, name, body: { gracePeriodSeconds: 0 } });
     const begun = fleet.workloads.resyncs.begun;
-    fleet.workloads.dropWatches();
+    fleet.workloads.dropWatches({ replay: true });
     await waitFor(() => Promise.resolve(fleet.workloads.resyncs.done > begun ? true : undefined), { timeoutMs: 20_000, description: 'the fleet to count replicas after its pod watch restarted' });
     assert.equal((await webPods()).length, 1, 'no replacement yet: the terminating pod is replaced when it goes');
     await core.patchNamespacedPod({ namespace: ns, name, body: { metadata: { finalizers: null } } }, mergePatch);
