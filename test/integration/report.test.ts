@@ -93,6 +93,12 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     return r;
   }
 
+  /** Stops every reporter started so far: the next one started is the only one, as one leader. */
+  async function stopReporters(): Promise<void> {
+    for (const x of reporters) x.stop.abort();
+    await Promise.all(reporters.map((x) => x.r.stop()));
+  }
+
   const gitBare = (args: string[]): Promise<string> => runGitCli(['--git-dir', bareDir, ...args]);
 
   /** The test's own reads carry per_page=99, so the reporter's requests can be told apart. */
@@ -331,8 +337,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
       return l.length > 0 ? l : undefined;
     }, { timeoutMs: 30_000, description: 'the report PR' });
     // Stop every reporter (as a controller restart does).
-    for (const x of reporters.slice(0)) x.stop.abort();
-    await Promise.all(reporters.map((x) => x.r.stop()));
+    await stopReporters();
 
     proxy.down = true;
     await setJobStatus('rp-restart-cp-1', { phase: 'Failed', reason: 'DrainTimeout', message: 'pods | would not leave', startTime: t0, currentTalosVersion: 'v1.12.1' });
@@ -355,8 +360,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     await setPlanStatus('rp-garbled', inProgress());
     const pulls = /\/repos\/acme\/plans\/pulls$/;
     // One reporter, as one leader: the earlier cases' reporters would report this plan too.
-    for (const x of reporters.slice(0)) x.stop.abort();
-    await Promise.all(reporters.map((x) => x.r.stop()));
+    await stopReporters();
     forge.injectFault({ path: pulls, method: 'POST', afterHandling: true, times: 1, status: 200, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1></body></html>' });
     try {
       start(join(work, 'cache-e'));
@@ -385,8 +389,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
       inProgress({ phase: 'Completed', completionTime: '2026-03-01T10:05:00Z', totalNodes: 1, runningNodes: 0, completedNodes: completed, failedNodes: failed, groups: groups(0, completed, failed) });
     await setPlanStatus('rp-again', ended(0, 1));
     // One reporter, as one leader: the earlier cases' reporters would report this plan too.
-    for (const x of reporters.slice(0)) x.stop.abort();
-    await Promise.all(reporters.map((x) => x.r.stop()));
+    await stopReporters();
     start(join(work, 'cache-f'));
     const branch = await branchOf('rp-again');
     await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 30_000, description: 'the report PR opened ready for review' });
