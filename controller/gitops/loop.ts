@@ -2,6 +2,8 @@
 // head; only when it moved (or a trigger asks for a full pass) is the commit fetched, loaded and
 // synced. Drift in the cluster re-syncs the last loaded commit at once, without Git. Triggers (the
 // reconcile-now annotation, the webhook) during a pass cause exactly one more pass right after.
+// A pass spends at most the poll interval on the annotation-only refreshes of unchanged plans, then
+// polls again at once, so a push is never held back by the refreshes of the commit before it.
 import { Annotation } from '../../schemas/api.js';
 import { formatSourceProblem, hasDrift, type LoadedCommit } from '../core/gitops/sync-plan.js';
 import type { ForgePort } from '../forge/port.js';
@@ -117,11 +119,18 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   }
 
   async function sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
-    const report = await syncCommit(ctx, { kube: deps.kube, informers: deps.informers, operatorNamespace: deps.operatorNamespace, log: deps.log, onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }), onDeleted: () => deps.metrics?.gitPlansDeleted.inc() }, commit);
+    const deadline = { refreshUntil: deps.clock.now() + deps.pollIntervalMs };
+    const report = await syncCommit(ctx, { kube: deps.kube, informers: deps.informers, operatorNamespace: deps.operatorNamespace, log: deps.log, onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }), onDeleted: () => deps.metrics?.gitPlansDeleted.inc() }, commit, deadline);
     state.lastReport = report;
     deps.metrics?.gitSourceProblems.set(report.problems.length);
     for (const p of report.problems) deps.log.warn({ commit: commit.commit, file: p.file, problem: formatSourceProblem(p) }, 'invalid plan file in Git: not applied');
-    if (report.failed.length === 0) state.lastAppliedCommit = commit.commit;
+    if (report.deferred.length > 0) {
+      // Poll now: either the head is the same and the next pass goes on with these, or a newer
+      // commit came and its own plans go first (these refreshes are then made for it instead).
+      deps.log.debug({ commit: commit.commit, deferred: report.deferred.length }, 'poll interval spent: polling before the remaining annotation refreshes');
+      request('poll');
+    }
+    if (report.failed.length === 0 && report.deferred.length === 0) state.lastAppliedCommit = commit.commit;
     for (const l of listeners) l(report);
     await sendCommitStatus(ctx, report);
     const first = report.failed[0];
@@ -130,7 +139,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
 
   async function sendCommitStatus(ctx: OpContext, report: SyncReport): Promise<void> {
     const cs = deps.commitStatus;
-    if (!cs || statusSent.has(report.commit) || report.failed.length > 0) return;
+    if (!cs || statusSent.has(report.commit) || report.failed.length > 0 || report.deferred.length > 0) return;
     const ok = report.problems.length === 0;
     const summary = report.problems.map(formatSourceProblem).join('; ');
     const description = ok ? `${report.plans.length} plan(s) valid and applied` : summary;

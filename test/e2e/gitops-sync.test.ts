@@ -1,8 +1,10 @@
 // The GitOps loop through the real `kangal-patch run` process against the lab forge: plans pushed
 // with the git CLI are applied, hand edits reverted, invalid files and duplicate names refused while
 // the others proceed, the Pause policy's spec.paused survives syncs, a removed file deletes its plan
-// only after its running jobs finish, and no token ever reaches the controller's log.
+// only after its running jobs finish, no token ever reaches the controller's log, and a push is not
+// held back by the annotation refreshes of the commit before it.
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
@@ -39,7 +41,7 @@ describe('GitOps end to end: poll, load, sync', function () {
   const logText = (): string => controller.logs().map((l) => JSON.stringify(l)).join('\n');
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels: LABELS, images: [factoryImage('nocloud', TARGET)], plansRepo: true });
+    lab = await startJobLab({ fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels: LABELS, images: [factoryImage('nocloud', TARGET)], plansRepo: true, interposer: true });
     custom = lab.kc.makeApiClient(CustomObjectsApi);
     controller = lab.startController({ args: lab.gitArgs({ pollInterval: `${POLL_MS / 1000}s` }) });
     await waitFor(() => controller.logs().some((l) => l.msg === 'GitOps loop started'), { timeoutMs: 60_000, description: 'the GitOps loop to start' });
@@ -116,5 +118,46 @@ describe('GitOps end to end: poll, load, sync', function () {
     assert.ok(text.length > 0);
     assert.ok(!text.includes(lab.forge!.token), 'the git token appears in the controller log');
     assert.ok(!text.includes(Buffer.from(`x-access-token:${lab.forge!.token}`).toString('base64')), 'the encoded token appears in the controller log');
+  });
+
+  it('polls again once a poll interval of annotation refreshes is spent: the next push is applied before the refreshes of the commit before it end', async function () {
+    const names = Array.from({ length: 16 }, (_, i) => `unchanged-${i + 1}`);
+    const first = await push(Object.fromEntries(names.map((n) => [`plans/${n}.yaml`, idlePlan(n)])), 'sixteen plans');
+    const commitOf = async (name: string): Promise<string | undefined> => ((await lab.plan(name))?.metadata.annotations as Record<string, string> | undefined)?.['kangalpatch.ozalp.dk/source-commit'];
+    await waitFor(async () => (await Promise.all(names.map(commitOf))).every((c) => c === first) || undefined, { timeoutMs: 60_000, description: 'the sixteen plans applied' });
+
+    // An apiserver slow to write these plans: each refresh is held until the second push is in Git,
+    // then longer than the poll interval. Every apply that arrives is logged here, in arrival order.
+    const applies: { plan: string; commit: string | undefined }[] = [];
+    let secondPushed!: () => void;
+    const pushedSecond = new Promise<void>((resolve) => (secondPushed = resolve));
+    let firstRefresh!: () => void;
+    const refreshing = new Promise<void>((resolve) => (firstRefresh = resolve));
+    lab.interposer!.setBeforeForward(async (req) => {
+      const plan = req.method === 'PATCH' ? /\/patchplans\/([a-z0-9-]+)(\?|$)/.exec(req.path)?.[1] : undefined;
+      if (plan === undefined) return;
+      const body = req.body as { metadata?: { annotations?: Record<string, string> } } | undefined;
+      applies.push({ plan, commit: body?.metadata?.annotations?.['kangalpatch.ozalp.dk/source-commit'] });
+      if (!plan.startsWith('unchanged-')) return;
+      firstRefresh();
+      await pushedSecond;
+      await sleep(POLL_MS + 500);
+    });
+    try {
+      const touch = await push({ 'NOTES.md': 'a commit that changes no plan\n' }, 'touch');
+      await refreshing;
+      const second = await push({ 'plans/newcomer.yaml': idlePlan('newcomer') }, 'add newcomer');
+      secondPushed();
+      await waitFor(async () => lab.plan('newcomer'), { timeoutMs: 60_000, intervalMs: 100, description: 'newcomer applied' });
+      const before = applies.slice(0, applies.findIndex((a) => a.plan === 'newcomer'));
+      const refreshedToTouch = before.filter((a) => a.commit === touch).length;
+      assert.ok(refreshedToTouch > 0, 'the commit that changed no plan began its refreshes');
+      assert.ok(refreshedToTouch < names.length, `newcomer waited for all ${names.length} refreshes of the commit before it (${refreshedToTouch} came first)`);
+      assert.equal(applies.find((a) => a.plan === 'newcomer')?.commit, second);
+      await waitFor(async () => (await Promise.all(names.map(commitOf))).every((c) => c === second) || undefined, { timeoutMs: 120_000, description: 'every unchanged plan refreshed to the newest commit' });
+    } finally {
+      lab.interposer!.setBeforeForward(undefined);
+      secondPushed();
+    }
   });
 });

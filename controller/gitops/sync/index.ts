@@ -1,6 +1,7 @@
 // Performs one GitOps sync: load the snapshot's files, let core decide against the cluster's
-// PatchPlans (from the informer), then apply / delete / annotate, one plan at a time. One plan's
-// failure never blocks the others; the first error is returned for the loop's backoff.
+// PatchPlans (from the informer), then apply / delete / annotate, one plan at a time, and refresh the
+// annotations of unchanged plans a few at a time until a deadline. One plan's failure never blocks
+// the others; the first error is returned for the loop's backoff.
 import { Annotation, API_VERSION, Kind, MANAGED_BY_GITOPS, PLAN_FINALIZER } from '../../../schemas/api.js';
 import { decideSync, formatSourceProblem, type ClusterPlan, type LoadedCommit, type PlanApplyDecision, type SourceProblem } from '../../core/gitops/sync-plan.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
@@ -32,6 +33,18 @@ export interface SyncReport {
   problems: SourceProblem[];
   /** Plans whose write failed (retried on the next pass). */
   failed: { name: string; error: unknown }[];
+  /** Annotation-only refreshes (NewCommit) not started before `refreshUntil`: the next pass does them, unless a newer commit makes them moot. */
+  deferred: string[];
+}
+
+export interface SyncOptions {
+  /**
+   * Clock time after which no further annotation-only refresh starts. With 50 unchanged plans a
+   * commit costs 50 writes; on a loaded apiserver that outlasts the poll interval, and the plan of
+   * the next push would wait behind all of them. The loop polls again instead and goes on with
+   * what is left, or with the newer commit (whose new and changed plans come first).
+   */
+  refreshUntil?: number;
 }
 
 /** Files and plans of a snapshot, loaded (pure apart from parsing). */
@@ -61,14 +74,15 @@ export function clusterPlan(v: PlanView): ClusterPlan {
   };
 }
 
-export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedCommit): Promise<SyncReport> {
+export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedCommit, opts: SyncOptions = {}): Promise<SyncReport> {
   const decision = decideSync(loaded, deps.informers.patchPlans.list().map(clusterPlan));
   const problems = [...loaded.problems, ...decision.problems];
-  const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [] };
+  const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [], deferred: [] };
   for (const p of decision.problems) deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');
-  // New and changed specs one at a time, first; then the annotation-only refreshes of unchanged
-  // plans (NewCommit: one write per plan of the repository on every commit) a few at a time, so a
-  // long pass does not hold the next poll (and the next push) back.
+  // New and changed specs one at a time, first, then deletions and problem annotations; the
+  // annotation-only refreshes of unchanged plans (NewCommit: one write per plan of the repository on
+  // every commit) last, a few at a time and only until `refreshUntil`, so a long pass does not hold
+  // the next poll (and the next push) back.
   const changed = decision.apply.filter((a) => a.reason !== 'NewCommit');
   const refreshed = decision.apply.filter((a) => a.reason === 'NewCommit');
   const apply = (a: PlanApplyDecision): Promise<void> =>
@@ -81,7 +95,6 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       else deps.log.info({ plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason }, `applied PatchPlan from Git (${a.reason})`);
     });
   for (const a of changed) await apply(a);
-  await eachLimited(refreshed, REFRESHES_IN_PARALLEL, apply);
   for (const d of decision.delete) {
     await attempt(report, d.name, async () => {
       await deps.kube.deletePlan(ctx, d.name, d.uid);
@@ -96,6 +109,11 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       if (n.problems) deps.log.warn({ plan: n.name, problems: n.problems }, 'the plan file in Git is invalid: the last good spec stays applied');
     });
   }
+  const until = opts.refreshUntil;
+  await eachLimited(refreshed, REFRESHES_IN_PARALLEL, async (a) => {
+    if (until !== undefined && ctx.clock.now() >= until) report.deferred.push(a.name);
+    else await apply(a);
+  });
   return report;
 }
 
