@@ -125,7 +125,8 @@ export async function run(): Promise<void> {
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
 
-  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true });
+  // Two malloc arenas, as the image sets them (Dockerfile): the RSS is the image's.
+  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: { MALLOC_ARENA_MAX: '2' } });
   const pid = controller.process.pid;
   try {
     await waitFor(async () => {
