@@ -65,7 +65,8 @@ const ending = new AbortController();
 /** A pause of the soak's schedule that ends early when the soak does. */
 const pause = (ms: number): Promise<void> => delay(ms, undefined, { signal: ending.signal }).catch(() => undefined);
 try {
-  const controller = lab.startController({ metrics: true });
+  // Two malloc arenas, as the image sets them (Dockerfile): the memory curve is the image's.
+  const controller = lab.startController({ metrics: true, env: { MALLOC_ARENA_MAX: '2' } });
   const sampler = (async () => {
     while (!stop) {
       const text = await controller.scrape().catch(() => '');
