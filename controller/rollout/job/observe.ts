@@ -2,18 +2,19 @@
 // draining; Talos facts only when the phase needs them; and, when a deadline verdict asks for it,
 // the facts it rests on read again from the apiserver.
 import { KubernetesComponent } from '../../../schemas/patchjob.js';
-import { talosNeed, needsPods, type ConfigFacts, type FreshRead, type JobObservation, type TalosFacts } from '../../core/job/index.js';
+import { talosNeed, needsPods, type ConfigFacts, type FreshRead, type JobObservation } from '../../core/job/index.js';
 import { apiServerFacts, apiServersOn, staticPodFacts, staticPodsOn } from '../kubernetes-facts.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
-import { callFailure } from '../failure.js';
 import { hookJobFacts } from '../hooks.js';
 import { freshHookJobFacts } from '../hook-jobs-fresh.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { callFailure } from '../failure.js';
 import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './stale-cache.js';
+import { talosFacts } from './talos-facts.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
@@ -36,7 +37,7 @@ export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWith
   const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
   const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
   const need = talosNeed(job.status);
-  const facts = node && need === 'identity' ? await talosFacts(ctx, job, node, talos) : undefined;
+  const facts = node && need === 'identity' ? await talosFacts(withTimeout(ctx, READ_TIMEOUT_MS), job, node, talos) : undefined;
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
   const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name) };
@@ -90,18 +91,3 @@ async function configFacts(ctx: OpContext, node: NodeView, talos: () => Promise<
   }
 }
 
-async function talosFacts(ctx: OpContext, job: JobWithSpec, node: NodeView, talos: () => Promise<TalosPort>): Promise<TalosFacts> {
-  const target = node.internalIP ?? node.name;
-  const read = withTimeout(ctx, READ_TIMEOUT_MS);
-  try {
-    const port = await talos();
-    const identity = await port.identity(read, target);
-    const stage = (await port.machineStatus(read, target)).stage;
-    const wantsSchematic = job.status.phase === 'Pending' && job.spec.target.source === 'factory' && job.spec.target.schematicID === undefined;
-    const schematic = wantsSchematic ? ((await port.schematic(read, target)).schematic ?? node.schematic) : undefined;
-    return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic };
-  } catch (err) {
-    if (ctx.signal.aborted) throw err;
-    return { ok: false, failure: callFailure(err) };
-  }
-}

@@ -287,6 +287,12 @@ export class SimNode {
   config: string;
   extensions: ExtensionInfo[];
   faults: NodeFaults = {};
+  /**
+   * A test's hand on the order of events: every call to this node waits for it (given the gRPC
+   * method path) before the node answers, so a test can make the node change (reboot, say) exactly
+   * between two calls of the product, without racing a timer.
+   */
+  answerGate: ((method: string) => Promise<void>) | undefined;
   unreachableUntil = 0;
   /** Written by LifecycleService.Upgrade, booted by the next Reboot. */
   staged: BootTarget | undefined;

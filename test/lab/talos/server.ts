@@ -211,9 +211,10 @@ export class TalosApi {
     return sim;
   }
 
-  private async enter(sim: SimNode, call: CallLike, minRole: Role): Promise<SimNode> {
+  private async enter(sim: SimNode, call: CallLike, minRole: Role, path: string): Promise<SimNode> {
     sim.assertReachable();
     if (sim.faults.slowResponseMs) await delay(sim.faults.slowResponseMs);
+    if (sim.answerGate) await sim.answerGate(path);
     sim.assertReachable();
     const rank = Math.max(0, ...rolesOf(call).map((r) => RANK[r] ?? 0));
     if (sim.faults.tlsRejected === 'role' || rank < (RANK[minRole] ?? 99)) {
@@ -235,7 +236,7 @@ export class TalosApi {
       const onNode = async (sim: SimNode): Promise<{ messages: M[] }> => {
         const rec = startRecord(sim, call, recorded, call.request);
         try {
-          const res = await impl(await this.enter(sim, call, minRole), call.request, rec);
+          const res = await impl(await this.enter(sim, call, minRole, path), call.request, rec);
           finishRecord(rec);
           return res;
         } catch (err) {
@@ -279,7 +280,7 @@ export class TalosApi {
       const run = async (): Promise<void> => {
         const routed = this.route(call, path, false);
         rec = startRecord(routed, call, recorded, call.request);
-        const node = await this.enter(routed, call, minRole);
+        const node = await this.enter(routed, call, minRole, path);
         if (recorded !== undefined && node.faults.silentStream === recorded.method) return silentUntilCancelled(call);
         await impl(node, call.request, call, rec);
       };
@@ -632,7 +633,7 @@ export class TalosApi {
       const run = async (): Promise<{ resource: Resource | undefined }> => {
         const routed = this.route(call, StateService.get.path, false);
         rec = startRecord(routed, call, getRecorded, call.request);
-        const n = await this.enter(routed, call, 'os:reader');
+        const n = await this.enter(routed, call, 'os:reader', StateService.get.path);
         const { namespace, type, id } = call.request;
         const found = this.findResources(n, namespace, type, this.isAdmin(call)).find((r) => r.id === id);
         if (!found) throw rpcError(grpc.status.NOT_FOUND, `resource ${type}(${namespace}/${id}@undefined) doesn't exist`);

@@ -1,0 +1,90 @@
+// The upgrade guard's reads (controller/rollout/job/talos-facts.ts) against the Talos simulator: a
+// legacy node that acknowledged Upgrade reboots while the pass reads its stage, version and boot
+// ID. Wherever the reboot falls between those reads, the guard must see the upgrade delivered and
+// never call Upgrade a second time. Found by chaos seed 4291: the boot ID was read from the old boot,
+// the stage (retried across the reboot) from the new one, and the node was upgraded twice.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { patchJobSpec, type PatchJobStatus } from '../../schemas/patchjob.js';
+import { decideJob } from '../../controller/core/job/index.js';
+import { talosFacts } from '../../controller/rollout/job/talos-facts.js';
+import { createTalosClient, type TalosClient, type TalosClientOptions } from '../../controller/talos/index.js';
+import type { FleetNodeSpec } from '../lab/fleet/types.js';
+import { type LabDir, makeLabDir } from '../lab/process.js';
+import { createRecordingFleet, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
+import { waitFor } from '../lab/wait.js';
+import { testContext as op } from '../support/op-context.js';
+
+const SCHEMATIC = randomBytes(32).toString('hex');
+const FROM = 'v1.12.6';
+const TO = 'v1.13.2';
+const IMAGE = `factory.talos.dev/metal-installer/${SCHEMATIC}:${TO}`;
+const FAST: TalosClientOptions = { callTimeoutMs: 2000, streamTimeoutMs: 5000, maxAttempts: 4, backoff: { initialMs: 20, maxMs: 200, factor: 2 }, idleCloseMs: 0 };
+/** The guard reads three times: the stage, the version, the boot ID. Case k: the node reboots while the k-th read waits (4: after all of them). */
+const READS = 3;
+
+describe('upgrade guard reads vs. a node rebooting between them (legacy flow)', function () {
+  this.timeout(60_000);
+  let dir: LabDir;
+  let sim: TalosSimulator;
+  let client: TalosClient;
+  const specs: FleetNodeSpec[] = Array.from({ length: READS + 1 }, (_, i) => ({
+    name: `w-${i + 1}`,
+    role: 'worker' as const,
+    talosVersion: FROM,
+    kubernetesVersion: 'v1.35.4',
+    schematic: SCHEMATIC,
+    internalIP: `127.0.78.${i + 10}`,
+  }));
+
+  before(async function () {
+    dir = makeLabDir('job-talos-facts');
+    sim = await startTalosSimulator({ fleet: createRecordingFleet(specs), dir: dir.path, nodeListeners: false, timings: { upgradeMs: 50, shutdownMs: 20, rebootMs: 50, bootMs: 20 } });
+    client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, FAST);
+  });
+  after(async function () {
+    client?.close();
+    await sim?.stop();
+    dir?.remove();
+  });
+
+  for (let k = 1; k <= READS + 1; k++) {
+    it(k <= READS ? `the node reboots while read ${k} of ${READS} waits: the upgrade is seen delivered, no second Upgrade` : 'the node reboots after the reads: still upgrading, no second Upgrade', async function () {
+      const spec = specs[k - 1] as FleetNodeSpec;
+      const node = spec.internalIP;
+      const sn = sim.node(node);
+      const initialBootID = sn.bootId;
+      // Held in `upgrading` after the ack until the test lets it go on.
+      sim.faults.set(node, { holdPhase: 'upgrading' });
+      await client.legacyUpgrade(op(), node, IMAGE);
+      let reads = 0;
+      const rebooted = async (): Promise<void> => {
+        sim.faults.clear(node);
+        await waitFor(() => (sn.phase === 'running' && sn.bootId !== initialBootID) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `node ${node} back on a new boot` });
+      };
+      sn.answerGate = async () => {
+        if (++reads === k) await rebooted();
+      };
+      try {
+        const status: PatchJobStatus = {
+          phase: 'Upgrading',
+          flow: 'legacy',
+          initialBootID,
+          installerImage: IMAGE,
+          upgradeRequestedTime: new Date().toISOString(),
+          deadline: new Date(Date.now() + 600_000).toISOString(),
+        };
+        const jobSpec = patchJobSpec.parse({ nodeName: spec.name, patchPlanRef: 'p', group: 'workers', target: { talosVersion: TO }, talosConfig: { secretRef: { name: 'talos' } } });
+        const facts = await talosFacts(op(), { spec: jobSpec, status }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
+        assert.ok(facts.ok, 'the reads succeeded');
+        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpec, status }, node: undefined, pods: [], leases: [], talos: facts });
+        assert.equal(step.action?.type, undefined, `the guard would call ${step.action?.type ?? ''} again (read stage ${facts.stage}, boot ${facts.bootId === initialBootID ? 'the initial one' : 'a new one'})`);
+        assert.equal(step.status.phase, 'Rebooting');
+      } finally {
+        sn.answerGate = undefined;
+        if (reads < k) await rebooted();
+      }
+      assert.equal(sn.upgradesStarted, 1, 'one upgrade started on the node');
+    });
+  }
+});
