@@ -1,7 +1,7 @@
-// The upgrade guard's reads (controller/rollout/job/talos-facts.ts) against the Talos simulator: a
-// legacy node that acknowledged Upgrade reboots while the pass reads its stage, version and boot
-// ID. Wherever the reboot falls between those reads, the guard must see the upgrade delivered and
-// never call Upgrade a second time. Found by chaos seed 4291: the boot ID was read from the old boot,
+// The guards' reads (controller/rollout/job/talos-facts.ts) against the Talos simulator: a legacy
+// node that acknowledged Upgrade, or a lifecycle node that acknowledged Reboot, reboots while the
+// pass reads its stage, version and boot ID. Wherever the reboot falls between those reads, the
+// guard must see it and never call Upgrade (or Reboot) a second time. Found by chaos seed 4291: the boot ID was read from the old boot,
 // the stage (retried across the reboot) from the new one, and the node was upgraded twice.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -23,23 +23,18 @@ const FAST: TalosClientOptions = { callTimeoutMs: 2000, streamTimeoutMs: 5000, m
 /** The guard reads three times: the stage, the version, the boot ID. Case k: the node reboots while the k-th read waits (4: after all of them). */
 const READS = 3;
 
-describe('upgrade guard reads vs. a node rebooting between them (legacy flow)', function () {
+describe('the upgrade and reboot guards\' reads vs. a node rebooting between them', function () {
   this.timeout(60_000);
   let dir: LabDir;
   let sim: TalosSimulator;
   let client: TalosClient;
-  const specs: FleetNodeSpec[] = Array.from({ length: READS + 1 }, (_, i) => ({
-    name: `w-${i + 1}`,
-    role: 'worker' as const,
-    talosVersion: FROM,
-    kubernetesVersion: 'v1.35.4',
-    schematic: SCHEMATIC,
-    internalIP: `127.0.78.${i + 10}`,
-  }));
+  const worker = (name: string, talosVersion: string, ip: string): FleetNodeSpec => ({ name, role: 'worker', talosVersion, kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: ip });
+  const specs: FleetNodeSpec[] = Array.from({ length: READS + 1 }, (_, i) => worker(`w-${i + 1}`, FROM, `127.0.78.${i + 10}`));
+  const lifecycleSpecs: FleetNodeSpec[] = Array.from({ length: READS + 1 }, (_, i) => worker(`l-${i + 1}`, 'v1.14.0', `127.0.78.${i + 30}`));
 
   before(async function () {
     dir = makeLabDir('job-talos-facts');
-    sim = await startTalosSimulator({ fleet: createRecordingFleet(specs), dir: dir.path, nodeListeners: false, timings: { upgradeMs: 50, shutdownMs: 20, rebootMs: 50, bootMs: 20 } });
+    sim = await startTalosSimulator({ fleet: createRecordingFleet([...specs, ...lifecycleSpecs]), dir: dir.path, nodeListeners: false, timings: { upgradeMs: 50, shutdownMs: 20, rebootMs: 50, bootMs: 20 } });
     client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, FAST);
   });
   after(async function () {
@@ -85,6 +80,51 @@ describe('upgrade guard reads vs. a node rebooting between them (legacy flow)', 
         if (reads < k) await rebooted();
       }
       assert.equal(sn.upgradesStarted, 1, 'one upgrade started on the node');
+    });
+  }
+
+  // Lifecycle flow (1.13+): the Reboot after the install. Its status write failing sends the next
+  // pass to the same reads (rebootRequestedTime set, no acknowledgement recorded).
+  for (let k = 1; k <= READS + 1; k++) {
+    it(k <= READS ? `lifecycle: the node reboots while read ${k} of ${READS} waits: the reboot is seen, no second Reboot` : 'lifecycle: the node reboots after the reads: still rebooting, no second Reboot', async function () {
+      const spec = lifecycleSpecs[k - 1] as FleetNodeSpec;
+      const node = spec.internalIP;
+      const sn = sim.node(node);
+      const initialBootID = sn.bootId;
+      sim.faults.set(node, { holdPhase: 'rebooting' });
+      await client.reboot(op(), node);
+      let reads = 0;
+      const rebooted = async (): Promise<void> => {
+        sim.faults.clear(node);
+        await waitFor(() => (sn.phase === 'running' && sn.bootId !== initialBootID) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `node ${node} back on a new boot` });
+      };
+      sn.answerGate = async () => {
+        if (++reads === k) await rebooted();
+      };
+      try {
+        const now = Date.now();
+        const status: PatchJobStatus = {
+          phase: 'Rebooting',
+          flow: 'lifecycle',
+          initialBootID,
+          installerImage: IMAGE,
+          upgradeRequestedTime: new Date(now - 5_000).toISOString(),
+          upgradeAcknowledgedTime: new Date(now - 4_000).toISOString(),
+          rebootRequestedTime: new Date(now - 1_000).toISOString(),
+          deadline: new Date(now + 600_000).toISOString(),
+        };
+        const jobSpec = patchJobSpec.parse({ nodeName: spec.name, patchPlanRef: 'p', group: 'workers', target: { talosVersion: 'v1.14.1' }, talosConfig: { secretRef: { name: 'talos' } } });
+        const facts = await talosFacts(op(), { spec: jobSpec, status }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
+        assert.ok(facts.ok, 'the reads succeeded');
+        // The Node as the cache still shows it: the old boot, not Ready (the kubelet has not reported the new one).
+        const kubeNode = { name: spec.name, internalIP: node, ready: false, unschedulable: true, cordonedBy: `p-${spec.name}`, bootID: initialBootID, talosVersion: 'v1.14.0', schematic: undefined, controlPlane: false, kubeletVersion: 'v1.35.4' };
+        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpec, status }, node: kubeNode, pods: [], leases: [], talos: facts });
+        assert.notEqual(step.action?.type, 'reboot', `the guard would reboot again (read stage ${facts.stage}, boot ${facts.bootId === initialBootID ? 'the initial one' : 'a new one'})`);
+        assert.ok(step.status.rebootAcknowledgedTime, 'the reboot is recorded as acknowledged');
+      } finally {
+        sn.answerGate = undefined;
+        if (reads < k) await rebooted();
+      }
     });
   }
 });
