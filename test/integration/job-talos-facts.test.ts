@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { patchJobSpec, type PatchJobStatus } from '../../schemas/patchjob.js';
-import { decideJob } from '../../controller/core/job/index.js';
+import { decideJob, type TalosFacts } from '../../controller/core/job/index.js';
 import { talosFacts } from '../../controller/rollout/job/talos-facts.js';
 import { createTalosClient, type TalosClient, type TalosClientOptions } from '../../controller/talos/index.js';
 import type { FleetNodeSpec } from '../lab/fleet/types.js';
@@ -43,43 +43,54 @@ describe('the upgrade and reboot guards\' reads vs. a node rebooting between the
     dir?.remove();
   });
 
+  const jobSpecFor = (spec: FleetNodeSpec, target: string) => patchJobSpec.parse({ nodeName: spec.name, patchPlanRef: 'p', group: 'workers', target: { talosVersion: target }, talosConfig: { secretRef: { name: 'talos' } } });
+  /**
+   * `act` (the call the guard must not repeat) leaves the node held in `hold`; the node then reboots
+   * into a new boot exactly while the k-th of the guard's reads waits (k > READS: after them), and
+   * `decide` gets the facts the reads returned.
+   */
+  async function rebootDuringRead(spec: FleetNodeSpec, k: number, hold: 'upgrading' | 'rebooting', act: (node: string) => Promise<unknown>, decide: (facts: TalosFacts, initialBootID: string) => void, status: (initialBootID: string) => PatchJobStatus, target: string): Promise<void> {
+    const node = spec.internalIP;
+    const sn = sim.node(node);
+    const initialBootID = sn.bootId;
+    sim.faults.set(node, { holdPhase: hold });
+    await act(node);
+    let reads = 0;
+    const rebooted = async (): Promise<void> => {
+      sim.faults.clear(node);
+      await waitFor(() => (sn.phase === 'running' && sn.bootId !== initialBootID) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `node ${node} back on a new boot` });
+    };
+    sn.answerGate = async () => {
+      if (++reads === k) await rebooted();
+    };
+    try {
+      const facts = await talosFacts(op(), { spec: jobSpecFor(spec, target), status: status(initialBootID) }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
+      assert.ok(facts.ok, 'the reads succeeded');
+      decide(facts, initialBootID);
+    } finally {
+      sn.answerGate = undefined;
+      if (reads < k) await rebooted();
+    }
+  }
+  const bootSeen = (facts: TalosFacts, initialBootID: string): string => (facts.ok ? `read stage ${facts.stage}, boot ${facts.bootId === initialBootID ? 'the initial one' : 'a new one'}` : 'reads failed');
+
   for (let k = 1; k <= READS + 1; k++) {
     it(k <= READS ? `the node reboots while read ${k} of ${READS} waits: the upgrade is seen delivered, no second Upgrade` : 'the node reboots after the reads: still upgrading, no second Upgrade', async function () {
       const spec = specs[k - 1] as FleetNodeSpec;
-      const node = spec.internalIP;
-      const sn = sim.node(node);
-      const initialBootID = sn.bootId;
-      // Held in `upgrading` after the ack until the test lets it go on.
-      sim.faults.set(node, { holdPhase: 'upgrading' });
-      await client.legacyUpgrade(op(), node, IMAGE);
-      let reads = 0;
-      const rebooted = async (): Promise<void> => {
-        sim.faults.clear(node);
-        await waitFor(() => (sn.phase === 'running' && sn.bootId !== initialBootID) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `node ${node} back on a new boot` });
-      };
-      sn.answerGate = async () => {
-        if (++reads === k) await rebooted();
-      };
-      try {
-        const status: PatchJobStatus = {
-          phase: 'Upgrading',
-          flow: 'legacy',
-          initialBootID,
-          installerImage: IMAGE,
-          upgradeRequestedTime: new Date().toISOString(),
-          deadline: new Date(Date.now() + 600_000).toISOString(),
-        };
-        const jobSpec = patchJobSpec.parse({ nodeName: spec.name, patchPlanRef: 'p', group: 'workers', target: { talosVersion: TO }, talosConfig: { secretRef: { name: 'talos' } } });
-        const facts = await talosFacts(op(), { spec: jobSpec, status }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
-        assert.ok(facts.ok, 'the reads succeeded');
-        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpec, status }, node: undefined, pods: [], leases: [], talos: facts });
-        assert.equal(step.action?.type, undefined, `the guard would call ${step.action?.type ?? ''} again (read stage ${facts.stage}, boot ${facts.bootId === initialBootID ? 'the initial one' : 'a new one'})`);
+      const status = (initialBootID: string): PatchJobStatus => ({
+        phase: 'Upgrading',
+        flow: 'legacy',
+        initialBootID,
+        installerImage: IMAGE,
+        upgradeRequestedTime: new Date().toISOString(),
+        deadline: new Date(Date.now() + 600_000).toISOString(),
+      });
+      await rebootDuringRead(spec, k, 'upgrading', (node) => client.legacyUpgrade(op(), node, IMAGE), (facts, initialBootID) => {
+        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpecFor(spec, TO), status: status(initialBootID) }, node: undefined, pods: [], leases: [], talos: facts });
+        assert.equal(step.action?.type, undefined, `the guard would call ${step.action?.type ?? ''} again (${bootSeen(facts, initialBootID)})`);
         assert.equal(step.status.phase, 'Rebooting');
-      } finally {
-        sn.answerGate = undefined;
-        if (reads < k) await rebooted();
-      }
-      assert.equal(sn.upgradesStarted, 1, 'one upgrade started on the node');
+      }, status, TO);
+      assert.equal(sim.node(spec.internalIP).upgradesStarted, 1, 'one upgrade started on the node');
     });
   }
 
@@ -88,43 +99,24 @@ describe('the upgrade and reboot guards\' reads vs. a node rebooting between the
   for (let k = 1; k <= READS + 1; k++) {
     it(k <= READS ? `lifecycle: the node reboots while read ${k} of ${READS} waits: the reboot is seen, no second Reboot` : 'lifecycle: the node reboots after the reads: still rebooting, no second Reboot', async function () {
       const spec = lifecycleSpecs[k - 1] as FleetNodeSpec;
-      const node = spec.internalIP;
-      const sn = sim.node(node);
-      const initialBootID = sn.bootId;
-      sim.faults.set(node, { holdPhase: 'rebooting' });
-      await client.reboot(op(), node);
-      let reads = 0;
-      const rebooted = async (): Promise<void> => {
-        sim.faults.clear(node);
-        await waitFor(() => (sn.phase === 'running' && sn.bootId !== initialBootID) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `node ${node} back on a new boot` });
-      };
-      sn.answerGate = async () => {
-        if (++reads === k) await rebooted();
-      };
-      try {
-        const now = Date.now();
-        const status: PatchJobStatus = {
-          phase: 'Rebooting',
-          flow: 'lifecycle',
-          initialBootID,
-          installerImage: IMAGE,
-          upgradeRequestedTime: new Date(now - 5_000).toISOString(),
-          upgradeAcknowledgedTime: new Date(now - 4_000).toISOString(),
-          rebootRequestedTime: new Date(now - 1_000).toISOString(),
-          deadline: new Date(now + 600_000).toISOString(),
-        };
-        const jobSpec = patchJobSpec.parse({ nodeName: spec.name, patchPlanRef: 'p', group: 'workers', target: { talosVersion: 'v1.14.1' }, talosConfig: { secretRef: { name: 'talos' } } });
-        const facts = await talosFacts(op(), { spec: jobSpec, status }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
-        assert.ok(facts.ok, 'the reads succeeded');
+      const now = Date.now();
+      const status = (initialBootID: string): PatchJobStatus => ({
+        phase: 'Rebooting',
+        flow: 'lifecycle',
+        initialBootID,
+        installerImage: IMAGE,
+        upgradeRequestedTime: new Date(now - 5_000).toISOString(),
+        upgradeAcknowledgedTime: new Date(now - 4_000).toISOString(),
+        rebootRequestedTime: new Date(now - 1_000).toISOString(),
+        deadline: new Date(now + 600_000).toISOString(),
+      });
+      await rebootDuringRead(spec, k, 'rebooting', (node) => client.reboot(op(), node), (facts, initialBootID) => {
         // The Node as the cache still shows it: the old boot, not Ready (the kubelet has not reported the new one).
-        const kubeNode = { name: spec.name, internalIP: node, ready: false, unschedulable: true, cordonedBy: `p-${spec.name}`, bootID: initialBootID, talosVersion: 'v1.14.0', schematic: undefined, controlPlane: false, kubeletVersion: 'v1.35.4' };
-        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpec, status }, node: kubeNode, pods: [], leases: [], talos: facts });
-        assert.notEqual(step.action?.type, 'reboot', `the guard would reboot again (read stage ${facts.stage}, boot ${facts.bootId === initialBootID ? 'the initial one' : 'a new one'})`);
+        const kubeNode = { name: spec.name, internalIP: spec.internalIP, ready: false, unschedulable: true, cordonedBy: `p-${spec.name}`, bootID: initialBootID, talosVersion: 'v1.14.0', schematic: undefined, controlPlane: false, kubeletVersion: 'v1.35.4' };
+        const step = decideJob({ now: Date.now(), job: { name: `p-${spec.name}`, spec: jobSpecFor(spec, 'v1.14.1'), status: status(initialBootID) }, node: kubeNode, pods: [], leases: [], talos: facts });
+        assert.notEqual(step.action?.type, 'reboot', `the guard would reboot again (${bootSeen(facts, initialBootID)})`);
         assert.ok(step.status.rebootAcknowledgedTime, 'the reboot is recorded as acknowledged');
-      } finally {
-        sn.answerGate = undefined;
-        if (reads < k) await rebooted();
-      }
+      }, status, 'v1.14.1');
     });
   }
 });
