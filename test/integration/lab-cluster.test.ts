@@ -124,6 +124,36 @@ describe('lab: control plane and fleet', function () {
     assert.equal(all.items.length, 2, `web pods: ${all.items.map((p) => p.metadata?.name ?? '').join(', ')}`);
   });
 
+  it('a ReplicaSet replacement whose create fails (a ResourceQuota here; an apiserver restart in chaos seed 4619) is made once creates work again, once', async () => {
+    const [victim] = await webPods();
+    assert.ok(victim);
+    // Every pod create in the namespace refused; a probe pod says when the quota is in force.
+    await core.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } } });
+    // Quota admission reads the status, which the lab's controller manager does not compute.
+    await core.patchNamespacedResourceQuotaStatus({ namespace: ns, name: 'no-pods', body: { status: { hard: { pods: '0' }, used: { pods: '0' } } } }, mergePatch);
+    try {
+      await waitFor(async () => {
+        try {
+          await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'quota-probe' }, spec: { containers: [{ name: 'c', image: 'probe' }] } } });
+        } catch (err) {
+          return apiStatus(err) === 403 ? true : undefined;
+        }
+        await core.deleteNamespacedPod({ namespace: ns, name: 'quota-probe', body: { gracePeriodSeconds: 0 } });
+        return undefined;
+      }, { timeoutMs: 20_000, description: 'the quota to refuse pod creates' });
+      const failed = fleet.workloads.replacements.failed;
+      await core.deleteNamespacedPod({ namespace: ns, name: victim.metadata?.name ?? '', body: { gracePeriodSeconds: 0 } });
+      await waitFor(() => (fleet.workloads.replacements.failed > failed ? true : undefined), { timeoutMs: 20_000, description: 'the replacement\'s create to be refused' });
+      assert.equal((await webPods()).length, 1);
+    } finally {
+      await core.deleteNamespacedResourceQuota({ namespace: ns, name: 'no-pods' });
+    }
+    const replacedVictim = (pods: V1Pod[]): boolean => pods.length === 2 && pods.every(isReady) && !pods.some((p) => p.metadata?.name === victim.metadata?.name);
+    await waitFor(async () => (replacedVictim(await webPods()) ? true : undefined), { timeoutMs: 60_000, description: 'the web ReplicaSet back at two ready pods' });
+    const all = await core.listNamespacedPod({ namespace: ns, labelSelector: `${WORKLOAD_LABEL}=web` });
+    assert.equal(all.items.length, 2, `web pods: ${all.items.map((p) => p.metadata?.name ?? '').join(', ')}`);
+  });
+
   it('a test can bind a pod to a node right after its cordon (workloads.createPodOn), for drain races', async () => {
     const name = 'selftest-worker-2';
     await fleet.workloads.add({ namespace: ns, name: 'late', kind: 'bare', replicas: 0 });

@@ -73,6 +73,8 @@ export class Workloads {
   readonly errors: string[] = this.work.errors;
   /** Replica counts begun and done after pod watch replays: a test waits for done to pass begun as it drops the watch. */
   readonly resyncs = { begun: 0, done: 0 };
+  /** ReplicaSet replacements whose create failed (each then counted again until it is made). */
+  readonly replacements = { failed: 0 };
 
   constructor(private readonly kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number, private readonly concurrency = 16) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -248,7 +250,17 @@ export class Workloads {
     workload.scheduled++;
     this.work.after(this.rescheduleDelayMs, `replace ${namespace}/${pod.metadata?.name ?? ''}`, async () => {
       workload.scheduled--;
-      await this.replace(workload, from);
+      try {
+        await this.replace(workload, from);
+      } catch (err) {
+        if (workload.spec.kind !== 'replicaset') throw err;
+        this.replacements.failed++;
+        // A failed create (the apiserver restarting) is not sent blindly again: the apiserver may
+        // have taken it and only the answer was lost. As the ReplicaSet controller requeues its set,
+        // the set is counted again from a fresh list, which says what is still missing (chaos seed
+        // 4619: a replacement lost to an apiserver restart left the PDB blocking every eviction).
+        this.work.retry(`count ${namespace}/${workload.spec.name} again after a failed replacement`, () => this.recount(workload));
+      }
     });
   }
 
@@ -430,16 +442,19 @@ export class Workloads {
 
   private async reconcileReplicas(): Promise<void> {
     this.resyncs.begun++;
-    for (const workload of this.workloads.values()) {
-      const { spec } = workload;
-      if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) continue;
-      const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
-      // A terminating pod still counts: its DELETED event, on the new watch, replaces it.
-      // Counting it as missing as well made a second replacement (chaos seed 3661: seven pods of
-      // six, and the PDB then rightly allowed two evictions at once).
-      const missing = (spec.replicas ?? 1) - pods.items.length - workload.scheduled - workload.pending;
-      for (let i = 0; i < missing; i++) await this.replace(workload, '');
-    }
+    for (const workload of this.workloads.values()) await this.recount(workload);
     this.resyncs.done++;
+  }
+
+  /** A ReplicaSet's pods counted from a fresh list, and the missing ones made. */
+  private async recount(workload: Workload): Promise<void> {
+    const { spec } = workload;
+    if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) return;
+    const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
+    // A terminating pod still counts: its DELETED event, on the new watch, replaces it.
+    // Counting it as missing as well made a second replacement (chaos seed 3661: seven pods of
+    // six, and the PDB then rightly allowed two evictions at once).
+    const missing = (spec.replicas ?? 1) - pods.items.length - workload.scheduled - workload.pending;
+    for (let i = 0; i < missing; i++) await this.replace(workload, '');
   }
 }
