@@ -121,7 +121,12 @@ async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: Alert
     case 'createJobs':
       return createJobs(ctx, deps, plan, action.jobs);
     case 'deleteLeases':
-      return allAnswered(action.leases.map((l) => deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion)));
+      // Forgotten at once, not when the delete's watch event comes: the next pass, right after this
+      // one, sees the slot free and fills it (a pass sooner per freed slot).
+      return allAnswered(action.leases.map(async (l) => {
+        await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
+        deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
+      }));
     case 'deleteJobs':
       for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
       return;
