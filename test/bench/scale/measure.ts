@@ -61,7 +61,12 @@ export interface RolloutFigures {
   makespanSeconds: number;
   medianNodeSeconds: number;
   makespanRatio: number;
+  /** Slot freed (its Lease deleted) → the next slot Lease created, → the next PatchJob created (the goal's figure), → the next PatchJob's phase Pending (its first pass, the job queue's wait included). */
+  slotFreedToNextLeaseMs: { p50: number; p99: number; n: number };
+  slotFreedToJobCreatedMs: { p50: number; p99: number; n: number };
   slotFreedToNextJobMs: { p50: number; p99: number; n: number };
+  /** A PatchJob created → its phase Pending: how long a new job waits for the job queue. */
+  jobCreatedToPendingMs: { p50: number; p99: number; n: number };
   readyToCompletedMs: { p50: number; p99: number; n: number };
   /** The controller's requests per node (interposer), by `VERB resource`. */
   requestsPerNode: Record<string, number>;
@@ -141,11 +146,20 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const end = Math.max(...jobEnds.map((e) => e.at));
   const T = median(durations);
   const limit = Math.ceil(o.workers / o.concurrency) * T;
-  // Slot freed (its Lease deleted) → the next PatchJob created, while nodes were still waiting.
-  const created = ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => e.at).sort((a, b) => a - b);
-  const gaps = leaseDeleted.flatMap((d) => {
-    const next = created.find((c) => c >= d.at);
-    return next !== undefined && created.length > 0 && d.at < (created.at(-1) ?? 0) ? [next - d.at] : [];
+  // Slot freed (its Lease deleted) → the next of these, while nodes were still waiting.
+  const times = (kind: string, detail: (d: string) => boolean = () => true): number[] => ev.filter((e) => e.kind === kind && detail(e.detail)).map((e) => e.at).sort((a, b) => a - b);
+  const gapsTo = (next: number[]): number[] => leaseDeleted.flatMap((d) => {
+    const first = next.find((c) => c >= d.at);
+    return first !== undefined && d.at < (next.at(-1) ?? 0) ? [first - d.at] : [];
+  });
+  const pendingAt = times('jobPhase', (d) => d.endsWith(' Pending'));
+  const gaps = gapsTo(pendingAt);
+  const leaseGaps = gapsTo(leaseCreated.map((e) => e.at).sort((a, b) => a - b));
+  const createdGaps = gapsTo(times('jobCreated'));
+  const pendingOf = new Map(ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]));
+  const queueWaits = ev.filter((e) => e.kind === 'jobCreated').flatMap((e) => {
+    const pending = pendingOf.get(e.node);
+    return pending === undefined ? [] : [pending - e.at];
   });
   const readyToCompleted = jobEnds.flatMap((e) => {
     const ready = ev.filter((x) => x.kind === 'ready' && x.node === e.node && x.at <= e.at).at(-1);
@@ -194,7 +208,10 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
     medianNodeSeconds: Number((T / 1000).toFixed(2)),
     makespanRatio: Number(((end - start) / limit).toFixed(3)),
+    slotFreedToNextLeaseMs: { p50: pct(leaseGaps, 50), p99: pct(leaseGaps, 99), n: leaseGaps.length },
+    slotFreedToJobCreatedMs: { p50: pct(createdGaps, 50), p99: pct(createdGaps, 99), n: createdGaps.length },
     slotFreedToNextJobMs: { p50: pct(gaps, 50), p99: pct(gaps, 99), n: gaps.length },
+    jobCreatedToPendingMs: { p50: pct(queueWaits, 50), p99: pct(queueWaits, 99), n: queueWaits.length },
     readyToCompletedMs: { p50: pct(readyToCompleted, 50), p99: pct(readyToCompleted, 99), n: readyToCompleted.length },
     requestsPerNode: perNode(requests),
     requestsPerNodeTotal: Number(([...requests.values()].reduce((a, b) => a + b, 0) / o.workers).toFixed(2)),
