@@ -144,6 +144,8 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private started = false;
   /** Where the next watch starts; '' means list first. */
   private rv = '';
+  /** Objects our own deletes removed before their DELETED event came: key → the view and its version when deleted. */
+  private readonly deletedByUs = new Map<string, V>();
   private currentWatch: AbortController | undefined;
   private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, malformedEvents: 0, handlerErrors: 0, resyncs: 0 };
 
@@ -185,6 +187,25 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     if (cached !== undefined && isNewer(written, this.opts.resourceVersion(cached)) !== true) return;
     if (this.rv !== '' && isNewer(written, this.rv) !== true) return;
     this.store.set(key, view);
+  }
+
+  observeDelete(key: string, resourceVersion: string): void {
+    const cached = this.store.get(key);
+    // Only the version we deleted: a newer one (recreated since) is not what the delete removed.
+    if (cached === undefined || this.opts.resourceVersion(cached) !== resourceVersion) return;
+    this.store.delete(key);
+    this.deletedByUs.set(key, cached);
+  }
+
+  /** An event from before our own delete of this key (the watch behind it): it must not bring the object back. */
+  private deletedSince(key: string, view: V): boolean {
+    const gone = this.deletedByUs.get(key);
+    if (gone === undefined) return false;
+    if (isNewer(this.opts.resourceVersion(view), this.opts.resourceVersion(gone)) === true) {
+      this.deletedByUs.delete(key);
+      return false;
+    }
+    return true;
   }
 
   start(signal: AbortSignal): void {
@@ -319,6 +340,12 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private replaceAll(fresh: Map<string, V>, listRv: string): void {
     const rvOf = this.opts.resourceVersion;
     const changes: [string, V | undefined, V | undefined][] = [];
+    for (const [key, gone] of this.deletedByUs) {
+      if (fresh.has(key) && !this.deletedSince(key, fresh.get(key) as V)) continue;
+      fresh.delete(key);
+      // A list taken after the delete does not have it: nothing to remember (nor to tell handlers) any more.
+      if (isNewer(listRv, rvOf(gone)) === true) this.deletedByUs.delete(key);
+    }
     for (const key of this.store.keys()) {
       const cached = this.store.get(key);
       if (!fresh.has(key) && cached !== undefined && isNewer(rvOf(cached), listRv) !== true) changes.push([key, undefined, this.store.delete(key)]);
@@ -400,27 +427,34 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private apply(event: WatchEvent): void {
     const meta = (event.object as { metadata?: { resourceVersion?: string } } | null)?.metadata;
     try {
-      if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-        const view = this.project(event.object as T);
-        if (view !== undefined) {
-          const key = this.opts.key(view);
-          const cached = this.store.get(key);
-          // Our own write (observeWrite) may already be newer than this event; its own event follows.
-          if (cached === undefined || isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) !== true) {
-            this.emit(key, view, this.store.set(key, view));
-          }
-        }
-      } else if (event.type === 'DELETED') {
-        const view = this.project(event.object as T);
-        if (view !== undefined) {
-          const key = this.opts.key(view);
-          const old = this.store.delete(key);
-          if (old !== undefined) this.emit(key, undefined, old);
-        }
-      }
+      if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') return;
+      const view = this.project(event.object as T);
+      if (view === undefined) return;
+      if (event.type === 'DELETED') this.applyDelete(this.opts.key(view), view);
+      else this.applyUpsert(this.opts.key(view), view);
     } finally {
       if (meta?.resourceVersion) this.rv = meta.resourceVersion;
     }
+  }
+
+  private applyUpsert(key: string, view: V): void {
+    if (this.deletedSince(key, view)) return;
+    const cached = this.store.get(key);
+    // Our own write (observeWrite) may already be newer than this event; its own event follows.
+    if (cached === undefined || isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) !== true) {
+      this.emit(key, view, this.store.set(key, view));
+    }
+  }
+
+  private applyDelete(key: string, view: V): void {
+    const gone = this.deletedByUs.get(key);
+    this.deletedByUs.delete(key);
+    const cached = this.store.get(key);
+    // The object of that name our own write made since (observeWrite) is not the one deleted.
+    if (cached !== undefined && isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) === true) return;
+    // Handlers hear of a delete once, when its event comes, whether or not our own delete already removed it.
+    const old = this.store.delete(key) ?? gone;
+    if (old !== undefined) this.emit(key, undefined, old);
   }
 
   private project(obj: T): V | undefined {

@@ -20,6 +20,11 @@ export interface Informer<V> {
    */
   observeWrite(view: V): void;
   /**
+   * Forgets the object our own delete removed (sent with the precondition `resourceVersion`), so the
+   * next pass does not decide on it; events of it older than the delete no longer bring it back.
+   */
+  observeDelete(key: string, resourceVersion: string): void;
+  /**
    * Aborts the current watch as if its connection had broken (a watch error, logged); the informer
    * watches again after its backoff, from where it was, or from a fresh list with `relist` — for a
    * cache found stale, whose watch may have lost events (silent on a half-open connection).

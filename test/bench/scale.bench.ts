@@ -37,6 +37,7 @@ export async function run(): Promise<void> {
 
 function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
   if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
+  const figure = (f: { p50: number; p99: number } | undefined): string => (f === undefined ? '—' : `${f.p50}/${f.p99}`);
   const rows: [string, (r: RolloutFigures & { labStartSeconds: number }) => string, string][] = [
     ['lab start (s)', (r) => String(r.labStartSeconds), ''],
     ['plan phase', (r) => r.phase, 'Completed'],
@@ -51,7 +52,10 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],
     ['makespan (s)', (r) => r.makespanSeconds.toFixed(0), ''],
     ['makespan / Σ ceil(n/c)·T', (r) => r.makespanRatio.toFixed(3), '≤ 1.03'],
-    ['slot freed → next PatchJob p50/p99 (ms)', (r) => `${r.slotFreedToNextJobMs.p50}/${r.slotFreedToNextJobMs.p99}`, 'p99 ≤ 250'],
+    ['slot freed → next Lease p50/p99 (ms)', (r) => figure(r.slotFreedToNextLeaseMs), ''],
+    ['slot freed → next PatchJob created p50/p99 (ms)', (r) => figure(r.slotFreedToJobCreatedMs), 'p99 ≤ 250'],
+    ['slot freed → next PatchJob Pending p50/p99 (ms)', (r) => figure(r.slotFreedToNextJobMs), ''],
+    ['PatchJob created → Pending p50/p99 (ms)', (r) => figure(r.jobCreatedToPendingMs), ''],
     ['Ready on target → Completed p50/p99 (ms)', (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`, 'p99 ≤ 250'],
     ['no-op writes', (r) => String(Object.values(r.noOpWrites).reduce((a, b) => a + b, 0)), '0'],
     ['evictions per node (429s)', (r) => `${r.evictionsPerNode} (${r.evictionsRejected})`, `≤ pods per node`],

@@ -566,6 +566,65 @@ describe('controller/kube informer on the lab apiserver', function () {
       }
     });
 
+    it('observeDelete: our own delete is forgotten at once; the late events of the deleted object never bring it back, and the same name made again survives its DELETED event', async function () {
+      const label = 'our-delete';
+      const inf = informerVia(label);
+      const told: (string | undefined)[] = [];
+      inf.onChange((key, view) => {
+        if (key === 'ki-del') told.push(view?.resourceVersion);
+      });
+      const ac = new AbortController();
+      inf.start(ac.signal);
+      try {
+        await inf.synced;
+        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, { timeoutMs: 20_000, description: 'the watch open through the interposer' });
+        const quiet = (): void => assert.equal(interposer.silenceWatches((p) => isWatch(p) && selects(p, label)), 1);
+        const make = async (): Promise<string> => {
+          const made = await f.core.createNode({ body: { metadata: { name: 'ki-del', labels: { 'ki-malformed': label } } } });
+          inf.observeWrite(projectNode(made));
+          return made.metadata?.resourceVersion ?? '';
+        };
+        const remove = async (rv: string): Promise<void> => {
+          await f.core.deleteNode({ name: 'ki-del', body: { preconditions: { resourceVersion: rv } } });
+          inf.observeDelete('ki-del', rv);
+        };
+        created.push('ki-del');
+        // Made and deleted while the watch is quiet: the cache knows only our own create and delete...
+        quiet();
+        const rv1 = await make();
+        assert.equal(inf.get('ki-del')?.resourceVersion, rv1);
+        await remove(rv1);
+        assert.equal(inf.get('ki-del'), undefined, 'forgotten as soon as our delete answered');
+        // ...then it watches again from where it was: the node's ADDED and DELETED come late.
+        inf.breakWatch({ reason: 'test: resume the quiet watch' });
+        await waitFor(() => told.length > 0 || undefined, { timeoutMs: 20_000, description: 'the late events of the first ki-del' });
+        assert.deepEqual(told.slice(), [undefined], 'handlers told of the delete once, never of the deleted node as present');
+        assert.equal(inf.get('ki-del'), undefined);
+        // Deleted and made again under the same name while the watch is quiet: the old one's late
+        // DELETED does not remove the new one.
+        const rv2 = await make();
+        await waitFor(() => told.includes(rv2) || undefined, { timeoutMs: 20_000, description: 'the second ki-del through the watch' });
+        quiet();
+        await remove(rv2);
+        const rv3 = await make();
+        inf.breakWatch({ reason: 'test: resume the quiet watch' });
+        await waitFor(() => told.includes(rv3) || undefined, { timeoutMs: 20_000, description: 'the third ki-del through the watch' });
+        assert.deepEqual(told.slice(), [undefined, rv2, rv3], 'the second one\'s DELETED, behind our own delete and create, told nothing');
+        assert.equal(inf.get('ki-del')?.resourceVersion, rv3);
+        // A delete whose event comes in time: forgotten at once, and told once.
+        await remove(rv3);
+        assert.equal(inf.get('ki-del'), undefined);
+        await waitFor(() => told.length > 3 || undefined, { timeoutMs: 20_000, description: 'the DELETED event of the third ki-del' });
+        assert.deepEqual(told.slice(3), [undefined]);
+        // A delete of a version the cache no longer holds forgets nothing.
+        const rv4 = await make();
+        inf.observeDelete('ki-del', rv3);
+        assert.equal(inf.get('ki-del')?.resourceVersion, rv4);
+      } finally {
+        ac.abort();
+      }
+    });
+
     // Last in the file: it restarts the apiserver the other cases share.
     it('an apiserver killed under a watch ends that watch (through the lab interposer too), and the informer carries on from the restarted one', async function () {
       const label = 'restart';

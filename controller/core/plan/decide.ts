@@ -262,7 +262,7 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
 }
 
 /** The status and Event of a scheduling pass, naming the nodes that got their slot: all of them, or
- *  (said again by the reconciler) those before a slot another replica holds ended the batch. */
+ *  (said again by the reconciler) those whose slot no one else held. */
 export function nodesScheduled(step: PlanStep, group: string, nodes: readonly string[]): PlanStep {
   const note = `group ${group}: scheduled ${nodes.join(', ')}`;
   return { ...step, status: say(step.status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }] };

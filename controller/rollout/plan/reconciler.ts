@@ -121,8 +121,12 @@ async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: Alert
     case 'createJobs':
       return createJobs(ctx, deps, plan, action.jobs);
     case 'deleteLeases':
-      for (const l of action.leases) await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
-      return;
+      // Forgotten at once, not when the delete's watch event comes: the next pass, right after this
+      // one, sees the slot free and fills it (a pass sooner per freed slot).
+      return allAnswered(action.leases.map(async (l) => {
+        await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
+        deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
+      }));
     case 'deleteJobs':
       for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
       return;
@@ -160,38 +164,45 @@ function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec,
 /** A round in one pass: the Leases (the claim), then the PatchJobs of those this pass created. A
  *  failed job create fails the pass before its status write; the next pass's finishRound creates it. */
 async function scheduleNodes(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: Extract<PlanAction, { type: 'scheduleNodes' }>): Promise<PlanStep> {
-  const claimed = action.slots.slice(0, await createLeases(ctx, deps, plan, action.slots.map((s) => s.lease)));
+  const created = await createLeases(ctx, deps, plan, action.slots.map((s) => s.lease));
+  const claimed = action.slots.filter((_, i) => created[i]);
   await createJobs(ctx, deps, plan, claimed.flatMap((s) => (s.job ? [s.job] : [])));
   return claimed.length === action.slots.length ? step : nodesScheduled(step, action.group, claimed.map((s) => s.node));
 }
 
-/** Slot Leases in order; a slot someone else holds after ours were made ends the batch (decide again on fresh caches). Returns how many were created. */
-async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: readonly NewLease[]): Promise<number> {
-  let created = 0;
-  for (const l of leases) {
-    try {
-      deps.informers.slotLeases.observeWrite(
-        await deps.kube.createSlotLease(ctx, { namespace: deps.operatorNamespace, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
-      );
-      created++;
-    } catch (err) {
-      // Another replica (or our previous life) holds that slot: decide again on fresh caches.
-      if (created === 0 || !(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
-      break;
-    }
-  }
-  return created;
+/** The round's slot Leases, sent together: each is its own claim, so one round trip, not one per slot.
+ *  A slot someone else holds (another replica, or our previous life) is skipped and the pass decides
+ *  again on fresh caches; any other failure fails the pass once every create has answered, and the
+ *  Leases made meanwhile wait for the next pass's finishRound. Returns which slots were created. */
+async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: readonly NewLease[]): Promise<boolean[]> {
+  const results = await Promise.allSettled(leases.map(async (l) => {
+    deps.informers.slotLeases.observeWrite(
+      await deps.kube.createSlotLease(ctx, { namespace: deps.operatorNamespace, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
+    );
+  }));
+  const held = (r: PromiseSettledResult<void>): boolean => r.status === 'rejected' && isOutcomeError(r.reason) && r.reason.reason === 'AlreadyExists';
+  const failure = results.find((r) => r.status === 'rejected' && !held(r)) ?? (results.every(held) ? results[0] : undefined);
+  if (failure?.status === 'rejected') throw failure.reason;
+  return results.map((r) => r.status === 'fulfilled');
 }
 
-/** PatchJobs with deterministic names: one that exists already (a race, or our previous life) is success. */
+/** PatchJobs with deterministic names, sent together: one that exists already (a race, or our
+ *  previous life) is success. */
 async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, jobs: readonly NewJob[]): Promise<void> {
-  for (const j of jobs) {
+  await allAnswered(jobs.map(async (j) => {
     try {
       deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));
     } catch (err) {
       if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
     }
-  }
+  }));
+}
+
+/** Calls sent together: a failure fails the pass only once every call has answered, so no call of
+ *  this pass is still in flight when the next one decides. */
+async function allAnswered(calls: readonly Promise<void>[]): Promise<void> {
+  const failure = (await Promise.allSettled(calls)).find((r) => r.status === 'rejected');
+  if (failure?.status === 'rejected') throw failure.reason;
 }
 
 /** Reads the node's machine config and applies it with the kube-proxy image set (its KubeProxyConfig document, else cluster.proxy.image); a config that has it (or disables kube-proxy) is left alone. */

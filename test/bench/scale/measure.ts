@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { JobLab } from '../../e2e/support/job-lab.js';
 import { labPlan } from '../../e2e/support/plans.js';
+import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
 import { PODS_PER_NODE, TO_VERSION } from './fleet.js';
@@ -61,7 +62,12 @@ export interface RolloutFigures {
   makespanSeconds: number;
   medianNodeSeconds: number;
   makespanRatio: number;
+  /** Slot freed (its Lease deleted) → the next slot Lease created, → the next PatchJob created (the goal's figure), → the next PatchJob's phase Pending (its first pass, the job queue's wait included). */
+  slotFreedToNextLeaseMs: { p50: number; p99: number; n: number };
+  slotFreedToJobCreatedMs: { p50: number; p99: number; n: number };
   slotFreedToNextJobMs: { p50: number; p99: number; n: number };
+  /** A PatchJob created → its phase Pending: how long a new job waits for the job queue. */
+  jobCreatedToPendingMs: { p50: number; p99: number; n: number };
   readyToCompletedMs: { p50: number; p99: number; n: number };
   /** The controller's requests per node (interposer), by `VERB resource`. */
   requestsPerNode: Record<string, number>;
@@ -136,17 +142,11 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const jobEnds = ev.filter((e) => e.kind === 'jobPhase' && / (Completed|Failed)$/.test(e.detail));
   const durations = jobEnds.map((e) => e.at - (jobStarts.get(e.node) ?? e.at));
   const leaseCreated = ev.filter((e) => e.kind === 'leaseCreated');
-  const leaseDeleted = ev.filter((e) => e.kind === 'leaseDeleted');
   const start = Math.min(...leaseCreated.map((e) => e.at));
   const end = Math.max(...jobEnds.map((e) => e.at));
   const T = median(durations);
   const limit = Math.ceil(o.workers / o.concurrency) * T;
-  // Slot freed (its Lease deleted) → the next PatchJob created, while nodes were still waiting.
-  const created = ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => e.at).sort((a, b) => a - b);
-  const gaps = leaseDeleted.flatMap((d) => {
-    const next = created.find((c) => c >= d.at);
-    return next !== undefined && created.length > 0 && d.at < (created.at(-1) ?? 0) ? [next - d.at] : [];
-  });
+  const gaps = slotTurnover(ev);
   const readyToCompleted = jobEnds.flatMap((e) => {
     const ready = ev.filter((x) => x.kind === 'ready' && x.node === e.node && x.at <= e.at).at(-1);
     return ready ? [e.at - ready.at] : [];
@@ -194,7 +194,10 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
     medianNodeSeconds: Number((T / 1000).toFixed(2)),
     makespanRatio: Number(((end - start) / limit).toFixed(3)),
-    slotFreedToNextJobMs: { p50: pct(gaps, 50), p99: pct(gaps, 99), n: gaps.length },
+    slotFreedToNextLeaseMs: spread(gaps.toLease),
+    slotFreedToJobCreatedMs: spread(gaps.toJobCreated),
+    slotFreedToNextJobMs: spread(gaps.toPending),
+    jobCreatedToPendingMs: spread(gaps.queueWaits),
     readyToCompletedMs: { p50: pct(readyToCompleted, 50), p99: pct(readyToCompleted, 99), n: readyToCompleted.length },
     requestsPerNode: perNode(requests),
     requestsPerNodeTotal: Number(([...requests.values()].reduce((a, b) => a + b, 0) / o.workers).toFixed(2)),
@@ -208,4 +211,24 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     podsPerNode: PODS_PER_NODE,
     violations,
   };
+}
+
+/** Slot freed (its Lease deleted) → the next Lease, PatchJob created and PatchJob Pending, while nodes were still waiting; and each job's created → Pending. */
+function slotTurnover(ev: readonly Observation[]): { toLease: number[]; toJobCreated: number[]; toPending: number[]; queueWaits: number[] } {
+  const times = (kind: string, detail: (d: string) => boolean = () => true): number[] => ev.filter((e) => e.kind === kind && detail(e.detail)).map((e) => e.at).sort((a, b) => a - b);
+  const freed = times('leaseDeleted');
+  const gapsTo = (next: number[]): number[] => freed.flatMap((at) => {
+    const first = next.find((c) => c >= at);
+    return first !== undefined && at < (next.at(-1) ?? 0) ? [first - at] : [];
+  });
+  const pendingOf = new Map(ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]));
+  const queueWaits = ev.filter((e) => e.kind === 'jobCreated').flatMap((e) => {
+    const pending = pendingOf.get(e.node);
+    return pending === undefined ? [] : [pending - e.at];
+  });
+  return { toLease: gapsTo(times('leaseCreated')), toJobCreated: gapsTo(times('jobCreated')), toPending: gapsTo(times('jobPhase', (d) => d.endsWith(' Pending'))), queueWaits };
+}
+
+function spread(values: readonly number[]): { p50: number; p99: number; n: number } {
+  return { p50: pct(values, 50), p99: pct(values, 99), n: values.length };
 }
