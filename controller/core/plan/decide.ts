@@ -1,5 +1,5 @@
 // The PatchPlan decision: a pure function of the nodes, the plan's PatchJobs and slot Leases, its
-// status and the time. Order of concerns: reclaim slots, finish a round, terminal states and
+// status and the time. Order of concerns: reclaim slots (and fill them in the same pass), finish a round, terminal states and
 // retention, preflight, failure policy, pause/cancel, windows, delay, then fill free slots.
 import { someNames } from '../names.js';
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
@@ -47,7 +47,27 @@ export function decidePlan(o: PlanObservation): PlanStep {
   const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
   // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
   const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
-  return withoutStaleWait(halt ?? reclaim(c) ?? finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c));
+  return withoutStaleWait(halt ?? reclaimAndRefill(c) ?? rest(c));
+}
+
+function rest(c: Ctx): PlanStep {
+  return finishRound(c) ?? terminal(c) ?? preflight(c) ?? failurePolicy(c) ?? holds(c) ?? schedule(c);
+}
+
+/**
+ * Slots to reclaim, and when the plan, without them, would fill slots: both in one pass (the
+ * Leases deleted, then the round's made), not a pass that frees and another that fills — under
+ * load, jobs finishing one after another kept a plan freeing slots pass after pass.
+ */
+function reclaimAndRefill(c: Ctx): PlanStep | undefined {
+  const freed = reclaim(c);
+  if (freed?.action?.type !== 'deleteLeases') return freed;
+  const release = freed.action.leases;
+  const gone = new Set(release.map((l) => l.name));
+  const o = { ...c.o, leases: c.o.leases.filter((l) => !gone.has(l.name)) };
+  const prog = progressOf(c.sel, o.jobs, o.leases);
+  const next = rest({ o, sel: c.sel, prog, status: withProgress(o, prog) });
+  return next.action?.type === 'scheduleNodes' ? { ...next, action: { ...next.action, release } } : freed;
 }
 
 /** A health-check or alert wait only means something while the rollout is in progress. */

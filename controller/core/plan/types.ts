@@ -136,8 +136,12 @@ export interface NewSlot {
 
 export type PlanAction =
   | { type: 'preflight' }
-  /** One scheduling round in one pass: the Leases in order (a slot someone else holds ends the batch), then the PatchJob of each Lease this pass created. */
-  | { type: 'scheduleNodes'; group: string; slots: NewSlot[] }
+  /**
+   * One scheduling round in one pass: the slot Leases of finished jobs in `release` deleted first
+   * (their slots are among those filled), then the round's Leases (a slot someone else holds is
+   * skipped), then the PatchJob of each Lease this pass created.
+   */
+  | { type: 'scheduleNodes'; group: string; slots: NewSlot[]; release?: PlanLeaseFacts[] }
   /** PatchJobs of Leases without one (a crash between the two, or a job create that failed). */
   | { type: 'createJobs'; jobs: NewJob[] }
   | { type: 'deleteLeases'; leases: PlanLeaseFacts[] }

@@ -107,7 +107,11 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
     case 'evict':
       return evictAll(call, deps.kube, t, action.pods, action.deleteIfBlocked);
     case 'releaseLeases':
-      for (const lease of action.leases) await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
+      for (const lease of action.leases) {
+        await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
+        // The plan's next pass sees the slot free without waiting for the delete's watch event.
+        deps.informers.slotLeases.observeDelete(lease.name, lease.resourceVersion);
+      }
       return { type: 'done' };
     case 'createHookJob':
       await createHookJob(deps, call, action.job);

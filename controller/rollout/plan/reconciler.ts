@@ -8,7 +8,7 @@ import { decideDeletion } from '../../core/plan/deletion.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan, nodesScheduled } from '../../core/plan/decide.js';
 import { selectNodes } from '../../core/plan/selection.js';
-import type { NewJob, NewLease, PlanAction, PlanObservation, PlanStep } from '../../core/plan/types.js';
+import type { NewJob, NewLease, PlanAction, PlanLeaseFacts, PlanObservation, PlanStep } from '../../core/plan/types.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import { GROUP_LABEL, PLAN_LABEL, type PlanView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
@@ -116,17 +116,11 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
 
 /** The actions whose outcome leaves the pass's decision as it was. */
 async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' | 'scheduleNodes' }>): Promise<void> {
-  const ns = deps.operatorNamespace;
   switch (action.type) {
     case 'createJobs':
       return createJobs(ctx, deps, plan, action.jobs);
     case 'deleteLeases':
-      // Forgotten at once, not when the delete's watch event comes: the next pass, right after this
-      // one, sees the slot free and fills it (a pass sooner per freed slot).
-      return allAnswered(action.leases.map(async (l) => {
-        await deps.kube.deleteLease(ctx, ns, l.name, l.resourceVersion);
-        deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
-      }));
+      return deleteLeases(ctx, deps, action.leases);
     case 'deleteJobs':
       for (const name of action.names) await deps.kube.deletePatchJob(ctx, name);
       return;
@@ -164,6 +158,7 @@ function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec,
 /** A round in one pass: the Leases (the claim), then the PatchJobs of those this pass created. A
  *  failed job create fails the pass before its status write; the next pass's finishRound creates it. */
 async function scheduleNodes(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: Extract<PlanAction, { type: 'scheduleNodes' }>): Promise<PlanStep> {
+  await deleteLeases(ctx, deps, action.release ?? []);
   const created = await createLeases(ctx, deps, plan, action.slots.map((s) => s.lease));
   const claimed = action.slots.filter((_, i) => created[i]);
   await createJobs(ctx, deps, plan, claimed.flatMap((s) => (s.job ? [s.job] : [])));
@@ -195,6 +190,15 @@ async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWi
     } catch (err) {
       if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
     }
+  }));
+}
+
+/** Slot Leases deleted together, each forgotten by the cache as soon as its delete answered, not
+ *  when its watch event comes: the pass (or the next one) sees the slot free and fills it. */
+async function deleteLeases(ctx: OpContext, deps: PlanReconcilerDeps, leases: readonly PlanLeaseFacts[]): Promise<void> {
+  await allAnswered(leases.map(async (l) => {
+    await deps.kube.deleteLease(ctx, deps.operatorNamespace, l.name, l.resourceVersion);
+    deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
   }));
 }
 

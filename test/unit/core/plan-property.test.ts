@@ -41,10 +41,10 @@ const arbPlan = fc.record({
   maxFailures: fc.integer({ min: 0, max: 3 }),
 });
 
-type Event = { kind: 'finish'; pick: number; fail: boolean } | { kind: 'retry'; pick: number } | { kind: 'resume' } | { kind: 'tick'; ms: number } | { kind: 'pass' } | { kind: 'crash'; jobs: number };
+type Event = { kind: 'finish'; pick: number; fail: boolean; released: boolean } | { kind: 'retry'; pick: number } | { kind: 'resume' } | { kind: 'tick'; ms: number } | { kind: 'pass' } | { kind: 'crash'; jobs: number };
 const arbEvents = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), fail: fc.boolean() }) },
+    { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), fail: fc.boolean(), released: fc.boolean() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('resume' as const) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 120_000 }) }) },
@@ -127,6 +127,7 @@ function step(w: World): void {
   let died = false;
   if (a?.type === 'preflight') s = afterPreflight(o, s, [{ name: 'All', passed: true, message: 'ok' }]);
   if (a?.type === 'scheduleNodes') {
+    w.leases = w.leases.filter((l) => !(a.release ?? []).some((x) => x.name === l.name));
     for (const { lease: l } of a.slots) {
       assert.ok(!w.leases.some((x) => x.name === l.name), `slot ${l.name} taken twice`);
       w.leases.push({ name: l.name, resourceVersion: '1', group: l.group, holderIdentity: l.holderIdentity });
@@ -162,8 +163,8 @@ function apply(w: World, e: Event): void {
     j.completionTime = w.now;
     if (e.fail) w.failedTotal++;
     if (w.spec.failurePolicy.type === 'Halt' && w.failedTotal >= Math.max(1, w.spec.failurePolicy.maxFailures)) w.haltReached = true;
-    // The job reconciler frees the slot when the job ends.
-    w.leases = w.leases.filter((l) => l.holderIdentity !== j.name);
+    // The job reconciler frees the slot when the job ends, or the plan's next pass finds it first.
+    if (e.released) w.leases = w.leases.filter((l) => l.holderIdentity !== j.name);
   }
   if (e.kind === 'retry') {
     const failed = [...w.jobs.values()].filter((j) => j.phase === 'Failed');
@@ -215,7 +216,7 @@ describe('core/plan: scheduler properties (fast-check)', function () {
           const crash = crashes.find(([r]) => r === round);
           if (crash) w.crashAfterJobs = crash[1];
           step(w);
-          apply(w, { kind: 'finish', pick: round, fail: false });
+          apply(w, { kind: 'finish', pick: round, fail: false, released: round % 2 === 0 });
         }
         assert.equal(w.status.phase, 'Completed');
         const claimed = w.nodes.filter((n) => groupOf(w, n) !== undefined).length;

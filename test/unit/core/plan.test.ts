@@ -73,9 +73,20 @@ describe('core/plan: decidePlan', function () {
     assert.equal(step.status.reason, 'GroupRunning');
   });
 
-  it('frees the slot of a finished job', function () {
-    const step = decidePlan(obs({}, running, { jobs: [job('cp-1', 'Completed', 'controlPlane')], leases: [lease('controlPlane', 0, 'cp-1')] }));
-    assert.equal(step.action?.type, 'deleteLeases');
+  it('frees the slot of a finished job and fills it in the same pass: the old Lease deleted first, then the next node\'s', function () {
+    const finished = lease('workers', 0, 'w-1');
+    const step = decidePlan(obs({ strategy: { order: ['workers'] } }, running, { jobs: [job('w-1', 'Completed')], leases: [finished] }));
+    assert.equal(step.action?.type, 'scheduleNodes');
+    assert.deepEqual(step.action.type === 'scheduleNodes' ? [step.action.release, step.action.slots.map((s) => [s.lease.name, s.node])] : [], [[finished], [[leaseName('p', 'workers', 0), 'w-2']]]);
+    assert.equal(step.status.runningNodes, 0, 'the finished job no longer counts as running');
+    assert.deepEqual(step.events.map((e) => e.reason), ['NodesScheduled']);
+  });
+
+  it('at a group\'s end the next group starts in the pass that frees the last slot; a paused plan only frees it', function () {
+    const lastOfGroup = decidePlan(obs({}, running, { jobs: [job('cp-1', 'Completed', 'controlPlane')], leases: [lease('controlPlane', 0, 'cp-1')] }));
+    assert.equal(lastOfGroup.action?.type, 'scheduleNodes', 'the control plane done, the workers start in the same pass');
+    const paused = decidePlan(obs({ paused: true, strategy: { order: ['workers'] } }, running, { jobs: [job('w-1', 'Completed')], leases: [lease('workers', 0, 'w-1')] }));
+    assert.deepEqual(paused.action, { type: 'deleteLeases', leases: [lease('workers', 0, 'w-1')] });
   });
 
   it('claims overlapping nodes by the first listed group and leaves unlisted ones alone', function () {
