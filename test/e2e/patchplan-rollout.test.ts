@@ -248,14 +248,17 @@ describe('PatchPlan end to end: rollouts', function () {
     const nodes = ['worker-5', 'worker-6', 'worker-7'];
     const upgradesBefore = new Map(nodes.map((n) => [n, lab.talos.node(n).upgradesStarted]));
     const applied = Date.now();
-    // The first controller talks through an interposer that kills it when its first PatchJob create arrives, which never reaches the apiserver.
+    // The first controller talks through an interposer that kills it when its first PatchJob create
+    // arrives; no PatchJob create of it reaches the apiserver (a round's creates are sent together).
     const interposer = await startApiInterposer(lab.cluster);
     const first = lab.startController({ name: 'killed-scheduling', kubeconfig: interposer.kubeconfigPath });
     let killedAt: number | undefined;
     interposer.setBeforeForward(async (req) => {
-      if (killedAt !== undefined || req.method !== 'POST' || !/\/patchjobs(\?|$)/.test(req.path)) return;
-      killedAt = Date.now();
-      await first.kill();
+      if (req.method !== 'POST' || !/\/patchjobs(\?|$)/.test(req.path)) return;
+      if (killedAt === undefined) {
+        killedAt = Date.now();
+        await first.kill();
+      }
       return { status: 503 };
     });
     try {
@@ -265,7 +268,9 @@ describe('PatchPlan end to end: rollouts', function () {
         strategy: { order: ['plain'] },
         nodeSelector: { matchLabels: prod },
       }));
-      await waitFor(() => killedAt, { timeoutMs: 60_000, description: 'the controller killed at its first PatchJob create' });
+      await waitFor(() => killedAt, { timeoutMs: 60_000, description: 'the controller killed at its first PatchJob create' }).catch(async (err: Error) => {
+        throw new Error(`${err.message}; plan status ${JSON.stringify((await lab.plan('killed'))?.status)}; Leases seen ${lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.at >= applied).map((e) => e.detail).join(', ')}`);
+      });
       const leasesOf = (): string[] => lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith('killed-')).map((e) => e.detail);
       const leasesAtKill = await waitFor(() => (leasesOf().length >= 2 ? leasesOf() : undefined), { timeoutMs: 10_000, description: 'the observer saw the round\'s Leases' });
       assert.equal(leasesAtKill.length, 2, `the round's Leases came first: ${leasesAtKill.join(', ')}`);
