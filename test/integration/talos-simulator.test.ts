@@ -205,6 +205,7 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
       { name: 'rec-life', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.10' },
       { name: 'rec-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.11' },
       { name: 'rec-reboot', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.12' },
+      { name: 'rec-lag', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.13' },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     c = rawClient(sim);
@@ -278,6 +279,32 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const n = sim.node('rec-legacy');
     assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
     assert.equal(fleet.calls.filter((f) => f.name === 'rec-legacy' && f.op === 'takeDown').length, 1);
+  });
+
+  it('a sequence start lag: Upgrade is acked while the stage still says running; an Upgrade and a Reboot in that time are acked and change nothing', async function () {
+    const since = sim.lastCallSeq();
+    const md = (): grpc.Metadata => targeting('rec-lag');
+    // Longer than the test: the test starts the sequence itself.
+    sim.faults.set('rec-lag', { sequenceStartLagMs: 600_000 });
+    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
+    const n = sim.node('rec-lag');
+    assert.deepEqual([n.stage, n.sequencePending, n.upgradesStarted], ['running', true, 0], 'acknowledged, not started');
+    const second = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof second === 'string' ? second : second.messages[0]?.ack, 'Upgrade request received', 'a second Upgrade is acknowledged too');
+    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
+    n.startPendingSequence();
+    assert.equal(n.stage, 'upgrading');
+    sim.faults.clear('rec-lag');
+    await running('rec-lag', 'v1.13.9');
+
+    assert.deepEqual(sim.callLog({ node: 'rec-lag', since }).map(brief), [
+      ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
+      ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade ignored: another sequence is starting (locked)'],
+      ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot ignored: another sequence is starting (locked)'],
+    ]);
+    assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
   });
 
   it('Reboot while rebooting is acked without a second reboot, while down fails UNAVAILABLE, while booting reboots again', async function () {

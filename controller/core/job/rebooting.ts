@@ -1,6 +1,6 @@
 // Rebooting: done when the Node shows a new boot ID, the target version and Ready. The lifecycle
 // flow asks for the reboot here, once: recorded first, sent only while the node still runs the boot
-// we recorded.
+// we recorded and this process did not see it accepted.
 import { UpgradeFlow } from '../talos-flow.js';
 import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { enterKubernetes } from './kubernetes.js';
@@ -50,6 +50,7 @@ function requestReboot(o: JobObservation): JobStep {
   if (status.rebootRequestedTime === undefined) {
     return { status: { ...status, rebootRequestedTime: iso(o.now), reason: JobReason.RebootRequested, message: `rebooting node ${spec.nodeName}` }, events: [], requeueAfterMs: 0 };
   }
+  if (o.acceptedCalls?.includes('reboot')) return { status: { ...status, rebootAcknowledgedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) {

@@ -84,7 +84,16 @@ export interface JobObservation {
   fresh?: readonly FreshRead[] | undefined;
   /** A hook's confirming read this pass asked for failed: no verdict, the status says why the hook waits. */
   confirmFailure?: { message: string } | undefined;
+  /**
+   * One-shot Talos calls this controller process saw accepted on the job's recorded boot while the
+   * status write that records them failed. Talos answers before its stage moves (the sequence runs
+   * after the reply), so for a moment the node shows nothing of the call: these count as sent.
+   */
+  acceptedCalls?: readonly OneShotCall[] | undefined;
 }
+
+/** Talos calls that change the node, sent at most once per boot: the legacy Upgrade, a successful install, a Reboot. */
+export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot';
 
 /**
  * Cached facts a deadline verdict may rest on, read again before it is given: `node` (a GET of the

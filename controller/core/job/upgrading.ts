@@ -1,6 +1,7 @@
 // Upgrading: one upgrade call per node, ever. The request is recorded before it is sent; after a
 // restart, what the node shows (stage, boot ID) tells whether it arrived, and the call is made again
-// only while the node is provably still running the boot we recorded and not upgrading.
+// only while the node is provably still running the boot we recorded and not upgrading, and not
+// while this process saw it accepted (the node's stage lags the answer).
 import { UpgradeFlow } from '../talos-flow.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
@@ -14,6 +15,9 @@ export function decideUpgrading(o: JobObservation): JobStep {
   const status = o.job.status;
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
   if (status.upgradeRequestedTime === undefined) return recordRequest(o, legacy);
+  if (o.acceptedCalls?.includes(legacy ? 'legacyUpgrade' : 'install')) {
+    return toRebooting(o, legacy ? 'Talos acknowledged the upgrade' : `installed ${status.installerImage ?? ''}; rebooting into it`);
+  }
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) return talosUnreachable(o, talos.failure);

@@ -18,6 +18,7 @@ import { callFailure } from '../failure.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { observeFresh, observeJob, type JobWithSpec, type Observed } from './observe.js';
 import { perform } from './perform.js';
+import { createAcceptedCalls, type AcceptedCalls } from './accepted-calls.js';
 import type { TalosConnect } from './talos-access.js';
 
 export interface JobReconcilerDeps {
@@ -33,22 +34,27 @@ export interface JobReconcilerDeps {
 }
 
 export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+  const accepted = createAcceptedCalls();
   return async (key, ctx) => {
     const job = deps.informers.patchJobs.get(key);
-    if (!job || job.deleting) return undefined;
+    if (!job || job.deleting) {
+      if (job) accepted.forget(job);
+      return undefined;
+    }
     if (!job.spec) return invalidSpec(ctx, deps, job);
     const log = deps.log.child({ job: job.name, plan: job.spec.patchPlanRef, node: job.spec.nodeName });
     const talos = lazyTalos(ctx, deps, job as JobWithSpec);
     try {
-      return await pass(ctx, deps, job as JobWithSpec, talos.get, log);
+      return await pass(ctx, { ...deps, accepted }, job as JobWithSpec, talos.get, log);
     } finally {
       talos.close();
     }
   };
 }
 
-async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, talos: () => Promise<TalosPort>, log: Logger): Promise<PassResult> {
+async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: AcceptedCalls }, job: JobWithSpec, talos: () => Promise<TalosPort>, log: Logger): Promise<PassResult> {
   let seen = await observeJob(ctx, deps, job, talos);
+  seen = { ...seen, observed: { ...seen.observed, acceptedCalls: deps.accepted.of(job) } };
   let step: JobStep = decideJob(seen.observed);
   if (step.confirm) {
     const cachedNode = seen.node;
@@ -65,6 +71,7 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, t
     const action: JobAction = step.action;
     try {
       const result = await perform(ctx, deps, { job, node, pods, talos, log }, { ...step, action });
+      deps.accepted.record(job, action, result);
       step = afterAction(observed, step, result);
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown or leader loss: the recorded state makes the next pass safe
@@ -74,6 +81,7 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, t
     }
   }
   await writeStatus(ctx, deps, job, step.status, log);
+  deps.accepted.forget(job);
   for (const e of step.events) await emit(ctx, deps, job, node, e);
   return { requeueAfterMs: step.requeueAfterMs };
 }

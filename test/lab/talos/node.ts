@@ -101,6 +101,12 @@ export interface NodeFaults {
   bootsOldPartition?: boolean;
   /** Every call to this node answers this much later. */
   slowResponseMs?: number;
+  /**
+   * Legacy Upgrade and Reboot: the sequence starts this long after the ack (the stage stays
+   * `running`), as machined answers first and runs the sequence in the background; a second call in
+   * that time is acknowledged and refused inside (ErrLocked, only logged), changing nothing.
+   */
+  sequenceStartLagMs?: number;
   /** The node's apid refuses the caller: `role` ⇒ PERMISSION_DENIED; `wrong-ca` ⇒ TLS failure (UNAVAILABLE). */
   tlsRejected?: 'wrong-ca' | 'role';
   /**
@@ -300,6 +306,8 @@ export class SimNode {
   readonly containerd = new Map<StoreKey, Map<string, StoredImage>>();
   installing = false;
   applying = false;
+  /** An acknowledged sequence not started yet (faults.sequenceStartLagMs). */
+  private pendingSequence: (() => void) | undefined;
   /** Everything that happened to the node, for assertions. */
   readonly history: string[] = [];
   /** Every mutating API call that reached this node, in arrival order (see SimCall). */
@@ -567,6 +575,7 @@ export class SimNode {
    * Returns what the node did.
    */
   requestReboot(): string {
+    if (this.sequencePending) return this.locked('reboot');
     if (this.phase === 'rebooting' || this.phase === 'upgrading') {
       const effect = `reboot ignored: ${this.phase === 'upgrading' ? 'an upgrade is in progress (sequence locked)' : 'already rebooting'}`;
       this.history.push(effect);
@@ -575,8 +584,37 @@ export class SimNode {
     const staged = this.staged;
     this.staged = undefined;
     if (staged) this.upgradesStarted++;
-    this.rebootInto(staged);
+    this.startSequence(() => this.rebootInto(staged));
     return staged ? `reboot into staged ${staged.version}` : 'reboot';
+  }
+
+  /** Starts an acknowledged sequence, after faults.sequenceStartLagMs when set. */
+  startSequence(start: () => void): void {
+    const lag = this.faults.sequenceStartLagMs ?? 0;
+    if (lag <= 0) return start();
+    const pending = (): void => start();
+    this.pendingSequence = pending;
+    this.after(lag, () => {
+      if (this.pendingSequence === pending) this.startPendingSequence();
+    });
+  }
+
+  get sequencePending(): boolean {
+    return this.pendingSequence !== undefined;
+  }
+
+  /** Starts the pending sequence now (tests that do not wait out the lag); nothing when none is pending. */
+  startPendingSequence(): void {
+    const start = this.pendingSequence;
+    this.pendingSequence = undefined;
+    start?.();
+  }
+
+  /** A call acknowledged while another sequence is about to start: Talos refuses it inside (ErrLocked). */
+  locked(what: 'upgrade' | 'reboot'): string {
+    const effect = `${what} ignored: another sequence is starting (locked)`;
+    this.history.push(effect);
+    return effect;
   }
 
   /** Reboot: stage rebooting → down (Node NotReady) → booting (API answers) → running + ready (Node Ready). */

@@ -414,8 +414,12 @@ export class TalosApi {
       throw rpcError(grpc.status.UNKNOWN, 'failed to acquire upgrade lock: another upgrade is in progress');
     }
     const actorId = randomUUID();
-    n.startLegacyUpgrade(target);
+    if (n.sequencePending) {
+      if (rec) rec.effect = n.locked('upgrade');
+      return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
+    }
     if (rec) rec.effect = `upgrade started ${n.version} -> ${target.version}`;
+    n.startSequence(() => n.startLegacyUpgrade(target));
     return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
   }
 

@@ -287,6 +287,16 @@ describe('core/job: decideJob', function () {
       }
     });
 
+    it('does not send again when this process saw the upgrade accepted, though the node does not show it yet', function () {
+      const requested = decideJob(obs(upgrading())).status;
+      const step = decideJob(obs(requested, { talos: talos(), acceptedCalls: ['legacyUpgrade'] }));
+      assert.equal(step.action, undefined);
+      assert.equal(step.status.phase, 'Rebooting');
+      assert.ok(step.status.upgradeAcknowledgedTime);
+      const unrelated = decideJob(obs(requested, { talos: talos(), acceptedCalls: ['reboot'] }));
+      assert.equal(unrelated.action?.type, 'legacyUpgrade', 'a remembered reboot says nothing of the upgrade');
+    });
+
     it('fails on an upgrade Talos refused, and retries a transient failure', function () {
       const requested = decideJob(obs(upgrading())).status;
       const o = obs(requested, { talos: talos() });
@@ -362,6 +372,19 @@ describe('core/job: decideJob', function () {
       const step = afterAction(o, decideJob(o), { type: 'installed', exitCode: 3, messages: ['running installer', 'installer failed: exit status 3'] });
       assert.equal(step.status.reason, 'InstallFailed');
       assert.match(step.status.message ?? '', /exit status 3/);
+    });
+
+    it('neither installs nor reboots again when this process saw the call accepted, though the node does not show it yet', function () {
+      const s = upgradingRequested();
+      const running = talos({ version: 'v1.13.1' });
+      const again = decideJob(obs(s, { node: cordoned, talos: running, acceptedCalls: ['install'] }, target));
+      assert.equal(again.action, undefined);
+      assert.equal(again.status.phase, 'Rebooting');
+      const requested = decideJob(obs(again.status, { node: cordoned }, target)).status;
+      assert.ok(requested.rebootRequestedTime);
+      const reboot = decideJob(obs(requested, { node: cordoned, talos: running, acceptedCalls: ['install', 'reboot'] }, target));
+      assert.equal(reboot.action, undefined, 'no second reboot');
+      assert.ok(reboot.status.rebootAcknowledgedTime);
     });
 
     it('does not reboot again after a restart when the node is already rebooting', function () {
