@@ -102,14 +102,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       const head = want === 'fetch' ? undefined : await deps.source.head(ctx);
       if (head !== undefined) state.lastPolledCommit = head;
       if (head === undefined || head !== loaded?.commit) {
-        const snapshot = await deps.source.snapshot(ctx);
-        state.lastPolledCommit = snapshot.commit;
-        if (snapshot.commit !== loaded?.commit) {
-          loaded = loadSnapshot(snapshot, deps.operatorNamespace);
-          sources = new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')]));
-          reports = snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports };
-          deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
-        }
+        await fetchAndLoad(ctx);
         full = true;
       }
       if (full && loaded) {
@@ -127,6 +120,17 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     } finally {
       deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
     }
+  }
+
+  /** Fetches the branch head; loads its plans when it is not the commit already loaded. */
+  async function fetchAndLoad(ctx: OpContext): Promise<void> {
+    const snapshot = await deps.source.snapshot(ctx);
+    state.lastPolledCommit = snapshot.commit;
+    if (snapshot.commit === loaded?.commit) return;
+    loaded = loadSnapshot(snapshot, deps.operatorNamespace);
+    sources = new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')]));
+    reports = snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports };
+    deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
   }
 
   async function sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
