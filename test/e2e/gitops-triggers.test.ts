@@ -55,11 +55,15 @@ describe('GitOps end to end: webhook and reconcile-now trigger a poll', function
     await lab?.stop();
   });
 
-  it('a signed push webhook for the branch polls at once and applies the pushed plan', async function () {
+  it('a signed push webhook for the branch fetches at once, without listing the refs first, and applies the pushed plan', async function () {
     const sha = await pushPlan('by-webhook');
     assert.deepEqual(await deliver('ping', { zen: 'hi' }), { status: 200, text: 'pong' });
+    const gitBefore = lab.forge!.gitRequests.length;
     assert.deepEqual(await deliver('push', { ref: 'refs/heads/main' }), { status: 202, text: 'poll triggered' });
     await waitFor(async () => (await appliedCommit('by-webhook')) === sha || undefined, { timeoutMs: TRIGGERED_WITHIN_MS, description: 'the plan pushed before the webhook applied' });
+    const git = lab.forge!.gitRequests.slice(gitBefore).map((r) => `${r.method} ${r.path.split('?')[0] ?? ''} ${r.command ?? ''}`.trim());
+    assert.equal(git.filter((r) => r.includes('ls-refs')).length, 0, `no ref listing before the fetch: ${git.join(', ')}`);
+    assert.ok(git.some((r) => r.startsWith('POST') && r.includes('git-upload-pack')), `fetched: ${git.join(', ')}`);
   });
 
   it('refuses unsigned and wrongly signed deliveries and ignores other branches and events', async function () {
