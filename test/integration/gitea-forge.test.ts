@@ -10,6 +10,7 @@ import { isOutcomeError, OutcomeKind } from '../../controller/runtime/outcome.js
 import { startForge, type Forge } from '../lab/forge/index.js';
 import { cloneWorkingCopy } from '../lab/forge/working-copy.js';
 import { testCtx } from '../support/kube-fixtures.js';
+import { testContext } from '../support/op-context.js';
 
 interface RawPull { number: number; title: string; draft: boolean; state: string; body: string; labels: { name: string }[] }
 
@@ -120,7 +121,9 @@ describe('Gitea forge adapter (lab forge, Gitea OpenAPI description)', function 
     for (let i = 0; i < 52; i++) {
       await gitea.openPullRequest(testCtx(), { head: `kangal-patch/lab/auto-update/many-v1.13.${i}`, base: 'main', title: `many ${i}`, body: '', draft: false });
     }
-    const listed = await gitea.pullRequestsWithPrefix(testCtx(), 'kangal-patch/lab/auto-update/many-');
+    // The lab shapes each listed pull with several git runs (mergeability, diff stats), ~350 on the
+    // first page: give the listing time for that on a loaded machine; paging is what is tested.
+    const listed = await gitea.pullRequestsWithPrefix(testContext({ timeoutMs: 240_000 }), 'kangal-patch/lab/auto-update/many-');
     assert.equal(listed.length, 52);
     assert.equal(listed[0]?.title, 'many 51', 'newest first');
     const pages = forge.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/repos/acme/plans/pulls').map((r) => String(r.query.page));

@@ -116,11 +116,25 @@ export class GiteaApi {
 
   /** Gitea's pagination: `page` (1-based), `limit` (≤ MAX_RESPONSE_ITEMS), X-Total-Count and a Link header. */
   private page(c: Ctx, items: unknown[]): Reply {
+    const { from, to, headers } = this.pageBounds(c, items.length);
+    return { status: 200, body: items.slice(from, to), headers };
+  }
+
+  /** A page of `all`, shaped only for the items on it, as Gitea pages in its database: a pull's shape runs git several times. */
+  private async pageShaped<T>(c: Ctx, all: T[], shape: (item: T) => Promise<unknown>): Promise<Reply> {
+    const { from, to, headers } = this.pageBounds(c, all.length);
+    const body: unknown[] = [];
+    for (const item of all.slice(from, to)) body.push(await shape(item));
+    return { status: 200, body, headers };
+  }
+
+  /** Where the asked page starts and ends in a list of `total`, and its X-Total-Count and Link headers. */
+  private pageBounds(c: Ctx, total: number): { from: number; to: number; headers: Record<string, string> } {
     const asked = Number(c.query.limit ?? 0);
     const limit = asked <= 0 ? DEFAULT_PAGE_SIZE : Math.min(asked, MAX_PAGE_SIZE);
     const page = Math.max(Number(c.query.page ?? 1), 1);
-    const pages = Math.max(Math.ceil(items.length / limit), 1);
-    const headers: Record<string, string> = { 'x-total-count': String(items.length) };
+    const pages = Math.max(Math.ceil(total / limit), 1);
+    const headers: Record<string, string> = { 'x-total-count': String(total) };
     const link = (n: number, rel: string): string => {
       const u = new URL(c.url.href);
       u.searchParams.set('page', String(n));
@@ -130,7 +144,7 @@ export class GiteaApi {
     if (page < pages) links.push(link(page + 1, 'next'), link(pages, 'last'));
     if (page > 1) links.push(link(1, 'first'), link(Math.min(page - 1, pages), 'prev'));
     if (links.length > 0) headers.link = links.join(',');
-    return { status: 200, body: items.slice((page - 1) * limit, page * limit), headers };
+    return { from: (page - 1) * limit, to: page * limit, headers };
   }
 
   private withPull(c: Ctx, f: (p: PullState) => Promise<Reply> | Reply): Promise<Reply> | Reply {
@@ -167,9 +181,7 @@ export class GiteaApi {
     // Gitea's default order is newest first; `oldest` reverses it (other sorts: newest first too).
     pulls.sort((a, b) => b.number - a.number);
     if (c.query.sort === 'oldest') pulls.reverse();
-    const items: unknown[] = [];
-    for (const p of pulls) items.push(await this.pull(r, p));
-    return this.page(c, items);
+    return this.pageShaped(c, pulls, (p) => this.pull(r, p));
   }
 
   private async createPull(c: Ctx): Promise<Reply> {
