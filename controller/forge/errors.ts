@@ -30,6 +30,8 @@ export interface ForgeErrorContext {
   now: number;
   /** The caller's signal aborted: not the forge's fault. */
   aborted: boolean;
+  /** The call's own deadline ran out before the forge answered. */
+  deadlineExceeded?: boolean;
 }
 
 const header = (e: HttpishError, name: string): string | undefined => {
@@ -55,6 +57,7 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   const status = typeof e.status === 'number' ? e.status : undefined;
   const base = { cause: err, ...(status === undefined ? {} : { code: status }) };
   if (c.aborted) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
+  if (c.deadlineExceeded) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Timeout', message: `${what}: the forge did not answer before the deadline${at(e)}` });
   // An answer we would not read (answer.ts): the forge or something in front of it misbehaves; ask again later.
   const answer = forgeAnswerErrorIn(err);
   if (answer) return new OutcomeError({ cause: err, kind: OutcomeKind.Transient, reason: answer.reason, message: `${what}: ${answer.message}` });

@@ -87,7 +87,8 @@ export class GiteaForge implements ForgePort {
 
   /** One request; a 2xx answer is checked against `expect` (answer.ts) before it is returned as T. */
   private async request<T>(ctx: OpContext, what: string, expect: Expect, method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, remainingMs(ctx)))]);
+    const deadline = AbortSignal.timeout(Math.max(1, remainingMs(ctx)));
+    const signal = AbortSignal.any([ctx.signal, deadline]);
     const url = `${this.base}${path}`;
     try {
       const res = await checkedFetch(this.fetch, expect)(url, {
@@ -111,7 +112,7 @@ export class GiteaForge implements ForgePort {
       return { data: (text === '' ? undefined : JSON.parse(text)) as T, headers: res.headers };
     } catch (err) {
       if (!(err instanceof HttpError)) this.opts.onResponse?.('error');
-      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted });
+      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted, deadlineExceeded: deadline.aborted });
     }
   }
 

@@ -109,9 +109,10 @@ export class GitHubForge implements ForgePort {
 
   /** One call: cancelled with the context, its answers checked against `expect` (answer.ts), its failure an OutcomeError. */
   private call<T>(ctx: OpContext, what: string, expect: Expect, f: (request: { signal: AbortSignal; fetch: typeof fetch }) => Promise<T>): Promise<T> {
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, remainingMs(ctx)))]);
+    const deadline = AbortSignal.timeout(Math.max(1, remainingMs(ctx)));
+    const signal = AbortSignal.any([ctx.signal, deadline]);
     return f({ signal, fetch: checkedFetch(fetch, expect) }).catch((err: unknown) => {
-      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted });
+      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted, deadlineExceeded: deadline.aborted });
     });
   }
 
