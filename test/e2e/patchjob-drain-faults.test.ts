@@ -97,8 +97,11 @@ describe('PatchJob end to end: drains and faults', function () {
     // Draining past waitingAfter (1 s, under the 4 s drainTimeout) was told once, though the status changed on every retry.
     const told = receiver.bodies().filter((b) => b.type === 'node.waiting' && b.node === 'worker-2');
     assert.equal(told.length, 1, JSON.stringify(receiver.bodies()));
-    assert.equal(told[0]?.reason, 'DrainBlockedByPDB');
-    assert.match(String(told[0]?.message), /^draining since .*locked\/quorum.*; the drain times out at /);
+    // Told with the reason of the first status write past waitingAfter: the PDB's block, or, on a
+    // loaded machine where the first eviction came later than that, the cordon before it.
+    assert.ok(['DrainBlockedByPDB', 'Cordoned'].includes(String(told[0]?.reason)), JSON.stringify(told[0]));
+    if (told[0]?.reason === 'DrainBlockedByPDB') assert.match(String(told[0].message), /locked\/quorum/);
+    assert.match(String(told[0]?.message), /^draining since .*; the drain times out at /);
   });
 
   it('fails naming an unmanaged pod when evictUnmanagedPods is off, and evicts nothing', async function () {

@@ -114,6 +114,9 @@ export function runToEnd(command: string, args: string[], options: { env?: NodeJ
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command that exits without reading its input (helm, most of them) closes the pipe first:
+    // EPIPE on a stdin nobody reads is not an error of the run.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
 }
