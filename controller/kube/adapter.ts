@@ -10,7 +10,7 @@ import { makeClients, type KubeClients } from './clients.js';
 import { makeObjectSource, type ObjectSource } from './dynamic.js';
 import { loadKubeConfig } from './config.js';
 import { networkFailure, toOutcomeError } from './errors.js';
-import { emitEvent } from './events.js';
+import { eventEmitter } from './events.js';
 import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gitops-plans.js';
 import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
@@ -93,6 +93,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
 }
 
 function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig, secrets: WatchedSecrets): KubePort {
+  const emitEvent = eventEmitter(c, sink);
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
     uncordon: (ctx, node, job) => uncordonNode(c, ctx, node, job),
@@ -119,7 +120,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     apiserverReady: (ctx) => readyz(kubeConfig, ctx),
     readSecret: (ctx, ns, name) => readSecret(c, ctx, ns, name),
     readOperatorSecret: (ctx, name) => secrets.read(ctx, name),
-    emitEvent: (ctx, event) => emitEvent(c, sink, ctx, event),
+    emitEvent,
   };
 }
 

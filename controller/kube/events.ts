@@ -1,7 +1,9 @@
 // Kubernetes Events (events.k8s.io/v1) about the objects we act on. Best effort: an Event that
-// cannot be written is logged, never a reason to fail the work it describes.
+// cannot be written is logged, never a reason to fail the work it describes, and never something
+// the work waits for: like client-go's recorder, Events go out from a bounded queue in the
+// background, so a slow apiserver does not add a round trip per Event to every pass.
 import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
-import type { OpContext } from '../runtime/context.js';
+import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
 import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
@@ -16,7 +18,55 @@ export interface EventSink {
   log: LogFn;
 }
 
-export async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext, event: EventInput): Promise<void> {
+/** Events written at once; more wait in the queue. */
+const WRITES_IN_FLIGHT = 4;
+/** Queued Events beyond this are dropped (client-go's broadcaster drops past 1,000 too). */
+export const EVENT_QUEUE_MAX = 1_000;
+const WRITE_TIMEOUT_MS = 30_000;
+
+export type EmitEvent = (ctx: OpContext, event: EventInput) => Promise<void>;
+
+/** The port's emitEvent: Events through a bounded queue to the apiserver. */
+export function eventEmitter(c: KubeClients, sink: EventSink): EmitEvent {
+  return eventQueue((ctx, event) => emitEvent(c, sink, withTimeout(ctx, WRITE_TIMEOUT_MS), event), sink.log);
+}
+
+/**
+ * Queues each Event for `write` (which never rejects) with at most four writes in flight, and
+ * returns a promise that settles once it was written or dropped. Reconcilers do not await it; tests do.
+ */
+export function eventQueue(write: EmitEvent, log: LogFn): EmitEvent {
+  const waiting: (() => Promise<void>)[] = [];
+  let inFlight = 0;
+  let dropped = 0;
+  const pump = (): void => {
+    while (inFlight < WRITES_IN_FLIGHT && waiting.length > 0) {
+      const next = waiting.shift() as () => Promise<void>;
+      inFlight++;
+      void next().finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  };
+  return (ctx, event) => {
+    if (waiting.length >= EVENT_QUEUE_MAX) {
+      // Logged once per hundred: a storm of drops must not become a storm of log lines.
+      if (dropped++ % 100 === 0) log('warn', 'Event dropped: the queue of Events to write is full', { reason: event.reason, regarding: event.regarding.name, droppedSoFar: dropped });
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      waiting.push(() => write(ctx, event).finally(resolve));
+      pump();
+    });
+  };
+}
+
+async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext, event: EventInput): Promise<void> {
+  if (ctx.signal.aborted) {
+    sink.log('info', 'Event not written: the pass was cancelled', { reason: event.reason, regarding: event.regarding.name });
+    return;
+  }
   // Cluster-scoped objects (Nodes, PatchJobs) have their Events in `default`, as kubectl expects.
   const namespace = event.regarding.namespace ?? 'default';
   const body: EventsV1Event = {

@@ -123,7 +123,11 @@ export interface KubePort {
    */
   readOperatorSecret(ctx: OpContext, name: string): Promise<SecretView | undefined>;
 
-  /** events.k8s.io/v1 Event; best effort (never throws, failures are logged by the adapter). */
+  /**
+   * events.k8s.io/v1 Event, best effort: queued and written in the background (failures are logged
+   * by the adapter). The promise settles, never rejects, once the Event is written or dropped;
+   * passes do not wait for it, so an Event never adds a round trip to the work it describes.
+   */
   emitEvent(ctx: OpContext, event: EventInput): Promise<void>;
 }
 

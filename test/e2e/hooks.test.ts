@@ -112,8 +112,12 @@ describe('Hooks end to end: preNode, postNode, prePlan and postPlan Jobs', funct
     assert.equal(lab.observer.node('worker-4')?.osImage, 'Talos (v1.13.2)');
     assert.equal(lab.observer.node('worker-4')?.unschedulable, false);
     assert.equal(lab.talos.node('worker-4').reboots, 1, 'not undone: one reboot, into the new version');
-    const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
-    assert.ok(events.items.some((e) => e.reason === 'HookFailed' && e.type === 'Warning' && /exited with code 4/.test(e.note ?? '')), JSON.stringify(events.items.map((e) => [e.reason, e.note])));
+    // Events are written in the background after the status write: wait for it.
+    await waitFor(async () => {
+      const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+      if (events.items.some((e) => e.reason === 'HookFailed' && e.type === 'Warning' && /exited with code 4/.test(e.note ?? ''))) return true;
+      throw new Error(`Events so far: ${JSON.stringify(events.items.map((e) => [e.reason, e.note]))}`);
+    }, { timeoutMs: 30_000, description: `a Warning HookFailed Event on ${job} saying the hook exited with code 4` });
     await lab.waitForPlan('post-fails', 'Completed', (s) => s['phase'] === 'Completed', 60_000);
     await second.stop();
   });

@@ -185,7 +185,11 @@ describe('PatchJob end to end: drains and faults', function () {
       const after = (await lab.job(job))?.status ?? {};
       assert.equal(after.reason, 'BootedOldPartition');
       assert.equal(after.message, status.message);
-      const events = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+      // Events are written in the background after the status write: wait for the first.
+      const events = await waitFor(async () => {
+        const list = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+        return list.items.some((e) => e.reason === 'BootedOldPartition') ? list : undefined;
+      }, { timeoutMs: 30_000, description: `the BootedOldPartition Event of ${job}` });
       assert.equal(events.items.filter((e) => e.reason === 'BootedOldPartition').length, 1, JSON.stringify(events.items.map((e) => e.reason)));
     } finally {
       interposer.setBeforeForward(undefined);

@@ -91,7 +91,7 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       deps.informers.patchPlans.observeWrite(await deps.kube.applyPlan(ctx, applyInput(loaded.commit, a)));
       report.applied.push({ name: a.name, reason: a.reason });
       deps.onApplied?.(a.reason);
-      if (a.reason === 'DriftReverted' && before) await reportDrift(ctx, deps, before, a);
+      if (a.reason === 'DriftReverted' && before) reportDrift(ctx, deps, before, a);
       else deps.log.info({ plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason }, `applied PatchPlan from Git (${a.reason})`);
     });
   for (const a of changed) await apply(a);
@@ -128,10 +128,10 @@ function applyInput(commit: string, a: PlanApplyDecision) {
   };
 }
 
-async function reportDrift(ctx: OpContext, deps: SyncDeps, before: PlanView, a: PlanApplyDecision): Promise<void> {
+function reportDrift(ctx: OpContext, deps: SyncDeps, before: PlanView, a: PlanApplyDecision): void {
   const note = `spec was changed in the cluster; put back as ${a.file} has it in Git`;
   deps.log.warn({ plan: a.name, file: a.file }, `drift reverted: ${note}`);
-  await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: before.name, uid: before.uid }, type: 'Warning', reason: 'DriftReverted', action: 'Apply', note });
+  void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: before.name, uid: before.uid }, type: 'Warning', reason: 'DriftReverted', action: 'Apply', note });
 }
 
 async function attempt(report: SyncReport, name: string, fn: () => Promise<void>): Promise<void> {

@@ -82,7 +82,7 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: Accept
   }
   await writeStatus(ctx, deps, job, step.status, log);
   deps.accepted.forget(job);
-  for (const e of step.events) await emit(ctx, deps, job, node, e);
+  for (const e of step.events) emit(ctx, deps, job, node, e);
   return { requeueAfterMs: step.requeueAfterMs };
 }
 
@@ -111,12 +111,13 @@ async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   }
 }
 
-async function emit(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, node: NodeView | undefined, e: JobStep['events'][number]): Promise<void> {
+/** Queued, not awaited: the adapter writes Events in the background (kube/events.ts). */
+function emit(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, node: NodeView | undefined, e: JobStep['events'][number]): void {
   const regarding = { apiVersion: API_VERSION, kind: Kind.PatchJob, name: job.name, uid: job.uid };
   const action = e.reason;
-  await deps.kube.emitEvent(ctx, { regarding, type: e.type, reason: e.reason, action, note: e.note });
+  void deps.kube.emitEvent(ctx, { regarding, type: e.type, reason: e.reason, action, note: e.note });
   if (e.onNode && node) {
-    await deps.kube.emitEvent(ctx, { regarding: { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }, related: regarding, type: e.type, reason: e.reason, action, note: e.note });
+    void deps.kube.emitEvent(ctx, { regarding: { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }, related: regarding, type: e.type, reason: e.reason, action, note: e.note });
   }
 }
 
@@ -127,7 +128,7 @@ async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   deps.informers.patchJobs.observeWrite(await deps.kube.writeJobStatus(ctx, job, status));
   deps.observer?.phaseChanged(job.status, status, job);
   deps.log.warn({ job: job.name, phase: status.phase, reason: status.reason, message: status.message }, 'job Failed (InvalidSpec)');
-  await emit(ctx, deps, job, undefined, { type: 'Warning', reason: 'InvalidSpec', note: status.message ?? '', onNode: false });
+  emit(ctx, deps, job, undefined, { type: 'Warning', reason: 'InvalidSpec', note: status.message ?? '', onNode: false });
   return undefined;
 }
 

@@ -74,8 +74,9 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
       current = r.plan;
     }
     await writeStatus(ctx, deps, current, step.status, log);
+    // Queued, not awaited: the adapter writes Events in the background (kube/events.ts).
     for (const e of step.events) {
-      await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: e.type, reason: e.reason, action: e.reason, note: e.note });
+      void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: e.type, reason: e.reason, action: e.reason, note: e.note });
     }
     return { requeueAfterMs: step.requeueAfterMs };
   };
@@ -267,6 +268,6 @@ async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanV
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
   if (status.phase !== plan.status.phase) deps.observer?.phaseChanged(plan.status, status, plan);
   deps.log.warn({ plan: plan.name, phase: status.phase, reason: status.reason, message: status.message }, 'plan Failed (InvalidSpec)');
-  await deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: 'Warning', reason: 'InvalidSpec', action: 'InvalidSpec', note: status.message ?? '' });
+  void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: 'Warning', reason: 'InvalidSpec', action: 'InvalidSpec', note: status.message ?? '' });
   return undefined;
 }

@@ -1,0 +1,62 @@
+// Events are written in the background from a bounded queue, as client-go's recorder does: a slow
+// apiserver answering Event writes must not hold up the job's passes. The interposer holds every
+// Event write until the test lets them through; the job must complete meanwhile, with no more than
+// the queue's four writes in flight at once, and its Events must all arrive once released.
+import assert from 'node:assert/strict';
+import { EventsV1Api } from '@kubernetes/client-node';
+import { startJobLab, type JobLab } from './support/job-lab.js';
+import type { InterposedRequest } from '../lab/cluster/interposer.js';
+import { waitFor } from '../lab/wait.js';
+
+const isEventWrite = (req: InterposedRequest): boolean => req.method === 'POST' && /\/apis\/events\.k8s\.io\/v1\/namespaces\/[^/]+\/events$/.test(new URL(req.path, 'https://lab').pathname);
+
+describe('Events: written in the background, never awaited by a pass', function () {
+  this.timeout(240_000);
+  let lab: JobLab;
+
+  before(async function () {
+    lab = await startJobLab({ interposer: true, fleet: { nodes: 2, controlPlanes: 1, talosVersion: 'v1.12.4' } });
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  it('a job completes while every Event write hangs, with at most four in flight; they land when the apiserver answers', async function () {
+    const interposer = lab.interposer;
+    assert.ok(interposer);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    let maxHeld = 0;
+    interposer.setBeforeForward(async (req) => {
+      if (!isEventWrite(req)) return undefined;
+      held++;
+      maxHeld = Math.max(maxHeld, held);
+      await released;
+      held--;
+      return undefined;
+    });
+    const controller = lab.startController();
+    const job = 'bg-events-worker-1';
+    try {
+      await lab.createJob({ plan: 'bg-events', node: 'worker-1', target: { talosVersion: 'v1.13.2' } });
+      const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 120_000);
+      assert.equal(status['phase'], 'Completed', JSON.stringify(status));
+      assert.ok(held > 0, 'Event writes were still held when the job completed');
+      assert.equal(maxHeld, 4, `Event writes in flight at most: ${maxHeld}`);
+
+      release();
+      // The legacy flow's steps: Started, Cordoned, Draining, Drained, Rebooting, Upgraded, Uncordoned.
+      const reasons = await waitFor(async () => {
+        const list = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+        const r = list.items.map((e) => e.reason ?? '');
+        return r.includes('Uncordoned') && r.includes('Started') ? r : undefined;
+      }, { timeoutMs: 60_000, description: `the Events of ${job} written once the apiserver answers` });
+      for (const reason of ['Started', 'Cordoned', 'Drained', 'Upgraded', 'Uncordoned']) assert.ok(reasons.includes(reason), `${reason} in ${JSON.stringify(reasons)}`);
+    } finally {
+      release();
+      interposer.setBeforeForward(undefined);
+      await controller.stop();
+    }
+  });
+});
