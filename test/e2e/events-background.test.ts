@@ -1,7 +1,7 @@
 // Events are written in the background from a bounded queue, as client-go's recorder does: a slow
 // apiserver answering Event writes must not hold up the job's passes. The interposer holds every
-// Event write until the test lets them through; the job must complete meanwhile, with no more than
-// the queue's four writes in flight at once, and its Events must all arrive once released.
+// Event write until the test lets them through; the job must complete meanwhile, and its Events must
+// all arrive once released. (The queue's bound is a unit test: test/unit/kube/event-queue.test.ts.)
 import assert from 'node:assert/strict';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { startJobLab, type JobLab } from './support/job-lab.js';
@@ -21,17 +21,15 @@ describe('Events: written in the background, never awaited by a pass', function 
     await lab?.stop();
   });
 
-  it('a job completes while every Event write hangs, with at most four in flight; they land when the apiserver answers', async function () {
+  it('a job completes while every Event write hangs; they land when the apiserver answers', async function () {
     const interposer = lab.interposer;
     assert.ok(interposer);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let held = 0;
-    let maxHeld = 0;
     interposer.setBeforeForward(async (req) => {
       if (!isEventWrite(req)) return undefined;
       held++;
-      maxHeld = Math.max(maxHeld, held);
       await released;
       held--;
       return undefined;
@@ -43,7 +41,6 @@ describe('Events: written in the background, never awaited by a pass', function 
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 120_000);
       assert.equal(status['phase'], 'Completed', JSON.stringify(status));
       assert.ok(held > 0, 'Event writes were still held when the job completed');
-      assert.equal(maxHeld, 4, `Event writes in flight at most: ${maxHeld}`);
 
       release();
       // The legacy flow's steps: Started, Cordoned, Draining, Drained, Rebooting, Upgraded, Uncordoned.

@@ -1,6 +1,6 @@
-// The bounded queue Events go out through: four writes in flight, a thousand waiting, the rest dropped.
+// The bounded queue Events go out through: EVENT_WRITES_IN_FLIGHT writes in flight, a thousand waiting, the rest dropped.
 import assert from 'node:assert/strict';
-import { EVENT_QUEUE_MAX, eventQueue } from '../../../controller/kube/events.js';
+import { EVENT_QUEUE_MAX, EVENT_WRITES_IN_FLIGHT, eventQueue } from '../../../controller/kube/events.js';
 import type { EventInput } from '../../../controller/kube/port.js';
 import type { LogLevel } from '../../../controller/runtime/log.js';
 import { testContext } from '../../support/op-context.js';
@@ -8,7 +8,7 @@ import { testContext } from '../../support/op-context.js';
 const event = (n: number): EventInput => ({ regarding: { apiVersion: 'v1', kind: 'Node', name: `node-${n}` }, type: 'Normal', reason: 'Cordoned', action: 'Cordon', note: String(n) });
 
 describe('kube/events: the queue of Events', function () {
-  it('writes four at a time in order, settles each promise when its write ends, drops past the queue with one warning per hundred', async function () {
+  it('writes EVENT_WRITES_IN_FLIGHT at a time in order, settles each promise when its write ends, drops past the queue with one warning per hundred', async function () {
     const started: string[] = [];
     const finish = new Map<string, () => void>();
     const logged: [LogLevel, string][] = [];
@@ -19,18 +19,19 @@ describe('kube/events: the queue of Events', function () {
     const ctx = testContext();
 
     const settled: string[] = [];
-    const total = 4 + EVENT_QUEUE_MAX + 150;
+    const inFlight = EVENT_WRITES_IN_FLIGHT;
+    const total = inFlight + EVENT_QUEUE_MAX + 150;
     const promises = Array.from({ length: total }, (_, n) => emit(ctx, event(n)).then(() => settled.push(`node-${n}`)));
-    assert.deepEqual(started, ['node-0', 'node-1', 'node-2', 'node-3'], 'four writes in flight, the rest wait');
+    assert.deepEqual(started, Array.from({ length: inFlight }, (_, n) => `node-${n}`), 'that many writes in flight, the rest wait');
     await new Promise((r) => setImmediate(r));
     // The 150 beyond the queue were dropped at once: their promises settled without a write.
     assert.equal(settled.length, 150);
-    assert.ok(settled.every((n) => Number(n.slice(5)) >= 4 + EVENT_QUEUE_MAX));
+    assert.ok(settled.every((n) => Number(n.slice(5)) >= inFlight + EVENT_QUEUE_MAX));
     assert.deepEqual(logged, [['warn', 'Event dropped: the queue of Events to write is full'], ['warn', 'Event dropped: the queue of Events to write is full']]);
 
     finish.get('node-2')?.();
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(started.slice(4), ['node-4'], 'one write ended, the next waiting one starts');
+    assert.deepEqual(started.slice(inFlight), [`node-${inFlight}`], 'one write ended, the next waiting one starts');
     assert.equal(settled.at(-1), 'node-2');
 
     // Let every write end as it starts: all the queued ones are written, in the order they came.
@@ -42,7 +43,7 @@ describe('kube/events: the queue of Events', function () {
       await new Promise((r) => setImmediate(r));
     }
     await Promise.all(promises);
-    assert.equal(started.length, 4 + EVENT_QUEUE_MAX);
-    assert.deepEqual(started, Array.from({ length: 4 + EVENT_QUEUE_MAX }, (_, n) => `node-${n}`));
+    assert.equal(started.length, inFlight + EVENT_QUEUE_MAX);
+    assert.deepEqual(started, Array.from({ length: inFlight + EVENT_QUEUE_MAX }, (_, n) => `node-${n}`));
   });
 });
