@@ -36,7 +36,7 @@ export function eventEmitter(c: KubeClients, sink: EventSink): EmitEvent {
 }
 
 /**
- * Queues each Event for `write` (which never rejects) with at most EVENT_WRITES_IN_FLIGHT writes in flight, and
+ * Queues each Event for `write` with at most EVENT_WRITES_IN_FLIGHT writes in flight, and
  * returns a promise that settles once it was written or dropped. Reconcilers do not await it; tests do.
  */
 export function eventQueue(write: EmitEvent, log: LogFn): EmitEvent {
@@ -60,7 +60,9 @@ export function eventQueue(write: EmitEvent, log: LogFn): EmitEvent {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      waiting.push(() => write(ctx, event).finally(resolve));
+      // The writes are not awaited by anyone: one that rejects after all must not become an unhandled rejection.
+      const guarded = (): Promise<void> => write(ctx, event).catch((err: unknown) => log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message }));
+      waiting.push(() => guarded().finally(resolve));
       pump();
     });
   };

@@ -46,4 +46,11 @@ describe('kube/events: the queue of Events', function () {
     assert.equal(started.length, inFlight + EVENT_QUEUE_MAX);
     assert.deepEqual(started, Array.from({ length: inFlight + EVENT_QUEUE_MAX }, (_, n) => `node-${n}`));
   });
+
+  it('a write that rejects settles its promise and is logged, never an unhandled rejection', async function () {
+    const logged: [LogLevel, string, unknown][] = [];
+    const emit = eventQueue(() => Promise.reject(new Error('boom')), (level, message, fields) => logged.push([level, message, fields?.['err']]));
+    await emit(testContext(), event(1));
+    assert.deepEqual(logged, [['warn', 'cannot write Event', 'boom']]);
+  });
 });
