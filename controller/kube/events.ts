@@ -7,7 +7,7 @@ import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
 import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
-import type { EventInput, ObjectRef } from './port.js';
+import type { EventInput, KubePort, ObjectRef } from './port.js';
 
 export const REPORTING_CONTROLLER = 'kangal-patch';
 /** events.k8s.io/v1 rejects a note over 1 kB. */
@@ -28,7 +28,7 @@ export const EVENT_WRITES_IN_FLIGHT = 16;
 export const EVENT_QUEUE_MAX = 1_000;
 const WRITE_TIMEOUT_MS = 30_000;
 
-export type EmitEvent = (ctx: OpContext, event: EventInput) => Promise<void>;
+export type EmitEvent = KubePort['emitEvent'];
 
 /** The port's emitEvent: Events through a bounded queue to the apiserver. */
 export function eventEmitter(c: KubeClients, sink: EventSink): EmitEvent {
