@@ -33,13 +33,14 @@ export function spawnManaged(name: string, command: string, args: string[], opts
   });
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });
+  // The log ends when the pipes have (`close`), not at `exit`: output still in a pipe after the
+  // process exited was written after the end and crashed the chaos runner (ERR_STREAM_WRITE_AFTER_END).
+  child.once('close', () => log.end());
+  log.on('error', (err) => process.stderr.write(`${name}: its log ${opts.logPath} failed: ${err.message}\n`));
   const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
-      log.end();
-      resolve(code);
-    });
+    child.once('exit', (code) => resolve(code));
     child.once('error', (err) => {
-      log.end(`spawn failed: ${err.message}\n`);
+      log.write(`spawn failed: ${err.message}\n`);
       resolve(-1);
     });
   });
