@@ -121,7 +121,10 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
     assert.equal(gauge(text, 'kangal_patch_cached_pods{cache="static"}'), statics);
     assert.equal(gauge(text, 'kangal_patch_cached_pods{cache="hook"}'), 0);
     assert.equal(gauge(text, 'kangal_patch_pod_watched_nodes'), 1);
-    assert.ok(onNode + statics < (await livePods()) - 4, 'the other workers\' pods are not cached');
+    // Elsewhere are at least the four web replicas worker-2 and worker-3 held before the drain (the
+    // two evicted from worker-1 come back there too, but when depends on the lab's ReplicaSet controller).
+    const elsewhere = (await livePods()) - onNode - statics;
+    assert.ok(elsewhere >= 4, `the other workers' pods are not cached: ${elsewhere} pods elsewhere, expected at least 4`);
 
     // The held pod goes: its deletion, through worker-1's pod watch, wakes the job (its deadline is 10 minutes away).
     await held.release();
