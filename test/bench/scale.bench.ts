@@ -2,7 +2,8 @@
 // (workers, ~10 pods each behind PDBs, a DaemonSet), concurrency min(50, workers/10), fast simulated
 // upgrades, through the compiled `kangal-patch run` (what the image runs); the sizes in --sources
 // run again from the sources through tsx. --node-options=... goes to the controller's NODE_OPTIONS
-// (e.g. --max-old-space-size=128, to see what a heap limit does to RSS). Prints one table, writes test/bench/results/<date>.json.
+// (e.g. --max-old-space-size=128, to see what a heap limit does to RSS); --env=K=V,K2=V2 to its
+// environment (e.g. glibc's MALLOC_* tunables). Prints one table, writes test/bench/results/<date>.json.
 // Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
 // writes 0, evictions and Events per node bounded by the pods on it, observer violations 0.
 import { recordResult } from './results.js';
@@ -17,6 +18,7 @@ export async function run(): Promise<void> {
   const runs: (RolloutFigures & { labStartSeconds: number })[] = [];
   const dist = sizes(arg('sizes', `100,1000,${BIG}`));
   const nodeOptions = arg('node-options', '');
+  const env = Object.fromEntries(arg('env', '').split(',').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const plan = [...dist.map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
   for (const { n, entry } of plan) {
     // The biggest lab stays up for the idle bench; the others go when measured.
@@ -24,7 +26,7 @@ export async function run(): Promise<void> {
     const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions });
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions, env });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
@@ -32,16 +34,19 @@ export async function run(): Promise<void> {
     }
   }
   printTable(runs, nodeOptions);
-  console.log(`results: ${recordResult(nodeOptions ? `scale (NODE_OPTIONS=${nodeOptions})` : 'scale', { runs })}`);
+  const settings = [nodeOptions ? `NODE_OPTIONS=${nodeOptions}` : '', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].filter((x) => x !== '').join(' ');
+  console.log(`results: ${recordResult(settings ? `scale (${settings})` : 'scale', { runs })}`);
 }
 
 function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
   if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
+  for (const r of runs.slice(0, 1)) if (Object.keys(r.env).length > 0) console.log(`controller environment ${JSON.stringify(r.env)}`);
   const figure = (f: { p50: number; p99: number } | undefined): string => (f === undefined ? '—' : `${f.p50}/${f.p99}`);
   const rows: [string, (r: RolloutFigures & { labStartSeconds: number }) => string, string][] = [
     ['lab start (s)', (r) => String(r.labStartSeconds), ''],
     ['plan phase', (r) => r.phase, 'Completed'],
     ['controller peak RSS (MiB)', (r) => String(r.peakRssMiB), '≤ 200 MB at 5,000'],
+    ['  at the highest sample: anon/file/shmem', (r) => `${r.peakRssSplitMiB.anon}/${r.peakRssSplitMiB.file}/${r.peakRssSplitMiB.shmem}`, ''],
     ['controller peak heap used (MiB)', (r) => String(r.peakHeapMiB), ''],
     ['controller start to leading (s)', (r) => r.controllerStartSeconds.toFixed(1), ''],
     ['preflight: Preflighting → InProgress (s)', (r) => r.preflightSeconds.toFixed(2), ''],

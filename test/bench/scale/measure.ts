@@ -13,7 +13,7 @@ import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
 import { PODS_PER_NODE, TO_VERSION } from './fleet.js';
-import { cpuSeconds, sample } from './sampler.js';
+import { cpuSeconds, sample, type RssSplit } from './sampler.js';
 
 const SOURCES_ENTRY = fileURLToPath(new URL('../../../bin/kangal-patch.js', import.meta.url));
 
@@ -39,6 +39,8 @@ export function scrapeApiserver(lab: JobLab): Promise<string> {
   });
 }
 
+const roundedSplit = (s: RssSplit): RssSplit => ({ rss: Math.round(s.rss), anon: Math.round(s.anon), file: Math.round(s.file), shmem: Math.round(s.shmem) });
+
 /** A plan's status, read straight from the apiserver (not through the interposer: not the controller's cost). */
 export async function planPhase(lab: JobLab, name: string): Promise<string | undefined> {
   const custom = lab.kc.makeApiClient(CustomObjectsApi);
@@ -51,9 +53,13 @@ export interface RolloutFigures {
   concurrency: number;
   entry: 'dist' | 'sources';
   nodeOptions: string;
+  /** Environment given to the controller beyond the image's MALLOC_ARENA_MAX (e.g. glibc malloc tunables). */
+  env: Record<string, string>;
   phase: string;
   controllerStartSeconds: number;
   peakRssMiB: number;
+  /** At the highest RSS sampled: anonymous, file-backed (the node binary) and shared MiB. */
+  peakRssSplitMiB: { rss: number; anon: number; file: number; shmem: number };
   peakHeapMiB: number;
   cpuSecondsPerNode: number;
   cpuSecondsStart: number;
@@ -85,7 +91,7 @@ export interface RolloutFigures {
 }
 
 /** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
-export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string }): Promise<RolloutFigures> {
+export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string; env?: Record<string, string> }): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
   const startedAt = Date.now();
@@ -94,7 +100,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     metrics: true,
     ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
     // Two malloc arenas, as the image sets them (Dockerfile): the figures are the image's.
-    env: { MALLOC_ARENA_MAX: '2', ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}) },
+    env: { MALLOC_ARENA_MAX: '2', ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}), ...o.env },
   });
   const pid = controller.process.pid;
   await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
@@ -184,9 +190,11 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     concurrency: o.concurrency,
     entry,
     nodeOptions: o.nodeOptions ?? '',
+    env: o.env ?? {},
     phase,
     controllerStartSeconds,
     peakRssMiB: Math.round(sampler.peakRss()),
+    peakRssSplitMiB: roundedSplit(sampler.peakSplit()),
     peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
     cpuSecondsPerNode: Number(((cpuEnd - cpuStart) / o.workers).toFixed(4)),
     cpuSecondsStart: Number(cpuStart.toFixed(2)),
@@ -232,3 +240,4 @@ function slotTurnover(ev: readonly Observation[]): { toLease: number[]; toJobCre
 function spread(values: readonly number[]): { p50: number; p99: number; n: number } {
   return { p50: pct(values, 50), p99: pct(values, 99), n: values.length };
 }
+

@@ -14,20 +14,33 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** VmRSS and VmHWM (peak) in MiB; NaN once the process is gone. */
-export function memoryMiB(pid: number): { rss: number; peak: number } {
+/**
+ * VmRSS and VmHWM (peak) in MiB, and what the resident memory is: anonymous (heap, malloc, stacks),
+ * file-backed (the node binary's and libraries' pages) and shared; NaN once the process is gone.
+ */
+export function memoryMiB(pid: number): { rss: number; peak: number; anon: number; file: number; shmem: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-    return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+    const mib = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
+    return { rss: mib('VmRSS'), peak: mib('VmHWM'), anon: mib('RssAnon'), file: mib('RssFile'), shmem: mib('RssShmem') };
   } catch {
-    return { rss: NaN, peak: NaN };
+    return { rss: NaN, peak: NaN, anon: NaN, file: NaN, shmem: NaN };
   }
+}
+
+/** The resident memory's parts at the highest RSS sampled (MiB). */
+export interface RssSplit {
+  rss: number;
+  anon: number;
+  file: number;
+  shmem: number;
 }
 
 export interface Sampler {
   /** Highest VmHWM seen (MiB). */
   peakRss(): number;
+  /** The parts of the highest VmRSS sampled: the split VmHWM cannot give. */
+  peakSplit(): RssSplit;
   /** Highest value `heap()` returned (bytes). */
   peakHeap(): number;
   stop(): Promise<void>;
@@ -36,6 +49,7 @@ export interface Sampler {
 /** Samples memory every second and, every `heapEveryMs`, `heap()` (e.g. a metrics scrape of heap used). */
 export function sample(pid: number, heap: () => Promise<number | undefined>, heapEveryMs = 5000): Sampler {
   let peakRss = 0;
+  let peakSplit: RssSplit = { rss: 0, anon: 0, file: 0, shmem: 0 };
   let peakHeap = 0;
   let heapBusy: Promise<void> = Promise.resolve();
   const readHeap = (): void => {
@@ -44,11 +58,13 @@ export function sample(pid: number, heap: () => Promise<number | undefined>, hea
   const rssTimer = setInterval(() => {
     const m = memoryMiB(pid);
     if (!Number.isNaN(m.peak)) peakRss = Math.max(peakRss, m.peak);
+    if (m.rss > peakSplit.rss) peakSplit = { rss: m.rss, anon: m.anon, file: m.file, shmem: m.shmem };
   }, 1000);
   const heapTimer = setInterval(readHeap, heapEveryMs);
   readHeap();
   return {
     peakRss: () => Math.max(peakRss, memoryMiB(pid).peak || 0),
+    peakSplit: () => peakSplit,
     peakHeap: () => peakHeap,
     stop: async () => {
       clearInterval(rssTimer);
