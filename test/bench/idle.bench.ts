@@ -5,9 +5,7 @@
 // one ref advertisement, no pack; the window starts once the report writer has pushed every plan's final report). Then git push → plan applied, 5 pushes, poll 5 s (goal ≤ poll + 2 s),
 // and the git pushes the controller made for those 5 commits (issue 18: a commit adding one plan must not rewrite the 50 finished plans' reports).
 import { loadavg } from 'node:os';
-import { stringify } from 'yaml';
 import type { JobLab } from '../e2e/support/job-lab.js';
-import { labPlan } from '../e2e/support/plans.js';
 import type { GitRequest } from '../lab/forge/index.js';
 import type { WorkingCopy } from '../lab/forge/working-copy.js';
 import { waitFor } from '../lab/wait.js';
@@ -15,6 +13,7 @@ import { recordResult } from './results.js';
 import { requestKind, tally } from './scale/api-counts.js';
 import { BIG } from './scale/fleet.js';
 import { pct, planPhase } from './scale/measure.js';
+import { nothingToDoPlan, timePushToApplied } from './scale/push-probe.js';
 import { cpuSeconds, memoryMiB } from './scale/sampler.js';
 import { sharedScaleLab, sharedScaleLabSizes } from './scale/shared.js';
 
@@ -85,15 +84,7 @@ async function measurePushes(lab: JobLab, plans: WorkingCopy, names: readonly st
   const pushesFrom = lab.forge?.gitRequests.length ?? 0;
   const loadAtPushes = load1();
   const pushed = Array.from({ length: PUSHES }, (_, k) => `pushed-${k + 1}`);
-  for (const [k, name] of pushed.entries()) {
-    await plans.write(`plans/${name}.yaml`, planDoc(name, names.length + k));
-    await plans.commitAndPush(`add ${name}`);
-    const pushedAt = Date.now();
-    const applied = await waitFor(() => lab.interposer?.exchanges.find((e) => e.at >= pushedAt && e.method === 'PATCH' && e.path.includes(`/patchplans/${name}`)), {
-      timeoutMs: 120_000, intervalMs: 20, description: `${name} applied`,
-    });
-    pushToApplied.push(applied.at - pushedAt);
-  }
+  for (const [k, name] of pushed.entries()) pushToApplied.push(await timePushToApplied(lab, plans, name, planDoc(name, names.length + k)));
   await waitFor(() => reportsSettled(plans, [...names, ...pushed], (name) => reportCommitOf(lab, name)), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: 'every report caught up with its plan' });
   const controllerPushes = receivePacks((lab.forge?.gitRequests ?? []).slice(pushesFrom)) - PUSHES;
   return { pushToApplied, controllerPushes, loadAtPushes };
@@ -112,15 +103,7 @@ export async function run(): Promise<void> {
   // to do. (Plans over the same nodes would refuse each other in preflight, NoConflictingPlan, and
   // plans over every node would each run a PatchJob per node before being finished.)
   const version = lab.fleet.node('worker-1')?.talosVersion ?? '';
-  const planDoc = (name: string, k: number): string => {
-    const own = { matchLabels: { 'kubernetes.io/hostname': `worker-${1 + (k % workers)}` } };
-    return stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: version },
-      groups: { pool: { selector: own, concurrency: 1 } },
-      strategy: { order: ['pool'] },
-      nodeSelector: own,
-    }));
-  };
+  const planDoc = (name: string, k: number): string => nothingToDoPlan(lab, name, `worker-${1 + (k % workers)}`, version);
   const names = Array.from({ length: PLAN_FILES }, (_, k) => `idle-${k + 1}`);
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);

@@ -4,12 +4,19 @@
 // run again from the sources through tsx. --node-options=... goes to the controller's NODE_OPTIONS
 // (e.g. --max-old-space-size=128, to see what a heap limit does to RSS); --env=K=V,K2=V2 to its
 // environment (e.g. glibc's MALLOC_* tunables). Prints one table, writes test/bench/results/<date>.json.
+// The largest size's controller also polls the lab's plans repository (5 s) and, once a round of
+// its rollout Completed, times PUSH_PROBES plan pushes → applied with the jobs in flight (those
+// five small plans are in that size's per-node figures, a few requests in thousands).
 // Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
-// writes 0, evictions and Events per node bounded by the pods on it, observer violations 0.
+// writes 0, evictions and Events per node bounded by the pods on it, observer violations 0, push →
+// applied under load ≤ poll + 2 s.
 import { recordResult } from './results.js';
 import { BIG, startScaleLab } from './scale/fleet.js';
 import { sharedScaleLab } from './scale/shared.js';
 import { measureRollout, type RolloutFigures } from './scale/measure.js';
+
+/** Plan files pushed while the largest rollout runs (git push → applied under load). */
+const PUSH_PROBES = 5;
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const sizes = (text: string): number[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
@@ -26,7 +33,7 @@ export async function run(): Promise<void> {
     const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions, env });
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions, env, ...(shared ? { pushProbe: { pushes: PUSH_PROBES } } : {}) });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
@@ -62,6 +69,7 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['slot freed → next PatchJob Pending p50/p99 (ms)', (r) => figure(r.slotFreedToNextJobMs), ''],
     ['PatchJob created → Pending p50/p99 (ms)', (r) => figure(r.jobCreatedToPendingMs), ''],
     ['Ready on target → Completed p50/p99 (ms)', (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`, 'p99 ≤ 250'],
+    ['git push → applied during the rollout p50/max (ms; jobs in flight)', (r) => (r.pushToAppliedUnderLoadMs ? `${r.pushToAppliedUnderLoadMs.p50}/${r.pushToAppliedUnderLoadMs.max} (${r.pushToAppliedUnderLoadMs.jobsInFlight.join(',')})` : '—'), '≤ poll 5 s + 2 s'],
     ['no-op writes', (r) => String(Object.values(r.noOpWrites).reduce((a, b) => a + b, 0)), '0'],
     ['evictions per node (429s)', (r) => `${r.evictionsPerNode} (${r.evictionsRejected})`, `≤ pods per node`],
     ['Events per node', (r) => String(r.eventsPerNode), '≤ pods per node'],

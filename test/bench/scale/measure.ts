@@ -9,10 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { JobLab } from '../../e2e/support/job-lab.js';
 import { labPlan } from '../../e2e/support/plans.js';
+import type { WorkingCopy } from '../../lab/forge/working-copy.js';
 import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
-import { PODS_PER_NODE, TO_VERSION } from './fleet.js';
+import { FROM_VERSION, PODS_PER_NODE, TO_VERSION } from './fleet.js';
+import { probePushesUnderLoad, type PushesUnderLoad } from './push-probe.js';
 import { cpuSeconds, sample, type RssSplit } from './sampler.js';
 
 const SOURCES_ENTRY = fileURLToPath(new URL('../../../bin/kangal-patch.js', import.meta.url));
@@ -53,6 +55,8 @@ export interface RolloutFigures {
   concurrency: number;
   entry: 'dist' | 'sources';
   nodeOptions: string;
+  /** git push → plan applied while the rollout runs (poll 5 s, no webhook), with the jobs in flight at each push; with the push probe only. */
+  pushToAppliedUnderLoadMs?: { p50: number; max: number; samples: number[]; jobsInFlight: number[] };
   /** Environment given to the controller beyond the image's MALLOC_ARENA_MAX (e.g. glibc malloc tunables). */
   env: Record<string, string>;
   phase: string;
@@ -90,13 +94,31 @@ export interface RolloutFigures {
   violations: string[];
 }
 
+const PROBE_POLL = '5s';
+
+/**
+ * The push probe, once the rollout is in its stride (a round's worth of jobs Completed, so the
+ * slots are full): plan files pushed one after another over the control plane (push-probe.ts).
+ */
+async function probeOnceRolling(lab: JobLab, plans: WorkingCopy, o: { concurrency: number; pushes: number; timeoutMs: number; since: number }): Promise<PushesUnderLoad> {
+  await waitFor(() => (lab.observer.events.filter((e) => e.at >= o.since && e.kind === 'jobPhase' && e.detail.endsWith(' Completed')).length >= o.concurrency ? true : undefined), {
+    timeoutMs: o.timeoutMs,
+    intervalMs: 1000,
+    description: 'a round of the rollout Completed',
+  });
+  return probePushesUnderLoad(lab, plans, { pushes: o.pushes, node: 'cp-1', version: FROM_VERSION, prefix: 'busy-push' });
+}
+
 /** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
-export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string; env?: Record<string, string> }): Promise<RolloutFigures> {
+export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string; env?: Record<string, string>; pushProbe?: { pushes: number } }): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
   const startedAt = Date.now();
+  const plans = o.pushProbe ? lab.plans : undefined;
+  if (o.pushProbe && !plans) throw new Error('the push probe needs the lab plans repository');
   const controller = lab.startController({
-    args: ['--log-level', 'info'],
+    // With the push probe the controller also polls the plans repository, as a GitOps install does.
+    args: ['--log-level', 'info', ...(plans ? lab.gitArgs({ pollInterval: PROBE_POLL }) : [])],
     metrics: true,
     ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
     // Two malloc arenas, as the image sets them (Dockerfile): the figures are the image's.
@@ -121,10 +143,12 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     strategy: { order: ['fleet'] },
     nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
   }));
+  const probe = plans && o.pushProbe ? probeOnceRolling(lab, plans, { ...o, pushes: o.pushProbe.pushes, since }) : undefined;
   const phase = await waitFor(async () => {
     const p = await planPhase(lab, o.plan);
     return p === 'Completed' || p === 'Failed' ? p : undefined;
   }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
+  const pushesUnderLoad = await probe;
   const cpuEnd = cpuSeconds(pid);
   const logAt = (msg: RegExp): number => {
     const time = controller.logs().find((l) => l.plan === o.plan && msg.test(String(l.msg)))?.time;
@@ -191,6 +215,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     entry,
     nodeOptions: o.nodeOptions ?? '',
     env: o.env ?? {},
+    ...(pushesUnderLoad ? { pushToAppliedUnderLoadMs: { p50: pct(pushesUnderLoad.samples, 50), max: Math.max(...pushesUnderLoad.samples), samples: pushesUnderLoad.samples, jobsInFlight: pushesUnderLoad.inFlight } } : {}),
     phase,
     controllerStartSeconds,
     peakRssMiB: Math.round(sampler.peakRss()),
