@@ -42,6 +42,7 @@ export interface WriteRecord {
   status: number;
   resourceVersion?: string;
   seenBefore?: number;
+  deletedByWrite?: boolean;
 }
 
 /**
@@ -49,9 +50,11 @@ export interface WriteRecord {
  * the object's old resourceVersion, which is at or below the highest one any earlier write had
  * returned when it arrived; a write that changed the object gets a new etcd revision above every
  * earlier one. (A no-op on an object whose last change no recorded write returned goes unseen.)
+ * A write that removed an object's last finalizer deleted it, and is answered with the object as it
+ * was before (its old resourceVersion): a change, not counted.
  */
 export function noOpWrites<T extends WriteRecord>(writes: readonly T[]): T[] {
-  return writes.filter((w) => (w.method === 'PATCH' || w.method === 'PUT') && w.status < 300 && w.seenBefore !== undefined
+  return writes.filter((w) => (w.method === 'PATCH' || w.method === 'PUT') && w.status < 300 && w.seenBefore !== undefined && w.deletedByWrite !== true
     && w.resourceVersion !== undefined && /^\d+$/.test(w.resourceVersion) && Number(w.resourceVersion) <= w.seenBefore);
 }
 

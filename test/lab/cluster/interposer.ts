@@ -38,6 +38,12 @@ export interface Exchange {
    * changed nothing answers with the object's old version, at or below it (see noOpWrites).
    */
   seenBefore?: number;
+  /**
+   * A write whose answer is an object being deleted with no finalizer left: the update that removed
+   * the last finalizer deleted the object, and the apiserver answers with the object as it was
+   * before the deletion (its old resourceVersion), though the write changed it.
+   */
+  deletedByWrite?: boolean;
 }
 
 /**
@@ -152,9 +158,11 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
           const chunks: Buffer[] = [];
           r.on('data', (chunk: Buffer) => chunks.push(chunk));
           r.on('end', () => {
-            const rv = (parseJson(Buffer.concat(chunks)) as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
+            const metadata = (parseJson(Buffer.concat(chunks)) as { metadata?: { resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] } } | undefined)?.metadata;
+            const rv = metadata?.resourceVersion;
             if (rv === undefined) return;
             exchange.resourceVersion = rv;
+            if (metadata?.deletionTimestamp !== undefined && (metadata.finalizers ?? []).length === 0) exchange.deletedByWrite = true;
             if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
           });
         }

@@ -16,13 +16,15 @@ describe('bench api counts', () => {
     assert.equal(requestKind('GET', '/readyz'), 'GET /readyz');
   });
 
-  it('tells a write that changed nothing by its old resourceVersion', () => {
+  it('tells a write that changed nothing by its old resourceVersion, but not one that deleted its object', () => {
     const writes = [
       { method: 'PATCH', path: '/a', status: 200, resourceVersion: '120', seenBefore: 110 },
       { method: 'PATCH', path: '/a', status: 200, resourceVersion: '120', seenBefore: 125 },
       { method: 'PUT', path: '/b', status: 200, resourceVersion: '90', seenBefore: 125 },
       { method: 'PATCH', path: '/c', status: 409, resourceVersion: '1', seenBefore: 125 },
       { method: 'POST', path: '/d', status: 201, resourceVersion: '100', seenBefore: 125 },
+      // The last finalizer removed: the object is deleted and answered as it was before (seen on the lab's apiserver).
+      { method: 'PATCH', path: '/e', status: 200, resourceVersion: '98', seenBefore: 125, deletedByWrite: true },
     ];
     assert.deepEqual(noOpWrites(writes).map((w) => `${w.method} ${w.path}`), ['PATCH /a', 'PUT /b']);
   });
