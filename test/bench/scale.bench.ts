@@ -41,8 +41,10 @@ export async function run(): Promise<void> {
     }
   }
   printTable(runs, nodeOptions);
+  // Keyed by the sizes and the settings: a run of other sizes or settings the same day does not replace this one.
   const settings = [nodeOptions ? `NODE_OPTIONS=${nodeOptions}` : '', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].filter((x) => x !== '').join(' ');
-  console.log(`results: ${recordResult(settings ? `scale (${settings})` : 'scale', { runs })}`);
+  const sizesRun = runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`).join(', ');
+  console.log(`results: ${recordResult(`scale (${sizesRun} workers${settings ? `; ${settings}` : ''})`, { runs })}`);
 }
 
 function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
