@@ -32,7 +32,12 @@ ENV NODE_ENV=production
 # Two glibc malloc arenas instead of one per thread per core: the leader at 5,000 workers held
 # VmHWM 201 MiB with it against 235 MiB without, at the same CPU per node (BENCHMARKS.md "At 5,000
 # workers after the pod caches"). The native part, not the V8 heap, is most of the leader's memory.
-ENV MALLOC_ARENA_MAX=2
+# A fixed 128 KiB mmap threshold (glibc otherwise raises it after each large free, and later large
+# blocks stay resident in its heap) and an earlier trim: 11 and 22 MiB less at the peak at 1,000
+# workers, same CPU (BENCHMARKS.md "What the resident memory is"). test/lab/image-env.ts mirrors these.
+ENV MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY package.json ./
 COPY bin/kangal-patch.js ./bin/kangal-patch.js

@@ -8,6 +8,7 @@ import { loadavg } from 'node:os';
 import type { JobLab } from '../e2e/support/job-lab.js';
 import type { GitRequest } from '../lab/forge/index.js';
 import type { WorkingCopy } from '../lab/forge/working-copy.js';
+import { IMAGE_MALLOC_ENV } from '../lab/image-env.js';
 import { waitFor } from '../lab/wait.js';
 import { recordResult } from './results.js';
 import { requestKind, tally } from './scale/api-counts.js';
@@ -108,8 +109,8 @@ export async function run(): Promise<void> {
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
 
-  // Two malloc arenas, as the image sets them (Dockerfile): the RSS is the image's.
-  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: { MALLOC_ARENA_MAX: '2' } });
+  // malloc as the image sets it (Dockerfile): the RSS is the image's.
+  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: { ...IMAGE_MALLOC_ENV } });
   const pid = controller.process.pid;
   try {
     await waitFor(async () => {

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
 import { startJobLab, TALOS_SECRET, type JobLab } from '../e2e/support/job-lab.js';
+import { IMAGE_MALLOC_ENV } from '../lab/image-env.js';
 import { tcpProxy } from '../lab/tcp-proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { mochaHooks } from '../support/global-hooks.js';
@@ -65,8 +66,8 @@ const ending = new AbortController();
 /** A pause of the soak's schedule that ends early when the soak does. */
 const pause = (ms: number): Promise<void> => delay(ms, undefined, { signal: ending.signal }).catch(() => undefined);
 try {
-  // Two malloc arenas, as the image sets them (Dockerfile): the memory curve is the image's.
-  const controller = lab.startController({ metrics: true, env: { MALLOC_ARENA_MAX: '2' } });
+  // malloc as the image sets it (Dockerfile): the memory curve is the image's.
+  const controller = lab.startController({ metrics: true, env: { ...IMAGE_MALLOC_ENV } });
   const sampler = (async () => {
     while (!stop) {
       const text = await controller.scrape().catch(() => '');

@@ -10,6 +10,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { JobLab } from '../../e2e/support/job-lab.js';
 import { labPlan } from '../../e2e/support/plans.js';
 import type { WorkingCopy } from '../../lab/forge/working-copy.js';
+import { IMAGE_MALLOC_ENV } from '../../lab/image-env.js';
 import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
@@ -57,7 +58,7 @@ export interface RolloutFigures {
   nodeOptions: string;
   /** git push → plan applied while the rollout runs (poll 5 s, no webhook), with the jobs in flight at each push; with the push probe only. */
   pushToAppliedUnderLoadMs?: { p50: number; max: number; samples: number[]; jobsInFlight: number[] };
-  /** Environment given to the controller beyond the image's MALLOC_ARENA_MAX (e.g. glibc malloc tunables). */
+  /** Environment given to the controller over the image's malloc settings (IMAGE_MALLOC_ENV), e.g. other glibc tunables. */
   env: Record<string, string>;
   phase: string;
   controllerStartSeconds: number;
@@ -121,8 +122,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     args: ['--log-level', 'info', ...(plans ? lab.gitArgs({ pollInterval: PROBE_POLL }) : [])],
     metrics: true,
     ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
-    // Two malloc arenas, as the image sets them (Dockerfile): the figures are the image's.
-    env: { MALLOC_ARENA_MAX: '2', ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}), ...o.env },
+    // malloc as the image sets it (Dockerfile): the figures are the image's.
+    env: { ...IMAGE_MALLOC_ENV, ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}), ...o.env },
   });
   const pid = controller.process.pid;
   await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
