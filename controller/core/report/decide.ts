@@ -48,7 +48,17 @@ export type ReportDecision = { action: 'none' } | { action: 'commit' } | { actio
 
 export function reportDue(i: ReportDueInput): ReportDecision {
   if (!i.changed) return { action: 'none' };
-  if (i.lastCommitAt === undefined) return { action: 'commit' };
+  const ms = commitHeldBackMs(i);
+  return ms === undefined ? { action: 'commit' } : { action: 'wait', ms };
+}
+
+/**
+ * How long the rate limit still holds back the plan's next report commit; undefined when one may be
+ * written now. Asked before rendering: a report of thousands of nodes takes a core for seconds, and
+ * job events wake the plan's report many times a second, while nothing rendered could be written.
+ */
+export function commitHeldBackMs(i: Omit<ReportDueInput, 'changed'>): number | undefined {
+  if (i.lastCommitAt === undefined) return undefined;
   const next = i.lastCommitAt + i.minIntervalMs;
-  return i.now >= next ? { action: 'commit' } : { action: 'wait', ms: next - i.now };
+  return i.now >= next ? undefined : next - i.now;
 }

@@ -10,7 +10,7 @@
 // restarted reporter may commit once sooner than the interval), the versions each node ran before
 // its job (status keeps only the current one; a restart shows "—" for jobs already finished), and
 // whether the human-edit comment was posted (posted again after a restart).
-import { isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS } from '../../core/report/index.js';
+import { commitHeldBackMs, isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS } from '../../core/report/index.js';
 import type { ForgePort, PullRequestView } from '../../forge/port.js';
 import type { JobView, PlanView } from '../../kube/views.js';
 import type { Clock } from '../../runtime/clock.js';
@@ -199,9 +199,20 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     return fresh;
   }
 
+  /** ms the rate limit still holds back this rollout's next commit (see commitHeldBackMs); undefined when none is held back. */
+  function heldBackMs(plan: PlanView): number | undefined {
+    const st = states.get(plan.name);
+    if (!st || st.stopped !== undefined || st.rollout !== rolloutId(plan.uid, plan.status.startTime)) return undefined;
+    return commitHeldBackMs({ lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+  }
+
   async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
     const plan = deps.patchPlans.get(key);
     if (!plan || plan.deleting) return undefined;
+    // Nothing rendered now could be written: render once the interval ends (5,000 nodes: the
+    // renders of every job event's pass took a core, bench 2026-12-03).
+    const held = heldBackMs(plan);
+    if (held !== undefined) return { requeueAfterMs: held };
     const jobs = jobsOf(key);
     for (const j of jobs) remember(j);
     if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;

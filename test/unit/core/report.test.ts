@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import { humanDuration, cell } from '../../../controller/core/report/markdown.js';
-import { isReportable, isTerminal, renderMarkdown, reportDocument, reportDue, rolloutId, type ReportJob, type ReportPlan } from '../../../controller/core/report/index.js';
+import { commitHeldBackMs, isReportable, isTerminal, renderMarkdown, reportDocument, reportDue, rolloutId, type ReportJob, type ReportPlan } from '../../../controller/core/report/index.js';
 
 const settings = { cluster: 'east', blobUrlBase: 'https://github.com/acme/plans/blob/' };
 
@@ -28,6 +28,14 @@ describe('core/report', function () {
       ['change exactly at the interval: commit', { changed: true, lastCommitAt: 1000, now: 31_000, minIntervalMs: 30_000 }, { action: 'commit' }],
     ];
     for (const [name, input, want] of cases) it(name, () => assert.deepEqual(reportDue(input), want));
+  });
+
+  describe('commitHeldBackMs (asked before rendering)', function () {
+    it('holds back for the exact rest of the interval after a commit, not before the first nor from its end', () => {
+      assert.equal(commitHeldBackMs({ lastCommitAt: undefined, now: 5, minIntervalMs: 30_000 }), undefined);
+      assert.equal(commitHeldBackMs({ lastCommitAt: 1000, now: 11_000, minIntervalMs: 30_000 }), 20_000);
+      assert.equal(commitHeldBackMs({ lastCommitAt: 1000, now: 31_000, minIntervalMs: 30_000 }), undefined);
+    });
   });
 
   describe('phases and rollout ids', function () {
