@@ -145,6 +145,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
   }));
   const probe = plans && o.pushProbe ? probeOnceRolling(lab, plans, { ...o, pushes: o.pushProbe.pushes, since }) : undefined;
+  // Awaited after the plan's end; marked handled now so a probe failing first is not an unhandled rejection.
+  void probe?.catch(() => undefined);
   const phase = await waitFor(async () => {
     const p = await planPhase(lab, o.plan);
     return p === 'Completed' || p === 'Failed' ? p : undefined;
@@ -266,4 +268,3 @@ function slotTurnover(ev: readonly Observation[]): { toLease: number[]; toJobCre
 function spread(values: readonly number[]): { p50: number; p99: number; n: number } {
   return { p50: pct(values, 50), p99: pct(values, 99), n: values.length };
 }
-
