@@ -20,7 +20,7 @@ import type { LogFn } from '../../runtime/log.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import type { WriteRequest, WriteResult } from '../write/index.js';
 import type { ReportSigner } from '../promotion/signature.js';
-import { renderReport, type BeforeVersions, type ReportFiles } from './render.js';
+import { contentDigest, renderReport, type BeforeVersions, type ReportFiles } from './render.js';
 
 export interface ReporterConfig {
   /** --cluster-name: in branch names, titles, labels and paths. */
@@ -65,8 +65,11 @@ interface PlanState {
   rollout: string;
   branch: string;
   pr: PullRequestView | undefined;
-  /** Rendered content the branch holds from us (markdown + NUL + yaml). */
-  content: string | undefined;
+  /**
+   * SHA-256 of the rendered files the branch holds from us (contentDigest): tells a
+   * change without keeping the files (megabytes for a plan of thousands of nodes) between passes.
+   */
+  digest: string | undefined;
   lastCommitAt: number | undefined;
   /** Set when we leave this rollout's branch alone: a human edited the report, or closed the PR unmerged. */
   stopped: string | undefined;
@@ -142,8 +145,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   }
 
   /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
-  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, content: string): Promise<number | undefined> {
-    const decision = reportDue({ changed: content !== st.content, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string): Promise<number | undefined> {
+    const decision = reportDue({ changed: digest !== st.digest, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
     if (decision.action === 'wait') return decision.ms;
     if (decision.action === 'none') return undefined;
     const key = plan.name;
@@ -162,7 +165,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       return undefined;
     }
     if (result.outcome === 'pushed') st.lastCommitAt = clock.now();
-    st.content = content;
+    st.digest = digest;
     return undefined;
   }
 
@@ -171,8 +174,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * terminal and the branch final. A plan that starts again (a failed node's job deleted to retry
    * it, a cancelled plan resumed) turns it back into a draft, which cannot be merged mid-rollout.
    */
-  async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, content: string, terminal: boolean): Promise<void> {
-    if (!hasForge || st.content === undefined || st.stopped !== undefined) return;
+  async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, digest: string, terminal: boolean): Promise<void> {
+    if (!hasForge || st.digest === undefined || st.stopped !== undefined) return;
     if (st.pr?.state !== 'open') {
       st.pr = await forge.openPullRequest(ctx, {
         head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
@@ -180,7 +183,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       });
       log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
     }
-    if (terminal && st.pr.draft && st.content === content) {
+    if (terminal && st.pr.draft && st.digest === digest) {
       await forge.setDraft(ctx, st.pr.number, false);
       st.pr = { ...st.pr, draft: false };
     } else if (!terminal && !st.pr.draft) {
@@ -194,7 +197,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const rollout = rolloutId(plan.uid, plan.status.startTime);
     const st = states.get(plan.name);
     if (st && st.rollout === rollout) return st;
-    const fresh: PlanState = { rollout, branch: reportBranch(config.cluster, plan.name, rollout), pr: undefined, content: undefined, lastCommitAt: undefined, stopped: undefined };
+    const fresh: PlanState = { rollout, branch: reportBranch(config.cluster, plan.name, rollout), pr: undefined, digest: undefined, lastCommitAt: undefined, stopped: undefined };
     states.set(plan.name, fresh);
     return fresh;
   }
@@ -226,9 +229,9 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       return undefined;
     }
     const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase }, config.signer);
-    const content = `${files.markdown}\0${files.yaml}`;
-    const waitMs = await commitIfDue(ctx, plan, jobs, st, files, content);
-    await settlePullRequest(ctx, key, st, files, content, terminal);
+    const digest = contentDigest(files);
+    const waitMs = await commitIfDue(ctx, plan, jobs, st, files, digest);
+    await settlePullRequest(ctx, key, st, files, digest, terminal);
     return waitMs === undefined ? undefined : { requeueAfterMs: waitMs };
   }
 
