@@ -20,7 +20,7 @@ const START = Date.parse('2026-12-03T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** A finished job as the scale bench's plan leaves it: every field a Completed legacy-flow job carries. */
-export function finishedJob(i: number, done = true): JobView {
+function finishedJob(i: number, done = true): JobView {
   const node = `worker-${i}`;
   const begun = START + i * 400;
   const spec = patchJobSpec.parse({ nodeName: node, patchPlanRef: 'scale', group: 'fleet', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 'talosconfig' } } });
@@ -38,7 +38,7 @@ export function finishedJob(i: number, done = true): JobView {
   };
 }
 
-export function plan(nodes: number): PlanView {
+function plan(nodes: number): PlanView {
   return {
     name: 'scale', uid: 'plan-uid', resourceVersion: '1', generation: 1, labels: {}, annotations: {}, finalizers: [], spec: undefined, specError: undefined,
     created: START, deleting: false,
