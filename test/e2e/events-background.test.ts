@@ -43,13 +43,17 @@ describe('Events: written in the background, never awaited by a pass', function 
       assert.ok(held > 0, 'Event writes were still held when the job completed');
 
       release();
-      // The legacy flow's steps: Started, Cordoned, Draining, Drained, Rebooting, Upgraded, Uncordoned.
-      const reasons = await waitFor(async () => {
+      // The released writes run up to 16 at a time and land in any order, so the wait is for every
+      // step's Event, not for the first and the last to have landed.
+      const expected = ['Started', 'Cordoned', 'Drained', 'Upgraded', 'Uncordoned'];
+      await waitFor(async () => {
         const list = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
-        const r = list.items.map((e) => e.reason ?? '');
-        return r.includes('Uncordoned') && r.includes('Started') ? r : undefined;
-      }, { timeoutMs: 60_000, description: `the Events of ${job} written once the apiserver answers` });
-      for (const reason of ['Started', 'Cordoned', 'Drained', 'Upgraded', 'Uncordoned']) assert.ok(reasons.includes(reason), `${reason} in ${JSON.stringify(reasons)}`);
+        const seen = list.items.map((e) => e.reason ?? '');
+        const missing = expected.filter((reason) => !seen.includes(reason));
+        // Thrown, so the timeout names what never arrived.
+        if (missing.length > 0) throw new Error(`missing ${JSON.stringify(missing)} among ${JSON.stringify(seen)}`);
+        return true;
+      }, { timeoutMs: 60_000, description: `the Events ${JSON.stringify(expected)} of ${job} written once the apiserver answers` });
     } finally {
       release();
       interposer.setBeforeForward(undefined);
