@@ -51,6 +51,10 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
   if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
   for (const r of runs.slice(0, 1)) if (Object.keys(r.env).length > 0) console.log(`controller environment ${JSON.stringify(r.env)}`);
   const figure = (f: { p50: number; p99: number } | undefined): string => (f === undefined ? '—' : `${f.p50}/${f.p99}`);
+  const passes = (r: RolloutFigures, controller: string): string => {
+    const p = r.passesPerNode[controller];
+    return p ? `${p.passes} (${p.meanMs})` : '—';
+  };
   const rows: [string, (r: RolloutFigures & { labStartSeconds: number }) => string, string][] = [
     ['lab start (s)', (r) => String(r.labStartSeconds), ''],
     ['plan phase', (r) => r.phase, 'Completed'],
@@ -64,6 +68,8 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
     ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],
     ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],
+    ['plan passes per node (mean ms)', (r) => passes(r, 'patchplan'), ''],
+    ['job passes per node (mean ms)', (r) => passes(r, 'patchjob'), ''],
     ['makespan (s)', (r) => r.makespanSeconds.toFixed(0), ''],
     ['makespan / Σ ceil(n/c)·T', (r) => r.makespanRatio.toFixed(3), '≤ 1.03'],
     ['slot freed → next Lease p50/p99 (ms)', (r) => figure(r.slotFreedToNextLeaseMs), ''],

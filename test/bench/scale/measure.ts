@@ -13,7 +13,7 @@ import type { WorkingCopy } from '../../lab/forge/working-copy.js';
 import { IMAGE_MALLOC_ENV } from '../../lab/image-env.js';
 import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
-import { apiserverRequests, counterDiff, counterSamples, noOpWrites, requestKind, tally } from './api-counts.js';
+import { apiserverRequests, counterDiff, counterSamples, label, noOpWrites, requestKind, tally } from './api-counts.js';
 import { FROM_VERSION, PODS_PER_NODE, TO_VERSION } from './fleet.js';
 import { probePushesUnderLoad, type PushesUnderLoad } from './push-probe.js';
 import { cpuSeconds, sample, type RssSplit } from './sampler.js';
@@ -87,6 +87,8 @@ export interface RolloutFigures {
   apiserverRequestsPerNode: Record<string, number>;
   watchEventsPerNode: number;
   talosCallsPerNode: { simulatorRecord: Record<string, number>; controllerMetrics: Record<string, number> };
+  /** Reconcile passes per node by queue (plan, job, …), and the mean wall time of one (awaited I/O included), from the controller's metrics. */
+  passesPerNode: Record<string, { passes: number; meanMs: number }>;
   noOpWrites: Record<string, number>;
   evictionsPerNode: number;
   evictionsRejected: number;
@@ -135,7 +137,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const controllerStartSeconds = (Date.now() - startedAt) / 1000;
   const cpuStart = cpuSeconds(pid);
   const apiBefore = counterSamples(await scrapeApiserver(lab), 'apiserver_request_total');
-  const talosBefore = counterSamples(await controller.scrape(), 'kangal_patch_talos_calls_total');
+  const metricsBefore = await controller.scrape();
+  const talosBefore = counterSamples(metricsBefore, 'kangal_patch_talos_calls_total');
   const since = Date.now();
   const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
   await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
@@ -158,7 +161,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     return typeof time === 'string' ? Date.parse(time) : NaN;
   };
   const preflightMs = logAt(/^plan InProgress/) - logAt(/^plan Preflighting/);
-  const talosAfter = counterSamples(await controller.scrape(), 'kangal_patch_talos_calls_total');
+  const metricsAfter = await controller.scrape();
+  const talosAfter = counterSamples(metricsAfter, 'kangal_patch_talos_calls_total');
   const apiAfter = counterSamples(await scrapeApiserver(lab), 'apiserver_request_total');
   await sampler.stop();
   await controller.stop();
@@ -240,6 +244,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     apiserverRequestsPerNode: perNode(apiserverRequests(counterDiff(apiBefore, apiAfter))),
     watchEventsPerNode: Number((watchEvents / o.workers).toFixed(2)),
     talosCallsPerNode: { simulatorRecord, controllerMetrics: perNode(controllerTalos) },
+    passesPerNode: passesPerNode(metricsBefore, metricsAfter, o.workers),
     noOpWrites: Object.fromEntries(noOps),
     evictionsPerNode: Number((evictions.filter((e) => e.status < 300).length / o.workers).toFixed(2)),
     evictionsRejected: evictions.filter((e) => e.status === 429).length,
@@ -247,6 +252,19 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     podsPerNode: PODS_PER_NODE,
     violations,
   };
+}
+
+/** kangal_patch_reconcile_duration_seconds between two scrapes, summed over results, by controller. */
+function passesPerNode(before: string, after: string, workers: number): Record<string, { passes: number; meanMs: number }> {
+  const byController = (metric: string): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const [labels, n] of counterDiff(counterSamples(before, metric), counterSamples(after, metric))) out.set(label(labels, 'controller'), (out.get(label(labels, 'controller')) ?? 0) + n);
+    return out;
+  };
+  const seconds = byController('kangal_patch_reconcile_duration_seconds_sum');
+  return Object.fromEntries(
+    [...byController('kangal_patch_reconcile_duration_seconds_count')].map(([c, n]) => [c, { passes: Number((n / workers).toFixed(2)), meanMs: Number((((seconds.get(c) ?? 0) / n) * 1000).toFixed(1)) }]),
+  );
 }
 
 /** Slot freed (its Lease deleted) → the next Lease, PatchJob created and PatchJob Pending, while nodes were still waiting; and each job's created → Pending. */
