@@ -1,9 +1,15 @@
 // Where a plan stands: per group and in total, counted from its PatchJobs and slot Leases.
 import type { GroupStatus } from '../../../schemas/patchplan.js';
 import type { Selection } from './selection.js';
-import type { PlanJobFacts, PlanLeaseFacts } from './types.js';
+import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts } from './types.js';
 
 export const isFinishedPhase = (phase: string | undefined): boolean => phase === 'Completed' || phase === 'Failed';
+
+/** A PatchJob's status.phase as its plan reads it (PlanJobPhase). */
+export function planJobPhase(phase: string | undefined): PlanJobPhase | undefined {
+  if (phase === undefined || phase === 'Pending' || phase === 'Completed' || phase === 'Failed') return phase;
+  return 'Running';
+}
 
 export interface Progress {
   groups: GroupStatus[];

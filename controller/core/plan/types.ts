@@ -15,11 +15,18 @@ export interface PlanNodeFacts {
   schematic?: string | undefined;
 }
 
+/**
+ * A PatchJob's phase as a plan reads it: the steps between Pending and the end (Draining,
+ * Upgrading, …) are one Running to it, so a job's step does not wake its plan.
+ */
+export type PlanJobPhase = 'Pending' | 'Running' | 'Completed' | 'Failed';
+
 export interface PlanJobFacts {
   name: string;
   nodeName: string;
   group: string;
-  phase: string | undefined;
+  /** undefined: the job has no status yet. */
+  phase: PlanJobPhase | undefined;
   /** epoch ms */
   completionTime: number | undefined;
   /** The job gave its slot back to wait for the control plane (Kubernetes upgrade) and needs a new one. */

@@ -2,10 +2,11 @@
 // PatchJobs and slot Leases; for a Kubernetes target the kube-apiservers and the kube-proxy DaemonSet.
 import type { CheckFacts } from '../../core/gates/health.js';
 import type { AlertFacts } from '../../core/gates/alerts.js';
-import type { PlanObservation } from '../../core/plan/types.js';
+import type { PlanJobFacts, PlanObservation } from '../../core/plan/types.js';
+import { planJobPhase } from '../../core/plan/progress.js';
 import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
-import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type PlanView } from '../../kube/views.js';
+import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type JobView, type PlanView } from '../../kube/views.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { hookJobFacts } from '../hooks.js';
 import type { PrePullRunner } from './pre-pull-runner.js';
@@ -15,19 +16,27 @@ export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 /** What the health-check watches see of one check (controller/gates). */
 export type HealthFacts = (check: HealthCheck) => CheckFacts;
 
+/** The plan a PatchJob belongs to. */
+export const planOfJob = (j: JobView): string | undefined => j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL];
+
+/** All a plan reads of one of its PatchJobs: a job event that leaves this unchanged does not wake the plan (wiring.ts). */
+export function planJobFacts(j: JobView): PlanJobFacts {
+  return {
+    name: j.name,
+    nodeName: j.spec?.nodeName ?? '',
+    group: j.spec?.group ?? '',
+    phase: planJobPhase(j.status.phase),
+    completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
+    slotReleased: j.status.slotReleasedTime !== undefined,
+    postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
+  };
+}
+
 export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts, prePulls?: PrePullRunner): PlanObservation {
   const jobs = informers.patchJobs
     .list()
-    .filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name)
-    .map((j) => ({
-      name: j.name,
-      nodeName: j.spec?.nodeName ?? '',
-      group: j.spec?.group ?? '',
-      phase: j.status.phase,
-      completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
-      slotReleased: j.status.slotReleasedTime !== undefined,
-      postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
-    }));
+    .filter((j) => planOfJob(j) === plan.name)
+    .map(planJobFacts);
   const leases = informers.slotLeases
     .list()
     .filter((l) => l.labels[PLAN_LABEL] === plan.name)

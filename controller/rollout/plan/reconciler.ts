@@ -17,7 +17,7 @@ import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
-import { observePlan, type HealthFacts, type PlanWithSpec } from './observe.js';
+import { observePlan, planOfJob, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
 import { expressionProblems } from '../../gates/cel.js';
 import { createAlertGateAnswers, type AlertGateAnswers } from '../../alertmanager/gate.js';
@@ -239,7 +239,7 @@ async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan:
 /** A deleted plan: its finalizer goes once no PatchJob of it is running; until then its status says why it stays. */
 async function deleting(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView): Promise<undefined> {
   if (!plan.finalizers.includes(PLAN_FINALIZER)) return undefined;
-  const jobs = deps.informers.patchJobs.list().filter((j) => (j.spec?.patchPlanRef ?? j.labels[PLAN_LABEL]) === plan.name);
+  const jobs = deps.informers.patchJobs.list().filter((j) => planOfJob(j) === plan.name);
   const step = decideDeletion(plan.status, jobs.map((j) => ({ name: j.name, phase: j.status.phase })));
   if (step.action === 'removeFinalizer') {
     deps.informers.patchPlans.observeWrite(await deps.kube.removePlanFinalizer(ctx, plan, PLAN_FINALIZER));

@@ -1,10 +1,12 @@
-// Which PatchPlan keys a watch event wakes: the plan itself; the plan of a PatchJob or slot Lease
-// that changed; every plan when a node appears, goes or changes what selection reads; Kubernetes
-// plans when the kube-proxy DaemonSet changes.
+// Which PatchPlan keys a watch event wakes: the plan itself; the plan of a PatchJob whose facts as
+// the plan reads them changed, or of a slot Lease that changed; every plan when a node appears, goes
+// or changes what selection reads; Kubernetes plans when the kube-proxy DaemonSet changes.
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeInformers } from '../../kube/port.js';
 import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 import { HOOK_LABEL, PATCHJOB_LABEL } from '../../core/hooks.js';
+import { planJobFacts, planOfJob } from './observe.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
   !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
@@ -14,7 +16,9 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
     if (view) queue.add(key);
   });
   informers.patchJobs.onChange((_key, view, old) => {
-    const plan = view?.spec?.patchPlanRef ?? old?.spec?.patchPlanRef;
+    // A job's steps (about a dozen status writes) are not the plan's business; what it reads of the job is.
+    if (view && old && isDeepStrictEqual(planJobFacts(view), planJobFacts(old))) return;
+    const plan = (view && planOfJob(view)) ?? (old && planOfJob(old));
     if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
   });
   informers.slotLeases.onChange((_key, view, old) => {

@@ -7,7 +7,7 @@ import { hookSpec } from '../../../schemas/hooks.js';
 import { decideHook, hookJobName, type HookInput, type HookJobFacts } from '../../../controller/core/hooks.js';
 import { decideJob, talosNeed, type JobNodeFacts, type JobObservation, type TalosFacts } from '../../../controller/core/job/index.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
-import type { PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { PlanJobPhase, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
 import { jobName } from '../../../controller/core/plan/names.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
@@ -249,7 +249,7 @@ describe('core/plan: prePlan and postPlan hooks', function () {
   });
 
   it('runs postPlan once the plan ended and no job or postNode hook runs; its failure is reported, the phase stays', function () {
-    const done = (phase: string) => ({ name: jobName('p', 'w'), nodeName: 'w-1', group: 'workers', phase, completionTime: T0 });
+    const done = (phase: PlanJobPhase) => ({ name: jobName('p', 'w'), nodeName: 'w-1', group: 'workers', phase, completionTime: T0 });
     const prePlanOk = { hook: 'prePlan' as const, jobName: 'p-pre-plan', phase: 'Succeeded' as const, requestedTime: at(T0), deadline: at(T0 + 1) };
     const completed: PatchPlanStatus = { ...inProgress, phase: 'Completed', reason: 'Completed', completionTime: at(T0), hooks: [prePlanOk] };
     const both = [done('Completed'), { ...done('Completed'), name: jobName('p', 'w-2'), nodeName: 'w-2' }];

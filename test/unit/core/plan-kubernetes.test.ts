@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { KubeProxyFacts, PlanJobFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { KubeProxyFacts, PlanJobFacts, PlanJobPhase, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const FROM = 'v1.35.4';
@@ -16,7 +16,7 @@ const nodes: PlanNodeFacts[] = [
 ];
 const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
 const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-const job = (node: string, phase: string, group: string, over: Partial<PlanJobFacts> = {}): PlanJobFacts => ({ name: jobName('p', node), nodeName: node, group, phase, completionTime: T0, ...over });
+const job = (node: string, phase: PlanJobPhase, group: string, over: Partial<PlanJobFacts> = {}): PlanJobFacts => ({ name: jobName('p', node), nodeName: node, group, phase, completionTime: T0, ...over });
 const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({ image: `registry.k8s.io/kube-proxy:${FROM}`, generation: 1, observedGeneration: 1, desired: 3, updated: 3, available: 3, ...over });
 const apiServers = (v1: string, v2: string) => [{ node: 'cp-1', version: v1 }, { node: 'cp-2', version: v2 }];
 
@@ -74,7 +74,7 @@ describe('core/plan: Kubernetes upgrade gates', function () {
   });
 
   it('gives a slot back to a control-plane job that released its own, once every kube-apiserver runs the target', function () {
-    const waitingJobs = [job('cp-1', 'UpgradingKubernetes', 'controlPlane', { slotReleased: true }), job('cp-2', 'UpgradingKubernetes', 'controlPlane')];
+    const waitingJobs = [job('cp-1', 'Running', 'controlPlane', { slotReleased: true }), job('cp-2', 'Running', 'controlPlane')];
     const cp2Holds = [{ name: leaseName('p', 'controlPlane', 0), resourceVersion: '1', group: 'controlPlane', holderIdentity: jobName('p', 'cp-2') }];
     const older = decidePlan(obs(running, { jobs: waitingJobs, apiServers: apiServers(TO, FROM), leases: [] }));
     assert.equal(older.action, undefined, 'no slot while cp-2 runs the old apiserver');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { PlanJobFacts, PlanLeaseFacts, PlanNodeFacts, PlanObservation, PrePullFacts } from '../../../controller/core/plan/types.js';
+import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts, PlanNodeFacts, PlanObservation, PrePullFacts } from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const SCHEMATIC = 'a'.repeat(64);
@@ -23,10 +23,10 @@ const SPEC = {
   delayBetweenNodes: '0s',
   talosConfig: { secretRef: { name: 't' } },
 };
-const job = (n: string, phase: string, group = 'a'): PlanJobFacts => ({ name: jobName('p', n), nodeName: n, group, phase, completionTime: T0 });
+const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({ name: jobName('p', n), nodeName: n, group, phase, completionTime: T0 });
 const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({ name: leaseName('p', group, slot), resourceVersion: '1', group, holderIdentity: jobName('p', n) });
 /** Round one of group a running (w-1, w-2 hold both slots). */
-const roundOne = { jobs: [job('w-1', 'Draining'), job('w-2', 'Rebooting')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
+const roundOne = { jobs: [job('w-1', 'Running'), job('w-2', 'Running')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
 
 function obs(status: PatchPlanStatus, more: Partial<PlanObservation> = {}, spec: Record<string, unknown> = {}): PlanObservation {
   const parsed = patchPlanSpec.parse({ ...SPEC, ...spec });
@@ -59,17 +59,17 @@ describe('core/plan: installer pre-pulls', function () {
 
   it('the in-flight bound counts pulls of nodes scheduled since: a new round waits for the old pulls to end', function () {
     // w-3/w-4 got their jobs while their pre-pulls still run; the next round is w-5 only, but 2 pulls are in flight.
-    const more = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Draining'), job('w-4', 'Upgrading')], leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')] };
+    const more = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Running'), job('w-4', 'Running')], leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')] };
     assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })), []);
     assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3']), results: [] } })), [['w-5', IMAGE]]);
   });
 
   it('waits until the current round is past its own pulls (every job beyond Pending): the next round pulls while this one drains and reboots', function () {
-    const pulling = { jobs: [job('w-1', 'Draining'), job('w-2', 'Pending')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
+    const pulling = { jobs: [job('w-1', 'Running'), job('w-2', 'Pending')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
     const step = decidePlan(obs(running, pulling));
     assert.equal(step.action, undefined);
     assert.equal(step.status.reason, 'SlotsFull');
-    const created = { jobs: [job('w-1', 'Draining'), { ...job('w-2', 'Pending'), phase: undefined }], leases: pulling.leases };
+    const created = { jobs: [job('w-1', 'Running'), { ...job('w-2', 'Pending'), phase: undefined }], leases: pulling.leases };
     assert.deepEqual(pullsOf(obs(running, created)), [], 'a job without a phase yet has not pulled either');
     // A Pending job of another group does not hold this one.
     assert.deepEqual(pullsOf(obs(running, { ...roundOne, jobs: [...roundOne.jobs, job('x-9', 'Pending', 'b')] })), [['w-3', IMAGE], ['w-4', IMAGE]]);
@@ -81,7 +81,7 @@ describe('core/plan: installer pre-pulls', function () {
   });
 
   it('never pulls on a node of another group: the last round of a group pre-pulls nothing', function () {
-    const lastRound = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Completed'), job('w-4', 'Draining'), job('w-5', 'Draining')], leases: [lease('a', 0, 'w-4'), lease('a', 1, 'w-5')] };
+    const lastRound = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Completed'), job('w-4', 'Running'), job('w-5', 'Running')], leases: [lease('a', 0, 'w-4'), lease('a', 1, 'w-5')] };
     const step = decidePlan(obs(running, lastRound));
     assert.equal(step.action, undefined);
     assert.equal(step.status.reason, 'GroupRunning');

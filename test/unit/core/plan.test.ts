@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { PlanJobFacts, PlanLeaseFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z'); // a Saturday
 const nodes: PlanNodeFacts[] = [
@@ -19,7 +19,7 @@ function obs(spec: Record<string, unknown>, status: PatchPlanStatus, more: Parti
   const parsed = patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } }, ...spec });
   return { now: T0, plan: { name: 'p', uid: 'u', generation: 1, spec: parsed, status }, nodes, jobs: [], leases: [], ...more };
 }
-const job = (node: string, phase: string, group = 'workers'): PlanJobFacts => ({ name: jobName('p', node), nodeName: node, group, phase, completionTime: T0 });
+const job = (node: string, phase: PlanJobPhase, group = 'workers'): PlanJobFacts => ({ name: jobName('p', node), nodeName: node, group, phase, completionTime: T0 });
 const lease = (group: string, slot: number, node: string): PlanLeaseFacts => ({ name: leaseName('p', group, slot), resourceVersion: '1', group, holderIdentity: jobName('p', node) });
 
 describe('core/plan: decidePlan', function () {
@@ -68,7 +68,7 @@ describe('core/plan: decidePlan', function () {
   });
 
   it('does not start a group while an earlier one runs, and says so', function () {
-    const step = decidePlan(obs({}, running, { jobs: [job('cp-1', 'Draining', 'controlPlane')], leases: [lease('controlPlane', 0, 'cp-1')] }));
+    const step = decidePlan(obs({}, running, { jobs: [job('cp-1', 'Running', 'controlPlane')], leases: [lease('controlPlane', 0, 'cp-1')] }));
     assert.equal(step.action, undefined);
     assert.equal(step.status.reason, 'GroupRunning');
   });
@@ -115,7 +115,7 @@ describe('core/plan: decidePlan', function () {
   });
 
   it('Halt fails the plan at maxFailures; running nodes are not interrupted', function () {
-    const step = decidePlan(obs({ strategy: { order: ['workers'] }, failurePolicy: { type: 'Halt', maxFailures: 1 } }, running, { jobs: [job('w-1', 'Failed'), job('w-2', 'Rebooting')] }));
+    const step = decidePlan(obs({ strategy: { order: ['workers'] }, failurePolicy: { type: 'Halt', maxFailures: 1 } }, running, { jobs: [job('w-1', 'Failed'), job('w-2', 'Running')] }));
     assert.equal(step.status.phase, 'Failed');
     assert.equal(step.status.reason, 'FailureBudgetExceeded');
     assert.equal(step.action, undefined);
