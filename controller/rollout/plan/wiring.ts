@@ -15,9 +15,10 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
   informers.patchPlans.onChange((key, view) => {
     if (view) queue.add(key);
   });
-  informers.patchJobs.onChange((_key, view, old) => {
-    // A job's steps (about a dozen status writes) are not the plan's business; what it reads of the job is.
-    if (view && old && isDeepStrictEqual(planJobFacts(view), planJobFacts(old))) return;
+  // A job's steps (about a dozen status writes) are not the plan's business; what it reads of the job is.
+  const jobChanged = changeFilter(planJobFacts);
+  informers.patchJobs.onChange((key, view, old) => {
+    if (!jobChanged(key, view)) return;
     const plan = (view && planOfJob(view)) ?? (old && planOfJob(old));
     if (plan !== undefined && informers.patchPlans.get(plan)) queue.add(plan);
   });
@@ -39,4 +40,23 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
     if (!selectionChanged(view, old)) return;
     for (const p of informers.patchPlans.list()) queue.add(p.name);
   });
+}
+
+/**
+ * Whether an object's facts changed since this filter last heard of it (a delete always counts).
+ * Compared with what was heard, not with the informer's `old`: our own write put the new object in
+ * the cache already (observeWrite), so its watch event arrives with `old` equal to it.
+ */
+export function changeFilter<V, F>(facts: (view: V) => F): (key: string, view: V | undefined) => boolean {
+  const heard = new Map<string, F>();
+  return (key, view) => {
+    if (view === undefined) {
+      heard.delete(key);
+      return true;
+    }
+    const now = facts(view);
+    if (heard.has(key) && isDeepStrictEqual(heard.get(key), now)) return false;
+    heard.set(key, now);
+    return true;
+  };
 }

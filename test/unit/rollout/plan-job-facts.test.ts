@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { PatchJobPhase, patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
 import { planJobPhase } from '../../../controller/core/plan/progress.js';
 import { planJobFacts, planOfJob } from '../../../controller/rollout/plan/observe.js';
+import { changeFilter } from '../../../controller/rollout/plan/wiring.js';
 import type { JobView } from '../../../controller/kube/views.js';
 
 const at = (s: number): string => new Date(Date.parse('2026-12-04T10:00:00Z') + s * 1000).toISOString();
@@ -51,5 +52,20 @@ describe('rollout/plan: what a plan reads of its PatchJobs', function () {
   it('a job belongs to the plan its spec names, else to its plan label', function () {
     assert.equal(planOfJob(view({})), 'p');
     assert.equal(planOfJob({ ...view({}, { 'kangalpatch.ozalp.dk/patchplan': 'q' }), spec: undefined }), 'q');
+  });
+
+  it("the wake filter compares with what it last heard, not with the informer's old: a job's own write arrives with old equal to it", function () {
+    const changed = changeFilter(planJobFacts);
+    const running = view({ phase: 'Draining' });
+    const completed = view({ phase: 'Completed', completionTime: at(22) });
+    assert.equal(changed('p-w-1', running), true, 'first heard');
+    assert.equal(changed('p-w-1', view({ phase: 'Upgrading' })), false, 'a step within Running');
+    // The job reconciler wrote Completed (observeWrite put it in the cache), so its event's old is
+    // that same object; the filter must still see the change from Running.
+    assert.equal(changed('p-w-1', completed), true, 'Running → Completed');
+    assert.equal(changed('p-w-1', completed), false, 'the same again');
+    assert.equal(changed('p-w-1', undefined), true, 'deleted');
+    assert.equal(changed('p-w-1', completed), true, 'heard again after the delete');
+    assert.equal(changed('p-w-2', running), true, 'another key is its own');
   });
 });
