@@ -59,10 +59,10 @@ describe('GitOps source (lab forge)', function () {
     const before = forge.gitRequests.length;
     for (let i = 0; i < 3; i++) await source.head(ctx());
     const polls = forge.gitRequests.slice(before);
-    assert.deepEqual(polls.map((r) => `${r.method} ${r.path.replace(/^\/acme\/[^/]+/, '')} ${r.gitProtocol ?? 'v0'}${r.command === undefined ? '' : ` ${r.command}`}`), [
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs',
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs',
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs',
+    assert.deepEqual(polls.map((r) => `${r.method} ${r.path.replace(/^\/acme\/[^/]+/, '')} ${r.gitProtocol ?? 'v0'}${r.command === undefined ? '' : ` ${r.command}`}${r.refPrefixes === undefined ? '' : ` ${r.refPrefixes.join(' ')}`}`), [
+      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
+      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
+      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
     ]);
     // A push moves the head; the next snapshot fetches (a v0/v1 upload-pack exchange with a pack).
     await copy.write('plans/b.yaml', 'b: 2\n');

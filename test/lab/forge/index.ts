@@ -37,9 +37,27 @@ function recordV2Command(req: IncomingMessage, entry: GitRequest): void {
         return;
       }
     }
-    const m = /^[0-9a-f]{4}command=([a-z-]+)\n/.exec(body.subarray(0, 64).toString('latin1'));
+    const text = body.toString('latin1');
+    const m = /^[0-9a-f]{4}command=([a-z-]+)\n/.exec(text.slice(0, 64));
     entry.command = m?.[1];
+    if (entry.command === 'ls-refs') entry.refPrefixes = pktLines(text).flatMap((l) => (l.startsWith('ref-prefix ') ? [l.slice('ref-prefix '.length)] : []));
   });
+}
+
+/** The payloads of a pkt-line stream (flush, delimiter and end packets skipped), each without its trailing newline, if any. */
+function pktLines(text: string): string[] {
+  const lines: string[] = [];
+  for (let at = 0; at + 4 <= text.length; ) {
+    const length = Number.parseInt(text.slice(at, at + 4), 16);
+    if (Number.isNaN(length)) break;
+    if (length < 4) {
+      at += 4;
+      continue;
+    }
+    lines.push(text.slice(at + 4, at + length).replace(/\n$/, ''));
+    at += length;
+  }
+  return lines;
 }
 
 export interface ForgeOptions {
@@ -69,6 +87,8 @@ export interface GitRequest {
    * pkt-line of its body once it has arrived; undefined for GETs and v0/v1 exchanges.
    */
   command?: string | undefined;
+  /** An `ls-refs` request's `ref-prefix` arguments (which refs it asked for); undefined otherwise. */
+  refPrefixes?: string[] | undefined;
   status: number;
   /** Epoch ms when the request arrived. */
   at: number;
