@@ -3,7 +3,9 @@
 // that takes (a pod bound just after the cordon is evicted too).
 import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { JobReason } from './reasons.js';
-import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting, without } from './status.js';
+import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, thenRecord, waiting, without } from './status.js';
+import { recordUpgradeRequest } from './upgrading.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
 import { HOOK_LABEL } from '../hooks.js';
 
@@ -34,10 +36,7 @@ export function decideDraining(o: JobObservation): JobStep {
     return confirmedVerdict(o, failed(status, o.now, JobReason.DrainTimeout,
       `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`), ['node', 'nodePods']);
   }
-  if (!node.unschedulable) {
-    return { action: { type: 'cordon' }, status: { ...status, cordonedTime: iso(o.now), reason: JobReason.Cordoned, message: `cordoned node ${spec.nodeName}` },
-      events: [{ type: 'Normal', reason: JobReason.Cordoned, note: `cordoned node ${spec.nodeName} for job ${name}`, onNode: true }], requeueAfterMs: 0 };
-  }
+  if (!node.unschedulable) return cordon(o, status);
   if (node.cordonedBy === name && status.cordonedTime === undefined) {
     // Cordoned by us before a restart lost the status write.
     return { status: { ...status, cordonedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
@@ -67,7 +66,19 @@ export function decideDraining(o: JobObservation): JobStep {
   }
   const next = enterPhase(status, 'Upgrading', o.now, durationMs(spec.rebootTimeout), JobReason.UpgradeRequested, `node ${spec.nodeName} drained; upgrading`);
   delete next.blockingPDB;
-  return { status: next, events: [{ type: 'Normal', reason: 'Drained', note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)` }], requeueAfterMs: 0 };
+  // The upgrade request is recorded in the same write; the next pass sends it under its guard.
+  const drainedStep: JobStep = { status: next, events: [{ type: 'Normal', reason: 'Drained', note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)` }], requeueAfterMs: 0 };
+  return thenRecord(drainedStep, recordUpgradeRequest({ ...o, job: { ...o.job, status: next } }));
+}
+
+/**
+ * Cordon the node (the cordon-write guard on the Node's own annotation refuses anyone else's cordon);
+ * `status` is written once it succeeded.
+ */
+export function cordon(o: JobObservation, status: PatchJobStatus): JobStep {
+  const { spec, name } = o.job;
+  return { action: { type: 'cordon' }, status: { ...status, cordonedTime: iso(o.now), reason: JobReason.Cordoned, message: `cordoned node ${spec.nodeName}; draining it` },
+    events: [{ type: 'Normal', reason: JobReason.Cordoned, note: `cordoned node ${spec.nodeName} for job ${name}; draining it`, onNode: true }], requeueAfterMs: 0 };
 }
 
 /** After an eviction round: progress, or the PDB that blocks it (retried with growing delays until the deadline). */

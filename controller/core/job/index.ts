@@ -6,7 +6,7 @@ import { confirmFailed as nodeConfirmFailed } from './confirm.js';
 import { decideDraining, afterEviction } from './draining.js';
 import { decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
-import { afterInstallerPull, decidePending } from './pending.js';
+import { afterInstallerPull, decidePending, drainingEntry } from './pending.js';
 import { preNodeInFlight } from './hooks.js';
 import { afterSilenced, expireFailed, SilenceReason } from './silences.js';
 import { decideRebooting } from './rebooting.js';
@@ -25,13 +25,15 @@ export function isFinished(phase: string | undefined): boolean {
 }
 
 /** Which Talos facts the next pass needs: the API is called only for jobs that are acting on a node. */
-export function talosNeed(status: JobObservation['job']['status']): TalosNeed {
+export function talosNeed(job: Pick<JobObservation['job'], 'spec' | 'status'>): TalosNeed {
+  const { status } = job;
   if (needsConfig(status)) return 'config';
   switch (status.phase) {
     case undefined:
-      return 'none';
+      // The first pass of a Talos upgrade reads the node too: its identity is recorded with the start.
+      return job.spec.target.talosVersion === undefined ? 'none' : 'identity';
     case 'Pending':
-      return status.deadline === undefined || preNodeInFlight(status) ? 'none' : 'identity';
+      return preNodeInFlight(status) ? 'none' : 'identity';
     case 'Upgrading':
       return status.upgradeRequestedTime !== undefined ? 'identity' : 'none';
     case 'Rebooting':
@@ -93,13 +95,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   const what = `${action.type} on node ${spec.nodeName}`;
   if (action.type === 'createHookJob') return hookCreateFailed(o, action.job.name, failure);
   if (action.type === 'expireSilence') return expireFailed(o, action.tag, failure);
-  if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') {
-    // Giving the node back must eventually happen; the cordon is retried until the drain deadline.
-    // A finished job's message says how it ended, so its housekeeping goes to NodeReleased.
-    const note = `${what} failed (retrying): ${failure.message}`;
-    const next = isFinished(status.phase) ? notReleased(status, o.now, 'Retrying', note) : { ...status, message: note };
-    return { status: next, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
-  }
+  if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') return nodeWriteFailed(o, action.type, failure);
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (action.type === 'createSilence') return silenceFailed(o, action.silence.name, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
@@ -118,6 +114,18 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     return failed(without(status, 'kubernetesStep'), o.now, reason, `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`);
   }
   return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
+}
+
+/**
+ * Giving the node back must eventually happen; the cordon is retried until the drain deadline (a
+ * cordon that was to begin Draining enters it anyway, so that deadline bounds its retries). A
+ * finished job's message says how it ended, so its housekeeping goes to NodeReleased.
+ */
+function nodeWriteFailed(o: JobObservation, action: 'cordon' | 'uncordon' | 'releaseLeases', failure: CallFailure): JobStep {
+  const status = action === 'cordon' && o.job.status.phase === 'Pending' ? drainingEntry(o) : o.job.status;
+  const note = `${action} on node ${o.job.spec.nodeName} failed (retrying): ${failure.message}`;
+  const next = isFinished(status.phase) ? notReleased(status, o.now, 'Retrying', note) : { ...status, message: note };
+  return { status: next, events: [], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
 }
 
 /**

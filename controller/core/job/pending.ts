@@ -7,8 +7,10 @@ import { enterKubernetes } from './kubernetes.js';
 import { preNodeHook, preNodeInFlight } from './hooks.js';
 import { silenceBeforeCordon } from './silences.js';
 import { nodeNotFound } from './confirm.js';
+import { cordon } from './draining.js';
 import { JobReason, talosWaitReason } from './reasons.js';
-import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, waiting } from './status.js';
+import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, thenRecord, waiting } from './status.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { CallFailure, JobNodeFacts, JobObservation, JobStep, TalosIdentity } from './types.js';
 
 /** What a Talos read returned when it succeeded. */
@@ -36,12 +38,16 @@ function kubernetesOnly(o: JobObservation): JobStep {
   return preNodeHook(o, { ...started, phase: 'Pending' }) ?? enterKubernetes(o, started);
 }
 
-/** The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout. */
+/**
+ * The Talos API may be unreachable for a while: Pending waits for it until rebootTimeout. The first
+ * pass already read the node's identity, so what it records goes into the same write.
+ */
 function start(o: JobObservation, target: string): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   const next = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.ReadingNode, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
-  return { status: next, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
+  const started: JobStep = { status: next, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
+  return o.talos === undefined ? started : thenRecord(started, decidePending({ ...o, job: { ...o.job, status: next } }));
 }
 
 /** A lasting failure (credentials) fails at once; a transient one is waited for until the deadline. */
@@ -77,8 +83,17 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   // spec.silences: created (and their IDs recorded) before the node is touched.
   const silencing = silenceBeforeCordon(o);
   if (silencing) return silencing;
-  const draining = enterPhase(status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
+  const draining = drainingEntry(o);
+  // The cordon goes with the entry into Draining (its Event says both); a node already unschedulable
+  // waits for the draining pass, which reads its pods and tells whose cordon it is.
+  if (!node.unschedulable) return cordon(o, draining);
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+}
+
+/** Pending → Draining: the drain deadline starts. */
+export function drainingEntry(o: JobObservation): PatchJobStatus {
+  const { spec } = o.job;
+  return enterPhase(o.job.status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
 }
 
 /** The installer is on the node; whether it already was (pre-pulled by the plan while an earlier round ran) goes into status. */

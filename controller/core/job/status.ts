@@ -27,6 +27,16 @@ export function failed(status: PatchJobStatus, now: number, reason: string, mess
   return { status: next, events: [...events, { type: 'Warning', reason, note: message, onNode: true }], requeueAfterMs: 0 };
 }
 
+/**
+ * Two steps in one status write: `first`, then `next` (decided on first's status from facts this
+ * pass observed) when `next` only records (no action, no fresh read). Record first still holds:
+ * nothing acts on what `next` records before the write lands. Otherwise `first` alone.
+ */
+export function thenRecord(first: JobStep, next: JobStep): JobStep {
+  if (next.action !== undefined || next.confirm !== undefined) return first;
+  return { ...next, events: [...first.events, ...next.events] };
+}
+
 /** Stay in the phase with a reason and message; look again at `retryMs` or the deadline, whichever is first. */
 export function waiting(status: PatchJobStatus, now: number, reason: string, message: string, retryMs?: number): JobStep {
   const deadline = epoch(status.deadline);

@@ -14,7 +14,7 @@ export function decideUpgrading(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
-  if (status.upgradeRequestedTime === undefined) return recordRequest(o, legacy);
+  if (status.upgradeRequestedTime === undefined) return recordUpgradeRequest(o);
   if (o.acceptedCalls?.includes(legacy ? 'legacyUpgrade' : 'install')) {
     return toRebooting(o, legacy ? 'Talos acknowledged the upgrade' : `installed ${status.installerImage ?? ''}; rebooting into it`);
   }
@@ -30,9 +30,10 @@ export function decideUpgrading(o: JobObservation): JobStep {
 }
 
 /** Record first: the request is in status before the call is made. */
-function recordRequest(o: JobObservation, legacy: boolean): JobStep {
+export function recordUpgradeRequest(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
+  const legacy = status.flow !== UpgradeFlow.Lifecycle;
   const image = status.installerImage ?? '';
   const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
   return { status: { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what }, events: [], requeueAfterMs: 0 };

@@ -121,7 +121,7 @@ describe('core/job: preNode and postNode hooks', function () {
     assert.equal(start.status.phase, 'Pending');
     assert.equal(start.status.reason, 'WaitingForHook');
     assert.equal(start.action, undefined, 'record first');
-    assert.equal(talosNeed(start.status), 'none');
+    assert.equal(talosNeed({ spec: jobObs(start.status).job.spec, status: start.status }), 'none');
     const create = decideJob(jobObs(start.status));
     assert.equal(create.action?.type, 'createHookJob');
     const request = create.action?.type === 'createHookJob' ? create.action.job : undefined;
@@ -136,7 +136,7 @@ describe('core/job: preNode and postNode hooks', function () {
     assert.match(waiting.status.message ?? '', new RegExp(`waiting until ${at(T0 + 10 * 60_000)} for the preNode hook Job ${pre} before cordoning node w1`));
     const done = decideJob(jobObs(waiting.status, { hookJobs: [jobFacts(pre, { outcome: 'succeeded' })] }));
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
-    assert.equal(talosNeed(done.status), 'identity');
+    assert.equal(talosNeed({ spec: jobObs(done.status).job.spec, status: done.status }), 'identity');
     const drain = decideJob(jobObs(done.status, { talos }));
     assert.equal(drain.status.phase, 'Draining');
   });

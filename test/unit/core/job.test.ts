@@ -73,13 +73,38 @@ function recorded(flow: 'legacy' | 'lifecycle' = 'legacy'): PatchJobStatus {
 
 describe('core/job: decideJob', function () {
   describe('Pending', function () {
-    it('enters Pending with a deadline and asks for no Talos facts before that', function () {
-      assert.equal(talosNeed({}), 'none');
+    it('enters Pending with a deadline and the node\'s identity in one write when its first pass read Talos', function () {
+      assert.equal(talosNeed({ spec: spec(), status: {} }), 'identity', 'the first pass of a Talos upgrade reads the node');
+      assert.equal(talosNeed({ spec: spec({ kubernetesVersion: 'v1.36.0' }), status: {} }), 'none', 'a Kubernetes-only job has no Talos identity to record');
+      const step = decideJob(obs({}, { talos: talos() }));
+      assert.equal(step.status.phase, 'Pending');
+      assert.equal(step.status.deadline, new Date(T0 + 10 * 60_000).toISOString());
+      assert.equal(step.status.initialBootID, BOOT, 'recorded with the start');
+      assert.equal(step.status.flow, 'legacy');
+      assert.deepEqual(step.events.map((e) => e.reason), ['Started']);
+      assert.equal(step.action, undefined, 'record first: nothing acts on what this write records');
+      const next = decideJob(obs(step.status, { talos: talos() }));
+      assert.equal(next.status.phase, 'Draining');
+    });
+
+    it('enters Pending with a deadline alone when its first pass has no Talos facts, and reads them next', function () {
       const step = decideJob(obs({}));
       assert.equal(step.status.phase, 'Pending');
       assert.equal(step.status.deadline, new Date(T0 + 10 * 60_000).toISOString());
-      assert.equal(step.action, undefined);
-      assert.equal(talosNeed(step.status), 'identity');
+      assert.equal(step.status.initialBootID, undefined);
+      assert.equal(talosNeed({ spec: spec(), status: step.status }), 'identity');
+    });
+
+    it('starts waiting for an unreachable Talos API in its first write, against the deadline it sets', function () {
+      const down: TalosFacts = { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } };
+      const wait = decideJob(obs({}, { talos: down }));
+      assert.equal(wait.status.phase, 'Pending');
+      assert.equal(wait.status.reason, 'TalosUnreachable');
+      assert.match(wait.status.message ?? '', /until 2026-12-01T10:10:00.000Z/);
+      assert.deepEqual(wait.events.map((e) => e.reason), ['Started']);
+      const refused = decideJob(obs({}, { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } }));
+      assert.equal(refused.status.phase, 'Failed');
+      assert.equal(refused.status.reason, 'TalosCallFailed');
     });
 
     it('completes at once when the node already runs the target, without cordoning', function () {
@@ -107,9 +132,19 @@ describe('core/job: decideJob', function () {
       assert.equal(s.flow, 'legacy');
       assert.equal(s.installerImage, 'ghcr.io/siderolabs/installer:v1.13.2');
       const next = decideJob(obs(s, { talos: talos() }));
-      assert.equal(next.action, undefined, 'legacy flow has nothing to pre-pull');
+      assert.deepEqual(next.action, { type: 'cordon' }, 'legacy flow has nothing to pre-pull: Draining begins with the cordon');
       assert.equal(next.status.phase, 'Draining');
       assert.equal(next.status.deadline, new Date(T0 + 5 * 60_000).toISOString());
+      assert.equal(next.status.cordonedTime, new Date(T0).toISOString(), 'written once the cordon succeeded');
+      assert.deepEqual(next.events.map((e) => [e.reason, e.onNode]), [['Cordoned', true]], 'one Event says both');
+    });
+
+    it('enters Draining without cordoning a node that is already unschedulable (the draining pass tells whose cordon it is)', function () {
+      const next = decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) }));
+      assert.equal(next.action, undefined);
+      assert.equal(next.status.phase, 'Draining');
+      assert.equal(next.status.cordonedTime, undefined);
+      assert.deepEqual(next.events.map((e) => e.reason), ['Draining']);
     });
 
     it('pre-pulls the installer on 1.13+ before the cordon, once', function () {
@@ -120,7 +155,7 @@ describe('core/job: decideJob', function () {
       assert.deepEqual(pull.action, { type: 'pull', image: 'ghcr.io/siderolabs/installer:v1.14.0' });
       assert.ok(pull.status.imagePulledTime);
       const next = decideJob(obs(pull.status, { talos: talos({ version: 'v1.13.1' }) }, target));
-      assert.equal(next.action, undefined);
+      assert.deepEqual(next.action, { type: 'cordon' });
       assert.equal(next.status.phase, 'Draining');
     });
 
@@ -184,7 +219,8 @@ describe('core/job: decideJob', function () {
   });
 
   describe('Draining', function () {
-    const draining = (): PatchJobStatus => decideJob(obs(recorded('legacy'), { talos: talos() })).status;
+    /** Draining before any cordon of this job: entered while the node was unschedulable (someone else's cordon). */
+    const draining = (): PatchJobStatus => decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status;
     /** Draining, after this job's cordon. */
     const cordonedStatus = (): PatchJobStatus => decideJob(obs(draining())).status;
 
@@ -256,6 +292,10 @@ describe('core/job: decideJob', function () {
       assert.equal(wait.status.reason, 'WaitingForPodsToTerminate');
       const done = decideJob(obs(cordonedStatus(), { node: cordoned, pods: [] }));
       assert.equal(done.status.phase, 'Upgrading');
+      assert.equal(done.action, undefined, 'the upgrade is sent by the next pass, under its guard');
+      assert.equal(done.status.upgradeRequestedTime, new Date(T0).toISOString(), 'the request is recorded in the write that ends the drain');
+      assert.equal(done.status.reason, 'UpgradeRequested');
+      assert.deepEqual(done.events.map((e) => e.reason), ['Drained']);
     });
   });
 
@@ -267,10 +307,12 @@ describe('core/job: decideJob', function () {
     };
 
     it('records the request before sending it, then sends it once', function () {
-      const first = decideJob(obs(upgrading()));
-      assert.equal(first.action, undefined);
-      assert.ok(first.status.upgradeRequestedTime);
-      assert.equal(talosNeed(first.status), 'identity');
+      const requested = upgrading();
+      assert.ok(requested.upgradeRequestedTime);
+      assert.equal(talosNeed({ spec: spec(), status: requested }), 'identity');
+      const unread = decideJob(obs(requested));
+      assert.equal(unread.action, undefined, 'nothing is sent without reading the node');
+      const first = { status: requested };
       const send = decideJob(obs(first.status, { talos: talos() }));
       assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2' });
       const after = afterAction(obs(first.status), send, { type: 'done' });
@@ -310,7 +352,7 @@ describe('core/job: decideJob', function () {
     it('completes on a new boot ID, the target version and Ready', function () {
       const requested = decideJob(obs(upgrading())).status;
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
-      assert.equal(talosNeed(rebooting), 'none', 'the Node tells when the reboot is done');
+      assert.equal(talosNeed({ spec: spec(), status: rebooting }), 'none', 'the Node tells when the reboot is done');
       const down = decideJob(obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }));
       assert.equal(down.status.phase, 'Rebooting');
       assert.equal(down.requeueAfterMs, 10 * 60_000);
@@ -461,6 +503,19 @@ describe('core/job: decideJob', function () {
       const step = afterFailure(obs(draining, { node: node() }), { type: 'cordon' }, { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' });
       assert.match(String(step.status.message), /cordon on node w1 failed \(retrying\)/);
       assert.equal(step.status.conditions, undefined);
+    });
+
+    it('a cordon that fails as Draining begins still enters Draining, so drainTimeout bounds its retries', function () {
+      const o = obs(recorded('legacy'), { talos: talos() });
+      const entry = decideJob(o);
+      assert.deepEqual(entry.action, { type: 'cordon' });
+      const step = afterFailure(o, { type: 'cordon' }, { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' });
+      assert.equal(step.status.phase, 'Draining');
+      assert.equal(step.status.deadline, new Date(T0 + 5 * 60_000).toISOString());
+      assert.equal(step.status.cordonedTime, undefined, 'not cordoned');
+      assert.match(String(step.status.message), /cordon on node w1 failed \(retrying\)/);
+      const late = decideJob(obs(step.status, { now: T0 + 5 * 60_000, fresh: ['node', 'nodePods'] }));
+      assert.equal(late.status.reason, 'DrainTimeout');
     });
   });
 });

@@ -69,7 +69,7 @@ class World {
       pods: [],
       leases: this.leases,
       talos: undefined,
-      config: talosNeed(status) === 'config' ? { ok: true, config: this.config } : undefined,
+      config: talosNeed({ spec: jobSpec, status }) === 'config' ? { ok: true, config: this.config } : undefined,
       staticPods: this.controlPlane ? this.pods : [],
       apiServers: [...(this.controlPlane ? [{ node: 'cp-1', version: imageVersion(apiServer?.image) }] : []), ...this.otherApiServers],
     };
@@ -244,7 +244,7 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     assert.equal(waiting.action, undefined);
     assert.equal(waiting.status.reason, 'WaitingForStaticPod');
     assert.match(waiting.status.message ?? '', /kube-apiserver .* not Ready/);
-    assert.equal(talosNeed(waiting.status), 'none', 'no Talos call while waiting for the pod');
+    assert.equal(talosNeed({ spec: spec(), status: waiting.status }), 'none', 'no Talos call while waiting for the pod');
     world.pods = world.pods.map((p) => (p.component === 'kube-apiserver' ? { ...p, ready: true } : p));
     const next = decideJob(world.observe(waiting.status, now + 2_000));
     assert.deepEqual(next.status.kubernetesUpgraded, ['kube-apiserver']);
