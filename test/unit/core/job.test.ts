@@ -312,16 +312,15 @@ describe('core/job: decideJob', function () {
       assert.equal(talosNeed({ spec: spec(), status: requested }), 'identity');
       const unread = decideJob(obs(requested));
       assert.equal(unread.action, undefined, 'nothing is sent without reading the node');
-      const first = { status: requested };
-      const send = decideJob(obs(first.status, { talos: talos() }));
+      const send = decideJob(obs(requested, { talos: talos() }));
       assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2' });
-      const after = afterAction(obs(first.status), send, { type: 'done' });
+      const after = afterAction(obs(requested), send, { type: 'done' });
       assert.equal(after.status.phase, 'Rebooting');
       assert.ok(after.status.upgradeAcknowledgedTime);
     });
 
     it('after a restart, does not send again when the node shows the upgrade arrived', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       for (const facts of [talos({ stage: 'upgrading' }), talos({ stage: 'rebooting' }), talos({ bootId: 'boot-2' })]) {
         const step = decideJob(obs(requested, { talos: facts }));
         assert.equal(step.action, undefined, JSON.stringify(facts));
@@ -330,7 +329,7 @@ describe('core/job: decideJob', function () {
     });
 
     it('does not send again when this process saw the upgrade accepted, though the node does not show it yet', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       const step = decideJob(obs(requested, { talos: talos(), acceptedCalls: ['legacyUpgrade'] }));
       assert.equal(step.action, undefined);
       assert.equal(step.status.phase, 'Rebooting');
@@ -340,7 +339,7 @@ describe('core/job: decideJob', function () {
     });
 
     it('fails on an upgrade Talos refused, and retries a transient failure', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       const o = obs(requested, { talos: talos() });
       const action = { type: 'legacyUpgrade', image: 'x' } as const;
       assert.equal(afterFailure(o, action, { transient: false, reason: 'OperationFailed', message: 'bad image' }).status.reason, 'UpgradeFailed');
@@ -350,7 +349,7 @@ describe('core/job: decideJob', function () {
     });
 
     it('completes on a new boot ID, the target version and Ready', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
       assert.equal(talosNeed({ spec: spec(), status: rebooting }), 'none', 'the Node tells when the reboot is done');
       const down = decideJob(obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }));
@@ -362,7 +361,7 @@ describe('core/job: decideJob', function () {
     });
 
     it('fails at once when the node came back Ready on its old version (old partition)', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
       const step = decideJob(obs(rebooting, { node: node({ bootID: 'boot-2', talosVersion: 'v1.12.4' }) }));
       assert.equal(step.status.reason, 'BootedOldPartition');
@@ -371,7 +370,7 @@ describe('core/job: decideJob', function () {
     });
 
     it('fails at rebootTimeout with what it last saw', function () {
-      const requested = decideJob(obs(upgrading())).status;
+      const requested = upgrading();
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
       const step = decideJob(obs(rebooting, { now: T0 + 10 * 60_000, node: node({ ready: false }), fresh: ['node'] }));
       assert.equal(step.status.reason, 'RebootTimeout');
