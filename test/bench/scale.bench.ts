@@ -77,6 +77,8 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['slot freed → next PatchJob Pending p50/p99 (ms)', (r) => figure(r.slotFreedToNextJobMs), ''],
     ['PatchJob created → Pending p50/p99 (ms)', (r) => figure(r.jobCreatedToPendingMs), ''],
     ['Ready on target → Completed p50/p99 (ms)', (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`, 'p99 ≤ 250'],
+    ['PatchJob created → Completed p50/p99 (ms)', (r) => figure(r.jobCreatedToEndMs), ''],
+    ['node cordoned → uncordoned p50/p99 (ms)', (r) => figure(r.cordonedMs), ''],
     ['git push → applied during the rollout p50/max (ms; jobs in flight)', (r) => (r.pushToAppliedUnderLoadMs ? `${r.pushToAppliedUnderLoadMs.p50}/${r.pushToAppliedUnderLoadMs.max} (${r.pushToAppliedUnderLoadMs.jobsInFlight.join(',')})` : '—'), '≤ poll 5 s + 2 s'],
     ['no-op writes', (r) => String(Object.values(r.noOpWrites).reduce((a, b) => a + b, 0)), '0'],
     ['evictions per node (429s)', (r) => `${r.evictionsPerNode} (${r.evictionsRejected})`, `≤ pods per node`],

@@ -80,6 +80,10 @@ export interface RolloutFigures {
   /** A PatchJob created → its phase Pending: how long a new job waits for the job queue. */
   jobCreatedToPendingMs: { p50: number; p99: number; n: number };
   readyToCompletedMs: { p50: number; p99: number; n: number };
+  /** PatchJob created → Completed or Failed (the observer's watches): what a slot is held for. */
+  jobCreatedToEndMs: { p50: number; p99: number; n: number };
+  /** Node cordoned → uncordoned (the observer's Node watch): how long each node was out of service. */
+  cordonedMs: { p50: number; p99: number; n: number };
   /** The controller's requests per node (interposer), by `VERB resource`. */
   requestsPerNode: Record<string, number>;
   requestsPerNodeTotal: number;
@@ -189,6 +193,13 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     return ready ? [e.at - ready.at] : [];
   });
 
+  const jobCreated = new Map(ev.filter((e) => e.kind === 'jobCreated').map((e) => [e.node, e.at]));
+  const jobLives = jobEnds.flatMap((e) => {
+    const created = jobCreated.get(e.node);
+    return created === undefined ? [] : [e.at - created];
+  });
+  const cordoned = outOfService(ev);
+
   const talosRecord = lab.talos.callLog().filter((c) => c.at >= since);
   const simulatorRecord = perNode(tally(talosRecord, (c) => c.method));
   const controllerTalos = new Map<string, number>();
@@ -239,6 +250,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     slotFreedToNextJobMs: spread(gaps.toPending),
     jobCreatedToPendingMs: spread(gaps.queueWaits),
     readyToCompletedMs: { p50: pct(readyToCompleted, 50), p99: pct(readyToCompleted, 99), n: readyToCompleted.length },
+    jobCreatedToEndMs: spread(jobLives),
+    cordonedMs: spread(cordoned),
     requestsPerNode: perNode(requests),
     requestsPerNodeTotal: Number(([...requests.values()].reduce((a, b) => a + b, 0) / o.workers).toFixed(2)),
     apiserverRequestsPerNode: perNode(apiserverRequests(counterDiff(apiBefore, apiAfter))),
@@ -281,6 +294,20 @@ function slotTurnover(ev: readonly Observation[]): { toLease: number[]; toJobCre
     return pending === undefined ? [] : [pending - e.at];
   });
   return { toLease: gapsTo(times('leaseCreated')), toJobCreated: gapsTo(times('jobCreated')), toPending: gapsTo(times('jobPhase', (d) => d.endsWith(' Pending'))), queueWaits };
+}
+
+/** Each cordon's time until the node's next uncordon (a node still cordoned at the end is not counted: the observer reports it as a violation). */
+function outOfService(ev: readonly Observation[]): number[] {
+  const since = new Map<string, number>();
+  const spans: number[] = [];
+  for (const e of ev) {
+    if (e.kind === 'cordoned') since.set(e.node, e.at);
+    if (e.kind !== 'uncordoned') continue;
+    const at = since.get(e.node);
+    if (at !== undefined) spans.push(e.at - at);
+    since.delete(e.node);
+  }
+  return spans;
 }
 
 function spread(values: readonly number[]): { p50: number; p99: number; n: number } {
