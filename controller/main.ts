@@ -59,7 +59,10 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
 
   const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
   const queues = { clock, metrics, log };
-  const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000 }, queues);
+  // Oldest job first: when passes queue up (many jobs in flight), the nodes already cordoned and
+  // rebooted finish, and give their slot back, before new jobs take a worker to begin.
+  const oldestFirst = (key: string): number => kube.informers.patchJobs.get(key)?.created ?? 0;
+  const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000, order: oldestFirst }, queues);
   const talos = talosAccess(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
   const alertmanager = cfg.alertmanagerUrl === undefined ? undefined : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
   let handedOver = false;
@@ -148,7 +151,7 @@ type QueueName = keyof typeof QUEUE_KEY_FIELD;
 /** A work queue with its errors and pass durations in the metrics, its depth watched; `afterPass` runs after each pass. */
 function reconcileQueue(
   controller: QueueName,
-  limits: { concurrency: number; passTimeoutMs: number },
+  limits: { concurrency: number; passTimeoutMs: number; order?: (key: string) => number },
   w: { clock: Clock; metrics: Metrics; log: Logger },
   afterPass?: () => void,
 ): WorkQueue {
@@ -158,6 +161,7 @@ function reconcileQueue(
     concurrency: limits.concurrency,
     clock: w.clock,
     passTimeoutMs: limits.passTimeoutMs,
+    ...(limits.order ? { order: limits.order } : {}),
     onError: (key, err, retryIn) => {
       const reason = isOutcomeError(err) ? err.reason : 'Error';
       metrics.reconcileErrors.inc({ controller, reason });

@@ -1,6 +1,7 @@
 // A keyed work queue, as controller-runtime's: a key is queued at most once, processed by at most one
 // worker at a time (an add while it runs re-queues it after), delayed adds keep the earliest time,
-// failures back off per key, and at most `concurrency` keys are processed at once.
+// failures back off per key, and at most `concurrency` keys are processed at once. Ready keys are
+// taken in arrival order, or by `order` when given.
 import type { Clock } from './clock.js';
 import type { OpContext } from './context.js';
 import { OutcomeKind, isOutcomeError } from './outcome.js';
@@ -29,12 +30,18 @@ export interface WorkQueueOptions {
   /** Called after every pass (metrics). */
   onPass?: (key: string, durationMs: number, ok: boolean) => void;
   random?: () => number;
+  /**
+   * Which ready key a worker takes first: the lowest order, equal orders in arrival order. Read once
+   * when the key is queued. Without it the queue is first in, first out.
+   */
+  order?: (key: string) => number;
 }
 
 const DEFAULT_BACKOFF: QueueBackoff = { initialMs: 100, maxMs: 30_000 };
 
 export class WorkQueue {
-  private readonly ready: string[] = [];
+  /** Ready keys, sorted by rank (then arrival): a worker takes the first. */
+  private readonly ready: { key: string; rank: number }[] = [];
   private readonly queued = new Set<string>();
   private readonly running = new Set<string>();
   /** Keys added while running: processed again once the running pass ends. */
@@ -62,7 +69,7 @@ export class WorkQueue {
     }
     if (this.queued.has(key)) return;
     this.queued.add(key);
-    this.ready.push(key);
+    this.enqueue(key);
     this.pump();
   }
 
@@ -108,6 +115,20 @@ export class WorkQueue {
     this.dirty.clear();
   }
 
+  /** After every ready key of the same or a lower rank (binary search: the list is kept sorted). */
+  private enqueue(key: string): void {
+    const rank = this.opts.order?.(key) ?? 0;
+    let lo = 0;
+    let hi = this.ready.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.ready[mid]?.rank ?? 0) <= rank) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === this.ready.length) this.ready.push({ key, rank });
+    else this.ready.splice(lo, 0, { key, rank });
+  }
+
   private cancelTimer(key: string): void {
     const t = this.timers.get(key);
     if (!t) return;
@@ -120,7 +141,7 @@ export class WorkQueue {
     const signal = this.signal;
     if (!reconcile || !signal || this.stopped) return;
     while (this.running.size < this.opts.concurrency && this.ready.length > 0) {
-      const key = this.ready.shift();
+      const key = this.ready.shift()?.key;
       if (key === undefined) break;
       this.queued.delete(key);
       this.running.add(key);

@@ -1,5 +1,6 @@
 // The keyed work queue: dedupe, one pass per key at a time, re-run after an add during a pass,
-// earliest delayed add wins, outcome kinds decide the retry, bounded parallelism.
+// earliest delayed add wins, outcome kinds decide the retry, bounded parallelism, ready keys taken
+// by `order` when given.
 import assert from 'node:assert/strict';
 import { systemClock } from '../../../controller/runtime/clock.js';
 import { OutcomeError } from '../../../controller/runtime/outcome.js';
@@ -78,6 +79,24 @@ describe('runtime/queue', function () {
     gate.resolve();
     await waitFor(() => done === 4 || undefined, { timeoutMs: 5_000, description: 'all done' });
     assert.equal(maxRunning, 2);
+  });
+
+  it('takes ready keys lowest order first, equal orders in arrival order, FIFO without an order', async function () {
+    const rank: Record<string, number> = { late: 30, early: 10, mid: 20, alsoEarly: 10, unknown: 0 };
+    const run = async (order: ((key: string) => number) | undefined): Promise<string[]> => {
+      const q = new WorkQueue({ name: 'test', concurrency: 1, clock: systemClock, ...(order ? { order } : {}) });
+      const seen: string[] = [];
+      for (const k of ['late', 'early', 'mid', 'alsoEarly', 'unknown']) q.add(k);
+      q.start((key) => {
+        seen.push(key);
+        return Promise.resolve(undefined);
+      }, stop.signal);
+      await waitFor(() => seen.length === 5 || undefined, { timeoutMs: 5_000, description: 'five passes' });
+      await q.drain();
+      return seen;
+    };
+    assert.deepEqual(await run((key) => rank[key] ?? 0), ['unknown', 'early', 'alsoEarly', 'mid', 'late']);
+    assert.deepEqual(await run(undefined), ['late', 'early', 'mid', 'alsoEarly', 'unknown']);
   });
 
   it('requeues after requeueAfterMs and lets an earlier add win', async function () {
