@@ -179,9 +179,12 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const noOps = tally(noOpWrites(during), (e) => requestKind(e.method, e.path));
 
   const ev = lab.observer.events.filter((e) => e.at >= since);
-  const jobStarts = new Map(ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]));
+  // A node's time T is its job's whole life, PatchJob created → Completed: what the slot is held for
+  // (the time before the job's first pass, when workers are busy, included).
+  const jobCreated = new Map(ev.filter((e) => e.kind === 'jobCreated').map((e) => [e.detail, e.at]));
   const jobEnds = ev.filter((e) => e.kind === 'jobPhase' && / (Completed|Failed)$/.test(e.detail));
-  const durations = jobEnds.map((e) => e.at - (jobStarts.get(e.node) ?? e.at));
+  const createdOf = (end: Observation): number | undefined => jobCreated.get(end.detail.split(' ')[0] ?? '');
+  const durations = jobEnds.map((e) => e.at - (createdOf(e) ?? e.at));
   const leaseCreated = ev.filter((e) => e.kind === 'leaseCreated');
   const start = Math.min(...leaseCreated.map((e) => e.at));
   const end = Math.max(...jobEnds.map((e) => e.at));
@@ -193,9 +196,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     return ready ? [e.at - ready.at] : [];
   });
 
-  const jobCreated = new Map(ev.filter((e) => e.kind === 'jobCreated').map((e) => [e.node, e.at]));
   const jobLives = jobEnds.flatMap((e) => {
-    const created = jobCreated.get(e.node);
+    const created = createdOf(e);
     return created === undefined ? [] : [e.at - created];
   });
   const cordoned = outOfService(ev);
