@@ -26,7 +26,7 @@ export const RUN_FLAGS = {
   leaderElectionRenewDeadline: { flag: '--leader-election-renew-deadline <duration>', help: 'leader gives up when it cannot renew for this long', default: '10s' },
   leaderElectionRetryPeriod: { flag: '--leader-election-retry-period <duration>', help: 'how often to try to acquire or renew', default: '2s' },
   logLevel: { flag: '--log-level <level>', help: `log level (${LOG_LEVELS.join(', ')})`, default: 'info' },
-  maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs processed at the same time', default: '16' },
+  maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs worked on at the same time, the oldest first when more are due', default: '16' },
   registryMirror: { flag: '--registry-mirror <host=url...>', help: 'check images of a registry at a mirror, e.g. ghcr.io=http://127.0.0.1:5000 (repeatable; env: comma-separated)', default: undefined },
   preflightRetryPeriod: { flag: '--preflight-retry-period <duration>', help: 'how long a plan whose preflight failed waits before checking again', default: '1m' },
   nodeName: { flag: '--node-name <name>', help: 'the node this controller runs on (default $NODE_NAME): patched last in its group', default: undefined },

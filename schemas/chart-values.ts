@@ -68,7 +68,7 @@ export const chartValues = z
     }),
     terminationGracePeriodSeconds: z.number().int().min(0).default(30).describe('SIGTERM abandons the current step (resumable from status), so a drain never waits long for the controller.'),
     logLevel: z.enum(CHART_LOG_LEVELS).default('info').describe('Log level (--log-level).'),
-    maxConcurrentReconciles: z.number().int().min(1).max(1000).default(16).describe('PatchJobs worked on at the same time (--max-concurrent-reconciles).'),
+    maxConcurrentReconciles: z.number().int().min(1).max(1000).default(16).describe('PatchJobs worked on at the same time, the oldest first when more are due (--max-concurrent-reconciles).'),
     preflightRetryPeriod: goDuration('1m', 'How long a plan whose preflight failed waits before checking again (--preflight-retry-period).'),
     registryMirrors: z
       .array(z.strictObject({
