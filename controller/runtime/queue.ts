@@ -125,8 +125,7 @@ export class WorkQueue {
       if ((this.ready[mid]?.rank ?? 0) <= rank) lo = mid + 1;
       else hi = mid;
     }
-    if (lo === this.ready.length) this.ready.push({ key, rank });
-    else this.ready.splice(lo, 0, { key, rank });
+    this.ready.splice(lo, 0, { key, rank });
   }
 
   private cancelTimer(key: string): void {
