@@ -183,12 +183,14 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   // (the time before the job's first pass, when workers are busy, included).
   const jobCreated = new Map(ev.filter((e) => e.kind === 'jobCreated').map((e) => [e.detail, e.at]));
   const jobEnds = ev.filter((e) => e.kind === 'jobPhase' && / (Completed|Failed)$/.test(e.detail));
-  const createdOf = (end: Observation): number | undefined => jobCreated.get(end.detail.split(' ')[0] ?? '');
-  const durations = jobEnds.map((e) => e.at - (createdOf(e) ?? e.at));
+  const jobLives = jobEnds.flatMap((e) => {
+    const created = jobCreated.get(e.detail.split(' ')[0] ?? '');
+    return created === undefined ? [] : [e.at - created];
+  });
   const leaseCreated = ev.filter((e) => e.kind === 'leaseCreated');
   const start = Math.min(...leaseCreated.map((e) => e.at));
   const end = Math.max(...jobEnds.map((e) => e.at));
-  const T = median(durations);
+  const T = median(jobLives);
   const limit = Math.ceil(o.workers / o.concurrency) * T;
   const gaps = slotTurnover(ev);
   const readyToCompleted = jobEnds.flatMap((e) => {
@@ -196,10 +198,6 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     return ready ? [e.at - ready.at] : [];
   });
 
-  const jobLives = jobEnds.flatMap((e) => {
-    const created = createdOf(e);
-    return created === undefined ? [] : [e.at - created];
-  });
   const cordoned = outOfService(ev);
 
   const talosRecord = lab.talos.callLog().filter((c) => c.at >= since);
