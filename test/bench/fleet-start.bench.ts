@@ -5,16 +5,14 @@
 // do not count waiting for a core on a loaded machine; wall seconds do. Writes test/bench/results.
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import { processesUsing } from '../lab/procfs.js';
 import { recordResult } from './results.js';
 import { PODS_PER_NODE, startScaleLab } from './scale/fleet.js';
-import { cpuSeconds } from './scale/sampler.js';
+import { LAB_PROGRAMS, labCpuSeconds } from './scale/sampler.js';
 import { apiserverRequests, counterSamples } from './scale/api-counts.js';
 import { scrapeApiserver } from './scale/measure.js';
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const SETTLE_MS = 30_000;
-const PROGRAMS = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const;
 
 interface Snapshot {
   step: string;
@@ -24,41 +22,31 @@ interface Snapshot {
   cpu: Record<string, number>;
 }
 
-function cpuNow(clusterDir: string | undefined): Record<string, number> {
-  const own = process.cpuUsage();
-  const cpu: Record<string, number> = { self: (own.user + own.system) / 1e6 };
-  for (const { pid, argv } of clusterDir === undefined ? [] : processesUsing(clusterDir)) {
-    const program = PROGRAMS.find((p) => argv.some((a) => a.endsWith(`/${p}`)));
-    if (program) cpu[program] = (cpu[program] ?? 0) + cpuSeconds(pid);
-  }
-  return cpu;
-}
-
 export async function run(): Promise<void> {
   const workers = Number(arg('workers', '1000'));
   const pods = workers * PODS_PER_NODE + 1;
   const started = process.hrtime.bigint();
   const wall = (): number => Number(process.hrtime.bigint() - started) / 1e9;
-  const snapshots: Snapshot[] = [{ step: 'start', wallSeconds: 0, load1m: loadavg()[0] ?? 0, cpu: cpuNow(undefined) }];
+  const snapshots: Snapshot[] = [{ step: 'start', wallSeconds: 0, load1m: loadavg()[0] ?? 0, cpu: labCpuSeconds(undefined) }];
   let dir: string | undefined;
   const { lab, startSeconds } = await startScaleLab(workers, {
     progress: (step, clusterDir) => {
       if (dir === undefined) console.log(`  cluster run directory (certificates for /debug/pprof): ${clusterDir}`);
       dir = clusterDir;
-      const s = { step, wallSeconds: wall(), load1m: loadavg()[0] ?? 0, cpu: cpuNow(clusterDir) };
+      const s = { step, wallSeconds: wall(), load1m: loadavg()[0] ?? 0, cpu: labCpuSeconds(clusterDir) };
       snapshots.push(s);
       console.log(`  +${s.wallSeconds.toFixed(1)} s ${step} (load ${s.load1m.toFixed(1)})`);
     },
   });
   try {
-    snapshots.push({ step: 'ready', wallSeconds: startSeconds, load1m: loadavg()[0] ?? 0, cpu: cpuNow(dir) });
+    snapshots.push({ step: 'ready', wallSeconds: startSeconds, load1m: loadavg()[0] ?? 0, cpu: labCpuSeconds(dir) });
     // Every request the apiserver served since it started (all clients): which writes the start costs.
     const requests = [...apiserverRequests(counterSamples(await scrapeApiserver(lab), 'apiserver_request_total'))].sort(([, a], [, b]) => b - a);
     // Not part of the start: whether the lab is still catching up (kube-controller-manager's PDB
     // backlog, watch fan-out) when the rollout would begin, which would load the measured span.
     await delay(SETTLE_MS);
-    snapshots.push({ step: `(${SETTLE_MS / 1000} s after ready)`, wallSeconds: wall(), load1m: loadavg()[0] ?? 0, cpu: cpuNow(dir) });
-    const columns = ['self', ...PROGRAMS];
+    snapshots.push({ step: `(${SETTLE_MS / 1000} s after ready)`, wallSeconds: wall(), load1m: loadavg()[0] ?? 0, cpu: labCpuSeconds(dir) });
+    const columns = ['self', ...LAB_PROGRAMS];
     console.log(`${workers} workers, ${pods} pods: lab ready in ${startSeconds.toFixed(1)} s (${(pods / startSeconds).toFixed(1)} pods/s overall)`);
     console.log(['step', 'wall s', 'load', ...columns.map((c) => `${c} CPU s`)].join('\t'));
     const steps = snapshots.slice(1).map((s, i) => {

@@ -65,6 +65,8 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['preflight: Preflighting → InProgress (s)', (r) => r.preflightSeconds.toFixed(2), ''],
     ['GET secrets per node (controller)', (r) => String(r.requestsPerNode['GET secrets'] ?? 0), ''],
     ['CPU s per node upgraded', (r) => r.cpuSecondsPerNode.toFixed(3), 'flat'],
+    ['machine CPU s per node: controller/apiserver/etcd/kcm/lab', (r) => ['controller', 'kube-apiserver', 'etcd', 'kube-controller-manager', 'lab simulators and observer'].map((p) => (r.machineCpu.perNode[p] ?? NaN).toFixed(3)).join('/'), ''],
+    ['  cores busy over the rollout (of 2)', (r) => r.machineCpu.coresBusy.toFixed(2), ''],
     ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
     ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],
     ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],

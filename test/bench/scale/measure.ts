@@ -16,7 +16,7 @@ import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, label, noOpWrites, requestKind, tally } from './api-counts.js';
 import { FROM_VERSION, PODS_PER_NODE, TO_VERSION } from './fleet.js';
 import { probePushesUnderLoad, type PushesUnderLoad } from './push-probe.js';
-import { cpuSeconds, sample, type RssSplit } from './sampler.js';
+import { cpuSeconds, labCpuSeconds, sample, type RssSplit } from './sampler.js';
 
 const SOURCES_ENTRY = fileURLToPath(new URL('../../../bin/kangal-patch.js', import.meta.url));
 
@@ -68,6 +68,12 @@ export interface RolloutFigures {
   peakHeapMiB: number;
   cpuSecondsPerNode: number;
   cpuSecondsStart: number;
+  /**
+   * Where the machine's cores went from plan applied to plan finished, CPU seconds per node: the
+   * controller, the lab's programs, and this process (the simulated kubelets and workloads, the
+   * Talos simulator, the observer, the interposer); `coresBusy` is their sum over the span's wall time.
+   */
+  machineCpu: { perNode: Record<string, number>; coresBusy: number };
   /** The plan's status Preflighting → InProgress, from the controller's own log lines (their `time`). */
   preflightSeconds: number;
   makespanSeconds: number;
@@ -144,6 +150,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const metricsBefore = await controller.scrape();
   const talosBefore = counterSamples(metricsBefore, 'kangal_patch_talos_calls_total');
   const since = Date.now();
+  const labCpuAtApply = labCpuSeconds(lab.cluster.dir);
+  const controllerCpuAtApply = cpuSeconds(pid);
   const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
   await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
     target: { talosVersion: TO_VERSION },
@@ -158,8 +166,10 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     const p = await planPhase(lab, o.plan);
     return p === 'Completed' || p === 'Failed' ? p : undefined;
   }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
-  const pushesUnderLoad = await probe;
+  const spanSeconds = (Date.now() - since) / 1000;
+  const labCpuAtEnd = labCpuSeconds(lab.cluster.dir);
   const cpuEnd = cpuSeconds(pid);
+  const pushesUnderLoad = await probe;
   const logAt = (msg: RegExp): number => {
     const time = controller.logs().find((l) => l.plan === o.plan && msg.test(String(l.msg)))?.time;
     return typeof time === 'string' ? Date.parse(time) : NaN;
@@ -241,6 +251,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
     cpuSecondsPerNode: Number(((cpuEnd - cpuStart) / o.workers).toFixed(4)),
     cpuSecondsStart: Number(cpuStart.toFixed(2)),
+    machineCpu: machineCpu({ controller: cpuEnd - controllerCpuAtApply, ...diffCpu(labCpuAtApply, labCpuAtEnd) }, o.workers, spanSeconds),
     preflightSeconds: Number((preflightMs / 1000).toFixed(2)),
     makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
     medianNodeSeconds: Number((T / 1000).toFixed(2)),
@@ -312,4 +323,16 @@ function outOfService(ev: readonly Observation[]): number[] {
 
 function spread(values: readonly number[]): { p50: number; p99: number; n: number } {
   return { p50: pct(values, 50), p99: pct(values, 99), n: values.length };
+}
+
+function diffCpu(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([program, seconds]) => [program === 'self' ? 'lab simulators and observer' : program, seconds - (before[program] ?? 0)]));
+}
+
+function machineCpu(seconds: Record<string, number>, workers: number, spanSeconds: number): RolloutFigures['machineCpu'] {
+  const total = Object.values(seconds).reduce((a, b) => a + b, 0);
+  return {
+    perNode: Object.fromEntries(Object.entries(seconds).map(([program, s]) => [program, Number((s / workers).toFixed(4))])),
+    coresBusy: Number((total / spanSeconds).toFixed(2)),
+  };
 }

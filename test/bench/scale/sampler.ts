@@ -1,6 +1,7 @@
 // What a process costs, from /proc: CPU seconds (user + system) and resident memory, sampled once a
 // second so the peak is seen (VmHWM is the kernel's own peak; the samples give the curve).
 import { readFileSync } from 'node:fs';
+import { processesUsing } from '../../lab/procfs.js';
 
 const TICKS_PER_SECOND = 100;
 
@@ -12,6 +13,23 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+export const LAB_PROGRAMS = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const;
+
+/**
+ * CPU seconds so far of this process (`self`: the lab's simulators, observer and interposer) and of
+ * the lab's programs that run from `clusterDir` (etcd, kube-apiserver, kube-controller-manager):
+ * where the machine's cores went, diffed over a span.
+ */
+export function labCpuSeconds(clusterDir: string | undefined): Record<string, number> {
+  const own = process.cpuUsage();
+  const cpu: Record<string, number> = { self: (own.user + own.system) / 1e6 };
+  for (const { pid, argv } of clusterDir === undefined ? [] : processesUsing(clusterDir)) {
+    const program = LAB_PROGRAMS.find((p) => argv.some((a) => a.endsWith(`/${p}`)));
+    if (program) cpu[program] = (cpu[program] ?? 0) + cpuSeconds(pid);
+  }
+  return cpu;
 }
 
 /**
