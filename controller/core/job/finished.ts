@@ -8,7 +8,7 @@ import { setCondition } from '../conditions.js';
 import { postNodeHook } from './hooks.js';
 import { JobReason } from './reasons.js';
 import { expireSilences } from './silences.js';
-import { iso, without } from './status.js';
+import { iso, thenRecord, without } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
 
 export function decideFinished(o: JobObservation): JobStep {
@@ -42,6 +42,16 @@ export function decideFinished(o: JobObservation): JobStep {
   if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: next, events: [], requeueAfterMs: undefined };
   // Then the node's alerts speak again (an Alertmanager that is down holds up no slot).
   return expireSilences({ ...o, job: { ...o.job, status: next } }) ?? { status: next, events: [], requeueAfterMs: undefined };
+}
+
+/**
+ * After the uncordon landed: what follows it, decided on the node as the uncordon left it, goes into
+ * the same write when it only records (the plan already reclaimed the slot, no hook or silence left):
+ * NodeReleased with uncordonedTime, one write instead of two.
+ */
+export function afterUncordon(o: JobObservation, step: JobStep): JobStep {
+  const node = o.node === undefined ? undefined : { ...o.node, unschedulable: false, cordonedBy: undefined };
+  return thenRecord(step, decideFinished({ ...o, node, job: { ...o.job, status: step.status } }));
 }
 
 /** NodeReleased=False with why: the node stays cordoned, or giving it back failed and is retried. */

@@ -4,7 +4,7 @@
 import { UpgradeFlow } from '../talos-flow.js';
 import { confirmFailed as nodeConfirmFailed } from './confirm.js';
 import { decideDraining, afterEviction } from './draining.js';
-import { decideFinished, notReleased } from './finished.js';
+import { afterUncordon, decideFinished, notReleased } from './finished.js';
 import { decideUpgradingKubernetes, needsConfig } from './kubernetes.js';
 import { afterInstallerPull, decidePending, drainingEntry } from './pending.js';
 import { preNodeInFlight } from './hooks.js';
@@ -85,6 +85,7 @@ export function afterAction(o: JobObservation, step: JobStep, result: ActionResu
   if (result.type === 'silenced') return afterSilenced(o, result.tag, result.id);
   if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
   if (result.type === 'pulled' && step.action?.type === 'pull' && o.job.status.phase === 'Pending') return afterInstallerPull(step, result.alreadyPresent);
+  if (step.action?.type === 'uncordon' && isFinished(o.job.status.phase)) return afterUncordon(o, step);
   return step;
 }
 

@@ -19,7 +19,15 @@ export function decideRebooting(o: JobObservation): JobStep {
   if (rebooted && node.ready) return node.talosVersion === target ? completed(o) : bootedOldPartition(o, node, target);
   if (pastDeadline(status, o.now)) return confirmedVerdict(o, rebootTimedOut(o, node, target, rebooted), ['node']);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
-  return waiting(status, o.now, JobReason.WaitingForReboot, `waiting until ${status.deadline} for node ${spec.nodeName} to come back Ready on ${target}`);
+  return waiting(status, o.now, JobReason.WaitingForReboot, rebootWaitMessage(spec.nodeName, target, status.deadline));
+}
+
+/**
+ * What a job waiting for its node's reboot says. The step into Rebooting writes it too, so the passes
+ * that wait after it write nothing (why the job got there is in its Rebooting Event).
+ */
+export function rebootWaitMessage(nodeName: string, target: string, deadline: string | undefined): string {
+  return `waiting until ${deadline ?? '(no deadline)'} for node ${nodeName} to come back Ready on ${target}`;
 }
 
 /** Back Ready on another version than the target: the new partition failed to boot. */

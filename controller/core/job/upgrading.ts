@@ -4,6 +4,7 @@
 // while this process saw it accepted (the node's stage lags the answer).
 import { UpgradeFlow } from '../talos-flow.js';
 import { JobReason, talosWaitReason } from './reasons.js';
+import { rebootWaitMessage } from './rebooting.js';
 import { isBusyStage } from './stages.js';
 import { durationMs, enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
 import type { ActionResult, CallFailure, JobObservation, JobStep, TalosIdentity } from './types.js';
@@ -70,8 +71,9 @@ function sendUpgrade(o: JobObservation, legacy: boolean): JobStep {
 
 function toRebooting(o: JobObservation, why: string): JobStep {
   const { spec } = o.job;
-  const status = enterPhase({ ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) }, 'Rebooting', o.now,
-    durationMs(spec.rebootTimeout), JobReason.WaitingForReboot, `${why}; waiting until the node is back Ready on ${spec.target.talosVersion ?? ''}`);
+  const entered = enterPhase({ ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) }, 'Rebooting', o.now,
+    durationMs(spec.rebootTimeout), JobReason.WaitingForReboot, '');
+  const status = { ...entered, message: rebootWaitMessage(spec.nodeName, spec.target.talosVersion ?? '', entered.deadline) };
   return { status, events: [{ type: 'Normal', reason: 'Rebooting', note: `node ${spec.nodeName}: ${why}` }], requeueAfterMs: 0 };
 }
 

@@ -319,6 +319,18 @@ describe('core/job: decideJob', function () {
       assert.ok(after.status.upgradeAcknowledgedTime);
     });
 
+    it('enters Rebooting with the status its waiting passes keep, so waiting for the reboot writes nothing', function () {
+      const requested = upgrading();
+      const send = decideJob(obs(requested, { talos: talos() }));
+      const entered = afterAction(obs(requested), send, { type: 'done' }).status;
+      for (const n of [node({ unschedulable: true, cordonedBy: 'plan-w1' }), node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' })]) {
+        const wait = decideJob(obs(entered, { now: T0 + 5_000, node: n }));
+        assert.equal(wait.action, undefined);
+        assert.deepEqual(wait.status, entered, `node ${JSON.stringify(n)}`);
+      }
+      assert.match(entered.message ?? '', /^waiting until \S+ for node w1 to come back Ready on v1\.13\.2$/);
+    });
+
     it('after a restart, does not send again when the node shows the upgrade arrived', function () {
       const requested = upgrading();
       for (const facts of [talos({ stage: 'upgrading' }), talos({ stage: 'rebooting' }), talos({ bootId: 'boot-2' })]) {
@@ -483,6 +495,26 @@ describe('core/job: decideJob', function () {
       assert.deepEqual([released?.status, released?.reason], ['False', 'Retrying']);
       assert.match(String(released?.message), /uncordon on node w1 failed \(retrying\): .*modified/);
       assert.ok(retry.requeueAfterMs !== undefined && retry.requeueAfterMs <= 5_000);
+    });
+
+    it('records NodeReleased with the uncordon when the slot is already free, and not before the slot is', function () {
+      const done: PatchJobStatus = { phase: 'Completed', reason: 'Upgraded', message: 'done' };
+      const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
+      const freed = obs(done, { node: cordoned });
+      const uncordon = decideJob(freed);
+      assert.deepEqual(uncordon.action, { type: 'uncordon' });
+      const given = afterAction(freed, uncordon, { type: 'done' });
+      assert.ok(given.status.uncordonedTime);
+      assert.deepEqual(given.events.map((e) => e.reason), ['Uncordoned']);
+      const released = given.status.conditions?.find((c) => c.type === 'NodeReleased');
+      assert.deepEqual([released?.status, released?.reason], ['True', 'Released'], 'one write says both');
+      const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
+      const held = obs(done, { node: cordoned, leases: [lease] });
+      const stillHeld = afterAction(held, decideJob(held), { type: 'done' });
+      assert.ok(stillHeld.status.uncordonedTime);
+      assert.equal(stillHeld.status.conditions, undefined, 'the slot is released in the next pass, and said so then');
+      const failedUncordon = afterFailure(freed, { type: 'uncordon' }, { transient: true, reason: 'Conflict', message: 'modified' });
+      assert.equal(failedUncordon.status.conditions?.find((c) => c.type === 'NodeReleased')?.status, 'False');
     });
 
     it('says NodeReleased once the node is given back and the slot freed', function () {
