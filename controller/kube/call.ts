@@ -19,7 +19,7 @@ import {
   type RequestContext,
   type ResponseContext,
 } from '@kubernetes/client-node';
-import { remainingMs, type OpContext } from '../runtime/context.js';
+import { deadlineSignal, type OpContext } from '../runtime/context.js';
 import { sharedDispatchers } from './clients.js';
 import { toOutcomeError } from './errors.js';
 
@@ -49,17 +49,8 @@ export interface CallExtras {
  * operation in error messages (`cordon node w1`).
  */
 export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallOptions) => Promise<T>, extras: CallExtras = {}): Promise<T> {
-  const timeout = new AbortController();
-  const stopTimer = new AbortController();
-  const ms = remainingMs(ctx);
-  // Node fires timers beyond 2^31-1 ms at once; "no deadline" root contexts use huge values.
-  if (ms < 2 ** 31 - 1) {
-    ctx.clock.sleep(ms, stopTimer.signal).then(
-      () => timeout.abort(new DOMException('deadline exceeded', 'TimeoutError')),
-      () => undefined,
-    );
-  }
-  const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+  const deadline = deadlineSignal(ctx);
+  const signal = deadline.signal;
   const dispatchers: Dispatcher[] = [];
   let opts: CallOptions = { middleware: [signalMiddleware(signal, dispatchers)], middlewareMergeStrategy: 'append' };
   if (extras.patch === 'merge') opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, opts);
@@ -68,9 +59,9 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
     if (signal.aborted) throw signal.reason;
     return await fn(opts);
   } catch (err) {
-    throw toOutcomeError(err, { what, signal: ctx.signal, deadlineExceeded: timeout.signal.aborted, now: ctx.clock.now() });
+    throw toOutcomeError(err, { what, signal: ctx.signal, deadlineExceeded: deadline.timedOut(), now: ctx.clock.now() });
   } finally {
-    stopTimer.abort();
+    deadline.dispose();
     // The response is read by now; close() would still wait for a request in flight, then
     // closes the Agent's idle socket.
     for (const d of dispatchers) d.close().catch(() => undefined);

@@ -1,6 +1,7 @@
 // controller/kube's KubePort against the lab's real kube-apiserver and disruption controller.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
 import { projectNode, projectPod } from '../../controller/kube/project.js';
@@ -409,11 +410,42 @@ describe('controller/kube adapter on the lab apiserver', function () {
       await waitFor(() => (extra() < 5 ? true : undefined), { timeoutMs: 2_000, intervalMs: 20, description: 'the calls\' connections closed' }).catch(() => undefined);
       assert.ok(extra() < 5, `${extra()} more connections to the apiserver after 30 calls`);
     });
+
+    it('keeps an idle connection for the next call, past undici\'s 4 s default (kube-apiserver keeps it 90 s and sends no Keep-Alive hint)', async function () {
+      const port = Number(new URL(f.cluster.server).port);
+      const fresh = createKubeFromConfig(loadKubeConfig(f.cluster.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+      const before = connectionsTo(port);
+      assert.equal(await fresh.port.readSecret(testCtx(), OPERATOR_NS, 'missing-a'), undefined);
+      const opened = [...connectionsTo(port)].filter((inode) => !before.has(inode));
+      assert.equal(opened.length, 1, 'the call opened one connection');
+      // Idle for longer than undici's default keep-alive: the time is what is tested.
+      await new Promise((r) => setTimeout(r, 6_000));
+      assert.ok(connectionsTo(port).has(opened[0] ?? ''), 'the idle connection is still open');
+      assert.equal(await fresh.port.readSecret(testCtx(), OPERATOR_NS, 'missing-b'), undefined);
+      assert.deepEqual([...connectionsTo(port)].filter((inode) => !before.has(inode)), opened, 'the second call used it, and opened none');
+    });
+
+    it('verifies the apiserver\'s certificate against the kubeconfig\'s CA: another trust anchor is refused', async function () {
+      const kc = loadKubeConfig(f.cluster.kubeconfigPath);
+      const cluster = kc.getCurrentCluster();
+      assert.ok(cluster);
+      // A certificate the apiserver's was not signed by (the admin client's own) as the only CA.
+      const wrongCa = readFileSync(join(f.cluster.dir, 'pki', 'admin.crt')).toString('base64');
+      kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, caData: wrongCa, caFile: undefined } : c));
+      const distrusting = createKubeFromConfig(kc, { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+      const err = await outcome(distrusting.port.readSecret(testCtx(), OPERATOR_NS, 'missing-c'));
+      assert.match(`${err.message} ${String(err.cause ?? '')}`, /certificate|verify|self.signed|issuer/i);
+    });
   });
 });
 
 /** This process's ESTABLISHED TCP connections to 127.0.0.1:`port`, from /proc (the lab is Linux). */
 function establishedTo(port: number): number {
+  return connectionsTo(port).size;
+}
+
+/** The socket inodes of this process's ESTABLISHED TCP connections to 127.0.0.1:`port`. */
+function connectionsTo(port: number): Set<string> {
   const inodes = new Set<string>();
   for (const fd of readdirSync('/proc/self/fd')) {
     try {
@@ -424,13 +456,13 @@ function establishedTo(port: number): number {
     }
   }
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  let count = 0;
+  const found = new Set<string>();
   for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
-      if (f.length > 9 && f[3] === '01' && f[2]?.endsWith(`:${hexPort}`) && inodes.has(f[9] ?? '')) count++;
+      if (f.length > 9 && f[3] === '01' && f[2]?.endsWith(`:${hexPort}`) && inodes.has(f[9] ?? '')) found.add(f[9] ?? '');
     }
   }
-  return count;
+  return found;
 }
