@@ -69,6 +69,7 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['  cores busy over the rollout (of 2)', (r) => r.machineCpu.coresBusy.toFixed(2), ''],
     ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
     ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],
+    ['TLS connections opened per node (controller → apiserver)', (r) => r.tlsConnectionsPerNode.toFixed(2), ''],
     ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],
     ['plan passes per node (mean ms)', (r) => passes(r, 'patchplan'), ''],
     ['job passes per node (mean ms)', (r) => passes(r, 'patchjob'), ''],

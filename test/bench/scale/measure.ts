@@ -96,6 +96,8 @@ export interface RolloutFigures {
   /** Everything the apiserver served during the rollout (its /metrics), lab kubelets included, per node. */
   apiserverRequestsPerNode: Record<string, number>;
   watchEventsPerNode: number;
+  /** TLS connections the controller opened to the apiserver (interposer) / workers: how well it keeps its connections. */
+  tlsConnectionsPerNode: number;
   talosCallsPerNode: { simulatorRecord: Record<string, number>; controllerMetrics: Record<string, number> };
   /** Reconcile passes per node by queue (plan, job, …), and the mean wall time of one (awaited I/O included), from the controller's metrics. */
   passesPerNode: Record<string, { passes: number; meanMs: number }>;
@@ -151,6 +153,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const talosBefore = counterSamples(metricsBefore, 'kangal_patch_talos_calls_total');
   const since = Date.now();
   const labCpuAtApply = labCpuSeconds(lab.cluster.dir);
+  const tlsAtApply = lab.interposer?.tlsConnections() ?? 0;
   const controllerCpuAtApply = cpuSeconds(pid);
   const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
   await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
@@ -168,6 +171,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
   const spanSeconds = (Date.now() - since) / 1000;
   const labCpuAtEnd = labCpuSeconds(lab.cluster.dir);
+  const tlsAtEnd = lab.interposer?.tlsConnections() ?? 0;
   const cpuEnd = cpuSeconds(pid);
   const pushesUnderLoad = await probe;
   const logAt = (msg: RegExp): number => {
@@ -267,6 +271,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     requestsPerNodeTotal: Number(([...requests.values()].reduce((a, b) => a + b, 0) / o.workers).toFixed(2)),
     apiserverRequestsPerNode: perNode(apiserverRequests(counterDiff(apiBefore, apiAfter))),
     watchEventsPerNode: Number((watchEvents / o.workers).toFixed(2)),
+    tlsConnectionsPerNode: Number(((tlsAtEnd - tlsAtApply) / o.workers).toFixed(3)),
     talosCallsPerNode: { simulatorRecord, controllerMetrics: perNode(controllerTalos) },
     passesPerNode: passesPerNode(metricsBefore, metricsAfter, o.workers),
     noOpWrites: Object.fromEntries(noOps),

@@ -191,6 +191,9 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   });
   let tlsConnections = 0;
   server.on('secureConnection', () => tlsConnections++);
+  // As kube-apiserver keeps an idle connection (its http.Server IdleTimeout, 90 s), not Node's 5 s:
+  // the controller's connection reuse is measured against the server it stands in for.
+  server.keepAliveTimeout = 90_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
