@@ -425,6 +425,28 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.deepEqual([...connectionsTo(port)].filter((inode) => !before.has(inode)), opened, 'the second call used it, and opened none');
     });
 
+    it('keeps the connection after a guarded delete (undici would close it after a DELETE with a body)', async function () {
+      const interposer = await startApiInterposer(f.cluster);
+      try {
+        const port = Number(new URL(interposer.server).port);
+        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+        const turns = async (): Promise<void> => {
+          // undici gives a connection back one event-loop turn after its response, and closes it then.
+          for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        };
+        const lease = await counted.port.createSlotLease(testCtx(), { namespace: OPERATOR_NS, name: 'plan-workers-9', labels: { 'kangalpatch.ozalp.dk/patchplan': 'plan' }, holderIdentity: 'plan-w9' });
+        await turns();
+        const open = connectionsTo(port);
+        assert.equal(open.size, 1);
+        await counted.port.deleteLease(testCtx(), OPERATOR_NS, lease.name, lease.resourceVersion);
+        await turns();
+        assert.deepEqual(connectionsTo(port), open, 'the delete went over the open connection, which stayed open');
+        assert.deepEqual(interposer.exchanges.map((e) => `${e.method} ${e.status}`), ['POST 201', 'DELETE 200']);
+      } finally {
+        await interposer.close();
+      }
+    });
+
     it('verifies the apiserver\'s certificate against the kubeconfig\'s CA: another trust anchor is refused', async function () {
       const kc = loadKubeConfig(f.cluster.kubeconfigPath);
       const cluster = kc.getCurrentCluster();
