@@ -253,7 +253,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     peakRssMiB: Math.round(sampler.peakRss()),
     peakRssSplitMiB: roundedSplit(sampler.peakSplit()),
     peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
-    cpuSecondsPerNode: Number(((cpuEnd - cpuStart) / o.workers).toFixed(4)),
+    cpuSecondsPerNode: Number(((cpuEnd - controllerCpuAtApply) / o.workers).toFixed(4)),
     cpuSecondsStart: Number(cpuStart.toFixed(2)),
     machineCpu: machineCpu({ controller: cpuEnd - controllerCpuAtApply, ...diffCpu(labCpuAtApply, labCpuAtEnd) }, o.workers, spanSeconds),
     preflightSeconds: Number((preflightMs / 1000).toFixed(2)),
