@@ -14,20 +14,22 @@ import { gateFailure } from './gate-failure.js';
 import { newJob } from './jobs.js';
 import { postPlanHook, prePlanHook } from './hooks.js';
 import { jobName, leaseName } from './names.js';
-import { isFinishedPhase, progressOf, type Progress } from './progress.js';
+import { isFinishedPhase, progressOf, withLeases, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
-import { selectNodes, type GroupPlan, type Selection } from './selection.js';
+import { planSelection, type GroupPlan, type PlanSelection, type Selection } from './selection.js';
 import { awaitsPreflightRetry } from './preflight-retry.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
-import type { NewSlot, PlanObservation, PlanStep, PreflightCheck } from './types.js';
+import type { NewSlot, PlanJobFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
 const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
 
 interface Ctx {
   o: PlanObservation;
-  sel: Selection;
+  sel: PlanSelection;
+  /** The plan's jobs by name. */
+  jobs: ReadonlyMap<string, PlanJobFacts>;
   prog: Progress;
   status: PatchPlanStatus;
 }
@@ -42,9 +44,9 @@ export function decidePlan(o: PlanObservation): PlanStep {
     const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
     return finished.length > 0 ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 } : { status: o.plan.status, events: [] };
   }
-  const sel = selectNodes(spec, o.nodes, o.ownNode);
+  const sel = planSelection(o.plan, o.nodes, o.ownNode);
   const prog = progressOf(sel, o.jobs, o.leases);
-  const c: Ctx = { o, sel, prog, status: withProgress(o, prog) };
+  const c: Ctx = { o, sel, jobs: new Map(o.jobs.map((j) => [j.name, j])), prog, status: withProgress(o, prog) };
   // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
   const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
   return withoutStaleWait(halt ?? reclaimAndRefill(c) ?? rest(c));
@@ -65,8 +67,8 @@ function reclaimAndRefill(c: Ctx): PlanStep | undefined {
   const release = freed.action.leases;
   const gone = new Set(release.map((l) => l.name));
   const o = { ...c.o, leases: c.o.leases.filter((l) => !gone.has(l.name)) };
-  const prog = progressOf(c.sel, o.jobs, o.leases);
-  const next = rest({ o, sel: c.sel, prog, status: withProgress(o, prog) });
+  const prog = withLeases(c.prog, o.leases);
+  const next = rest({ ...c, o, prog, status: withProgress(o, prog) });
   return next.action?.type === 'scheduleNodes' ? { ...next, action: { ...next.action, release } } : freed;
 }
 
@@ -110,26 +112,26 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
 
 
 /** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
-function reclaim({ o, sel, status, prog }: Ctx): PlanStep | undefined {
+function reclaim({ o, sel, jobs, status, prog }: Ctx): PlanStep | undefined {
   const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined || status.phase === 'Failed' || budgetSpent(o);
-  const jobs = new Map(o.jobs.map((j) => [j.name, j]));
   // A job-less Lease of a later group than the current one (a failed job of an earlier group was deleted to retry it) waits no more.
   const order = o.plan.spec.strategy.order;
   const currentIndex = prog.current === undefined ? order.length : order.indexOf(prog.current);
-  const pendingJobNames = new Set([...sel.groupOf].filter(([, g]) => order.indexOf(g) <= currentIndex).map(([n]) => jobName(o.plan.name, n)));
+  const mayStillCome = (holder: string | undefined): boolean => {
+    const target = sel.nodeOfJob.get(holder ?? '');
+    return target !== undefined && order.indexOf(target.group) <= currentIndex;
+  };
   const stale = o.leases.filter((l) => {
     const job = l.holderIdentity === undefined ? undefined : jobs.get(l.holderIdentity);
-    return job ? isFinishedPhase(job.phase) : !pendingJobNames.has(l.holderIdentity ?? '') || held;
+    return job ? isFinishedPhase(job.phase) : !mayStillCome(l.holderIdentity) || held;
   });
   return stale.length > 0 ? { action: { type: 'deleteLeases', leases: stale }, status, events: [], requeueAfterMs: 0 } : undefined;
 }
 
 /** Leases whose PatchJobs do not exist: the scheduling pass died between the two, or a job create failed. */
-function finishRound({ o, sel, status }: Ctx): PlanStep | undefined {
-  const jobs = new Set(o.jobs.map((j) => j.name));
-  const nodeOfJob = new Map([...sel.groupOf].map(([node, group]) => [jobName(o.plan.name, node), { node, group }]));
+function finishRound({ o, sel, jobs, status }: Ctx): PlanStep | undefined {
   const toCreate = o.leases.flatMap((l) => {
-    const target = nodeOfJob.get(l.holderIdentity ?? '');
+    const target = sel.nodeOfJob.get(l.holderIdentity ?? '');
     return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target.node, target.group)] : [];
   });
   if (toCreate.length === 0) return undefined;
@@ -179,7 +181,7 @@ function preflight({ o, status }: Ctx): PlanStep | undefined {
 /** After the preflight checks ran: InProgress with the rollout plan in the condition, or Failed and retried every minute. */
 export function afterPreflight(o: PlanObservation, step: PlanStep, checks: readonly PreflightCheck[]): PlanStep {
   const failedChecks = checks.filter((x) => !x.passed);
-  const sel = selectNodes(o.plan.spec, o.nodes, o.ownNode);
+  const sel = planSelection(o.plan, o.nodes, o.ownNode);
   if (failedChecks.length === 0) {
     const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
     const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}`;
@@ -251,7 +253,7 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
   return undefined;
 }
 
-function schedule({ o, status, prog, sel }: Ctx): PlanStep {
+function schedule({ o, status, prog, sel, jobs }: Ctx): PlanStep {
   const group = sel.groups.find((g) => g.name === prog.current);
   const base: PatchPlanStatus = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
   // Set again below while a health check or the alert gate still holds the rollout.
@@ -273,10 +275,9 @@ function schedule({ o, status, prog, sel }: Ctx): PlanStep {
   const own = ownNodeAlone(o, candidates);
   if (own !== undefined) return handOver(own, base);
   const chosen = o.canHandOver ? candidates.filter((n) => n !== o.ownNode) : candidates;
-  const existing = new Set(o.jobs.map((j) => j.name));
   const taken: NewSlot[] = chosen.map((node, i) => {
     const name = jobName(o.plan.name, node);
-    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: existing.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name) };
+    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name) };
   });
   return nodesScheduled({ action: { type: 'scheduleNodes', group: group.name, slots: taken }, status: { ...base, lastNodeScheduledAt: iso(o.now) }, events: [], requeueAfterMs: 0 }, group.name, chosen);
 }

@@ -29,16 +29,25 @@ export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], 
   const pendingNodes = new Map<string, string[]>();
   let current: string | undefined;
   const groups = selection.groups.map((g): GroupStatus => {
-    const states = g.nodes.map((n) => jobOf.get(n)?.phase);
-    const pending = g.nodes.filter((n) => !jobOf.has(n));
+    const pending: string[] = [];
+    let completed = 0;
+    let failed = 0;
+    for (const n of g.nodes) {
+      const phase = jobOf.get(n)?.phase;
+      if (!jobOf.has(n)) pending.push(n);
+      else if (phase === 'Completed') completed++;
+      else if (phase === 'Failed') failed++;
+    }
     pendingNodes.set(g.name, pending);
-    const completed = states.filter((p) => p === 'Completed').length;
-    const failed = states.filter((p) => p === 'Failed').length;
     const running = g.nodes.length - pending.length - completed - failed;
     if (current === undefined && completed + failed < g.nodes.length) current = g.name;
-    const active = leases.filter((l) => l.group === g.name).length;
-    return { name: g.name, concurrency: g.concurrency, active, total: g.nodes.length, pending: pending.length, running, completed, failed };
+    return { name: g.name, concurrency: g.concurrency, active: 0, total: g.nodes.length, pending: pending.length, running, completed, failed };
   });
   const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed'): number => groups.reduce((a, g) => a + g[k], 0);
-  return { groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), current, pendingNodes };
+  return withLeases({ groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), current, pendingNodes }, leases);
+}
+
+/** The same progress with each group's slots counted from these Leases (the jobs' counts do not depend on them). */
+export function withLeases(p: Progress, leases: readonly PlanLeaseFacts[]): Progress {
+  return { ...p, groups: p.groups.map((g) => ({ ...g, active: leases.filter((l) => l.group === g.name).length })) };
 }

@@ -4,6 +4,7 @@
 import { BuiltInGroup } from '../../../schemas/api.js';
 import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
 import { matchesSelector } from '../selector.js';
+import { jobName } from './names.js';
 import type { PlanNodeFacts } from './types.js';
 
 export interface GroupPlan {
@@ -49,4 +50,60 @@ export function selectNodes(spec: PatchPlanSpec, nodes: readonly PlanNodeFacts[]
     }
   }
   return { groups, groupOf, unclaimed };
+}
+
+/** A plan's selection with the index its passes look Leases up in: job name → node and group. */
+export interface PlanSelection extends Selection {
+  nodeOfJob: ReadonlyMap<string, { node: string; group: string }>;
+}
+
+interface Kept {
+  key: string;
+  /** The node facts the selection was made from, in the order given (the informer's, stable across passes). */
+  from: PlanNodeFacts[];
+  selection: PlanSelection;
+}
+
+/** Plans remembered; a plan beyond this many is selected afresh on each pass (still right, only slower). */
+const KEEP = 64;
+const kept = new Map<string, Kept>();
+
+/**
+ * selectNodes for a plan's pass, remembered between passes while nothing it reads changed: the
+ * plan's selection fields, the controller's node, and each node's name, labels and role. A pass at
+ * 5,000 nodes sorted and matched all of them, and named every node's job twice, to look up a few
+ * Leases; now it compares the node facts it was given with those it kept (the same objects, unless a
+ * node changed) and names the jobs once per selection.
+ */
+export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec }, nodes: readonly PlanNodeFacts[], ownNode?: string): PlanSelection {
+  const { nodeSelector, groups, strategy } = plan.spec;
+  const key = JSON.stringify([plan.name, ownNode ?? null, nodeSelector ?? null, groups, strategy.order]);
+  const known = kept.get(plan.uid);
+  if (known !== undefined && known.key === key && sameSelectionFacts(known.from, nodes)) return known.selection;
+  const selection = selectNodes(plan.spec, nodes, ownNode);
+  const nodeOfJob = new Map([...selection.groupOf].map(([node, group]) => [jobName(plan.name, node), { node, group }]));
+  const entry: Kept = { key, from: [...nodes], selection: { ...selection, nodeOfJob } };
+  kept.delete(plan.uid); // re-inserted last: the oldest plan is the first one forgotten
+  kept.set(plan.uid, entry);
+  if (kept.size > KEEP) kept.delete(kept.keys().next().value ?? '');
+  return entry.selection;
+}
+
+/** Whether `nodes` are the kept ones as selection reads them; a node changed in other ways is kept anew, so the next pass compares by identity. */
+function sameSelectionFacts(from: PlanNodeFacts[], nodes: readonly PlanNodeFacts[]): boolean {
+  if (from.length !== nodes.length) return false;
+  for (let i = 0; i < nodes.length; i++) {
+    const was = from[i];
+    const now = nodes[i];
+    if (was === now) continue;
+    if (was === undefined || now === undefined || was.name !== now.name || was.controlPlane !== now.controlPlane || !sameLabels(was.labels, now.labels)) return false;
+    from[i] = now;
+  }
+  return true;
+}
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
 }
