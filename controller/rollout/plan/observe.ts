@@ -57,7 +57,9 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     .filter((l) => l.labels[PLAN_LABEL] === plan.name)
     .map((l) => ({ name: l.name, resourceVersion: l.resourceVersion, group: l.labels[GROUP_LABEL] ?? '', holderIdentity: l.holderIdentity }));
   const nodes = informers.nodes.list();
-  const withJob = new Set(jobs.map((j) => j.nodeName));
+  // Asked only of nodes with a pull result (at most a round's worth), not of every node on every pass.
+  let withJob: ReadonlySet<string> | undefined;
+  const waitingForJob = (node: string): boolean => informers.nodes.get(node) !== undefined && !(withJob ??= new Set(jobs.map((j) => j.nodeName))).has(node);
   return {
     now,
     plan: { name: plan.name, uid: plan.uid, generation: plan.generation, spec: plan.spec, status: plan.status },
@@ -70,7 +72,7 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
     ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
     ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
-    ...(prePulls === undefined ? {} : { prePulls: prePulls.facts(plan.name, new Set(nodes.filter((n) => !withJob.has(n.name)).map((n) => n.name))) }),
+    ...(prePulls === undefined ? {} : { prePulls: prePulls.facts(plan.name, { has: waitingForJob }) }),
     ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

@@ -18,8 +18,8 @@ export interface PrePullTarget extends PrePullRequest {
 }
 
 export interface PrePullRunner {
-  /** What runs and what ended for the plan, for its next pass; results of nodes not in `waiting` are forgotten. */
-  facts(plan: string, waiting: ReadonlySet<string>): PrePullFacts;
+  /** What runs and what ended for the plan, for its next pass; results of nodes no longer `waiting` are forgotten. */
+  facts(plan: string, waiting: { has(node: string): boolean }): PrePullFacts;
   /** Starts the pulls without waiting for them; a node already pulling for the plan is left alone. */
   start(plan: string, talosConfig: PatchPlanSpec['talosConfig'], pulls: readonly PrePullTarget[]): void;
 }
