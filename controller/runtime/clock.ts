@@ -1,7 +1,5 @@
 // The one place that reads the wall clock. Everything else gets a Clock, so tests and benchmarks
 // can inject time and every sleep can be cancelled.
-import { setTimeout as sleepFor } from 'node:timers/promises';
-
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -11,10 +9,32 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: async (ms, signal) => {
-    await sleepFor(Math.max(0, ms), undefined, signal ? { signal } : undefined);
-  },
+  sleep: (ms, signal) => sleepUnlessAborted(Math.max(0, ms), signal),
 };
+
+/**
+ * A timer that an abort stops, rejecting with the signal's reason as such. Node's
+ * timers/promises builds a new AbortError (with its stack) for every sleep it stops, and every API
+ * call stops one: its deadline timer (runtime/context.ts deadlineSignal).
+ */
+function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const stop = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}
 
 /** The system clock shifted by `offsetMs`: for maintenance-window drills and tests, never in production. */
 export function shiftedClock(offsetMs: number): Clock {
