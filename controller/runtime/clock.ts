@@ -21,11 +21,13 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promis
   if (signal === undefined) return new Promise((resolve) => setTimeout(resolve, ms));
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the contract: the signal's reason, whatever it is
       reject(signal.reason);
       return;
     }
     const stop = (): void => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above
       reject(signal.reason);
     };
     const timer = setTimeout(() => {
