@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
 import { startApiInterposer, type ApiInterposer } from '../../lab/cluster/interposer.js';
 import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
@@ -286,8 +286,21 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
           return j && phases.includes(String(j.status?.phase)) ? j.status : undefined;
         }, { timeoutMs, description: `PatchJob ${name} in phase ${phases.join(' or ')}` });
       } catch (err) {
-        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
+        const lab = await labStateFor((last as { blockingPDB?: unknown } | undefined)?.blockingPDB);
+        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
+    };
+    /** What the lab did, for a wait that timed out: its background errors, and the pods of a PDB that blocked a drain. */
+    const labStateFor = async (blockingPDB: unknown): Promise<string> => {
+      const lines = [`lab background errors: ${JSON.stringify(fleet.workloads.errors.slice(-10))}`];
+      const [namespace, name] = typeof blockingPDB === 'string' ? blockingPDB.split('/') : [];
+      if (namespace !== undefined && name !== undefined) {
+        const pdb = await kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace, name }).catch((e: unknown) => String(e));
+        const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
+        lines.push(`PDB ${namespace}/${name} status: ${JSON.stringify(typeof pdb === 'string' ? pdb : pdb.status)}`);
+        lines.push(`pods in ${namespace}: ${JSON.stringify(pods.items.map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.conditions?.find((c) => c.type === 'Ready')?.status, p.metadata?.deletionTimestamp ?? null]))}`);
+      }
+      return `${lines.join('\n')}\n`;
     };
     const deleteJob: JobLab['deleteJob'] = async (name) => {
       await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name });
@@ -317,7 +330,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
           return p && check(p.status ?? {}) ? p.status : undefined;
         }, { timeoutMs, description: `PatchPlan ${name}: ${description}` });
       } catch (err) {
-        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\ncontroller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
+        const lab = await labStateFor(undefined);
+        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
       }
     };
     lab = { cluster, fleet, talos, interposer, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
