@@ -8,8 +8,8 @@
 # ~1,900 modules saves about 27 MiB of heap at start (BENCHMARKS.md "Memory"). Layers are ordered so
 # that a change to the sources only re-runs the build and the last COPYs; the npm cache mount makes
 # a changed lockfile download only what changed.
-# BASE: any Node 24 (or 22) image with npm on PATH; the tests pass one built from Debian's packages
-# (test/lab/image/build.sh).
+# BASE: any Node 24 (or 22.21+: NODE_OPTIONS below needs --max-old-space-size-percentage) image with
+# npm on PATH; the tests pass one built from Debian's packages (test/lab/image/build.sh).
 ARG BASE=node:24-trixie-slim
 
 FROM ${BASE} AS build
@@ -34,10 +34,18 @@ ENV NODE_ENV=production
 # workers after the pod caches"). The native part, not the V8 heap, is most of the leader's memory.
 # A fixed 128 KiB mmap threshold (glibc otherwise raises it after each large free, and later large
 # blocks stay resident in its heap) and an earlier trim: 11 and 22 MiB less at the peak at 1,000
-# workers, same CPU (BENCHMARKS.md "What the resident memory is"). test/lab/image-env.ts mirrors these.
+# workers, same CPU (BENCHMARKS.md "What the resident memory is").
+# The V8 heap as a share of the container's memory limit (Node reads the cgroup's limit; without one,
+# the machine's memory): 25 % of the Deployment's 512 MiB is a 128 MiB old space, and a raised limit
+# raises the heap with it. Without a heap flag V8 sizes its heap from the memory it sees, not from
+# what the controller needs, and lets garbage pile up to that (BENCHMARKS.md "Memory as shipped").
+# A 4 MiB semi-space keeps the young generation small.
+# test/lab/image-env.ts is the one source of these; a unit test keeps this file, the chart and
+# kustomize equal to it, and the benches run the controller with it.
 ENV MALLOC_ARENA_MAX=2 \
     MALLOC_MMAP_THRESHOLD_=131072 \
-    MALLOC_TRIM_THRESHOLD_=131072
+    MALLOC_TRIM_THRESHOLD_=131072 \
+    NODE_OPTIONS="--max-old-space-size-percentage=25 --max-semi-space-size=4"
 WORKDIR /app
 COPY package.json ./
 COPY bin/kangal-patch.js ./bin/kangal-patch.js

@@ -4,9 +4,11 @@ import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import type { PatchPlanDocument } from '../schemas/patchplan.js';
 import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
+import { DEFAULT_HOOK_POLICY, registryEntry, type HookPolicy } from './core/hook-policy.js';
 import { envName, RUN_FLAGS, resolveRunConfig, type RunConfig, type RunFlagName } from './config.js';
 import { loadNotifyConfig } from './notify/config.js';
 import { loadSigningKey, loadTrustedKeys } from './gitops/promotion/signature.js';
+import { readWebhookSecret } from './gitops/webhook.js';
 import { createLogger } from './telemetry/logger.js';
 import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
@@ -59,6 +61,21 @@ interface PreviewFlags {
   releasesTokenFile?: string;
   promotionKeysDir?: string;
   repo?: string;
+  hookServiceAccounts?: string;
+  hookPriorityClasses?: string;
+  hookImageRegistries?: string;
+}
+
+/** The hook allowlists of preview's --hook-* flags, read as `run` reads its own. */
+function previewHookPolicy(opts: PreviewFlags): HookPolicy | Error {
+  const split = (text: string | undefined): string[] => (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const imageRegistries: string[] = [];
+  for (const part of split(opts.hookImageRegistries)) {
+    const entry = registryEntry(part);
+    if (entry instanceof Error) return new Error(`--hook-image-registries: ${entry.message}`);
+    imageRegistries.push(entry);
+  }
+  return { ...DEFAULT_HOOK_POLICY, serviceAccounts: split(opts.hookServiceAccounts), priorityClasses: split(opts.hookPriorityClasses), imageRegistries };
 }
 
 /** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
@@ -75,6 +92,8 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
     if (m instanceof Error) return fail(`--registry-mirror: ${m.message}`, ExitCode.Usage);
     mirrors[m.host] = m.url;
   }
+  const hookPolicy = previewHookPolicy(opts);
+  if (hookPolicy instanceof Error) return fail(hookPolicy.message, ExitCode.Usage);
   const collected = await collectPlanFiles([path], DEFAULT_LIMITS.maxBytes);
   if (collected.missing.length > 0) return fail(`no such file or directory: ${path}`, ExitCode.Usage);
   const result = loadPlanSources(collected.sources, { operatorNamespace: opts.namespace });
@@ -96,6 +115,7 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
       operatorNamespace: opts.namespace,
       registryMirrors: mirrors,
       controllerNode: opts.controllerNode,
+      hookPolicy,
     });
     io.out(opts.output === 'json' ? formatPreviewJson(report) : formatPreviewText(report));
     return report.preflight.checks.every((c) => c.passed) ? ExitCode.Ok : ExitCode.Invalid;
@@ -150,6 +170,9 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--releases-token-file <path>', 'auto-update templates: a token for the releases API')
     .option('--promotion-keys-dir <dir>', 'templates with autoUpdate.promotion: the upstream clusters\' public keys (<cluster>.pem)')
     .option('--repo <dir>', 'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)')
+    .option('--hook-service-accounts <names>', 'as `run`: ServiceAccounts hooks may run as (comma-separated), for the HookAdmission check')
+    .option('--hook-priority-classes <names>', 'as `run`: PriorityClasses hooks may ask for (comma-separated)')
+    .option('--hook-image-registries <registries>', 'as `run`: registries hook images must come from (comma-separated; default any)')
     .exitOverride()
     .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
   const runCommand = program
@@ -175,7 +198,7 @@ async function run(flags: Partial<Record<RunFlagName, string | boolean | string[
     }
     cfg.notify = notify;
   }
-  const keys = await loadPromotionKeys(cfg);
+  const keys = [...(await loadPromotionKeys(cfg)), ...(await checkWebhookSecret(cfg))];
   if (keys.length > 0) {
     io.err(keys.map((e) => `kangal-patch run: ${e}\n`).join(''));
     return ExitCode.Usage;
@@ -219,6 +242,13 @@ export async function main(argv: readonly string[], io: CliIO = stdio): Promise<
 }
 
 /** --report-signing-key-file and --promotion-keys-dir, read into cfg at start; the errors name the flag. */
+/** A served webhook's secret must be usable from the start (it is re-read per delivery, for rotation). */
+async function checkWebhookSecret(cfg: RunConfig): Promise<string[]> {
+  if (cfg.webhookBindAddress === undefined || cfg.webhookSecretFile === undefined) return [];
+  const secret = await readWebhookSecret(cfg.webhookSecretFile);
+  return secret instanceof Error ? [`--webhook-secret-file (${envName('webhookSecretFile')}): ${secret.message}`] : [];
+}
+
 async function loadPromotionKeys(cfg: RunConfig): Promise<string[]> {
   const errors: string[] = [];
   if (cfg.reportSigningKeyFile !== undefined) {

@@ -3,14 +3,15 @@
 import { hostname } from 'node:os';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import { DEFAULT_HOOKS_NAMESPACE, DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
+import { CONTROLLER_SERVICE_ACCOUNT, registryEntry, type HookPolicy } from './core/hook-policy.js';
 import { parseGoDuration } from '../schemas/duration.js';
 import { parseMirrorFlag } from './registry/index.js';
 import { LOG_LEVELS } from './telemetry/logger.js';
 import { parseBindAddress, type BindAddress } from './telemetry/http.js';
 import { checkGitUrl } from './gitops/git-url.js';
 import { checkAlertmanagerUrl, tokenMaySend } from './alertmanager/url.js';
-import { checkReleasesBaseUrl } from './forge/releases.js';
+import { checkApiBaseUrl, checkReleasesBaseUrl } from './forge/releases.js';
 import type { NotifyConfig } from '../schemas/notify.js';
 import type { TrustedKeys } from './gitops/promotion/signature.js';
 
@@ -29,6 +30,7 @@ export const RUN_FLAGS = {
   maxConcurrentReconciles: { flag: '--max-concurrent-reconciles <n>', help: 'PatchJobs worked on at the same time, the oldest first when more are due', default: '16' },
   registryMirror: { flag: '--registry-mirror <host=url...>', help: 'check images of a registry at a mirror, e.g. ghcr.io=http://127.0.0.1:5000 (repeatable; env: comma-separated)', default: undefined },
   preflightRetryPeriod: { flag: '--preflight-retry-period <duration>', help: 'how long a plan whose preflight failed waits before checking again', default: '1m' },
+  healthCheckServiceAccount: { flag: '--health-check-service-account <name>', help: 'ServiceAccount of the operator namespace that health checks read as (impersonated): they see only what it is granted, never the controller\'s own rights', default: 'kangal-patch-health' },
   nodeName: { flag: '--node-name <name>', help: 'the node this controller runs on (default $NODE_NAME): patched last in its group', default: undefined },
   gitUrl: { flag: '--git-url <url>', help: 'plans repository (HTTPS; plain HTTP only for loopback); unset: plans come from kubectl only', default: undefined },
   gitBranch: { flag: '--git-branch <name>', help: 'branch of the plans repository', default: 'main' },
@@ -36,9 +38,10 @@ export const RUN_FLAGS = {
   pollInterval: { flag: '--poll-interval <duration>', help: 'how often to ask the remote for the branch head (jittered ±10%)', default: '1m' },
   gitTokenFile: { flag: '--git-token-file <path>', help: 'file holding the read token (re-read on every poll, so rotation needs no restart)', default: undefined },
   gitWriteTokenFile: { flag: '--git-write-token-file <path>', help: 'file holding the token for pushes and the forge API (default: the read token)', default: undefined },
+  gitMaxFetchBytes: { flag: '--git-max-fetch-bytes <n>', help: 'bytes one fetch of the plans repository may receive (ref advertisement and pack); a larger commit is refused, the plans applied before stay', default: String(64 * 1024 * 1024) },
   gitCacheDir: { flag: '--git-cache-dir <dir>', help: 'where the shallow clone lives (default: a temporary directory)', default: undefined },
   forge: { flag: '--forge <kind>', help: 'pull requests and commit statuses through github, gitea or none', default: 'github' },
-  forgeApiUrl: { flag: '--forge-api-url <url>', help: 'forge REST API base (GitHub Enterprise, Gitea/Forgejo); default from the git URL', default: undefined },
+  forgeApiUrl: { flag: '--forge-api-url <url>', help: 'forge REST API base (GitHub Enterprise, Gitea/Forgejo; HTTPS, plain HTTP only for loopback); default from the git URL', default: undefined },
   clusterName: { flag: '--cluster-name <name>', help: 'this cluster in branch names, PR titles, report paths and commit-status contexts (required with --git-url)', default: undefined },
   gitAuthor: { flag: '--git-author <author>', help: 'author and committer of the controller commits, "Name <email>"', default: 'kangal-patch <kangal-patch@users.noreply.local>' },
   webhookBindAddress: { flag: '--webhook-bind-address <addr>', help: 'GitHub push webhook endpoint (POST any path), 0 disables', default: '0' },
@@ -51,6 +54,10 @@ export const RUN_FLAGS = {
   reportMinInterval: { flag: '--report-min-interval <duration>', help: 'least time between two commits to one rollout report (the last state is always written)', default: '30s' },
   reportSigningKeyFile: { flag: '--report-signing-key-file <path>', help: 'Ed25519 private key (PEM) that signs this cluster\'s rollout reports, so downstream clusters accept them as promotion evidence; read at start', default: undefined },
   promotionKeysDir: { flag: '--promotion-keys-dir <dir>', help: 'folder of <cluster>.pem Ed25519 public keys of upstream clusters: only reports they signed count for autoUpdate.promotion; read at start', default: undefined },
+  hooksNamespace: { flag: '--hooks-namespace <name>', help: 'namespace of the hook Jobs (Pod Security restricted; none of the controller\'s Secrets): never the operator namespace', default: DEFAULT_HOOKS_NAMESPACE },
+  hookServiceAccounts: { flag: '--hook-service-accounts <names>', help: 'ServiceAccounts of the hooks namespace a hook may run as, with their token (comma-separated; default none: only `default`, without a token)', default: undefined },
+  hookPriorityClasses: { flag: '--hook-priority-classes <names>', help: 'PriorityClasses a hook may ask for (comma-separated; default none)', default: undefined },
+  hookImageRegistries: { flag: '--hook-image-registries <registries>', help: 'registries hook images must come from, a host or a host and path, e.g. ghcr.io/acme,registry.example.com (comma-separated; default: any)', default: undefined },
   notifyConfigFile: { flag: '--notify-config-file <path>', help: 'notification receivers (webhook, Slack, Teams, Discord), YAML from a mounted Secret; read at start', default: undefined },
 } as const;
 export type RunFlagName = keyof typeof RUN_FLAGS;
@@ -72,6 +79,23 @@ const durationMs = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** A comma-separated list of object names (empty: none). */
+const names = (what: string) =>
+  z.string().optional().transform((text, ctx) => {
+    const list = (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+    for (const n of list) if (!NAME.test(n) || n.length > 253) ctx.addIssue({ code: 'custom', message: `"${n}" is not a ${what} name` });
+    return [...new Set(list)];
+  });
+const registries = z.string().optional().transform((text, ctx) => {
+  const out: string[] = [];
+  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const entry = registryEntry(part);
+    if (entry instanceof Error) ctx.addIssue({ code: 'custom', message: entry.message });
+    else out.push(entry);
+  }
+  return out;
 });
 const bool = z.string().transform((text, ctx) => {
   if (/^(true|1|yes)$/i.test(text)) return true;
@@ -102,6 +126,7 @@ export const runConfigSchema = z
       }
       return mirrors;
     }),
+    healthCheckServiceAccount: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: 'must be a ServiceAccount name' }).max(253),
     nodeName: z.string().min(1).optional(),
     preflightRetryPeriod: durationMs,
     gitUrl: z.string().optional().superRefine((text, ctx) => {
@@ -120,9 +145,21 @@ export const runConfigSchema = z
     pollInterval: durationMs,
     gitTokenFile: z.string().min(1).optional(),
     gitWriteTokenFile: z.string().min(1).optional(),
+    gitMaxFetchBytes: z.coerce.number({ error: 'must be a number of bytes' }).int({ error: 'must be a whole number of bytes' }).min(1024 * 1024, { error: 'must be at least 1048576 (1 MiB)' }).max(2 ** 31 - 1, { error: 'must be below 2 GiB' }),
     gitCacheDir: z.string().min(1).optional(),
     forge: z.enum(['github', 'gitea', 'none']),
-    forgeApiUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    forgeApiUrl: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        if (text === undefined) return undefined;
+        const url = checkApiBaseUrl(text, 'forge API base URL');
+        if (url instanceof Error) {
+          ctx.addIssue({ code: 'custom', message: url.message });
+          return z.NEVER;
+        }
+        return url;
+      }),
     clusterName: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a DNS label (lowercase letters, digits, "-", at most 63)' }).optional(),
     gitAuthor: z
       .string()
@@ -143,6 +180,10 @@ export const runConfigSchema = z
     }),
     releasesTokenFile: z.string().min(1).optional(),
     notifyConfigFile: z.string().min(1).optional(),
+    hooksNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a namespace name (lowercase letters, digits, "-")' }).max(63),
+    hookServiceAccounts: names('ServiceAccount'),
+    hookPriorityClasses: names('PriorityClass'),
+    hookImageRegistries: registries,
     alertmanagerUrl: z.string().optional().superRefine((text, ctx) => {
       const problem = text === undefined ? undefined : checkAlertmanagerUrl(text);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -160,6 +201,10 @@ export const runConfigSchema = z
     error: 'a token is sent only over https:// (or to a loopback host): change --alertmanager-url to https://',
   })
   .refine((c) => c.webhookBindAddress === undefined || c.webhookSecretFile !== undefined, { path: ['webhookSecretFile'], error: 'is required with --webhook-bind-address' })
+  .refine((c) => c.hooksNamespace !== c.namespace, {
+    path: ['hooksNamespace'],
+    error: 'must not be the operator namespace: hooks run where none of the controller\'s Secrets are (e.g. kangal-patch-hooks)',
+  })
   .refine((c) => c.leaderElectionRenewDeadline < c.leaderElectionLeaseDuration, {
     path: ['leaderElectionRenewDeadline'],
     error: 'must be shorter than --leader-election-lease-duration',
@@ -173,6 +218,8 @@ const debugClockOffset = z.coerce.number().int().min(-7 * 86_400_000, { error: '
 
 export type RunConfig = z.output<typeof runConfigSchema> & {
   identity: string;
+  /** What plans' hooks may be given: the --hook-* allowlists and the controller's own ServiceAccount ($POD_SERVICE_ACCOUNT). */
+  hookPolicy: HookPolicy;
   debugClockOffsetMs: number;
   /** The receivers read from --notify-config-file at start (undefined: no notifications). */
   notify?: NotifyConfig | undefined;
@@ -204,5 +251,17 @@ export function resolveRunConfig(flags: Partial<Record<RunFlagName, string | boo
   const offset = debugClockOffset.safeParse(env.KANGAL_PATCH_DEBUG_CLOCK_OFFSET);
   if (!offset.success) return { errors: [`KANGAL_PATCH_DEBUG_CLOCK_OFFSET: ${offset.error.issues[0]?.message ?? 'invalid'} (milliseconds)`] };
   const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
-  return { ...parsed.data, identity, debugClockOffsetMs: offset.data };
+  const hookPolicy = hookPolicyOf(parsed.data, env.POD_SERVICE_ACCOUNT);
+  if (hookPolicy instanceof Error) return { errors: [hookPolicy.message] };
+  return { ...parsed.data, identity, hookPolicy, debugClockOffsetMs: offset.data };
+}
+
+/** The hook allowlists; the controller's own ServiceAccount is never one a hook may run as. */
+function hookPolicyOf(c: z.output<typeof runConfigSchema>, ownServiceAccount: string | undefined): HookPolicy | Error {
+  const controllerServiceAccount = ownServiceAccount !== undefined && ownServiceAccount !== '' ? ownServiceAccount : CONTROLLER_SERVICE_ACCOUNT;
+  const own = c.hookServiceAccounts.filter((n) => n === controllerServiceAccount || n === CONTROLLER_SERVICE_ACCOUNT);
+  if (own.length > 0) {
+    return new Error(`--hook-service-accounts (${envName('hookServiceAccounts')}): ${own.join(', ')} is the controller's own ServiceAccount name; hooks never run as it: give them a ServiceAccount of their own`);
+  }
+  return { serviceAccounts: c.hookServiceAccounts, priorityClasses: c.hookPriorityClasses, imageRegistries: c.hookImageRegistries, controllerServiceAccount };
 }

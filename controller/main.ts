@@ -36,7 +36,8 @@ import { closeAllTalosChannels } from './talos/index.js';
 
 export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
   const clock = controllerClock(cfg, log);
-  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, clock, logger: logFn(log), reportingInstance: cfg.identity });
+  const healthCheckUser = `system:serviceaccount:${cfg.namespace}:${cfg.healthCheckServiceAccount}`;
+  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, clock, logger: logFn(log), reportingInstance: cfg.identity, healthCheckUser });
   const metrics = createMetrics();
   const informers = kube.informers;
   registerClusterGauges(metrics.registry, informers, clock);
@@ -199,7 +200,7 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
       notified?.phaseChanged(before, after, job);
     },
   };
-  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.talos.connect, operatorNamespace: cfg.namespace, log: w.log, observer, alertmanager: w.alertmanager }), signal);
+  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.talos.connect, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, log: w.log, observer, alertmanager: w.alertmanager }), signal);
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
 }
 
@@ -208,10 +209,10 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
   const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
-  const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects };
+  const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects, hookPolicy: cfg.hookPolicy };
   const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);

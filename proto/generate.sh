@@ -10,6 +10,6 @@ mkdir -p "$OUT"
 protoc \
   --plugin=protoc-gen-ts_proto="$PWD/../node_modules/.bin/protoc-gen-ts_proto" \
   --ts_proto_out="$OUT" \
-  --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,forceLong=number,useDate=true,env=node,useExactTypes=false,outputJsonMethods=false,outputPartialMethods=true \
+  --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,forceLong=number,useDate=true,env=node,useExactTypes=false,outputJsonMethods=false,outputPartialMethods=true,useJsTypeOverride=true \
   -I . -I /usr/include \
   $(find . -path ./gen -prune -o -name '*.proto' -print | sort)

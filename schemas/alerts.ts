@@ -3,7 +3,7 @@
 // Alertmanager, with an end time so a crashed controller cannot leave them silenced.
 import { z } from 'zod';
 import { uniqueNames } from './cross-field.js';
-import { duration, timestamp } from './primitives.js';
+import { duration, MAX_TIMEOUT, timestamp } from './primitives.js';
 import { parseMatchers } from './matchers.js';
 
 export const MAX_ALERT_SELECTORS = 16;
@@ -37,7 +37,7 @@ export const alertGate = z
       .max(MAX_ALERT_SELECTORS, { error: `must list at most ${MAX_ALERT_SELECTORS} matcher lists` })
       .default([])
       .meta({ description: 'Alerts matching any of these never hold the rollout (e.g. alertname="Watchdog").' }),
-    timeout: duration('1h').default('1h').meta({ description: 'How long the rollout waits for the alerts to stop before the failure policy applies (reason AlertGateTimeout).' }),
+    timeout: duration('1h', { max: MAX_TIMEOUT }).default('1h').meta({ description: 'How long the rollout waits for the alerts to stop before the failure policy applies (reason AlertGateTimeout).' }),
   })
   .meta({
     description:

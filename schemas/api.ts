@@ -13,6 +13,8 @@ export const BUILT_IN_GROUPS: readonly string[] = Object.values(BuiltInGroup);
 
 /** Namespace of the operator, where the Talos credentials Secret must live. */
 export const DEFAULT_OPERATOR_NAMESPACE = 'kangal-patch';
+/** Where hook Jobs run (--hooks-namespace): Pod Security `restricted`, none of the controller's Secrets. */
+export const DEFAULT_HOOKS_NAMESPACE = 'kangal-patch-hooks';
 
 /** Condition type set once the preflight checks of a plan have run. */
 export const ConditionPreflightPassed = 'PreflightPassed';

@@ -2,6 +2,7 @@
 // values.yaml and the README's values table (schemas/chart.ts renders all three). Defaults here are
 // the chart's defaults; they mirror kustomize/manager where both exist.
 import { z } from 'zod';
+import { DEFAULT_HOOKS_NAMESPACE } from './api.js';
 
 const text = (def: string, description: string) => z.string().default(def).describe(description);
 const flag = (def: boolean, description: string) => z.boolean().default(def).describe(description);
@@ -49,6 +50,13 @@ export const chartValues = z
       .prefault({})
       .describe('Leader election among the replicas.'),
     resources: object('Container resources.', { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } }),
+    heapPercentOfMemoryLimit: z
+      .number()
+      .int()
+      .min(5)
+      .max(75)
+      .default(25)
+      .describe("The controller's V8 heap (old space) as a percentage of resources.limits.memory, in NODE_OPTIONS (--max-old-space-size-percentage): raising the limit raises the heap. README \"Sizing the controller pod\"."),
     nodeSelector: stringMap('Pod nodeSelector.'),
     tolerations: objects('Pod tolerations.'),
     affinity: object('Pod affinity; empty: spread the replicas over nodes (preferred pod anti-affinity on kubernetes.io/hostname).'),
@@ -108,7 +116,11 @@ export const chartValues = z
         existingSecretKeys: z.array(z.enum(['token', 'write-token', 'webhook-secret', 'releases-token'])).default(['token', 'write-token']).describe('The keys existingSecret holds (each becomes the matching *-file flag).'),
         token: text('', 'Read token of the plans repository (created Secret, key token).'),
         writeToken: text('', 'Token for pushes and pull requests (key write-token); empty: the read token.'),
-        webhookSecret: text('', 'HMAC secret of the push webhook (key webhook-secret).'),
+        webhookSecret: z
+          .string()
+          .regex(/^([\s\S]{16,})?$/, { error: 'must be empty or at least 16 characters (generate one with `openssl rand -hex 32`)' })
+          .default('')
+          .describe('HMAC secret of the push webhook (key webhook-secret): at least 16 bytes, e.g. from `openssl rand -hex 32`; the controller refuses a shorter one at start.'),
         releasesToken: text('', 'Token for the releases API, for a higher rate limit (key releases-token).'),
       })
       .prefault({})
@@ -193,6 +205,26 @@ export const chartValues = z
       })
       .prefault({})
       .describe('Metrics and monitoring.'),
+    talos: z
+      .strictObject({
+        secretNames: z
+          .array(z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: 'must be a Secret name' }))
+          .min(1)
+          .default(['talos-credentials'])
+          .describe('The Talos credentials Secrets of the release namespace the controller may read (RBAC resourceNames): a plan\'s talosConfig.secretRef may name these and no other Secret.'),
+      })
+      .prefault({})
+      .describe('Talos credentials.'),
+    hooks: z
+      .strictObject({
+        namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a namespace name' }).max(63).default(DEFAULT_HOOKS_NAMESPACE).describe('Namespace the plans\' hook Jobs run in (--hooks-namespace); never the release namespace, where the controller\'s Secrets are.'),
+        createNamespace: flag(true, 'Create that namespace, with Pod Security "restricted" enforced; false: you create it (label it pod-security.kubernetes.io/enforce: restricted).'),
+        serviceAccounts: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).max(253)).default([]).describe('ServiceAccounts of the hooks namespace a hook may run as, with their token (--hook-service-accounts); empty: only default, without a token. You create them and their RBAC.'),
+        priorityClasses: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).max(253)).default([]).describe('PriorityClasses a hook may ask for (--hook-priority-classes); empty: none.'),
+        imageRegistries: z.array(z.string().regex(/^[A-Za-z0-9.-]+(:[0-9]+)?(\/[a-z0-9._-]+)*$/, { error: 'must be a registry host, optionally with a path, e.g. ghcr.io/acme' })).default([]).describe('Registries hook images must come from, e.g. [ghcr.io/acme, registry.example.com] (--hook-image-registries); empty: any.'),
+      })
+      .prefault({})
+      .describe('Hooks: where their Jobs run and what plans may give them (README "Hooks").'),
     healthChecks: z
       .strictObject({
         read: z
@@ -204,7 +236,7 @@ export const chartValues = z
             }),
           )
           .default([])
-          .describe('get, list and watch on each kind the plans\' spec.healthChecks read; the preflight check HealthCheckAccess names what is missing.'),
+          .describe('get, list and watch on each kind the plans\' spec.healthChecks read, granted to the health-check ServiceAccount <release>-health that the controller impersonates for every check (never to the controller); never secrets. The preflight check HealthCheckAccess names what is missing.'),
       })
       .prefault({})
       .describe('Read access for health checks.'),

@@ -118,9 +118,11 @@ function crdTemplate(crdText: string, source: string): string {
 export const RBAC_ROLES: Record<string, string> = {
   'ClusterRole//kangal-patch-controller': 'controllerClusterRole',
   'Role/kangal-patch/kangal-patch-controller': 'operatorNamespaceRole',
+  'Role/kangal-patch-hooks/kangal-patch-controller': 'hooksNamespaceRole',
   'Role/kube-system/kangal-patch-controller': 'kubeSystemRole',
   'Role/default/kangal-patch-controller-events': 'eventsRole',
   'ClusterRole//kangal-patch-viewer': 'viewerClusterRole',
+  'Role/kangal-patch/kangal-patch-controller-health-identity': 'healthIdentityRole',
 };
 
 /** `kind/namespace/name` of a Role or ClusterRole, else undefined. */

@@ -4,7 +4,7 @@
 // its shape.
 import { z } from 'zod';
 import { uniqueNames, withRules, type CrossFieldRule } from './cross-field.js';
-import { duration, labelSelector, namespaceName } from './primitives.js';
+import { duration, labelSelector, MAX_TIMEOUT, namespaceName } from './primitives.js';
 
 export const HealthCheckWhen = {
   BeforeRollout: 'beforeRollout',
@@ -32,6 +32,13 @@ export const HEALTH_CHECK_RULES: readonly CrossFieldRule[] = [
     holds: (c) => c.objectName === undefined || c.labelSelector === undefined,
     cel: '!has(self.objectName) || !has(self.labelSelector)',
     message: 'must not be set together with objectName: a check reads one named object, the objects matching a selector, or all objects of the kind',
+  },
+  {
+    id: 'healthCheck.noSecrets',
+    path: ['kind'],
+    holds: (c) => !(c.apiVersion === 'v1' && c.kind === 'Secret'),
+    cel: "!(self.apiVersion == 'v1' && self.kind == 'Secret')",
+    message: 'Secrets cannot be health-checked: a check must never read credentials (check the object that uses the Secret instead)',
   },
 ];
 
@@ -70,7 +77,7 @@ export const healthCheck = withRules(
           '`status.conditions.exists(c, c.type == "Ready" && c.status == "True")`, `has(status.robustness) && status.robustness == "healthy"`. ' +
           'The check holds when it is true for every matched object.',
       }),
-    timeout: duration('10m').default('10m').meta({ description: 'How long the rollout waits for the check to hold before the failure policy applies (reason HealthCheckTimeout).' }),
+    timeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'How long the rollout waits for the check to hold before the failure policy applies (reason HealthCheckTimeout).' }),
     when: z.enum(HealthCheckWhen).default('beforeEachNode').meta({
       description:
         'beforeRollout: once, before the first node. beforeEachNode: before each new node is scheduled. afterEachNode: after a node completes, the next node waits until it holds.',

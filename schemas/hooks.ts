@@ -1,9 +1,13 @@
-// spec.hooks: Jobs the controller runs in the operator namespace around each node and around the
-// whole plan (Ceph `noout` before a node is disrupted, unset after). The template is a subset of a
-// batch/v1 Job's pod template: enough for a hook (containers, env, service account, placement),
-// strict so that a typo is an error with its path, not a silently ignored field.
+// spec.hooks: Jobs the controller runs in the hooks namespace (--hooks-namespace, not the operator
+// namespace) around each node and around the whole plan (Ceph `noout` before a node is disrupted,
+// unset after). The template is a subset of a batch/v1 Job's pod template: enough for a hook
+// (containers, env, service account, placement), strict so that a typo is an error with its path,
+// not a silently ignored field. What a plan may not choose at all is refused here (labels that
+// pose as the controller's, security annotations, a timeout past HOOK_TIMEOUT_MAX); what the
+// operator allows (service accounts, priority classes, image registries) is decided against the
+// controller's flags in controller/core/hook-policy.ts.
 import { z } from 'zod';
-import { duration, labelKey, labelValue, timestamp } from './primitives.js';
+import { durationAtMost, labelKey, labelValue, timestamp } from './primitives.js';
 
 export const HookName = { PrePlan: 'prePlan', PreNode: 'preNode', PostNode: 'postNode', PostPlan: 'postPlan' } as const;
 export type HookName = (typeof HookName)[keyof typeof HookName];
@@ -20,10 +24,47 @@ const envVar = z.strictObject({
       configMapKeyRef: z.strictObject({ name: z.string().min(1), key: z.string().min(1), optional: z.boolean().optional() }).optional(),
     })
     .optional()
-    .meta({ description: 'A Secret or ConfigMap key in the operator namespace.' }),
+    .meta({ description: 'A Secret or ConfigMap key in the hooks namespace (the Job\'s own; never the operator namespace).' }),
 });
 
 const quantities = z.record(z.string(), z.string());
+
+/** The longest a hook may run: past it, a hook holds a node or a plan for longer than any maintenance step should. */
+export const HOOK_TIMEOUT_MAX = '6h';
+
+/** Label prefixes a hook's pod may not carry: the controller's own and the app.kubernetes.io ones of its objects (a hook must not pose as them). */
+export const RESERVED_HOOK_LABEL_DOMAINS = ['app.kubernetes.io', 'kangalpatch.ozalp.dk'] as const;
+
+const prefixOf = (key: string): string => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
+const inDomain = (prefix: string, domain: string): boolean => prefix === domain || prefix.endsWith(`.${domain}`);
+
+/** Why a hook pod may not carry label `key`, or undefined when it may. */
+export function reservedHookLabel(key: string): string | undefined {
+  const prefix = prefixOf(key);
+  const domain = RESERVED_HOOK_LABEL_DOMAINS.find((d) => inDomain(prefix, d));
+  return domain === undefined ? undefined : `label "${key}" is refused: ${domain}/ labels are the controller's and its objects' own, a hook may not carry them`;
+}
+
+/** Annotation keys that change how the pod is secured (AppArmor, seccomp, Pod Security), and the controller's own domain. */
+const SECURITY_ANNOTATION_PREFIX = /(^|[.-])security\.(alpha\.|beta\.)?kubernetes\.io$/;
+
+/** Why a hook pod may not carry annotation `key`, or undefined when it may. */
+export function refusedHookAnnotation(key: string): string | undefined {
+  const prefix = prefixOf(key);
+  if (SECURITY_ANNOTATION_PREFIX.test(prefix) || key === 'kubernetes.io/psp') {
+    return `annotation "${key}" is refused: it changes how the pod is secured, and the controller sets that (a restricted securityContext)`;
+  }
+  if (inDomain(prefix, 'kangalpatch.ozalp.dk')) return `annotation "${key}" is refused: kangalpatch.ozalp.dk/ annotations are the controller's own`;
+  return undefined;
+}
+
+/** Issues at each refused key of a labels or annotations map. */
+const refuseKeys = (why: (key: string) => string | undefined) => (map: Record<string, string>, ctx: z.core.$RefinementCtx<Record<string, string>>): void => {
+  for (const key of Object.keys(map)) {
+    const message = why(key);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', path: [key], message, input: key });
+  }
+};
 
 export const hookContainer = z.strictObject({
   name: z.string().max(63).regex(DNS_LABEL, { error: 'must be a DNS label (lowercase letters, digits and "-")' }),
@@ -47,29 +88,51 @@ export const hookTemplate = z
   .strictObject({
     metadata: z
       .strictObject({
-        labels: z.record(labelKey, labelValue).optional(),
-        annotations: z.record(z.string(), z.string()).optional(),
+        labels: z
+          .record(labelKey, labelValue)
+          .superRefine(refuseKeys(reservedHookLabel))
+          .optional()
+          .meta({ description: 'Pod labels; app.kubernetes.io/* and kangalpatch.ozalp.dk/* are refused.' }),
+        annotations: z
+          .record(labelKey, z.string())
+          .superRefine(refuseKeys(refusedHookAnnotation))
+          .optional()
+          .meta({ description: 'Pod annotations; security ones (AppArmor, seccomp, Pod Security) and kangalpatch.ozalp.dk/* are refused.' }),
       })
       .optional(),
     spec: z.strictObject({
-      serviceAccountName: z.string().max(253).regex(DNS_LABEL, { error: 'must be a ServiceAccount name in the operator namespace' }).optional(),
+      serviceAccountName: z
+        .string()
+        .max(253)
+        .regex(DNS_LABEL, { error: 'must be a ServiceAccount name in the hooks namespace' })
+        .optional()
+        .meta({ description: 'A ServiceAccount of the hooks namespace the operator allowed (--hook-service-accounts); omitted: default, without a token.' }),
       containers: z.array(hookContainer).min(1, { error: 'must list at least one container' }).max(8, { error: 'must list at most 8 containers' }),
       nodeSelector: z.record(z.string(), z.string()).optional(),
       tolerations: z.array(toleration).optional(),
-      priorityClassName: z.string().optional(),
+      priorityClassName: z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: 'must be a PriorityClass name' }).optional().meta({ description: 'Only one the operator allowed (--hook-priority-classes).' }),
+      securityContext: z
+        .strictObject({
+          runAsUser: z.int().min(1, { error: 'must be a non-root user ID (at least 1)' }).max(2_147_483_647).optional(),
+          runAsGroup: z.int().min(1, { error: 'must be a non-root group ID (at least 1)' }).max(2_147_483_647).optional(),
+        })
+        .optional()
+        .meta({ description: 'The user and group the containers run as (default 65534); the rest of the restricted securityContext is the controller\'s.' }),
     }),
   })
-  .meta({ description: 'Pod template of the hook Job (restartPolicy is always Never; the controller adds labels and KANGAL_* variables).' });
+  .meta({ description: 'Pod template of the hook Job (restartPolicy is always Never; the controller adds labels, KANGAL_* variables and a restricted securityContext).' });
 
 export const hookSpec = z
   .strictObject({
     template: hookTemplate,
-    timeout: duration('10m').default('10m').meta({ description: 'How long the hook may run (also the Job\'s activeDeadlineSeconds); past it the hook failed.' }),
+    timeout: durationAtMost('10m', HOOK_TIMEOUT_MAX, 'a hook holds its node or plan while it runs')
+      .default('10m')
+      .meta({ description: `How long the hook may run (also the Job's activeDeadlineSeconds), at most ${HOOK_TIMEOUT_MAX}; past it the hook failed.` }),
     backoffLimit: z.int().min(0, { error: 'must be at least 0' }).max(10, { error: 'must be at most 10' }).default(0).meta({
       description: 'Retries of a failed pod before the hook failed (the Job\'s backoffLimit).',
     }),
   })
-  .meta({ description: 'A Job run in the operator namespace.' });
+  .meta({ description: 'A Job run in the hooks namespace.' });
 
 export const planHooks = z
   .strictObject({
@@ -88,7 +151,7 @@ export type HookPhase = (typeof HookPhase)[keyof typeof HookPhase];
 
 export const hookStatus = z.strictObject({
   hook: z.enum(HookName),
-  jobName: z.string().meta({ description: 'The hook Job in the operator namespace.' }),
+  jobName: z.string().meta({ description: 'The hook Job in the hooks namespace.' }),
   phase: z.enum(HookPhase),
   requestedTime: timestamp.meta({ description: 'Recorded before the Job is created: a restarted controller creates it under the same name (AlreadyExists is success).' }),
   createdTime: timestamp.optional().meta({ description: 'When the Job was created (or found existing).' }),
@@ -96,7 +159,7 @@ export const hookStatus = z.strictObject({
   startTime: timestamp.optional(),
   completionTime: timestamp.optional(),
   exitCode: z.int().optional().meta({ description: 'Exit code of the failed pod\'s container.' }),
-  reason: z.string().optional().meta({ description: 'HookFailed or HookTimeout when it failed.' }),
+  reason: z.string().optional().meta({ description: 'HookFailed, HookTimeout or HookRefused (the operator does not allow it) when it failed.' }),
   message: z.string().optional(),
 });
 

@@ -1,10 +1,11 @@
 // PatchJob: created by the controller, one per node; tracks that node through the upgrade.
 import { z } from 'zod';
-import { conditions, duration, objectName, timestamp } from './primitives.js';
+import { conditions, duration, MAX_TIMEOUT, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
 import { talosConfig } from './patchplan.js';
 import { hookStatuses, nodeHooks } from './hooks.js';
 import { jobSilence, silences } from './alerts.js';
+import { etcdSettings, jobEtcdStatus } from './etcd.js';
 
 export const PatchJobPhase = {
   Pending: 'Pending',
@@ -27,14 +28,15 @@ export const patchJobSpec = z.strictObject({
   // rules under a job that is already running.
   respectPDBs: z.boolean().default(true),
   evictUnmanagedPods: z.boolean().default(false),
-  drainTimeout: duration('5m').default('5m'),
-  rebootTimeout: duration('10m').default('10m'),
-  kubernetesUpgradeTimeout: duration('10m').default('10m'),
+  drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m'),
+  rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
+  kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
   talosConfig: talosConfig.meta({
     description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
   }),
   hooks: nodeHooks.optional().meta({ description: 'preNode and postNode hooks (copied from the plan).' }),
   silences: silences.optional().meta({ description: 'Silences in Alertmanager while the node is disrupted (copied from the plan).' }),
+  etcd: etcdSettings.optional().meta({ description: 'The etcd gate\'s settings (copied from the plan); control-plane nodes only.' }),
 });
 
 /** Kubernetes components a job moves, in the order a control-plane node moves them (workers: kubelet only). */
@@ -103,6 +105,7 @@ export const patchJobStatus = z.strictObject({
   }),
   hooks: hookStatuses.optional().meta({ description: 'The node hooks (preNode, postNode) and how they went.' }),
   silences: z.array(jobSilence).optional().meta({ description: 'The node\'s silences in Alertmanager: recorded before each is created, its ID before the cordon.' }),
+  etcd: jobEtcdStatus.optional(),
   conditions: conditions.optional(),
 });
 

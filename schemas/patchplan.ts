@@ -1,5 +1,6 @@
 // PatchPlan: what people commit to the plans repository (spec), and what the controller reports (status).
 import { z } from 'zod';
+import { etcdSettings } from './etcd.js';
 import { API_VERSION, Kind } from './api.js';
 import {
   calendarDate,
@@ -10,6 +11,9 @@ import {
   labelKey,
   labelSelector,
   labelValue,
+  MAX_DELAY_BETWEEN_NODES,
+  MAX_RETENTION,
+  MAX_TIMEOUT,
   namespaceName,
   objectName,
   secretName,
@@ -93,7 +97,7 @@ export const failurePolicy = z
 
 export const retention = z
   .strictObject({
-    history: duration('168h').default('168h').meta({ description: 'How long finished PatchJobs are kept after the plan finished.' }),
+    history: duration('168h', { max: MAX_RETENTION }).default('168h').meta({ description: 'How long finished PatchJobs are kept after the plan finished.' }),
   })
   .prefault({})
   .meta({ description: 'How long finished rollout history is kept.' });
@@ -154,14 +158,14 @@ export const patchPlanSpec = withRules(
     strategy,
     failurePolicy,
     retention,
-    delayBetweenNodes: duration('300s').default('5m').meta({ description: 'Minimum time between two scheduling rounds.' }),
+    delayBetweenNodes: duration('300s', { max: MAX_DELAY_BETWEEN_NODES }).default('5m').meta({ description: 'Minimum time between two scheduling rounds.' }),
     respectPDBs: z.boolean().default(true).meta({ description: 'Respect PodDisruptionBudgets while draining.' }),
     evictUnmanagedPods: z.boolean().default(false).meta({
       description: 'Evict pods no controller manages (they are not recreated). When false such a pod blocks the drain.',
     }),
-    drainTimeout: duration('5m').default('5m').meta({ description: 'Maximum time for a node drain.' }),
-    rebootTimeout: duration('10m').default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
-    kubernetesUpgradeTimeout: duration('10m').default('10m').meta({
+    drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum time for a node drain.' }),
+    rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
+    kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({
       description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',
     }),
     prePull: z.boolean().default(true).meta({
@@ -174,6 +178,7 @@ export const patchPlanSpec = withRules(
     hooks: planHooks.optional(),
     alertGate: alertGate.optional(),
     silences: silences.optional(),
+    etcd: etcdSettings.optional().meta({ description: 'Tuning of the etcd gate of control-plane nodes (defaults: timeout 15m, maxLagEntries 1000).' }),
     talosConfig,
   }),
   SPEC_RULES,
@@ -230,6 +235,7 @@ export const PromotionStageState = {
   SoakInterrupted: 'SoakInterrupted',
   LaterFailure: 'LaterFailure',
   RolledBack: 'RolledBack',
+  EvidenceRefused: 'EvidenceRefused',
 } as const;
 export type PromotionStageState = (typeof PromotionStageState)[keyof typeof PromotionStageState];
 
@@ -243,6 +249,9 @@ export const promotionStageStatus = z.strictObject({
   message: z.string().meta({ description: 'One sentence: what this stage waits for, or what went wrong.' }),
 });
 
+/** rejectedReports lists at most this many files: a plans repository could hold thousands. */
+export const MAX_REJECTED_REPORTS = 20;
+
 export const promotionStatus = z.strictObject({
   reason: z.string().meta({ description: 'WaitingForPromotion while a newer allowed release is held back by upstream stages; Promoted when the proposal is proven; NothingToPromote otherwise.' }),
   version: version('v1.12.1').optional().meta({ description: 'The newest allowed release the stages were evaluated for.' }),
@@ -251,8 +260,14 @@ export const promotionStatus = z.strictObject({
   stages: z.array(promotionStageStatus).optional().meta({ description: 'Each upstream stage and its state for version.' }),
   rejectedReports: z
     .array(z.strictObject({ file: z.string(), reason: z.string().meta({ description: 'Why it is not evidence (e.g. the signature does not verify with the cluster key).' }) }))
+    .max(MAX_REJECTED_REPORTS)
     .optional()
-    .meta({ description: 'Upstream report files that are not accepted as evidence, with the reason.' }),
+    .meta({ description: `Upstream report files that are not accepted as evidence, with the reason: the first ${MAX_REJECTED_REPORTS} (moreRejectedReports counts the rest).` }),
+  moreRejectedReports: z.int().min(1).optional().meta({ description: 'How many more report files were rejected than rejectedReports lists ("and N more").' }),
+  upstreamSequence: z
+    .record(z.string(), z.int().min(1).max(Number.MAX_SAFE_INTEGER))
+    .optional()
+    .meta({ description: 'Upstream cluster → the highest sequence of its signed report index (status/<cluster>/index.yaml) seen so far; an older index is refused as a replay. Written before evidence that depends on it is acted on.' }),
 });
 
 export const autoUpdateStatus = z.strictObject({

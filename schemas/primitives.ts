@@ -26,27 +26,76 @@ export function version(example: string) {
     .meta({ example });
 }
 
-/** Go duration string ("300s", "5m", "1h30m"), see schemas/duration.ts. */
-export function duration(example: string) {
-  return z
+// The longest value of each kind of plan duration; beyond it a value can only be a mistake (and used
+// to make the controller spin: runtime/timer.ts).
+/** Timeouts: health checks, the alert gate, hooks, drain, reboot, Kubernetes upgrade. */
+export const MAX_TIMEOUT = '24h';
+/** delayBetweenNodes: a week. */
+export const MAX_DELAY_BETWEEN_NODES = '168h';
+/** retention.history: a year. */
+export const MAX_RETENTION = '8760h';
+/** Promotion soak and minReleaseAge: 90 days. */
+export const MAX_RELEASE_AGE = '2160h';
+/** autoUpdate.checkInterval: a week. */
+export const MAX_CHECK_INTERVAL = '168h';
+
+/** The range a duration field allows, as Go durations: `max` where a larger value can only be a mistake. */
+export interface DurationBounds {
+  min?: string;
+  max?: string;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** "168h (7 days)": Go durations have no day unit, so long limits say the days too. */
+function spellLimit(text: string): string {
+  const ms = parseGoDuration(text) ?? 0;
+  return ms >= 2 * DAY_MS && ms % DAY_MS === 0 ? `${text} (${ms / DAY_MS} days)` : text;
+}
+
+/**
+ * Go duration string ("300s", "5m", "1h30m"), see schemas/duration.ts, within `bounds` (checked here
+ * and, as CEL rules, by the apiserver). Every delay the controller waits on is bounded: a plan is
+ * untrusted input.
+ */
+export function duration(example: string, bounds: DurationBounds = {}) {
+  const minMs = bounds.min === undefined ? undefined : parseGoDuration(bounds.min);
+  const maxMs = bounds.max === undefined ? undefined : parseGoDuration(bounds.max);
+  if ((bounds.min !== undefined && minMs === undefined) || (bounds.max !== undefined && maxMs === undefined)) {
+    throw new Error(`duration bounds must be Go durations: ${JSON.stringify(bounds)}`);
+  }
+  const rules: { rule: string; message: string }[] = [];
+  let schema = z
     .string({ error: stringTypeError(example) })
     .max(32, { error: 'must be at most 32 characters' })
     .regex(new RegExp(GO_DURATION_PATTERN), {
       error: 'must be a Go duration such as "300s", "5m" or "1h30m" (units ns, us, ms, s, m, h)',
-    })
-    .meta({ example });
+    });
+  if (bounds.min !== undefined && minMs !== undefined) {
+    const message = `must be at least ${spellLimit(bounds.min)}`;
+    schema = schema.refine((v) => (parseGoDuration(v) ?? minMs) >= minMs, { error: message });
+    rules.push({ rule: `duration(self) >= duration('${bounds.min}')`, message });
+  }
+  if (bounds.max !== undefined && maxMs !== undefined) {
+    const message = `must be at most ${spellLimit(bounds.max)}`;
+    schema = schema.refine((v) => (parseGoDuration(v) ?? 0) <= maxMs, { error: message });
+    rules.push({ rule: `duration(self) <= duration('${bounds.max}')`, message });
+  }
+  return schema.meta(rules.length > 0 ? { example, 'x-kubernetes-validations': rules } : { example });
 }
 
 /** A duration that must be at least `minText` (the CRD enforces the same with CEL). */
-export function durationAtLeast(example: string, minText: string) {
-  const minMs = parseGoDuration(minText) ?? 0;
+export function durationAtLeast(example: string, minText: string, maxText?: string) {
+  return duration(example, maxText === undefined ? { min: minText } : { min: minText, max: maxText });
+}
+
+/** A duration that must be at most `maxText` (the CRD enforces the same with CEL). */
+export function durationAtMost(example: string, maxText: string, why: string) {
+  const maxMs = parseGoDuration(maxText) ?? 0;
+  const message = `must be at most ${maxText} (${why})`;
   return duration(example)
-    .refine((v) => (parseGoDuration(v) ?? minMs) >= minMs, { error: `must be at least ${minText}` })
-    .meta({
-      'x-kubernetes-validations': [
-        { rule: `duration(self) >= duration('${minText}')`, message: `must be at least ${minText}` },
-      ],
-    });
+    .refine((v) => (parseGoDuration(v) ?? 0) <= maxMs, { error: message })
+    .meta({ 'x-kubernetes-validations': [{ rule: `duration(self) <= duration('${maxText}')`, message }] });
 }
 
 export const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;

@@ -1,6 +1,6 @@
 // spec.target of a PatchPlan and the narrower target copied into each PatchJob.
 import { z } from 'zod';
-import { durationAtLeast, duration, version } from './primitives.js';
+import { duration, durationAtLeast, MAX_CHECK_INTERVAL, MAX_RELEASE_AGE, version } from './primitives.js';
 import { withRules } from './cross-field.js';
 import { TARGET_RULES } from './rules.js';
 
@@ -34,7 +34,7 @@ export const promotionSpec = z
     after: z.array(promotionStage).min(1, { error: 'must name at least one upstream stage' }).max(10).meta({
       description: 'Upstream stages: a version is proposed only after every one of them completed it (no failed node) and soaked.',
     }),
-    soak: duration('24h').default('24h').meta({ description: 'How long a version must have run on every upstream stage after its rollout completed, with no later rollout there failing or moving off it.' }),
+    soak: duration('24h', { max: MAX_RELEASE_AGE }).default('24h').meta({ description: 'How long a version must have run on every upstream stage after its rollout completed, with no later rollout there failing or moving off it.' }),
   })
   .meta({ description: 'Promotion across clusters: propose only versions proven on the upstream clusters (their reports in Git).' });
 
@@ -46,8 +46,8 @@ export const autoUpdateSpec = z
     allow: z.enum(AutoUpdateAllow).default('patch').meta({
       description: 'Largest automatic step from the lowest Talos version on the selected nodes: patch (same minor) or minor (next minor, never skipping one).',
     }),
-    checkInterval: durationAtLeast('30m', '1m').default('1h').meta({ description: 'How often releases are checked (minimum 1m).' }),
-    minReleaseAge: duration('72h').default('0s').meta({ description: 'How old a release must be before it is used.' }),
+    checkInterval: durationAtLeast('30m', '1m', MAX_CHECK_INTERVAL).default('1h').meta({ description: 'How often releases are checked (minimum 1m).' }),
+    minReleaseAge: duration('72h', { max: MAX_RELEASE_AGE }).default('0s').meta({ description: 'How old a release must be before it is used.' }),
     promotion: promotionSpec.optional(),
   })
   .meta({ description: 'Follow upstream Talos releases. talosVersion, kubernetesVersion and allowTalosDowngrade must be omitted.' });

@@ -3,6 +3,7 @@
 // apiserver arbitrates: AlreadyExists is success), then follow it until it completes, fails or its
 // deadline passes. Pure: time is an argument, the Job is a projection.
 import type { HookName, HookSpec, HookStatus } from '../../schemas/hooks.js';
+import { DEFAULT_HOOK_POLICY, describeViolations, hookPodSecurity, hookViolations, type HookPodSecurity, type HookPolicy } from './hook-policy.js';
 import { shortened } from './plan/names.js';
 import { durationMs, epoch, iso } from './time.js';
 
@@ -10,6 +11,8 @@ export const HookReason = {
   WaitingForHook: 'WaitingForHook',
   HookFailed: 'HookFailed',
   HookTimeout: 'HookTimeout',
+  /** The operator's allowlists refuse the hook (a ServiceAccount, PriorityClass or image registry): no Job is created. */
+  HookRefused: 'HookRefused',
   /** The deadline passed on the cached Job: it is read from the apiserver before HookTimeout is given. */
   ConfirmingHook: 'ConfirmingHook',
 } as const;
@@ -34,7 +37,7 @@ export interface HookJobFacts {
   failedPod: { name: string; exitCode: number | undefined } | undefined;
 }
 
-/** The Job to create: the adapter turns this into a batch/v1 Job. */
+/** The Job to create: the adapter turns this into a batch/v1 Job in the hooks namespace. */
 export interface HookJobRequest {
   name: string;
   hook: HookName;
@@ -43,14 +46,21 @@ export interface HookJobRequest {
   /** KANGAL_* variables set in every container. */
   env: Record<string, string>;
   owner: { kind: 'PatchJob' | 'PatchPlan'; name: string; uid: string };
+  /** ServiceAccount, token and restricted securityContext, over anything of the template (hookPodSecurity). */
+  pod: HookPodSecurity;
 }
+
+/** What the owner's decision knows of the Job before the policy is applied. */
+export type HookJobBase = Omit<HookJobRequest, 'pod'>;
 
 export interface HookInput {
   hook: HookName;
   spec: HookSpec;
   record: HookStatus | undefined;
   job: HookJobFacts | undefined;
-  request: HookJobRequest;
+  request: HookJobBase;
+  /** The operator's allowlists (default: DEFAULT_HOOK_POLICY, nothing allowed beyond `default`). */
+  policy?: HookPolicy | undefined;
   now: number;
   /** `job` was read from the apiserver in this pass, not taken from the cache: a timeout on it stands. */
   fresh?: boolean | undefined;
@@ -70,7 +80,7 @@ export function decideHook(i: HookInput): HookProgress {
   const { hook, record, now } = i;
   if (record === undefined) {
     const fresh: HookStatus = { hook, jobName: i.request.name, phase: 'Pending', requestedTime: iso(now), deadline: iso(now + durationMs(i.spec.timeout)) };
-    return { state: 'running', record: fresh, message: `starting the ${hook} hook (Job ${fresh.jobName})`, requeueAfterMs: 0 };
+    return refused(i, fresh) ?? { state: 'running', record: fresh, message: `starting the ${hook} hook (Job ${fresh.jobName})`, requeueAfterMs: 0 };
   }
   if (record.phase === 'Succeeded') return { state: 'succeeded', record };
   if (record.phase === 'Failed') return { state: 'failed', record, reason: record.reason ?? HookReason.HookFailed, message: record.message ?? `${hook} hook Job ${record.jobName} failed` };
@@ -79,6 +89,15 @@ export function decideHook(i: HookInput): HookProgress {
   const deadline = epoch(record.deadline) ?? now;
   if (now >= deadline) return timedOut(i, record, ours);
   return stillRunning(i, record, ours, deadline - now);
+}
+
+/** The hook failed without a Job (HookRefused) when the operator's allowlists refuse it; undefined when they admit it. */
+function refused(i: HookInput, record: HookStatus): HookProgress | undefined {
+  const violations = hookViolations(i.hook, i.spec, i.policy ?? DEFAULT_HOOK_POLICY);
+  if (violations.length === 0) return undefined;
+  const message = `${i.hook} hook refused, no Job was created: ${describeViolations(violations)}`;
+  const next: HookStatus = { ...record, phase: 'Failed', completionTime: iso(i.now), reason: HookReason.HookRefused, message };
+  return { state: 'failed', record: next, reason: HookReason.HookRefused, message };
 }
 
 /** HookTimeout, given only on a Job read fresh: a watch silent on a half-open connection can hide a Job that ended in time. */
@@ -128,7 +147,10 @@ function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | und
     return { state: 'running', record, message: `${waiting}: a Job ${record.jobName} of an earlier owner is still being deleted`, requeueAfterMs: Math.min(waitMs, 5_000) };
   }
   if (record.createdTime === undefined) {
-    return { state: 'running', record: { ...record, createdTime: iso(i.now) }, create: i.request, message: waiting, requeueAfterMs: waitMs };
+    // The policy again before the Job exists: the operator may have narrowed it since the hook was recorded.
+    const policy = i.policy ?? DEFAULT_HOOK_POLICY;
+    const create: HookJobRequest = { ...i.request, pod: hookPodSecurity(i.spec, policy) };
+    return refused(i, record) ?? { state: 'running', record: { ...record, createdTime: iso(i.now) }, create, message: waiting, requeueAfterMs: waitMs };
   }
   return { state: 'running', record, message: waiting, requeueAfterMs: waitMs };
 }

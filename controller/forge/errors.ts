@@ -39,6 +39,12 @@ const header = (e: HttpishError, name: string): string | undefined => {
   return v === undefined ? undefined : String(v);
 };
 
+/** ` until <ISO time>` when the answer says when the spent limit resets (x-ratelimit-reset), else ''. */
+function resetAt(e: HttpishError): string {
+  const reset = Number(header(e, 'x-ratelimit-reset'));
+  return header(e, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset) && reset > 0 ? ` until ${new Date(reset * 1000).toISOString()}` : '';
+}
+
 /** Milliseconds until a rate limit lifts, from Retry-After or x-ratelimit-reset; undefined when not rate limited. */
 export function rateLimitWaitMs(e: HttpishError, now: number): number | undefined {
   const retryAfter = Number(header(e, 'retry-after'));
@@ -70,7 +76,7 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
     if (wait !== undefined) {
       return new OutcomeError({
         ...base, kind: OutcomeKind.Waiting, reason: 'RateLimited', retryAfterMs: wait,
-        message: `${what}: rate limited by the forge; retrying in ${Math.ceil(wait / 1000)} s`,
+        message: `${what}: rate limited by the forge${resetAt(e)}; retrying in ${Math.ceil(wait / 1000)} s`,
       });
     }
   }

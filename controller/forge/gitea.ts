@@ -14,8 +14,8 @@ import { z } from 'zod';
 import { remainingMs, type OpContext } from '../runtime/context.js';
 import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
-import type { CommitState, ForgePort, OpenPullRequest, PullRequestView } from './port.js';
-import { acknowledgedShape, giteaLabelShape, giteaPullShape, type GiteaPull } from './shapes.js';
+import { commitStatusView, type CommitState, type CommitStatusView, type ForgePort, type OpenPullRequest, type PullRequestView } from './port.js';
+import { acknowledgedShape, changedFileShape, commitStatusShape, giteaLabelShape, giteaPullShape, type GiteaPull } from './shapes.js';
 
 export interface GiteaForgeOptions {
   /** REST base including `/api/v1`: `https://gitea.example.com/api/v1`. */
@@ -46,6 +46,8 @@ const PULLS: Expect = { shape: z.array(giteaPullShape).nullable(), what: 'a list
 const LABELS: Expect = { shape: z.array(giteaLabelShape).nullable(), what: 'a list of labels' };
 const LABEL: Expect = { shape: giteaLabelShape, what: 'a label' };
 const ACK: Expect = { shape: acknowledgedShape, what: 'a JSON object' };
+const FILES: Expect = { shape: z.array(changedFileShape).nullable(), what: 'a list of changed files' };
+const STATUSES: Expect = { shape: z.array(commitStatusShape).nullable(), what: 'a list of commit statuses' };
 
 export function giteaPullView(p: GiteaPull): PullRequestView {
   const wip = WIP.test(p.title);
@@ -57,6 +59,7 @@ export function giteaPullView(p: GiteaPull): PullRequestView {
     draft: p.draft === true || wip,
     title: p.title.replace(WIP, ''),
     head: p.head.ref,
+    headSha: p.head.sha ?? '',
     base: p.base.ref,
     labels: (p.labels ?? []).flatMap((l) => (l.name === undefined ? [] : [l.name])),
   };
@@ -117,15 +120,16 @@ export class GiteaForge implements ForgePort {
   }
 
   /** Every page of a list endpoint (Gitea pages are 1-based; a short page is the last). */
-  private async list<T>(ctx: OpContext, what: string, expect: Expect, path: string): Promise<T[]> {
+  private async list<T>(ctx: OpContext, what: string, expect: Expect, path: string, maxPages = Infinity): Promise<T[]> {
     const out: T[] = [];
-    for (let page = 1; ; page++) {
+    for (let page = 1; page <= maxPages; page++) {
       const sep = path.includes('?') ? '&' : '?';
       const { data } = await this.request<T[] | null>(ctx, what, expect, 'GET', `${path}${sep}page=${page}&limit=${PAGE}`);
       const items = data ?? [];
       out.push(...items);
       if (items.length < PAGE) return out;
     }
+    return out;
   }
 
   private async allPulls(ctx: OpContext, what: string): Promise<PullRequestView[]> {
@@ -212,5 +216,15 @@ export class GiteaForge implements ForgePort {
       description: status.description.length > DESCRIPTION_MAX ? `${status.description.slice(0, DESCRIPTION_MAX - 1)}…` : status.description,
       ...(status.targetUrl === undefined ? {} : { target_url: status.targetUrl }),
     });
+  }
+
+  async pullRequestFiles(ctx: OpContext, number: number, max = 3000): Promise<string[]> {
+    const files = await this.list<{ filename: string; previous_filename?: string | null }>(ctx, `list the files of pull request #${number}`, FILES, `/pulls/${number}/files`, Math.ceil(max / PAGE));
+    return files.flatMap((f) => (f.previous_filename ? [f.previous_filename, f.filename] : [f.filename])).slice(0, max);
+  }
+
+  async commitStatuses(ctx: OpContext, sha: string): Promise<CommitStatusView[]> {
+    const statuses = await this.list<{ context?: string | null; status?: string; description?: string | null }>(ctx, `list the statuses of ${sha.slice(0, 12)}`, STATUSES, `/commits/${encodeURIComponent(sha)}/statuses`, 10);
+    return statuses.map((s) => commitStatusView(s));
   }
 }

@@ -12,8 +12,8 @@ import { silentLog } from '../runtime/log.js';
 import { z } from 'zod';
 import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
-import type { CommitState, ForgePort, OpenPullRequest, PullRequestView } from './port.js';
-import { acknowledgedShape, githubPullShape, graphqlShape, type GitHubPull } from './shapes.js';
+import { commitStatusView, type CommitState, type CommitStatusView, type ForgePort, type OpenPullRequest, type PullRequestView } from './port.js';
+import { acknowledgedShape, changedFileShape, commitStatusShape, githubPullShape, graphqlShape, type GitHubPull } from './shapes.js';
 
 export interface GitHubForgeOptions {
   /** REST base: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the lab forge's URL. */
@@ -41,6 +41,8 @@ const PULL: Expect = { shape: githubPullShape, what: 'a pull request' };
 const PULLS: Expect = { shape: z.array(githubPullShape), what: 'a list of pull requests' };
 const ACK: Expect = { shape: acknowledgedShape, what: 'a JSON object' };
 const GRAPHQL: Expect = { shape: graphqlShape, what: 'a GraphQL answer' };
+const FILES: Expect = { shape: z.array(changedFileShape), what: 'a list of changed files' };
+const STATUSES: Expect = { shape: z.array(commitStatusShape), what: 'a list of commit statuses' };
 
 export function pullView(p: GitHubPull): PullRequestView {
   return {
@@ -51,6 +53,7 @@ export function pullView(p: GitHubPull): PullRequestView {
     draft: p.draft === true,
     title: p.title,
     head: p.head.ref,
+    headSha: p.head.sha ?? '',
     base: p.base.ref,
     labels: p.labels.flatMap((l) => (l.name === undefined ? [] : [l.name])),
   };
@@ -200,5 +203,29 @@ export class GitHubForge implements ForgePort {
         request,
       }),
     );
+  }
+
+  async pullRequestFiles(ctx: OpContext, number: number, max = 3000): Promise<string[]> {
+    const out: string[] = [];
+    for (let page = 1; out.length < max; page++) {
+      const res = await this.call(ctx, `list the files of pull request #${number}`, FILES, (request) =>
+        this.octokit.rest.pulls.listFiles({ ...this.repoRef, pull_number: number, per_page: PAGE, page, request }),
+      );
+      for (const f of res.data) out.push(...(f.previous_filename ? [f.previous_filename, f.filename] : [f.filename]));
+      if (res.data.length < PAGE) break;
+    }
+    return out.slice(0, max);
+  }
+
+  async commitStatuses(ctx: OpContext, sha: string): Promise<CommitStatusView[]> {
+    const out: CommitStatusView[] = [];
+    for (let page = 1; page <= 10; page++) {
+      const res = await this.call(ctx, `list the statuses of ${sha.slice(0, 12)}`, STATUSES, (request) =>
+        this.octokit.rest.repos.listCommitStatusesForRef({ ...this.repoRef, ref: sha, per_page: PAGE, page, request }),
+      );
+      out.push(...res.data.map((s) => commitStatusView(s)));
+      if (res.data.length < PAGE) break;
+    }
+    return out;
   }
 }

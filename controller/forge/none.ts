@@ -1,6 +1,6 @@
 // The `none` forge: no pull-request API. The report writer still pushes its branch; PR calls do
 // nothing and report that no PR exists, so callers need no special case.
-import type { ForgePort, PullRequestView } from './port.js';
+import type { CommitStatusView, ForgePort, PullRequestView } from './port.js';
 
 export class NoForge implements ForgePort {
   readonly kind = 'none';
@@ -12,10 +12,10 @@ export class NoForge implements ForgePort {
   }
   /** A placeholder view (number 0): nothing was opened. */
   openPullRequest(_ctx: unknown, pr: { head: string; base: string; title: string; draft: boolean; labels?: string[] }): Promise<PullRequestView> {
-    return Promise.resolve({ number: 0, url: '', state: 'open', merged: false, draft: pr.draft, title: pr.title, head: pr.head, base: pr.base, labels: pr.labels ?? [] });
+    return Promise.resolve({ number: 0, url: '', state: 'open', merged: false, draft: pr.draft, title: pr.title, head: pr.head, headSha: '', base: pr.base, labels: pr.labels ?? [] });
   }
   updatePullRequest(_ctx: unknown, number: number, change: { title?: string }): Promise<PullRequestView> {
-    return Promise.resolve({ number, url: '', state: 'open', merged: false, draft: false, title: change.title ?? '', head: '', base: '', labels: [] });
+    return Promise.resolve({ number, url: '', state: 'open', merged: false, draft: false, title: change.title ?? '', head: '', headSha: '', base: '', labels: [] });
   }
   setDraft(): Promise<void> {
     return Promise.resolve();
@@ -25,5 +25,11 @@ export class NoForge implements ForgePort {
   }
   setCommitStatus(): Promise<void> {
     return Promise.resolve();
+  }
+  pullRequestFiles(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  commitStatuses(): Promise<CommitStatusView[]> {
+    return Promise.resolve([]);
   }
 }

@@ -14,6 +14,8 @@ export interface PullRequestView {
   title: string;
   /** Branch the PR merges from. */
   head: string;
+  /** The commit the head branch pointed at when the forge answered; '' where unknown (the `none` forge). */
+  headSha: string;
   /** Branch it merges into. */
   base: string;
   labels: string[];
@@ -41,4 +43,23 @@ export interface ForgePort {
   setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void>;
   comment(ctx: OpContext, number: number, body: string): Promise<void>;
   setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void>;
+  /**
+   * The paths a PR changes against its merge base, as the forge would merge them (a renamed file
+   * gives both paths), at most `max` (GitHub lists no more than 3,000).
+   */
+  pullRequestFiles(ctx: OpContext, number: number, max?: number): Promise<string[]>;
+  /** The statuses set on a commit, newest first (every one, not only the latest per context). */
+  commitStatuses(ctx: OpContext, sha: string): Promise<CommitStatusView[]>;
+}
+
+export interface CommitStatusView {
+  context: string;
+  state: CommitState;
+  description: string;
+}
+
+/** A commit status as either forge answers it (Gitea names the state `status`). */
+export function commitStatusView(s: { context?: string | null | undefined; state?: string | undefined; status?: string | undefined; description?: string | null | undefined }): CommitStatusView {
+  const state = s.state ?? s.status ?? 'error';
+  return { context: s.context ?? '', state: (['pending', 'success', 'failure', 'error'].includes(state) ? state : 'error') as CommitState, description: s.description ?? '' };
 }

@@ -56,20 +56,28 @@ const releaseShape = z.object({
   html_url: z.string(),
 });
 
-/** Checks the base URL: https (http only to loopback), no credentials, no query. */
-export function checkReleasesBaseUrl(text: string): string | Error {
+/**
+ * Checks a REST API base URL (the releases feed, the forge): https, plain http only to a loopback
+ * host (a token goes with every request), no credentials, no query. Returns it without trailing "/".
+ */
+export function checkApiBaseUrl(text: string, what: string): string | Error {
   let u: URL;
   try {
     u = new URL(text);
   } catch {
-    return new Error(`releases API base URL "${text}" is not a URL (e.g. ${GITHUB_API})`);
+    return new Error(`${what} "${text}" is not a URL (e.g. ${GITHUB_API})`);
   }
-  if (u.username || u.password) return new Error('releases API base URL: credentials do not belong in the URL; give the token separately');
+  if (u.username || u.password) return new Error(`${what}: credentials do not belong in the URL; give the token separately`);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHostname(u.hostname))) {
-    return new Error(`releases API base URL ${u.origin}: must be https:// (plain http only to a loopback address)`);
+    return new Error(`${what} ${u.origin}: must be https:// (plain http only to a loopback address)`);
   }
-  if (u.search || u.hash) return new Error(`releases API base URL ${u.origin}${u.pathname}: no query or fragment`);
+  if (u.search || u.hash) return new Error(`${what} ${u.origin}${u.pathname}: no query or fragment`);
   return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+}
+
+/** Checks the releases API base URL (checkApiBaseUrl). */
+export function checkReleasesBaseUrl(text: string): string | Error {
+  return checkApiBaseUrl(text, 'releases API base URL');
 }
 
 export function createReleasesClient(opts: ReleasesClientOptions = {}): ReleasesClient {

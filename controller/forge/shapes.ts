@@ -4,7 +4,7 @@
 // in a view. Extra fields are allowed (the forges send far more).
 import { z } from 'zod';
 
-const branchRef = z.object({ ref: z.string() });
+const branchRef = z.object({ ref: z.string(), sha: z.string().optional() });
 const label = z.object({ name: z.string().optional() });
 
 /** GitHub REST pull request (pulls.get, pulls.list, pulls.create and pulls.update agree on these). */
@@ -36,6 +36,17 @@ export const giteaPullShape = z.object({
   labels: z.array(label).nullable().optional(),
 });
 export type GiteaPull = z.infer<typeof giteaPullShape>;
+
+/** A changed file of a pull request (GitHub diff-entry, Gitea ChangedFile). */
+export const changedFileShape = z.object({ filename: z.string(), previous_filename: z.string().nullable().optional() });
+
+/** A commit status (GitHub status, Gitea CommitStatus: `state` there is `status`). */
+export const commitStatusShape = z.object({
+  context: z.string().nullable().optional(),
+  state: z.string().optional(),
+  status: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
 
 /** Gitea Label. */
 export const giteaLabelShape = z.object({ id: z.number().int(), name: z.string() });

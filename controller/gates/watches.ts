@@ -79,7 +79,9 @@ export class HealthWatches {
         w.error = `the API server does not serve kind ${target.kind} in ${target.apiVersion} (is its CRD installed?)`;
       } catch (err) {
         if (signal.aborted) return;
-        w.error = `API discovery of ${target.kind} in ${target.apiVersion} failed: ${err instanceof Error ? err.message : String(err)}`;
+        // The API server's error text stays in the log: a check reports what it is, not what it read.
+        w.error = `API discovery of ${target.kind} in ${target.apiVersion} failed (the controller's log says why)`;
+        this.deps.log('warn', `health checks: API discovery of ${target.kind} in ${target.apiVersion} failed`, { error: err instanceof Error ? err.message : String(err) });
       }
       this.deps.changed(key);
       try {
@@ -140,10 +142,17 @@ function matching(check: HealthCheck, objects: readonly ObjectView[]): ObjectVie
   return matched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
+/** More objects than this in one check is a selector mistake (or a way to make the controller evaluate
+ *  the whole cluster): the check cannot hold until it is narrowed. */
+export const MAX_MATCHED_OBJECTS = 1_000;
+
 function evaluate(check: HealthCheck, matched: readonly ObjectView[]): CheckFacts {
+  if (matched.length > MAX_MATCHED_OBJECTS) {
+    return { state: 'unavailable', message: `it matches ${matched.length} objects, more than ${MAX_MATCHED_OBJECTS}: narrow it with namespace, objectName or labelSelector` };
+  }
   const compiled = compileExpression(check.expr);
   if (!compiled.ok) return { state: 'unavailable', message: `invalid CEL expression: ${compiled.error}` };
-  return { state: 'observed', objects: verdicts(compiled.evaluate, matched.map((o) => o.object)) };
+  return { state: 'observed', objects: verdicts(check.expr, compiled.evaluate, matched.map((o) => o.object)) };
 }
 
 // Not before preflight passed: HealthCheckAccess reviews the grants first, so a missing one is named

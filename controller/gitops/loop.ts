@@ -15,6 +15,7 @@ import { rootContext, withTimeout, type OpContext } from '../runtime/context.js'
 import { isOutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { CommitRefusedError } from './source/errors.js';
 import type { GitSource } from './source/index.js';
 import type { ReportTree } from './source/reports.js';
 import { clusterPlan, loadSnapshot, syncCommit, type SyncReport } from './sync/index.js';
@@ -65,8 +66,15 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   const state: GitopsState = { lastPolledCommit: undefined, lastAppliedCommit: undefined, lastError: undefined, lastReport: undefined };
   const listeners: ((r: SyncReport) => void)[] = [];
   let loaded: LoadedCommit | undefined;
+  /**
+   * The last commit synced without being refused (a cap): drift is put back from it, and its plan
+   * texts and reports are what fileText and reportFiles give, while a refused head stands.
+   */
+  let good: LoadedCommit | undefined;
   let sources = new Map<string, string>();
   let reports: { commit: string; tree: ReportTree } | undefined;
+  /** The texts and reports of the commit last fetched, taken over once its sync is not refused. */
+  let fetched: { commit: string; sources: Map<string, string>; reports: { commit: string; tree: ReportTree } | undefined } | undefined;
   let wake: (() => void) | undefined;
   let pending: Want | undefined;
   let failures = 0;
@@ -86,8 +94,8 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     }
     // A hand edit of a plan Git manages is put back at once, from the commit already loaded.
     const plan = view ?? old;
-    if (!loaded || !plan) return;
-    const git = loaded.plans.find((p) => p.name === plan.name);
+    if (!good || !plan) return;
+    const git = good.plans.find((p) => p.name === plan.name);
     const c = view ? clusterPlan(view) : undefined;
     if (c && !c.managed) return;
     if (git && c && !c.deleting && hasDrift(git.spec, git.rawSpec, c.spec)) request('resync');
@@ -117,6 +125,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       failures++;
       state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
       deps.log.warn({ reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined }, 'GitOps poll failed');
+      await refusedStatus(ctx, err);
     } finally {
       deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
     }
@@ -128,8 +137,11 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     state.lastPolledCommit = snapshot.commit;
     if (snapshot.commit === loaded?.commit) return;
     loaded = loadSnapshot(snapshot, deps.operatorNamespace);
-    sources = new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')]));
-    reports = snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports };
+    fetched = {
+      commit: snapshot.commit,
+      sources: new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')])),
+      reports: snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports },
+    };
     deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
   }
 
@@ -138,6 +150,13 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     const report = await syncCommit(ctx, { kube: deps.kube, informers: deps.informers, operatorNamespace: deps.operatorNamespace, log: deps.log, onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }), onDeleted: () => deps.metrics?.gitPlansDeleted.inc() }, commit, deadline);
     state.lastReport = report;
     deps.metrics?.gitSourceProblems.set(report.problems.length);
+    if (report.refused) {
+      // Nothing of a refused commit is used: the plans, texts and reports of the last good one stay.
+      await sendCommitStatus(ctx, report);
+      return;
+    }
+    good = commit;
+    if (fetched?.commit === commit.commit) ({ sources, reports } = fetched);
     for (const p of report.problems) deps.log.warn({ commit: commit.commit, file: p.file, problem: formatSourceProblem(p) }, 'invalid plan file in Git: not applied');
     if (report.deferred.length > 0) {
       // Poll now: either the head is the same and the next pass goes on with these, or a newer
@@ -158,11 +177,25 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     const ok = report.problems.length === 0;
     const summary = report.problems.map(formatSourceProblem).join('; ');
     const description = ok ? `${report.plans.length} plan(s) valid and applied` : summary;
+    await setStatus(ctx, report.commit, ok ? 'success' : 'failure', description);
+  }
+
+  /** A commit refused for its pack is never loaded: its commit status says why. */
+  async function refusedStatus(ctx: OpContext, err: unknown): Promise<void> {
+    if (!(err instanceof CommitRefusedError) || err.commit === undefined) return;
+    state.lastPolledCommit = err.commit;
+    await setStatus(ctx, err.commit, 'failure', `not applied: ${err.why}`);
+  }
+
+  /** The commit status of a loaded or refused commit, once per commit. */
+  async function setStatus(ctx: OpContext, commit: string, verdict: 'success' | 'failure', description: string): Promise<void> {
+    const cs = deps.commitStatus;
+    if (!cs || statusSent.has(commit)) return;
     try {
-      await cs.forge.setCommitStatus(ctx, report.commit, { state: ok ? 'success' : 'failure', context: cs.context, description: description.length > 140 ? `${description.slice(0, 139)}…` : description });
-      statusSent.add(report.commit);
+      await cs.forge.setCommitStatus(ctx, commit, { state: verdict, context: cs.context, description: description.length > 140 ? `${description.slice(0, 139)}…` : description });
+      statusSent.add(commit);
     } catch (err) {
-      deps.log.warn({ commit: report.commit, err: err instanceof Error ? err.message : String(err) }, 'could not set the commit status');
+      deps.log.warn({ commit, err: err instanceof Error ? err.message : String(err) }, 'could not set the commit status');
     }
   }
 
@@ -188,9 +221,9 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       let next: Want | 'interval' = 'interval';
       while (!signal.aborted) {
         const ctx = withTimeout(rootContext(deps.clock, signal), deps.passTimeoutMs ?? 5 * 60_000);
-        if (next === 'resync' && loaded) {
+        if (next === 'resync' && good) {
           try {
-            await sync(ctx, loaded);
+            await sync(ctx, good);
           } catch (err) {
             deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'GitOps re-sync failed');
           }

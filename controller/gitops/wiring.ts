@@ -29,7 +29,7 @@ export function hasGit(cfg: RunConfig): cfg is GitConfig {
 /** Runs until `signal` aborts; resolves once the loop and the webhook have stopped. */
 export async function runGitops(cfg: GitConfig, w: GitopsWiring, signal: AbortSignal, started?: (loop: GitopsLoop) => void): Promise<void> {
   const log = w.log.child({ loop: 'gitops' });
-  const source = createGitSource({ url: cfg.gitUrl, branch: cfg.gitBranch, path: cfg.gitPath, tokenFile: cfg.gitTokenFile, cacheDir: cfg.gitCacheDir, readReports: cfg.trustedKeys !== undefined });
+  const source = createGitSource({ url: cfg.gitUrl, branch: cfg.gitBranch, path: cfg.gitPath, tokenFile: cfg.gitTokenFile, cacheDir: cfg.gitCacheDir, fetchLimits: { maxFetchBytes: cfg.gitMaxFetchBytes }, readReports: cfg.trustedKeys !== undefined });
   const loop = createGitopsLoop({
     source,
     kube: w.kube,

@@ -8,13 +8,13 @@ import { silentLog, type LogFn } from '../runtime/log.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { makeClients, type KubeClients } from './clients.js';
 import { makeObjectSource, type ObjectSource } from './dynamic.js';
-import { loadKubeConfig } from './config.js';
+import { impersonating, loadKubeConfig } from './config.js';
 import { networkFailure, toOutcomeError } from './errors.js';
 import { eventEmitter } from './events.js';
 import { annotatePlan, applyPlan, deletePlan, removePlanFinalizer } from './gitops-plans.js';
 import { makeInformers, type KubeInformerSet } from './informers.js';
 import { leaderLeaseStore } from './leader-lease.js';
-import { createSlotLease, deleteLease } from './leases.js';
+import { createSlotLease, deleteLease, readLease } from './leases.js';
 import { readKubeProxy } from './daemonsets.js';
 import { createHookJob, readHookJob } from './hook-jobs.js';
 import { cordonNode, readNode, uncordonNode } from './nodes.js';
@@ -23,12 +23,15 @@ import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
 import { deletePod, evictPod, listPodsOnNode, listStaticPods, matchingPdbs } from './pods.js';
 import type { KubeInformers, KubePort } from './port.js';
 import { readSecret, watchedSecrets, type WatchedSecrets } from './secrets.js';
+import { DEFAULT_HOOKS_NAMESPACE } from '../../schemas/api.js';
 
 export interface CreateKubeOptions {
   /** A kubeconfig path; undefined: in-cluster, else $KUBECONFIG or ~/.kube/config (kube/config.ts). */
   kubeconfig?: string | undefined;
   /** Where slot Leases (and the leader Lease) live. */
   operatorNamespace: string;
+  /** Where hook Jobs run (default kangal-patch-hooks): the hook Job and pod informers watch it. */
+  hooksNamespace?: string | undefined;
   clock: Clock;
   logger?: LogFn;
   /** reportingInstance of Events: the pod name, usually. */
@@ -36,6 +39,9 @@ export interface CreateKubeOptions {
   /** Informer full re-list interval (default 5 min). */
   resyncMs?: number;
   informerBackoff?: { initialMs?: number; maxMs?: number };
+  /** The user health checks read as (impersonated, e.g. `system:serviceaccount:kangal-patch:kangal-patch-health`):
+   *  a check sees what that identity is granted, never the controller's own rights. Unset: the controller's identity (tests of the adapter only). */
+  healthCheckUser?: string;
 }
 
 export interface Kube {
@@ -68,6 +74,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     clock: opts.clock,
     log,
     operatorNamespace: opts.operatorNamespace,
+    hooksNamespace: opts.hooksNamespace ?? DEFAULT_HOOKS_NAMESPACE,
     resyncMs: opts.resyncMs,
     backoff: opts.informerBackoff,
   });
@@ -88,8 +95,15 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     leaderLease: (name, namespace = opts.operatorNamespace) => leaderLeaseStore(c, namespace, name),
     readyz: (ctx) => readyz(kubeConfig, ctx),
     server: kubeConfig.getCurrentCluster()?.server ?? '',
-    objects: makeObjectSource(kubeConfig, c, { clock: opts.clock, log, resyncMs: opts.resyncMs }),
+    objects: healthObjectSource(kubeConfig, c, opts, log),
   };
+}
+
+function healthObjectSource(kubeConfig: KubeConfig, c: KubeClients, opts: CreateKubeOptions, log: LogFn): ObjectSource {
+  const settings = { clock: opts.clock, log, resyncMs: opts.resyncMs };
+  if (opts.healthCheckUser === undefined) return makeObjectSource(kubeConfig, c, settings);
+  const as = impersonating(kubeConfig, opts.healthCheckUser);
+  return makeObjectSource(as, makeClients(as), settings);
 }
 
 function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig, secrets: WatchedSecrets): KubePort {
@@ -105,6 +119,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),
     createSlotLease: (ctx, lease) => createSlotLease(c, ctx, lease),
     deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
+    readLease: (ctx, ns, name) => readLease(c, ctx, ns, name),
     createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
     createHookJob: (ctx, ns, job) => createHookJob(c, ctx, ns, job),
     readHookJob: (ctx, ns, name) => readHookJob(c, ctx, ns, name),

@@ -65,3 +65,20 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     'no Kubernetes configuration: pass --kubeconfig, run in a pod with a service account, set $KUBECONFIG, or create ~/.kube/config',
   );
 }
+
+/**
+ * The same cluster and credentials acting as `username` (the Impersonate-User header on every request,
+ * watches included): what it may read is what RBAC grants that user, and the controller's identity
+ * needs only `impersonate` on it. A copy: the caller's KubeConfig is unchanged.
+ */
+export function impersonating(kubeConfig: KubeConfig, username: string): KubeConfig {
+  const current = kubeConfig.getCurrentUser()?.name;
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: kubeConfig.clusters,
+    contexts: kubeConfig.contexts,
+    currentContext: kubeConfig.currentContext,
+    users: kubeConfig.users.map((u) => (u.name === current ? { ...u, impersonateUser: username } : u)),
+  });
+  return out;
+}

@@ -6,22 +6,13 @@ import { API_GROUP, API_VERSION_NAME } from '../../schemas/api.js';
 import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
+import type { PlanApply } from './port.js';
 import type { PlanView } from './views.js';
 
 /** fieldManager of the GitOps sync: distinct from the controller's, so SSA never resets what the controller set (spec.paused of the Pause policy). */
 export const GITOPS_FIELD_MANAGER = 'kangal-patch';
 
 const plans = { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHPLAN_PLURAL };
-
-export interface PlanApply {
-  name: string;
-  annotations: Record<string, string>;
-  finalizers: string[];
-  /** metadata.labels of the file (server-side apply owns them: a label removed from the file is removed). */
-  labels?: Readonly<Record<string, string>> | undefined;
-  /** The spec as the file wrote it (no defaults filled in). */
-  spec: Record<string, unknown>;
-}
 
 export async function applyPlan(c: KubeClients, ctx: OpContext, plan: PlanApply): Promise<PlanView> {
   const body = {

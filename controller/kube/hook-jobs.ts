@@ -1,5 +1,7 @@
-// Hook Jobs (batch/v1) in the operator namespace: the Job built from a hook request, creating it
-// under its deterministic name, and the small view the informer keeps of it.
+// Hook Jobs (batch/v1) in the hooks namespace: the Job built from a hook request, creating it
+// under its deterministic name, and the small view the informer keeps of it. The pod's
+// ServiceAccount, token mount and securityContext are the request's (core/hook-policy.ts), set over
+// the template: a plan cannot loosen them.
 import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
 import { API_VERSION } from '../../schemas/api.js';
 import type { HookJobRequest } from '../core/hooks.js';
@@ -17,7 +19,8 @@ export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
   const template = r.spec.template;
   const env: V1EnvVar[] = Object.entries(r.env).map(([name, value]) => ({ name, value }));
-  const containers: V1Container[] = template.spec.containers.map((c) => ({ ...c, env: [...env, ...(c.env ?? [])] }));
+  const containers: V1Container[] = template.spec.containers.map((c) => ({ ...c, env: [...env, ...(c.env ?? [])], securityContext: { ...r.pod.container } }));
+  const { securityContext: _ids, ...podSpec } = template.spec;
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -32,7 +35,14 @@ export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
       activeDeadlineSeconds: Math.max(1, Math.ceil(durationMs(r.spec.timeout) / 1000)),
       template: {
         metadata: { labels: { ...template.metadata?.labels, ...r.labels }, ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}) },
-        spec: { ...template.spec, containers, restartPolicy: 'Never' },
+        spec: {
+          ...podSpec,
+          containers,
+          restartPolicy: 'Never',
+          serviceAccountName: r.pod.serviceAccountName,
+          automountServiceAccountToken: r.pod.automountServiceAccountToken,
+          securityContext: { ...r.pod.pod },
+        },
       },
     },
   };

@@ -24,6 +24,8 @@ export interface InformerSettings {
   clock: Clock;
   log: LogFn;
   operatorNamespace: string;
+  /** Where hook Jobs run (--hooks-namespace): the hook Job and hook pod informers watch it. */
+  hooksNamespace: string;
   resyncMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
 }
@@ -32,7 +34,7 @@ export interface KubeInformerSet {
   nodes: KubeInformer<NodeView>;
   /** kube-system mirror pods of the control-plane components (k8s-app in STATIC_POD_COMPONENTS). Key: `namespace/name`. Index: node name. */
   staticPods: KubeInformer<PodView>;
-  /** Pods of hook Jobs in the operator namespace (labelled kangalpatch.ozalp.dk/hook). Key: `namespace/name`. Index: the Job's name. */
+  /** Pods of hook Jobs in the hooks namespace (labelled kangalpatch.ozalp.dk/hook). Key: `namespace/name`. Index: the Job's name. */
   hookPods: KubeInformer<PodView>;
   /** The pods of the nodes opened (the draining ones), one field-selected informer each. */
   nodePods: NodePodWatches;
@@ -109,9 +111,10 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     list: async (q, o) => page(await c.apps.listNamespacedDaemonSet({ ...q, namespace: KUBE_PROXY.namespace }, o)),
   };
 
+  const hooksNs = s.hooksNamespace;
   const hookJobs: InformerSource<V1Job> = {
-    watchPath: `/apis/batch/v1/namespaces/${encodeURIComponent(ns)}/jobs`,
-    list: async (q, o) => page(await c.batch.listNamespacedJob({ ...q, namespace: ns }, o)),
+    watchPath: `/apis/batch/v1/namespaces/${encodeURIComponent(hooksNs)}/jobs`,
+    list: async (q, o) => page(await c.batch.listNamespacedJob({ ...q, namespace: hooksNs }, o)),
   };
 
   return {
@@ -144,7 +147,7 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     }),
     hookPods: make({
       name: 'hook pods',
-      source: podsIn(ns),
+      source: podsIn(hooksNs),
       project: projectPod,
       key: podKey,
       resourceVersion: (v) => v.resourceVersion,

@@ -31,3 +31,13 @@ export async function deleteLease(c: KubeClients, ctx: OpContext, namespace: str
     throw err;
   }
 }
+
+/** A Lease as the apiserver has it now (not a cache); undefined when it does not exist. */
+export async function readLease(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<LeaseView | undefined> {
+  try {
+    return projectLease(await kubeCall(ctx, `read Lease ${namespace}/${name}`, (o) => c.coordination.readNamespacedLease({ namespace, name }, o)));
+  } catch (err) {
+    if (isOutcomeError(err) && err.code === 404) return undefined;
+    throw err;
+  }
+}

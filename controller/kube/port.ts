@@ -12,12 +12,20 @@ import type { OpContext } from '../runtime/context.js';
 import type { Informer } from '../runtime/informer.js';
 import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.js';
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
-import type { PlanApply } from './gitops-plans.js';
 import type { HookJobRequest } from '../core/hooks.js';
 import type { NodePodWatches } from './node-pods.js';
 import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView } from './views.js';
 
-export type { PlanApply } from './gitops-plans.js';
+/** A PatchPlan as a plans-repository file declares it, applied server-side (gitops-plans.ts). */
+export interface PlanApply {
+  name: string;
+  annotations: Record<string, string>;
+  finalizers: string[];
+  /** metadata.labels of the file (server-side apply owns them: a label removed from the file is removed). */
+  labels?: Readonly<Record<string, string>> | undefined;
+  /** The spec as the file wrote it (no defaults filled in). */
+  spec: Record<string, unknown>;
+}
 
 export type EvictionResult =
   | { outcome: 'evicted' }
@@ -83,6 +91,8 @@ export interface KubePort {
   createSlotLease(ctx: OpContext, lease: SlotLeaseInput): Promise<LeaseView>;
   /** Deletes a Lease (resourceVersion precondition when given); a missing one is success. */
   deleteLease(ctx: OpContext, namespace: string, name: string, resourceVersion?: string): Promise<void>;
+  /** A Lease read from the apiserver (the etcd disruption Lease has no informer); undefined when missing. */
+  readLease(ctx: OpContext, namespace: string, name: string): Promise<LeaseView | undefined>;
 
   createPatchJob(ctx: OpContext, job: PatchJobInput): Promise<JobView>;
   /** Creates a hook Job (batch/v1) in `namespace`; an existing one of that name fails with Transient `AlreadyExists`. */

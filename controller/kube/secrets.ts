@@ -6,6 +6,11 @@
 // of a name: a rotated Secret arrives with its new resourceVersion as soon as the apiserver sends
 // the event. Until that watch has its first list (or when it cannot list: RBAC without list/watch),
 // a read is a GET, as before.
+//
+// The Role grants get/list/watch on the named Talos Secrets only (resourceNames; a field-selected
+// list or watch is authorized by name). A watch is stopped when no pass read its Secret for
+// IDLE_MS (no plan or job uses it any more: one exact timer per watched name), and at once when a read
+// of it is refused (403: a name the install did not grant), so nothing retries a forbidden watch.
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import type { OpContext } from '../runtime/context.js';
@@ -57,9 +62,12 @@ export interface WatchedSecretsOptions {
   backoff?: { initialMs?: number; maxMs?: number };
 }
 
+/** A watched Secret nobody read for this long is no longer watched. */
+const IDLE_MS = 10 * 60_000;
+
 export function watchedSecrets(c: KubeClients, o: WatchedSecretsOptions): WatchedSecrets {
   const ns = o.namespace;
-  const informers = new Map<string, KubeInformer<SecretView>>();
+  const watches = new Map<string, { informer: KubeInformer<SecretView>; stop: AbortController; lastRead: number; idleTimer: boolean }>();
   let signal: AbortSignal | undefined;
   const source: InformerSource<V1Secret> = {
     watchPath: `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`,
@@ -68,11 +76,38 @@ export function watchedSecrets(c: KubeClients, o: WatchedSecretsOptions): Watche
       return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '', continue: list.metadata?._continue };
     },
   };
+  const unwatch = (name: string, why: string): void => {
+    const w = watches.get(name);
+    if (!w) return;
+    w.stop.abort();
+    watches.delete(name);
+    o.log('info', `stopped watching Secret ${ns}/${name}: ${why}`, { secret: name });
+  };
+  /** Notes a read of `name`; its one idle timer, when it fires, stops the watch or waits for the rest. */
+  const touch = (name: string): void => {
+    const w = watches.get(name);
+    if (!w || signal === undefined) return;
+    w.lastRead = o.clock.now();
+    if (w.idleTimer) return;
+    w.idleTimer = true;
+    const wait = (ms: number): void => {
+      o.clock.sleep(ms, AbortSignal.any([signal ?? w.stop.signal, w.stop.signal])).then(
+        () => {
+          const left = w.lastRead + IDLE_MS - o.clock.now();
+          if (left > 0) wait(left);
+          else unwatch(name, `not read for ${IDLE_MS / 60_000} minutes`);
+        },
+        () => undefined,
+      );
+    };
+    wait(IDLE_MS);
+  };
   const watch = (name: string): KubeInformer<SecretView> | undefined => {
     if (signal === undefined || signal.aborted) return undefined;
-    let informer = informers.get(name);
-    if (!informer) {
-      informer = createInformer<V1Secret, SecretView>({
+    let w = watches.get(name);
+    if (!w) {
+      const stop = new AbortController();
+      const informer = createInformer<V1Secret, SecretView>({
         name: `secret ${ns}/${name}`,
         kubeConfig: o.kubeConfig,
         source,
@@ -85,20 +120,27 @@ export function watchedSecrets(c: KubeClients, o: WatchedSecretsOptions): Watche
         resyncMs: o.resyncMs,
         backoff: o.backoff,
       });
-      informers.set(name, informer);
-      informer.start(signal);
+      w = { informer, stop, lastRead: o.clock.now(), idleTimer: false };
+      watches.set(name, w);
+      informer.start(AbortSignal.any([signal, stop.signal]));
     }
-    return informer;
+    touch(name);
+    return w.informer;
   };
   return {
     read: async (ctx, name) => {
       const informer = watch(name);
       if (informer?.isSynced()) return informer.get(name);
-      return getSecret(c, ctx, ns, name);
+      try {
+        return await getSecret(c, ctx, ns, name);
+      } catch (err) {
+        if (isOutcomeError(err) && err.code === 403) unwatch(name, 'reading it is forbidden');
+        throw err;
+      }
     },
     start: (s) => {
       signal = s;
     },
-    watched: () => [...informers].map(([name, i]) => ({ name, synced: i.isSynced() })),
+    watched: () => [...watches].map(([name, w]) => ({ name, synced: w.informer.isSynced() })),
   };
 }

@@ -60,7 +60,7 @@ export interface PodView {
   exitCode?: number | undefined;
 }
 
-/** A hook Job (batch/v1) in the operator namespace. */
+/** A hook Job (batch/v1) in the hooks namespace. */
 export interface HookJobView {
   namespace: string;
   name: string;

@@ -10,6 +10,8 @@ import type { PreflightCheck } from '../core/plan/types.js';
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
 import { describeApiServers, olderApiServers, type ApiServerFact } from '../core/kubernetes/skew.js';
 import type { HealthCheck } from '../../schemas/health.js';
+import type { PlanHooks } from '../../schemas/hooks.js';
+import { describeViolations, planHookViolations, type HookPolicy } from '../core/hook-policy.js';
 import { resourceName, type ObjectSource } from '../kube/index.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 
@@ -182,6 +184,17 @@ export function machineConfigCheck(problems: readonly string[], total: number): 
     return fail('MachineConfigReadable', `${problems.length} of ${total} node(s) have no usable machine config over the Talos API: ${problems.slice(0, 3).join('; ')} (the credentials need the os:admin role)`);
   }
   return pass('MachineConfigReadable', `the machine config of all ${total} node(s) is readable`);
+}
+
+/**
+ * Every hook within what the operator allows (--hook-service-accounts, --hook-priority-classes,
+ * --hook-image-registries): each refusal names the field and the flag to change, before any node moves.
+ */
+export function hookAdmission(hooks: Partial<PlanHooks>, policy: HookPolicy): PreflightCheck {
+  const violations = planHookViolations(hooks, policy);
+  if (violations.length > 0) return fail('HookAdmission', `${violations.length} hook setting(s) the operator does not allow: ${describeViolations(violations, 5)}`);
+  const count = Object.values(hooks).filter((h) => h !== undefined).length;
+  return pass('HookAdmission', `${count} hook(s) within the operator's allowlists; they run in the hooks namespace under Pod Security restricted`);
 }
 
 const READ_VERBS = ['get', 'list', 'watch'] as const;

@@ -10,7 +10,8 @@ import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import { eachLimited } from '../runtime/each-limited.js';
 import type { TalosAccess, TalosSession } from '../rollout/job/talos-access.js';
-import { controlPlaneFirst, extensionsKept, healthCheckAccess, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { DEFAULT_HOOK_POLICY, type HookPolicy } from '../core/hook-policy.js';
+import { controlPlaneFirst, extensionsKept, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
@@ -26,6 +27,8 @@ export interface PreflightDeps {
   images: ImageChecker;
   /** Objects of any kind: with health checks, the controller's access to them is reviewed. */
   objects?: ObjectSource;
+  /** The operator's hook allowlists (--hook-*); default: DEFAULT_HOOK_POLICY. */
+  hookPolicy?: HookPolicy | undefined;
 }
 
 export interface PreflightInput {
@@ -44,6 +47,7 @@ const errText = (err: unknown): string => (err instanceof Error ? err.message : 
 export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: PreflightInput): Promise<PreflightCheck[]> {
   const { spec, selection, nodes } = input;
   const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
+  if (spec.hooks !== undefined) checks.push(hookAdmission(spec.hooks, deps.hookPolicy ?? DEFAULT_HOOK_POLICY));
   checks.push(await apiserverReady(ctx, deps.kube));
   if (deps.objects && spec.healthChecks !== undefined && spec.healthChecks.length > 0) checks.push(await healthCheckAccess(ctx, deps.objects, spec.healthChecks));
   const talos = await talosVersions(ctx, deps, spec, [...selection.groupOf.keys()], nodes);

@@ -8,7 +8,8 @@ import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
-import { controlPlaneFirst, extensionsKept, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
+import { DEFAULT_HOOK_POLICY } from '../core/hook-policy.js';
+import { controlPlaneFirst, extensionsKept, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
 
 export interface SkippedCheck {
@@ -37,6 +38,7 @@ export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, inpu
   if (missing === undefined) return { checks: await runPreflight(ctx, deps, input), skipped: [] };
   const { spec, selection, nodes } = input;
   const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
+  if (spec.hooks !== undefined) checks.push(hookAdmission(spec.hooks, deps.hookPolicy ?? DEFAULT_HOOK_POLICY));
   checks.push(await apiserverReady(ctx, deps.kube));
   // The versions the Nodes report stand in for the ones the Talos API would answer.
   const reported = new Map([...selection.groupOf.keys()].flatMap((n) => {

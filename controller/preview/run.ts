@@ -11,6 +11,7 @@ import { closeAllTalosChannels } from '../talos/index.js';
 import { readCluster } from './cluster.js';
 import type { PreviewReport } from './format.js';
 import { previewPreflight } from './preflight.js';
+import type { HookPolicy } from '../core/hook-policy.js';
 
 export interface PreviewOptions {
   kubeconfig?: string | undefined;
@@ -18,6 +19,8 @@ export interface PreviewOptions {
   registryMirrors: RegistryMirrors;
   /** The node the controller runs on (its NODE_NAME), scheduled last in its group. */
   controllerNode?: string | undefined;
+  /** The hook allowlists the controller runs with (--hook-*), for the HookAdmission check; default: none. */
+  hookPolicy?: HookPolicy | undefined;
 }
 
 export async function previewPlan(ctx: OpContext, plan: { file: string; plan: PatchPlanDocument }, opts: PreviewOptions): Promise<PreviewReport> {
@@ -26,7 +29,7 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
   try {
     const cluster = await readCluster(ctx, kube, metadata.name);
     const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode });
-    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }) };
+    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }), hookPolicy: opts.hookPolicy };
     const preflight = await previewPreflight(ctx, deps, {
       spec,
       selection: selectNodes(spec, cluster.nodes, opts.controllerNode),

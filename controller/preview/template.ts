@@ -79,9 +79,9 @@ export async function previewTemplate(ctx: OpContext, loaded: { file: string; pl
     const keys = await loadTrustedKeys(opts.promotionKeysDir);
     if (keys.errors.length > 0) throw new Error(`--promotion-keys-dir: ${keys.errors.join('; ')}`);
     const repo = opts.repo ?? checkoutOf(loaded.file);
-    const evidence = upstreamEvidence(`working tree ${repo}`, await readStatusFolder(repo), keys.keys, new Set(auto.promotion.after.map((s) => s.cluster)));
+    const evidence = upstreamEvidence(`working tree ${repo}`, await readStatusFolder(repo), keys.keys, new Set(auto.promotion.after.map((s) => s.cluster)), cluster.self?.status.autoUpdate?.promotion?.upstreamSequence);
     const versions = current === undefined ? [] : stableReleases(feed.releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, auto.allow) !== undefined);
-    const outcome = decidePromotion({ now, spec: auto.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, commit: undefined });
+    const outcome = decidePromotion({ now, spec: auto.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, refused: evidence.refused, commit: undefined });
     promotion = outcome.status;
     verdicts = outcome.verdicts;
   }
@@ -105,6 +105,7 @@ export function formatTemplatePreview(p: TemplatePreview): string {
     lines.push('', `promotion: ${pr.reason}${pr.version === undefined ? '' : ` (${pr.version}${pr.eligibleTime === undefined ? '' : `, eligible ${pr.eligibleTime}`})`}`);
     for (const s of pr.stages ?? []) lines.push(`  stage ${s.cluster}${s.selector === undefined ? '' : ` (${s.selector})`}: ${s.state}: ${s.message}`);
     for (const r of pr.rejectedReports ?? []) lines.push(`  rejected ${r.file}: ${r.reason}`);
+    if (pr.moreRejectedReports !== undefined) lines.push(`  and ${pr.moreRejectedReports} more rejected`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -13,14 +13,14 @@ import { restartIfStale, withoutVersion } from './stale-cache.js';
 export interface FreshHookJobDeps {
   kube: KubePort;
   informers: Pick<KubeInformers, 'hookJobs'>;
-  operatorNamespace: string;
+  hooksNamespace: string;
 }
 
 /** `cached` with the Job of every hook in `records` that has not ended read from the apiserver. A failed read throws. */
 export async function freshHookJobFacts(ctx: OpContext, deps: FreshHookJobDeps, log: Logger, cached: readonly HookJobFacts[], records: readonly HookStatus[] | undefined): Promise<HookJobFacts[]> {
   let facts = [...cached];
   for (const name of unfinishedHookJobs(records)) {
-    const view = await deps.kube.readHookJob(ctx, deps.operatorNamespace, name);
+    const view = await deps.kube.readHookJob(ctx, deps.hooksNamespace, name);
     checkHookJobCache(deps.informers, log, name, view);
     const before = facts.find((f) => f.name === name);
     facts = facts.filter((f) => f.name !== name);

@@ -1,5 +1,7 @@
 // The one place that reads the wall clock. Everything else gets a Clock, so tests and benchmarks
 // can inject time and every sleep can be cancelled.
+import { armTimer } from './timer.js';
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -13,12 +15,12 @@ export const systemClock: Clock = {
 };
 
 /**
- * A timer that an abort stops, rejecting with the signal's reason as such. Node's
+ * A timer (of any length: runtime/timer.ts) that an abort stops, rejecting with the signal's reason as such. Node's
  * timers/promises builds a new AbortError (with its stack) for every sleep it stops, and every API
  * call stops one: its deadline timer (runtime/context.ts deadlineSignal).
  */
 function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return new Promise((resolve) => setTimeout(resolve, ms));
+  if (signal === undefined) return new Promise((resolve) => void armTimer(ms, resolve));
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the contract: the signal's reason, whatever it is
@@ -26,14 +28,14 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promis
       return;
     }
     const stop = (): void => {
-      clearTimeout(timer);
+      timer.cancel();
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above
       reject(signal.reason);
     };
-    const timer = setTimeout(() => {
+    const timer = armTimer(ms, () => {
       signal.removeEventListener('abort', stop);
       resolve();
-    }, ms);
+    });
     signal.addEventListener('abort', stop, { once: true });
   });
 }

@@ -5,6 +5,7 @@
 import type { Clock } from './clock.js';
 import type { OpContext } from './context.js';
 import { OutcomeKind, isOutcomeError } from './outcome.js';
+import { armTimer, type LongTimer, type TimerHost } from './timer.js';
 
 export interface PassResult {
   /** Look at this key again after this long (exact timers: deadlines, windows, backoff the pass chose). */
@@ -35,6 +36,8 @@ export interface WorkQueueOptions {
    * when the key is queued. Without it the queue is first in, first out.
    */
   order?: (key: string) => number;
+  /** Where delayed adds arm their timers (tests); the process's timers by default. */
+  timers?: TimerHost;
 }
 
 const DEFAULT_BACKOFF: QueueBackoff = { initialMs: 100, maxMs: 30_000 };
@@ -46,7 +49,7 @@ export class WorkQueue {
   private readonly running = new Set<string>();
   /** Keys added while running: processed again once the running pass ends. */
   private readonly dirty = new Set<string>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { at: number; timer: LongTimer }>();
   private readonly failures = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
   private reconcile: Reconcile | undefined;
@@ -73,7 +76,7 @@ export class WorkQueue {
     this.pump();
   }
 
-  /** Adds the key after `ms`; an earlier pending add wins. */
+  /** Adds the key after `ms` (any length: timers re-arm past 2^31-1 ms); an earlier pending add wins. */
   addAfter(key: string, ms: number): void {
     if (this.stopped) return;
     if (ms <= 0) {
@@ -83,12 +86,15 @@ export class WorkQueue {
     const at = this.opts.clock.now() + ms;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.add(key);
-    }, ms);
-    timer.unref();
+    existing?.timer.cancel();
+    const timer = armTimer(
+      ms,
+      () => {
+        this.timers.delete(key);
+        this.add(key);
+      },
+      { ref: false, ...(this.opts.timers ? { host: this.opts.timers } : {}) },
+    );
     this.timers.set(key, { at, timer });
   }
 
@@ -108,7 +114,7 @@ export class WorkQueue {
 
   private shutDown(): void {
     this.stopped = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) timer.cancel();
     this.timers.clear();
     this.ready.length = 0;
     this.queued.clear();
@@ -131,7 +137,7 @@ export class WorkQueue {
   private cancelTimer(key: string): void {
     const t = this.timers.get(key);
     if (!t) return;
-    clearTimeout(t.timer);
+    t.timer.cancel();
     this.timers.delete(key);
   }
 

@@ -13,6 +13,7 @@ import { ImageServicePullLayerProgress_Status, ImageServiceService } from '../..
 import { LifecycleServiceService } from '../../proto/gen/machine/lifecycle.js';
 import {
   ApplyConfigurationRequest_Mode,
+  EtcdMemberAlarm_AlarmType,
   MachineServiceService,
   RebootRequest_Mode,
   UpgradeRequest_RebootMode,
@@ -34,6 +35,9 @@ import type {
   LegacyUpgradeResult,
   PullOptions,
   RebootMode,
+  TalosEtcdAlarm,
+  TalosEtcdMember,
+  TalosEtcdStatus,
   TalosMachineStatus,
   TalosNodeIdentity,
   TalosNodeVersion,
@@ -69,6 +73,8 @@ export interface TalosClientOptions {
   idleCloseMs?: number;
   /** Told once per finished call (after retries): method (e.g. `MachineService.Version`) and `OK` or the failure's code. */
   onCallEnd?: (method: string, code: string) => void;
+  /** Deadline of one etcd call: a down or starting member's call hangs upstream until it. */
+  etcdCallTimeoutMs?: number;
 }
 
 const DEFAULTS = {
@@ -80,6 +86,7 @@ const DEFAULTS = {
   maxAttempts: 4,
   backoff: { initialMs: 200, maxMs: 5_000, factor: 2 },
   idleCloseMs: 60_000,
+  etcdCallTimeoutMs: 5_000,
 } as const;
 
 /** talosctl's default containerd instance for installer images: the system namespace. */
@@ -275,6 +282,51 @@ export class TalosClient implements TalosPort {
     );
     const a = this.single(res.messages, spec);
     return { mode: ApplyConfigurationRequest_Mode[a.mode] ?? String(a.mode), warnings: a.warnings, modeDetails: a.modeDetails };
+  }
+
+  // -- etcd (control-plane nodes) --------------------------------------------------------------
+  // One attempt each with a short deadline: a call to a member that is down or still starting hangs
+  // upstream until the caller's deadline, and the gate asks again on its next pass.
+
+  async etcdMembers(ctx: OpContext, node: string): Promise<TalosEtcdMember[]> {
+    const spec = this.spec(ctx, 'MachineService.EtcdMemberList', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const res = await this.transport.unary(ctx, MachineServiceService.etcdMemberList, { queryLocal: false }, spec);
+    return this.single(res.messages, spec).members.map((m) => ({ id: m.id, name: m.hostname, peerUrls: m.peerUrls, clientUrls: m.clientUrls, isLearner: m.isLearner }));
+  }
+
+  async etcdStatus(ctx: OpContext, node: string): Promise<TalosEtcdStatus> {
+    const spec = this.spec(ctx, 'MachineService.EtcdStatus', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const res = await this.transport.unary(ctx, MachineServiceService.etcdStatus, Empty.create(), spec);
+    const s = this.single(res.messages, spec).memberStatus;
+    if (!s) throw this.malformed(spec, 'answered an EtcdStatus without member_status');
+    return {
+      memberId: s.memberId,
+      leader: s.leader,
+      raftIndex: s.raftIndex,
+      raftAppliedIndex: s.raftAppliedIndex,
+      raftTerm: s.raftTerm,
+      dbSize: s.dbSize,
+      dbSizeInUse: s.dbSizeInUse,
+      isLearner: s.isLearner,
+      errors: s.errors,
+      protocolVersion: s.protocolVersion,
+      storageVersion: s.storageVersion,
+    };
+  }
+
+  async etcdAlarms(ctx: OpContext, node: string): Promise<TalosEtcdAlarm[]> {
+    const spec = this.spec(ctx, 'MachineService.EtcdAlarmList', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const res = await this.transport.unary(ctx, MachineServiceService.etcdAlarmList, Empty.create(), spec);
+    return this.single(res.messages, spec)
+      .memberAlarms.filter((a) => a.alarm !== EtcdMemberAlarm_AlarmType.NONE)
+      .map((a) => ({ memberId: a.memberId, alarm: EtcdMemberAlarm_AlarmType[a.alarm] ?? `UNKNOWN(${a.alarm})` }));
+  }
+
+  /** Not idempotent in effect (moves leadership): sent once; upstream waits up to 3 min for a healthy local member, bounded here by the etcd deadline. */
+  async etcdForfeitLeadership(ctx: OpContext, node: string): Promise<{ member: string }> {
+    const spec = this.spec(ctx, 'MachineService.EtcdForfeitLeadership', node, 'unsent-only', this.opts.etcdCallTimeoutMs * 2);
+    const res = await this.transport.unary(ctx, MachineServiceService.etcdForfeitLeadership, {}, spec);
+    return { member: this.single(res.messages, spec).member };
   }
 
   // -- helpers --------------------------------------------------------------------------------

@@ -83,6 +83,38 @@ export interface ApplyConfigResult {
   modeDetails: string;
 }
 
+/** One etcd member as EtcdMemberList lists it (IDs are uint64 as exact decimal strings). */
+export interface TalosEtcdMember {
+  id: string;
+  /** The member name (the node's hostname); '' while the member has not started. */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  isLearner: boolean;
+}
+
+/** The node's local etcd member as EtcdStatus reports it. */
+export interface TalosEtcdStatus {
+  memberId: string;
+  /** '0' when the member knows no leader. */
+  leader: string;
+  raftIndex: number;
+  raftAppliedIndex: number;
+  raftTerm: number;
+  dbSize: number;
+  dbSizeInUse: number;
+  isLearner: boolean;
+  errors: string[];
+  protocolVersion: string;
+  storageVersion: string;
+}
+
+export interface TalosEtcdAlarm {
+  memberId: string;
+  /** `NOSPACE`, `CORRUPT` (`NONE` is never listed). */
+  alarm: string;
+}
+
 /**
  * What the rollout needs from Talos nodes, one step per method so a reconcile pass does at most one
  * action. Every call takes an operation context: aborting its signal cancels the call or stream at
@@ -114,6 +146,19 @@ export interface TalosPort {
   readConfig(ctx: OpContext, node: string): Promise<string>;
   /** Applies a full config with NO_REBOOT (live + persisted). */
   applyConfig(ctx: OpContext, node: string, yaml: string, opts?: { dryRun?: boolean }): Promise<ApplyConfigResult>;
+  /**
+   * etcd (control-plane nodes only; a worker answers UNIMPLEMENTED). A call to a member that is down
+   * or still starting hangs upstream until the caller's deadline: each of these carries its own short
+   * deadline (at most the context's) and is tried once, the caller polls again.
+   */
+  /** EtcdMemberList with query_local=false: the cluster's members as this node's client sees them (needs a quorum). */
+  etcdMembers(ctx: OpContext, node: string): Promise<TalosEtcdMember[]>;
+  /** EtcdStatus of the node's local member. */
+  etcdStatus(ctx: OpContext, node: string): Promise<TalosEtcdStatus>;
+  /** EtcdAlarmList: the alarms of every member of the cluster. */
+  etcdAlarms(ctx: OpContext, node: string): Promise<TalosEtcdAlarm[]>;
+  /** EtcdForfeitLeadership: the new leader's name, or '' when the node's member did not lead. Needs os:admin. */
+  etcdForfeitLeadership(ctx: OpContext, node: string): Promise<{ member: string }>;
   /** Releases this user's hold on the shared channels. */
   close(): void;
 }

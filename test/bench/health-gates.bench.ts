@@ -8,6 +8,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { installVolumeCrd, LONGHORN_NAMESPACE, setRobustness, volume, VOLUMES } from '../support/longhorn.js';
 import { startJobLab } from '../e2e/support/job-lab.js';
 import { labPlan } from '../e2e/support/plans.js';
+import { grantHealthReads } from '../e2e/support/health-identity.js';
 import { waitFor } from '../lab/wait.js';
 
 const NODES = 10;
@@ -19,6 +20,7 @@ export async function run(): Promise<void> {
   const lab = await startJobLab({ fleet: { nodes: NODES + 1, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, timings: TIMINGS, images: ['siderolabs/installer:v1.13.2'] });
   try {
     installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
+    await grantHealthReads(lab.kc, 'bench-health-reads', ['volumes.longhorn.io']);
     await lab.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: LONGHORN_NAMESPACE } } });
     await lab.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...VOLUMES, namespace: LONGHORN_NAMESPACE, body: volume('pvc-1', 'healthy') });
     const controller = lab.startController({ args: ['--log-level', 'info'] });

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import type { JobLab } from '../e2e/support/job-lab.js';
 import type { GitRequest } from '../lab/forge/index.js';
 import type { WorkingCopy } from '../lab/forge/working-copy.js';
-import { IMAGE_MALLOC_ENV } from '../lab/image-env.js';
+import { controllerEnv } from '../lab/image-env.js';
 import { waitFor } from '../lab/wait.js';
 import { recordResult } from './results.js';
 import { requestKind, tally } from './scale/api-counts.js';
@@ -109,8 +109,8 @@ export async function run(): Promise<void> {
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
 
-  // malloc as the image sets it (Dockerfile): the RSS is the image's.
-  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: { ...IMAGE_MALLOC_ENV } });
+  // The image's environment, heap as a pod with the Deployment's memory limit has it (test/lab/image-env.ts): the RSS is the shipped one's.
+  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: controllerEnv() });
   const pid = controller.process.pid;
   try {
     await waitFor(async () => {

@@ -1,15 +1,18 @@
 // `npm run bench -- scale [--sizes=100,1000,5000] [--sources=100]`: one plan over each fleet size
 // (workers, ~10 pods each behind PDBs, a DaemonSet), concurrency min(50, workers/10), fast simulated
 // upgrades, through the compiled `kangal-patch run` (what the image runs); the sizes in --sources
-// run again from the sources through tsx. --node-options=... goes to the controller's NODE_OPTIONS
-// (e.g. --max-old-space-size=128, to see what a heap limit does to RSS); --env=K=V,K2=V2 to its
-// environment (e.g. glibc's MALLOC_* tunables). Prints one table, writes test/bench/results/<date>.json.
+// run again from the sources through tsx. The controller runs with the image's environment
+// (test/lab/image-env.ts), its heap percentage resolved for a pod memory limit of --memory-limit=
+// (MiB or 1Gi/512Mi; default the Deployment's 512Mi). --node-options=... replaces the shipped
+// NODE_OPTIONS for an A/B (`--node-options=` runs with none); --env=K=V,K2=V2 adds to the environment
+// (e.g. glibc's MALLOC_* tunables). Prints one table, writes test/bench/results/<date>.json.
 // The largest size's controller also polls the lab's plans repository (5 s) and, once a round of
 // its rollout Completed, times PUSH_PROBES plan pushes → applied with the jobs in flight (those
 // five small plans are in that size's per-node figures, a few requests in thousands).
 // Goals (issue 18): 5,000 nodes within 200 MB RSS, cost per node flat from 100 to 5,000, no-op
 // writes 0, evictions and Events per node bounded by the pods on it, observer violations 0, push →
 // applied under load ≤ poll + 2 s.
+import { DEFAULT_MEMORY_LIMIT_MIB } from '../lab/image-env.js';
 import { recordResult } from './results.js';
 import { BIG, startScaleLab } from './scale/fleet.js';
 import { sharedScaleLab } from './scale/shared.js';
@@ -20,11 +23,19 @@ const PUSH_PROBES = 5;
 
 const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const sizes = (text: string): number[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+/** `512`, `512Mi` or `1Gi` → MiB. */
+function mebibytes(text: string): number {
+  const m = /^([0-9]+)(Mi|Gi)?$/.exec(text.trim());
+  if (!m) throw new Error(`--memory-limit=${text}: MiB, or a quantity such as 512Mi or 1Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
 
 export async function run(): Promise<void> {
   const runs: (RolloutFigures & { labStartSeconds: number })[] = [];
   const dist = sizes(arg('sizes', `100,1000,${BIG}`));
-  const nodeOptions = arg('node-options', '');
+  const memoryLimitMiB = mebibytes(arg('memory-limit', String(DEFAULT_MEMORY_LIMIT_MIB)));
+  // Absent: the shipped NODE_OPTIONS; given (even empty): those instead.
+  const nodeOptions = process.argv.some((a) => a.startsWith('--node-options=')) ? arg('node-options', '') : undefined;
   const env = Object.fromEntries(arg('env', '').split(',').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const plan = [...dist.map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
   for (const { n, entry } of plan) {
@@ -33,22 +44,24 @@ export async function run(): Promise<void> {
     const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, nodeOptions, env, ...(shared ? { pushProbe: { pushes: PUSH_PROBES } } : {}) });
+      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, memoryLimitMiB, ...(nodeOptions !== undefined ? { nodeOptions } : {}), env, ...(shared ? { pushProbe: { pushes: PUSH_PROBES } } : {}) });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
       if (!shared) await lab.stop();
     }
   }
-  printTable(runs, nodeOptions);
+  printTable(runs);
   // Keyed by the sizes and the settings: a run of other sizes or settings the same day does not replace this one.
-  const settings = [nodeOptions ? `NODE_OPTIONS=${nodeOptions}` : '', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].filter((x) => x !== '').join(' ');
+  const ran = runs[0]?.nodeOptions ?? '';
+  const heap = nodeOptions === undefined ? `as shipped at a ${memoryLimitMiB} MiB limit: NODE_OPTIONS=${ran}` : `NODE_OPTIONS=${ran || '(none)'} instead of the shipped`;
+  const settings = [heap, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
   const sizesRun = runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`).join(', ');
   console.log(`results: ${recordResult(`scale (${sizesRun} workers${settings ? `; ${settings}` : ''})`, { runs })}`);
 }
 
-function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], nodeOptions: string): void {
-  if (nodeOptions) console.log(`controller NODE_OPTIONS=${nodeOptions}`);
+function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): void {
+  for (const r of runs.slice(0, 1)) console.log(`controller NODE_OPTIONS=${r.nodeOptions || '(none)'} (pod memory limit ${r.memoryLimitMiB} MiB; heap limit ${r.heapLimitMiB} MiB)`);
   for (const r of runs.slice(0, 1)) if (Object.keys(r.env).length > 0) console.log(`controller environment ${JSON.stringify(r.env)}`);
   const figure = (f: { p50: number; p99: number } | undefined): string => (f === undefined ? '—' : `${f.p50}/${f.p99}`);
   const passes = (r: RolloutFigures, controller: string): string => {
@@ -61,6 +74,8 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[], node
     ['controller peak RSS (MiB)', (r) => String(r.peakRssMiB), '≤ 200 MB at 5,000'],
     ['  at the highest sample: anon/file/shmem', (r) => `${r.peakRssSplitMiB.anon}/${r.peakRssSplitMiB.file}/${r.peakRssSplitMiB.shmem}`, ''],
     ['controller peak heap used (MiB)', (r) => String(r.peakHeapMiB), ''],
+    ['controller heap limit (MiB)', (r) => String(r.heapLimitMiB), ''],
+    ['GC pauses over the rollout, s (ms per node; wall clock)', (r) => `${r.gc.seconds} (${r.gc.msPerNode})`, ''],
     ['controller start to leading (s)', (r) => r.controllerStartSeconds.toFixed(1), ''],
     ['preflight: Preflighting → InProgress (s)', (r) => r.preflightSeconds.toFixed(2), ''],
     ['GET secrets per node (controller)', (r) => String(r.requestsPerNode['GET secrets'] ?? 0), ''],

@@ -7,6 +7,7 @@
 import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobLab } from '../e2e/support/job-lab.js';
+import { controllerEnv } from '../lab/image-env.js';
 import { makeLabDir } from '../lab/process.js';
 import { waitFor } from '../lab/wait.js';
 import { repoRoot } from '../support/manifests.js';
@@ -43,7 +44,9 @@ async function devtools(url: string, commands: { method: string; params?: object
 interface StartFigures { heapUsedMiB: number; rssMiB: number }
 
 async function measure(lab: JobLab, name: string, entry: string): Promise<StartFigures> {
-  const c = lab.startController({ name, entry, args: ['--log-level', 'info'], env: { NODE_OPTIONS: '--inspect=127.0.0.1:0' } });
+  // The image's environment (test/lab/image-env.ts), with the inspector the measurement reads through.
+  const env = controllerEnv();
+  const c = lab.startController({ name, entry, args: ['--log-level', 'info'], env: { ...env, NODE_OPTIONS: `${env['NODE_OPTIONS'] ?? ''} --inspect=127.0.0.1:0` } });
   try {
     await waitFor(() => (c.logs().some((l) => l.msg === 'caches synced') && c.logs().some((l) => String(l.msg).startsWith('leading'))) || undefined, { timeoutMs: 300_000, intervalMs: 250, description: `${name}: caches synced and leading` });
     const url = await waitFor(() => /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(c.process.tail(200))?.[0], { timeoutMs: 10_000, description: `${name}: inspector URL` });

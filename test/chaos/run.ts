@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { startJobLab, type Controller, type JobLab, type JobLabOptions } from '../e2e/support/job-lab.js';
 import type { BeforeForward, InterposedRequest } from '../lab/cluster/interposer.js';
+import { controllerEnv } from '../lab/image-env.js';
 import type { WorkloadSpec } from '../lab/fleet/index.js';
 import { switchableProxy, type SwitchableProxy } from '../lab/proxy.js';
 import { runToEnd } from '../lab/process.js';
@@ -42,7 +43,8 @@ class ControllerSet {
   constructor(private readonly lab: JobLab, private readonly args: () => string[], readonly replicas: number) {}
 
   start(): Controller {
-    const env: Record<string, string> = this.offsetMs !== 0 ? { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(Math.round(this.offsetMs)) } : {};
+    // The image's environment and heap settings (test/lab/image-env.ts), as a pod with the Deployment's limit runs it.
+    const env: Record<string, string> = { ...controllerEnv(), ...(this.offsetMs !== 0 ? { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(Math.round(this.offsetMs)) } : {}) };
     const c = this.lab.startController({ name: `chaos-${++this.count}`, args: [...this.args(), ...(this.replicas > 1 ? ELECTION : [])], env });
     this.all.push(c);
     this.alive.add(c);

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
 import { startJobLab, TALOS_SECRET, type JobLab } from '../e2e/support/job-lab.js';
-import { IMAGE_MALLOC_ENV } from '../lab/image-env.js';
+import { controllerEnv } from '../lab/image-env.js';
 import { tcpProxy } from '../lab/tcp-proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { mochaHooks } from '../support/global-hooks.js';
@@ -66,8 +66,8 @@ const ending = new AbortController();
 /** A pause of the soak's schedule that ends early when the soak does. */
 const pause = (ms: number): Promise<void> => delay(ms, undefined, { signal: ending.signal }).catch(() => undefined);
 try {
-  // malloc as the image sets it (Dockerfile): the memory curve is the image's.
-  const controller = lab.startController({ metrics: true, env: { ...IMAGE_MALLOC_ENV } });
+  // The image's environment, heap as a pod with the Deployment's memory limit has it (test/lab/image-env.ts): the memory curve is the shipped one's.
+  const controller = lab.startController({ metrics: true, env: controllerEnv() });
   const sampler = (async () => {
     while (!stop) {
       const text = await controller.scrape().catch(() => '');

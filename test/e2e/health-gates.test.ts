@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import { installVolumeCrd, LONGHORN_NAMESPACE as NS, setRobustness as setVolumeRobustness, volume, VOLUMES } from '../support/longhorn.js';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
+import { grantHealthReads } from './support/health-identity.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
 import { waitFor } from '../lab/wait.js';
 import { startAlertmanager, type LabAlertmanager, type LabSilence } from '../lab/alerting/alertmanager.js';
@@ -51,6 +52,7 @@ describe('PatchPlan end to end: health gates', function () {
       startAlertmanager(),
     ]);
     installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
+    await grantHealthReads(lab.kc, 'health-gates-reads', ['volumes.longhorn.io', 'configmaps']);
     await lab.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
     custom = lab.kc.makeApiClient(CustomObjectsApi);
     for (const v of [volume('pvc-a', 'healthy', { app: 'db' }), volume('pvc-b', 'healthy', { app: 'db' }), volume('pvc-c', 'degraded'), volume('pvc-other', 'faulted', { app: 'other' })]) {

@@ -9,7 +9,7 @@
 // deadline or the 5-minute resync, so the drain finishing within the test's wait is the wake-up.
 import assert from 'node:assert/strict';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { startJobLab, OPERATOR_NAMESPACE, type Controller, type JobLab } from './support/job-lab.js';
+import { startJobLab, HOOKS_NAMESPACE, type Controller, type JobLab } from './support/job-lab.js';
 import { waitFor } from '../lab/wait.js';
 import type { Exchange } from '../lab/cluster/interposer.js';
 
@@ -37,11 +37,11 @@ function podReads(exchanges: readonly Exchange[]): PodRead[] {
   });
 }
 
-/** What the controller may read of pods: a draining node's (all namespaces), the static pods of kube-system, the hook pods of its namespace. */
+/** What the controller may read of pods: a draining node's (all namespaces), the static pods of kube-system, the hook pods of the hooks namespace. */
 function scoped(r: PodRead, drainingNodes: readonly string[]): boolean {
   if (r.namespace === undefined) return drainingNodes.some((n) => r.fieldSelector === `spec.nodeName=${n}`);
   if (r.namespace === 'kube-system') return r.labelSelector === STATIC_SELECTOR || r.labelSelector === 'k8s-app=kube-apiserver';
-  return r.namespace === OPERATOR_NAMESPACE && r.labelSelector === 'kangalpatch.ozalp.dk/hook';
+  return r.namespace === HOOKS_NAMESPACE && r.labelSelector === 'kangalpatch.ozalp.dk/hook';
 }
 
 const gauge = (text: string, series: string): number | undefined => {

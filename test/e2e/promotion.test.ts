@@ -5,7 +5,8 @@
 // then 1.12.6 appear: staging proposes and (merged by the test) rolls out 1.12.5; a forged report
 // is rejected with its reason; production proposes nothing until staging's report is merged and the
 // soak has passed, then proposes 1.12.5 with the evidence; restarts change no decision; a failed
-// staging rollout of 1.12.6 marks production's open proposal blocked; staging's rollback to 1.12.4
+// staging rollout of 1.12.6 marks production's open proposal blocked; deleting that failed report
+// refuses staging's evidence (its signed index lists it) rather than unblocking; staging's rollback to 1.12.4
 // then closes it with the reason, and production stays where it was.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
@@ -27,7 +28,7 @@ const GROUP = 'kangalpatch.ozalp.dk';
 
 interface Pull { number: number; state: string; draft: boolean; merged_at: string | null; created_at: string; title: string; html_url: string; head: { ref: string }; body: string | null }
 interface Stage { cluster: string; state: string; report?: string; eligibleTime?: string; message: string }
-interface Promotion { reason: string; version?: string; eligibleTime?: string; commit?: string; stages?: Stage[]; rejectedReports?: { file: string; reason: string }[] }
+interface Promotion { reason: string; version?: string; eligibleTime?: string; commit?: string; stages?: Stage[]; rejectedReports?: { file: string; reason: string }[]; upstreamSequence?: Record<string, number> }
 type AutoUpdate = { lastCheckTime?: string; currentVersion?: string; lastProposedVersion?: string; skippedVersions?: string[]; promotion?: Promotion; lastError?: { reason: string; message: string } };
 
 const template = (endpoint: string, promotion: string): string => `# nodes: follows upstream Talos patch releases${promotion === '' ? '' : ', once staging has proven them'}.
@@ -94,6 +95,11 @@ describe('Fleet promotion through Git: production promotes only what staging com
     await api(`/repos/acme/plans/pulls/${pr.number}/merge`, { method: 'PUT', body: { merge_method: 'merge' } });
   };
   const autoUpdate = async (lab: JobLab): Promise<AutoUpdate | undefined> => (await lab.plan('nodes'))?.status?.autoUpdate as AutoUpdate | undefined;
+  /** production's status.autoUpdate.promotion once it was read from `commit`. */
+  const promotionAt = (commit: string): Promise<Promotion> => waitFor(async () => {
+    const p = (await autoUpdate(production))?.promotion;
+    return p?.commit === commit ? p : undefined;
+  }, { timeoutMs: 60_000, description: `production's status read from ${commit}` });
   const poke = async (lab: JobLab): Promise<void> => {
     await lab.kc.makeApiClient(CustomObjectsApi).patchClusterCustomObject({ group: GROUP, version: 'v1alpha1', plural: 'patchplans', name: 'nodes', body: { metadata: { annotations: { [`${GROUP}/reconcile-now`]: String(Date.now()) } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   };
@@ -244,6 +250,32 @@ describe('Fleet promotion through Git: production promotes only what staging com
     assert.match(st.promotion?.stages?.[0]?.message ?? '', /error validating installer image: boom/);
 
     blocked = open;
+  });
+
+  it('deleting staging\'s failed report of 1.12.6 does not make 1.12.5 eligible again: staging\'s signed index refuses the withdrawal, in status', async function () {
+    assert.ok(blocked, 'the blocked proposal of the previous case');
+    await staging.plans!.git(['pull', '--quiet', '--ff-only', 'origin', 'main']);
+    const index = await staging.plans!.git(['show', 'HEAD:status/staging/index.yaml']);
+    assert.match(index, /kind: ReportIndex\ncluster: staging\nsequence: \d+\n/);
+    assert.match(index, /- path: status\/staging\/nodes-v1-12-6\.yaml\n {4}sequence: \d+\n {4}sha256: [0-9a-f]{64}/);
+    const recorded = (await autoUpdate(production))?.promotion?.upstreamSequence?.staging;
+    assert.ok(recorded !== undefined && recorded >= 2, `production recorded staging's index sequence: ${String(recorded)}`);
+    // Someone with push access hides the failure: the report, its twin and its signature go.
+    for (const ext of ['md', 'yaml', 'sig']) await staging.plans!.remove(`status/staging/nodes-v1-12-6.${ext}`);
+    const withdrawn = (await staging.plans!.commitAndPush('status: drop the 1.12.6 report')).trim();
+    const st = await promotionAt(withdrawn);
+    assert.deepEqual(st.stages?.map((x) => [x.cluster, x.state]), [['staging', 'EvidenceRefused']]);
+    assert.match(st.stages?.[0]?.message ?? '', /evidence refused: cluster staging: report status\/staging\/nodes-v1-12-6\.yaml listed at sequence \d+ in status\/staging\/index\.yaml \(sequence \d+\) is missing/);
+    assert.equal(st.reason, 'WaitingForPromotion');
+    assert.deepEqual(st.upstreamSequence, { staging: recorded }, 'the recorded sequence stays');
+    const open = (await proposals('production')).find((p) => p.number === blocked?.number && p.state === 'open');
+    assert.match(open?.title ?? 'not open', /\(blocked: upstream failure\)$/, 'still blocked, not unblocked');
+    // The report comes back (git revert): the index holds again and the failure counts as before.
+    await staging.plans!.git(['revert', '--no-edit', 'HEAD']);
+    await staging.plans!.git(['push', '--quiet', 'origin', 'HEAD:main']);
+    const restored = (await staging.plans!.git(['rev-parse', 'HEAD'])).trim();
+    const back = await promotionAt(restored);
+    assert.deepEqual(back.stages?.map((x) => [x.cluster, x.state]), [['staging', 'Failed']]);
   });
 
   it('staging\'s rollback to 1.12.4 closes production\'s blocked proposal with the reason; production stays on 1.12.4; preview says why', async function () {

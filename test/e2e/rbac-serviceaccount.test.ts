@@ -10,8 +10,8 @@ import { stringify } from 'yaml';
 import { CoreV1Api, EventsV1Api } from '@kubernetes/client-node';
 import { tokenKubeconfigYaml } from '../lab/cluster/http.js';
 import { waitFor } from '../lab/wait.js';
-import { OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
-import { startJobLab, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
+import { HEALTH_SERVICE_ACCOUNT, OPERATOR_NAMESPACE, parseObjects, repoRoot, SERVICE_ACCOUNT } from '../support/manifests.js';
+import { startJobLab, HOOKS_NAMESPACE, OPERATOR_NAMESPACE as LAB_NAMESPACE, type JobLab } from './support/job-lab.js';
 import { examplePlan, factoryImage, labPlan } from './support/plans.js';
 import { installVolumeCrd } from '../support/longhorn.js';
 
@@ -65,14 +65,22 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
 
   it('the kubeconfig is the ServiceAccount, with no more rights than the manifests give', function () {
     assert.match(kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], undefined, kubeconfig), new RegExp(`^system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}$`));
-    assert.equal(canI(['get', 'secrets', '-n', OPERATOR_NAMESPACE]), 'yes');
-    // list/watch for the field-selected watch on the Talos Secret (kube/secrets.ts), here only.
-    assert.equal(canI(['watch', 'secrets', '-n', OPERATOR_NAMESPACE]), 'yes');
+    // The Talos Secret by name (get, and list/watch for its field-selected watch: kube/secrets.ts), here only.
+    assert.equal(canI(['get', 'secrets/talos-credentials', '-n', OPERATOR_NAMESPACE]), 'yes');
+    assert.equal(canI(['watch', 'secrets/talos-credentials', '-n', OPERATOR_NAMESPACE]), 'yes');
+    assert.equal(canI(['get', 'secrets', '-n', OPERATOR_NAMESPACE]), 'no', 'not every Secret of the operator namespace');
+    assert.equal(canI(['watch', 'secrets', '-n', OPERATOR_NAMESPACE]), 'no');
     assert.equal(canI(['get', 'secrets', '-n', 'shop']), 'no');
     assert.equal(canI(['list', 'secrets', '-n', 'shop']), 'no');
     assert.equal(canI(['watch', 'secrets', '--all-namespaces']), 'no');
     assert.equal(canI(['create', 'namespaces']), 'no');
     assert.equal(canI(['update', 'nodes']), 'no');
+    // Hook Jobs: in the hooks namespace only, never beside the controller's Secrets; no Secret read there.
+    assert.equal(canI(['create', 'jobs.batch', '-n', HOOKS_NAMESPACE]), 'yes');
+    assert.equal(canI(['watch', 'jobs.batch', '-n', HOOKS_NAMESPACE]), 'yes');
+    assert.equal(canI(['create', 'jobs.batch', '-n', OPERATOR_NAMESPACE]), 'no');
+    assert.equal(canI(['list', 'jobs.batch', '-n', OPERATOR_NAMESPACE]), 'no');
+    assert.equal(canI(['get', 'secrets', '-n', HOOKS_NAMESPACE]), 'no');
   });
 
   it('rolls out a plan to Completed with no 403 in the controller log', async function () {
@@ -134,21 +142,48 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     assert.deepEqual(lab.observer.events.slice(firstEvent).filter((e) => e.kind === 'cordoned'), [], 'no node was cordoned for a job that cannot reach Talos');
   });
 
-  it('a health check over a kind the ServiceAccount cannot read fails preflight naming the grant; granted, the plan runs with no 403', async function () {
+  it('a plan naming a Secret of the operator namespace the install did not grant: refused by the apiserver, the plan stops naming the grant, no node cordoned, the watch not retried', async function () {
+    // The very credentials, under a name the Role does not list (as the Git token Secret is not).
+    const core = lab.kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: 'not-granted' }, stringData: lab.talos.secretData } });
+    assert.equal(canI(['get', 'secrets/not-granted', '-n', OPERATOR_NAMESPACE]), 'no');
+    assert.equal(canI(['list', 'secrets', '-n', OPERATOR_NAMESPACE]), 'no', 'no list of the namespace\'s Secrets');
+    assert.equal(canI(['get', 'secrets/talos-credentials', '-n', OPERATOR_NAMESPACE]), 'yes');
+    const controller = lab.startController({ kubeconfig, args: ['--preflight-retry-period', '2s'] });
+    const example = examplePlan('simple-upgrade.yaml');
+    const target = { ...(example.spec.target as Record<string, unknown>), talosVersion: OTHER_TARGET };
+    const firstEvent = lab.observer.events.length;
+    await lab.applyPlan(labPlan({ ...example, metadata: { name: 'ungranted' } }, lab.talos.endpoint, { target, talosConfig: { endpoints: [lab.talos.endpoint], secretRef: { name: 'not-granted' } } }));
+    const refused = await lab.waitForPlan('ungranted', 'preflight refused the credentials', (st) => st.reason === 'PreflightTalosCredentials', 90_000);
+    assert.match(String(refused.message), /may not read Secret kangal-patch\/not-granted \(talosConfig\.secretRef\).*add not-granted to talos\.secretNames/);
+    for (const node of ['cp-1', 'worker-1', 'worker-2']) assert.equal(await lab.job(`ungranted-${node}`), undefined, `no PatchJob for ${node}`);
+    assert.deepEqual(lab.observer.events.slice(firstEvent).filter((e) => e.kind === 'cordoned'), [], 'no node cordoned');
+    assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM; its last lines:\n${controller.process.tail(30)}`);
+    assert.ok(controller.logs().some((l) => String(l['msg']).startsWith('stopped watching Secret kangal-patch/not-granted')), 'the refused watch was stopped');
+    kubectl(['delete', 'patchplan', 'ungranted', '--wait']);
+  });
+
+  it('a health check reads as the health-check ServiceAccount: over a kind it cannot read, preflight names the grant to it; granted, the plan runs with no 403; the controller\'s own rights (pods everywhere) never serve a check', async function () {
     installVolumeCrd(lab.cluster.kubectl, lab.cluster.kubeconfigPath);
     kubectl(['create', 'namespace', 'longhorn-system']);
     kubectl(['apply', '-f', '-'], stringify({ apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name: 'pvc-1', namespace: 'longhorn-system' }, status: { robustness: 'healthy' } }));
     const controller = lab.startController({ kubeconfig, args: ['--preflight-retry-period', '2s'] });
     const example = examplePlan('simple-upgrade.yaml');
     const target = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    // The controller lists pods in every namespace to drain; a check over pods is refused all the same.
+    const podCheck = { name: 'pods', apiVersion: 'v1', kind: 'Pod', expr: 'true' };
+    await lab.applyPlan(labPlan({ ...example, metadata: { name: 'pods-gated' } }, lab.talos.endpoint, { target, healthChecks: [podCheck] }));
+    const podsRefused = await lab.waitForPlan('pods-gated', 'preflight failed', (s) => s.reason === 'PreflightHealthCheckAccess', 60_000);
+    assert.match(String(podsRefused.message), new RegExp(`grant get/list/watch on pods to ServiceAccount ${OPERATOR_NAMESPACE}/${HEALTH_SERVICE_ACCOUNT} \\(check pods; denied: get, list, watch\\)`));
+    kubectl(['delete', 'patchplan', 'pods-gated', '--wait']);
     const check = { name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'longhorn-system', expr: 'has(status.robustness) && status.robustness == "healthy"' };
     await lab.applyPlan(labPlan({ ...example, metadata: { name: 'gated' } }, lab.talos.endpoint, { target, healthChecks: [check] }));
     const refused = await lab.waitForPlan('gated', 'preflight failed', (s) => s.reason === 'PreflightHealthCheckAccess', 60_000);
-    assert.match(String(refused.message), new RegExp(`grant get/list/watch on volumes\\.longhorn\\.io in namespace longhorn-system to ServiceAccount ${OPERATOR_NAMESPACE}/${SERVICE_ACCOUNT} \\(check volumes; denied: get, list, watch\\)`));
+    assert.match(String(refused.message), new RegExp(`grant get/list/watch on volumes\\.longhorn\\.io in namespace longhorn-system to ServiceAccount ${OPERATOR_NAMESPACE}/${HEALTH_SERVICE_ACCOUNT} \\(check volumes; denied: get, list, watch\\)`));
 
     // The README's recipe, namespaced: a Role and a RoleBinding in the checked namespace.
     kubectl(['-n', 'longhorn-system', 'create', 'role', 'kangal-patch-health-checks', '--verb=get,list,watch', '--resource=volumes.longhorn.io']);
-    kubectl(['-n', 'longhorn-system', 'create', 'rolebinding', 'kangal-patch-health-checks', '--role=kangal-patch-health-checks', `--serviceaccount=${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`]);
+    kubectl(['-n', 'longhorn-system', 'create', 'rolebinding', 'kangal-patch-health-checks', '--role=kangal-patch-health-checks', `--serviceaccount=${OPERATOR_NAMESPACE}:${HEALTH_SERVICE_ACCOUNT}`]);
     const done = await lab.waitForPlan('gated', 'Completed', (s) => s.phase === 'Completed', 120_000);
     assert.equal(done.phase, 'Completed');
     assert.equal(await controller.stop(), 0, `the controller did not exit 0 within 30 s of SIGTERM (the chart's grace period); its last lines:\n${controller.process.tail(30)}`);

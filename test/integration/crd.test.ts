@@ -136,6 +136,16 @@ describe('CRDs on the lab apiserver', function () {
       ['autoUpdate with a version', (d) => (d.spec.target.autoUpdate = { enabled: true }), 'spec.target.talosVersion', /must be omitted when target.autoUpdate is enabled/],
       ['factory without installer', (d) => (d.spec.target.source = 'factory'), 'spec.target.installer', /is required when target.source is factory/],
       ['checkInterval below 1m', (d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } }), 'spec.target.autoUpdate.checkInterval', /must be at least 1m/],
+      ['retention over a year', (d) => (d.spec.retention = { history: '8761h' }), 'spec.retention.history', /must be at most 8760h \(365 days\)/],
+      ['delayBetweenNodes over a week', (d) => (d.spec.delayBetweenNodes = '720h'), 'spec.delayBetweenNodes', /must be at most 168h \(7 days\)/],
+      [
+        'health-check timeout over 24h',
+        (d) => (d.spec.healthChecks = [{ name: 'c', apiVersion: 'v1', kind: 'Node', expr: 'true', timeout: '25h' }]),
+        'spec.healthChecks[0].timeout',
+        /must be at most 24h/,
+      ],
+      ['hook timeout over 6h', (d) => (d.spec.hooks = { preNode: { timeout: '7h', template: { spec: { containers: [{ name: 'c', image: 'busybox:1.37' }] } } } }), 'spec.hooks.preNode.timeout', /must be at most 6h/],
+      ['hook running as root', (d) => (d.spec.hooks = { preNode: { template: { spec: { securityContext: { runAsUser: 0 }, containers: [{ name: 'c', image: 'busybox:1.37' }] } } } }), 'spec.hooks.preNode.template.spec.securityContext.runAsUser', /greater than or equal to 1/],
       ['negative maxFailures', (d) => (d.spec.failurePolicy = { maxFailures: -1 }), 'spec.failurePolicy.maxFailures', /greater than or equal to 0/],
       ['unknown field', (d) => (d.spec.maxConcurency = 1), 'maxConcurency', /unknown field/],
     ];

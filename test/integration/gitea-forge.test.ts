@@ -103,6 +103,14 @@ describe('Gitea forge adapter (lab forge, Gitea OpenAPI description)', function 
     assert.equal(statuses.length, 1);
     assert.deepEqual([statuses[0]?.context, statuses[0]?.status, statuses[0]?.target_url], ['kangal-patch/lab', 'failure', 'https://example.com/x']);
     assert.equal(statuses[0]?.description.length, 140);
+    // Read back through the adapter: what a PR changes (against its merge base) and every status of a commit.
+    assert.equal(pr!.headSha, head);
+    assert.deepEqual(await gitea.pullRequestFiles(testCtx(), pr!.number), ['status/kangal-patch_lab_report_two-2.md']);
+    await gitea.setCommitStatus(testCtx(), head, { state: 'pending', context: 'kangal-patch/lab/report', description: 'Written by KangalPatch' });
+    assert.deepEqual(await gitea.commitStatuses(testCtx(), head), [
+      { context: 'kangal-patch/lab/report', state: 'pending', description: 'Written by KangalPatch' },
+      { context: 'kangal-patch/lab', state: 'failure', description: statuses[0]?.description },
+    ]);
 
     const closed = await gitea.updatePullRequest(testCtx(), pr!.number, { state: 'closed' });
     assert.deepEqual([closed.state, closed.merged], ['closed', false]);

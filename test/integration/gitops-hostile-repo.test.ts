@@ -1,8 +1,9 @@
 // A hostile plans repository served by the lab's git server and read by the real GitOps source and
-// loader: 10,000 plan files, a 50 MB blob, a submodule, symlinks (one absolute), `..` and absolute
-// entry names, a non-UTF-8 name, non-UTF-8 and binary contents, then a branch that vanishes and a
-// history rewritten to an unrelated root. Every hostile entry is capped or skipped with a message
-// naming it; the valid plan is still applied; nothing is pruned from an incomplete read. The
+// loader: a submodule, symlinks (one absolute), `..` and absolute entry names, a non-UTF-8 name,
+// non-UTF-8 and binary contents, then 10,000 plan files, 200 MB of zeros (200 KB deflated), a branch
+// that vanishes and a history rewritten to an unrelated root. Every hostile entry is skipped with a
+// message naming it and the valid plan is still applied, nothing is pruned from an incomplete read;
+// a commit over a cap is refused as a whole; the zeros are never inflated into memory. The
 // repository is built once with git plumbing in the forge's bare repository (identical files share
 // one blob), not with 10,000 commits.
 import assert from 'node:assert/strict';
@@ -25,7 +26,7 @@ const GOOD_PLAN = stringify({
   spec: { target: { talosVersion: 'v1.12.1' }, talosConfig: { secretRef: { name: 'talos-credentials' } } },
 });
 const BULK_FILES = 10_000;
-const BIG_BLOB = 50 * 1024 * 1024;
+const ZEROS = 200 * 1024 * 1024;
 
 interface Entry {
   mode: '100644' | '120000' | '160000' | '40000';
@@ -71,6 +72,7 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
   let hostile: string;
   let plansTree: Entry[];
   let rootEntries: (plans: string) => Entry[];
+  let bulkTree: string;
   let snap: Snapshot;
 
   before(async function () {
@@ -94,8 +96,8 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
       e('160000', 'vendored', await git(['rev-parse', 'refs/heads/main'])),
       e('40000', 'dotdot', dotdot),
       e('40000', 'absolute', absolute),
-      e('40000', 'zz-bulk', bulk),
     ];
+    bulkTree = bulk;
     const readme = await blob('plans\n');
     rootEntries = (plans) => [e('100644', 'README.md', readme), e('40000', 'plans', plans)];
     hostile = await commit(await tree(rootEntries(await tree(plansTree))), 'hostile', await git(['rev-parse', 'refs/heads/main']));
@@ -109,7 +111,7 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
 
   const managed = (name: string, sourcePath: string): ClusterPlan => ({ name, uid: `uid-${name}`, managed: true, sourceCommit: 'c0', specCommit: 'c0', sourcePath, sourceProblems: undefined, spec: {}, deleting: false });
 
-  it('caps 10,000 plan files, refuses symlinks, submodules, `..`, absolute and non-UTF-8 names, binary and non-UTF-8 contents, each named', function () {
+  it('refuses symlinks, submodules, `..`, absolute and non-UTF-8 names, binary and non-UTF-8 contents, each named', function () {
     assert.equal(snap.commit, hostile);
     assert.deepEqual(snap.problems.map((p) => `${p.file}: ${p.message}`), [
       'plans/absolute: this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
@@ -117,13 +119,12 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
       'plans/dotdot: this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
       'plans/link.yaml: symbolic links are not followed in a plans repository: commit the file itself',
       'plans/vendored: git submodules are not followed in a plans repository: put the plans in the repository itself',
-      'plans/zz-bulk/p04997.yaml: more than 5000 plan files under the plans folder: the rest are not read',
     ]);
     assert.equal(snap.complete, false);
-    assert.equal(snap.sources.length, 5000);
+    assert.equal(snap.sources.length, 3);
     const loaded = loadSnapshot(snap, 'kangal-patch');
     assert.deepEqual(loaded.plans.map((p) => `${p.name} ${p.file}`), ['good plans/a-good.yaml']);
-    // The loader's own problems (the bulk files are empty: no problem of theirs).
+    // The loader's own problems.
     assert.deepEqual(loaded.problems.filter((p) => !snap.problems.includes(p)).map((p) => `${p.file}: ${p.message}`), [
       'plans/binary.yaml: file is binary (contains NUL bytes), not YAML text',
       'plans/latin1.yaml: file is not valid UTF-8 text',
@@ -137,13 +138,33 @@ describe('GitOps source: a hostile plans repository (lab git server)', function 
     assert.deepEqual(decision.delete, []);
   });
 
-  it('a pushed 50 MB blob is refused by its size; the rest is read as before', async function () {
-    const big = await blob(Buffer.alloc(BIG_BLOB, '# padding\n'));
-    const pushed = await commit(await tree(rootEntries(await tree([...plansTree, e('100644', 'big.yaml', big)]))), 'a big file', hostile);
+  it('10,000 plan files: the commit is refused as a whole, naming the cap; nothing is applied or pruned', async function () {
+    const pushed = await commit(await tree(rootEntries(await tree([...plansTree, e('40000', 'zz-bulk', bulkTree)]))), '10,000 plans', hostile);
     const s = await source.snapshot(ctx());
     assert.equal(s.commit, pushed);
-    assert.deepEqual(s.problems.filter((p) => p.file === 'plans/big.yaml').map((p) => p.message), [`file is ${BIG_BLOB} bytes, more than the limit of 65536 bytes`]);
-    assert.ok(!s.sources.some((f) => f.file === 'plans/big.yaml'));
+    assert.deepEqual([s.sources, s.problems], [[], []]);
+    assert.equal(`${s.refused?.file}: ${s.refused?.message}`, 'plans/zz-bulk/p00497.yaml: over the cap of 500 plan files per commit under "plans": nothing of this commit is applied; the plans applied before stay as they are');
+    const decision = decideSync(loadSnapshot(s, 'kangal-patch'), [managed('good', 'plans/a-good.yaml'), managed('unseen', 'plans/zz-bulk/p09999.yaml')]);
+    assert.deepEqual([decision.apply, decision.delete, decision.annotateProblems], [[], [], []]);
+    assert.equal(decision.refused, s.refused);
+  });
+
+  it('200 MB of zeros (200 KB deflated) is refused by name and cap without being inflated; a 100 KB file by its size before it is read', async function () {
+    const zeros = await blob(Buffer.alloc(ZEROS));
+    const large = await blob(Buffer.alloc(100 * 1024, '# padding\n'));
+    const pushed = await commit(await tree(rootEntries(await tree([...plansTree, e('100644', 'zeros.yaml', zeros), e('100644', 'large.yaml', large)]))), 'big files', hostile);
+    const rss = process.memoryUsage().rss;
+    let peak = rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const s = await source.snapshot(ctx());
+    clearInterval(sampler);
+    assert.equal(s.commit, pushed);
+    assert.ok(peak - rss < 100 * 1024 * 1024, `the controller's memory grew by ${Math.round((peak - rss) / 1048576)} MiB reading 200 MB of zeros`);
+    assert.deepEqual(s.problems.filter((p) => ['plans/zeros.yaml', 'plans/large.yaml'].includes(p.file)).map((p) => `${p.file}: ${p.message}`), [
+      'plans/large.yaml: file is 102400 bytes, more than the limit of 65536 bytes',
+      'plans/zeros.yaml: file is more than 1048576 bytes (the cap on one object fetched from Git; a plan file may have at most 65536 bytes): not read',
+    ]);
+    assert.ok(!s.sources.some((f) => f.file === 'plans/zeros.yaml' || f.file === 'plans/large.yaml'));
     assert.deepEqual(loadSnapshot(s, 'kangal-patch').plans.map((p) => p.name), ['good']);
   });
 

@@ -34,7 +34,7 @@ describe('GitOps source (lab forge)', function () {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  async function repo(files: Record<string, string>, limits?: { maxFiles?: number; maxTotalBytes?: number }): Promise<{ source: GitSource; copy: WorkingCopy; url: string }> {
+  async function repo(files: Record<string, string>, limits?: { maxFiles?: number; maxTotalBytes?: number; maxPlans?: number }): Promise<{ source: GitSource; copy: WorkingCopy; url: string }> {
     const name = `plans-${++n}`;
     const { cloneUrl } = await forge.createRepo('acme', name, { files });
     const copy = await cloneWorkingCopy({ cloneUrl, token: forge.token, dir: join(work, `${name}-clone`) });
@@ -121,18 +121,33 @@ describe('GitOps source (lab forge)', function () {
     assert.equal(snap.complete, false);
   });
 
-  it('stops at the file-count and byte caps, says so, and marks the snapshot incomplete', async function () {
+  it('refuses a commit over the file-count or byte cap as a whole, naming the cap: no file of it is handed on', async function () {
     const files: Record<string, string> = {};
     for (let i = 0; i < 5; i++) files[`plans/p${i}.yaml`] = `n: ${i}\n`;
     const few = await repo(files, { maxFiles: 3 });
     const snap = await few.source.snapshot(ctx());
-    assert.equal(snap.sources.length, 3);
-    assert.equal(snap.complete, false);
-    assert.deepEqual(snap.problems.map((p) => `${p.file}: ${p.message}`), ['plans/p3.yaml: more than 3 plan files under the plans folder: the rest are not read']);
+    assert.deepEqual([snap.sources, snap.problems, snap.complete], [[], [], false]);
+    assert.equal(`${snap.refused?.file}: ${snap.refused?.message}`, 'plans/p3.yaml: over the cap of 3 plan files per commit under "plans": nothing of this commit is applied; the plans applied before stay as they are');
     const small = await repo({ 'plans/a.yaml': 'x'.repeat(40), 'plans/b.yaml': 'y'.repeat(40) }, { maxTotalBytes: 60 });
     const s2 = await small.source.snapshot(ctx());
-    assert.equal(s2.complete, false);
-    assert.match(s2.problems[0]?.message ?? '', /plan files add up to more than 60 bytes/);
+    assert.deepEqual([s2.sources, s2.complete], [[], false]);
+    assert.match(s2.refused?.message ?? '', /^over the cap of 60 bytes of plan files per commit under "plans": nothing of this commit is applied/);
+  });
+
+  it('refuses a pack over --git-max-fetch-bytes naming the cap and the commit, and does not fetch that head again', async function () {
+    const { cloneUrl } = await forge.createRepo('acme', 'plans-big-pack', { files: { 'plans/a.yaml': 'a: 1\n', 'docs/noise.bin': randomBytes(96 * 1024).toString('base64') } });
+    const source = createGitSource({ url: cloneUrl, branch: 'main', path: 'plans', tokenFile, cacheDir: join(work, 'big-pack-cache'), fetchLimits: { maxFetchBytes: 64 * 1024 } });
+    const head = await source.head(ctx());
+    const refused = (err: unknown): boolean => {
+      assert.ok(isOutcomeError(err));
+      assert.deepEqual([err.kind, err.reason], ['Stalled', 'GitCommitRefused']);
+      assert.equal(err.message, `fetch main of ${cloneUrl}: the pack is over the cap of 65536 bytes on one fetch (--git-max-fetch-bytes): commit ${head.slice(0, 12)} is not applied; the plans applied before stay as they are`);
+      return true;
+    };
+    await assert.rejects(source.snapshot(ctx()), refused);
+    const before = forge.gitRequests.length;
+    await assert.rejects(source.snapshot(ctx()), refused);
+    assert.deepEqual(forge.gitRequests.slice(before).map((r) => r.method), ['GET'], 'the refused head is not fetched again');
   });
 
   it('maps a wrong token to Stalled GitAuthFailed naming the token file, a missing branch or folder to Stalled, a closed port to Transient', async function () {

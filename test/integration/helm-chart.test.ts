@@ -14,6 +14,7 @@ import { RUN_FLAGS, envName } from '../../controller/config.js';
 import { valuesJsonSchema } from '../../schemas/chart.js';
 import { chartValues } from '../../schemas/chart-values.js';
 import { startCluster, type LabCluster } from '../lab/cluster/index.js';
+import { IMAGE_NODE_OPTIONS, heapNodeOptions } from '../lab/image-env.js';
 import { helmBinary, helmRunner, type HelmRun } from '../lab/helm.js';
 import { makeLabDir, runToEnd, type LabDir, type ProcessRun } from '../lab/process.js';
 import { kubectl as runKubectl, type KubectlRun } from '../support/kubectl.js';
@@ -23,6 +24,9 @@ const CHART = join(repoRoot, 'charts/kangal-patch');
 const RELEASE = 'kangal-patch';
 const toYaml = (objects: K8sObject[]): string => objects.map((o) => stringify(o)).join('---\n');
 const id = (o: K8sObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+/** The chart's default hooks namespace (hooks.namespace). */
+const HOOKS_NAMESPACE = 'kangal-patch-hooks';
+
 /** Kinds of the Prometheus Operator: the lab has no such CRDs, so they are checked here, not dry-run. */
 const PROMETHEUS_KINDS = new Set(['ServiceMonitor', 'PrometheusRule']);
 
@@ -34,6 +38,7 @@ const ALL_OPTIONS = {
   replicas: 3,
   leaderElection: { enabled: true, id: 'kp-leader', leaseDuration: '20s', renewDeadline: '15s', retryPeriod: '3s' },
   resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+  heapPercentOfMemoryLimit: 40,
   nodeSelector: { 'kubernetes.io/os': 'linux' },
   tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
   affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
@@ -49,7 +54,7 @@ const ALL_OPTIONS = {
   git: { url: 'https://git.example/ops/plans.git', branch: 'release', path: 'clusters/eu', pollInterval: '30s', author: 'Patch Bot <bot@example.com>', cacheSizeLimit: '2Gi' },
   forge: { type: 'gitea', apiUrl: 'https://git.example/api/v1' },
   releases: { apiUrl: 'https://ghe.example/api/v3' },
-  gitCredentials: { existingSecret: '', existingSecretKeys: ['token'], token: 'read-token', writeToken: 'write-token', webhookSecret: 'hook-secret', releasesToken: 'releases-token' },
+  gitCredentials: { existingSecret: '', existingSecretKeys: ['token'], token: 'read-token', writeToken: 'write-token', webhookSecret: 'hook-secret-of-16-bytes-or-more', releasesToken: 'releases-token' },
   webhook: { enabled: true, port: 9000 },
   notify: { existingSecret: '', config: { receivers: [{ name: 'ops', type: 'webhook', url: 'https://hooks.example/kp' }] } },
   alertmanager: { url: 'https://alertmanager.example:9093', interval: '30s', tokenSecret: { name: 'alertmanager-token', key: 'bearer' } },
@@ -63,6 +68,8 @@ const ALL_OPTIONS = {
     prometheusRule: { enabled: true, labels: { release: 'prometheus' } },
     dashboard: { enabled: true, labels: { grafana_dashboard: '1', team: 'ops' } },
   },
+  talos: { secretNames: ['talos-eu-1', 'talos-eu-2'] },
+  hooks: { namespace: 'ops-hooks', createNamespace: false, serviceAccounts: ['ceph-noout'], priorityClasses: ['maintenance'], imageRegistries: ['ghcr.io/acme', 'registry.k8s.io'] },
   healthChecks: { read: [{ apiGroup: 'longhorn.io', resources: ['volumes'], namespace: 'default' }, { apiGroup: 'ceph.rook.io', resources: ['cephclusters'] }] },
   viewerClusterRole: { enabled: true },
   installCRDs: true,
@@ -161,6 +168,13 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     // The operator namespace under Pod Security "restricted", as the README recommends.
     await ok(kubectl(['create', 'namespace', OPERATOR_NAMESPACE]), 'create namespace');
     await ok(kubectl(['label', 'namespace', OPERATOR_NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted']), 'label namespace');
+    // The hooks namespaces the renders below put Roles in (a dry run needs them to exist): ALL_OPTIONS's
+    // own (hooks.createNamespace: false), and the default one as the release will own it, so that the
+    // README's helm install takes it over.
+    await ok(kubectl(['create', 'namespace', 'ops-hooks']), 'create namespace ops-hooks');
+    await ok(kubectl(['create', 'namespace', HOOKS_NAMESPACE]), `create namespace ${HOOKS_NAMESPACE}`);
+    await ok(kubectl(['annotate', 'namespace', HOOKS_NAMESPACE, `meta.helm.sh/release-name=${RELEASE}`, `meta.helm.sh/release-namespace=${OPERATOR_NAMESPACE}`]), 'annotate hooks namespace');
+    await ok(kubectl(['label', 'namespace', HOOKS_NAMESPACE, 'app.kubernetes.io/managed-by=Helm']), 'label hooks namespace');
   });
   after(async function () {
     await cluster?.stop();
@@ -199,6 +213,9 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       'ClusterRoleBinding//kangal-patch-controller',
       `Role/${OPERATOR_NAMESPACE}/kangal-patch-controller`,
       `RoleBinding/${OPERATOR_NAMESPACE}/kangal-patch-controller`,
+      `Namespace//${HOOKS_NAMESPACE}`,
+      `Role/${HOOKS_NAMESPACE}/kangal-patch-controller`,
+      `RoleBinding/${HOOKS_NAMESPACE}/kangal-patch-controller`,
       'Role/kube-system/kangal-patch-controller',
       'Role/default/kangal-patch-controller-events',
       `Deployment/${OPERATOR_NAMESPACE}/kangal-patch-controller`,
@@ -206,10 +223,13 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       `Service/${OPERATOR_NAMESPACE}/kangal-patch-metrics`,
     ]) assert.ok(ids.includes(expected), `${expected} in:\n${ids.join('\n')}`);
     assert.ok(!objects.some((o) => o.kind === 'Secret'), 'no token given: no Secret');
-    const container = (objects.find((o) => o.kind === 'Deployment')?.['spec'] as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0];
+    const container = (objects.find((o) => o.kind === 'Deployment')?.['spec'] as { template: { spec: { containers: { image: string; env: { name: string; value?: string }[] }[] } } }).template.spec.containers[0];
     const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
     assert.equal(container?.image, `ghcr.io/ozalp/kangal-patch:${chart.appVersion}`, 'image.tag defaults to the appVersion');
+    assert.equal(container?.env.find((e) => e.name === 'NODE_OPTIONS')?.value, IMAGE_NODE_OPTIONS, 'the heap settings the image ships (test/lab/image-env.ts)');
     assert.deepEqual(rbacViolations(objects), []);
+    const hooksNamespace = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === HOOKS_NAMESPACE);
+    assert.equal(hooksNamespace?.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
     await dryRun(objects);
   });
 
@@ -236,14 +256,27 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     assert.equal(config['KANGAL_PATCH_REGISTRY_MIRROR'], 'ghcr.io=https://mirror.example/ghcr,factory.talos.dev=https://mirror.example/factory');
     assert.equal(config['KANGAL_PATCH_FORGE'], 'gitea');
     assert.equal(pod.spec.containers[0]?.image, `registry.example/kangal-patch@sha256:${'0123456789abcdef'.repeat(4)}`);
+    assert.equal((pod.spec.containers[0]?.env as { name: string; value?: string }[] | undefined)?.find((e) => e.name === 'NODE_OPTIONS')?.value, heapNodeOptions(40));
     assert.equal(pod.metadata.labels['tier'], 'ops');
     assert.equal(pod.spec['priorityClassName'], 'kangal-patch-critical');
+    // hooks: their namespace (not created: createNamespace false), the controller's Job rights there only, the allowlists as flags.
+    assert.ok(!objects.some((o) => o.kind === 'Namespace'));
+    assert.deepEqual(objects.filter((o) => o.metadata.namespace === 'ops-hooks').map(id).sort(), ['Role/ops-hooks/kp-controller', 'RoleBinding/ops-hooks/kp-controller']);
+    assert.deepEqual([config['KANGAL_PATCH_HOOKS_NAMESPACE'], config['KANGAL_PATCH_HOOK_SERVICE_ACCOUNTS'], config['KANGAL_PATCH_HOOK_PRIORITY_CLASSES'], config['KANGAL_PATCH_HOOK_IMAGE_REGISTRIES']], ['ops-hooks', 'ceph-noout', 'maintenance', 'ghcr.io/acme,registry.k8s.io']);
     // healthChecks.read: a Role where a namespace is given, a ClusterRole otherwise; read verbs only.
     const rules = (kind: string, name: string): unknown => objects.find((o) => o.kind === kind && o.metadata.name === name)?.['rules'];
     assert.deepEqual(rules('Role', 'kp-controller-health-check-0'), [{ apiGroups: ['longhorn.io'], resources: ['volumes'], verbs: ['get', 'list', 'watch'] }]);
     assert.equal(objects.find((o) => o.kind === 'Role' && o.metadata.name === 'kp-controller-health-check-0')?.metadata.namespace, 'default');
     assert.deepEqual(rules('ClusterRole', 'kp-controller-health-checks'), [{ apiGroups: ['ceph.rook.io'], resources: ['cephclusters'], verbs: ['get', 'list', 'watch'] }]);
     assert.ok(objects.some((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'kp-controller-health-checks'));
+    // Granted to the health-check identity the controller impersonates, never to the controller.
+    for (const b of objects.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && o.metadata.name.startsWith('kp-controller-health-check'))) {
+      assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: 'kp-health', namespace: 'kangal-patch' }], `${id(b)}`);
+    }
+    assert.equal(config['KANGAL_PATCH_HEALTH_CHECK_SERVICE_ACCOUNT'], 'kp-health');
+    // talos.secretNames: the only Secrets the controller may read.
+    const secretRules = (rules('Role', 'kp-controller') as { resources?: string[]; resourceNames?: string[] }[]).filter((r) => r.resources?.includes('secrets'));
+    assert.deepEqual(secretRules.map((r) => r.resourceNames), [['talos-eu-1', 'talos-eu-2']]);
     for (const o of objects) {
       // The dashboard's own `team` label wins over commonLabels' (one key, no duplicate).
       assert.equal(o.metadata.labels?.['team'], o.metadata.name === 'kp-dashboard' ? 'ops' : 'platform', `${id(o)} has commonLabels`);
@@ -272,6 +305,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       [['--set', 'logLevel=loud'], /at '\/logLevel'/],
       [['--set', 'git.url=ftp://example.com/plans.git'], /at '\/git\/url'/],
       [['--set', 'image.pullPolicy=Sometimes'], /at '\/image\/pullPolicy'/],
+      [['--set', 'gitCredentials.webhookSecret=too-short'], /at '\/gitCredentials\/webhookSecret'/],
     ] as [string[], RegExp][]) {
       const r = await helm(['template', RELEASE, CHART, ...args]);
       assert.notEqual(r.code, 0, args.join(' '));
@@ -282,6 +316,13 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     const r = await helm(['template', RELEASE, CHART, '--set', 'git.url=https://git.example/plans.git']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /clusterName is required with git\.url/);
+    // Health checks never read credentials: the chart refuses to grant Secrets to their identity.
+    const secrets = await helm(['template', RELEASE, CHART, '--set-json', 'healthChecks.read=[{"apiGroup":"","resources":["secrets"]}]']);
+    assert.notEqual(secrets.code, 0);
+    assert.match(secrets.stderr, /healthChecks\.read must not grant secrets/);
+    const same = await helm(['template', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE, '--set', `hooks.namespace=${OPERATOR_NAMESPACE}`]);
+    assert.notEqual(same.code, 0);
+    assert.match(same.stderr, /hooks\.namespace must not be the release namespace/);
   });
 
   it('the RBAC equals kustomize/rbac rule for rule (rendered by the real kubectl), bindings included', async function () {
@@ -321,6 +362,9 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       await ok(kubectl(['get', 'clusterrole/kangal-patch-controller', 'clusterrole/kangal-patch-viewer', 'clusterrolebinding/kangal-patch-controller']), 'cluster RBAC');
       await ok(kubectl(['-n', 'kube-system', 'get', 'role/kangal-patch-controller', 'rolebinding/kangal-patch-controller']), 'kube-system Role');
       await ok(kubectl(['-n', 'default', 'get', 'role/kangal-patch-controller-events', 'rolebinding/kangal-patch-controller-events']), 'events Role');
+      await ok(kubectl(['-n', HOOKS_NAMESPACE, 'get', 'role/kangal-patch-controller', 'rolebinding/kangal-patch-controller']), 'hooks namespace Role');
+      const hooksNs = JSON.parse(await ok(kubectl(['get', 'namespace', HOOKS_NAMESPACE, '-o', 'json']), 'get hooks namespace')) as { metadata: { labels: Record<string, string> } };
+      assert.equal(hooksNs.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
       const secret = JSON.parse(await ok(kubectl(['-n', OPERATOR_NAMESPACE, 'get', 'secret', 'kangal-patch-git', '-o', 'json']), 'get secret')) as { data: Record<string, string> };
       assert.deepEqual(Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])), { token: 'read-token-value\n', 'write-token': 'write-token-value\n' });
       const config = JSON.parse(await ok(kubectl(['-n', OPERATOR_NAMESPACE, 'get', 'configmap', 'kangal-patch-config', '-o', 'json']), 'get configmap')) as { data: Record<string, string> };
@@ -372,6 +416,8 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     });
 
     it('CRDs installed with kustomize: helm install refuses them until they are handed to the release, as the README says', async function () {
+      // The uninstall above deletes the hooks namespace; a new install creates it again once it is gone.
+      await ok(kubectl(['wait', '--for=delete', `namespace/${HOOKS_NAMESPACE}`, '--timeout=90s']), 'hooks namespace deleted');
       await ok(kubectl(['apply', '--server-side', '-k', 'kustomize/crd']), 'kubectl apply -k kustomize/crd');
       const install = ['install', RELEASE, CHART, '--namespace', OPERATOR_NAMESPACE];
       const refused = await helm(install);

@@ -157,8 +157,10 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       assert.equal(after.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION], version);
       assert.equal(after.status?.hostIP, ip(cp1));
 
-      const seen = watch.events.filter((e) => e.obj.status?.hostIP === ip(cp1) || e.obj.spec?.nodeName === cp1);
       const newUid = after.metadata?.uid;
+      // The read above may see Ready before the watch delivers that event: wait for the watch to catch up.
+      await waitFor(() => watch.events.some((e) => e.obj.metadata?.uid === newUid && isReady(e.obj)) || undefined, { ...WAIT, description: 'the watch delivers the new pod Ready' });
+      const seen = watch.events.filter((e) => e.obj.status?.hostIP === ip(cp1) || e.obj.spec?.nodeName === cp1);
       const notReadyAt = seen.findIndex((e) => e.obj.metadata?.uid === newUid && e.obj.status?.hostIP === ip(cp1) && !isReady(e.obj));
       const readyAt = seen.findIndex((e) => e.obj.metadata?.uid === newUid && isReady(e.obj));
       const deletedAt = seen.findIndex((e) => e.type === 'DELETED' && e.obj.metadata?.uid === before.metadata?.uid);

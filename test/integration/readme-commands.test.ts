@@ -33,7 +33,7 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   'helm uninstall kangal-patch --namespace kangal-patch': 'test/integration/helm-chart.test.ts runs it as written',
   'kubectl delete crd patchplans.kangalpatch.ozalp.dk patchjobs.kangalpatch.ozalp.dk': 'test/integration/helm-chart.test.ts runs it as written, after the uninstall',
   'export KUBECONFIG=<the printed path>': 'a placeholder for the path `npm run lab -- up` prints (test/integration/lab-lifecycle.test.ts)',
-  'KUBECTL=$(bash test/lab/gobuild/build.sh)/kubectl': 'the lab build (.ci/run and the pretest script run it)',
+  'KUBECTL=$(bash test/lab/gobuild/build.sh)/kubectl': 'the lab build (npm test\'s pretest, test/lab/prepare.sh, runs it)',
   '$KUBECTL get nodes -o wide': 'needs the running lab of the block above (lab-lifecycle)',
   '$KUBECTL apply -k kustomize/crd && $KUBECTL apply -f examples/simple-upgrade.yaml': 'every e2e fixture applies kustomize/crd; test/unit/schemas/valid-plans.test.ts validates the example',
   '$KUBECTL get patchplan': 'needs the running lab of the block above',

@@ -66,6 +66,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
   });
 
   afterEach(function () {
+    if (forge.violations.length > 0) console.log(JSON.stringify(forge.violations, null, 1).slice(0, 3000));
     if (this.currentTest?.state === 'failed') {
       console.log(logged.slice(-30).join('\n'));
       console.log(JSON.stringify(forge.requests.slice(-40).map((q) => [q.method, q.path, q.query, q.status])));
@@ -79,7 +80,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     const stop = new AbortController();
     const r = startReporter(
       {
-        config: { cluster: CLUSTER, baseBranch: 'main', minIntervalMs: INTERVAL_MS, blobUrlBase: 'https://github.example/acme/plans/blob', backoff: { initialMs: 200, maxMs: 2000 } },
+        config: { cluster: CLUSTER, baseBranch: 'main', minIntervalMs: INTERVAL_MS, recheckMs: 2000, blobUrlBase: 'https://github.example/acme/plans/blob', backoff: { initialMs: 200, maxMs: 2000 } },
         patchPlans: kube.informers.patchPlans,
         patchJobs: kube.informers.patchJobs,
         forge: new GitHubForge({ apiUrl: proxy.url, owner: 'acme', repo: 'plans', token, tokenSource, log, retries: 0 }),
@@ -212,6 +213,8 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     assert.match(md2, /\| cp-1 \| v1\.12\.1 → v1\.12\.3 \| — \| Completed \| 2026-03-01T10:00:00Z \| 3m \| 2m 45s \|/);
 
     // A no-op change (a label on the plan): the informer sees it, the rendered files do not change, no commit.
+    // (Once the last commit is recorded as the reporter's: that status is set right after its push.)
+    await waitFor(async () => ((await api(`/repos/acme/plans/commits/${await gitBare(['rev-parse', branch])}/statuses`)) as unknown[]).length > 0 || undefined, { timeoutMs: 20_000, description: 'the record of the last commit' });
     const commits2 = (await commitsOn(branch)).length;
     const rv = (await planView('rp-one')).resourceVersion;
     await f.custom.patchClusterCustomObject({ ...plansApi, name: 'rp-one', body: { metadata: { labels: { touched: 'yes' } } } }, mergePatch);
@@ -259,6 +262,8 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     await createJob('rp-human', uid, 'cp-1', 'controlPlane');
     await setJobStatus('rp-human-cp-1', { phase: 'Draining', startTime: t0, currentTalosVersion: 'v1.12.1' });
     await setPlanStatus('rp-human', inProgress());
+    // One reporter, as one leader: two would each take the other's fresh, not yet recorded commit for a human's.
+    await stopReporters();
     start(join(work, 'cache-b'));
     const branch = await branchOf('rp-human');
     await waitFor(async () => (await pullsOf(branch)).length > 0 || undefined, { timeoutMs: 30_000, description: 'the report PR' });
@@ -294,11 +299,102 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
       const c = (await api(`/repos/acme/plans/issues/${number}/comments`)) as { body: string }[];
       return c.length > 0 ? c : undefined;
     }, { timeoutMs: 30_000, description: 'the stop comment' });
-    assert.match(comments[0]?.body ?? '', /stopped updating this report.*Ada <ada@lab\.invalid>.*rp-human\.md/s);
+    assert.match(comments[0]?.body ?? '', /stopped updating this report.*Ada \\<ada@lab\.invalid\\>.*rp-human\.md/s);
     await setJobStatus('rp-human-cp-1', { phase: 'Completed', startTime: t0, currentTalosVersion: 'v1.12.3' });
     await systemClock.sleep(INTERVAL_MS + 1000);
     assert.equal(await gitBare(['rev-parse', branch]), editSha, 'the bot never wrote over the human edit');
     assert.equal(((await api(`/repos/acme/plans/issues/${number}/comments`)) as unknown[]).length, 1, 'said once');
+  });
+
+  it('a commit forged with the bot\'s author adding a plan file: the finished plan\'s PR is not marked ready, one comment names the file, the head\'s status fails; ready once the file is gone', async function () {
+    const uid = await createPlan('rp-forged');
+    await createJob('rp-forged', uid, 'cp-1', 'controlPlane');
+    await setJobStatus('rp-forged-cp-1', { phase: 'Draining', startTime: t0, currentTalosVersion: 'v1.12.1' });
+    await setPlanStatus('rp-forged', inProgress());
+    await stopReporters();
+    start(join(work, 'cache-forged'));
+    const branch = await branchOf('rp-forged');
+    await waitFor(async () => (await pullsOf(branch)).length > 0 || undefined, { timeoutMs: 30_000, description: 'the report PR' });
+
+    // Someone with push access commits a plan file as the bot would sign it (author and committer are free text).
+    const dir = join(work, 'forger');
+    const basic = Buffer.from(`x-access-token:${forge.token}`).toString('base64');
+    const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`, GIT_AUTHOR_NAME: BOT.name, GIT_AUTHOR_EMAIL: BOT.email, GIT_COMMITTER_NAME: BOT.name, GIT_COMMITTER_EMAIL: BOT.email };
+    const cli = (args: string[], cwd?: string): Promise<string> => runGitCli(args, { cwd, env });
+    await cli(['clone', '--quiet', '--branch', branch, cloneUrl, dir]);
+    await writeFile(join(dir, 'plans', 'evil.yaml'), 'kind: PatchPlan\n');
+    await cli(['add', 'plans/evil.yaml'], dir);
+    await cli(['commit', '--quiet', '-m', `Report rp-forged on ${CLUSTER}: InProgress`], dir);
+    await cli(['push', '--quiet', 'origin', branch], dir);
+
+    await setJobStatus('rp-forged-cp-1', { phase: 'Completed', reason: 'Upgraded', startTime: t0, completionTime: '2026-03-01T10:05:00Z', currentTalosVersion: 'v1.12.3', targetTalosVersion: 'v1.12.3' });
+    await setPlanStatus('rp-forged', inProgress({ phase: 'Completed', completionTime: '2026-03-01T10:05:00Z', totalNodes: 1, runningNodes: 0, completedNodes: 1, groups: [{ name: 'controlPlane', concurrency: 1, active: 0, total: 1, pending: 0, running: 0, completed: 1, failed: 0 }] }));
+    const number = (await pullsOf(branch))[0]?.number ?? 0;
+    const comments = async (): Promise<{ body: string }[]> => (await api(`/repos/acme/plans/issues/${number}/comments`)) as { body: string }[];
+    const [comment] = await waitFor(async () => {
+      const c = await comments();
+      return c.length > 0 ? c : undefined;
+    }, { timeoutMs: 30_000, description: 'the comment naming the foreign file' });
+    assert.match(comment?.body ?? '', /does not mark this rollout report ready for review[\s\S]*\n- `plans\/evil\.yaml`\n/);
+    assert.match(await fileOn(branch, `status/${CLUSTER}/rp-forged.md`), /Completed/, 'the final report was written on top');
+    const ours = async (): Promise<string[] | undefined> => {
+      const statuses = (await api(`/repos/acme/plans/commits/${await gitBare(['rev-parse', branch])}/statuses`)) as { context: string; state: string; description: string }[];
+      const s = statuses.find((x) => x.context === `kangal-patch/${CLUSTER}/report`);
+      return s && [s.state, s.description];
+    };
+    await waitFor(async () => (await ours())?.[0] === 'failure' || undefined, { timeoutMs: 20_000, description: 'the failed status on the head' });
+    assert.deepEqual(await ours(), ['failure', "Changes files outside KangalPatch's own: plans/evil.yaml"]);
+    // Three re-checks of the open PR by the reporter (each lists the branch's pull requests).
+    const listings = (): number => reporterRequests().filter((r) => r.method === 'GET' && r.path === '/repos/acme/plans/pulls' && r.query['head'] === `acme:${branch}`).length;
+    const seen = listings();
+    await waitFor(() => listings() >= seen + 3 || undefined, { timeoutMs: 30_000, description: 'three re-checks of the PR' });
+    assert.equal((await pullsOf(branch))[0]?.draft, true, 'never marked ready');
+    assert.equal((await comments()).length, 1, 'said once');
+
+    // The file removed again: the PR is KangalPatch's alone, and is marked ready.
+    await cli(['pull', '--quiet', '--ff-only', 'origin', branch], dir);
+    await cli(['rm', '--quiet', 'plans/evil.yaml'], dir);
+    await cli(['commit', '--quiet', '-m', 'Remove the plan'], dir);
+    await cli(['push', '--quiet', 'origin', branch], dir);
+    await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 30_000, description: 'the PR marked ready once clean' });
+    assert.deepEqual(await ours(), ['success', `Only KangalPatch's files: status/${CLUSTER}/rp-forged.md, status/${CLUSTER}/rp-forged.yaml`]);
+    assert.equal((await comments()).length, 1);
+  });
+
+  it('main rewritten under the report branch (its tip amended, force-pushed): the PR lists a plan file main already holds, and is marked ready', async function () {
+    const dir = join(work, 'rewriter');
+    const basic = Buffer.from(`x-access-token:${forge.token}`).toString('base64');
+    const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`, GIT_AUTHOR_NAME: 'Ops', GIT_AUTHOR_EMAIL: 'ops@example.com', GIT_COMMITTER_NAME: 'Ops', GIT_COMMITTER_EMAIL: 'ops@example.com' };
+    const cli = (args: string[], cwd?: string): Promise<string> => runGitCli(args, { cwd, env });
+    await cli(['clone', '--quiet', '--branch', 'main', cloneUrl, dir]);
+    await writeFile(join(dir, 'plans', 'rewritten.yaml'), 'kind: PatchPlan\n');
+    await cli(['add', 'plans/rewritten.yaml'], dir);
+    await cli(['commit', '--quiet', '-m', 'add a plan'], dir);
+    await cli(['push', '--quiet', 'origin', 'main'], dir);
+
+    const uid = await createPlan('rp-rewritten');
+    await createJob('rp-rewritten', uid, 'cp-1', 'controlPlane');
+    await setJobStatus('rp-rewritten-cp-1', { phase: 'Draining', startTime: t0, currentTalosVersion: 'v1.12.1' });
+    await setPlanStatus('rp-rewritten', inProgress());
+    await stopReporters();
+    start(join(work, 'cache-rewritten'));
+    const branch = await branchOf('rp-rewritten');
+    const [pr] = await waitFor(async () => {
+      const p = await pullsOf(branch);
+      return p.length > 0 ? p : undefined;
+    }, { timeoutMs: 30_000, description: 'the report PR' });
+
+    // The same tree under a new commit: the branch's merge base with main is now the commit before.
+    await cli(['commit', '--quiet', '--amend', '-m', 'add a plan (reworded)'], dir);
+    await cli(['push', '--quiet', '--force', 'origin', 'main'], dir);
+    const listed = (await api(`/repos/acme/plans/pulls/${pr?.number ?? 0}/files`)) as { filename: string }[];
+    assert.ok(listed.some((f) => f.filename === 'plans/rewritten.yaml'), `the forge lists the plan file: ${JSON.stringify(listed.map((f) => f.filename))}`);
+
+    await setJobStatus('rp-rewritten-cp-1', { phase: 'Completed', reason: 'Upgraded', startTime: t0, completionTime: '2026-03-01T10:05:00Z', currentTalosVersion: 'v1.12.3', targetTalosVersion: 'v1.12.3' });
+    await setPlanStatus('rp-rewritten', inProgress({ phase: 'Completed', completionTime: '2026-03-01T10:05:00Z', totalNodes: 1, runningNodes: 0, completedNodes: 1, groups: [{ name: 'controlPlane', concurrency: 1, active: 0, total: 1, pending: 0, running: 0, completed: 1, failed: 0 }] }));
+    await waitFor(async () => (await pullsOf(branch))[0]?.draft === false || undefined, { timeoutMs: 30_000, description: 'the PR marked ready' });
+    const comments = (await api(`/repos/acme/plans/issues/${pr?.number ?? 0}/comments`)) as { body: string }[];
+    assert.deepEqual(comments.map((c) => c.body), [], 'no foreign-file comment');
   });
 
   it('recovers from a rejected push: re-fetches and builds on the other commit', async function () {

@@ -1,22 +1,17 @@
 // Helm 3 for the tests that need it: built from the Go module proxy into the lab cache by
-// test/lab/gobuild/build-helm.sh on first use (a cold build prints its progress on stderr), then
-// reused. Not part of `npm test`'s pretest nor of the demo: only the chart's tests pay for it.
+// test/lab/gobuild/build-helm.sh, which `npm test`'s set-up (test/lab/prepare.sh) runs before the
+// first test; found here, never built.
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { builtPart } from './built.js';
 import { runToEnd as run, type ProcessRun } from './process.js';
 
-const buildScript = fileURLToPath(new URL('./gobuild/build-helm.sh', import.meta.url));
 let built: Promise<string> | undefined;
 
 export type HelmRun = ProcessRun;
 
-/** The path of the lab's helm binary, building it when the cache lacks it. */
+/** The path of the lab's helm binary; rejects, saying what builds it, when the cache lacks it. */
 export function helmBinary(): Promise<string> {
-  built ??= run('bash', [buildScript], { stderr: 'inherit' }).then((r) => {
-    const dir = r.stdout.trim().split('\n').at(-1);
-    if (r.code !== 0 || !dir) throw new Error(`${buildScript} failed (exit ${String(r.code)})`);
-    return join(dir, 'helm');
-  });
+  built ??= builtPart('./gobuild/build-helm.sh').then((dir) => join(dir, 'helm'));
   return built;
 }
 

@@ -14,6 +14,11 @@ import {
   UpgradeRequest,
   UpgradeResponse,
   VersionResponse,
+  EtcdAlarmListResponse,
+  EtcdForfeitLeadershipResponse,
+  EtcdMemberListRequest,
+  EtcdMemberListResponse,
+  EtcdStatusResponse,
 } from '../../proto/gen/machine/machine.js';
 import { Data } from '../../proto/gen/common/common.js';
 import { GetRequest, GetResponse, WatchRequest, WatchResponse } from '../../proto/gen/v1alpha1/state.js';
@@ -76,6 +81,22 @@ root.add(type('WatchOptions', [['bootstrap_contents', 1, 'bool'], ['tail_events'
 root.add(type('WatchRequest', [['namespace', 1, 'string'], ['type', 2, 'string'], ['id', 3, 'string', 'optional'], ['options', 4, 'WatchOptions'], ['api_version', 5, 'int32']]));
 root.add(type('CosiEvent', [['resource', 1, 'Resource'], ['event_type', 2, 'int32'], ['old', 3, 'Resource'], ['error', 4, 'string', 'optional'], ['bookmark', 5, 'bytes', 'optional']]));
 root.add(type('WatchResponse', [['event', 1, 'CosiEvent', 'repeated']]));
+root.add(type('EtcdMemberListRequest', [['query_local', 1, 'bool']]));
+root.add(type('EtcdMember', [['id', 2, 'uint64'], ['hostname', 3, 'string'], ['peer_urls', 4, 'string', 'repeated'], ['client_urls', 5, 'string', 'repeated'], ['is_learner', 6, 'bool']]));
+root.add(type('EtcdMembers', [['metadata', 1, 'Metadata'], ['legacy_members', 2, 'string', 'repeated'], ['members', 3, 'EtcdMember', 'repeated']]));
+root.add(type('EtcdMemberListResponse', [['messages', 1, 'EtcdMembers', 'repeated']]));
+root.add(type('EtcdMemberStatus', [
+  ['protocol_version', 1, 'string'], ['db_size', 2, 'int64'], ['db_size_in_use', 3, 'int64'], ['leader', 4, 'uint64'], ['raft_index', 5, 'uint64'],
+  ['raft_term', 6, 'uint64'], ['raft_applied_index', 7, 'uint64'], ['errors', 8, 'string', 'repeated'], ['is_learner', 9, 'bool'], ['member_id', 10, 'uint64'], ['storage_version', 11, 'string'],
+]));
+root.add(type('EtcdStatus', [['metadata', 1, 'Metadata'], ['member_status', 2, 'EtcdMemberStatus']]));
+root.add(type('EtcdStatusResponse', [['messages', 1, 'EtcdStatus', 'repeated']]));
+root.add(new Enum('AlarmType', { NONE: 0, NOSPACE: 1, CORRUPT: 2 }));
+root.add(type('EtcdMemberAlarm', [['member_id', 1, 'uint64'], ['alarm', 2, 'AlarmType']]));
+root.add(type('EtcdAlarm', [['metadata', 1, 'Metadata'], ['member_alarms', 2, 'EtcdMemberAlarm', 'repeated']]));
+root.add(type('EtcdAlarmListResponse', [['messages', 1, 'EtcdAlarm', 'repeated']]));
+root.add(type('EtcdForfeitLeadership', [['metadata', 1, 'Metadata'], ['member', 2, 'string']]));
+root.add(type('EtcdForfeitLeadershipResponse', [['messages', 1, 'EtcdForfeitLeadership', 'repeated']]));
 root.resolveAll();
 
 const T = (name: string): protobuf.Type => root.lookupType(name);
@@ -89,6 +110,9 @@ const encodeIndependent = (name: string, obj: Record<string, unknown>): Uint8Arr
   assert.equal(err, null, `independent ${name}: ${err}`);
   return t.encode(t.fromObject(obj)).finish();
 };
+
+// uint64 given as decimal strings (verify() accepts only numbers and Longs; fromObject parses strings with `long`).
+const encodeLong = (name: string, obj: Record<string, unknown>): Uint8Array => T(name).encode(T(name).fromObject(obj)).finish();
 
 describe('Talos proto wire compatibility (independent protobufjs description)', function () {
   describe('ours → independent', function () {
@@ -237,6 +261,32 @@ describe('Talos proto wire compatibility (independent protobufjs description)', 
       assert.deepEqual(w.event[0]?.resource?.metadata?.labels, { a: 'b' });
       assert.equal(w.event[0]?.resource?.spec?.yamlSpec, 'x: 1\n');
       assert.equal(w.event[1]?.eventType, 3);
+    });
+
+    it('machine.Etcd* (member IDs above 2^53 exact as decimal strings; status = 2, alarms = 2, forfeit member = 2)', function () {
+      const big = '17134578135346357761'; // > 2^64/2, as etcd generates
+      const ml = EtcdMemberListResponse.decode(
+        encodeLong('EtcdMemberListResponse', {
+          messages: [{ legacy_members: ['cp-1'], members: [{ id: big, hostname: 'cp-1', peer_urls: ['https://10.5.0.2:2380'], client_urls: ['https://10.5.0.2:2379'], is_learner: true }] }],
+        }),
+      );
+      assert.deepEqual(ml.messages[0]?.members[0], { id: big, hostname: 'cp-1', peerUrls: ['https://10.5.0.2:2380'], clientUrls: ['https://10.5.0.2:2379'], isLearner: true });
+      assert.deepEqual(ml.messages[0]?.legacyMembers, ['cp-1']);
+      const st = EtcdStatusResponse.decode(
+        encodeLong('EtcdStatusResponse', {
+          messages: [{ member_status: { protocol_version: '3.6.12', db_size: 4096, db_size_in_use: 2048, leader: big, raft_index: 1234, raft_term: 7, raft_applied_index: 1230, errors: ['e'], member_id: '1', storage_version: '3.6.0' } }],
+        }),
+      );
+      assert.deepEqual(st.messages[0]?.memberStatus, {
+        protocolVersion: '3.6.12', dbSize: 4096, dbSizeInUse: 2048, leader: big, raftIndex: 1234, raftTerm: 7, raftAppliedIndex: 1230, errors: ['e'], isLearner: false, memberId: '1', storageVersion: '3.6.0',
+      });
+      const al = EtcdAlarmListResponse.decode(encodeLong('EtcdAlarmListResponse', { messages: [{ member_alarms: [{ member_id: big, alarm: 1 }, { member_id: '2', alarm: 2 }] }] }));
+      assert.deepEqual(al.messages[0]?.memberAlarms, [{ memberId: big, alarm: 1 }, { memberId: '2', alarm: 2 }]);
+      const ff = EtcdForfeitLeadershipResponse.decode(encodeLong('EtcdForfeitLeadershipResponse', { messages: [{ member: 'cp-2' }] }));
+      assert.equal(ff.messages[0]?.member, 'cp-2');
+      assert.deepEqual(decodeIndependent('EtcdMemberListRequest', EtcdMemberListRequest.encode({ queryLocal: true }).finish()), { query_local: true });
+      const back = T('EtcdMemberListResponse').toObject(T('EtcdMemberListResponse').decode(EtcdMemberListResponse.encode(ml).finish()), { longs: String });
+      assert.equal((back as { messages: { members: { id: string }[] }[] }).messages[0]?.members[0]?.id, big);
     });
   });
 });

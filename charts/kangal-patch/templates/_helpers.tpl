@@ -22,6 +22,11 @@
 {{- printf "%s-controller" (include "kangal-patch.fullname" .) }}
 {{- end }}
 
+{{- /* The ServiceAccount health checks read as (impersonated by the controller). */ -}}
+{{- define "kangal-patch.healthIdentity" -}}
+{{- printf "%s-health" (include "kangal-patch.fullname" .) }}
+{{- end }}
+
 {{- define "kangal-patch.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "kangal-patch.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}

@@ -29,8 +29,10 @@ export interface LoadedCommit {
   problems: readonly SourceProblem[];
   /** Every file read under the plans path, valid or not. */
   files: readonly string[];
-  /** False when caps stopped reading: nothing is pruned. */
+  /** False when a folder could not be read: nothing is pruned. */
   complete: boolean;
+  /** The commit breaks a cap (files, bytes, plans per commit): nothing of it is applied, deleted or annotated. */
+  refused?: SourceProblem | undefined;
 }
 
 export interface ClusterPlan {
@@ -47,6 +49,8 @@ export interface ClusterPlan {
   /** Parsed with defaults; undefined when it does not parse. */
   spec: Record<string, unknown> | undefined;
   deleting: boolean;
+  /** status.phase; Completed, Failed and Cancelled plans are not active. */
+  phase?: string | undefined;
 }
 
 export type ApplyReason = 'Created' | 'Changed' | 'NewCommit' | 'DriftReverted';
@@ -68,9 +72,19 @@ export interface SyncDecision {
   delete: { name: string; uid: string }[];
   /** Managed plans whose source-problems annotation must change (undefined: clear it). */
   annotateProblems: { name: string; problems: string | undefined }[];
-  /** Problems beyond the loader's (names taken by plans not from Git). */
+  /** Problems beyond the loader's (names taken by plans not from Git), or the refusal. */
   problems: SourceProblem[];
+  /** Set when nothing of the commit is applied: it breaks a cap (the loader's, or active plans per cluster). */
+  refused?: SourceProblem;
 }
+
+export interface SyncLimits {
+  /** PatchPlans active (not Completed, Failed or Cancelled) in the cluster that a commit may lead to. */
+  maxActivePlans: number;
+}
+
+export const DEFAULT_SYNC_LIMITS: SyncLimits = { maxActivePlans: 200 };
+const FINISHED = new Set(['Completed', 'Failed', 'Cancelled']);
 
 export const formatSourceProblem = (p: SourceProblem): string => `${p.file}:${p.line}:${p.column}: ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
 
@@ -90,7 +104,46 @@ export function hasDrift(gitSpec: Record<string, unknown>, rawSpec: Record<strin
   return !sameValue(git, cluster);
 }
 
-export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncDecision {
+/**
+ * Over a cap, the commit is refused as a whole: nothing applied, deleted or annotated, so a push
+ * never half-applies. A commit that leads to more active plans than `maxActivePlans` is refused
+ * only when it adds to their number: one that removes plans always goes through.
+ */
+export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[], limits: SyncLimits = DEFAULT_SYNC_LIMITS): SyncDecision {
+  if (loaded.refused) return refusal(loaded.refused);
+  const out = decideAll(loaded, cluster);
+  const before = cluster.filter((p) => !p.deleting && !FINISHED.has(p.phase ?? '')).length;
+  const after = activeAfter(cluster, out);
+  if (after.count > limits.maxActivePlans && after.count > before) {
+    return refusal({
+      file: after.first?.file ?? '',
+      line: 1,
+      column: 1,
+      path: '',
+      message: `over the cap of ${limits.maxActivePlans} active PatchPlans per cluster: this commit would make ${after.count} active (${before} now; Completed, Failed and Cancelled plans do not count): nothing of commit ${loaded.commit.slice(0, 12)} is applied; the plans applied before stay as they are`,
+    });
+  }
+  return out;
+}
+
+function refusal(problem: SourceProblem): SyncDecision {
+  return { apply: [], delete: [], annotateProblems: [], problems: [problem], refused: problem };
+}
+
+/** Active plans once the decision is carried out, and the first plan the commit starts (named in the message). */
+function activeAfter(cluster: readonly ClusterPlan[], d: SyncDecision): { count: number; first: PlanApplyDecision | undefined } {
+  // A created or changed plan (re)starts; the others keep their phase; deleted plans go.
+  const starts = d.apply.filter((a) => a.reason === 'Created' || a.reason === 'Changed');
+  const starting = new Set(starts.map((a) => a.name));
+  const deleted = new Set(d.delete.map((x) => x.name));
+  let count = starts.length;
+  for (const p of cluster) {
+    if (!p.deleting && !deleted.has(p.name) && !starting.has(p.name) && !FINISHED.has(p.phase ?? '')) count++;
+  }
+  return { count, first: starts[0] };
+}
+
+function decideAll(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncDecision {
   const out: SyncDecision = { apply: [], delete: [], annotateProblems: [], problems: [] };
   const byName = new Map(cluster.map((p) => [p.name, p]));
   for (const plan of loaded.plans) decideGitPlan(out, loaded.commit, plan, byName.get(plan.name));

@@ -8,6 +8,7 @@ import { setCondition } from '../conditions.js';
 import { postNodeHook } from './hooks.js';
 import { JobReason } from './reasons.js';
 import { expireSilences } from './silences.js';
+import { releaseEtcdLease } from './etcd.js';
 import { iso, thenRecord, without } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
 
@@ -40,6 +41,9 @@ export function decideFinished(o: JobObservation): JobStep {
   // Leases are gone (or at once when there are none).
   const next = ours ? status : { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'True', reason: 'Released', message: `node ${spec.nodeName} given back and its slot freed` }, o.now) };
   if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: next, events: [], requeueAfterMs: undefined };
+  // A control-plane node that ended between its etcd gate and its member's catch-up frees the next one.
+  const etcd = releaseEtcdLease(o, next);
+  if (etcd) return etcd;
   // Then the node's alerts speak again (an Alertmanager that is down holds up no slot).
   return expireSilences({ ...o, job: { ...o.job, status: next } }) ?? { status: next, events: [], requeueAfterMs: undefined };
 }

@@ -25,6 +25,7 @@ function progress(o: JobObservation, hook: HookName, spec: HookSpec): HookProgre
     now: o.now,
     fresh: (o.fresh ?? []).includes('hookJobs'),
     confirmFailure: o.confirmFailure,
+    policy: o.hookPolicy,
     request: {
       name: jobName,
       hook,

@@ -15,10 +15,12 @@ import { failed, growingRetry, pastDeadline, waiting, without } from './status.j
 import type { ActionResult, CallFailure, JobAction, JobObservation, JobStep, TalosNeed } from './types.js';
 import { afterUpgradeCall, decideUpgrading } from './upgrading.js';
 import { decideValidatingKubernetes } from './validating.js';
+import { etcdActionFailed, isEtcdAction } from './etcd.js';
 
 export * from './types.js';
 export { JobReason } from './reasons.js';
 export { podsToDrain } from './draining.js';
+export { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, etcdNeed } from './etcd.js';
 
 export function isFinished(phase: string | undefined): boolean {
   return phase === 'Completed' || phase === 'Failed';
@@ -99,6 +101,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') return nodeWriteFailed(o, action.type, failure);
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (action.type === 'createSilence') return silenceFailed(o, action.silence.name, failure);
+  if (isEtcdAction(action)) return etcdActionFailed(o, action, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
     if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
     return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));

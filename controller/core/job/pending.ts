@@ -8,6 +8,7 @@ import { preNodeHook, preNodeInFlight } from './hooks.js';
 import { silenceBeforeCordon } from './silences.js';
 import { nodeNotFound } from './confirm.js';
 import { cordon } from './draining.js';
+import { etcdBeforeCordon } from './etcd.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, thenRecord, waiting } from './status.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
@@ -83,7 +84,10 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   // spec.silences: created (and their IDs recorded) before the node is touched.
   const silencing = silenceBeforeCordon(o);
   if (silencing) return silencing;
-  const draining = drainingEntry(o);
+  // etcd: one control-plane node at a time, a quorum left without it, leadership moved off it.
+  const gate = etcdBeforeCordon(o);
+  if ('hold' in gate) return gate.hold;
+  const draining = drainingEntry({ ...o, job: { ...o.job, status: gate.pass } });
   // The cordon goes with the entry into Draining (its Event says both); a node already unschedulable
   // waits for the draining pass, which reads its pods and tells whose cordon it is.
   if (!node.unschedulable) return cordon(o, draining);

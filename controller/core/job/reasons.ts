@@ -43,6 +43,14 @@ export const JobReason = {
   WaitingForSlot: 'WaitingForSlot',
   WaitingForKubelet: 'WaitingForKubelet',
   KubernetesUpgradeTimeout: 'KubernetesUpgradeTimeout',
+  /** The etcd gate holds a control-plane node (before it goes down, or until its member caught up). */
+  WaitingForEtcd: 'WaitingForEtcd',
+  /** The node's etcd member leads: leadership is handed over before the node goes down. */
+  EtcdLeaderForfeit: 'EtcdLeaderForfeit',
+  /** spec.etcd.timeout passed with the gate still closed. */
+  EtcdTimeout: 'EtcdTimeout',
+  /** Two etcd members: either down loses quorum (Talos refuses it too). */
+  EtcdQuorumAtRisk: 'EtcdQuorumAtRisk',
 } as const;
 export type JobReason = (typeof JobReason)[keyof typeof JobReason];
 

@@ -4,6 +4,7 @@
 import { UpgradeFlow } from '../talos-flow.js';
 import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { enterKubernetes } from './kubernetes.js';
+import { etcdAfterReboot } from './etcd.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
@@ -16,7 +17,7 @@ export function decideRebooting(o: JobObservation): JobStep {
   const target = spec.target.talosVersion ?? '';
   if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while rebooting`);
   const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
-  if (rebooted && node.ready) return node.talosVersion === target ? completed(o) : bootedOldPartition(o, node, target);
+  if (rebooted && node.ready) return node.talosVersion === target ? afterEtcdCaughtUp(o) : bootedOldPartition(o, node, target);
   if (pastDeadline(status, o.now)) return confirmedVerdict(o, rebootTimedOut(o, node, target, rebooted), ['node']);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
   return waiting(status, o.now, JobReason.WaitingForReboot, rebootWaitMessage(spec.nodeName, target, status.deadline));
@@ -74,6 +75,12 @@ function requestReboot(o: JobObservation): JobStep {
     events: [{ type: 'Normal', reason: JobReason.RebootRequested, note: `rebooting node ${spec.nodeName} into ${spec.target.talosVersion ?? ''}`, onNode: true }],
     requeueAfterMs: undefined,
   };
+}
+
+/** A control-plane node's member must be healthy and caught up before its job goes on (and frees the next control-plane node). */
+function afterEtcdCaughtUp(o: JobObservation): JobStep {
+  const gate = etcdAfterReboot(o);
+  return 'hold' in gate ? gate.hold : completed({ ...o, job: { ...o.job, status: gate.pass } });
 }
 
 function completed(o: JobObservation): JobStep {

@@ -3,7 +3,9 @@
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { HookPolicy } from '../hook-policy.js';
 import type { Matcher } from '../../../schemas/matchers.js';
+import type { EtcdFacts } from '../etcd/index.js';
 
 export interface JobNodeFacts {
   name: string;
@@ -78,8 +80,10 @@ export interface JobObservation {
   /** Every kube-apiserver of the cluster with its version: the skew rule for kubelets. */
   apiServers?: readonly ApiServerFact[] | undefined;
   config?: ConfigFacts | undefined;
-  /** This job's hook Jobs (operator namespace), from the cache. */
+  /** This job's hook Jobs (hooks namespace), from the cache. */
   hookJobs?: readonly HookJobFacts[] | undefined;
+  /** The operator's hook allowlists (default: DEFAULT_HOOK_POLICY). */
+  hookPolicy?: HookPolicy | undefined;
   /** Facts read from the apiserver in this pass rather than taken from the caches: a deadline verdict on them stands. */
   fresh?: readonly FreshRead[] | undefined;
   /** A hook's confirming read this pass asked for failed: no verdict, the status says why the hook waits. */
@@ -90,7 +94,16 @@ export interface JobObservation {
    * after the reply), so for a moment the node shows nothing of the call: these count as sent.
    */
   acceptedCalls?: readonly OneShotCall[] | undefined;
+  /** etcd as every control-plane node answered it, read only in the passes the gate decides (core/job/etcd.ts etcdNeed). */
+  etcd?: EtcdFacts | undefined;
+  /** The cluster's etcd disruption Lease, read in the same passes and while this job holds it. */
+  etcdLease?: EtcdLeaseRead | undefined;
 }
+
+/** The etcd disruption Lease as read: none, or who holds it (and whether that job still runs). */
+export type EtcdLeaseRead =
+  | { exists: false }
+  | { exists: true; resourceVersion: string; holder: string | undefined; holderNode: string | undefined; holderActive: boolean };
 
 /** Talos calls that change the node, sent at most once per boot: the legacy Upgrade, a successful install, a Reboot. */
 export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot';
@@ -122,7 +135,13 @@ export type JobAction =
   /** A silence in Alertmanager; one that carries the tag already is reused, never doubled. */
   | { type: 'createSilence'; silence: SilenceRequest }
   /** Expires the silence (by ID, else the ones carrying the tag); one already gone is success. */
-  | { type: 'expireSilence'; tag: string; id?: string };
+  | { type: 'expireSilence'; tag: string; id?: string }
+  /** Creates the etcd disruption Lease held by this job; one that exists fails with AlreadyExists. */
+  | { type: 'acquireEtcdLease' }
+  /** Deletes the etcd disruption Lease under its resourceVersion; one already gone is success. */
+  | { type: 'releaseEtcdLease'; resourceVersion: string }
+  /** MachineService.EtcdForfeitLeadership on the job's node (on a member that does not lead: a no-op). */
+  | { type: 'forfeitLeadership' };
 
 /** A silence to create: what Alertmanager's API v2 takes, and the tag that finds it again. */
 export interface SilenceRequest {

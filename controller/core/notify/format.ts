@@ -4,6 +4,7 @@
 // embed, with mentions disabled). Pure: the notifier serializes and sends.
 import { API_VERSION } from '../../../schemas/api.js';
 import { NotifyEventType, type NotifyReceiver, type ReceiverType } from '../../../schemas/notify.js';
+import { escapeMarkdown, markdownCell } from '../markdown.js';
 import type { NotifyEvent } from './events.js';
 
 /** Whether a receiver takes this event: its event types and plans (each default: all). */
@@ -90,12 +91,14 @@ function slackBody(e: NotifyEvent, cluster: string | undefined): Record<string, 
 
 const TEAMS_COLOR: Record<Tone, string> = { good: 'Good', bad: 'Attention', neutral: 'Default' };
 
+// Teams and Discord render Markdown in these texts: plan names, node names, reasons and messages go
+// in escaped (core/markdown.ts), so a plan cannot put a link or an image into a card.
 function teamsBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
   const body: Record<string, unknown>[] = [
-    { type: 'TextBlock', text: headline(e, cluster), weight: 'Bolder', size: 'Medium', wrap: true, color: TEAMS_COLOR[TONE[e.type]] },
-    { type: 'FactSet', facts: facts(e, cluster).map((f) => ({ title: f.name, value: f.value })) },
+    { type: 'TextBlock', text: markdownCell(headline(e, cluster)), weight: 'Bolder', size: 'Medium', wrap: true, color: TEAMS_COLOR[TONE[e.type]] },
+    { type: 'FactSet', facts: facts(e, cluster).map((f) => ({ title: f.name, value: markdownCell(f.value) })) },
   ];
-  if (e.message) body.push({ type: 'TextBlock', text: e.message, wrap: true, isSubtle: true });
+  if (e.message) body.push({ type: 'TextBlock', text: escapeMarkdown(e.message), wrap: true, isSubtle: true });
   return {
     type: 'message',
     attachments: [
@@ -112,10 +115,10 @@ const DISCORD_COLOR: Record<Tone, number> = { good: 0x2eb67d, bad: 0xe01e5a, neu
 
 function discordBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
   const embed = {
-    title: cut(headline(e, cluster), 256),
-    ...(e.message ? { description: cut(e.message, 4096) } : {}),
+    title: cut(markdownCell(headline(e, cluster)), 256),
+    ...(e.message ? { description: cut(escapeMarkdown(e.message), 4096) } : {}),
     color: DISCORD_COLOR[TONE[e.type]],
-    fields: facts(e, cluster).slice(0, 25).map((f) => ({ name: cut(f.name, 256), value: cut(f.value, 1024), inline: true })),
+    fields: facts(e, cluster).slice(0, 25).map((f) => ({ name: cut(f.name, 256), value: cut(markdownCell(f.value), 1024), inline: true })),
     timestamp: e.time,
   };
   // No @everyone or role pings from a plan's message.

@@ -26,6 +26,7 @@ function progress(o: PlanObservation, sel: Selection, status: PatchPlanStatus, h
     now: o.now,
     fresh: isFresh(o, 'hookJobs'),
     confirmFailure: o.confirmFailure,
+    policy: o.hookPolicy,
     request: {
       name,
       hook,

@@ -26,6 +26,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       talosConfig: spec.talosConfig,
       ...nodeHooksOf(spec),
       ...(spec.silences === undefined ? {} : { silences: spec.silences }),
+      ...(spec.etcd === undefined ? {} : { etcd: spec.etcd }),
     },
   };
 }

@@ -4,6 +4,7 @@ import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { CheckFacts } from '../gates/health.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
+import type { HookPolicy } from '../hook-policy.js';
 import type { AlertFacts } from '../gates/alerts.js';
 
 export interface PlanNodeFacts {
@@ -82,6 +83,8 @@ export interface PlanObservation {
   healthChecks?: readonly (CheckFacts | undefined)[] | undefined;
   /** The plan's hook Jobs (prePlan, postPlan), from the cache. */
   hookJobs?: readonly HookJobFacts[] | undefined;
+  /** The operator's hook allowlists (default: DEFAULT_HOOK_POLICY). */
+  hookPolicy?: HookPolicy | undefined;
   /** What the alertmanager adapter last learnt for spec.alertGate; undefined: not asked yet (or no gate). */
   alerts?: AlertFacts | undefined;
   /** The installer pre-pulls this process runs or ran for the plan (spec.prePull); undefined: none. */

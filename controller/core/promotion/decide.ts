@@ -3,11 +3,11 @@
 // proposal when upstream changes its mind. Pure: reports and time are arguments.
 import semver from 'semver';
 import type { z } from 'zod';
-import type { PromotionStageStatus, PromotionStatus } from '../../../schemas/patchplan.js';
+import { MAX_REJECTED_REPORTS, type PromotionStageStatus, type PromotionStatus } from '../../../schemas/patchplan.js';
 import type { promotionSpec } from '../../../schemas/target.js';
 import { durationMs, iso } from '../time.js';
-import { stageVerdict, type StageVerdict } from './stage.js';
-import type { RejectedReport, UpstreamReport } from './types.js';
+import { refusedVerdict, stageVerdict, type StageVerdict } from './stage.js';
+import type { RefusedCluster, RejectedReport, UpstreamReport } from './types.js';
 
 export type PromotionSpec = z.output<typeof promotionSpec>;
 
@@ -25,6 +25,8 @@ export interface PromotionInput {
   versions: readonly string[];
   reports: readonly UpstreamReport[];
   rejected: readonly RejectedReport[];
+  /** Upstream clusters whose evidence is refused as a whole (their signed report index does not hold). */
+  refused?: readonly RefusedCluster[] | undefined;
   /** The plans-repository commit the reports come from. */
   commit: string | undefined;
 }
@@ -41,11 +43,14 @@ export const PromotionReason = {
   NothingToPromote: 'NothingToPromote',
 } as const;
 
-const HOLDING = new Set(['NotRolledOut', 'InProgress', 'Failed', 'SoakInterrupted', 'LaterFailure', 'RolledBack']);
+const HOLDING = new Set(['NotRolledOut', 'InProgress', 'Failed', 'SoakInterrupted', 'LaterFailure', 'RolledBack', 'EvidenceRefused']);
 
-export function versionVerdict(input: Pick<PromotionInput, 'now' | 'spec' | 'reports'>, version: string): VersionVerdict {
+export function versionVerdict(input: Pick<PromotionInput, 'now' | 'spec' | 'reports' | 'refused'>, version: string): VersionVerdict {
   const soakMs = durationMs(input.spec.soak);
-  const stages = input.spec.after.map((stage) => stageVerdict(stage, input.reports, version, soakMs, input.now));
+  const stages = input.spec.after.map((stage) => {
+    const refused = input.refused?.find((r) => r.cluster === stage.cluster);
+    return refused ? refusedVerdict(stage, refused.reason) : stageVerdict(stage, input.reports, version, soakMs, input.now);
+  });
   const held = stages.some((s) => HOLDING.has(s.state));
   const eligibleAt = held ? undefined : Math.max(...stages.map((s) => s.eligibleAt ?? input.now));
   return { version, stages, eligibleAt };
@@ -79,7 +84,8 @@ export function decidePromotion(input: PromotionInput): PromotionOutcome {
     if (newest.eligibleAt !== undefined) status.eligibleTime = iso(newest.eligibleAt);
     status.stages = newest.stages.map(stageStatus);
   }
-  if (input.rejected.length > 0) status.rejectedReports = input.rejected.map((r) => ({ file: r.file, reason: r.reason }));
+  if (input.rejected.length > 0) status.rejectedReports = input.rejected.slice(0, MAX_REJECTED_REPORTS).map((r) => ({ file: r.file, reason: r.reason }));
+  if (input.rejected.length > MAX_REJECTED_REPORTS) status.moreRejectedReports = input.rejected.length - MAX_REJECTED_REPORTS;
   return { verdicts, status };
 }
 
@@ -93,7 +99,7 @@ export type ProposalFate =
 export function proposalFate(verdict: VersionVerdict, blocked: boolean): ProposalFate {
   const rolledBack = verdict.stages.find((s) => s.state === 'RolledBack');
   if (rolledBack) return { type: 'close', because: rolledBack };
-  const failing = verdict.stages.find((s) => s.state === 'LaterFailure' || s.state === 'Failed' || s.state === 'SoakInterrupted');
+  const failing = verdict.stages.find((s) => s.state === 'LaterFailure' || s.state === 'Failed' || s.state === 'SoakInterrupted' || s.state === 'EvidenceRefused');
   if (failing) return blocked ? { type: 'keep' } : { type: 'block', because: failing };
   return blocked && verdict.eligibleAt !== undefined ? { type: 'unblock' } : { type: 'keep' };
 }

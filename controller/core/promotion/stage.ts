@@ -52,6 +52,11 @@ function verdict(stage: Stage, state: PromotionStageState, message: string, rest
   return { stage, state, evidence: rest.evidence, culprit: rest.culprit, eligibleAt: rest.eligibleAt, message };
 }
 
+/** The stage's cluster's evidence is refused as a whole (its signed report index does not hold): it proves nothing. */
+export function refusedVerdict(stage: Stage, reason: string): StageVerdict {
+  return verdict(stage, 'EvidenceRefused', `${stageName(stage)}: evidence refused: ${reason}`);
+}
+
 /** The first failure among `later` not followed by a clean rollout that started after it. */
 function openFailure(later: readonly UpstreamReport[]): UpstreamReport | undefined {
   const failed = later.filter(hasFailure);

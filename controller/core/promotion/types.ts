@@ -24,3 +24,10 @@ export interface RejectedReport {
   file: string;
   reason: string;
 }
+
+/** An upstream cluster whose whole evidence is refused (its report index is missing, broken, replayed or does not match its files). */
+export interface RefusedCluster {
+  cluster: string;
+  /** Names the cluster, the file and the sequence. */
+  reason: string;
+}

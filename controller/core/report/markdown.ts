@@ -1,13 +1,14 @@
 // The human report: a summary table, then one table per group in rollout order. Rendered only
 // from the report document (status times, never the wall clock), so equal status → equal bytes.
+import { markdownCell, markdownCode, markdownLink } from '../markdown.js';
 import type { GroupReport, NodeReport, ReportDocument } from './document.js';
 
 const DASH = '—';
 
-/** Table cells cannot hold pipes or newlines. */
+/** A table cell: literal text on one line (plan text and messages are untrusted: core/markdown.ts). */
 export function cell(text: string | number | null): string {
   if (text === null || text === '') return DASH;
-  return String(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  return markdownCell(String(text));
 }
 
 /** 0 → `0s`, 65 → `1m 5s`, 3700 → `1h 1m 40s`. */
@@ -33,7 +34,7 @@ function nodeRow(x: NodeReport): string {
 
 function groupSection(g: GroupReport, index: number): string[] {
   const counts = g.total === null ? '' : `: ${g.completed ?? 0}/${g.total} completed, ${g.running ?? 0} running, ${g.failed ?? 0} failed, ${g.pending ?? 0} pending`;
-  const head = `### ${index + 1}. ${g.name}${g.concurrency === null ? '' : ` (concurrency ${g.concurrency})`}${counts}`;
+  const head = `### ${index + 1}. ${markdownCell(g.name)}${g.concurrency === null ? '' : ` (concurrency ${g.concurrency})`}${counts}`;
   if (g.nodes.length === 0) return [head, '', 'No node scheduled yet.', ''];
   return [
     head,
@@ -55,8 +56,8 @@ function preflight(d: ReportDocument): string {
 function source(d: ReportDocument): string {
   const s = d.source;
   if (s.path === null && s.commit === null) return 'applied without Git';
-  const label = `${cell(s.path)} @ ${s.commit === null ? DASH : s.commit.slice(0, 12)}`;
-  return s.url === null ? `\`${label}\`` : `[${label}](${s.url})`;
+  const label = `${s.path ?? DASH} @ ${s.commit === null ? DASH : s.commit.slice(0, 12)}`;
+  return s.url === null ? markdownCode(label, true) : markdownLink(label, s.url);
 }
 
 export function renderMarkdown(d: ReportDocument): string {
@@ -64,7 +65,7 @@ export function renderMarkdown(d: ReportDocument): string {
   const target = [t.talosVersion === null ? '' : `Talos ${t.talosVersion}`, t.kubernetesVersion === null ? '' : `Kubernetes ${t.kubernetesVersion}`].filter(Boolean).join(', ');
   const c = d.nodes;
   const lines = [
-    `# Rollout report: ${d.plan.name} on ${d.cluster}`,
+    `# Rollout report: ${markdownCell(d.plan.name)} on ${markdownCell(d.cluster)}`,
     '',
     '<!-- Written by KangalPatch from the PatchPlan status; the YAML twin beside this file is the machine-readable copy. -->',
     '',

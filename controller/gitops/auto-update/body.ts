@@ -4,6 +4,7 @@
 // Pure: the preview and the preflight results come in as values.
 import semver from 'semver';
 import type { Proposal } from '../../core/auto-update/decide.js';
+import { markdownCell as cell, markdownCode as code, markdownLink } from '../../core/markdown.js';
 import { formatDuration, roundsText, type PreviewReport } from '../../preview/format.js';
 
 export interface ProposalBodyInput {
@@ -25,8 +26,6 @@ export interface ProposalBodyInput {
 }
 
 const minorOf = (v: string): string => `v${semver.major(v)}.${semver.minor(v)}`;
-/** Table cells: a pipe or a newline would break the row. */
-const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function stepSection(i: ProposalBodyInput): string[] {
   const { proposal: p, currentVersion: from } = i;
@@ -57,15 +56,15 @@ function rolloutSection(r: PreviewReport): string[] {
     lines.push('', '| group | round | node | Talos | installer image |', '| --- | --- | --- | --- | --- |');
     for (const { g, n } of nodes) {
       const role = n.controlPlane ? ' (control plane)' : n.ownNode ? ' (runs KangalPatch: last)' : '';
-      lines.push(`| ${cell(g)} | ${n.round} | ${cell(n.name)}${role} | ${n.currentTalosVersion ?? 'unknown'} → ${n.talosVersion ?? 'unchanged'} | ${n.installerImage === undefined ? '—' : `\`${n.installerImage}\``} |`);
+      lines.push(`| ${cell(g)} | ${n.round} | ${cell(n.name)}${role} | ${cell(n.currentTalosVersion ?? 'unknown')} → ${cell(n.talosVersion ?? 'unchanged')} | ${n.installerImage === undefined ? '—' : code(n.installerImage, true)} |`);
     }
   }
   if (p.skipped.length > 0) {
     lines.push('', 'Skipped nodes:');
-    for (const s of p.skipped) lines.push(`- \`${s.name}\`: ${s.reason}${s.group === undefined ? '' : ` (group ${s.group})`}: ${s.message}`);
+    for (const s of p.skipped) lines.push(`- ${code(s.name)}: ${cell(s.reason)}${s.group === undefined ? '' : ` (group ${cell(s.group)})`}: ${cell(s.message)}`);
   }
   const w = p.window;
-  lines.push('', `**Maintenance window:** ${w.open ? 'open now' : 'closed now'}: ${w.reason}`);
+  lines.push('', `**Maintenance window:** ${w.open ? 'open now' : 'closed now'}: ${cell(w.reason)}`);
   const e = p.estimate;
   lines.push(`**Estimated duration:** ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes; waiting for windows not included.`);
   return lines;
@@ -79,8 +78,8 @@ function preflightSection(r: PreviewReport): string[] {
     '',
     failed === 0 ? `All ${checks.length} check(s) passed.` : `**${failed} of ${checks.length} check(s) failed**: the child plan would stop in preflight until they pass.`,
     '',
-    ...checks.map((c) => `- ${c.passed ? '✅' : '❌'} **${c.name}**: ${c.message}`),
-    ...skipped.map((s) => `- ⏭️ **${s.name}**: ${s.message}`),
+    ...checks.map((c) => `- ${c.passed ? '✅' : '❌'} **${cell(c.name)}**: ${cell(c.message)}`),
+    ...skipped.map((s) => `- ⏭️ **${cell(s.name)}**: ${cell(s.message)}`),
   ];
 }
 
@@ -88,14 +87,14 @@ export function proposalBody(i: ProposalBodyInput): string {
   const { proposal: p } = i;
   const published = p.release.publishedAt === undefined ? '' : `, published ${new Date(p.release.publishedAt).toISOString()}`;
   return [
-    `KangalPatch proposes Talos **${p.version}** for the nodes of auto-update template \`${i.template}\` (\`${i.templateFile}\`) on cluster \`${i.cluster}\`; their lowest version now is ${i.currentVersion}.`,
+    `KangalPatch proposes Talos **${p.version}** for the nodes of auto-update template ${code(i.template)} (${code(i.templateFile)}) on cluster ${code(i.cluster)}; their lowest version now is ${cell(i.currentVersion)}.`,
     '',
-    `**Release:** [Talos ${p.version}](${p.release.htmlUrl})${published}: read the release notes there.`,
+    `**Release:** ${markdownLink(`Talos ${p.version}`, p.release.htmlUrl)}${published}: read the release notes there.`,
     ...(i.supersedes ? ['', `This replaces #${i.supersedes.number} (${i.supersedes.version}), which KangalPatch closed.`] : []),
     '',
     ...stepSection(i),
     '',
-    `**Merge** to add \`${i.childFile}\`: the template with \`autoUpdate\` removed and \`talosVersion: "${p.version}"\`. KangalPatch applies it as PatchPlan \`${i.childName}\` and rolls it out as below; no new proposal for \`${i.template}\` is made until it has completed.`,
+    `**Merge** to add ${code(i.childFile)}: the template with \`autoUpdate\` removed and \`talosVersion: "${p.version}"\`. KangalPatch applies it as PatchPlan ${code(i.childName)} and rolls it out as below; no new proposal for ${code(i.template)} is made until it has completed.`,
     `**Close without merging** to skip ${p.version}: it is not proposed again.`,
     '',
     ...(i.evidence ? [...i.evidence, ''] : []),

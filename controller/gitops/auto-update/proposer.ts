@@ -17,6 +17,7 @@ import semver from 'semver';
 import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { decideAutoUpdate, type AutoUpdateAction, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
+import { markdownCell } from '../../core/markdown.js';
 import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
 import { selectNodes } from '../../core/plan/selection.js';
@@ -39,6 +40,7 @@ import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import { loadPlanFile } from '../load/index.js';
 import type { ReportWriter } from '../report/reporter.js';
+import { guardPullRequest, isRecorded, recordCommit, type BranchGuard } from '../write/guard.js';
 import { proposalBody } from './body.js';
 import {
   BLOCKED_MARK, clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, ROLLED_BACK_MARK, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
@@ -114,6 +116,12 @@ const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpd
 export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): AutoUpdater {
   const { config, informers, forge, clock, log } = deps;
   const memory = new Map<string, TemplateMemory>();
+  // Proposal branches are KangalPatch's own (core/gitops/bot-branch.ts): each pushed commit is
+  // recorded, and an open proposal whose PR changes more than its child plan file is turned into a
+  // draft with one comment naming the files and a failing status (ready again once it is clean).
+  const guard: BranchGuard = { forge, context: `kangal-patch/${config.cluster}/auto-update`, what: 'auto-update proposal', sameOnBase: deps.writer.sameOnBase?.bind(deps.writer) };
+  /** Per proposal PR: the foreign files commented on, and whether KangalPatch made it a draft. */
+  const guarded = new Map<number, { noted: string | undefined; drafted: boolean }>();
   /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
   const gone = new Set<string>();
   let sweepKeep: ReadonlySet<string> = new Set();
@@ -151,6 +159,22 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const plan = informers.patchPlans.get(key);
     if (!plan || sameValue(plan.status.autoUpdate, next)) return;
     informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
+  }
+
+  /**
+   * The promotion gate on the upstream evidence, an index older than the sequences in status refused.
+   * Record first: status.autoUpdate.promotion.upstreamSequence is raised to what the evidence
+   * verified before anything is done on it, so a crash cannot let an older (replayed) index count.
+   */
+  async function gateRecorded(ctx: OpContext, template: PlanView, spec: Parameters<typeof promotionGate>[1], current: string | undefined, releases: Parameters<typeof promotionGate>[3], now: number): Promise<PromotionGate> {
+    const key = template.name;
+    const seen = template.status.autoUpdate?.promotion?.upstreamSequence ?? {};
+    const promo = promotionGate(deps.evidence, spec, current, releases, now, seen);
+    if (sameValue(seen, promo.upstreamSequence)) return promo;
+    const prev = informers.patchPlans.get(key)?.status.autoUpdate;
+    await writeStatus(ctx, key, { ...prev, promotion: { ...(prev?.promotion ?? promo.outcome.status), upstreamSequence: promo.upstreamSequence } });
+    log('info', `auto-update of ${key}: recorded upstream report index sequences ${Object.entries(promo.upstreamSequence).map(([c, n]) => `${c}=${n}`).join(', ')}`, { plan: key });
+    return promo;
   }
 
   /** `mark` goes on the title: KangalPatch closed it, so it is no human skip. */
@@ -228,7 +252,9 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       base: config.baseBranch,
       files: { [childFile]: child.text },
       message: `Propose Talos ${proposal.version} for ${key} on ${config.cluster}\n\nChild plan ${child.name} of auto-update template ${key} (${file}), ${proposal.step} step from ${current}, written by KangalPatch.`,
+      recorded: (sha) => isRecorded(ctx, guard, sha),
     });
+    if (result.outcome === 'pushed') await recordCommit(ctx, guard, result.commit);
     if (result.outcome === 'humanEdited') log('info', `auto-update of ${key}: ${result.author} changed ${result.path} on ${branch}; keeping their version`, { plan: key, branch });
     const title = proposalTitle(config.cluster, key, proposal.version);
     const body = proposalBody({
@@ -237,7 +263,40 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
       evidence,
     });
-    return openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
+    const pr = await openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
+    await guardProposal(ctx, pr, childFile);
+    return pr;
+  }
+
+  /** The child plan file of a proposal: beside its template's file. */
+  function childFileOf(template: PlanView, version: string): string | undefined {
+    const file = template.annotations[Annotation.SourcePath];
+    if (file === undefined) return undefined;
+    const dir = posix.dirname(file);
+    const name = `${childPlanName(template.name, version)}.yaml`;
+    return dir === '.' ? name : `${dir}/${name}`;
+  }
+
+  /** The open proposal is checked on every check, not only when it is written. */
+  async function guardOpen(ctx: OpContext, template: PlanView, open: ProposalPr | undefined): Promise<void> {
+    const file = open && childFileOf(template, open.version);
+    if (open && file !== undefined) await guardProposal(ctx, open.pr, file);
+  }
+
+  /** An open proposal that changes more than its child plan file is a draft until it does not. */
+  async function guardProposal(ctx: OpContext, pr: PullRequestView, childFile: string): Promise<void> {
+    if (pr.state !== 'open') return;
+    const seen = guarded.get(pr.number) ?? { noted: undefined, drafted: false };
+    const fresh = pr.headSha === '' ? ((await forge.pullRequestsFor(ctx, pr.head)).find((p) => p.number === pr.number) ?? pr) : pr;
+    const g = await guardPullRequest(ctx, guard, fresh, [childFile], seen.noted, 'turned this proposal into a draft until only its child plan file is changed');
+    if (g.foreign.length > 0) {
+      log('warn', `auto-update: #${pr.number} changes files outside its child plan (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}): a draft until they are gone`, { pr: pr.number, branch: pr.head });
+      if (!fresh.draft) await forge.setDraft(ctx, pr.number, true);
+      guarded.set(pr.number, { noted: g.noted, drafted: seen.drafted || !fresh.draft });
+      return;
+    }
+    if (seen.drafted && fresh.draft) await forge.setDraft(ctx, pr.number, false);
+    guarded.set(pr.number, { noted: undefined, drafted: false });
   }
 
   /** The open PR of the branch gets the new title and body; without one, a PR is opened (and announced). */
@@ -285,7 +344,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       return undefined;
     }
     if (fate.type === 'block') {
-      await forge.comment(ctx, open.pr.number, `⚠️ Blocked by an upstream failure: ${fate.because.message} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`);
+      await forge.comment(ctx, open.pr.number, `⚠️ Blocked by an upstream failure: ${markdownCell(fate.because.message)} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`);
       const pr = await forge.updatePullRequest(ctx, open.pr.number, { title: `${open.pr.title}${BLOCKED_MARK}` });
       log('info', `auto-update: marked #${pr.number} blocked: ${fate.because.message}`, { pr: pr.number, version: open.version });
       return { ...open, pr };
@@ -307,8 +366,9 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const [first, ...stale] = onForge.open;
     if (first) await closeStale(ctx, first, stale);
     const now = clock.now();
-    const promo = spec.promotion && promotionGate(deps.evidence, { ...spec, promotion: spec.promotion }, current, feed.releases, now);
+    const promo = spec.promotion && await gateRecorded(ctx, template, { ...spec, promotion: spec.promotion }, current, feed.releases, now);
     const open = await settleOpenProposal(ctx, first, promo);
+    await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
       now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },

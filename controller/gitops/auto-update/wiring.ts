@@ -65,9 +65,9 @@ export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, si
 function evidenceSource(cfg: GitConfig, reportFiles: AutoUpdateWiring['reportFiles']): EvidenceSource | undefined {
   const keys = cfg.trustedKeys;
   if (!keys) return undefined;
-  return (clusters) => {
+  return (clusters, seen) => {
     const files = reportFiles();
-    return files && upstreamEvidence(files.commit, files.tree, keys, clusters);
+    return files && upstreamEvidence(files.commit, files.tree, keys, clusters, seen);
   };
 }
 

@@ -1,18 +1,18 @@
 // The "Promotion evidence" section of a proposal PR: each upstream stage's report (linked at the
 // commit it was read from), its figures and the soak window. Pure.
+import { markdownCell as cell, markdownCode, markdownLink } from '../../core/markdown.js';
 import { humanDuration } from '../../core/report/markdown.js';
 import type { VersionVerdict } from '../../core/promotion/decide.js';
 import { stageName } from '../../core/promotion/stage.js';
 import { iso } from '../../core/time.js';
 
-const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-
 export function evidenceSection(v: VersionVerdict, soak: string, commit: string, blobUrlBase: string | undefined): string[] {
-  const link = (file: string): string => (blobUrlBase === undefined ? `\`${file}\` @ ${commit.slice(0, 12)}` : `[${file}](${blobUrlBase.replace(/\/+$/, '')}/${commit}/${file}) @ ${commit.slice(0, 12)}`);
+  const link = (file: string): string =>
+    `${blobUrlBase === undefined ? markdownCode(file, true) : markdownLink(file, `${blobUrlBase.replace(/\/+$/, '')}/${commit}/${file.split('/').map(encodeURIComponent).join('/')}`)} @ ${commit.slice(0, 12)}`;
   const lines = [
     '### Promotion evidence',
     '',
-    `${v.version} completed on every upstream stage with no failed node, and soaked there for ${soak} with no later rollout failing or moving off it. Each report below is signed by that cluster's controller and was verified by this one.`,
+    `${v.version} completed on every upstream stage with no failed node, and soaked there for ${cell(soak)} with no later rollout failing or moving off it. Each report below is signed by that cluster's controller and was verified by this one.`,
     '',
     '| stage | report | nodes | duration | failures | time cordoned | completed | soak window |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -9,8 +9,11 @@ import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { evidenceSection } from './body.js';
 import type { UpstreamEvidence } from './reports.js';
 
-/** Reads the evidence of the upstream clusters named (from the last loaded commit); undefined while none is loaded. */
-export type EvidenceSource = (clusters: ReadonlySet<string>) => UpstreamEvidence | undefined;
+/**
+ * Reads the evidence of the upstream clusters named (from the last loaded commit), refusing an index
+ * older than `seen` (cluster → highest sequence already seen); undefined while none is loaded.
+ */
+export type EvidenceSource = (clusters: ReadonlySet<string>, seen: Readonly<Record<string, number>>) => UpstreamEvidence | undefined;
 
 export interface PromotionGate {
   soak: string;
@@ -18,19 +21,33 @@ export interface PromotionGate {
   evidence: UpstreamEvidence;
   /** version → when promotion lets it through (undefined: held until Git changes). */
   gate: Map<string, number | undefined>;
+  /**
+   * cluster → the highest report index sequence seen, this evidence included (also in
+   * outcome.status.upstreamSequence): to be in status before anything is done on this evidence.
+   */
+  upstreamSequence: Record<string, number>;
+}
+
+/** `seen` raised by the sequences of verified indexes (never lowered: a refused older index offers none). */
+export function raisedSequences(seen: Readonly<Record<string, number>>, offered: Readonly<Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = { ...seen };
+  for (const [cluster, n] of Object.entries(offered)) out[cluster] = Math.max(n, out[cluster] ?? 0);
+  return out;
 }
 
 export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
 
-export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec }, current: string | undefined, releases: readonly Release[], now: number): PromotionGate {
+export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec }, current: string | undefined, releases: readonly Release[], now: number, seen: Readonly<Record<string, number>> = {}): PromotionGate {
   if (!source) {
     throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'PromotionNotConfigured', message: 'autoUpdate.promotion needs the upstream clusters\' public keys: start the controller with --promotion-keys-dir (README "Promoting across clusters")' });
   }
-  const evidence = source(stageClusters(spec.promotion));
+  const evidence = source(stageClusters(spec.promotion), seen);
   if (!evidence) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'EvidenceNotLoaded', message: 'the upstream reports are not loaded from Git yet (first poll of the plans repository)' });
   const versions = current === undefined ? [] : stableReleases(releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, spec.allow) !== undefined);
-  const outcome = decidePromotion({ now, spec: spec.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, commit: evidence.commit });
-  return { soak: spec.promotion.soak, outcome, evidence, gate: new Map(outcome.verdicts.map((v) => [v.version, v.eligibleAt])) };
+  const outcome = decidePromotion({ now, spec: spec.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, refused: evidence.refused, commit: evidence.commit });
+  const upstreamSequence = raisedSequences(seen, evidence.sequences);
+  if (Object.keys(upstreamSequence).length > 0) outcome.status.upstreamSequence = upstreamSequence;
+  return { soak: spec.promotion.soak, outcome, evidence, gate: new Map(outcome.verdicts.map((v) => [v.version, v.eligibleAt])), upstreamSequence };
 }
 
 /** The evidence section of a proposal for `version` (Markdown lines), when the gate judged it. */

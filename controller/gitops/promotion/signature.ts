@@ -25,12 +25,16 @@ export interface ReportSigner {
   keyId: string;
   /** The content of the .sig file for the YAML twin at `yamlPath`. */
   sign(yamlPath: string, yaml: string): string;
+  /** undefined when `sigFile` is this signer's signature of `yaml` at `yamlPath` (verifyReport with its own public key); else why not. */
+  verify(yamlPath: string, yaml: string, sigFile: string | undefined): string | undefined;
 }
 
 export function reportSigner(privateKey: KeyObject, cluster: string): ReportSigner {
   const id = keyId(privateKey);
+  const own: TrustedKeys = new Map([[cluster, [createPublicKey(privateKey)]]]);
   return {
     keyId: id,
+    verify: (yamlPath, yaml, sigFile) => verifyReport(own, cluster, yamlPath, yaml, sigFile),
     sign: (yamlPath, yaml) => [
       `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (README "Promoting across clusters").`,
       HEADER,

@@ -5,12 +5,19 @@
 // Event-driven: plan and job informer events wake the plan's key; the rate limit is an exact timer
 // (WorkQueue.addAfter).
 //
+// The branch is KangalPatch's own (core/gitops/bot-branch.ts): each pushed commit is recorded with
+// a commit status, and before the PR is marked ready (and every RECHECK_MS while it is open and
+// the plan over) the tip is made to hold exactly the rendered report and the PR's files are
+// checked: a PR that changes anything but the report's own files is not marked ready (a draft
+// again if it was), gets one comment naming them, and its head's status fails.
+//
 // Restart-safe without memory: the PR is found again by its branch name, the writer finds an
 // unchanged branch and makes no commit. What is only in memory: the time of the last commit (a
 // restarted reporter may commit once sooner than the interval), the versions each node ran before
 // its job (status keeps only the current one; a restart shows "—" for jobs already finished), and
 // whether the human-edit comment was posted (posted again after a restart).
 import { commitHeldBackMs, isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS } from '../../core/report/index.js';
+import { markdownCell, markdownCode } from '../../core/markdown.js';
 import type { ForgePort, PullRequestView } from '../../forge/port.js';
 import type { JobView, PlanView } from '../../kube/views.js';
 import type { Clock } from '../../runtime/clock.js';
@@ -19,8 +26,11 @@ import type { Informer } from '../../runtime/informer.js';
 import type { LogFn } from '../../runtime/log.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
 import type { WriteRequest, WriteResult } from '../write/index.js';
-import type { ReportSigner } from '../promotion/signature.js';
-import { contentDigest, renderReport, type BeforeVersions, type ReportFiles } from './render.js';
+import { reportIndexFiles } from '../promotion/report-index.js';
+import { guardPullRequest, isRecorded, recordCommit, type BranchGuard } from '../write/guard.js';
+import { signaturePath, type ReportSigner } from '../promotion/signature.js';
+import { reportIndexPath } from '../../core/promotion/report-index.js';
+import { contentDigest, renderReport, reportPaths, type BeforeVersions, type ReportFiles } from './render.js';
 
 export interface ReporterConfig {
   /** --cluster-name: in branch names, titles, labels and paths. */
@@ -35,6 +45,8 @@ export interface ReporterConfig {
   labels?: string[];
   /** Backoff of failed passes (forge or git down). */
   backoff?: { initialMs: number; maxMs: number };
+  /** How often the branch of a finished plan's open PR is checked again (default RECHECK_MS; tests shorten it). */
+  recheckMs?: number;
   /** Signs the YAML twin (status/<cluster>/<plan>.sig beside it): promotion evidence for downstream clusters. */
   signer?: ReportSigner | undefined;
 }
@@ -42,6 +54,8 @@ export interface ReporterConfig {
 /** What the reporter needs from the git writer (BranchWriter implements it). */
 export interface ReportWriter {
   write(ctx: OpContext, req: WriteRequest): Promise<WriteResult>;
+  /** Of `paths`, those the branch holds exactly as the base does (BranchWriter.sameOnBase). */
+  sameOnBase?(ctx: OpContext, branch: string, base: string, paths: readonly string[]): Promise<string[]>;
 }
 
 export interface ReporterDeps {
@@ -73,7 +87,17 @@ interface PlanState {
   lastCommitAt: number | undefined;
   /** Set when we leave this rollout's branch alone: a human edited the report, or closed the PR unmerged. */
   stopped: string | undefined;
+  /** A commit pushed but not recorded yet (the status write failed): recorded on the next pass. */
+  unrecorded?: string | undefined;
+  /** The PR head last found clean (ready), or found carrying foreign files (not ready): not checked again until the head moves. */
+  verifiedHead?: string | undefined;
+  blockedHead?: string | undefined;
+  /** The foreign files a comment named (BranchVerdict.noted). */
+  noted?: string | undefined;
 }
+
+/** How often the branch of an open report PR of a finished plan is checked again for commits pushed since. */
+export const RECHECK_MS = 10 * 60_000;
 
 export const reportBranch = (cluster: string, plan: string, rollout: string): string => `kangal-patch/${cluster}/report/${plan}-${rollout}`;
 
@@ -99,6 +123,10 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   /** Versions a node ran before its job, by job UID (the status only keeps current ones). */
   const before = new Map<string, BeforeVersions>();
   const hasForge = forge.kind !== 'none';
+  const guard: BranchGuard = { forge, context: `kangal-patch/${config.cluster}/report`, what: 'rollout report', sameOnBase: deps.writer.sameOnBase?.bind(deps.writer) };
+  // A signed report also advances the cluster's signed report index (reportIndexFiles): the PR carries it too.
+  const indexFiles = config.signer ? [reportIndexPath(config.cluster), signaturePath(reportIndexPath(config.cluster))] : [];
+  const ownFiles = (files: ReportFiles): string[] => [files.markdownPath, files.yamlPath, ...(files.signature ? [files.signature.path] : []), ...indexFiles];
 
   const queue = new WorkQueue({
     name: 'report',
@@ -144,29 +172,95 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     return undefined;
   }
 
-  /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
-  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string): Promise<number | undefined> {
-    const decision = reportDue({ changed: digest !== st.digest, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
-    if (decision.action === 'wait') return decision.ms;
-    if (decision.action === 'none') return undefined;
+  /** Writes the report files on the branch (no commit when the tip holds them); a pushed commit is recorded as ours. */
+  async function writeReport(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles): Promise<WriteResult> {
     const key = plan.name;
+    const signer = config.signer;
     const result = await deps.writer.write(ctx, {
       branch: st.branch,
       base: config.baseBranch,
       files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml, ...(files.signature ? { [files.signature.path]: files.signature.text } : {}) },
+      // A signed report also advances the cluster's signed report index, built on the fetched tree's.
+      ...(signer ? { derive: (read: (path: string) => Promise<string | undefined>) => reportIndexFiles(read, config.cluster, signer, files.yamlPath, files.yaml) } : {}),
       message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
+      guarded: ownFiles(files),
+      recorded: (sha) => isRecorded(ctx, guard, sha),
     });
+    if (result.outcome === 'pushed') {
+      st.lastCommitAt = clock.now();
+      st.unrecorded = result.commit;
+      await recordCommit(ctx, guard, result.commit);
+      st.unrecorded = undefined;
+    }
+    return result;
+  }
+
+  /** A commit KangalPatch did not write changed the report: leave the branch alone, say so once, and keep the PR from being merged as ours. */
+  async function stopForHumanEdit(ctx: OpContext, key: string, st: PlanState, result: Extract<WriteResult, { outcome: 'humanEdited' }>): Promise<void> {
+    st.stopped = `${result.author} changed ${result.path}`;
+    log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
+    if (!st.pr || st.pr.state !== 'open') return;
+    await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${markdownCell(result.author)} changed ${markdownCode(result.path)}, and KangalPatch does not overwrite human edits, so this report is no longer what KangalPatch wrote. The cluster's live status: ${markdownCode(`kubectl get patchplan ${key}`)}.`);
+    await forge.setCommitStatus(ctx, result.commit, { state: 'failure', context: guard.context, description: `A commit not written by KangalPatch changed ${result.path}`.slice(0, 140) });
+    if (!st.pr.draft) await forge.setDraft(ctx, st.pr.number, true);
+  }
+
+  /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
+  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string): Promise<number | undefined> {
+    if (st.unrecorded !== undefined) {
+      await recordCommit(ctx, guard, st.unrecorded);
+      st.unrecorded = undefined;
+    }
+    const decision = reportDue({ changed: digest !== st.digest, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+    if (decision.action === 'wait') return decision.ms;
+    if (decision.action === 'none') return undefined;
+    const result = await writeReport(ctx, plan, jobs, st, files);
     if (result.outcome === 'humanEdited') {
-      st.stopped = `${result.author} changed ${result.path}`;
-      log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
-      if (st.pr) {
-        await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${result.author} changed \`${result.path}\`, and KangalPatch does not overwrite human edits. The cluster's live status: \`kubectl get patchplan ${key}\`.`);
-      }
+      await stopForHumanEdit(ctx, plan.name, st, result);
       return undefined;
     }
-    if (result.outcome === 'pushed') st.lastCommitAt = clock.now();
     st.digest = digest;
     return undefined;
+  }
+
+  /**
+   * A finished plan's PR may be ready only while its branch is KangalPatch's: the tip holds the
+   * rendered report (rewritten when it does not) and the PR changes no other file. Checked when it
+   * is about to be marked ready, and again whenever its head moved.
+   */
+  async function verifyAndMarkReady(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles): Promise<void> {
+    const key = plan.name;
+    const fresh = (await forge.pullRequestsFor(ctx, st.branch))[0];
+    if (fresh?.state !== 'open') {
+      if (fresh) st.stopped = `pull request #${fresh.number} was ${fresh.merged ? 'merged' : 'closed without merging'}`;
+      st.pr = undefined;
+      return;
+    }
+    let pr = fresh;
+    st.pr = pr;
+    if (pr.headSha !== '' && (pr.headSha === st.blockedHead || (pr.headSha === st.verifiedHead && !pr.draft))) return;
+    const written = await writeReport(ctx, plan, jobs, st, files);
+    if (written.outcome === 'humanEdited') {
+      await stopForHumanEdit(ctx, key, st, written);
+      return;
+    }
+    if (written.outcome === 'pushed') pr = { ...pr, headSha: written.commit };
+    const g = await guardPullRequest(ctx, guard, pr, ownFiles(files), st.noted, 'does not mark this rollout report ready for review (it stays, or goes back to, a draft)');
+    st.noted = g.noted;
+    if (g.foreign.length > 0) {
+      st.blockedHead = pr.headSha;
+      st.verifiedHead = undefined;
+      log('warn', `report of PatchPlan ${key}: ${st.branch} changes files outside the report (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}); not marking pull request #${pr.number} ready`, { plan: key, pr: pr.number, branch: st.branch });
+      if (!pr.draft) await forge.setDraft(ctx, pr.number, true);
+      st.pr = { ...pr, draft: true };
+      return;
+    }
+    st.blockedHead = undefined;
+    st.verifiedHead = pr.headSha;
+    if (pr.draft) {
+      await forge.setDraft(ctx, pr.number, false);
+      st.pr = { ...pr, draft: false };
+    }
   }
 
   /**
@@ -174,18 +268,19 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * terminal and the branch final. A plan that starts again (a failed node's job deleted to retry
    * it, a cancelled plan resumed) turns it back into a draft, which cannot be merged mid-rollout.
    */
-  async function settlePullRequest(ctx: OpContext, key: string, st: PlanState, files: ReportFiles, digest: string, terminal: boolean): Promise<void> {
+  async function settlePullRequest(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string, terminal: boolean): Promise<void> {
+    const key = plan.name;
     if (!hasForge || st.digest === undefined || st.stopped !== undefined) return;
     if (st.pr?.state !== 'open') {
+      // Opened as a draft: it is marked ready only once its branch is checked (verifyAndMarkReady).
       st.pr = await forge.openPullRequest(ctx, {
         head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
-        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files), draft: !terminal, labels,
+        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files), draft: true, labels,
       });
       log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
     }
-    if (terminal && st.pr.draft && st.digest === digest) {
-      await forge.setDraft(ctx, st.pr.number, false);
-      st.pr = { ...st.pr, draft: false };
+    if (terminal && st.digest === digest) {
+      await verifyAndMarkReady(ctx, plan, jobs, st, files);
     } else if (!terminal && !st.pr.draft) {
       await forge.setDraft(ctx, st.pr.number, true);
       st.pr = { ...st.pr, draft: true };
@@ -209,6 +304,16 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     return commitHeldBackMs({ lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
   }
 
+  /**
+   * The rate limit's wait; and while a finished plan's PR is open, its branch is checked again now
+   * and then: a commit pushed after it was marked ready takes that back.
+   */
+  function nextPass(st: PlanState, terminal: boolean, waitMs: number | undefined): PassResult | undefined {
+    const recheck = terminal && hasForge && st.stopped === undefined && st.pr?.state === 'open' ? (config.recheckMs ?? RECHECK_MS) : Infinity;
+    const next = Math.min(waitMs ?? Infinity, recheck);
+    return next === Infinity ? undefined : { requeueAfterMs: next };
+  }
+
   async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
     const plan = deps.patchPlans.get(key);
     if (!plan || plan.deleting) return undefined;
@@ -216,6 +321,10 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     // renders of every job event's pass took a core, bench 2026-12-03).
     const held = heldBackMs(plan);
     if (held !== undefined) return { requeueAfterMs: held };
+    if (config.signer && reportPaths(config.cluster, key).yamlPath === reportIndexPath(config.cluster)) {
+      log('warn', `report of PatchPlan ${key}: not written: ${reportIndexPath(config.cluster)} is the cluster's signed report index, so a plan named ${key} has no signed report`, { plan: key });
+      return undefined;
+    }
     const jobs = jobsOf(key);
     for (const j of jobs) remember(j);
     if (!isReportable(plan.status.phase, jobs.length, plan.status.startTime)) return undefined;
@@ -231,8 +340,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase }, config.signer);
     const digest = contentDigest(files);
     const waitMs = await commitIfDue(ctx, plan, jobs, st, files, digest);
-    await settlePullRequest(ctx, key, st, files, digest, terminal);
-    return waitMs === undefined ? undefined : { requeueAfterMs: waitMs };
+    await settlePullRequest(ctx, plan, jobs, st, files, digest, terminal);
+    return nextPass(st, terminal, waitMs);
   }
 
   queue.start(pass, signal);

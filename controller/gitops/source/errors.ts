@@ -32,3 +32,15 @@ function httpOutcome(status: number, err: unknown, c: GitErrorContext): OutcomeE
   }
   return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'GitServerError', code: status, message: `${c.what}: HTTP ${status}`, cause: err });
 }
+
+/**
+ * A commit refused as a whole for breaking a cap of the fetch (its pack or an object too large):
+ * nothing of it is applied and nothing is pruned. Stalled: the same commit is refused again until a
+ * new push; `commit` is undefined when the head was not known yet.
+ */
+export class CommitRefusedError extends OutcomeError {
+  /** @param why the cap broken, short (the commit status description). */
+  constructor(readonly commit: string | undefined, readonly why: string, message: string) {
+    super({ kind: OutcomeKind.Stalled, reason: 'GitCommitRefused', message });
+  }
+}

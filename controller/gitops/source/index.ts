@@ -5,9 +5,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PlanSource, Problem } from '../load/index.js';
-import type { RepoLimits } from '../load/limits.js';
+import { DEFAULT_FETCH_LIMITS, type FetchLimits, type RepoLimits } from '../load/limits.js';
 import type { OpContext } from '../../runtime/context.js';
-import { fetchHead, remoteHead, type Remote } from './remote.js';
+import { CommitRefusedError } from './errors.js';
+import { fetchCommit, remoteHead, type Remote } from './remote.js';
 import { readTokenFile } from './token.js';
 import { readReportTree, type ReportTree } from './reports.js';
 import { readPlanTree } from './tree.js';
@@ -21,6 +22,8 @@ export interface GitSourceOptions {
   /** Where the shallow clone lives; a fresh temporary directory by default. */
   cacheDir: string | undefined;
   limits?: Partial<RepoLimits>;
+  /** Caps on one fetch (the pack's bytes: --git-max-fetch-bytes). */
+  fetchLimits?: Partial<FetchLimits>;
   maxFileBytes?: number;
   /** Also read the reports under status/ (promotion evidence from other clusters). */
   readReports?: boolean;
@@ -29,10 +32,12 @@ export interface GitSourceOptions {
 export interface Snapshot {
   commit: string;
   sources: PlanSource[];
-  /** Files refused before parsing (symlinks, submodules, odd names, caps). */
+  /** Files refused before parsing (symlinks, submodules, odd names, sizes). */
   problems: Problem[];
-  /** False when a cap stopped reading: nothing may be pruned from this snapshot. */
+  /** False when a folder could not be read: nothing may be pruned from this snapshot. */
   complete: boolean;
+  /** The commit breaks a cap of the repository (files, bytes): nothing of it may be applied. */
+  refused?: Problem | undefined;
   /** The reports under status/ in the same commit (only with readReports). */
   reports?: ReportTree;
 }
@@ -40,7 +45,7 @@ export interface Snapshot {
 export interface GitSource {
   /** The branch head's commit, from the ref advertisement only. */
   head(ctx: OpContext): Promise<string>;
-  /** Fetches the branch head shallow and reads its plan files. */
+  /** Fetches the branch head shallow and reads its plan files; a pack over a cap throws CommitRefusedError. */
   snapshot(ctx: OpContext): Promise<Snapshot>;
 }
 
@@ -52,12 +57,24 @@ export function createGitSource(opts: GitSourceOptions): GitSource {
     token: await readTokenFile(opts.tokenFile, '--git-token-file'),
     tokenFile: opts.tokenFile,
   });
+  const fetchLimits = { ...DEFAULT_FETCH_LIMITS, ...opts.fetchLimits };
+  // The last head refused for its pack: asked for again, it is refused without fetching it again.
+  let refused: CommitRefusedError | undefined;
   return {
     head: async (ctx) => remoteHead(ctx, await remote()),
     snapshot: async (ctx) => {
-      const commit = await fetchHead(ctx, await remote(), gitdir);
-      const files = await readPlanTree({ gitdir, commit, path: opts.path, limits: opts.limits, maxFileBytes: opts.maxFileBytes });
-      return opts.readReports === true ? { commit, ...files, reports: await readReportTree(gitdir, commit) } : { commit, ...files };
+      let fetched;
+      try {
+        fetched = await fetchCommit(ctx, await remote(), gitdir, fetchLimits, (head) => (head === refused?.commit ? refused : undefined));
+      } catch (err) {
+        if (err instanceof CommitRefusedError && err.commit !== undefined) refused = err;
+        throw err;
+      }
+      const { commit, objects } = fetched;
+      // One cache per snapshot: isomorphic-git then loads the pack and its index once, not per object.
+      const read = { gitdir, commit, objects, cache: {}, maxObjectBytes: fetchLimits.maxObjectBytes };
+      const files = await readPlanTree({ ...read, path: opts.path, limits: opts.limits, maxFileBytes: opts.maxFileBytes });
+      return opts.readReports === true ? { commit, ...files, reports: await readReportTree(read) } : { commit, ...files };
     },
   };
 }

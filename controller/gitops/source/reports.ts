@@ -3,6 +3,7 @@
 // within caps. A missing status/ folder is no report at all, not an error.
 import * as fs from 'node:fs';
 import git from 'isomorphic-git';
+import type { FetchedObjects } from './tree.js';
 
 export interface ReportTreeLimits {
   maxFiles: number;
@@ -22,25 +23,31 @@ export interface ReportTree {
   skipped: { file: string; reason: string }[];
 }
 
-const entries = async (gitdir: string, oid: string) => (await git.readTree({ fs, gitdir, oid })).tree;
+/** A tree's entries; none when the tree was over the cap on one fetched object (it is not in the store). */
+const entries = async (s: FetchedObjects, oid: string) => (s.objects.has(oid) ? (await git.readTree({ fs, gitdir: s.gitdir, oid, cache: s.cache })).tree : []);
 
-export async function readReportTree(gitdir: string, commit: string, limits: ReportTreeLimits = DEFAULT_REPORT_LIMITS): Promise<ReportTree> {
+export async function readReportTree(store: FetchedObjects, limits: ReportTreeLimits = DEFAULT_REPORT_LIMITS): Promise<ReportTree> {
   const out: ReportTree = { files: new Map(), skipped: [] };
-  const { commit: c } = await git.readCommit({ fs, gitdir, oid: commit });
-  const status = (await entries(gitdir, c.tree)).find((e) => e.path === 'status' && e.mode === TREE);
+  const { commit: c } = await git.readCommit({ fs, gitdir: store.gitdir, oid: store.commit, cache: store.cache });
+  const status = (await entries(store, c.tree)).find((e) => e.path === 'status' && e.mode === TREE);
   if (!status) return out;
-  for (const dir of await entries(gitdir, status.oid)) {
+  for (const dir of await entries(store, status.oid)) {
     if (dir.mode !== TREE || !CLUSTER_DIR.test(dir.path)) continue;
-    for (const f of await entries(gitdir, dir.oid)) {
+    for (const f of await entries(store, dir.oid)) {
       const path = `status/${dir.path}/${f.path}`;
       if (f.mode !== BLOB || !REPORT_FILE.test(f.path)) continue;
       if (out.files.size >= limits.maxFiles) {
         out.skipped.push({ file: path, reason: `more than ${limits.maxFiles} report files: not read` });
         continue;
       }
-      const { blob } = await git.readBlob({ fs, gitdir, oid: f.oid });
-      if (blob.byteLength > limits.maxFileBytes) out.skipped.push({ file: path, reason: `${blob.byteLength} bytes, over the ${limits.maxFileBytes}-byte cap for a report` });
-      else out.files.set(path, Buffer.from(blob).toString('utf8'));
+      // The size comes from the fetch: a report over the cap is skipped without inflating it.
+      const size = store.objects.get(f.oid)?.size;
+      if (size === undefined || size > limits.maxFileBytes) {
+        out.skipped.push({ file: path, reason: `${size === undefined ? `more than ${store.maxObjectBytes}` : size} bytes, over the ${limits.maxFileBytes}-byte cap for a report` });
+        continue;
+      }
+      const { blob } = await git.readBlob({ fs, gitdir: store.gitdir, oid: f.oid, cache: store.cache });
+      out.files.set(path, Buffer.from(blob).toString('utf8'));
     }
   }
   return out;

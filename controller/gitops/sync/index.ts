@@ -3,13 +3,14 @@
 // annotations of unchanged plans a few at a time until a deadline. One plan's failure never blocks
 // the others; the first error is returned for the loop's backoff.
 import { Annotation, API_VERSION, Kind, MANAGED_BY_GITOPS, PLAN_FINALIZER } from '../../../schemas/api.js';
-import { decideSync, formatSourceProblem, type ClusterPlan, type LoadedCommit, type PlanApplyDecision, type SourceProblem } from '../../core/gitops/sync-plan.js';
+import { decideSync, DEFAULT_SYNC_LIMITS, formatSourceProblem, type ClusterPlan, type LoadedCommit, type PlanApplyDecision, type SourceProblem, type SyncLimits } from '../../core/gitops/sync-plan.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 import { eachLimited } from '../../runtime/each-limited.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { loadPlanSources } from '../load/index.js';
+import { DEFAULT_REPO_LIMITS } from '../load/limits.js';
 import type { Snapshot } from '../source/index.js';
 
 const REFRESHES_IN_PARALLEL = 8;
@@ -21,6 +22,8 @@ export interface SyncDeps {
   log: Logger;
   onApplied?: (reason: string) => void;
   onDeleted?: () => void;
+  /** The cap on active plans per cluster (default 200). */
+  limits?: SyncLimits;
 }
 
 export interface SyncReport {
@@ -35,6 +38,8 @@ export interface SyncReport {
   failed: { name: string; error: unknown }[];
   /** Annotation-only refreshes (NewCommit) not started before `refreshUntil`: the next pass does them, unless a newer commit makes them moot. */
   deferred: string[];
+  /** The commit broke a cap and nothing of it was applied (also the one entry of `problems`). */
+  refused?: SourceProblem | undefined;
 }
 
 export interface SyncOptions {
@@ -47,9 +52,16 @@ export interface SyncOptions {
   refreshUntil?: number;
 }
 
-/** Files and plans of a snapshot, loaded (pure apart from parsing). */
-export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string): LoadedCommit {
+/** Files and plans of a snapshot, loaded (pure apart from parsing); over a cap, the commit is refused as a whole. */
+export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string, maxPlans = DEFAULT_REPO_LIMITS.maxPlans): LoadedCommit {
+  const refuse = (refused: SourceProblem): LoadedCommit => ({ commit: snapshot.commit, plans: [], problems: [refused], files: [], complete: false, refused });
+  if (snapshot.refused) return refuse(snapshot.refused);
   const loaded = loadPlanSources(snapshot.sources, { operatorNamespace, rejectDuplicates: true });
+  const past = loaded.plans[maxPlans];
+  if (past) {
+    const message = `over the cap of ${maxPlans} PatchPlans per commit: this commit defines ${loaded.plans.length}: nothing of commit ${snapshot.commit.slice(0, 12)} is applied; the plans applied before stay as they are`;
+    return refuse({ file: past.file, line: past.line, column: past.column, path: '', message });
+  }
   const problems = [...snapshot.problems, ...loaded.problems];
   return {
     commit: snapshot.commit,
@@ -71,11 +83,16 @@ export function clusterPlan(v: PlanView): ClusterPlan {
     sourceProblems: v.annotations[Annotation.SourceProblems],
     spec: v.spec,
     deleting: v.deleting,
+    phase: v.status.phase,
   };
 }
 
 export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedCommit, opts: SyncOptions = {}): Promise<SyncReport> {
-  const decision = decideSync(loaded, deps.informers.patchPlans.list().map(clusterPlan));
+  const decision = decideSync(loaded, deps.informers.patchPlans.list().map(clusterPlan), deps.limits ?? DEFAULT_SYNC_LIMITS);
+  if (decision.refused) {
+    deps.log.warn({ commit: loaded.commit, problem: formatSourceProblem(decision.refused) }, 'commit refused: nothing of it is applied');
+    return { commit: loaded.commit, plans: [], applied: [], deleted: [], problems: [decision.refused], failed: [], deferred: [], refused: decision.refused };
+  }
   const problems = [...loaded.problems, ...decision.problems];
   const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [], deferred: [] };
   for (const p of decision.problems) deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');

@@ -2,6 +2,11 @@
 // force. A rejected push (someone pushed meanwhile) re-fetches and rebuilds, a bounded number of
 // times with jitter. Commits a human added are never dropped: ours goes on top of them; when a
 // human changed one of the guarded files, nothing is written and the caller is told.
+//
+// Our commits are known by their SHAs, never by author or committer (anyone can set those): the
+// SHAs this writer pushed, and those the caller's record says it pushed (WriteRequest.recorded: a
+// commit status it set after the push, which survives a restart and a change of leader), each only
+// if the commit changes nothing but the guarded files (core/gitops/bot-branch.ts explains why).
 import * as fs from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -11,7 +16,8 @@ import http from 'isomorphic-git/http/node';
 import type { OpContext } from '../../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { gitError } from './git-errors.js';
-import { blobAt, replaceFiles } from './tree.js';
+import { isOwnCommit } from '../../core/gitops/bot-branch.js';
+import { blobAt, changedPaths, replaceFiles } from './tree.js';
 
 export interface GitAuthor {
   name: string;
@@ -27,7 +33,7 @@ export interface BranchWriterOptions {
   token: () => Promise<string>;
   /** Named in credential errors (a file path); never the token. */
   tokenSource: string;
-  /** The bot's identity: commits by any other author email are a human's. */
+  /** Author and committer of the bot's commits (not how they are recognised: see above). */
   author: GitAuthor;
   /** Push attempts before giving up with Transient (default 5). */
   maxAttempts?: number;
@@ -47,6 +53,18 @@ export interface WriteRequest {
   message: string;
   /** Files a human commit must not have changed; when one did, nothing is written. Default: the keys of `files`. */
   guarded?: readonly string[];
+  /**
+   * More files computed from the tree the commit is built on (`read`: a file's text at the fetched
+   * tip, undefined when absent), again at every attempt: e.g. the report index, made from the
+   * previous one. May throw (nothing is written).
+   */
+  derive?: (read: (path: string) => Promise<string | undefined>) => Promise<Readonly<Record<string, string>>>;
+  /**
+   * Whether the caller's durable record says the bot pushed this commit (asked only for commits
+   * this process did not push that change nothing but guarded files). Without it, only this
+   * process's pushes are the bot's.
+   */
+  recorded?: (sha: string) => Promise<boolean>;
 }
 
 export type WriteResult =
@@ -68,6 +86,8 @@ export class BranchWriter {
   private ready: Promise<void> | undefined;
   /** One operation at a time on the shared cache repository. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** SHAs this process pushed or found recorded as the bot's (bounded, oldest forgotten first). */
+  private readonly ours = new Set<string>();
 
   constructor(private readonly opts: BranchWriterOptions) {
     const id = createHash('sha256').update(opts.url).digest('hex').slice(0, 16);
@@ -76,6 +96,27 @@ export class BranchWriter {
 
   write(ctx: OpContext, req: WriteRequest): Promise<WriteResult> {
     const run = this.chain.then(() => this.writeNow(ctx, req));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Of `paths`, those whose content at the tip of `branch` is what the tip of `base` holds: a merge
+   * leaves them as they are. A pull request lists such a file when the base's history was rewritten
+   * under the branch (an amended or force-pushed base): it names a change, but merging changes nothing.
+   */
+  sameOnBase(ctx: OpContext, branch: string, base: string, paths: readonly string[]): Promise<string[]> {
+    const run = this.chain.then(async () => {
+      await this.init();
+      const head = await this.fetchTip(ctx, { branch, base, files: {}, message: '' });
+      const baseTip = await this.fetchTip(ctx, { branch: base, base, files: {}, message: '' });
+      if (!head.existed) return [];
+      const same: string[] = [];
+      for (const path of paths) {
+        if ((await blobAt(this.gitdir, head.oid, path)) === (await blobAt(this.gitdir, baseTip.oid, path))) same.push(path);
+      }
+      return same;
+    });
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -106,6 +147,7 @@ export class BranchWriter {
       if (built.outcome !== 'commit') return built.result;
       await this.opts.beforePush?.(req.branch, attempt);
       const pushed = await this.push(req.branch, built.commit);
+      if (pushed) this.remember(built.commit);
       if (pushed) return { outcome: 'pushed', commit: built.commit, parent: tip.oid, keptHumanCommits: built.human, attempts: attempt };
       if (attempt >= max) {
         throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'PushRejected', message: `push to ${req.branch} was rejected ${attempt} times (the branch keeps moving); will retry` });
@@ -137,7 +179,7 @@ export class BranchWriter {
     const gitdir = this.gitdir;
     let human = 0;
     if (tip.existed) {
-      const found = await this.humanCommitsOnTop(tip.oid);
+      const found = await this.humanCommitsOnTop(tip.oid, req);
       human = found.human.length;
       if (human > 0) {
         for (const path of req.guarded ?? Object.keys(req.files)) {
@@ -151,7 +193,11 @@ export class BranchWriter {
       }
     }
     const parent = await git.readCommit({ fs, gitdir, oid: tip.oid });
-    const tree = await replaceFiles(gitdir, parent.commit.tree, req.files);
+    const derived = req.derive ? await req.derive(async (path) => {
+      const oid = await blobAt(gitdir, tip.oid, path);
+      return oid === undefined ? undefined : Buffer.from((await git.readBlob({ fs, gitdir, oid })).blob).toString('utf8');
+    }) : {};
+    const tree = await replaceFiles(gitdir, parent.commit.tree, { ...req.files, ...derived });
     // Only an existing branch can already hold the content; a new branch always gets its commit.
     if (tip.existed && tree === parent.commit.tree) return { outcome: 'done', result: { outcome: 'unchanged', commit: tip.oid } };
     const seconds = Math.floor(nowMs / 1000);
@@ -160,9 +206,15 @@ export class BranchWriter {
     return { outcome: 'commit', commit, human };
   }
 
+  private remember(sha: string): void {
+    this.ours.add(sha);
+    if (this.ours.size > 10_000) this.ours.delete(this.ours.values().next().value as string);
+  }
+
   /** Commits from the tip down (first parents) until the bot's own, and that bot commit. */
-  private async humanCommitsOnTop(tip: string): Promise<{ human: { oid: string; author: string }[]; lastBot: string | undefined }> {
+  private async humanCommitsOnTop(tip: string, req: WriteRequest): Promise<{ human: { oid: string; author: string }[]; lastBot: string | undefined }> {
     const human: { oid: string; author: string }[] = [];
+    const guarded = req.guarded ?? Object.keys(req.files);
     let oid: string | undefined = tip;
     while (oid !== undefined && human.length < (this.opts.historyDepth ?? 50)) {
       let c;
@@ -171,9 +223,15 @@ export class BranchWriter {
       } catch {
         break; // past the shallow boundary
       }
-      if (c.commit.author.email === this.opts.author.email) return { human, lastBot: oid };
+      if (this.ours.has(oid)) return { human, lastBot: oid };
+      const parents = c.commit.parent;
+      const changed = parents.length === 1 ? await changedPaths(this.gitdir, parents[0] as string, oid) : undefined;
+      if (req.recorded && isOwnCommit({ parents: parents.length, changed }, guarded, true) && (await req.recorded(oid))) {
+        this.remember(oid);
+        return { human, lastBot: oid };
+      }
       human.push({ oid, author: `${c.commit.author.name} <${c.commit.author.email}>` });
-      oid = c.commit.parent[0];
+      oid = parents[0];
     }
     return { human, lastBot: undefined };
   }

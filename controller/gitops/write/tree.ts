@@ -49,3 +49,39 @@ export async function blobAt(gitdir: string, commitOid: string, path: string): P
   }
   return undefined;
 }
+
+/**
+ * The paths whose blobs differ between the trees of two commits (at most `max`; undefined when a
+ * commit or tree is not in the cache, e.g. past the shallow boundary).
+ */
+export async function changedPaths(gitdir: string, fromCommit: string, toCommit: string, max = 200): Promise<string[] | undefined> {
+  try {
+    const from = (await git.readCommit({ fs, gitdir, oid: fromCommit })).commit.tree;
+    const to = (await git.readCommit({ fs, gitdir, oid: toCommit })).commit.tree;
+    const out: string[] = [];
+    await diffTrees(gitdir, from, to, '', out, max);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+async function diffTrees(gitdir: string, a: string | undefined, b: string | undefined, prefix: string, out: string[], max: number): Promise<void> {
+  if (a === b || out.length >= max) return;
+  const left = new Map((await entriesOf(gitdir, a)).map((e) => [e.path, e]));
+  const right = new Map((await entriesOf(gitdir, b)).map((e) => [e.path, e]));
+  for (const name of [...new Set([...left.keys(), ...right.keys()])].sort()) {
+    await diffEntry(gitdir, left.get(name), right.get(name), `${prefix}${name}`, out, max);
+    if (out.length >= max) return;
+  }
+}
+
+const folder = (e: TreeEntry | undefined): string | undefined => (e?.type === 'tree' ? e.oid : undefined);
+const file = (e: TreeEntry | undefined): boolean => e !== undefined && e.type !== 'tree';
+
+/** One name of two trees: a file on either side is a changed path (a file replaced by a folder too); folders are walked. */
+async function diffEntry(gitdir: string, l: TreeEntry | undefined, r: TreeEntry | undefined, path: string, out: string[], max: number): Promise<void> {
+  if (l?.oid === r?.oid && l?.mode === r?.mode) return;
+  if (file(l) || file(r)) out.push(path);
+  if (folder(l) !== undefined || folder(r) !== undefined) await diffTrees(gitdir, folder(l), folder(r), `${path}/`, out, max);
+}

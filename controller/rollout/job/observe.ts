@@ -5,16 +5,19 @@ import { KubernetesComponent } from '../../../schemas/patchjob.js';
 import { talosNeed, needsPods, type ConfigFacts, type FreshRead, type JobObservation } from '../../core/job/index.js';
 import { apiServerFacts, apiServersOn, staticPodFacts, staticPodsOn } from '../kubernetes-facts.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
-import type { JobView, NodeView, PodView } from '../../kube/views.js';
+import type { NodeView, PodView } from '../../kube/views.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { hookJobFacts } from '../hooks.js';
+import type { HookPolicy } from '../../core/hook-policy.js';
 import { freshHookJobFacts } from '../hook-jobs-fresh.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { callFailure } from '../failure.js';
 import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './stale-cache.js';
 import { talosFacts } from './talos-facts.js';
+import { observeEtcd } from './etcd-observe.js';
+import type { JobWithSpec } from './job-with-spec.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
@@ -22,9 +25,12 @@ export interface ObserveDeps {
   kube: KubePort;
   informers: KubeInformers;
   operatorNamespace: string;
+  /** Where hook Jobs run (--hooks-namespace). */
+  hooksNamespace: string;
+  /** The operator's hook allowlists (--hook-*). */
+  hookPolicy?: HookPolicy | undefined;
 }
 
-export type JobWithSpec = JobView & { spec: NonNullable<JobView['spec']> };
 
 export interface Observed {
   observed: JobObservation;
@@ -40,9 +46,10 @@ export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWith
   const facts = node && need === 'identity' ? await talosFacts(withTimeout(ctx, READ_TIMEOUT_MS), job, node, talos) : undefined;
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
-  const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name) };
+  const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
+  const etcd = await observeEtcd(withTimeout(ctx, READ_TIMEOUT_MS), deps, job, node, talos);
   const fresh: FreshRead[] = node && needsPods(job.status) ? ['nodePods'] : [];
-  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, fresh };
+  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, ...etcd, fresh };
   return { observed, pods, node };
 }
 

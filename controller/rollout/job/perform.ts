@@ -1,5 +1,5 @@
 // The one action of a pass, against the adapters. Returns what the decision needs to know.
-import type { ActionResult, JobAction, JobStep, PodRef } from '../../core/job/index.js';
+import { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, type ActionResult, type JobAction, type JobStep, type PodRef } from '../../core/job/index.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { epoch } from '../../core/job/status.js';
@@ -16,6 +16,7 @@ export interface PerformDeps {
   kube: KubePort;
   informers: KubeInformers;
   operatorNamespace: string;
+  hooksNamespace: string;
   /** Alertmanager, for spec.silences; undefined: the controller runs without --alertmanager-url. */
   alertmanager?: AlertmanagerPort | undefined;
 }
@@ -29,7 +30,7 @@ export interface ActionTarget {
 }
 
 /** The actions that are Talos API calls; the others go to the Kubernetes API. */
-const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'applyConfig'] as const;
+const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'applyConfig', 'forfeitLeadership'] as const;
 type TalosAction = Extract<JobAction, { type: (typeof TALOS_ACTION_TYPES)[number] }>;
 type SilenceAction = Extract<JobAction, { type: 'createSilence' | 'expireSilence' }>;
 type KubeAction = Exclude<JobAction, TalosAction | SilenceAction>;
@@ -92,6 +93,9 @@ async function performTalos(t: ActionTarget, action: TalosAction, call: OpContex
     case 'applyConfig':
       await (await t.talos()).applyConfig(call, ip, action.config);
       return { type: 'done' };
+    case 'forfeitLeadership':
+      await (await t.talos()).etcdForfeitLeadership(call, ip);
+      return { type: 'done' };
   }
 }
 
@@ -115,6 +119,12 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
       return { type: 'done' };
     case 'createHookJob':
       await createHookJob(deps, call, action.job);
+      return { type: 'done' };
+    case 'acquireEtcdLease':
+      await deps.kube.createSlotLease(call, { namespace: deps.operatorNamespace, name: ETCD_LEASE_NAME, labels: { [ETCD_LEASE_LABEL]: 'true' }, holderIdentity: t.job.name });
+      return { type: 'done' };
+    case 'releaseEtcdLease':
+      await deps.kube.deleteLease(call, deps.operatorNamespace, ETCD_LEASE_NAME, action.resourceVersion);
       return { type: 'done' };
   }
 }

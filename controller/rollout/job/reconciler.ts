@@ -16,16 +16,22 @@ import type { TalosPort } from '../../talos/port.js';
 import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { callFailure } from '../failure.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
-import { observeFresh, observeJob, type JobWithSpec, type Observed } from './observe.js';
+import type { JobWithSpec } from './job-with-spec.js';
+import { observeFresh, observeJob, type Observed } from './observe.js';
 import { perform } from './perform.js';
 import { createAcceptedCalls, type AcceptedCalls } from './accepted-calls.js';
 import type { TalosConnect } from './talos-access.js';
+import type { HookPolicy } from '../../core/hook-policy.js';
 
 export interface JobReconcilerDeps {
   kube: KubePort;
   informers: KubeInformers;
   connectTalos: TalosConnect;
   operatorNamespace: string;
+  /** Where hook Jobs run (--hooks-namespace), never the operator namespace. */
+  hooksNamespace: string;
+  /** The operator's hook allowlists (--hook-*); default: DEFAULT_HOOK_POLICY. */
+  hookPolicy?: HookPolicy | undefined;
   log: Logger;
   /** Told about every phase change this reconciler writes (metrics, notifications). */
   observer?: JobPhaseObserver;

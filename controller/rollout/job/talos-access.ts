@@ -9,7 +9,7 @@
 import type { PatchJobSpec } from '../../../schemas/patchjob.js';
 import type { KubePort } from '../../kube/port.js';
 import type { OpContext } from '../../runtime/context.js';
-import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { createTalosClient, loadCredentials, type TalosClientOptions, type TalosCredentials } from '../../talos/index.js';
 import type { TalosPort } from '../../talos/port.js';
 
@@ -47,7 +47,20 @@ export function talosAccess(kube: KubePort, operatorNamespace: string, options: 
         message: `talosConfig.secretRef points at namespace ${namespace}; the Talos credentials Secret must live in the operator namespace ${operatorNamespace}`,
       });
     }
-    const secret = await kube.readOperatorSecret(ctx, ref.name);
+    const secret = await kube.readOperatorSecret(ctx, ref.name).catch((err: unknown) => {
+      // The controller reads only the Secrets the install names (RBAC resourceNames): any other name a
+      // plan chooses is refused by the apiserver, which says 403, and the operator decides.
+      if (isOutcomeError(err) && err.code === 403) {
+        throw new OutcomeError({
+          kind: OutcomeKind.Stalled,
+          reason: 'TalosSecretNotGranted',
+          code: 403,
+          message: `the controller may not read Secret ${namespace}/${ref.name} (talosConfig.secretRef): it reads only the Talos credentials Secrets named at install; add ${ref.name} to talos.secretNames (Helm) or to the resourceNames of the secrets rule of Role ${namespace}/kangal-patch-controller (kustomize), or point the plan at a granted Secret`,
+          cause: err,
+        });
+      }
+      throw err;
+    });
     if (!secret) {
       parsed.delete(ref.name);
       throw new OutcomeError({

@@ -19,7 +19,7 @@ export type FreshHealthFacts = (ctx: OpContext, check: HealthCheck) => Promise<C
 export interface PlanFreshDeps {
   kube: KubePort;
   informers: KubeInformers;
-  operatorNamespace: string;
+  hooksNamespace: string;
   freshHealthFacts?: FreshHealthFacts | undefined;
 }
 

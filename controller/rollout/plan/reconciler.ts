@@ -25,6 +25,7 @@ import { readConfigImages, withComponentImage } from '../../core/kubernetes/mach
 import { callFailure } from '../failure.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { createHookJob } from '../hooks.js';
+import type { HookPolicy } from '../../core/hook-policy.js';
 import type { PrePullRunner } from './pre-pull-runner.js';
 
 const TALOS_CALL_MS = 20_000;
@@ -34,6 +35,10 @@ export interface PlanReconcilerDeps {
   informers: KubeInformers;
   preflight: PreflightDeps;
   operatorNamespace: string;
+  /** Where hook Jobs run (--hooks-namespace), never the operator namespace. */
+  hooksNamespace: string;
+  /** The operator's hook allowlists (--hook-*); default: DEFAULT_HOOK_POLICY. */
+  hookPolicy?: HookPolicy | undefined;
   /** NODE_NAME of this controller's pod: its node goes last in its group. */
   ownNode: string | undefined;
   preflightRetryMs: number;
@@ -64,7 +69,7 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     const cel = expressionProblems(plan.spec);
     if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
-    const o = observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls);
+    const o = { ...observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls), hookPolicy: deps.hookPolicy };
     let step = decidePlan(o);
     if (step.confirm) step = await confirm(ctx, deps, plan, o, step, log);
     let current: PlanView = plan;

@@ -185,6 +185,103 @@ export interface ReadRequest {
   path: string;
 }
 
+/** rpc EtcdMemberList */
+export interface EtcdMemberListRequest {
+  queryLocal: boolean;
+}
+
+export interface EtcdMember {
+  /** field 1 has never been used upstream */
+  id: string;
+  /** the etcd member name; empty while the member has not started */
+  hostname: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  isLearner: boolean;
+}
+
+export interface EtcdMembers {
+  metadata: Metadata1 | undefined;
+  legacyMembers: string[];
+  members: EtcdMember[];
+}
+
+export interface EtcdMemberListResponse {
+  messages: EtcdMembers[];
+}
+
+/** rpc EtcdStatus */
+export interface EtcdMemberStatus {
+  protocolVersion: string;
+  dbSize: number;
+  dbSizeInUse: number;
+  /** 0 means no leader known */
+  leader: string;
+  raftIndex: number;
+  raftTerm: number;
+  raftAppliedIndex: number;
+  errors: string[];
+  isLearner: boolean;
+  memberId: string;
+  storageVersion: string;
+}
+
+export interface EtcdStatus {
+  metadata: Metadata1 | undefined;
+  memberStatus: EtcdMemberStatus | undefined;
+}
+
+export interface EtcdStatusResponse {
+  messages: EtcdStatus[];
+}
+
+/** rpc EtcdAlarmList / EtcdAlarmDisarm */
+export interface EtcdMemberAlarm {
+  memberId: string;
+  alarm: EtcdMemberAlarm_AlarmType;
+}
+
+export enum EtcdMemberAlarm_AlarmType {
+  NONE = 0,
+  NOSPACE = 1,
+  CORRUPT = 2,
+  UNRECOGNIZED = -1,
+}
+
+export interface EtcdAlarm {
+  metadata: Metadata1 | undefined;
+  memberAlarms: EtcdMemberAlarm[];
+}
+
+export interface EtcdAlarmListResponse {
+  messages: EtcdAlarm[];
+}
+
+export interface EtcdAlarmDisarm {
+  metadata: Metadata1 | undefined;
+  memberAlarms: EtcdMemberAlarm[];
+}
+
+export interface EtcdAlarmDisarmResponse {
+  messages: EtcdAlarmDisarm[];
+}
+
+/** rpc EtcdForfeitLeadership */
+export interface EtcdForfeitLeadershipRequest {
+}
+
+export interface EtcdForfeitLeadership {
+  metadata:
+    | Metadata1
+    | undefined;
+  /** the new leader's member name, or "" (the local member was not the leader) */
+  member: string;
+}
+
+export interface EtcdForfeitLeadershipResponse {
+  messages: EtcdForfeitLeadership[];
+}
+
 function createBaseApplyConfigurationRequest(): ApplyConfigurationRequest {
   return { data: Buffer.alloc(0), mode: 0, dryRun: false, tryModeTimeout: undefined };
 }
@@ -1689,6 +1786,1095 @@ export const ReadRequest: MessageFns<ReadRequest> = {
   },
 };
 
+function createBaseEtcdMemberListRequest(): EtcdMemberListRequest {
+  return { queryLocal: false };
+}
+
+export const EtcdMemberListRequest: MessageFns<EtcdMemberListRequest> = {
+  encode(message: EtcdMemberListRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queryLocal !== false) {
+      writer.uint32(8).bool(message.queryLocal);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMemberListRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMemberListRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.queryLocal = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMemberListRequest>): EtcdMemberListRequest {
+    return EtcdMemberListRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMemberListRequest>): EtcdMemberListRequest {
+    const message = createBaseEtcdMemberListRequest();
+    message.queryLocal = object.queryLocal ?? false;
+    return message;
+  },
+};
+
+function createBaseEtcdMember(): EtcdMember {
+  return { id: "0", hostname: "", peerUrls: [], clientUrls: [], isLearner: false };
+}
+
+export const EtcdMember: MessageFns<EtcdMember> = {
+  encode(message: EtcdMember, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "0") {
+      writer.uint32(16).uint64(message.id);
+    }
+    if (message.hostname !== "") {
+      writer.uint32(26).string(message.hostname);
+    }
+    for (const v of message.peerUrls) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.clientUrls) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.isLearner !== false) {
+      writer.uint32(48).bool(message.isLearner);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMember {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMember();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.id = reader.uint64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.hostname = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.peerUrls.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.clientUrls.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.isLearner = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMember>): EtcdMember {
+    return EtcdMember.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMember>): EtcdMember {
+    const message = createBaseEtcdMember();
+    message.id = object.id ?? "0";
+    message.hostname = object.hostname ?? "";
+    message.peerUrls = object.peerUrls?.map((e) => e) || [];
+    message.clientUrls = object.clientUrls?.map((e) => e) || [];
+    message.isLearner = object.isLearner ?? false;
+    return message;
+  },
+};
+
+function createBaseEtcdMembers(): EtcdMembers {
+  return { metadata: undefined, legacyMembers: [], members: [] };
+}
+
+export const EtcdMembers: MessageFns<EtcdMembers> = {
+  encode(message: EtcdMembers, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.legacyMembers) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.members) {
+      EtcdMember.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMembers {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMembers();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.legacyMembers.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.members.push(EtcdMember.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMembers>): EtcdMembers {
+    return EtcdMembers.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMembers>): EtcdMembers {
+    const message = createBaseEtcdMembers();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.legacyMembers = object.legacyMembers?.map((e) => e) || [];
+    message.members = object.members?.map((e) => EtcdMember.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdMemberListResponse(): EtcdMemberListResponse {
+  return { messages: [] };
+}
+
+export const EtcdMemberListResponse: MessageFns<EtcdMemberListResponse> = {
+  encode(message: EtcdMemberListResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      EtcdMembers.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMemberListResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMemberListResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(EtcdMembers.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMemberListResponse>): EtcdMemberListResponse {
+    return EtcdMemberListResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMemberListResponse>): EtcdMemberListResponse {
+    const message = createBaseEtcdMemberListResponse();
+    message.messages = object.messages?.map((e) => EtcdMembers.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdMemberStatus(): EtcdMemberStatus {
+  return {
+    protocolVersion: "",
+    dbSize: 0,
+    dbSizeInUse: 0,
+    leader: "0",
+    raftIndex: 0,
+    raftTerm: 0,
+    raftAppliedIndex: 0,
+    errors: [],
+    isLearner: false,
+    memberId: "0",
+    storageVersion: "",
+  };
+}
+
+export const EtcdMemberStatus: MessageFns<EtcdMemberStatus> = {
+  encode(message: EtcdMemberStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.protocolVersion !== "") {
+      writer.uint32(10).string(message.protocolVersion);
+    }
+    if (message.dbSize !== 0) {
+      writer.uint32(16).int64(message.dbSize);
+    }
+    if (message.dbSizeInUse !== 0) {
+      writer.uint32(24).int64(message.dbSizeInUse);
+    }
+    if (message.leader !== "0") {
+      writer.uint32(32).uint64(message.leader);
+    }
+    if (message.raftIndex !== 0) {
+      writer.uint32(40).uint64(message.raftIndex);
+    }
+    if (message.raftTerm !== 0) {
+      writer.uint32(48).uint64(message.raftTerm);
+    }
+    if (message.raftAppliedIndex !== 0) {
+      writer.uint32(56).uint64(message.raftAppliedIndex);
+    }
+    for (const v of message.errors) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.isLearner !== false) {
+      writer.uint32(72).bool(message.isLearner);
+    }
+    if (message.memberId !== "0") {
+      writer.uint32(80).uint64(message.memberId);
+    }
+    if (message.storageVersion !== "") {
+      writer.uint32(90).string(message.storageVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMemberStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMemberStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.protocolVersion = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.dbSize = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dbSizeInUse = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.leader = reader.uint64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.raftIndex = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.raftTerm = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.raftAppliedIndex = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.errors.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.isLearner = reader.bool();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.memberId = reader.uint64().toString();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.storageVersion = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMemberStatus>): EtcdMemberStatus {
+    return EtcdMemberStatus.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMemberStatus>): EtcdMemberStatus {
+    const message = createBaseEtcdMemberStatus();
+    message.protocolVersion = object.protocolVersion ?? "";
+    message.dbSize = object.dbSize ?? 0;
+    message.dbSizeInUse = object.dbSizeInUse ?? 0;
+    message.leader = object.leader ?? "0";
+    message.raftIndex = object.raftIndex ?? 0;
+    message.raftTerm = object.raftTerm ?? 0;
+    message.raftAppliedIndex = object.raftAppliedIndex ?? 0;
+    message.errors = object.errors?.map((e) => e) || [];
+    message.isLearner = object.isLearner ?? false;
+    message.memberId = object.memberId ?? "0";
+    message.storageVersion = object.storageVersion ?? "";
+    return message;
+  },
+};
+
+function createBaseEtcdStatus(): EtcdStatus {
+  return { metadata: undefined, memberStatus: undefined };
+}
+
+export const EtcdStatus: MessageFns<EtcdStatus> = {
+  encode(message: EtcdStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    if (message.memberStatus !== undefined) {
+      EtcdMemberStatus.encode(message.memberStatus, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memberStatus = EtcdMemberStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdStatus>): EtcdStatus {
+    return EtcdStatus.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdStatus>): EtcdStatus {
+    const message = createBaseEtcdStatus();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.memberStatus = (object.memberStatus !== undefined && object.memberStatus !== null)
+      ? EtcdMemberStatus.fromPartial(object.memberStatus)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEtcdStatusResponse(): EtcdStatusResponse {
+  return { messages: [] };
+}
+
+export const EtcdStatusResponse: MessageFns<EtcdStatusResponse> = {
+  encode(message: EtcdStatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      EtcdStatus.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdStatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(EtcdStatus.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdStatusResponse>): EtcdStatusResponse {
+    return EtcdStatusResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdStatusResponse>): EtcdStatusResponse {
+    const message = createBaseEtcdStatusResponse();
+    message.messages = object.messages?.map((e) => EtcdStatus.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdMemberAlarm(): EtcdMemberAlarm {
+  return { memberId: "0", alarm: 0 };
+}
+
+export const EtcdMemberAlarm: MessageFns<EtcdMemberAlarm> = {
+  encode(message: EtcdMemberAlarm, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.memberId !== "0") {
+      writer.uint32(8).uint64(message.memberId);
+    }
+    if (message.alarm !== 0) {
+      writer.uint32(16).int32(message.alarm);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdMemberAlarm {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdMemberAlarm();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.memberId = reader.uint64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.alarm = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdMemberAlarm>): EtcdMemberAlarm {
+    return EtcdMemberAlarm.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdMemberAlarm>): EtcdMemberAlarm {
+    const message = createBaseEtcdMemberAlarm();
+    message.memberId = object.memberId ?? "0";
+    message.alarm = object.alarm ?? 0;
+    return message;
+  },
+};
+
+function createBaseEtcdAlarm(): EtcdAlarm {
+  return { metadata: undefined, memberAlarms: [] };
+}
+
+export const EtcdAlarm: MessageFns<EtcdAlarm> = {
+  encode(message: EtcdAlarm, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.memberAlarms) {
+      EtcdMemberAlarm.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdAlarm {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdAlarm();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memberAlarms.push(EtcdMemberAlarm.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdAlarm>): EtcdAlarm {
+    return EtcdAlarm.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdAlarm>): EtcdAlarm {
+    const message = createBaseEtcdAlarm();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.memberAlarms = object.memberAlarms?.map((e) => EtcdMemberAlarm.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdAlarmListResponse(): EtcdAlarmListResponse {
+  return { messages: [] };
+}
+
+export const EtcdAlarmListResponse: MessageFns<EtcdAlarmListResponse> = {
+  encode(message: EtcdAlarmListResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      EtcdAlarm.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdAlarmListResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdAlarmListResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(EtcdAlarm.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdAlarmListResponse>): EtcdAlarmListResponse {
+    return EtcdAlarmListResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdAlarmListResponse>): EtcdAlarmListResponse {
+    const message = createBaseEtcdAlarmListResponse();
+    message.messages = object.messages?.map((e) => EtcdAlarm.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdAlarmDisarm(): EtcdAlarmDisarm {
+  return { metadata: undefined, memberAlarms: [] };
+}
+
+export const EtcdAlarmDisarm: MessageFns<EtcdAlarmDisarm> = {
+  encode(message: EtcdAlarmDisarm, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.memberAlarms) {
+      EtcdMemberAlarm.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdAlarmDisarm {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdAlarmDisarm();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memberAlarms.push(EtcdMemberAlarm.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdAlarmDisarm>): EtcdAlarmDisarm {
+    return EtcdAlarmDisarm.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdAlarmDisarm>): EtcdAlarmDisarm {
+    const message = createBaseEtcdAlarmDisarm();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.memberAlarms = object.memberAlarms?.map((e) => EtcdMemberAlarm.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdAlarmDisarmResponse(): EtcdAlarmDisarmResponse {
+  return { messages: [] };
+}
+
+export const EtcdAlarmDisarmResponse: MessageFns<EtcdAlarmDisarmResponse> = {
+  encode(message: EtcdAlarmDisarmResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      EtcdAlarmDisarm.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdAlarmDisarmResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdAlarmDisarmResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(EtcdAlarmDisarm.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdAlarmDisarmResponse>): EtcdAlarmDisarmResponse {
+    return EtcdAlarmDisarmResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdAlarmDisarmResponse>): EtcdAlarmDisarmResponse {
+    const message = createBaseEtcdAlarmDisarmResponse();
+    message.messages = object.messages?.map((e) => EtcdAlarmDisarm.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEtcdForfeitLeadershipRequest(): EtcdForfeitLeadershipRequest {
+  return {};
+}
+
+export const EtcdForfeitLeadershipRequest: MessageFns<EtcdForfeitLeadershipRequest> = {
+  encode(_: EtcdForfeitLeadershipRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdForfeitLeadershipRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdForfeitLeadershipRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdForfeitLeadershipRequest>): EtcdForfeitLeadershipRequest {
+    return EtcdForfeitLeadershipRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<EtcdForfeitLeadershipRequest>): EtcdForfeitLeadershipRequest {
+    const message = createBaseEtcdForfeitLeadershipRequest();
+    return message;
+  },
+};
+
+function createBaseEtcdForfeitLeadership(): EtcdForfeitLeadership {
+  return { metadata: undefined, member: "" };
+}
+
+export const EtcdForfeitLeadership: MessageFns<EtcdForfeitLeadership> = {
+  encode(message: EtcdForfeitLeadership, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    if (message.member !== "") {
+      writer.uint32(18).string(message.member);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdForfeitLeadership {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdForfeitLeadership();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.member = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdForfeitLeadership>): EtcdForfeitLeadership {
+    return EtcdForfeitLeadership.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdForfeitLeadership>): EtcdForfeitLeadership {
+    const message = createBaseEtcdForfeitLeadership();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.member = object.member ?? "";
+    return message;
+  },
+};
+
+function createBaseEtcdForfeitLeadershipResponse(): EtcdForfeitLeadershipResponse {
+  return { messages: [] };
+}
+
+export const EtcdForfeitLeadershipResponse: MessageFns<EtcdForfeitLeadershipResponse> = {
+  encode(message: EtcdForfeitLeadershipResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      EtcdForfeitLeadership.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EtcdForfeitLeadershipResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEtcdForfeitLeadershipResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(EtcdForfeitLeadership.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EtcdForfeitLeadershipResponse>): EtcdForfeitLeadershipResponse {
+    return EtcdForfeitLeadershipResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EtcdForfeitLeadershipResponse>): EtcdForfeitLeadershipResponse {
+    const message = createBaseEtcdForfeitLeadershipResponse();
+    message.messages = object.messages?.map((e) => EtcdForfeitLeadership.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /** The subset of MachineService that an upgrade operator uses. */
 export type MachineServiceService = typeof MachineServiceService;
 export const MachineServiceService = {
@@ -1749,6 +2935,58 @@ export const MachineServiceService = {
     responseSerialize: (value: VersionResponse): Buffer => Buffer.from(VersionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): VersionResponse => VersionResponse.decode(value),
   },
+  /** etcd (control-plane nodes only; workers answer UNIMPLEMENTED). */
+  etcdMemberList: {
+    path: "/machine.MachineService/EtcdMemberList" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EtcdMemberListRequest): Buffer =>
+      Buffer.from(EtcdMemberListRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EtcdMemberListRequest => EtcdMemberListRequest.decode(value),
+    responseSerialize: (value: EtcdMemberListResponse): Buffer =>
+      Buffer.from(EtcdMemberListResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EtcdMemberListResponse => EtcdMemberListResponse.decode(value),
+  },
+  etcdStatus: {
+    path: "/machine.MachineService/EtcdStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    requestDeserialize: (value: Buffer): Empty => Empty.decode(value),
+    responseSerialize: (value: EtcdStatusResponse): Buffer => Buffer.from(EtcdStatusResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EtcdStatusResponse => EtcdStatusResponse.decode(value),
+  },
+  etcdAlarmList: {
+    path: "/machine.MachineService/EtcdAlarmList" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    requestDeserialize: (value: Buffer): Empty => Empty.decode(value),
+    responseSerialize: (value: EtcdAlarmListResponse): Buffer =>
+      Buffer.from(EtcdAlarmListResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EtcdAlarmListResponse => EtcdAlarmListResponse.decode(value),
+  },
+  etcdAlarmDisarm: {
+    path: "/machine.MachineService/EtcdAlarmDisarm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    requestDeserialize: (value: Buffer): Empty => Empty.decode(value),
+    responseSerialize: (value: EtcdAlarmDisarmResponse): Buffer =>
+      Buffer.from(EtcdAlarmDisarmResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EtcdAlarmDisarmResponse => EtcdAlarmDisarmResponse.decode(value),
+  },
+  etcdForfeitLeadership: {
+    path: "/machine.MachineService/EtcdForfeitLeadership" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EtcdForfeitLeadershipRequest): Buffer =>
+      Buffer.from(EtcdForfeitLeadershipRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EtcdForfeitLeadershipRequest => EtcdForfeitLeadershipRequest.decode(value),
+    responseSerialize: (value: EtcdForfeitLeadershipResponse): Buffer =>
+      Buffer.from(EtcdForfeitLeadershipResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EtcdForfeitLeadershipResponse => EtcdForfeitLeadershipResponse.decode(value),
+  },
 } as const;
 
 export interface MachineServiceServer extends UntypedServiceImplementation {
@@ -1759,6 +2997,12 @@ export interface MachineServiceServer extends UntypedServiceImplementation {
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade: handleUnaryCall<UpgradeRequest, UpgradeResponse>;
   version: handleUnaryCall<Empty, VersionResponse>;
+  /** etcd (control-plane nodes only; workers answer UNIMPLEMENTED). */
+  etcdMemberList: handleUnaryCall<EtcdMemberListRequest, EtcdMemberListResponse>;
+  etcdStatus: handleUnaryCall<Empty, EtcdStatusResponse>;
+  etcdAlarmList: handleUnaryCall<Empty, EtcdAlarmListResponse>;
+  etcdAlarmDisarm: handleUnaryCall<Empty, EtcdAlarmDisarmResponse>;
+  etcdForfeitLeadership: handleUnaryCall<EtcdForfeitLeadershipRequest, EtcdForfeitLeadershipResponse>;
 }
 
 export interface MachineServiceClient extends Client {
@@ -1824,6 +3068,82 @@ export interface MachineServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: VersionResponse) => void,
   ): ClientUnaryCall;
+  /** etcd (control-plane nodes only; workers answer UNIMPLEMENTED). */
+  etcdMemberList(
+    request: EtcdMemberListRequest,
+    callback: (error: ServiceError | null, response: EtcdMemberListResponse) => void,
+  ): ClientUnaryCall;
+  etcdMemberList(
+    request: EtcdMemberListRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EtcdMemberListResponse) => void,
+  ): ClientUnaryCall;
+  etcdMemberList(
+    request: EtcdMemberListRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EtcdMemberListResponse) => void,
+  ): ClientUnaryCall;
+  etcdStatus(
+    request: Empty,
+    callback: (error: ServiceError | null, response: EtcdStatusResponse) => void,
+  ): ClientUnaryCall;
+  etcdStatus(
+    request: Empty,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EtcdStatusResponse) => void,
+  ): ClientUnaryCall;
+  etcdStatus(
+    request: Empty,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EtcdStatusResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmList(
+    request: Empty,
+    callback: (error: ServiceError | null, response: EtcdAlarmListResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmList(
+    request: Empty,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EtcdAlarmListResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmList(
+    request: Empty,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EtcdAlarmListResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmDisarm(
+    request: Empty,
+    callback: (error: ServiceError | null, response: EtcdAlarmDisarmResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmDisarm(
+    request: Empty,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EtcdAlarmDisarmResponse) => void,
+  ): ClientUnaryCall;
+  etcdAlarmDisarm(
+    request: Empty,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EtcdAlarmDisarmResponse) => void,
+  ): ClientUnaryCall;
+  etcdForfeitLeadership(
+    request: EtcdForfeitLeadershipRequest,
+    callback: (error: ServiceError | null, response: EtcdForfeitLeadershipResponse) => void,
+  ): ClientUnaryCall;
+  etcdForfeitLeadership(
+    request: EtcdForfeitLeadershipRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EtcdForfeitLeadershipResponse) => void,
+  ): ClientUnaryCall;
+  etcdForfeitLeadership(
+    request: EtcdForfeitLeadershipRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EtcdForfeitLeadershipResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const MachineServiceClient = makeGenericClientConstructor(
@@ -1842,6 +3162,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -2,6 +2,7 @@
 // through tsx) drives one plan over every worker; the figures come from /proc, the controller's
 // /metrics (heap, Talos calls), the API interposer (its requests, watch events, no-op writes), the
 // apiserver's own /metrics, the Talos simulator's record and the observer's watches.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { JobLab } from '../../e2e/support/job-lab.js';
 import { labPlan } from '../../e2e/support/plans.js';
 import type { WorkingCopy } from '../../lab/forge/working-copy.js';
-import { IMAGE_MALLOC_ENV } from '../../lab/image-env.js';
+import { DEFAULT_MEMORY_LIMIT_MIB, controllerEnv } from '../../lab/image-env.js';
 import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, label, noOpWrites, requestKind, tally } from './api-counts.js';
@@ -55,10 +56,21 @@ export interface RolloutFigures {
   workers: number;
   concurrency: number;
   entry: 'dist' | 'sources';
+  /** The controller's NODE_OPTIONS as run: the image's, the heap percentage resolved for `memoryLimitMiB` (test/lab/image-env.ts), unless the bench was given others. */
   nodeOptions: string;
+  /** The pod memory limit the heap settings were resolved for, MiB. */
+  memoryLimitMiB: number;
+  /** V8's heap_size_limit under those NODE_OPTIONS on this Node, MiB (old space + young generation). */
+  heapLimitMiB: number;
+  /**
+   * Garbage-collection pauses from plan applied to plan finished (the controller's
+   * `nodejs_gc_duration_seconds`, by kind), and per node. Wall-clock pause time: on a loaded machine
+   * it includes waiting for a core, so it compares only between runs at a similar load.
+   */
+  gc: { seconds: number; byKind: Record<string, number>; msPerNode: number };
   /** git push → plan applied while the rollout runs (poll 5 s, no webhook), with the jobs in flight at each push; with the push probe only. */
   pushToAppliedUnderLoadMs?: { p50: number; max: number; samples: number[]; jobsInFlight: number[] };
-  /** Environment given to the controller over the image's malloc settings (IMAGE_MALLOC_ENV), e.g. other glibc tunables. */
+  /** Environment given to the controller over the image's (test/lab/image-env.ts), e.g. other glibc tunables. */
   env: Record<string, string>;
   phase: string;
   controllerStartSeconds: number;
@@ -125,8 +137,9 @@ async function probeOnceRolling(lab: JobLab, plans: WorkingCopy, o: { concurrenc
 }
 
 /** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
-export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; nodeOptions?: string; env?: Record<string, string>; pushProbe?: { pushes: number } }): Promise<RolloutFigures> {
+export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; memoryLimitMiB?: number; nodeOptions?: string; env?: Record<string, string>; pushProbe?: { pushes: number } }): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
+  const { memoryLimitMiB, env } = rolloutEnv(o);
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
   const startedAt = Date.now();
   const plans = o.pushProbe ? lab.plans : undefined;
@@ -136,8 +149,7 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     args: ['--log-level', 'info', ...(plans ? lab.gitArgs({ pollInterval: PROBE_POLL }) : [])],
     metrics: true,
     ...(entry === 'sources' ? { entry: SOURCES_ENTRY } : {}),
-    // malloc as the image sets it (Dockerfile): the figures are the image's.
-    env: { ...IMAGE_MALLOC_ENV, ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}), ...o.env },
+    env,
   });
   const pid = controller.process.pid;
   await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
@@ -245,7 +257,10 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     workers: o.workers,
     concurrency: o.concurrency,
     entry,
-    nodeOptions: o.nodeOptions ?? '',
+    nodeOptions: env['NODE_OPTIONS'] ?? '',
+    memoryLimitMiB,
+    heapLimitMiB: heapLimitMiB(env['NODE_OPTIONS'] ?? ''),
+    gc: gcTime(metricsBefore, metricsAfter, o.workers),
     env: o.env ?? {},
     ...(pushesUnderLoad ? { pushToAppliedUnderLoadMs: { p50: pct(pushesUnderLoad.samples, 50), max: Math.max(...pushesUnderLoad.samples), samples: pushesUnderLoad.samples, jobsInFlight: pushesUnderLoad.inFlight } } : {}),
     phase,
@@ -281,6 +296,31 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     podsPerNode: PODS_PER_NODE,
     violations,
   };
+}
+
+/**
+ * The controller's environment: the image's (test/lab/image-env.ts) as a pod with `memoryLimitMiB`
+ * (default the Deployment's) runs it, so the figures are what ships; `nodeOptions` replaces the
+ * shipped NODE_OPTIONS, `env` adds to it.
+ */
+function rolloutEnv(o: { memoryLimitMiB?: number; nodeOptions?: string; env?: Record<string, string> }): { memoryLimitMiB: number; env: Record<string, string> } {
+  const memoryLimitMiB = o.memoryLimitMiB ?? DEFAULT_MEMORY_LIMIT_MIB;
+  return { memoryLimitMiB, env: { ...controllerEnv({ memoryLimitMiB, ...(o.nodeOptions !== undefined ? { nodeOptions: o.nodeOptions } : {}) }), ...o.env } };
+}
+
+/** kangal_patch_nodejs_gc_duration_seconds between two scrapes, by kind, and per node. */
+function gcTime(before: string, after: string, workers: number): RolloutFigures['gc'] {
+  const metric = 'kangal_patch_nodejs_gc_duration_seconds_sum';
+  const byKind = new Map<string, number>();
+  for (const [labels, seconds] of counterDiff(counterSamples(before, metric), counterSamples(after, metric))) byKind.set(label(labels, 'kind'), (byKind.get(label(labels, 'kind')) ?? 0) + seconds);
+  const seconds = [...byKind.values()].reduce((a, b) => a + b, 0);
+  return { seconds: Number(seconds.toFixed(2)), byKind: Object.fromEntries([...byKind].map(([k, v]) => [k, Number(v.toFixed(2))])), msPerNode: Number(((seconds * 1000) / workers).toFixed(1)) };
+}
+
+/** V8's heap_size_limit with NODE_OPTIONS=`nodeOptions` on this Node, MiB. */
+function heapLimitMiB(nodeOptions: string): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(require("node:v8").getHeapStatistics().heap_size_limit))'], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
+  return r.status === 0 ? Math.round(Number(r.stdout) / 2 ** 20) : NaN;
 }
 
 /** kangal_patch_reconcile_duration_seconds between two scrapes, summed over results, by controller. */

@@ -22,6 +22,8 @@ import { productEntry } from '../../support/product.js';
 import { controllerLogs, controllerOutputs, labSecrets, secretLeaks } from './secrets-scan.js';
 
 export const OPERATOR_NAMESPACE = 'kangal-patch';
+/** Where hook Jobs run (the controller's default --hooks-namespace), labelled as kustomize/manager/hooks-namespace.yaml labels it. */
+export const HOOKS_NAMESPACE = 'kangal-patch-hooks';
 export const TALOS_SECRET = 'talos-credentials';
 const GROUP = 'kangalpatch.ozalp.dk';
 const VERSION = 'v1alpha1';
@@ -155,6 +157,8 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const leases = kc.makeApiClient(CoordinationV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     await core.createNamespace({ body: { metadata: { name: OPERATOR_NAMESPACE } } });
+    // Pod Security `restricted` enforced, as the kustomize install and the chart create it: a hook pod the apiserver refuses never runs.
+    await core.createNamespace({ body: { metadata: { name: HOOKS_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } } } });
 
     const nodes = describeFleet(opts.fleet).map((n) => ({
       ...n,

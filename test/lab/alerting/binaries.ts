@@ -1,24 +1,15 @@
 // Alertmanager and promtool for the tests that need them: built from the Go module proxy into the
-// lab cache by test/lab/gobuild/build-alerting.sh on first use (a cold build prints its progress on
-// stderr), then reused. Not part of `npm test`'s pretest nor of the demo.
+// lab cache by test/lab/gobuild/build-alerting.sh, which `npm test`'s set-up (test/lab/prepare.sh)
+// runs before the first test; found here, never built.
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runToEnd } from '../process.js';
+import { builtPart } from '../built.js';
 
-const buildScript = fileURLToPath(new URL('../gobuild/build-alerting.sh', import.meta.url));
 let built: Promise<string> | undefined;
 
-function binDir(): Promise<string> {
-  built ??= runToEnd('bash', [buildScript], { stderr: 'inherit' }).then((r) => {
-    const dir = r.stdout.trim().split('\n').at(-1);
-    if (r.code !== 0 || !dir) throw new Error(`${buildScript} failed (exit ${String(r.code)})`);
-    return dir;
-  });
-  return built;
-}
+const binDir = (): Promise<string> => (built ??= builtPart('./gobuild/build-alerting.sh'));
 
-/** The path of the lab's alertmanager binary, building it when the cache lacks it. */
+/** The path of the lab's alertmanager binary; rejects, saying what builds it, when the cache lacks it. */
 export const alertmanagerBinary = async (): Promise<string> => join(await binDir(), 'alertmanager');
 
-/** The path of the lab's promtool binary, building it when the cache lacks it. */
+/** The path of the lab's promtool binary; rejects, saying what builds it, when the cache lacks it. */
 export const promtoolBinary = async (): Promise<string> => join(await binDir(), 'promtool');

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { dispatch, type Reply, type Surface, type ViolationKind } from './dispatch.js';
 import { ForgeContract, type Operation } from './openapi.js';
-import { git, mergeInBare, resolveRef, runGit } from './git.js';
+import { changedFiles, git, mergeInBare, resolveRef, runGit } from './git.js';
 import { now, Shapes, type PullDetails, type PullState, type ReleaseState, type RepoState } from './shapes.js';
 
 export interface RecordedRequest {
@@ -111,6 +111,11 @@ export class ForgeApi {
       'pulls/get': (c) => this.getPull(c),
       'pulls/update': (c) => this.updatePull(c),
       'pulls/merge': (c) => this.mergePull(c),
+      'pulls/list-files': (c) => this.withPull(c, async (p) => {
+        await this.refreshHead(c.repo, p);
+        const files = await changedFiles(c.repo.bareDir, await this.baseSha(c.repo, p), p.headSha);
+        return this.page(c, files.map((f) => this.shapes.diffEntry(c.repo, p.headSha, f)));
+      }),
       'pulls/check-if-merged': (c) => this.withPull(c, (p) => ({ status: p.mergedAt ? 204 : 404, body: p.mergedAt ? undefined : notFound().body })),
       'issues/add-labels': (c) => this.addLabels(c),
       'issues/set-labels': (c) => this.addLabels(c, true),

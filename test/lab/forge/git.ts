@@ -84,6 +84,48 @@ export async function resolveRef(bareDir: string, ref: string): Promise<string |
   return r.code === 0 ? r.stdout.trim() : undefined;
 }
 
+/** A file a pull request changes, as both forges list them: against the merge base, renames found. */
+export interface ChangedFile {
+  filename: string;
+  previousFilename?: string;
+  status: 'added' | 'removed' | 'modified' | 'renamed' | 'copied' | 'changed';
+  /** The blob at the head (at the base for a removed file). */
+  sha: string;
+  additions: number;
+  deletions: number;
+}
+
+const RAW_STATUS: Record<string, ChangedFile['status']> = { A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed' };
+
+/** The files `head` changes since its merge base with `base` (what a merge would bring), in path order. */
+export async function changedFiles(bareDir: string, base: string, head: string): Promise<ChangedFile[]> {
+  const mb = await runGit(['--git-dir', bareDir, 'merge-base', base, head]);
+  const from = mb.code === 0 ? mb.stdout.trim() : base;
+  const raw = (await git(['--git-dir', bareDir, 'diff', '--raw', '-M', '-z', from, head])).split('\0');
+  const num = (await git(['--git-dir', bareDir, 'diff', '--numstat', '-M', '-z', from, head])).split('\0');
+  const out: ChangedFile[] = [];
+  for (let i = 0, n = 0; i < raw.length - 1; ) {
+    const entry = rawEntry(raw, i);
+    i = entry.next;
+    // numstat: `add\tdel\tpath`, or `add\tdel\t` then both paths for a rename.
+    const [add, del, path] = (num[n++] ?? '').split('\t');
+    if (path === '') n += 2;
+    out.push({ ...entry.file, additions: Number(add) || 0, deletions: Number(del) || 0 });
+  }
+  return out;
+}
+
+/** One record of `git diff --raw -z`: `:oldmode newmode oldsha newsha status`, then one path, or two for a rename or copy. */
+function rawEntry(raw: string[], at: number): { file: Omit<ChangedFile, 'additions' | 'deletions'>; next: number } {
+  let i = at;
+  const [, , oldSha, newSha, status] = (raw[i++] ?? '').split(' ');
+  const kind = RAW_STATUS[(status ?? '').charAt(0)] ?? 'changed';
+  const first = raw[i++] ?? '';
+  const second = kind === 'renamed' || kind === 'copied' ? (raw[i++] ?? '') : undefined;
+  const file = { filename: second ?? first, ...(second === undefined ? {} : { previousFilename: first }), status: kind, sha: (kind === 'removed' ? oldSha : newSha) ?? '' };
+  return { file, next: i };
+}
+
 export type MergeOutcome =
   | { ok: true; sha: string }
   | { ok: false; reason: 'conflict' | 'head-moved'; detail: string };

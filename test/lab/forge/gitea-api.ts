@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dispatch, type Reply, type Surface } from './dispatch.js';
 import { ForgeContract, type Operation } from './openapi.js';
 import { queryOf, readBody, type ForgeApi, type RecordedRequest, type Violation } from './api.js';
-import { mergeInBare, resolveRef, runGit } from './git.js';
+import { changedFiles, mergeInBare, resolveRef, runGit } from './git.js';
 import { GiteaShapes } from './gitea-shapes.js';
 import { isDraft, now, type PullState, type RepoState, type StatusState } from './shapes.js';
 
@@ -38,6 +38,11 @@ export class GiteaApi {
       repoCreatePullRequest: (c) => this.createPull(c),
       repoGetPullRequest: (c) => this.withPull(c, async (p) => ({ status: 200, body: await this.pull(c.repo, p) })),
       repoEditPullRequest: (c) => this.editPull(c),
+      repoGetPullRequestFiles: (c) => this.withPull(c, async (p) => {
+        await this.store.refreshHead(c.repo, p);
+        const files = await changedFiles(c.repo.bareDir, await this.store.baseSha(c.repo, p), p.headSha);
+        return this.page(c, files.map((f) => this.shapes.changedFile(c.repo, p.headSha, f)));
+      }),
       repoMergePullRequest: (c) => this.mergePull(c),
       issueGetComments: (c) => this.listComments(c),
       issueCreateComment: (c) => this.createComment(c),

@@ -3,6 +3,7 @@
 // against Gitea's published description on every response. Nil Go pointers are JSON null, as
 // Gitea sends them; a string Gitea sends empty but the description types as `format: uri` is
 // left out (an empty string is no URI, and an absent property is what the description allows).
+import type { ChangedFile } from './git.js';
 import { isDraft, type CommentState, type LabelState, type PullDetails, type PullState, type RepoState, type StatusState, type Shapes } from './shapes.js';
 
 /** Gitea's zero time, which it sends for timestamps it never set. */
@@ -84,6 +85,17 @@ export class GiteaShapes {
       id: c.id, html_url: `${pr}#issuecomment-${c.id}`, pull_request_url: pr, issue_url: `${this.base()}/${r.owner}/${r.name}/issues/${c.issueNumber}`,
       user: this.user(c.user), original_author: '', original_author_id: 0, body: c.body, assets: [],
       created_at: c.createdAt, updated_at: c.updatedAt,
+    };
+  }
+
+  /** A ChangedFile of repoGetPullRequestFiles (Gitea says `deleted` where GitHub says `removed`). */
+  changedFile(r: RepoState, headSha: string, f: ChangedFile): Record<string, unknown> {
+    const html = `${this.base()}/${r.owner}/${r.name}`;
+    return {
+      filename: f.filename, ...(f.previousFilename === undefined ? {} : { previous_filename: f.previousFilename }),
+      status: f.status === 'removed' ? 'deleted' : f.status, additions: f.additions, deletions: f.deletions, changes: f.additions + f.deletions,
+      html_url: `${html}/src/commit/${headSha}/${f.filename}`, contents_url: `${this.api}/repos/${r.owner}/${r.name}/contents/${f.filename}?ref=${headSha}`,
+      raw_url: `${html}/raw/commit/${headSha}/${f.filename}`,
     };
   }
 

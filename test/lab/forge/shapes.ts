@@ -1,5 +1,6 @@
 // GitHub REST JSON shapes, built the way api.github.com fills them. The OpenAPI response
 // validation in api.ts checks every one of them on every response.
+import type { ChangedFile } from './git.js';
 
 export interface RepoState {
   owner: string;
@@ -228,6 +229,17 @@ export class Shapes {
       html_url: `${this.api}/${r.owner}/${r.name}/pull/${c.issueNumber}#issuecomment-${c.id}`,
       user: this.user(c.user), created_at: c.createdAt, updated_at: c.updatedAt,
       issue_url: `${u}/issues/${c.issueNumber}`, author_association: 'OWNER',
+    };
+  }
+
+  /** A diff-entry of pulls/list-files. */
+  diffEntry(r: RepoState, headSha: string, f: ChangedFile): Record<string, unknown> {
+    const html = `${this.api}/${r.owner}/${r.name}`;
+    return {
+      sha: f.sha, filename: f.filename, status: f.status, additions: f.additions, deletions: f.deletions, changes: f.additions + f.deletions,
+      blob_url: `${html}/blob/${headSha}/${f.filename}`, raw_url: `${html}/raw/${headSha}/${f.filename}`,
+      contents_url: `${this.api}/repos/${r.owner}/${r.name}/contents/${f.filename}?ref=${headSha}`,
+      ...(f.previousFilename === undefined ? {} : { previous_filename: f.previousFilename }),
     };
   }
 

@@ -3,9 +3,10 @@
 # builds Helm: Alertmanager (the alert gate's and silences' real counterpart) from the module in
 # alertmanager/, promtool (checks and unit-tests the shipped Prometheus rules) from the module in
 # promtool/; each module pins its upstream and every dependency (go.sum). GOTOOLCHAIN local, no cgo,
-# the shared GOCACHE. Only the tests that need them build them (through test/lab/alerting/binaries.ts),
-# never `npm test`'s pretest nor the demo. Idempotent: with both binaries present it does nothing and
-# prints nothing on stderr. Prints the binaries' directory as its last line.
+# the shared GOCACHE. `npm test`'s set-up builds them (test/lab/prepare.sh) before the first test; the
+# demo does not need them. Idempotent: with both binaries present it does nothing and prints nothing
+# on stderr. Prints the binaries' directory as its last line; with --check it builds nothing and exits
+# 3 when one is missing (what test/lab/alerting/binaries.ts uses: no test builds).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # The versions the go.mod files require; the build refuses a mismatch so they cannot drift apart.
@@ -17,10 +18,18 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
 # Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
 # the lock, then finds the build done.
+if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
+  echo "$BIN"
+  exit 0
+fi
+if [ "${1:-}" = --check ]; then
+  echo "the lab's Alertmanager and promtool are not built in $CACHE: \`npm test\` builds them before its first test (or run \`bash test/lab/prepare.sh alerting\`)" >&2
+  exit 3
+fi
 mkdir -p "$CACHE"
 exec 9>>"$CACHE/.build-alerting.lock"
 flock 9
-
+# Another caller may have finished the build while this one waited for the lock.
 if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
   echo "$BIN"
   exit 0

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Helm 3 from the Go module proxy into the lab cache, as build.sh builds the Kubernetes
 # binaries: the small module in helm/ pins helm.sh/helm/v3 and every dependency (go.sum), GOTOOLCHAIN
-# local, no cgo, the shared GOCACHE. Only the tests that need Helm build it (through
-# test/lab/helm.ts), never `npm test`'s pretest nor the demo. Idempotent: with the binary present it
-# does nothing and prints nothing on stderr. Prints the binary's directory as its last line.
+# local, no cgo, the shared GOCACHE. `npm test`'s set-up builds it (test/lab/prepare.sh) before the
+# first test; the demo does not need it. Idempotent: with the binary present it does nothing and
+# prints nothing on stderr. Prints the binary's directory as its last line; with --check it builds
+# nothing and exits 3 when the binary is missing (what test/lab/helm.ts uses: no test builds).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # The version `go.mod` requires; the build refuses a mismatch so the two cannot drift apart.
@@ -14,6 +15,11 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
 # Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
 # the lock, then finds the build done.
+if [ "${1:-}" = --check ]; then
+  [ -x "$BIN/helm" ] && { echo "$BIN"; exit 0; }
+  echo "the lab's Helm is not built in $CACHE: \`npm test\` builds it before its first test (or run \`bash test/lab/prepare.sh helm\`)" >&2
+  exit 3
+fi
 mkdir -p "$CACHE"
 exec 9>>"$CACHE/.build-helm.lock"
 flock 9

@@ -3,6 +3,8 @@
 # from the Go module proxy into a cache outside the repository, and fetches Gitea's OpenAPI
 # description the same way. Idempotent: with everything present in the cache it does nothing and
 # prints nothing on stderr. Prints the cache's bin directory as its last line.
+#   build.sh --check   builds nothing: prints the directory when the cache is complete, else exits 3
+#                      saying what builds it (what the tests' accessors use: no test builds).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=v1.36.3
@@ -13,6 +15,19 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 export GOCACHE=${GOCACHE:-$CACHE/go-build}
 # Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
 # the lock, then finds the build done.
+GITEA_VERSION=$(tr -d '[:space:]' <"$HERE/../forge/gitea-version")
+GITEA_DESC="$CACHE/gitea/$GITEA_VERSION/openapi3.json"
+complete() {
+  [ -s "$GITEA_DESC" ] || return 1
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kubectl; do [ -x "$BIN/$b" ] || return 1; done
+}
+if [ "${1:-}" = --check ]; then
+  complete && { echo "$BIN"; exit 0; }
+  echo "the lab's Kubernetes binaries are not built in $CACHE: \`npm test\` builds them before its first test (or run \`npm run lab:build\`)" >&2
+  exit 3
+fi
+
 mkdir -p "$CACHE"
 exec 9>>"$CACHE/.build-k8s.lock"
 flock 9
@@ -20,8 +35,6 @@ flock 9
 # Gitea's published OpenAPI 3 description, the contract of the lab forge's Gitea surface. It ships
 # as a Go template inside the Gitea module; the version is pinned in test/lab/forge/gitea-version
 # (read by the forge too). The substituted file lives in the cache, never in the repository.
-GITEA_VERSION=$(tr -d '[:space:]' <"$HERE/../forge/gitea-version")
-GITEA_DESC="$CACHE/gitea/$GITEA_VERSION/openapi3.json"
 if [ ! -s "$GITEA_DESC" ]; then
   command -v go >/dev/null || { echo "build.sh: Go is required to fetch Gitea's OpenAPI description (https://go.dev/dl)" >&2; exit 1; }
   echo "[lab build] fetching Gitea $GITEA_VERSION's OpenAPI description from the Go module proxy" >&2

@@ -7,6 +7,8 @@
 #                            which cannot be pulled here. Built once per Node/npm version.
 #   build.sh lab             the product image on that base, tagged by a hash of its inputs (the
 #                            Dockerfile, the files it COPYs, the base): rebuilt only when one changed.
+#   build.sh base|lab --check   builds nothing: prints the reference when the image exists, else
+#                            exits 3 saying what builds it (the tests' accessors: no test builds).
 #   build.sh podman ARGS...  podman on the lab's store, in a private mount namespace where containers
 #                            can run on this kind of machine (see run_podman below).
 #   build.sh image [--base local|IMAGE]   `npm run image`: kangal-patch:<package.json version> for
@@ -73,6 +75,7 @@ ensure_base() {
   node_version=$("$NODE_BIN" -p 'process.versions.node')
   BASE_REF="localhost/kangal-lab-base:trixie-node-$node_version-npm-$NPM_VERSION-r$BASE_RECIPE"
   if lab_podman image exists "$BASE_REF"; then return; fi
+  if [ "$CHECK" = 1 ]; then not_built "the lab's base image $BASE_REF"; fi
   for tool in mmdebstrap podman; do
     command -v "$tool" >/dev/null || { echo "build.sh: $tool is required (apt-get install podman buildah crun mmdebstrap uidmap)" >&2; exit 1; }
   done
@@ -125,6 +128,13 @@ build_lock() {
   flock 9
 }
 
+CHECK=0
+if [ "${2:-}" = --check ]; then CHECK=1; fi
+not_built() {
+  echo "$1 is not built in $CACHE: \`npm test\` builds it before its first test (or run \`bash test/lab/prepare.sh image\`)" >&2
+  exit 3
+}
+
 case "${1:-}" in
   base)
     build_lock
@@ -136,6 +146,7 @@ case "${1:-}" in
     ensure_base
     ref="localhost/kangal-patch:lab-$(input_hash)"
     if ! lab_podman image exists "$ref"; then
+      if [ "$CHECK" = 1 ]; then not_built "the controller image of this working tree ($ref)"; fi
       log "building $ref from the Dockerfile on $BASE_REF"
       build_args
       lab_podman build --quiet "${BUILD[@]}" --build-arg "BASE=$BASE_REF" -t "$ref" "$ROOT" >/dev/null

@@ -1,36 +1,22 @@
 // The controller's container image in the lab: built by build.sh from the repository's Dockerfile
 // (cached by its inputs in the lab cache), run with podman as a pod would run it. Imports nothing
 // from controller/.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { builtPart } from '../built.js';
 import { spawnManaged, type ManagedProcess } from '../process.js';
 
 const SCRIPT = fileURLToPath(new URL('./build.sh', import.meta.url));
 
-/** Runs build.sh with its progress on our stderr; resolves with its last stdout line. */
-function script(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const last = out.trim().split('\n').at(-1) ?? '';
-      if (code === 0 && last !== '') resolve(last);
-      else reject(new Error(`build.sh ${args.join(' ')} exited ${code}:\n${out}`));
-    });
-  });
-}
-
-/** The controller image built from the working tree (a cold build, base included, takes about 3 minutes; cached: instant). */
+/** The controller image of the working tree, as test/lab/prepare.sh built it before the run; rejects, saying what builds it, when it is missing. */
 export function labImage(): Promise<string> {
-  return script(['lab']);
+  return builtPart('./image/build.sh', ['lab']);
 }
 
-/** The lab's Node 24 base image the controller image is built on (build.sh base). */
+/** The lab's Node 24 base image the controller image is built on (build.sh base), found, never built. */
 export function labBase(): Promise<string> {
-  return script(['base']);
+  return builtPart('./image/build.sh', ['base']);
 }
 
 export interface PodmanResult {

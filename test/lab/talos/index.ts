@@ -30,6 +30,14 @@
 // running, then healthy; the Node's kubeletVersion moves, Ready=False, then Ready); a new proxy
 // image in a control-plane config rolls the fleet's kube-proxy DaemonSet (FleetOptions.kubeProxy).
 //   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
+//   sim.etcd              the control-plane nodes' etcd cluster (etcd.ts): members(), leader(), setLeader(node),
+//                         record() — every interval with fewer than a quorum of healthy voting members (cause:
+//                         members down or the quorumLost fault) and every leader change, for observers.
+//                         MachineService.EtcdMemberList/EtcdStatus/EtcdAlarmList/EtcdAlarmDisarm/EtcdForfeitLeadership
+//                         answer as upstream (workers UNIMPLEMENTED; a member down or starting: the call hangs to
+//                         the caller's deadline); a reboot stops the member, which is healthy etcdHealthyMs after
+//                         the boot and caught up etcdCatchUpMs later, same ID. Faults: faults.set(node, { etcd:
+//                         { unhealthy, lagBy, alarm, learner, notStarted, staleMemberList } }), faults.etcdQuorumLost(on).
 //   sim.setTimings(t)     change timings at run time
 //   sim.useRegistry({ url, mirrorOf })   resolve images in the lab registry from now on (or opts.registry)
 //   sim.wireFault(path, 'truncated')      a method's responses arrive truncated / oversized / empty
@@ -83,6 +91,7 @@ import { TalosApi } from './server.js';
 import { withWireFaults, type WireFault } from './wire-faults.js';
 import type { MultiDocKind } from './machine-config.js';
 import { type ImageSource, imageSource, type LabRegistryOptions } from './images.js';
+import { EtcdCluster, type EtcdMemberView, type EtcdRecord } from './etcd.js';
 
 export {
   DEMO_TIMINGS,
@@ -99,6 +108,7 @@ export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 export { MULTI_DOC_KINDS, type MultiDocKind } from './machine-config.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
 export { DEFAULT_MIRRORED_HOSTS, type LabRegistryOptions } from './images.js';
+export { memberIdOf, type EtcdAlarmType, type EtcdMemberFaults, type EtcdMemberView, type EtcdRecord, type LeaderChange, type QuorumLoss } from './etcd.js';
 
 export interface TalosSimulatorOptions {
   fleet: FleetControl;
@@ -149,6 +159,18 @@ export interface TalosSimulator {
     unreachable(node: string, ms: number): void;
     /** Boots a node that was left down by `neverComesBack`. */
     powerOn(node: string): void;
+    /** The etcd cluster has no leader (every member sees none; member list and alarms fail `etcdserver: no leader`). */
+    etcdQuorumLost(on: boolean): void;
+  };
+  /** The etcd cluster of the control-plane nodes (see etcd.ts); per-member faults go through `faults.set(node, { etcd })`. */
+  etcd: {
+    members(): EtcdMemberView[];
+    /** The leading member's node name; undefined: no leader. */
+    leader(): string | undefined;
+    /** Test setup: move leadership to this control-plane node's member. */
+    setLeader(node: string): void;
+    /** Every interval with fewer than a quorum of healthy voting members, and every leader change. */
+    record(): EtcdRecord;
   };
   node(nameOrIP: string): SimNode;
   nodes(): SimNode[];
@@ -254,6 +276,7 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     sims.get(target) ?? [...sims.values()].find((s) => s.ip === target) ?? add(target);
   const defaultNode = sims.get(firstCp.name);
   if (!defaultNode) throw new Error('endpoint node missing');
+  const etcd = new EtcdCluster([...sims.values()], () => timings);
 
   const creds = grpc.ServerCredentials.createSsl(
     Buffer.from(ca.cert),
@@ -261,7 +284,7 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     true,
   );
   let images: ImageSource = imageSource(opts.registry);
-  const router = { lookup, defaultNode, timings: () => timings, images: () => images, onConfigApplied: opts.onConfigApplied };
+  const router = { lookup, defaultNode, timings: () => timings, images: () => images, onConfigApplied: opts.onConfigApplied, etcd };
   const wireFaults = new Map<string, WireFault>();
   const main = serve(new TalosApi(router), wireFaults);
   const port = await bind(main, `${host}:${opts.port ?? 0}`, creds);
@@ -320,6 +343,7 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
         const s = node(n);
         Object.assign(s.faults, f);
         s.faultsChanged();
+        etcd.faultsChanged();
       },
       clear: (n) => {
         for (const s of n === undefined ? [...sims.values()] : [node(n)]) {
@@ -327,11 +351,21 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
           s.unreachableUntil = 0;
           s.faultsChanged();
         }
+        if (n === undefined) etcd.setQuorumLost(false);
+        etcd.clearAlarms(n === undefined ? undefined : node(n));
+        etcd.faultsChanged();
       },
       unreachable: (n, ms) => {
         node(n).unreachableUntil = Date.now() + ms;
       },
       powerOn: (n) => node(n).powerOn(),
+      etcdQuorumLost: (on) => etcd.setQuorumLost(on),
+    },
+    etcd: {
+      members: () => etcd.view(),
+      leader: () => etcd.leader(),
+      setLeader: (n) => etcd.setLeaderNode(node(n)),
+      record: () => etcd.record(),
     },
     node,
     nodes: () => [...sims.values()],
@@ -354,6 +388,7 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
       else wireFaults.delete(path);
     },
     stop: async () => {
+      etcd.stop();
       for (const s of sims.values()) s.stop();
       await Promise.all(servers.map(shutdown));
     },

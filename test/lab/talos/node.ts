@@ -22,6 +22,7 @@ import { type ClusterNetwork, configImages, configNetwork, type ImageChange, kub
 import type { StoreKey, StoredImage } from './images.js';
 import { talosTag, versionAtLeast } from './versions.js';
 import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
+import type { EtcdMemberFaults } from './etcd.js';
 
 
 export interface TalosSimTimings {
@@ -47,6 +48,12 @@ export interface TalosSimTimings {
   kubeletReadyMs: number;
   /** kube-proxy DaemonSet rollout: a node's new pod is created → Ready (then the next node's turn). */
   kubeProxyPodMs: number;
+  /** A control-plane node's etcd member: started when the node boots (API up) → healthy (see etcd.ts). */
+  etcdHealthyMs: number;
+  /** Healthy → caught up with the leader's raft index (linearly from the index it stopped at). */
+  etcdCatchUpMs: number;
+  /** How fast the cluster's raft index advances. */
+  etcdEntriesPerSecond: number;
 }
 
 /** Sub-second timings for tests. */
@@ -62,6 +69,9 @@ export const TEST_TIMINGS: TalosSimTimings = {
   kubeletRestartMs: 300,
   kubeletReadyMs: 200,
   kubeProxyPodMs: 200,
+  etcdHealthyMs: 80,
+  etcdCatchUpMs: 150,
+  etcdEntriesPerSecond: 10_000,
 };
 /** A few seconds per reboot, for the demo. */
 export const DEMO_TIMINGS: TalosSimTimings = {
@@ -76,6 +86,9 @@ export const DEMO_TIMINGS: TalosSimTimings = {
   kubeletRestartMs: 3000,
   kubeletReadyMs: 2000,
   kubeProxyPodMs: 2000,
+  etcdHealthyMs: 2000,
+  etcdCatchUpMs: 3000,
+  etcdEntriesPerSecond: 1000,
 };
 
 export interface RpcFault {
@@ -132,6 +145,8 @@ export interface NodeFaults {
    * whose stage is this number (0: no stage), pull progress whose status is this number.
    */
   malformed?: { versionWithoutTag?: boolean; machineStage?: number; pullStatus?: number };
+  /** This control-plane node's etcd member (see etcd.ts): isolated, lagging, alarmed, a learner, not started, a stale member list. */
+  etcd?: EtcdMemberFaults;
 }
 
 export type Phase = 'running' | 'upgrading' | 'rebooting' | 'down' | 'booting';
@@ -147,6 +162,8 @@ export type SimCallMethod =
   | 'LifecycleService.Upgrade'
   | 'MachineService.Reboot'
   | 'MachineService.ApplyConfiguration'
+  | 'MachineService.EtcdForfeitLeadership'
+  | 'MachineService.EtcdAlarmDisarm'
   | 'State.Get'
   | 'State.List'
   | 'State.Watch';

@@ -23,6 +23,13 @@ import {
 import {
   ApplyConfiguration,
   ApplyConfigurationRequest_Mode,
+  EtcdAlarm,
+  EtcdAlarmDisarm,
+  EtcdForfeitLeadership,
+  type EtcdMemberListRequest,
+  EtcdMemberAlarm_AlarmType,
+  EtcdMembers,
+  EtcdStatus,
   MachineServiceService,
   type ReadRequest,
   Reboot,
@@ -62,6 +69,7 @@ import {
   type TalosSimTimings,
 } from './node.js';
 import { parseInstallerRef, versionAtLeast } from './versions.js';
+import type { EtcdCluster } from './etcd.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -75,6 +83,8 @@ export interface Router {
   /** Where images are pulled from (the lab registry, or every reference resolves). */
   images(): ImageSource;
   onConfigApplied?: ((node: SimNode) => Promise<void> | void) | undefined;
+  /** The etcd cluster of the control-plane nodes. */
+  etcd: EtcdCluster;
 }
 
 
@@ -228,15 +238,17 @@ export class TalosApi {
     path: string,
     minRole: Role,
     errorEntry: (hostname: string, err: RpcError) => M,
-    impl: (node: SimNode, req: Req, rec: SimCall | undefined) => Promise<{ messages: M[] }> | { messages: M[] },
+    impl: (node: SimNode, req: Req, rec: SimCall | undefined, cancelled: Promise<void>) => Promise<{ messages: M[] }> | { messages: M[] },
     recorded?: Recorded<Req>,
   ): grpc.handleUnaryCall<Req, { messages: M[] }> {
     return (call, callback) => {
+      /** Resolves when the caller gives up (its deadline, a cancel): a hung handler ends then. */
+      const cancelled = new Promise<void>((resolve) => call.once('cancelled', () => resolve()));
       /** One node's part of the call, recorded with what that node answered. */
       const onNode = async (sim: SimNode): Promise<{ messages: M[] }> => {
         const rec = startRecord(sim, call, recorded, call.request);
         try {
-          const res = await impl(await this.enter(sim, call, minRole, path), call.request, rec);
+          const res = await impl(await this.enter(sim, call, minRole, path), call.request, rec, cancelled);
           finishRecord(rec);
           return res;
         } catch (err) {
@@ -338,6 +350,42 @@ export class TalosApi {
           method: 'MachineService.ApplyConfiguration',
           fields: (req) => ({ applyMode: ApplyConfigurationRequest_Mode[req.mode] ?? String(req.mode), dryRun: req.dryRun }),
         },
+      ),
+      etcdMemberList: this.unary(
+        MachineServiceService.etcdMemberList.path,
+        'os:reader',
+        (h, e) => EtcdMembers.fromPartial({ metadata: errMeta(h, e) }),
+        (n, req: EtcdMemberListRequest, _rec, cancelled) => this.etcdMemberList(n, req, cancelled),
+      ),
+      etcdStatus: this.unary(
+        MachineServiceService.etcdStatus.path,
+        'os:reader',
+        (h, e) => EtcdStatus.fromPartial({ metadata: errMeta(h, e) }),
+        (n, _req: unknown, _rec, cancelled) => this.etcdStatus(n, cancelled),
+      ),
+      etcdAlarmList: this.unary(
+        MachineServiceService.etcdAlarmList.path,
+        'os:reader',
+        (h, e) => EtcdAlarm.fromPartial({ metadata: errMeta(h, e) }),
+        async (n, _req: unknown, _rec, cancelled) => ({ messages: [EtcdAlarm.fromPartial({ memberAlarms: await this.etcdAlarms(n, 'etcd alarm list', false, cancelled) })] }),
+      ),
+      etcdAlarmDisarm: this.unary(
+        MachineServiceService.etcdAlarmDisarm.path,
+        'os:operator',
+        (h, e) => EtcdAlarmDisarm.fromPartial({ metadata: errMeta(h, e) }),
+        async (n, _req: unknown, rec, cancelled) => {
+          const memberAlarms = await this.etcdAlarms(n, 'etcd alarm disarm', true, cancelled);
+          if (rec) rec.effect = `disarmed ${memberAlarms.length} alarm(s)`;
+          return { messages: [EtcdAlarmDisarm.fromPartial({ memberAlarms })] };
+        },
+        { method: 'MachineService.EtcdAlarmDisarm', fields: () => ({}) },
+      ),
+      etcdForfeitLeadership: this.unary(
+        MachineServiceService.etcdForfeitLeadership.path,
+        'os:admin',
+        (h, e) => EtcdForfeitLeadership.fromPartial({ metadata: errMeta(h, e) }),
+        (n, _req: unknown, rec, cancelled) => this.etcdForfeit(n, rec, cancelled),
+        { method: 'MachineService.EtcdForfeitLeadership', fields: () => ({}) },
       ),
       read: this.serverStream<ReadRequest, Data>(MachineServiceService.read.path, 'os:admin', (n, req, call) => {
         if (req.path !== '/proc/sys/kernel/random/boot_id') {
@@ -471,6 +519,82 @@ export class TalosApi {
       n.applying = false;
     }
     return { messages: [ApplyConfiguration.fromPartial({ mode, modeDetails: 'Applied configuration without a reboot', warnings: [] })] };
+  }
+
+  // -- etcd (control-plane nodes) ------------------------------------------------------------
+  //
+  // Upstream: v1alpha1_server.go Etcd* handlers; the control-plane gate (machinehelper.go
+  // CheckControlplane) answers UNIMPLEMENTED on workers; the etcd client dials without blocking and
+  // waits for ready, so a call to a member that is down or still starting hangs until the caller's
+  // deadline (the caller then sees DEADLINE_EXCEEDED). Errors from etcd reach the caller as UNKNOWN.
+
+  private controlPlaneOnly(n: SimNode, api: string): void {
+    if (n.role !== 'controlplane' || !this.router.etcd.isMember(n)) {
+      throw rpcError(grpc.status.UNIMPLEMENTED, `${api} is only available on control plane nodes`);
+    }
+  }
+
+  /** Waits until the local member answers (or `ok` holds); the caller giving up first ends the call (it sees its own deadline). */
+  private async localMember(n: SimNode, cancelled: Promise<void>, ok = (): boolean => this.router.etcd.answers(n)): Promise<void> {
+    if (!(await this.router.etcd.waitUntil(ok, cancelled))) throw rpcError(grpc.status.DEADLINE_EXCEEDED, 'context deadline exceeded');
+  }
+
+  private async etcdMemberList(n: SimNode, req: EtcdMemberListRequest, cancelled: Promise<void>): Promise<{ messages: EtcdMembers[] }> {
+    this.controlPlaneOnly(n, 'member list');
+    const etcd = this.router.etcd;
+    // query_local: this member, WithRequireLeader; otherwise any control-plane endpoint (answers while a quorum does).
+    if (req.queryLocal) {
+      await this.localMember(n, cancelled);
+      if (n.faults.etcd?.unhealthy || !etcd.hasQuorum()) throw rpcError(grpc.status.UNKNOWN, 'etcdserver: no leader');
+    } else if (!etcd.hasQuorum()) {
+      throw rpcError(grpc.status.UNKNOWN, 'etcdserver: no leader');
+    }
+    const members = etcd.memberList(n);
+    return {
+      messages: [
+        EtcdMembers.fromPartial({
+          legacyMembers: members.map((m) => m.name),
+          members: members.map((m) => ({ id: m.id, hostname: m.name, peerUrls: m.peerUrls, clientUrls: m.clientUrls, isLearner: m.isLearner })),
+        }),
+      ],
+    };
+  }
+
+  private async etcdStatus(n: SimNode, cancelled: Promise<void>): Promise<{ messages: EtcdStatus[] }> {
+    this.controlPlaneOnly(n, 'etcd status');
+    await this.localMember(n, cancelled);
+    const s = this.router.etcd.status(n);
+    if (!s) throw rpcError(grpc.status.UNIMPLEMENTED, 'etcd status is only available on control plane nodes');
+    return { messages: [EtcdStatus.fromPartial({ memberStatus: s })] };
+  }
+
+  /** AlarmList / AlarmDisarm: cluster-wide alarms, through the local member (a raft request: no quorum, no answer in etcd's request timeout). */
+  private async etcdAlarms(n: SimNode, api: string, disarm: boolean, cancelled: Promise<void>): Promise<{ memberId: string; alarm: EtcdMemberAlarm_AlarmType }[]> {
+    this.controlPlaneOnly(n, api);
+    await this.localMember(n, cancelled);
+    const etcd = this.router.etcd;
+    if (n.faults.etcd?.unhealthy || !etcd.hasQuorum()) throw rpcError(grpc.status.UNKNOWN, 'etcdserver: request timed out');
+    const alarms = disarm ? etcd.disarm() : etcd.alarms();
+    return alarms.map((a) => ({ memberId: a.memberId, alarm: EtcdMemberAlarm_AlarmType[a.alarm] }));
+  }
+
+  /** ForfeitLeadership: waits for the local member to be healthy (EtcdMembers/local), then as etcd.ts forfeit(). */
+  private async etcdForfeit(n: SimNode, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: EtcdForfeitLeadership[] }> {
+    this.controlPlaneOnly(n, 'etcd forfeit leadership');
+    const etcd = this.router.etcd;
+    try {
+      await this.localMember(n, cancelled, () => etcd.answers(n) && !n.faults.etcd?.unhealthy);
+    } catch (err) {
+      throw rpcError(grpc.status.DEADLINE_EXCEEDED, `failed to get local etcd member ID: ${(err as Error).message}`);
+    }
+    let member: string;
+    try {
+      member = etcd.forfeit(n);
+    } catch (err) {
+      throw rpcError(grpc.status.UNKNOWN, (err as Error).message);
+    }
+    if (rec) rec.effect = member === '' ? 'not the leader' : `leadership moved to ${member}`;
+    return { messages: [EtcdForfeitLeadership.fromPartial({ member })] };
   }
 
   // -- ImageService / LifecycleService (1.13+) -----------------------------------------------

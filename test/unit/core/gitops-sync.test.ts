@@ -113,4 +113,38 @@ describe('core/gitops decideSync', function () {
     assert.equal(hasDrift({ a: 1, b: [1, { c: 2 }] }, {}, { b: [1, { c: 2 }], a: 1 }), false);
     assert.equal(hasDrift({ a: 1, b: [1, 2] }, {}, { a: 1, b: [2, 1] }), true);
   });
+
+  describe('caps: a commit over one is refused as a whole', function () {
+    const none = (d: ReturnType<typeof decideSync>) => [d.apply.length, d.delete.length, d.annotateProblems.length];
+
+    it('a commit the loader refused applies, deletes and annotates nothing, and names the cap', function () {
+      const refused = { file: 'plans/p500.yaml', line: 1, column: 1, path: '', message: 'over the cap of 500 plan files per commit under "plans": nothing of this commit is applied' };
+      const d = decideSync(commit({ commit: C2, plans: [], files: [], complete: false, refused }), [inCluster('a'), inCluster('b', { sourceProblems: 'x' })]);
+      assert.deepEqual(none(d), [0, 0, 0]);
+      assert.deepEqual([d.refused, d.problems], [refused, [refused]]);
+    });
+
+    it('refuses a commit that makes more plans active than the cap; finished plans do not count', function () {
+      const finished = ['Completed', 'Failed', 'Cancelled'].map((phase, i) => inCluster(`done-${i}`, { phase }));
+      const cluster = [inCluster('a', { phase: 'InProgress' }), inCluster('b', { phase: 'Pending' }), ...finished];
+      const keep = [gitPlan('a'), gitPlan('b'), ...finished.map((f) => gitPlan(f.name))];
+      // Two active, one more is fine under a cap of 3; two more are not.
+      assert.deepEqual(decideSync(commit({ commit: C2, plans: [...keep, gitPlan('c')] }), cluster, { maxActivePlans: 3 }).refused, undefined);
+      const d = decideSync(commit({ commit: C2, plans: [...keep, gitPlan('c'), gitPlan('d')] }), cluster, { maxActivePlans: 3 });
+      assert.deepEqual(none(d), [0, 0, 0]);
+      assert.equal(d.refused?.file, 'plans/c.yaml');
+      assert.equal(d.refused?.message, `over the cap of 3 active PatchPlans per cluster: this commit would make 4 active (2 now; Completed, Failed and Cancelled plans do not count): nothing of commit ${C2.slice(0, 12)} is applied; the plans applied before stay as they are`);
+      // A changed finished plan starts again: it counts.
+      const restart = decideSync(commit({ commit: C2, plans: [gitPlan('a'), gitPlan('b'), gitPlan('done-0', 'v1.12.2'), gitPlan('done-1', 'v1.12.2')] }), cluster, { maxActivePlans: 3 });
+      assert.match(restart.refused?.message ?? '', /would make 4 active/);
+    });
+
+    it('lets a commit through that lowers the number of active plans, even above the cap; kubectl plans count too', function () {
+      const cluster = [inCluster('a'), inCluster('b'), inCluster('c'), inCluster('k', { managed: false })];
+      const d = decideSync(commit({ commit: C2, plans: [gitPlan('a'), gitPlan('b')] }), cluster, { maxActivePlans: 2 });
+      assert.equal(d.refused, undefined);
+      assert.deepEqual(d.delete.map((x) => x.name), ['c']);
+      assert.ok(decideSync(commit({ commit: C2, plans: [gitPlan('a'), gitPlan('b'), gitPlan('c'), gitPlan('e')] }), cluster, { maxActivePlans: 2 }).refused);
+    });
+  });
 });

@@ -5,6 +5,7 @@ import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import type { PlanObservation } from '../../../controller/core/plan/types.js';
+import { HOSTILE, assertInert } from './markdown-fixtures.js';
 import { jobEvents, jobWaiting, planEvents, planWaiting, proposalEvent, receiverBody, receiverWants, type JobRef, type NotifyEvent } from '../../../controller/core/notify/index.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
@@ -190,5 +191,18 @@ describe('core/notify: receivers and bodies', function () {
     assert.ok(e.fields.length <= 25 && e.fields.every((f) => f.name.length <= 256 && f.value.length <= 1024));
     assert.equal(e.timestamp, at(300));
     assert.deepEqual(body.allowed_mentions, { parse: [] });
+  });
+
+  it('Teams and Discord: plan text (names, reasons, messages) renders inert in their Markdown', function () {
+    const hostile: NotifyEvent = { ...event, plan: `p${HOSTILE}`, group: HOSTILE, reason: HOSTILE, message: `${HOSTILE}\n# heading\n- item` };
+    type Card = { text?: string; facts?: { value: string }[] };
+    const teams = receiverBody('teams', hostile, 'lab') as { attachments: { content: { body: Card[] } }[] };
+    const card = teams.attachments.flatMap((a) => a.content.body);
+    const texts = card.flatMap((b) => [b.text, ...(b.facts ?? []).map((f) => f.value)]).filter((t): t is string => t !== undefined);
+    assert.match(texts.at(-1) ?? '', /\n\\# heading\n\\- item$/);
+    const discord = receiverBody('discord', hostile, 'lab') as { embeds: { title: string; description: string; fields: { value: string }[] }[] };
+    texts.push(...discord.embeds.flatMap((e) => [e.title, e.description, ...e.fields.map((f) => f.value)]));
+    for (const t of texts) assertInert(t, t);
+    assert.ok(texts.some((t) => t.includes('\\](http://evil) \\<img src=x\\>')));
   });
 });

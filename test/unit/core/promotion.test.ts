@@ -2,6 +2,7 @@
 // its reports, the soak, later failures and rollbacks; the auto-update decision gated by it.
 import assert from 'node:assert/strict';
 import { autoUpdateSpec, promotionSpec } from '../../../schemas/target.js';
+import { promotionStatus } from '../../../schemas/patchplan.js';
 import { decideAutoUpdate } from '../../../controller/core/auto-update/decide.js';
 import { explainTemplate } from '../../../controller/core/auto-update/explain.js';
 import type { Release } from '../../../controller/core/auto-update/releases.js';
@@ -77,6 +78,18 @@ describe('core/promotion: versions, status and open proposals', function () {
     assert.deepEqual(out.status.stages?.map((s) => [s.cluster, s.state]), [['staging', 'NotRolledOut'], ['lab', 'NotRolledOut']]);
     assert.deepEqual(out.status.rejectedReports, [{ file: 'status/staging/forged.yaml', reason: 'no signature' }]);
     assert.equal(out.status.commit, 'c0ffee');
+  });
+
+  it('lists at most 20 rejected reports, then "and N more"', function () {
+    const rejected = Array.from({ length: 2500 }, (_, i) => ({ file: `status/staging/forged-${i}.yaml`, reason: 'no signature' }));
+    const out = decidePromotion({ now: T0, spec: two, versions: ['v1.12.5'], reports, rejected, commit: 'c0ffee' });
+    assert.equal(out.status.rejectedReports?.length, 20);
+    assert.deepEqual(out.status.rejectedReports?.at(-1), { file: 'status/staging/forged-19.yaml', reason: 'no signature' });
+    assert.equal(out.status.moreRejectedReports, 2480);
+    assert.equal(promotionStatus.safeParse(out.status).success, true, 'within the schema');
+    const few = decidePromotion({ now: T0, spec: two, versions: ['v1.12.5'], reports, rejected: rejected.slice(0, 20), commit: 'c0ffee' });
+    assert.equal(few.status.rejectedReports?.length, 20);
+    assert.equal(few.status.moreRejectedReports, undefined);
   });
 
   it('soaking: the status carries the exact eligible time; once past it, Promoted', function () {

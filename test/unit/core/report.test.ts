@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import { humanDuration, cell } from '../../../controller/core/report/markdown.js';
+import { markdownCell } from '../../../controller/core/markdown.js';
+import { HOSTILE } from './markdown-fixtures.js';
 import { commitHeldBackMs, isReportable, isTerminal, renderMarkdown, reportDocument, reportDue, rolloutId, type ReportJob, type ReportPlan } from '../../../controller/core/report/index.js';
 
 const settings = { cluster: 'east', blobUrlBase: 'https://github.com/acme/plans/blob/' };
@@ -122,5 +124,36 @@ describe('core/report', function () {
     const durations: [number | null, string][] = [[null, '—'], [0, '0s'], [59, '59s'], [60, '1m'], [65, '1m 5s'], [3700, '1h 1m 40s'], [7200, '2h']];
     for (const [s, want] of durations) it(`duration ${s} → ${want}`, () => assert.equal(humanDuration(s), want));
     it('cells escape pipes and newlines', () => assert.equal(cell('a|b\nc'), 'a\\|b c'));
+
+    it('plan text renders inert: group names, messages, node names, failures and the file path', function () {
+      const hostilePlan = plan({
+        sourceCommit: 'c'.repeat(40),
+        sourcePath: `plans/${HOSTILE}.yaml`,
+        status: {
+          phase: 'Failed', startTime: '2026-01-01T00:00:00Z', totalNodes: 1, failedNodes: 1, message: HOSTILE,
+          groups: [{ name: 'db_x', concurrency: 1, active: 0, total: 1, pending: 0, running: 0, completed: 0, failed: 1 }],
+          conditions: [{ type: ConditionPreflightPassed, status: 'False' as const, reason: 'HealthCheckFailed', message: HOSTILE, lastTransitionTime: 't' }],
+        },
+      });
+      const jobs = [job(`n${HOSTILE}`, 'db_x', { phase: 'Failed', message: HOSTILE, startTime: '2026-01-01T00:00:00Z' })];
+      const esc = markdownCell(HOSTILE);
+      const linked = renderMarkdown(reportDocument(hostilePlan, jobs, settings));
+      const bare = renderMarkdown(reportDocument(hostilePlan, jobs, { cluster: 'east', blobUrlBase: undefined }));
+      for (const md of [linked, bare]) {
+        assert.ok(md.includes(`| Message | ${esc} |`));
+        assert.ok(md.includes(`| Preflight | failed: ${esc} |`));
+        assert.ok(md.includes(`| n${esc} | v1.12.1 → v1.12.3 | — | Failed |`));
+        assert.ok(md.includes(`| — | — | ${esc} |`), 'the failure');
+        assert.match(md, /### 1\. db\\_x /);
+        // Outside the plan file's code span (literal by definition), no HTML.
+        const outsideCode = md.replace(/^\| Plan file \| ``.*`` \|$/m, '');
+        assert.ok(!/(?<!\\)<img/.test(outsideCode), 'no HTML');
+        assert.ok(!/(?<!\\)\]\(http:\/\/evil\)/.test(outsideCode), 'no link to evil');
+      }
+      const link = /\| Plan file \| \[(.*)\]\((\S*)\) \|/.exec(linked);
+      assert.equal(link?.[1], markdownCell(`plans/${HOSTILE}.yaml @ ${'c'.repeat(12)}`));
+      assert.ok(link?.[2]?.startsWith(`https://github.com/acme/plans/blob/${'c'.repeat(40)}/plans/`) && !/[()<>\s|`]/.test(link[2]), link?.[2]);
+      assert.ok(bare.includes(`| Plan file | \`\`plans/${HOSTILE.replace(/\|/g, '\\|')}.yaml @ ${'c'.repeat(12)}\`\` |`), bare);
+    });
   });
 });

@@ -2,14 +2,16 @@
 // PR body (body.ts): table-driven, no I/O.
 import assert from 'node:assert/strict';
 import { patchPlanSpec } from '../../../schemas/patchplan.js';
+import { markdownCell } from '../../../controller/core/markdown.js';
 import { previewRollout } from '../../../controller/core/preview.js';
 import type { PullRequestView } from '../../../controller/forge/port.js';
 import { proposalBody, type ProposalBodyInput } from '../../../controller/gitops/auto-update/body.js';
+import { HOSTILE } from '../core/markdown-fixtures.js';
 import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, templateOfBranch, TEMPLATE_GONE_MARK, versionOfBranch } from '../../../controller/gitops/auto-update/proposals.js';
 
 const prefix = proposalBranchPrefix('lab', 'prod');
 const pr = (n: number, head: string, state: 'open' | 'closed', merged = false, title = `t${n}`): PullRequestView => ({
-  number: n, url: `https://forge/pull/${n}`, state, merged, draft: false, title, head, base: 'main', labels: [],
+  number: n, url: `https://forge/pull/${n}`, state, merged, draft: false, title, head, headSha: '', base: 'main', labels: [],
 });
 
 describe('auto-update proposals on the forge', function () {
@@ -137,5 +139,22 @@ describe('auto-update proposal body', function () {
     const groups = report.preview.groups.map((g, i) => (i === 1 ? { ...g, name: 'a|b' } : g));
     const body = proposalBody(input({ report: { ...report, preview: { ...report.preview, groups } } }));
     assert.match(body, /^\| 2 \| a\\\|b \|/m);
+  });
+
+  it('plan text renders inert: group names, check names and messages, file paths', function () {
+    const report = input().report;
+    const groups = report.preview.groups.map((g, i) => (i === 1 ? { ...g, name: HOSTILE } : g));
+    const body = proposalBody(input({
+      templateFile: `plans/${HOSTILE}.yaml`,
+      report: { ...report, preview: { ...report.preview, groups }, preflight: { checks: [{ name: HOSTILE, passed: false, message: HOSTILE }], skipped: [{ name: 'HealthChecks', message: HOSTILE }] } },
+    }));
+    const esc = markdownCell(HOSTILE);
+    assert.ok(body.includes(`| 2 | ${esc} |`));
+    assert.ok(body.includes(`- ❌ **${esc}**: ${esc}`));
+    assert.ok(body.includes(`- ⏭️ **HealthChecks**: ${esc}`));
+    assert.ok(body.includes(`(\`\`plans/${HOSTILE}.yaml\`\`)`), 'the file path in a code span it cannot close');
+    const outsideCode = body.replace(/``[^`]*(`[^`]+)*``/g, '');
+    assert.ok(!/(?<!\\)<img/.test(outsideCode), 'no HTML');
+    assert.ok(!/(?<!\\)\]\(http:\/\/evil\)/.test(outsideCode), 'no link to evil');
   });
 });

@@ -13,6 +13,8 @@ import { isOutcomeError } from '../../../controller/runtime/outcome.js';
 import { versionVerdict } from '../../../controller/core/promotion/decide.js';
 import { evidenceSection } from '../../../controller/gitops/promotion/body.js';
 import { upstreamEvidence } from '../../../controller/gitops/promotion/reports.js';
+import { nextReportIndex, type ReportIndex } from '../../../controller/core/promotion/report-index.js';
+import { renderReportIndex, reportIndexFiles, sha256 } from '../../../controller/gitops/promotion/report-index.js';
 import { loadSigningKey, loadTrustedKeys, reportSigner, signaturePath, verifyReport } from '../../../controller/gitops/promotion/signature.js';
 
 const ed = (): { privateKey: KeyObject; publicKey: KeyObject } => generateKeyPairSync('ed25519');
@@ -34,6 +36,15 @@ function tree(files: Record<string, string>) {
   return { files: new Map(Object.entries(files)), skipped: [] };
 }
 
+/** `files` plus staging's signed index listing `listed` (default: every .yaml of files), written in that order. */
+function indexed(files: Record<string, string>, listed: string[] = Object.keys(files).filter((f) => f.endsWith('.yaml'))): Record<string, string> {
+  let index: ReportIndex | undefined;
+  for (const f of listed) index = nextReportIndex(index, 'staging', { path: f, sha256: sha256(files[f] ?? '') }) ?? index;
+  if (!index) return files;
+  const text = renderReportIndex(index);
+  return { ...files, 'status/staging/index.yaml': text, 'status/staging/index.sig': reportSigner(staging.privateKey, 'staging').sign('status/staging/index.yaml', text) };
+}
+
 describe('gitops/promotion: signed reports as evidence', function () {
   const signer = reportSigner(staging.privateKey, 'staging');
   const path = 'status/staging/nodes-v1-12-5.yaml';
@@ -41,8 +52,9 @@ describe('gitops/promotion: signed reports as evidence', function () {
 
   it('a report signed by the cluster\'s key verifies; the figures are read from it', function () {
     assert.equal(verifyReport(keys, 'staging', path, yaml, signer.sign(path, yaml)), undefined);
-    const ev = upstreamEvidence('c1', tree({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) }), keys, new Set(['staging']));
+    const ev = upstreamEvidence('c1', tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })), keys, new Set(['staging']));
     assert.deepEqual(ev.rejected, []);
+    assert.deepEqual(ev.sequences, { staging: 1 });
     const r = ev.reports[0];
     assert.deepEqual([r?.plan, r?.talosVersion, r?.nodes, r?.cordonedSeconds, r?.completionTime], ['nodes-v1-12-5', 'v1.12.5', { total: 2, completed: 2, failed: 0 }, 90, Date.parse('2026-12-05T10:04:10Z')]);
   });
@@ -60,7 +72,7 @@ describe('gitops/promotion: signed reports as evidence', function () {
     for (const [p, y, s, why] of cases) assert.match(verifyReport(keys, 'staging', p, y, s) ?? 'accepted', why);
     assert.match(verifyReport(keys, 'lab', 'status/lab/x.yaml', yaml, sig) ?? '', /no public key for cluster lab/);
     const moved = 'status/staging/other.yaml';
-    const ev = upstreamEvidence('c1', tree({ [moved]: yaml, [signaturePath(moved)]: signer.sign(moved, yaml), 'status/staging/bad.yaml': 'kind: Nope\n', 'status/staging/bad.sig': signer.sign('status/staging/bad.yaml', 'kind: Nope\n') }), keys, new Set(['staging']));
+    const ev = upstreamEvidence('c1', tree(indexed({ [moved]: yaml, [signaturePath(moved)]: signer.sign(moved, yaml), 'status/staging/bad.yaml': 'kind: Nope\n', 'status/staging/bad.sig': signer.sign('status/staging/bad.yaml', 'kind: Nope\n') })), keys, new Set(['staging']));
     assert.deepEqual(ev.reports, []);
     assert.deepEqual(ev.rejected.map((r) => r.file).sort(), ['status/staging/bad.yaml', moved]);
     assert.match(ev.rejected.find((r) => r.file === moved)?.reason ?? '', /names cluster staging and plan nodes-v1-12-5, not the staging\/other its path says/);
@@ -93,7 +105,7 @@ describe('gitops/promotion: signed reports as evidence', function () {
   });
 
   it('the evidence section links each report at the commit it was read from, with its figures and soak window', function () {
-    const ev = upstreamEvidence('0123456789abcdef0123', tree({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) }), keys, new Set(['staging']));
+    const ev = upstreamEvidence('0123456789abcdef0123', tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })), keys, new Set(['staging']));
     const spec = promotionSpec.parse({ after: [{ cluster: 'staging', template: 'nodes' }], soak: '1h' });
     const v = versionVerdict({ now: Date.parse('2026-12-06T00:00:00Z'), spec, reports: ev.reports }, 'v1.12.5');
     const text = evidenceSection(v, '1h', ev.commit, 'https://git.example/acme/plans/blob').join('\n');
@@ -114,7 +126,104 @@ describe('gitops/promotion: signed reports as evidence', function () {
     assert.match(reasonOf(() => promotionGate(undefined, withPromotion, 'v1.12.4', [], 0)), /^Stalled PromotionNotConfigured: .*--promotion-keys-dir/);
     assert.match(reasonOf(() => promotionGate(() => undefined, withPromotion, 'v1.12.4', [], 0)), /^Transient EvidenceNotLoaded/);
     const releases = ['v1.12.5', 'v1.13.0'].map((tagName) => ({ tagName, draft: false, prerelease: false, publishedAt: 0, htmlUrl: '' }));
-    const g = promotionGate(() => ({ commit: 'c', reports: [], rejected: [] }), withPromotion, 'v1.12.4', releases, 0);
+    const g = promotionGate(() => ({ commit: 'c', reports: [], rejected: [], refused: [], sequences: {} }), withPromotion, 'v1.12.4', releases, 0);
     assert.deepEqual([...g.gate.entries()], [['v1.12.5', undefined]], 'only allowed steps are judged; none proven');
+  });
+});
+
+describe('gitops/promotion: the signed report index binds the set of reports', function () {
+  const signer = reportSigner(staging.privateKey, 'staging');
+  const stagingOnly = new Set(['staging']);
+  const spec = promotionSpec.parse({ after: [{ cluster: 'staging', template: 'nodes' }], soak: '1h' });
+  const now = Date.parse('2026-12-08T00:00:00Z');
+  const done = 'status/staging/nodes-v1-12-5.yaml';
+  const doneYaml = reportYaml('nodes-v1-12-5');
+  const failed = 'status/staging/nodes-v1-12-6.yaml';
+  const failedYaml = reportYaml('nodes-v1-12-6', {
+    phase: 'Failed', target: { talosVersion: 'v1.12.6', kubernetesVersion: null }, startTime: '2026-12-06T10:00:00Z', completionTime: null,
+    nodes: { total: 2, completed: 1, failed: 1 }, groups: [{ name: 'workers', nodes: [{ name: 'w1', failure: 'boom', cordonedSeconds: 10 }] }],
+  });
+  const signed = (p: string, y: string): Record<string, string> => ({ [p]: y, [signaturePath(p)]: signer.sign(p, y) });
+  const both = indexed({ ...signed(done, doneYaml), ...signed(failed, failedYaml) }, [done, failed]);
+  const stageOf = (files: Record<string, string>, seen: Record<string, number> = {}) => {
+    const ev = upstreamEvidence('c', tree(files), keys, stagingOnly, seen);
+    return { ev, stage: versionVerdict({ now, spec, reports: ev.reports, refused: ev.refused }, 'v1.12.5').stages[0] };
+  };
+
+  it('the writer: index.yaml + index.sig from the previous index of the tree, sequence up by one, nothing when unchanged', async function () {
+    const repo = new Map<string, string>();
+    const read = (p: string): Promise<string | undefined> => Promise.resolve(repo.get(p));
+    const first = await reportIndexFiles(read, 'staging', signer, done, doneYaml);
+    assert.deepEqual(Object.keys(first).sort(), ['status/staging/index.sig', 'status/staging/index.yaml']);
+    assert.match(first['status/staging/index.yaml'] ?? '', /kind: ReportIndex\ncluster: staging\nsequence: 1\nreports:\n {2}- path: status\/staging\/nodes-v1-12-5\.yaml\n {4}sequence: 1\n {4}sha256: [0-9a-f]{64}\n/);
+    for (const [p, t] of Object.entries(first)) repo.set(p, t);
+    assert.deepEqual(await reportIndexFiles(read, 'staging', signer, done, doneYaml), {}, 'the same report: the index stays');
+    const second = await reportIndexFiles(read, 'staging', signer, failed, failedYaml);
+    assert.match(second['status/staging/index.yaml'] ?? '', /sequence: 2\n/);
+    assert.equal(verifyReport(keys, 'staging', 'status/staging/index.yaml', second['status/staging/index.yaml'] ?? '', second['status/staging/index.sig']), undefined, 'signed like a report, bound to its path');
+    // Someone drops the failed report's entry from the index: the writer does not sign on top of it.
+    repo.set('status/staging/index.yaml', (second['status/staging/index.yaml'] ?? '').replace(/ {2}- path: status\/staging\/nodes-v1-12-6[^]*$/, ''));
+    repo.set('status/staging/index.sig', second['status/staging/index.sig'] ?? '');
+    await assert.rejects(reportIndexFiles(read, 'staging', signer, done, doneYaml.replace('w1', 'w9')), (err: unknown) => isOutcomeError(err) && err.reason === 'ReportIndexNotTrusted' && /status\/staging\/index\.yaml does not verify with this controller's key/.test(err.message));
+  });
+
+  it('the whole set holds: the later failure counts, the sequence is offered', function () {
+    const { ev, stage } = stageOf(both, { staging: 2 });
+    assert.deepEqual([ev.rejected, ev.refused, ev.sequences], [[], [], { staging: 2 }]);
+    assert.equal(stage?.state, 'LaterFailure');
+  });
+
+  it('a withdrawn later failure refuses staging\'s evidence: the stage is EvidenceRefused, not Eligible, and says which file and sequence', function () {
+    const withdrawn = Object.fromEntries(Object.entries(both).filter(([f]) => !f.startsWith(failed.replace('.yaml', ''))));
+    const { ev, stage } = stageOf(withdrawn);
+    assert.equal(stage?.state, 'EvidenceRefused');
+    assert.match(stage?.message ?? '', /staging\/template nodes: evidence refused: cluster staging: report status\/staging\/nodes-v1-12-6\.yaml listed at sequence 2 in status\/staging\/index\.yaml \(sequence 2\) is missing/);
+    assert.deepEqual([ev.reports, ev.sequences], [[], {}]);
+    assert.deepEqual(ev.rejected.map((r) => r.file), ['status/staging/index.yaml']);
+  });
+
+  it('a changed report refuses the cluster (even re-signed by the cluster\'s key)', function () {
+    const edited = failedYaml.replace('boom', 'fine');
+    const { stage } = stageOf({ ...both, ...signed(failed, edited) });
+    assert.equal(stage?.state, 'EvidenceRefused');
+    assert.match(stage?.message ?? '', /report status\/staging\/nodes-v1-12-6\.yaml listed at sequence 2 .* changed/);
+  });
+
+  it('a report not in the index is rejected, the others count', function () {
+    const old = 'status/staging/nodes-v1-12-3.yaml';
+    const { ev, stage } = stageOf({ ...indexed(signed(done, doneYaml), [done]), ...signed(old, reportYaml('nodes-v1-12-3', { target: { talosVersion: 'v1.12.3', kubernetesVersion: null } })) });
+    assert.deepEqual(ev.rejected, [{ file: old, reason: 'cluster staging: status/staging/nodes-v1-12-3.yaml is not in the signed index (status/staging/index.yaml, sequence 1)' }]);
+    assert.equal(stage?.state, 'Eligible');
+    const none = stageOf(signed(done, doneYaml));
+    assert.match(none.ev.rejected[0]?.reason ?? '', /is not in the signed index \(status\/staging\/index\.yaml is missing\)/);
+    assert.equal(none.stage?.state, 'NotRolledOut');
+  });
+
+  it('a replayed older index (with the reports it listed) is refused against the sequence seen, naming both', function () {
+    const older = indexed(signed(done, doneYaml), [done]);
+    const { ev, stage } = stageOf(older, { staging: 2 });
+    assert.equal(stage?.state, 'EvidenceRefused');
+    assert.match(ev.refused[0]?.reason ?? '', /^cluster staging: status\/staging\/index\.yaml \(sequence 1\) is older than the index already seen: sequence 2 was seen, sequence 1 is offered/);
+    const gone = stageOf(signed(done, doneYaml), { staging: 2 });
+    assert.match(gone.stage?.message ?? '', /status\/staging\/index\.yaml is missing, but sequence 2 was seen/);
+  });
+
+  it('a gap (an index whose entries do not reach its sequence), or an index not signed by the cluster, is refused', function () {
+    const text = both['status/staging/index.yaml'] ?? '';
+    const gap = text.replace(/^sequence: 2$/m, 'sequence: 3');
+    const { stage } = stageOf({ ...both, 'status/staging/index.yaml': gap, 'status/staging/index.sig': signer.sign('status/staging/index.yaml', gap) });
+    assert.match(stage?.message ?? '', /status\/staging\/index\.yaml \(sequence 3\) has a gap: its highest report entry is at sequence 2, not 3/);
+    const forged = stageOf({ ...both, 'status/staging/index.sig': reportSigner(intruder.privateKey, 'staging').sign('status/staging/index.yaml', text) });
+    assert.match(forged.stage?.message ?? '', /status\/staging\/index\.yaml: signed with key [0-9a-f]{16}, which is not a key of cluster staging/);
+  });
+
+  it('the gate raises the recorded sequences, never lowers them, and puts them in status', function () {
+    const auto = autoUpdateSpec.parse({ enabled: true, allow: 'patch', promotion: { after: [{ cluster: 'staging' }], soak: '1h' } });
+    const source = (_: ReadonlySet<string>, seen: Readonly<Record<string, number>>) => upstreamEvidence('c', tree(both), keys, stagingOnly, seen);
+    const g = promotionGate(source, { ...auto, promotion: auto.promotion! }, 'v1.12.4', [], now, { staging: 1, lab: 4 });
+    assert.deepEqual(g.upstreamSequence, { staging: 2, lab: 4 });
+    assert.deepEqual(g.outcome.status.upstreamSequence, { staging: 2, lab: 4 });
+    const replayed = promotionGate(source, { ...auto, promotion: auto.promotion! }, 'v1.12.4', [], now, { staging: 7 });
+    assert.deepEqual(replayed.upstreamSequence, { staging: 7 });
   });
 });

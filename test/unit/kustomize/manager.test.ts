@@ -1,7 +1,7 @@
 // The Deployment and its settings: what an operator relies on (two replicas with leader election,
 // a hardened pod, probes and ports matching the controller's flags, settings by environment).
 import assert from 'node:assert/strict';
-import { DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
+import { DEFAULT_HOOKS_NAMESPACE, DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
 import { RUN_FLAGS, envName } from '../../../controller/config.js';
 import { manifestFiles, OPERATOR_NAMESPACE, SERVICE_ACCOUNT, type K8sObject } from '../../support/manifests.js';
 
@@ -45,9 +45,18 @@ describe('kustomize: manager', function () {
 
   it('installs into the controller default operator namespace', function () {
     assert.equal(OPERATOR_NAMESPACE, DEFAULT_OPERATOR_NAMESPACE);
-    assert.equal(one('Namespace').metadata.name, DEFAULT_OPERATOR_NAMESPACE);
+    const namespaces = objects.filter((o) => o.kind === 'Namespace');
+    assert.deepEqual(namespaces.map((n) => n.metadata.name).sort(), [DEFAULT_OPERATOR_NAMESPACE, DEFAULT_HOOKS_NAMESPACE]);
     for (const o of objects.filter((x) => x.kind !== 'Namespace')) assert.equal(o.metadata.namespace, DEFAULT_OPERATOR_NAMESPACE, `${o.kind} ${o.metadata.name}`);
     assert.deepEqual(env('KANGAL_PATCH_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
+  });
+
+  it('creates the hooks namespace under Pod Security restricted, holding nothing of the controller', function () {
+    const hooks = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === DEFAULT_HOOKS_NAMESPACE);
+    assert.equal(hooks?.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+    assert.equal((configMap['data'] as Record<string, string>)['KANGAL_PATCH_HOOKS_NAMESPACE'], DEFAULT_HOOKS_NAMESPACE);
+    assert.equal(RUN_FLAGS.hooksNamespace.default, DEFAULT_HOOKS_NAMESPACE);
+    assert.deepEqual(['manager', 'rbac'].flatMap((d) => manifestFiles(d)).map((m) => m.object).filter((o) => o.metadata.namespace === DEFAULT_HOOKS_NAMESPACE).map((o) => o.kind).sort(), ['Role', 'RoleBinding'], 'no Secret, ConfigMap or ServiceAccount of ours in the hooks namespace');
   });
 
   it('two replicas, leader election, spread over nodes', function () {
@@ -63,6 +72,7 @@ describe('kustomize: manager', function () {
   it('NODE_NAME and POD_NAME come from the downward API', function () {
     assert.deepEqual(env('NODE_NAME')?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } });
     assert.deepEqual(env('POD_NAME')?.valueFrom, { fieldRef: { fieldPath: 'metadata.name' } });
+    assert.deepEqual(env('POD_SERVICE_ACCOUNT')?.valueFrom, { fieldRef: { fieldPath: 'spec.serviceAccountName' } });
   });
 
   it('non-root, read-only root filesystem with emptyDirs for writes, no capabilities, RuntimeDefault seccomp', function () {

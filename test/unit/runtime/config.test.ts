@@ -2,6 +2,10 @@
 // message per bad value naming the flag and its variable.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../../controller/cli.js';
 import { envName, resolveRunConfig } from '../../../controller/config.js';
 
 /** A made-up token, different on every run, that must never be echoed back. */
@@ -72,6 +76,16 @@ describe('run config', function () {
       assert.ok(!('errors' in lab) && lab.releasesApiUrl === 'http://127.0.0.1:3000', 'plain HTTP to loopback (the lab forge)');
     });
 
+    it('takes a forge API over HTTPS, or plain HTTP to a loopback host, without a trailing slash', function () {
+      const cfg = resolveRunConfig({ forgeApiUrl: 'https://ghe.example.com/api/v3/' }, {});
+      assert.ok(!('errors' in cfg), JSON.stringify(cfg));
+      assert.equal(cfg.forgeApiUrl, 'https://ghe.example.com/api/v3');
+      for (const lab of ['http://127.0.0.1:3000/api/v1', 'http://localhost:3000', 'http://[::1]:3000']) {
+        const res = resolveRunConfig({}, { KANGAL_PATCH_FORGE_API_URL: lab });
+        assert.ok(!('errors' in res), `${lab}: ${JSON.stringify(res)}`);
+      }
+    });
+
     it('accepts HTTPS and loopback HTTP with a cluster name, from flags or environment', function () {
       const cfg = resolveRunConfig({ gitUrl: 'http://127.0.0.1:3000/org/plans.git', gitPath: '/fleet/plans/' }, { KANGAL_PATCH_CLUSTER_NAME: 'prod-eu', KANGAL_PATCH_POLL_INTERVAL: '2s' });
       assert.ok(!('errors' in cfg), JSON.stringify(cfg));
@@ -94,6 +108,9 @@ describe('run config', function () {
       ['a zero poll interval', { pollInterval: '0s' }, /^--poll-interval .*not a positive duration/],
       ['plain HTTP releases API to a remote host', { releasesApiUrl: 'http://api.example.com' }, /^--releases-api-url \(KANGAL_PATCH_RELEASES_API_URL\): .*must be https:\/\//],
       ['a token in the releases API URL', { releasesApiUrl: `https://x:${URL_TOKEN}@api.github.com` }, /^--releases-api-url .*credentials do not belong in the URL/],
+      ['plain HTTP forge API to a remote host', { forgeApiUrl: 'http://git.example.com/api/v1' }, /^--forge-api-url \(KANGAL_PATCH_FORGE_API_URL\): forge API base URL http:\/\/git\.example\.com: must be https:\/\/ \(plain http only to a loopback address\)$/],
+      ['a token in the forge API URL', { forgeApiUrl: `https://x:${URL_TOKEN}@api.github.com` }, /^--forge-api-url .*credentials do not belong in the URL/],
+      ['a forge API that is not http(s)', { forgeApiUrl: 'ftp://git.example.com' }, /^--forge-api-url .*must be https:\/\//],
     ];
     for (const [what, flags, message] of rejected) {
       it(`rejects ${what} with a message naming the flag`, function () {
@@ -105,4 +122,55 @@ describe('run config', function () {
       });
     }
   });
+  it('hooks: their own namespace by default, never the operator one; allowlists empty (only default, no token; any registry)', function () {
+    const cfg = resolveRunConfig({}, {});
+    assert.ok(!('errors' in cfg));
+    assert.equal(cfg.hooksNamespace, 'kangal-patch-hooks');
+    assert.deepEqual(cfg.hookPolicy, { serviceAccounts: [], priorityClasses: [], imageRegistries: [], controllerServiceAccount: 'kangal-patch-controller' });
+    const same = resolveRunConfig({ namespace: 'ops', hooksNamespace: 'ops' }, {});
+    assert.ok('errors' in same);
+    assert.match(same.errors.join('\n'), /^--hooks-namespace \(KANGAL_PATCH_HOOKS_NAMESPACE\): must not be the operator namespace/);
+  });
+
+  it('hooks: reads the allowlists (flags or environment) and refuses the controller\'s own ServiceAccount in them', function () {
+    const cfg = resolveRunConfig({ hookServiceAccounts: 'ceph-noout, backup', hookImageRegistries: 'GHCR.io/acme,registry.example.com:5000' }, { KANGAL_PATCH_HOOK_PRIORITY_CLASSES: 'batch-low', POD_SERVICE_ACCOUNT: 'prod-kangal-patch-controller' });
+    assert.ok(!('errors' in cfg));
+    assert.deepEqual(cfg.hookPolicy, { serviceAccounts: ['ceph-noout', 'backup'], priorityClasses: ['batch-low'], imageRegistries: ['ghcr.io/acme', 'registry.example.com:5000'], controllerServiceAccount: 'prod-kangal-patch-controller' });
+    for (const [flags, env] of [[{ hookServiceAccounts: 'kangal-patch-controller' }, {}], [{ hookServiceAccounts: 'ok,prod-kangal-patch-controller' }, { POD_SERVICE_ACCOUNT: 'prod-kangal-patch-controller' }]] as const) {
+      const res = resolveRunConfig(flags, env);
+      assert.ok('errors' in res);
+      assert.match(res.errors.join('\n'), /^--hook-service-accounts \(KANGAL_PATCH_HOOK_SERVICE_ACCOUNTS\): .* is the controller's own ServiceAccount name/);
+    }
+    const bad = resolveRunConfig({ hookServiceAccounts: 'Bad_Name', hookImageRegistries: 'ghcr.io/acme:latest' }, {});
+    assert.ok('errors' in bad);
+    assert.deepEqual(bad.errors.map((e) => e.split(':')[0]), ['--hook-service-accounts (KANGAL_PATCH_HOOK_SERVICE_ACCOUNTS)', '--hook-image-registries (KANGAL_PATCH_HOOK_IMAGE_REGISTRIES)']);
+  });
+});
+
+describe('kangal-patch run: the webhook secret at start', function () {
+  const run = async (secret: string | undefined, extra: string[] = []): Promise<{ code: number; err: string }> => {
+    const dir = mkdtempSync(join(tmpdir(), 'kp-webhook-'));
+    try {
+      const file = join(dir, 'webhook-secret');
+      if (secret !== undefined) writeFileSync(file, secret);
+      let err = '';
+      const code = await main(['run', '--webhook-bind-address', '127.0.0.1:0', '--webhook-secret-file', file, '--kubeconfig', join(dir, 'none'), ...extra], { out: () => undefined, err: (t: string) => (err += t) });
+      return { code, err };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  for (const [what, secret, problem] of [
+    ['an empty secret (the example Secret as shipped)', '', /is empty; it must be at least 16 bytes/],
+    ['a 15-byte secret', 'fifteen-bytes!!\n', /is 15 bytes; it must be at least 16 bytes/],
+    ['a missing file', undefined, /cannot read the webhook secret file .*: ENOENT/],
+  ] as const) {
+    it(`refuses ${what}, naming the flag and its variable`, async function () {
+      const { code, err } = await run(secret);
+      assert.equal(code, 2);
+      assert.match(err, /^kangal-patch run: --webhook-secret-file \(KANGAL_PATCH_WEBHOOK_SECRET_FILE\): /);
+      assert.match(err, problem);
+    });
+  }
 });

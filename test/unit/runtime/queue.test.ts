@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { systemClock } from '../../../controller/runtime/clock.js';
 import { OutcomeError } from '../../../controller/runtime/outcome.js';
 import { WorkQueue, type Reconcile } from '../../../controller/runtime/queue.js';
+import { MAX_TIMER_MS } from '../../../controller/runtime/timer.js';
 import { waitFor } from '../../lab/wait.js';
+import { fakeTimers } from './fake-timers.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -147,5 +149,65 @@ describe('runtime/queue', function () {
     stop.abort();
     await q.drain();
     assert.equal(aborted, true);
+  });
+
+  describe('delays beyond setTimeout\'s 2^31-1 ms (a year of retention, a month-long freeze)', function () {
+    const DAY = 24 * 3600_000;
+
+    /** A queue on fake time: passes record the fake time they ran at. */
+    function onFakeTime(): { q: WorkQueue; t: ReturnType<typeof fakeTimers>; ranAt: number[]; settle: () => Promise<void> } {
+      const t = fakeTimers();
+      const q = new WorkQueue({ name: 'test', concurrency: 1, clock: t.clock, timers: t });
+      const ranAt: number[] = [];
+      q.start(() => {
+        ranAt.push(t.clock.now());
+        return Promise.resolve(undefined);
+      }, stop.signal);
+      return { q, t, ranAt, settle: () => new Promise((resolve) => setImmediate(resolve)) };
+    }
+
+    for (const days of [30, 365]) {
+      const ms = days * DAY;
+      it(`${days} days: not early, at its due time, ceil(delay / (2^31-1)) timers`, async function () {
+        const { q, t, ranAt, settle } = onFakeTime();
+        const due = t.clock.now() + ms;
+        q.addAfter('a', ms);
+        t.advance(ms - 1);
+        await settle();
+        assert.deepEqual(ranAt, [], 'ran before its due time');
+        t.advance(1);
+        await settle();
+        assert.deepEqual(ranAt, [due]);
+        assert.ok(t.armed() <= Math.ceil(ms / MAX_TIMER_MS), `${t.armed()} timers armed for ${days} days`);
+      });
+    }
+
+    it('an earlier add replaces a pending 30-day one, which then never fires', async function () {
+      const { q, t, ranAt, settle } = onFakeTime();
+      const start = t.clock.now();
+      q.addAfter('a', 30 * DAY);
+      t.advance(26 * DAY);
+      q.addAfter('a', DAY);
+      t.advance(DAY);
+      await settle();
+      assert.deepEqual(ranAt, [start + 27 * DAY]);
+      t.advance(10 * DAY);
+      await settle();
+      assert.equal(ranAt.length, 1);
+      assert.equal(t.pending(), 0);
+    });
+
+    it('on the process timers, a 30-day requeue does not come back after a moment (it used to, every millisecond)', async function () {
+      const q = queue();
+      let passes = 0;
+      q.start(() => {
+        passes++;
+        return Promise.resolve({ requeueAfterMs: 30 * DAY });
+      }, stop.signal);
+      q.add('a');
+      await waitFor(() => passes >= 1 || undefined, { timeoutMs: 5_000, description: 'first pass' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(passes, 1);
+    });
   });
 });

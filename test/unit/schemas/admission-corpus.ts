@@ -20,6 +20,11 @@ export const ADMISSION_CORPUS: CorpusCase[] = [
     edit: (d) => (d.spec.healthChecks = [{ name: 'v', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', objectName: 'pvc-1', labelSelector: sel, expr: 'true' }]),
     breaks: ['healthCheck.objectNameOrSelector'],
   },
+  {
+    name: 'health check on a Secret',
+    edit: (d) => (d.spec.healthChecks = [{ name: 's', apiVersion: 'v1', kind: 'Secret', namespace: 'kangal-patch', objectName: 'talos-credentials', expr: 'true' }]),
+    breaks: ['healthCheck.noSecrets'],
+  },
   { name: 'auto-update disabled and no version', edit: (d) => (d.spec.target = { autoUpdate: { enabled: false } }), breaks: ['target.versionOrAutoUpdate'] },
   { name: 'auto-update with talosVersion', edit: (d) => (d.spec.target.autoUpdate = auto), breaks: ['target.talosVersion.omittedWithAutoUpdate'] },
   {

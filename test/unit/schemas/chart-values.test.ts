@@ -21,6 +21,12 @@ describe('schemas: Helm chart values', function () {
     assert.equal(kustomization.images[0]?.newName, defaults.image.repository);
   });
 
+  it('a webhook secret is empty or at least 16 characters, as the controller requires', function () {
+    assert.equal(chartValues.safeParse({ gitCredentials: { webhookSecret: 'x'.repeat(15) } }).success, false);
+    assert.equal(chartValues.safeParse({ gitCredentials: { webhookSecret: 'x'.repeat(16) } }).success, true);
+    assert.equal(defaults.gitCredentials.webhookSecret, '');
+  });
+
   it('log levels and forges are the controller\'s', function () {
     assert.deepEqual([...CHART_LOG_LEVELS], [...LOG_LEVELS]);
     assert.deepEqual([...CHART_FORGES], runConfigSchema.shape.forge.options);

@@ -15,6 +15,8 @@ const CREDENTIALS =
   'unknown field "caCert": inline credentials are not accepted in plan files; store ca.crt, tls.crt and tls.key in a Secret in the operator namespace and set talosConfig.secretRef';
 
 const auto = { enabled: true };
+/** A hook whose template has `over` (spec defaults to one busybox container). */
+const hookWith = (over: Record<string, unknown>): Record<string, unknown> => ({ template: { spec: { containers: [{ name: 'c', image: 'busybox:1.37' }] }, ...over } });
 const withGroups = (n: number) =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`g${i}`, { selector: { matchLabels: { g: `${i}` } } }]));
 
@@ -95,6 +97,15 @@ const specCases: Case[] = [
   { name: 'unknown operator', yaml: planYaml((d) => (d.spec.nodeSelector = { matchExpressions: [{ key: 'zone', operator: 'in', values: ['a'] }] })), problems: [['spec.nodeSelector.matchExpressions[0].operator', 'must be one of "In", "NotIn", "Exists", "DoesNotExist", not the string "in" (did you mean "In"?)']] },
   { name: 'boolean label value', yaml: planYaml((d) => (d.spec.nodeSelector = { matchLabels: { gpu: true } })), problems: [['spec.nodeSelector.matchLabels.gpu', `must be a string, not boolean true${QUOTE}`]] },
   { name: 'old map-style nodeSelector', yaml: planYaml((d) => (d.spec.nodeSelector = { environment: 'production' })), problems: [['spec.nodeSelector.environment', 'unknown field "environment"']] },
+  // hooks: what a plan may never choose
+  { name: 'hook label posing as the app', yaml: planYaml((d) => (d.spec.hooks = { preNode: hookWith({ metadata: { labels: { 'app.kubernetes.io/name': 'kangal-patch' } } }) })), problems: [['spec.hooks.preNode.template.metadata.labels["app.kubernetes.io/name"]', 'label "app.kubernetes.io/name" is refused: app.kubernetes.io/ labels are the controller\'s and its objects\' own, a hook may not carry them']] },
+  { name: 'hook label of the controller', yaml: planYaml((d) => (d.spec.hooks = { postPlan: hookWith({ metadata: { labels: { 'kangalpatch.ozalp.dk/patchplan': 'other' } } }) })), problems: [['spec.hooks.postPlan.template.metadata.labels["kangalpatch.ozalp.dk/patchplan"]', 'label "kangalpatch.ozalp.dk/patchplan" is refused: kangalpatch.ozalp.dk/ labels are the controller\'s and its objects\' own, a hook may not carry them']] },
+  { name: 'hook AppArmor annotation', yaml: planYaml((d) => (d.spec.hooks = { preNode: hookWith({ metadata: { annotations: { 'container.apparmor.security.beta.kubernetes.io/hook': 'unconfined' } } }) })), problems: [['spec.hooks.preNode.template.metadata.annotations["container.apparmor.security.beta.kubernetes.io/hook"]', 'annotation "container.apparmor.security.beta.kubernetes.io/hook" is refused: it changes how the pod is secured, and the controller sets that (a restricted securityContext)']] },
+  { name: 'hook seccomp annotation', yaml: planYaml((d) => (d.spec.hooks = { postNode: hookWith({ metadata: { annotations: { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined' } } }) })), problems: [['spec.hooks.postNode.template.metadata.annotations["seccomp.security.alpha.kubernetes.io/pod"]', 'annotation "seccomp.security.alpha.kubernetes.io/pod" is refused: it changes how the pod is secured, and the controller sets that (a restricted securityContext)']] },
+  { name: 'hook timeout over 6h', yaml: planYaml((d) => (d.spec.hooks = { prePlan: { ...hookWith({}), timeout: '720h' } })), problems: [['spec.hooks.prePlan.timeout', 'must be at most 6h (a hook holds its node or plan while it runs)']] },
+  { name: 'hook running as root', yaml: planYaml((d) => (d.spec.hooks = { preNode: hookWith({ spec: { securityContext: { runAsUser: 0 }, containers: [{ name: 'c', image: 'busybox:1.37' }] } }) })), problems: [['spec.hooks.preNode.template.spec.securityContext.runAsUser', 'must be a non-root user ID (at least 1)']] },
+  { name: 'hook with a privileged container', yaml: planYaml((d) => (d.spec.hooks = { preNode: hookWith({ spec: { containers: [{ name: 'c', image: 'busybox:1.37', securityContext: { privileged: true } }] } }) })), problems: [['spec.hooks.preNode.template.spec.containers[0].securityContext', 'unknown field "securityContext"']] },
+  { name: 'hook mounting a hostPath', yaml: planYaml((d) => (d.spec.hooks = { preNode: hookWith({ spec: { volumes: [{ name: 'root', hostPath: { path: '/' } }], containers: [{ name: 'c', image: 'busybox:1.37' }] } }) })), problems: [['spec.hooks.preNode.template.spec.volumes', 'unknown field "volumes"']] },
   // metadata and unknown fields
   { name: 'name with capitals', yaml: planYaml((d) => (d.metadata.name = 'Upgrade_1')), problems: [['metadata.name', K8S_NAME]] },
   { name: 'name too long', yaml: planYaml((d) => (d.metadata.name = 'a'.repeat(64))), problems: [['metadata.name', 'must be at most 63 characters (the plan name is used as a label value)']] },

@@ -1,0 +1,42 @@
+// What the etcd gate of a control-plane node's job reads, only in the passes it decides
+// (core/job/etcd.ts etcdNeed): etcd from every control-plane node (a handful of calls, each under
+// the Talos client's etcd deadline), and the etcd disruption Lease from the apiserver with whether
+// its holder still runs (from the PatchJob cache).
+import { etcdNeed, isFinished, ETCD_LEASE_NAME, type EtcdLeaseRead, type JobObservation } from '../../core/job/index.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { NodeView } from '../../kube/views.js';
+import type { OpContext } from '../../runtime/context.js';
+import type { TalosPort } from '../../talos/port.js';
+import { readEtcdFacts } from '../etcd-facts.js';
+import type { JobWithSpec } from './job-with-spec.js';
+
+export interface EtcdObserveDeps {
+  kube: KubePort;
+  informers: KubeInformers;
+  operatorNamespace: string;
+}
+
+export async function observeEtcd(ctx: OpContext, deps: EtcdObserveDeps, job: JobWithSpec, node: NodeView | undefined, talos: () => Promise<TalosPort>): Promise<Pick<JobObservation, 'etcd' | 'etcdLease'>> {
+  const need = etcdNeed(job, node);
+  const [etcd, etcdLease] = await Promise.all([
+    need.facts ? readEtcdFacts(ctx, await talos(), controlPlaneNodes(deps.informers)) : undefined,
+    need.lease ? readEtcdLease(ctx, deps) : undefined,
+  ]);
+  return { ...(etcd ? { etcd } : {}), ...(etcdLease ? { etcdLease } : {}) };
+}
+
+function controlPlaneNodes(informers: KubeInformers): { name: string; internalIP: string | undefined }[] {
+  return informers.nodes
+    .list()
+    .filter((n) => n.controlPlane)
+    .map((n) => ({ name: n.name, internalIP: n.internalIP }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+async function readEtcdLease(ctx: OpContext, deps: EtcdObserveDeps): Promise<EtcdLeaseRead> {
+  const lease = await deps.kube.readLease(ctx, deps.operatorNamespace, ETCD_LEASE_NAME);
+  if (!lease) return { exists: false };
+  const holder = lease.holderIdentity;
+  const job = holder === undefined ? undefined : deps.informers.patchJobs.get(holder);
+  return { exists: true, resourceVersion: lease.resourceVersion, holder, holderNode: job?.spec?.nodeName, holderActive: job !== undefined && !job.deleting && !isFinished(job.status.phase) };
+}

@@ -1,0 +1,101 @@
+// The trust boundary of plans, through the real `kangal-patch run` process: plans written as an
+// attacker with push access would write them, applied beside a benign plan. A plan may choose which
+// nodes go to which release, how and when — nothing else. Canary values sit in a ConfigMap the
+// health-check identity may read, in a pod's environment it may not, and in the Talos Secret; none
+// may appear in anything a plan author or a viewer can read (status, Events, the controller's log).
+// The oracle is the lab's observer and the apiserver's own objects, not the controller's status.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
+import { grantHealthReads } from './support/health-identity.js';
+import { labPlan, type PlanDoc } from './support/plans.js';
+import { controllerOutputs, labSecrets, secretLeaks } from './support/secrets-scan.js';
+
+const POOL = 'lab.kangalpatch.io/pool';
+const VICTIM = 'victim';
+/** One node per plan: plans that share a node refuse each other in preflight. */
+const POOLS = ['benign', 'value', 'convert', 'probe', 'pods', 'bomb', 'doubling', 'wide'] as const;
+const labels = Object.fromEntries(POOLS.map((pool, i) => [`worker-${i + 1}`, { [POOL]: pool }]));
+
+function plan(name: (typeof POOLS)[number], spec: Record<string, unknown> = {}): PlanDoc {
+  return {
+    apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+    kind: 'PatchPlan',
+    metadata: { name },
+    spec: { target: { talosVersion: 'v1.13.2' }, nodeSelector: { matchLabels: { [POOL]: name } }, strategy: { order: ['workers'] }, failurePolicy: { type: 'Pause' }, ...spec },
+  };
+}
+
+const check = (expr: string, over: Record<string, unknown> = {}): Record<string, unknown> => ({
+  name: 'probe',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  namespace: VICTIM,
+  objectName: 'canary',
+  expr,
+  timeout: '30m',
+  when: 'beforeRollout',
+  ...over,
+});
+
+describe('trust boundary: a plan chooses nodes, releases, how and when — nothing else', function () {
+  this.timeout(300_000);
+  let lab: JobLab;
+  let controller: Controller;
+  // Random per run: nothing can have it but the objects this test wrote.
+  const canary = `canary-${randomBytes(12).toString('hex')}`;
+  const podCanary = `podenv-${randomBytes(12).toString('hex')}`;
+
+  before(async function () {
+    lab = await startJobLab({ fleet: { nodes: POOLS.length + 1, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, images: ['siderolabs/installer:v1.13.2'] });
+    const core = lab.kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: VICTIM } } });
+    // 100 keys: three nested comprehensions over them are 10^6 steps.
+    const data: Record<string, string> = { token: canary, ...Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`k${i}`, `${i}`])) };
+    await core.createNamespacedConfigMap({ namespace: VICTIM, body: { metadata: { name: 'canary' }, data } });
+    await core.createNamespacedPod({ namespace: VICTIM, body: { metadata: { name: 'holder' }, spec: { nodeName: 'no-such-node', containers: [{ name: 'c', image: 'example/app', env: [{ name: 'TOKEN', value: podCanary }] }] } } });
+    // What the operator granted the health-check identity: ConfigMaps, not Pods.
+    await grantHealthReads(lab.kc, 'trust-boundary-reads', ['configmaps']);
+    controller = lab.startController();
+  });
+  after(async function () {
+    await lab?.stop();
+  });
+
+  it('a check on Secrets is refused by the apiserver (CRD rule) before any controller sees it', async function () {
+    const secretCheck = check('true', { kind: 'Secret', namespace: 'kangal-patch', objectName: 'talos-credentials' });
+    await assert.rejects(lab.applyPlan(labPlan(plan('value', { healthChecks: [secretCheck] }), lab.talos.endpoint)), /Secrets cannot be health-checked/);
+  });
+
+  it('hostile checks beside a benign plan: the benign plan completes; each hostile one waits with a fixed verdict, never a value; no canary anywhere', async function () {
+    const hostile: [(typeof POOLS)[number], Record<string, unknown>, RegExp][] = [
+      // The value as the result, as a conversion error, as a startsWith probe.
+      ['value', check('data["token"]'), /canary: not a bool/],
+      ['convert', check('bool(data["token"]) && int(data.token) > 0'), /canary: evaluation error/],
+      ['probe', check('data.token.startsWith("zzz")'), /canary: false/],
+      // A kind the identity was not granted, although the controller lists pods everywhere.
+      ['pods', check('true', { kind: 'Pod', objectName: 'holder' }), /grant get\/list\/watch on pods in namespace victim to ServiceAccount kangal-patch\/kangal-patch-health/],
+      // 10^6 steps, and a string doubled 40 times: over the budget, the controller goes on.
+      ['bomb', check('data.all(a, data.all(b, data.all(c, a + b + c != "")))'), /canary: over its cost budget/],
+      ['doubling', check(`[data.token]${'.map(x, x + x)'.repeat(40)}.size() > 0`), /canary: over its cost budget/],
+      // Every ConfigMap of the cluster, but none of them holds: still only names and verdicts.
+      ['wide', check('data.token == "guess"', { namespace: undefined, objectName: undefined }), /\d+ of \d+ ConfigMap object\(s\) fail `data\.token == "guess"`: [^:]+: (false|evaluation error)/],
+    ];
+    for (const [name, c] of hostile) await lab.applyPlan(labPlan(plan(name, { healthChecks: [c] }), lab.talos.endpoint));
+    await lab.applyPlan(labPlan(plan('benign'), lab.talos.endpoint));
+
+    for (const [name, , expected] of hostile) {
+      const st = await lab.waitForPlan(name, `${name} holds with its verdict`, (s) => typeof s['message'] === 'string' && expected.test(s['message']), 120_000);
+      assert.match(String(st['message']), expected, name);
+    }
+    const done = await lab.waitForPlan('benign', 'the benign plan Completed', (s) => s['phase'] === 'Completed', 180_000);
+    assert.equal(done['phase'], 'Completed');
+    // No hostile plan disrupted a node: the observer's own record of cordons.
+    const cordoned = new Set(lab.observer.events.filter((e) => e.kind === 'cordoned').map((e) => e.node));
+    assert.deepEqual([...cordoned].sort(), ['worker-1'], 'only the benign plan\'s node was cordoned');
+
+    const leaks = secretLeaks(await controllerOutputs(lab, [controller]), [canary, podCanary, ...labSecrets(lab)]);
+    assert.deepEqual(leaks, [], `a canary or credential appeared in ${leaks.join(', ')}`);
+  });
+});
