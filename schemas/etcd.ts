@@ -45,3 +45,24 @@ export const jobEtcdStatus = z
   .meta({ description: 'The etcd gate of this control-plane node.' });
 
 export type JobEtcdStatus = z.output<typeof jobEtcdStatus>;
+
+export const planEtcdStatus = z
+  .strictObject({
+    checkedTime: timestamp.meta({ description: 'When the preflight read etcd from every control-plane node.' }),
+    leader: z.string().optional().meta({ description: 'The control-plane node whose member led etcd then; it goes last in its group.' }),
+    members: z
+      .array(
+        z.strictObject({
+          name: z.string().meta({ description: 'The member name (the node\'s hostname).' }),
+          node: z.string().optional().meta({ description: 'The control-plane node it runs on.' }),
+          healthy: z.boolean().meta({ description: 'Answered its status, sees the leader, no errors, not a learner.' }),
+          lagEntries: z.int().min(0).optional().meta({ description: 'Raft entries behind the leader.' }),
+        }),
+      )
+      .meta({ description: 'The etcd members, by name.' }),
+    waitFor: z.string().optional().meta({ description: 'What the gate will wait for before the first control-plane node goes down (spec.etcd.timeout applies).' }),
+    warning: z.string().optional().meta({ description: 'A single control-plane node: etcd is down while it reboots.' }),
+  })
+  .meta({ description: 'etcd as the preflight found it, for plans that upgrade Talos on control-plane nodes.' });
+
+export type PlanEtcdStatus = z.output<typeof planEtcdStatus>;

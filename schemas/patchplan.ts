@@ -1,6 +1,6 @@
 // PatchPlan: what people commit to the plans repository (spec), and what the controller reports (status).
 import { z } from 'zod';
-import { etcdSettings } from './etcd.js';
+import { etcdSettings, planEtcdStatus } from './etcd.js';
 import { API_VERSION, Kind } from './api.js';
 import {
   calendarDate,
@@ -355,6 +355,7 @@ export const patchPlanStatus = z.strictObject({
   healthCheckWait: healthCheckWait.optional(),
   hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
   alertWait: alertWait.optional(),
+  etcd: planEtcdStatus.optional(),
   prePulls: z
     .array(prePullStatus)
     .optional()

@@ -15,6 +15,7 @@ import { controlPlaneFirst, extensionsKept, healthCheckAccess, hookAdmission, ku
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
+import { etcdGated, etcdHealthy } from './etcd.js';
 
 export interface ImageChecker {
   imageExists(ctx: OpContext, image: string): Promise<{ exists: boolean; detail: string }>;
@@ -50,9 +51,20 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   if (spec.hooks !== undefined) checks.push(hookAdmission(spec.hooks, deps.hookPolicy ?? DEFAULT_HOOK_POLICY));
   checks.push(await apiserverReady(ctx, deps.kube));
   if (deps.objects && spec.healthChecks !== undefined && spec.healthChecks.length > 0) checks.push(await healthCheckAccess(ctx, deps.objects, spec.healthChecks));
-  const talos = await talosVersions(ctx, deps, spec, [...selection.groupOf.keys()], nodes);
-  checks.push(talos.check);
-  if (!talos.check.passed) return checks;
+  const names = [...selection.groupOf.keys()];
+  const opened = await openSession(ctx, deps, spec, names);
+  if (!opened.ok) return [...checks, opened.check];
+  const session = opened.session;
+  let talos: Awaited<ReturnType<typeof talosVersions>>;
+  try {
+    talos = await talosVersions(ctx, session, spec, names, nodes);
+    checks.push(talos.check);
+    if (!talos.check.passed) return checks;
+    const gated = etcdGated(spec, selection, nodes);
+    if (gated.length > 0) checks.push(await etcdHealthy(ctx, session, spec, gated, nodes));
+  } finally {
+    session.close();
+  }
   if (spec.target.kubernetesVersion !== undefined) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(...versionRules(spec, talos.versions, nodes));
   checks.push(extensionsKept(spec, talos.versions, nodes));
@@ -69,10 +81,20 @@ export async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<Pr
   }
 }
 
-/** Credentials from the Secret work, and every selected node answers Version. */
+/** One session for the whole preflight (one Secret read); without one, every node fails the same way. */
+async function openSession(ctx: OpContext, deps: PreflightDeps, spec: PatchPlanSpec, names: string[]): Promise<{ ok: true; session: TalosSession } | { ok: false; check: PreflightCheck }> {
+  try {
+    return { ok: true, session: await deps.talos.open(ctx, spec.talosConfig) };
+  } catch (err) {
+    // No client for any node (Secret missing, elsewhere, unparsable): said per node, as a node's own failure is.
+    return { ok: false, check: talosCheck(names.map((name) => `${name}: ${errText(err)}`), names.length) };
+  }
+}
+
+/** Every selected node answers Version (and with a Kubernetes target, whether its machine config is usable). */
 async function talosVersions(
   ctx: OpContext,
-  deps: PreflightDeps,
+  session: TalosSession,
   spec: PatchPlanSpec,
   names: string[],
   nodes: ReadonlyMap<string, NodeView>,
@@ -80,15 +102,6 @@ async function talosVersions(
   const versions = new Map<string, string>();
   const configProblems: string[] = [];
   const failures: string[] = [];
-  let session: TalosSession;
-  try {
-    session = await deps.talos.open(ctx, spec.talosConfig);
-  } catch (err) {
-    // No client for any node (Secret missing, elsewhere, unparsable): said per node, as a node's own failure is.
-    failures.push(...names.map((name) => `${name}: ${errText(err)}`));
-    return { check: talosCheck(failures, names.length), versions, configProblems };
-  }
-  /** One node: its version, and with a Kubernetes target whether its machine config is usable. */
   const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
     versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
     if (spec.target.kubernetesVersion === undefined) return;
@@ -103,11 +116,7 @@ async function talosVersions(
       failures.push(`${name}: ${errText(err)}`);
     }
   };
-  try {
-    await eachLimited(names, PARALLEL, one);
-  } finally {
-    session.close();
-  }
+  await eachLimited(names, PARALLEL, one);
   return { check: talosCheck(failures, names.length), versions, configProblems };
 }
 

@@ -5,12 +5,21 @@
 import type { EtcdFacts, EtcdNodeFacts } from '../core/etcd/index.js';
 import type { OpContext } from '../runtime/context.js';
 import type { TalosPort } from '../talos/port.js';
+import type { NodeView } from '../kube/views.js';
 import { callFailure } from './failure.js';
 
 export interface ControlPlaneNode {
   name: string;
   /** How the node is addressed over the Talos API (InternalIP, else the name). */
   internalIP: string | undefined;
+}
+
+/** The cluster's control-plane nodes, by name: whom etcd is read from. */
+export function controlPlaneNodes(nodes: Iterable<NodeView>): ControlPlaneNode[] {
+  return [...nodes]
+    .filter((n) => n.controlPlane)
+    .map((n) => ({ name: n.name, internalIP: n.internalIP }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 const message = (err: unknown): string => callFailure(err).message;

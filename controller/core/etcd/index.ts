@@ -76,14 +76,15 @@ export function nodeOfMember(facts: EtcdFacts, member: EtcdMemberFact): string |
 }
 
 /** The member list every answering node gave (the first that answered), or the errors. */
-function memberList(facts: EtcdFacts): { ok: true; value: readonly EtcdMemberFact[] } | { ok: false; error: string } {
+export function memberList(facts: EtcdFacts): { ok: true; value: readonly EtcdMemberFact[] } | { ok: false; error: string } {
   const answered = facts.nodes.map((n) => n.members).find((m) => m?.ok === true);
   if (answered) return answered;
   const errors = facts.nodes.flatMap((n) => (n.members && !n.members.ok ? [`${n.node}: ${n.members.error}`] : []));
   return { ok: false, error: errors.length > 0 ? errors.join('; ') : 'no control-plane node answered' };
 }
 
-const label = (facts: EtcdFacts, m: EtcdMemberFact): string => {
+/** A member as messages name it: its name, with its node when that differs. */
+export const memberLabel = (facts: EtcdFacts, m: EtcdMemberFact): string => {
   const node = nodeOfMember(facts, m);
   const name = m.name === '' ? `(unstarted) ${memberHex(m.id)}` : m.name;
   return node !== undefined && node !== m.name ? `${name} (node ${node})` : name;
@@ -122,7 +123,7 @@ export function leaderLast(nodes: readonly string[], leader: string | undefined)
 }
 
 /** Why one member is not healthy and caught up, or undefined when it is. */
-function memberProblem(facts: EtcdFacts, m: EtcdMemberFact, leader: { id: string; raftIndex: number | undefined } | undefined, maxLag: number): string | undefined {
+export function memberProblem(facts: EtcdFacts, m: EtcdMemberFact, leader: { id: string; raftIndex: number | undefined } | undefined, maxLag: number): string | undefined {
   const node = nodeOfMember(facts, m);
   const n = facts.nodes.find((x) => x.node === node);
   if (!n) return `runs on no control-plane node of the cluster (peer URLs ${m.peerUrls.join(', ') || 'none'})`;
@@ -146,7 +147,7 @@ type Problem = { member: string; problem: string };
 function membershipProblem(facts: EtcdFacts, members: readonly EtcdMemberFact[]): Problem | undefined {
   for (const m of members) {
     if (m.name === '') return { member: memberHex(m.id), problem: 'is not started, all members must be running' };
-    if (m.isLearner) return { member: label(facts, m), problem: 'is a learner (not yet promoted to a voting member)' };
+    if (m.isLearner) return { member: memberLabel(facts, m), problem: 'is a learner (not yet promoted to a voting member)' };
   }
   const names = (l: readonly EtcdMemberFact[]): string => l.map((m) => m.name || memberHex(m.id)).join(', ');
   for (const n of facts.nodes) {
@@ -160,13 +161,13 @@ function membershipProblem(facts: EtcdFacts, members: readonly EtcdMemberFact[])
   return undefined;
 }
 
-function alarmProblem(facts: EtcdFacts, members: readonly EtcdMemberFact[], node: string): Problem | undefined {
+export function alarmProblem(facts: EtcdFacts, members: readonly EtcdMemberFact[], node: string): Problem | undefined {
   if (!facts.alarms.ok) return { member: node, problem: `cannot list etcd alarms: ${facts.alarms.error}` };
   const alarm = facts.alarms.value[0];
   if (!alarm) return undefined;
   const m = members.find((x) => x.id === alarm.memberId);
   const more = facts.alarms.value.length > 1 ? ` (and ${facts.alarms.value.length - 1} more alarm(s))` : '';
-  return { member: m ? label(facts, m) : memberHex(alarm.memberId), problem: `has alarm ${alarm.alarm}${more}` };
+  return { member: m ? memberLabel(facts, m) : memberHex(alarm.memberId), problem: `has alarm ${alarm.alarm}${more}` };
 }
 
 export interface SafetyOptions {
@@ -192,7 +193,7 @@ export function controlPlaneSafety(facts: EtcdFacts, opts: SafetyOptions): Safet
   const leader = leaderOf(facts);
   for (const m of members) {
     const problem = memberProblem(facts, m, leader, maxLag);
-    if (problem !== undefined) return { state: 'unsafe', member: label(facts, m), problem };
+    if (problem !== undefined) return { state: 'unsafe', member: memberLabel(facts, m), problem };
   }
   if (!leader) return { state: 'unsafe', member: opts.node, problem: 'the members do not agree on one leader' };
   // Every member is healthy here; the quorum left with this node's member down.

@@ -181,19 +181,23 @@ function preflight({ o, status }: Ctx): PlanStep | undefined {
 /** After the preflight checks ran: InProgress with the rollout plan in the condition, or Failed and retried every minute. */
 export function afterPreflight(o: PlanObservation, step: PlanStep, checks: readonly PreflightCheck[]): PlanStep {
   const failedChecks = checks.filter((x) => !x.passed);
-  const sel = planSelection(o.plan, o.nodes, o.ownNode);
+  // etcd as the EtcdHealthy check found it (its leader goes last); none when the check did not run.
+  const etcd = checks.find((x) => x.etcd !== undefined);
+  const { etcd: _previous, ...rest } = step.status;
+  const recorded = etcd?.etcd === undefined ? rest : { ...rest, etcd: etcd.etcd };
   if (failedChecks.length === 0) {
+    const sel = planSelection({ ...o.plan, status: recorded }, o.nodes, o.ownNode);
     const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
-    const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}`;
+    const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}${etcd ? `; ${etcd.message}` : ''}`;
     const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
-    return { status: say({ ...step.status, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
+    return { status: say({ ...recorded, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
   }
   const first = failedChecks[0];
   const message = failedChecks.map((x) => `${x.name}: ${x.message}`).join('; ');
   const reason = `Preflight${first?.name ?? 'Failed'}`;
   const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
   const retryMs = o.preflightRetryMs ?? PREFLIGHT_RETRY_MS;
-  const status = say({ ...step.status, phase: 'Failed', conditions }, reason, `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`, { nextScheduleTime: iso(o.now + retryMs) });
+  const status = say({ ...recorded, phase: 'Failed', conditions }, reason, `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`, { nextScheduleTime: iso(o.now + retryMs) });
   return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: retryMs };
 }
 

@@ -1,8 +1,10 @@
 // Which nodes a plan patches and in which group: nodeSelector is the population; the first group
 // in strategy.order whose filter a node matches claims it; nodes no listed group claims are never
-// touched. The controller's own node goes last in its group.
+// touched. The etcd leader (as the preflight found it) goes last in its group, so leadership moves
+// once, and the controller's own node goes last of all in its group.
 import { BuiltInGroup } from '../../../schemas/api.js';
-import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
+import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { leaderLast } from '../etcd/index.js';
 import { matchesSelector } from '../selector.js';
 import { jobName } from './names.js';
 import type { PlanNodeFacts } from './types.js';
@@ -30,7 +32,7 @@ function inGroup(spec: PatchPlanSpec, group: string, node: PlanNodeFacts): boole
   return selector !== undefined && matchesSelector(selector, node.labels);
 }
 
-export function selectNodes(spec: PatchPlanSpec, nodes: readonly PlanNodeFacts[], ownNode?: string): Selection {
+export function selectNodes(spec: PatchPlanSpec, nodes: readonly PlanNodeFacts[], ownNode?: string, etcdLeader?: string): Selection {
   const population = nodes.filter((n) => matchesSelector(spec.nodeSelector, n.labels)).sort((a, b) => a.name.localeCompare(b.name));
   const groups: GroupPlan[] = spec.strategy.order.map((name) => ({ name, concurrency: spec.groups[name]?.concurrency ?? 1, nodes: [] }));
   const groupOf = new Map<string, string>();
@@ -43,11 +45,11 @@ export function selectNodes(spec: PatchPlanSpec, nodes: readonly PlanNodeFacts[]
       groupOf.set(node.name, group.name);
     }
   }
-  if (ownNode !== undefined) {
-    for (const g of groups) {
-      const i = g.nodes.indexOf(ownNode);
-      if (i >= 0) g.nodes.push(...g.nodes.splice(i, 1));
-    }
+  for (const g of groups) {
+    g.nodes = leaderLast(g.nodes, etcdLeader);
+    if (ownNode === undefined) continue;
+    const i = g.nodes.indexOf(ownNode);
+    if (i >= 0) g.nodes.push(...g.nodes.splice(i, 1));
   }
   return { groups, groupOf, unclaimed };
 }
@@ -70,17 +72,18 @@ const kept = new Map<string, Kept>();
 
 /**
  * selectNodes for a plan's pass, remembered between passes while nothing it reads changed: the
- * plan's selection fields, the controller's node, and each node's name, labels and role. A pass at
+ * plan's selection fields, the etcd leader in its status, the controller's node, and each node's name, labels and role. A pass at
  * 5,000 nodes sorted and matched all of them, and named every node's job twice, to look up a few
  * Leases; now it compares the node facts it was given with those it kept (the same objects, unless a
  * node changed) and names the jobs once per selection.
  */
-export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec }, nodes: readonly PlanNodeFacts[], ownNode?: string): PlanSelection {
+export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec; status?: PatchPlanStatus }, nodes: readonly PlanNodeFacts[], ownNode?: string): PlanSelection {
   const { nodeSelector, groups, strategy } = plan.spec;
-  const key = JSON.stringify([plan.name, ownNode ?? null, nodeSelector ?? null, groups, strategy.order]);
+  const leader = plan.status?.etcd?.leader;
+  const key = JSON.stringify([plan.name, ownNode ?? null, leader ?? null, nodeSelector ?? null, groups, strategy.order]);
   const known = kept.get(plan.uid);
   if (known !== undefined && known.key === key && sameSelectionFacts(known.from, nodes)) return known.selection;
-  const selection = selectNodes(plan.spec, nodes, ownNode);
+  const selection = selectNodes(plan.spec, nodes, ownNode, leader);
   const nodeOfJob = new Map([...selection.groupOf].map(([node, group]) => [jobName(plan.name, node), { node, group }]));
   const entry: Kept = { key, from: [...nodes], selection: { ...selection, nodeOfJob } };
   kept.delete(plan.uid); // re-inserted last: the oldest plan is the first one forgotten

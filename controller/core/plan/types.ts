@@ -1,6 +1,7 @@
 // What the PatchPlan decision sees and decides. Structural types: the reconciler's views fit them.
 import type { PatchJobSpecInput } from '../../../schemas/patchjob.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PlanEtcdStatus } from '../../../schemas/etcd.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { CheckFacts } from '../gates/health.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
@@ -58,6 +59,8 @@ export interface PreflightCheck {
   name: string;
   passed: boolean;
   message: string;
+  /** EtcdHealthy: etcd as it found it, for status.etcd. */
+  etcd?: PlanEtcdStatus | undefined;
 }
 
 export interface PlanObservation {

@@ -7,7 +7,7 @@ import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { NodeView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
-import { readEtcdFacts } from '../etcd-facts.js';
+import { controlPlaneNodes, readEtcdFacts } from '../etcd-facts.js';
 import type { JobWithSpec } from './job-with-spec.js';
 
 export interface EtcdObserveDeps {
@@ -19,18 +19,10 @@ export interface EtcdObserveDeps {
 export async function observeEtcd(ctx: OpContext, deps: EtcdObserveDeps, job: JobWithSpec, node: NodeView | undefined, talos: () => Promise<TalosPort>): Promise<Pick<JobObservation, 'etcd' | 'etcdLease'>> {
   const need = etcdNeed(job, node);
   const [etcd, etcdLease] = await Promise.all([
-    need.facts ? readEtcdFacts(ctx, await talos(), controlPlaneNodes(deps.informers)) : undefined,
+    need.facts ? readEtcdFacts(ctx, await talos(), controlPlaneNodes(deps.informers.nodes.list())) : undefined,
     need.lease ? readEtcdLease(ctx, deps) : undefined,
   ]);
   return { ...(etcd ? { etcd } : {}), ...(etcdLease ? { etcdLease } : {}) };
-}
-
-function controlPlaneNodes(informers: KubeInformers): { name: string; internalIP: string | undefined }[] {
-  return informers.nodes
-    .list()
-    .filter((n) => n.controlPlane)
-    .map((n) => ({ name: n.name, internalIP: n.internalIP }))
-    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 async function readEtcdLease(ctx: OpContext, deps: EtcdObserveDeps): Promise<EtcdLeaseRead> {

@@ -11,6 +11,7 @@ import {
   leaderNode,
   memberHex,
 } from '../../../controller/core/etcd/index.js';
+import { etcdPreflight } from '../../../controller/core/etcd/preflight.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const ID = { cp1: '17134578135346357761', cp2: '9300000000000000002', cp3: '12000000000000000003' } as const;
@@ -184,3 +185,62 @@ describe('core/etcd: etcdWait', function () {
     assert.deepEqual(d, { state: 'fail', reason: 'EtcdQuorumAtRisk', message: 'etcd member count(2) ...' });
   });
 });
+
+describe('core/etcd: the EtcdHealthy preflight', function () {
+  const run = (f: EtcdFacts, selected: string[] = ['cp1', 'cp2', 'cp3'], maxLagEntries = 1000) => etcdPreflight(f, { selected, maxLagEntries, now: T0 });
+
+  it('healthy: passes, names the members and the leader, says the leader goes last, records status.etcd', function () {
+    const r = run(facts({ leader: 'cp2', index: { cp3: 49_990 } }));
+    assert.equal(r.passed, true, r.message);
+    assert.equal(r.message, "etcd: 3 member(s) cp1, cp2 (leader), cp3; the leader's node cp2 goes last and hands leadership over first; every member healthy and caught up");
+    assert.deepEqual(r.status, {
+      checkedTime: '2026-12-05T10:00:00.000Z',
+      leader: 'cp2',
+      members: [
+        { name: 'cp1', node: 'cp1', healthy: true, lagEntries: 0 },
+        { name: 'cp2', node: 'cp2', healthy: true, lagEntries: 0 },
+        { name: 'cp3', node: 'cp3', healthy: true, lagEntries: 10 },
+      ],
+    });
+  });
+
+  it('an alarm fails it, naming the alarm, the member and what to do', function () {
+    const r = run(facts({ alarms: [{ memberId: ID.cp3, alarm: 'NOSPACE' }] }));
+    assert.equal(r.passed, false);
+    assert.match(r.message, /^etcd member cp3 has alarm NOSPACE: clear its cause .*talosctl etcd alarm disarm/);
+    assert.equal(r.status, undefined);
+  });
+
+  it('etcd unreadable on a control-plane node fails it, naming the node and the role the credentials need', function () {
+    const r = run(facts({ statusError: { cp2: 'PermissionDenied: not authorized' } }));
+    assert.equal(r.passed, false);
+    assert.match(r.message, /etcd status cannot be read on 1 control-plane node\(s\): cp2: PermissionDenied: not authorized; the Talos credentials need a role that reads etcd/);
+    const none = run({ nodes: facts().nodes.map((n) => ({ ...n, members: { ok: false as const, error: 'UNIMPLEMENTED' } })), alarms: { ok: true, value: [] } });
+    assert.match(none.message, /^etcd members cannot be read \(cp1: UNIMPLEMENTED; cp2: UNIMPLEMENTED; cp3: UNIMPLEMENTED\)/);
+  });
+
+  it('two members fail it as Talos refuses them', function () {
+    const r = run(facts({ names: ['cp1', 'cp2'] }), ['cp1', 'cp2']);
+    assert.equal(r.passed, false);
+    assert.match(r.message, /etcd member count\(2\) is insufficient to maintain quorum/);
+  });
+
+  it('a lagging or isolated member passes it: the plan says what the first control-plane node will wait for', function () {
+    const lag = run(facts({ leader: 'cp1', index: { cp3: 40_000 } }));
+    assert.equal(lag.passed, true);
+    assert.equal(lag.status?.waitFor, 'etcd member cp3 is 10000 raft entries behind the leader (bound 1000)');
+    assert.match(lag.message, /the first control-plane node waits \(at most spec\.etcd\.timeout\) while etcd member cp3 is 10000 raft entries behind/);
+    assert.deepEqual(lag.status?.members.map((m) => [m.name, m.healthy, m.lagEntries]), [['cp1', true, 0], ['cp2', true, 0], ['cp3', true, 10_000]], 'behind is not unhealthy');
+    const isolated = run(facts({ noLeader: ['cp2'] }));
+    assert.equal(isolated.passed, true);
+    assert.equal(isolated.status?.members.find((m) => m.name === 'cp2')?.healthy, false);
+  });
+
+  it('a single control-plane node passes with the warning that etcd is down while it reboots', function () {
+    const r = run(facts({ names: ['cp1'] }), ['cp1']);
+    assert.equal(r.passed, true);
+    assert.match(r.status?.warning ?? '', /single control-plane node/);
+    assert.match(r.message, /etcd and the Kubernetes API are down while cp1 reboots/);
+  });
+});
+

@@ -58,4 +58,15 @@ describe('core/plan: planSelection', function () {
     assert.deepEqual(planSelection({ ...plan, spec: spec({ strategy: { order: ['workers'] } }) }, nodes).groups.map((g) => g.nodes), [['w-1', 'w-2']]);
     assert.equal(planSelection({ ...plan, name: 'q' }, nodes).nodeOfJob.get(jobName('q', 'w-1'))?.node, 'w-1', 'another plan of the same uid (a plan deleted and made again) names its own jobs');
   });
+
+  it('puts the etcd leader the preflight recorded (status.etcd.leader) last in its group, the controller node after it; made again when the leader changes', function () {
+    const nodes = [...fleet(), { name: 'cp-2', labels: {}, controlPlane: true, talosVersion: 'v1.12.4' }, { name: 'cp-3', labels: {}, controlPlane: true, talosVersion: 'v1.12.4' }];
+    const plan = { name: 'p', uid: 'sel-5', spec: spec() };
+    const etcd = (leader: string) => ({ etcd: { checkedTime: '2026-12-05T10:00:00Z', leader, members: [] } });
+    assert.deepEqual(groupsOf(planSelection(plan, nodes)).controlPlane, ['cp-1', 'cp-2', 'cp-3']);
+    assert.deepEqual(groupsOf(planSelection({ ...plan, status: etcd('cp-1') }, nodes)).controlPlane, ['cp-2', 'cp-3', 'cp-1']);
+    assert.deepEqual(groupsOf(planSelection({ ...plan, status: etcd('cp-2') }, nodes)).controlPlane, ['cp-1', 'cp-3', 'cp-2']);
+    assert.deepEqual(groupsOf(planSelection({ ...plan, status: etcd('cp-2') }, nodes, 'cp-3')).controlPlane, ['cp-1', 'cp-2', 'cp-3'], 'own node last of all');
+    assert.deepEqual(groupsOf(planSelection({ ...plan, status: etcd('w-9') }, nodes)).controlPlane, ['cp-1', 'cp-2', 'cp-3'], 'a leader not in the group moves nothing');
+  });
 });
