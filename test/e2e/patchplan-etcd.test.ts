@@ -65,7 +65,13 @@ describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', functi
     assert.deepEqual(record.quorumLosses.filter((q) => q.from >= since), [], 'etcd never lost its quorum');
     // A leader never went down as leader: every change of leader while the nodes rebooted was a forfeit.
     assert.deepEqual(downChanges(since), [], 'no leader stopped while leading');
-    assert.ok(record.leaders.some((l) => l.at >= since && l.why === 'cp-2 forfeited leadership'), `the leader cp-2 forfeited first: ${JSON.stringify(record.leaders.slice(-6))}`);
+    assert.ok(record.leaders.some((l) => l.at >= since && l.why === 'cp-2 forfeited leadership'), `the leader cp-2 forfeited before it went down: ${JSON.stringify(record.leaders.slice(-6))}`);
+    // The leader's node went last (the observer's cordons), so leadership moved once.
+    const cordons = lab.observer.events.filter((e) => e.at >= since && e.kind === 'cordoned' && CONTROL_PLANE.includes(e.node)).map((e) => e.node);
+    assert.equal(cordons.at(-1), 'cp-2', `the leader's node cordoned last: ${cordons.join(', ')}`);
+    assert.equal(record.leaders.filter((l) => l.at >= since && / forfeited leadership$/.test(l.why)).length, 1, 'one forfeit');
+    assert.equal((status.etcd as { leader?: string } | undefined)?.leader, 'cp-2', 'status.etcd names the leader the preflight found');
+    assert.match(String(status.conditions && JSON.stringify(status.conditions)), /etcd: 3 member\(s\) cp-1, cp-2 \(leader\), cp-3/);
     for (const n of CONTROL_PLANE) {
       assert.equal(lab.talos.node(n).upgradesStarted, 1, `${n} upgraded once`);
       assert.equal(lab.observer.node(n)?.osImage, `Talos (${TARGET})`);
@@ -76,18 +82,25 @@ describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', functi
     assert.equal(maxCordonedAtOnce(since), 1, 'one control-plane node cordoned at a time');
   });
 
-  it('an alarmed member holds the next control-plane node before its cordon, with the reason and the deadline; it goes on once the alarm is cleared', async function () {
+  it('an alarm fails preflight with its name; a lagging member then holds the first control-plane node before its cordon, with the reason and the deadline, until it catches up', async function () {
     lab.talos.faults.set('cp-3', { etcd: { alarm: 'NOSPACE' } });
-    const controller = lab.startController();
+    const controller = lab.startController({ args: ['--preflight-retry-period', '2s'] });
     await lab.applyPlan(plan('cp-etcd-alarm', NEXT, { etcd: { timeout: '10m' } }));
-    // The job holding the control-plane turn names the alarm; no job gets past Pending (the others wait for that turn).
+    const failed = await lab.waitForPlan('cp-etcd-alarm', 'preflight failed on the alarm', (s) => s.reason === 'PreflightEtcdHealthy', 60_000);
+    assert.match(String(failed.message), /etcd member cp-3 has alarm NOSPACE: clear its cause/);
+    // The alarm stays raised until disarmed (as etcd's does); the member is now far behind instead.
+    lab.talos.faults.set('cp-3', { etcd: { lagBy: 100_000 } });
+    lab.talos.etcd.disarm();
     const waiting = await waitFor(async () => {
       for (const n of CONTROL_PLANE) {
         const job = await lab.job(`cp-etcd-alarm-${n}`);
-        if (job?.status.reason === 'WaitingForEtcd' && /NOSPACE/.test(String(job.status.message))) return job;
+        if (job?.status.reason === 'WaitingForEtcd' && /cp-3 is \d+ raft entries behind the leader \(bound 1000\)/.test(String(job.status.message))) return job;
       }
       return undefined;
-    }, { timeoutMs: 60_000, description: 'a control-plane job waiting for etcd because of the alarm' });
+    }, { timeoutMs: 60_000, description: 'a control-plane job waiting for etcd because cp-3 lags' });
+    const planned = await lab.plan('cp-etcd-alarm');
+    assert.match(String((planned?.status.etcd as { waitFor?: string } | undefined)?.waitFor), /etcd member cp-3 is \d+ raft entries behind/, 'the preflight said what the rollout would wait for');
+    // The job holding the control-plane turn names the lag; no job gets past Pending (the others wait for that turn).
     for (const n of CONTROL_PLANE) {
       const job = await lab.job(`cp-etcd-alarm-${n}`);
       assert.equal(job?.status.phase, 'Pending', `${n}: ${String(job?.status.message)}`);
@@ -95,8 +108,8 @@ describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', functi
     const etcd = waiting.status.etcd as { wait?: { deadline?: string } } | undefined;
     assert.ok(Date.parse(String(etcd?.wait?.deadline)) > Date.now(), `a deadline in the future: ${JSON.stringify(etcd)}`);
     for (const n of CONTROL_PLANE) {
-      assert.equal(lab.observer.node(n)?.unschedulable, false, `${n} not cordoned while etcd has an alarm`);
-      assert.equal(lab.talos.node(n).upgradesStarted, 1, `${n} not upgraded again while etcd has an alarm`);
+      assert.equal(lab.observer.node(n)?.unschedulable, false, `${n} not cordoned while etcd has an alarm or a lagging member`);
+      assert.equal(lab.talos.node(n).upgradesStarted, 1, `${n} not upgraded again while etcd has an alarm or a lagging member`);
     }
     lab.talos.faults.clear('cp-3');
     const status = await lab.waitForPlan('cp-etcd-alarm', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);

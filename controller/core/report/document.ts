@@ -18,6 +18,8 @@ export interface NodeReport {
   cordonedTime: string | null;
   uncordonedTime: string | null;
   cordonedSeconds: number | null;
+  /** A control-plane node's etcd gate: seconds it held the node (before and after the reboot), and whether its member handed leadership over. */
+  etcd?: { waitedSeconds: number; handedOverLeadership: boolean };
 }
 
 export interface GroupReport {
@@ -89,6 +91,7 @@ function nodeReport(j: ReportJob): NodeReport {
     cordonedTime: n(st.cordonedTime),
     uncordonedTime: n(st.uncordonedTime),
     cordonedSeconds: secondsBetween(st.cordonedTime, st.uncordonedTime),
+    ...(st.etcd === undefined ? {} : { etcd: { waitedSeconds: st.etcd.waitedSeconds ?? 0, handedOverLeadership: st.etcd.forfeitTime !== undefined } }),
   };
 }
 

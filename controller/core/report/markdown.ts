@@ -28,20 +28,29 @@ function cordoned(x: NodeReport): string {
   return x.cordonedTime === null ? DASH : `since ${x.cordonedTime}`;
 }
 
-function nodeRow(x: NodeReport): string {
-  return `| ${cell(x.name)} | ${arrow(x.talos)} | ${arrow(x.kubernetes)} | ${cell(x.phase)} | ${cell(x.startTime)} | ${humanDuration(x.durationSeconds)} | ${cordoned(x)} | ${cell(x.failure)} |`;
+/** The etcd gate of a control-plane node: how long it waited for etcd, and whether its member handed leadership over first. */
+function etcd(x: NodeReport): string {
+  if (x.etcd === undefined) return DASH;
+  const waited = x.etcd.waitedSeconds > 0 ? `waited ${humanDuration(x.etcd.waitedSeconds)}` : 'no wait';
+  return x.etcd.handedOverLeadership ? `${waited}; leader, handed over first` : waited;
+}
+
+function nodeRow(x: NodeReport, withEtcd: boolean): string {
+  return `| ${cell(x.name)} | ${arrow(x.talos)} | ${arrow(x.kubernetes)} | ${cell(x.phase)} | ${cell(x.startTime)} | ${humanDuration(x.durationSeconds)} | ${cordoned(x)} |${withEtcd ? ` ${etcd(x)} |` : ''} ${cell(x.failure)} |`;
 }
 
 function groupSection(g: GroupReport, index: number): string[] {
   const counts = g.total === null ? '' : `: ${g.completed ?? 0}/${g.total} completed, ${g.running ?? 0} running, ${g.failed ?? 0} failed, ${g.pending ?? 0} pending`;
   const head = `### ${index + 1}. ${markdownCell(g.name)}${g.concurrency === null ? '' : ` (concurrency ${g.concurrency})`}${counts}`;
   if (g.nodes.length === 0) return [head, '', 'No node scheduled yet.', ''];
+  // The etcd column only in a group with control-plane nodes the etcd gate held or let go.
+  const withEtcd = g.nodes.some((x) => x.etcd !== undefined);
   return [
     head,
     '',
-    '| Node | Talos | Kubernetes | Phase | Started | Duration | Cordoned | Failure |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...g.nodes.map(nodeRow),
+    `| Node | Talos | Kubernetes | Phase | Started | Duration | Cordoned |${withEtcd ? ' etcd |' : ''} Failure |`,
+    `| --- | --- | --- | --- | --- | --- | --- |${withEtcd ? ' --- |' : ''} --- |`,
+    ...g.nodes.map((x) => nodeRow(x, withEtcd)),
     '',
   ];
 }

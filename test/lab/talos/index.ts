@@ -30,7 +30,7 @@
 // running, then healthy; the Node's kubeletVersion moves, Ready=False, then Ready); a new proxy
 // image in a control-plane config rolls the fleet's kube-proxy DaemonSet (FleetOptions.kubeProxy).
 //   sim.callLog({ node?, method?, since? })   the calls of all nodes in arrival order
-//   sim.etcd              the control-plane nodes' etcd cluster (etcd.ts): members(), leader(), setLeader(node),
+//   sim.etcd              the control-plane nodes' etcd cluster (etcd.ts): members(), leader(), setLeader(node), disarm(),
 //                         record() — every interval with fewer than a quorum of healthy voting members (cause:
 //                         members down or the quorumLost fault) and every leader change, for observers.
 //                         MachineService.EtcdMemberList/EtcdStatus/EtcdAlarmList/EtcdAlarmDisarm/EtcdForfeitLeadership
@@ -169,6 +169,8 @@ export interface TalosSimulator {
     leader(): string | undefined;
     /** Test setup: move leadership to this control-plane node's member. */
     setLeader(node: string): void;
+    /** What an operator's `talosctl etcd alarm disarm` does: every raised alarm goes (the faults stay). */
+    disarm(): void;
     /** Every interval with fewer than a quorum of healthy voting members, and every leader change. */
     record(): EtcdRecord;
   };
@@ -364,6 +366,9 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     etcd: {
       members: () => etcd.view(),
       leader: () => etcd.leader(),
+      disarm: () => {
+        etcd.disarm();
+      },
       setLeader: (n) => etcd.setLeaderNode(node(n)),
       record: () => etcd.record(),
     },

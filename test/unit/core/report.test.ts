@@ -88,6 +88,23 @@ describe('core/report', function () {
       assert.match(md, /\| Preflight \| not run yet \|/);
     });
 
+    it('the etcd gate per control-plane node: how long it held the node and whether the leader handed over first; the column only where the gate ran', function () {
+      const at = { startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:02:00Z', currentTalosVersion: 'v1.12.3' };
+      const jobs = [
+        job('cp-1', 'controlPlane', { phase: 'Completed', ...at, etcd: { gatePassedTime: '2026-01-01T00:00:05Z', waitedSeconds: 75 } }),
+        job('cp-2', 'controlPlane', { phase: 'Completed', ...at, etcd: { gatePassedTime: '2026-01-01T00:01:05Z', forfeitRequestedTime: '2026-01-01T00:01:00Z', forfeitTime: '2026-01-01T00:01:01Z', leaderBefore: 'cp-2' } }),
+        job('w-1', 'workers', { phase: 'Completed', ...at }),
+      ];
+      const doc = reportDocument(plan(), jobs, settings);
+      assert.deepEqual(doc.groups[0]?.nodes.map((x) => x.etcd), [{ waitedSeconds: 75, handedOverLeadership: false }, { waitedSeconds: 0, handedOverLeadership: true }]);
+      assert.equal(doc.groups[1]?.nodes[0]?.etcd, undefined);
+      const md = renderMarkdown(doc);
+      assert.match(md, /\| Node \| Talos \| Kubernetes \| Phase \| Started \| Duration \| Cordoned \| etcd \| Failure \|\n\| --- \| --- \| --- \| --- \| --- \| --- \| --- \| --- \| --- \|\n\| cp-1 /);
+      assert.match(md, /\| cp-1 .* \| waited 1m 15s \| — \|/);
+      assert.match(md, /\| cp-2 .* \| no wait; leader, handed over first \| — \|/);
+      assert.match(md, /### 2\. workers.*\n\n\| Node \| Talos \| Kubernetes \| Phase \| Started \| Duration \| Cordoned \| Failure \|/);
+    });
+
     it('is deterministic: the same status renders the same bytes; a status change changes them', function () {
       const jobs = [job('cp-1', 'controlPlane', { phase: 'Draining', startTime: '2026-01-01T00:00:00Z' })];
       const a = renderMarkdown(reportDocument(plan(), jobs, settings));
