@@ -199,6 +199,7 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
       counted.phaseChanged(before, after);
       notified?.phaseChanged(before, after, job);
     },
+    reasonChanged: (before, after) => counted.reasonChanged(before, after),
   };
   queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.talos.connect, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, log: w.log, observer, alertmanager: w.alertmanager }), signal);
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);

@@ -4,7 +4,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { JobView, NodeView, PlanView } from '../kube/views.js';
 import type { Clock } from '../runtime/clock.js';
-import { cordonedSeconds, nodePhaseCounts, planPhaseSamples } from './cluster-state.js';
+import { cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples } from './cluster-state.js';
 
 /** The part of an informer the gauges read. */
 export interface CachedViews<V> {
@@ -52,6 +52,30 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
       this.reset(); // an uncordoned or removed node's series go away
       if (!synced()) return;
       for (const [node, seconds] of cordonedSeconds(informers.nodes.list(), (name) => informers.patchJobs.get(name), clock.now())) this.set({ node }, seconds);
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_etcd_gate_waiting_nodes',
+    help: 'Control-plane nodes the etcd gate holds now, by stage: beforeCordon (not yet safe to take down) or afterReboot (member catching up).',
+    labelNames: ['stage'],
+    registers: [registry],
+    collect() {
+      if (!synced()) return;
+      for (const [stage, count] of etcdWaiting(informers.patchJobs.list())) this.set({ stage }, count);
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_etcd_members',
+    help: 'etcd members by health as the plan\'s preflight found them (status.etcd), for plans that upgrade Talos on control-plane nodes.',
+    labelNames: ['plan', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset(); // a deleted plan's series go away
+      if (!synced()) return;
+      for (const m of etcdMembers(informers.patchPlans.list())) {
+        this.set({ plan: m.plan, state: 'healthy' }, m.healthy);
+        this.set({ plan: m.plan, state: 'unhealthy' }, m.unhealthy);
+      }
     },
   });
 }

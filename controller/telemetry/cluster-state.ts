@@ -2,6 +2,7 @@
 // Called at scrape time, once per scrape: O(nodes + jobs + plans), never per reconcile.
 import { PatchJobPhase } from '../../schemas/patchjob.js';
 import { PatchPlanPhase } from '../../schemas/patchplan.js';
+import { EtcdWaitStage } from '../../schemas/etcd.js';
 import { epoch } from '../core/time.js';
 import type { JobView, NodeView, PlanView } from '../kube/views.js';
 
@@ -78,4 +79,24 @@ export function upgradeDurationSeconds(status: { startTime?: string | undefined;
   const end = epoch(status.completionTime);
   if (start === undefined || end === undefined || !Number.isFinite(start) || !Number.isFinite(end) || end < start) return undefined;
   return (end - start) / 1000;
+}
+
+/** Control-plane nodes the etcd gate holds now, by stage (every stage present, 0 when none). */
+export function etcdWaiting(jobs: readonly JobView[]): Map<string, number> {
+  const out = new Map<string, number>(Object.values(EtcdWaitStage).map((s) => [s, 0]));
+  for (const j of jobs) {
+    const stage = j.status.etcd?.wait?.stage;
+    if (stage !== undefined && !TERMINAL.has(j.status.phase ?? '')) out.set(stage, (out.get(stage) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** etcd members by health as each plan's preflight found them (status.etcd); plans without it have no series. */
+export function etcdMembers(plans: readonly PlanView[]): { plan: string; healthy: number; unhealthy: number }[] {
+  return plans.flatMap((p) => {
+    const members = p.status.etcd?.members;
+    if (members === undefined) return [];
+    const healthy = members.filter((m) => m.healthy).length;
+    return [{ plan: p.name, healthy, unhealthy: members.length - healthy }];
+  });
 }

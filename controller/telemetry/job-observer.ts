@@ -5,11 +5,14 @@ import type { PatchJobStatus } from '../../schemas/patchjob.js';
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { JobView, PlanView } from '../kube/views.js';
 import { upgradeDurationSeconds } from './cluster-state.js';
+import { JobReason } from '../core/job/reasons.js';
 import type { Metrics } from './metrics.js';
 
 export interface JobPhaseObserver {
   /** A status write that changed the phase succeeded (called once per written change). */
   phaseChanged(before: PatchJobStatus, after: PatchJobStatus, job: JobView): void;
+  /** A status write that changed the reason (with or without the phase) succeeded. */
+  reasonChanged?(before: PatchJobStatus, after: PatchJobStatus, job: JobView): void;
 }
 
 /** The same seam for the PatchPlan reconciler (notifications). */
@@ -19,8 +22,15 @@ export interface PlanPhaseObserver {
 }
 
 /** Metrics need no more than the two statuses. */
-export function jobMetricsObserver(metrics: Pick<Metrics, 'jobTransitions' | 'nodeUpgradeDuration'>): { phaseChanged(before: PatchJobStatus, after: PatchJobStatus): void } {
+export function jobMetricsObserver(metrics: Pick<Metrics, 'jobTransitions' | 'nodeUpgradeDuration' | 'etcdGateWaits'>): {
+  phaseChanged(before: PatchJobStatus, after: PatchJobStatus): void;
+  reasonChanged(before: PatchJobStatus, after: PatchJobStatus): void;
+} {
   return {
+    reasonChanged(_before, after) {
+      const stage = after.etcd?.wait?.stage;
+      if (after.reason === JobReason.WaitingForEtcd && stage !== undefined) metrics.etcdGateWaits.inc({ stage });
+    },
     phaseChanged(before, after) {
       if (after.phase === undefined || after.phase === before.phase) return;
       metrics.jobTransitions.inc({ phase: after.phase, reason: after.reason ?? '' });

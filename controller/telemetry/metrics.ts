@@ -10,6 +10,8 @@ export interface Metrics {
   reconcileErrors: Counter<'controller' | 'reason'>;
   jobTransitions: Counter<'phase' | 'reason'>;
   nodeUpgradeDuration: Histogram;
+  /** A control-plane node's job began waiting for etcd, by stage (beforeCordon, afterReboot). */
+  etcdGateWaits: Counter<'stage'>;
   talosCalls: Counter<'method' | 'code'>;
   forgeRequests: Counter<'status'>;
   /** Reports `depth()` of the named work queue as kangal_patch_workqueue_depth{controller=name} at every scrape. */
@@ -65,6 +67,12 @@ export function createMetrics(): Metrics {
     }),
     reconcileErrors: new Counter({ name: 'kangal_patch_reconcile_errors_total', help: 'Failed reconcile passes.', labelNames: ['controller', 'reason'], registers: [registry] }),
     jobTransitions: new Counter({ name: 'kangal_patch_job_transitions_total', help: 'PatchJob phase changes written by this controller, by new phase and reason (failures by reason: phase="Failed").', labelNames: ['phase', 'reason'], registers: [registry] }),
+    etcdGateWaits: new Counter({
+      name: 'kangal_patch_etcd_gate_waits_total',
+      help: 'Times the etcd gate held a control-plane node (WaitingForEtcd), by stage: beforeCordon (not yet safe to take it down) or afterReboot (its member catching up).',
+      labelNames: ['stage'],
+      registers: [registry],
+    }),
     nodeUpgradeDuration: new Histogram({
       name: 'kangal_patch_node_upgrade_duration_seconds',
       help: 'Duration of a completed PatchJob, from its start to its completion.',

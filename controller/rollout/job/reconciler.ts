@@ -112,6 +112,7 @@ async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   const written = await deps.kube.writeJobStatus(ctx, job, next);
   deps.informers.patchJobs.observeWrite(written);
   if (next.phase !== job.status.phase) deps.observer?.phaseChanged(job.status, next, job);
+  if (next.reason !== job.status.reason) deps.observer?.reasonChanged?.(job.status, next, job);
   if (next.phase !== job.status.phase || next.reason !== job.status.reason) {
     log.info({ phase: next.phase, reason: next.reason, message: next.message }, `job ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { TalosApiError, TalosErrorKind } from '../../../controller/talos/errors.js';
 import { callCode } from '../../../controller/talos/call-errors.js';
 import { registerClusterGauges, registerPodCacheGauges } from '../../../controller/telemetry/cluster-gauges.js';
-import { NODE_PHASES, cordonedSeconds, nodePhaseCounts, planPhaseSamples, upgradeDurationSeconds } from '../../../controller/telemetry/cluster-state.js';
+import { NODE_PHASES, cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples, upgradeDurationSeconds } from '../../../controller/telemetry/cluster-state.js';
 import { jobMetricsObserver } from '../../../controller/telemetry/job-observer.js';
 import { createMetrics } from '../../../controller/telemetry/metrics.js';
 import type { JobView, NodeView, PlanView } from '../../../controller/kube/views.js';
@@ -94,6 +94,21 @@ describe('telemetry: hooks', function () {
     const h = (await m.nodeUpgradeDuration.get()).values;
     assert.equal(h.find((v) => v.metricName === 'kangal_patch_node_upgrade_duration_seconds_count')?.value, 1);
     assert.equal(h.find((v) => v.metricName === 'kangal_patch_node_upgrade_duration_seconds_sum')?.value, 200);
+  });
+
+  it('the etcd gate: a wait counted once when the reason becomes WaitingForEtcd, by stage; nodes waiting now and members by health read from the caches', async function () {
+    const m = createMetrics();
+    const o = jobMetricsObserver(m);
+    const waiting = (stage: 'beforeCordon' | 'afterReboot'): PatchJobStatus => ({ phase: 'Pending', reason: 'WaitingForEtcd', etcd: { wait: { stage, startTime: at(0), deadline: at(900) } } });
+    o.reasonChanged({ phase: 'Pending' }, waiting('beforeCordon'));
+    o.reasonChanged({ phase: 'Rebooting', reason: 'WaitingForNodeReady' }, { ...waiting('afterReboot'), phase: 'Rebooting' });
+    o.reasonChanged({ phase: 'Pending' }, { phase: 'Pending', reason: 'WaitingForSlot' }); // another reason: not an etcd wait
+    const waits = (await m.etcdGateWaits.get()).values.map((v) => `${String(v.labels.stage)}=${v.value}`).sort();
+    assert.deepEqual(waits, ['afterReboot=1', 'beforeCordon=1']);
+    const now = etcdWaiting([job('a', 'cp-1', waiting('beforeCordon')), job('b', 'cp-2', { ...waiting('afterReboot'), phase: 'Failed' }), job('c', 'w-1', { phase: 'Draining' })]);
+    assert.deepEqual([...now], [['beforeCordon', 1], ['afterReboot', 0]], 'a finished job no longer waits');
+    const withEtcd = { ...plan('p', 'InProgress'), status: { phase: 'InProgress' as const, etcd: { checkedTime: at(0), members: [{ name: 'cp-1', healthy: true }, { name: 'cp-2', healthy: false }, { name: 'cp-3', healthy: true }] } } };
+    assert.deepEqual(etcdMembers([withEtcd, plan('q', 'InProgress')]), [{ plan: 'p', healthy: 2, unhealthy: 1 }]);
   });
 
   it('forge and Talos hooks count by label; queue depth is read at scrape time', async function () {
