@@ -10,6 +10,7 @@ import { waitFor } from '../lab/wait.js';
 const FROM = 'v1.12.4';
 const TARGET = 'v1.13.2';
 const NEXT = 'v1.13.3';
+const LAST = 'v1.13.4';
 const CONTROL_PLANE = ['cp-1', 'cp-2', 'cp-3'];
 
 describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', function () {
@@ -19,7 +20,7 @@ describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', functi
   before(async function () {
     lab = await startJobLab({
       fleet: { nodes: 4, controlPlanes: 3, talosVersion: FROM },
-      images: [factoryImage('nocloud', TARGET), factoryImage('nocloud', NEXT)],
+      images: [factoryImage('nocloud', TARGET), factoryImage('nocloud', NEXT), factoryImage('nocloud', LAST)],
       // A member is healthy 1.5 s after its node boots and catches up 1.5 s later: the node is Ready well before.
       timings: { etcdHealthyMs: 1_500, etcdCatchUpMs: 1_500 },
     });
@@ -116,5 +117,68 @@ describe('PatchPlan end to end: control-plane rollouts keep etcd quorum', functi
     await controller.stop();
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     for (const n of CONTROL_PLANE) assert.equal(lab.observer.node(n)?.osImage, `Talos (${NEXT})`);
+  });
+
+  it('a SIGKILL of the controller while a rebooted member catches up, and between the forfeit and the cordon, changes nothing: the next node waits, the leader never goes down as leader', async function () {
+    lab.talos.etcd.setLeader('cp-2');
+    // The leader's transfer hangs until cleared: the job is held between its recorded forfeit and its cordon.
+    lab.talos.faults.set('cp-2', { etcd: { forfeitHangs: true } });
+    const since = Date.now();
+    const upgradesBefore = new Map(CONTROL_PLANE.map((n) => [n, lab.talos.node(n).upgradesStarted]));
+    const job = (n: string) => lab.job(`cp-etcd-kill-${n}`);
+    let controller = lab.startController();
+    await lab.applyPlan(plan('cp-etcd-kill', LAST));
+
+    // cp-1 and cp-3 go first (cp-2 leads, so it goes last), in the order they take the turn. Once the first reboots,
+    // its member lags: its job waits after the reboot, and the second waits for the turn.
+    const first = await waitFor(async () => {
+      for (const n of ['cp-1', 'cp-3']) if ((await job(n))?.status.phase === 'Rebooting') return n;
+      return undefined;
+    }, { timeoutMs: 60_000, description: 'cp-1 or cp-3 rebooting' });
+    const second = first === 'cp-1' ? 'cp-3' : 'cp-1';
+    lab.talos.faults.set(first, { etcd: { lagBy: 100_000 } });
+    await waitFor(async () => {
+      const st = (await job(first))?.status;
+      return st?.reason === 'WaitingForEtcd' && (st.etcd as { wait?: { stage?: string } } | undefined)?.wait?.stage === 'afterReboot' ? true : undefined;
+    }, { timeoutMs: 60_000, description: `${first} waiting for its member to catch up after the reboot` });
+    await controller.kill();
+    const restarted = lab.startController({ metrics: true });
+    controller = restarted;
+    // The restarted controller goes on holding the turn for the first node: it reads etcd again and again (the
+    // gate reads etcd only while it holds a node, and only the first node's job holds the turn), and the second
+    // node is cordoned only after the lag is gone.
+    const etcdReads = async (): Promise<number> => {
+      const m = /^kangal_patch_talos_calls_total\{[^}]*method="MachineService\.EtcdStatus"[^}]*\} (\d+)$/m.exec(await restarted.scrape());
+      return Number(m?.[1] ?? 0);
+    };
+    await waitFor(async () => ((await etcdReads()) >= 6 ? true : undefined), { timeoutMs: 60_000, description: `the restarted controller polling etcd for ${first}` });
+    assert.equal((await job(first))?.status.reason, 'WaitingForEtcd');
+    assert.equal(lab.observer.node(second)?.unschedulable, false, `${second} not cordoned while ${first} lags`);
+    const caughtUp = Date.now();
+    lab.talos.faults.clear(first);
+
+    // cp-2's job records the forfeit and calls it; the call hangs. SIGKILL there, before any cordon of cp-2.
+    await waitFor(async () => ((await job('cp-2'))?.status.etcd as { forfeitRequestedTime?: string } | undefined)?.forfeitRequestedTime ?? undefined, { timeoutMs: 120_000, description: 'cp-2 forfeit recorded' });
+    await controller.kill();
+    assert.equal(lab.observer.node('cp-2')?.unschedulable, false, 'cp-2 not cordoned before its leadership moved');
+    assert.equal(lab.talos.etcd.leader(), 'cp-2', 'the hung transfer moved nothing');
+    lab.talos.faults.clear('cp-2');
+    controller = lab.startController();
+    const status = await lab.waitForPlan('cp-etcd-kill', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    await controller.stop();
+    assert.equal(status.phase, 'Completed', JSON.stringify(status));
+
+    const record = lab.talos.etcd.record();
+    assert.deepEqual(record.quorumLosses.filter((q) => q.from >= since), [], 'etcd never lost its quorum');
+    assert.deepEqual(downChanges(since), [], 'no leader stopped while leading');
+    assert.ok(record.leaders.some((l) => l.at >= since && l.why === 'cp-2 forfeited leadership'), 'cp-2 handed over after the restart');
+    const cordons = lab.observer.events.filter((e) => e.at >= since && e.kind === 'cordoned' && CONTROL_PLANE.includes(e.node));
+    assert.deepEqual(cordons.map((e) => e.node), [first, second, 'cp-2'], 'each node cordoned once, the leader last');
+    assert.ok(cordons[1]!.at >= caughtUp, `${second} cordoned only after ${first} caught up, across the restart`);
+    assert.equal(maxCordonedAtOnce(since), 1, 'one control-plane node cordoned at a time');
+    for (const n of CONTROL_PLANE) {
+      assert.equal(lab.talos.node(n).upgradesStarted - upgradesBefore.get(n)!, 1, `${n} upgraded once in this plan`);
+      assert.equal(lab.observer.node(n)?.osImage, `Talos (${LAST})`);
+    }
   });
 });

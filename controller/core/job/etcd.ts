@@ -9,7 +9,7 @@
 // control plane's static pods leaves etcd (a Talos service, not a static pod) running.
 import { DEFAULT_ETCD_MAX_LAG_ENTRIES, DEFAULT_ETCD_TIMEOUT, EtcdWaitStage, type JobEtcdStatus } from '../../../schemas/etcd.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
-import { caughtUp, controlPlaneSafety, etcdWait } from '../etcd/index.js';
+import { caughtUp, controlPlaneSafety, etcdWait, leaderNode } from '../etcd/index.js';
 import { JobReason } from './reasons.js';
 import { durationMs, epoch, failed, iso } from './status.js';
 import type { CallFailure, EtcdLeaseRead, JobAction, JobObservation, JobStep } from './types.js';
@@ -103,14 +103,36 @@ export function etcdBeforeCordon(o: JobObservation): GateResult {
   return { pass: withEtcd(status, passed) };
 }
 
-/** The Lease is free (take it, recording when) or another job's (wait while that job runs, take back a finished one's). */
+/**
+ * The Lease is free (take it, recording when) or another job's (wait while that job runs, take back
+ * a finished one's). Waiting for the turn is not the etcd wait: it starts no etcd.timeout (the
+ * holder's own deadlines bound it). The etcd leader's node lets the other waiting control-plane
+ * nodes go first, so leadership moves once, whatever the group's concurrency.
+ */
 function leaseTurn(o: JobObservation, lease: EtcdLeaseRead): GateResult {
   const status = o.job.status;
-  if (!lease.exists) return { hold: { action: { type: 'acquireEtcdLease' }, status: withEtcd(status, { ...(status.etcd ?? {}), leaseTime: iso(o.now) }), events: [], requeueAfterMs: 0 } };
-  // A finished or deleted job's Lease is taken back (under its resourceVersion: a fresher holder keeps it).
-  if (!lease.holderActive) return { hold: { action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion }, status, events: [], requeueAfterMs: 0 } };
+  if (!lease.exists || !lease.holderActive) {
+    const others = lease.othersWaiting ?? [];
+    if (others.length > 0 && o.etcd !== undefined && leaderNode(o.etcd) === o.job.spec.nodeName) {
+      return turnWait(o, `its etcd member leads: it goes after the other control-plane nodes waiting for their turn (${others.slice(0, 5).join(', ')}), so leadership moves once`);
+    }
+    if (!lease.exists) return { hold: { action: { type: 'acquireEtcdLease' }, status: withEtcd(status, { ...(status.etcd ?? {}), leaseTime: iso(o.now) }), events: [], requeueAfterMs: 0 } };
+    // A finished or deleted job's Lease is taken back (under its resourceVersion: a fresher holder keeps it).
+    return { hold: { action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion }, status, events: [], requeueAfterMs: 0 } };
+  }
   const other = lease.holderNode ?? lease.holder ?? 'another control-plane node';
-  return holdFor(o, { state: 'unsafe', member: other, problem: `has the control-plane turn (job ${lease.holder ?? '?'}): one control-plane node at a time` }, EtcdWaitStage.BeforeCordon);
+  return turnWait(o, `${other} has the control-plane turn (job ${lease.holder ?? '?'}): one control-plane node at a time`);
+}
+
+/** Waiting for the control-plane turn: a reason, no etcd deadline, one Event when it begins; polled while it lasts. */
+function turnWait(o: JobObservation, why: string): GateResult {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const message = `waiting for the control-plane turn: ${why}`;
+  const { wait: _wait, ...etcd } = status.etcd ?? {};
+  const next: PatchJobStatus = { ...status, ...(status.etcd === undefined ? {} : { etcd }), reason: JobReason.WaitingForEtcdTurn, message };
+  const events = status.reason === JobReason.WaitingForEtcdTurn && status.message === message ? [] : [{ type: 'Normal' as const, reason: JobReason.WaitingForEtcdTurn, note: `node ${spec.nodeName}: ${message}` }];
+  return { hold: { status: next, events, requeueAfterMs: ETCD_POLL_MS } };
 }
 
 /** The node's member leads: record the request, then ask it to hand leadership over, then wait for another leader. */

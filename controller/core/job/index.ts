@@ -20,7 +20,7 @@ import { etcdActionFailed, isEtcdAction } from './etcd.js';
 export * from './types.js';
 export { JobReason } from './reasons.js';
 export { podsToDrain } from './draining.js';
-export { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, etcdNeed } from './etcd.js';
+export { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, etcdApplies, etcdNeed } from './etcd.js';
 
 export function isFinished(phase: string | undefined): boolean {
   return phase === 'Completed' || phase === 'Failed';

@@ -45,6 +45,8 @@ export const JobReason = {
   KubernetesUpgradeTimeout: 'KubernetesUpgradeTimeout',
   /** The etcd gate holds a control-plane node (before it goes down, or until its member caught up). */
   WaitingForEtcd: 'WaitingForEtcd',
+  /** Another control-plane node has the turn (or, for the etcd leader's node, others still wait for theirs). */
+  WaitingForEtcdTurn: 'WaitingForEtcdTurn',
   /** The node's etcd member leads: leadership is handed over before the node goes down. */
   EtcdLeaderForfeit: 'EtcdLeaderForfeit',
   /** spec.etcd.timeout passed with the gate still closed. */

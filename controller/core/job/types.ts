@@ -101,9 +101,13 @@ export interface JobObservation {
 }
 
 /** The etcd disruption Lease as read: none, or who holds it (and whether that job still runs). */
-export type EtcdLeaseRead =
+export type EtcdLeaseRead = (
   | { exists: false }
-  | { exists: true; resourceVersion: string; holder: string | undefined; holderNode: string | undefined; holderActive: boolean };
+  | { exists: true; resourceVersion: string; holder: string | undefined; holderNode: string | undefined; holderActive: boolean }
+) & {
+  /** Control-plane nodes whose running jobs wait for the turn (gate not passed yet), besides this one, by name; the etcd leader's job lets them go first. */
+  othersWaiting?: readonly string[];
+};
 
 /** Talos calls that change the node, sent at most once per boot: the legacy Upgrade, a successful install, a Reboot. */
 export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot';

@@ -18,7 +18,8 @@
 // frozen, not counted healthy), `lagBy` (raft index behind the leader by N while set), `alarm`
 // (raised once when set; EtcdAlarmDisarm clears it), `learner`, `notStarted` (listed with an empty
 // name, as a member added but never started), `staleMemberList` (this node's member list misses the
-// last member: the lists disagree); cluster-wide `quorumLost` (no leader anywhere).
+// last member: the lists disagree), `forfeitHangs` (EtcdForfeitLeadership waits until the fault is
+// cleared or the caller gives up); cluster-wide `quorumLost` (no leader anywhere).
 import { createHash } from 'node:crypto';
 import type { SimNode, TalosSimTimings } from './node.js';
 
@@ -31,6 +32,8 @@ export interface EtcdMemberFaults {
   learner?: boolean;
   notStarted?: boolean;
   staleMemberList?: boolean;
+  /** EtcdForfeitLeadership on this node hangs (the leader transfer never completes) until the caller's deadline or the fault is cleared. */
+  forfeitHangs?: boolean;
 }
 
 export type EtcdMemberState = 'down' | 'starting' | 'healthy';

@@ -587,6 +587,9 @@ export class TalosApi {
     } catch (err) {
       throw rpcError(grpc.status.DEADLINE_EXCEEDED, `failed to get local etcd member ID: ${(err as Error).message}`);
     }
+    if (!(await etcd.waitUntil(() => n.faults.etcd?.forfeitHangs !== true, cancelled))) {
+      throw rpcError(grpc.status.UNKNOWN, 'failed to forfeit leadership: etcdserver: request timed out, leader transfer took too long');
+    }
     let member: string;
     try {
       member = etcd.forfeit(n);

@@ -60,17 +60,32 @@ describe('core/job: the etcd gate of a control-plane node', function () {
     assert.equal(step.status.phase, 'Pending');
   });
 
-  it('waits while another running job holds the Lease, naming it, with the deadline; a finished holder\'s Lease is taken back', function () {
+  it('waits for the turn while another running job holds the Lease, naming it, without starting the etcd timeout; a finished holder\'s Lease is taken back', function () {
     const other: EtcdLeaseRead = { exists: true, resourceVersion: '9', holder: 'plan-cp1', holderNode: 'cp1', holderActive: true };
     const step = decideJob(obs(pending, { etcdLease: other }));
     assert.equal(step.action, undefined);
-    assert.equal(step.status.reason, 'WaitingForEtcd');
+    assert.equal(step.status.reason, 'WaitingForEtcdTurn');
     assert.match(step.status.message ?? '', /cp1 has the control-plane turn \(job plan-cp1\): one control-plane node at a time/);
-    assert.deepEqual(step.status.etcd?.wait, { stage: 'beforeCordon', startTime: '2026-12-05T10:00:00.000Z', deadline: '2026-12-05T10:10:00.000Z' });
+    assert.equal(step.status.etcd?.wait, undefined, 'the turn is no etcd wait: spec.etcd.timeout does not run while other nodes upgrade');
+    assert.equal(step.requeueAfterMs, 2_000);
     assert.equal(step.events.length, 1, 'one Event when the wait begins');
-    assert.equal(decideJob(obs(step.status, { etcdLease: other }, T0 + 2_000)).events.length, 0, 'none while it goes on');
+    const later = decideJob(obs(step.status, { etcdLease: other }, T0 + 3_600_000));
+    assert.equal(later.events.length, 0, 'none while it goes on');
+    assert.equal(later.status.phase, 'Pending', 'an hour behind other nodes fails nothing');
     const stale = decideJob(obs(pending, { etcdLease: { ...other, holderActive: false } }));
     assert.deepEqual(stale.action, { type: 'releaseEtcdLease', resourceVersion: '9' });
+  });
+
+  it('the etcd leader\'s node lets the other waiting control-plane nodes take the turn first; alone, it takes it', function () {
+    const leads = etcd({ leader: 'cp2' });
+    const deferred = decideJob(obs(pending, { etcd: leads, etcdLease: { exists: false, othersWaiting: ['cp1', 'cp3'] } }));
+    assert.equal(deferred.action, undefined);
+    assert.equal(deferred.status.reason, 'WaitingForEtcdTurn');
+    assert.match(deferred.status.message ?? '', /its etcd member leads: it goes after the other control-plane nodes waiting for their turn \(cp1, cp3\)/);
+    const notLeader = decideJob(obs(pending, { etcd: etcd({ leader: 'cp1' }), etcdLease: { exists: false, othersWaiting: ['cp1', 'cp3'] } }));
+    assert.deepEqual(notLeader.action, { type: 'acquireEtcdLease' }, 'a follower does not wait for others');
+    const alone = decideJob(obs(pending, { etcd: leads, etcdLease: { exists: false, othersWaiting: [] } }));
+    assert.deepEqual(alone.action, { type: 'acquireEtcdLease' });
   });
 
   it('holds a lagging member, polling, and fails at spec.etcd.timeout without touching the node', function () {
