@@ -14,6 +14,14 @@ export function withTimeout(ctx: OpContext, timeoutMs: number): OpContext {
   return { signal: ctx.signal, clock: ctx.clock, deadline: Math.min(ctx.deadline, ctx.clock.now() + timeoutMs) };
 }
 
+/**
+ * A context for the write that must follow an action already taken (the record of a pushed commit):
+ * not cancelled with `ctx` (a handover or shutdown mid-pass), bounded by its own `timeoutMs`.
+ */
+export function followThrough(ctx: OpContext, timeoutMs: number): OpContext {
+  return { signal: new AbortController().signal, clock: ctx.clock, deadline: ctx.clock.now() + timeoutMs };
+}
+
 /** Milliseconds left before the deadline (never negative). */
 export function remainingMs(ctx: OpContext): number {
   return Math.max(0, ctx.deadline - ctx.clock.now());

@@ -295,7 +295,10 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
     const pull = await waitFor(async () => {
       const pulls = (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).filter((p) => p.head.ref.startsWith('kangal-patch/lab/report/simple-upgrade-'));
       return pulls.length === 1 && pulls[0]?.draft === false ? pulls[0] : undefined;
-    }, { timeoutMs: 90_000, description: 'the report PR, ready for review' });
+    }, { timeoutMs: 90_000, description: 'the report PR, ready for review' }).catch(async (err: unknown) => {
+      const pulls = await api<Pull[]>('/repos/acme/plans/pulls?state=all').catch((e: unknown) => String(e));
+      throw new Error(`${(err as Error).message}\npull requests: ${JSON.stringify(pulls)}\ncontainer logs:\n${logs()}`, { cause: err });
+    });
     assert.match(pull.title, /\[lab\]/);
     const statuses = await api<{ state: string; context: string }[]>(`/repos/acme/plans/commits/${sha}/statuses`);
     assert.ok(statuses.some((s) => s.context === 'kangal-patch/lab' && s.state === 'success'), JSON.stringify(statuses));

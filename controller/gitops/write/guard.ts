@@ -3,7 +3,7 @@
 // before it may be marked ready.
 import { branchVerdict, foreignFiles, isRecordedCommit, recordDescription } from '../../core/gitops/bot-branch.js';
 import type { ForgePort, PullRequestView } from '../../forge/port.js';
-import type { OpContext } from '../../runtime/context.js';
+import { followThrough, type OpContext } from '../../runtime/context.js';
 
 export interface BranchGuard {
   forge: ForgePort;
@@ -15,10 +15,18 @@ export interface BranchGuard {
   sameOnBase?: ((ctx: OpContext, branch: string, base: string, paths: readonly string[]) => Promise<string[]>) | undefined;
 }
 
-/** Records `sha` as written by KangalPatch: a pending status under the guard's context. Nothing with the `none` forge. */
+/** How long the record of a pushed commit may take once the pass that pushed it is cancelled. */
+const RECORD_MS = 15_000;
+
+/**
+ * Records `sha` as written by KangalPatch: a pending status under the guard's context. Nothing with
+ * the `none` forge. Called right after the push, it is written even when the pass is being cancelled
+ * (a handover, a shutdown): unrecorded, the next leader would take the commit for a human edit of
+ * the report and stop updating it.
+ */
 export async function recordCommit(ctx: OpContext, g: BranchGuard, sha: string): Promise<void> {
   if (g.forge.kind === 'none') return;
-  await g.forge.setCommitStatus(ctx, sha, { state: 'pending', context: g.context, description: recordDescription(`its ${g.what}, checked before the pull request is marked ready`) });
+  await g.forge.setCommitStatus(followThrough(ctx, RECORD_MS), sha, { state: 'pending', context: g.context, description: recordDescription(`its ${g.what}, checked before the pull request is marked ready`) });
 }
 
 /** Whether `sha` carries KangalPatch's record (see recordCommit). */
