@@ -5,7 +5,7 @@
 // control-plane node goes down, and the check says so. Pure: the facts were read by the adapter.
 import type { PlanEtcdStatus } from '../../../schemas/etcd.js';
 import { iso } from '../time.js';
-import { alarmProblem, controlPlaneSafety, leaderNode, leaderOf, memberLabel, memberList, memberProblem, nodeOfMember, type EtcdFacts } from './index.js';
+import { alarmProblem, controlPlaneSafety, leaderNode, leaderOf, memberLabel, memberList, memberProblem, nodeOfMember, type EtcdFacts, type EtcdMemberFact, type Safety } from './index.js';
 
 export interface EtcdPreflight {
   passed: boolean;
@@ -24,10 +24,9 @@ export interface EtcdPreflightInput {
 const READ_HINT = 'the Talos credentials need a role that reads etcd (os:reader or above) and every control-plane node must answer';
 
 export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): EtcdPreflight {
-  const unreadable = facts.nodes.flatMap((n) => (n.status.ok ? [] : [`${n.node}: ${n.status.error}`]));
   const list = memberList(facts);
-  if (!list.ok) return fail(`etcd members cannot be read (${list.error}): ${READ_HINT}`);
-  if (unreadable.length > 0) return fail(`etcd status cannot be read on ${unreadable.length} control-plane node(s): ${unreadable.slice(0, 3).join('; ')}; ${READ_HINT}`);
+  const unreadable = unreadableProblem(facts, list);
+  if (unreadable !== undefined || !list.ok) return fail(unreadable ?? READ_HINT);
   const members = list.value;
   const alarm = alarmProblem(facts, members, input.selected[0] ?? '');
   if (alarm) {
@@ -35,40 +34,55 @@ export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): Etcd
       `etcd member ${alarm.member} ${alarm.problem}: clear its cause (NOSPACE: compact and defragment etcd; CORRUPT: restore the member) and disarm it (talosctl etcd alarm disarm), then the preflight passes on its next try`,
     );
   }
-  const leader = leaderOf(facts);
   const leaderName = leaderNode(facts);
-  const status: PlanEtcdStatus = {
-    checkedTime: iso(input.now),
-    ...(leaderName === undefined ? {} : { leader: leaderName }),
-    members: members
-      .map((m) => {
-        const node = nodeOfMember(facts, m);
-        const own = facts.nodes.find((n) => n.node === node);
-        const lag = leader?.raftIndex !== undefined && own?.status.ok ? Math.max(0, leader.raftIndex - own.status.value.raftIndex) : undefined;
-        return {
-          name: m.name,
-          ...(node === undefined ? {} : { node }),
-          healthy: memberProblem(facts, m, leader, Number.POSITIVE_INFINITY) === undefined,
-          ...(lag === undefined ? {} : { lagEntries: lag }),
-        };
-      })
-      .sort((a, b) => a.name.localeCompare(b.name)),
-  };
+  const status: PlanEtcdStatus = { checkedTime: iso(input.now), ...(leaderName === undefined ? {} : { leader: leaderName }), members: memberStates(facts, members) };
   // The first control-plane node to go down is the first in order that is not the leader.
   const first = input.selected.find((n) => n !== leaderName) ?? input.selected[0];
   const safety = first === undefined ? undefined : controlPlaneSafety(facts, { node: first, maxLagEntries: input.maxLagEntries });
   if (safety?.state === 'refused') return { passed: false, message: safety.message, status };
-  const named = members.map((m) => `${memberLabel(facts, m)}${nodeOfMember(facts, m) === leaderName && leaderName !== undefined ? ' (leader)' : ''}`).join(', ');
-  const parts = [`etcd: ${members.length} member(s) ${named}`];
+  const parts = [`etcd: ${members.length} member(s) ${members.map((m) => `${memberLabel(facts, m)}${leaderName !== undefined && nodeOfMember(facts, m) === leaderName ? ' (leader)' : ''}`).join(', ')}`];
   if (leaderName !== undefined && input.selected.includes(leaderName)) parts.push(`the leader's node ${leaderName} goes last and hands leadership over first`);
+  parts.push(outlook(safety, status));
+  return { passed: true, message: parts.join('; '), status };
+}
+
+/** What the first control-plane node will meet: a wait (recorded as status.waitFor), the single-node warning, or nothing. */
+function outlook(safety: Safety | undefined, status: PlanEtcdStatus): string {
   if (safety?.state === 'unsafe') {
     status.waitFor = `etcd member ${safety.member} ${safety.problem}`;
-    parts.push(`the first control-plane node waits (at most spec.etcd.timeout) while ${status.waitFor}`);
-  } else if (safety?.state === 'safe' && safety.warning !== undefined) {
+    return `the first control-plane node waits (at most spec.etcd.timeout) while ${status.waitFor}`;
+  }
+  if (safety?.state === 'safe' && safety.warning !== undefined) {
     status.warning = safety.warning;
-    parts.push(safety.warning);
-  } else parts.push('every member healthy and caught up');
-  return { passed: true, message: parts.join('; '), status };
+    return safety.warning;
+  }
+  return 'every member healthy and caught up';
+}
+
+/** Each member's health (not its lag: a member behind is healthy, the gate waits for it) and lag, by name. */
+function memberStates(facts: EtcdFacts, members: readonly EtcdMemberFact[]): PlanEtcdStatus['members'] {
+  const leader = leaderOf(facts);
+  return members
+    .map((m) => {
+      const node = nodeOfMember(facts, m);
+      const own = facts.nodes.find((n) => n.node === node);
+      const lag = leader?.raftIndex !== undefined && own?.status.ok ? Math.max(0, leader.raftIndex - own.status.value.raftIndex) : undefined;
+      return {
+        name: m.name,
+        ...(node === undefined ? {} : { node }),
+        healthy: memberProblem(facts, m, leader, Number.POSITIVE_INFINITY) === undefined,
+        ...(lag === undefined ? {} : { lagEntries: lag }),
+      };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** etcd unreadable: no member list anywhere, or a control-plane node whose status read failed. */
+function unreadableProblem(facts: EtcdFacts, list: ReturnType<typeof memberList>): string | undefined {
+  if (!list.ok) return `etcd members cannot be read (${list.error}): ${READ_HINT}`;
+  const unreadable = facts.nodes.flatMap((n) => (n.status.ok ? [] : [`${n.node}: ${n.status.error}`]));
+  if (unreadable.length > 0) return `etcd status cannot be read on ${unreadable.length} control-plane node(s): ${unreadable.slice(0, 3).join('; ')}; ${READ_HINT}`;
+  return undefined;
 }
 
 function fail(message: string): EtcdPreflight {
