@@ -38,6 +38,7 @@ export async function checkRun(f: RunFacts): Promise<string[]> {
   const phases = lastJobPhases(f.lab);
   for (const n of f.plan.nodes) v.push(...(n.selected ? checkNode(f, n, phases.get(n.name)) : untouched(f, n, phases)));
   v.push(...concurrencyAndOrder(f), ...(await groupsClaimed(f, phases)), ...pdbsHeld(f), ...windowHeld(f));
+  v.push(...etcdQuorumKept(f));
   // Version skew, from the observer's Node and Pod watches: never a kubelet newer than a kube-apiserver.
   if (f.lab.observer.skewViolations.length > 0) v.push(`version skew: ${f.lab.observer.skewViolations.slice(0, 3).join('; ')}`);
   // The report pull request says what the cluster says (read again: under Halt the running nodes finish after the plan failed).
@@ -45,6 +46,20 @@ export async function checkRun(f: RunFacts): Promise<string[]> {
   // No credential anywhere the controller wrote.
   const leaks = secretLeaks(await controllerOutputs(f.lab, f.controllers), labSecrets(f.lab));
   if (leaks.length > 0) v.push(`a credential appears in: ${leaks.join(', ')}`);
+  return v;
+}
+
+/**
+ * etcd, from the simulator's own record (the lab is fresh for each run): with three or more members,
+ * never fewer than a quorum healthy, and no leader's node stopped while it led (a forfeit first). A
+ * single member is down while its node reboots by design; the chaos faults never take a member's
+ * health (only its lag), so every loss here would be the controller's.
+ */
+function etcdQuorumKept({ lab }: RunFacts): string[] {
+  if (lab.talos.etcd.members().length < 3) return [];
+  const record = lab.talos.etcd.record();
+  const v = record.quorumLosses.map((q) => `etcd lost its quorum from ${new Date(q.from).toISOString()} (${q.cause}: ${q.unhealthy.join(', ')} not healthy)`);
+  for (const l of record.leaders.filter((x) => / stopped$/.test(x.why))) v.push(`etcd's leader went down while leading: ${l.why} (the next leader ${l.leader ?? 'none'})`);
   return v;
 }
 

@@ -20,6 +20,7 @@ export const FAULT_KINDS = [
   'node-never-back',
   'old-partition',
   'clock-jump',
+  'etcd-member-lag',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -27,6 +28,12 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export const NODE_FAILURES: readonly FaultKind[] = ['pdb-blocked', 'node-never-back', 'old-partition'];
 /** Faults set up before the plan is applied (conditions of the run, not moments in it). */
 export const STANDING_FAULTS: readonly FaultKind[] = [...NODE_FAILURES, 'talos-endpoint-lost', 'clock-jump'];
+/**
+ * Faults on one control-plane node's etcd member for a while: it lags far behind the leader (the
+ * etcd gate holds meanwhile). Not an isolated member: that takes the quorum down with a member the
+ * controller rebooted, a loss the checker could not tell from one the controller caused.
+ */
+export const ETCD_MEMBER_FAULTS: readonly FaultKind[] = ['etcd-member-lag'];
 /** Faults that need the plan delivered through Git. */
 const GIT_FAULTS: readonly FaultKind[] = ['git-down', 'force-push'];
 
@@ -47,7 +54,7 @@ export interface Trigger {
 
 export interface ScheduledFault {
   kind: FaultKind;
-  /** Standing faults: the node they hit (an index into the plan's nodes). Moment faults: undefined. */
+  /** Standing faults: the node they hit (an index into the plan's nodes); etcd member faults: the control-plane node (an index into the members). Other moment faults: undefined. */
   nodeIndex?: number;
   trigger?: Trigger;
   /** How long an outage lasts (restarts: how long the component stays down). */
@@ -101,7 +108,9 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
   // A small fleet most of the time (runs stay short), up to 40 nodes now and then.
   const size = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 3, max: Math.min(12, maxNodes) }) }, { weight: 1, arbitrary: fc.integer({ min: 3, max: maxNodes }) });
   return fc.record({ nodes: size, controlPlanes: fc.integer({ min: 1, max: 3 }) }).chain(({ nodes, controlPlanes: cpWanted }) => {
-    const controlPlanes = Math.min(cpWanted, nodes - 2);
+    // One or three control-plane nodes: etcd with two members is refused (as Talos refuses it), no fleet runs it.
+    const fit = Math.min(cpWanted, nodes - 2);
+    const controlPlanes = fit === 2 ? (nodes - 2 >= 3 ? 3 : 1) : fit;
     const workers = nodes - controlPlanes;
     const faultKinds = allowed.length === 0 ? fc.constant<FaultKind[]>([]) : fc.uniqueArray(fc.constantFrom(...allowed), { minLength: 1, maxLength: Math.min(3, allowed.length) });
     return fc.record({
@@ -140,7 +149,8 @@ function scenarioArbitrary(seed: number, allowed: readonly FaultKind[], maxNodes
       const faults = d.kinds.map((kind, i): ScheduledFault => {
         const f = d.faultSeeds[i] ?? { node: 0, on: 'jobPhase' as const, share: 0, downMs: 1000, status: 429 as const };
         if (STANDING_FAULTS.includes(kind)) return { kind, nodeIndex: f.node, downMs: f.downMs };
-        return { kind, trigger: { on: d.replicas === 0 && f.on === 'podDeleting' ? 'jobPhase' : f.on, share: f.share }, downMs: f.downMs, ...(kind === 'write-storm' ? { status: f.status } : {}) };
+        const trigger: Trigger = { on: d.replicas === 0 && f.on === 'podDeleting' ? 'jobPhase' : f.on, share: f.share };
+        return { kind, trigger, downMs: f.downMs, ...(kind === 'write-storm' ? { status: f.status } : {}), ...(ETCD_MEMBER_FAULTS.includes(kind) ? { nodeIndex: f.node } : {}) };
       });
       return {
         seed,

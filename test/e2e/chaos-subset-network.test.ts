@@ -13,5 +13,6 @@ chaosSubset('chaos: the fixed subset of seeds (network, Git)', [
   // The campaign's own draw (all faults, up to 40 nodes), 10 nodes: etcd restarted right after a
   // pod's graceful deletion began, so the lab kubelet's final delete failed. Regression case of the
   // kubelet that did not try again: the pod stayed Terminating past drainTimeout and two nodes failed.
-  { seed: 3297, faults: [...FAULT_KINDS], maxNodes: 40 },
+  // Its draw is from the kinds the campaign had then (the etcd member fault came later and would draw another run).
+  { seed: 3297, faults: FAULT_KINDS.filter((k) => k !== 'etcd-member-lag'), maxNodes: 40 },
 ]);
