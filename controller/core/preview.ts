@@ -43,6 +43,8 @@ export interface PreviewInput {
   nodes: readonly PreviewNodeFacts[];
   /** The node the controller runs on: scheduled last in its group. */
   ownNode?: string | undefined;
+  /** The etcd leader's node as the EtcdHealthy check found it: last in its group, as the rollout orders it. */
+  etcdLeader?: string | undefined;
 }
 
 export const SkipReason = {
@@ -137,7 +139,7 @@ function atTarget(spec: PatchPlanSpec, node: PreviewNodeFacts): boolean {
 
 export function previewRollout(input: PreviewInput): RolloutPreview {
   const { spec, now } = input;
-  const sel: Selection = selectNodes(spec, input.nodes, input.ownNode);
+  const sel: Selection = selectNodes(spec, input.nodes, input.ownNode, input.etcdLeader);
   const byName = new Map(input.nodes.map((n) => [n.name, n]));
   const skipped: SkippedNode[] = [];
   for (const n of [...input.nodes].sort((a, b) => a.name.localeCompare(b.name))) {

@@ -28,7 +28,6 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
   const { spec, metadata } = plan.plan;
   try {
     const cluster = await readCluster(ctx, kube, metadata.name);
-    const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode });
     const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }), hookPolicy: opts.hookPolicy };
     const preflight = await previewPreflight(ctx, deps, {
       spec,
@@ -38,6 +37,9 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
       apiServers: cluster.apiServers,
       operatorNamespace: opts.operatorNamespace,
     });
+    // The order the rollout will take: the etcd leader the preflight found goes last in its group.
+    const etcdLeader = preflight.checks.find((c) => c.etcd !== undefined)?.etcd?.leader;
+    const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode, etcdLeader });
     return { plan: { name: metadata.name, file: plan.file }, preview, preflight };
   } finally {
     closeAllTalosChannels();
