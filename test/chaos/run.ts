@@ -398,17 +398,19 @@ async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet
       await wc.git(['push', '--quiet', '--force', 'origin', 'HEAD:main']);
       return;
     }
-    case 'etcd-member-lag': {
-      // One control-plane node's member falls far behind the leader for a while.
-      const members = lab.talos.etcd.members();
-      const node = members[(f.nodeIndex ?? 0) % Math.max(1, members.length)]?.node;
-      if (node === undefined) return;
-      lab.talos.faults.set(node, { etcd: { lagBy: 100_000 } });
-      await delay(f.downMs);
-      lab.talos.faults.set(node, { etcd: {} });
-      return;
-    }
+    case 'etcd-member-lag':
+      return lagMember(lab, f);
     default:
       return;
   }
+}
+
+/** One control-plane node's etcd member falls far behind the leader for the fault's duration. */
+async function lagMember(lab: JobLab, f: ScheduledFault): Promise<void> {
+  const members = lab.talos.etcd.members();
+  const node = members[(f.nodeIndex ?? 0) % Math.max(1, members.length)]?.node;
+  if (node === undefined) return;
+  lab.talos.faults.set(node, { etcd: { lagBy: 100_000 } });
+  await delay(f.downMs);
+  lab.talos.faults.set(node, { etcd: {} });
 }
