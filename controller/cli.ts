@@ -128,7 +128,7 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
 
 /** An auto-update template: what it would propose now and why not a newer release (exit 0). */
 async function previewTemplateFile(loaded: { file: string; plan: PatchPlanDocument }, opts: PreviewFlags, io: CliIO, fail: (text: string, code: ExitCode) => ExitCode): Promise<ExitCode> {
-  const { previewTemplate, formatTemplatePreview } = await import('./preview/template.js');
+  const { previewTemplate, formatTemplatePreview } = await import('./gitops/template-preview.js');
   const shutdown = new AbortController();
   try {
     const p = await previewTemplate(rootContext(systemClock, shutdown.signal, PREVIEW_TIMEOUT_MS), loaded, {

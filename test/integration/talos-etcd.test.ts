@@ -107,9 +107,10 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     assert.ok(first.dbSize > 0 && first.dbSizeInUse > 0 && first.dbSizeInUse <= first.dbSize);
     assert.ok(first.raftTerm >= 2);
     assert.deepEqual(first.errors, []);
-    await new Promise((r) => setTimeout(r, 50));
-    const later = ok(await status('etcd-cp2')).messages[0]?.memberStatus;
-    assert.ok(later && later.raftIndex > first.raftIndex, 'raft index advances');
+    const later = await waitFor(async () => {
+      const s = ok(await status('etcd-cp2')).messages[0]?.memberStatus;
+      return s && s.raftIndex > first.raftIndex ? s : undefined;
+    }, { timeoutMs: 5000, intervalMs: 10, description: 'the raft index advancing' });
     assert.ok(later.raftAppliedIndex <= later.raftIndex);
   });
 
@@ -192,8 +193,7 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
       await waitFor(() => sim.etcd.members().find((m) => m.node === 'etcd-cp1')?.healthy === true, { timeoutMs: 5000, intervalMs: 10, description: 'cp1 healthy' });
       assert.equal(ok(await status('etcd-cp1')).messages[0]?.memberStatus?.memberId, memberIdOf('etcd-cp1'));
       assert.ok((await lagOf('etcd-cp1')) > 1000, 'behind right after it is healthy');
-      await new Promise((r) => setTimeout(r, 700));
-      assert.ok(Math.abs(await lagOf('etcd-cp1')) < 100, 'caught up');
+      await waitFor(async () => (Math.abs(await lagOf('etcd-cp1')) < 100 ? true : undefined), { timeoutMs: 5000, intervalMs: 20, description: 'cp1 caught up' });
       assert.equal(sim.etcd.record().quorumLosses.length, lossesBefore, 'one member down of three keeps quorum');
     } finally {
       sim.setTimings({ etcdHealthyMs: 80, etcdCatchUpMs: 150, rebootMs: 120, bootMs: 60 });

@@ -13,14 +13,14 @@ import { selectNodes } from '../core/plan/selection.js';
 import { stableReleases } from '../core/auto-update/releases.js';
 import { allowedStep } from '../core/auto-update/decide.js';
 import { createReleasesClient } from '../forge/releases.js';
-import { upstreamEvidence } from '../gitops/promotion/reports.js';
-import { loadTrustedKeys } from '../gitops/promotion/signature.js';
-import { readTokenFile } from '../gitops/source/token.js';
-import type { ReportTree } from '../gitops/source/reports.js';
+import { upstreamEvidence } from './promotion/reports.js';
+import { loadTrustedKeys } from './promotion/signature.js';
+import { readTokenFile } from './source/token.js';
+import type { ReportTree } from './source/reports.js';
 import { createKube } from '../kube/index.js';
 import type { OpContext } from '../runtime/context.js';
 import type { PromotionStatus } from '../../schemas/patchplan.js';
-import { readCluster } from './cluster.js';
+import { readCluster } from '../preview/cluster.js';
 
 export interface TemplatePreviewOptions {
   kubeconfig?: string | undefined;
