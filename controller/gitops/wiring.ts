@@ -1,12 +1,12 @@
 // Starts the GitOps loop (and its webhook) for `kangal-patch run --git-url ...`, while leading.
 import type { Server } from 'node:http';
-import type { RunConfig } from '../config.js';
 import type { ForgePort } from '../forge/port.js';
 import type { KubeInformers, KubePort } from '../kube/port.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { createGitopsLoop, type GitopsLoop } from './loop.js';
+import type { GitopsSettings } from './settings.js';
 import { createGitSource } from './source/index.js';
 import { serveWebhook } from './webhook.js';
 
@@ -20,9 +20,10 @@ export interface GitopsWiring {
   forge?: ForgePort;
 }
 
-export type GitConfig = RunConfig & { gitUrl: string; clusterName: string };
+/** Settings with a plans repository and the cluster's name: what the Git side needs to start. */
+export type GitConfig = GitopsSettings & { gitUrl: string; clusterName: string };
 
-export function hasGit(cfg: RunConfig): cfg is GitConfig {
+export function hasGit(cfg: GitopsSettings): cfg is GitConfig {
   return cfg.gitUrl !== undefined && cfg.clusterName !== undefined;
 }
 
