@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { BUILT_IN_GROUPS } from './api.js';
 import { asObj, type CrossFieldRule, type Obj } from './cross-field.js';
 import { suggest } from './suggest.js';
+import { CEL_GHCR_UNPUBLISHED, ghcrPublishesInstaller } from './ghcr-installer.js';
 
 type Ctx = z.core.$RefinementCtx<unknown>;
 
@@ -61,6 +62,13 @@ export const TARGET_RULES: readonly CrossFieldRule[] = [
   },
   factoryOnly('installer'),
   factoryOnly('schematicID'),
+  {
+    id: 'target.source.factoryFrom114',
+    path: ['source'],
+    holds: (t) => isFactory(t) || ghcrPublishesInstaller(t.talosVersion),
+    cel: `(${CEL_FACTORY}) || !has(self.talosVersion) || !${CEL_GHCR_UNPUBLISHED}`,
+    message: 'must be factory for a Talos target of v1.14 or later: ghcr.io/siderolabs/installer is not published from 1.14; use target.source: factory with target.installer (e.g. metal), and target.schematicID only to change extensions',
+  },
   {
     id: 'target.secureBoot.factoryOnly',
     path: ['secureBoot'],

@@ -85,7 +85,7 @@ export async function previewTemplate(ctx: OpContext, loaded: { file: string; pl
     promotion = outcome.status;
     verdicts = outcome.verdicts;
   }
-  const explanation = explainTemplate({ now, spec: auto, currentVersion: current, releases: feed.releases, skippedVersions: [], children: [] }, verdicts);
+  const explanation = explainTemplate({ now, spec: auto, installerSource: spec.target.source, currentVersion: current, releases: feed.releases, skippedVersions: [], children: [] }, verdicts);
   return { template: { name: metadata.name, file: loaded.file }, explanation, promotion };
 }
 

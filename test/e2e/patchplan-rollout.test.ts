@@ -16,6 +16,8 @@ import { VANILLA_SCHEMATIC } from '../lab/talos/index.js';
 import { installerPulls, prePullViolations } from '../lab/talos/pre-pulls.js';
 
 const TARGET = 'v1.13.2';
+// From Talos 1.14 the installer comes from the Image Factory only.
+const FACTORY = { source: 'factory', installer: 'nocloud' };
 const prod = { environment: 'production' };
 // 3 control planes; worker-1/2 databases (worker-2 also has a GPU: the database group claims it);
 // worker-3/4 GPUs; worker-5..8 plain; worker-9 is not in production and must never be touched.
@@ -49,7 +51,7 @@ describe('PatchPlan end to end: rollouts', function () {
     lab = await startJobLab({
       fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
       labels: LABELS,
-      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.14.0', 'siderolabs/installer:v1.14.1', 'siderolabs/installer:v1.14.2', 'siderolabs/installer:v1.14.3'],
+      images: [TARGET, 'v1.14.0', 'v1.14.1', 'v1.14.2', 'v1.14.3'].map((v) => factoryImage('nocloud', v)),
       workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
     });
   });
@@ -144,7 +146,7 @@ describe('PatchPlan end to end: rollouts', function () {
     const a = lab.startController({ name: 'racer-a' });
     const b = lab.startController({ name: 'racer-b' });
     await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'race' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.0' },
+      target: { talosVersion: 'v1.14.0', ...FACTORY },
       groups: { workers: { concurrency: 3 } },
       strategy: { order: ['workers'] },
       nodeSelector: { matchLabels: prod },
@@ -167,7 +169,7 @@ describe('PatchPlan end to end: rollouts', function () {
     await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'leader-b standing by' });
     lab.talos.setTimings({ rebootMs: 1_000 });
     await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'failover' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.1' },
+      target: { talosVersion: 'v1.14.1', ...FACTORY },
       groups: { workers: { concurrency: 2 } },
       strategy: { order: ['workers'] },
       nodeSelector: { matchLabels: prod },
@@ -198,7 +200,7 @@ describe('PatchPlan end to end: rollouts', function () {
     lab.talos.setTimings({ pullMs: 600, rebootMs: 1_200 });
     const controller = lab.startController({ name: 'prepull' });
     await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'prepull' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.2' },
+      target: { talosVersion: 'v1.14.2', ...FACTORY },
       groups: Object.fromEntries(groups.map((g) => [g.name, { concurrency: g.concurrency, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: g.nodes }] } }])),
       strategy: { order: groups.map((g) => g.name) },
       nodeSelector: { matchLabels: prod },
@@ -263,7 +265,7 @@ describe('PatchPlan end to end: rollouts', function () {
     });
     try {
       await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'killed' }, spec: {} }, lab.talos.endpoint, {
-        target: { talosVersion: 'v1.14.3' },
+        target: { talosVersion: 'v1.14.3', ...FACTORY },
         groups: { plain: { concurrency: 2, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] } } },
         strategy: { order: ['plain'] },
         nodeSelector: { matchLabels: prod },

@@ -100,6 +100,25 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
     }
   });
 
+  it('agrees with validate at the edge of the ghcr rule: ghcr up to 1.13, factory from 1.14', async function () {
+    const targets = [
+      { talosVersion: 'v1.13.9' },
+      { talosVersion: 'v1.13.0', source: 'ghcr' },
+      { talosVersion: 'v1.14.0', source: 'factory', installer: 'metal' },
+      { talosVersion: 'v1.14.2', source: 'factory', installer: 'aws' },
+      { talosVersion: 'v1.20.1', source: 'factory', installer: 'metal' },
+      { kubernetesVersion: 'v1.35.1' },
+    ];
+    for (const [i, target] of targets.entries()) {
+      const doc = basePlan();
+      doc.metadata = { name: `admission-ghcr-edge-${i}`, labels: { test: 'admission' } };
+      doc.spec.target = target;
+      assert.deepEqual(expectedFindings(doc), [], JSON.stringify(target));
+      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'], stringify(doc));
+      assert.equal(r.code, 0, `${JSON.stringify(target)} refused: ${r.stderr}`);
+    }
+  });
+
   it('accepts a plan that breaks only the status-only rule (Secret outside the operator namespace), which validate refuses', async function () {
     const doc = basePlan();
     doc.metadata = { name: 'admission-secret-ns', labels: { test: 'admission' } };

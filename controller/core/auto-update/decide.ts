@@ -8,14 +8,15 @@
 //   the time it becomes eligible;
 // - allow patch: same major.minor as the current version; allow minor: also the next minor, never
 //   one further (1.13.x may go to 1.14.y, never to 1.15.z);
-// - the proposal is the highest eligible version above the current one, minus skipped versions and
-//   versions a child plan already exists for;
+// - the proposal is the highest eligible version above the current one, minus skipped versions,
+//   versions a child plan already exists for and, for a ghcr template, versions ghcr has no installer for;
 // - no new proposal (and no superseding) while a child plan is not Completed (Failed blocks too);
 // - a newer eligible version than the open proposal supersedes it;
 // - the next wake: the next check, or the first time a pending version becomes eligible, whichever first.
 import semver from 'semver';
 import type { z } from 'zod';
-import type { autoUpdateSpec } from '../../../schemas/target.js';
+import type { autoUpdateSpec, ImageSource } from '../../../schemas/target.js';
+import { ghcrPublishesInstaller } from '../../../schemas/ghcr-installer.js';
 import { durationMs, iso } from '../time.js';
 import { stableReleases, type Release } from './releases.js';
 
@@ -37,6 +38,8 @@ export interface AutoUpdateInput {
   /** epoch ms */
   now: number;
   spec: AutoUpdateSpec;
+  /** The template's target.source: a ghcr template is never proposed a release ghcr has no installer for (1.14+). */
+  installerSource: ImageSource;
   /** Lowest Talos version across the template's selected nodes (undefined: no node reports one). */
   currentVersion: string | undefined;
   releases: readonly Release[];
@@ -133,6 +136,17 @@ function blockedMessage(child: ChildPlanFacts): string {
   return `child plan ${child.name} (${child.version}) is ${child.phase ?? 'not started'}, not Completed: no new proposal until it completes${failedHint}`;
 }
 
+/** Whether the template's installer source has an installer for `version` (ghcr stops at 1.13). */
+export function installerPublished(input: Pick<AutoUpdateInput, 'installerSource'>, version: string): boolean {
+  return input.installerSource !== 'ghcr' || ghcrPublishesInstaller(version);
+}
+
+/** The newest allowed release a ghcr template cannot be proposed, said once in the up-to-date message. */
+function ghcrNote(input: AutoUpdateInput, stable: readonly Release[], current: string): string {
+  const blocked = stable.find((r) => allowedStep(current, r.tagName, input.spec.allow) !== undefined && !installerPublished(input, r.tagName));
+  return blocked ? `; ${blocked.tagName} is not proposed: ghcr.io/siderolabs/installer is not published from Talos 1.14, set target.source: factory with target.installer to follow it` : '';
+}
+
 /** Allowed steps from `current`, minus skipped versions and versions a child plan exists for; newest first. */
 function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], current: string): Candidate[] {
   const { now, spec } = input;
@@ -141,7 +155,7 @@ function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], curr
   const gate = input.promotionGate;
   return stable.flatMap((release): Candidate[] => {
     const step = allowedStep(current, release.tagName, spec.allow);
-    if (step === undefined || excluded.has(semver.clean(release.tagName))) return [];
+    if (step === undefined || excluded.has(semver.clean(release.tagName)) || !installerPublished(input, release.tagName)) return [];
     const aged = (release.publishedAt ?? now) + minAge;
     if (!gate) return [{ release, step, eligibleAt: aged, heldBy: 'age' }];
     const promoted = gate.get(release.tagName);
@@ -160,7 +174,7 @@ function decideWithoutEligible(out: DecisionBase, input: AutoUpdateInput, stable
   }
   return out.pending
     ? { ...out, action: NONE, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
-    : { ...out, action: NONE, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}` };
+    : { ...out, action: NONE, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}${ghcrNote(input, stable, current)}` };
 }
 
 /** An eligible version exists: propose it, supersede an older open proposal with it, or leave a newer-or-equal one open. */

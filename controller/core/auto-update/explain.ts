@@ -6,13 +6,13 @@ import semver from 'semver';
 import type { VersionVerdict } from '../promotion/decide.js';
 import { stageName } from '../promotion/stage.js';
 import { durationMs, iso } from '../time.js';
-import { allowedStep, decideAutoUpdate, type AutoUpdateInput, type AutoUpdateSpec } from './decide.js';
+import { allowedStep, decideAutoUpdate, installerPublished, type AutoUpdateInput, type AutoUpdateSpec } from './decide.js';
 import { stableReleases } from './releases.js';
 
 export interface VersionWhyNot {
   version: string;
   /** Proposed, or the first reason it is not. */
-  state: 'Proposed' | 'NotAllowedStep' | 'TooYoung' | 'NotPromoted' | 'SoakingUpstream' | 'OlderThanProposal';
+  state: 'Proposed' | 'NotAllowedStep' | 'NoGhcrInstaller' | 'TooYoung' | 'NotPromoted' | 'SoakingUpstream' | 'OlderThanProposal';
   message: string;
 }
 
@@ -36,6 +36,7 @@ export function explainTemplate(input: Omit<AutoUpdateInput, 'promotionGate'>, v
     const v = r.tagName;
     if (v === proposal) return { version: v, state: 'Proposed', message: `would be proposed now` };
     if (current === undefined || allowedStep(current, v, spec.allow) === undefined) return { version: v, state: 'NotAllowedStep', message: `not a ${spec.allow} step from ${current ?? '?'} (allow: ${spec.allow})` };
+    if (!installerPublished(input, v)) return { version: v, state: 'NoGhcrInstaller', message: 'ghcr.io/siderolabs/installer is not published from Talos 1.14: set target.source: factory with target.installer to follow it' };
     const agedAt = (r.publishedAt ?? input.now) + durationMs(spec.minReleaseAge);
     if (agedAt > input.now) return { version: v, state: 'TooYoung', message: `younger than minReleaseAge ${spec.minReleaseAge} until ${iso(agedAt)}` };
     const verdict = verdicts?.find((x) => x.version === v);

@@ -370,7 +370,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const open = await settleOpenProposal(ctx, first, promo);
     await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
-      now, spec, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
+      now, spec, installerSource: template.spec?.target.source ?? 'ghcr', currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
       promotionGate: promo?.gate,
     });

@@ -12,7 +12,7 @@ const rel = (tagName: string, ageHours: number, more: Partial<Release> = {}): Re
 // The scenario: a 1.13.2 fleet; 1.13.3 old enough, 1.13.4 too young (72h), 1.14.0 old enough.
 const FEED: Release[] = [rel('v1.14.0', 200), rel('v1.13.4', 10), rel('v1.13.3', 100), rel('v1.13.2', 900), rel('v1.15.0', 500), rel('v1.14.1-beta.0', 100, { prerelease: true }), rel('v1.14.9', 100, { draft: true, publishedAt: undefined })];
 const spec = (allow: 'patch' | 'minor', more: Record<string, unknown> = {}) => autoUpdateSpec.parse({ enabled: true, allow, checkInterval: '1h', minReleaseAge: '72h', ...more });
-const input = (more: Partial<AutoUpdateInput>): AutoUpdateInput => ({ now: T0, spec: spec('patch'), currentVersion: 'v1.13.2', releases: FEED, skippedVersions: [], children: [], ...more });
+const input = (more: Partial<AutoUpdateInput>): AutoUpdateInput => ({ now: T0, spec: spec('patch'), installerSource: 'factory', currentVersion: 'v1.13.2', releases: FEED, skippedVersions: [], children: [], ...more });
 
 describe('core/auto-update: decideAutoUpdate', function () {
   const cases: { name: string; in: Partial<AutoUpdateInput>; action: string; version?: string; reason: string; pending?: string; wake: number }[] = [
@@ -54,6 +54,22 @@ describe('core/auto-update: decideAutoUpdate', function () {
     const b = decideAutoUpdate(input({ children: [{ name: 'c', version: 'v1.13.3', phase: 'Failed' }] }));
     assert.equal(b.blockedBy?.name, 'c');
     assert.match(b.message, /child plan c \(v1\.13\.3\) is Failed, not Completed/);
+  });
+});
+
+describe('core/auto-update: a ghcr template and Talos 1.14', function () {
+  it('is never proposed a release ghcr publishes no installer for; the up-to-date message says why and what to set', function () {
+    const d = decideAutoUpdate(input({ spec: spec('minor', { minReleaseAge: '0s' }), installerSource: 'ghcr', currentVersion: 'v1.13.4' }));
+    assert.equal(d.action.type, 'none', d.message);
+    assert.equal(d.reason, 'UpToDate');
+    assert.match(d.message, /v1\.14\.0 is not proposed: ghcr\.io\/siderolabs\/installer is not published from Talos 1\.14, set target\.source: factory/);
+  });
+
+  it('still gets the patches of its own minor, and the same template on factory gets 1.14', function () {
+    const ghcr = decideAutoUpdate(input({ spec: spec('minor', { minReleaseAge: '0s' }), installerSource: 'ghcr' }));
+    assert.equal(ghcr.action.type === 'propose' ? ghcr.action.proposal.version : undefined, 'v1.13.4', ghcr.message);
+    const factory = decideAutoUpdate(input({ spec: spec('minor', { minReleaseAge: '0s' }), installerSource: 'factory' }));
+    assert.equal(factory.action.type === 'propose' ? factory.action.proposal.version : undefined, 'v1.14.0', factory.message);
   });
 });
 

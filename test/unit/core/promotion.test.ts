@@ -122,7 +122,7 @@ describe('core/promotion: the auto-update decision gated by promotion', function
   const rel = (tagName: string, ageHours: number): Release => ({ tagName, draft: false, prerelease: false, publishedAt: T0 - ageHours * H, htmlUrl: `https://example/${tagName}` });
   const feed = [rel('v1.12.6', 10), rel('v1.12.5', 100)];
   const auto = autoUpdateSpec.parse({ enabled: true, allow: 'patch', checkInterval: '1h', minReleaseAge: '0s', promotion: { after: [{ cluster: 'staging' }], soak: '24h' } });
-  const decide = (gate: Map<string, number | undefined>) => decideAutoUpdate({ now: T0, spec: auto, currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [], promotionGate: gate });
+  const decide = (gate: Map<string, number | undefined>) => decideAutoUpdate({ now: T0, spec: auto, installerSource: 'factory', currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [], promotionGate: gate });
 
   it('nothing promoted: no proposal, WaitingForPromotion, next wake at the next check', function () {
     const d = decide(new Map());
@@ -157,11 +157,11 @@ describe('core/auto-update: explainTemplate (kangal-patch preview on a template)
   it('what it would propose now, and for each newer release why not', function () {
     const reports = [report('a', 'v1.12.5', T0 - 60 * H), report('b', 'v1.12.6', T0 - 10 * H)];
     const verdicts = ['v1.12.7', 'v1.12.6', 'v1.12.5'].map((v) => versionVerdict({ now: T0, spec: auto.promotion!, reports }, v));
-    const e = explainTemplate({ now: T0, spec: auto, currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, verdicts);
+    const e = explainTemplate({ now: T0, spec: auto, installerSource: 'factory', currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, verdicts);
     assert.equal(e.proposal, 'v1.12.5');
     assert.deepEqual(e.versions.map((v) => [v.version, v.state]), [['v1.13.0', 'NotAllowedStep'], ['v1.12.7', 'TooYoung'], ['v1.12.6', 'SoakingUpstream'], ['v1.12.5', 'Proposed']]);
     assert.match(e.versions[2]?.message ?? '', /soaking upstream until 2026-12-06T00:20:00\.000Z/);
-    const none = explainTemplate({ now: T0, spec: auto, currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, ['v1.12.7', 'v1.12.6', 'v1.12.5'].map((v) => versionVerdict({ now: T0, spec: auto.promotion!, reports: [] }, v)));
+    const none = explainTemplate({ now: T0, spec: auto, installerSource: 'factory', currentVersion: 'v1.12.4', releases: feed, skippedVersions: [], children: [] }, ['v1.12.7', 'v1.12.6', 'v1.12.5'].map((v) => versionVerdict({ now: T0, spec: auto.promotion!, reports: [] }, v)));
     assert.equal(none.proposal, undefined);
     assert.match(none.versions.find((v) => v.version === 'v1.12.5')?.message ?? '', /not yet promoted: staging NotRolledOut/);
   });
