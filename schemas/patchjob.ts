@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { conditions, duration, MAX_TIMEOUT, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
-import { talosConfig } from './patchplan.js';
+import { RebootMode, rebootMode, talosConfig } from './patchplan.js';
 import { hookStatuses, nodeHooks } from './hooks.js';
 import { jobSilence, silences } from './alerts.js';
 import { etcdSettings, jobEtcdStatus } from './etcd.js';
@@ -30,6 +30,7 @@ export const patchJobSpec = z.strictObject({
   evictUnmanagedPods: z.boolean().default(false),
   drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m'),
   rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
+  rebootMode,
   kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
   talosConfig: talosConfig.meta({
     description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
@@ -86,6 +87,7 @@ export const patchJobStatus = z.strictObject({
   }),
   upgradeAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the upgrade (legacy) or the install finished with exit code 0 (lifecycle).' }),
   rebootRequestedTime: timestamp.optional().meta({ description: 'Recorded before the Reboot call is made (lifecycle flow).' }),
+  rebootMode: z.enum(RebootMode).optional().meta({ description: 'The reboot mode sent with the upgrade (legacy) or the Reboot call (lifecycle), recorded with the request.' }),
   rebootAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Reboot (lifecycle flow).' }),
   kubernetesPrePulled: z.array(z.string()).optional().meta({
     description: 'Target images of this node\'s Kubernetes components pulled onto it before the first ApplyConfiguration (as `talosctl upgrade-k8s` pre-pulls), so an unpullable image fails the job with nothing changed.',

@@ -150,6 +150,19 @@ export const talosConfig = z
   })
   .meta({ description: 'How the controller reaches the Talos API.' });
 
+export const RebootMode = { Default: 'default', Powercycle: 'powercycle', Force: 'force' } as const;
+export type RebootMode = (typeof RebootMode)[keyof typeof RebootMode];
+
+export const rebootMode = z.enum(RebootMode).default('default').meta({
+  description:
+    'How each node reboots into the new version: default (graceful stop, then kexec where the node supports it), powercycle (graceful stop, no kexec: for hardware where kexec hangs), force (no graceful stop; needs the lifecycle flow, Talos >= 1.13). Sent with the legacy Upgrade request or the Reboot call.',
+});
+
+export const upgradeSettings = z
+  .strictObject({ rebootMode })
+  .prefault({})
+  .meta({ description: 'How the Talos upgrade is carried out on each node.' });
+
 export const patchPlanSpec = withRules(
   z.strictObject({
     target: planTarget,
@@ -164,6 +177,7 @@ export const patchPlanSpec = withRules(
       description: 'Evict pods no controller manages (they are not recreated). When false such a pod blocks the drain.',
     }),
     drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum time for a node drain.' }),
+    upgrade: upgradeSettings,
     rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
     kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({
       description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',

@@ -7,6 +7,7 @@ import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import { resolveInstaller, VANILLA_SCHEMATIC } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
+import { UpgradeFlow, upgradeFlowFor } from '../core/talos-flow.js';
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath } from '../core/support-matrix.js';
 import { describeApiServers, olderApiServers, type ApiServerFact } from '../core/kubernetes/skew.js';
 import type { HealthCheck } from '../../schemas/health.js';
@@ -84,7 +85,20 @@ export function versionRules(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
     f.matrix.length > 0
       ? fail('SupportMatrix', `${f.matrix.slice(0, 5).join('; ')} (now: ${now})`)
       : pass('SupportMatrix', `every node ends on a supported Talos × Kubernetes combination (now: ${now})`),
+    rebootModeSupported(spec, talosVersions),
   ];
+}
+
+/** `force` exists only on the Reboot call of the lifecycle flow: the legacy Upgrade request (Talos < 1.13) has no such mode. */
+function rebootModeSupported(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>): PreflightCheck {
+  const mode = spec.upgrade.rebootMode;
+  const target = spec.target.talosVersion;
+  const legacy = mode !== 'force' || target === undefined
+    ? []
+    : [...talosVersions].filter(([, current]) => !(semver.valid(current) && semver.eq(current, target)) && upgradeFlowFor(current) === UpgradeFlow.Legacy);
+  if (legacy.length === 0) return pass('RebootMode', target === undefined ? 'no Talos target: no reboot' : `every node to upgrade takes reboot mode ${mode}`);
+  const which = legacy.slice(0, 5).map(([name, v]) => `${name} (${v})`).join(', ');
+  return fail('RebootMode', `upgrade.rebootMode force needs Talos 1.13 or later on the node (the legacy upgrade API has no force reboot); ${legacy.length} node(s) run older: ${which}: use powercycle, or upgrade them to 1.13 first`);
 }
 
 /** What versionRules found, node by node (in the order of talosVersions). */

@@ -30,12 +30,13 @@ describe('PatchJob end to end: one node through the upgrade', function () {
   });
 
   for (const flow of [
-    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade', plan: 'legacy', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade' },
-    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot', plan: 'lifecycle', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade' },
+    // Each with a reboot mode other than the default: it must reach the node in the flow's own call.
+    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade (powercycle)', plan: 'legacy', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade', rebootMode: 'powercycle', modeMethod: 'MachineService.Upgrade' },
+    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot (force)', plan: 'lifecycle', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade', rebootMode: 'force', modeMethod: 'MachineService.Reboot' },
   ]) {
     it(`completes the ${flow.name}, in order, with one upgrade`, async function () {
       const initialBoot = lab.observer.node(flow.node)?.bootID;
-      const job = await lab.createJob({ plan: flow.plan, node: flow.node, target: { talosVersion: flow.to } });
+      const job = await lab.createJob({ plan: flow.plan, node: flow.node, target: { talosVersion: flow.to }, spec: { rebootMode: flow.rebootMode } });
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
       assert.equal(status.phase, 'Completed', JSON.stringify(status));
       // Completed first, then the node is given back and the slot freed, in later passes.
@@ -71,6 +72,8 @@ describe('PatchJob end to end: one node through the upgrade', function () {
       const daemonPodEvicted = seen.some((e) => e.kind === 'podDeleting' && e.detail.startsWith('shop/agent'));
       assert.equal(daemonPodEvicted, false, 'DaemonSet pods are not evicted');
       assert.equal(status.currentTalosVersion, flow.to);
+      assert.deepEqual(calls.filter((c) => c.method === flow.modeMethod).map((c) => c.rebootMode), [flow.rebootMode.toUpperCase()], `the reboot mode on ${flow.modeMethod}`);
+      assert.equal(status.rebootMode, flow.rebootMode, 'recorded in the job status');
     });
   }
 

@@ -75,6 +75,8 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
     return failed(status, o.now, JobReason.DowngradeRefused,
       `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
   }
+  const unsupported = rebootModeUnsupported(o, current);
+  if (unsupported) return unsupported;
   if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? node.schematic);
   if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
     return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
@@ -92,6 +94,14 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   // waits for the draining pass, which reads its pods and tells whose cordon it is.
   if (!node.unschedulable) return cordon(o, draining);
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+}
+
+/** The legacy Upgrade request has no force mode: refused before anything on the node changes. */
+function rebootModeUnsupported(o: JobObservation, current: string): JobStep | undefined {
+  const { spec } = o.job;
+  if (spec.rebootMode !== 'force' || upgradeFlowFor(current) !== UpgradeFlow.Legacy) return undefined;
+  return failed(o.job.status, o.now, JobReason.RebootModeUnsupported,
+    `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`);
 }
 
 /** Pending → Draining: the drain deadline starts. */

@@ -6,6 +6,7 @@ export const JobReason = {
   NodeNotFound: 'NodeNotFound',
   InvalidSpec: 'InvalidSpec',
   DowngradeRefused: 'DowngradeRefused',
+  RebootModeUnsupported: 'RebootModeUnsupported',
   ReadingNode: 'ReadingNode',
   /** A deadline passed on what the caches show: the node (or its pods) is read from the apiserver before the verdict. */
   ConfirmingNode: 'ConfirmingNode',

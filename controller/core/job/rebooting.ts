@@ -57,7 +57,8 @@ function requestReboot(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   if (status.rebootRequestedTime === undefined) {
-    return { status: { ...status, rebootRequestedTime: iso(o.now), reason: JobReason.RebootRequested, message: `rebooting node ${spec.nodeName}` }, events: [], requeueAfterMs: 0 };
+    const message = `rebooting node ${spec.nodeName}${spec.rebootMode === 'default' ? '' : ` (${spec.rebootMode})`}`;
+    return { status: { ...status, rebootRequestedTime: iso(o.now), rebootMode: spec.rebootMode, reason: JobReason.RebootRequested, message }, events: [], requeueAfterMs: 0 };
   }
   if (o.acceptedCalls?.includes('reboot')) return { status: { ...status, rebootAcknowledgedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   const talos = o.talos;
@@ -70,7 +71,7 @@ function requestReboot(o: JobObservation): JobStep {
     return { status: { ...status, rebootAcknowledgedTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   }
   return {
-    action: { type: 'reboot' },
+    action: { type: 'reboot', mode: status.rebootMode ?? spec.rebootMode },
     status: { ...status, rebootAcknowledgedTime: iso(o.now), reason: JobReason.WaitingForReboot, message: `rebooting node ${spec.nodeName}; waiting until ${status.deadline}` },
     events: [{ type: 'Normal', reason: JobReason.RebootRequested, note: `rebooting node ${spec.nodeName} into ${spec.target.talosVersion ?? ''}`, onNode: true }],
     requeueAfterMs: undefined,

@@ -1,6 +1,7 @@
 // What the PatchJob decision sees and what it decides. Structural types only: the reconciler's
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { RebootMode } from '../../../schemas/patchplan.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
@@ -127,9 +128,9 @@ export type JobAction =
   | { type: 'pull'; image: string; namespace?: 'system' | 'cri' }
   | { type: 'cordon' }
   | { type: 'evict'; pods: PodRef[]; deleteIfBlocked: boolean }
-  | { type: 'legacyUpgrade'; image: string }
+  | { type: 'legacyUpgrade'; image: string; rebootMode: 'default' | 'powercycle' }
   | { type: 'install'; image: string }
-  | { type: 'reboot' }
+  | { type: 'reboot'; mode: RebootMode }
   /** ApplyConfiguration NO_REBOOT of the whole config, with one component's image changed. */
   | { type: 'applyConfig'; component: string; image: string; config: string }
   | { type: 'uncordon' }

@@ -37,7 +37,9 @@ export function recordUpgradeRequest(o: JobObservation): JobStep {
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
   const image = status.installerImage ?? '';
   const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
-  return { status: { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what }, events: [], requeueAfterMs: 0 };
+  const recorded = { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what };
+  // The legacy request carries the reboot mode: recorded with it (the lifecycle flow records it with its Reboot).
+  return { status: legacy ? { ...recorded, rebootMode: spec.rebootMode } : recorded, events: [], requeueAfterMs: 0 };
 }
 
 function talosUnreachable(o: JobObservation, failure: CallFailure): JobStep {
@@ -65,7 +67,9 @@ function installBlocked(o: JobObservation, talos: TalosIdentity): JobStep | unde
 function sendUpgrade(o: JobObservation, legacy: boolean): JobStep {
   const { spec } = o.job;
   const image = o.job.status.installerImage ?? '';
-  const action = legacy ? ({ type: 'legacyUpgrade', image } as const) : ({ type: 'install', image } as const);
+  // pending.ts refused force on the legacy flow before the cordon; what is left is default or powercycle.
+  const mode = spec.rebootMode === 'powercycle' ? 'powercycle' : 'default';
+  const action = legacy ? ({ type: 'legacyUpgrade', image, rebootMode: mode } as const) : ({ type: 'install', image } as const);
   return { action, status: o.job.status, events: [{ type: 'Normal', reason: JobReason.UpgradeRequested, note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
 }
 

@@ -22,6 +22,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       evictUnmanagedPods: spec.evictUnmanagedPods,
       drainTimeout: spec.drainTimeout,
       rebootTimeout: spec.rebootTimeout,
+      rebootMode: spec.upgrade.rebootMode,
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
       talosConfig: spec.talosConfig,
       ...nodeHooksOf(spec),

@@ -85,10 +85,10 @@ async function performTalos(t: ActionTarget, action: TalosAction, call: OpContex
       return { type: 'installed', exitCode: res.exitCode, messages: res.messages };
     }
     case 'legacyUpgrade':
-      await (await t.talos()).legacyUpgrade(call, ip, action.image);
+      await (await t.talos()).legacyUpgrade(call, ip, action.image, { rebootMode: action.rebootMode });
       return { type: 'done' };
     case 'reboot':
-      await (await t.talos()).reboot(call, ip);
+      await (await t.talos()).reboot(call, ip, action.mode);
       return { type: 'done' };
     case 'applyConfig':
       await (await t.talos()).applyConfig(call, ip, action.config);

@@ -1,6 +1,8 @@
 // The PatchJob decision (controller/core/job), phase by phase, with a fixed clock.
 import assert from 'node:assert/strict';
 import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import { patchPlanSpec } from '../../../schemas/patchplan.js';
+import { newJob } from '../../../controller/core/plan/jobs.js';
 import {
   afterAction,
   afterFailure,
@@ -313,7 +315,7 @@ describe('core/job: decideJob', function () {
       const unread = decideJob(obs(requested));
       assert.equal(unread.action, undefined, 'nothing is sent without reading the node');
       const send = decideJob(obs(requested, { talos: talos() }));
-      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2' });
+      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2', rebootMode: 'default' });
       const after = afterAction(obs(requested), send, { type: 'done' });
       assert.equal(after.status.phase, 'Rebooting');
       assert.ok(after.status.upgradeAcknowledgedTime);
@@ -353,7 +355,7 @@ describe('core/job: decideJob', function () {
     it('fails on an upgrade Talos refused, and retries a transient failure', function () {
       const requested = upgrading();
       const o = obs(requested, { talos: talos() });
-      const action = { type: 'legacyUpgrade', image: 'x' } as const;
+      const action = { type: 'legacyUpgrade', image: 'x', rebootMode: 'default' } as const;
       assert.equal(afterFailure(o, action, { transient: false, reason: 'OperationFailed', message: 'bad image' }).status.reason, 'UpgradeFailed');
       const retry = afterFailure(o, action, { transient: true, reason: 'Unavailable', message: 'reset' });
       assert.equal(retry.status.phase, 'Upgrading');
@@ -391,6 +393,64 @@ describe('core/job: decideJob', function () {
     });
   });
 
+  describe('upgrade.rebootMode', function () {
+    const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
+    /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */
+    const requested = (mode: string, flow: 'legacy' | 'lifecycle'): { s: PatchJobStatus; jobSpec: ReturnType<typeof spec> } => {
+      const [from, to] = flow === 'legacy' ? ['v1.12.4', 'v1.13.2'] : ['v1.13.1', 'v1.14.0'];
+      const jobSpec = spec({ talosVersion: to }, { rebootMode: mode });
+      const cordoned = node({ ...cordonedBy, talosVersion: from });
+      let s = decideJob(obs({}, {}, jobSpec)).status;
+      for (let i = 0; i < 6 && s.upgradeRequestedTime === undefined; i++) {
+        const step = decideJob(obs(s, { talos: talos({ version: from }), node: s.cordonedTime ? cordoned : node({ talosVersion: from }) }, jobSpec));
+        s = step.action?.type === 'pull' ? afterAction(obs(s, {}, jobSpec), step, { type: 'pulled', alreadyPresent: false }).status : step.status;
+      }
+      assert.ok(s.upgradeRequestedTime, JSON.stringify(s));
+      return { s, jobSpec };
+    };
+
+    it('is copied from the plan into each job; a plan without it reboots the default way', function () {
+      const plan = (upgrade?: Record<string, unknown>) => patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, ...(upgrade ? { upgrade } : {}) });
+      assert.equal(newJob('p', plan({ rebootMode: 'powercycle' }), 'w1', 'workers').spec.rebootMode, 'powercycle');
+      assert.equal(newJob('p', plan(), 'w1', 'workers').spec.rebootMode, 'default');
+      assert.equal(patchPlanSpec.safeParse({ target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, upgrade: { rebootMode: 'kexec' } }).success, false);
+    });
+
+    it('legacy flow: powercycle goes with the Upgrade request, recorded in status with the request', function () {
+      const { s, jobSpec } = requested('powercycle', 'legacy');
+      assert.equal(s.rebootMode, 'powercycle');
+      const send = decideJob(obs(s, { talos: talos(), node: node(cordonedBy) }, jobSpec));
+      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2', rebootMode: 'powercycle' });
+    });
+
+    it('lifecycle flow: the Reboot call carries the mode (force included), recorded before it is sent', function () {
+      for (const mode of ['powercycle', 'force']) {
+        const { s, jobSpec } = requested(mode, 'lifecycle');
+        const cordoned = node({ ...cordonedBy, talosVersion: 'v1.13.1' });
+        const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, jobSpec));
+        const installed = afterAction(obs(s, {}, jobSpec), install, { type: 'installed', exitCode: 0, messages: [] });
+        const record = decideJob(obs(installed.status, { node: cordoned }, jobSpec));
+        assert.equal(record.action, undefined, 'recorded first');
+        assert.equal(record.status.rebootMode, mode);
+        assert.match(record.status.message ?? '', new RegExp(`\\(${mode}\\)`));
+        const reboot = decideJob(obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, jobSpec));
+        assert.deepEqual(reboot.action, { type: 'reboot', mode });
+      }
+    });
+
+    it('force on a node of the legacy flow fails before anything on the node changes, saying what to set', function () {
+      const jobSpec = spec({ talosVersion: 'v1.13.2' }, { rebootMode: 'force' });
+      let s = decideJob(obs({}, {}, jobSpec)).status;
+      const step = decideJob(obs(s, { talos: talos() }, jobSpec));
+      s = step.status;
+      assert.equal(step.action, undefined);
+      assert.equal(s.phase, 'Failed');
+      assert.equal(s.reason, 'RebootModeUnsupported');
+      assert.equal(s.cordonedTime, undefined);
+      assert.match(s.message ?? '', /node w1 runs Talos v1\.12\.4, whose upgrade API \(legacy, before 1\.13\) has no force reboot: set upgrade\.rebootMode to powercycle/);
+    });
+  });
+
   describe('Upgrading and Rebooting (lifecycle)', function () {
     const target = spec({ talosVersion: 'v1.14.0' });
     const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1', talosVersion: 'v1.13.1' });
@@ -413,7 +473,7 @@ describe('core/job: decideJob', function () {
       assert.equal(record.action, undefined);
       assert.ok(record.status.rebootRequestedTime);
       const reboot = decideJob(obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target));
-      assert.deepEqual(reboot.action, { type: 'reboot' });
+      assert.deepEqual(reboot.action, { type: 'reboot', mode: 'default' });
       assert.ok(reboot.status.rebootAcknowledgedTime);
       const after = decideJob(obs(reboot.status, { node: cordoned }, target));
       assert.equal(after.action, undefined, 'no second reboot');

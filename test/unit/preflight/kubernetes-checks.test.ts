@@ -52,6 +52,16 @@ describe('preflight: Kubernetes rules', function () {
     assert.match(c?.message ?? '', /skips 1\.36: Kubernetes moves at most one minor version per upgrade, v1\.35\.4 → v1\.36\.x → v1\.37\.0 \(one plan per step\)/);
   });
 
+  it('RebootMode refuses force for nodes still on the legacy upgrade API (before 1.13), naming them; powercycle and 1.13+ nodes pass', function () {
+    const mixed = new Map([['cp-1', 'v1.12.4'], ['cp-2', 'v1.13.2'], ['w-1', 'v1.12.6']]);
+    const bad = check(versionRules(spec({ upgrade: { rebootMode: 'force' } }, { talosVersion: 'v1.13.2' }), mixed, byName), 'RebootMode');
+    assert.equal(bad?.passed, false);
+    assert.match(bad?.message ?? '', /upgrade\.rebootMode force needs Talos 1\.13 or later .* 2 node\(s\) run older: cp-1 \(v1\.12\.4\), w-1 \(v1\.12\.6\): use powercycle/);
+    assert.equal(check(versionRules(spec({ upgrade: { rebootMode: 'powercycle' } }, { talosVersion: 'v1.13.2' }), mixed, byName), 'RebootMode')?.passed, true);
+    const lifecycle = new Map([['cp-1', 'v1.13.2'], ['w-1', 'v1.13.4']]);
+    assert.equal(check(versionRules(spec({ upgrade: { rebootMode: 'force' } }, { talosVersion: 'v1.14.0', source: 'factory', installer: 'metal' }), lifecycle, byName), 'RebootMode')?.passed, true);
+  });
+
   it('SupportMatrix checks the Talos each node ends with against the target, and reports the current combination', function () {
     const bad = check(versionRules(spec({}, { kubernetesVersion: 'v1.36.3', talosVersion: 'v1.12.6', allowTalosDowngrade: true }), talos, byName), 'SupportMatrix');
     assert.equal(bad?.passed, false);
