@@ -71,12 +71,8 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   const status = o.job.status;
   const current = talos.version;
   if (semver.valid(current) && semver.eq(current, target)) return alreadyAtTarget(o, current, target);
-  if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
-    return failed(status, o.now, JobReason.DowngradeRefused,
-      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
-  }
-  const unsupported = rebootModeUnsupported(o, current);
-  if (unsupported) return unsupported;
+  const refused = refusedBeforeRecord(o, current, target);
+  if (refused) return refused;
   if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? node.schematic);
   if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
     return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
@@ -96,9 +92,14 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
 }
 
-/** The legacy Upgrade request has no force mode: refused before anything on the node changes. */
-function rebootModeUnsupported(o: JobObservation, current: string): JobStep | undefined {
+/** What the job refuses before anything on the node changes: a downgrade not allowed, a reboot mode the node's upgrade API lacks. */
+function refusedBeforeRecord(o: JobObservation, current: string, target: string): JobStep | undefined {
   const { spec } = o.job;
+  if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
+    return failed(o.job.status, o.now, JobReason.DowngradeRefused,
+      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
+  }
+  // The legacy Upgrade request has no force mode.
   if (spec.rebootMode !== 'force' || upgradeFlowFor(current) !== UpgradeFlow.Legacy) return undefined;
   return failed(o.job.status, o.now, JobReason.RebootModeUnsupported,
     `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`);
