@@ -34,7 +34,7 @@ const hasProto = (r: Resource): boolean => (r.spec?.protoSpec?.length ?? 0) > 0;
 
 /** `BootIDs.runtime.talos.dev` → the boot ID ('' when absent). */
 export function decodeBootId(r: Resource): string {
-  return hasProto(r) && r.spec ? BootIDSpec.decode(r.spec.protoSpec).bootId : str(yamlSpec(r).bootId);
+  return hasProto(r) && r.spec ? BootIDSpec.decode(r.spec.protoSpec).bootId : str(yamlSpec(r).bootID);
 }
 
 /** One `ExtensionStatuses.runtime.talos.dev` entry. */

@@ -796,7 +796,7 @@ function buildResources(n: SimNode): SimResource[] {
     );
   });
   if (versionAtLeast(n.version, 14, 'alpha.2')) {
-    out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootId: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
+    out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootID: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
   }
   if (versionAtLeast(n.version, 14, 'alpha.2') && n.schematic !== undefined) {
     // The flavor and URL come from the schematic extension's author, `Image Factory (https://factory.talos.dev)` (image_factory_schematic.go parseAuthor).
