@@ -11,7 +11,7 @@ import { startAutoUpdateProposals, sweepAfterFirstSync } from './gitops/auto-upd
 import type { AutoUpdater } from './gitops/auto-update/proposer.js';
 import type { GitopsLoop } from './gitops/loop.js';
 import { createJobReconciler } from './rollout/job/reconciler.js';
-import { talosAccess, type TalosAccess } from './rollout/job/talos-access.js';
+import { talosAccess, type TalosAccess } from './talos/talos-access.js';
 import { wireJobEvents } from './rollout/job/wiring.js';
 import { createPlanReconciler } from './rollout/plan/reconciler.js';
 import { createPrePullRunner } from './rollout/plan/pre-pull-runner.js';

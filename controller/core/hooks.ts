@@ -4,7 +4,7 @@
 // deadline passes. Pure: time is an argument, the Job is a projection.
 import type { HookName, HookSpec, HookStatus } from '../../schemas/hooks.js';
 import { DEFAULT_HOOK_POLICY, describeViolations, hookPodSecurity, hookViolations, type HookPodSecurity, type HookPolicy } from './hook-policy.js';
-import { shortened } from './plan/names.js';
+import { shortened } from './names.js';
 import { durationMs, epoch, iso } from './time.js';
 
 export const HookReason = {

@@ -9,8 +9,8 @@ import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import type { NodeView } from '../kube/views.js';
 import type { OpContext } from '../runtime/context.js';
-import { controlPlaneNodes, readEtcdFacts } from '../rollout/etcd-facts.js';
-import type { TalosSession } from '../rollout/job/talos-access.js';
+import { controlPlaneNodes, readEtcdFacts } from '../talos/etcd-facts.js';
+import type { TalosSession } from '../talos/talos-access.js';
 
 export const ETCD_CHECK = 'EtcdHealthy';
 

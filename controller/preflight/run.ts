@@ -9,7 +9,7 @@ import type { ObjectSource } from '../kube/index.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import { eachLimited } from '../runtime/each-limited.js';
-import type { TalosAccess, TalosSession } from '../rollout/job/talos-access.js';
+import type { TalosAccess, TalosSession } from '../talos/talos-access.js';
 import { DEFAULT_HOOK_POLICY, type HookPolicy } from '../core/hook-policy.js';
 import { controlPlaneFirst, extensionsKept, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';

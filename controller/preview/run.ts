@@ -5,7 +5,7 @@ import { selectNodes } from '../core/plan/selection.js';
 import { previewRollout } from '../core/preview.js';
 import { createKube } from '../kube/index.js';
 import { createRegistryClient, type RegistryMirrors } from '../registry/index.js';
-import { talosAccess } from '../rollout/job/talos-access.js';
+import { talosAccess } from '../talos/talos-access.js';
 import type { OpContext } from '../runtime/context.js';
 import { closeAllTalosChannels } from '../talos/index.js';
 import { readCluster } from './cluster.js';

@@ -2,12 +2,10 @@
 // `talosVersion` set, edited through the `yaml` Document API so comments, key order and flow style
 // stay as the person wrote them (never parse → stringify). Pure: text in, text out.
 import { isMap, isScalar, parseAllDocuments, Scalar, YAMLMap, type Document } from 'yaml';
-import { shortened } from '../plan/names.js';
+import { childPlanName } from '../names.js';
 
 /** Label on a child plan naming the template that proposed it. */
 export const TEMPLATE_LABEL = 'kangalpatch.ozalp.dk/auto-update-template';
-/** Plan names are label values too (objectName): at most 63 characters. */
-const MAX_NAME = 63;
 
 export interface ChildPlanFile {
   /** metadata.name of the child: `<template>-<version>`, dots as dashes (v1.13.3 → prod-v1-13-3). */
@@ -15,10 +13,6 @@ export interface ChildPlanFile {
   /** `<name>.yaml`, to put next to the template. */
   fileName: string;
   text: string;
-}
-
-export function childPlanName(template: string, version: string): string {
-  return shortened(`${template}-${version.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`, MAX_NAME);
 }
 
 const YAML_OPTIONS = { version: '1.2', uniqueKeys: true, merge: false, prettyErrors: false } as const;

@@ -10,7 +10,7 @@
 // - otherwise X is eligible once soak has passed since the evidence completed.
 import semver from 'semver';
 import type { PromotionStageState } from '../../../schemas/patchplan.js';
-import { childPlanName } from '../auto-update/child-plan.js';
+import { childPlanName } from '../names.js';
 import { iso } from '../time.js';
 import type { UpstreamReport } from './types.js';
 

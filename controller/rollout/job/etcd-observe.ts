@@ -7,7 +7,7 @@ import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { NodeView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
-import { controlPlaneNodes, readEtcdFacts } from '../etcd-facts.js';
+import { controlPlaneNodes, readEtcdFacts } from '../../talos/etcd-facts.js';
 import type { JobWithSpec } from './job-with-spec.js';
 
 export interface EtcdObserveDeps {

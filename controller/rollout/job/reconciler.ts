@@ -20,7 +20,7 @@ import type { JobWithSpec } from './job-with-spec.js';
 import { observeFresh, observeJob, type Observed } from './observe.js';
 import { perform } from './perform.js';
 import { createAcceptedCalls, type AcceptedCalls } from './accepted-calls.js';
-import type { TalosConnect } from './talos-access.js';
+import type { TalosConnect } from '../../talos/talos-access.js';
 import type { HookPolicy } from '../../core/hook-policy.js';
 
 export interface JobReconcilerDeps {

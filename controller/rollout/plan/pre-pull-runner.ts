@@ -7,7 +7,7 @@ import type { PrePullFacts, PrePullRequest, PrePullResult } from '../../core/pla
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { callFailure } from '../failure.js';
-import type { TalosConnect } from '../job/talos-access.js';
+import type { TalosConnect } from '../../talos/talos-access.js';
 
 /** One pull may take this long (large installers over slow links); the leader's signal ends it earlier. */
 const PULL_TIMEOUT_MS = 15 * 60_000;

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { main } from '../../../controller/cli.js';
-import { childPlanDocument, childPlanName, TEMPLATE_LABEL } from '../../../controller/core/auto-update/child-plan.js';
+import { childPlanDocument, TEMPLATE_LABEL } from '../../../controller/core/auto-update/child-plan.js';
+import { childPlanName } from '../../../controller/core/names.js';
 
 const TEMPLATE = `# Production follows upstream Talos patch releases; each one is proposed as a pull request.
 apiVersion: kangalpatch.ozalp.dk/v1alpha1

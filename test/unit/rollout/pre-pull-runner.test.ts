@@ -3,7 +3,7 @@
 // no result). The Talos side is a stand-in whose pulls end when the test says so.
 import assert from 'node:assert/strict';
 import { createPrePullRunner } from '../../../controller/rollout/plan/pre-pull-runner.js';
-import type { TalosConnect } from '../../../controller/rollout/job/talos-access.js';
+import type { TalosConnect } from '../../../controller/talos/talos-access.js';
 import { rootContext, type OpContext } from '../../../controller/runtime/context.js';
 import { systemClock } from '../../../controller/runtime/clock.js';
 import { createLogger } from '../../../controller/telemetry/logger.js';

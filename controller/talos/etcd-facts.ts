@@ -1,12 +1,12 @@
 // Reads what core/etcd decides on: from every control-plane node its EtcdStatus and member list,
 // and the cluster's alarms, in parallel, each call under the Talos client's own short etcd deadline
 // (a down or starting member's call hangs upstream). A failed read is a fact ("status on cp2
-// failed: ..."), not an error: the gate stays closed and says why.
+// failed: ..."), not an error: the gate stays closed and says why. Used by the job reconciler's
+// etcd gate and by the plan's preflight, both above this adapter.
 import type { EtcdFacts, EtcdNodeFacts } from '../core/etcd/index.js';
 import type { OpContext } from '../runtime/context.js';
-import type { TalosPort } from '../talos/port.js';
 import type { NodeView } from '../kube/views.js';
-import { callFailure } from './failure.js';
+import type { TalosPort } from './port.js';
 
 export interface ControlPlaneNode {
   name: string;
@@ -22,7 +22,8 @@ export function controlPlaneNodes(nodes: Iterable<NodeView>): ControlPlaneNode[]
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-const message = (err: unknown): string => callFailure(err).message;
+// The adapters' errors (TalosApiError, OutcomeError) are Errors: their message is the fact.
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
   try {

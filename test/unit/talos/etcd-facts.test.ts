@@ -1,7 +1,7 @@
-// rollout/etcd-facts: per-node reads become facts (a failure is a fact naming the node), alarms from the first node that answers.
+// talos/etcd-facts: per-node reads become facts (a failure is a fact naming the node), alarms from the first node that answers.
 import assert from 'node:assert/strict';
 import { controlPlaneSafety } from '../../../controller/core/etcd/index.js';
-import { readEtcdFacts } from '../../../controller/rollout/etcd-facts.js';
+import { readEtcdFacts } from '../../../controller/talos/etcd-facts.js';
 import { TalosApiError, TalosErrorKind } from '../../../controller/talos/index.js';
 import type { TalosEtcdStatus, TalosPort } from '../../../controller/talos/port.js';
 import { testContext as op } from '../../support/op-context.js';
@@ -23,7 +23,7 @@ function port(down: string[], alarmsDown: string[] = []): TalosPort {
 
 const nodes = [{ name: 'cp1', internalIP: '10.0.0.1' }, { name: 'cp2', internalIP: '10.0.0.2' }, { name: 'cp3', internalIP: '10.0.0.3' }];
 
-describe('rollout/etcd-facts: readEtcdFacts', function () {
+describe('talos/etcd-facts: readEtcdFacts', function () {
   it('all answering: the gate opens', async function () {
     const f = await readEtcdFacts(op(), port([]), nodes);
     assert.equal(f.nodes.length, 3);

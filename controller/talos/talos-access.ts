@@ -6,12 +6,13 @@
 // all built from the same parsed credentials. The parsed credentials are kept per Secret
 // resourceVersion, so a pass that reads an unchanged Secret (from the watch: kube/secrets.ts) does
 // not parse its PEM again, and a rotated Secret (new resourceVersion) is parsed and used at once.
-import type { PatchJobSpec } from '../../../schemas/patchjob.js';
-import type { KubePort } from '../../kube/port.js';
-import type { OpContext } from '../../runtime/context.js';
-import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
-import { createTalosClient, loadCredentials, type TalosClientOptions, type TalosCredentials } from '../../talos/index.js';
-import type { TalosPort } from '../../talos/port.js';
+import type { PatchJobSpec } from '../../schemas/patchjob.js';
+import type { KubePort } from '../kube/port.js';
+import type { OpContext } from '../runtime/context.js';
+import { isOutcomeError, OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { createTalosClient, type TalosClientOptions } from './client.js';
+import { loadCredentials, type TalosCredentials } from './credentials.js';
+import type { TalosPort } from './port.js';
 
 type TalosConfig = PatchJobSpec['talosConfig'];
 
