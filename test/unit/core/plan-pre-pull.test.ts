@@ -106,7 +106,7 @@ describe('core/plan: installer pre-pulls', function () {
   });
 
   it('pulls the installer the node\'s job will resolve: the node\'s own schematic, or ghcr for plain releases', function () {
-    assert.deepEqual(pullsOf(obs(running, roundOne, { target: { talosVersion: 'v1.14.0' } })), [['w-3', 'ghcr.io/siderolabs/installer:v1.14.0'], ['w-4', 'ghcr.io/siderolabs/installer:v1.14.0']]);
+    assert.deepEqual(pullsOf(obs(running, roundOne, { target: { talosVersion: 'v1.13.5' } })), [['w-3', 'ghcr.io/siderolabs/installer:v1.13.5'], ['w-4', 'ghcr.io/siderolabs/installer:v1.13.5']]);
   });
 
   it('folds results into status (pulled or failed with the error) and drops the entry once the node has its PatchJob', function () {
