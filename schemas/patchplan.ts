@@ -238,6 +238,16 @@ export const groupStatus = z.strictObject({
   running: count.meta({ description: 'Nodes whose PatchJob has not finished.' }),
   completed: count.meta({ description: 'Nodes patched successfully.' }),
   failed: count.meta({ description: 'Nodes whose PatchJob failed.' }),
+  held: count.optional().meta({ description: 'Nodes without a PatchJob held by their Node\'s kangalpatch.ozalp.dk/hold annotation: not scheduled, the group waits for them.' }),
+  skipped: count.optional().meta({ description: 'Nodes without a PatchJob whose hold annotation says skip: done without being patched.' }),
+});
+
+/** status.held and status.skipped name at most this many nodes (the counts are exact). */
+export const MAX_NAMED_HOLDS = 50;
+
+const nodeHoldStatus = z.strictObject({
+  node: z.string(),
+  reason: z.string().meta({ description: 'The reason the annotation gives (after skip, for a skipped node); empty when it gives none.' }),
 });
 
 export const PromotionStageState = {
@@ -356,6 +366,10 @@ export const patchPlanStatus = z.strictObject({
       'x-kubernetes-list-map-keys': ['name'],
       description: 'Progress per group, in strategy.order.',
     }),
+  heldNodes: count.optional().meta({ description: 'Nodes held by the kangalpatch.ozalp.dk/hold annotation (not scheduled while it is there).' }),
+  skippedNodes: count.optional().meta({ description: 'Nodes skipped by a hold annotation that says skip.' }),
+  held: z.array(nodeHoldStatus).max(MAX_NAMED_HOLDS).optional().meta({ description: `The held nodes and their reasons, in scheduling order (the first ${MAX_NAMED_HOLDS}).` }),
+  skipped: z.array(nodeHoldStatus).max(MAX_NAMED_HOLDS).optional().meta({ description: `The skipped nodes and their reasons (the first ${MAX_NAMED_HOLDS}).` }),
   failuresAcknowledged: count.optional().meta({ description: 'Failures accepted by resuming a plan the Pause policy paused.' }),
   policyPause: z
     .strictObject({

@@ -8,6 +8,7 @@ import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas
 import {
   CONTROL_PLANE_LABEL,
   CORDONED_BY_ANNOTATION,
+  HOLD_ANNOTATION,
   SCHEMATIC_ANNOTATION,
   type JobView,
   type LeaseView,
@@ -54,6 +55,7 @@ export function projectNode(node: V1Node): NodeView {
     cordonedBy: annotations[CORDONED_BY_ANNOTATION],
     ...nodeInfo(info),
     schematic: annotations[SCHEMATIC_ANNOTATION],
+    hold: annotations[HOLD_ANNOTATION],
   };
 }
 

@@ -9,6 +9,7 @@ export const SCHEMATIC_ANNOTATION = 'extensions.talos.dev/schematic';
 export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 // The labels a plan puts on its PatchJobs (and Leases) are the core's: one definition.
 export { GROUP_LABEL, NODE_LABEL, PLAN_LABEL } from '../core/plan/jobs.js';
+export { HOLD_ANNOTATION } from '../core/plan/holds.js';
 /** Talos's control-plane static pods: mirror pods in kube-system labelled k8s-app=<component>. */
 export const STATIC_POD_NAMESPACE = 'kube-system';
 export const STATIC_POD_LABEL = 'k8s-app';
@@ -35,6 +36,8 @@ export interface NodeView {
   kubeletVersion: string;
   /** extensions.talos.dev/schematic annotation. */
   schematic: string | undefined;
+  /** kangalpatch.ozalp.dk/hold annotation, as written (core/plan/holds.ts reads it). */
+  hold: string | undefined;
 }
 
 export interface PodView {

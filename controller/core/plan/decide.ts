@@ -3,7 +3,7 @@
 // retention, preflight, failure policy, pause/cancel, windows, delay, then fill free slots.
 import { someNames } from '../names.js';
 import { ConditionPreflightPassed } from '../../../schemas/api.js';
-import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
+import { MAX_NAMED_HOLDS, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { durationMs as ms, iso } from '../time.js';
 import { conditionStatus, setCondition } from '../conditions.js';
 import { windowState } from '../windows.js';
@@ -13,6 +13,7 @@ import { ConfirmReason, confirmedVerdict } from './confirm.js';
 import { gateFailure } from './gate-failure.js';
 import { newJob } from './jobs.js';
 import { postPlanHook, prePlanHook } from './hooks.js';
+import { heldMessage, holdsOf } from './holds.js';
 import { jobName, leaseName } from './names.js';
 import { isFinishedPhase, progressOf, withLeases, type Progress } from './progress.js';
 import { resumableNodes, workersGate } from './kubernetes.js';
@@ -45,7 +46,7 @@ export function decidePlan(o: PlanObservation): PlanStep {
     return finished.length > 0 ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 } : { status: o.plan.status, events: [] };
   }
   const sel = planSelection(o.plan, o.nodes, o.ownNode);
-  const prog = progressOf(sel, o.jobs, o.leases);
+  const prog = progressOf(sel, o.jobs, o.leases, holdsOf(o.nodes));
   const c: Ctx = { o, sel, jobs: new Map(o.jobs.map((j) => [j.name, j])), prog, status: withProgress(o, prog) };
   // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
   const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
@@ -107,7 +108,21 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
   if ((s.failuresAcknowledged ?? 0) > failed) s.failuresAcknowledged = failed;
   if (spec.target.talosVersion !== undefined) s.targetTalosVersion = spec.target.talosVersion;
   if (spec.target.kubernetesVersion !== undefined) s.targetKubernetesVersion = spec.target.kubernetesVersion;
-  return withPrePullResults(s, o, p);
+  return withPrePullResults(withHolds(s, p), o, p);
+}
+
+/** Held and skipped nodes in status: counted, and the first of them named with their reasons. */
+function withHolds(s: PatchPlanStatus, p: Progress): PatchPlanStatus {
+  const out = { ...s };
+  const named = (list: readonly { node: string; hold: { reason: string } }[]) => list.slice(0, MAX_NAMED_HOLDS).map((h) => ({ node: h.node, reason: h.hold.reason }));
+  const held = [...p.heldNodes.values()].flat();
+  delete out.heldNodes;
+  delete out.held;
+  delete out.skippedNodes;
+  delete out.skipped;
+  if (p.held > 0) Object.assign(out, { heldNodes: p.held, held: named(held) });
+  if (p.skipped > 0) Object.assign(out, { skippedNodes: p.skipped, skipped: named(p.skippedNodes) });
+  return out;
 }
 
 
@@ -251,7 +266,7 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
     return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };
   }
   if (prog.current === undefined) {
-    const note = `all ${prog.total} node(s) done: ${prog.completed} completed, ${prog.failed} failed`;
+    const note = doneNote(prog);
     return { status: say({ ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) }, 'Completed', note), events: [{ type: 'Normal', reason: 'Completed', note }], requeueAfterMs: 0 };
   }
   return undefined;
@@ -267,7 +282,7 @@ function schedule({ o, status, prog, sel, jobs }: Ctx): PlanStep {
   // Jobs that gave their slot back to wait for the control plane go before new nodes.
   const resumable = resumableNodes(o, group.name);
   const pending = [...resumable, ...(prog.pendingNodes.get(group.name) ?? [])];
-  if (pending.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group.name} to finish`), events: [] };
+  if (pending.length === 0) return groupWaits(base, group.name, prog);
   const slots = freeSlots(o, group);
   if (slots.length === 0) return slotsFull(o, base, group, prog);
   const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
@@ -284,6 +299,21 @@ function schedule({ o, status, prog, sel, jobs }: Ctx): PlanStep {
     return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name) };
   });
   return nodesScheduled({ action: { type: 'scheduleNodes', group: group.name, slots: taken }, status: { ...base, lastNodeScheduledAt: iso(o.now) }, events: [], requeueAfterMs: 0 }, group.name, chosen);
+}
+
+function doneNote(prog: Progress): string {
+  const skipped = prog.skipped > 0 ? `, ${prog.skipped} skipped (hold: skip)` : '';
+  return `all ${prog.total} node(s) done: ${prog.completed} completed, ${prog.failed} failed${skipped}`;
+}
+
+/** Nothing left to schedule in the current group: its running nodes finish, or held nodes hold it. */
+function groupWaits(base: PatchPlanStatus, group: string, prog: Progress): PlanStep {
+  const held = prog.heldNodes.get(group) ?? [];
+  const running = prog.groups.find((g) => g.name === group)?.running ?? 0;
+  if (held.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group} to finish`), events: [] };
+  const note = heldMessage(group, held, running);
+  const events = base.reason === 'NodesHeld' ? [] : [{ type: 'Normal' as const, reason: 'NodesHeld', note }];
+  return { status: say(base, 'NodesHeld', note), events };
 }
 
 /** The status and Event of a scheduling pass, naming the nodes that got their slot: all of them, or

@@ -1,5 +1,6 @@
 // Where a plan stands: per group and in total, counted from its PatchJobs and slot Leases.
 import type { GroupStatus } from '../../../schemas/patchplan.js';
+import type { NodeHold } from './holds.js';
 import type { Selection } from './selection.js';
 import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts } from './types.js';
 
@@ -20,31 +21,52 @@ export interface Progress {
   failed: number;
   /** First group in order with a node not finished; undefined when every claimed node is done. */
   current: string | undefined;
-  /** Nodes of each group without a PatchJob, in scheduling order. */
+  /** Nodes of each group without a PatchJob, in scheduling order (held and skipped nodes are not among them). */
   pendingNodes: Map<string, string[]>;
+  /** Nodes without a PatchJob whose Node carries the hold annotation, per group in scheduling order: not scheduled, and their group waits. */
+  heldNodes: Map<string, { node: string; hold: NodeHold }[]>;
+  /** Nodes without a PatchJob whose hold says skip: done without a job. */
+  skippedNodes: { node: string; hold: NodeHold }[];
+  held: number;
+  skipped: number;
 }
 
-export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], leases: readonly PlanLeaseFacts[]): Progress {
+/** `holds`: the nodes whose Node carries the hold annotation (holds.ts); a hold counts only for a node without a PatchJob. */
+export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], leases: readonly PlanLeaseFacts[], holds: ReadonlyMap<string, NodeHold> = new Map()): Progress {
   const jobOf = new Map(jobs.map((j) => [j.nodeName, j]));
   const pendingNodes = new Map<string, string[]>();
+  const heldNodes = new Map<string, { node: string; hold: NodeHold }[]>();
+  const skippedNodes: { node: string; hold: NodeHold }[] = [];
   let current: string | undefined;
   const groups = selection.groups.map((g): GroupStatus => {
     const pending: string[] = [];
+    const held: { node: string; hold: NodeHold }[] = [];
     let completed = 0;
     let failed = 0;
+    let skipped = 0;
     for (const n of g.nodes) {
       const phase = jobOf.get(n)?.phase;
-      if (!jobOf.has(n)) pending.push(n);
+      const hold = jobOf.has(n) ? undefined : holds.get(n);
+      if (hold?.kind === 'skip') {
+        skipped++;
+        skippedNodes.push({ node: n, hold });
+      } else if (hold) held.push({ node: n, hold });
+      else if (!jobOf.has(n)) pending.push(n);
       else if (phase === 'Completed') completed++;
       else if (phase === 'Failed') failed++;
     }
     pendingNodes.set(g.name, pending);
-    const running = g.nodes.length - pending.length - completed - failed;
-    if (current === undefined && completed + failed < g.nodes.length) current = g.name;
-    return { name: g.name, concurrency: g.concurrency, active: 0, total: g.nodes.length, pending: pending.length, running, completed, failed };
+    heldNodes.set(g.name, held);
+    const running = g.nodes.length - pending.length - held.length - skipped - completed - failed;
+    if (current === undefined && completed + failed + skipped < g.nodes.length) current = g.name;
+    const counts = { ...(held.length > 0 ? { held: held.length } : {}), ...(skipped > 0 ? { skipped } : {}) };
+    return { name: g.name, concurrency: g.concurrency, active: 0, total: g.nodes.length, pending: pending.length, running, completed, failed, ...counts };
   });
-  const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed'): number => groups.reduce((a, g) => a + g[k], 0);
-  return withLeases({ groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), current, pendingNodes }, leases);
+  const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed' | 'held' | 'skipped'): number => groups.reduce((a, g) => a + (g[k] ?? 0), 0);
+  return withLeases({
+    groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), held: sum('held'), skipped: sum('skipped'),
+    current, pendingNodes, heldNodes, skippedNodes,
+  }, leases);
 }
 
 /** The same progress with each group's slots counted from these Leases (the jobs' counts do not depend on them). */

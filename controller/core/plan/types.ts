@@ -15,6 +15,8 @@ export interface PlanNodeFacts {
   talosVersion: string | undefined;
   /** extensions.talos.dev/schematic: the installer a pre-pull resolves, as the node's job will. */
   schematic?: string | undefined;
+  /** The value of the node's hold annotation (holds.ts), as written. */
+  hold?: string | undefined;
 }
 
 /**

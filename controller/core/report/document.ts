@@ -22,6 +22,11 @@ export interface NodeReport {
   etcd?: { waitedSeconds: number; handedOverLeadership: boolean };
 }
 
+export interface HoldReport {
+  node: string;
+  reason: string;
+}
+
 export interface GroupReport {
   name: string;
   concurrency: number | null;
@@ -44,7 +49,9 @@ export interface ReportDocument {
   target: { talosVersion: string | null; kubernetesVersion: string | null };
   startTime: string | null;
   completionTime: string | null;
-  nodes: { total: number | null; pending: number | null; running: number | null; completed: number | null; failed: number | null };
+  nodes: { total: number | null; pending: number | null; running: number | null; completed: number | null; failed: number | null; held: number; skipped: number };
+  /** Nodes kept out by their hold annotation (held: waited for; skipped: left out, never patched), as the plan's status names them. */
+  holds: { held: HoldReport[]; skipped: HoldReport[] };
   preflight: { status: string | null; reason: string | null; message: string | null };
   source: { commit: string | null; path: string | null; url: string | null };
   groups: GroupReport[];
@@ -128,7 +135,8 @@ export function reportDocument(plan: ReportPlan, jobs: readonly ReportJob[], s: 
     target: { talosVersion: n(st.targetTalosVersion), kubernetesVersion: n(st.targetKubernetesVersion) },
     startTime: n(st.startTime),
     completionTime: n(st.completionTime),
-    nodes: { total: n(st.totalNodes), pending: n(st.pendingNodes), running: n(st.runningNodes), completed: n(st.completedNodes), failed: n(st.failedNodes) },
+    nodes: { total: n(st.totalNodes), pending: n(st.pendingNodes), running: n(st.runningNodes), completed: n(st.completedNodes), failed: n(st.failedNodes), held: st.heldNodes ?? 0, skipped: st.skippedNodes ?? 0 },
+    holds: { held: st.held ?? [], skipped: st.skipped ?? [] },
     preflight: { status: pre ? pre.status : null, reason: pre ? pre.reason : null, message: pre ? pre.message : null },
     source: { commit: n(reportedCommit(plan)), path: n(plan.sourcePath), url: sourceUrl(plan, s) },
     groups,

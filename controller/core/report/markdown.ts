@@ -55,6 +55,17 @@ function groupSection(g: GroupReport, index: number): string[] {
   ];
 }
 
+function holdCounts(d: ReportDocument): string {
+  return `${d.nodes.held > 0 ? `, ${d.nodes.held} held` : ''}${d.nodes.skipped > 0 ? `, ${d.nodes.skipped} skipped` : ''}`;
+}
+
+/** Held and skipped nodes (the hold annotation), with the reasons people gave; nothing when there are none. */
+function holdsSection(d: ReportDocument): string[] {
+  const rows = [...d.holds.held.map((h) => ({ ...h, state: 'held (waited for)' })), ...d.holds.skipped.map((h) => ({ ...h, state: 'skipped (not patched)' }))];
+  if (rows.length === 0) return [];
+  return ['## Held and skipped nodes', '', '| Node | State | Reason |', '| --- | --- | --- |', ...rows.map((r) => `| ${markdownCell(r.node)} | ${r.state} | ${cell(r.reason || null)} |`), ''];
+}
+
 function preflight(d: ReportDocument): string {
   const p = d.preflight;
   if (p.status === null) return 'not run yet';
@@ -82,7 +93,7 @@ export function renderMarkdown(d: ReportDocument): string {
     '| --- | --- |',
     `| Phase | **${cell(d.phase)}**${d.reason === null ? '' : ` (${cell(d.reason)})`} |`,
     `| Target | ${target || DASH} |`,
-    `| Nodes | ${c.total === null ? DASH : `${c.total} total: ${c.completed ?? 0} completed, ${c.running ?? 0} running, ${c.failed ?? 0} failed, ${c.pending ?? 0} pending`} |`,
+    `| Nodes | ${c.total === null ? DASH : `${c.total} total: ${c.completed ?? 0} completed, ${c.running ?? 0} running, ${c.failed ?? 0} failed, ${c.pending ?? 0} pending${holdCounts(d)}`} |`,
     `| Started | ${cell(d.startTime)} |`,
     `| Finished | ${cell(d.completionTime)} |`,
     `| Preflight | ${preflight(d)} |`,
@@ -94,5 +105,6 @@ export function renderMarkdown(d: ReportDocument): string {
   ];
   if (d.groups.length === 0) lines.push('No group has nodes yet.', '');
   d.groups.forEach((g, i) => lines.push(...groupSection(g, i)));
+  lines.push(...holdsSection(d));
   return `${lines.join('\n').trimEnd()}\n`;
 }

@@ -9,7 +9,7 @@ import { HOOK_LABEL, PATCHJOB_LABEL } from '../../core/hooks.js';
 import { planJobFacts, planOfJob } from './observe.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
-  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
+  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || a.hold !== b.hold || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
 
 export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void {
   informers.patchPlans.onChange((key, view) => {

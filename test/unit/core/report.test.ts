@@ -105,6 +105,17 @@ describe('core/report', function () {
       assert.match(md, /### 2\. workers.*\n\n\| Node \| Talos \| Kubernetes \| Phase \| Started \| Duration \| Cordoned \| Failure \|/);
     });
 
+    it('counts and lists held and skipped nodes with their reasons; says nothing of holds when there are none', function () {
+      const held = plan({ status: { phase: 'Completed' as const, totalNodes: 3, completedNodes: 2, failedNodes: 0, heldNodes: 0, skippedNodes: 1, skipped: [{ node: 'w-9', reason: 'retiring | soon' }] } });
+      const doc = reportDocument(held, [], settings);
+      assert.deepEqual([doc.nodes.held, doc.nodes.skipped], [0, 1]);
+      assert.deepEqual(doc.holds.skipped, [{ node: 'w-9', reason: 'retiring | soon' }]);
+      const md = renderMarkdown(doc);
+      assert.match(md, /\| Nodes \| 3 total: 2 completed, 0 running, 0 failed, 0 pending, 1 skipped \|/);
+      assert.match(md, /## Held and skipped nodes\n\n\| Node \| State \| Reason \|\n\| --- \| --- \| --- \|\n\| w-9 \| skipped \(not patched\) \| retiring \\\| soon \|/);
+      assert.doesNotMatch(renderMarkdown(reportDocument(plan(), [], settings)), /Held and skipped/);
+    });
+
     it('is deterministic: the same status renders the same bytes; a status change changes them', function () {
       const jobs = [job('cp-1', 'controlPlane', { phase: 'Draining', startTime: '2026-01-01T00:00:00Z' })];
       const a = renderMarkdown(reportDocument(plan(), jobs, settings));
@@ -117,7 +128,8 @@ describe('core/report', function () {
       const failed = plan({ status: { phase: 'Failed', startTime: 't', conditions: [{ type: 'PreflightPassed', status: 'False' as const, reason: 'ImageMissing', message: 'no installer v1.12.3', lastTransitionTime: 't' }] } });
       assert.match(renderMarkdown(reportDocument(failed, [], settings)), /\| Preflight \| failed: no installer v1\.12\.3 \|/);
       const bare = reportDocument(plan({ status: {} }), [], { cluster: 'east', blobUrlBase: undefined });
-      assert.deepEqual(bare.nodes, { total: null, pending: null, running: null, completed: null, failed: null });
+      assert.deepEqual(bare.nodes, { total: null, pending: null, running: null, completed: null, failed: null, held: 0, skipped: 0 });
+      assert.deepEqual(bare.holds, { held: [], skipped: [] });
       assert.deepEqual(bare.source, { commit: null, path: null, url: null });
       assert.match(renderMarkdown(bare), /applied without Git/);
     });
