@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { conditions, duration, MAX_TIMEOUT, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
-import { RebootMode, rebootMode, talosConfig } from './patchplan.js';
+import { drainSettings, RebootMode, rebootMode, talosConfig } from './patchplan.js';
 import { hookStatuses, nodeHooks } from './hooks.js';
 import { jobSilence, silences } from './alerts.js';
 import { etcdSettings, jobEtcdStatus } from './etcd.js';
@@ -29,6 +29,7 @@ export const patchJobSpec = z.strictObject({
   respectPDBs: z.boolean().default(true),
   evictUnmanagedPods: z.boolean().default(false),
   drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m'),
+  drain: drainSettings,
   rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
   rebootMode,
   kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
@@ -81,6 +82,8 @@ export const patchJobStatus = z.strictObject({
   uncordonedTime: timestamp.optional().meta({ description: 'When this job uncordoned the node.' }),
   nodeLeftCordoned: z.boolean().optional().meta({ description: 'The job ended with the node still cordoned by it (it was not Ready); see the NodeReleased condition.' }),
   blockingPDB: z.string().optional().meta({ description: 'PodDisruptionBudget that currently blocks the drain.' }),
+  volumeDetachStartTime: timestamp.optional().meta({ description: 'When the drained node began waiting for its VolumeAttachments to go (drain.waitForVolumeDetach); the wait\'s deadline is then status.deadline.' }),
+  podsLeftBySkipPods: z.array(z.string()).max(20).optional().meta({ description: 'Pods (namespace/name) the plan\'s drain.skipPods left running on the node through its upgrade (the first 20).' }),
   evictedPods: z.int().min(0).optional().meta({ description: 'Pods evicted (or deleted) by the drain so far.' }),
   upgradeRequestedTime: timestamp.optional().meta({
     description: 'Recorded before the upgrade (legacy) or install (lifecycle) call is made, so a restarted controller knows it may have been sent.',

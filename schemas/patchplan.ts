@@ -23,7 +23,7 @@ import {
   version,
 } from './primitives.js';
 import { withRules } from './cross-field.js';
-import { GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
+import { DRAIN_RULES, GROUP_RULES, SPEC_RULES, WINDOW_RULES, uniqueOrderRule } from './rules.js';
 import { planTarget } from './target.js';
 import { healthChecks, healthCheckWait } from './health.js';
 import { hookStatuses, planHooks } from './hooks.js';
@@ -158,6 +158,21 @@ export const rebootMode = z.enum(RebootMode).default('default').meta({
     'How each node reboots into the new version: default (graceful stop, then kexec where the node supports it), powercycle (graceful stop, no kexec: for hardware where kexec hangs), force (no graceful stop; needs the lifecycle flow, Talos >= 1.13). Sent with the legacy Upgrade request or the Reboot call.',
 });
 
+export const drainSettings = withRules(
+  z.strictObject({
+    skipPods: labelSelector.optional().meta({
+      description: 'Pods matching this selector are not evicted and do not hold the drain (CSI node plugins, local-volume pods that must stay until their volume unmounts). Must name at least one label.',
+    }),
+    waitForVolumeDetach: z.boolean().default(false).meta({
+      description: 'After the drain, wait until no VolumeAttachment names the node before the upgrade and reboot (Longhorn, Ceph RBD: a volume left attached to a rebooting node gets stuck). Bounded by volumeDetachTimeout.',
+    }),
+    volumeDetachTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum wait for the node\'s VolumeAttachments to go (waitForVolumeDetach).' }),
+  }),
+  DRAIN_RULES,
+)
+  .prefault({})
+  .meta({ description: 'How each node is drained, beyond respectPDBs, evictUnmanagedPods and drainTimeout.' });
+
 export const upgradeSettings = z
   .strictObject({ rebootMode })
   .prefault({})
@@ -177,6 +192,7 @@ export const patchPlanSpec = withRules(
       description: 'Evict pods no controller manages (they are not recreated). When false such a pod blocks the drain.',
     }),
     drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum time for a node drain.' }),
+    drain: drainSettings,
     upgrade: upgradeSettings,
     rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
     kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({

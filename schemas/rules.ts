@@ -243,3 +243,18 @@ export function uniqueOrderRule(order: unknown, ctx: Ctx): void {
     seen.add(name);
   });
 }
+
+// ---- spec.drain ----
+
+const nonEmpty = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : asObj(v) !== undefined && Object.keys(asObj(v) ?? {}).length > 0);
+
+export const DRAIN_RULES: readonly CrossFieldRule[] = [
+  {
+    // An empty selector matches every pod: the drain would evict nothing and the node reboot under its workloads.
+    id: 'drain.skipPods.selectsSomething',
+    path: ['skipPods'],
+    holds: (d) => d.skipPods === undefined || nonEmpty(asObj(d.skipPods)?.matchLabels) || nonEmpty(asObj(d.skipPods)?.matchExpressions),
+    cel: '!has(self.skipPods) || (has(self.skipPods.matchLabels) && size(self.skipPods.matchLabels) > 0) || (has(self.skipPods.matchExpressions) && size(self.skipPods.matchExpressions) > 0)',
+    message: 'must name at least one label (matchLabels or matchExpressions): an empty selector matches every pod, and the drain would evict none',
+  },
+];

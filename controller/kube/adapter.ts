@@ -81,7 +81,7 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
   const secrets = watchedSecrets(c, { kubeConfig, namespace: opts.operatorNamespace, clock: opts.clock, log, resyncMs: opts.resyncMs, backoff: opts.informerBackoff });
   // The node pod watches are not among them: the job wiring opens them while it leads.
-  const all = [informers.nodes, informers.staticPods, informers.hookPods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.kubeProxy, informers.hookJobs];
+  const all = [informers.nodes, informers.staticPods, informers.hookPods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.volumeAttachments, informers.kubeProxy, informers.hookJobs];
   return {
     port: makePort(c, sink, kubeConfig, secrets),
     informers,

@@ -9,6 +9,7 @@ import {
   CustomObjectsApi,
   EventsV1Api,
   PolicyV1Api,
+  StorageV1Api,
   type ConnectOptions,
   type KubeConfig,
   type RequestContext,
@@ -21,6 +22,7 @@ export interface KubeClients {
   batch: BatchV1Api;
   coordination: CoordinationV1Api;
   policy: PolicyV1Api;
+  storage: StorageV1Api;
   custom: CustomObjectsApi;
   events: EventsV1Api;
 }
@@ -100,6 +102,7 @@ export function makeClients(kubeConfig: KubeConfig): KubeClients {
     batch: kubeConfig.makeApiClient(BatchV1Api),
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     policy: kubeConfig.makeApiClient(PolicyV1Api),
+    storage: kubeConfig.makeApiClient(StorageV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
     events: kubeConfig.makeApiClient(EventsV1Api),
   };

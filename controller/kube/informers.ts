@@ -11,13 +11,13 @@ import { createInformer, type InformerOptions, type InformerSource, type KubeInf
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
 import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
-import type { V1DaemonSet, V1Job, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Job, V1PodDisruptionBudget, V1VolumeAttachment } from '@kubernetes/client-node';
 import { projectDaemonSet } from './daemonsets.js';
 import { HOOK_LABEL } from '../core/hooks.js';
 import { STATIC_POD_COMPONENTS } from '../core/kubernetes/images.js';
 import { JOB_NAME_LABEL, projectHookJob } from './hook-jobs.js';
 import { nodePodWatches, type NodePodWatches } from './node-pods.js';
-import { KUBE_PROXY, PLAN_LABEL, STATIC_POD_LABEL, STATIC_POD_NAMESPACE, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView } from './views.js';
+import { KUBE_PROXY, PLAN_LABEL, STATIC_POD_LABEL, STATIC_POD_NAMESPACE, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView, type VolumeAttachmentView } from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -42,8 +42,14 @@ export interface KubeInformerSet {
   patchJobs: KubeInformer<JobView>;
   patchPlans: KubeInformer<PlanView>;
   pdbs: KubeInformer<PdbView>;
+  /** VolumeAttachments, key name, index spec.nodeName: a drain with waitForVolumeDetach waits until none names its node. */
+  volumeAttachments: KubeInformer<VolumeAttachmentView>;
   kubeProxy: KubeInformer<DaemonSetView>;
   hookJobs: KubeInformer<HookJobView>;
+}
+
+function projectVolumeAttachment(v: V1VolumeAttachment): VolumeAttachmentView {
+  return { name: v.metadata?.name ?? '', resourceVersion: v.metadata?.resourceVersion ?? '', nodeName: v.spec.nodeName, persistentVolume: v.spec.source.persistentVolumeName };
 }
 
 function projectPdb(p: V1PodDisruptionBudget): PdbView {
@@ -104,6 +110,11 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
   const pdbs: InformerSource<V1PodDisruptionBudget> = {
     watchPath: '/apis/policy/v1/poddisruptionbudgets',
     list: async (q, o) => page(await c.policy.listPodDisruptionBudgetForAllNamespaces(q, o)),
+  };
+
+  const volumeAttachments: InformerSource<V1VolumeAttachment> = {
+    watchPath: '/apis/storage.k8s.io/v1/volumeattachments',
+    list: async (q, o) => page(await c.storage.listVolumeAttachment(q, o)),
   };
 
   const daemonSets: InformerSource<V1DaemonSet> = {
@@ -173,6 +184,14 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       labelSelector: PLAN_LABEL,
     }),
     patchJobs: make({ name: 'patchjobs', source: jobs, project: projectJob, key: (v: JobView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    volumeAttachments: make({
+      name: 'volume attachments',
+      source: volumeAttachments,
+      project: projectVolumeAttachment,
+      key: (v: VolumeAttachmentView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+      index: (v) => v.nodeName,
+    }),
     pdbs: make({ name: 'pdbs', source: pdbs, project: projectPdb, key: (v: PdbView) => `${v.namespace}/${v.name}`, resourceVersion: (v) => v.resourceVersion }),
     patchPlans: make({ name: 'patchplans', source: custom<RawPatchPlan>(PATCHPLAN_PLURAL), project: projectPlan, key: (v: PlanView) => v.name, resourceVersion: (v) => v.resourceVersion }),
   };

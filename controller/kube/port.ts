@@ -14,7 +14,7 @@ import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.j
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { HookJobRequest } from '../core/hooks.js';
 import type { NodePodWatches } from './node-pods.js';
-import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView } from './views.js';
+import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView, VolumeAttachmentView } from './views.js';
 
 /** A PatchPlan as a plans-repository file declares it, applied server-side (gitops-plans.ts). */
 export interface PlanApply {
@@ -158,6 +158,8 @@ export interface KubeInformers {
   patchPlans: Informer<PlanView>;
   /** PodDisruptionBudgets, key `namespace/name`: a drain blocked by one wakes when it allows disruptions again. */
   pdbs: Informer<PdbView>;
+  /** VolumeAttachments, key name. Index: spec.nodeName (`byIndex(nodeName)`). */
+  volumeAttachments: Informer<VolumeAttachmentView> & { byIndex(nodeName: string): VolumeAttachmentView[] };
   /** The kube-system/kube-proxy DaemonSet only (key: its name): the Kubernetes upgrade waits on its rollout. */
   kubeProxy: Informer<DaemonSetView>;
   /** Hook Jobs of the operator namespace (labelled kangalpatch.ozalp.dk/hook). Key: name. */

@@ -128,6 +128,15 @@ export interface PdbView {
   disruptionsAllowed: number;
 }
 
+/** A storage.k8s.io/v1 VolumeAttachment: a CSI volume attached (or being detached) to a node. */
+export interface VolumeAttachmentView {
+  name: string;
+  resourceVersion: string;
+  nodeName: string;
+  /** The PersistentVolume it attaches, when it names one (inline volumes do not). */
+  persistentVolume: string | undefined;
+}
+
 /** The kube-proxy DaemonSet (kube-system), as far as the Kubernetes upgrade needs it. */
 export interface DaemonSetView {
   namespace: string;

@@ -8,15 +8,28 @@ import { recordUpgradeRequest } from './upgrading.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
 import { HOOK_LABEL } from '../hooks.js';
+import { matchesSelector, type LabelSelector } from '../selector.js';
+
+const MAX_NAMED_PODS = 20;
 
 /** A hook Job's pod (of any plan or node) is not evicted: evicting it would fail its hook; the drain waits for it to finish (within its timeout). */
 const isHookPod = (p: JobPodFacts): boolean => p.labels?.[HOOK_LABEL] !== undefined;
 
 const FINISHED_POD_PHASES = new Set(['Succeeded', 'Failed']);
 
-/** Pods a drain must remove: not DaemonSet-owned, not static (mirror), not finished. */
-export function podsToDrain(pods: readonly JobPodFacts[]): JobPodFacts[] {
-  return pods.filter((p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase));
+/** Pods a drain must remove: not DaemonSet-owned, not static (mirror), not finished, not matched by the plan's drain.skipPods. */
+export function podsToDrain(pods: readonly JobPodFacts[], skipPods?: LabelSelector): JobPodFacts[] {
+  return pods.filter((p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase) && !skipped(p, skipPods));
+}
+
+/** A pod drain.skipPods leaves on the node (an undefined selector skips none: matchesSelector would match all). */
+function skipped(p: JobPodFacts, skipPods: LabelSelector | undefined): boolean {
+  return skipPods !== undefined && matchesSelector(skipPods, p.labels ?? {});
+}
+
+/** The running pods drain.skipPods left on the node, as status names them (the first MAX_NAMED). */
+function podsLeft(pods: readonly JobPodFacts[], skipPods: LabelSelector | undefined): string[] {
+  return pods.filter((p) => skipped(p, skipPods) && p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase)).map(podName).slice(0, MAX_NAMED_PODS);
 }
 
 const podName = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`;
@@ -26,7 +39,7 @@ export function decideDraining(o: JobObservation): JobStep {
   const status = o.job.status;
   const node = o.node;
   if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while draining`);
-  const remaining = podsToDrain(o.pods);
+  const remaining = podsToDrain(o.pods, spec.drain.skipPods);
   // A drain that is done (cordoned, nothing left) is done, however late it is seen: the deadline
   // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).
   const drained = node.unschedulable && remaining.length === 0;
@@ -64,8 +77,41 @@ export function decideDraining(o: JobObservation): JobStep {
     return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,
       `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`);
   }
+  return volumesHold(o) ?? toUpgrading(o);
+}
+
+/**
+ * drain.waitForVolumeDetach: the node is drained, but a volume still attached to it would be cut off
+ * by the reboot (Longhorn, Ceph RBD). Wait, under its own deadline (which replaces the drain's in
+ * status.deadline: the drain is done), until no VolumeAttachment names the node.
+ */
+function volumesHold(o: JobObservation): JobStep | undefined {
+  const { spec } = o.job;
+  const attached = o.volumeAttachments ?? [];
+  if (!spec.drain.waitForVolumeDetach || attached.length === 0) return undefined;
+  const status = o.job.status;
+  const names = `${attached.slice(0, 5).join(', ')}${attached.length > 5 ? ` and ${attached.length - 5} more` : ''}`;
+  if (status.volumeDetachStartTime === undefined) {
+    const entered = { ...status, volumeDetachStartTime: iso(o.now), deadline: iso(o.now + durationMs(spec.drain.volumeDetachTimeout)) };
+    const message = `node ${spec.nodeName} drained; waiting until ${entered.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`;
+    const step = waiting(without(entered, 'blockingPDB'), o.now, JobReason.WaitingForVolumeDetach, message);
+    return { ...step, events: [{ type: 'Normal', reason: JobReason.WaitingForVolumeDetach, note: message }] };
+  }
+  if (pastDeadline(status, o.now)) {
+    return failed(status, o.now, JobReason.VolumeDetachTimeout,
+      `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`);
+  }
+  return waiting(status, o.now, JobReason.WaitingForVolumeDetach, `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`);
+}
+
+/** Drained (and its volumes detached): into Upgrading, with the upgrade request recorded in the same write. */
+function toUpgrading(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
   const next = enterPhase(status, 'Upgrading', o.now, durationMs(spec.rebootTimeout), JobReason.UpgradeRequested, `node ${spec.nodeName} drained; upgrading`);
   delete next.blockingPDB;
+  const left = podsLeft(o.pods, spec.drain.skipPods);
+  if (left.length > 0) next.podsLeftBySkipPods = left;
   // The upgrade request is recorded in the same write; the next pass sends it under its guard.
   const drainedStep: JobStep = { status: next, events: [{ type: 'Normal', reason: 'Drained', note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)` }], requeueAfterMs: 0 };
   return thenRecord(drainedStep, recordUpgradeRequest({ ...o, job: { ...o.job, status: next } }));

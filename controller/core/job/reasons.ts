@@ -7,6 +7,8 @@ export const JobReason = {
   InvalidSpec: 'InvalidSpec',
   DowngradeRefused: 'DowngradeRefused',
   RebootModeUnsupported: 'RebootModeUnsupported',
+  WaitingForVolumeDetach: 'WaitingForVolumeDetach',
+  VolumeDetachTimeout: 'VolumeDetachTimeout',
   ReadingNode: 'ReadingNode',
   /** A deadline passed on what the caches show: the node (or its pods) is read from the apiserver before the verdict. */
   ConfirmingNode: 'ConfirmingNode',

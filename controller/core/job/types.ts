@@ -95,6 +95,8 @@ export interface JobObservation {
    * after the reply), so for a moment the node shows nothing of the call: these count as sent.
    */
   acceptedCalls?: readonly OneShotCall[] | undefined;
+  /** VolumeAttachments naming the node, by name (read only while a drain with drain.waitForVolumeDetach is on); undefined: not read. */
+  volumeAttachments?: readonly string[] | undefined;
   /** etcd as every control-plane node answered it, read only in the passes the gate decides (core/job/etcd.ts etcdNeed). */
   etcd?: EtcdFacts | undefined;
   /** The cluster's etcd disruption Lease, read in the same passes and while this job holds it. */

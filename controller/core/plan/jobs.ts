@@ -21,6 +21,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       respectPDBs: spec.respectPDBs,
       evictUnmanagedPods: spec.evictUnmanagedPods,
       drainTimeout: spec.drainTimeout,
+      drain: spec.drain,
       rebootTimeout: spec.rebootTimeout,
       rebootMode: spec.upgrade.rebootMode,
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,

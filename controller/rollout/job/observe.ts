@@ -49,7 +49,8 @@ export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWith
   const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
   const etcd = await observeEtcd(withTimeout(ctx, READ_TIMEOUT_MS), deps, job, node, talos);
   const fresh: FreshRead[] = node && needsPods(job.status) ? ['nodePods'] : [];
-  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, ...etcd, fresh };
+  const volumes = job.spec.drain.waitForVolumeDetach && job.status.phase === 'Draining' ? { volumeAttachments: deps.informers.volumeAttachments.byIndex(job.spec.nodeName).map((v) => v.name) } : {};
+  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, ...etcd, ...volumes, fresh };
   return { observed, pods, node };
 }
 

@@ -67,6 +67,11 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue, signal
     const hookOwner = (view ?? old)?.labels[PATCHJOB_LABEL];
     if (hookOwner !== undefined && informers.patchJobs.get(hookOwner)) queue.add(hookOwner);
   });
+  // A VolumeAttachment of a node wakes its draining jobs: drain.waitForVolumeDetach waits for the last one to go.
+  informers.volumeAttachments.onChange((_key, view, old) => {
+    const nodeName = (view ?? old)?.nodeName;
+    for (const job of jobsByNode.get(nodeName ?? '') ?? []) if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
+  });
   informers.pdbs.onChange((key, view) => {
     // status.blockingPDB is `namespace/name`: wake the drains it holds up as soon as it allows a disruption.
     if (!view || view.disruptionsAllowed <= 0) return;

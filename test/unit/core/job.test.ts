@@ -393,6 +393,52 @@ describe('core/job: decideJob', function () {
     });
   });
 
+  describe('drain.skipPods and drain.waitForVolumeDetach', function () {
+    const cordonedNode = node({ unschedulable: true, cordonedBy: 'plan-w1' });
+    const drainingStatus = (): PatchJobStatus => decideJob(obs(decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status)).status;
+    const withDrain = (drain: Record<string, unknown>) => spec({ talosVersion: 'v1.13.2' }, { drain });
+
+    it('skipPods: matching pods are neither evicted nor waited for, and status names them once drained', function () {
+      const jobSpec = withDrain({ skipPods: { matchLabels: { app: 'csi-node' } } });
+      const pods = [pod('web-1', { labels: { app: 'web' } }), pod('csi-1', { labels: { app: 'csi-node' } })];
+      const evict = decideJob(obs(drainingStatus(), { node: cordonedNode, pods }, jobSpec));
+      assert.deepEqual(evict.action?.type === 'evict' ? evict.action.pods.map((p) => p.name) : [], ['web-1']);
+      const done = decideJob(obs(drainingStatus(), { node: cordonedNode, pods: [pods[1]!] }, jobSpec));
+      assert.equal(done.status.phase, 'Upgrading');
+      assert.deepEqual(done.status.podsLeftBySkipPods, ['app/csi-1']);
+      const without = decideJob(obs(drainingStatus(), { node: cordonedNode, pods: [pods[1]!] }));
+      assert.equal(without.action?.type, 'evict', 'without skipPods the same pod is evicted');
+    });
+
+    it('waitForVolumeDetach: a drained node waits, with its own deadline in status and one Event, until no VolumeAttachment names it', function () {
+      const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
+      const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc', 'csi-def'] }, jobSpec));
+      assert.equal(wait.action, undefined);
+      assert.equal(wait.status.phase, 'Draining');
+      assert.equal(wait.status.reason, 'WaitingForVolumeDetach');
+      assert.equal(wait.status.deadline, new Date(T0 + 120_000).toISOString());
+      assert.equal(wait.requeueAfterMs, 120_000);
+      assert.match(wait.status.message ?? '', /waiting until .* for 2 VolumeAttachment\(s\) to detach: csi-abc, csi-def/);
+      assert.deepEqual(wait.events.map((e) => e.reason), ['WaitingForVolumeDetach']);
+      const still = decideJob(obs(wait.status, { now: T0 + 60_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      assert.equal(still.status.deadline, wait.status.deadline, 'the deadline is kept');
+      assert.deepEqual(still.events, []);
+      const gone = decideJob(obs(still.status, { now: T0 + 70_000, node: cordonedNode, volumeAttachments: [] }, jobSpec));
+      assert.equal(gone.status.phase, 'Upgrading');
+    });
+
+    it('waitForVolumeDetach: fails at its deadline naming the attachments; off by default, attachments do not hold the drain', function () {
+      const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
+      const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      const late = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      assert.equal(late.status.phase, 'Failed');
+      assert.equal(late.status.reason, 'VolumeDetachTimeout');
+      assert.match(late.status.message ?? '', /volumes still attached to node w1 after drain\.volumeDetachTimeout 2m: csi-abc/);
+      const off = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }));
+      assert.equal(off.status.phase, 'Upgrading');
+    });
+  });
+
   describe('upgrade.rebootMode', function () {
     const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
     /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */

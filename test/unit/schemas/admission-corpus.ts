@@ -44,6 +44,8 @@ export const ADMISSION_CORPUS: CorpusCase[] = [
   { name: 'ghcr for Talos 1.14', edit: (d) => (d.spec.target.talosVersion = 'v1.14.0'), breaks: ['target.source.factoryFrom114'] },
   { name: 'ghcr (the default) for Talos 1.15', edit: (d) => (d.spec.target = { talosVersion: 'v1.15.3' }), breaks: ['target.source.factoryFrom114'] },
   { name: 'ghcr for Talos 2.0', edit: (d) => (d.spec.target = { talosVersion: 'v2.0.0', source: 'ghcr' }), breaks: ['target.source.factoryFrom114'] },
+  { name: 'drain.skipPods that selects every pod', edit: (d) => (d.spec.drain = { skipPods: {} }), breaks: ['drain.skipPods.selectsSomething'] },
+  { name: 'drain.skipPods with empty lists', edit: (d) => (d.spec.drain = { skipPods: { matchLabels: {}, matchExpressions: [] } }), breaks: ['drain.skipPods.selectsSomething'] },
   { name: 'selector on controlPlane', edit: (d) => (d.spec.groups = { controlPlane: { selector: sel } }), breaks: ['groups.controlPlane.noSelector'] },
   { name: 'selector on workers', edit: (d) => (d.spec.groups = { workers: { selector: sel, concurrency: 2 } }), breaks: ['groups.workers.noSelector'] },
   { name: 'custom group without selector', edit: (d) => (d.spec.groups = { db: { concurrency: 2 } }), breaks: ['groups.custom.selectorRequired'] },
