@@ -21,6 +21,7 @@ import { cordonNode, readNode, uncordonNode } from './nodes.js';
 import { createPatchJob, writeJobStatus } from './patchjobs.js';
 import { deletePatchJob, pausePlan, writePlanStatus } from './patchplans.js';
 import { deletePod, evictPod, listPodsOnNode, listStaticPods, matchingPdbs } from './pods.js';
+import { listVolumeAttachmentsOf } from './volume-attachments.js';
 import type { KubeInformers, KubePort } from './port.js';
 import { readSecret, watchedSecrets, type WatchedSecrets } from './secrets.js';
 import { DEFAULT_HOOKS_NAMESPACE } from '../../schemas/api.js';
@@ -114,6 +115,7 @@ function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn 
     readNode: (ctx, name) => readNode(c, ctx, name),
     listPodsOnNode: (ctx, node) => listPodsOnNode(c, ctx, node),
     listStaticPods: (ctx, component) => listStaticPods(c, ctx, component),
+    listVolumeAttachments: (ctx, nodeName) => listVolumeAttachmentsOf(c, ctx, nodeName),
     evictPod: (ctx, pod) => evictPod(c, ctx, pod),
     deletePod: (ctx, pod) => deletePod(c, ctx, pod),
     matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),

@@ -13,6 +13,7 @@ import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.j
 import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
 import type { V1DaemonSet, V1Job, V1PodDisruptionBudget, V1VolumeAttachment } from '@kubernetes/client-node';
 import { projectDaemonSet } from './daemonsets.js';
+import { projectVolumeAttachment } from './volume-attachments.js';
 import { HOOK_LABEL } from '../core/hooks.js';
 import { STATIC_POD_COMPONENTS } from '../core/kubernetes/images.js';
 import { JOB_NAME_LABEL, projectHookJob } from './hook-jobs.js';
@@ -46,10 +47,6 @@ export interface KubeInformerSet {
   volumeAttachments: KubeInformer<VolumeAttachmentView>;
   kubeProxy: KubeInformer<DaemonSetView>;
   hookJobs: KubeInformer<HookJobView>;
-}
-
-function projectVolumeAttachment(v: V1VolumeAttachment): VolumeAttachmentView {
-  return { name: v.metadata?.name ?? '', resourceVersion: v.metadata?.resourceVersion ?? '', nodeName: v.spec.nodeName, persistentVolume: v.spec.source.persistentVolumeName };
 }
 
 function projectPdb(p: V1PodDisruptionBudget): PdbView {

@@ -78,6 +78,8 @@ export interface KubePort {
   readNode(ctx: OpContext, name: string): Promise<NodeView | undefined>;
   /** Pods bound to the node, read live from the apiserver (not a cache): a drain is done only when this is empty of evictable pods. */
   listPodsOnNode(ctx: OpContext, nodeName: string): Promise<PodView[]>;
+  /** Names of the VolumeAttachments naming the node, read live: a VolumeDetachTimeout verdict is confirmed on them. */
+  listVolumeAttachments(ctx: OpContext, nodeName: string): Promise<string[]>;
   /** One control-plane component's mirror pods in kube-system (k8s-app=<component>) on every node, read live. */
   listStaticPods(ctx: OpContext, component: string): Promise<PodView[]>;
   /** Eviction API (policy/v1), with the pod's UID as precondition. */

@@ -10,7 +10,7 @@ import { JobReason } from './reasons.js';
 import { failed } from './status.js';
 import type { CallFailure, FreshRead, JobObservation, JobStep } from './types.js';
 
-const WHAT: Record<FreshRead, string> = { node: 'the Node', nodePods: 'its pods', apiServers: 'the kube-apiserver pods', hookJobs: 'its hook Jobs' };
+const WHAT: Record<FreshRead, string> = { node: 'the Node', nodePods: 'its pods', apiServers: 'the kube-apiserver pods', hookJobs: 'its hook Jobs', volumeAttachments: 'its VolumeAttachments' };
 
 /** `verdict` if `needs` were read fresh in this pass, else the step that asks for that read first. */
 export function confirmedVerdict(o: JobObservation, verdict: JobStep, needs: readonly FreshRead[]): JobStep {

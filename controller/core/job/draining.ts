@@ -98,8 +98,9 @@ function volumesHold(o: JobObservation): JobStep | undefined {
     return { ...step, events: [{ type: 'Normal', reason: JobReason.WaitingForVolumeDetach, note: message }] };
   }
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.VolumeDetachTimeout,
-      `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`);
+    // Given on a live list, never on the informer's cache alone (confirm.ts).
+    return confirmedVerdict(o, failed(status, o.now, JobReason.VolumeDetachTimeout,
+      `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`), ['volumeAttachments']);
   }
   return waiting(status, o.now, JobReason.WaitingForVolumeDetach, `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`);
 }

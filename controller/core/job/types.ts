@@ -121,7 +121,7 @@ export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot';
  * `apiServers` (the cluster's kube-apiserver mirror pods), `hookJobs` (a GET of each of the job's
  * hook Jobs that has not ended).
  */
-export type FreshRead = 'node' | 'nodePods' | 'apiServers' | 'hookJobs';
+export type FreshRead = 'node' | 'nodePods' | 'apiServers' | 'hookJobs' | 'volumeAttachments';
 
 export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
 

@@ -79,6 +79,9 @@ export async function observeFresh(ctx: OpContext, deps: ObserveDeps, seen: Obse
     checkApiServerCache(deps.informers, log, observed.apiServers ?? [], apiServers);
     observed = { ...observed, apiServers };
   }
+  if (needs.includes('volumeAttachments')) {
+    observed = { ...observed, volumeAttachments: await deps.kube.listVolumeAttachments(read, name) };
+  }
   if (needs.includes('hookJobs')) {
     const hookJobs = await freshHookJobFacts(read, deps, log, observed.hookJobs ?? [], observed.job.status.hooks);
     observed = { ...observed, hookJobs };

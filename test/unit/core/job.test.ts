@@ -427,10 +427,15 @@ describe('core/job: decideJob', function () {
       assert.equal(gone.status.phase, 'Upgrading');
     });
 
-    it('waitForVolumeDetach: fails at its deadline naming the attachments; off by default, attachments do not hold the drain', function () {
+    it('waitForVolumeDetach: fails at its deadline naming the attachments, on a live list; off by default, attachments do not hold the drain', function () {
       const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
       const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
-      const late = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      const cached = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      assert.deepEqual(cached.confirm, ['volumeAttachments'], 'no verdict on the cache alone');
+      assert.equal(cached.status.phase, 'Draining');
+      const detachedMeanwhile = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: [], fresh: ['volumeAttachments'] }, jobSpec));
+      assert.equal(detachedMeanwhile.status.phase, 'Upgrading', 'the live list found none: the drain goes on');
+      const late = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'], fresh: ['volumeAttachments'] }, jobSpec));
       assert.equal(late.status.phase, 'Failed');
       assert.equal(late.status.reason, 'VolumeDetachTimeout');
       assert.match(late.status.message ?? '', /volumes still attached to node w1 after drain\.volumeDetachTimeout 2m: csi-abc/);
