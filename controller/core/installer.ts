@@ -1,9 +1,26 @@
 // Installer image names (reference/talos-api.md §5.1): ghcr for plain releases, the Image Factory
-// with a schematic for everything else.
+// with a schematic for everything else; and the per-node overrides a Node's annotations ask for
+// (a node of another platform or with other extensions than the plan's others).
 import type { PatchJobSpec } from '../../schemas/patchjob.js';
 
 /** Schematic of an image with no customization (SHA-256 of `customization: {}\n`), as talosctl uses. */
 export const VANILLA_SCHEMATIC = '376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba';
+
+/** Node annotations that override the plan's installer for that node. */
+export const INSTALLER_ANNOTATIONS = {
+  installer: 'kangalpatch.ozalp.dk/installer',
+  schematic: 'kangalpatch.ozalp.dk/schematic',
+  secureBoot: 'kangalpatch.ozalp.dk/secure-boot',
+} as const;
+
+/** The override annotations as written on a Node (undefined: not set). */
+export type NodeInstallerAnnotations = Partial<Record<keyof typeof INSTALLER_ANNOTATIONS, string>>;
+
+export interface InstallerOverride {
+  installer?: string;
+  schematic?: string;
+  secureBoot?: boolean;
+}
 
 export interface ResolvedInstaller {
   image: string;
@@ -11,13 +28,52 @@ export interface ResolvedInstaller {
   schematic: string | undefined;
 }
 
+type Target = PatchJobSpec['target'];
+
 /**
- * The installer image for a node: the plan's schematic, else the node's own (so extensions survive
- * the upgrade), else the vanilla one.
+ * The installer image for a node: the node's override annotations first, then the plan's schematic,
+ * else the node's own (so extensions survive the upgrade), else the vanilla one. An installer type
+ * on the node makes it a factory image even under a ghcr plan (a platform ghcr has no image for).
  */
-export function resolveInstaller(target: PatchJobSpec['target'], talosVersion: string, nodeSchematic: string | undefined): ResolvedInstaller {
-  if (target.source === 'ghcr') return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
-  const schematic = target.schematicID ?? nodeSchematic ?? VANILLA_SCHEMATIC;
-  const repo = `${target.installer ?? 'metal'}-installer${target.secureBoot ? '-secureboot' : ''}`;
+export function resolveInstaller(target: Target, talosVersion: string, nodeSchematic: string | undefined, override: InstallerOverride = {}): ResolvedInstaller {
+  if (target.source === 'ghcr' && override.installer === undefined) return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
+  const schematic = override.schematic ?? target.schematicID ?? nodeSchematic ?? VANILLA_SCHEMATIC;
+  const secureBoot = override.secureBoot ?? target.secureBoot;
+  const repo = `${override.installer ?? target.installer ?? 'metal'}-installer${secureBoot ? '-secureboot' : ''}`;
   return { image: `factory.talos.dev/${repo}/${schematic}:${talosVersion}`, schematic };
+}
+
+const INSTALLER_TYPE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const SCHEMATIC_ID = /^[0-9a-f]{64}$/;
+
+/** What is wrong with a node's override annotations under this plan's target, or the override they ask for. */
+export function parseInstallerOverride(target: Target, a: NodeInstallerAnnotations | undefined): { override: InstallerOverride } | { problem: string } {
+  if (a === undefined) return { override: {} };
+  const problems: string[] = [];
+  const override: InstallerOverride = {};
+  if (a.installer !== undefined) {
+    if (INSTALLER_TYPE.test(a.installer)) override.installer = a.installer;
+    else problems.push(`${INSTALLER_ANNOTATIONS.installer}: "${clip(a.installer)}" is not an installer type such as "metal", "aws" or "hcloud"`);
+  }
+  if (a.schematic !== undefined) {
+    if (SCHEMATIC_ID.test(a.schematic)) override.schematic = a.schematic;
+    else problems.push(`${INSTALLER_ANNOTATIONS.schematic}: "${clip(a.schematic)}" is not an Image Factory schematic ID (64 lowercase hex characters)`);
+  }
+  if (a.secureBoot !== undefined) {
+    if (a.secureBoot === 'true' || a.secureBoot === 'false') override.secureBoot = a.secureBoot === 'true';
+    else problems.push(`${INSTALLER_ANNOTATIONS.secureBoot}: "${clip(a.secureBoot)}" must be "true" or "false"`);
+  }
+  const factoryOnly = (override.schematic !== undefined || override.secureBoot !== undefined) && target.source === 'ghcr' && override.installer === undefined && a.installer === undefined;
+  if (factoryOnly) problems.push(`${INSTALLER_ANNOTATIONS.schematic} and ${INSTALLER_ANNOTATIONS.secureBoot} need a factory installer: the plan uses ghcr, so set ${INSTALLER_ANNOTATIONS.installer} on the node too`);
+  return problems.length > 0 ? { problem: problems.join('; ') } : { override };
+}
+
+/** A node's installer under the plan's target, its overrides applied; or what is wrong with them. */
+export function installerFor(target: Target, talosVersion: string, node: { schematic?: string | undefined; installerAnnotations?: NodeInstallerAnnotations | undefined }): ResolvedInstaller | { problem: string } {
+  const parsed = parseInstallerOverride(target, node.installerAnnotations);
+  return 'problem' in parsed ? parsed : resolveInstaller(target, talosVersion, node.schematic, parsed.override);
+}
+
+function clip(v: string): string {
+  return v.length > 80 ? `${v.slice(0, 80)}…` : v;
 }

@@ -21,13 +21,16 @@
 // - Nodes already at the target get a PatchJob that completes at once; they count for no round.
 import semver from 'semver';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { resolveInstaller } from './installer.js';
+import { installerFor, type ResolvedInstaller } from './installer.js';
 import { matchesSelector } from './selector.js';
 import { UpgradeFlow, upgradeFlowFor } from './talos-flow.js';
 import { selectNodes, type Selection } from './plan/selection.js';
 import type { PlanNodeFacts } from './plan/types.js';
 import { durationMs, iso } from './time.js';
 import { windowState } from './windows.js';
+
+/** The image, or none when the node's override annotations are wrong (the NodeOverrides check says why). */
+const imageOf = (r: ResolvedInstaller | { problem: string }): string | undefined => ('problem' in r ? undefined : r.image);
 
 /** A node as the preview needs it (kube NodeView fits). */
 export interface PreviewNodeFacts extends PlanNodeFacts {
@@ -183,7 +186,7 @@ function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, co
     currentKubernetesVersion: n.kubeletVersion,
     talosVersion: talos ?? n.talosVersion,
     kubernetesVersion: spec.target.kubernetesVersion ?? n.kubeletVersion,
-    installerImage: needsTalos ? resolveInstaller(spec.target, talos, n.schematic).image : undefined,
+    installerImage: needsTalos ? imageOf(installerFor(spec.target, talos, n)) : undefined,
     ownNode: own,
   };
 }

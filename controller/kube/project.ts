@@ -16,6 +16,8 @@ import {
   type PodView,
 } from './views.js';
 
+import { INSTALLER_ANNOTATIONS, type NodeInstallerAnnotations } from '../core/installer.js';
+
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** Epoch ms of a Date, an RFC 3339 string, or undefined. */
@@ -56,7 +58,14 @@ export function projectNode(node: V1Node): NodeView {
     ...nodeInfo(info),
     schematic: annotations[SCHEMATIC_ANNOTATION],
     hold: annotations[HOLD_ANNOTATION],
+    installerAnnotations: installerAnnotationsOf(annotations),
   };
+}
+
+/** The node's installer override annotations, or undefined when it carries none (the common case). */
+function installerAnnotationsOf(annotations: Record<string, string>): NodeInstallerAnnotations | undefined {
+  const entries = Object.entries(INSTALLER_ANNOTATIONS).flatMap(([field, key]) => (annotations[key] === undefined ? [] : [[field, annotations[key]] as const]));
+  return entries.length === 0 ? undefined : Object.fromEntries(entries);
 }
 
 function nodeInfo(info: { bootID?: string; osImage?: string; kubeletVersion?: string } | undefined) {

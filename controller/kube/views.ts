@@ -10,6 +10,7 @@ export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 // The labels a plan puts on its PatchJobs (and Leases) are the core's: one definition.
 export { GROUP_LABEL, NODE_LABEL, PLAN_LABEL } from '../core/plan/jobs.js';
 export { HOLD_ANNOTATION } from '../core/plan/holds.js';
+import type { NodeInstallerAnnotations } from '../core/installer.js';
 /** Talos's control-plane static pods: mirror pods in kube-system labelled k8s-app=<component>. */
 export const STATIC_POD_NAMESPACE = 'kube-system';
 export const STATIC_POD_LABEL = 'k8s-app';
@@ -38,6 +39,8 @@ export interface NodeView {
   schematic: string | undefined;
   /** kangalpatch.ozalp.dk/hold annotation, as written (core/plan/holds.ts reads it). */
   hold: string | undefined;
+  /** The installer override annotations, as written (core/installer.ts reads them); undefined when the node has none. */
+  installerAnnotations: NodeInstallerAnnotations | undefined;
 }
 
 export interface PodView {

@@ -4,7 +4,7 @@
 import semver from 'semver';
 import { BuiltInGroup } from '../../schemas/api.js';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { resolveInstaller, VANILLA_SCHEMATIC } from '../core/installer.js';
+import { installerFor, parseInstallerOverride, VANILLA_SCHEMATIC, type NodeInstallerAnnotations } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import { UpgradeFlow, upgradeFlowFor } from '../core/talos-flow.js';
@@ -21,6 +21,7 @@ export interface NodeFacts {
   controlPlane: boolean;
   kubeletVersion: string;
   schematic: string | undefined;
+  installerAnnotations?: NodeInstallerAnnotations | undefined;
 }
 
 const pass = (name: string, message: string): PreflightCheck => ({ name, passed: true, message });
@@ -158,11 +159,24 @@ export function extensionsKept(spec: PatchPlanSpec, talosVersions: ReadonlyMap<s
   if (target === undefined || spec.target.source !== 'ghcr') return pass('ExtensionsKept', spec.target.source === 'ghcr' ? 'no Talos target' : 'factory installers carry each node\'s schematic (or the plan\'s schematicID)');
   const losing = [...talosVersions]
     .filter(([, current]) => !(semver.valid(current) && semver.eq(current, target)))
+    // A node whose installer annotation makes it a factory image keeps its schematic.
+    .filter(([name]) => nodes.get(name)?.installerAnnotations?.installer === undefined)
     .map(([name]) => ({ name, schematic: nodes.get(name)?.schematic }))
     .filter((n) => n.schematic !== undefined && n.schematic !== VANILLA_SCHEMATIC);
   if (losing.length === 0) return pass('ExtensionsKept', 'no node runs an Image Factory schematic other than the vanilla one');
   const which = losing.slice(0, 5).map((n) => `${n.name} (schematic ${(n.schematic ?? '').slice(0, 12)}…)`).join(', ');
   return fail('ExtensionsKept', `${losing.length} node(s) run an Image Factory schematic other than the vanilla one, whose extensions and customizations the plain installer (target.source: ghcr) would drop: ${which}; set target.source: factory with target.installer (e.g. metal) to keep each node's schematic, or target.schematicID to choose one`);
+}
+
+/** The per-node installer override annotations of the nodes to upgrade are well-formed and fit the plan's source. */
+export function nodeOverrides(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>): PreflightCheck {
+  const problems = [...talosVersions.keys()].flatMap((name) => {
+    const parsed = parseInstallerOverride(spec.target, nodes.get(name)?.installerAnnotations);
+    return 'problem' in parsed ? [`${name}: ${parsed.problem}`] : [];
+  });
+  const overridden = [...talosVersions.keys()].filter((name) => nodes.get(name)?.installerAnnotations !== undefined);
+  if (problems.length > 0) return fail('NodeOverrides', `${problems.length} node(s) carry installer override annotations that cannot be used: ${problems.slice(0, 5).join('; ')}; fix or remove them`);
+  return pass('NodeOverrides', overridden.length === 0 ? 'no node overrides the installer' : `${overridden.length} node(s) override the installer by annotation: ${overridden.slice(0, 5).join(', ')}`);
 }
 
 /** Installer images the rollout needs: one per distinct (version, schematic) of the nodes that still need the upgrade. */
@@ -172,8 +186,10 @@ export function neededImages(spec: PatchPlanSpec, talosVersions: ReadonlyMap<str
   if (target === undefined) return images;
   for (const [name, current] of talosVersions) {
     if (semver.valid(current) && semver.eq(current, target)) continue;
-    const image = resolveInstaller(spec.target, target, nodes.get(name)?.schematic).image;
-    images.set(image, [...(images.get(image) ?? []), name]);
+    const installer = installerFor(spec.target, target, nodes.get(name) ?? {});
+    // A node with wrong override annotations has no image to check: NodeOverrides fails for it.
+    if ('problem' in installer) continue;
+    images.set(installer.image, [...(images.get(installer.image) ?? []), name]);
   }
   return images;
 }

@@ -11,7 +11,7 @@ import { withTimeout, type OpContext } from '../runtime/context.js';
 import { eachLimited } from '../runtime/each-limited.js';
 import type { TalosAccess, TalosSession } from '../talos/talos-access.js';
 import { DEFAULT_HOOK_POLICY, type HookPolicy } from '../core/hook-policy.js';
-import { controlPlaneFirst, extensionsKept, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import { controlPlaneFirst, extensionsKept, nodeOverrides, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
@@ -68,6 +68,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   if (spec.target.kubernetesVersion !== undefined) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(...versionRules(spec, talos.versions, nodes));
   checks.push(extensionsKept(spec, talos.versions, nodes));
+  checks.push(nodeOverrides(spec, talos.versions, nodes));
   checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes)));
   return checks;
 }

@@ -9,7 +9,7 @@ import type { PreflightCheck } from '../core/plan/types.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import { DEFAULT_HOOK_POLICY } from '../core/hook-policy.js';
-import { controlPlaneFirst, extensionsKept, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
+import { controlPlaneFirst, extensionsKept, nodeOverrides, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
 
 export interface SkippedCheck {
@@ -47,6 +47,7 @@ export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, inpu
   }));
   checks.push(...versionRules(spec, reported, nodes));
   checks.push(extensionsKept(spec, reported, nodes));
+  checks.push(nodeOverrides(spec, reported, nodes));
   checks.push(await installerImages(ctx, deps.images, neededImages(spec, reported, nodes)));
   const talosChecks = spec.target.kubernetesVersion === undefined ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
   return { checks, skipped: [{ name: talosChecks, message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage` }] };

@@ -2,6 +2,7 @@
 // kangalpatch.ozalp.dk/hold is never touched while the rest of its group rolls (the observer's own
 // watches and the simulator's record say so), the plan waits for it with NodesHeld, and rolls it
 // once the annotation goes; a node whose annotation says skip is left out and the plan completes.
+// A node's installer annotation gives it its own platform's image within a ghcr plan.
 import assert from 'node:assert/strict';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startJobLab, type JobLab } from './support/job-lab.js';
@@ -13,7 +14,7 @@ const HOLD = 'kangalpatch.ozalp.dk/hold';
 const POOL = { pool: 'holds' };
 const WORKERS = ['worker-1', 'worker-2', 'worker-3', 'worker-4'];
 
-describe('PatchPlan end to end: per-node holds', function () {
+describe('PatchPlan end to end: per-node control', function () {
   this.timeout(240_000);
   let lab: JobLab;
   let core: CoreV1Api;
@@ -22,7 +23,7 @@ describe('PatchPlan end to end: per-node holds', function () {
     lab = await startJobLab({
       fleet: { nodes: 5, controlPlanes: 1, talosVersion: 'v1.12.4' },
       labels: Object.fromEntries(WORKERS.map((n) => [n, POOL])),
-      images: [factoryImage('nocloud', TARGET)],
+      images: [factoryImage('nocloud', TARGET), 'siderolabs/installer:v1.13.3', factoryImage('hcloud', 'v1.13.3')],
     });
     core = lab.kc.makeApiClient(CoreV1Api);
   });
@@ -67,6 +68,28 @@ describe('PatchPlan end to end: per-node holds', function () {
       assert.deepEqual(mutatingCalls('worker-4'), []);
       assert.equal(done.held, undefined, 'nothing held any more');
       await waitFor(() => lab.observer.node('worker-2')?.unschedulable === false || undefined, { timeoutMs: 15_000, description: 'worker-2 uncordoned' });
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('an installer annotation gives its node its own platform\'s factory image; the plan\'s other nodes keep ghcr', async function () {
+    await annotate('worker-3', null);
+    await core.patchNode({ name: 'worker-3', body: { metadata: { annotations: { 'kangalpatch.ozalp.dk/installer': 'hcloud' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const controller = lab.startController({ name: 'overrides' });
+    try {
+      await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'overrides' }, spec: {} }, lab.talos.endpoint, {
+        target: { talosVersion: 'v1.13.3' },
+        groups: { workers: { concurrency: 3 } },
+        strategy: { order: ['workers'] },
+        nodeSelector: { matchLabels: POOL },
+      }));
+      const done = await lab.waitForPlan('overrides', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 150_000);
+      assert.equal(done.phase, 'Completed', JSON.stringify(done));
+      const pulled = (node: string) => lab.talos.node(node).calls.filter((c) => c.method === 'ImageService.Pull' && c.result === 'ok' && String(c.image).endsWith(':v1.13.3')).map((c) => c.image);
+      assert.deepEqual(pulled('worker-3'), [`factory.talos.dev/${factoryImage('hcloud', 'v1.13.3')}`]);
+      for (const node of ['worker-1', 'worker-2']) assert.deepEqual(pulled(node), ['ghcr.io/siderolabs/installer:v1.13.3'], node);
+      assert.equal((await lab.job('overrides-worker-3'))?.status.installerImage, `factory.talos.dev/${factoryImage('hcloud', 'v1.13.3')}`);
     } finally {
       await controller.stop();
     }

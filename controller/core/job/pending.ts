@@ -2,7 +2,7 @@
 // everything the later phases guard on, and pre-pull the installer before the node is cordoned.
 import semver from 'semver';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
-import { resolveInstaller } from '../installer.js';
+import { installerFor } from '../installer.js';
 import { enterKubernetes } from './kubernetes.js';
 import { preNodeHook, preNodeInFlight } from './hooks.js';
 import { silenceBeforeCordon } from './silences.js';
@@ -131,7 +131,11 @@ function alreadyAtTarget(o: JobObservation, current: string, target: string): Jo
 function record(o: JobObservation, current: string, bootId: string, nodeSchematic: string | undefined): JobStep {
   const { spec } = o.job;
   const target = spec.target.talosVersion ?? current;
-  const installer = resolveInstaller(spec.target, target, nodeSchematic);
+  const installer = installerFor(spec.target, target, { schematic: nodeSchematic, installerAnnotations: o.node?.installerAnnotations });
+  if ('problem' in installer) {
+    // Before anything on the node changes: a wrong image must never be installed.
+    return failed(o.job.status, o.now, JobReason.InvalidNodeOverride, `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`);
+  }
   const flow = upgradeFlowFor(current);
   const status = { ...o.job.status, initialBootID: bootId, currentBootID: bootId, initialTalosVersion: o.job.status.initialTalosVersion ?? current, currentTalosVersion: current, installerImage: installer.image, flow };
   if (installer.schematic === undefined) delete status.schematic;

@@ -7,6 +7,7 @@ export const JobReason = {
   InvalidSpec: 'InvalidSpec',
   DowngradeRefused: 'DowngradeRefused',
   RebootModeUnsupported: 'RebootModeUnsupported',
+  InvalidNodeOverride: 'InvalidNodeOverride',
   WaitingForVolumeDetach: 'WaitingForVolumeDetach',
   VolumeDetachTimeout: 'VolumeDetachTimeout',
   ReadingNode: 'ReadingNode',

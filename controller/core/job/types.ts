@@ -2,6 +2,7 @@
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { RebootMode } from '../../../schemas/patchplan.js';
+import type { NodeInstallerAnnotations } from '../installer.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
@@ -19,6 +20,8 @@ export interface JobNodeFacts {
   schematic: string | undefined;
   controlPlane: boolean;
   kubeletVersion: string;
+  /** The node's installer override annotations (core/installer.ts), as written. */
+  installerAnnotations?: NodeInstallerAnnotations | undefined;
 }
 
 /** A control-plane static pod (its mirror pod in kube-system) on the job's node. */

@@ -5,7 +5,7 @@
 // pre-pull). A failed pre-pull is not retried and fails nothing: the node's own job pulls again.
 import semver from 'semver';
 import type { PatchPlanStatus, PrePullStatus } from '../../../schemas/patchplan.js';
-import { resolveInstaller } from '../installer.js';
+import { installerFor } from '../installer.js';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { iso } from '../time.js';
 import type { Progress } from './progress.js';
@@ -78,7 +78,9 @@ function installerToPrePull(o: PlanObservation, node: PlanNodeFacts, target: str
   if (current === undefined || upgradeFlowFor(current) !== UpgradeFlow.Lifecycle) return undefined;
   if (!semver.valid(current) || !semver.valid(target) || semver.eq(current, target)) return undefined;
   if (semver.lt(target, current) && !o.plan.spec.target.allowTalosDowngrade) return undefined;
-  return resolveInstaller(o.plan.spec.target, target, node.schematic).image;
+  const installer = installerFor(o.plan.spec.target, target, node);
+  // A node whose override annotations are wrong gets no pre-pull: its job fails before pulling anything.
+  return 'problem' in installer ? undefined : installer.image;
 }
 
 /** The status after starting `pulls`: one entry per node, started now. */

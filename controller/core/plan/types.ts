@@ -7,6 +7,7 @@ import type { CheckFacts } from '../gates/health.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
 import type { AlertFacts } from '../gates/alerts.js';
+import type { NodeInstallerAnnotations } from '../installer.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -17,6 +18,8 @@ export interface PlanNodeFacts {
   schematic?: string | undefined;
   /** The value of the node's hold annotation (holds.ts), as written. */
   hold?: string | undefined;
+  /** The node's installer override annotations (core/installer.ts), as written. */
+  installerAnnotations?: NodeInstallerAnnotations | undefined;
 }
 
 /**

@@ -444,6 +444,23 @@ describe('core/job: decideJob', function () {
     });
   });
 
+  describe('installer override annotations', function () {
+    it('the node\'s annotations choose its installer, recorded before the cordon', function () {
+      const annotated = node({ installerAnnotations: { installer: 'hcloud' } });
+      const step = decideJob(obs(decideJob(obs({}, { node: annotated })).status, { talos: talos(), node: annotated }));
+      assert.equal(step.status.installerImage, `factory.talos.dev/hcloud-installer/${'a'.repeat(64)}:v1.13.2`);
+    });
+
+    it('a malformed annotation fails the job before anything on the node changes, naming it', function () {
+      const annotated = node({ installerAnnotations: { schematic: 'not-a-schematic', installer: 'metal' } });
+      const step = decideJob(obs(decideJob(obs({}, { node: annotated })).status, { talos: talos(), node: annotated }));
+      assert.equal(step.status.phase, 'Failed');
+      assert.equal(step.status.reason, 'InvalidNodeOverride');
+      assert.equal(step.action, undefined);
+      assert.match(step.status.message ?? '', /node w1: kangalpatch\.ozalp\.dk\/schematic: "not-a-schematic" is not an Image Factory schematic ID .*delete this PatchJob to retry/);
+    });
+  });
+
   describe('upgrade.rebootMode', function () {
     const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
     /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */

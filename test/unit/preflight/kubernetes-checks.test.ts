@@ -2,7 +2,7 @@
 // message its condition shows.
 import assert from 'node:assert/strict';
 import { patchPlanSpec } from '../../../schemas/patchplan.js';
-import { controlPlaneFirst, kubeletSkew, machineConfigCheck, versionRules, type NodeFacts } from '../../../controller/preflight/checks.js';
+import { controlPlaneFirst, kubeletSkew, machineConfigCheck, nodeOverrides, versionRules, type NodeFacts } from '../../../controller/preflight/checks.js';
 import { selectNodes } from '../../../controller/core/plan/selection.js';
 
 const facts: NodeFacts[] = [
@@ -60,6 +60,18 @@ describe('preflight: Kubernetes rules', function () {
     assert.equal(check(versionRules(spec({ upgrade: { rebootMode: 'powercycle' } }, { talosVersion: 'v1.13.2' }), mixed, byName), 'RebootMode')?.passed, true);
     const lifecycle = new Map([['cp-1', 'v1.13.2'], ['w-1', 'v1.13.4']]);
     assert.equal(check(versionRules(spec({ upgrade: { rebootMode: 'force' } }, { talosVersion: 'v1.14.0', source: 'factory', installer: 'metal' }), lifecycle, byName), 'RebootMode')?.passed, true);
+  });
+
+  it('NodeOverrides names the nodes whose installer annotations cannot be used, and counts the ones that can', function () {
+    const withAnnotations = new Map([...byName].map(([n, f]) => [n, n === 'w-1' ? { ...f, installerAnnotations: { secureBoot: 'maybe' } } : n === 'cp-2' ? { ...f, installerAnnotations: { installer: 'aws' } } : f]));
+    const versions = new Map([...talos]);
+    const bad = nodeOverrides(spec({}, { talosVersion: 'v1.13.5' }), versions, withAnnotations);
+    assert.equal(bad.passed, false);
+    assert.match(bad.message, /1 node\(s\) carry installer override annotations that cannot be used: w-1: kangalpatch\.ozalp\.dk\/secure-boot: "maybe" must be "true" or "false"/);
+    const fine = new Map([...withAnnotations].map(([n, f]) => [n, n === 'w-1' ? { ...f, installerAnnotations: undefined } : f]));
+    const ok = nodeOverrides(spec({}, { talosVersion: 'v1.13.5' }), versions, fine);
+    assert.equal(ok.passed, true);
+    assert.match(ok.message, /1 node\(s\) override the installer by annotation: cp-2/);
   });
 
   it('SupportMatrix checks the Talos each node ends with against the target, and reports the current combination', function () {

@@ -14,7 +14,7 @@ const T0 = Date.parse('2026-03-01T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
 
 function node(name: string, o: Partial<NodeView> = {}): NodeView {
-  return { name, uid: name, resourceVersion: '1', labels: {}, controlPlane: false, internalIP: undefined, ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: 'v1.12.4', kubeletVersion: 'v1.35.0', schematic: undefined, hold: undefined, ...o };
+  return { name, uid: name, resourceVersion: '1', labels: {}, controlPlane: false, internalIP: undefined, ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: 'v1.12.4', kubeletVersion: 'v1.35.0', schematic: undefined, hold: undefined, installerAnnotations: undefined, ...o };
 }
 function job(name: string, nodeName: string, status: PatchJobStatus, created = 0): JobView {
   const spec = { nodeName, patchPlanRef: 'p', group: 'g' } as JobView['spec'];
