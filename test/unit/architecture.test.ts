@@ -58,6 +58,7 @@ const CORE_ROOMS = [
   'gitops/', // what a GitOps sync does, bot branches, source status
   'promotion/', // promotion across clusters: what upstream stages prove, the signed report index
   'auto-update/', // the auto-update decision of a template plan
+  'status-view/', // what `kangal-patch status` shows of plans, jobs and nodes: the stable document, text and wide lines
 ] as const;
 
 /** Repository-relative path with forward slashes. */
