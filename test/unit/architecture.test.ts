@@ -43,6 +43,7 @@ const CORE_ROOMS = [
   'selector.ts', // LabelSelector matching
   'windows.ts', // maintenance windows
   'support-matrix.ts', // the Talos ↔ Kubernetes support matrix and upgrade-path rules
+  'paths/', // upgrade paths: every Talos and Kubernetes hop to a destination, each within the support matrix
   'installer.ts', // installer image names
   'talos-flow.ts', // the Talos upgrade flow of a version, gRPC status classes, backoff
   'kubernetes/', // Kubernetes component images, their place in the machine config, version skew
