@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { conditions, duration, MAX_TIMEOUT, objectName, timestamp } from './primitives.js';
 import { jobTarget } from './target.js';
-import { drainSettings, RebootMode, rebootMode, talosConfig } from './patchplan.js';
+import { drainSettings, RebootMode, rebootMode, rollbackSettings, talosConfig } from './patchplan.js';
 import { hookStatuses, nodeHooks } from './hooks.js';
 import { jobSilence, silences } from './alerts.js';
 import { etcdSettings, jobEtcdStatus } from './etcd.js';
@@ -12,6 +12,7 @@ export const PatchJobPhase = {
   Draining: 'Draining',
   Upgrading: 'Upgrading',
   Rebooting: 'Rebooting',
+  RollingBack: 'RollingBack',
   UpgradingKubernetes: 'UpgradingKubernetes',
   ValidatingKubernetes: 'ValidatingKubernetes',
   Completed: 'Completed',
@@ -32,6 +33,7 @@ export const patchJobSpec = z.strictObject({
   drain: drainSettings,
   rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
   rebootMode,
+  rollback: rollbackSettings,
   kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m'),
   talosConfig: talosConfig.meta({
     description: 'How the controller reaches this node over the Talos API (copied from the plan). Endpoints omitted: the node\'s InternalIP.',
@@ -91,6 +93,18 @@ export const patchJobStatus = z.strictObject({
   upgradeAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the upgrade (legacy) or the install finished with exit code 0 (lifecycle).' }),
   rebootRequestedTime: timestamp.optional().meta({ description: 'Recorded before the Reboot call is made (lifecycle flow).' }),
   rebootMode: z.enum(RebootMode).optional().meta({ description: 'The reboot mode sent with the upgrade (legacy) or the Reboot call (lifecycle), recorded with the request.' }),
+  rollback: z
+    .strictObject({
+      decidedTime: timestamp.meta({ description: 'When the job decided to roll the node back (recorded before the call).' }),
+      failureReason: z.string().meta({ description: 'The check the node failed on the target, e.g. RebootTimeout.' }),
+      failureMessage: z.string(),
+      fromVersion: z.string().meta({ description: 'The target the node booted and failed on.' }),
+      toVersion: z.string().meta({ description: 'The version it is rolled back to (the one it ran before).' }),
+      bootID: z.string().meta({ description: 'The boot ID on the target; a different one proves the rollback\'s reboot.' }),
+      acknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Rollback call.' }),
+    })
+    .optional()
+    .meta({ description: 'spec.rollback.onFailure: the node-scoped rollback, once decided (a job rolls back at most once).' }),
   rebootAcknowledgedTime: timestamp.optional().meta({ description: 'When Talos acknowledged the Reboot (lifecycle flow).' }),
   kubernetesPrePulled: z.array(z.string()).optional().meta({
     description: 'Target images of this node\'s Kubernetes components pulled onto it before the first ApplyConfiguration (as `talosctl upgrade-k8s` pre-pulls), so an unpullable image fails the job with nothing changed.',

@@ -173,6 +173,15 @@ export const drainSettings = withRules(
   .prefault({})
   .meta({ description: 'How each node is drained, beyond respectPDBs, evictUnmanagedPods and drainTimeout.' });
 
+export const rollbackSettings = z
+  .strictObject({
+    onFailure: z.boolean().default(false).meta({
+      description: 'When a node boots the target but then fails its checks (not Ready by rebootTimeout), roll that node alone back to the version it ran (MachineService.Rollback), wait until it is Ready on it, and end its job Failed with reason RolledBack; the failure policy applies as for any failure. Never twice, never on a node whose previous version is unknown, and on a control-plane node only when both versions run the same etcd minor.',
+    }),
+  })
+  .prefault({})
+  .meta({ description: 'Node-scoped rollback of a node that fails after its upgrade.' });
+
 export const upgradeSettings = z
   .strictObject({ rebootMode })
   .prefault({})
@@ -194,6 +203,7 @@ export const patchPlanSpec = withRules(
     drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum time for a node drain.' }),
     drain: drainSettings,
     upgrade: upgradeSettings,
+    rollback: rollbackSettings,
     rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
     kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({
       description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',

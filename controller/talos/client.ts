@@ -272,6 +272,13 @@ export class TalosClient implements TalosPort {
     return { actorId: this.single(res.messages, spec).actorId };
   }
 
+  async rollback(ctx: OpContext, node: string): Promise<void> {
+    // Not idempotent (a second call toggles back): never retried once it may have been sent.
+    const spec = this.spec(ctx, 'MachineService.Rollback', node, 'unsent-only');
+    const res = await this.transport.unary(ctx, MachineServiceService.rollback, {}, spec);
+    this.single(res.messages, spec);
+  }
+
   async applyConfig(ctx: OpContext, node: string, yaml: string, opts: { dryRun?: boolean } = {}): Promise<ApplyConfigResult> {
     const spec = this.spec(ctx, 'MachineService.ApplyConfiguration', node, 'unsent-only');
     const res = await this.transport.unary(

@@ -142,6 +142,8 @@ export interface TalosPort {
   /** MachineService.Upgrade (before 1.13): acknowledged at once, then the node installs and reboots itself. */
   legacyUpgrade(ctx: OpContext, node: string, image: string, opts?: LegacyUpgradeOptions): Promise<LegacyUpgradeResult>;
   reboot(ctx: OpContext, node: string, mode?: RebootMode): Promise<{ actorId: string }>;
+  /** MachineService.Rollback (os:admin): flips the bootloader to the previous entry and reboots into it. Acknowledged before the reboot. */
+  rollback(ctx: OpContext, node: string): Promise<void>;
   /** The active machine config (multi-document YAML). Needs os:admin. */
   readConfig(ctx: OpContext, node: string): Promise<string>;
   /** Applies a full config with NO_REBOOT (live + persisted). */

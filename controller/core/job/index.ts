@@ -10,6 +10,7 @@ import { afterInstallerPull, decidePending, drainingEntry } from './pending.js';
 import { preNodeInFlight } from './hooks.js';
 import { afterSilenced, expireFailed, SilenceReason } from './silences.js';
 import { decideRebooting } from './rebooting.js';
+import { decideRollingBack } from './rolling-back.js';
 import { JobReason } from './reasons.js';
 import { failed, growingRetry, pastDeadline, waiting, without } from './status.js';
 import type { ActionResult, CallFailure, JobAction, JobObservation, JobStep, TalosNeed } from './types.js';
@@ -27,7 +28,8 @@ export function isFinished(phase: string | undefined): boolean {
 }
 
 /** Which Talos facts the next pass needs: the API is called only for jobs that are acting on a node. */
-export function talosNeed(job: Pick<JobObservation['job'], 'spec' | 'status'>): TalosNeed {
+/** `now`: the pass's time (a deadline verdict that may roll the node back reads Talos); omitted, no time-dependent read. */
+export function talosNeed(job: Pick<JobObservation['job'], 'spec' | 'status'>, now?: number): TalosNeed {
   const { status } = job;
   if (needsConfig(status)) return 'config';
   switch (status.phase) {
@@ -39,10 +41,18 @@ export function talosNeed(job: Pick<JobObservation['job'], 'spec' | 'status'>): 
     case 'Upgrading':
       return status.upgradeRequestedTime !== undefined ? 'identity' : 'none';
     case 'Rebooting':
-      return status.flow === UpgradeFlow.Lifecycle && status.rebootRequestedTime !== undefined && status.rebootAcknowledgedTime === undefined ? 'identity' : 'none';
+      return rebootingNeed(job, now);
+    case 'RollingBack':
+      return status.rollback?.acknowledgedTime === undefined ? 'identity' : 'none';
     default:
       return 'none';
   }
+}
+
+function rebootingNeed({ spec, status }: Pick<JobObservation['job'], 'spec' | 'status'>, now: number | undefined): TalosNeed {
+  if (status.flow === UpgradeFlow.Lifecycle && status.rebootRequestedTime !== undefined && status.rebootAcknowledgedTime === undefined) return 'identity';
+  // The rollback decision rests on what Talos says the node runs: read at the deadline only.
+  return spec.rollback.onFailure && now !== undefined && pastDeadline(status, now) ? 'identity' : 'none';
 }
 
 /** Whether the pass needs a fresh list of the node's pods (not the cache): only while draining. */
@@ -61,6 +71,8 @@ export function decideJob(o: JobObservation): JobStep {
       return decideUpgrading(o);
     case 'Rebooting':
       return decideRebooting(o);
+    case 'RollingBack':
+      return decideRollingBack(o);
     case 'UpgradingKubernetes':
       return decideUpgradingKubernetes(o);
     case 'ValidatingKubernetes':
@@ -112,6 +124,7 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     install: JobReason.InstallFailed,
     evict: JobReason.DrainTimeout,
     reboot: JobReason.TalosCallFailed,
+    rollback: JobReason.RollbackFailed,
     applyConfig: JobReason.ApplyConfigRejected,
   }[action.type];
   if (action.type === 'applyConfig') {

@@ -5,6 +5,7 @@ import { UpgradeFlow } from '../talos-flow.js';
 import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { enterKubernetes } from './kubernetes.js';
 import { etcdAfterReboot } from './etcd.js';
+import { rollbackOr } from './rolling-back.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
 import { enterPhase, failed, iso, pastDeadline, waiting } from './status.js';
@@ -18,7 +19,7 @@ export function decideRebooting(o: JobObservation): JobStep {
   if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while rebooting`);
   const rebooted = node.bootID !== '' && node.bootID !== status.initialBootID;
   if (rebooted && node.ready) return node.talosVersion === target ? afterEtcdCaughtUp(o) : bootedOldPartition(o, node, target);
-  if (pastDeadline(status, o.now)) return confirmedVerdict(o, rebootTimedOut(o, node, target, rebooted), ['node']);
+  if (pastDeadline(status, o.now)) return confirmedVerdict(o, rollbackOr(o, rebootTimedOut(o, node, target, rebooted)), ['node']);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted) return requestReboot(o);
   return waiting(status, o.now, JobReason.WaitingForReboot, rebootWaitMessage(spec.nodeName, target, status.deadline));
 }

@@ -116,7 +116,7 @@ export type EtcdLeaseRead = (
 };
 
 /** Talos calls that change the node, sent at most once per boot: the legacy Upgrade, a successful install, a Reboot. */
-export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot';
+export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot' | 'rollback';
 
 /**
  * Cached facts a deadline verdict may rest on, read again before it is given: `node` (a GET of the
@@ -136,6 +136,8 @@ export type JobAction =
   | { type: 'legacyUpgrade'; image: string; rebootMode: 'default' | 'powercycle' }
   | { type: 'install'; image: string }
   | { type: 'reboot'; mode: RebootMode }
+  /** MachineService.Rollback: to the previous bootloader entry, and reboot. */
+  | { type: 'rollback' }
   /** ApplyConfiguration NO_REBOOT of the whole config, with one component's image changed. */
   | { type: 'applyConfig'; component: string; image: string; config: string }
   | { type: 'uncordon' }

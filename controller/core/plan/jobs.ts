@@ -24,6 +24,7 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
       drain: spec.drain,
       rebootTimeout: spec.rebootTimeout,
       rebootMode: spec.upgrade.rebootMode,
+      rollback: spec.rollback,
       kubernetesUpgradeTimeout: spec.kubernetesUpgradeTimeout,
       talosConfig: spec.talosConfig,
       ...nodeHooksOf(spec),

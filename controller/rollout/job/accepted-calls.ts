@@ -37,7 +37,7 @@ export function createAcceptedCalls(): AcceptedCalls {
 }
 
 function oneShot(action: JobAction, result: ActionResult): OneShotCall | undefined {
-  if (action.type === 'legacyUpgrade' || action.type === 'reboot') return action.type;
+  if (action.type === 'legacyUpgrade' || action.type === 'reboot' || action.type === 'rollback') return action.type;
   if (action.type === 'install' && result.type === 'installed' && result.exitCode === 0) return 'install';
   return undefined;
 }

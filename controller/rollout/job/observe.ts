@@ -42,7 +42,7 @@ export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWith
   const node = deps.informers.nodes.get(job.spec.nodeName);
   const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
   const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
-  const need = talosNeed(job);
+  const need = talosNeed(job, ctx.clock.now());
   const facts = node && need === 'identity' ? await talosFacts(withTimeout(ctx, READ_TIMEOUT_MS), job, node, talos) : undefined;
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};

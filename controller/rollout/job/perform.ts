@@ -30,7 +30,7 @@ export interface ActionTarget {
 }
 
 /** The actions that are Talos API calls; the others go to the Kubernetes API. */
-const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'applyConfig', 'forfeitLeadership'] as const;
+const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'rollback', 'applyConfig', 'forfeitLeadership'] as const;
 type TalosAction = Extract<JobAction, { type: (typeof TALOS_ACTION_TYPES)[number] }>;
 type SilenceAction = Extract<JobAction, { type: 'createSilence' | 'expireSilence' }>;
 type KubeAction = Exclude<JobAction, TalosAction | SilenceAction>;
@@ -89,6 +89,9 @@ async function performTalos(t: ActionTarget, action: TalosAction, call: OpContex
       return { type: 'done' };
     case 'reboot':
       await (await t.talos()).reboot(call, ip, action.mode);
+      return { type: 'done' };
+    case 'rollback':
+      await (await t.talos()).rollback(call, ip);
       return { type: 'done' };
     case 'applyConfig':
       await (await t.talos()).applyConfig(call, ip, action.config);

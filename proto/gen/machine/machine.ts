@@ -57,6 +57,18 @@ export interface ApplyConfigurationResponse {
   messages: ApplyConfiguration[];
 }
 
+/** rpc Rollback */
+export interface RollbackRequest {
+}
+
+export interface Rollback {
+  metadata: Metadata1 | undefined;
+}
+
+export interface RollbackResponse {
+  messages: Rollback[];
+}
+
 /** rpc Reboot */
 export interface RebootRequest {
   mode: RebootRequest_Mode;
@@ -519,6 +531,161 @@ export const ApplyConfigurationResponse: MessageFns<ApplyConfigurationResponse> 
   fromPartial(object: DeepPartial<ApplyConfigurationResponse>): ApplyConfigurationResponse {
     const message = createBaseApplyConfigurationResponse();
     message.messages = object.messages?.map((e) => ApplyConfiguration.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRollbackRequest(): RollbackRequest {
+  return {};
+}
+
+export const RollbackRequest: MessageFns<RollbackRequest> = {
+  encode(_: RollbackRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollbackRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollbackRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RollbackRequest>): RollbackRequest {
+    return RollbackRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<RollbackRequest>): RollbackRequest {
+    const message = createBaseRollbackRequest();
+    return message;
+  },
+};
+
+function createBaseRollback(): Rollback {
+  return { metadata: undefined };
+}
+
+export const Rollback: MessageFns<Rollback> = {
+  encode(message: Rollback, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Rollback {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollback();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<Rollback>): Rollback {
+    return Rollback.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Rollback>): Rollback {
+    const message = createBaseRollback();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRollbackResponse(): RollbackResponse {
+  return { messages: [] };
+}
+
+export const RollbackResponse: MessageFns<RollbackResponse> = {
+  encode(message: RollbackResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      Rollback.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollbackResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollbackResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(Rollback.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RollbackResponse>): RollbackResponse {
+    return RollbackResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RollbackResponse>): RollbackResponse {
+    const message = createBaseRollbackResponse();
+    message.messages = object.messages?.map((e) => Rollback.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2916,6 +3083,16 @@ export const MachineServiceService = {
     responseSerialize: (value: RebootResponse): Buffer => Buffer.from(RebootResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RebootResponse => RebootResponse.decode(value),
   },
+  /** Flips the bootloader back to the previous entry and reboots (os:admin only; no drain, no etcd action). */
+  rollback: {
+    path: "/machine.MachineService/Rollback" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RollbackRequest): Buffer => Buffer.from(RollbackRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RollbackRequest => RollbackRequest.decode(value),
+    responseSerialize: (value: RollbackResponse): Buffer => Buffer.from(RollbackResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RollbackResponse => RollbackResponse.decode(value),
+  },
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade: {
     path: "/machine.MachineService/Upgrade" as const,
@@ -2994,6 +3171,8 @@ export interface MachineServiceServer extends UntypedServiceImplementation {
   events: handleServerStreamingCall<EventsRequest, Event>;
   read: handleServerStreamingCall<ReadRequest, Data>;
   reboot: handleUnaryCall<RebootRequest, RebootResponse>;
+  /** Flips the bootloader back to the previous entry and reboots (os:admin only; no drain, no etcd action). */
+  rollback: handleUnaryCall<RollbackRequest, RollbackResponse>;
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade: handleUnaryCall<UpgradeRequest, UpgradeResponse>;
   version: handleUnaryCall<Empty, VersionResponse>;
@@ -3039,6 +3218,22 @@ export interface MachineServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RebootResponse) => void,
+  ): ClientUnaryCall;
+  /** Flips the bootloader back to the previous entry and reboots (os:admin only; no drain, no etcd action). */
+  rollback(
+    request: RollbackRequest,
+    callback: (error: ServiceError | null, response: RollbackResponse) => void,
+  ): ClientUnaryCall;
+  rollback(
+    request: RollbackRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RollbackResponse) => void,
+  ): ClientUnaryCall;
+  rollback(
+    request: RollbackRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RollbackResponse) => void,
   ): ClientUnaryCall;
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade(

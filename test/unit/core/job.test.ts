@@ -461,6 +461,74 @@ describe('core/job: decideJob', function () {
     });
   });
 
+  describe('rollback.onFailure', function () {
+    const rbSpec = spec({ talosVersion: 'v1.13.2' }, { rollback: { onFailure: true } });
+    const cordoned = { unschedulable: true, cordonedBy: 'plan-w1' };
+    /** Rebooting after the legacy upgrade was acknowledged, for `jobSpec`. */
+    const rebooting = (jobSpec = rbSpec): PatchJobStatus => {
+      let d = decideJob(obs(recorded('legacy'), { talos: talos() }, jobSpec)).status;
+      d = decideJob(obs(d, {}, jobSpec)).status; // cordoned
+      d = decideJob(obs(d, { node: node(cordoned) }, jobSpec)).status; // Upgrading, requested
+      const send = decideJob(obs(d, { talos: talos(), node: node(cordoned) }, jobSpec));
+      return afterAction(obs(d, {}, jobSpec), send, { type: 'done' }).status;
+    };
+    const late = T0 + 10 * 60_000;
+    // The kubelet never rejoined: the Node still shows the old boot, NotReady; Talos runs the target on a new boot.
+    const stuck = node({ ...cordoned, ready: false });
+    const onTarget = talos({ version: 'v1.13.2', bootId: 'boot-2' });
+
+    it('reads Talos at the reboot deadline only when it may roll back', function () {
+      const s = rebooting();
+      assert.equal(talosNeed({ spec: rbSpec, status: s }, T0), 'none');
+      assert.equal(talosNeed({ spec: rbSpec, status: s }, late), 'identity');
+      assert.equal(talosNeed({ spec: spec(), status: s }, late), 'none');
+    });
+
+    it('a node on the target that is not Ready by the deadline is rolled back, once, on the boot recorded, and ends Failed RolledBack when Ready on its old version', function () {
+      const s = rebooting();
+      const confirm = decideJob(obs(s, { now: late, node: stuck, talos: onTarget }, rbSpec));
+      assert.deepEqual(confirm.confirm, ['node'], 'the Node is read again first');
+      const decided = decideJob(obs(s, { now: late, node: stuck, talos: onTarget, fresh: ['node'] }, rbSpec));
+      assert.equal(decided.action, undefined, 'the decision is recorded before the call');
+      assert.equal(decided.status.phase, 'RollingBack');
+      assert.deepEqual({ ...decided.status.rollback, decidedTime: undefined }, { decidedTime: undefined, failureReason: 'RebootTimeout', failureMessage: decided.status.rollback?.failureMessage, fromVersion: 'v1.13.2', toVersion: 'v1.12.4', bootID: 'boot-2' });
+      assert.deepEqual(decided.events.map((e) => e.reason), ['RollingBack']);
+      const send = decideJob(obs(decided.status, { now: late + 1000, node: stuck, talos: onTarget }, rbSpec));
+      assert.deepEqual(send.action, { type: 'rollback' });
+      assert.ok(send.status.rollback?.acknowledgedTime);
+      // A restart before the ack was written: the node already rebooting, or a new boot, means it arrived.
+      for (const seen of [talos({ version: 'v1.13.2', bootId: 'boot-2', stage: 'rebooting' }), talos({ version: 'v1.12.4', bootId: 'boot-3' })]) {
+        const again = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: seen }, rbSpec));
+        assert.equal(again.action, undefined, JSON.stringify(seen));
+        assert.ok(again.status.rollback?.acknowledgedTime);
+      }
+      const accepted = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: onTarget, acceptedCalls: ['rollback'] }, rbSpec));
+      assert.equal(accepted.action, undefined, 'this process saw it accepted: never a second call');
+      const waitingBack = decideJob(obs(send.status, { now: late + 3000, node: stuck }, rbSpec));
+      assert.equal(waitingBack.status.reason, 'RollingBack');
+      const back = decideJob(obs(send.status, { now: late + 60_000, node: node({ ...cordoned, bootID: 'boot-3', talosVersion: 'v1.12.4' }) }, rbSpec));
+      assert.equal(back.status.phase, 'Failed');
+      assert.equal(back.status.reason, 'RolledBack');
+      assert.match(back.status.message ?? '', /node w1 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/);
+    });
+
+    it('not rolled back, saying why: off by default, Talos not on a new boot of the target, a control-plane node across etcd minors', function () {
+      const s = rebooting();
+      const off = decideJob(obs(rebooting(spec()), { now: late, node: stuck, talos: onTarget, fresh: ['node'] }));
+      assert.equal(off.status.reason, 'RebootTimeout');
+      const oldBoot = decideJob(obs(s, { now: late, node: stuck, talos: talos({ version: 'v1.12.4' }), fresh: ['node'] }, rbSpec));
+      assert.equal(oldBoot.status.reason, 'RebootTimeout');
+      assert.match(oldBoot.status.message ?? '', /not rolled back: Talos reports v1\.12\.4 on boot unchanged, not a new boot of v1\.13\.2/);
+      const down = decideJob(obs(s, { now: late, node: stuck, talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } }, fresh: ['node'] }, rbSpec));
+      assert.match(down.status.message ?? '', /not rolled back: its Talos API does not answer/);
+      const cp = { ...s, initialTalosVersion: 'v1.13.1' };
+      const cpSpec = spec({ talosVersion: 'v1.14.0' }, { rollback: { onFailure: true } });
+      const cpStep = decideJob(obs(cp, { now: late, node: node({ ...cordoned, ready: false, controlPlane: true }), talos: talos({ version: 'v1.14.0', bootId: 'boot-2' }), fresh: ['node'] }, cpSpec));
+      assert.equal(cpStep.status.phase, 'Failed');
+      assert.match(cpStep.status.message ?? '', /not rolled back: it is a control-plane node and Talos v1\.13\.1 runs etcd 3\.6, older than the 3\.7 of v1\.14\.0/);
+    });
+  });
+
   describe('upgrade.rebootMode', function () {
     const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
     /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */
