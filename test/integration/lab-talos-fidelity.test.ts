@@ -117,6 +117,7 @@ describe('Talos simulator fidelity (issue 22)', function () {
       node('fid-1128', 'v1.12.8', 9),
       node('fid-114', 'v1.14.0-alpha.2', 10),
       node('fid-cache', 'v1.13.9', 11),
+      node('fid-verify', 'v1.14.0', 12),
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 40, bootMs: 20 } });
     c = rawClient(sim);
@@ -191,6 +192,33 @@ describe('Talos simulator fidelity (issue 22)', function () {
     assert.equal(pulledName(await pull(c, 'fid-alias', `${tagged}@${digest}`)), `ghcr.io/siderolabs/installer@${digest}`);
     assert.equal(pulledName(await pull(c, 'fid-alias', 'alpine')), 'docker.io/library/alpine:latest');
     assert.equal(failure(await pull(c, 'fid-alias', 'Not A Reference'), 'invalid reference').code, 'UNKNOWN');
+  });
+
+  // Issue 49, item 1. internal/app/images/images.go Pull answers img.Name(), the name containerd
+  // created the image under: the reference it pulled, as containerd's resolver answers the reference
+  // it was given (containerd core/remotes/docker/resolver.go Resolve; client/pull.go fetch). That is
+  // the normalized `name:tag` (internal/pkg/containers/image/pull.go pullInternal), except when an
+  // ImageVerificationConfig rule matches the image: then pullInternal pulls verify.ImageSignature's
+  // DigestedImageRef (internal/pkg/containers/image/verify/verify.go), `name@sha256:<digest>`.
+  // manageAliases (aliases.go) still names the image by its tag, so the upgrade finds it by the tag.
+  it('49/1: Pull answers `name:tag`, or `name@sha256:<digest>` when an image verification rule matches; the upgrade finds the installer by its tag either way', async function () {
+    const tagged = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.1`;
+    const repo = `factory.talos.dev/metal-installer/${SCHEMATIC}`;
+    sim.faults.set('fid-verify', { imageVerification: true });
+    try {
+      const name = pulledName(await pull(c, 'fid-verify', tagged));
+      const digest = sim.node('fid-verify').containerd.get('CRI/NS_SYSTEM')?.get(tagged)?.digest ?? '';
+      assert.match(digest, /^sha256:[0-9a-f]{64}$/);
+      assert.equal(name, `${repo}@${digest}`, 'verified: pulled and named by the digest');
+      assert.deepEqual([...(sim.node('fid-verify').containerd.get('CRI/NS_SYSTEM')?.keys() ?? [])].sort(), [digest, `${repo}@${digest}`, tagged].sort());
+      assert.equal(exitCode(await upgrade(c, 'fid-verify', tagged)), 0, 'the installer by its tag');
+      assert.equal(sim.node('fid-verify').staged?.version, 'v1.14.1');
+    } finally {
+      sim.faults.clear('fid-verify');
+    }
+    // Without a rule (the default) the same pull answers the tag.
+    const other = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.2`;
+    assert.equal(pulledName(await pull(c, 'fid-verify', other)), other);
   });
 
   // 4. internal/app/machined/pkg/controllers/runtime/extension_status.go: the statuses are the booted

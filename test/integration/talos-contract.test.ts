@@ -230,6 +230,19 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.ok(progress.includes('sha256:4f4fb700ef54:EXTRACT_COMPLETE'), progress.join(','));
     });
 
+    // A node with an ImageVerificationConfig rule pulls by the digest it verified and answers
+    // `name@sha256:…` (internal/pkg/containers/image/pull.go, verify/verify.go): the product keeps
+    // installing the reference it pulled, which the node's aliases still name (aliases.go).
+    it('a node that verifies image signatures answers the digest-pinned name; the install by the tag still finds the image', async function () {
+      const n = take(lifecycleNodes);
+      sim.faults.set(n, { imageVerification: true });
+      const name = await client.pullImage(op(), n, installer('v1.14.1'));
+      assert.match(name, new RegExp(`^factory\\.talos\\.dev/metal-installer/${SCHEMATIC}@sha256:[0-9a-f]{64}$`));
+      const res = await client.installImage(op(), n, installer('v1.14.1'));
+      assert.equal(res.exitCode, 0);
+      assert.equal(sim.node(n).staged?.version, 'v1.14.1');
+    });
+
     it('writes the image without rebooting, returns the messages and exit code 0; Reboot then boots it', async function () {
       const n = take(lifecycleNodes);
       const name = sim.node(n).name;

@@ -200,10 +200,16 @@ export interface StoredImage {
   origin: string | undefined;
 }
 
-/** The names a pull leaves in the store (upstream manageAliases) and the name Pull answers (the pulled reference). */
-export function pulledNames(ref: ImageRef, digest: string): { answer: string; names: string[] } {
+/**
+ * The names a pull leaves in the store (upstream manageAliases) and the name Pull answers: the name
+ * containerd created the image under, which is the reference it pulled (containerd's resolver answers
+ * the reference it was given). That is the normalized reference (`name:tag`), unless an image
+ * verification rule matched (`verified`): then Talos pulls, and names the image, by the digest it
+ * verified (`name@sha256:…`; internal/pkg/containers/image/pull.go, verify/verify.go DigestedImageRef).
+ */
+export function pulledNames(ref: ImageRef, digest: string, verified = false): { answer: string; names: string[] } {
   const names = [digest];
   if (ref.digest === undefined) names.push(ref.normalized, `${ref.name}@${digest}`);
   else names.push(ref.normalized);
-  return { answer: ref.normalized, names };
+  return { answer: verified && ref.digest === undefined ? `${ref.name}@${digest}` : ref.normalized, names };
 }

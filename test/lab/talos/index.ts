@@ -56,7 +56,8 @@
 // - `faults.missingImages` makes exact references unpublished in both modes.
 // - A pull stores the image per node, containerd instance and namespace, under the digest, the
 //   normalized `name:tag` and `name@sha256:…` (upstream's aliases); Pull answers the pulled name
-//   (the normalized reference). LifecycleService.Upgrade finds the installer only under one of those
+//   (the normalized reference; `name@sha256:…` on a node with faults.imageVerification, as Talos
+//   pulls by the verified digest when an ImageVerificationConfig rule matches). LifecycleService.Upgrade finds the installer only under one of those
 //   names in the instance/namespace it is given, else INTERNAL "installer image … not found in containerd store".
 // - A Pull of an image the store already holds (same digest) is fast: every layer reports
 //   ALREADY_EXISTS at once, no pullMs, effect `already present` (containerd keeps pulled content).

@@ -104,6 +104,12 @@ export interface NodeFaults {
   pullError?: RpcFault;
   /** Kubernetes component images (exact references) ImageService.Pull cannot find: NOT_FOUND, as containerd answers. */
   missingImages?: string[];
+  /**
+   * The node's machine config has an ImageVerificationConfig rule that verifies every image it pulls:
+   * ImageService.Pull pulls (and names) the image by the digest it verified, `name@sha256:…`,
+   * instead of the tag (internal/pkg/containers/image/pull.go; verify/verify.go).
+   */
+  imageVerification?: boolean;
   /** The installer fails: LifecycleService.Upgrade ends with this exit code; legacy Upgrade aborts without reboot. */
   installExitCode?: number;
   /** After going down for a reboot, the node never answers again (until powerOn). */

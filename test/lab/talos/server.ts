@@ -629,7 +629,7 @@ export class TalosApi {
           call.write({ pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING) });
         }
         if (call.cancelled) return;
-        const { answer, names } = pulledNames(ref, image.digest);
+        const { answer, names } = pulledNames(ref, image.digest, n.faults.imageVerification === true);
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
         for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
         call.write({ name: answer });
