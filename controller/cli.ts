@@ -1,4 +1,5 @@
-// `kangal-patch` command line. Exit codes: 0 all valid, 1 problems found, 2 usage errors.
+// `kangal-patch` command line. Exit codes: 0 all valid, 1 problems found, 2 usage errors (`status
+// --watch` stopped by Ctrl-C: 130, by SIGTERM: 143).
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import type { PatchPlanDocument } from '../schemas/patchplan.js';
@@ -14,7 +15,7 @@ import { parseMirrorFlag, type RegistryMirrors } from './registry/index.js';
 import { systemClock } from './runtime/clock.js';
 import { rootContext } from './runtime/context.js';
 
-export const ExitCode = { Ok: 0, Invalid: 1, Usage: 2 } as const;
+export const ExitCode = { Ok: 0, Invalid: 1, Usage: 2, Interrupted: 130, Terminated: 143 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export interface CliIO {
@@ -144,6 +145,22 @@ async function previewTemplateFile(loaded: { file: string; plan: PatchPlanDocume
   }
 }
 
+interface StatusOptions {
+  watch?: boolean;
+  output: 'text' | 'wide' | 'json' | 'yaml';
+  kubeconfig?: string;
+  context?: string;
+}
+
+async function status(plans: string[], opts: StatusOptions, io: CliIO): Promise<ExitCode> {
+  const { runStatus } = await import('./status/command.js');
+  const own = io === stdio;
+  const code = (await runStatus(plans, opts, { out: io.out, err: io.err, terminal: own ? process.stdout : undefined })) as ExitCode;
+  // Idle keep-alive connections to the apiserver must not hold a finished command open.
+  if (own) setTimeout(() => process.exit(code), 2_000).unref();
+  return code;
+}
+
 export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Command {
   const program = new Command('kangal-patch')
     .description('Rolling Talos Linux and Kubernetes upgrades, driven from Git')
@@ -175,6 +192,16 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('--hook-image-registries <registries>', 'as `run`: registries hook images must come from (comma-separated; default any)')
     .exitOverride()
     .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
+  program
+    .command('status')
+    .description('Show PatchPlans and their rollouts (read-only, your own credentials): phase, what each waits for, a bar per group, active and failed nodes, the summary table; --watch follows them until they end (exit 0 all Completed, 1 one Failed)')
+    .argument('[plans...]', 'PatchPlan names (default: every plan, newest first)')
+    .option('-w, --watch', 'follow the watches until every plan shown has finished; redraws in place on a terminal, prints timestamped changes otherwise', false)
+    .addOption(new Option('-o, --output <format>', 'output format (json and yaml: one document, described in the README)').choices(['text', 'wide', 'json', 'yaml']).default('text'))
+    .option('--kubeconfig <path>', 'kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)')
+    .option('--context <name>', 'the kubeconfig context to use (default: its current context)')
+    .exitOverride()
+    .action(async (plans: string[], opts: StatusOptions) => setExit(await status(plans, opts, io)));
   const runCommand = program
     .command('run')
     .description(`Run the controller (every flag also reads KANGAL_PATCH_<FLAG>, e.g. KANGAL_PATCH_NAMESPACE)`)

@@ -29,6 +29,7 @@ const ROOMS = [
   'rollout', // the PatchPlan and PatchJob reconcilers: observe, decide with core, act through the adapters
   'preview', // `kangal-patch preview`: the rollout computed on the live cluster, read-only
   'gitops', // plans from Git (loader, sync), reports and auto-update proposals back to Git as pull requests
+  'status', // `kangal-patch status`: plans, jobs and nodes listed and watched with the viewer's credentials, drawn by core/status-view
   '(root)', // main.ts (the composition root of `kangal-patch run`), cli.ts, config.ts
 ] as const;
 

@@ -55,7 +55,8 @@ export function planSentence(p: PlanEntry, o: TextOptions): string[] {
 /** `v1.12.4 → v1.13.2`, or the one version when nothing moves; `to` picks the target (a running node) or what it runs (a finished one). */
 export function change(v: VersionChange, to: 'target' | 'after'): string {
   const end = (to === 'target' ? v.target : v.after) ?? v.after;
-  if (v.before === undefined && end === undefined) return '?';
+  // Not moved by the plan and not readable (no Nodes for this viewer): it did not change.
+  if (v.before === undefined && end === undefined) return v.target === undefined ? 'unchanged' : '?';
   if (v.before === undefined || end === undefined || v.before === end) return (end ?? v.before) as string;
   return `${v.before} → ${end}`;
 }

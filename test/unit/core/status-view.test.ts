@@ -189,6 +189,8 @@ describe('core/status-view', function () {
       assert.equal(d.nodesReadable, false);
       assert.equal(d.plans[0]?.nodes.find((n) => n.node === 'worker-2')?.ready, undefined);
       assert.match(render(only(running, false), 'text', 160), /Nodes are not readable with these credentials/);
+      const row = lines(only(failed, false), 'text', 160).find((l) => l.trim().startsWith('worker-1 '));
+      assert.equal(row?.trim().split(/\s{2,}/)[3], 'unchanged', 'a version the plan does not move, unreadable on the Node: unchanged');
     });
   });
 
