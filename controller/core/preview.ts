@@ -21,7 +21,8 @@
 // - Nodes already at the target get a PatchJob that completes at once; they count for no round.
 import semver from 'semver';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { installerFor, type ResolvedInstaller } from './installer.js';
+import { installerFor, VANILLA_SCHEMATIC, type NodeInstallerAnnotations, type ResolvedInstaller } from './installer.js';
+import { parseHold } from './plan/holds.js';
 import { matchesSelector } from './selector.js';
 import { UpgradeFlow, upgradeFlowFor } from './talos-flow.js';
 import { selectNodes, type Selection } from './plan/selection.js';
@@ -74,6 +75,12 @@ export interface PreviewNode {
   installerImage: string | undefined;
   /** Runs this controller: scheduled last in its group. */
   ownNode: boolean;
+  /** The node's hold annotation: `hold` (its group waits for it) or `skip` (left out), with the reason given. */
+  hold?: { kind: 'hold' | 'skip'; reason: string } | undefined;
+  /** Installer override annotations on the node, as written (kangalpatch.ozalp.dk/installer, /schematic, /secure-boot). */
+  installerOverride?: NodeInstallerAnnotations | undefined;
+  /** Image Factory schematic the node runs → the one its installer carries, when they differ (extensions change). */
+  schematicChange?: { from: string | undefined; to: string | undefined } | undefined;
 }
 
 export interface PreviewGroup {
@@ -177,6 +184,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
 function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, concurrency: number, own: boolean): PreviewNode {
   const talos = spec.target.talosVersion;
   const needsTalos = talos !== undefined && !same(n.talosVersion, talos);
+  const installer = needsTalos ? installerFor(spec.target, talos, n) : undefined;
   return {
     name: n.name,
     position: index + 1,
@@ -186,8 +194,23 @@ function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, co
     currentKubernetesVersion: n.kubeletVersion,
     talosVersion: talos ?? n.talosVersion,
     kubernetesVersion: spec.target.kubernetesVersion ?? n.kubeletVersion,
-    installerImage: needsTalos ? imageOf(installerFor(spec.target, talos, n)) : undefined,
+    installerImage: installer && imageOf(installer),
     ownNode: own,
+    ...nodeControls(n, installer),
+  };
+}
+
+/** What a reviewer must see of a node beyond its versions: held or skipped, overridden, and a schematic (extensions) change. */
+function nodeControls(n: PreviewNodeFacts, installer: ResolvedInstaller | { problem: string } | undefined): Pick<PreviewNode, 'hold' | 'installerOverride' | 'schematicChange'> {
+  const hold = parseHold(n.hold);
+  const to = installer && !('problem' in installer) ? installer.schematic : undefined;
+  // The vanilla schematic and none both mean "no extensions": no change between them.
+  const extensions = (s: string | undefined): string | undefined => (s === VANILLA_SCHEMATIC ? undefined : s);
+  const changes = installer !== undefined && !('problem' in installer) && extensions(n.schematic) !== extensions(to);
+  return {
+    ...(hold ? { hold } : {}),
+    ...(n.installerAnnotations ? { installerOverride: n.installerAnnotations } : {}),
+    ...(changes ? { schematicChange: { from: n.schematic, to } } : {}),
   };
 }
 

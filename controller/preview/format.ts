@@ -28,6 +28,17 @@ export function formatDuration(ms: number): string {
 
 const checkLine = (c: PreflightCheck): string => `  ${c.passed ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.message}`;
 
+/** A node's hold, installer override and schematic change, as the preview line ends. */
+function controls(n: PreviewReport['preview']['groups'][number]['nodes'][number]): string {
+  const parts: string[] = [];
+  if (n.hold) parts.push(n.hold.kind === 'skip' ? `SKIPPED by its hold annotation${n.hold.reason ? ` (${n.hold.reason})` : ''}` : `HELD by its hold annotation${n.hold.reason ? ` (${n.hold.reason})` : ''}: its group waits for it`);
+  if (n.installerOverride) parts.push(`installer overridden by annotation (${Object.entries(n.installerOverride).map(([k, v]) => `${k}=${v}`).join(', ')})`);
+  if (n.schematicChange) parts.push(`schematic ${short(n.schematicChange.from)} → ${short(n.schematicChange.to)}: its extensions change`);
+  return parts.length === 0 ? '' : `; ${parts.join('; ')}`;
+}
+
+const short = (schematic: string | undefined): string => (schematic === undefined ? 'none' : `${schematic.slice(0, 12)}…`);
+
 export function formatPreviewText(r: PreviewReport): string {
   const p = r.preview;
   const target = [p.target.talosVersion && `Talos ${p.target.talosVersion}`, p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`].filter((t) => t).join(', ');
@@ -40,7 +51,7 @@ export function formatPreviewText(r: PreviewReport): string {
       const talos = n.installerImage === undefined ? `Talos ${n.currentTalosVersion ?? 'unknown'} (unchanged)` : `Talos ${n.currentTalosVersion ?? 'unknown'} → ${n.talosVersion ?? ''}`;
       const kube = p.target.kubernetesVersion === undefined ? '' : `, Kubernetes ${n.currentKubernetesVersion} → ${n.kubernetesVersion ?? ''}`;
       const image = n.installerImage === undefined ? '' : `, installer ${n.installerImage}`;
-      lines.push(`     round ${n.round}: ${n.name}${n.controlPlane ? ' (control plane)' : ''}${n.ownNode ? ' (runs this controller: last)' : ''}: ${talos}${kube}${image}`);
+      lines.push(`     round ${n.round}: ${n.name}${n.controlPlane ? ' (control plane)' : ''}${n.ownNode ? ' (runs this controller: last)' : ''}: ${talos}${kube}${image}${controls(n)}`);
     }
   });
   if (p.skipped.length > 0) {

@@ -132,3 +132,23 @@ describe('core/preview: previewRollout', function () {
     assert.equal(p.estimate.prePulledRounds, 3);
   });
 });
+
+describe('core/preview: per-node controls', function () {
+  it('shows held and skipped nodes, installer overrides and a schematic change (vanilla and none are both "no extensions")', function () {
+    const nodes = [
+      node('worker-1', prod, { hold: 'INC-1' }),
+      node('worker-2', prod, { hold: 'skip: retiring' }),
+      node('worker-3', prod, { installerAnnotations: { installer: 'hcloud', schematic: SCHEMATIC } }),
+      node('worker-4', prod, { schematic: VANILLA_SCHEMATIC }),
+    ];
+    const p = previewRollout({ now: T0, spec: spec({ groups: {}, strategy: { order: ['workers'] } }), nodes });
+    const byName = new Map(p.groups.flatMap((g) => g.nodes).map((n) => [n.name, n]));
+    assert.deepEqual(byName.get('worker-1')?.hold, { kind: 'hold', reason: 'INC-1' });
+    assert.deepEqual(byName.get('worker-2')?.hold, { kind: 'skip', reason: 'retiring' });
+    assert.deepEqual(byName.get('worker-3')?.installerOverride, { installer: 'hcloud', schematic: SCHEMATIC });
+    assert.equal(byName.get('worker-3')?.installerImage, `factory.talos.dev/hcloud-installer/${SCHEMATIC}:v1.13.2`);
+    assert.deepEqual(byName.get('worker-3')?.schematicChange, { from: undefined, to: SCHEMATIC });
+    assert.equal(byName.get('worker-4')?.schematicChange, undefined, 'vanilla → vanilla');
+    assert.equal(byName.get('worker-1')?.schematicChange, undefined, 'none → vanilla: still no extensions');
+  });
+});
