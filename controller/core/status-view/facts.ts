@@ -13,7 +13,7 @@ function planFacts(p: PlanEntry, o: TextOptions): [string, Fact][] {
   const c = p.counts;
   const out: [string, Fact][] = [[`plan ${p.name}`, {
     signature: [p.phase, p.wait.reason, p.paused, c.completed, c.failed, c.held, c.skipped, c.total].join('|'),
-    text: `PatchPlan ${p.name} ${p.phase}${p.template ? '' : ` ${c.completed}/${c.total} nodes`}: ${planSentence(p, o).join('; ')}`,
+    text: `PatchPlan ${p.name} ${p.phase}${p.template || c.total === 0 ? '' : ` ${c.completed}/${c.total} nodes`}: ${planSentence(p, o).join('; ')}`,
   }]];
   for (const g of p.groups) {
     const text = `PatchPlan ${p.name} group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed, ${g.held} held, ${g.pending} pending`;

@@ -8,15 +8,20 @@ import { at, change, nodeWaitParts, planSentence, reasonText, type TextOptions }
 import { summaryTable } from './summary-table.js';
 import { duration } from './time-text.js';
 
+/** `done/total nodes (failed, held, skipped)`; nothing for a template, or before the controller has counted (0/0 would say nothing true). */
+function nodeCount(p: PlanEntry): string {
+  const c = p.counts;
+  if (p.template || (c.total === 0 && p.nodes.length === 0)) return '';
+  const extra = [c.failed && `${c.failed} failed`, c.held && `${c.held} held`, c.skipped && `${c.skipped} skipped`].filter(Boolean);
+  return `${c.completed}/${c.total} nodes${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}
+
 /** `PatchPlan name  phase  done/total nodes (failed, held)  target` (wide: time taken, the proposing template); wrapped where it does not fit. */
 function header(p: PlanEntry, o: TextOptions): string[] {
   const target = p.template ? 'auto-update template' : [p.target.talosVersion && `Talos ${p.target.talosVersion}`, p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`].filter(Boolean).join(', ');
-  const c = p.counts;
-  const extra = [c.failed && `${c.failed} failed`, c.held && `${c.held} held`, c.skipped && `${c.skipped} skipped`].filter(Boolean);
-  const nodes = p.template ? '' : `${c.completed}/${c.total} nodes${extra.length ? ` (${extra.join(', ')})` : ''}`;
   const took = o.wide && p.secondsTotal !== undefined ? `${p.finished ? 'took' : 'running for'} ${duration(p.secondsTotal * 1000)}` : '';
   const from = o.wide && p.proposedBy ? `proposed by ${p.proposedBy}` : '';
-  return wrapParts('', [`PatchPlan ${p.name}`, p.phase, nodes, target, took, from], '  ', o.width, '    ');
+  return wrapParts('', [`PatchPlan ${p.name}`, p.phase, nodeCount(p), target, took, from], '  ', o.width, '    ');
 }
 
 /** Rows of cells padded to columns; the last cell of each row is left as it is (`trim`: nor the spaces before it). */

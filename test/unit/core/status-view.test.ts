@@ -173,6 +173,8 @@ describe('core/status-view', function () {
       assert.deepEqual(doc(cluster(['finished', 'rolling', 'finished'])).plans.map((p) => p.name), ['finished', 'rolling']);
       assert.deepEqual(missingPlans(cluster(['finished', 'nope'])), ['nope']);
       assert.equal(render({ plans: [], jobs: [], nodes: [], names: [] }, 'text', 80), 'No PatchPlans.\n');
+      const fresh = { ...running.plan, status: {} };
+      assert.equal(render({ plans: [fresh], jobs: [], nodes: [], names: [] }, 'text', 80), 'PatchPlan rolling  Pending  Talos v1.13.2\n  Pending: the controller has not picked it up yet\n', 'no 0/0 count before the controller counted');
     });
 
     it('a watch ends when every plan shown finished: completed only when all completed without a failed node', function () {
