@@ -206,6 +206,8 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
       { name: 'rec-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.11' },
       { name: 'rec-reboot', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.12' },
       { name: 'rec-lag', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.13' },
+      { name: 'rec-boot', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.14' },
+      { name: 'rec-cp', role: 'controlplane', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.15' },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     c = rawClient(sim);
@@ -256,7 +258,11 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
   });
 
-  it('legacy Upgrade: a second Upgrade is refused and a Reboot while upgrading is acked without effect; one upgrade, one reboot', async function () {
+  // Issue 49, item 3. v1alpha1_server.go Upgrade: after the image check (and, on a control plane,
+  // the etcd pre-checks) it acks and runs the upgrade sequence in the background without takeover;
+  // by runtime/sequencer.go CanTakeOver (v1alpha1/v1alpha1_priority_lock.go Lock) an upgrade takes
+  // over a boot only, so an upgrade or reboot in progress refuses it inside (ErrLocked, only logged).
+  it('legacy Upgrade on a worker: a second Upgrade and a Reboot while upgrading are acked without effect; one upgrade, one reboot', async function () {
     const since = sim.lastCallSeq();
     const md = (): grpc.Metadata => targeting('rec-legacy');
     sim.faults.set('rec-legacy', { holdPhase: 'upgrading' });
@@ -264,7 +270,8 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
     assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
     await waitFor(() => sim.node('rec-legacy').history.includes('held in upgrading'), { timeoutMs: 10_000, intervalMs: 10, description: 'upgrade held' });
-    assert.equal(await unary(c, MachineServiceService.upgrade, upgrade, md()), 'UNKNOWN');
+    const second = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof second === 'string' ? second : second.messages[0]?.ack, 'Upgrade request received', 'the second Upgrade is acknowledged');
     assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
     assert.equal(sim.node('rec-legacy').phase, 'upgrading');
     sim.faults.set('rec-legacy', { holdPhase: undefined });
@@ -272,13 +279,66 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
 
     assert.deepEqual(sim.callLog({ node: 'rec-legacy', since }).map(brief), [
       ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
-      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'UNKNOWN', undefined],
+      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'ok', 'upgrade ignored: an upgrade is in progress (sequence locked)'],
       ['MachineService.Reboot', 'DEFAULT', 'upgrading', 'ok', 'reboot ignored: an upgrade is in progress (sequence locked)'],
     ]);
     assert.equal(sim.callLog({ node: 'rec-legacy', since })[0]?.rebootMode, 'POWERCYCLE');
     const n = sim.node('rec-legacy');
     assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 1]);
     assert.equal(fleet.calls.filter((f) => f.name === 'rec-legacy' && f.op === 'takeDown').length, 1);
+  });
+
+  it('legacy Upgrade on a node still booting is acked and takes over the boot: the node upgrades without finishing that boot', async function () {
+    const since = sim.lastCallSeq();
+    const md = (): grpc.Metadata => targeting('rec-boot');
+    sim.faults.set('rec-boot', { holdPhase: 'booting' });
+    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
+    await waitFor(() => sim.node('rec-boot').history.includes('held in booting'), { timeoutMs: 10_000, intervalMs: 10, description: 'boot held' });
+    const bootId = sim.node('rec-boot').bootId;
+    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const res = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof res === 'string' ? res : res.messages[0]?.ack, 'Upgrade request received');
+    assert.equal(sim.node('rec-boot').phase, 'upgrading', 'the upgrade took over the boot');
+    sim.faults.clear('rec-boot');
+    await running('rec-boot', 'v1.13.9');
+    assert.notEqual(sim.node('rec-boot').bootId, bootId);
+    assert.deepEqual(sim.callLog({ node: 'rec-boot', since }).map(brief), [
+      ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot'],
+      ['MachineService.Upgrade', IMAGE_13, 'booting', 'ok', 'upgrade started v1.12.6 -> v1.13.9 (took over the boot)'],
+    ]);
+    const n = sim.node('rec-boot');
+    assert.deepEqual([n.upgradesStarted, n.bootsIntoNewVersion, n.reboots], [1, 1, 2]);
+    assert.ok(!n.history.includes('running v1.12.6'), `the taken-over boot never finished: ${n.history.join('; ')}`);
+  });
+
+  // On a control plane the etcd pre-checks run before the ack (internal/pkg/etcd/etcd.go
+  // ValidateForUpgrade): every member must answer a linearizable read within QuorumCheckTimeout. While
+  // the node upgrades its own member is stopped, so a second Upgrade is refused after that wait, with
+  // the wrapped context deadline (DEADLINE_EXCEEDED); force skips the check and meets the locked sequence.
+  it('legacy Upgrade on a control-plane node: a second Upgrade while it upgrades fails the etcd pre-check (DEADLINE_EXCEEDED); with force it is acked without effect', async function () {
+    const since = sim.lastCallSeq();
+    const md = (): grpc.Metadata => targeting('rec-cp');
+    sim.faults.set('rec-cp', { holdPhase: 'upgrading' });
+    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
+    assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
+    await waitFor(() => sim.node('rec-cp').history.includes('held in upgrading'), { timeoutMs: 10_000, intervalMs: 10, description: 'upgrade held' });
+    const t = Date.now();
+    assert.equal(await unary(c, MachineServiceService.upgrade, upgrade, md()), 'DEADLINE_EXCEEDED');
+    assert.ok(Date.now() - t >= 250, 'after the quorum check waited (etcdQuorumCheckMs)');
+    const forced = await unary(c, MachineServiceService.upgrade, { ...upgrade, force: true }, md());
+    assert.equal(typeof forced === 'string' ? forced : forced.messages[0]?.ack, 'Upgrade request received');
+    sim.faults.clear('rec-cp');
+    await running('rec-cp', 'v1.13.9');
+    const calls = sim.callLog({ node: 'rec-cp', since });
+    assert.deepEqual(calls.map(brief), [
+      ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
+      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'DEADLINE_EXCEEDED', undefined],
+      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'ok', 'upgrade ignored: an upgrade is in progress (sequence locked)'],
+    ]);
+    const refused = calls[1]?.result;
+    assert.ok(typeof refused === 'object' && /^error validating etcd for upgrade: etcd member [0-9a-f]{16} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded$/.test(refused.message), JSON.stringify(refused));
+    assert.equal(sim.node('rec-cp').upgradesStarted, 1);
   });
 
   it('a sequence start lag: Upgrade is acked while the stage still says running; an Upgrade and a Reboot in that time are acked and change nothing', async function () {

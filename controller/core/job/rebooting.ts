@@ -50,7 +50,7 @@ function rebootTimedOut(o: JobObservation, node: JobNodeFacts, target: string, r
 function timeoutHint(rebooted: boolean, ready: boolean): string {
   if (rebooted) return '';
   return ready
-    ? '; the node never rebooted: the upgrade may have failed before the reboot (see `talosctl dmesg`)'
+    ? '; the node never rebooted: the upgrade may have failed before the reboot (see `talosctl dmesg`), or Talos acknowledged the call while another upgrade or reboot held the node and never started it'
     : '; the node went down and has not come back: check its console and power';
 }
 

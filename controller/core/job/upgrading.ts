@@ -1,7 +1,8 @@
 // Upgrading: one upgrade call per node, ever. The request is recorded before it is sent; after a
 // restart, what the node shows (stage, boot ID) tells whether it arrived, and the call is made again
 // only while the node is provably still running the boot we recorded and not upgrading, and not
-// while this process saw it accepted (the node's stage lags the answer).
+// while this process saw it accepted (the node's stage lags the answer). A node still in the boot we
+// recorded has not had it (an Upgrade takes a boot over at once); the call waits for that boot to end.
 import { UpgradeFlow } from '../talos-flow.js';
 import { JobReason, talosWaitReason } from './reasons.js';
 import { rebootWaitMessage } from './rebooting.js';
@@ -22,12 +23,27 @@ export function decideUpgrading(o: JobObservation): JobStep {
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) return talosUnreachable(o, talos.failure);
-  const delivered = talos.bootId !== status.initialBootID || isBusyStage(talos.stage);
-  if (legacy && delivered) return toRebooting(o, 'the node is upgrading');
+  if (legacy && upgradeArrived(o, talos)) return toRebooting(o, 'the node is upgrading');
   if (pastDeadline(status, o.now)) {
     return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`);
   }
-  return (legacy ? undefined : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
+  return (legacy ? upgradeBlocked(o, talos) : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
+}
+
+/**
+ * Legacy flow: the node shows the Upgrade arrived: another boot than the one we recorded, or that
+ * boot busy upgrading or rebooting. Not when it is still booting it: Talos lets an upgrade take over
+ * a boot, and only a boot, so an Upgrade that arrived would show the stage upgrading at once.
+ */
+function upgradeArrived(o: JobObservation, talos: TalosIdentity): boolean {
+  if (talos.bootId !== o.job.status.initialBootID) return true;
+  return talos.stage !== 'booting' && isBusyStage(talos.stage);
+}
+
+/** Legacy flow: the boot we recorded, still booting, has not had the Upgrade; it is sent after that boot, not into it. */
+function upgradeBlocked(o: JobObservation, talos: TalosIdentity): JobStep | undefined {
+  if (talos.stage !== 'booting') return undefined;
+  return waiting(o.job.status, o.now, JobReason.UpgradeRequested, `node ${o.job.spec.nodeName} is booting; waiting for its boot to finish before upgrading`, 1_000);
 }
 
 /** Record first: the request is in status before the call is made. */

@@ -21,7 +21,8 @@
 // last member: the lists disagree), `forfeitHangs` (EtcdForfeitLeadership waits until the fault is
 // cleared or the caller gives up); cluster-wide `quorumLost` (no leader anywhere).
 import { createHash } from 'node:crypto';
-import type { SimNode, TalosSimTimings } from './node.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { RpcError, type SimNode, type TalosSimTimings } from './node.js';
 
 export type EtcdAlarmType = 'NOSPACE' | 'CORRUPT';
 
@@ -330,6 +331,45 @@ export class EtcdCluster {
         resolve(false);
       });
     });
+  }
+
+  /**
+   * The etcd pre-check of a legacy Upgrade on a control-plane node (v1alpha1_server.go `Upgrade`
+   * without force, or with preserve before v1.12.9 / v1.13.4 / v1.14.0-alpha.2, runs
+   * internal/pkg/etcd/etcd.go `ValidateForUpgrade`): every member in list order must be started and
+   * answer a linearizable read within QuorumCheckTimeout (`ValidateQuorum`); the etcd client waits
+   * for a member that is down or starting, a learner refuses the read at once. Resolves undefined when
+   * the check passes (or `node` went down meanwhile: the caller sees the node unreachable), else the
+   * error as the caller receives it: the deadline reaches it as DEADLINE_EXCEEDED (grpc-go maps a
+   * wrapped context error to its code), the rest as UNKNOWN. Not simulated: the member-count rules
+   * (they differ between versions) and the upgrade mutex, held only while these checks run.
+   */
+  async upgradeCheck(node: SimNode, cancelled: Promise<void>): Promise<RpcError | undefined> {
+    for (const m of this.members) {
+      const member = `error validating etcd for upgrade: etcd member ${BigInt(m.id).toString(16).padStart(16, '0')}`;
+      if (this.faults(m).notStarted) return new RpcError(GrpcStatus.UNKNOWN, `${member} is not started, all members must be running to perform an upgrade`);
+      const unhealthy = `${member} is not healthy; all members must be healthy to perform an upgrade`;
+      if (this.faults(m).learner) return new RpcError(GrpcStatus.UNKNOWN, `${unhealthy}: etcdserver: rpc not supported for learner`);
+      let timer: NodeJS.Timeout | undefined;
+      let onNodeChange: (() => void) | undefined;
+      const giveUp = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.timings().etcdQuorumCheckMs);
+        onNodeChange = () => {
+          if (node.phase === 'down') resolve();
+        };
+        node.events.on('change', onNodeChange);
+        void cancelled.then(() => resolve());
+      });
+      try {
+        await this.waitUntil(() => this.isHealthy(m), giveUp);
+      } finally {
+        clearTimeout(timer);
+        if (onNodeChange) node.events.off('change', onNodeChange);
+      }
+      if (node.phase === 'down') return undefined;
+      if (!this.isHealthy(m)) return new RpcError(GrpcStatus.DEADLINE_EXCEEDED, `${unhealthy}: context deadline exceeded`);
+    }
+    return undefined;
   }
 
   hasQuorum(): boolean {

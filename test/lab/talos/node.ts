@@ -54,6 +54,11 @@ export interface TalosSimTimings {
   etcdCatchUpMs: number;
   /** How fast the cluster's raft index advances. */
   etcdEntriesPerSecond: number;
+  /**
+   * The legacy Upgrade's etcd pre-check on a control-plane node waits this long for a member that is
+   * down or starting before it gives up (upstream QuorumCheckTimeout, 15 s; internal/pkg/etcd/etcd.go).
+   */
+  etcdQuorumCheckMs: number;
 }
 
 /** Sub-second timings for tests. */
@@ -72,6 +77,7 @@ export const TEST_TIMINGS: TalosSimTimings = {
   etcdHealthyMs: 80,
   etcdCatchUpMs: 150,
   etcdEntriesPerSecond: 10_000,
+  etcdQuorumCheckMs: 300,
 };
 /** A few seconds per reboot, for the demo. */
 export const DEMO_TIMINGS: TalosSimTimings = {
@@ -89,6 +95,7 @@ export const DEMO_TIMINGS: TalosSimTimings = {
   etcdHealthyMs: 2000,
   etcdCatchUpMs: 3000,
   etcdEntriesPerSecond: 1000,
+  etcdQuorumCheckMs: 15_000,
 };
 
 export interface RpcFault {
@@ -573,8 +580,30 @@ export class SimNode {
     this.events.removeAllListeners();
   }
 
+  /**
+   * Legacy MachineService.Upgrade after the ack. Talos runs the upgrade sequence in the background
+   * without takeover (v1alpha1_server.go `Upgrade`); by the sequences' priority
+   * (internal/app/machined/pkg/runtime/sequencer.go `CanTakeOver`, v1alpha1/v1alpha1_priority_lock.go)
+   * an upgrade takes over a boot and nothing else. So a node still booting starts the upgrade, while
+   * an upgrade or reboot in progress refuses it inside (ErrLocked, only logged): the caller already
+   * has its ack and nothing more happens. Returns what the node did.
+   */
+  requestLegacyUpgrade(target: BootTarget): string {
+    if (this.sequencePending) return this.locked('upgrade');
+    if (this.phase === 'upgrading' || this.phase === 'rebooting') {
+      const effect = `upgrade ignored: ${this.phase === 'upgrading' ? 'an upgrade' : 'a reboot'} is in progress (sequence locked)`;
+      this.history.push(effect);
+      return effect;
+    }
+    const effect = `upgrade started ${this.version} -> ${target.version}${this.phase === 'booting' ? ' (took over the boot)' : ''}`;
+    this.startSequence(() => this.startLegacyUpgrade(target));
+    return effect;
+  }
+
   /** Legacy MachineService.Upgrade after the ack: install, then reboot into the new version. */
   startLegacyUpgrade(target: BootTarget): void {
+    // Taking over a boot: the boot in progress never finishes.
+    if (this.phase === 'booting') this.bootEpoch++;
     this.upgradesStarted++;
     this.phase = 'upgrading';
     this.changed(`upgrade ${this.version} -> ${target.version} (legacy)`);

@@ -68,7 +68,7 @@ import {
   type SimResource,
   type TalosSimTimings,
 } from './node.js';
-import { parseInstallerRef, versionAtLeast } from './versions.js';
+import { parseInstallerRef, talosTag, versionAtLeast } from './versions.js';
 import type { EtcdCluster } from './etcd.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
@@ -97,6 +97,16 @@ function pullProgress(n: SimNode, layerId: string, status: ImageServicePullLayer
 function silentUntilCancelled(call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
   if (call.cancelled) return Promise.resolve();
   return new Promise((resolve) => call.once('cancelled', () => resolve()));
+}
+
+/**
+ * preserve=true skips a legacy Upgrade's etcd pre-checks from v1.12.9, v1.13.4 and v1.14.0-alpha.2
+ * ("fix: etcd client leak in the (legacy) Upgrade API"); before, only force did.
+ */
+function preserveSkipsEtcdChecks(version: string): boolean {
+  const v = talosTag(version);
+  if (!v || v.major !== 1) return false;
+  return (v.minor === 12 && v.patch >= 9) || (v.minor === 13 && v.patch >= 4) || versionAtLeast(version, 14, 'alpha.2');
 }
 
 function rpcError(code: grpc.status, details: string): RpcError {
@@ -331,7 +341,7 @@ export class TalosApi {
         MachineServiceService.upgrade.path,
         'os:admin',
         (h, e) => Upgrade.fromPartial({ metadata: errMeta(h, e) }),
-        (n, req: UpgradeRequest, rec) => this.legacyUpgrade(n, req, rec),
+        (n, req: UpgradeRequest, rec, cancelled) => this.legacyUpgrade(n, req, rec, cancelled),
         { method: 'MachineService.Upgrade', fields: (req) => ({ image: req.image, rebootMode: UpgradeRequest_RebootMode[req.rebootMode] ?? String(req.rebootMode) }) },
       ),
       reboot: this.unary(
@@ -444,7 +454,7 @@ export class TalosApi {
    * v1alpha1_server.go Upgrade): a reference that does not parse, is not published, or is no Talos
    * installer fails UNKNOWN "error validating installer image".
    */
-  private async legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined): Promise<{ messages: Upgrade[] }> {
+  private async legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: Upgrade[] }> {
     if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
     const invalid = (why: string): RpcError => rpcError(grpc.status.UNKNOWN, `error validating installer image "${req.image}": ${why}`);
     const ref = parseImageRef(req.image);
@@ -458,17 +468,16 @@ export class TalosApi {
     }
     const target = this.installerTarget(n, image.origin ?? (ref.tag ? ref.normalized : undefined));
     if (!target) throw invalid(`image "${ref.normalized}" is not a Talos installer image`);
-    if (n.phase !== 'running' || n.installing) {
-      throw rpcError(grpc.status.UNKNOWN, 'failed to acquire upgrade lock: another upgrade is in progress');
+    // Control plane: the etcd pre-checks, before the ack (see EtcdCluster.upgradeCheck). Nothing else
+    // refuses a second Upgrade: the sequence it starts is refused inside (SimNode.requestLegacyUpgrade).
+    if (n.role === 'controlplane' && this.router.etcd.isMember(n) && !req.force && !(req.preserve && preserveSkipsEtcdChecks(n.version))) {
+      const refused = await this.router.etcd.upgradeCheck(n, cancelled);
+      n.assertReachable();
+      if (refused) throw refused;
     }
-    const actorId = randomUUID();
-    if (n.sequencePending) {
-      if (rec) rec.effect = n.locked('upgrade');
-      return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
-    }
-    if (rec) rec.effect = `upgrade started ${n.version} -> ${target.version}`;
-    n.startSequence(() => n.startLegacyUpgrade(target));
-    return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
+    const effect = n.requestLegacyUpgrade(target);
+    if (rec) rec.effect = effect;
+    return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId: randomUUID() })] };
   }
 
   private reboot(n: SimNode, req: RebootRequest, rec: SimCall | undefined): { messages: Reboot[] } {

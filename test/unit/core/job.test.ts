@@ -342,6 +342,34 @@ describe('core/job: decideJob', function () {
       }
     });
 
+    // Talos lets an Upgrade take over a boot, and nothing else (internal/app/machined/pkg/runtime/sequencer.go
+    // CanTakeOver): an Upgrade that reached a booting node would show it upgrading at once. The boot we
+    // recorded, still booting, has not had it; it is not sent into a boot either, but after it.
+    it('a node still in the boot it recorded has not had the upgrade: waits for the boot to end, then sends it once', function () {
+      const requested = upgrading();
+      const wait = decideJob(obs(requested, { talos: talos({ stage: 'booting' }) }));
+      assert.equal(wait.action, undefined);
+      assert.equal(wait.status.phase, 'Upgrading', 'not taken for an upgrade under way');
+      assert.equal(wait.status.reason, 'UpgradeRequested');
+      assert.match(wait.status.message ?? '', /node w1 is booting; waiting for its boot to finish before upgrading/);
+      const send = decideJob(obs(wait.status, { now: T0 + 2_000, talos: talos() }));
+      assert.equal(send.action?.type, 'legacyUpgrade');
+      const another = decideJob(obs(requested, { talos: talos({ stage: 'booting', bootId: 'boot-2' }) }));
+      assert.equal(another.status.phase, 'Rebooting', 'booting another boot: the upgrade rebooted it');
+    });
+
+    it('an upgrade acknowledged but never started (another sequence held the node): no second call; the deadline says so', function () {
+      const requested = upgrading();
+      const send = decideJob(obs(requested, { talos: talos() }));
+      const rebooting = afterAction(obs(requested), send, { type: 'done' }).status;
+      const still = decideJob(obs(rebooting, { now: T0 + 60_000, talos: talos() }));
+      assert.equal(still.action, undefined);
+      const late = decideJob(obs(rebooting, { now: T0 + 3_600_000, node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), fresh: ['node'] }));
+      assert.equal(late.action, undefined);
+      assert.equal(late.status.reason, 'RebootTimeout');
+      assert.match(late.status.message ?? '', /never rebooted: .*acknowledged the call while another upgrade or reboot held the node and never started it/);
+    });
+
     it('does not send again when this process saw the upgrade accepted, though the node does not show it yet', function () {
       const requested = upgrading();
       const step = decideJob(obs(requested, { talos: talos(), acceptedCalls: ['legacyUpgrade'] }));
