@@ -11,11 +11,17 @@ import { startJobLab, type Controller, type JobLab } from './support/job-lab.js'
 import { grantHealthReads } from './support/health-identity.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
 import { controllerOutputs, labSecrets, secretLeaks } from './support/secrets-scan.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../lab/webhook-receiver.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { waitFor } from '../lab/wait.js';
 
 const POOL = 'lab.kangalpatch.io/pool';
 const VICTIM = 'victim';
 /** One node per plan: plans that share a node refuse each other in preflight. */
-const POOLS = ['benign', 'value', 'convert', 'probe', 'pods', 'bomb', 'doubling', 'wide'] as const;
+const POOLS = ['benign', 'value', 'convert', 'probe', 'pods', 'bomb', 'doubling', 'wide', 'length', 'overload', 'regex', 'keys', 'podlist'] as const;
 const labels = Object.fromEntries(POOLS.map((pool, i) => [`worker-${i + 1}`, { [POOL]: pool }]));
 
 function plan(name: (typeof POOLS)[number], spec: Record<string, unknown> = {}): PlanDoc {
@@ -43,6 +49,9 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
   this.timeout(300_000);
   let lab: JobLab;
   let controller: Controller;
+  // Every notification the controller sends (all events, plan.waiting after 1 s) goes into the scan too.
+  let receiver: WebhookReceiver;
+  let dir: string;
   // Random per run: nothing can have it but the objects this test wrote.
   const canary = `canary-${randomBytes(12).toString('hex')}`;
   const podCanary = `podenv-${randomBytes(12).toString('hex')}`;
@@ -57,10 +66,16 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
     await core.createNamespacedPod({ namespace: VICTIM, body: { metadata: { name: 'holder' }, spec: { nodeName: 'no-such-node', containers: [{ name: 'c', image: 'example/app', env: [{ name: 'TOKEN', value: podCanary }] }] } } });
     // What the operator granted the health-check identity: ConfigMaps, not Pods.
     await grantHealthReads(lab.kc, 'trust-boundary-reads', ['configmaps']);
-    controller = lab.startController();
+    receiver = await startWebhookReceiver();
+    dir = mkdtempSync(join(tmpdir(), 'kp-trust-notify-'));
+    const notify = join(dir, 'notify.yaml');
+    writeFileSync(notify, stringify({ waitingAfter: '1s', receivers: [{ name: 'all', type: 'webhook', url: receiver.url() }] }), { mode: 0o600 });
+    controller = lab.startController({ args: ['--notify-config-file', notify] });
   });
   after(async function () {
     await lab?.stop();
+    await receiver?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('a check on Secrets is refused by the apiserver (CRD rule) before any controller sees it', async function () {
@@ -81,6 +96,13 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
       ['doubling', check(`[data.token]${'.map(x, x + x)'.repeat(40)}.size() > 0`), /canary: over its cost budget/],
       // Every ConfigMap of the cluster, but none of them holds: still only names and verdicts.
       ['wide', check('data.token == "guess"', { namespace: undefined, objectName: undefined }), /\d+ of \d+ ConfigMap object\(s\) fail `data\.token == "guess"`: [^:]+: (false|evaluation error)/],
+      // Its length, the value inside a type error's text, a catastrophic regex, a key probe: still only the verdict.
+      ['length', check('size(data.token) == 3'), /canary: false/],
+      ['overload', check('data.token + 1 > 0'), /canary: evaluation error/],
+      ['regex', check('data.token.matches("^(a+)+$")'), /canary: false/],
+      ['keys', check('data.exists(k, k == "nope")'), /canary: false/],
+      // Every pod of the cluster through a selector-less check: the kind is not granted, the controller's own pod list never serves it.
+      ['podlist', check('true', { kind: 'Pod', namespace: undefined, objectName: undefined }), /grant get\/list\/watch on pods/],
     ];
     for (const [name, c] of hostile) await lab.applyPlan(labPlan(plan(name, { healthChecks: [c] }), lab.talos.endpoint));
     await lab.applyPlan(labPlan(plan('benign'), lab.talos.endpoint));
@@ -95,7 +117,11 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
     const cordoned = new Set(lab.observer.events.filter((e) => e.kind === 'cordoned').map((e) => e.node));
     assert.deepEqual([...cordoned].sort(), ['worker-1'], 'only the benign plan\'s node was cordoned');
 
-    const leaks = secretLeaks(await controllerOutputs(lab, [controller]), [canary, podCanary, ...labSecrets(lab)]);
+    // Each hostile plan was notified: waiting on its check, or failed in preflight (a kind not granted).
+    const told = (): Set<unknown> => new Set(receiver.bodies().filter((b) => b['type'] === 'plan.waiting' || b['type'] === 'plan.failed').map((b) => b['plan']));
+    await waitFor(() => hostile.every(([name]) => told().has(name)) || undefined, { timeoutMs: 30_000, description: `a notification for every hostile plan (so far: ${[...told()].join(', ')})` });
+    const notifications = { what: 'notifications', text: receiver.deliveries.map((d) => `${JSON.stringify(d.headers)}\n${d.body}`).join('\n') };
+    const leaks = secretLeaks([...(await controllerOutputs(lab, [controller])), notifications], [canary, podCanary, ...labSecrets(lab)]);
     assert.deepEqual(leaks, [], `a canary or credential appeared in ${leaks.join(', ')}`);
   });
 });
