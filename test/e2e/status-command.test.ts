@@ -3,12 +3,13 @@
 // (plans and jobs, no Nodes) follows the rollout with `--watch` into a pipe (timestamped lines of
 // what changed, then the summary table; exit 0 once Completed) while the lab admin follows it in a
 // pseudo-terminal (`script`: the live view on the alternate screen, the cursor shown again at the
-// end). Bad input gets its message: an unknown plan lists the plans, a token without rights is told
-// which verb on which resource it lacks.
+// end). `kubectl kangal status -o json` (the plugin) prints the document. Bad input gets its
+// message: an unknown plan lists the plans, a token without rights is told which verb on which
+// resource it lacks.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { tokenKubeconfigYaml } from '../lab/cluster/http.js';
 import { productEntry } from '../support/product.js';
@@ -107,7 +108,7 @@ describe('kangal-patch status end to end: watching a rollout', function () {
     assert.match(context.err, /the kubeconfig has no context "elsewhere"; it has: /);
   });
 
-  it('status --watch follows the rollout to Completed (a pipe and a terminal), exit 0, ending with the summary table', async function () {
+  it('status --watch follows the rollout to Completed (a pipe and a terminal), exit 0, ending with the summary table; kubectl kangal status -o json', async function () {
     const controller = lab.startController({ name: 'status' });
     try {
       const example = examplePlan('simple-upgrade.yaml');
@@ -121,9 +122,12 @@ describe('kangal-patch status end to end: watching a rollout', function () {
       console.log(`      status --watch into a pipe, as the viewer:\n${pipe.out.replace(/^/gm, '        ')}`);
       if (terminal) checkTerminalWatch(await terminal);
 
-      const json = await runCli(['status', 'simple-upgrade', '-o', 'json', '--kubeconfig', lab.cluster.kubeconfigPath]);
-      assert.equal(json.code, 0, json.err);
-      const doc = JSON.parse(json.out) as { kind: string; version: string; nodesReadable: boolean; plans: { name: string; phase: string; nodes: { node: string; phase: string; talos: { before?: string; after?: string } }[] }[] };
+      // As a kubectl plugin: bin/kubectl-kangal on the PATH (here the checkout's, running the sources).
+      const path = [join(repoRoot, 'bin'), dirname(process.execPath), process.env['PATH'] ?? ''].join(delimiter);
+      const json = await new Promise<string>((resolve, reject) => {
+        execFile(lab.cluster.kubectl, ['kangal', 'status', 'simple-upgrade', '-o', 'json', '--kubeconfig', lab.cluster.kubeconfigPath], { env: { ...process.env, PATH: path }, timeout: 120_000 }, (error, stdout, stderr) => (error ? reject(new Error(`kubectl kangal: ${error.message}\n${stderr}`)) : resolve(stdout)));
+      });
+      const doc = JSON.parse(json) as { kind: string; version: string; nodesReadable: boolean; plans: { name: string; phase: string; nodes: { node: string; phase: string; talos: { before?: string; after?: string } }[] }[] };
       assert.equal(doc.kind, 'KangalPatchStatus');
       assert.equal(doc.nodesReadable, true);
       assert.equal(doc.plans[0]?.phase, 'Completed');
