@@ -408,6 +408,25 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     assert.equal(fleet.calls.filter((f) => f.name === 'rec-reboot' && f.op === 'takeDown').length, 2);
   });
 
+  it('Rollback as upstream (srv.go Rollback; bootloader/grub/revert.go): UNKNOWN before any ack without a previous entry; else acknowledged, then a reboot into the previous version; again flips back', async function () {
+    const since = sim.lastCallSeq();
+    // rec-reboot was never upgraded: no other bootloader entry.
+    assert.equal(await unary(c, MachineServiceService.rollback, {}, targeting('rec-reboot')), 'UNKNOWN');
+    // rec-life went 1.13.9 → 1.14.0 in the first test of this suite.
+    await running('rec-life', 'v1.14.0');
+    assert.notEqual(typeof (await unary(c, MachineServiceService.rollback, {}, targeting('rec-life'))), 'string');
+    await running('rec-life', 'v1.13.9');
+    assert.notEqual(typeof (await unary(c, MachineServiceService.rollback, {}, targeting('rec-life'))), 'string');
+    await running('rec-life', 'v1.14.0');
+    assert.equal(sim.node('rec-life').rollbacks, 2);
+    const calls = sim.callLog({ since }).filter((r) => r.method === 'MachineService.Rollback');
+    assert.deepEqual(calls.map((r) => [r.node, typeof r.result === 'object' ? r.result.message : r.result, r.effect]), [
+      ['rec-reboot', 'cannot rollback to "", label does not exist', undefined],
+      ['rec-life', 'ok', 'rollback to v1.13.9'],
+      ['rec-life', 'ok', 'rollback to v1.14.0'],
+    ]);
+  });
+
   it('records ApplyConfiguration per node, including each target of a legacy `nodes` fan-out', async function () {
     const since = sim.lastCallSeq();
     const data = Buffer.from(sim.node('rec-life').config);

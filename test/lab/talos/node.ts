@@ -121,6 +121,8 @@ export interface NodeFaults {
   installExitCode?: number;
   /** After going down for a reboot, the node never answers again (until powerOn). */
   neverComesBack?: boolean;
+  /** Booted into this Talos version, the node runs but its kubelet never registers again: the Node stays NotReady. */
+  kubeletNeverJoinsOn?: string;
   /** Extra time the node stays down on each reboot. */
   slowBootMs?: number;
   /** The new boot fails and the bootloader reverts: old version, new boot ID. */
@@ -174,6 +176,7 @@ export type SimCallMethod =
   | 'LifecycleService.Install'
   | 'LifecycleService.Upgrade'
   | 'MachineService.Reboot'
+  | 'MachineService.Rollback'
   | 'MachineService.ApplyConfiguration'
   | 'MachineService.EtcdForfeitLeadership'
   | 'MachineService.EtcdAlarmDisarm'
@@ -332,6 +335,10 @@ export class SimNode {
   unreachableUntil = 0;
   /** Written by LifecycleService.Upgrade, booted by the next Reboot. */
   staged: BootTarget | undefined;
+  /** The other bootloader entry (the version before the last upgrade), which Rollback boots; undefined before any upgrade. */
+  previous: BootTarget | undefined;
+  /** Rollbacks that reached the node (each flips the bootloader and reboots). */
+  rollbacks = 0;
   /** containerd's image stores (by driver and namespace, see images.ts): image name → image. */
   readonly containerd = new Map<StoreKey, Map<string, StoredImage>>();
   installing = false;
@@ -640,6 +647,21 @@ export class SimNode {
     return staged ? `reboot into staged ${staged.version}` : 'reboot';
   }
 
+  /**
+   * MachineService.Rollback after the bootloader flip: reboots into the other entry with takeover
+   * (it pre-empts a boot or reboot in progress). Undefined when there is no other entry (the API
+   * answers UNKNOWN before any ack). Calling it again flips back.
+   */
+  requestRollback(): string | undefined {
+    const other = this.previous;
+    if (!other) return undefined;
+    this.rollbacks++;
+    this.staged = undefined;
+    this.history.push(`rollback to ${other.version}`);
+    this.startSequence(() => this.rebootInto(other));
+    return `rollback to ${other.version}`;
+  }
+
   /** Starts an acknowledged sequence, after faults.sequenceStartLagMs when set. */
   startSequence(start: () => void): void {
     const lag = this.faults.sequenceStartLagMs ?? 0;
@@ -695,6 +717,8 @@ export class SimNode {
   private boot(target: BootTarget | undefined): void {
     const oldPartition = this.faults.bootsOldPartition === true;
     if (target && !oldPartition) {
+      // The entry booted until now becomes the other one, as the bootloader keeps both (A/B).
+      if (target.version !== this.version) this.previous = { version: this.version, schematic: this.schematic, extensions: this.extensions };
       this.version = target.version;
       this.schematic = target.schematic;
       this.extensions = target.extensions;
@@ -714,6 +738,11 @@ export class SimNode {
       this.kubelet = 'running';
       const kubelet = versionOfImage(configImages(this.config).kubelet);
       if (kubelet) this.kubernetesVersion = kubelet;
+      if (this.faults.kubeletNeverJoinsOn === this.version) {
+        // Talos is running and ready; the kubelet never registers again, so the Node stays NotReady.
+        this.changed(`running ${this.version}; the kubelet never rejoins`);
+        return;
+      }
       await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic ?? null, bootId: this.bootId, kubernetesVersion: this.kubernetesVersion });
       await this.republishStaticPods();
       this.changed(`running ${this.version}`);
@@ -810,7 +839,7 @@ function machineStatus(n: SimNode): SimResource {
 
 function buildResources(n: SimNode): SimResource[] {
   const out: SimResource[] = [machineStatus(n)];
-  if (versionAtLeast(n.version, 10)) {
+  if (typeRegistered('Versions.runtime.talos.dev', n.version)) {
     out.push(res('runtime', 'Versions.runtime.talos.dev', 'version', { version: n.version, name: 'Talos' }, VersionSpec.encode({ version: n.version, name: 'Talos' }).finish()));
   }
   // The factory adds the virtual `schematic` extension to its images; a plain installer's image has no extensions at all.
@@ -830,10 +859,10 @@ function buildResources(n: SimNode): SimResource[] {
       ),
     );
   });
-  if (versionAtLeast(n.version, 14, 'alpha.2')) {
+  if (typeRegistered('BootIDs.runtime.talos.dev', n.version)) {
     out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootID: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
   }
-  if (versionAtLeast(n.version, 14, 'alpha.2') && n.schematic !== undefined) {
+  if (typeRegistered('ImageFactorySchematics.runtime.talos.dev', n.version) && n.schematic !== undefined) {
     // The flavor and URL come from the schematic extension's author, `Image Factory (https://factory.talos.dev)` (image_factory_schematic.go parseAuthor).
     const s = { schematicId: n.schematic, flavor: 'Image Factory', apiUrl: 'https://factory.talos.dev' };
     out.push(
@@ -926,6 +955,25 @@ export const KNOWN_TYPES: Record<string, string> = {
   'SchedulerConfigs.kubernetes.talos.dev': 'controlplane',
   'ResourceDefinitions.meta.cosi.dev': 'meta',
 };
+
+/** The first Talos version whose machined registers the type (the others know all of KNOWN_TYPES): [minor, pre-release]. */
+const REGISTERED_SINCE: Record<string, [number, string]> = {
+  'Versions.runtime.talos.dev': [10, ''],
+  'BootIDs.runtime.talos.dev': [14, 'alpha.2'],
+  'ImageFactorySchematics.runtime.talos.dev': [14, 'alpha.2'],
+};
+
+/**
+ * Whether a node of this Talos version registers the type's ResourceDefinition
+ * (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go): the COSI access policy refuses any
+ * other type before anything else, PermissionDenied `resource type "…" is not supported`
+ * (internal/app/resources/access.go), so a type a version does not have is not NotFound.
+ */
+export function typeRegistered(type: string, talosVersion: string): boolean {
+  if (KNOWN_TYPES[type] === undefined) return false;
+  const since = REGISTERED_SINCE[type];
+  return since === undefined || versionAtLeast(talosVersion, since[0], since[1]);
+}
 
 /**
  * The ResourceDefinition of a type, as COSI fills it in (cosi-project/runtime

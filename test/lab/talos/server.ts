@@ -34,6 +34,7 @@ import {
   type ReadRequest,
   Reboot,
   RebootRequest_Mode,
+  Rollback,
   type RebootRequest,
   Upgrade,
   type UpgradeRequest,
@@ -61,6 +62,7 @@ import {
   RpcError,
   sensitiveType,
   talosNamespaces,
+  typeRegistered,
   resourceDefinition,
   type SimCall,
   type SimCallMethod,
@@ -351,6 +353,13 @@ export class TalosApi {
         (n, req: RebootRequest, rec) => this.reboot(n, req, rec),
         { method: 'MachineService.Reboot', fields: (req) => ({ rebootMode: RebootRequest_Mode[req.mode] ?? String(req.mode) }) },
       ),
+      rollback: this.unary(
+        MachineServiceService.rollback.path,
+        'os:admin',
+        (h, e) => Rollback.fromPartial({ metadata: errMeta(h, e) }),
+        (n, _req: unknown, rec) => this.rollback(n, rec),
+        { method: 'MachineService.Rollback', fields: () => ({}) },
+      ),
       applyConfiguration: this.unary(
         MachineServiceService.applyConfiguration.path,
         'os:admin',
@@ -478,6 +487,18 @@ export class TalosApi {
     const effect = n.requestLegacyUpgrade(target);
     if (rec) rec.effect = effect;
     return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId: randomUUID() })] };
+  }
+
+  /**
+   * MachineService.Rollback as upstream (srv.go Rollback; bootloader/grub/revert.go): the bootloader
+   * flip runs before the ack, so a node with no previous entry answers UNKNOWN at once; then the
+   * reboot sequence runs in the background with takeover, into the previous entry.
+   */
+  private rollback(n: SimNode, rec: SimCall | undefined): { messages: Rollback[] } {
+    const effect = n.requestRollback();
+    if (effect === undefined) throw rpcError(grpc.status.UNKNOWN, 'cannot rollback to "", label does not exist');
+    if (rec) rec.effect = effect;
+    return { messages: [Rollback.fromPartial({})] };
   }
 
   private reboot(n: SimNode, req: RebootRequest, rec: SimCall | undefined): { messages: Reboot[] } {
@@ -731,14 +752,14 @@ export class TalosApi {
 
   private findResources(n: SimNode, namespace: string, type: string, admin: boolean): SimResource[] {
     const ns = KNOWN_TYPES[type];
-    if (ns === undefined) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
+    if (ns === undefined || !typeRegistered(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
     // The access policy checks the type's sensitivity before the namespace (internal/app/resources/access.go).
     if (!admin && sensitiveType(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
     if (!talosNamespaces(n.version).has(namespace)) throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported`);
     // Another namespace the node has holds no such resource.
     if (ns !== namespace) return [];
     if (type === MACHINE_CONFIGS && n.faults.configReadError) throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
-    if (type === RESOURCE_DEFINITIONS) return Object.keys(KNOWN_TYPES).map((t) => resourceDefinition(t, n.version));
+    if (type === RESOURCE_DEFINITIONS) return Object.keys(KNOWN_TYPES).filter((t) => typeRegistered(t, n.version)).map((t) => resourceDefinition(t, n.version));
     return n.resources().filter((r) => r.type === type && r.namespace === namespace);
   }
 
