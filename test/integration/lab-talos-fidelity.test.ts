@@ -367,6 +367,29 @@ describe('Talos simulator fidelity (issue 22)', function () {
     assert.deepEqual(await ids('fid-1133'), ['apid', 'containerd', 'cri', 'kubelet', 'machined', 'udevd']);
   });
 
+  // Issue 49, item 4. internal/app/resources/access.go (AccessPolicy, the filter machined puts in
+  // front of the COSI State server, v1alpha1_server.go Register): a type without a ResourceDefinition
+  // is refused first, PermissionDenied `resource type "…" is not supported`. The definitions are those
+  // a version registers (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go): BootIDs and
+  // ImageFactorySchematics from v1.14.0-alpha.2 (pkg/machinery/resources/runtime/boot_id.go,
+  // image_factory_schematic.go), so on v1.13 they are not NotFound.
+  it('49/4: a type the version does not have (BootIDs, ImageFactorySchematics on v1.13) is PERMISSION_DENIED "not supported" for Get, List, Watch and meta; on v1.14 it is there', async function () {
+    for (const [type, id] of [['BootIDs.runtime.talos.dev', 'boot-id'], ['ImageFactorySchematics.runtime.talos.dev', 'image-factory-schematic']] as const) {
+      const refused = { code: 'PERMISSION_DENIED', details: `resource type "${type}" is not supported` };
+      assert.deepEqual(failure(await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-1133'), `Get ${type} on v1.13`), refused);
+      assert.deepEqual(failure(await stream(c, StateService.list, { namespace: 'runtime', type, options: undefined }, 'fid-1133'), `List ${type} on v1.13`), refused);
+      assert.deepEqual(failure(await stream(c, StateService.watch, { namespace: 'runtime', type, id, options: undefined, apiVersion: 1 }, 'fid-1133'), `Watch ${type} on v1.13`), refused);
+      ok(await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-114'), `Get ${type} on v1.14`);
+    }
+    const defined = async (n: string): Promise<string[]> =>
+      ok(await stream(c, StateService.list, { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined }, n), 'definitions').map((r) => r.resource?.metadata?.id ?? '');
+    const on113 = await defined('fid-1133');
+    assert.ok(!on113.includes('bootids.runtime.talos.dev') && !on113.includes('imagefactoryschematics.runtime.talos.dev'), on113.join());
+    assert.ok(on113.includes('versions.runtime.talos.dev'));
+    const on114 = await defined('fid-114');
+    assert.ok(on114.includes('bootids.runtime.talos.dev') && on114.includes('imagefactoryschematics.runtime.talos.dev'), on114.join());
+  });
+
   // image_factory_schematic.go parseAuthor: the flavor is the author's name before " (", the URL inside.
   it('ImageFactorySchematic (v1.14): flavor and API URL parsed from the schematic extension\'s author', async function () {
     const [r] = await list('fid-114', 'runtime', 'ImageFactorySchematics.runtime.talos.dev');
