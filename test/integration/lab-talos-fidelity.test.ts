@@ -11,7 +11,7 @@ import { MachineServiceService, RebootRequest_Mode, UpgradeRequest_RebootMode } 
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
 import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec } from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ImageFactorySchematicSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
-import { StateService, type ListResponse } from '../../proto/gen/v1alpha1/state.js';
+import { EventType, StateService, type ListResponse, type WatchRequest, type WatchResponse } from '../../proto/gen/v1alpha1/state.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { startRegistry, type Registry } from '../lab/registry/index.js';
 import { createRecordingFleet, startTalosSimulator, type TalosSimulator, VANILLA_SCHEMATIC } from '../lab/talos/index.js';
@@ -388,6 +388,58 @@ describe('Talos simulator fidelity (issue 22)', function () {
     assert.ok(on113.includes('versions.runtime.talos.dev'));
     const on114 = await defined('fid-114');
     assert.ok(on114.includes('bootids.runtime.talos.dev') && on114.includes('imagefactoryschematics.runtime.talos.dev'), on114.join());
+  });
+
+  // Issue 49, item 5. cosi-project/runtime pkg/state/impl/inmem/collection.go Watch: a watch of one
+  // ID that does not exist starts with a DESTROYED event of the resource's tombstone, which
+  // pkg/resource/protobuf/resource.go marshals with metadata version `undefined`, phase `running`,
+  // zero times, and an empty but present spec (the Go client refuses an event without one: "spec is
+  // missing", resource.go Unmarshal). WatchKind's BOOTSTRAPPED event carries a tombstone too.
+  // pkg/state/protobuf/server/server.go Watch refuses bootstrap contents and label queries for one ID.
+  it('49/5: watching an ID that does not exist sends a DESTROYED tombstone (version "undefined", a spec); bootstrap contents or a label query on one ID are UNIMPLEMENTED', async function () {
+    const firstEvents = (req: WatchRequest, count: number): Promise<WatchResponse[]> =>
+      new Promise((resolve, reject) => {
+        const got: WatchResponse[] = [];
+        const s = c.makeServerStreamRequest(StateService.watch.path, StateService.watch.requestSerialize, StateService.watch.responseDeserialize, req, targeting('fid-1133'), {});
+        s.on('data', (m: WatchResponse) => {
+          got.push(m);
+          if (got.length === count) {
+            s.cancel();
+            resolve(got);
+          }
+        });
+        s.on('error', (err: grpc.ServiceError) => (err.code === grpc.status.CANCELLED ? undefined : reject(err)));
+      });
+    const watch = (over: Partial<WatchRequest>): WatchRequest => ({ namespace: 'runtime', type: 'Services.v1alpha1.talos.dev', id: 'no-such-service', options: undefined, apiVersion: 1, ...over });
+    /** An event's resource as compared: metadata fields, created time, and the spec (undefined when absent). */
+    const shown = (e: WatchResponse['event'][number] | undefined) => {
+      const r = e?.resource;
+      const md = r?.metadata;
+      return { type: e?.eventType, md: [md?.namespace, md?.type, md?.id, md?.version, md?.phase, md?.owner], created: md?.created?.toISOString(), spec: r?.spec && [r.spec.protoSpec.length, r.spec.yamlSpec] };
+    };
+    const [ready, initial] = await firstEvents(watch({}), 2);
+    assert.deepEqual(ready?.event, [], 'first an empty WatchResponse');
+    assert.deepEqual(shown(initial?.event[0]), {
+      type: EventType.DESTROYED,
+      md: ['runtime', 'Services.v1alpha1.talos.dev', 'no-such-service', 'undefined', 'running', ''],
+      created: '0001-01-01T00:00:00.000Z',
+      spec: [0, ''],
+    });
+
+    const [, bootstrapped] = await firstEvents(watch({ id: undefined, options: { bootstrapContents: true, tailEvents: 0, labelQuery: [], idQuery: undefined, aggregated: false, bootstrapBookmark: false } }), 2);
+    assert.deepEqual(shown(bootstrapped?.event.at(-1)), {
+      type: EventType.BOOTSTRAPPED,
+      md: ['runtime', 'Services.v1alpha1.talos.dev', '', 'undefined', 'running', ''],
+      created: '0001-01-01T00:00:00.000Z',
+      spec: [0, ''],
+    });
+
+    const options = { bootstrapContents: true, tailEvents: 0, labelQuery: [], idQuery: undefined, aggregated: false, bootstrapBookmark: false };
+    assert.deepEqual(failure(await stream(c, StateService.watch, watch({ id: 'kubelet', options }), 'fid-1133'), 'bootstrap contents for one ID'),
+      { code: 'UNIMPLEMENTED', details: 'bootstrap contents is not implemented for resource watch' });
+    const labelQuery = [{ terms: [{ key: 'a', op: 0, value: [], invert: false }] }];
+    assert.deepEqual(failure(await stream(c, StateService.watch, watch({ id: 'kubelet', options: { ...options, bootstrapContents: false, labelQuery } }), 'fid-1133'), 'label query for one ID'),
+      { code: 'UNIMPLEMENTED', details: 'label query is not implemented for resource watch' });
   });
 
   // image_factory_schematic.go parseAuthor: the flavor is the author's name before " (", the URL inside.

@@ -111,6 +111,20 @@ function preserveSkipsEtcdChecks(version: string): boolean {
   return (v.minor === 12 && v.patch >= 9) || (v.minor === 13 && v.patch >= 4) || versionAtLeast(version, 14, 'alpha.2');
 }
 
+/**
+ * A COSI tombstone as a watch sends it: what upstream marshals for resource.NewTombstone
+ * (cosi-project/runtime pkg/resource/protobuf/resource.go FromResource, Marshal): the metadata of a
+ * resource that is not there (version `undefined`, phase `running`, zero times) and an empty spec.
+ * The spec is present, though empty: the Go client refuses a resource without one ("spec is missing").
+ */
+function tombstone(namespace: string, type: string, id: string): Resource {
+  const zero = new Date('0001-01-01T00:00:00Z'); // Go's zero time.Time, as timestamppb.New encodes it
+  return {
+    metadata: { namespace, type, id, version: 'undefined', owner: '', phase: 'running', created: zero, updated: zero, finalizers: [], labels: {}, annotations: {} },
+    spec: { protoSpec: Buffer.alloc(0), yamlSpec: '' },
+  };
+}
+
 function rpcError(code: grpc.status, details: string): RpcError {
   return new RpcError(code, details);
 }
@@ -827,6 +841,9 @@ export class TalosApi {
   }
 
   private watch(n: SimNode, req: WatchRequest, call: grpc.ServerWritableStream<WatchRequest, WatchResponse>): Promise<void> {
+    // A single resource's watch takes no bootstrap contents and no label query (server.go Watch).
+    if (req.id !== undefined && req.options?.bootstrapContents) throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
+    if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0) throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
     const admin = this.isAdmin(call);
     const select = (): Map<string, SimResource> =>
       new Map(this.findResources(n, req.namespace, req.type, admin).filter((r) => req.id === undefined || r.id === req.id).map((r) => [r.id, r]));
@@ -834,15 +851,12 @@ export class TalosApi {
     call.write({ event: [] }); // the server first sends one empty WatchResponse
     const initial: CosiEvent[] = [];
     if (req.id !== undefined) {
+      // A resource that does not exist (yet) starts as DESTROYED with its tombstone (inmem collection.go Watch).
       const r = last.get(req.id);
-      const absent: Resource = {
-        metadata: { namespace: req.namespace, type: req.type, id: req.id, version: '', owner: '', phase: '', created: undefined, updated: undefined, finalizers: [], labels: {}, annotations: {} },
-        spec: undefined,
-      };
-      initial.push(r ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined } : { resource: absent, eventType: EventType.DESTROYED, old: undefined });
+      initial.push(r ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined } : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined });
     } else if (req.options?.bootstrapContents) {
       for (const r of last.values()) initial.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-      if (req.apiVersion >= 1) initial.push({ resource: undefined, eventType: EventType.BOOTSTRAPPED, old: undefined });
+      if (req.apiVersion >= 1) initial.push({ resource: tombstone(req.namespace, req.type, ''), eventType: EventType.BOOTSTRAPPED, old: undefined });
     }
     if (initial.length > 0) call.write({ event: initial });
     return new Promise<void>((resolve, reject) => {
