@@ -232,7 +232,8 @@ describe('PatchPlan end to end: rollouts', function () {
         assert.ok(cordoned, `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`);
       }
     }
-    // The jobs' own pull found the image there: ALREADY_EXISTS on the wire, and in the job's status.
+    // The jobs' own pull found the image there, in the namespace it pulls into: Talos skipped it and
+    // answered only the name (no progress on the wire), and the job's status says so.
     const found = pulls.filter((p) => p.prePull?.endedAt !== undefined && p.prePull.endedAt <= p.own.at);
     assert.ok(found.length > 0, 'some pre-pull ended before its node\'s turn');
     for (const p of found) {

@@ -152,24 +152,34 @@ describe('Talos simulator fidelity (issue 22)', function () {
     assert.equal(sim.node('fid-ns').staged?.version, 'v1.14.0');
   });
 
-  // containerd's content store: a pull of content it holds reports every layer ALREADY_EXISTS
-  // (ImageServicePullLayerProgress status 4) and downloads nothing. The store of the CRI containerd
-  // is /var/lib/containerd on EPHEMERAL (kept by reboots); the system containerd's is under /system,
-  // a tmpfs recreated on every boot (learn-more/architecture.md).
-  it('pulling an image the containerd holds is ALREADY_EXISTS for every layer; a reboot keeps the CRI containerd\'s images and drops the system containerd\'s', async function () {
+  // Issue 49, item 7. internal/app/images/images.go Pull uses image.WithSkipIfAlreadyPulled:
+  // internal/pkg/containers/image/pull.go pullInternal asks containerd for an image by the exact
+  // (normalized) name first and, found and unpacked, returns it before any progress reporter exists:
+  // the stream carries only the name, and nothing is resolved. Content held under another name or in
+  // another namespace of the same containerd (its content store is shared) is pulled, but its layers
+  // report ALREADY_EXISTS (content there before the pull) and EXTRACT_COMPLETE once unpacked for this
+  // namespace (progress/pull_progress.go trackOngoingPulls, trackPulledLayers). The store of the CRI
+  // containerd is /var/lib/containerd on EPHEMERAL (kept by reboots); the system containerd's is under
+  // /system, a tmpfs recreated on every boot (learn-more/architecture.md).
+  it('49/7: pulling a name the namespace holds sends only the name; content held elsewhere in the containerd is ALREADY_EXISTS; a reboot keeps the CRI containerd\'s images and drops the system containerd\'s', async function () {
     const image = 'ghcr.io/siderolabs/installer:v1.14.0';
     const system = { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_SYSTEM };
     const statuses = (res: ImageServicePullResponse[] | Failure): string[] => [...new Set(ok(res, 'pull').flatMap((m) => (m.pullProgress ? [ImageServicePullLayerProgress_Status[m.pullProgress.progress?.status ?? 0] ?? '?'] : [])))];
     const effects = (): (string | undefined)[] => sim.node('fid-cache').calls.filter((x) => x.method === 'ImageService.Pull').map((x) => x.effect);
     assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['DOWNLOADING', 'EXTRACT_COMPLETE']);
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['ALREADY_EXISTS']);
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, CRI)), ['ALREADY_EXISTS'], 'the namespaces of one containerd share its content');
+    const again = ok(await pull(c, 'fid-cache', image), 'the same pull again');
+    assert.deepEqual(again.map((m) => m.name ?? 'progress'), [image], 'only the name: the pull is skipped');
+    sim.faults.set('fid-cache', { missingImages: [image] });
+    assert.equal(pulledName(await pull(c, 'fid-cache', image)), image, 'skipped before the reference is resolved');
+    sim.faults.clear('fid-cache');
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, CRI)), ['ALREADY_EXISTS', 'EXTRACT_COMPLETE'], 'the namespaces of one containerd share its content');
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', 'ghcr.io/siderolabs/installer@' + (sim.node('fid-cache').containerd.get('CRI/NS_SYSTEM')?.get(image)?.digest ?? ''))), [], 'the digest alias names it too');
     assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'the system containerd is another store');
-    assert.deepEqual(effects(), ['pulled', 'already present', 'already present', 'pulled']);
+    assert.deepEqual(effects(), ['pulled', 'already present', 'already present', 'layers already present', 'already present', 'pulled']);
     const bootId = sim.node('fid-cache').bootId;
     ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'fid-cache'), 'reboot');
     await waitFor(() => (sim.node('fid-cache').phase === 'running' && sim.node('fid-cache').bootId !== bootId) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'fid-cache rebooted' });
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['ALREADY_EXISTS'], 'CRI containerd: kept on EPHEMERAL');
+    assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), [], 'CRI containerd: kept on EPHEMERAL');
     assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'system containerd: /system is recreated on boot');
   });
 

@@ -167,7 +167,7 @@ export interface SilenceRequest {
 
 export type ActionResult =
   | { type: 'done' }
-  /** ImageService.Pull ended; `alreadyPresent`: every layer was on the node already (ALREADY_EXISTS), nothing was downloaded. */
+  /** ImageService.Pull ended; `alreadyPresent`: nothing was downloaded (Talos skipped the pull of an image it held, or every layer was there already). */
   | { type: 'pulled'; alreadyPresent: boolean }
   | { type: 'silenced'; tag: string; id: string }
   | { type: 'installed'; exitCode: number; messages: string[] }

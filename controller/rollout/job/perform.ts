@@ -6,6 +6,7 @@ import { epoch } from '../../core/job/status.js';
 import { withTimeout, type OpContext } from '../../runtime/context.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { PullProgress, TalosPort } from '../../talos/port.js';
+import { pulledNothing } from '../../talos/pull-progress.js';
 import { createHookJob } from '../hooks.js';
 import type { AlertmanagerPort } from '../../alertmanager/client.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
@@ -74,11 +75,11 @@ async function performTalos(t: ActionTarget, action: TalosAction, call: OpContex
   const ip = talosTarget(t);
   switch (action.type) {
     case 'pull': {
-      // Whether anything was downloaded: a pre-pulled installer reports every layer ALREADY_EXISTS.
+      // Whether anything was downloaded: a pre-pulled installer's pull is skipped (only the name, no progress).
       const statuses: string[] = [];
       const onProgress = (p: PullProgress): void => void statuses.push(p.status);
       await (await t.talos()).pullImage(long, ip, action.image, { ...(action.namespace ? { namespace: action.namespace } : {}), onProgress });
-      return { type: 'pulled', alreadyPresent: statuses.length > 0 && statuses.every((s) => s === 'ALREADY_EXISTS') };
+      return { type: 'pulled', alreadyPresent: pulledNothing(statuses) };
     }
     case 'install': {
       const res = await (await t.talos()).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));

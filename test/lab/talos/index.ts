@@ -59,8 +59,10 @@
 //   (the normalized reference; `name@sha256:…` on a node with faults.imageVerification, as Talos
 //   pulls by the verified digest when an ImageVerificationConfig rule matches). LifecycleService.Upgrade finds the installer only under one of those
 //   names in the instance/namespace it is given, else INTERNAL "installer image … not found in containerd store".
-// - A Pull of an image the store already holds (same digest) is fast: every layer reports
-//   ALREADY_EXISTS at once, no pullMs, effect `already present` (containerd keeps pulled content).
+// - A Pull of a name the namespace already holds is skipped, as Talos skips it (WithSkipIfAlreadyPulled):
+//   no progress at all, only the name, nothing resolved, effect `already present`. A Pull of content
+//   the containerd holds under another name or in another namespace is fast: every layer reports
+//   ALREADY_EXISTS, then EXTRACT_COMPLETE, at once, no pullMs, effect `layers already present`.
 //   A boot clears the system containerd's stores (driver CONTAINERD: /system is a tmpfs recreated
 //   on every boot) and keeps the CRI containerd's (driver CRI, the product's `system` and `cri`
 //   namespaces: /var/lib/containerd on EPHEMERAL, which reboots and upgrades keep).

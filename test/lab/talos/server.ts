@@ -660,10 +660,12 @@ export class TalosApi {
         if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
         const ref = parseImageRef(req.imageRef);
         if (!ref) throw rpcError(grpc.status.UNKNOWN, `failed to parse image reference "${req.imageRef}": invalid reference format`);
-        const image = await this.resolveImage(n, ref);
         let images = n.containerd.get(store.key);
-        // containerd still resolves the reference, but finds every layer in its content store (one per
-        // containerd instance, shared by its namespaces): no download.
+        if (this.skippedPull(n, images, ref, call, rec)) return;
+        const image = await this.resolveImage(n, ref);
+        // Under another name or in another namespace: containerd resolves the reference but finds every
+        // layer in its content store (one per containerd instance, shared by its namespaces), and
+        // unpacks them for this namespace: no download.
         const driver = store.key.split('/')[0] ?? '';
         const present = [...n.containerd].some(([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest));
         await this.pullLayers(n, present, call);
@@ -677,16 +679,32 @@ export class TalosApi {
         if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
         for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
         call.write({ name: answer });
-        if (rec) rec.effect = present ? 'already present' : 'pulled';
+        if (rec) rec.effect = present ? 'layers already present' : 'pulled';
       }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef, containerdNamespace: ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace) }) }),
     };
   }
 
-  /** Pull progress per layer: downloaded and extracted over pullMs, or ALREADY_EXISTS at once when the store holds the image. */
+  /**
+   * The namespace already has an image by this exact name: Talos skips the pull (WithSkipIfAlreadyPulled:
+   * containerd GetImage, unpacked; internal/pkg/containers/image/pull.go) and answers only the name,
+   * without resolving the reference. Unless the endlessPull fault makes it pull.
+   */
+  private skippedPull(n: SimNode, images: Map<string, StoredImage> | undefined, ref: ImageRef, call: { write(m: ImageServicePullResponse): unknown }, rec: SimCall | undefined): boolean {
+    if (!images?.has(ref.normalized) || n.faults.endlessPull) return false;
+    call.write({ name: ref.normalized });
+    if (rec) rec.effect = 'already present';
+    return true;
+  }
+
+  /**
+   * Pull progress per layer (internal/pkg/containers/image/progress/pull_progress.go): downloaded and
+   * extracted over pullMs, or, when the containerd's content store holds the layers already,
+   * ALREADY_EXISTS (content there before the pull) and EXTRACT_COMPLETE (unpacked for this namespace) at once.
+   */
   private async pullLayers(n: SimNode, present: boolean, call: { write(m: ImageServicePullResponse): unknown }): Promise<void> {
     const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
     const statuses = present
-      ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS]
+      ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE]
       : [ImageServicePullLayerProgress_Status.DOWNLOADING, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE];
     const step = present ? 0 : this.router.timings().pullMs / (layers.length * 2);
     for (const layer of layers) {
