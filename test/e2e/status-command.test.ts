@@ -47,8 +47,8 @@ function checkPipedWatch(out: string): void {
   const [log, final] = out.split('\n\n');
   const lines = (log ?? '').split('\n');
   assert.ok(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /.test(l)), `every change is timestamped:\n${log ?? ''}`);
-  assert.ok(lines.some((l) => / PatchPlan simple-upgrade node worker-1 \(workers\): Rebooting/.test(l)), log);
-  assert.ok(lines.some((l) => / PatchPlan simple-upgrade Completed 3\/3 nodes: completed in /.test(l)), log);
+  assert.ok(lines.some((l) => / plan simple-upgrade: node worker-1 \(workers\): Rebooting/.test(l)), log);
+  assert.ok(lines.some((l) => / plan simple-upgrade: Completed 3\/3 nodes — completed in /.test(l)), log);
   const facts = lines.map((l) => l.slice(21));
   assert.ok(facts.every((f, i) => i === 0 || f !== facts[i - 1]), 'a line is printed only when something changed');
   const summary = (final ?? '').split('\n');

@@ -1,7 +1,7 @@
 // The table at the end of a rollout: per node, versions before → after, time cordoned, time in
 // all, result. Columns that do not fit the width are left out, least needed first, so the result
 // column is never the one cut off. Pure.
-import type { NodeEntry } from './document.js';
+import type { NodeEntry, VersionChange } from './document.js';
 import { change } from './sentences.js';
 import { duration } from './time-text.js';
 
@@ -11,12 +11,14 @@ interface Column {
 }
 
 const secs = (s: number | undefined): string => (s === undefined ? '-' : duration(s * 1000));
+/** Before → after; a version read on both sides and the same says so, so a reader does not wonder whether it moved. */
+const result = (v: VersionChange): string => (v.before !== undefined && v.before === v.after ? `${v.before} (unchanged)` : change(v, 'after'));
 
 const COLUMNS: Record<string, Column> = {
   node: { header: 'node', cell: (n) => n.node },
   group: { header: 'group', cell: (n) => n.group },
-  talos: { header: 'Talos', cell: (n) => change(n.talos, 'after') },
-  kubernetes: { header: 'Kubernetes', cell: (n) => change(n.kubernetes, 'after') },
+  talos: { header: 'Talos', cell: (n) => result(n.talos) },
+  kubernetes: { header: 'Kubernetes', cell: (n) => result(n.kubernetes) },
   cordoned: { header: 'cordoned', cell: (n) => (n.secondsCordoned === undefined ? 'never' : secs(n.secondsCordoned)) },
   total: { header: 'total', cell: (n) => secs(n.secondsTotal) },
   result: { header: 'result', cell: (n) => (n.leftCordoned ? `${n.phase} (left cordoned)` : n.phase) },

@@ -363,19 +363,19 @@ export const SNAPSHOTS: Record<string, string> = {
   workers [########xxxxxxx........] 1/3  failed 1  pending 1
   failed:
     worker-2  RebootTimeout: worker-2 did not come back on …
-  node      Talos              result
-  --------  -----------------  ----------------------
-  worker-1  v1.12.4 → v1.13.2  Completed
-  worker-2  v1.12.4            Failed (left cordoned)`,
+  node      Talos                result
+  --------  -------------------  ----------------------
+  worker-1  v1.12.4 → v1.13.2    Completed
+  worker-2  v1.12.4 (unchanged)  Failed (left cordoned)`,
   "failed text 160": `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2
   failed: FailureBudgetExceeded: 1 node(s) failed, maxFailures 1: the plan stops
   workers [##########xxxxxxxxxx..........] 1/3  failed 1  pending 1
   failed:
     worker-2  RebootTimeout: worker-2 did not come back on Talos v1.13.2 within 10m
-  node      group    Talos              Kubernetes  cordoned  total   result
-  --------  -------  -----------------  ----------  --------  ------  ----------------------
-  worker-1  workers  v1.12.4 → v1.13.2  v1.35.2     6m30s     6m40s   Completed
-  worker-2  workers  v1.12.4            v1.35.2     23m10s    23m20s  Failed (left cordoned)`,
+  node      group    Talos                Kubernetes           cordoned  total   result
+  --------  -------  -------------------  -------------------  --------  ------  ----------------------
+  worker-1  workers  v1.12.4 → v1.13.2    v1.35.2 (unchanged)  6m30s     6m40s   Completed
+  worker-2  workers  v1.12.4 (unchanged)  v1.35.2 (unchanged)  23m10s    23m20s  Failed (left cordoned)`,
   "failed wide 60": `PatchPlan halting  Failed  1/3 nodes (1 failed)
     Talos v1.13.2  took 31m40s
   failed: FailureBudgetExceeded: 1 node(s) failed,
@@ -383,19 +383,19 @@ export const SNAPSHOTS: Record<string, string> = {
   workers [###xx...]     1/3  running 0  failed 1  held 0  …
   failed:
     worker-2  RebootTimeout: worker-2 did not come back on …
-  node      Talos              result
-  --------  -----------------  ----------------------
-  worker-1  v1.12.4 → v1.13.2  Completed
-  worker-2  v1.12.4            Failed (left cordoned)`,
+  node      Talos                result
+  --------  -------------------  ----------------------
+  worker-1  v1.12.4 → v1.13.2    Completed
+  worker-2  v1.12.4 (unchanged)  Failed (left cordoned)`,
   "failed wide 160": `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2  took 31m40s
   failed: FailureBudgetExceeded: 1 node(s) failed, maxFailures 1: the plan stops
   workers [##########xxxxxxxxxx..........]     1/3  running 0  failed 1  held 0  pending 1  skipped 0  slots 0/1
   failed:
     worker-2  RebootTimeout: worker-2 did not come back on Talos v1.13.2 within 10m
-  node      group    Talos              Kubernetes  cordoned  total   result
-  --------  -------  -----------------  ----------  --------  ------  ----------------------
-  worker-1  workers  v1.12.4 → v1.13.2  v1.35.2     6m30s     6m40s   Completed
-  worker-2  workers  v1.12.4            v1.35.2     23m10s    23m20s  Failed (left cordoned)`,
+  node      group    Talos                Kubernetes           cordoned  total   result
+  --------  -------  -------------------  -------------------  --------  ------  ----------------------
+  worker-1  workers  v1.12.4 → v1.13.2    v1.35.2 (unchanged)  6m30s     6m40s   Completed
+  worker-2  workers  v1.12.4 (unchanged)  v1.35.2 (unchanged)  23m10s    23m20s  Failed (left cordoned)`,
   "failed json": `{
   "kind": "KangalPatchStatus",
   "version": "v1",

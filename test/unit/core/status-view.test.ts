@@ -22,7 +22,7 @@ import {
 import { bar } from '../../../controller/core/status-view/bars.js';
 import { wrapParts } from '../../../controller/core/status-view/fit.js';
 import { instant } from '../../../controller/core/status-view/time-text.js';
-import { ALL, at, cluster, completed, failed, held, only, paused, running, T0 } from './status-view-fixtures.js';
+import { ALL, at, cluster, completed, failed, held, only, paused, running, T0, template } from './status-view-fixtures.js';
 import { SNAPSHOTS } from './status-view.snapshots.js';
 
 const BERLIN = 'Europe/Berlin';
@@ -118,7 +118,7 @@ describe('core/status-view', function () {
       assert.ok(out.includes('    worker-2  RebootTimeout: worker-2 did not come back on Talos v1.13.2 within 10m'));
       const table = out.slice(out.findIndex((l) => l.startsWith('  node ')));
       assert.deepEqual(table[0]?.trim().split(/\s{2,}/), ['node', 'group', 'Talos', 'Kubernetes', 'cordoned', 'total', 'result']);
-      assert.deepEqual(table[3]?.trim().split(/\s{2,}/), ['worker-2', 'workers', 'v1.12.4', 'v1.35.2', '23m10s', '23m20s', 'Failed (left cordoned)']);
+      assert.deepEqual(table[3]?.trim().split(/\s{2,}/), ['worker-2', 'workers', 'v1.12.4 (unchanged)', 'v1.35.2 (unchanged)', '23m10s', '23m20s', 'Failed (left cordoned)']);
       assert.equal(watchOutcome(doc(only(failed))), 'failed');
     });
   });
@@ -242,11 +242,24 @@ describe('core/status-view', function () {
       const o = { wide: false, width: Infinity, zone: 'UTC', nowMs: T0 };
       const seen = new Map<string, string>();
       const first = changedFacts(seen, facts(doc(only(running)), o));
-      assert.ok(first.includes('PatchPlan rolling node worker-1 (workers): Draining — DrainBlockedByPDB: eviction blocked by PodDisruptionBudget shop/web (0 disruptions allowed)'), first.join('\n'));
-      assert.ok(first.some((l) => l.startsWith('PatchPlan rolling InProgress 1/5 nodes: SlotsFull')), first.join('\n'));
+      assert.ok(first.includes('plan rolling: node worker-1 (workers): Draining — DrainBlockedByPDB: eviction blocked by PodDisruptionBudget shop/web (0 disruptions allowed)'), first.join('\n'));
+      assert.ok(first.some((l) => l.startsWith('plan rolling: InProgress 1/5 nodes — SlotsFull')), first.join('\n'));
       assert.deepEqual(changedFacts(seen, facts(doc(only(running), T0 + 30_000), { ...o, nowMs: T0 + 30_000 })), [], 'the clock alone prints nothing');
       const moved = { ...running, jobs: running.jobs.map((j) => (j.name === 'rolling-worker-2' ? { ...j, status: { ...j.status, phase: 'UpgradingKubernetes' as const, reason: 'ApplyingConfig', message: 'x' } } : j)) };
-      assert.deepEqual(changedFacts(seen, facts(doc(only(moved)), o)), ['PatchPlan rolling node worker-2 (workers): UpgradingKubernetes — ApplyingConfig: x']);
+      assert.deepEqual(changedFacts(seen, facts(doc(only(moved)), o)), ['plan rolling: node worker-2 (workers): UpgradingKubernetes — ApplyingConfig: x']);
+    });
+
+    it('a template\'s plain log: its release check and its promotion, again only when they say something new', function () {
+      const o = { wide: false, width: Infinity, zone: 'UTC', nowMs: T0 };
+      const promotion = { reason: 'WaitingForPromotion', version: 'v1.13.3', stages: [{ cluster: 'staging', state: 'Soaking' as const, eligibleTime: at(600), message: 'soaking' }] };
+      const soaking = { ...template.plan, status: { ...template.plan.status, autoUpdate: { ...template.plan.status.autoUpdate, promotion } } };
+      const input = (p: typeof soaking): StatusInput => ({ plans: [p, template.child], jobs: [], nodes: [], names: ['production'] });
+      const seen = new Map<string, string>();
+      const first = changedFacts(seen, facts(doc(input(soaking)), o));
+      assert.ok(first.includes('plan production: releases: nodes on v1.12.4, newest v1.13.3, pending v1.13.3, proposed v1.13.2 (https://forge.example/acme/plans/pull/7)'), first.join('\n'));
+      assert.ok(first.includes(`plan production: promotion: WaitingForPromotion v1.13.3 (staging Soaking until ${at(600)})`), first.join('\n'));
+      const checkedAgain = { ...soaking, status: { ...soaking.status, autoUpdate: { ...soaking.status.autoUpdate, lastCheckTime: at(60), nextCheckTime: at(3660) } } };
+      assert.deepEqual(changedFacts(seen, facts(doc(input(checkedAgain)), o)), []);
     });
   });
 });
