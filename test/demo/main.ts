@@ -21,8 +21,8 @@ import { createPlansRepo, findReportPr, type PlansRepo } from './plans-repo.js';
 import { buildProduct, repoRoot, startProduct } from './product.js';
 import { runPromotionDemo } from './promotion-story.js';
 import { SCENARIO_NAMES, SCENARIOS, type Scenario, type StoryContext } from './scenarios.js';
+import { statusDocument, summaryTable } from '../../controller/core/status-view/index.js';
 import { openTerminal, type Terminal } from './terminal.js';
-import { summaryTable } from './view.js';
 import { nodeVersions, watchRollout, type PlanSnapshot, type RolloutWatch } from './watch.js';
 
 const run = promisify(execFile);
@@ -132,12 +132,7 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     watch = await watchRollout(kc, followed, () => wake());
     const outcome = await followRollout({ scenario, plan: followed, watch, story, term, controller, timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000, setWake: (w) => (wake = w) });
     term.close();
-    const after = await nodeVersions(kc);
-    const jobs = watch.jobs();
-    console.log('');
-    for (const line of summaryTable(jobs.map((j) => ({ node: j.node, group: j.group, before: before.get(j.node), after: after.get(j.node), job: j })))) console.log(line);
-    const untouched = [...before.keys()].filter((n) => !jobs.some((j) => j.node === n));
-    if (untouched.length) console.log(`not selected by the plan (untouched): ${untouched.join(', ')}`);
+    printSummary(watch, [...before.keys()]);
     console.log(`report PR: ${await reportPr(lab, followed)}`);
     const wallSeconds = Math.round((Date.now() - started) / 1000);
 
@@ -161,6 +156,18 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     term.close();
     await stopAll();
   }
+}
+
+/** `kangal-patch status <plan>`'s summary table (versions before → after from the jobs and Nodes), and the nodes the plan left alone. */
+function printSummary(watch: RolloutWatch, allNodes: readonly string[]): void {
+  const nodes = statusDocument(watch.input(), Date.now()).plans[0]?.nodes ?? [];
+  // On a terminal the last screen of the finished plan already ends with the table.
+  if (!process.stdout.isTTY) {
+    console.log('');
+    for (const line of summaryTable(nodes, Infinity, '')) console.log(line);
+  }
+  const untouched = allNodes.filter((n) => !nodes.some((j) => j.node === n));
+  if (untouched.length) console.log(`not selected by the plan (untouched): ${untouched.join(', ')}`);
 }
 
 /** What an operator installs before the controller: the CRDs, the namespace, the Talos credentials. */
@@ -204,7 +211,7 @@ function showPlanUntil<T>(o: {
     const check = (): void => {
       if (!watch || done) return;
       const plan = watch.plan();
-      o.term.show(plan, watch.jobs());
+      o.term.show(watch.input());
       const value = plan && o.until(plan);
       if (value !== undefined) end(() => resolve(value));
     };
@@ -253,7 +260,7 @@ async function followRollout(o: {
     const step = async (): Promise<void> => {
       const plan = o.watch.plan();
       const jobs = o.watch.jobs();
-      o.term.show(plan, jobs);
+      o.term.show(o.watch.input());
       if (!plan || done || reacting) return;
       reacting = true;
       try {
@@ -265,7 +272,7 @@ async function followRollout(o: {
       }
       const now = o.watch.plan();
       if (now && o.scenario.finished(now)) {
-        o.term.show(now, o.watch.jobs());
+        o.term.show(o.watch.input());
         finish(outcomeOf(now));
       }
     };

@@ -21,9 +21,10 @@ import type { WorkingCopy } from '../lab/forge/working-copy.js';
 import { ensureLabBinaries } from './lab-build.js';
 import { fleetTemplate, type LabPlace } from './plan-files.js';
 import { findProposalPr, findReportPr, mergePr, readyReportPr } from './plans-repo.js';
-import { openDisplay, type Display, type Screen } from './terminal.js';
-import { evidenceLines, facts, liveScreen, sideBySide, soakLine, summaryTable, type Fact } from './view.js';
-import { nodeVersions, watchCluster, type ClusterWatch, type NodeVersionsByName, type PlanSnapshot } from './watch.js';
+import { statusDocument, summaryTable, type Fact } from '../../controller/core/status-view/index.js';
+import { openDisplay, statusFacts, statusLines, type Display, type Screen } from './terminal.js';
+import { evidenceLines, sideBySide, soakLine } from './view.js';
+import { watchCluster, type ClusterWatch, type PlanSnapshot } from './watch.js';
 
 const run = promisify(execFile);
 const RELEASE = 'v1.12.5';
@@ -51,9 +52,10 @@ interface PictureState {
   soak?: { eligibleTime: string };
 }
 
-const sideLines = (s: Side, nowMs: number): string[] => {
-  const plans = s.watch?.plans() ?? [];
-  return [`── ${s.name} (${s.lab.fleet.nodes().length} nodes) ──`, ...(plans.length ? plans.flatMap((p) => liveScreen(p, s.watch?.jobs(p.name) ?? [], nowMs)) : ['no PatchPlan yet'])];
+/** One cluster's half of the screen: `kangal-patch status` of its every plan, `width` wide. */
+const sideLines = (s: Side, nowMs: number, width: number): string[] => {
+  const input = s.watch?.input();
+  return [`── ${s.name} (${s.lab.fleet.nodes().length} nodes) ──`, ...(input?.plans.length ? statusLines(input, nowMs, width) : ['no PatchPlan yet'])];
 };
 
 const soakOf = (state: PictureState, nowMs: number): string | undefined => state.soak && soakLine('production', RELEASE, 'staging', state.soak.eligibleTime, nowMs);
@@ -61,16 +63,18 @@ const soakOf = (state: PictureState, nowMs: number): string | undefined => state
 /** Staging on the left, production on the right; the soak countdown under both. */
 const twoClusters: Screen<PictureState> = {
   lines: (state, nowMs, columns) => {
-    const [left, right] = state.sides.map((s) => sideLines(s, nowMs));
+    // The half sideBySide gives each cluster.
+    const half = Math.max(20, Math.floor((columns - 3) / 2));
+    const [left, right] = state.sides.map((s) => sideLines(s, nowMs, half));
     const soak = soakOf(state, nowMs);
     return [...sideBySide(left ?? [], right ?? [], columns), ...(soak ? [soak] : [])];
   },
   facts: (state, nowMs) => {
     const out = new Map<string, Fact>();
     for (const s of state.sides) {
-      for (const p of s.watch?.plans() ?? []) {
-        for (const [k, f] of facts(p, s.watch?.jobs(p.name) ?? [])) out.set(`${s.name} ${p.name} ${k}`, { signature: f.signature, text: `${s.name.padEnd(10)} | ${f.text}` });
-      }
+      const input = s.watch?.input();
+      if (!input) continue;
+      for (const [k, f] of statusFacts(input, nowMs)) out.set(`${s.name} ${k}`, { signature: f.signature, text: `${s.name.padEnd(10)} | ${f.text}` });
     }
     const soak = soakOf(state, nowMs);
     // Plain lines: the countdown every 5 s (and its end), not every second.
@@ -267,14 +271,14 @@ async function productionTakesTheRelease(story: Story): Promise<PlanSnapshot> {
   return story.wait.until(`production's rollout of ${RELEASE}`, 600_000, () => terminalPlan(story.plan('production', child('production'))));
 }
 
-/** Per cluster: its child plan's report PR and a row per node (versions before → after, time cordoned, result). */
-async function printSummary(story: Story, before: Map<ClusterName, NodeVersionsByName>): Promise<void> {
+/** Per cluster: its child plan's report PR and `kangal-patch status`'s summary table (versions before → after, time cordoned, result). */
+async function printSummary(story: Story): Promise<void> {
   console.log('');
   for (const side of story.state.sides) {
-    const after = await nodeVersions(side.lab.kc);
-    const jobs = side.watch?.jobs(child(side.name)) ?? [];
+    const input = side.watch?.input();
+    const nodes = (input && statusDocument(input, Date.now()).plans.find((p) => p.name === child(side.name))?.nodes) ?? [];
     console.log(`${side.name}: ${child(side.name)}, report PR ${await findReportPr(story.forge, side.name, child(side.name)) ?? 'none yet'}`);
-    for (const line of summaryTable(jobs.map((j) => ({ node: j.node, group: j.group, before: before.get(side.name)?.get(j.node), after: after.get(j.node), job: j })))) console.log(`  ${line}`);
+    for (const line of summaryTable(nodes, Infinity, '  ')) console.log(line);
   }
 }
 
@@ -312,9 +316,7 @@ export async function runPromotionDemo(o: { timings: 'demo' | 'test'; keep: bool
     };
     await pushTemplates(story);
     startControllers(story, stops);
-    const before = new Map<ClusterName, NodeVersionsByName>();
     for (const side of state.sides) {
-      before.set(side.name, await nodeVersions(side.lab.kc));
       const watch = await watchCluster(side.lab.kc, () => {
         display.show(state);
         wait.changed();
@@ -328,7 +330,7 @@ export async function runPromotionDemo(o: { timings: 'demo' | 'test'; keep: bool
     const done = await productionTakesTheRelease(story);
     display.show(state);
     display.close();
-    await printSummary(story, before);
+    await printSummary(story);
     const wallSeconds = Math.round((Date.now() - o.startedMs) / 1000);
     if (o.keep) await keepUntilSignal(story);
     if (done.phase !== 'Completed' || (done.failedNodes ?? 0) > 0) {

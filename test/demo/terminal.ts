@@ -1,8 +1,9 @@
 // Output for the two audiences: a TTY gets the live screen redrawn in place (ANSI: cursor up,
 // clear to end), anything else (CI, a pipe, a file) gets plain timestamped lines of what changed.
 // One display for any picture (one plan, two clusters side by side): a Screen says how to draw it.
-import type { JobSnapshot, PlanSnapshot } from './watch.js';
-import { changedFacts, duration, facts, liveScreen, type Fact } from './view.js';
+// What a rollout looks like is the product's: `kangal-patch status`'s renderer (core/status-view).
+import { changedFacts, facts, renderText, statusDocument, viewerZone, type Fact, type StatusInput } from '../../controller/core/status-view/index.js';
+import { duration } from './view.js';
 
 /** How a state is drawn: the lines of the live screen (TTY) and the keyed facts of the plain log. */
 export interface Screen<S> {
@@ -21,8 +22,8 @@ export interface Display<S> {
 
 export interface Terminal {
   say(line: string): void;
-  /** The rollout changed (or, on a TTY, a second passed). */
-  show(plan: PlanSnapshot | undefined, jobs: readonly JobSnapshot[]): void;
+  /** The rollout changed (or, on a TTY, a second passed): the plan, its jobs and the nodes (watch.ts input()). */
+  show(input: StatusInput): void;
   close(): void;
 }
 
@@ -74,18 +75,28 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
   };
 }
 
-interface OneRollout {
-  plan: PlanSnapshot | undefined;
-  jobs: readonly JobSnapshot[];
+/** The viewer's zone, for the times the status view shows. */
+export const demoZone = viewerZone(process.env['TZ'] || Intl.DateTimeFormat().resolvedOptions().timeZone);
+
+/** The status view's lines of `input` at `nowMs`, `columns` wide; the plan named first in `input.names` waits for Git until it exists. */
+export function statusLines(input: StatusInput, nowMs: number, columns: number): string[] {
+  if (input.names.length > 0 && input.plans.length === 0) return [`plan ${input.names[0] ?? ''}: waiting for the controller to apply it from Git`];
+  return renderText(statusDocument(input, nowMs), { wide: false, width: columns, zone: demoZone, nowMs });
 }
 
-const oneRollout: Screen<OneRollout> = {
-  lines: (s, nowMs) => liveScreen(s.plan, s.jobs, nowMs),
-  facts: (s) => facts(s.plan, s.jobs),
+/** The status view's keyed facts of `input` (the plain log prints those that changed). */
+export function statusFacts(input: StatusInput, nowMs: number): Map<string, Fact> {
+  if (input.names.length > 0 && input.plans.length === 0) return new Map([['plan', { signature: '', text: statusLines(input, nowMs, Infinity)[0] ?? '' }]]);
+  return facts(statusDocument(input, nowMs), { wide: false, width: Infinity, zone: demoZone, nowMs });
+}
+
+const oneRollout: Screen<StatusInput> = {
+  lines: (input, nowMs, columns) => statusLines(input, nowMs, columns - 1),
+  facts: statusFacts,
 };
 
-/** The display of one rollout: the plan, its groups, its active nodes. */
+/** The display of one rollout: `kangal-patch status <plan>`'s view, redrawn as it changes. */
 export function openTerminal(out: NodeJS.WriteStream, startedMs: number, now: () => number): Terminal {
   const display = openDisplay(out, startedMs, now, oneRollout);
-  return { say: (line) => display.say(line), show: (plan, jobs) => display.show({ plan, jobs }), close: () => display.close() };
+  return { say: (line) => display.say(line), show: (input) => display.show(input), close: () => display.close() };
 }

@@ -1,6 +1,9 @@
 // The demo's live picture of one rollout (or of every plan of a cluster): client-node informers on
-// PatchPlans and PatchJobs (a lab client, not the product's adapter), calling back on every change.
-import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+// PatchPlans, PatchJobs and Nodes (a lab client, not the product's adapter), calling back on every
+// change. Snapshots for the stories' decisions; the status view's input (status-input.ts) to draw.
+import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Node } from '@kubernetes/client-node';
+import type { StatusInput } from '../../controller/core/status-view/index.js';
+import { jobInput, nodeInput, planInput, type Obj } from './status-input.js';
 
 const GROUP = 'kangalpatch.ozalp.dk';
 const VERSION = 'v1alpha1';
@@ -69,11 +72,11 @@ export interface JobSnapshot {
   uncordonedTime?: string;
 }
 
-type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
-
 export interface RolloutWatch {
   plan(): PlanSnapshot | undefined;
   jobs(): JobSnapshot[];
+  /** The plan, its jobs and the nodes, as `kangal-patch status <plan>` reads them. */
+  input(): StatusInput;
   stop(): void;
 }
 
@@ -151,25 +154,29 @@ function jobSnapshot(o: Obj): JobSnapshot {
   };
 }
 
-/** Informers on the PatchPlans and the PatchJobs `jobSelector` picks (all when undefined); `onChange` runs after every event. Resolves once both lists are synced. */
-async function startInformers(kc: KubeConfig, jobSelector: string | undefined, onChange: () => void): Promise<{ plans: Informer<Obj> & ObjectCache<Obj>; jobs: Informer<Obj> & ObjectCache<Obj>; stop: () => void }> {
+type Cached<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+
+/** Informers on the PatchPlans, the PatchJobs `jobSelector` picks (all when undefined) and the Nodes; `onChange` runs after every event. Resolves once every list is synced. */
+async function startInformers(kc: KubeConfig, jobSelector: string | undefined, onChange: () => void): Promise<{ plans: Cached<Obj>; jobs: Cached<Obj>; nodes: Cached<V1Node>; stop: () => void }> {
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
   let stopped = false;
-  const informers: Informer<Obj>[] = [];
   const plans = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchplans`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchplans' }) as never);
   const jobs = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchjobs`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', ...(jobSelector ? { labelSelector: jobSelector } : {}) }) as never, jobSelector);
-  for (const informer of [plans, jobs]) {
+  const nodes = makeInformer<V1Node>(kc, '/api/v1/nodes', () => core.listNode());
+  const informers: Informer<Obj | V1Node>[] = [plans, jobs, nodes];
+  for (const informer of informers) {
     for (const event of ['add', 'update', 'delete'] as const) informer.on(event, () => onChange());
     // client-node 1.4 informers stop on errors (a watch timeout, an apiserver restart): start again.
     informer.on('error', () => {
       if (!stopped) setTimeout(() => void informer.start().catch(() => undefined), 500);
     });
-    informers.push(informer);
   }
   await Promise.all(informers.map((i) => i.start()));
   return {
     plans,
     jobs,
+    nodes,
     stop: () => {
       stopped = true;
       for (const i of informers) void i.stop();
@@ -181,13 +188,14 @@ const byNode = (a: JobSnapshot, b: JobSnapshot): number => a.node.localeCompare(
 
 /** Watches plan `planName` and its PatchJobs; `onChange` runs after every event. Resolves once both lists are synced. */
 export async function watchRollout(kc: KubeConfig, planName: string, onChange: () => void): Promise<RolloutWatch> {
-  const { plans, jobs, stop } = await startInformers(kc, `${GROUP}/patchplan=${planName}`, onChange);
+  const { plans, jobs, nodes, stop } = await startInformers(kc, `${GROUP}/patchplan=${planName}`, onChange);
   return {
     plan: () => {
       const o = plans.list().find((p) => p.metadata?.name === planName);
       return o && planSnapshot(o);
     },
     jobs: () => jobs.list().map(jobSnapshot).sort(byNode),
+    input: () => ({ plans: plans.list().map(planInput), jobs: jobs.list().map(jobInput), nodes: nodes.list().map(nodeInput), names: [planName] }),
     stop,
   };
 }
@@ -197,17 +205,20 @@ export interface ClusterWatch {
   plans(): PlanSnapshot[];
   /** The PatchJobs of plan `name`. */
   jobs(name: string): JobSnapshot[];
+  /** Every plan (newest first when drawn), job and node, as `kangal-patch status` reads them. */
+  input(): StatusInput;
   stop(): void;
 }
 
 /** Watches every PatchPlan and PatchJob of a cluster; `onChange` runs after every event. Resolves once both lists are synced. */
 export async function watchCluster(kc: KubeConfig, onChange: () => void): Promise<ClusterWatch> {
-  const { plans, jobs, stop } = await startInformers(kc, undefined, onChange);
+  const { plans, jobs, nodes, stop } = await startInformers(kc, undefined, onChange);
   // A Date once client-node deserialized it, the API's string otherwise: both parse.
   const created = (o: Obj): number => new Date(o.metadata?.creationTimestamp ?? 0).getTime();
   return {
     plans: () => [...plans.list()].sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).map(planSnapshot),
     jobs: (name) => jobs.list().map(jobSnapshot).filter((j) => j.plan === name).sort(byNode),
+    input: () => ({ plans: plans.list().map(planInput), jobs: jobs.list().map(jobInput), nodes: nodes.list().map(nodeInput), names: [] }),
     stop,
   };
 }
