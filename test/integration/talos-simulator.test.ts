@@ -19,6 +19,8 @@ import {
   type VersionResponse,
 } from '../../proto/gen/machine/machine.js';
 import { EventType, StateService, type WatchResponse } from '../../proto/gen/v1alpha1/state.js';
+import { Resource } from '../../proto/gen/v1alpha1/resource.js';
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { MachineStatusSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
 import { RuntimeMachineStage } from '../../proto/gen/resource/definitions/enums/enums.js';
 import { createTalosClient } from '../../controller/talos/index.js';
@@ -132,6 +134,57 @@ describe('Talos simulator (raw gRPC)', function () {
     const err = await call(two);
     assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
     assert.match(err.details, /node metadata must be single-valued/);
+  });
+
+  // Issue 49, item 10. internal/app/apid/pkg/backend/apid.go NewAPID refuses a target with a port
+  // (siderolabs/net AddressContainsPort), which director.go singleDirector / aggregateDirector answer as
+  // codes.Internal before any node is called; a bare IPv6 address is a target without a port.
+  it('a `node` (or `nodes` target) with a port is INTERNAL `invalid target "…"`, before any node is called', async function () {
+    const versionWith = (md: grpc.Metadata): Promise<grpc.ServiceError | VersionResponse> => version(c, md).catch((err: grpc.ServiceError) => err);
+    for (const [key, value] of [['node', '127.0.80.11:50000'], ['node', 'sim-w1:50000'], ['node', '[::1]:50000'], ['nodes', '127.0.80.11,127.0.80.12:50000']] as const) {
+      const err = await versionWith(targeting(value, key));
+      assert.ok('code' in err, `${key}: ${value} should fail`);
+      assert.deepEqual([err.code, err.details], [grpc.status.INTERNAL, `invalid target "${value.split(',').find((v) => v.includes(':')) ?? value}"`], `${key}: ${value}`);
+    }
+    const v6 = await versionWith(targeting('::1'));
+    assert.ok('code' in v6 && v6.code === grpc.status.UNAVAILABLE, 'an IPv6 address without a port is a target apid dials (none here)');
+  });
+
+  // internal/app/resources/access.go AccessPolicy (the filter in front of machined's COSI State server,
+  // v1alpha1_server.go Register): any write is refused first, PermissionDenied "write access is not
+  // allowed"; the method roles (services/machined.go) let only os:admin call Create/Update/Destroy at
+  // all; cosi-project/runtime pkg/state/protobuf/server/server.go unmarshals a Create's resource before
+  // (pkg/resource/protobuf/resource.go Unmarshal: "metadata is missing").
+  it('COSI Create, Update and Destroy: os:admin gets PERMISSION_DENIED "write access is not allowed", os:reader "not authorized"; a Create without a resource fails unmarshalling', async function () {
+    const resource: Resource = {
+      metadata: { namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev', id: 'machine', version: '1', owner: '', phase: 'running', created: undefined, updated: undefined, finalizers: [], labels: {}, annotations: {} },
+      spec: { protoSpec: Buffer.alloc(0), yamlSpec: 'stage: running\n' },
+    };
+    const carrying = (field: number, r: Resource | undefined): Buffer => {
+      const w = new BinaryWriter();
+      if (r) Resource.encode(r, w.uint32((field << 3) | 2).fork()).join();
+      return Buffer.from(w.finish());
+    };
+    const destroy = Buffer.from(new BinaryWriter().uint32(10).string('runtime').uint32(18).string('MachineStatuses.runtime.talos.dev').uint32(26).string('machine').finish());
+    const write = (client: grpc.Client, method: string, body: Buffer): Promise<[string, string]> =>
+      new Promise((resolve) =>
+        client.makeUnaryRequest(`/cosi.resource.State/${method}`, (b: Buffer) => b, (b: Buffer) => b, body, targeting('sim-w2'), { deadline: Date.now() + 3000 }, (err) =>
+          resolve(err ? [grpc.status[err.code] ?? String(err.code), err.details] : ['OK', '']),
+        ),
+      );
+    const refused = ['PERMISSION_DENIED', 'write access is not allowed'];
+    assert.deepEqual(await write(c, 'Create', carrying(1, resource)), refused);
+    assert.deepEqual(await write(c, 'Update', carrying(2, resource)), refused);
+    assert.deepEqual(await write(c, 'Destroy', destroy), refused);
+    assert.deepEqual(await write(c, 'Create', carrying(1, undefined)), ['UNKNOWN', 'metadata is missing']);
+    assert.deepEqual(await write(c, 'Create', carrying(1, { ...resource, spec: undefined })), ['UNKNOWN', 'spec is missing']);
+    const r = sim.issueClientCert('cosi-reader', { roles: ['os:reader'] });
+    const reader = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)));
+    try {
+      assert.deepEqual(await write(reader, 'Create', carrying(1, resource)), ['PERMISSION_DENIED', 'not authorized']);
+    } finally {
+      reader.close();
+    }
   });
 
   it('COSI Watch on MachineStatus: empty first response, CREATED, then rebooting, and the stream breaks while down', async function () {

@@ -92,6 +92,7 @@ import { type CertFiles, createCA, issueCert } from '../pki.js';
 import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
 import { TalosApi } from './server.js';
 import { withWireFaults, type WireFault } from './wire-faults.js';
+import { COSI_WRITES } from './cosi-writes.js';
 import type { MultiDocKind } from './machine-config.js';
 import { type ImageSource, imageSource, type LabRegistryOptions } from './images.js';
 import { EtcdCluster, type EtcdMemberView, type EtcdRecord } from './etcd.js';
@@ -213,7 +214,7 @@ function serve(api: TalosApi, wire: ReadonlyMap<string, WireFault>): grpc.Server
   server.addService(withWireFaults(MachineServiceService, wire), api.machineService());
   server.addService(withWireFaults(LifecycleServiceService, wire), api.lifecycleService());
   server.addService(withWireFaults(ImageServiceService, wire), api.imageService());
-  server.addService(withWireFaults(StateService, wire), api.stateService());
+  server.addService(withWireFaults({ ...StateService, ...COSI_WRITES }, wire), api.stateService());
   return server;
 }
 

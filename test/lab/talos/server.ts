@@ -3,6 +3,7 @@
 // machine, lifecycle, image and COSI State services on each node.
 import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { parseAllDocuments } from 'yaml';
 import { ContainerdNamespace, type Data } from '../../../proto/gen/common/common.js';
@@ -72,6 +73,7 @@ import {
 } from './node.js';
 import { parseInstallerRef, talosTag, versionAtLeast } from './versions.js';
 import type { EtcdCluster } from './etcd.js';
+import type { CosiWrite } from './cosi-writes.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -202,6 +204,18 @@ function metadataValues(md: grpc.Metadata, key: string): string[] {
     .filter((v) => v !== '');
 }
 
+/**
+ * apid proxies to a target given without a port (it dials <target>:50000): one with a port is refused
+ * before any call, INTERNAL `invalid target "…"` (internal/app/apid/pkg/backend/apid.go NewAPID, with
+ * siderolabs/net AddressContainsPort: whatever net.SplitHostPort takes, unless its host has colons and
+ * is not an IP; internal/app/apid/pkg/director/director.go wraps it as codes.Internal).
+ */
+function assertTarget(target: string): void {
+  const m = /^\[([^\]]*)\]:[^:]*$/.exec(target) ?? /^([^:[\]]*):[^:]*$/.exec(target);
+  const host = m?.[1];
+  if (host !== undefined && (!host.includes(':') || isIP(host) !== 0)) throw rpcError(grpc.status.INTERNAL, `invalid target "${target}"`);
+}
+
 function unknownTarget(target: string): RpcError {
   const dial = /^\d+\.\d+\.\d+\.\d+$/.test(target)
     ? `dial tcp ${target}:50000: connect: no route to host`
@@ -242,6 +256,7 @@ export class TalosApi {
       throw rpcError(grpc.status.INVALID_ARGUMENT, `one-2-many proxying is not supported for method ${path}; use "node" metadata`);
     }
     const name = node[0] ?? nodes[0];
+    if (name !== undefined) assertTarget(name);
     const sim = name === undefined ? this.router.defaultNode : this.router.lookup(name);
     if (!sim) throw unknownTarget(name ?? '');
     return sim;
@@ -285,6 +300,7 @@ export class TalosApi {
       const run = async (): Promise<{ messages: M[] }> => {
         const nodes = metadataValues(call.metadata, 'nodes');
         if (nodes.length > 0 && metadataValues(call.metadata, 'node').length === 0) {
+          nodes.forEach(assertTarget); // apid builds every backend before it calls any (director.go aggregateDirector)
           const out: M[] = [];
           for (const target of nodes) {
             try {
@@ -845,6 +861,9 @@ export class TalosApi {
     };
     return {
       get,
+      create: this.cosiWrite(),
+      update: this.cosiWrite(),
+      destroy: this.cosiWrite(),
       list: this.serverStream<ListRequest, ListResponse>(
         StateService.list.path,
         'os:reader',
@@ -855,6 +874,24 @@ export class TalosApi {
         configRead('State.List'),
       ),
       watch: this.serverStream<WatchRequest, WatchResponse>(StateService.watch.path, 'os:reader', (n, req, call) => this.watch(n, req, call), configRead('State.Watch')),
+    };
+  }
+
+  /**
+   * COSI Create, Update, Destroy: os:admin only (the method roles, internal/app/machined/pkg/system/services/machined.go);
+   * a request whose resource does not unmarshal fails there (UNKNOWN); every other write is refused by
+   * the access policy before anything else, PermissionDenied "write access is not allowed"
+   * (internal/app/resources/access.go AccessPolicy).
+   */
+  private cosiWrite(): grpc.handleUnaryCall<CosiWrite, Record<string, never>> {
+    return (call, callback) => {
+      const run = async (): Promise<never> => {
+        const path = call.getPath();
+        await this.enter(this.route(call, path, false), call, 'os:admin', path);
+        if (call.request.unreadable) throw rpcError(grpc.status.UNKNOWN, call.request.unreadable);
+        throw rpcError(grpc.status.PERMISSION_DENIED, 'write access is not allowed');
+      };
+      run().catch((err: unknown) => callback(toServiceError(err), null));
     };
   }
 
