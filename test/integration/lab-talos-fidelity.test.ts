@@ -357,7 +357,9 @@ describe('Talos simulator fidelity (issue 22)', function () {
   it('10: the CIDRs of cluster.network reach APIServerConfig and ControllerManagerConfig; KubeletSpec carries the kubelet configuration', async function () {
     const [api] = await list('fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev');
     assert.deepEqual(APIServerConfigSpec.decode(protoOf(api)).serviceCidRs, ['10.96.0.0/12']);
-    assert.match(yamlOf(api), /serviceCIDRs:\n {2}- 10\.96\.0\.0\/12\n/);
+    // Issue 49, item 6: the API server's YAML key is the struct tag `serviceCIDR` (k8s/apiserver_config.go), the controller manager's `serviceCIDRs`.
+    assert.match(yamlOf(api), /serviceCIDR:\n {2}- 10\.96\.0\.0\/12\n/);
+    assert.ok(!yamlOf(api).includes('serviceCIDRs'), yamlOf(api));
     const [cm] = await list('fid-cp-1135', 'controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev');
     const cmSpec = ControllerManagerConfigSpec.decode(protoOf(cm));
     assert.deepEqual([cmSpec.podCidRs, cmSpec.serviceCidRs], [['10.244.0.0/16'], ['10.96.0.0/12']]);

@@ -908,13 +908,15 @@ function buildResources(n: SimNode): SimResource[] {
 /** The control-plane components' config resources (controlplane namespace). */
 function controlPlaneResources(n: SimNode, images: ComponentImages, network: ClusterNetwork): SimResource[] {
   const out: SimResource[] = [];
-  // The YAML spec spells the CIDR lists `serviceCIDRs` / `podCIDRs` (the Go struct tags), the generated protobuf types `serviceCidRs`.
+  // The YAML spec spells the CIDR lists as the Go struct tags do: `serviceCIDR` for the API server
+  // (pkg/machinery/resources/k8s/apiserver_config.go), `serviceCIDRs` / `podCIDRs` for the controller
+  // manager (controllermanager_config.go); the generated protobuf types say `serviceCidRs`.
   const apiServer = {
     image: images.apiServer ?? '',
     controlPlaneEndpoint: n.controlPlaneEndpoint,
     etcdServers: ['https://localhost:2379'],
     localPort: 6443,
-    serviceCIDRs: network.serviceSubnets,
+    serviceCIDR: network.serviceSubnets,
     advertisedAddress: n.ip,
   };
   const apiServerProto = APIServerConfigSpec.encode({ ...apiServer, serviceCidRs: network.serviceSubnets }).finish();
