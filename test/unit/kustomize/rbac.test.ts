@@ -85,6 +85,7 @@ describe('kustomize: RBAC least privilege', function () {
       'kangalpatch.ozalp.dk/patchplans/finalizers:update',
       ...['get', 'patch', 'update'].map((v) => `kangalpatch.ozalp.dk/patchplans/status:${v}`),
       'policy/poddisruptionbudgets:list', 'policy/poddisruptionbudgets:watch',
+      'storage.k8s.io/volumeattachments:list', 'storage.k8s.io/volumeattachments:watch',
       'url//readyz:get',
     ].sort());
     assert.deepEqual(grants(rulesOf('Role', 'kangal-patch-controller', 'kube-system')), ['apps/daemonsets:get', 'apps/daemonsets:list', 'apps/daemonsets:watch']);
