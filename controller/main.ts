@@ -232,7 +232,7 @@ function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps;
   if (!hasGit(cfg)) return { writeBack: undefined, autoUpdate: undefined, gitops: Promise.resolve() };
   const { kube, clock, log, metrics } = w;
   const informers = kube.informers;
-  const writeBack = startWriteBack(cfg, { informers, clock, log, metrics }, signal);
+  const writeBack = startWriteBack(cfg, { kube: kube.port, informers, clock, log, metrics }, signal);
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
     ? startAutoUpdateProposals(cfg, {

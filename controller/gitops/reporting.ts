@@ -8,7 +8,7 @@ import { GiteaForge } from '../forge/gitea.js';
 import { GitHubForge } from '../forge/github.js';
 import { NoForge } from '../forge/none.js';
 import type { ForgePort } from '../forge/port.js';
-import type { KubeInformers } from '../kube/port.js';
+import type { KubeInformers, KubePort } from '../kube/port.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -41,7 +41,7 @@ export function repoOf(gitUrl: string): { origin: string; webRoot: string; owner
 }
 
 /** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
-export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger; metrics: Pick<Metrics, 'forgeRequest'> }, signal: AbortSignal): WriteBack | undefined {
+export function startWriteBack(cfg: GitConfig, deps: { kube: Pick<KubePort, 'annotatePlan'>; informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger; metrics: Pick<Metrics, 'forgeRequest'> }, signal: AbortSignal): WriteBack | undefined {
   const log = deps.log.child({ loop: 'report' });
   const tokenFile = cfg.gitWriteTokenFile ?? cfg.gitTokenFile;
   const tokenFlag = cfg.gitWriteTokenFile ? '--git-write-token-file' : '--git-token-file';
@@ -60,7 +60,8 @@ export function startWriteBack(cfg: GitConfig, deps: { informers: Pick<KubeInfor
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
   const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
-    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, minIntervalMs: cfg.reportMinInterval, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log) },
+    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, minIntervalMs: cfg.reportMinInterval, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log),
+      annotatePlan: async (ctx, plan, key, value) => void deps.informers.patchPlans.observeWrite(await deps.kube.annotatePlan(ctx, plan, { [key]: value })) },
     signal,
   );
   log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName, signed: cfg.reportSigningKey !== undefined }, 'rollouts are reported back as pull requests');

@@ -24,6 +24,7 @@ export function planInput(o: Obj): StatusPlanInput {
     name: o.metadata?.name ?? '',
     created: created(o),
     labels: o.metadata?.labels ?? {},
+    annotations: o.metadata?.annotations ?? {},
     spec: parsed(patchPlanSpec, o.spec),
     // A status that does not parse (a newer controller's field) is still shown as it is.
     status: parsed(patchPlanStatus, o.status) ?? o.status ?? {},

@@ -15,7 +15,7 @@ const TARGET = 'v1.13.2';
 const POLL_MS = 2000;
 const LABELS = SMALL_CUSTOM_GROUPS_LABELS;
 
-interface Pull { number: number; state: string; draft: boolean; title: string; head: { ref: string }; body: string | null }
+interface Pull { number: number; state: string; draft: boolean; title: string; head: { ref: string }; body: string | null; html_url: string }
 interface CommitStatus { state: string; context: string; description: string | null }
 
 describe('GitOps end to end: push → rollout → report pull request', function () {
@@ -71,6 +71,9 @@ describe('GitOps end to end: push → rollout → report pull request', function
     }, { timeoutMs: 90_000, description: 'the one report PR marked ready for review' });
     assert.equal(ready.number, draft.number, 'the restarted controller continued the same PR');
     assert.match(ready.title, /\[lab\]/);
+    // The plan names its report's PR (what `kangal-patch status` shows).
+    await waitFor(async () => ((await lab.plan('custom-groups'))?.metadata.annotations as Record<string, string> | undefined)?.['kangalpatch.ozalp.dk/report-url'] === ready.html_url || undefined,
+      { timeoutMs: 30_000, description: `the plan annotated with ${ready.html_url}` });
 
     // The YAML twin on the report branch, parsed, against the cluster's own status.
     await lab.plans!.git(['fetch', '--quiet', 'origin', ready.head.ref]);

@@ -4,3 +4,6 @@ export { reportDocument, type ReportDocument, type GroupReport, type NodeReport 
 export { renderMarkdown } from './markdown.js';
 export { commitHeldBackMs, reportDue, rolloutId, isReportable, isTerminal, REPORT_MIN_INTERVAL_MS, type ReportDueInput, type ReportDecision } from './decide.js';
 export type { ReportJob, ReportPlan, ReportSettings, RenderedReport } from './types.js';
+
+/** PatchPlan annotation: the URL of the pull request that carries the plan's current report (the status view shows it). */
+export const REPORT_URL_ANNOTATION = 'kangalpatch.ozalp.dk/report-url';

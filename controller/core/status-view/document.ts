@@ -152,4 +152,6 @@ export interface PlanEntry {
   autoUpdate?: AutoUpdateEntry;
   /** The stored spec does not parse (shown from its status only). */
   specUnreadable?: boolean;
+  /** The pull request carrying the plan's rollout report (GitOps write-back only). */
+  reportUrl?: string;
 }

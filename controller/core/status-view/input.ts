@@ -12,6 +12,8 @@ export interface StatusPlanInput {
   /** undefined when the stored spec does not parse (the plan is still shown, from its status). */
   spec: PatchPlanSpec | undefined;
   status: PatchPlanStatus;
+  /** The report pull request's URL is one of them (REPORT_URL_ANNOTATION), once the controller opened it. */
+  annotations?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface StatusJobInput {

@@ -3,6 +3,7 @@
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { TEMPLATE_LABEL } from '../auto-update/child-plan.js';
 import { iso } from '../time.js';
+import { REPORT_URL_ANNOTATION } from '../report/index.js';
 import type { Counts, GroupEntry, NodeEntry, PlanEntry, Wait } from './document.js';
 import type { StatusPlanInput } from './input.js';
 import { defined } from './defined.js';
@@ -97,5 +98,6 @@ export function planEntry(p: StatusPlanInput, nodes: NodeEntry[], nowMs: number)
     held: [...(s.held ?? [])],
     skipped: [...(s.skipped ?? [])],
     specUnreadable: p.spec === undefined ? true : undefined,
+    reportUrl: p.annotations?.[REPORT_URL_ANNOTATION],
   });
 }

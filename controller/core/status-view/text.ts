@@ -102,6 +102,7 @@ export function planBlock(p: PlanEntry, o: TextOptions): string[] {
     ...failedLines(p.nodes),
     ...holdLines(p),
     ...(p.finished && p.nodes.length > 0 ? summaryTable(p.nodes, o.width) : []),
+    ...(p.reportUrl ? [`  report: ${p.reportUrl}`] : []),
   ];
 }
 

@@ -16,6 +16,7 @@ import type { AutoUpdateStatus, PatchPlanDocument } from '../../../schemas/patch
 import semver from 'semver';
 import { childPlanDocument, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { childPlanName } from '../../core/names.js';
+import type { ImageSource } from '../../../schemas/target.js';
 import { decideAutoUpdate, type AutoUpdateAction, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
 import { markdownCell } from '../../core/markdown.js';
@@ -357,6 +358,11 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return open;
   }
 
+  /** The template's target.source (its default, ghcr, when the spec does not say). */
+  function installerSourceOf(template: PlanView): ImageSource {
+    return template.spec?.target.source ?? 'ghcr';
+  }
+
   async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<CheckOutcome> {
     const key = template.name;
     const spec = template.spec?.target.autoUpdate;
@@ -371,7 +377,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const open = await settleOpenProposal(ctx, first, promo);
     await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
-      now, spec, installerSource: template.spec?.target.source ?? 'ghcr', currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
+      now, spec, installerSource: installerSourceOf(template), currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
       promotionGate: promo?.gate,
     });

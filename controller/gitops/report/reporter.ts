@@ -16,7 +16,7 @@
 // restarted reporter may commit once sooner than the interval), the versions each node ran before
 // its job (status keeps only the current one; a restart shows "—" for jobs already finished), and
 // whether the human-edit comment was posted (posted again after a restart).
-import { commitHeldBackMs, isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS } from '../../core/report/index.js';
+import { commitHeldBackMs, isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS, REPORT_URL_ANNOTATION } from '../../core/report/index.js';
 import { markdownCell, markdownCode } from '../../core/markdown.js';
 import type { ForgePort, PullRequestView } from '../../forge/port.js';
 import type { JobView, PlanView } from '../../kube/views.js';
@@ -66,6 +66,8 @@ export interface ReporterDeps {
   writer: ReportWriter;
   clock: Clock;
   log: LogFn;
+  /** Records the report pull request's URL on the plan (REPORT_URL_ANNOTATION), for `kangal-patch status`; undefined: not recorded. */
+  annotatePlan?: (ctx: OpContext, plan: string, key: string, value: string) => Promise<void>;
 }
 
 export interface Reporter {
@@ -288,6 +290,13 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     }
   }
 
+  /** The plan names its report's pull request once it is open (and again when a new rollout opens another). */
+  async function recordUrl(ctx: OpContext, plan: PlanView, st: PlanState): Promise<void> {
+    const url = st.pr?.url;
+    if (url === undefined || deps.annotatePlan === undefined || plan.annotations[REPORT_URL_ANNOTATION] === url) return;
+    await deps.annotatePlan(ctx, plan.name, REPORT_URL_ANNOTATION, url);
+  }
+
   function stateFor(plan: PlanView): PlanState {
     const rollout = rolloutId(plan.uid, plan.status.startTime);
     const st = states.get(plan.name);
@@ -341,6 +350,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const digest = contentDigest(files);
     const waitMs = await commitIfDue(ctx, plan, jobs, st, files, digest);
     await settlePullRequest(ctx, plan, jobs, st, files, digest, terminal);
+    await recordUrl(ctx, plan, st);
     return nextPass(st, terminal, waitMs);
   }
 

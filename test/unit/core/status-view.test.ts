@@ -283,3 +283,15 @@ after(function () {
   const header = '// Snapshots of the status view for status-view.test.ts (the five plans of status-view-fixtures.ts,\n// text and wide at 60 and 160 columns, json). Written by UPDATE_SNAPSHOTS=1 npx mocha test/unit/core/status-view.test.ts.\n';
   writeFileSync(fileURLToPath(new URL('./status-view.snapshots.ts', import.meta.url)), `${header}export const SNAPSHOTS: Record<string, string> = {\n${body}\n};\n`);
 });
+
+describe('core/status-view: the report pull request', function () {
+  const url = 'https://forge.example/acme/plans/pull/12';
+  const withReport = { ...completed, plan: { ...completed.plan, annotations: { 'kangalpatch.ozalp.dk/report-url': url } } };
+
+  it('shows the report\'s pull request the controller annotated the plan with, in text and in the document; nothing without it', function () {
+    assert.ok(lines(only(withReport), 'text', 160).includes(`  report: ${url}`));
+    assert.equal(statusDocument(only(withReport), T0).plans[0]?.reportUrl, url);
+    assert.equal(statusDocument(only(completed), T0).plans[0]?.reportUrl, undefined);
+    assert.ok(!lines(only(completed), 'text', 160).some((l) => l.startsWith('  report:')));
+  });
+});
