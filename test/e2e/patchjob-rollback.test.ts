@@ -23,7 +23,7 @@ describe('PatchJob end to end: node-scoped rollback', function () {
 
   it('a node on the target whose kubelet never rejoins is rolled back once, back Ready on its old version and uncordoned; the job ends RolledBack', async function () {
     lab.talos.faults.set('worker-1', { kubeletNeverJoinsOn: TO });
-    const job = await lab.createJob({ plan: 'rb', node: 'worker-1', target: { talosVersion: TO }, spec: { rebootTimeout: '20s', rollback: { onFailure: true } } });
+    const job = await lab.createJob({ plan: 'rb', node: 'worker-1', target: { talosVersion: TO }, spec: { rebootTimeout: '10s', rollback: { onFailure: true } } });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 120_000);
     assert.equal(status.reason, 'RolledBack', JSON.stringify(status));
     assert.match(String(status.message), new RegExp(`failed on ${TO.replaceAll('.', '\\.')} \\(RebootTimeout: .*\\) and was rolled back to ${FROM.replaceAll('.', '\\.')}`));
@@ -39,7 +39,7 @@ describe('PatchJob end to end: node-scoped rollback', function () {
 
   it('without rollback.onFailure the node is left on the target, cordoned, and the job says it was not rolled back', async function () {
     lab.talos.faults.set('worker-2', { kubeletNeverJoinsOn: TO });
-    const job = await lab.createJob({ plan: 'norb', node: 'worker-2', target: { talosVersion: TO }, spec: { rebootTimeout: '20s' } });
+    const job = await lab.createJob({ plan: 'norb', node: 'worker-2', target: { talosVersion: TO }, spec: { rebootTimeout: '10s' } });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 120_000);
     assert.equal(status.reason, 'RebootTimeout', JSON.stringify(status));
     assert.equal(lab.talos.node('worker-2').version, TO);

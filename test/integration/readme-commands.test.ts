@@ -44,6 +44,12 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   'npm run image': 'pulls node:24-trixie-slim, which cannot be pulled here; test/e2e/container-image.test.ts builds the same Dockerfile with the same script (test/lab/image/build.sh) on the lab base and runs the image',
   'podman tag kangal-patch:0.1.0 registry.example.com/kangal-patch:0.1.0': "the reader's own registry",
   'podman push registry.example.com/kangal-patch:0.1.0': "the reader's own registry",
+  'kubectl kangal status --watch': 'test/e2e/status-command.test.ts runs `status --watch` (a pipe and a terminal) and `kubectl kangal status` through the plugin on the lab',
+  'kubectl kangal status simple-upgrade --watch': 'test/e2e/status-command.test.ts watches the simple-upgrade example on the lab',
+  'kangal-patch status -o json': 'test/e2e/status-command.test.ts reads the JSON document on the lab',
+  'kubectl annotate node worker-7 kangalpatch.ozalp.dk/hold="INC-4711: disk replacement"': "the reader's own node; test/e2e/patchplan-holds.test.ts sets the same annotation on the lab",
+  'kubectl annotate node worker-9 kangalpatch.ozalp.dk/hold="skip: retiring this week" --overwrite': "the reader's own node; test/e2e/patchplan-holds.test.ts sets a skip hold on the lab",
+  'kubectl annotate node worker-7 kangalpatch.ozalp.dk/hold-': "the reader's own node; test/e2e/patchplan-holds.test.ts removes the annotation on the lab",
 };
 
 /** Shell commands of the README's ```sh blocks, without trailing comments. */

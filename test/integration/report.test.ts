@@ -241,7 +241,7 @@ describe('rollout report pull requests (lab forge + lab apiserver)', function ()
     };
     assert.equal(twin.phase, final.status.phase);
     assert.equal(twin.completionTime, final.status.completionTime);
-    assert.deepEqual(twin.nodes, { total: 2, pending: 0, running: 0, completed: 2, failed: 0 });
+    assert.deepEqual(twin.nodes, { total: 2, pending: 0, running: 0, completed: 2, failed: 0, held: 0, skipped: 0 });
     assert.deepEqual(twin.groups.map((g) => [g.name, g.completed]), final.status.groups?.map((g) => [g.name, g.completed]));
     for (const g of twin.groups) {
       for (const n of g.nodes) {
