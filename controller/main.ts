@@ -25,7 +25,7 @@ import { createLeaderElector, type LeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
 import { rootContext } from './runtime/context.js';
 import { isOutcomeError } from './runtime/outcome.js';
-import type { PreflightDeps } from './preflight/run.js';
+import { runPreflight, type PreflightDeps } from './preflight/run.js';
 import { serve } from './telemetry/http.js';
 import { logFn, type Logger } from './telemetry/logger.js';
 import { registerClusterGauges, registerPodCacheGauges } from './telemetry/cluster-gauges.js';
@@ -213,7 +213,7 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects, hookPolicy: cfg.hookPolicy };
   const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
+    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight: (ctx, input) => runPreflight(ctx, preflight, input), talos: preflight.talos, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);

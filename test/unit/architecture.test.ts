@@ -25,8 +25,8 @@ const ROOMS = [
   'gates', // health checks: CEL expressions and the watches of the objects they read
   'forge', // the forge port: pull requests and commit statuses (GitHub, Gitea, none), the Talos releases feed
   'notify', // notification delivery: the receivers' config file and the bounded queue that sends to them
-  'preflight', // a plan's preflight checks, run before its first PatchJob
-  'rollout', // the PatchPlan and PatchJob reconcilers: observe, decide with core, act through the adapters
+  'rollout', // the PatchPlan and PatchJob reconcilers: observe, decide with core, act through the adapters (the preflight through a port the composition root wires)
+  'preflight', // a plan's preflight checks, run before its first PatchJob (the plan reconciler calls it through a port)
   'preview', // `kangal-patch preview`: the rollout computed on the live cluster, read-only
   'gitops', // plans from Git (loader, sync), reports and auto-update proposals back to Git as pull requests
   'status', // `kangal-patch status`: plans, jobs and nodes listed and watched with the viewer's credentials, drawn by core/status-view

@@ -16,7 +16,8 @@ import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome
 import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { runPreflight, type PreflightDeps } from '../../preflight/run.js';
+import type { RunPlanPreflight } from './preflight-port.js';
+import type { TalosAccess } from '../../talos/talos-access.js';
 import { observePlan, planOfJob, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
 import { expressionProblems } from '../../gates/cel.js';
@@ -33,7 +34,10 @@ const TALOS_CALL_MS = 20_000;
 export interface PlanReconcilerDeps {
   kube: KubePort;
   informers: KubeInformers;
-  preflight: PreflightDeps;
+  /** The plan's preflight checks (controller/preflight, wired by the composition root). */
+  preflight: RunPlanPreflight;
+  /** Talos sessions from the plans' credentials Secrets (the kube-proxy step reads and applies a machine config). */
+  talos: TalosAccess;
   operatorNamespace: string;
   /** Where hook Jobs run (--hooks-namespace), never the operator namespace. */
   hooksNamespace: string;
@@ -152,13 +156,13 @@ function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extr
   deps.prePulls?.start(plan.name, plan.spec.talosConfig, pulls.map((p) => ({ ...p, address: address(p.node) })));
 }
 
-function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<typeof runPreflight> {
+function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<RunPlanPreflight> {
   const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
   const otherPlans = deps.informers.patchPlans
     .list()
     .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
     .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
-  return runPreflight(ctx, deps.preflight, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
+  return deps.preflight(ctx, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
 }
 
 /** A round in one pass: the Leases (the claim), then the PatchJobs of those this pass created. A
@@ -219,7 +223,7 @@ async function allAnswered(calls: readonly Promise<void>[]): Promise<void> {
 async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: { node: string; image: string }): Promise<PlanStep> {
   const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
   try {
-    const talos = await deps.preflight.talos.connect(ctx, plan.spec.talosConfig, ip);
+    const talos = await deps.talos.connect(ctx, plan.spec.talosConfig, ip);
     try {
       const text = await talos.readConfig(withTimeout(ctx, TALOS_CALL_MS), ip);
       const read = readConfigImages(text);

@@ -1,0 +1,21 @@
+// The preflight as the plan reconciler sees it: a function the composition root wires to
+// controller/preflight, which sits above the reconcilers (it reads Talos, registries and the
+// cluster for checks of its own), so the reconciler depends on this shape, not on that room.
+import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
+import type { ApiServerFact } from '../../core/kubernetes/skew.js';
+import type { Selection } from '../../core/plan/selection.js';
+import type { PreflightCheck } from '../../core/plan/types.js';
+import type { NodeView } from '../../kube/views.js';
+import type { OpContext } from '../../runtime/context.js';
+
+export interface PlanPreflightInput {
+  spec: PatchPlanSpec;
+  selection: Selection;
+  nodes: ReadonlyMap<string, NodeView>;
+  /** The cluster's other plans (not templates), with the nodes each selects. */
+  otherPlans: readonly { name: string; phase: string | undefined; nodes: readonly string[] }[];
+  /** Every kube-apiserver of the cluster with its version. */
+  apiServers: readonly ApiServerFact[];
+}
+
+export type RunPlanPreflight = (ctx: OpContext, input: PlanPreflightInput) => Promise<PreflightCheck[]>;
