@@ -127,6 +127,11 @@ export interface NodeFaults {
   slowBootMs?: number;
   /** The new boot fails and the bootloader reverts: old version, new boot ID. */
   bootsOldPartition?: boolean;
+  /**
+   * MachineService.Rollback is received and then waits, changing nothing, until the fault is cleared
+   * (then it rolls back) or the caller gives up: a caller killed while waiting left the node as it was.
+   */
+  rollbackHangs?: boolean;
   /** Every call to this node answers this much later. */
   slowResponseMs?: number;
   /**
@@ -367,6 +372,7 @@ export class SimNode {
   private readonly heldNotReady = new Map<StaticPodComponent, () => Promise<void>>();
   /** The step a `holdPhase` fault is holding back. */
   private held: { phase: Phase; resume: () => void | Promise<void> } | undefined;
+  private readonly faultWaiters = new Set<() => void>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
@@ -567,7 +573,25 @@ export class SimNode {
   }
 
   /** Called when faults change: a step held by `holdPhase` continues once that hold is gone. */
+  /** Resolves true once `ok()` holds after a fault change (at once when it holds now), false when the caller gives up first. */
+  untilFaults(ok: () => boolean, cancelled: Promise<void>): Promise<boolean> {
+    if (ok()) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const check = (): void => {
+        if (!ok()) return;
+        this.faultWaiters.delete(check);
+        resolve(true);
+      };
+      this.faultWaiters.add(check);
+      void cancelled.then(() => {
+        this.faultWaiters.delete(check);
+        resolve(false);
+      });
+    });
+  }
+
   faultsChanged(): void {
+    for (const check of [...this.faultWaiters]) check();
     for (const [component, resume] of this.heldNotReady) {
       if (this.faults.staticPodNeverReady === component) continue;
       this.heldNotReady.delete(component);

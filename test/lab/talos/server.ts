@@ -387,7 +387,7 @@ export class TalosApi {
         MachineServiceService.rollback.path,
         'os:admin',
         (h, e) => Rollback.fromPartial({ metadata: errMeta(h, e) }),
-        (n, _req: unknown, rec) => this.rollback(n, rec),
+        (n, _req: unknown, rec, cancelled) => this.rollback(n, rec, cancelled),
         { method: 'MachineService.Rollback', fields: () => ({}) },
       ),
       applyConfiguration: this.unary(
@@ -522,9 +522,11 @@ export class TalosApi {
   /**
    * MachineService.Rollback as upstream (srv.go Rollback; bootloader/grub/revert.go): the bootloader
    * flip runs before the ack, so a node with no previous entry answers UNKNOWN at once; then the
-   * reboot sequence runs in the background with takeover, into the previous entry.
+   * reboot sequence runs in the background with takeover, into the previous entry. Under the
+   * rollbackHangs fault it waits first, and a caller that gives up meanwhile changed nothing.
    */
-  private rollback(n: SimNode, rec: SimCall | undefined): { messages: Rollback[] } {
+  private async rollback(n: SimNode, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: Rollback[] }> {
+    if (!(await n.untilFaults(() => n.faults.rollbackHangs !== true, cancelled))) throw rpcError(grpc.status.CANCELLED, 'the caller gave up before the rollback began');
     const effect = n.requestRollback();
     if (effect === undefined) throw rpcError(grpc.status.UNKNOWN, 'cannot rollback to "", label does not exist');
     if (rec) rec.effect = effect;
