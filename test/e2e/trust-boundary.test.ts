@@ -6,7 +6,7 @@
 // The oracle is the lab's observer and the apiserver's own objects, not the controller's status.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { grantHealthReads } from './support/health-identity.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
@@ -21,7 +21,7 @@ import { waitFor } from '../lab/wait.js';
 const POOL = 'lab.kangalpatch.io/pool';
 const VICTIM = 'victim';
 /** One node per plan: plans that share a node refuse each other in preflight. */
-const POOLS = ['benign', 'value', 'convert', 'probe', 'pods', 'bomb', 'doubling', 'wide', 'length', 'overload', 'regex', 'keys', 'podlist'] as const;
+const POOLS = ['benign', 'value', 'convert', 'probe', 'pods', 'bomb', 'doubling', 'wide', 'length', 'overload', 'regex', 'keys', 'podlist', 'own-identity', 'priority', 'account', 'pose', 'unconfined'] as const;
 const labels = Object.fromEntries(POOLS.map((pool, i) => [`worker-${i + 1}`, { [POOL]: pool }]));
 
 function plan(name: (typeof POOLS)[number], spec: Record<string, unknown> = {}): PlanDoc {
@@ -32,6 +32,11 @@ function plan(name: (typeof POOLS)[number], spec: Record<string, unknown> = {}):
     spec: { target: { talosVersion: 'v1.13.2' }, nodeSelector: { matchLabels: { [POOL]: name } }, strategy: { order: ['workers'] }, failurePolicy: { type: 'Pause' }, ...spec },
   };
 }
+
+const hook = (template: Record<string, unknown>, over: Record<string, unknown> = {}): Record<string, unknown> => ({
+  template: { spec: { containers: [{ name: 'h', image: 'example/hook' }] }, ...template },
+  ...over,
+});
 
 const check = (expr: string, over: Record<string, unknown> = {}): Record<string, unknown> => ({
   name: 'probe',
@@ -83,6 +88,18 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
     await assert.rejects(lab.applyPlan(labPlan(plan('value', { healthChecks: [secretCheck] }), lab.talos.endpoint)), /Secrets cannot be health-checked/);
   });
 
+  it('past their maximum, a month between rounds and a month-long hook are refused by the apiserver (the CRD\'s rules), naming the field', async function () {
+    const refusals: [string, Record<string, unknown>, RegExp][] = [
+      ['delayBetweenNodes 720h', { delayBetweenNodes: '720h' }, /spec\.delayBetweenNodes.*168h/],
+      ['hook timeout 720h', { hooks: { prePlan: hook({}, { timeout: '720h' }) } }, /spec\.hooks\.prePlan\.timeout.*6h/],
+    ];
+    for (const [what, spec, expected] of refusals) {
+      const doc = labPlan(plan('value'), lab.talos.endpoint);
+      await assert.rejects(lab.applyPlan({ ...doc, spec: { ...doc.spec, ...spec } }), expected, what);
+    }
+    assert.equal(await lab.plan('value'), undefined, 'nothing applied');
+  });
+
   it('hostile checks beside a benign plan: the benign plan completes; each hostile one waits with a fixed verdict, never a value; no canary anywhere', async function () {
     const hostile: [(typeof POOLS)[number], Record<string, unknown>, RegExp][] = [
       // The value as the result, as a conversion error, as a startsWith probe.
@@ -104,6 +121,19 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
       // Every pod of the cluster through a selector-less check: the kind is not granted, the controller's own pod list never serves it.
       ['podlist', check('true', { kind: 'Pod', namespace: undefined, objectName: undefined }), /grant get\/list\/watch on pods/],
     ];
+    // Hooks asking for the controller's identity and Talos Secret, a system PriorityClass, a ServiceAccount not allowed: refused in preflight, no Job.
+    const hooks: [(typeof POOLS)[number], Record<string, unknown>, RegExp][] = [
+      ['own-identity', hook({ spec: { serviceAccountName: 'kangal-patch-controller', containers: [{ name: 'steal', image: 'example/steal', env: [{ name: 'KEY', valueFrom: { secretKeyRef: { name: 'talos-credentials', key: 'tls.key' } } }] }] } }), /ServiceAccount kangal-patch-controller is the controller's own name/],
+      ['priority', hook({ spec: { priorityClassName: 'system-cluster-critical', containers: [{ name: 'h', image: 'example/hook' }] } }), /PriorityClass system-cluster-critical is not allowed for hooks \(a system PriorityClass/],
+      ['account', hook({ spec: { serviceAccountName: 'cluster-admin', containers: [{ name: 'h', image: 'example/hook' }] } }), /ServiceAccount cluster-admin is not allowed for hooks/],
+    ];
+    for (const [name, h] of hooks) await lab.applyPlan(labPlan(plan(name, { hooks: { prePlan: h } }), lab.talos.endpoint));
+    // A hook pod posing as the controller's objects, or changing how it is secured: past the CRD's schema, the controller refuses the spec.
+    const invalid: [(typeof POOLS)[number], Record<string, unknown>, RegExp][] = [
+      ['pose', hook({ metadata: { labels: { 'app.kubernetes.io/name': 'kangal-patch' } } }), /spec is invalid: .*labels.*app\.kubernetes\.io\/name.*refused/],
+      ['unconfined', hook({ metadata: { annotations: { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined' } } }), /spec is invalid: .*annotation "seccomp\.security\.alpha\.kubernetes\.io\/pod" is refused/],
+    ];
+    for (const [name, h] of invalid) await lab.applyPlan(labPlan(plan(name, { hooks: { prePlan: h } }), lab.talos.endpoint));
     for (const [name, c] of hostile) await lab.applyPlan(labPlan(plan(name, { healthChecks: [c] }), lab.talos.endpoint));
     await lab.applyPlan(labPlan(plan('benign'), lab.talos.endpoint));
 
@@ -111,11 +141,22 @@ describe('trust boundary: a plan chooses nodes, releases, how and when — nothi
       const st = await lab.waitForPlan(name, `${name} holds with its verdict`, (s) => typeof s['message'] === 'string' && expected.test(s['message']), 120_000);
       assert.match(String(st['message']), expected, name);
     }
+    for (const [name, , expected] of hooks) {
+      const st = await lab.waitForPlan(name, `${name} refused in preflight`, (s) => s['reason'] === 'PreflightHookAdmission', 120_000);
+      assert.match(String(st['message']), expected, name);
+    }
+    for (const [name, , expected] of invalid) {
+      const st = await lab.waitForPlan(name, `${name} refused as invalid`, (s) => s['reason'] === 'InvalidSpec', 120_000);
+      assert.equal(st['phase'], 'Failed');
+      assert.match(String(st['message']), expected, name);
+    }
     const done = await lab.waitForPlan('benign', 'the benign plan Completed', (s) => s['phase'] === 'Completed', 180_000);
     assert.equal(done['phase'], 'Completed');
     // No hostile plan disrupted a node: the observer's own record of cordons.
     const cordoned = new Set(lab.observer.events.filter((e) => e.kind === 'cordoned').map((e) => e.node));
     assert.deepEqual([...cordoned].sort(), ['worker-1'], 'only the benign plan\'s node was cordoned');
+    const jobs = await lab.kc.makeApiClient(BatchV1Api).listJobForAllNamespaces();
+    assert.deepEqual(jobs.items.map((j) => `${j.metadata?.namespace}/${j.metadata?.name}`), [], 'no hook Job was created');
 
     // Each hostile plan was notified: waiting on its check, or failed in preflight (a kind not granted).
     const told = (): Set<unknown> => new Set(receiver.bodies().filter((b) => b['type'] === 'plan.waiting' || b['type'] === 'plan.failed').map((b) => b['plan']));
