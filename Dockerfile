@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# kangal-patch controller image: `npm run image` (README "Container image"), or
+# kangal-patch controller image: `npm run image` (docs/install.md "Container image"), or
 # `podman build -t kangal-patch .` / `docker build -t kangal-patch .`.
 # Stage build installs all dependencies, compiles (tsc), bundles the CLI with its production
 # dependencies into one file (bundle.mjs: dist/kangal-patch.mjs) and collects their license texts

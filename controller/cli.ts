@@ -197,7 +197,7 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .description('Show PatchPlans and their rollouts (read-only, your own credentials): phase, what each waits for, a bar per group, active and failed nodes, the summary table; --watch follows them until they end (exit 0 all Completed, 1 one Failed)')
     .argument('[plans...]', 'PatchPlan names (default: every plan, newest first)')
     .option('-w, --watch', 'follow the watches until every plan shown has finished; redraws in place on a terminal, prints timestamped changes otherwise', false)
-    .addOption(new Option('-o, --output <format>', 'output format (json and yaml: one document, described in the README)').choices(['text', 'wide', 'json', 'yaml']).default('text'))
+    .addOption(new Option('-o, --output <format>', 'output format (json and yaml: one document, described in docs/rollout.md "Watching a rollout")').choices(['text', 'wide', 'json', 'yaml']).default('text'))
     .option('--kubeconfig <path>', 'kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)')
     .option('--context <name>', 'the kubeconfig context to use (default: its current context)')
     .exitOverride()

@@ -71,7 +71,7 @@ export const silences = z
   .meta({
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],
-    description: 'Silences in Alertmanager while each node is disrupted (see "Gating on cluster health" in the README).',
+    description: 'Silences in Alertmanager while each node is disrupted (see docs/health-gates.md).',
   });
 
 export const alertWait = z

@@ -1,5 +1,5 @@
 // The Helm chart's values (charts/kangal-patch): the one source of values.schema.json, the commented
-// values.yaml and the README's values table (schemas/chart.ts renders all three). Defaults here are
+// values.yaml and the values table of docs/install.md (schemas/chart.ts renders all three). Defaults here are
 // the chart's defaults; they mirror kustomize/manager where both exist.
 import { z } from 'zod';
 import { DEFAULT_HOOKS_NAMESPACE } from './api.js';
@@ -56,7 +56,7 @@ export const chartValues = z
       .min(5)
       .max(75)
       .default(25)
-      .describe("The controller's V8 heap (old space) as a percentage of resources.limits.memory, in NODE_OPTIONS (--max-old-space-size-percentage): raising the limit raises the heap. README \"Sizing the controller pod\"."),
+      .describe("The controller's V8 heap (old space) as a percentage of resources.limits.memory, in NODE_OPTIONS (--max-old-space-size-percentage): raising the limit raises the heap. docs/install.md \"Sizing the controller pod\"."),
     nodeSelector: stringMap('Pod nodeSelector.'),
     tolerations: objects('Pod tolerations.'),
     affinity: object('Pod affinity; empty: spread the replicas over nodes (preferred pod anti-affinity on kubernetes.io/hostname).'),
@@ -135,7 +135,7 @@ export const chartValues = z
     notify: z
       .strictObject({
         existingSecret: text('', 'A Secret with the key config.yaml holding the notification receivers (--notify-config-file).'),
-        config: object('The receivers (README "Notifications"); the chart puts them into a Secret when existingSecret is empty. Empty: no notifications.'),
+        config: object('The receivers (docs/notifications.md); the chart puts them into a Secret when existingSecret is empty. Empty: no notifications.'),
       })
       .prefault({})
       .describe('Notifications (webhook, Slack, Teams, Discord).'),
@@ -171,7 +171,7 @@ export const chartValues = z
         keysConfigMap: text('', 'A ConfigMap of <cluster>.pem Ed25519 public keys of the upstream clusters whose signed reports count for autoUpdate.promotion (--promotion-keys-dir, mounted under /etc/kangal-patch/promotion-keys); empty: no promotion.'),
       })
       .prefault({})
-      .describe('Promotion across clusters (README "Promoting across clusters").'),
+      .describe('Promotion across clusters (docs/auto-update-and-promotion.md "Promoting across clusters").'),
     healthProbe: z
       .strictObject({ port: port(8081, '/healthz and /readyz port (--health-probe-bind-address).') })
       .prefault({})
@@ -224,7 +224,7 @@ export const chartValues = z
         imageRegistries: z.array(z.string().regex(/^[A-Za-z0-9.-]+(:[0-9]+)?(\/[a-z0-9._-]+)*$/, { error: 'must be a registry host, optionally with a path, e.g. ghcr.io/acme' })).default([]).describe('Registries hook images must come from, e.g. [ghcr.io/acme, registry.example.com] (--hook-image-registries); empty: any.'),
       })
       .prefault({})
-      .describe('Hooks: where their Jobs run and what plans may give them (README "Hooks").'),
+      .describe('Hooks: where their Jobs run and what plans may give them (docs/hooks.md).'),
     healthChecks: z
       .strictObject({
         read: z

@@ -14,7 +14,7 @@ export const asObj = (v: unknown): Obj | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
 
 export interface CrossFieldRule {
-  /** Stable name, for tests and the README. */
+  /** Stable name, for tests and the docs. */
   id: string;
   /** Where the problem is reported, relative to the object the rule is attached to; [] is the object itself. */
   path: readonly string[];

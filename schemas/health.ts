@@ -96,7 +96,7 @@ export const healthChecks = z
   .meta({
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],
-    description: 'Conditions over other objects of the cluster that must hold before the rollout goes on (see "Gating on cluster health" in the README).',
+    description: 'Conditions over other objects of the cluster that must hold before the rollout goes on (see docs/health-gates.md).',
   });
 
 export const healthCheckWait = z

@@ -72,7 +72,7 @@ export const hookContainer = z.strictObject({
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
   workingDir: z.string().optional(),
-  env: z.array(envVar).optional().meta({ description: 'Added to the KANGAL_* variables the controller sets (see the README).' }),
+  env: z.array(envVar).optional().meta({ description: 'Added to the KANGAL_* variables the controller sets (see docs/hooks.md).' }),
   resources: z.strictObject({ limits: quantities.optional(), requests: quantities.optional() }).optional(),
 });
 
@@ -141,7 +141,7 @@ export const planHooks = z
     postNode: hookSpec.optional().meta({ description: 'Runs after each node finished, also after a failure; its failure is reported, nothing is undone.' }),
     postPlan: hookSpec.optional().meta({ description: 'Runs once after the plan ended (Completed, Failed or Cancelled).' }),
   })
-  .meta({ description: 'Jobs run around each node and around the plan (see "Hooks" in the README).' });
+  .meta({ description: 'Jobs run around each node and around the plan (see docs/hooks.md).' });
 
 /** The node hooks a PatchJob carries (copied from the plan when the job is created). */
 export const nodeHooks = planHooks.pick({ preNode: true, postNode: true });

@@ -3,7 +3,7 @@
 // same selection as the scheduler (plan/selection.ts selectNodes), so the order shown is the order
 // the plan reconciler schedules nodes in. Pure: time is an argument.
 //
-// Estimated duration (the model, also in the README):
+// Estimated duration (the model, also in docs/gitops.md "Previewing a rollout"):
 // - Per group, the nodes that need work are scheduled `concurrency` at a time, in the order shown;
 //   a group starts after the previous one finished, so a group takes rounds = ceil(nodes / concurrency)
 //   rounds and the plan takes the sum over its groups.

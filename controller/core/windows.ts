@@ -1,6 +1,6 @@
 // Maintenance windows (spec.maintenance): is patching allowed now, until when, and when next.
 //
-// Semantics (also in the README configuration reference):
+// Semantics (also in the configuration reference, docs/configuration.md):
 // - Times and dates are wall-clock values in `maintenance.timezone` (an IANA name; UTC when omitted).
 // - A window applies to the days it STARTS on (`days`: full or 3-letter names in any case, or Any;
 //   omitted = every day; an empty list = no day). endTime earlier than startTime runs past midnight

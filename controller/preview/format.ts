@@ -1,5 +1,5 @@
 // `kangal-patch preview` output: the text a person reads and the JSON document scripts read
-// (shape documented in the README, "kangal-patch preview").
+// (shape documented in docs/gitops.md, "Previewing a rollout").
 import type { PreflightCheck } from '../core/plan/types.js';
 import type { RolloutPreview } from '../core/preview.js';
 import type { PreviewPreflight } from './preflight.js';

@@ -13,9 +13,9 @@ import type { Scenario, StoryContext } from './scenarios.js';
 const TEMPLATE = 'production';
 /** The patch release after the fleet's DEMO_TALOS_VERSION (v1.12.4). */
 const RELEASE = 'v1.12.5';
-/** The label the controller puts on a child plan (README, Auto-update). */
+/** The label the controller puts on a child plan (docs/auto-update-and-promotion.md, Auto-update). */
 const TEMPLATE_LABEL = 'kangalpatch.ozalp.dk/auto-update-template';
-/** Any new value on a template checks its releases now (README, Plans from Git). */
+/** Any new value on a template checks its releases now (docs/gitops.md, Plans from Git). */
 const RECONCILE_NOW = 'kangalpatch.ozalp.dk/reconcile-now';
 const DAY = 86_400_000;
 

@@ -1,4 +1,4 @@
-// The plan files the demo pushes: the README's examples, edited only where the lab differs from
+// The plan files the demo pushes: the examples the docs show, edited only where the lab differs from
 // a real cluster (versions, the Talos endpoint, delays), comments kept so the file stays readable.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// PatchPlan rollouts through the real `kangal-patch run` process: the README's custom-groups
+// PatchPlan rollouts through the real `kangal-patch run` process: the docs' custom-groups
 // example on a 12-node fleet (overlapping groups, strict order, per-group concurrency), and two
 // controller replicas racing for the same slots. The oracle is the lab: the observer's own watches
 // of Nodes, Leases and PatchJobs and the Talos simulator's record.

@@ -181,7 +181,7 @@ describe('RBAC end to end: the controller runs a rollout with its ServiceAccount
     const refused = await lab.waitForPlan('gated', 'preflight failed', (s) => s.reason === 'PreflightHealthCheckAccess', 60_000);
     assert.match(String(refused.message), new RegExp(`grant get/list/watch on volumes\\.longhorn\\.io in namespace longhorn-system to ServiceAccount ${OPERATOR_NAMESPACE}/${HEALTH_SERVICE_ACCOUNT} \\(check volumes; denied: get, list, watch\\)`));
 
-    // The README's recipe, namespaced: a Role and a RoleBinding in the checked namespace.
+    // The recipe of docs/health-gates.md, namespaced: a Role and a RoleBinding in the checked namespace.
     kubectl(['-n', 'longhorn-system', 'create', 'role', 'kangal-patch-health-checks', '--verb=get,list,watch', '--resource=volumes.longhorn.io']);
     kubectl(['-n', 'longhorn-system', 'create', 'rolebinding', 'kangal-patch-health-checks', '--role=kangal-patch-health-checks', `--serviceaccount=${OPERATOR_NAMESPACE}:${HEALTH_SERVICE_ACCOUNT}`]);
     const done = await lab.waitForPlan('gated', 'Completed', (s) => s.phase === 'Completed', 120_000);

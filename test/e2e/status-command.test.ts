@@ -75,7 +75,7 @@ function checkTerminalWatch(tty: { code: number; out: string }): void {
   assert.match(after, /^ {2}node +group +Talos +Kubernetes +cordoned +total +result\r?$/m);
   assert.ok(!after.slice('\x1b[?1049l'.length).includes('\x1b'), 'nothing but text after the view is left');
   assert.ok(after.split(/\r?\n/).every((l) => l.length <= 100), 'every line fits the terminal');
-  // A frame from the middle of the rollout, as text (for the README's "Watching a rollout").
+  // A frame from the middle of the rollout, as text (for "Watching a rollout" in docs/rollout.md).
   const frames = tty.out.split('\x1b[H').map((f) => f.split('\x1b[J')[0]?.replaceAll('\x1b[K', '') ?? '');
   const busy = frames.filter((f) => f.includes('  active:')).pop();
   if (busy) console.log(`      a frame of status --watch in the terminal:\n${busy.replace(/\r/g, '').replace(/^/gm, '        ')}`);

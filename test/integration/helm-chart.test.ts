@@ -3,9 +3,9 @@
 // CRDs, ClusterRoles) that the other suites create with kubectl on the shared one. `helm lint
 // --strict`; `helm template` with the defaults and with every value set renders objects that a
 // server-side dry-run apply accepts; the values schema refuses a wrong value by name; the RBAC equals
-// kustomize's rule for rule and keeps least privilege; and the README's install, upgrade and uninstall
-// commands, run as written, create the objects, roll the Deployment's template and leave the CRDs
-// and the plans in place.
+// kustomize's rule for rule and keeps least privilege; and the install, upgrade and uninstall commands
+// of docs/install.md (the README's quick install shows the same command), run as written, create the
+// objects, roll the Deployment's template and leave the CRDs and the plans in place.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -90,12 +90,21 @@ const DEFAULT_ON_PURPOSE = new Set([
   'viewerClusterRole.enabled', 'installCRDs', // on by default; rendered off in their own test
 ]);
 
-/** The README's ```sh line that starts with `prefix` (the test runs it as written). */
-function readmeCommand(prefix: string): string {
-  const text = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const lines = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((b) => (b[1] ?? '').split('\n')).map((l) => l.replace(/\s+#\s.*$/, '').trim());
-  const found = lines.filter((l) => l.startsWith(prefix));
-  assert.equal(found.length, 1, `one README command starting with "${prefix}"`);
+/** The page that documents installing, upgrading and uninstalling with Helm. */
+const INSTALL_PAGE = 'docs/install.md';
+
+/** The ```sh lines of a page, without trailing comments. */
+function shLines(page: string): string[] {
+  const text = readFileSync(join(repoRoot, page), 'utf8');
+  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((b) => (b[1] ?? '').split('\n')).map((l) => l.replace(/\s+#\s.*$/, '').trim());
+}
+
+/** The install page's ```sh line that starts with `prefix` (the test runs it as written); the README's
+ * quick install, where it shows the same step, shows the same command. */
+function pageCommand(prefix: string): string {
+  const found = shLines(INSTALL_PAGE).filter((l) => l.startsWith(prefix));
+  assert.equal(found.length, 1, `one ${INSTALL_PAGE} command starting with "${prefix}"`);
+  for (const inReadme of shLines('README.md').filter((l) => l.startsWith(prefix))) assert.equal(inReadme, found[0], `README.md shows ${INSTALL_PAGE}'s command`);
   return found[0] as string;
 }
 
@@ -146,7 +155,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     const applied = out.trim().split('\n').filter((l) => /serverside-applied \(server dry run\)$/.test(l));
     assert.equal(applied.length, objects.length, out);
   }
-  /** The README command as written, in a directory with the token files and the chart, helm and kubectl on PATH. */
+  /** A documented command as written, in a directory with the token files and the chart, helm and kubectl on PATH. */
   async function sh(command: string): Promise<HelmRun> {
     const helmPath = await helmBinary();
     const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, HOME: dir.path, HELM_CACHE_HOME: join(dir.path, 'cache'), HELM_CONFIG_HOME: join(dir.path, 'config'), HELM_DATA_HOME: join(dir.path, 'data'), PATH: `${dirname(helmPath)}:${dirname(cluster.kubectl)}:${process.env.PATH ?? ''}` };
@@ -159,18 +168,18 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     const [c] = await Promise.all([startCluster(), helmBinary()]);
     cluster = c;
     helm = await helmRunner(dir.path, cluster.kubeconfigPath);
-    // Where a reader runs the README's commands: a checkout (the chart) with the token files.
+    // Where a reader runs the install page's commands: a checkout (the chart) with the token files.
     const reader = join(dir.path, 'reader');
     mkdirSync(join(reader, 'charts'), { recursive: true });
     symlinkSync(CHART, join(reader, 'charts/kangal-patch'));
     writeFileSync(join(reader, 'read-token'), 'read-token-value\n');
     writeFileSync(join(reader, 'write-token'), 'write-token-value\n');
-    // The operator namespace under Pod Security "restricted", as the README recommends.
+    // The operator namespace under Pod Security "restricted", as the install page recommends.
     await ok(kubectl(['create', 'namespace', OPERATOR_NAMESPACE]), 'create namespace');
     await ok(kubectl(['label', 'namespace', OPERATOR_NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted']), 'label namespace');
     // The hooks namespaces the renders below put Roles in (a dry run needs them to exist): ALL_OPTIONS's
     // own (hooks.createNamespace: false), and the default one as the release will own it, so that the
-    // README's helm install takes it over.
+    // install page's helm install takes it over.
     await ok(kubectl(['create', 'namespace', 'ops-hooks']), 'create namespace ops-hooks');
     await ok(kubectl(['create', 'namespace', HOOKS_NAMESPACE]), `create namespace ${HOOKS_NAMESPACE}`);
     await ok(kubectl(['annotate', 'namespace', HOOKS_NAMESPACE, `meta.helm.sh/release-name=${RELEASE}`, `meta.helm.sh/release-namespace=${OPERATOR_NAMESPACE}`]), 'annotate hooks namespace');
@@ -346,7 +355,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     }
   });
 
-  describe('the README commands, as written', function () {
+  describe('the install page\'s commands, as written', function () {
     let firstChecksum: string | undefined;
     const podTemplate = async (): Promise<{ annotations: Record<string, string>; image: string }> => {
       const d = JSON.parse(await ok(kubectl(['-n', OPERATOR_NAMESPACE, 'get', 'deployment', 'kangal-patch-controller', '-o', 'json']), 'get deployment')) as {
@@ -356,7 +365,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     };
 
     it('helm install creates the CRDs, RBAC, Secret, ConfigMap, Service and Deployment', async function () {
-      const out = await ok(sh(readmeCommand('helm install ')), 'helm install');
+      const out = await ok(sh(pageCommand('helm install ')), 'helm install');
       assert.match(out, /STATUS: deployed/);
       await ok(kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk']), 'CRDs Established');
       await ok(kubectl(['get', 'clusterrole/kangal-patch-controller', 'clusterrole/kangal-patch-viewer', 'clusterrolebinding/kangal-patch-controller']), 'cluster RBAC');
@@ -375,8 +384,8 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       assert.equal(t.image, 'ghcr.io/example/kangal-patch:v0.1.0');
       firstChecksum = t.annotations['checksum/config'];
       assert.match(firstChecksum ?? '', /^[0-9a-f]{64}$/);
-      // The README's next command (no kubelet runs pods in the lab: the Deployment is what there is to see).
-      assert.equal(readmeCommand('kubectl -n kangal-patch get deployment,pods'), 'kubectl -n kangal-patch get deployment,pods');
+      // The page's next command (no kubelet runs pods in the lab: the Deployment is what there is to see).
+      assert.equal(pageCommand('kubectl -n kangal-patch get deployment,pods'), 'kubectl -n kangal-patch get deployment,pods');
       assert.match(await ok(sh('kubectl -n kangal-patch get deployment,pods'), 'kubectl get'), /kangal-patch-controller/);
       // A plan, to see it survive the uninstall.
       await ok(kubectl(['apply', '--server-side', '-f', 'examples/simple-upgrade.yaml']), 'apply a PatchPlan');
@@ -384,7 +393,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
 
     it('helm upgrade with a changed value rolls the Deployment\'s pod template', async function () {
       const before = await podTemplate();
-      await ok(sh(readmeCommand('helm upgrade ')), 'helm upgrade (README)');
+      await ok(sh(pageCommand('helm upgrade ')), 'helm upgrade (docs/install.md)');
       const afterImage = await podTemplate();
       assert.equal(afterImage.image, 'ghcr.io/example/kangal-patch:v0.1.1', '--reuse-values kept image.repository; the tag changed');
       assert.equal(afterImage.annotations['checksum/config'], before.annotations['checksum/config'], 'no setting changed');
@@ -398,7 +407,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
     });
 
     it('helm uninstall removes the release but leaves the CRDs and the PatchPlan; deleting the CRDs removes them', async function () {
-      const out = await ok(sh(readmeCommand('helm uninstall ')), 'helm uninstall');
+      const out = await ok(sh(pageCommand('helm uninstall ')), 'helm uninstall');
       assert.match(out, /release "kangal-patch" uninstalled/);
       assert.match(out + (await helm(['status', RELEASE, '--namespace', OPERATOR_NAMESPACE])).stderr, /not found/);
       for (const gone of [['-n', OPERATOR_NAMESPACE, 'get', 'deployment/kangal-patch-controller'], ['get', 'clusterrole/kangal-patch-controller'], ['-n', 'kube-system', 'get', 'role/kangal-patch-controller']]) {
@@ -408,14 +417,14 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       }
       await ok(kubectl(['get', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk']), 'the CRDs stay');
       assert.match(await ok(kubectl(['get', 'patchplan', 'simple-upgrade', '-o', 'name']), 'the plan stays'), /patchplan\.kangalpatch\.ozalp\.dk\/simple-upgrade/);
-      // Deliberately, as the README says.
-      await ok(sh(readmeCommand('kubectl delete crd ')), 'kubectl delete crd');
+      // Deliberately, as the install page says.
+      await ok(sh(pageCommand('kubectl delete crd ')), 'kubectl delete crd');
       const r = await kubectl(['get', 'patchplan']);
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /the server doesn't have a resource type "patchplan"|could not find the requested resource/);
     });
 
-    it('CRDs installed with kustomize: helm install refuses them until they are handed to the release, as the README says', async function () {
+    it('CRDs installed with kustomize: helm install refuses them until they are handed to the release, as the install page says', async function () {
       // The uninstall above deletes the hooks namespace; a new install creates it again once it is gone.
       await ok(kubectl(['wait', '--for=delete', `namespace/${HOOKS_NAMESPACE}`, '--timeout=90s']), 'hooks namespace deleted');
       await ok(kubectl(['apply', '--server-side', '-k', 'kustomize/crd']), 'kubectl apply -k kustomize/crd');
@@ -423,10 +432,10 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       const refused = await helm(install);
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /CustomResourceDefinition "patch(plans|jobs)\.kangalpatch\.ozalp\.dk" .*exists and cannot be imported into the current release: invalid ownership metadata/);
-      const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+      const page = readFileSync(join(repoRoot, INSTALL_PAGE), 'utf8');
       for (const verb of ['annotate', 'label']) {
-        const command = new RegExp(`\`(kubectl ${verb} crd [^\`]+)\``).exec(readme)?.[1];
-        assert.ok(command, `the README's kubectl ${verb} crd command`);
+        const command = new RegExp(`\`(kubectl ${verb} crd [^\`]+)\``).exec(page)?.[1];
+        assert.ok(command, `${INSTALL_PAGE}'s kubectl ${verb} crd command`);
         await ok(sh(command), command);
       }
       await ok(helm(install), 'helm install over the adopted CRDs');

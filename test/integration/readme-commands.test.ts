@@ -1,10 +1,11 @@
-// Every shell command in the README either runs here, as written, against a lab control plane of its
-// own (install, Secret, validate, uninstall), or is listed below with the test that covers it or the
-// reason it cannot run as written (placeholders for the reader's own cluster). A new command that is
-// in neither list fails this test, so the README cannot drift from what works.
+// Every shell command of the documentation (README.md and every page of docs/) either runs here, as
+// written, against a lab control plane of its own (install, Secret, validate, uninstall), or is listed
+// below with the test that covers it or the reason it cannot run as written (placeholders for the
+// reader's own cluster). A new command that is in neither list fails this test, so the documentation
+// cannot drift from what works.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startCluster, type LabCluster } from '../lab/cluster/index.js';
@@ -52,14 +53,22 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   'kubectl annotate node worker-7 kangalpatch.ozalp.dk/hold-': "the reader's own node; test/e2e/patchplan-holds.test.ts removes the annotation on the lab",
 };
 
-/** Shell commands of the README's ```sh blocks, without trailing comments. */
-function readmeCommands(): string[] {
-  const text = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+/** The pages whose commands a reader runs: the README and every page of docs/. */
+function docPages(): string[] {
+  const pages = readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+  return ['README.md', ...pages];
+}
+
+/** Shell commands of the ```sh blocks of every page, without trailing comments. */
+function docCommands(): string[] {
   const commands: string[] = [];
-  for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
-    for (const line of (block[1] ?? '').split('\n')) {
-      const command = line.replace(/\s+#\s.*$/, '').trim();
-      if (command !== '' && !command.startsWith('#')) commands.push(command);
+  for (const page of docPages()) {
+    const text = readFileSync(join(repoRoot, page), 'utf8');
+    for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
+      for (const line of (block[1] ?? '').split('\n')) {
+        const command = line.replace(/\s+#\s.*$/, '').trim();
+        if (command !== '' && !command.startsWith('#')) commands.push(command);
+      }
     }
   }
   return commands;
@@ -76,7 +85,7 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ cod
   });
 }
 
-describe('README: every shell command works as written', function () {
+describe('README and docs/: every shell command works as written', function () {
   this.timeout(300_000);
   let cluster: LabCluster;
   let talosFiles: string;
@@ -92,12 +101,12 @@ describe('README: every shell command works as written', function () {
     if (talosFiles) rmSync(talosFiles, { recursive: true, force: true });
   });
 
-  it('lists every README command either here or with the test that covers it', function () {
+  it('lists every command of the README and docs/ either here or with the test that covers it', function () {
     const known = new Set([...RUN.map((r) => r.command), ...Object.keys(COVERED_ELSEWHERE)]);
-    const unknown = readmeCommands().filter((c) => !known.has(c));
-    assert.deepEqual(unknown, [], 'README commands neither run nor covered: add them to RUN or COVERED_ELSEWHERE');
-    const stale = [...known].filter((c) => !readmeCommands().includes(c));
-    assert.deepEqual(stale, [], 'commands listed here that the README no longer has');
+    const unknown = docCommands().filter((c) => !known.has(c));
+    assert.deepEqual(unknown, [], 'commands of the README and docs/ neither run nor covered: add them to RUN or COVERED_ELSEWHERE');
+    const stale = [...known].filter((c) => !docCommands().includes(c));
+    assert.deepEqual(stale, [], 'commands listed here that neither the README nor docs/ has any more');
   });
 
   it('runs install, the Talos Secret, validate and uninstall against a lab control plane', async function () {

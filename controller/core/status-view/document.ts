@@ -1,5 +1,5 @@
 // The status document: what `kangal-patch status -o json|yaml` prints, and what the text views are
-// drawn from. A stable interface of its own (README "Watching a rollout" documents it), not the raw
+// drawn from. A stable interface of its own (docs/rollout.md "Watching a rollout" documents it), not the raw
 // objects: scripts read these fields, and the CRDs may grow without breaking them. Fields are added,
 // never renamed or removed, while `version` stays v1. Times are RFC 3339 (UTC), spans are seconds.
 

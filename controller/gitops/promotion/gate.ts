@@ -39,7 +39,7 @@ export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.
 
 export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec }, current: string | undefined, releases: readonly Release[], now: number, seen: Readonly<Record<string, number>> = {}): PromotionGate {
   if (!source) {
-    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'PromotionNotConfigured', message: 'autoUpdate.promotion needs the upstream clusters\' public keys: start the controller with --promotion-keys-dir (README "Promoting across clusters")' });
+    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'PromotionNotConfigured', message: 'autoUpdate.promotion needs the upstream clusters\' public keys: start the controller with --promotion-keys-dir (docs/auto-update-and-promotion.md "Promoting across clusters")' });
   }
   const evidence = source(stageClusters(spec.promotion), seen);
   if (!evidence) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'EvidenceNotLoaded', message: 'the upstream reports are not loaded from Git yet (first poll of the plans repository)' });

@@ -33,7 +33,7 @@ export function parseReportIndex(text: string): ReportIndex | string {
 }
 
 export function renderReportIndex(index: ReportIndex): string {
-  return `# Written by KangalPatch: the signed, append-only index of cluster ${index.cluster}'s rollout reports (README "Promoting across clusters").\n${stringify(index, { lineWidth: 0 })}`;
+  return `# Written by KangalPatch: the signed, append-only index of cluster ${index.cluster}'s rollout reports (docs/auto-update-and-promotion.md "Promoting across clusters").\n${stringify(index, { lineWidth: 0 })}`;
 }
 
 /**

@@ -36,7 +36,7 @@ export function reportSigner(privateKey: KeyObject, cluster: string): ReportSign
     keyId: id,
     verify: (yamlPath, yaml, sigFile) => verifyReport(own, cluster, yamlPath, yaml, sigFile),
     sign: (yamlPath, yaml) => [
-      `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (README "Promoting across clusters").`,
+      `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (docs/auto-update-and-promotion.md "Promoting across clusters").`,
       HEADER,
       `key: ${id}`,
       `signature: ${sign(null, signedBytes(yamlPath, yaml), privateKey).toString('base64')}`,

@@ -1,6 +1,6 @@
 // Health checks read as the ServiceAccount the controller impersonates (kangal-patch-health in the
 // operator namespace, --health-check-service-account's default), which holds only what the operator
-// grants it: the tests grant what their checks read, as the README tells an operator to.
+// grants it: the tests grant what their checks read, as docs/health-gates.md tells an operator to.
 import { RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { HEALTH_SERVICE_ACCOUNT } from '../../support/manifests.js';
 import { OPERATOR_NAMESPACE } from './job-lab.js';

@@ -1,4 +1,4 @@
-// PatchPlan documents for the end-to-end tests, built from the examples the README shows.
+// PatchPlan documents for the end-to-end tests, built from the examples the docs show.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';

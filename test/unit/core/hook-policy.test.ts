@@ -186,7 +186,7 @@ describe('core/hook-policy', function () {
       assert.equal(ok.passed, true, ok.message);
     });
 
-    it('the README\'s Ceph noout example passes once its ServiceAccount is allowlisted (also with registry.k8s.io as the only registry), and not before', function () {
+    it('the Ceph noout example of docs/hooks.md passes once its ServiceAccount is allowlisted (also with registry.k8s.io as the only registry), and not before', function () {
       const loaded = loadPlanSources([{ file: 'hooks-ceph-noout.yaml', content: readFileSync(`${repoRoot}/examples/hooks-ceph-noout.yaml`, 'utf8') }]);
       const hooks = loaded.plans[0]?.plan.spec.hooks;
       assert.ok(hooks, JSON.stringify(loaded.problems));

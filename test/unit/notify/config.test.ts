@@ -30,12 +30,12 @@ describe('notify config file', function () {
     assert.deepEqual(r.receivers.map((x) => [x.name, x.type, x.timeout]), [['ops', 'webhook', '10s'], ['chat', 'slack', '10s'], ['teams', 'teams', '5s'], ['discord', 'discord', '10s']]);
   });
 
-  it('the README example is a valid file', function () {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Notifications'));
+  it('the example of docs/notifications.md is a valid file', function () {
+    const page = readFileSync(new URL('../../../docs/notifications.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('# Notifications'));
     const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(example, 'the Notifications section has a YAML example');
-    const r = parseNotifyConfig(example, 'README.md');
+    assert.ok(example, 'the Notifications page has a YAML example');
+    const r = parseNotifyConfig(example, 'docs/notifications.md');
     assert.ok(!('errors' in r), JSON.stringify(r));
     assert.deepEqual(r.receivers.map((x) => x.type), ['webhook', 'slack']);
   });

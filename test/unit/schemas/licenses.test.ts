@@ -1,16 +1,17 @@
-// The README's license list is what `npm run generate` makes of the lockfile now, every
+// The license list of docs/licenses.md is what `npm run generate` makes of the lockfile now, every
 // production dependency carries a license from the permissive set, and THIRD_PARTY_LICENSES (the
 // image's copy of their license texts) covers each of them.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ALLOWED_LICENSES, LICENSE_FILE, licenseIds, productionPackages, renderLicenses, renderThirdPartyLicenses } from '../../../schemas/licenses.js';
+import { ALLOWED_LICENSES, LICENSE_FILE, LICENSES_PAGE, licenseIds, productionPackages, renderLicenses, renderThirdPartyLicenses } from '../../../schemas/licenses.js';
 
 describe('schemas: licenses of production dependencies', function () {
   const lock = readFileSync('package-lock.json', 'utf8');
 
-  it('README.md lists them as the lockfile has them (run npm run generate)', function () {
-    const readme = readFileSync('README.md', 'utf8');
-    assert.equal(readme, renderLicenses(readme, lock));
+  it(`${LICENSES_PAGE} lists them as the lockfile has them (run npm run generate)`, function () {
+    assert.equal(LICENSES_PAGE, 'docs/licenses.md');
+    const page = readFileSync(LICENSES_PAGE, 'utf8');
+    assert.equal(page, renderLicenses(page, lock));
   });
 
   it('takes what npm ci --omit=dev installs: runtime dependencies in, dev tools out', function () {

@@ -21,6 +21,13 @@ describe('schemas: valid PatchPlan documents', function () {
     assert.ok(examples.some((f) => f.startsWith(join('examples', 'plans-repo'))), 'plans-repo example');
   });
 
+  it('the README\'s first plan is examples/simple-upgrade.yaml as it is', function () {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## A first plan'));
+    const shown = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.equal(shown, readFileSync(join('examples', 'simple-upgrade.yaml'), 'utf8'));
+  });
+
   for (const file of examples) {
     it(`validates ${file}`, function () {
       const result = loadPlanSources([{ file, content: readFileSync(file) }]);
