@@ -26,9 +26,9 @@ export const mochaHooks = {
   beforeAll(): void {
     fileStarted = Date.now();
   },
-  async afterAll(this: HookContext | void): Promise<void> {
-    // The chaos runner and the soak call it directly (no mocha), to run the cleanups.
-    const file = this ? this.test?.parent?.suites?.[0]?.file : undefined;
+  async afterAll(): Promise<void> {
+    // Under mocha `this` is the hook's context; the chaos runner and the soak call it on this object, to run the cleanups.
+    const file = (this as unknown as HookContext).test?.parent?.suites?.[0]?.file;
     if (timings && file) appendFileSync(timings, `${Date.now() - fileStarted}\t${relative(process.cwd(), file)}\n`);
     if (inParallelWorker) return;
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
