@@ -3,6 +3,7 @@
 // purge history) → one status write → events.
 import { isDeepStrictEqual } from 'node:util';
 import { Annotation, API_VERSION, Kind, PLAN_FINALIZER } from '../../../schemas/api.js';
+import { formatPath } from '../../../schemas/field-path.js';
 import { withSourceStatus } from '../../core/gitops/source-status.js';
 import { decideDeletion } from '../../core/plan/deletion.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
@@ -71,7 +72,7 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     // A plan applied with kubectl skipped the loader, where expressions are compiled.
     const cel = expressionProblems(plan.spec);
-    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
+    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${formatPath(p.path)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
     const o = { ...observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls), hookPolicy: deps.hookPolicy };
     let step = decidePlan(o);
