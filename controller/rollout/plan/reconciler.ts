@@ -17,7 +17,7 @@ import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome
 import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
-import type { RunPlanPreflight } from './preflight-port.js';
+import { otherPlansOf, type RunPlanPreflight } from './preflight-port.js';
 import type { TalosAccess } from '../../talos/talos-access.js';
 import { observePlan, planOfJob, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
@@ -159,10 +159,7 @@ function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extr
 
 function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<RunPlanPreflight> {
   const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
-  const otherPlans = deps.informers.patchPlans
-    .list()
-    .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
-    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
+  const otherPlans = otherPlansOf(deps.informers.patchPlans.list(), o.nodes, plan.name);
   return deps.preflight(ctx, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
 }
 
