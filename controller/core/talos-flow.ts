@@ -31,6 +31,10 @@ function prereleaseRank(pre: string): [number, number] {
   return [order[m[1] as keyof typeof order], Number(m[2])];
 }
 
+/**
+ * Orders Talos tags by release stage rather than by semver: a dev build `v1.14.0-alpha.1-12-gabc`
+ * counts as alpha.1 here, where semver would order it after alpha.2 and so past the thresholds below.
+ */
 export function compareTalosVersions(a: TalosSemver, b: TalosSemver): number {
   if (a.major !== b.major) return a.major - b.major;
   if (a.minor !== b.minor) return a.minor - b.minor;

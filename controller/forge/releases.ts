@@ -10,14 +10,13 @@ import { z } from 'zod';
 import type { Release } from '../core/auto-update/releases.js';
 import { isLoopbackHostname } from '../registry/mirrors.js';
 import { parseRetryAfter } from '../registry/client.js';
-import { remainingMs, type OpContext } from '../runtime/context.js';
+import { deadlineSignal, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { endpointOf, forgeAnswerErrorIn, readCapped } from './answer.js';
 
 export const GITHUB_API = 'https://api.github.com';
 export const TALOS_REPOSITORY = 'siderolabs/talos';
 export const GITHUB_API_VERSION = '2022-11-28';
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Statuses a person must fix (401 is its own case: its hint depends on whether a token was given). */
 const STALLED_STATUS: Partial<Record<number, { reason: string; hint: string }>> = {
   403: { reason: 'Forbidden', hint: '' },
@@ -159,28 +158,20 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
   }
 
   async function list(ctx: OpContext): Promise<ReleasesFeed> {
-    const timeout = new AbortController();
-    const stopTimer = new AbortController();
-    const ms = remainingMs(ctx);
-    if (ms < MAX_TIMER_MS) {
-      ctx.clock.sleep(ms, stopTimer.signal).then(
-        () => timeout.abort(new DOMException('deadline exceeded', 'TimeoutError')),
-        () => undefined,
-      );
-    }
+    const deadline = deadlineSignal(ctx);
     try {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      if (ms <= 0) throw new DOMException('deadline exceeded', 'TimeoutError');
-      return await request(ctx, AbortSignal.any([ctx.signal, timeout.signal]));
+      // No request once cancelled or past the deadline; the catch tells which it was.
+      deadline.signal.throwIfAborted();
+      return await request(ctx, deadline.signal);
     } catch (err) {
       if (err instanceof OutcomeError) throw err;
       const answer = forgeAnswerErrorIn(err);
       if (answer) throw fail({ kind: OutcomeKind.Transient, reason: answer.reason, why: answer.why, cause: err });
       if (ctx.signal.aborted) throw fail({ kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
-      if (timeout.signal.aborted || ms <= 0) throw fail({ kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
+      if (deadline.timedOut()) throw fail({ kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
       throw fail({ kind: OutcomeKind.Transient, reason: 'NetworkError', why: `no answer (${networkWhy(err)})`, cause: err });
     } finally {
-      stopTimer.abort();
+      deadline.dispose();
     }
   }
 

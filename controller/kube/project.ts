@@ -4,6 +4,7 @@
 // odd content: a view with defaults beats an informer that stops.
 import type { V1Lease, V1Node, V1OwnerReference, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import type { z } from 'zod';
+import { formatPath } from '../../schemas/field-path.js';
 import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas/patchjob.js';
 import {
   CONTROL_PLANE_LABEL,
@@ -185,12 +186,7 @@ interface Issue {
 
 /** `spec.target.talosVersion: must be ...; spec: unrecognized key "foo"` */
 export function describeIssues(root: string, issues: readonly Issue[]): string {
-  return issues
-    .map((iss) => {
-      const path = [root, ...iss.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))].join('.').replace(/\.\[/g, '[');
-      return `${path}: ${iss.message}`;
-    })
-    .join('; ');
+  return issues.map((iss) => `${formatPath([root, ...iss.path])}: ${iss.message}`).join('; ');
 }
 
 /**

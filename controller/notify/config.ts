@@ -2,6 +2,7 @@
 // and the field, never a value (the file holds URLs and secrets).
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
+import { formatPath } from '../../schemas/field-path.js';
 import { notifyConfig, type NotifyConfig } from '../../schemas/notify.js';
 
 /** The parsed config, or one message per problem (`<file>: receivers[1].url: must be ...`). */
@@ -16,7 +17,7 @@ export function parseNotifyConfig(text: string, file: string): NotifyConfig | { 
   }
   const parsed = notifyConfig.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  return { errors: parsed.error.issues.map((i) => `${file}: ${fieldPath(i.path) || '(top level)'}: ${i.message}`) };
+  return { errors: parsed.error.issues.map((i) => `${file}: ${formatPath(i.path) || '(top level)'}: ${i.message}`) };
 }
 
 export async function loadNotifyConfig(file: string): Promise<NotifyConfig | { errors: string[] }> {
@@ -27,8 +28,4 @@ export async function loadNotifyConfig(file: string): Promise<NotifyConfig | { e
     return { errors: [`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`] };
   }
   return parseNotifyConfig(text, file);
-}
-
-function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
 }

@@ -1,9 +1,7 @@
 // What `kangal-patch preview` reads from the cluster, once, read-only: Nodes, PatchPlans and the
 // control plane's static pods (for the kube-apiserver versions), through the controller's own informers so the
 // projections are the ones the reconcilers see.
-import type { PatchPlanSpec } from '../../schemas/patchplan.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
-import { selectNodes } from '../core/plan/selection.js';
 import type { OtherPlan } from '../preflight/checks.js';
 import type { Kube, NodeView } from '../kube/index.js';
 import type { PlanView } from '../kube/views.js';
@@ -11,6 +9,7 @@ import { remainingMs, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { armTimer, type LongTimer } from '../runtime/timer.js';
 import { apiServerFacts } from '../rollout/kubernetes-facts.js';
+import { otherPlansOf } from '../rollout/plan/preflight-port.js';
 
 export interface ClusterSnapshot {
   nodes: NodeView[];
@@ -18,13 +17,6 @@ export interface ClusterSnapshot {
   apiServers: ApiServerFact[];
   /** The plan itself as the cluster has it (a template's status: the report index sequences it saw). */
   self?: PlanView | undefined;
-}
-
-/** The plans other than `planName` (templates patch nothing) and the nodes each would patch: for the NoConflictingPlan check. */
-export function otherPlansOf(plans: readonly PlanView[], nodes: readonly NodeView[], planName: string): OtherPlan[] {
-  return plans
-    .filter((p): p is PlanView & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
-    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, nodes).groupOf.keys()] }));
 }
 
 export async function readCluster(ctx: OpContext, kube: Kube, planName: string): Promise<ClusterSnapshot> {

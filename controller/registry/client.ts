@@ -4,7 +4,7 @@
 // manifest request answered with a redirect means the registry knows the manifest (the Image
 // Factory redirects to its backing registry by digest), and following would carry our
 // Authorization header to another host.
-import { remainingMs, type OpContext } from '../runtime/context.js';
+import { deadlineSignal, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { checkMirror, isLoopbackHostname, type RegistryMirrors } from './mirrors.js';
 import { parseImageReference, type ImageReference } from './reference.js';
@@ -51,8 +51,6 @@ const MAX_BODY = 64 * 1024;
 const DEFAULT_TOKEN_TTL_S = 60;
 const TOKEN_MARGIN_MS = 5_000;
 const MAX_CACHED_TOKENS = 64;
-/** Node fires timers beyond 2^31-1 ms at once; "no deadline" root contexts use huge values. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Target {
   image: string;
@@ -348,27 +346,18 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     const mirror = mirrors.get(ref.host);
     const target: Target = { image, ref, base: mirror ?? registryBase(ref.host), mirrorFor: mirror ? ref.host : undefined };
 
-    const timeout = new AbortController();
-    const stopTimer = new AbortController();
-    const ms = remainingMs(ctx);
-    if (ms < MAX_TIMER_MS) {
-      ctx.clock.sleep(ms, stopTimer.signal).then(
-        () => timeout.abort(new DOMException('deadline exceeded', 'TimeoutError')),
-        () => undefined,
-      );
-    }
-    const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+    const deadline = deadlineSignal(ctx);
     try {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      if (ms <= 0) throw new DOMException('deadline exceeded', 'TimeoutError');
-      return await check({ target, signal, ctx });
+      // No request once cancelled or past the deadline; the catch tells which it was.
+      deadline.signal.throwIfAborted();
+      return await check({ target, signal: deadline.signal, ctx });
     } catch (err) {
       if (err instanceof OutcomeError) throw err;
       if (ctx.signal.aborted) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
-      if (timeout.signal.aborted || ms <= 0) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
+      if (deadline.timedOut()) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
       throw fail(target, { kind: OutcomeKind.Transient, reason: 'NetworkError', why: networkWhy(err), cause: err });
     } finally {
-      stopTimer.abort();
+      deadline.dispose();
     }
   }
 

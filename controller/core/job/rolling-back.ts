@@ -5,6 +5,7 @@
 // previous version and the Node Ready, and ends Failed with reason RolledBack (the finished phase
 // gives the node back). A job rolls back at most once; Talos's own fallback covers a target that
 // never reached running (reference/talos-etcd-rollback.md §4).
+import { parseTalosVersion } from '../talos-flow.js';
 import { confirmedVerdict } from './confirm.js';
 import { JobReason } from './reasons.js';
 import { isBusyStage } from './stages.js';
@@ -19,7 +20,10 @@ import type { JobObservation, JobStep } from './types.js';
  */
 const ETCD_MINOR: Readonly<Record<string, string>> = { '1.12': '3.6', '1.13': '3.6', '1.14': '3.7' };
 
-const talosMinor = (v: string): string | undefined => /^v?(\d+\.\d+)\./.exec(v)?.[1];
+const etcdMinorOf = (talos: string): string | undefined => {
+  const v = parseTalosVersion(talos);
+  return v && ETCD_MINOR[`${v.major}.${v.minor}`];
+};
 
 /** Why this node may not be rolled back, or undefined when it may. */
 function rollbackRefused(o: JobObservation, target: string): string | undefined {
@@ -28,7 +32,7 @@ function rollbackRefused(o: JobObservation, target: string): string | undefined 
   if (status.rollback !== undefined) return 'it was rolled back once already';
   if (previous === undefined || previous === target) return 'its previous version is unknown';
   if (o.node?.controlPlane) {
-    const [from, to] = [ETCD_MINOR[talosMinor(target) ?? ''], ETCD_MINOR[talosMinor(previous) ?? '']];
+    const [from, to] = [etcdMinorOf(target), etcdMinorOf(previous)];
     if (from === undefined || to === undefined) return `it is a control-plane node and the etcd version of Talos ${from === undefined ? target : previous} is not known here`;
     if (from !== to) return `it is a control-plane node and Talos ${previous} runs etcd ${to}, older than the ${from} of ${target}, which cannot read the data once the cluster moved on (pin cluster.etcd.image, or roll it back by hand after an etcd downgrade)`;
   }

@@ -31,7 +31,7 @@ import type { ForgePort, PullRequestView } from '../../forge/port.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PlanView } from '../../kube/views.js';
 import type { PreflightDeps } from '../../preflight/run.js';
-import { otherPlansOf } from '../../preview/cluster.js';
+import { otherPlansOf } from '../../rollout/plan/preflight-port.js';
 import type { PreviewReport } from '../../preview/format.js';
 import { previewPreflight, type PreviewPreflight } from '../../preview/preflight.js';
 import { apiServerFacts } from '../../rollout/kubernetes-facts.js';

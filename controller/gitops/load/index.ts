@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
 import { planDocumentSchema } from '../../../schemas/document.js';
+import { formatPath } from '../../../schemas/field-path.js';
 import type { PatchPlanDocument } from '../../../schemas/patchplan.js';
 import { expressionProblems } from '../../gates/cel.js';
 import { routeDocument } from './document.js';
@@ -10,7 +11,7 @@ import { issuesToProblems, parseErrorMap } from './issues.js';
 import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
 import { locate } from './locate.js';
 import { countDocumentStarts, decodePlanBytes, findExcessiveNesting } from './prescan.js';
-import { compareProblems, formatPath, type Problem } from './problem.js';
+import { compareProblems, type Problem } from './problem.js';
 import { parseYamlFile, type ParsedDocument, type ParsedFile } from './yaml.js';
 
 export { formatProblem, type Problem } from './problem.js';

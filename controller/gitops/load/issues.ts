@@ -1,9 +1,9 @@
 // Turns zod issues into plan problems with precise paths and messages.
 import type { z } from 'zod';
+import { formatPath } from '../../../schemas/field-path.js';
 import { suggest } from '../../../schemas/suggest.js';
 import { UNKNOWN_FIELD_HINTS } from '../../../schemas/hints.js';
 import { knownKeysAt } from '../../../schemas/introspect.js';
-import { formatPath } from './problem.js';
 
 export interface PathProblem {
   path: PropertyKey[];

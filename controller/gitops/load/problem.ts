@@ -6,22 +6,9 @@ export interface Problem {
   line: number;
   /** 1-based */
   column: number;
-  /** Field path such as `spec.groups.db.concurrency` or `spec.maintenance.windows[0].days[1]`; '' for the file. */
+  /** Field path (schemas/field-path.ts) such as `spec.groups.db.concurrency` or `spec.maintenance.windows[0].days[1]`; '' for the file. */
   path: string;
   message: string;
-}
-
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
-
-/** Renders a zod/YAML path: numbers as [i], plain names dotted, others quoted in brackets. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else if (typeof seg === 'string' && IDENT.test(seg)) out += out === '' ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(String(seg))}]`;
-  }
-  return out;
 }
 
 export function formatProblem(p: Problem): string {

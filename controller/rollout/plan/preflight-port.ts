@@ -1,11 +1,12 @@
 // The preflight as the plan reconciler sees it: a function the composition root wires to
 // controller/preflight, which sits above the reconcilers (it reads Talos, registries and the
-// cluster for checks of its own), so the reconciler depends on this shape, not on that room.
+// cluster for checks of its own), so the reconciler depends on this shape, not on that room. The
+// other plans of its input are built here, for the reconciler, `preview` and auto-update proposals alike.
 import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
 import type { ApiServerFact } from '../../core/kubernetes/skew.js';
-import type { Selection } from '../../core/plan/selection.js';
-import type { PreflightCheck } from '../../core/plan/types.js';
-import type { NodeView } from '../../kube/views.js';
+import { selectNodes, type Selection } from '../../core/plan/selection.js';
+import type { PlanNodeFacts, PreflightCheck } from '../../core/plan/types.js';
+import type { NodeView, PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 
 export interface PlanPreflightInput {
@@ -19,3 +20,10 @@ export interface PlanPreflightInput {
 }
 
 export type RunPlanPreflight = (ctx: OpContext, input: PlanPreflightInput) => Promise<PreflightCheck[]>;
+
+/** The plans other than `planName` (templates patch nothing) and the nodes each would patch: for the NoConflictingPlan check. */
+export function otherPlansOf(plans: readonly PlanView[], nodes: readonly PlanNodeFacts[], planName: string): PlanPreflightInput['otherPlans'][number][] {
+  return plans
+    .filter((p): p is PlanView & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, nodes).groupOf.keys()] }));
+}

@@ -3,6 +3,7 @@
 // purge history) → one status write → events.
 import { isDeepStrictEqual } from 'node:util';
 import { Annotation, API_VERSION, Kind, PLAN_FINALIZER } from '../../../schemas/api.js';
+import { formatPath } from '../../../schemas/field-path.js';
 import { withSourceStatus } from '../../core/gitops/source-status.js';
 import { decideDeletion } from '../../core/plan/deletion.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
@@ -16,7 +17,7 @@ import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome
 import type { PassResult } from '../../runtime/queue.js';
 import type { PlanPhaseObserver } from '../../telemetry/job-observer.js';
 import type { Logger } from '../../telemetry/logger.js';
-import type { RunPlanPreflight } from './preflight-port.js';
+import { otherPlansOf, type RunPlanPreflight } from './preflight-port.js';
 import type { TalosAccess } from '../../talos/talos-access.js';
 import { observePlan, planOfJob, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
@@ -71,7 +72,7 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     // A plan applied with kubectl skipped the loader, where expressions are compiled.
     const cel = expressionProblems(plan.spec);
-    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('').slice(1)}: ${p.message}`).join('; ') });
+    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${formatPath(p.path)}: ${p.message}`).join('; ') });
     const log = deps.log.child({ plan: plan.name });
     const o = { ...observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls), hookPolicy: deps.hookPolicy };
     let step = decidePlan(o);
@@ -158,10 +159,7 @@ function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extr
 
 function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<RunPlanPreflight> {
   const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
-  const otherPlans = deps.informers.patchPlans
-    .list()
-    .filter((p) => p.name !== plan.name && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
-    .map((p) => ({ name: p.name, phase: p.status.phase, nodes: p.spec ? [...selectNodes(p.spec, o.nodes).groupOf.keys()] : [] }));
+  const otherPlans = otherPlansOf(deps.informers.patchPlans.list(), o.nodes, plan.name);
   return deps.preflight(ctx, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
 }
 
