@@ -5,9 +5,9 @@
 # dependencies into one file (bundle.mjs: dist/kangal-patch.mjs) and collects their license texts
 # (THIRD_PARTY_LICENSES); the final stage has package.json, bin/kangal-patch.js (the package's entry,
 # which runs the bundle), the bundle and that license file: no node_modules. One file instead of
-# ~1,900 modules saves about 27 MiB of heap at start (BENCHMARKS.md "Memory"). Layers are ordered so
-# that a change to the sources only re-runs the build and the last COPYs; the npm cache mount makes
-# a changed lockfile download only what changed.
+# ~1,900 modules saves about 27 MiB of heap at start (BENCHMARKS.md "Memory at start"). Layers are
+# ordered so that a change to the sources only re-runs the build and the last COPYs; the npm cache
+# mount makes a changed lockfile download only what changed.
 # BASE: any Node 24 (or 22.21+: NODE_OPTIONS below needs --max-old-space-size-percentage) image with
 # npm on PATH; the tests pass one built from Debian's packages (test/lab/image/build.sh).
 ARG BASE=node:24-trixie-slim
@@ -30,8 +30,8 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
 FROM ${BASE}
 ENV NODE_ENV=production
 # Two glibc malloc arenas instead of one per thread per core: the leader at 5,000 workers held
-# VmHWM 201 MiB with it against 235 MiB without, at the same CPU per node (BENCHMARKS.md "At 5,000
-# workers after the pod caches"). The native part, not the V8 heap, is most of the leader's memory.
+# VmHWM 201 MiB with it against 235 MiB without, at the same CPU per node (BENCHMARKS.md "What the
+# resident memory is"). The native part, not the V8 heap, is most of the leader's memory.
 # A fixed 128 KiB mmap threshold (glibc otherwise raises it after each large free, and later large
 # blocks stay resident in its heap) and an earlier trim: 11 and 22 MiB less at the peak at 1,000
 # workers, same CPU (BENCHMARKS.md "What the resident memory is").

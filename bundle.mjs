@@ -1,9 +1,9 @@
 // Bundles the compiled CLI (DIST/controller/cli.js, `tsc -p tsconfig.build.json`) and every
 // production dependency it imports into one ESM file, DIST/kangal-patch.mjs, which runs without
 // node_modules. Why: loading one file instead of ~1,500 modules saves about 27 MiB of heap at start
-// (46.9 -> 20.0 MiB heapUsed measured on Node 24; BENCHMARKS.md "Memory"), issue 18's 5,000 nodes
-// in 200 MB. One place for the options: `npm run build`, the Dockerfile's build stage and the e2e
-// tests' product (test/support/product.ts) all run this file.
+// (46.9 -> 20.0 MiB heapUsed measured on Node 24; BENCHMARKS.md "Memory at start"), issue 18's 5,000
+// nodes in 200 MB. One place for the options: `npm run build`, the Dockerfile's build stage and the
+// e2e tests' product (test/support/product.ts) all run this file.
 //
 // Usage: node bundle.mjs [DIST]   (DIST defaults to ./dist)
 import { build } from 'esbuild';
