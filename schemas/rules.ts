@@ -53,13 +53,6 @@ export const TARGET_RULES: readonly CrossFieldRule[] = [
     cel: `!(${CEL_AUTO}) || !has(self.allowTalosDowngrade) || !self.allowTalosDowngrade`,
     message: 'must not be set when target.autoUpdate is enabled (auto-update never downgrades)',
   },
-  {
-    id: 'target.installer.requiredWithFactory',
-    path: ['installer'],
-    holds: (t) => !isFactory(t) || t.installer !== undefined,
-    cel: `!(${CEL_FACTORY}) || has(self.installer)`,
-    message: 'is required when target.source is factory',
-  },
   factoryOnly('installer'),
   factoryOnly('schematicID'),
   {

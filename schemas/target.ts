@@ -67,13 +67,13 @@ const imageFields = {
     .max(63, { error: 'must be at most 63 characters' })
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be an installer type such as "metal", "nocloud" or "aws"' })
     .optional()
-    .meta({ description: 'Installer type (metal, nocloud, aws, ...). Required when source is factory.' }),
+    .meta({ description: 'Installer type (metal, nocloud, aws, ...), source factory only. Omitted: each node\'s own platform, as its Talos API reports it (Version platform).' }),
   schematicID: z
     .string()
     .regex(/^[0-9a-f]{64}$/, { error: 'must be an Image Factory schematic ID (64 lowercase hex characters)' })
     .optional()
     .meta({ description: 'Image Factory schematic ID. Omitted: each node keeps the schematic it runs.' }),
-  secureBoot: z.boolean().default(false).meta({ description: 'Use the secure boot installer (source factory only).' }),
+  secureBoot: z.boolean().optional().meta({ description: 'Use the secure boot installer (source factory only). Omitted: each node\'s own Secure Boot state, as its Talos API reports it (SecurityState).' }),
   allowTalosDowngrade: z
     .boolean()
     .default(false)

@@ -30,16 +30,50 @@ export interface ResolvedInstaller {
 
 type Target = PatchJobSpec['target'];
 
+/** What the node's Talos API says of it (talosctl's own way to pick a node's installer). */
+export interface DetectedNode {
+  /** Version's `platform.name`: `metal`, `aws`, `hcloud`, ... (undefined: not read, or not known). */
+  platform?: string | undefined;
+  /** SecurityState `secureBoot` (undefined: not read). */
+  secureBoot?: boolean | undefined;
+}
+
+/** Where a factory installer's type and Secure Boot come from: the node's annotations, the plan, the node's own Talos, else `metal` without Secure Boot. */
+export function installerChoice(target: Target, override: InstallerOverride, detected: DetectedNode): { installer: string; secureBoot: boolean } {
+  return {
+    installer: override.installer ?? target.installer ?? detected.platform ?? 'metal',
+    secureBoot: override.secureBoot ?? target.secureBoot ?? detected.secureBoot ?? false,
+  };
+}
+
+/**
+ * Whether the installer of a factory plan's node depends on what its Talos API says: a factory plan
+ * without an installer type leaves the platform to each node, and with it the Secure Boot state
+ * unless the plan or the node's annotation sets one. A plan naming its installer keeps the plan's
+ * choice (Secure Boot off unless asked for).
+ */
+export function needsDetection(target: Target, override: InstallerOverride): { platform: boolean; secureBoot: boolean } {
+  const platform = target.source === 'factory' && override.installer === undefined && target.installer === undefined;
+  return { platform, secureBoot: platform && override.secureBoot === undefined && target.secureBoot === undefined };
+}
+
+/** What a job must read from the node's Talos API to name its installer (nothing when its annotations are malformed: the job fails on them first). */
+export function detectionFor(target: Target, annotations: NodeInstallerAnnotations | undefined): { platform: boolean; secureBoot: boolean } {
+  const parsed = parseInstallerOverride(target, annotations);
+  return 'problem' in parsed ? { platform: false, secureBoot: false } : needsDetection(target, parsed.override);
+}
+
 /**
  * The installer image for a node: the node's override annotations first, then the plan's schematic,
  * else the node's own (so extensions survive the upgrade), else the vanilla one. An installer type
  * on the node makes it a factory image even under a ghcr plan (a platform ghcr has no image for).
+ * Installer type and Secure Boot the plan leaves open are the node's own (`detected`).
  */
-export function resolveInstaller(target: Target, talosVersion: string, nodeSchematic: string | undefined, override: InstallerOverride = {}): ResolvedInstaller {
+export function resolveInstaller(target: Target, talosVersion: string, nodeSchematic: string | undefined, override: InstallerOverride = {}, detected: DetectedNode = {}): ResolvedInstaller {
   if (target.source === 'ghcr' && override.installer === undefined) return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
   const schematic = override.schematic ?? target.schematicID ?? nodeSchematic ?? VANILLA_SCHEMATIC;
-  const secureBoot = override.secureBoot ?? target.secureBoot;
-  const repo = `${override.installer ?? target.installer ?? 'metal'}-installer${secureBoot ? '-secureboot' : ''}`;
+  const { installer, secureBoot } = installerChoice(target, override, detected);
+  const repo = `${installer}-installer${secureBoot ? '-secureboot' : ''}`;
   return { image: `factory.talos.dev/${repo}/${schematic}:${talosVersion}`, schematic };
 }
 
@@ -69,9 +103,13 @@ export function parseInstallerOverride(target: Target, a: NodeInstallerAnnotatio
 }
 
 /** A node's installer under the plan's target, its overrides applied; or what is wrong with them. */
-export function installerFor(target: Target, talosVersion: string, node: { schematic?: string | undefined; installerAnnotations?: NodeInstallerAnnotations | undefined }): ResolvedInstaller | { problem: string } {
+export function installerFor(
+  target: Target,
+  talosVersion: string,
+  node: { schematic?: string | undefined; installerAnnotations?: NodeInstallerAnnotations | undefined; detected?: DetectedNode | undefined },
+): ResolvedInstaller | { problem: string } {
   const parsed = parseInstallerOverride(target, node.installerAnnotations);
-  return 'problem' in parsed ? parsed : resolveInstaller(target, talosVersion, node.schematic, parsed.override);
+  return 'problem' in parsed ? parsed : resolveInstaller(target, talosVersion, node.schematic, parsed.override, node.detected);
 }
 
 function clip(v: string): string {

@@ -21,7 +21,7 @@
 // - Nodes already at the target get a PatchJob that completes at once; they count for no round.
 import semver from 'semver';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { installerFor, VANILLA_SCHEMATIC, type NodeInstallerAnnotations, type ResolvedInstaller } from './installer.js';
+import { installerFor, VANILLA_SCHEMATIC, type DetectedNode, type NodeInstallerAnnotations, type ResolvedInstaller } from './installer.js';
 import { parseHold } from './plan/holds.js';
 import { matchesSelector } from './selector.js';
 import { UpgradeFlow, upgradeFlowFor } from './talos-flow.js';
@@ -37,6 +37,8 @@ const imageOf = (r: ResolvedInstaller | { problem: string }): string | undefined
 export interface PreviewNodeFacts extends PlanNodeFacts {
   kubeletVersion: string;
   schematic: string | undefined;
+  /** What the node's Talos API said of its platform and Secure Boot, where the plan's factory installer leaves them to the node (the preflight's reads). */
+  detected?: DetectedNode | undefined;
 }
 
 export interface PreviewInput {

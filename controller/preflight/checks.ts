@@ -4,7 +4,7 @@
 import semver from 'semver';
 import { BuiltInGroup } from '../../schemas/api.js';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { installerFor, parseInstallerOverride, VANILLA_SCHEMATIC, type NodeInstallerAnnotations } from '../core/installer.js';
+import { installerFor, parseInstallerOverride, VANILLA_SCHEMATIC, type DetectedNode, type NodeInstallerAnnotations } from '../core/installer.js';
 import type { Selection } from '../core/plan/selection.js';
 import type { PreflightCheck } from '../core/plan/types.js';
 import { UpgradeFlow, upgradeFlowFor } from '../core/talos-flow.js';
@@ -180,13 +180,13 @@ export function nodeOverrides(spec: PatchPlanSpec, talosVersions: ReadonlyMap<st
 }
 
 /** Installer images the rollout needs: one per distinct (version, schematic) of the nodes that still need the upgrade. */
-export function neededImages(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>): Map<string, string[]> {
+export function neededImages(spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeFacts>, detected: ReadonlyMap<string, DetectedNode> = new Map()): Map<string, string[]> {
   const target = spec.target.talosVersion;
   const images = new Map<string, string[]>();
   if (target === undefined) return images;
   for (const [name, current] of talosVersions) {
     if (semver.valid(current) && semver.eq(current, target)) continue;
-    const installer = installerFor(spec.target, target, nodes.get(name) ?? {});
+    const installer = installerFor(spec.target, target, { ...nodes.get(name), detected: detected.get(name) });
     // A node with wrong override annotations has no image to check: NodeOverrides fails for it.
     if ('problem' in installer) continue;
     images.set(installer.image, [...(images.get(installer.image) ?? []), name]);

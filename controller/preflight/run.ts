@@ -11,6 +11,7 @@ import { withTimeout, type OpContext } from '../runtime/context.js';
 import { eachLimited } from '../runtime/each-limited.js';
 import type { TalosAccess, TalosSession } from '../talos/talos-access.js';
 import { DEFAULT_HOOK_POLICY, type HookPolicy } from '../core/hook-policy.js';
+import { detectionFor, type DetectedNode } from '../core/installer.js';
 import { controlPlaneFirst, extensionsKept, nodeOverrides, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
@@ -58,7 +59,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   let talos: Awaited<ReturnType<typeof talosVersions>>;
   try {
     talos = await talosVersions(ctx, session, spec, names, nodes);
-    checks.push(talos.check);
+    checks.push(talos.detected.size > 0 ? { ...talos.check, detected: Object.fromEntries(talos.detected) } : talos.check);
     if (!talos.check.passed) return checks;
     const gated = etcdGated(spec, selection, nodes);
     if (gated.length > 0) checks.push(await etcdHealthy(ctx, session, spec, gated, nodes));
@@ -69,7 +70,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   checks.push(...versionRules(spec, talos.versions, nodes));
   checks.push(extensionsKept(spec, talos.versions, nodes));
   checks.push(nodeOverrides(spec, talos.versions, nodes));
-  checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes)));
+  checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes, talos.detected)));
   return checks;
 }
 
@@ -99,12 +100,19 @@ async function talosVersions(
   spec: PatchPlanSpec,
   names: string[],
   nodes: ReadonlyMap<string, NodeView>,
-): Promise<{ check: PreflightCheck; versions: Map<string, string>; configProblems: string[] }> {
+): Promise<{ check: PreflightCheck; versions: Map<string, string>; detected: Map<string, DetectedNode>; configProblems: string[] }> {
   const versions = new Map<string, string>();
+  const detected = new Map<string, DetectedNode>();
   const configProblems: string[] = [];
   const failures: string[] = [];
   const check = async (client: TalosPort, name: string, ip: string): Promise<void> => {
-    versions.set(name, (await client.version(withTimeout(ctx, CALL_MS), ip)).tag);
+    const version = await client.version(withTimeout(ctx, CALL_MS), ip);
+    versions.set(name, version.tag);
+    // A factory installer the plan leaves to the node: its platform (from this Version) and Secure Boot state, as the job will read them.
+    const detect = detectionFor(spec.target, nodes.get(name)?.installerAnnotations);
+    if (detect.platform || detect.secureBoot) {
+      detected.set(name, { platform: detect.platform ? version.platform : undefined, secureBoot: detect.secureBoot ? await client.secureBoot(withTimeout(ctx, CALL_MS), ip) : undefined });
+    }
     if (spec.target.kubernetesVersion === undefined) return;
     const problem = await configProblem(ctx, client, ip);
     if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
@@ -118,7 +126,7 @@ async function talosVersions(
     }
   };
   await eachLimited(names, PARALLEL, one);
-  return { check: talosCheck(failures, names.length), versions, configProblems };
+  return { check: talosCheck(failures, names.length), versions, detected, configProblems };
 }
 
 function talosCheck(failures: readonly string[], nodes: number): PreflightCheck {

@@ -39,7 +39,10 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
     });
     // The order the rollout will take: the etcd leader the preflight found goes last in its group.
     const etcdLeader = preflight.checks.find((c) => c.etcd !== undefined)?.etcd?.leader;
-    const preview = previewRollout({ now: ctx.clock.now(), spec, nodes: cluster.nodes, ownNode: opts.controllerNode, etcdLeader });
+    // Each node's installer as the job will name it: the platform and Secure Boot state the preflight read where the plan leaves them to the node.
+    const detected = preflight.checks.find((c) => c.detected !== undefined)?.detected ?? {};
+    const nodes = cluster.nodes.map((n) => ({ ...n, detected: detected[n.name] }));
+    const preview = previewRollout({ now: ctx.clock.now(), spec, nodes, ownNode: opts.controllerNode, etcdLeader });
     return { plan: { name: metadata.name, file: plan.file }, preview, preflight };
   } finally {
     closeAllTalosChannels();

@@ -24,7 +24,7 @@ import { type BackoffPolicy, hasBootIdResource } from '../core/talos-flow.js';
 import type { OpContext } from '../runtime/context.js';
 import { type SecretData, type TalosCredentials, loadCredentials } from './credentials.js';
 import { type ChannelSet, acquireChannelSet, normaliseEndpoint, releaseChannelSet } from './channels.js';
-import { decodeBootId, decodeExtension, decodeMachineConfig, decodeMachineStatus } from './cosi.js';
+import { decodeBootId, decodeExtension, decodeMachineConfig, decodeMachineStatus, decodeSecureBoot } from './cosi.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
 import { type CallSpec, Transport } from './transport.js';
 import type {
@@ -169,6 +169,12 @@ export class TalosClient implements TalosPort {
     const extensions = items.flatMap((i) => (i.resource ? [decodeExtension(i.resource)] : []));
     const schematic = extensions.find((e) => e.name === 'schematic')?.version;
     return { schematic: schematic || undefined, platform: v.platform, extensions: extensions.filter((e) => e.name !== 'schematic') };
+  }
+
+  async secureBoot(ctx: OpContext, node: string): Promise<boolean> {
+    const secureBoot = decodeSecureBoot(await this.getResource(ctx, node, 'runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'));
+    if (secureBoot === undefined) throw this.malformed({ method: 'State.Get', node }, 'answered a SecurityState without secureBoot');
+    return secureBoot;
   }
 
   async machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus> {

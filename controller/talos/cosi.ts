@@ -37,6 +37,15 @@ export function decodeBootId(r: Resource): string {
   return hasProto(r) && r.spec ? BootIDSpec.decode(r.spec.protoSpec).bootId : str(yamlSpec(r).bootID);
 }
 
+/**
+ * `SecurityStates.runtime.talos.dev/securitystate` → whether the node booted with Secure Boot, or
+ * undefined when the spec does not say (read from the YAML: no proto of ours carries it).
+ */
+export function decodeSecureBoot(r: Resource): boolean | undefined {
+  const v = yamlSpec(r).secureBoot;
+  return typeof v === 'boolean' ? v : undefined;
+}
+
 /** One `ExtensionStatuses.runtime.talos.dev` entry. */
 export function decodeExtension(r: Resource): TalosExtension {
   if (hasProto(r) && r.spec) {

@@ -120,7 +120,7 @@ export interface TalosEtcdAlarm {
  * action. Every call takes an operation context: aborting its signal cancels the call or stream at
  * once; its deadline bounds the call. Errors are TalosApiError.
  *
- * Retries: reads (version, identity, schematic, machineStatus, readConfig) and pullImage are retried
+ * Retries: reads (version, identity, schematic, machineStatus, secureBoot, readConfig) and pullImage are retried
  * on transient errors within the context's deadline. Non-idempotent calls (legacyUpgrade,
  * installImage, reboot, applyConfig) fail over to another endpoint only when the request provably
  * was not sent (the channel never became ready); any later failure is returned to the caller, who
@@ -132,6 +132,8 @@ export interface TalosPort {
   identity(ctx: OpContext, node: string): Promise<TalosNodeIdentity>;
   schematic(ctx: OpContext, node: string): Promise<TalosSchematicInfo>;
   machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus>;
+  /** SecurityState: whether the node booted with Secure Boot (its installer is then a `-secureboot` one). */
+  secureBoot(ctx: OpContext, node: string): Promise<boolean>;
   /**
    * ImageService.Pull (1.13+) into containerd's `system` namespace (installer, kubelet; the default)
    * or its `cri` namespace (the static pods' images); resolves to the pulled image name.

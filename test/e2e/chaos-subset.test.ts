@@ -1,7 +1,7 @@
 // The chaos campaign's fixed subset, part 1: the control plane and Talos failing under the rollout.
 // Seeds chosen to cover the campaign's fault kinds and trigger moments on three-node fleets, each
 // the quickest of the seeds drawing its faults (a run is a fresh lab: ≈ 15 s before the plan
-// starts), so the ten seeds of the three files stay within the subset's time budget.
+// starts), so the nine seeds of the three files stay within the subset's time budget.
 import { chaosSubset } from './support/chaos-subset.js';
 
 chaosSubset('chaos: the fixed subset of seeds (control plane, Talos)', [
@@ -13,9 +13,6 @@ chaosSubset('chaos: the fixed subset of seeds (control plane, Talos)', [
   { seed: 853, faults: ['leader-kill', 'etcd-restart'], maxNodes: 3 },
   // A Kubernetes upgrade too: one of the Talos endpoints lost for good, then every endpoint down for a while.
   { seed: 503, faults: ['talos-down', 'talos-endpoint-lost'], maxNodes: 4 },
-  // The controller killed inside a status write (the write lands, the writer is gone), a 429/500
-  // storm on writes from the first Talos calls.
-  { seed: 1274, faults: ['controller-kill', 'write-storm'], maxNodes: 3 },
   // Three control-plane nodes at concurrency 2 (the etcd gate takes one at a time): a member lags far
   // behind the leader for 6 s early in the rollout and the controller is killed; the checker reads
   // the simulator's etcd record (quorum at every moment, no leader rebooted while leading).

@@ -134,7 +134,6 @@ describe('CRDs on the lab apiserver', function () {
       ['order lists a group twice', (d) => (d.spec.strategy = { order: ['workers', 'workers'] }), 'spec.strategy.order[1]', /Duplicate value/],
       ['no target version', (d) => (d.spec.target = {}), 'spec.target', /at least one of target.talosVersion/],
       ['autoUpdate with a version', (d) => (d.spec.target.autoUpdate = { enabled: true }), 'spec.target.talosVersion', /must be omitted when target.autoUpdate is enabled/],
-      ['factory without installer', (d) => (d.spec.target.source = 'factory'), 'spec.target.installer', /is required when target.source is factory/],
       ['checkInterval below 1m', (d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } }), 'spec.target.autoUpdate.checkInterval', /must be at least 1m/],
       ['retention over a year', (d) => (d.spec.retention = { history: '8761h' }), 'spec.retention.history', /must be at most 8760h \(365 days\)/],
       ['delayBetweenNodes over a week', (d) => (d.spec.delayBetweenNodes = '720h'), 'spec.delayBetweenNodes', /must be at most 168h \(7 days\)/],

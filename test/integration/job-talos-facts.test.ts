@@ -64,7 +64,7 @@ describe('the upgrade and reboot guards\' reads vs. a node rebooting between the
       if (++reads === k) await rebooted();
     };
     try {
-      const facts = await talosFacts(op(), { spec: jobSpecFor(spec, target), status: status(initialBootID) }, { name: spec.name, internalIP: node, schematic: undefined }, () => Promise.resolve(client));
+      const facts = await talosFacts(op(), { spec: jobSpecFor(spec, target), status: status(initialBootID) }, { name: spec.name, internalIP: node, schematic: undefined, installerAnnotations: undefined }, () => Promise.resolve(client));
       assert.ok(facts.ok, 'the reads succeeded');
       decide(facts, initialBootID);
     } finally {

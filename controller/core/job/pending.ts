@@ -73,7 +73,7 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   if (semver.valid(current) && semver.eq(current, target)) return alreadyAtTarget(o, current, target);
   const refused = refusedBeforeRecord(o, current, target);
   if (refused) return refused;
-  if (status.initialBootID !== talos.bootId) return record(o, current, talos.bootId, talos.schematic ?? node.schematic);
+  if (status.initialBootID !== talos.bootId) return record(o, current, talos, talos.schematic ?? node.schematic);
   if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
     return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
   }
@@ -128,10 +128,11 @@ function alreadyAtTarget(o: JobObservation, current: string, target: string): Jo
 }
 
 /** Record first: what the guards of the later phases compare against. A new boot ID before we acted just re-records. */
-function record(o: JobObservation, current: string, bootId: string, nodeSchematic: string | undefined): JobStep {
+function record(o: JobObservation, current: string, talos: TalosIdentity, nodeSchematic: string | undefined): JobStep {
   const { spec } = o.job;
+  const bootId = talos.bootId;
   const target = spec.target.talosVersion ?? current;
-  const installer = installerFor(spec.target, target, { schematic: nodeSchematic, installerAnnotations: o.node?.installerAnnotations });
+  const installer = installerFor(spec.target, target, { schematic: nodeSchematic, installerAnnotations: o.node?.installerAnnotations, detected: talos.detected });
   if ('problem' in installer) {
     // Before anything on the node changes: a wrong image must never be installed.
     return failed(o.job.status, o.now, JobReason.InvalidNodeOverride, `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`);

@@ -2,7 +2,7 @@
 // views (controller/kube/views.ts) fit them without copying.
 import type { PatchJobSpec, PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { RebootMode } from '../../../schemas/patchplan.js';
-import type { NodeInstallerAnnotations } from '../installer.js';
+import type { DetectedNode, NodeInstallerAnnotations } from '../installer.js';
 import type { ApiServerFact } from '../kubernetes/skew.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
@@ -59,9 +59,9 @@ export interface CallFailure {
   message: string;
 }
 
-/** Talos facts, read only in the phases that need them. */
+/** Talos facts, read only in the phases that need them (`detected`: the platform and Secure Boot a factory installer leaves to the node, in Pending). */
 export type TalosFacts =
-  | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined }
+  | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined; detected?: DetectedNode | undefined }
   | { ok: false; failure: CallFailure };
 
 /** Talos facts that were read. */

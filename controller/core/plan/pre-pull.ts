@@ -5,7 +5,7 @@
 // pre-pull). A failed pre-pull is not retried and fails nothing: the node's own job pulls again.
 import semver from 'semver';
 import type { PatchPlanStatus, PrePullStatus } from '../../../schemas/patchplan.js';
-import { installerFor } from '../installer.js';
+import { detectionFor, installerFor } from '../installer.js';
 import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { iso } from '../time.js';
 import type { Progress } from './progress.js';
@@ -78,6 +78,9 @@ function installerToPrePull(o: PlanObservation, node: PlanNodeFacts, target: str
   if (current === undefined || upgradeFlowFor(current) !== UpgradeFlow.Lifecycle) return undefined;
   if (!semver.valid(current) || !semver.valid(target) || semver.eq(current, target)) return undefined;
   if (semver.lt(target, current) && !o.plan.spec.target.allowTalosDowngrade) return undefined;
+  // The platform or Secure Boot state left to the node is read by its job from its Talos API: the plan, which does not read it, pre-pulls nothing there.
+  const detect = detectionFor(o.plan.spec.target, node.installerAnnotations);
+  if (detect.platform || detect.secureBoot) return undefined;
   const installer = installerFor(o.plan.spec.target, target, node);
   // A node whose override annotations are wrong gets no pre-pull: its job fails before pulling anything.
   return 'problem' in installer ? undefined : installer.image;

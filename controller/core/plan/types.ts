@@ -7,7 +7,7 @@ import type { CheckFacts } from '../gates/health.js';
 import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
 import type { AlertFacts } from '../gates/alerts.js';
-import type { NodeInstallerAnnotations } from '../installer.js';
+import type { DetectedNode, NodeInstallerAnnotations } from '../installer.js';
 
 export interface PlanNodeFacts {
   name: string;
@@ -66,6 +66,8 @@ export interface PreflightCheck {
   message: string;
   /** EtcdHealthy: etcd as it found it, for status.etcd. */
   etcd?: PlanEtcdStatus | undefined;
+  /** TalosCredentials: per node, the platform and Secure Boot state a factory installer leaves to the node, for preview. */
+  detected?: Readonly<Record<string, DetectedNode>> | undefined;
 }
 
 export interface PlanObservation {

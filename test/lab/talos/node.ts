@@ -324,7 +324,10 @@ export class SimNode {
   /** Image Factory schematic of the booted image; undefined after a plain (non-factory) installer. */
   schematic: string | undefined;
   kubernetesVersion: string;
+  /** Version's platform.name; a test sets it for a node of another platform (aws, hcloud, ...). */
   platform = 'metal';
+  /** SecurityState's secureBoot: the node booted with Secure Boot. */
+  secureBoot = false;
   arch = 'amd64';
   bootId: string;
   phase: Phase = 'running';
@@ -833,6 +836,7 @@ const OWNERS: Record<string, string> = {
   'ExtensionStatuses.runtime.talos.dev': 'runtime.ExtensionStatusController',
   'BootIDs.runtime.talos.dev': 'runtime.BootIDController',
   'ImageFactorySchematics.runtime.talos.dev': 'runtime.ImageFactorySchematicController',
+  'SecurityStates.runtime.talos.dev': 'runtime.SecurityStateController',
   'Services.v1alpha1.talos.dev': 'v1alpha1.ServiceController',
   'KubeletSpecs.kubernetes.talos.dev': 'k8s.KubeletSpecController',
   'APIServerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneAPIServerController',
@@ -899,6 +903,9 @@ function buildResources(n: SimNode): SimResource[] {
       ),
     );
   }
+  // runtime/security_state.go: no proto of ours; the YAML spec as `talosctl get securitystate -o yaml` shows it.
+  const security = { secureBoot: n.secureBoot, ukiSigningKeyFingerprint: '', pcrSigningKeyFingerprint: '', bootedWithUKI: n.secureBoot };
+  out.push(res('runtime', 'SecurityStates.runtime.talos.dev', 'securitystate', security, new Uint8Array()));
   // yaml_spec of the machine config is a YAML *string scalar* holding the whole config.
   out.push(
     res('config', 'MachineConfigs.config.talos.dev', 'v1alpha1', null, MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(), {
@@ -973,6 +980,7 @@ export const KNOWN_TYPES: Record<string, string> = {
   'ExtensionStatuses.runtime.talos.dev': 'runtime',
   'BootIDs.runtime.talos.dev': 'runtime',
   'ImageFactorySchematics.runtime.talos.dev': 'runtime',
+  'SecurityStates.runtime.talos.dev': 'runtime',
   'Services.v1alpha1.talos.dev': 'runtime',
   'MachineConfigs.config.talos.dev': 'config',
   'KubeletSpecs.kubernetes.talos.dev': 'k8s',

@@ -37,7 +37,6 @@ export const ADMISSION_CORPUS: CorpusCase[] = [
     edit: (d) => (d.spec.target = { autoUpdate: auto, allowTalosDowngrade: true }),
     breaks: ['target.allowTalosDowngrade.notWithAutoUpdate'],
   },
-  { name: 'factory without installer', edit: (d) => (d.spec.target.source = 'factory'), breaks: ['target.installer.requiredWithFactory'] },
   { name: 'installer with ghcr', edit: (d) => (d.spec.target.installer = 'metal'), breaks: ['target.installer.factoryOnly'] },
   { name: 'schematicID with ghcr', edit: (d) => (d.spec.target.schematicID = 'a'.repeat(64)), breaks: ['target.schematicID.factoryOnly'] },
   { name: 'secureBoot with ghcr', edit: (d) => (d.spec.target.secureBoot = true), breaks: ['target.secureBoot.factoryOnly'] },

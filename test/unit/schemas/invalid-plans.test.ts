@@ -37,7 +37,6 @@ const specCases: Case[] = [
   { name: 'checkInterval below 1m', yaml: planYaml((d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } })), problems: [['spec.target.autoUpdate.checkInterval', 'must be at least 1m']] },
   { name: 'checkInterval in words', yaml: planYaml((d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '1 hour' } })), problems: [['spec.target.autoUpdate.checkInterval', GO_DURATION]] },
   { name: 'autoUpdate.allow unknown', yaml: planYaml((d) => (d.spec.target = { autoUpdate: { enabled: true, allow: 'major' } })), problems: [['spec.target.autoUpdate.allow', 'must be one of "patch", "minor", not the string "major"']] },
-  { name: 'factory without installer', yaml: planYaml((d) => (d.spec.target.source = 'factory')), problems: [['spec.target.installer', 'is required when target.source is factory']] },
   { name: 'source misspelt', yaml: planYaml((d) => (d.spec.target.source = 'fatcory')), problems: [['spec.target.source', 'must be one of "factory", "ghcr", not the string "fatcory" (did you mean "factory"?)']] },
   { name: 'installer with ghcr', yaml: planYaml((d) => (d.spec.target.installer = 'metal')), problems: [['spec.target.installer', 'is only used with target.source: factory']] },
   { name: 'secureBoot with ghcr', yaml: planYaml((d) => (d.spec.target.secureBoot = true)), problems: [['spec.target.secureBoot', 'is only available with target.source: factory']] },

@@ -47,7 +47,7 @@ describe('schemas: valid PatchPlan documents', function () {
     const [loaded] = loadPlanSources([{ file: 'p.yaml', content: planYaml(() => undefined) }]).plans;
     assert.ok(loaded);
     const { target, ...rest } = loaded.plan.spec;
-    assert.deepEqual(target, { talosVersion: 'v1.12.1', source: 'ghcr', secureBoot: false, allowTalosDowngrade: false });
+    assert.deepEqual(target, { talosVersion: 'v1.12.1', source: 'ghcr', allowTalosDowngrade: false });
     assert.deepEqual(rest, {
       groups: {},
       strategy: { order: ['controlPlane', 'workers'] },
