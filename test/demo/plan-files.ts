@@ -30,11 +30,17 @@ function forLab(doc: Document, name: string, place: LabPlace): Document {
 }
 
 /** examples/custom-groups.yaml: Talos and Kubernetes together, the lab's versions. */
-export function customGroups(place: LabPlace, name = 'custom-groups', opts: { kubernetes?: boolean } = {}): string {
+export function customGroups(place: LabPlace, name = 'custom-groups', opts: { kubernetes?: boolean; rollback?: boolean } = {}): string {
   const doc = forLab(example('custom-groups.yaml'), name, place);
   doc.setIn(['spec', 'target', 'talosVersion'], TALOS_TARGET);
   if (opts.kubernetes === false) doc.deleteIn(['spec', 'target', 'kubernetesVersion']);
   else doc.setIn(['spec', 'target', 'kubernetesVersion'], KUBERNETES_TARGET);
+  if (opts.rollback) {
+    // A node that does not come back Ready on the target within rebootTimeout is rolled back to the version it ran.
+    doc.setIn(['spec', 'rollback'], doc.createNode({ onFailure: true }));
+    const timeout = Object.assign(new Scalar('20s'), { comment: ' the lab reboots in seconds; the default is 10m' });
+    doc.setIn(['spec', 'rebootTimeout'], timeout);
+  }
   return text(doc);
 }
 

@@ -1,6 +1,5 @@
 // The stories `npm run demo -- --scenario <name>` tells. Each pushes one plan file and may act on
 // the rollout as a user would (kubectl against the lab, a fault in the Talos simulator, a merge).
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Lab } from '../lab/lab.js';
 import { autoUpdateScenario } from './auto-update-story.js';
 import { customGroups, kubernetesUpgrade, maintenanceWindow, TALOS_TARGET, type LabPlace } from './plan-files.js';
@@ -57,16 +56,18 @@ function failurePause(): Scenario {
   let step: 'waitForPause' | 'resumed' | 'retrying' = 'waitForPause';
   return {
     name: 'failure-pause',
-    story: `the custom-groups plan (Talos only); ${broken}'s installer fails, the Pause policy pauses the plan, the user fixes the node, resumes the plan and retries ${broken}`,
+    story: `the custom-groups plan (Talos only, rollback.onFailure: true); ${broken} boots ${TALOS_TARGET} but its kubelet never rejoins, so the controller rolls it back to the version it ran, Ready again; the Pause policy pauses the plan, the user fixes the node, resumes the plan and retries ${broken}`,
     plan: 'failure-pause',
-    file: (place) => ({ path: 'plans/failure-pause.yaml', content: customGroups(place, 'failure-pause', { kubernetes: false }) }),
+    file: (place) => ({ path: 'plans/failure-pause.yaml', content: customGroups(place, 'failure-pause', { kubernetes: false, rollback: true }) }),
     arrange: (ctx) => {
-      ctx.lab.talos.faults.set(broken, { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image' } });
-      ctx.say(`fault: ${broken}'s Talos API will refuse the upgrade ("error validating installer image")`);
+      ctx.lab.talos.faults.set(broken, { kubeletNeverJoinsOn: TALOS_TARGET });
+      ctx.say(`fault: ${broken} boots ${TALOS_TARGET} but its kubelet never rejoins (the Node stays NotReady)`);
     },
-    react: async (ctx, plan) => {
+    react: async (ctx, plan, jobs) => {
       if (step === 'waitForPause' && plan.phase === 'Paused' && plan.policyPaused) {
         step = 'resumed';
+        const job = jobs.find((j) => j.node === broken);
+        if (job?.reason === 'RolledBack') ctx.say(`${broken} was rolled back: ${job.message ?? ''}`);
         ctx.say(`the Pause policy paused the plan: ${plan.message ?? plan.reason ?? ''}`);
         ctx.lab.talos.faults.clear(broken);
         ctx.say(`the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`);

@@ -71,10 +71,11 @@ describe('npm run demo (non-TTY, test timings)', function () {
     assert.doesNotMatch(run.stdout + run.stderr, /ghs_[0-9a-f]{8,}/, 'no token printed');
   });
 
-  it('failure-pause: the Pause policy pauses on the failed node, the demo resumes and retries it, and the rollout completes', async function () {
+  it('failure-pause: the node that does not come back on the target is rolled back, the Pause policy pauses, the demo resumes and retries it, and the rollout completes', async function () {
     const run = await runDemo(['--scenario', 'failure-pause']);
     const context = `exit ${String(run.code)}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-2000)}`;
     assert.equal(run.code, 0, context);
+    assert.match(run.stdout, /worker-3 was rolled back: node worker-3 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/, context);
     assert.match(run.stdout, /the Pause policy paused the plan/);
     assert.match(run.stdout, /\$ kubectl patch patchplan failure-pause --type merge -p '\{"spec":\{"paused":false\}\}'/);
     assert.match(run.stdout, /\$ kubectl delete patchjob failure-pause-worker-3/);
