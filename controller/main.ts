@@ -20,6 +20,8 @@ import { createAlertmanagerClient, type AlertmanagerPort } from './alertmanager/
 import { createAlertGateAnswers } from './alertmanager/gate.js';
 import { wirePlanEvents } from './rollout/plan/wiring.js';
 import { createRegistryClient } from './registry/index.js';
+import { releasesClientWithTokenFile } from './forge/releases.js';
+import { pathVersionSources } from './preflight/path-versions.js';
 import { shiftedClock, systemClock, type Clock } from './runtime/clock.js';
 import { createLeaderElector, type LeaderElector } from './runtime/leader.js';
 import { WorkQueue } from './runtime/queue.js';
@@ -210,7 +212,9 @@ function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => v
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
   const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
-  const preflight = { kube: kube.port, talos: w.talos, images: createRegistryClient({ mirrors: cfg.registryMirror }), objects: kube.objects, hookPolicy: cfg.hookPolicy };
+  const registry = createRegistryClient({ mirrors: cfg.registryMirror });
+  const pathVersions = pathVersionSources({ releases: releasesClientWithTokenFile({ baseUrl: cfg.releasesApiUrl, tokenFile: cfg.releasesTokenFile }), registry });
+  const preflight = { kube: kube.port, talos: w.talos, images: registry, objects: kube.objects, hookPolicy: cfg.hookPolicy, pathVersions };
   const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
   queue.start(
     createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight: (ctx, input) => runPreflight(ctx, preflight, input), talos: preflight.talos, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),

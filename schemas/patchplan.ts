@@ -1,6 +1,7 @@
 // PatchPlan: what people commit to the plans repository (spec), and what the controller reports (status).
 import { z } from 'zod';
 import { etcdSettings, planEtcdStatus } from './etcd.js';
+import { planPathStatus } from './path.js';
 import { API_VERSION, Kind } from './api.js';
 import {
   calendarDate,
@@ -410,6 +411,7 @@ export const patchPlanStatus = z.strictObject({
   hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
   alertWait: alertWait.optional(),
   etcd: planEtcdStatus.optional(),
+  path: planPathStatus.optional(),
   prePulls: z
     .array(prePullStatus)
     .optional()

@@ -53,6 +53,13 @@ export const TARGET_RULES: readonly CrossFieldRule[] = [
     cel: `!(${CEL_AUTO}) || !has(self.allowTalosDowngrade) || !self.allowTalosDowngrade`,
     message: 'must not be set when target.autoUpdate is enabled (auto-update never downgrades)',
   },
+  {
+    id: 'target.path.stepwiseNeverDown',
+    path: ['allowTalosDowngrade'],
+    holds: (t) => t.path !== 'stepwise' || t.allowTalosDowngrade !== true,
+    cel: `!has(self.path) || self.path != 'stepwise' || !has(self.allowTalosDowngrade) || !self.allowTalosDowngrade`,
+    message: 'must not be set with target.path: stepwise (a path only goes up)',
+  },
   factoryOnly('installer'),
   factoryOnly('schematicID'),
   {

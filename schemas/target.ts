@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { duration, durationAtLeast, MAX_CHECK_INTERVAL, MAX_RELEASE_AGE, version } from './primitives.js';
 import { withRules } from './cross-field.js';
 import { TARGET_RULES } from './rules.js';
+import { TargetPath } from './path.js';
 
 export const ImageSource = { Factory: 'factory', Ghcr: 'ghcr' } as const;
 export type ImageSource = (typeof ImageSource)[keyof typeof ImageSource];
@@ -84,6 +85,9 @@ export const planTarget = withRules(
   z
     .strictObject({
       ...imageFields,
+      path: z.enum(TargetPath).optional().meta({
+        description: 'direct (the default): the nodes go to the target in one step (preflight refuses a step the support matrix does not allow). stepwise: the target is the destination; preflight computes every hop (each Talos minor in between at its latest patch, Kubernetes one minor at a time, every node supported before and after each hop) and the plan rolls out hop by hop (status.path).',
+      }),
       autoUpdate: autoUpdateSpec.optional(),
     })
     .meta({ description: 'Target Talos and/or Kubernetes versions and how the installer image is resolved.' }),

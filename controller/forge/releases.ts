@@ -12,6 +12,7 @@ import { isLoopbackHostname } from '../registry/mirrors.js';
 import { parseRetryAfter } from '../registry/client.js';
 import { deadlineSignal, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
+import { readTokenFile } from '../runtime/token-file.js';
 import { endpointOf, forgeAnswerErrorIn, readCapped } from './answer.js';
 
 export const GITHUB_API = 'https://api.github.com';
@@ -191,4 +192,18 @@ function networkWhy(err: unknown): string {
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   const code = (cause as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
+ * The releases client of the flags (--releases-api-url, --releases-token-file): the token file is
+ * read at every use (rotation needs no restart); the client, with its ETag cache, is kept until the
+ * token changes. Auto-update templates and stepwise paths share it.
+ */
+export function releasesClientWithTokenFile(opts: { baseUrl: string; tokenFile: string | undefined }): () => Promise<ReleasesClient> {
+  let current: { token: string | undefined; client: ReleasesClient } | undefined;
+  return async () => {
+    const token = await readTokenFile(opts.tokenFile, '--releases-token-file', 'ReleasesTokenUnreadable');
+    if (!current || current.token !== token) current = { token, client: createReleasesClient({ baseUrl: opts.baseUrl, token }) };
+    return current.client;
+  };
 }

@@ -17,6 +17,11 @@ import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
 import { etcdGated, etcdHealthy } from './etcd.js';
+import { hopImages, upgradePathCheck, type PathVersionSources } from './path.js';
+import { isStepwise } from '../core/plan/path.js';
+
+/** A Kubernetes target, or a stepwise path (whose hops may move Kubernetes): the machine configs must be usable. */
+const mayMoveKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
 
 export interface ImageChecker {
   imageExists(ctx: OpContext, image: string): Promise<{ exists: boolean; detail: string }>;
@@ -31,6 +36,8 @@ export interface PreflightDeps {
   objects?: ObjectSource;
   /** The operator's hook allowlists (--hook-*); default: DEFAULT_HOOK_POLICY. */
   hookPolicy?: HookPolicy | undefined;
+  /** Where a stepwise plan's path takes its versions from (path-versions.ts); without it such a plan fails UpgradePath. */
+  pathVersions?: PathVersionSources | undefined;
 }
 
 export interface PreflightInput {
@@ -66,11 +73,18 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   } finally {
     session.close();
   }
-  if (spec.target.kubernetesVersion !== undefined) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
-  checks.push(...versionRules(spec, talos.versions, nodes));
+  if (mayMoveKubernetes(spec)) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(extensionsKept(spec, talos.versions, nodes));
   checks.push(nodeOverrides(spec, talos.versions, nodes));
-  checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes, talos.detected)));
+  if (!isStepwise(spec)) {
+    checks.push(...versionRules(spec, talos.versions, nodes));
+    checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes, talos.detected)));
+    return checks;
+  }
+  // A stepwise plan: the path stands in for the one-step rules; every hop's installer must exist.
+  const path = await upgradePathCheck(ctx, deps.pathVersions, spec, talos.versions, nodes);
+  checks.push(path);
+  if (path.path !== undefined) checks.push(await installerImages(ctx, deps.images, hopImages(spec, path.path, talos.versions, nodes, talos.detected)));
   return checks;
 }
 
@@ -113,7 +127,7 @@ async function talosVersions(
     if (detect.platform || detect.secureBoot) {
       detected.set(name, { platform: detect.platform ? version.platform : undefined, secureBoot: detect.secureBoot ? await client.secureBoot(withTimeout(ctx, CALL_MS), ip) : undefined });
     }
-    if (spec.target.kubernetesVersion === undefined) return;
+    if (!mayMoveKubernetes(spec)) return;
     const problem = await configProblem(ctx, client, ip);
     if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
   };

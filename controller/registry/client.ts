@@ -4,6 +4,9 @@
 // manifest request answered with a redirect means the registry knows the manifest (the Image
 // Factory redirects to its backing registry by digest), and following would carry our
 // Authorization header to another host.
+//
+// Which tags a repository has: GET /v2/<repository>/tags/list?n=…, the same mirrors, token flow,
+// deadline and error kinds, following `Link: <…>; rel="next"` pages on the registry's own origin only.
 import { deadlineSignal, type OpContext } from '../runtime/context.js';
 import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { checkMirror, isLoopbackHostname, type RegistryMirrors } from './mirrors.js';
@@ -19,6 +22,17 @@ export interface ImageCheck {
   detail: string;
 }
 
+export interface TagList {
+  /** The repository as asked for (`ghcr.io/siderolabs/installer`). */
+  repository: string;
+  /** The tags of every page read, in the registry's order; tags that are not strings are skipped. */
+  tags: string[];
+  /** The registry base URL asked (`https://ghcr.io`, or the mirror's); never carries a token. */
+  checkedAt: string;
+  /** True when the registry had more pages than MAX_TAG_PAGES: `tags` holds the first pages only. */
+  truncated: boolean;
+}
+
 export interface RegistryClientOptions {
   mirrors?: RegistryMirrors;
   /** Injected for tests; Node's global fetch (undici, TLS verified) by default. */
@@ -29,6 +43,11 @@ export interface RegistryClientOptions {
 export interface RegistryClient {
   /** Resolves with exists true/false; rejects with an OutcomeError when it cannot tell. */
   imageExists(ctx: OpContext, image: string): Promise<ImageCheck>;
+  /**
+   * The tags of a repository given without tag or digest (`ghcr.io/siderolabs/installer`); rejects with
+   * an OutcomeError (RepositoryNotFound on a 404) when it cannot list them.
+   */
+  listTags(ctx: OpContext, repository: string): Promise<TagList>;
 }
 
 export const MANIFEST_ACCEPT = [
@@ -47,13 +66,24 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MANIFEST_TYPE = /^\s*application\/(?:vnd\.(?:oci|docker)\.[\w.+-]+|json)\s*(?:;|$)/i;
 /** Bytes read from a token response or an error body at most. */
 const MAX_BODY = 64 * 1024;
+/** Pages of a tag list read at most; more pages make the list `truncated`. */
+export const MAX_TAG_PAGES = 20;
+/** Tags asked for per page (`?n=`). */
+export const TAG_PAGE_SIZE = 1000;
+/** Bytes read from one tag list page at most. */
+const MAX_TAG_LIST_BODY = 1024 * 1024;
+/** Parses a repository without tag or digest as an image reference; never sent anywhere. */
+const PLACEHOLDER_DIGEST = `sha256:${'0'.repeat(64)}`;
 /** Tokens without `expires_in` live 60 s (Docker token spec); reuse them a little less long. */
 const DEFAULT_TOKEN_TTL_S = 60;
 const TOKEN_MARGIN_MS = 5_000;
 const MAX_CACHED_TOKENS = 64;
 
 interface Target {
-  image: string;
+  /** The image or repository as asked for. */
+  name: string;
+  /** What is being done, for messages: `checking image <image>`, `listing tags of <repository>`. */
+  what: string;
   ref: ImageReference;
   /** scheme://host[:port] the request goes to. */
   base: string;
@@ -61,10 +91,17 @@ interface Target {
   mirrorFor: string | undefined;
 }
 
+/** One call (imageExists, listTags) to one registry: its target, deadline signal and pull token. */
 interface Attempt {
   target: Target;
   signal: AbortSignal;
   ctx: OpContext;
+  /** The token cache key: `<base> <repository>`. */
+  key: string;
+  /** The anonymous pull token sent, if any: from the cache, or fetched during this call. */
+  token: string | undefined;
+  /** A token was fetched during this call: another 401 is final. */
+  freshToken: boolean;
 }
 
 /** The base URL of a registry host: https, or plain http to loopback (Docker's default insecure range). */
@@ -80,7 +117,7 @@ function where(t: Target): string {
 
 function fail(t: Target, init: { kind: OutcomeKind; reason: string; why: string; code?: number; retryAfterMs?: number; cause?: unknown }): OutcomeError {
   const { why, ...rest } = init;
-  return new OutcomeError({ ...rest, message: `checking image ${t.image} at ${where(t)}: ${why}` });
+  return new OutcomeError({ ...rest, message: `${t.what} at ${where(t)}: ${why}` });
 }
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date. */
@@ -120,14 +157,14 @@ async function discard(res: Response): Promise<void> {
   }
 }
 
-/** Reads at most MAX_BODY bytes of a body as text. */
-async function readCapped(res: Response): Promise<string> {
+/** Reads at most `limit` bytes of a body as text. */
+async function readCapped(res: Response, limit = MAX_BODY): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
   if (!reader) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < MAX_BODY) {
+    while (size < limit) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -136,7 +173,7 @@ async function readCapped(res: Response): Promise<string> {
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  return Buffer.concat(chunks).subarray(0, MAX_BODY).toString('utf8');
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** The first `errors[].code` of a distribution API error body (`MANIFEST_UNKNOWN`). */
@@ -193,6 +230,69 @@ function tokenFromBody(body: string): { token: string; ttlS: number } | Error {
   return { token, ttlS };
 }
 
+/**
+ * A repository without tag or digest (`ghcr.io/siderolabs/installer`), by the image reference grammar:
+ * parsed with a placeholder digest, which no message repeats.
+ */
+function parseRepository(text: string): ImageReference | Error {
+  if (text.includes('@')) return new Error('give the repository without a digest, e.g. ghcr.io/siderolabs/installer');
+  const ref = parseImageReference(`${text}@${PLACEHOLDER_DIGEST}`);
+  if (ref instanceof Error) return ref;
+  if (ref.tag !== undefined) return new Error(`give the repository without the tag "${ref.tag}", e.g. ghcr.io/siderolabs/installer`);
+  return ref;
+}
+
+/** The target of `rel="next"` in a Link header (`</v2/…/tags/list?n=1000&last=v1>; rel="next"`), as written. */
+function nextLink(header: string | null): string | undefined {
+  if (!header) return undefined;
+  for (const link of header.matchAll(/<([^>]*)>([^<]*)/g)) {
+    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(link[2] ?? '');
+    if ((rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/).includes('next')) return link[1];
+  }
+  return undefined;
+}
+
+/**
+ * The next page's URL: the Link target resolved against the page that named it, on the registry's own
+ * origin only (a token goes with it). Messages name origins only: page URLs may carry signatures.
+ */
+function nextPage(t: Target, header: string | null, pageUrl: string): string | undefined {
+  const link = nextLink(header);
+  if (link === undefined) return undefined;
+  const bad = (why: string): OutcomeError => fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryBadResponse', why });
+  let next: URL;
+  try {
+    next = new URL(link, pageUrl);
+  } catch {
+    throw bad('the registry\'s next-page Link is not a URL');
+  }
+  const origin = new URL(t.base).origin;
+  if (next.origin !== origin) throw bad(`the registry's next-page Link points to ${next.origin}, not ${origin}; refusing to follow it to another origin`);
+  return next.href;
+}
+
+/** The tags of one `/tags/list` page: `{ "name": …, "tags": [...] | null }`; tags that are not strings are skipped. */
+async function readTagPage(t: Target, res: Response): Promise<string[]> {
+  const body = await readCapped(res, MAX_TAG_LIST_BODY);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  const tags = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { tags?: unknown }).tags : undefined;
+  if (tags === null) return [];
+  if (Array.isArray(tags)) return tags.filter((tag): tag is string => typeof tag === 'string');
+  const type = res.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  const what = Buffer.byteLength(body) >= MAX_TAG_LIST_BODY ? `more than ${MAX_TAG_LIST_BODY / (1024 * 1024)} MiB` : type;
+  throw fail(t, {
+    kind: OutcomeKind.Transient,
+    reason: 'RegistryBadResponse',
+    code: res.status,
+    why: `the registry answered HTTP ${res.status} with ${what}, not a JSON tag list ({"name": …, "tags": [...]}); is ${t.base} a container registry (check --registry-mirror)?`,
+  });
+}
+
 const AUTH_HINT =
   'KangalPatch pulls anonymously: make sure the image name is right and the repository is public, or map this registry to a mirror that serves it anonymously';
 
@@ -221,10 +321,33 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     tokens.set(key, { token, expiresAt: now + ttlS * 1000 - TOKEN_MARGIN_MS });
   }
 
-  async function send(a: Attempt, method: 'HEAD' | 'GET', url: string, token: string | undefined): Promise<Response> {
-    const headers: Record<string, string> = { accept: MANIFEST_ACCEPT, 'user-agent': userAgent };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  async function send(a: Attempt, method: 'HEAD' | 'GET', url: string, accept: string): Promise<Response> {
+    const headers: Record<string, string> = { accept, 'user-agent': userAgent };
+    if (a.token !== undefined) headers.authorization = `Bearer ${a.token}`;
     return doFetch(url, { method, headers, redirect: 'manual', signal: a.signal });
+  }
+
+  /**
+   * One registry request with the anonymous token flow: with the call's token if it has one; on a 401
+   * Bearer challenge, a fresh token (once per call) and the request again. A token refused is forgotten.
+   */
+  async function request(a: Attempt, method: 'HEAD' | 'GET', url: string, accept: string): Promise<Response> {
+    for (;;) {
+      const res = await send(a, method, url, accept);
+      if (res.status === 401 && !a.freshToken) {
+        const challenge = parseBearerChallenge(res.headers.get('www-authenticate'));
+        if (challenge) {
+          await discard(res);
+          const got = await fetchToken(a, challenge);
+          a.token = got.token;
+          a.freshToken = true;
+          remember(a.key, got.token, got.ttlS, a.ctx.clock.now());
+          continue;
+        }
+      }
+      if ((res.status === 401 || res.status === 403) && a.token !== undefined) tokens.delete(a.key);
+      return res;
+    }
   }
 
   /** The token request URL; the realm must be https (or http to loopback). */
@@ -276,9 +399,23 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     return fail(a.target, { kind: OutcomeKind.Stalled, reason: 'RegistryRejected', code, why });
   }
 
-  async function interpret(a: Attempt, res: Response, method: 'HEAD' | 'GET', url: string, withToken: boolean): Promise<ImageCheck> {
+  /** A registry answer that is neither success nor the call's own "not there": 401/403 RegistryAuthFailed, else by statusError. */
+  async function refusal(a: Attempt, res: Response): Promise<OutcomeError> {
+    await discard(res);
+    if (res.status === 401 || res.status === 403) {
+      const scheme = /^\s*(\S+)/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
+      const how =
+        res.status === 401 && scheme && !/^bearer$/i.test(scheme)
+          ? `the registry asks for ${scheme} credentials`
+          : `HTTP ${res.status} ${a.token !== undefined ? 'with an anonymous pull token' : 'to an anonymous request'}`;
+      return fail(a.target, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `${how}. ${AUTH_HINT}` });
+    }
+    return statusError(a, res, `the registry answered HTTP ${res.status}`);
+  }
+
+  async function interpret(a: Attempt, res: Response, method: 'HEAD' | 'GET', url: string): Promise<ImageCheck> {
     const t = a.target;
-    const found = (detail: string): ImageCheck => ({ image: t.image, exists: true, checkedAt: t.base, detail: `${t.image} found at ${where(t)}: ${detail}` });
+    const found = (detail: string): ImageCheck => ({ image: t.name, exists: true, checkedAt: t.base, detail: `${t.name} found at ${where(t)}: ${detail}` });
     if (res.ok) {
       await discard(res);
       assertManifest(t, res);
@@ -293,64 +430,64 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
       let code: string | undefined;
       if (method === 'GET') code = errorCode(await readCapped(res));
       else await discard(res);
-      return { image: t.image, exists: false, checkedAt: t.base, detail: `${t.image} not found at ${where(t)}: HTTP 404${code ? ` ${code}` : ''}` };
+      return { image: t.name, exists: false, checkedAt: t.base, detail: `${t.name} not found at ${where(t)}: HTTP 404${code ? ` ${code}` : ''}` };
     }
-    await discard(res);
-    if (res.status === 401 || res.status === 403) {
-      const scheme = /^\s*(\S+)/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
-      const how =
-        res.status === 401 && scheme && !/^bearer$/i.test(scheme)
-          ? `the registry asks for ${scheme} credentials`
-          : `HTTP ${res.status} ${withToken ? 'with an anonymous pull token' : 'to an anonymous request'}`;
-      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `${how}. ${AUTH_HINT}` });
-    }
-    throw statusError(a, res, `the registry answered HTTP ${res.status}`);
+    throw await refusal(a, res);
   }
 
   async function check(a: Attempt): Promise<ImageCheck> {
-    const { target: t, ctx } = a;
+    const t = a.target;
     const url = `${t.base}/v2/${t.ref.repository}/manifests/${t.ref.reference}`;
-    const key = `${t.base} ${t.ref.repository}`;
-    let token = cachedToken(key, ctx.clock.now());
-    let freshToken = false;
-    let method: 'HEAD' | 'GET' = 'HEAD';
     // At most: HEAD, token, HEAD again, then GET if HEAD is not allowed.
-    for (;;) {
-      const res = await send(a, method, url, token);
-      if ((res.status === 405 || res.status === 501) && method === 'HEAD') {
-        await discard(res);
-        method = 'GET';
-        continue;
+    let method: 'HEAD' | 'GET' = 'HEAD';
+    let res = await request(a, method, url, MANIFEST_ACCEPT);
+    if (res.status === 405 || res.status === 501) {
+      await discard(res);
+      method = 'GET';
+      res = await request(a, method, url, MANIFEST_ACCEPT);
+    }
+    return interpret(a, res, method, url);
+  }
+
+  /** Every page of the tag list, up to MAX_TAG_PAGES; one token flow for all of them. */
+  async function tagPages(a: Attempt): Promise<TagList> {
+    const t = a.target;
+    const tags: string[] = [];
+    const list = (truncated: boolean): TagList => ({ repository: t.name, tags, checkedAt: t.base, truncated });
+    let url = `${t.base}/v2/${t.ref.repository}/tags/list?n=${TAG_PAGE_SIZE}`;
+    for (let page = 1; ; page++) {
+      const res = await request(a, 'GET', url, 'application/json');
+      if (res.status === 404) {
+        const code = errorCode(await readCapped(res));
+        throw fail(t, {
+          kind: OutcomeKind.Stalled,
+          reason: 'RepositoryNotFound',
+          code: 404,
+          why: `HTTP 404${code ? ` ${code}` : ''}: the registry knows no repository ${t.ref.repository}; check the image name or --registry-mirror`,
+        });
       }
-      if (res.status === 401 && !freshToken) {
-        const challenge = parseBearerChallenge(res.headers.get('www-authenticate'));
-        if (challenge) {
-          await discard(res);
-          const got = await fetchToken(a, challenge);
-          token = got.token;
-          freshToken = true;
-          remember(key, got.token, got.ttlS, ctx.clock.now());
-          continue;
-        }
-      }
-      if ((res.status === 401 || res.status === 403) && token !== undefined) tokens.delete(key);
-      return interpret(a, res, method, url, token !== undefined);
+      if (!res.ok) throw await refusal(a, res);
+      for (const tag of await readTagPage(t, res)) tags.push(tag);
+      const next = nextPage(t, res.headers.get('link'), url);
+      if (next === undefined) return list(false);
+      if (page >= MAX_TAG_PAGES) return list(true);
+      url = next;
     }
   }
 
-  async function imageExists(ctx: OpContext, image: string): Promise<ImageCheck> {
-    const ref = parseImageReference(image);
-    if (ref instanceof Error) {
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid image reference ${JSON.stringify(image)}: ${ref.message}` });
-    }
+  function targetFor(ref: ImageReference, name: string, what: string): Target {
     const mirror = mirrors.get(ref.host);
-    const target: Target = { image, ref, base: mirror ?? registryBase(ref.host), mirrorFor: mirror ? ref.host : undefined };
+    return { name, what, ref, base: mirror ?? registryBase(ref.host), mirrorFor: mirror ? ref.host : undefined };
+  }
 
+  /** Runs one call under the context's signal and deadline; anything but an OutcomeError becomes Canceled, Timeout or NetworkError. */
+  async function guarded<T>(ctx: OpContext, target: Target, run: (a: Attempt) => Promise<T>): Promise<T> {
     const deadline = deadlineSignal(ctx);
     try {
       // No request once cancelled or past the deadline; the catch tells which it was.
       deadline.signal.throwIfAborted();
-      return await check({ target, signal: deadline.signal, ctx });
+      const key = `${target.base} ${target.ref.repository}`;
+      return await run({ target, signal: deadline.signal, ctx, key, token: cachedToken(key, ctx.clock.now()), freshToken: false });
     } catch (err) {
       if (err instanceof OutcomeError) throw err;
       if (ctx.signal.aborted) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
@@ -361,5 +498,21 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     }
   }
 
-  return { imageExists };
+  async function imageExists(ctx: OpContext, image: string): Promise<ImageCheck> {
+    const ref = parseImageReference(image);
+    if (ref instanceof Error) {
+      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid image reference ${JSON.stringify(image)}: ${ref.message}` });
+    }
+    return guarded(ctx, targetFor(ref, image, `checking image ${image}`), check);
+  }
+
+  async function listTags(ctx: OpContext, repository: string): Promise<TagList> {
+    const ref = parseRepository(repository);
+    if (ref instanceof Error) {
+      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid repository ${JSON.stringify(repository)}: ${ref.message}` });
+    }
+    return guarded(ctx, targetFor(ref, repository, `listing tags of ${repository}`), tagPages);
+  }
+
+  return { imageExists, listTags };
 }

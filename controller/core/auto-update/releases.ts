@@ -15,8 +15,11 @@ export interface Release {
 /** `vX.Y.Z` exactly: no pre-release or build suffix, no leading zeros (semver's own rule). */
 const STABLE_TAG = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 
+/** A tag that names a stable version (`v1.12.4`), as release tags and image tags do. */
+export const isStableTag = (tag: string): boolean => STABLE_TAG.test(tag) && semver.valid(tag) !== null;
+
 export function isStableRelease(r: Release): boolean {
-  return !r.draft && !r.prerelease && r.publishedAt !== undefined && STABLE_TAG.test(r.tagName) && semver.valid(r.tagName) !== null;
+  return !r.draft && !r.prerelease && r.publishedAt !== undefined && isStableTag(r.tagName);
 }
 
 /** Stable releases, newest version first; a tag listed twice counts once. */

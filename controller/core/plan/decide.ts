@@ -21,6 +21,7 @@ import { planSelection, type GroupPlan, type PlanSelection, type Selection } fro
 import { awaitsPreflightRetry } from './preflight-retry.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
+import { afterHop, hopInFocus, hopObservation, isStepwise, missingPathCheck, pathNote, withPath } from './path.js';
 import type { NewSlot, PlanJobFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
@@ -33,6 +34,8 @@ interface Ctx {
   jobs: ReadonlyMap<string, PlanJobFacts>;
   prog: Progress;
   status: PatchPlanStatus;
+  /** The hop of a stepwise plan this view decides (its jobs are named by it). */
+  hop?: number | undefined;
 }
 
 export function decidePlan(o: PlanObservation): PlanStep {
@@ -45,9 +48,16 @@ export function decidePlan(o: PlanObservation): PlanStep {
     const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
     return finished.length > 0 ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 } : { status: o.plan.status, events: [] };
   }
-  const sel = planSelection(o.plan, o.nodes, o.ownNode);
+  // A stepwise plan decides the hop in focus on a view narrowed to it (core/plan/path.ts).
+  const hop = isStepwise(spec) ? hopInFocus(o.plan.status.path) : undefined;
+  return hop === undefined ? decideView(o) : afterHop(o, hop, decideView(hopObservation(o, hop), hop.number));
+}
+
+function decideView(o: PlanObservation, hop?: number): PlanStep {
+  const { spec } = o.plan;
+  const sel = planSelection(o.plan, o.nodes, o.ownNode, hop);
   const prog = progressOf(sel, o.jobs, o.leases, holdsOf(o.nodes));
-  const c: Ctx = { o, sel, jobs: new Map(o.jobs.map((j) => [j.name, j])), prog, status: withProgress(o, prog) };
+  const c: Ctx = { o, sel, jobs: new Map(o.jobs.map((j) => [j.name, j])), prog, status: withProgress(o, prog), hop };
   // The Halt policy is recorded before anything else, so no later event (a failed job deleted to retry it) can undo it.
   const halt = spec.failurePolicy.type === 'Halt' && c.status.phase !== 'Failed' ? failurePolicy(c) : undefined;
   return withoutStaleWait(halt ?? reclaimAndRefill(c) ?? rest(c));
@@ -144,10 +154,10 @@ function reclaim({ o, sel, jobs, status, prog }: Ctx): PlanStep | undefined {
 }
 
 /** Leases whose PatchJobs do not exist: the scheduling pass died between the two, or a job create failed. */
-function finishRound({ o, sel, jobs, status }: Ctx): PlanStep | undefined {
+function finishRound({ o, sel, jobs, status, hop }: Ctx): PlanStep | undefined {
   const toCreate = o.leases.flatMap((l) => {
     const target = sel.nodeOfJob.get(l.holderIdentity ?? '');
-    return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target.node, target.group)] : [];
+    return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target.node, target.group, hop)] : [];
   });
   if (toCreate.length === 0) return undefined;
   const note = `scheduled ${toCreate.map((j) => j.spec.nodeName).join(', ')}`;
@@ -181,8 +191,10 @@ function purgeHistory({ o, status }: Ctx): PlanStep {
 }
 
 function preflight({ o, status }: Ctx): PlanStep | undefined {
-  if (o.jobs.length > 0 || o.leases.length > 0) return undefined;
-  if (conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' && status.observedGeneration === o.plan.generation) return undefined;
+  // A stepwise plan without its path has nothing it may schedule: the preflight computes it.
+  const pathMissing = isStepwise(o.plan.spec) && status.path === undefined;
+  if (!pathMissing && (o.jobs.length > 0 || o.leases.length > 0)) return undefined;
+  if (!pathMissing && conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' && status.observedGeneration === o.plan.generation) return undefined;
   if (o.plan.spec.cancelled) return undefined;
   const next = Date.parse(status.nextScheduleTime ?? '');
   if (status.phase === 'Failed' && o.now < next) return { status, events: [], requeueAfterMs: next - o.now };
@@ -195,15 +207,18 @@ function preflight({ o, status }: Ctx): PlanStep | undefined {
 
 /** After the preflight checks ran: InProgress with the rollout plan in the condition, or Failed and retried every minute. */
 export function afterPreflight(o: PlanObservation, step: PlanStep, checks: readonly PreflightCheck[]): PlanStep {
+  const missing = missingPathCheck(o.plan.spec, checks);
+  if (missing) return afterPreflight(o, step, [...checks, missing]);
   const failedChecks = checks.filter((x) => !x.passed);
   // etcd as the EtcdHealthy check found it (its leader goes last); none when the check did not run.
   const etcd = checks.find((x) => x.etcd !== undefined);
   const { etcd: _previous, ...rest } = step.status;
-  const recorded = etcd?.etcd === undefined ? rest : { ...rest, etcd: etcd.etcd };
+  const withEtcd = etcd?.etcd === undefined ? rest : { ...rest, etcd: etcd.etcd };
+  const recorded = failedChecks.length > 0 ? withEtcd : withPath(o, withEtcd, checks);
   if (failedChecks.length === 0) {
     const sel = planSelection({ ...o.plan, status: recorded }, o.nodes, o.ownNode);
     const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
-    const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}${etcd ? `; ${etcd.message}` : ''}`;
+    const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}${etcd ? `; ${etcd.message}` : ''}${pathNote(recorded.path)}`;
     const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
     return { status: say({ ...recorded, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
   }
@@ -272,7 +287,7 @@ function holds({ o, status, prog }: Ctx): PlanStep | undefined {
   return undefined;
 }
 
-function schedule({ o, status, prog, sel, jobs }: Ctx): PlanStep {
+function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
   const group = sel.groups.find((g) => g.name === prog.current);
   const base: PatchPlanStatus = { ...status, phase: 'InProgress' as const, startTime: status.startTime ?? iso(o.now) };
   // Set again below while a health check or the alert gate still holds the rollout.
@@ -295,8 +310,8 @@ function schedule({ o, status, prog, sel, jobs }: Ctx): PlanStep {
   if (own !== undefined) return handOver(own, base);
   const chosen = o.canHandOver ? candidates.filter((n) => n !== o.ownNode) : candidates;
   const taken: NewSlot[] = chosen.map((node, i) => {
-    const name = jobName(o.plan.name, node);
-    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name) };
+    const name = jobName(o.plan.name, node, hop);
+    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name, hop) };
   });
   return nodesScheduled({ action: { type: 'scheduleNodes', group: group.name, slots: taken }, status: { ...base, lastNodeScheduledAt: iso(o.now) }, events: [], requeueAfterMs: 0 }, group.name, chosen);
 }

@@ -7,12 +7,15 @@ import type { NewJob } from './types.js';
 export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
 export const GROUP_LABEL = 'kangalpatch.ozalp.dk/group';
 export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
+/** The hop of a target.path: stepwise plan the job belongs to (its number, as in status.path). */
+export const HOP_LABEL = 'kangalpatch.ozalp.dk/hop';
 
-export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: string): NewJob {
-  const { autoUpdate: _autoUpdate, ...target } = spec.target;
+/** `hop`: the hop of a stepwise plan (spec.target is then that hop's target). */
+export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: string, hop?: number): NewJob {
+  const { autoUpdate: _autoUpdate, path: _path, ...target } = spec.target;
   return {
-    name: jobName(plan, node),
-    labels: { [PLAN_LABEL]: plan, [GROUP_LABEL]: group, [NODE_LABEL]: node },
+    name: jobName(plan, node, hop),
+    labels: { [PLAN_LABEL]: plan, [GROUP_LABEL]: group, [NODE_LABEL]: node, ...(hop === undefined ? {} : { [HOP_LABEL]: String(hop) }) },
     spec: {
       nodeName: node,
       patchPlanRef: plan,

@@ -71,20 +71,20 @@ const KEEP = 64;
 const kept = new Map<string, Kept>();
 
 /**
- * selectNodes for a plan's pass, remembered between passes while nothing it reads changed: the
+ * selectNodes for a plan's pass (of one hop, for a stepwise plan: `hop` names its jobs), remembered between passes while nothing it reads changed: the
  * plan's selection fields, the etcd leader in its status, the controller's node, and each node's name, labels and role. A pass at
  * 5,000 nodes sorted and matched all of them, and named every node's job twice, to look up a few
  * Leases; now it compares the node facts it was given with those it kept (the same objects, unless a
  * node changed) and names the jobs once per selection.
  */
-export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec; status?: PatchPlanStatus }, nodes: readonly PlanNodeFacts[], ownNode?: string): PlanSelection {
+export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec; status?: PatchPlanStatus }, nodes: readonly PlanNodeFacts[], ownNode?: string, hop?: number): PlanSelection {
   const { nodeSelector, groups, strategy } = plan.spec;
   const leader = plan.status?.etcd?.leader;
-  const key = JSON.stringify([plan.name, ownNode ?? null, leader ?? null, nodeSelector ?? null, groups, strategy.order]);
+  const key = JSON.stringify([plan.name, hop ?? null, ownNode ?? null, leader ?? null, nodeSelector ?? null, groups, strategy.order]);
   const known = kept.get(plan.uid);
   if (known !== undefined && known.key === key && sameSelectionFacts(known.from, nodes)) return known.selection;
   const selection = selectNodes(plan.spec, nodes, ownNode, leader);
-  const nodeOfJob = new Map([...selection.groupOf].map(([node, group]) => [jobName(plan.name, node), { node, group }]));
+  const nodeOfJob = new Map([...selection.groupOf].map(([node, group]) => [jobName(plan.name, node, hop), { node, group }]));
   const entry: Kept = { key, from: [...nodes], selection: { ...selection, nodeOfJob } };
   kept.delete(plan.uid); // re-inserted last: the oldest plan is the first one forgotten
   kept.set(plan.uid, entry);

@@ -8,12 +8,15 @@ import type { HookJobFacts, HookJobRequest } from '../hooks.js';
 import type { HookPolicy } from '../hook-policy.js';
 import type { AlertFacts } from '../gates/alerts.js';
 import type { DetectedNode, NodeInstallerAnnotations } from '../installer.js';
+import type { Hop } from '../paths/types.js';
 
 export interface PlanNodeFacts {
   name: string;
   labels: Readonly<Record<string, string>>;
   controlPlane: boolean;
   talosVersion: string | undefined;
+  /** The node's kubelet version (a stepwise plan's Kubernetes hop takes the nodes below it). */
+  kubeletVersion?: string | undefined;
   /** extensions.talos.dev/schematic: the installer a pre-pull resolves, as the node's job will. */
   schematic?: string | undefined;
   /** The value of the node's hold annotation (holds.ts), as written. */
@@ -32,6 +35,8 @@ export interface PlanJobFacts {
   name: string;
   nodeName: string;
   group: string;
+  /** The hop of a stepwise plan the job belongs to (its hop label); undefined for other plans. */
+  hop?: number | undefined;
   /** undefined: the job has no status yet. */
   phase: PlanJobPhase | undefined;
   /** epoch ms */
@@ -68,6 +73,8 @@ export interface PreflightCheck {
   etcd?: PlanEtcdStatus | undefined;
   /** TalosCredentials: per node, the platform and Secure Boot state a factory installer leaves to the node, for preview. */
   detected?: Readonly<Record<string, DetectedNode>> | undefined;
+  /** UpgradePath of a stepwise plan, when it found one: the hops, for status.path. */
+  path?: readonly Hop[] | undefined;
 }
 
 export interface PlanObservation {

@@ -1,13 +1,12 @@
 // Starts the auto-update proposals for `kangal-patch run --git-url ...` while leading, from the
 // flags (--releases-api-url, --releases-token-file) and the write-back's forge and branch writer.
-import { createReleasesClient, type ReleasesClient } from '../../forge/releases.js';
+import { releasesClientWithTokenFile } from '../../forge/releases.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PreflightDeps } from '../../preflight/run.js';
 import type { Clock } from '../../runtime/clock.js';
 import { logFn, type Logger } from '../../telemetry/logger.js';
 import type { WriteBack } from '../reporting.js';
 import type { GitopsLoop } from '../loop.js';
-import { readTokenFile } from '../source/token.js';
 import type { GitConfig } from '../wiring.js';
 import { upstreamEvidence } from '../promotion/reports.js';
 import type { EvidenceSource } from '../promotion/gate.js';
@@ -34,14 +33,7 @@ export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, si
     log.warn('--forge none: auto-update templates make no proposals (skipped versions are read back from pull requests)');
     return undefined;
   }
-  // The token file is read at every check (rotation needs no restart); the client, with its ETag
-  // cache, is kept until the token changes.
-  let current: { token: string | undefined; client: ReleasesClient } | undefined;
-  const releases = async (): Promise<ReleasesClient> => {
-    const token = await readTokenFile(cfg.releasesTokenFile, '--releases-token-file');
-    if (!current || current.token !== token) current = { token, client: createReleasesClient({ baseUrl: cfg.releasesApiUrl, token }) };
-    return current.client;
-  };
+  const releases = releasesClientWithTokenFile({ baseUrl: cfg.releasesApiUrl, tokenFile: cfg.releasesTokenFile });
   const updater = startAutoUpdate({
     config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName },
     informers: w.informers,

@@ -7,6 +7,12 @@ import { planJobPhase } from '../../core/plan/progress.js';
 import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
 import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type JobView, type PlanView } from '../../kube/views.js';
+import { HOP_LABEL } from '../../core/plan/jobs.js';
+import { isStepwise } from '../../core/plan/path.js';
+import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
+
+/** A plan that may upgrade Kubernetes: a Kubernetes target, or a stepwise path (its hops may). */
+export const movesKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { hookJobFacts } from '../hooks.js';
 import type { PrePullRunner } from './pre-pull-runner.js';
@@ -40,6 +46,7 @@ function projectJobFacts(j: JobView): PlanJobFacts {
     name: j.name,
     nodeName: j.spec?.nodeName ?? '',
     group: j.spec?.group ?? '',
+    ...(j.labels[HOP_LABEL] === undefined ? {} : { hop: Number(j.labels[HOP_LABEL]) }),
     phase: planJobPhase(j.status.phase),
     completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
     slotReleased: j.status.slotReleasedTime !== undefined,
@@ -73,6 +80,6 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
     ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
     ...(prePulls === undefined ? {} : { prePulls: prePulls.facts(plan.name, { has: waitingForJob }) }),
-    ...(plan.spec.target.kubernetesVersion === undefined ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
+    ...(!movesKubernetes(plan.spec) ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

@@ -6,10 +6,10 @@ import type { KubeInformers } from '../../kube/port.js';
 import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 import { HOOK_LABEL, PATCHJOB_LABEL } from '../../core/hooks.js';
-import { planJobFacts, planOfJob } from './observe.js';
+import { movesKubernetes, planJobFacts, planOfJob } from './observe.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
-  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || a.hold !== b.hold || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
+  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || a.kubeletVersion !== b.kubeletVersion || a.hold !== b.hold || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
 
 export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void {
   informers.patchPlans.onChange((key, view) => {
@@ -34,7 +34,7 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
   informers.hookJobs.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
   informers.hookPods.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
   informers.kubeProxy.onChange(() => {
-    for (const p of informers.patchPlans.list()) if (p.spec?.target.kubernetesVersion !== undefined) queue.add(p.name);
+    for (const p of informers.patchPlans.list()) if (p.spec !== undefined && movesKubernetes(p.spec)) queue.add(p.name);
   });
   informers.nodes.onChange((_key, view, old) => {
     if (!selectionChanged(view, old)) return;

@@ -39,6 +39,7 @@ export const ADMISSION_CORPUS: CorpusCase[] = [
   },
   { name: 'installer with ghcr', edit: (d) => (d.spec.target.installer = 'metal'), breaks: ['target.installer.factoryOnly'] },
   { name: 'schematicID with ghcr', edit: (d) => (d.spec.target.schematicID = 'a'.repeat(64)), breaks: ['target.schematicID.factoryOnly'] },
+  { name: 'stepwise path with allowTalosDowngrade', edit: (d) => Object.assign(d.spec.target, { path: 'stepwise', allowTalosDowngrade: true }), breaks: ['target.path.stepwiseNeverDown'] },
   { name: 'secureBoot with ghcr', edit: (d) => (d.spec.target.secureBoot = true), breaks: ['target.secureBoot.factoryOnly'] },
   { name: 'ghcr for Talos 1.14', edit: (d) => (d.spec.target.talosVersion = 'v1.14.0'), breaks: ['target.source.factoryFrom114'] },
   { name: 'ghcr (the default) for Talos 1.15', edit: (d) => (d.spec.target = { talosVersion: 'v1.15.3' }), breaks: ['target.source.factoryFrom114'] },
