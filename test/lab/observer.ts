@@ -50,6 +50,8 @@ export interface Observer {
   liveLeases(): string[];
   /** Moments a kubelet ran a newer minor than the oldest kube-apiserver (each with what was seen). */
   readonly skewViolations: string[];
+  /** Every Talos × component version pair a node was seen running (its osImage with its kubelet, or a control-plane static pod), as it changed. */
+  readonly versionPairs: VersionPair[];
   stop(): void;
 }
 
@@ -59,6 +61,15 @@ const minorOf = (v: string | undefined): number | undefined => {
   const m = /^v(\d+)\.(\d+)\.\d+/.exec(v ?? '');
   return m ? Number(m[1]) * 1000 + Number(m[2]) : undefined;
 };
+
+export interface VersionPair {
+  at: number;
+  node: string;
+  /** From the Node's osImage, `Talos (v1.12.6)` → `v1.12.6`. */
+  talos: string;
+  component: string;
+  version: string;
+}
 
 /** The few fields of a PatchJob the observer reads (it does not share the product's types). */
 interface WatchedJob {
@@ -87,11 +98,27 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
   const apiServers = new Map<string, string>();
   const componentVersions = new Map<string, string>();
   const skewViolations: string[] = [];
+  const versionPairs: VersionPair[] = [];
+  const talosOf = new Map<string, string>();
+  const pairSeen = (node: string, component: string, version: string): void => {
+    const talos = talosOf.get(node);
+    if (talos !== undefined) versionPairs.push({ at: Date.now(), node, talos, component, version });
+  };
+  const talosSeen = (node: string, osImage: string): void => {
+    const talos = /\((v[^)]+)\)/.exec(osImage)?.[1];
+    if (talos === undefined || talosOf.get(node) === talos) return;
+    talosOf.set(node, talos);
+    for (const [key, version] of componentVersions) {
+      const [of, component] = key.split('\u0000');
+      if (of === node && component !== undefined) pairSeen(node, component, version);
+    }
+  };
   const componentSeen = (node: string, component: string, version: string): void => {
     const key = `${node}\u0000${component}`;
     if (componentVersions.get(key) === version) return;
     const first = !componentVersions.has(key);
     componentVersions.set(key, version);
+    pairSeen(node, component, version);
     if (component === 'kubelet') kubelets.set(node, version);
     if (component === 'kube-apiserver') apiServers.set(node, version);
     if (!first) push('componentVersion', node, `${component} ${version}`);
@@ -116,6 +143,7 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     };
     const before = nodes.get(name);
     nodes.set(name, state);
+    talosSeen(name, state.osImage);
     if (state.kubeletVersion !== '') componentSeen(name, 'kubelet', state.kubeletVersion);
     if (!before) return;
     if (state.unschedulable !== before.unschedulable) push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
@@ -209,6 +237,7 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     maxConcurrentLeasesInGroup: (label, group) => peaks.get(`${label}\u0000${group}`) ?? 0,
     liveLeases: () => [...leases.keys()],
     skewViolations,
+    versionPairs,
     stop: () => {
       stopped = true;
       for (const i of informers) void i.stop();

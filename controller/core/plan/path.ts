@@ -7,7 +7,7 @@
 import semver from 'semver';
 import { PathHopState, type PathHopStatus, type PlanPathStatus } from '../../../schemas/path.js';
 import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.js';
-import { kubernetesUpgradePath, talosUpgradePath } from '../support-matrix.js';
+import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath, type Verdict } from '../support-matrix.js';
 import type { Hop } from '../paths/types.js';
 import { iso } from '../time.js';
 import { matchesSelector } from '../selector.js';
@@ -31,17 +31,22 @@ export function hopSpec(spec: PatchPlanSpec, hop: PathHopStatus): PatchPlanSpec 
 }
 
 /**
- * Whether a node without a job of the hop takes it: it runs below the hop's version and reaches it
- * in one supported step. A node that joined later, further behind, is left out rather than made to
- * skip a minor (the plan's message names it).
+ * Whether a node without a job of the hop takes it: it runs below the hop's version, reaches it in
+ * one supported step, and runs a supported Talos × Kubernetes pair after it. A node that joined
+ * later further behind, or that failed an earlier hop, is left out rather than made to skip a minor
+ * or run an unsupported pair (the plan's message names it).
  */
 function takesHop(node: PlanNodeFacts, hop: PathHopStatus): boolean {
   const current = hop.kind === 'talos' ? node.talosVersion : node.kubeletVersion;
   if (current === undefined || semver.valid(current) === null) return false;
   if (!semver.lt(current, hop.version)) return false;
   const step = hop.kind === 'talos' ? talosUpgradePath(current, hop.version) : kubernetesUpgradePath(current, hop.version);
-  return !('ok' in step) || step.ok;
+  const after = hop.kind === 'talos' ? kubernetesSupported(hop.version, node.kubeletVersion ?? '') : kubernetesSupported(node.talosVersion ?? '', hop.version);
+  return isOk(step) && isOk(after);
 }
+
+/** A verdict that does not refuse (one the matrix cannot check is left to the preflight that computed the path). */
+const isOk = (v: Verdict): boolean => !('ok' in v) || v.ok;
 
 /** Nodes of the plan behind the hop that cannot take it in one step. */
 function leftOut(o: PlanObservation, hop: PathHopStatus): string[] {
@@ -92,7 +97,7 @@ export function afterHop(o: PlanObservation, hop: PathHopStatus, step: PlanStep)
   }
   if (updated.state === PathHopState.Completed) return { ...step, status: { ...status, message: prefixed(`path done, ${hops.length} hop(s): `, status.message) } };
   const out = leftOut(o, hop);
-  const note = out.length > 0 ? `; left out (cannot reach ${hop.version} in one step; change the plan to compute the path again): ${out.slice(0, 5).join(', ')}` : '';
+  const note = out.length > 0 ? `; left out (cannot reach ${hop.version} in one supported step; retry a failed node before its hop ends, or change the plan to compute the path again): ${out.slice(0, 5).join(', ')}` : '';
   const message = prefixed(`${place} (${hopWhat(hop)}): `, status.message);
   return { ...step, status: { ...status, message: message.endsWith(note) ? message : `${message}${note}` } };
 }
@@ -106,10 +111,12 @@ function withHopState(hop: PathHopStatus, state: PathHopState, now: number): Pat
   return updated;
 }
 
-/** A hop before the last done: the plan stays InProgress and the next pass starts the next hop. */
+/** A hop before the last done: the plan stays InProgress and the next pass starts the next hop (its kube-proxy step afresh). */
 function nextHop(step: PlanStep, status: PatchPlanStatus, note: string): PlanStep {
   const open: PatchPlanStatus = { ...status, phase: 'InProgress' };
   delete open.completionTime;
+  delete open.kubeProxyUpgraded;
+  delete open.kubeProxy;
   return { ...step, action: undefined, status: say(open, 'HopCompleted', note), events: [{ type: 'Normal', reason: 'HopCompleted', note }], requeueAfterMs: 0 };
 }
 

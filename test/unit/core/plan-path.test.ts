@@ -54,7 +54,7 @@ describe('core/plan: a stepwise plan rolls out hop by hop', function () {
 
   it('the next hop does not start while a node of the hop runs; once every node finished, the hop is Completed and the next starts', function () {
     const nodes = [node('w-1', 'v1.12.6'), node('w-2', 'v1.11.5')];
-    const status = running(withHops('InProgress'));
+    const status: PatchPlanStatus = { ...running(withHops('InProgress')), kubeProxyUpgraded: true };
     const busy = decide(status, nodes, { jobs: [job('w-1', 1, 'Completed'), job('w-2', 1, 'Running')], leases: [{ name: leaseName('p', 'workers', 1), resourceVersion: '1', group: 'workers', holderIdentity: jobName('p', 'w-2', 1) }] });
     assert.equal(busy.status.path?.hops[0]?.state, 'InProgress');
     assert.equal(busy.status.phase, 'InProgress');
@@ -66,6 +66,7 @@ describe('core/plan: a stepwise plan rolls out hop by hop', function () {
     assert.equal(done.status.path?.hops[0]?.state, 'Completed');
     assert.equal(done.status.path?.hops[0]?.completionTime, new Date(T0).toISOString());
     assert.equal(done.status.completionTime, undefined);
+    assert.equal(done.status.kubeProxyUpgraded, undefined, 'the next hop moves kube-proxy again');
     assert.deepEqual(done.events.map((e) => e.reason), ['HopCompleted']);
     assert.match(done.status.message ?? '', /hop 1 of 3 done \(Talos v1\.12\.6\); next: Kubernetes v1\.33\.4/);
 
@@ -74,10 +75,11 @@ describe('core/plan: a stepwise plan rolls out hop by hop', function () {
     assert.deepEqual(slots(next)[0]?.job?.spec.target, { kubernetesVersion: 'v1.33.4', source: 'ghcr', allowTalosDowngrade: false });
   });
 
-  it('a node that joined further behind than the hop takes is left out and named, never made to skip a minor', function () {
-    const step = decide(running(withHops('Completed', 'Completed')), [node('w-1', 'v1.12.6', 'v1.33.4'), node('old', 'v1.11.5', 'v1.33.4')]);
-    assert.deepEqual(slots(step).map((s) => s.node), ['w-1']);
-    assert.match(step.status.message ?? '', /left out \(cannot reach v1\.13\.2 in one step; change the plan to compute the path again\): old/);
+  it('a node further behind than the hop takes, or whose kubelet the hop\'s Talos does not support, is left out and named', function () {
+    const step = decide(running(withHops('Completed', 'Completed')), [node('w-1', 'v1.12.6', 'v1.33.4'), node('old', 'v1.11.5', 'v1.33.4'), node('stuck', 'v1.12.6', 'v1.30.4')]);
+    assert.deepEqual(slots(step).map((s) => s.node), ['w-1'], 'old would skip Talos 1.12; stuck (its Kubernetes hop failed) would run Talos 1.13 with Kubernetes 1.30');
+    assert.match(step.status.message ?? '', /: old, stuck$/);
+    assert.match(step.status.message ?? '', /left out \(cannot reach v1\.13\.2 in one supported step; retry a failed node before its hop ends, or change the plan to compute the path again\): old/);
   });
 
   it('a failure stops the plan at its hop (Halt): the hop is Failed and named; no later hop starts', function () {
