@@ -117,6 +117,8 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
       registryMirrors: mirrors,
       controllerNode: opts.controllerNode,
       hookPolicy,
+      releasesApiUrl: opts.releasesApiUrl,
+      releasesTokenFile: opts.releasesTokenFile,
     });
     io.out(opts.output === 'json' ? formatPreviewJson(report) : formatPreviewText(report));
     return report.preflight.checks.every((c) => c.passed) ? ExitCode.Ok : ExitCode.Invalid;
@@ -183,8 +185,8 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .option('-n, --namespace <namespace>', 'operator namespace (where the Talos credentials Secret lives)', DEFAULT_OPERATOR_NAMESPACE)
     .option('--registry-mirror <host=url...>', 'check installer images of a registry at a mirror, as `run` does (repeatable)')
     .option('--controller-node <name>', "the node the controller runs on (scheduled last in its group)", process.env.NODE_NAME)
-    .option('--releases-api-url <url>', 'auto-update templates: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com)')
-    .option('--releases-token-file <path>', 'auto-update templates: a token for the releases API')
+    .option('--releases-api-url <url>', 'auto-update templates and stepwise paths: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com; a path falls back to the installer registry\'s tags)')
+    .option('--releases-token-file <path>', 'auto-update templates and stepwise paths: a token for the releases API')
     .option('--promotion-keys-dir <dir>', 'templates with autoUpdate.promotion: the upstream clusters\' public keys (<cluster>.pem)')
     .option('--repo <dir>', 'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)')
     .option('--hook-service-accounts <names>', 'as `run`: ServiceAccounts hooks may run as (comma-separated), for the HookAdmission check')

@@ -125,7 +125,8 @@ export interface PreviewEstimate {
 export interface RolloutPreview {
   /** RFC 3339 time the preview was computed for. */
   at: string;
-  target: { talosVersion: string | undefined; kubernetesVersion: string | undefined };
+  /** path: stepwise when the target is a destination reached hop by hop. */
+  target: { talosVersion: string | undefined; kubernetesVersion: string | undefined; path?: 'stepwise' | undefined };
   groups: PreviewGroup[];
   skipped: SkippedNode[];
   totals: { nodes: number; toPatch: number; skipped: number };
@@ -174,7 +175,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const toPatch = groups.reduce((n, g) => n + g.nodes.length, 0);
   return {
     at: iso(now),
-    target: { talosVersion: spec.target.talosVersion, kubernetesVersion: spec.target.kubernetesVersion },
+    target: { talosVersion: spec.target.talosVersion, kubernetesVersion: spec.target.kubernetesVersion, ...(spec.target.path === 'stepwise' ? { path: 'stepwise' as const } : {}) },
     groups,
     skipped,
     totals: { nodes: input.nodes.length, toPatch, skipped: skipped.length },

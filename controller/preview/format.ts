@@ -39,10 +39,18 @@ function controls(n: PreviewReport['preview']['groups'][number]['nodes'][number]
 
 const short = (schematic: string | undefined): string => (schematic === undefined ? 'none' : `${schematic.slice(0, 12)}…`);
 
+/** A stepwise plan's path, hop by hop with the reason for each (none for other plans, or when no path was found). */
+function pathLines(checks: readonly PreflightCheck[]): string[] {
+  const hops = checks.find((c) => c.path !== undefined)?.path;
+  if (hops === undefined) return [];
+  if (hops.length === 0) return ['path: no hop (every node runs the target)'];
+  return [`path: ${hops.length} hop(s), each a rollout of the nodes behind it as above, the next only once every node finished the one before:`, ...hops.map((h, i) => `  ${i + 1}. ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${h.to}: ${h.reason}`)];
+}
+
 export function formatPreviewText(r: PreviewReport): string {
   const p = r.preview;
   const target = [p.target.talosVersion && `Talos ${p.target.talosVersion}`, p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`].filter((t) => t).join(', ');
-  const lines = [`PatchPlan ${r.plan.name} (${r.plan.file}), previewed at ${p.at}`, `target: ${target}`];
+  const lines = [`PatchPlan ${r.plan.name} (${r.plan.file}), previewed at ${p.at}`, `target: ${target}${p.target.path === 'stepwise' ? ' (stepwise: the destination, reached hop by hop)' : ''}`];
   const active = p.groups.filter((g) => g.nodes.length > 0);
   lines.push(`rollout: ${p.totals.toPatch} node(s) in ${active.length} group(s), ${p.estimate.rounds} round(s); ${p.totals.skipped} node(s) skipped`);
   p.groups.forEach((g, i) => {
@@ -64,6 +72,7 @@ export function formatPreviewText(r: PreviewReport): string {
     `estimated duration: ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), ` +
       `at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes (${formatDuration(e.perNodeWorstCaseMs)} per round from the plan's timeouts); windows not included`,
   );
+  lines.push(...pathLines(r.preflight.checks));
   lines.push('preflight:');
   for (const c of r.preflight.checks) lines.push(checkLine(c));
   for (const s of r.preflight.skipped) lines.push(`  skip  ${s.name}: ${s.message}`);

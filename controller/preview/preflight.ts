@@ -11,6 +11,8 @@ import { withTimeout, type OpContext } from '../runtime/context.js';
 import { DEFAULT_HOOK_POLICY } from '../core/hook-policy.js';
 import { controlPlaneFirst, extensionsKept, nodeOverrides, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
+import { hopImages, upgradePathCheck } from '../preflight/path.js';
+import { isStepwise } from '../core/plan/path.js';
 
 export interface SkippedCheck {
   name: string;
@@ -45,12 +47,18 @@ export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, inpu
     const v = nodes.get(n)?.talosVersion;
     return v === undefined ? [] : [[n, v] as const];
   }));
-  checks.push(...versionRules(spec, reported, nodes));
   checks.push(extensionsKept(spec, reported, nodes));
   checks.push(nodeOverrides(spec, reported, nodes));
-  checks.push(await installerImages(ctx, deps.images, neededImages(spec, reported, nodes)));
-  const talosChecks = spec.target.kubernetesVersion === undefined ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
+  checks.push(...(await versionChecks(ctx, deps, spec, reported, nodes)));
+  const talosChecks = spec.target.kubernetesVersion === undefined && !isStepwise(spec) ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
   return { checks, skipped: [{ name: talosChecks, message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage` }] };
+}
+
+/** The one-step version rules and the target's installers, or for a stepwise plan its path and every hop's installers. */
+async function versionChecks(ctx: OpContext, deps: PreflightDeps, spec: PatchPlanSpec, reported: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeView>): Promise<PreflightCheck[]> {
+  if (!isStepwise(spec)) return [...versionRules(spec, reported, nodes), await installerImages(ctx, deps.images, neededImages(spec, reported, nodes))];
+  const path = await upgradePathCheck(ctx, deps.pathVersions, spec, reported, nodes);
+  return path.path === undefined ? [path] : [path, await installerImages(ctx, deps.images, hopImages(spec, path.path, reported, nodes, new Map()))];
 }
 
 /** Why the Talos credentials cannot be read, or undefined when they can. */

@@ -12,6 +12,8 @@ import { readCluster } from './cluster.js';
 import type { PreviewReport } from './format.js';
 import { previewPreflight } from './preflight.js';
 import type { HookPolicy } from '../core/hook-policy.js';
+import { GITHUB_API, releasesClientWithTokenFile } from '../forge/releases.js';
+import { pathVersionSources } from '../preflight/path-versions.js';
 
 export interface PreviewOptions {
   kubeconfig?: string | undefined;
@@ -21,6 +23,9 @@ export interface PreviewOptions {
   controllerNode?: string | undefined;
   /** The hook allowlists the controller runs with (--hook-*), for the HookAdmission check; default: none. */
   hookPolicy?: HookPolicy | undefined;
+  /** Where a stepwise path takes its Talos releases from (--releases-api-url, --releases-token-file), as `run` does. */
+  releasesApiUrl?: string | undefined;
+  releasesTokenFile?: string | undefined;
 }
 
 export async function previewPlan(ctx: OpContext, plan: { file: string; plan: PatchPlanDocument }, opts: PreviewOptions): Promise<PreviewReport> {
@@ -28,7 +33,9 @@ export async function previewPlan(ctx: OpContext, plan: { file: string; plan: Pa
   const { spec, metadata } = plan.plan;
   try {
     const cluster = await readCluster(ctx, kube, metadata.name);
-    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: createRegistryClient({ mirrors: opts.registryMirrors }), hookPolicy: opts.hookPolicy };
+    const registry = createRegistryClient({ mirrors: opts.registryMirrors });
+    const releases = releasesClientWithTokenFile({ baseUrl: opts.releasesApiUrl ?? GITHUB_API, tokenFile: opts.releasesTokenFile });
+    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: registry, hookPolicy: opts.hookPolicy, pathVersions: pathVersionSources({ releases, registry }) };
     const preflight = await previewPreflight(ctx, deps, {
       spec,
       selection: selectNodes(spec, cluster.nodes, opts.controllerNode),

@@ -4,8 +4,13 @@
 // the lab: the observer's Node and Pod watches (every Talos × Kubernetes pair a node ran, the
 // PatchJobs' phases with their times) and the Talos simulator's record of upgrades.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { startJobLab, type JobLab } from './support/job-lab.js';
 import { labPlan, type PlanDoc } from './support/plans.js';
+import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
 
 const INSTALLERS = ['v1.11.5', 'v1.12.4', 'v1.12.6', 'v1.13.2', 'v1.14.0-rc.1'].map((v) => `siderolabs/installer:${v}`);
@@ -41,6 +46,23 @@ describe('PatchPlan end to end: a stepwise path across Talos and Kubernetes mino
   });
   after(async function () {
     await lab?.stop();
+  });
+
+  it('`preview` prints the whole path before anything is merged: every hop with its reason, the installers of every Talos hop checked', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'kp-path-preview-'));
+    const file = join(dir, 'catch-up.yaml');
+    writeFileSync(file, stringify(labPlan(planDoc({ talosVersion: 'v1.13.2', kubernetesVersion: 'v1.35.2', path: 'stepwise' }), lab.talos.endpoint)));
+    const run = await runCli(['preview', file, '--kubeconfig', lab.cluster.kubeconfigPath, '--namespace', 'kangal-patch', ...lab.mirrorArgs, ...ARGS]);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(run.code, 0, run.err + run.out);
+    assert.match(run.out, /^target: Talos v1\.13\.2, Kubernetes v1\.35\.2 \(stepwise: the destination, reached hop by hop\)$/m);
+    assert.match(run.out, /^path: 7 hop\(s\)/m);
+    const hops = run.out.split('\n').filter((l) => /^ {2}\d\. (Talos|Kubernetes) v/.test(l));
+    assert.deepEqual(hops.map((l) => l.split(':')[0]?.trim()), PATH.map((p) => { const [n, kind, v] = p.split(' '); return `${n}. ${kind === 'talos' ? 'Talos' : 'Kubernetes'} ${v}`; }));
+    for (const l of hops) assert.match(l, /: \S.{20,}/, `a reason for each hop: ${l}`);
+    assert.match(run.out, /ok +UpgradePath: 7 hop\(s\) from the tags of ghcr\.io\/siderolabs\/installer \(the releases feed failed: /);
+    assert.match(run.out, /ok +InstallerImages: 2 installer image\(s\) exist/);
+    for (const n of NODES) assert.equal(lab.talos.node(n).upgradesStarted, 0, `preview changed nothing on ${n}`);
   });
 
   it('walks every hop in order with no unsupported pair; a failed hop pauses the plan naming it; a SIGKILL mid-path resumes the same hops', async function () {
