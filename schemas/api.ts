@@ -18,6 +18,8 @@ export const DEFAULT_HOOKS_NAMESPACE = 'kangal-patch-hooks';
 
 /** Condition type set once the preflight checks of a plan have run. */
 export const ConditionPreflightPassed = 'PreflightPassed';
+/** A stepwise plan's preflight found the support matrix knows every Talos minor the releases show (False: it is behind). */
+export const ConditionSupportMatrixCurrent = 'SupportMatrixCurrent';
 
 /**
  * Condition type on a finished PatchJob: True once the node is given back (uncordoned, when this

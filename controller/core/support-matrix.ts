@@ -62,6 +62,29 @@ export function supportRow(talosVersion: string): SupportRow | undefined {
   return t ? SUPPORT_MATRIX.find((r) => r.talos === `${t.major}.${t.minor}`) : undefined;
 }
 
+/**
+ * What the table does not know of these stable Talos versions (a releases feed or the installer's
+ * tags): a minor newer than its last row, or a row it still takes for unreleased. One sentence per
+ * minor, so the controller can say the table is behind instead of going stale silently.
+ */
+export function matrixGaps(stableVersions: readonly string[]): string[] {
+  const newest = new Map<string, string>();
+  for (const v of stableVersions) {
+    const p = semver.parse(v);
+    if (p === null || p.prerelease.length > 0) continue;
+    const minor = `${p.major}.${p.minor}`;
+    const known = newest.get(minor);
+    if (known === undefined || semver.gt(v, known)) newest.set(minor, v);
+  }
+  const [lastMajor, lastMinor] = minorKey(LAST);
+  return [...newest].sort(([, a], [, b]) => semver.compare(a, b)).flatMap(([minor, v]) => {
+    const row = SUPPORT_MATRIX.find((r) => r.talos === minor);
+    if (row !== undefined) return row.released === undefined ? [`Talos ${minor} is released (${v}), the support matrix still takes it for a pre-release`] : [];
+    const [major, m] = minorKey(minor);
+    return major > lastMajor || (major === lastMajor && m > lastMinor) ? [`Talos ${minor} (${v}) is newer than the support matrix (${FIRST}–${LAST}) knows`] : [];
+  });
+}
+
 /** Whether Talos `talosVersion` supports Kubernetes `kubernetesVersion` (documented range). */
 export function kubernetesSupported(talosVersion: string, kubernetesVersion: string): Verdict {
   const t = parse(talosVersion);

@@ -10,6 +10,7 @@ import type { OpContext } from '../runtime/context.js';
 import type { NodeView } from '../kube/views.js';
 import type { DetectedNode } from '../core/installer.js';
 import { neededImages } from './checks.js';
+import { matrixGaps as matrixGapsOf } from '../core/support-matrix.js';
 
 /** Where the versions a path may use come from (path-versions.ts). */
 export interface PathVersionSources {
@@ -31,6 +32,7 @@ export async function upgradePathCheck(ctx: OpContext, sources: PathVersionSourc
     return { name: 'UpgradePath', passed: false, message: `the Talos releases a path may use could not be read: ${errText(err)}` };
   }
   const kubernetesVersions = await sources.kubernetesVersions(ctx).catch(() => undefined);
+  const matrixGaps = matrixGapsOf(releases.versions);
   const pathNodes: PathNode[] = [...talosVersions].map(([name, talos]) => ({
     name,
     controlPlane: nodes.get(name)?.controlPlane ?? false,
@@ -43,10 +45,10 @@ export async function upgradePathCheck(ctx: OpContext, sources: PathVersionSourc
     talosReleases: releases.versions,
     kubernetesVersions,
   });
-  if (!result.ok) return { name: 'UpgradePath', passed: false, message: `no upgrade path: ${result.reason}` };
+  if (!result.ok) return { name: 'UpgradePath', passed: false, message: `no upgrade path: ${result.reason}`, matrixGaps };
   const hops = result.hops.map((h, i) => `${i + 1}. ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${h.to}`).join(', ');
   const message = result.hops.length === 0 ? 'every node already runs the target: the path has no hop' : `${result.hops.length} hop(s) from ${releases.from}: ${hops}`;
-  return { name: 'UpgradePath', passed: true, message, path: result.hops };
+  return { name: 'UpgradePath', passed: true, message, path: result.hops, matrixGaps };
 }
 
 /** The installer images of every Talos hop, for the nodes each hop moves (those below it, as they stand before it). */

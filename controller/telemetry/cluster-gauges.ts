@@ -4,7 +4,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { JobView, NodeView, PlanView } from '../kube/views.js';
 import type { Clock } from '../runtime/clock.js';
-import { cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples } from './cluster-state.js';
+import { cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples, staleMatrixPlans } from './cluster-state.js';
 
 /** The part of an informer the gauges read. */
 export interface CachedViews<V> {
@@ -76,6 +76,17 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
         this.set({ plan: m.plan, state: 'healthy' }, m.healthy);
         this.set({ plan: m.plan, state: 'unhealthy' }, m.unhealthy);
       }
+    },
+  });
+  new Gauge({
+    name: 'kangal_patch_support_matrix_stale',
+    help: 'Stepwise plans: 1 when the last preflight saw Talos releases the support matrix does not know (condition SupportMatrixCurrent False), 0 when it knows them all.',
+    labelNames: ['plan'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!synced()) return;
+      for (const m of staleMatrixPlans(informers.patchPlans.list())) this.set({ plan: m.plan }, m.stale);
     },
   });
 }

@@ -1,5 +1,6 @@
 // What the cluster-state gauges report, computed from cached views (pure: time is an argument).
 // Called at scrape time, once per scrape: O(nodes + jobs + plans), never per reconcile.
+import { ConditionSupportMatrixCurrent } from '../../schemas/api.js';
 import { PatchJobPhase } from '../../schemas/patchjob.js';
 import { PatchPlanPhase } from '../../schemas/patchplan.js';
 import { EtcdWaitStage } from '../../schemas/etcd.js';
@@ -98,5 +99,13 @@ export function etcdMembers(plans: readonly PlanView[]): { plan: string; healthy
     if (members === undefined) return [];
     const healthy = members.filter((m) => m.healthy).length;
     return [{ plan: p.name, healthy, unhealthy: members.length - healthy }];
+  });
+}
+
+/** Plans whose last preflight found the support matrix behind the releases (condition SupportMatrixCurrent False): 1, else 0. */
+export function staleMatrixPlans(plans: readonly PlanView[]): { plan: string; stale: number }[] {
+  return plans.flatMap((p) => {
+    const c = p.status.conditions?.find((x) => x.type === ConditionSupportMatrixCurrent);
+    return c === undefined ? [] : [{ plan: p.name, stale: c.status === 'False' ? 1 : 0 }];
   });
 }

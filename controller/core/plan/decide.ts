@@ -21,7 +21,7 @@ import { planSelection, type GroupPlan, type PlanSelection, type Selection } fro
 import { awaitsPreflightRetry } from './preflight-retry.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
-import { afterHop, hopInFocus, hopObservation, isStepwise, missingPathCheck, pathNote, withPath } from './path.js';
+import { afterHop, hopInFocus, hopObservation, isStepwise, missingPathCheck, pathNote, withMatrixCondition, withPath } from './path.js';
 import type { NewSlot, PlanJobFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
@@ -213,19 +213,19 @@ export function afterPreflight(o: PlanObservation, step: PlanStep, checks: reado
   // etcd as the EtcdHealthy check found it (its leader goes last); none when the check did not run.
   const etcd = checks.find((x) => x.etcd !== undefined);
   const { etcd: _previous, ...rest } = step.status;
-  const withEtcd = etcd?.etcd === undefined ? rest : { ...rest, etcd: etcd.etcd };
+  const withEtcd = withMatrixCondition(o, etcd?.etcd === undefined ? rest : { ...rest, etcd: etcd.etcd }, checks);
   const recorded = failedChecks.length > 0 ? withEtcd : withPath(o, withEtcd, checks);
   if (failedChecks.length === 0) {
     const sel = planSelection({ ...o.plan, status: recorded }, o.nodes, o.ownNode);
     const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
     const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}${etcd ? `; ${etcd.message}` : ''}${pathNote(recorded.path)}`;
-    const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
+    const conditions = setCondition(recorded.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
     return { status: say({ ...recorded, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
   }
   const first = failedChecks[0];
   const message = failedChecks.map((x) => `${x.name}: ${x.message}`).join('; ');
   const reason = `Preflight${first?.name ?? 'Failed'}`;
-  const conditions = setCondition(step.status.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
+  const conditions = setCondition(recorded.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
   const retryMs = o.preflightRetryMs ?? PREFLIGHT_RETRY_MS;
   const status = say({ ...recorded, phase: 'Failed', conditions }, reason, `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`, { nextScheduleTime: iso(o.now + retryMs) });
   return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: retryMs };

@@ -10,6 +10,8 @@ import type { PatchPlanSpec, PatchPlanStatus } from '../../../schemas/patchplan.
 import { kubernetesSupported, kubernetesUpgradePath, talosUpgradePath, type Verdict } from '../support-matrix.js';
 import type { Hop } from '../paths/types.js';
 import { iso } from '../time.js';
+import { setCondition } from '../conditions.js';
+import { ConditionSupportMatrixCurrent } from '../../../schemas/api.js';
 import { matchesSelector } from '../selector.js';
 import { say } from './status.js';
 import type { PlanJobFacts, PlanNodeFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
@@ -155,6 +157,16 @@ export function missingPathCheck(spec: PatchPlanSpec, checks: readonly Preflight
 export function withPath(o: PlanObservation, status: PatchPlanStatus, checks: readonly PreflightCheck[]): PatchPlanStatus {
   const computed = checks.find((x) => x.path !== undefined)?.path;
   return computed === undefined ? status : { ...status, path: recordedPath(o.plan.status.path, computed, o.jobs, o.now) };
+}
+
+/** The SupportMatrixCurrent condition from what the UpgradePath check found of the releases (unchanged when it did not run). */
+export function withMatrixCondition(o: PlanObservation, status: PatchPlanStatus, checks: readonly PreflightCheck[]): PatchPlanStatus {
+  const gaps = checks.find((x) => x.matrixGaps !== undefined)?.matrixGaps;
+  if (gaps === undefined) return status;
+  const condition = gaps.length === 0
+    ? { type: ConditionSupportMatrixCurrent, status: 'True' as const, reason: 'KnowsEveryRelease', message: 'the support matrix knows every Talos minor the releases show' }
+    : { type: ConditionSupportMatrixCurrent, status: 'False' as const, reason: 'ReleasesAhead', message: `${gaps.join('; ')}: paths use only the minors the table knows; upgrade KangalPatch for a current table` };
+  return { ...status, conditions: setCondition(status.conditions, { ...condition, observedGeneration: o.plan.generation }, o.now) };
 }
 
 /** `; path: A → B` for the PreflightPassed message: the hops left, and why they changed. */

@@ -75,6 +75,8 @@ export interface PreflightCheck {
   detected?: Readonly<Record<string, DetectedNode>> | undefined;
   /** UpgradePath of a stepwise plan, when it found one: the hops, for status.path. */
   path?: readonly Hop[] | undefined;
+  /** UpgradePath: what the support matrix does not know of the releases it read (core/support-matrix.ts matrixGaps); [] when it knows them all. */
+  matrixGaps?: readonly string[] | undefined;
 }
 
 export interface PlanObservation {

@@ -114,6 +114,13 @@ describe('core/plan: a stepwise plan rolls out hop by hop', function () {
     assert.deepEqual(step.status.path?.hops.map((h) => [h.number, h.version, h.state]), [[1, 'v1.12.6', 'Pending'], [2, 'v1.13.2', 'Pending']]);
     assert.match(step.status.message ?? '', /path: Talos v1\.12\.6 → Talos v1\.13\.2/);
 
+    const stale = afterPreflight(o, { status: o.plan.status, events: [] }, [{ name: 'UpgradePath', passed: true, message: '2 hop(s)', path: hops, matrixGaps: ['Talos 1.15 (v1.15.2) is newer than the support matrix (1.10–1.14) knows'] }]);
+    const condition = stale.status.conditions?.find((c) => c.type === 'SupportMatrixCurrent');
+    assert.equal(condition?.status, 'False');
+    assert.match(condition?.message ?? '', /^Talos 1\.15 \(v1\.15\.2\) is newer than the support matrix \(1\.10–1\.14\) knows: paths use only the minors the table knows/);
+    assert.equal(stale.status.conditions?.find((c) => c.type === 'PreflightPassed')?.status, 'True', 'a stale table does not stop the plan');
+    assert.equal(afterPreflight(o, { status: o.plan.status, events: [] }, [{ name: 'UpgradePath', passed: true, message: '', path: hops, matrixGaps: [] }]).status.conditions?.find((c) => c.type === 'SupportMatrixCurrent')?.status, 'True');
+
     const none = afterPreflight(o, { status: o.plan.status, events: [] }, [{ name: 'TalosCredentials', passed: true, message: 'ok' }]);
     assert.equal(none.status.phase, 'Failed', 'a stepwise plan whose preflight found no path does not start');
 

@@ -5,6 +5,7 @@ import {
   SUPPORT_MATRIX,
   kubernetesSupported,
   kubernetesUpgradePath,
+  matrixGaps,
   supportRow,
   talosUpgradePath,
   type Verdict,
@@ -172,4 +173,19 @@ describe('core/support-matrix: kubernetesUpgradePath', function () {
       assert.deepEqual(kubernetesUpgradePath(from, to), expected);
     });
   }
+});
+
+describe('core/support-matrix: matrixGaps (the table cannot go stale silently)', function () {
+  it('says nothing of releases it knows; pre-releases are not releases', function () {
+    assert.deepEqual(matrixGaps(['v1.11.5', 'v1.12.6', 'v1.13.2', 'v1.14.0-rc.1', 'v1.15.0-alpha.0', 'not-a-version']), []);
+  });
+  it('names a minor newer than the table, once, with its newest version', function () {
+    assert.deepEqual(matrixGaps(['v1.13.2', 'v1.15.0', 'v1.15.2', 'v2.0.1']), [
+      'Talos 1.15 (v1.15.2) is newer than the support matrix (1.10–1.14) knows',
+      'Talos 2.0 (v2.0.1) is newer than the support matrix (1.10–1.14) knows',
+    ]);
+  });
+  it('names a row it takes for unreleased once a stable release of it exists', function () {
+    assert.deepEqual(matrixGaps(['v1.14.0', 'v1.14.1']), ['Talos 1.14 is released (v1.14.1), the support matrix still takes it for a pre-release']);
+  });
 });
