@@ -44,7 +44,7 @@ function pathLines(checks: readonly PreflightCheck[]): string[] {
   const hops = checks.find((c) => c.path !== undefined)?.path;
   if (hops === undefined) return [];
   if (hops.length === 0) return ['path: no hop (every node runs the target)'];
-  return [`path: ${hops.length} hop(s), each a rollout of the nodes behind it as above, the next only once every node finished the one before:`, ...hops.map((h, i) => `  ${i + 1}. ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${h.to}: ${h.reason}`)];
+  return [`path: ${hops.length} hop(s), each a rollout of the nodes behind it as above (the estimate is for one), the next only once every node finished the one before:`, ...hops.map((h, i) => `  ${i + 1}. ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${h.to}: ${h.reason}`)];
 }
 
 export function formatPreviewText(r: PreviewReport): string {
