@@ -38,6 +38,17 @@ export interface GroupReport {
   nodes: NodeReport[];
 }
 
+/** One hop of a stepwise plan's path (status.path), as the report lists it. */
+export interface PathHopReport {
+  number: number;
+  kind: string;
+  version: string;
+  state: string;
+  startTime: string | null;
+  completionTime: string | null;
+  reason: string;
+}
+
 export interface ReportDocument {
   apiVersion: 'kangalpatch.ozalp.dk/v1alpha1';
   kind: 'RolloutReport';
@@ -55,6 +66,8 @@ export interface ReportDocument {
   preflight: { status: string | null; reason: string | null; message: string | null };
   source: { commit: string | null; path: string | null; url: string | null };
   groups: GroupReport[];
+  /** A stepwise plan's hops in order (target.path: stepwise); absent for other plans, so their reports stay as they were. Each node has a row per hop in groups, named by its job. */
+  path?: PathHopReport[];
 }
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
@@ -140,5 +153,6 @@ export function reportDocument(plan: ReportPlan, jobs: readonly ReportJob[], s: 
     preflight: { status: pre ? pre.status : null, reason: pre ? pre.reason : null, message: pre ? pre.message : null },
     source: { commit: n(reportedCommit(plan)), path: n(plan.sourcePath), url: sourceUrl(plan, s) },
     groups,
+    ...(st.path === undefined ? {} : { path: st.path.hops.map((h) => ({ number: h.number, kind: h.kind, version: h.version, state: h.state, startTime: n(h.startTime), completionTime: n(h.completionTime), reason: h.reason })) }),
   };
 }

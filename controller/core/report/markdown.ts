@@ -66,6 +66,13 @@ function holdsSection(d: ReportDocument): string[] {
   return ['## Held and skipped nodes', '', '| Node | State | Reason |', '| --- | --- | --- |', ...rows.map((r) => `| ${markdownCell(r.node)} | ${r.state} | ${cell(r.reason || null)} |`), ''];
 }
 
+/** A stepwise plan's hops, in order, with their state and times; nothing for other plans. */
+function pathSection(d: ReportDocument): string[] {
+  if (d.path === undefined) return [];
+  const rows = d.path.map((h) => `| ${h.number} | ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${cell(h.version)} | ${cell(h.state)} | ${cell(h.startTime)} | ${cell(h.completionTime)} | ${cell(h.reason)} |`);
+  return ['## Path', '', 'Each hop is a rollout of the nodes behind it; the groups below list a row per node and hop (its PatchJob `<plan>-h<hop>-<node>`).', '', '| Hop | To | State | Started | Finished | Why |', '| --- | --- | --- | --- | --- | --- |', ...rows, ''];
+}
+
 function preflight(d: ReportDocument): string {
   const p = d.preflight;
   if (p.status === null) return 'not run yet';
@@ -100,6 +107,7 @@ export function renderMarkdown(d: ReportDocument): string {
     `| Plan file | ${source(d)} |`,
     `| Message | ${cell(d.message)} |`,
     '',
+    ...pathSection(d),
     '## Groups',
     '',
   ];

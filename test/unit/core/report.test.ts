@@ -116,6 +116,20 @@ describe('core/report', function () {
       assert.doesNotMatch(renderMarkdown(reportDocument(plan(), [], settings)), /Held and skipped/);
     });
 
+    it('lists a stepwise plan\'s hops in order with their state and times; says nothing of a path for other plans', function () {
+      const path = { computedTime: '2026-01-01T00:00:00Z', hops: [
+        { number: 1, kind: 'talos' as const, version: 'v1.12.6', reason: 'next minor', state: 'Completed' as const, startTime: '2026-01-01T00:00:01Z', completionTime: '2026-01-01T00:10:00Z' },
+        { number: 2, kind: 'kubernetes' as const, version: 'v1.31.4', reason: 'Talos 1.13 needs it', state: 'InProgress' as const, startTime: '2026-01-01T00:10:01Z' },
+      ] };
+      const doc = reportDocument(plan({ status: { phase: 'InProgress' as const, path } }), [], settings);
+      assert.deepEqual(doc.path?.map((h) => [h.number, h.kind, h.version, h.state, h.completionTime]), [[1, 'talos', 'v1.12.6', 'Completed', '2026-01-01T00:10:00Z'], [2, 'kubernetes', 'v1.31.4', 'InProgress', null]]);
+      const md = renderMarkdown(doc);
+      assert.match(md, /## Path\n\n.*\n\n\| Hop \| To \| State \| Started \| Finished \| Why \|\n\| --- \| --- \| --- \| --- \| --- \| --- \|\n\| 1 \| Talos v1\.12\.6 \| Completed \| 2026-01-01T00:00:01Z \| 2026-01-01T00:10:00Z \| next minor \|\n\| 2 \| Kubernetes v1\.31\.4 \| InProgress \| 2026-01-01T00:10:01Z \| — \| Talos 1\.13 needs it \|\n/);
+      assert.ok(md.indexOf('## Path') < md.indexOf('## Groups'));
+      assert.equal(reportDocument(plan(), [], settings).path, undefined);
+      assert.doesNotMatch(renderMarkdown(reportDocument(plan(), [], settings)), /## Path/);
+    });
+
     it('is deterministic: the same status renders the same bytes; a status change changes them', function () {
       const jobs = [job('cp-1', 'controlPlane', { phase: 'Draining', startTime: '2026-01-01T00:00:00Z' })];
       const a = renderMarkdown(reportDocument(plan(), jobs, settings));
