@@ -80,12 +80,12 @@ export async function previewTemplate(ctx: OpContext, loaded: { file: string; pl
     if (keys.errors.length > 0) throw new Error(`--promotion-keys-dir: ${keys.errors.join('; ')}`);
     const repo = opts.repo ?? checkoutOf(loaded.file);
     const evidence = upstreamEvidence(`working tree ${repo}`, await readStatusFolder(repo), keys.keys, new Set(auto.promotion.after.map((s) => s.cluster)), cluster.self?.status.autoUpdate?.promotion?.upstreamSequence);
-    const versions = current === undefined ? [] : stableReleases(feed.releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, auto.allow) !== undefined);
+    const versions = current === undefined ? [] : stableReleases(feed.releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, { allow: auto.allow, stepwise: spec.target.path === 'stepwise' }) !== undefined);
     const outcome = decidePromotion({ now, spec: auto.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, refused: evidence.refused, commit: undefined });
     promotion = outcome.status;
     verdicts = outcome.verdicts;
   }
-  const explanation = explainTemplate({ now, spec: auto, installerSource: spec.target.source, currentVersion: current, releases: feed.releases, skippedVersions: [], children: [] }, verdicts);
+  const explanation = explainTemplate({ now, spec: auto, installerSource: spec.target.source, stepwise: spec.target.path === 'stepwise', currentVersion: current, releases: feed.releases, skippedVersions: [], children: [] }, verdicts);
   return { template: { name: metadata.name, file: loaded.file }, explanation, promotion };
 }
 

@@ -40,6 +40,8 @@ export interface AutoUpdateInput {
   spec: AutoUpdateSpec;
   /** The template's target.source: a ghcr template is never proposed a release ghcr has no installer for (1.14+). */
   installerSource: ImageSource;
+  /** The template's target.path is stepwise: with allow minor, the newest release of any newer minor is proposed (its child plan walks the path). */
+  stepwise?: boolean | undefined;
   /** Lowest Talos version across the template's selected nodes (undefined: no node reports one). */
   currentVersion: string | undefined;
   releases: readonly Release[];
@@ -110,14 +112,24 @@ export interface AutoUpdateDecision {
   nextCheckAt: number;
 }
 
+/** How far a template may step: autoUpdate.allow, and whether its child plans walk a path (target.path: stepwise). */
+export interface StepPolicy {
+  allow: AutoUpdateSpec['allow'];
+  /** With allow minor: any newer minor of the major, as the child plan walks every minor in between. */
+  stepwise?: boolean | undefined;
+}
+
 /** Whether `version` is a step the policy allows from `current`. */
-export function allowedStep(current: string, version: string, allow: AutoUpdateSpec['allow']): Step | undefined {
+export function allowedStep(current: string, version: string, policy: StepPolicy): Step | undefined {
   const c = semver.parse(current);
   const v = semver.parse(version);
   if (!c || !v || v.major !== c.major || !semver.gt(v, c)) return undefined;
   if (v.minor === c.minor) return 'patch';
-  return allow === 'minor' && v.minor === c.minor + 1 ? 'minor' : undefined;
+  if (policy.allow !== 'minor') return undefined;
+  return v.minor === c.minor + 1 || policy.stepwise === true ? 'minor' : undefined;
 }
+
+const stepPolicy = (input: Pick<AutoUpdateInput, 'spec' | 'stepwise'>): StepPolicy => ({ allow: input.spec.allow, stepwise: input.stepwise });
 
 type DecisionBase = Omit<AutoUpdateDecision, 'action' | 'reason' | 'message'>;
 
@@ -143,7 +155,7 @@ export function installerPublished(input: Pick<AutoUpdateInput, 'installerSource
 
 /** The newest allowed release a ghcr template cannot be proposed, said once in the up-to-date message. */
 function ghcrNote(input: AutoUpdateInput, stable: readonly Release[], current: string): string {
-  const blocked = stable.find((r) => allowedStep(current, r.tagName, input.spec.allow) !== undefined && !installerPublished(input, r.tagName));
+  const blocked = stable.find((r) => allowedStep(current, r.tagName, stepPolicy(input)) !== undefined && !installerPublished(input, r.tagName));
   return blocked ? `; ${blocked.tagName} is not proposed: ghcr.io/siderolabs/installer is not published from Talos 1.14, set target.source: factory with target.installer to follow it` : '';
 }
 
@@ -154,7 +166,7 @@ function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], curr
   const minAge = durationMs(spec.minReleaseAge);
   const gate = input.promotionGate;
   return stable.flatMap((release): Candidate[] => {
-    const step = allowedStep(current, release.tagName, spec.allow);
+    const step = allowedStep(current, release.tagName, stepPolicy(input));
     if (step === undefined || excluded.has(semver.clean(release.tagName)) || !installerPublished(input, release.tagName)) return [];
     const aged = (release.publishedAt ?? now) + minAge;
     if (!gate) return [{ release, step, eligibleAt: aged, heldBy: 'age' }];
@@ -211,6 +223,6 @@ export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
     ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}`
     : `; ${pending.version} soaks upstream until ${iso(pending.eligibleAt)}`;
   // The newest allowed release the promotion gate holds back until Git changes (no time to wake at).
-  const held = input.promotionGate && stable.find((r) => allowedStep(current, r.tagName, spec.allow) !== undefined && input.promotionGate?.get(r.tagName) === undefined)?.tagName;
+  const held = input.promotionGate && stable.find((r) => allowedStep(current, r.tagName, stepPolicy(input)) !== undefined && input.promotionGate?.get(r.tagName) === undefined)?.tagName;
   return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote, held);
 }

@@ -35,7 +35,7 @@ export function explainTemplate(input: Omit<AutoUpdateInput, 'promotionGate'>, v
   const versions = above.map((r): VersionWhyNot => {
     const v = r.tagName;
     if (v === proposal) return { version: v, state: 'Proposed', message: `would be proposed now` };
-    if (current === undefined || allowedStep(current, v, spec.allow) === undefined) return { version: v, state: 'NotAllowedStep', message: `not a ${spec.allow} step from ${current ?? '?'} (allow: ${spec.allow})` };
+    if (current === undefined || allowedStep(current, v, { allow: spec.allow, stepwise: input.stepwise }) === undefined) return { version: v, state: 'NotAllowedStep', message: `not a ${spec.allow} step from ${current ?? '?'} (allow: ${spec.allow})` };
     if (!installerPublished(input, v)) return { version: v, state: 'NoGhcrInstaller', message: 'ghcr.io/siderolabs/installer is not published from Talos 1.14: set target.source: factory with target.installer to follow it' };
     const agedAt = (r.publishedAt ?? input.now) + durationMs(spec.minReleaseAge);
     if (agedAt > input.now) return { version: v, state: 'TooYoung', message: `younger than minReleaseAge ${spec.minReleaseAge} until ${iso(agedAt)}` };

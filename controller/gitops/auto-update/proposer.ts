@@ -373,11 +373,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const [first, ...stale] = onForge.open;
     if (first) await closeStale(ctx, first, stale);
     const now = clock.now();
-    const promo = spec.promotion && await gateRecorded(ctx, template, { ...spec, promotion: spec.promotion }, current, feed.releases, now);
+    const stepwise = template.spec?.target.path === 'stepwise';
+    const promo = spec.promotion && await gateRecorded(ctx, template, { ...spec, promotion: spec.promotion, stepwise }, current, feed.releases, now);
     const open = await settleOpenProposal(ctx, first, promo);
     await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
-      now, spec, installerSource: installerSourceOf(template), currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
+      now, spec, installerSource: installerSourceOf(template), stepwise, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
       promotionGate: promo?.gate,
     });

@@ -37,13 +37,13 @@ export function raisedSequences(seen: Readonly<Record<string, number>>, offered:
 
 export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
 
-export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec }, current: string | undefined, releases: readonly Release[], now: number, seen: Readonly<Record<string, number>> = {}): PromotionGate {
+export function promotionGate(source: EvidenceSource | undefined, spec: AutoUpdateSpec & { promotion: PromotionSpec; stepwise?: boolean | undefined }, current: string | undefined, releases: readonly Release[], now: number, seen: Readonly<Record<string, number>> = {}): PromotionGate {
   if (!source) {
     throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'PromotionNotConfigured', message: 'autoUpdate.promotion needs the upstream clusters\' public keys: start the controller with --promotion-keys-dir (docs/auto-update-and-promotion.md "Promoting across clusters")' });
   }
   const evidence = source(stageClusters(spec.promotion), seen);
   if (!evidence) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'EvidenceNotLoaded', message: 'the upstream reports are not loaded from Git yet (first poll of the plans repository)' });
-  const versions = current === undefined ? [] : stableReleases(releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, spec.allow) !== undefined);
+  const versions = current === undefined ? [] : stableReleases(releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, spec) !== undefined);
   const outcome = decidePromotion({ now, spec: spec.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, refused: evidence.refused, commit: evidence.commit });
   const upstreamSequence = raisedSequences(seen, evidence.sequences);
   if (Object.keys(upstreamSequence).length > 0) outcome.status.upstreamSequence = upstreamSequence;

@@ -20,6 +20,7 @@ describe('core/auto-update: decideAutoUpdate', function () {
     { name: 'allow patch, 1h check: eligibility of 1.13.4 (62h away) is after the next check', in: { spec: spec('patch', { checkInterval: '100h' }) }, action: 'propose', version: 'v1.13.3', reason: 'Proposed', pending: 'v1.13.4', wake: T0 + 62 * H },
     { name: 'allow patch, once 1.13.4 is old enough: it is the proposal', in: { now: T0 + 62 * H, checkedAt: T0 + 62 * H }, action: 'propose', version: 'v1.13.4', reason: 'Proposed', wake: T0 + 63 * H },
     { name: 'allow minor: the next minor wins, 1.15 is never skipped to, the younger patch below it is not pending', in: { spec: spec('minor') }, action: 'propose', version: 'v1.14.0', reason: 'Proposed', wake: T0 + H },
+    { name: 'allow minor on a stepwise template: the newest eligible release of any newer minor (1.15.0), its child walking 1.14 on the way', in: { spec: spec('minor'), stepwise: true }, action: 'propose', version: 'v1.15.0', reason: 'Proposed', wake: T0 + H },
     { name: 'allow minor, minReleaseAge 0: still never 1.15', in: { spec: spec('minor', { minReleaseAge: '0s' }) }, action: 'propose', version: 'v1.14.0', reason: 'Proposed', wake: T0 + H },
     { name: 'a skipped version is not proposed again; the next lower one is', in: { skippedVersions: ['v1.13.3'] }, action: 'none', reason: 'ReleaseTooYoung', pending: 'v1.13.4', wake: T0 + H },
     { name: 'skipping 1.14.0 with allow minor falls back to the best patch', in: { spec: spec('minor'), skippedVersions: ['v1.14.0'] }, action: 'propose', version: 'v1.13.3', reason: 'Proposed', pending: 'v1.13.4', wake: T0 + H },
@@ -91,9 +92,16 @@ describe('core/auto-update: releases and steps', function () {
   ];
   for (const [from, to, allow, step] of steps) {
     it(`${from} → ${to} with allow ${allow}: ${step ?? 'not allowed'}`, function () {
-      assert.equal(allowedStep(from, to, allow), step);
+      assert.equal(allowedStep(from, to, { allow }), step);
     });
   }
+
+  it('a stepwise template (target.path: stepwise) with allow minor may take any newer minor of the major, its child walking the path; allow patch stays a patch', function () {
+    assert.equal(allowedStep('v1.11.5', 'v1.13.2', { allow: 'minor', stepwise: true }), 'minor');
+    assert.equal(allowedStep('v1.11.5', 'v1.13.2', { allow: 'minor' }), undefined);
+    assert.equal(allowedStep('v1.11.5', 'v1.13.2', { allow: 'patch', stepwise: true }), undefined);
+    assert.equal(allowedStep('v1.11.5', 'v2.0.0', { allow: 'minor', stepwise: true }), undefined);
+  });
 
   it('the current version is the lowest across nodes (semver, not text)', function () {
     assert.equal(lowestVersion(['v1.13.10', 'v1.13.9', undefined, 'garbage', 'v1.14.0']), 'v1.13.9');
