@@ -21,13 +21,17 @@ export interface SupportRow {
   upgradeFromAtLeast: string;
 }
 
-/** Talos 1.10–1.14. 1.14 was not final when the table was taken (v1.14.0-rc.1, 2026-08-14). */
+/**
+ * Talos 1.10–1.14. 1.14 final: v1.14.0 released 2026-09-03 (siderolabs/talos#14229, "This is the
+ * official v1.14.0 release"); its default Kubernetes 1.37.0 and the 6 minors (1.32–1.37) its code
+ * accepts are those of pkg/machinery/constants in v1.14.x.
+ */
 export const SUPPORT_MATRIX: readonly SupportRow[] = [
   { talos: '1.10', released: '2025-04-30', kubernetes: { min: '1.28', max: '1.33' }, kubernetesInCode: { min: '1.28', max: '1.33' }, defaultKubernetes: '1.33.6', upgradeFromAtLeast: '1.8.0' },
   { talos: '1.11', released: '2025-09-01', kubernetes: { min: '1.29', max: '1.34' }, kubernetesInCode: { min: '1.29', max: '1.34' }, defaultKubernetes: '1.34.1', upgradeFromAtLeast: '1.9.0' },
   { talos: '1.12', released: '2025-12-22', kubernetes: { min: '1.30', max: '1.35' }, kubernetesInCode: { min: '1.30', max: '1.35' }, defaultKubernetes: '1.35.4', upgradeFromAtLeast: '1.10.0' },
   { talos: '1.13', released: '2026-04-27', kubernetes: { min: '1.31', max: '1.36' }, kubernetesInCode: { min: '1.31', max: '1.36' }, defaultKubernetes: '1.36.3', upgradeFromAtLeast: '1.11.0' },
-  { talos: '1.14', released: undefined, kubernetes: { min: '1.33', max: '1.37' }, kubernetesInCode: { min: '1.32', max: '1.37' }, defaultKubernetes: '1.37.0-rc.0', upgradeFromAtLeast: '1.12.0' },
+  { talos: '1.14', released: '2026-09-03', kubernetes: { min: '1.33', max: '1.37' }, kubernetesInCode: { min: '1.32', max: '1.37' }, defaultKubernetes: '1.37.0', upgradeFromAtLeast: '1.12.0' },
 ];
 
 const FIRST = SUPPORT_MATRIX[0]?.talos ?? '';
@@ -67,7 +71,7 @@ export function supportRow(talosVersion: string): SupportRow | undefined {
  * tags): a minor newer than its last row, or a row it still takes for unreleased. One sentence per
  * minor, so the controller can say the table is behind instead of going stale silently.
  */
-export function matrixGaps(stableVersions: readonly string[]): string[] {
+export function matrixGaps(stableVersions: readonly string[], table: readonly SupportRow[] = SUPPORT_MATRIX): string[] {
   const newest = new Map<string, string>();
   for (const v of stableVersions) {
     const p = semver.parse(v);
@@ -76,12 +80,14 @@ export function matrixGaps(stableVersions: readonly string[]): string[] {
     const known = newest.get(minor);
     if (known === undefined || semver.gt(v, known)) newest.set(minor, v);
   }
-  const [lastMajor, lastMinor] = minorKey(LAST);
+  const first = table[0]?.talos ?? '';
+  const last = table.at(-1)?.talos ?? '';
+  const [lastMajor, lastMinor] = minorKey(last);
   return [...newest].sort(([, a], [, b]) => semver.compare(a, b)).flatMap(([minor, v]) => {
-    const row = SUPPORT_MATRIX.find((r) => r.talos === minor);
+    const row = table.find((r) => r.talos === minor);
     if (row !== undefined) return row.released === undefined ? [`Talos ${minor} is released (${v}), the support matrix still takes it for a pre-release`] : [];
     const [major, m] = minorKey(minor);
-    return major > lastMajor || (major === lastMajor && m > lastMinor) ? [`Talos ${minor} (${v}) is newer than the support matrix (${FIRST}–${LAST}) knows`] : [];
+    return major > lastMajor || (major === lastMajor && m > lastMinor) ? [`Talos ${minor} (${v}) is newer than the support matrix (${first}–${last}) knows`] : [];
   });
 }
 

@@ -180,12 +180,12 @@ describe('core/paths: planUpgradePath, no path', function () {
     [
       'no Kubernetes list, and no matrix default for an intermediate minor',
       () => plan(at('v1.12.6', 'v1.31.0'), { kubernetesVersion: 'v1.33.2' }, { kubernetesVersions: undefined }),
-      "no Kubernetes 1.32 version is known, and Kubernetes moves one minor version at a time from v1.31.0 to v1.33.2: give the available Kubernetes versions (without them only the support matrix's default versions, v1.33.6, v1.34.1, v1.35.4, v1.36.3, are used)",
+      "no Kubernetes 1.32 version is known, and Kubernetes moves one minor version at a time from v1.31.0 to v1.33.2: give the available Kubernetes versions (without them only the support matrix's default versions, v1.33.6, v1.34.1, v1.35.4, v1.36.3, v1.37.0, are used)",
     ],
     [
       'no Kubernetes list, and Talos needs a minor with no matrix default',
       () => plan(at('v1.11.3', 'v1.30.4'), { talosVersion: 'v1.13.2' }, { kubernetesVersions: undefined }),
-      "no Kubernetes 1.31 version is known, and Kubernetes moves one minor version at a time from v1.30.4 to a 1.31 version: give the available Kubernetes versions (without them only the support matrix's default versions, v1.33.6, v1.34.1, v1.35.4, v1.36.3, are used)",
+      "no Kubernetes 1.31 version is known, and Kubernetes moves one minor version at a time from v1.30.4 to a 1.31 version: give the available Kubernetes versions (without them only the support matrix's default versions, v1.33.6, v1.34.1, v1.35.4, v1.36.3, v1.37.0, are used)",
     ],
     [
       'a Kubernetes destination not among the available versions',

@@ -20,7 +20,7 @@ const DOCUMENTED: [talos: string, min: number, max: number, defaultK8s: string, 
   ['1.11', 29, 34, '1.34.1', '1.9.0'],
   ['1.12', 30, 35, '1.35.4', '1.10.0'],
   ['1.13', 31, 36, '1.36.3', '1.11.0'],
-  ['1.14', 33, 37, '1.37.0-rc.0', '1.12.0'],
+  ['1.14', 33, 37, '1.37.0', '1.12.0'],
 ];
 
 describe('core/support-matrix: the table', function () {
@@ -31,10 +31,10 @@ describe('core/support-matrix: the table', function () {
     );
   });
 
-  it('release dates, and 1.14 not final', function () {
+  it('release dates, 1.14 final (v1.14.0, 2026-09-03)', function () {
     assert.deepEqual(
       SUPPORT_MATRIX.map((r) => r.released),
-      ['2025-04-30', '2025-09-01', '2025-12-22', '2026-04-27', undefined],
+      ['2025-04-30', '2025-09-01', '2025-12-22', '2026-04-27', '2026-09-03'],
     );
   });
 
@@ -185,7 +185,12 @@ describe('core/support-matrix: matrixGaps (the table cannot go stale silently)',
       'Talos 2.0 (v2.0.1) is newer than the support matrix (1.10–1.14) knows',
     ]);
   });
-  it('names a row it takes for unreleased once a stable release of it exists', function () {
-    assert.deepEqual(matrixGaps(['v1.14.0', 'v1.14.1']), ['Talos 1.14 is released (v1.14.1), the support matrix still takes it for a pre-release']);
+  it('knows 1.14 is final: its releases are no gap', function () {
+    assert.deepEqual(matrixGaps(['v1.14.0', 'v1.14.1']), []);
+  });
+  it('names a row the table takes for unreleased once a stable release of it exists (a table taken before 1.14 was final)', function () {
+    const before = SUPPORT_MATRIX.map((r) => (r.talos === '1.14' ? { ...r, released: undefined } : r));
+    assert.deepEqual(matrixGaps(['v1.14.0', 'v1.14.1', 'v1.14.2-beta.0'], before), ['Talos 1.14 is released (v1.14.1), the support matrix still takes it for a pre-release']);
+    assert.deepEqual(matrixGaps(['v1.14.0-rc.1'], before), []);
   });
 });
