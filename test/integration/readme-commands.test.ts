@@ -25,7 +25,7 @@ const RUN: { command: string; cwd: 'repo' | 'plans-repo' | 'talos-files' }[] = [
 
 /** Commands not run here, each with why and where it is covered. */
 const COVERED_ELSEWHERE: Record<string, string> = {
-  'npm ci && npm run demo': 'test/e2e/demo.test.ts runs the demo entry end to end',
+  'npm ci && npm run demo': 'npm run demo:check (test/demo/check/) runs every demo scenario end to end; test/e2e/demo.test.ts runs the entry in npm test',
   'npm test': 'this suite',
   'helm install kangal-patch charts/kangal-patch --namespace kangal-patch --create-namespace --set image.repository=ghcr.io/example/kangal-patch --set git.url=https://github.com/example/talos-plans.git --set clusterName=production-eu-1 --set-file gitCredentials.token=read-token --set-file gitCredentials.writeToken=write-token':
     'test/integration/helm-chart.test.ts runs it as written (with the lab\'s Helm and token files), and the next Helm commands',

@@ -1,12 +1,37 @@
-// Every scenario of `npm run demo` besides the default story (which npm test runs in
-// test/e2e/demo.test.ts), end to end as CI would run them: `npm run demo:check`. Each is a whole
-// rollout of the demo's fleet, so they are a campaign of their own rather than part of npm test;
-// what each shows (rollback and the Pause policy, auto-update proposals) has its own e2e test too.
+// The scenarios of `npm run demo` end to end, as CI would run them: `npm run demo:check`. Each is
+// a whole rollout of the demo's fleet, so they are a campaign of their own rather than part of npm
+// test; what each shows has its own e2e test too (the custom-groups rollout: patchplan-rollout;
+// rollback and the Pause policy: patchjob-rollback, patchplan-policies; auto-update proposals:
+// gitops-auto-update). npm test runs test/e2e/demo.test.ts (a scenario it does not have is refused).
 import assert from 'node:assert/strict';
 import { demoContext, ROLLED, runDemo, summaryRow } from '../run-demo.js';
 
-describe('npm run demo, the other scenarios (non-TTY, test timings)', function () {
+describe('npm run demo, every scenario (non-TTY, test timings)', function () {
   this.timeout(600_000);
+
+  it('custom-groups: pushes the example, the controller rolls it out, the summary shows every node moved, exit 0', async function () {
+    const run = await runDemo([]);
+    const context = demoContext(run);
+    assert.equal(run.code, 0, context);
+    assert.ok(!run.stdout.includes('\u001b['), 'no ANSI redraws when stdout is not a TTY');
+    assert.match(run.stdout, /\$ git add plans\/custom-groups\.yaml && git commit .* && git push/, 'pushed with git, as a user would');
+    assert.match(run.stdout, /plan custom-groups: Completed 11\/11 nodes/);
+    for (const node of ROLLED) {
+      const row = summaryRow(run.stdout, node);
+      assert.ok(row, `a summary row for ${node}\n${context}`);
+      assert.equal(row[2], 'v1.12.4 → v1.13.2', `${node} Talos`);
+      assert.equal(row[3], 'v1.35.2 → v1.36.3', `${node} Kubernetes`);
+      assert.match(row[4] ?? '', /^\d+(m\d\ds|s)$/, `${node} time cordoned`);
+      assert.equal(row[6], 'Completed', `${node} result`);
+    }
+    assert.equal(summaryRow(run.stdout, 'worker-9'), undefined, 'the staging node is not in the plan');
+    assert.match(run.stdout, /not selected by the plan \(untouched\): worker-9/);
+    const report = /^report PR: (.*)$/m.exec(run.stdout)?.[1];
+    assert.ok(report, 'a report PR line');
+    assert.match(report, /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/);
+    assert.match(run.stdout, /rollout completed; demo wall time \d+ s/);
+    assert.doesNotMatch(run.stdout + run.stderr, /ghs_[0-9a-f]{8,}/, 'no token printed');
+  });
 
   it('failure-pause: the node that does not come back on the target is rolled back, the Pause policy pauses, the demo resumes and retries it, and the rollout completes', async function () {
     const run = await runDemo(['--scenario', 'failure-pause']);
