@@ -5,47 +5,13 @@ import type { Clock } from '../../../controller/runtime/clock.js';
 import { rootContext, type OpContext } from '../../../controller/runtime/context.js';
 import { createRegistryClient, type RegistryClientOptions } from '../../../controller/registry/index.js';
 import { rejection } from '../../support/outcome.js';
+import { CHALLENGE, scripted, status, TOKEN, tokenResponse, type Step } from './scripted-fetch.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const SCHEMATIC = '376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba';
 const GHCR = 'ghcr.io/siderolabs/installer:v1.13.2';
 const GHCR_URL = 'https://ghcr.io/v2/siderolabs/installer/manifests/v1.13.2';
-const TOKEN = 'tok-ABCDEF-secret';
-const CHALLENGE = 'Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:siderolabs/installer:pull"';
 
-interface Call {
-  method: string;
-  url: string;
-  headers: Headers;
-  redirect: RequestInit['redirect'];
-  signal: AbortSignal | undefined;
-}
-
-type Step = (call: Call) => Response | Promise<Response>;
-
-/** A fetch that answers with `steps` in order and records every request; one more request fails the test. */
-function scripted(...steps: Step[]): { fetch: typeof fetch; calls: Call[] } {
-  const calls: Call[] = [];
-  const queue = [...steps];
-  const f = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const call: Call = {
-      method: init?.method ?? 'GET',
-      url: input instanceof Request ? input.url : input.toString(),
-      headers: new Headers(init?.headers),
-      redirect: init?.redirect,
-      signal: init?.signal ?? undefined,
-    };
-    calls.push(call);
-    const step = queue.shift();
-    if (!step) return Promise.reject(new Error(`unexpected request ${call.method} ${call.url}`));
-    return Promise.resolve().then(() => step(call));
-  };
-  return { fetch: f, calls };
-}
-
-const status = (code: number, headers: Record<string, string> = {}, body: string | null = null): Step => () => new Response(body, { status: code, headers });
-const tokenResponse = (body: object = { token: TOKEN, expires_in: 300 }): Step => () =>
-  new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 /** Never answers; rejects with the signal's reason when the request is aborted. */
 const hang: Step = (call) =>
   new Promise<Response>((_resolve, reject) => {

@@ -5,49 +5,18 @@ import type { Clock } from '../../../controller/runtime/clock.js';
 import { rootContext, type OpContext } from '../../../controller/runtime/context.js';
 import { createRegistryClient, MAX_TAG_PAGES, type RegistryClientOptions } from '../../../controller/registry/client.js';
 import { rejection } from '../../support/outcome.js';
+import { CHALLENGE, scripted, status, TOKEN, tokenResponse, type Step } from './scripted-fetch.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const REPO = 'ghcr.io/siderolabs/installer';
 const LIST_URL = 'https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000';
-const TOKEN = 'tok-ABCDEF-secret';
-const CHALLENGE = 'Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:siderolabs/installer:pull"';
 
-interface Call {
-  method: string;
-  url: string;
-  headers: Headers;
-  redirect: RequestInit['redirect'];
-}
-
-type Step = (call: Call) => Response | Promise<Response>;
-
-/** A fetch that answers with `steps` in order and records every request; one more request fails the test. */
-function scripted(...steps: Step[]): { fetch: typeof fetch; calls: Call[] } {
-  const calls: Call[] = [];
-  const queue = [...steps];
-  const f = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const call: Call = {
-      method: init?.method ?? 'GET',
-      url: input instanceof Request ? input.url : input.toString(),
-      headers: new Headers(init?.headers),
-      redirect: init?.redirect,
-    };
-    calls.push(call);
-    const step = queue.shift();
-    if (!step) return Promise.reject(new Error(`unexpected request ${call.method} ${call.url}`));
-    return Promise.resolve().then(() => step(call));
-  };
-  return { fetch: f, calls };
-}
-
-const status = (code: number, headers: Record<string, string> = {}, body: string | null = null): Step => () => new Response(body, { status: code, headers });
 /** A tag list page; `next` becomes a `Link: <next>; rel="next"` header. */
 const page = (tags: unknown, next?: string, name = 'siderolabs/installer'): Step => () =>
   new Response(JSON.stringify({ name, tags }), {
     status: 200,
     headers: { 'content-type': 'application/json', ...(next === undefined ? {} : { link: `<${next}>; rel="next"` }) },
   });
-const tokenResponse = (): Step => () => new Response(JSON.stringify({ token: TOKEN, expires_in: 300 }), { status: 200, headers: { 'content-type': 'application/json' } });
 
 const clock: Clock = { now: () => NOW, sleep: (_ms, signal) => new Promise<void>((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true })) };
 
