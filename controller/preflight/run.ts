@@ -18,10 +18,7 @@ import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
 import { etcdGated, etcdHealthy } from './etcd.js';
 import { hopImages, upgradePathCheck, type PathVersionSources } from './path.js';
-import { isStepwise } from '../core/plan/path.js';
-
-/** A Kubernetes target, or a stepwise path (whose hops may move Kubernetes): the machine configs must be usable. */
-const mayMoveKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
+import { isStepwise, movesKubernetes } from '../core/plan/path.js';
 
 export interface ImageChecker {
   imageExists(ctx: OpContext, image: string): Promise<{ exists: boolean; detail: string }>;
@@ -73,7 +70,7 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   } finally {
     session.close();
   }
-  if (mayMoveKubernetes(spec)) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
+  if (movesKubernetes(spec)) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(extensionsKept(spec, talos.versions, nodes));
   checks.push(nodeOverrides(spec, talos.versions, nodes));
   if (!isStepwise(spec)) {
@@ -127,7 +124,7 @@ async function talosVersions(
     if (detect.platform || detect.secureBoot) {
       detected.set(name, { platform: detect.platform ? version.platform : undefined, secureBoot: detect.secureBoot ? await client.secureBoot(withTimeout(ctx, CALL_MS), ip) : undefined });
     }
-    if (!mayMoveKubernetes(spec)) return;
+    if (!movesKubernetes(spec)) return;
     const problem = await configProblem(ctx, client, ip);
     if (problem !== undefined) configProblems.push(`${name}: ${problem}`);
   };

@@ -12,7 +12,7 @@ import { DEFAULT_HOOK_POLICY } from '../core/hook-policy.js';
 import { controlPlaneFirst, extensionsKept, nodeOverrides, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
 import { hopImages, upgradePathCheck } from '../preflight/path.js';
-import { isStepwise } from '../core/plan/path.js';
+import { isStepwise, movesKubernetes } from '../core/plan/path.js';
 
 export interface SkippedCheck {
   name: string;
@@ -50,7 +50,7 @@ export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, inpu
   checks.push(extensionsKept(spec, reported, nodes));
   checks.push(nodeOverrides(spec, reported, nodes));
   checks.push(...(await versionChecks(ctx, deps, spec, reported, nodes)));
-  const talosChecks = spec.target.kubernetesVersion === undefined && !isStepwise(spec) ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
+  const talosChecks = !movesKubernetes(spec) ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
   return { checks, skipped: [{ name: talosChecks, message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage` }] };
 }
 

@@ -18,6 +18,9 @@ import type { PlanJobFacts, PlanNodeFacts, PlanObservation, PlanStep, PreflightC
 
 export const isStepwise = (spec: PatchPlanSpec): boolean => spec.target.path === 'stepwise';
 
+/** A plan that may upgrade Kubernetes: a Kubernetes target, or a stepwise path (its hops may). */
+export const movesKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
+
 export const hopWhat = (hop: Pick<PathHopStatus, 'kind' | 'version'>): string => `${hop.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${hop.version}`;
 
 /** The hop a pass works on: the first not Completed, or the last once every hop is. */

@@ -8,11 +8,7 @@ import type { HealthCheck } from '../../../schemas/health.js';
 import type { KubeInformers } from '../../kube/port.js';
 import { GROUP_LABEL, KUBE_PROXY, PLAN_LABEL, type JobView, type PlanView } from '../../kube/views.js';
 import { HOP_LABEL } from '../../core/plan/jobs.js';
-import { isStepwise } from '../../core/plan/path.js';
-import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
-
-/** A plan that may upgrade Kubernetes: a Kubernetes target, or a stepwise path (its hops may). */
-export const movesKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
+import { movesKubernetes } from '../../core/plan/path.js';
 import { apiServerFacts } from '../kubernetes-facts.js';
 import { hookJobFacts } from '../hooks.js';
 import type { PrePullRunner } from './pre-pull-runner.js';

@@ -6,7 +6,8 @@ import type { KubeInformers } from '../../kube/port.js';
 import { PLAN_LABEL, type NodeView } from '../../kube/views.js';
 import type { WorkQueue } from '../../runtime/queue.js';
 import { HOOK_LABEL, PATCHJOB_LABEL } from '../../core/hooks.js';
-import { movesKubernetes, planJobFacts, planOfJob } from './observe.js';
+import { planJobFacts, planOfJob } from './observe.js';
+import { movesKubernetes } from '../../core/plan/path.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
   !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || a.kubeletVersion !== b.kubeletVersion || a.hold !== b.hold || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
