@@ -26,6 +26,8 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   // CommonJS dependencies call require() for Node's built-in modules; an ESM file has none.
-  banner: { js: "import { createRequire as __kangalCreateRequire } from 'node:module'; const require = __kangalCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __kangalCreateRequire } from 'node:module'; const require = __kangalCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });

@@ -69,14 +69,23 @@ interface PreviewFlags {
 
 /** The hook allowlists of preview's --hook-* flags, read as `run` reads its own. */
 function previewHookPolicy(opts: PreviewFlags): HookPolicy | Error {
-  const split = (text: string | undefined): string[] => (text ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const split = (text: string | undefined): string[] =>
+    (text ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '');
   const imageRegistries: string[] = [];
   for (const part of split(opts.hookImageRegistries)) {
     const entry = registryEntry(part);
     if (entry instanceof Error) return new Error(`--hook-image-registries: ${entry.message}`);
     imageRegistries.push(entry);
   }
-  return { ...DEFAULT_HOOK_POLICY, serviceAccounts: split(opts.hookServiceAccounts), priorityClasses: split(opts.hookPriorityClasses), imageRegistries };
+  return {
+    ...DEFAULT_HOOK_POLICY,
+    serviceAccounts: split(opts.hookServiceAccounts),
+    priorityClasses: split(opts.hookPriorityClasses),
+    imageRegistries,
+  };
 }
 
 /** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
@@ -101,11 +110,18 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
   const problems = [...collected.problems, ...result.problems];
   if (problems.length > 0) {
     io.out(problems.map((p) => `${formatProblem(p)}\n`).join(''));
-    return fail(`${path} is not valid (${problems.length} problem(s)); fix it first (kangal-patch validate ${path})`, ExitCode.Invalid);
+    return fail(
+      `${path} is not valid (${problems.length} problem(s)); fix it first (kangal-patch validate ${path})`,
+      ExitCode.Invalid,
+    );
   }
   const [loaded, ...more] = result.plans;
   if (!loaded) return fail(`${path} holds no PatchPlan`, ExitCode.Invalid);
-  if (more.length > 0) return fail(`${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`, ExitCode.Usage);
+  if (more.length > 0)
+    return fail(
+      `${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`,
+      ExitCode.Usage,
+    );
   if (loaded.plan.spec.target.autoUpdate?.enabled) return previewTemplateFile(loaded, opts, io, fail);
   const { previewPlan } = await import('./preview/run.js');
   const { formatPreviewJson, formatPreviewText } = await import('./preview/format.js');
@@ -130,13 +146,23 @@ async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<Exi
 }
 
 /** An auto-update template: what it would propose now and why not a newer release (exit 0). */
-async function previewTemplateFile(loaded: { file: string; plan: PatchPlanDocument }, opts: PreviewFlags, io: CliIO, fail: (text: string, code: ExitCode) => ExitCode): Promise<ExitCode> {
+async function previewTemplateFile(
+  loaded: { file: string; plan: PatchPlanDocument },
+  opts: PreviewFlags,
+  io: CliIO,
+  fail: (text: string, code: ExitCode) => ExitCode,
+): Promise<ExitCode> {
   const { previewTemplate, formatTemplatePreview } = await import('./gitops/template-preview.js');
   const shutdown = new AbortController();
   try {
     const p = await previewTemplate(rootContext(systemClock, shutdown.signal, PREVIEW_TIMEOUT_MS), loaded, {
-      kubeconfig: opts.kubeconfig, operatorNamespace: opts.namespace, controllerNode: opts.controllerNode,
-      releasesApiUrl: opts.releasesApiUrl, releasesTokenFile: opts.releasesTokenFile, promotionKeysDir: opts.promotionKeysDir, repo: opts.repo,
+      kubeconfig: opts.kubeconfig,
+      operatorNamespace: opts.namespace,
+      controllerNode: opts.controllerNode,
+      releasesApiUrl: opts.releasesApiUrl,
+      releasesTokenFile: opts.releasesTokenFile,
+      promotionKeysDir: opts.promotionKeysDir,
+      repo: opts.repo,
     });
     io.out(opts.output === 'json' ? `${JSON.stringify(p, null, 2)}\n` : formatTemplatePreview(p));
     return ExitCode.Ok;
@@ -157,7 +183,11 @@ interface StatusOptions {
 async function status(plans: string[], opts: StatusOptions, io: CliIO): Promise<ExitCode> {
   const { runStatus } = await import('./status/command.js');
   const own = io === stdio;
-  const code = (await runStatus(plans, opts, { out: io.out, err: io.err, terminal: own ? process.stdout : undefined })) as ExitCode;
+  const code = (await runStatus(plans, opts, {
+    out: io.out,
+    err: io.err,
+    terminal: own ? process.stdout : undefined,
+  })) as ExitCode;
   // Idle keep-alive connections to the apiserver must not hold a finished command open.
   if (own) setTimeout(() => process.exit(code), 2_000).unref();
   return code;
@@ -173,33 +203,78 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .description('Validate PatchPlan files (files or directories, *.yaml/*.yml, searched recursively)')
     .argument('<paths...>', 'plan files or directories')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .option('-n, --namespace <namespace>', 'operator namespace (talosConfig.secretRef.namespace must match)', DEFAULT_OPERATOR_NAMESPACE)
+    .option(
+      '-n, --namespace <namespace>',
+      'operator namespace (talosConfig.secretRef.namespace must match)',
+      DEFAULT_OPERATOR_NAMESPACE,
+    )
     .exitOverride()
     .action(async (paths: string[], opts: ValidateOptions) => setExit(await validate(paths, opts, io)));
   program
     .command('preview')
-    .description('Print the rollout a plan file would do on the live cluster, changing nothing (exit 1 when a preflight check fails)')
+    .description(
+      'Print the rollout a plan file would do on the live cluster, changing nothing (exit 1 when a preflight check fails)',
+    )
     .argument('<plan>', 'a PatchPlan file')
     .option('--kubeconfig <path>', 'kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .option('-n, --namespace <namespace>', 'operator namespace (where the Talos credentials Secret lives)', DEFAULT_OPERATOR_NAMESPACE)
-    .option('--registry-mirror <host=url...>', 'check installer images of a registry at a mirror, as `run` does (repeatable)')
-    .option('--controller-node <name>', "the node the controller runs on (scheduled last in its group)", process.env.NODE_NAME)
-    .option('--releases-api-url <url>', 'auto-update templates and stepwise paths: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com; a path falls back to the installer registry\'s tags)')
+    .option(
+      '-n, --namespace <namespace>',
+      'operator namespace (where the Talos credentials Secret lives)',
+      DEFAULT_OPERATOR_NAMESPACE,
+    )
+    .option(
+      '--registry-mirror <host=url...>',
+      'check installer images of a registry at a mirror, as `run` does (repeatable)',
+    )
+    .option(
+      '--controller-node <name>',
+      'the node the controller runs on (scheduled last in its group)',
+      process.env.NODE_NAME,
+    )
+    .option(
+      '--releases-api-url <url>',
+      "auto-update templates and stepwise paths: the GitHub REST API listing siderolabs/talos releases (default https://api.github.com; a path falls back to the installer registry's tags)",
+    )
     .option('--releases-token-file <path>', 'auto-update templates and stepwise paths: a token for the releases API')
-    .option('--promotion-keys-dir <dir>', 'templates with autoUpdate.promotion: the upstream clusters\' public keys (<cluster>.pem)')
-    .option('--repo <dir>', 'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)')
-    .option('--hook-service-accounts <names>', 'as `run`: ServiceAccounts hooks may run as (comma-separated), for the HookAdmission check')
+    .option(
+      '--promotion-keys-dir <dir>',
+      "templates with autoUpdate.promotion: the upstream clusters' public keys (<cluster>.pem)",
+    )
+    .option(
+      '--repo <dir>',
+      'templates with autoUpdate.promotion: the checkout holding status/ (default: the nearest folder above the file with .git)',
+    )
+    .option(
+      '--hook-service-accounts <names>',
+      'as `run`: ServiceAccounts hooks may run as (comma-separated), for the HookAdmission check',
+    )
     .option('--hook-priority-classes <names>', 'as `run`: PriorityClasses hooks may ask for (comma-separated)')
-    .option('--hook-image-registries <registries>', 'as `run`: registries hook images must come from (comma-separated; default any)')
+    .option(
+      '--hook-image-registries <registries>',
+      'as `run`: registries hook images must come from (comma-separated; default any)',
+    )
     .exitOverride()
     .action(async (path: string, opts: PreviewFlags) => setExit(await preview(path, opts, io)));
   program
     .command('status')
-    .description('Show PatchPlans and their rollouts (read-only, your own credentials): phase, what each waits for, a bar per group, active and failed nodes, the summary table; --watch follows them until they end (exit 0 all Completed, 1 one Failed)')
+    .description(
+      'Show PatchPlans and their rollouts (read-only, your own credentials): phase, what each waits for, a bar per group, active and failed nodes, the summary table; --watch follows them until they end (exit 0 all Completed, 1 one Failed)',
+    )
     .argument('[plans...]', 'PatchPlan names (default: every plan, newest first)')
-    .option('-w, --watch', 'follow the watches until every plan shown has finished; redraws in place on a terminal, prints timestamped changes otherwise', false)
-    .addOption(new Option('-o, --output <format>', 'output format (json and yaml: one document, described in docs/rollout.md "Watching a rollout")').choices(['text', 'wide', 'json', 'yaml']).default('text'))
+    .option(
+      '-w, --watch',
+      'follow the watches until every plan shown has finished; redraws in place on a terminal, prints timestamped changes otherwise',
+      false,
+    )
+    .addOption(
+      new Option(
+        '-o, --output <format>',
+        'output format (json and yaml: one document, described in docs/rollout.md "Watching a rollout")',
+      )
+        .choices(['text', 'wide', 'json', 'yaml'])
+        .default('text'),
+    )
     .option('--kubeconfig <path>', 'kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)')
     .option('--context <name>', 'the kubeconfig context to use (default: its current context)')
     .exitOverride()
@@ -209,7 +284,8 @@ export function buildProgram(io: CliIO, setExit: (code: ExitCode) => void): Comm
     .description(`Run the controller (every flag also reads KANGAL_PATCH_<FLAG>, e.g. KANGAL_PATCH_NAMESPACE)`)
     .exitOverride()
     .action(async (opts: Partial<Record<RunFlagName, string | boolean | string[]>>) => setExit(await run(opts, io)));
-  for (const def of Object.values(RUN_FLAGS)) runCommand.option(def.flag, `${def.help}${def.default === undefined ? '' : ` (default ${def.default})`}`);
+  for (const def of Object.values(RUN_FLAGS))
+    runCommand.option(def.flag, `${def.help}${def.default === undefined ? '' : ` (default ${def.default})`}`);
   return program;
 }
 
@@ -222,7 +298,11 @@ async function run(flags: Partial<Record<RunFlagName, string | boolean | string[
   if (cfg.notifyConfigFile !== undefined) {
     const notify = await loadNotifyConfig(cfg.notifyConfigFile);
     if ('errors' in notify) {
-      io.err(notify.errors.map((e) => `kangal-patch run: --notify-config-file (${envName('notifyConfigFile')}): ${e}\n`).join(''));
+      io.err(
+        notify.errors
+          .map((e) => `kangal-patch run: --notify-config-file (${envName('notifyConfigFile')}): ${e}\n`)
+          .join(''),
+      );
       return ExitCode.Usage;
     }
     cfg.notify = notify;
@@ -282,7 +362,8 @@ async function loadPromotionKeys(cfg: RunConfig): Promise<string[]> {
   const errors: string[] = [];
   if (cfg.reportSigningKeyFile !== undefined) {
     const key = await loadSigningKey(cfg.reportSigningKeyFile);
-    if (key instanceof Error) errors.push(`--report-signing-key-file (${envName('reportSigningKeyFile')}): ${key.message}`);
+    if (key instanceof Error)
+      errors.push(`--report-signing-key-file (${envName('reportSigningKeyFile')}): ${key.message}`);
     else cfg.reportSigningKey = key;
   }
   if (cfg.promotionKeysDir !== undefined) {

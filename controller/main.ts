@@ -39,7 +39,15 @@ import { closeAllTalosChannels } from './talos/index.js';
 export async function runController(cfg: RunConfig, log: Logger, shutdown: AbortSignal): Promise<number> {
   const clock = controllerClock(cfg, log);
   const healthCheckUser = `system:serviceaccount:${cfg.namespace}:${cfg.healthCheckServiceAccount}`;
-  const kube = createKube({ kubeconfig: cfg.kubeconfig, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, clock, logger: logFn(log), reportingInstance: cfg.identity, healthCheckUser });
+  const kube = createKube({
+    kubeconfig: cfg.kubeconfig,
+    operatorNamespace: cfg.namespace,
+    hooksNamespace: cfg.hooksNamespace,
+    clock,
+    logger: logFn(log),
+    reportingInstance: cfg.identity,
+    healthCheckUser,
+  });
   const metrics = createMetrics();
   const informers = kube.informers;
   registerClusterGauges(metrics.registry, informers, clock);
@@ -60,14 +68,34 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
-  const notifications = cfg.notify ? startNotifications(cfg.notify, { cluster: cfg.clusterName, clock, log: logFn(log), onResult: metrics.notification, plans: kube.informers.patchPlans, jobs: kube.informers.patchJobs }, work.signal) : undefined;
+  const notifications = cfg.notify
+    ? startNotifications(
+        cfg.notify,
+        {
+          cluster: cfg.clusterName,
+          clock,
+          log: logFn(log),
+          onResult: metrics.notification,
+          plans: kube.informers.patchPlans,
+          jobs: kube.informers.patchJobs,
+        },
+        work.signal,
+      )
+    : undefined;
   const queues = { clock, metrics, log };
   // Oldest job first: when passes queue up (many jobs in flight), the nodes already cordoned and
   // rebooted finish, and give their slot back, before new jobs take a worker to begin.
   const oldestFirst = (key: string): number => kube.informers.patchJobs.get(key)?.created ?? 0;
-  const jobs = reconcileQueue('patchjob', { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000, order: oldestFirst }, queues);
+  const jobs = reconcileQueue(
+    'patchjob',
+    { concurrency: cfg.maxConcurrentReconciles, passTimeoutMs: 60 * 60_000, order: oldestFirst },
+    queues,
+  );
   const talos = talosAccess(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
-  const alertmanager = cfg.alertmanagerUrl === undefined ? undefined : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
+  const alertmanager =
+    cfg.alertmanagerUrl === undefined
+      ? undefined
+      : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
   let handedOver = false;
   startJobs(jobs, { kube, talos, cfg, log, metrics, notifications, alertmanager }, work.signal);
   // A handover stops all work once the pass that decided it has written its status.
@@ -80,14 +108,28 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
         log.info({ node: cfg.nodeName }, 'handing leadership over: this controller runs on the next node to patch');
       }
     : undefined;
-  const preflight = startPlans(plans, { kube, talos, cfg, log, handOver, notifications, clock, alertmanager }, work.signal);
+  const preflight = startPlans(
+    plans,
+    { kube, talos, cfg, log, handOver, notifications, clock, alertmanager },
+    work.signal,
+  );
   const git = startGitSide(cfg, { kube, preflight, clock, log, metrics, notifications }, work.signal);
 
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(stopMessage(lost, handedOver));
-  await Promise.all([jobs.drain(), plans.drain(), git.gitops, git.writeBack?.reporter.stop(), git.autoUpdate?.stop(), notifications?.stopped]);
-  if (elector && !lost) await elector.release().catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
+  await Promise.all([
+    jobs.drain(),
+    plans.drain(),
+    git.gitops,
+    git.writeBack?.reporter.stop(),
+    git.autoUpdate?.stop(),
+    notifications?.stopped,
+  ]);
+  if (elector && !lost)
+    await elector
+      .release()
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
   // After a handover the process ends; restarted (as the Deployment does), it stands by.
   return finish(servers, log, lost ? 1 : 0);
 }
@@ -106,7 +148,12 @@ function readiness(caches: readonly { isSynced(): boolean }[], leading: boolean)
 }
 
 /** The health probe and metrics servers, each only when its bind address is set. */
-async function startEndpoints(cfg: RunConfig, log: Logger, metrics: Metrics, readyz: () => { ready: boolean; why: string }): Promise<Server[]> {
+async function startEndpoints(
+  cfg: RunConfig,
+  log: Logger,
+  metrics: Metrics,
+  readyz: () => { ready: boolean; why: string },
+): Promise<Server[]> {
   const servers: Server[] = [];
   if (cfg.healthProbeBindAddress) {
     const h = await serve(cfg.healthProbeBindAddress, { healthz: () => true, readyz });
@@ -114,7 +161,11 @@ async function startEndpoints(cfg: RunConfig, log: Logger, metrics: Metrics, rea
     log.info({ port: h.port, address: cfg.healthProbeBindAddress.host }, 'health probes listening');
   }
   if (cfg.metricsBindAddress) {
-    const m = await serve(cfg.metricsBindAddress, { healthz: () => true, readyz: () => ({ ready: true, why: 'ok' }), registry: metrics.registry });
+    const m = await serve(cfg.metricsBindAddress, {
+      healthz: () => true,
+      readyz: () => ({ ready: true, why: 'ok' }),
+      registry: metrics.registry,
+    });
     servers.push(m.server);
     log.info({ port: m.port, address: cfg.metricsBindAddress.host }, 'metrics listening');
   }
@@ -135,7 +186,13 @@ function leaderElector(cfg: RunConfig, kube: Kube, clock: Clock, log: Logger): L
 }
 
 /** Waits until this replica leads (false: shut down while standing by); losing the lease later aborts `work`. */
-async function acquireLeadership(elector: LeaderElector, cfg: RunConfig, log: Logger, shutdown: AbortSignal, work: AbortController): Promise<boolean> {
+async function acquireLeadership(
+  elector: LeaderElector,
+  cfg: RunConfig,
+  log: Logger,
+  shutdown: AbortSignal,
+  work: AbortController,
+): Promise<boolean> {
   log.info({ identity: cfg.identity, lease: `${cfg.namespace}/${cfg.leaderElectionId}` }, 'waiting to become leader');
   try {
     await elector.acquire(shutdown);
@@ -168,7 +225,15 @@ function reconcileQueue(
     onError: (key, err, retryIn) => {
       const reason = isOutcomeError(err) ? err.reason : 'Error';
       metrics.reconcileErrors.inc({ controller, reason });
-      log.warn({ [QUEUE_KEY_FIELD[controller]]: key, reason, err: err instanceof Error ? err.message : String(err), retryInMs: retryIn }, 'reconcile failed');
+      log.warn(
+        {
+          [QUEUE_KEY_FIELD[controller]]: key,
+          reason,
+          err: err instanceof Error ? err.message : String(err),
+          retryInMs: retryIn,
+        },
+        'reconcile failed',
+      );
     },
     onPass: (_key, ms, ok) => {
       metrics.reconcileDuration.observe({ controller, result: ok ? 'ok' : 'error' }, ms / 1000);
@@ -203,21 +268,73 @@ function startJobs(queue: WorkQueue, w: ReconcilerWiring & { metrics: Metrics },
     },
     reasonChanged: (before, after) => counted.reasonChanged(before, after),
   };
-  queue.start(createJobReconciler({ kube: kube.port, informers: kube.informers, connectTalos: w.talos.connect, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, log: w.log, observer, alertmanager: w.alertmanager }), signal);
+  queue.start(
+    createJobReconciler({
+      kube: kube.port,
+      informers: kube.informers,
+      connectTalos: w.talos.connect,
+      operatorNamespace: cfg.namespace,
+      hooksNamespace: cfg.hooksNamespace,
+      hookPolicy: cfg.hookPolicy,
+      log: w.log,
+      observer,
+      alertmanager: w.alertmanager,
+    }),
+    signal,
+  );
   for (const job of kube.informers.patchJobs.list()) queue.add(job.name);
 }
 
 /** PatchPlan events feed the queue; every known plan gets a first pass. Returns the preflight deps (the auto-update proposals share them). */
-function startPlans(queue: WorkQueue, w: ReconcilerWiring & { handOver: (() => void) | undefined; clock: Clock }, signal: AbortSignal): PreflightDeps {
+function startPlans(
+  queue: WorkQueue,
+  w: ReconcilerWiring & { handOver: (() => void) | undefined; clock: Clock },
+  signal: AbortSignal,
+): PreflightDeps {
   const { kube, cfg } = w;
   wirePlanEvents(kube.informers, queue);
-  const health = startHealthWatches({ informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) }, signal);
+  const health = startHealthWatches(
+    { informers: kube.informers, objects: kube.objects, queue, clock: w.clock, log: logFn(w.log) },
+    signal,
+  );
   const registry = createRegistryClient({ mirrors: cfg.registryMirror });
-  const pathVersions = pathVersionSources({ releases: releasesClientWithTokenFile({ baseUrl: cfg.releasesApiUrl, tokenFile: cfg.releasesTokenFile }), registry });
-  const preflight = { kube: kube.port, talos: w.talos, images: registry, objects: kube.objects, hookPolicy: cfg.hookPolicy, pathVersions };
-  const prePulls = createPrePullRunner({ ctx: rootContext(w.clock, signal), connectTalos: w.talos.connect, wake: (plan) => queue.add(plan), log: w.log });
+  const pathVersions = pathVersionSources({
+    releases: releasesClientWithTokenFile({ baseUrl: cfg.releasesApiUrl, tokenFile: cfg.releasesTokenFile }),
+    registry,
+  });
+  const preflight = {
+    kube: kube.port,
+    talos: w.talos,
+    images: registry,
+    objects: kube.objects,
+    hookPolicy: cfg.hookPolicy,
+    pathVersions,
+  };
+  const prePulls = createPrePullRunner({
+    ctx: rootContext(w.clock, signal),
+    connectTalos: w.talos.connect,
+    wake: (plan) => queue.add(plan),
+    log: w.log,
+  });
   queue.start(
-    createPlanReconciler({ kube: kube.port, informers: kube.informers, preflight: (ctx, input) => runPreflight(ctx, preflight, input), talos: preflight.talos, operatorNamespace: cfg.namespace, hooksNamespace: cfg.hooksNamespace, hookPolicy: cfg.hookPolicy, ownNode: cfg.nodeName, preflightRetryMs: cfg.preflightRetryPeriod, handOver: w.handOver, log: w.log, observer: w.notifications?.plan, healthFacts: (c) => health.facts(c), freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c), alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval), prePulls }),
+    createPlanReconciler({
+      kube: kube.port,
+      informers: kube.informers,
+      preflight: (ctx, input) => runPreflight(ctx, preflight, input),
+      talos: preflight.talos,
+      operatorNamespace: cfg.namespace,
+      hooksNamespace: cfg.hooksNamespace,
+      hookPolicy: cfg.hookPolicy,
+      ownNode: cfg.nodeName,
+      preflightRetryMs: cfg.preflightRetryPeriod,
+      handOver: w.handOver,
+      log: w.log,
+      observer: w.notifications?.plan,
+      healthFacts: (c) => health.facts(c),
+      freshHealthFacts: (ctx, c) => health.freshFacts(ctx, c),
+      alertGate: createAlertGateAnswers(w.alertmanager, cfg.alertmanagerInterval),
+      prePulls,
+    }),
     signal,
   );
   for (const plan of kube.informers.patchPlans.list()) queue.add(plan.name);
@@ -232,22 +349,50 @@ interface GitSide {
 }
 
 /** Polling Git, the write-back and the auto-update proposals. Without --git-url the controller runs on PatchPlans applied with kubectl alone. */
-function startGitSide(cfg: RunConfig, w: { kube: Kube; preflight: PreflightDeps; clock: Clock; log: Logger; metrics: Metrics; notifications: NotifyWiring | undefined }, signal: AbortSignal): GitSide {
+function startGitSide(
+  cfg: RunConfig,
+  w: {
+    kube: Kube;
+    preflight: PreflightDeps;
+    clock: Clock;
+    log: Logger;
+    metrics: Metrics;
+    notifications: NotifyWiring | undefined;
+  },
+  signal: AbortSignal,
+): GitSide {
   if (!hasGit(cfg)) return { writeBack: undefined, autoUpdate: undefined, gitops: Promise.resolve() };
   const { kube, clock, log, metrics } = w;
   const informers = kube.informers;
   const writeBack = startWriteBack(cfg, { kube: kube.port, informers, clock, log, metrics }, signal);
   let gitopsLoop: GitopsLoop | undefined;
   const autoUpdate = writeBack
-    ? startAutoUpdateProposals(cfg, {
-      kube: kube.port, informers, writeBack, preflight: w.preflight, templateText: (file) => gitopsLoop?.fileText(file), reportFiles: () => gitopsLoop?.reportFiles(), clock, log, onProposalOpened: w.notifications?.proposalOpened,
-    }, signal)
+    ? startAutoUpdateProposals(
+        cfg,
+        {
+          kube: kube.port,
+          informers,
+          writeBack,
+          preflight: w.preflight,
+          templateText: (file) => gitopsLoop?.fileText(file),
+          reportFiles: () => gitopsLoop?.reportFiles(),
+          clock,
+          log,
+          onProposalOpened: w.notifications?.proposalOpened,
+        },
+        signal,
+      )
     : undefined;
   const loopStarted = (loop: GitopsLoop): void => {
     gitopsLoop = loop;
     if (autoUpdate) sweepAfterFirstSync(loop, autoUpdate);
   };
-  const gitops = runGitops(cfg, { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge }, signal, loopStarted).catch((err: unknown) => {
+  const gitops = runGitops(
+    cfg,
+    { kube: kube.port, informers, clock, log, metrics, forge: writeBack?.forge },
+    signal,
+    loopStarted,
+  ).catch((err: unknown) => {
     log.error({ err: err instanceof Error ? err.message : String(err) }, 'GitOps loop stopped');
   });
   return { writeBack, autoUpdate, gitops };

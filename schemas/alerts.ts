@@ -21,9 +21,16 @@ export const matcherList = z
   .max(1024, { error: 'must be at most 1024 characters' })
   .superRefine((text, ctx) => {
     const parsed = parseMatchers(text);
-    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: `is not an Alertmanager matcher list (${parsed.error}); write e.g. severity="critical" or {alertname=~"Ceph.*", namespace="rook-ceph"}` });
+    if (!parsed.ok)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is not an Alertmanager matcher list (${parsed.error}); write e.g. severity="critical" or {alertname=~"Ceph.*", namespace="rook-ceph"}`,
+      });
   })
-  .meta({ description: 'Alertmanager matchers, all of which must hold, e.g. `severity="critical"` or `{alertname=~"Ceph.*", namespace="rook-ceph"}`.' });
+  .meta({
+    description:
+      'Alertmanager matchers, all of which must hold, e.g. `severity="critical"` or `{alertname=~"Ceph.*", namespace="rook-ceph"}`.',
+  });
 
 export const alertGate = z
   .strictObject({
@@ -37,7 +44,10 @@ export const alertGate = z
       .max(MAX_ALERT_SELECTORS, { error: `must list at most ${MAX_ALERT_SELECTORS} matcher lists` })
       .default([])
       .meta({ description: 'Alerts matching any of these never hold the rollout (e.g. alertname="Watchdog").' }),
-    timeout: duration('1h', { max: MAX_TIMEOUT }).default('1h').meta({ description: 'How long the rollout waits for the alerts to stop before the failure policy applies (reason AlertGateTimeout).' }),
+    timeout: duration('1h', { max: MAX_TIMEOUT }).default('1h').meta({
+      description:
+        'How long the rollout waits for the alerts to stop before the failure policy applies (reason AlertGateTimeout).',
+    }),
   })
   .meta({
     description:
@@ -59,10 +69,16 @@ export const silence = z
       .string()
       .regex(LABEL_NAME, { error: 'must be a label name such as "node" or "instance"' })
       .default('node')
-      .meta({ description: 'The silence also matches this label equal to the node\'s name (`node="<name>"`), so it never silences other nodes.' }),
-    comment: z.string().max(512).optional().meta({ description: 'Added to the silence\'s comment in Alertmanager.' }),
+      .meta({
+        description:
+          'The silence also matches this label equal to the node\'s name (`node="<name>"`), so it never silences other nodes.',
+      }),
+    comment: z.string().max(512).optional().meta({ description: "Added to the silence's comment in Alertmanager." }),
   })
-  .meta({ description: 'A silence created in Alertmanager before the node is cordoned and expired when its PatchJob finishes.' });
+  .meta({
+    description:
+      'A silence created in Alertmanager before the node is cordoned and expired when its PatchJob finishes.',
+  });
 
 export const silences = z
   .array(silence)
@@ -77,18 +93,28 @@ export const silences = z
 export const alertWait = z
   .strictObject({
     startTime: timestamp.meta({ description: 'When the wait for the alerts began.' }),
-    deadline: timestamp.meta({ description: 'When the failure policy applies if alerts still hold the rollout (startTime + alertGate.timeout).' }),
-    alerts: z.array(z.string()).optional().meta({ description: 'The alerts that hold the rollout (alertname and labels), at most a few.' }),
+    deadline: timestamp.meta({
+      description: 'When the failure policy applies if alerts still hold the rollout (startTime + alertGate.timeout).',
+    }),
+    alerts: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'The alerts that hold the rollout (alertname and labels), at most a few.' }),
   })
   .meta({ description: 'Set while the alert gate holds the rollout.' });
 
 /** One silence of a PatchJob: recorded (tag, end) before it is created, its ID once created. */
 export const jobSilence = z.strictObject({
-  name: z.string().meta({ description: 'The plan\'s silence entry.' }),
-  tag: z.string().meta({ description: 'Written into the silence\'s comment: a restarted controller finds the silence by it instead of creating a second.' }),
+  name: z.string().meta({ description: "The plan's silence entry." }),
+  tag: z.string().meta({
+    description:
+      "Written into the silence's comment: a restarted controller finds the silence by it instead of creating a second.",
+  }),
   endsAt: timestamp.meta({ description: 'When Alertmanager ends the silence on its own, even if nobody expires it.' }),
-  id: z.string().optional().meta({ description: 'Alertmanager\'s silence ID, recorded before the node is cordoned.' }),
-  expiredTime: timestamp.optional().meta({ description: 'When the controller expired the silence (the job finished).' }),
+  id: z.string().optional().meta({ description: "Alertmanager's silence ID, recorded before the node is cordoned." }),
+  expiredTime: timestamp
+    .optional()
+    .meta({ description: 'When the controller expired the silence (the job finished).' }),
 });
 
 export type AlertGate = z.output<typeof alertGate>;

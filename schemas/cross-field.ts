@@ -110,7 +110,8 @@ export function uniqueNames(what: string): [(list: unknown, ctx: z.RefinementCtx
       const seen = new Set<unknown>();
       list.forEach((c, i) => {
         const name = asObj(c)?.name;
-        if (typeof name === 'string' && seen.has(name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${what} "${name}" is listed more than once` });
+        if (typeof name === 'string' && seen.has(name))
+          ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${what} "${name}" is listed more than once` });
         seen.add(name);
       });
     },

@@ -14,7 +14,10 @@ const check = process.argv.includes('--check');
 let stale = 0;
 const files = { ...renderGenerated(), ...renderChart((path) => readFileSync(join(root, path), 'utf8')) };
 // The chart's pass rewrote the values table of its page; the license list has a page of its own.
-files[LICENSES_PAGE] = renderLicenses(files[LICENSES_PAGE] ?? readFileSync(join(root, LICENSES_PAGE), 'utf8'), readFileSync(join(root, 'package-lock.json'), 'utf8'));
+files[LICENSES_PAGE] = renderLicenses(
+  files[LICENSES_PAGE] ?? readFileSync(join(root, LICENSES_PAGE), 'utf8'),
+  readFileSync(join(root, 'package-lock.json'), 'utf8'),
+);
 for (const [path, content] of Object.entries(files)) {
   const target = join(root, path);
   const current = await readFile(target, 'utf8').catch(() => undefined);

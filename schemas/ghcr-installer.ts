@@ -14,4 +14,5 @@ export function ghcrPublishesInstaller(talosVersion: unknown): boolean {
 }
 
 /** The same test over a `talosVersion` string in CEL (RE2), for the CRD's validation rule. */
-export const CEL_GHCR_UNPUBLISHED = "self.talosVersion.matches('^v?(1[.](1[4-9]|[2-9][0-9]|[0-9]{3,})|[2-9]|[1-9][0-9]+)[.]')";
+export const CEL_GHCR_UNPUBLISHED =
+  "self.talosVersion.matches('^v?(1[.](1[4-9]|[2-9][0-9]|[0-9]{3,})|[2-9]|[1-9][0-9]+)[.]')";

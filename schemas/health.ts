@@ -22,7 +22,8 @@ export const MAX_EXPR_LENGTH = 2048;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 // "v1" (the core group) or "group/version".
-const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+const API_VERSION =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
 export const HEALTH_CHECK_RULES: readonly CrossFieldRule[] = [
@@ -31,14 +32,16 @@ export const HEALTH_CHECK_RULES: readonly CrossFieldRule[] = [
     path: ['labelSelector'],
     holds: (c) => c.objectName === undefined || c.labelSelector === undefined,
     cel: '!has(self.objectName) || !has(self.labelSelector)',
-    message: 'must not be set together with objectName: a check reads one named object, the objects matching a selector, or all objects of the kind',
+    message:
+      'must not be set together with objectName: a check reads one named object, the objects matching a selector, or all objects of the kind',
   },
   {
     id: 'healthCheck.noSecrets',
     path: ['kind'],
     holds: (c) => !(c.apiVersion === 'v1' && c.kind === 'Secret'),
     cel: "!(self.apiVersion == 'v1' && self.kind == 'Secret')",
-    message: 'Secrets cannot be health-checked: a check must never read credentials (check the object that uses the Secret instead)',
+    message:
+      'Secrets cannot be health-checked: a check must never read credentials (check the object that uses the Secret instead)',
   },
 ];
 
@@ -47,7 +50,9 @@ export const healthCheck = withRules(
     name: z
       .string()
       .max(63, { error: 'must be at most 63 characters' })
-      .regex(DNS_LABEL, { error: 'must be lowercase letters, digits and "-" (it names the check in status and messages)' })
+      .regex(DNS_LABEL, {
+        error: 'must be lowercase letters, digits and "-" (it names the check in status and messages)',
+      })
       .meta({ description: 'Names the check in status, messages and Events; unique in the plan.' }),
     apiVersion: z
       .string()
@@ -58,14 +63,15 @@ export const healthCheck = withRules(
       .string()
       .max(63)
       .regex(KIND, { error: 'must be a kind such as "Volume" (starts with an upper-case letter)' })
-      .meta({ description: 'Kind of the checked objects, e.g. "Volume" (its resource is found through API discovery).' }),
-    namespace: namespaceName.optional().meta({ description: 'Namespace of the checked objects. Omitted: all namespaces (or a cluster-scoped kind).' }),
-    objectName: z
-      .string()
-      .max(253)
-      .regex(DNS_SUBDOMAIN, { error: 'must be a valid Kubernetes name' })
+      .meta({
+        description: 'Kind of the checked objects, e.g. "Volume" (its resource is found through API discovery).',
+      }),
+    namespace: namespaceName
       .optional()
-      .meta({ description: 'Check this one object. Omitted: the objects matching labelSelector, or all objects of the kind.' }),
+      .meta({ description: 'Namespace of the checked objects. Omitted: all namespaces (or a cluster-scoped kind).' }),
+    objectName: z.string().max(253).regex(DNS_SUBDOMAIN, { error: 'must be a valid Kubernetes name' }).optional().meta({
+      description: 'Check this one object. Omitted: the objects matching labelSelector, or all objects of the kind.',
+    }),
     labelSelector: labelSelector.optional().meta({ description: 'Check the objects carrying these labels.' }),
     expr: z
       .string()
@@ -77,13 +83,17 @@ export const healthCheck = withRules(
           '`status.conditions.exists(c, c.type == "Ready" && c.status == "True")`, `has(status.robustness) && status.robustness == "healthy"`. ' +
           'The check holds when it is true for every matched object.',
       }),
-    timeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'How long the rollout waits for the check to hold before the failure policy applies (reason HealthCheckTimeout).' }),
+    timeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({
+      description:
+        'How long the rollout waits for the check to hold before the failure policy applies (reason HealthCheckTimeout).',
+    }),
     when: z.enum(HealthCheckWhen).default('beforeEachNode').meta({
       description:
         'beforeRollout: once, before the first node. beforeEachNode: before each new node is scheduled. afterEachNode: after a node completes, the next node waits until it holds.',
     }),
     onNoMatch: z.enum(OnNoMatch).default('hold').meta({
-      description: 'When no object matches: hold (wait, as for a failing object, until the timeout) or fail (apply the failure policy at once). Never a pass.',
+      description:
+        'When no object matches: hold (wait, as for a failing object, until the timeout) or fail (apply the failure policy at once). Never a pass.',
     }),
   }),
   HEALTH_CHECK_RULES,
@@ -96,7 +106,8 @@ export const healthChecks = z
   .meta({
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['name'],
-    description: 'Conditions over other objects of the cluster that must hold before the rollout goes on (see docs/health-gates.md).',
+    description:
+      'Conditions over other objects of the cluster that must hold before the rollout goes on (see docs/health-gates.md).',
   });
 
 export const healthCheckWait = z
@@ -104,7 +115,9 @@ export const healthCheckWait = z
     name: z.string().meta({ description: 'The check the rollout waits for.' }),
     when: z.enum(HealthCheckWhen),
     startTime: z.iso.datetime({ offset: true }).meta({ description: 'When the wait began.' }),
-    deadline: z.iso.datetime({ offset: true }).meta({ description: 'When the failure policy applies if the check still does not hold (startTime + timeout).' }),
+    deadline: z.iso
+      .datetime({ offset: true })
+      .meta({ description: 'When the failure policy applies if the check still does not hold (startTime + timeout).' }),
   })
   .meta({ description: 'Set while a closed health check holds the rollout.' });
 

@@ -2,7 +2,8 @@
 // API, inline credentials, and things that never belong in a plan file.
 const CREDENTIALS =
   'inline credentials are not accepted in plan files; store ca.crt, tls.crt and tls.key in a Secret in the operator namespace and set talosConfig.secretRef';
-const ORDER = 'control plane/worker selection and order are set with spec.strategy.order (e.g. [controlPlane, workers])';
+const ORDER =
+  'control plane/worker selection and order are set with spec.strategy.order (e.g. [controlPlane, workers])';
 
 /** Keyed by the dotted path of the unknown field. */
 export const UNKNOWN_FIELD_HINTS: Readonly<Record<string, string>> = {

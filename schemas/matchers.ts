@@ -93,7 +93,8 @@ const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k</;
 
 /** Why `value` is no regex Alertmanager accepts, or undefined. Checked as Alertmanager anchors it: `^(?:value)$`. */
 export function regexProblem(value: string): string | undefined {
-  if (NOT_RE2.test(value)) return `"${value}" uses lookaround or a backreference, which Alertmanager's regular expressions (RE2) do not support`;
+  if (NOT_RE2.test(value))
+    return `"${value}" uses lookaround or a backreference, which Alertmanager's regular expressions (RE2) do not support`;
   try {
     new RegExp(`^(?:${value.replace(/^\(\?i\)/, '')})$`);
     return undefined;
@@ -102,7 +103,8 @@ export function regexProblem(value: string): string | undefined {
   }
 }
 
-const isText = (t: Token | undefined): t is Token & { kind: 'quoted' | 'unquoted' } => t !== undefined && (t.kind === 'quoted' || t.kind === 'unquoted');
+const isText = (t: Token | undefined): t is Token & { kind: 'quoted' | 'unquoted' } =>
+  t !== undefined && (t.kind === 'quoted' || t.kind === 'unquoted');
 
 /** The matcher whose name is at `i` (name, operator, value), or an error. */
 function parseOne(tokens: Token[], i: number): Matcher | string {
@@ -111,9 +113,11 @@ function parseOne(tokens: Token[], i: number): Matcher | string {
   const name = textOf(t);
   if (name === undefined || name === '') return `column ${t.col}: ${t.text} is not a valid label name`;
   const op = tokens[i + 1];
-  if (op?.kind !== 'op') return `column ${op?.col ?? t.col + t.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${t.text}`;
+  if (op?.kind !== 'op')
+    return `column ${op?.col ?? t.col + t.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${t.text}`;
   const v = tokens[i + 2];
-  if (!isText(v)) return `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${t.text}${op.text}`;
+  if (!isText(v))
+    return `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${t.text}${op.text}`;
   return withValue(name, op.text as MatchOp, v);
 }
 
@@ -147,13 +151,22 @@ export function parseMatchers(input: string): ParsedMatchers {
     const m = parseOne(tokens, i);
     if (typeof m === 'string') return { ok: false, error: m };
     matchers.push(m);
-    const sep = separator(tokens, i + 3, braced, tokens.slice(i, i + 3).map((t) => t.text).join(''));
+    const sep = separator(
+      tokens,
+      i + 3,
+      braced,
+      tokens
+        .slice(i, i + 3)
+        .map((t) => t.text)
+        .join(''),
+    );
     if (sep === 'end') break;
     if (sep !== 'comma') return { ok: false, error: sep };
     i += 4;
   }
   if (braced && tokens.at(-1)?.kind !== 'close') return { ok: false, error: 'expected a closing brace "}"' };
-  if (matchers.length === 0) return { ok: false, error: 'no matchers: write at least one, such as severity="critical"' };
+  if (matchers.length === 0)
+    return { ok: false, error: 'no matchers: write at least one, such as severity="critical"' };
   return { ok: true, matchers };
 }
 

@@ -37,44 +37,76 @@ const receiverUrl = z.string().superRefine((text, ctx) => {
     ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL' });
     return;
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && (LOOPBACK.has(url.hostname) || url.hostname.startsWith('127.')))) {
+  if (
+    url.protocol !== 'https:' &&
+    !(url.protocol === 'http:' && (LOOPBACK.has(url.hostname) || url.hostname.startsWith('127.')))
+  ) {
     ctx.addIssue({ code: 'custom', message: 'must be https:// (plain http:// only for loopback)' });
   }
-  if (url.username !== '' || url.password !== '') ctx.addIssue({ code: 'custom', message: 'must not carry user:password; put secrets in the receiver\'s secret' });
+  if (url.username !== '' || url.password !== '')
+    ctx.addIssue({ code: 'custom', message: "must not carry user:password; put secrets in the receiver's secret" });
 });
 
-const timeout = duration('10s').refine((v) => {
-  const ms = parseGoDuration(v) ?? 0;
-  return ms >= 100 && ms <= 120_000;
-}, { error: 'must be between 100ms and 2m' });
+const timeout = duration('10s').refine(
+  (v) => {
+    const ms = parseGoDuration(v) ?? 0;
+    return ms >= 100 && ms <= 120_000;
+  },
+  { error: 'must be between 100ms and 2m' },
+);
 
 export const notifyReceiver = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be lowercase letters, digits and "-" (it labels the metrics)' }).max(63),
+    name: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+        error: 'must be lowercase letters, digits and "-" (it labels the metrics)',
+      })
+      .max(63),
     type: z.enum(ReceiverType),
     url: receiverUrl.meta({ description: 'Where to POST. Secret: never logged.' }),
     secret: z.string().min(16, { error: 'must be at least 16 characters' }).optional().meta({
       description: 'webhook only: HMAC-SHA256 key; each body is signed as X-KangalPatch-Signature: sha256=<hex>.',
     }),
-    events: z.array(z.enum(NOTIFY_EVENT_TYPES as [NotifyEventType, ...NotifyEventType[]])).min(1).optional().meta({ description: 'Event types to send (default: all).' }),
-    plans: z.array(objectName).min(1).optional().meta({ description: 'Only events of these PatchPlans (default: all plans).' }),
+    events: z
+      .array(z.enum(NOTIFY_EVENT_TYPES as [NotifyEventType, ...NotifyEventType[]]))
+      .min(1)
+      .optional()
+      .meta({ description: 'Event types to send (default: all).' }),
+    plans: z
+      .array(objectName)
+      .min(1)
+      .optional()
+      .meta({ description: 'Only events of these PatchPlans (default: all plans).' }),
     timeout: timeout.default('10s').meta({ description: 'Per-request timeout.' }),
   })
-  .refine((r) => r.type === 'webhook' || r.secret === undefined, { path: ['secret'], error: 'only a webhook receiver signs its bodies (Slack, Teams and Discord authenticate by their URL)' });
+  .refine((r) => r.type === 'webhook' || r.secret === undefined, {
+    path: ['secret'],
+    error: 'only a webhook receiver signs its bodies (Slack, Teams and Discord authenticate by their URL)',
+  });
 
 export const notifyConfig = z
   .strictObject({
     receivers: z.array(notifyReceiver).max(32),
-    queueSize: z.int().min(1).max(100_000).default(1000).meta({ description: 'Events waiting per receiver; beyond it the oldest is dropped (counted and logged).' }),
-    maxAttempts: z.int().min(1).max(20).default(6).meta({ description: 'Attempts per event (5xx, 429 and network errors are retried with backoff, honouring Retry-After).' }),
+    queueSize: z
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(1000)
+      .meta({ description: 'Events waiting per receiver; beyond it the oldest is dropped (counted and logged).' }),
+    maxAttempts: z.int().min(1).max(20).default(6).meta({
+      description: 'Attempts per event (5xx, 429 and network errors are retried with backoff, honouring Retry-After).',
+    }),
     waitingAfter: durationAtLeast('30m', '1s').default('30m').meta({
-      description: 'How long a plan may wait on a closed health check, or a node stay draining, before `plan.waiting` / `node.waiting` is sent (once per wait).',
+      description:
+        'How long a plan may wait on a closed health check, or a node stay draining, before `plan.waiting` / `node.waiting` is sent (once per wait).',
     }),
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();
     c.receivers.forEach((r, i) => {
-      if (seen.has(r.name)) ctx.addIssue({ code: 'custom', path: ['receivers', i, 'name'], message: `"${r.name}" is used twice` });
+      if (seen.has(r.name))
+        ctx.addIssue({ code: 'custom', path: ['receivers', i, 'name'], message: `"${r.name}" is used twice` });
       seen.add(r.name);
     });
   });

@@ -45,7 +45,8 @@ export const groupName = z
 
 export const groupSpec = z.strictObject({
   selector: labelSelector.optional().meta({
-    description: 'Filters the nodes picked by spec.nodeSelector. Required for custom groups, not allowed on controlPlane and workers.',
+    description:
+      'Filters the nodes picked by spec.nodeSelector. Required for custom groups, not allowed on controlPlane and workers.',
   }),
   concurrency: z
     .int({ error: (iss) => (iss.input === undefined ? undefined : 'must be a whole number') })
@@ -56,13 +57,16 @@ export const groupSpec = z.strictObject({
 
 const MAX_GROUPS = 32;
 export const groups = withRules(
-  z.record(groupName, groupSpec).refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` }),
+  z
+    .record(groupName, groupSpec)
+    .refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` }),
   GROUP_RULES,
 )
   .default({})
   .meta({
     maxProperties: MAX_GROUPS,
-    description: 'Rollout groups by name. controlPlane and workers are built in and only need declaring to set their concurrency.',
+    description:
+      'Rollout groups by name. controlPlane and workers are built in and only need declaring to set their concurrency.',
   });
 
 export const strategy = z
@@ -85,7 +89,8 @@ export const strategy = z
 export const failurePolicy = z
   .strictObject({
     type: z.enum(FailurePolicyType).default('Halt').meta({
-      description: 'Halt marks the plan Failed; Pause sets spec.paused so failures can be inspected and the plan resumed.',
+      description:
+        'Halt marks the plan Failed; Pause sets spec.paused so failures can be inspected and the plan resumed.',
     }),
     maxFailures: z
       .int()
@@ -98,20 +103,25 @@ export const failurePolicy = z
 
 export const retention = z
   .strictObject({
-    history: duration('168h', { max: MAX_RETENTION }).default('168h').meta({ description: 'How long finished PatchJobs are kept after the plan finished.' }),
+    history: duration('168h', { max: MAX_RETENTION })
+      .default('168h')
+      .meta({ description: 'How long finished PatchJobs are kept after the plan finished.' }),
   })
   .prefault({})
   .meta({ description: 'How long finished rollout history is kept.' });
 
 export const maintenanceWindow = withRules(
   z.strictObject({
-    days: z
-      .array(dayName)
-      .optional()
-      .meta({ description: 'Days the window applies to: full or 3-letter names, any case, or Any. Omitted: every day.' }),
-    startTime: timeOfDay.meta({ description: 'Start, "HH:MM" in maintenance.timezone. A time skipped by a DST change opens the window when the clock jumps; a repeated time means its first occurrence.' }),
+    days: z.array(dayName).optional().meta({
+      description: 'Days the window applies to: full or 3-letter names, any case, or Any. Omitted: every day.',
+    }),
+    startTime: timeOfDay.meta({
+      description:
+        'Start, "HH:MM" in maintenance.timezone. A time skipped by a DST change opens the window when the clock jumps; a repeated time means its first occurrence.',
+    }),
     endTime: timeOfDay.meta({
-      description: 'End, "HH:MM" in maintenance.timezone. Earlier than startTime means the window spans midnight (into the next day).',
+      description:
+        'End, "HH:MM" in maintenance.timezone. Earlier than startTime means the window spans midnight (into the next day).',
     }),
     disabled: z.boolean().default(false).meta({ description: 'Temporarily disables this window.' }),
   }),
@@ -125,18 +135,26 @@ export const maintenance = z
       description: 'IANA time zone of windows and excludeDates, such as "Europe/Berlin". Omitted: UTC.',
     }),
     excludeDates: z.array(calendarDate).optional().meta({
-      description: 'Dates (YYYY-MM-DD, in timezone) on which nothing is patched: whole days are cut out of every window, also one that started the evening before.',
+      description:
+        'Dates (YYYY-MM-DD, in timezone) on which nothing is patched: whole days are cut out of every window, also one that started the evening before.',
     }),
-    windows: z.array(maintenanceWindow).max(MAX_WINDOWS, { error: `must list at most ${MAX_WINDOWS} windows` }).optional().meta({
-      description: 'Time windows in which patching is allowed. A window applies to the day it starts on. None enabled: any time outside excludeDates.',
-    }),
+    windows: z
+      .array(maintenanceWindow)
+      .max(MAX_WINDOWS, { error: `must list at most ${MAX_WINDOWS} windows` })
+      .optional()
+      .meta({
+        description:
+          'Time windows in which patching is allowed. A window applies to the day it starts on. None enabled: any time outside excludeDates.',
+      }),
   })
   .meta({ description: 'Restricts when nodes are scheduled.' });
 
 export const secretRef = z
   .strictObject({
     name: secretName.meta({ description: 'Secret with keys ca.crt, tls.crt and tls.key.' }),
-    namespace: namespaceName.optional().meta({ description: 'Must be the operator namespace when given (default kangal-patch).' }),
+    namespace: namespaceName
+      .optional()
+      .meta({ description: 'Must be the operator namespace when given (default kangal-patch).' }),
   })
   .meta({ description: 'Secret holding the Talos client credentials.' });
 
@@ -162,12 +180,16 @@ export const rebootMode = z.enum(RebootMode).default('default').meta({
 export const drainSettings = withRules(
   z.strictObject({
     skipPods: labelSelector.optional().meta({
-      description: 'Pods matching this selector are not evicted and do not hold the drain (CSI node plugins, local-volume pods that must stay until their volume unmounts). Must name at least one label.',
+      description:
+        'Pods matching this selector are not evicted and do not hold the drain (CSI node plugins, local-volume pods that must stay until their volume unmounts). Must name at least one label.',
     }),
     waitForVolumeDetach: z.boolean().default(false).meta({
-      description: 'After the drain, wait until no VolumeAttachment names the node before the upgrade and reboot (Longhorn, Ceph RBD: a volume left attached to a rebooting node gets stuck). Bounded by volumeDetachTimeout.',
+      description:
+        'After the drain, wait until no VolumeAttachment names the node before the upgrade and reboot (Longhorn, Ceph RBD: a volume left attached to a rebooting node gets stuck). Bounded by volumeDetachTimeout.',
     }),
-    volumeDetachTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum wait for the node\'s VolumeAttachments to go (waitForVolumeDetach).' }),
+    volumeDetachTimeout: duration('5m', { max: MAX_TIMEOUT })
+      .default('5m')
+      .meta({ description: "Maximum wait for the node's VolumeAttachments to go (waitForVolumeDetach)." }),
   }),
   DRAIN_RULES,
 )
@@ -177,7 +199,8 @@ export const drainSettings = withRules(
 export const rollbackSettings = z
   .strictObject({
     onFailure: z.boolean().default(false).meta({
-      description: 'When a node boots the target but then fails its checks (not Ready by rebootTimeout), roll that node alone back to the version it ran (MachineService.Rollback), wait until it is Ready on it, and end its job Failed with reason RolledBack; the failure policy applies as for any failure. Never twice, never on a node whose previous version is unknown, and on a control-plane node only when both versions run the same etcd minor.',
+      description:
+        'When a node boots the target but then fails its checks (not Ready by rebootTimeout), roll that node alone back to the version it ran (MachineService.Rollback), wait until it is Ready on it, and end its job Failed with reason RolledBack; the failure policy applies as for any failure. Never twice, never on a node whose previous version is unknown, and on a control-plane node only when both versions run the same etcd minor.',
     }),
   })
   .prefault({})
@@ -191,35 +214,49 @@ export const upgradeSettings = z
 export const patchPlanSpec = withRules(
   z.strictObject({
     target: planTarget,
-    nodeSelector: labelSelector.optional().meta({ description: 'The complete population of nodes the plan may patch. Omitted: all nodes.' }),
+    nodeSelector: labelSelector
+      .optional()
+      .meta({ description: 'The complete population of nodes the plan may patch. Omitted: all nodes.' }),
     groups,
     strategy,
     failurePolicy,
     retention,
-    delayBetweenNodes: duration('300s', { max: MAX_DELAY_BETWEEN_NODES }).default('5m').meta({ description: 'Minimum time between two scheduling rounds.' }),
+    delayBetweenNodes: duration('300s', { max: MAX_DELAY_BETWEEN_NODES })
+      .default('5m')
+      .meta({ description: 'Minimum time between two scheduling rounds.' }),
     respectPDBs: z.boolean().default(true).meta({ description: 'Respect PodDisruptionBudgets while draining.' }),
     evictUnmanagedPods: z.boolean().default(false).meta({
       description: 'Evict pods no controller manages (they are not recreated). When false such a pod blocks the drain.',
     }),
-    drainTimeout: duration('5m', { max: MAX_TIMEOUT }).default('5m').meta({ description: 'Maximum time for a node drain.' }),
+    drainTimeout: duration('5m', { max: MAX_TIMEOUT })
+      .default('5m')
+      .meta({ description: 'Maximum time for a node drain.' }),
     drain: drainSettings,
     upgrade: upgradeSettings,
     rollback: rollbackSettings,
-    rebootTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({ description: 'Maximum time for a node to come back on the target version.' }),
+    rebootTimeout: duration('10m', { max: MAX_TIMEOUT })
+      .default('10m')
+      .meta({ description: 'Maximum time for a node to come back on the target version.' }),
     kubernetesUpgradeTimeout: duration('10m', { max: MAX_TIMEOUT }).default('10m').meta({
       description: 'Maximum time for the kubelet and control plane to report the target Kubernetes version.',
     }),
     prePull: z.boolean().default(true).meta({
-      description: 'Pull the installer on the next round\'s nodes (at most concurrency of them, in the group whose turn it is) while the current round drains and reboots, so the pull leaves the critical path. Talos >= 1.13 only (lifecycle flow); nodes on the legacy flow pull when their turn comes. A failed pre-pull is no node failure: the node\'s own job pulls again.',
+      description:
+        "Pull the installer on the next round's nodes (at most concurrency of them, in the group whose turn it is) while the current round drains and reboots, so the pull leaves the critical path. Talos >= 1.13 only (lifecycle flow); nodes on the legacy flow pull when their turn comes. A failed pre-pull is no node failure: the node's own job pulls again.",
     }),
     paused: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes until set back to false.' }),
-    cancelled: z.boolean().default(false).meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
+    cancelled: z
+      .boolean()
+      .default(false)
+      .meta({ description: 'Stop scheduling new nodes; the plan moves to Cancelled.' }),
     maintenance: maintenance.optional(),
     healthChecks: healthChecks.optional(),
     hooks: planHooks.optional(),
     alertGate: alertGate.optional(),
     silences: silences.optional(),
-    etcd: etcdSettings.optional().meta({ description: 'Tuning of the etcd gate of control-plane nodes (defaults: timeout 15m, maxLagEntries 1000).' }),
+    etcd: etcdSettings.optional().meta({
+      description: 'Tuning of the etcd gate of control-plane nodes (defaults: timeout 15m, maxLagEntries 1000).',
+    }),
     talosConfig,
   }),
   SPEC_RULES,
@@ -265,8 +302,13 @@ export const groupStatus = z.strictObject({
   running: count.meta({ description: 'Nodes whose PatchJob has not finished.' }),
   completed: count.meta({ description: 'Nodes patched successfully.' }),
   failed: count.meta({ description: 'Nodes whose PatchJob failed.' }),
-  held: count.optional().meta({ description: 'Nodes without a PatchJob held by their Node\'s kangalpatch.ozalp.dk/hold annotation: not scheduled, the group waits for them.' }),
-  skipped: count.optional().meta({ description: 'Nodes without a PatchJob whose hold annotation says skip: done without being patched.' }),
+  held: count.optional().meta({
+    description:
+      "Nodes without a PatchJob held by their Node's kangalpatch.ozalp.dk/hold annotation: not scheduled, the group waits for them.",
+  }),
+  skipped: count
+    .optional()
+    .meta({ description: 'Nodes without a PatchJob whose hold annotation says skip: done without being patched.' }),
 });
 
 /** status.held and status.skipped name at most this many nodes (the counts are exact). */
@@ -274,7 +316,9 @@ export const MAX_NAMED_HOLDS = 50;
 
 const nodeHoldStatus = z.strictObject({
   node: z.string(),
-  reason: z.string().meta({ description: 'The reason the annotation gives (after skip, for a skipped node); empty when it gives none.' }),
+  reason: z.string().meta({
+    description: 'The reason the annotation gives (after skip, for a skipped node); empty when it gives none.',
+  }),
 });
 
 export const PromotionStageState = {
@@ -294,9 +338,14 @@ export const promotionStageStatus = z.strictObject({
   cluster: z.string().meta({ description: 'The upstream cluster.' }),
   selector: z.string().optional().meta({ description: 'template <name> or plan <name>, when the stage names one.' }),
   state: z.enum(PromotionStageState).meta({ description: 'Where the version stands on this stage.' }),
-  report: z.string().optional().meta({ description: 'The report file that is the evidence (status/<cluster>/<plan>.yaml) at the loaded commit.' }),
+  report: z
+    .string()
+    .optional()
+    .meta({ description: 'The report file that is the evidence (status/<cluster>/<plan>.yaml) at the loaded commit.' }),
   completionTime: timestamp.optional().meta({ description: 'When the upstream rollout of the version completed.' }),
-  eligibleTime: timestamp.optional().meta({ description: 'completionTime + soak: when this stage stops holding the version back.' }),
+  eligibleTime: timestamp
+    .optional()
+    .meta({ description: 'completionTime + soak: when this stage stops holding the version back.' }),
   message: z.string().meta({ description: 'One sentence: what this stage waits for, or what went wrong.' }),
 });
 
@@ -304,37 +353,72 @@ export const promotionStageStatus = z.strictObject({
 export const MAX_REJECTED_REPORTS = 20;
 
 export const promotionStatus = z.strictObject({
-  reason: z.string().meta({ description: 'WaitingForPromotion while a newer allowed release is held back by upstream stages; Promoted when the proposal is proven; NothingToPromote otherwise.' }),
-  version: version('v1.12.1').optional().meta({ description: 'The newest allowed release the stages were evaluated for.' }),
-  eligibleTime: timestamp.optional().meta({ description: 'When it becomes eligible if nothing changes upstream (the template wakes exactly then).' }),
+  reason: z.string().meta({
+    description:
+      'WaitingForPromotion while a newer allowed release is held back by upstream stages; Promoted when the proposal is proven; NothingToPromote otherwise.',
+  }),
+  version: version('v1.12.1')
+    .optional()
+    .meta({ description: 'The newest allowed release the stages were evaluated for.' }),
+  eligibleTime: timestamp
+    .optional()
+    .meta({ description: 'When it becomes eligible if nothing changes upstream (the template wakes exactly then).' }),
   commit: z.string().optional().meta({ description: 'Git commit of the plans repository the reports were read from.' }),
-  stages: z.array(promotionStageStatus).optional().meta({ description: 'Each upstream stage and its state for version.' }),
+  stages: z
+    .array(promotionStageStatus)
+    .optional()
+    .meta({ description: 'Each upstream stage and its state for version.' }),
   rejectedReports: z
-    .array(z.strictObject({ file: z.string(), reason: z.string().meta({ description: 'Why it is not evidence (e.g. the signature does not verify with the cluster key).' }) }))
+    .array(
+      z.strictObject({
+        file: z.string(),
+        reason: z
+          .string()
+          .meta({ description: 'Why it is not evidence (e.g. the signature does not verify with the cluster key).' }),
+      }),
+    )
     .max(MAX_REJECTED_REPORTS)
     .optional()
-    .meta({ description: `Upstream report files that are not accepted as evidence, with the reason: the first ${MAX_REJECTED_REPORTS} (moreRejectedReports counts the rest).` }),
-  moreRejectedReports: z.int().min(1).optional().meta({ description: 'How many more report files were rejected than rejectedReports lists ("and N more").' }),
-  upstreamSequence: z
-    .record(z.string(), z.int().min(1).max(Number.MAX_SAFE_INTEGER))
+    .meta({
+      description: `Upstream report files that are not accepted as evidence, with the reason: the first ${MAX_REJECTED_REPORTS} (moreRejectedReports counts the rest).`,
+    }),
+  moreRejectedReports: z
+    .int()
+    .min(1)
     .optional()
-    .meta({ description: 'Upstream cluster → the highest sequence of its signed report index (status/<cluster>/index.yaml) seen so far; an older index is refused as a replay. Written before evidence that depends on it is acted on.' }),
+    .meta({ description: 'How many more report files were rejected than rejectedReports lists ("and N more").' }),
+  upstreamSequence: z.record(z.string(), z.int().min(1).max(Number.MAX_SAFE_INTEGER)).optional().meta({
+    description:
+      'Upstream cluster → the highest sequence of its signed report index (status/<cluster>/index.yaml) seen so far; an older index is refused as a replay. Written before evidence that depends on it is acted on.',
+  }),
 });
 
 export const autoUpdateStatus = z.strictObject({
   lastCheckTime: timestamp.optional().meta({ description: 'When releases were last evaluated.' }),
-  nextCheckTime: timestamp.optional().meta({ description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.' }),
+  nextCheckTime: timestamp.optional().meta({
+    description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.',
+  }),
   currentVersion: version('v1.12.1').optional().meta({ description: 'Lowest Talos version on the selected nodes.' }),
   latestVersion: version('v1.12.1').optional().meta({ description: 'Newest stable upstream release.' }),
-  pendingVersion: version('v1.12.1').optional().meta({ description: 'Newer release not proposable yet: younger than minReleaseAge, or soaking on an upstream stage (pendingHeldBy says which).' }),
-  pendingEligibleTime: timestamp.optional().meta({ description: 'When pendingVersion becomes eligible to be proposed.' }),
-  pendingHeldBy: z.enum(['MinReleaseAge', 'Promotion']).optional().meta({ description: 'What holds pendingVersion back until pendingEligibleTime: its age, or the soak of an upstream stage (status.autoUpdate.promotion).' }),
-  lastProposedVersion: version('v1.12.1').optional().meta({ description: 'Version of the most recent proposal pull request.' }),
-  lastProposalURL: z.string().optional().meta({ description: 'URL of the most recent proposal pull request.' }),
-  skippedVersions: z
-    .array(version('v1.12.1'))
+  pendingVersion: version('v1.12.1').optional().meta({
+    description:
+      'Newer release not proposable yet: younger than minReleaseAge, or soaking on an upstream stage (pendingHeldBy says which).',
+  }),
+  pendingEligibleTime: timestamp
     .optional()
-    .meta({ 'x-kubernetes-list-type': 'set', description: 'Versions whose proposal was closed without merge: never proposed again.' }),
+    .meta({ description: 'When pendingVersion becomes eligible to be proposed.' }),
+  pendingHeldBy: z.enum(['MinReleaseAge', 'Promotion']).optional().meta({
+    description:
+      'What holds pendingVersion back until pendingEligibleTime: its age, or the soak of an upstream stage (status.autoUpdate.promotion).',
+  }),
+  lastProposedVersion: version('v1.12.1')
+    .optional()
+    .meta({ description: 'Version of the most recent proposal pull request.' }),
+  lastProposalURL: z.string().optional().meta({ description: 'URL of the most recent proposal pull request.' }),
+  skippedVersions: z.array(version('v1.12.1')).optional().meta({
+    'x-kubernetes-list-type': 'set',
+    description: 'Versions whose proposal was closed without merge: never proposed again.',
+  }),
   blockedBy: z
     .strictObject({
       name: z.string().meta({ description: 'The child PatchPlan.' }),
@@ -352,15 +436,19 @@ export const autoUpdateStatus = z.strictObject({
     .optional()
     .meta({ description: 'The last failed releases check or proposal (cleared by the next success).' }),
   lastCreatedPlan: z.string().optional().meta({ description: 'Most recent child PatchPlan.' }),
-  promotion: promotionStatus.optional().meta({ description: 'Promotion across clusters (autoUpdate.promotion): what the upstream stages prove.' }),
+  promotion: promotionStatus
+    .optional()
+    .meta({ description: 'Promotion across clusters (autoUpdate.promotion): what the upstream stages prove.' }),
 });
 
 export const prePullStatus = z.strictObject({
   node: z.string().meta({ description: 'The node the installer is pulled on.' }),
-  image: z.string().meta({ description: 'The installer image, as the node\'s PatchJob will resolve it.' }),
+  image: z.string().meta({ description: "The installer image, as the node's PatchJob will resolve it." }),
   startTime: timestamp.meta({ description: 'When the pre-pull was started (ImageService.Pull).' }),
   pulledTime: timestamp.optional().meta({ description: 'When the image was on the node.' }),
-  failedTime: timestamp.optional().meta({ description: 'When the pre-pull failed; it is not retried: the node\'s own job pulls again.' }),
+  failedTime: timestamp
+    .optional()
+    .meta({ description: "When the pre-pull failed; it is not retried: the node's own job pulls again." }),
   error: z.string().optional().meta({ description: 'Why the pre-pull failed.' }),
 });
 
@@ -370,13 +458,20 @@ export const patchPlanStatus = z.strictObject({
   observedSourceCommit: z.string().optional().meta({ description: 'Git commit the applied spec came from.' }),
   targetTalosVersion: z.string().optional(),
   targetKubernetesVersion: z.string().optional(),
-  kubeProxyUpgraded: z.boolean().optional().meta({ description: 'Whether kube-proxy runs the target Kubernetes version.' }),
+  kubeProxyUpgraded: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Whether kube-proxy runs the target Kubernetes version.' }),
   kubeProxy: z
     .strictObject({
       image: z.string().meta({ description: 'kube-proxy image set in the control-plane machine configs.' }),
-      configuredNodes: z.array(z.string()).meta({ description: 'Control-plane nodes whose machine config carries the image.' }),
+      configuredNodes: z
+        .array(z.string())
+        .meta({ description: 'Control-plane nodes whose machine config carries the image.' }),
       startTime: timestamp,
-      deadline: timestamp.meta({ description: 'When waiting for the kube-proxy DaemonSet rollout gives up (kubernetesUpgradeTimeout).' }),
+      deadline: timestamp.meta({
+        description: 'When waiting for the kube-proxy DaemonSet rollout gives up (kubernetesUpgradeTimeout).',
+      }),
     })
     .optional()
     .meta({ description: 'The kube-proxy step, between the control plane and the workers.' }),
@@ -393,20 +488,41 @@ export const patchPlanStatus = z.strictObject({
       'x-kubernetes-list-map-keys': ['name'],
       description: 'Progress per group, in strategy.order.',
     }),
-  heldNodes: count.optional().meta({ description: 'Nodes held by the kangalpatch.ozalp.dk/hold annotation (not scheduled while it is there).' }),
+  heldNodes: count
+    .optional()
+    .meta({ description: 'Nodes held by the kangalpatch.ozalp.dk/hold annotation (not scheduled while it is there).' }),
   skippedNodes: count.optional().meta({ description: 'Nodes skipped by a hold annotation that says skip.' }),
-  held: z.array(nodeHoldStatus).max(MAX_NAMED_HOLDS).optional().meta({ description: `The held nodes and their reasons, in scheduling order (the first ${MAX_NAMED_HOLDS}).` }),
-  skipped: z.array(nodeHoldStatus).max(MAX_NAMED_HOLDS).optional().meta({ description: `The skipped nodes and their reasons (the first ${MAX_NAMED_HOLDS}).` }),
-  failuresAcknowledged: count.optional().meta({ description: 'Failures accepted by resuming a plan the Pause policy paused.' }),
+  held: z
+    .array(nodeHoldStatus)
+    .max(MAX_NAMED_HOLDS)
+    .optional()
+    .meta({ description: `The held nodes and their reasons, in scheduling order (the first ${MAX_NAMED_HOLDS}).` }),
+  skipped: z
+    .array(nodeHoldStatus)
+    .max(MAX_NAMED_HOLDS)
+    .optional()
+    .meta({ description: `The skipped nodes and their reasons (the first ${MAX_NAMED_HOLDS}).` }),
+  failuresAcknowledged: count
+    .optional()
+    .meta({ description: 'Failures accepted by resuming a plan the Pause policy paused.' }),
   policyPause: z
     .strictObject({
       failures: count.meta({ description: 'Failed nodes when the policy paused the plan.' }),
-      generation: z.int().min(0).meta({ description: 'Plan generation after the pause; a later change that sets paused: false resumes.' }),
+      generation: z
+        .int()
+        .min(0)
+        .meta({ description: 'Plan generation after the pause; a later change that sets paused: false resumes.' }),
       time: timestamp,
-      reason: z.string().optional().meta({ description: 'Why the policy paused: PausedByFailurePolicy (failed nodes) or HealthCheckTimeout.' }),
+      reason: z
+        .string()
+        .optional()
+        .meta({ description: 'Why the policy paused: PausedByFailurePolicy (failed nodes) or HealthCheckTimeout.' }),
     })
     .optional()
-    .meta({ description: 'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.' }),
+    .meta({
+      description:
+        'Set while the Pause failure policy holds the plan; it stays paused until spec.paused is changed back to false.',
+    }),
   healthCheckWait: healthCheckWait.optional(),
   hooks: hookStatuses.optional().meta({ description: 'The plan hooks (prePlan, postPlan) and how they went.' }),
   alertWait: alertWait.optional(),
@@ -418,11 +534,20 @@ export const patchPlanStatus = z.strictObject({
     .meta({
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['node'],
-      description: 'Installer pre-pulls on nodes still waiting for their turn (spec.prePull); an entry goes once the node\'s PatchJob exists (its status.installerAlreadyPulled tells whether the pull found the image there).',
+      description:
+        "Installer pre-pulls on nodes still waiting for their turn (spec.prePull); an entry goes once the node's PatchJob exists (its status.installerAlreadyPulled tells whether the pull found the image there).",
     }),
-  reason: z.string().optional().meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
-  nextScheduleTime: timestamp.optional().meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
-  historyPurged: z.boolean().optional().meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
+  reason: z
+    .string()
+    .optional()
+    .meta({ description: 'Machine-readable cause of the current state (CamelCase), e.g. OutsideMaintenanceWindow.' }),
+  nextScheduleTime: timestamp
+    .optional()
+    .meta({ description: 'When the plan will next schedule nodes, while it waits (window, delay).' }),
+  historyPurged: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Finished PatchJobs were removed after retention.history; the plan is frozen.' }),
   autoUpdate: autoUpdateStatus.optional(),
   lastNodeScheduledAt: timestamp.optional(),
   startTime: timestamp.optional(),

@@ -101,7 +101,9 @@ export function durationAtMost(example: string, maxText: string, why: string) {
 export const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 export const timeOfDay = z
   .string()
-  .regex(TIME_OF_DAY_PATTERN, { error: 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)' })
+  .regex(TIME_OF_DAY_PATTERN, {
+    error: 'must be a time "HH:MM" between 00:00 and 23:59 (in maintenance.timezone, UTC by default)',
+  })
   // Implied by the pattern; stated for the apiserver's CEL cost estimate (window rules compare times).
   .meta({ maxLength: 5 });
 
@@ -154,7 +156,9 @@ export function isRealDate(text: string): boolean {
 export const calendarDate = z
   .string()
   .regex(DATE_PATTERN, { error: 'must be a date "YYYY-MM-DD"' })
-  .refine((s) => !DATE_PATTERN.test(s) || isRealDate(s), { error: (iss) => `"${String(iss.input)}" is not a real date` })
+  .refine((s) => !DATE_PATTERN.test(s) || isRealDate(s), {
+    error: (iss) => `"${String(iss.input)}" is not a real date`,
+  })
   .meta({ format: 'date' });
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -207,7 +211,10 @@ const selectorRequirement = withRules(
 /** metav1.LabelSelector. */
 export const labelSelector = z
   .strictObject({
-    matchLabels: z.record(labelKey, labelValue).optional().meta({ description: 'Labels a node must carry, all of them.' }),
+    matchLabels: z
+      .record(labelKey, labelValue)
+      .optional()
+      .meta({ description: 'Labels a node must carry, all of them.' }),
     matchExpressions: z
       .array(selectorRequirement)
       .optional()
@@ -231,7 +238,9 @@ export const condition = z.strictObject({
   type: z
     .string()
     .max(316)
-    .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/),
+    .regex(
+      /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+    ),
   status: z.enum(ConditionStatus),
   observedGeneration: z.int().min(0).optional(),
   lastTransitionTime: timestamp,

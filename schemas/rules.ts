@@ -42,7 +42,8 @@ export const TARGET_RULES: readonly CrossFieldRule[] = [
     path: [],
     holds: (t) => autoUpdateOn(t) || t.talosVersion !== undefined || t.kubernetesVersion !== undefined,
     cel: `has(self.talosVersion) || has(self.kubernetesVersion) || (${CEL_AUTO})`,
-    message: 'at least one of target.talosVersion, target.kubernetesVersion or an enabled target.autoUpdate must be set',
+    message:
+      'at least one of target.talosVersion, target.kubernetesVersion or an enabled target.autoUpdate must be set',
   },
   omittedWithAutoUpdate('talosVersion'),
   omittedWithAutoUpdate('kubernetesVersion'),
@@ -67,7 +68,8 @@ export const TARGET_RULES: readonly CrossFieldRule[] = [
     path: ['source'],
     holds: (t) => isFactory(t) || ghcrPublishesInstaller(t.talosVersion),
     cel: `(${CEL_FACTORY}) || !has(self.talosVersion) || !${CEL_GHCR_UNPUBLISHED}`,
-    message: 'must be factory for a Talos target of v1.14 or later: ghcr.io/siderolabs/installer is not published from 1.14; use target.source: factory with target.installer (e.g. metal), and target.schematicID only to change extensions',
+    message:
+      'must be factory for a Talos target of v1.14 or later: ghcr.io/siderolabs/installer is not published from 1.14; use target.source: factory with target.installer (e.g. metal), and target.schematicID only to change extensions',
   },
   {
     id: 'target.secureBoot.factoryOnly',
@@ -89,15 +91,13 @@ const CEL_CUSTOM_WITHOUT_SELECTOR = `self.filter(k, !(k in ${CEL_BUILT_IN}) && !
 const SELECTOR_WHY = `only the built-in groups ${BUILT_IN_GROUPS.join(' and ')} select their nodes without one`;
 
 export const GROUP_RULES: readonly CrossFieldRule[] = [
-  ...BUILT_IN_GROUPS.map(
-    (name): CrossFieldRule => ({
-      id: `groups.${name}.noSelector`,
-      path: [name, 'selector'],
-      holds: (g) => asObj(g[name])?.selector === undefined,
-      cel: `!has(self.${name}) || !has(self.${name}.selector)`,
-      message: `is not allowed on the built-in group "${name}"; declare a custom group to filter nodes`,
-    }),
-  ),
+  ...BUILT_IN_GROUPS.map((name): CrossFieldRule => ({
+    id: `groups.${name}.noSelector`,
+    path: [name, 'selector'],
+    holds: (g) => asObj(g[name])?.selector === undefined,
+    cel: `!has(self.${name}) || !has(self.${name}.selector)`,
+    message: `is not allowed on the built-in group "${name}"; declare a custom group to filter nodes`,
+  })),
   {
     // The apiserver iterates a map in no fixed order and its cost budget forbids joining map keys, so
     // the message names the group only when it is the only one.
@@ -108,7 +108,9 @@ export const GROUP_RULES: readonly CrossFieldRule[] = [
     message: {
       text: (g) => {
         const missing = customWithoutSelector(g);
-        return missing.length === 1 ? `custom group "${missing[0] ?? ''}" needs a selector (${SELECTOR_WHY})` : `custom groups need a selector (${SELECTOR_WHY})`;
+        return missing.length === 1
+          ? `custom group "${missing[0] ?? ''}" needs a selector (${SELECTOR_WHY})`
+          : `custom groups need a selector (${SELECTOR_WHY})`;
       },
       cel: `size(${CEL_CUSTOM_WITHOUT_SELECTOR}) == 1 ? 'custom group "' + ${CEL_CUSTOM_WITHOUT_SELECTOR}[0] + '" needs a selector (${SELECTOR_WHY})' : 'custom groups need a selector (${SELECTOR_WHY})'`,
     },
@@ -201,14 +203,20 @@ export const SELECTOR_REQUIREMENT_RULES: readonly CrossFieldRule[] = [
     path: ['values'],
     holds: (r) => !needsValues(r) || valueCount(r) > 0,
     cel: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
-    message: { text: (r) => `must list at least one value for operator ${String(r.operator)}`, cel: "'must list at least one value for operator ' + self.operator" },
+    message: {
+      text: (r) => `must list at least one value for operator ${String(r.operator)}`,
+      cel: "'must list at least one value for operator ' + self.operator",
+    },
   },
   {
     id: 'selector.values.forbidden',
     path: ['values'],
     holds: (r) => !(r.operator === 'Exists' || r.operator === 'DoesNotExist') || valueCount(r) === 0,
     cel: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
-    message: { text: (r) => `must be empty for operator ${String(r.operator)}`, cel: "'must be empty for operator ' + self.operator" },
+    message: {
+      text: (r) => `must be empty for operator ${String(r.operator)}`,
+      cel: "'must be empty for operator ' + self.operator",
+    },
   },
 ];
 
@@ -246,15 +254,20 @@ export function uniqueOrderRule(order: unknown, ctx: Ctx): void {
 
 // ---- spec.drain ----
 
-const nonEmpty = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : asObj(v) !== undefined && Object.keys(asObj(v) ?? {}).length > 0);
+const nonEmpty = (v: unknown): boolean =>
+  Array.isArray(v) ? v.length > 0 : asObj(v) !== undefined && Object.keys(asObj(v) ?? {}).length > 0;
 
 export const DRAIN_RULES: readonly CrossFieldRule[] = [
   {
     // An empty selector matches every pod: the drain would evict nothing and the node reboot under its workloads.
     id: 'drain.skipPods.selectsSomething',
     path: ['skipPods'],
-    holds: (d) => d.skipPods === undefined || nonEmpty(asObj(d.skipPods)?.matchLabels) || nonEmpty(asObj(d.skipPods)?.matchExpressions),
+    holds: (d) =>
+      d.skipPods === undefined ||
+      nonEmpty(asObj(d.skipPods)?.matchLabels) ||
+      nonEmpty(asObj(d.skipPods)?.matchExpressions),
     cel: '!has(self.skipPods) || (has(self.skipPods.matchLabels) && size(self.skipPods.matchLabels) > 0) || (has(self.skipPods.matchExpressions) && size(self.skipPods.matchExpressions) > 0)',
-    message: 'must name at least one label (matchLabels or matchExpressions): an empty selector matches every pod, and the drain would evict none',
+    message:
+      'must name at least one label (matchLabels or matchExpressions): an empty selector matches every pod, and the drain would evict none',
   },
 ];

@@ -33,15 +33,29 @@ interface ApiSilence {
   comment: string;
 }
 
-const tagged = (tag: string) => (s: ApiSilence): boolean => s.status.state !== 'expired' && s.comment.includes(`[${tag}]`);
+const tagged =
+  (tag: string) =>
+  (s: ApiSilence): boolean =>
+    s.status.state !== 'expired' && s.comment.includes(`[${tag}]`);
 
 /** A request that got no answer: the network may heal; a certificate Alertmanager's CA does not vouch for needs a human. */
 function networkError(what: string, err: unknown, timedOut: boolean): OutcomeError {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
   const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  const why = timedOut ? 'no answer before the deadline' : code !== undefined ? `${code}${typeof cause?.message === 'string' ? `: ${cause.message}` : ''}` : err instanceof Error ? err.message : String(err);
+  const why = timedOut
+    ? 'no answer before the deadline'
+    : code !== undefined
+      ? `${code}${typeof cause?.message === 'string' ? `: ${cause.message}` : ''}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
   const tls = code !== undefined && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code);
-  return new OutcomeError({ kind: tls ? OutcomeKind.Stalled : OutcomeKind.Transient, reason: tls ? 'AlertmanagerTlsRejected' : 'AlertmanagerUnreachable', message: `${what}: ${why}`, cause: err });
+  return new OutcomeError({
+    kind: tls ? OutcomeKind.Stalled : OutcomeKind.Transient,
+    reason: tls ? 'AlertmanagerTlsRejected' : 'AlertmanagerUnreachable',
+    message: `${what}: ${why}`,
+    cause: err,
+  });
 }
 
 /** An answer other than 2xx: 5xx and 429 may heal, the rest (a bad matcher, a refused token) needs a human. */
@@ -61,7 +75,12 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
   const base = opts.url.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
 
-  async function call(ctx: OpContext, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  async function call(
+    ctx: OpContext,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: unknown }> {
     const token = await readTokenFile(opts.tokenFile, '--alertmanager-token-file', 'AlertmanagerTokenUnreadable');
     const headers: Record<string, string> = { accept: 'application/json' };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
@@ -71,7 +90,13 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
     let res: Response;
     let text: string;
     try {
-      res = await doFetch(`${base}/api/v2${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: deadline.signal, redirect: 'error' });
+      res = await doFetch(`${base}/api/v2${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: deadline.signal,
+        redirect: 'error',
+      });
       text = await res.text();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
@@ -79,7 +104,8 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
     } finally {
       deadline.dispose();
     }
-    if (res.status >= 200 && res.status < 300) return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
+    if (res.status >= 200 && res.status < 300)
+      return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
     if (res.status === 404 && method === 'DELETE') return { status: 404, json: undefined };
     throw httpError(what, res.status, text);
   }
@@ -95,15 +121,34 @@ export function createAlertmanagerClient(opts: AlertmanagerOptions): Alertmanage
       for (const m of matchers) query.append('filter', formatMatcher(m));
       const { json } = await call(ctx, 'GET', `/alerts?${query.toString()}`);
       const alerts = Array.isArray(json) ? (json as { fingerprint?: unknown; labels?: unknown }[]) : [];
-      return alerts.map((a) => ({ fingerprint: typeof a.fingerprint === 'string' ? a.fingerprint : '', labels: (a.labels ?? {}) as Record<string, string> }));
+      return alerts.map((a) => ({
+        fingerprint: typeof a.fingerprint === 'string' ? a.fingerprint : '',
+        labels: (a.labels ?? {}) as Record<string, string>,
+      }));
     },
     async createSilence(ctx, r) {
       const existing = (await liveSilences(ctx, r.tag))[0];
       if (existing) return existing.id;
-      const matchers = r.matchers.map((m) => ({ name: m.name, value: m.value, isRegex: m.op === '=~' || m.op === '!~', isEqual: m.op === '=' || m.op === '=~' }));
-      const { json } = await call(ctx, 'POST', '/silences', { matchers, startsAt: new Date(ctx.clock.now()).toISOString(), endsAt: r.endsAt, createdBy: r.createdBy, comment: r.comment });
+      const matchers = r.matchers.map((m) => ({
+        name: m.name,
+        value: m.value,
+        isRegex: m.op === '=~' || m.op === '!~',
+        isEqual: m.op === '=' || m.op === '=~',
+      }));
+      const { json } = await call(ctx, 'POST', '/silences', {
+        matchers,
+        startsAt: new Date(ctx.clock.now()).toISOString(),
+        endsAt: r.endsAt,
+        createdBy: r.createdBy,
+        comment: r.comment,
+      });
       const id = (json as { silenceID?: unknown } | undefined)?.silenceID;
-      if (typeof id !== 'string' || id === '') throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'AlertmanagerUnavailable', message: 'Alertmanager POST /silences: the answer carries no silenceID' });
+      if (typeof id !== 'string' || id === '')
+        throw new OutcomeError({
+          kind: OutcomeKind.Transient,
+          reason: 'AlertmanagerUnavailable',
+          message: 'Alertmanager POST /silences: the answer carries no silenceID',
+        });
       return id;
     },
     async expireSilence(ctx, tag, id) {

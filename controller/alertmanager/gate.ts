@@ -28,7 +28,12 @@ export function createAlertGateAnswers(port: AlertmanagerPort | undefined, inter
     async ask(ctx, plan, gate) {
       const observedAt = ctx.clock.now();
       if (!port) {
-        answers.set(plan, { state: 'unavailable', message: 'the plan sets spec.alertGate but the controller runs without --alertmanager-url', observedAt, intervalMs });
+        answers.set(plan, {
+          state: 'unavailable',
+          message: 'the plan sets spec.alertGate but the controller runs without --alertmanager-url',
+          observedAt,
+          intervalMs,
+        });
         return;
       }
       const call = withTimeout(ctx, ASK_TIMEOUT_MS);
@@ -36,11 +41,17 @@ export function createAlertGateAnswers(port: AlertmanagerPort | undefined, inter
         const matched: FiringAlert[] = [];
         for (const list of gate.alerts) matched.push(...(await port.firingAlerts(call, matchersOf(list))));
         const ignored: string[] = [];
-        for (const list of gate.ignore) ignored.push(...(await port.firingAlerts(call, matchersOf(list))).map((a) => a.fingerprint));
+        for (const list of gate.ignore)
+          ignored.push(...(await port.firingAlerts(call, matchersOf(list))).map((a) => a.fingerprint));
         answers.set(plan, { state: 'observed', matched, ignored, observedAt: ctx.clock.now(), intervalMs });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
-        answers.set(plan, { state: 'unavailable', message: err instanceof Error ? err.message : String(err), observedAt: ctx.clock.now(), intervalMs });
+        answers.set(plan, {
+          state: 'unavailable',
+          message: err instanceof Error ? err.message : String(err),
+          observedAt: ctx.clock.now(),
+          intervalMs,
+        });
       }
     },
   };

@@ -10,8 +10,10 @@ export function checkAlertmanagerUrl(text: string): string | undefined {
   } catch {
     return `"${text}" is not a URL such as http://alertmanager-operated.monitoring:9093`;
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an http:// or https:// URL, not ${url.protocol}`;
-  if (url.username !== '' || url.password !== '') return 'must not contain credentials: put the token in a file and pass --alertmanager-token-file';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `must be an http:// or https:// URL, not ${url.protocol}`;
+  if (url.username !== '' || url.password !== '')
+    return 'must not contain credentials: put the token in a file and pass --alertmanager-token-file';
   if (url.search !== '' || url.hash !== '') return 'must not have a query or fragment';
   return undefined;
 }

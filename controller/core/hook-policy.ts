@@ -26,7 +26,12 @@ export interface HookPolicy {
 /** The controller's ServiceAccount as kustomize and the chart's default release name it: refused even when the controller runs under another. */
 export const CONTROLLER_SERVICE_ACCOUNT = 'kangal-patch-controller';
 
-export const DEFAULT_HOOK_POLICY: HookPolicy = { serviceAccounts: [], priorityClasses: [], imageRegistries: [], controllerServiceAccount: CONTROLLER_SERVICE_ACCOUNT };
+export const DEFAULT_HOOK_POLICY: HookPolicy = {
+  serviceAccounts: [],
+  priorityClasses: [],
+  imageRegistries: [],
+  controllerServiceAccount: CONTROLLER_SERVICE_ACCOUNT,
+};
 
 /** Where the operator changes each allowlist: the flag, and the chart value setting it. */
 export const HOOK_POLICY_SETTINGS = {
@@ -35,7 +40,8 @@ export const HOOK_POLICY_SETTINGS = {
   imageRegistries: { flag: '--hook-image-registries', value: 'hooks.imageRegistries' },
 } as const;
 
-const setting = (k: keyof typeof HOOK_POLICY_SETTINGS): string => `${HOOK_POLICY_SETTINGS[k].flag} (chart value ${HOOK_POLICY_SETTINGS[k].value})`;
+const setting = (k: keyof typeof HOOK_POLICY_SETTINGS): string =>
+  `${HOOK_POLICY_SETTINGS[k].flag} (chart value ${HOOK_POLICY_SETTINGS[k].value})`;
 
 /** One thing of a hook the policy refuses: the field (as a plan file spells it) and why, with what to change. */
 export interface HookViolation {
@@ -47,9 +53,18 @@ export interface HookViolation {
 const SYSTEM_PRIORITY_CLASSES = new Set(['system-node-critical', 'system-cluster-critical']);
 
 /** Everything of one hook the policy refuses (empty: admissible). `root` is where the hook sits, e.g. `spec.hooks.preNode`. */
-export function hookViolations(hook: HookName, spec: HookSpec, policy: HookPolicy, root = `spec.hooks.${hook}`): HookViolation[] {
+export function hookViolations(
+  hook: HookName,
+  spec: HookSpec,
+  policy: HookPolicy,
+  root = `spec.hooks.${hook}`,
+): HookViolation[] {
   const at = (rest: string): string => `${root}.template.${rest}`;
-  return [...identityViolations(spec, policy, at), ...imageViolations(spec, policy, at), ...metadataViolations(spec, at)];
+  return [
+    ...identityViolations(spec, policy, at),
+    ...imageViolations(spec, policy, at),
+    ...metadataViolations(spec, at),
+  ];
 }
 
 type At = (rest: string) => string;
@@ -59,14 +74,25 @@ function identityViolations(spec: HookSpec, policy: HookPolicy, at: At): HookVio
   const out: HookViolation[] = [];
   const sa = spec.template.spec.serviceAccountName;
   if (sa !== undefined && (sa === policy.controllerServiceAccount || sa === CONTROLLER_SERVICE_ACCOUNT)) {
-    out.push({ path: at('spec.serviceAccountName'), message: `ServiceAccount ${sa} is the controller's own name: hooks never run as it; use a ServiceAccount of the hooks namespace that the operator allowed in ${setting('serviceAccounts')}` });
+    out.push({
+      path: at('spec.serviceAccountName'),
+      message: `ServiceAccount ${sa} is the controller's own name: hooks never run as it; use a ServiceAccount of the hooks namespace that the operator allowed in ${setting('serviceAccounts')}`,
+    });
   } else if (sa !== undefined && sa !== 'default' && !policy.serviceAccounts.includes(sa)) {
-    out.push({ path: at('spec.serviceAccountName'), message: `ServiceAccount ${sa} is not allowed for hooks (${listed(policy.serviceAccounts)}): add it to ${setting('serviceAccounts')}, or omit serviceAccountName` });
+    out.push({
+      path: at('spec.serviceAccountName'),
+      message: `ServiceAccount ${sa} is not allowed for hooks (${listed(policy.serviceAccounts)}): add it to ${setting('serviceAccounts')}, or omit serviceAccountName`,
+    });
   }
   const pc = spec.template.spec.priorityClassName;
   if (pc !== undefined && !policy.priorityClasses.includes(pc)) {
-    const system = SYSTEM_PRIORITY_CLASSES.has(pc) ? ' (a system PriorityClass lets the hook preempt the cluster\'s own components)' : '';
-    out.push({ path: at('spec.priorityClassName'), message: `PriorityClass ${pc} is not allowed for hooks${system} (${listed(policy.priorityClasses)}): add it to ${setting('priorityClasses')}, or omit priorityClassName` });
+    const system = SYSTEM_PRIORITY_CLASSES.has(pc)
+      ? " (a system PriorityClass lets the hook preempt the cluster's own components)"
+      : '';
+    out.push({
+      path: at('spec.priorityClassName'),
+      message: `PriorityClass ${pc} is not allowed for hooks${system} (${listed(policy.priorityClasses)}): add it to ${setting('priorityClasses')}, or omit priorityClassName`,
+    });
   }
   return out;
 }
@@ -77,7 +103,12 @@ function imageViolations(spec: HookSpec, policy: HookPolicy, at: At): HookViolat
   return spec.template.spec.containers.flatMap((c, i) =>
     imageAllowed(c.image, policy.imageRegistries)
       ? []
-      : [{ path: at(`spec.containers[${i}].image`), message: `image ${c.image} is not from an allowed registry (${policy.imageRegistries.join(', ')}): use an image from one of them, or add its registry to ${setting('imageRegistries')}` }],
+      : [
+          {
+            path: at(`spec.containers[${i}].image`),
+            message: `image ${c.image} is not from an allowed registry (${policy.imageRegistries.join(', ')}): use an image from one of them, or add its registry to ${setting('imageRegistries')}`,
+          },
+        ],
   );
 }
 
@@ -95,7 +126,8 @@ function metadataViolations(spec: HookSpec, at: At): HookViolation[] {
   return [...labels, ...annotations];
 }
 
-const listed = (names: readonly string[]): string => (names.length === 0 ? 'none are allowed' : `allowed: ${names.join(', ')}`);
+const listed = (names: readonly string[]): string =>
+  names.length === 0 ? 'none are allowed' : `allowed: ${names.join(', ')}`;
 
 /** Every hook of a plan (or of a PatchJob's node hooks) that the policy refuses, in hook order. */
 export function planHookViolations(hooks: Partial<PlanHooks> | undefined, policy: HookPolicy): HookViolation[] {
@@ -108,7 +140,10 @@ export function planHookViolations(hooks: Partial<PlanHooks> | undefined, policy
 
 /** `path: message; path: message` (the first `max`, then how many more). */
 export function describeViolations(v: readonly HookViolation[], max = 3): string {
-  const shown = v.slice(0, max).map((x) => `${x.path}: ${x.message}`).join('; ');
+  const shown = v
+    .slice(0, max)
+    .map((x) => `${x.path}: ${x.message}`)
+    .join('; ');
   return v.length > max ? `${shown}; and ${v.length - max} more` : shown;
 }
 
@@ -141,13 +176,25 @@ export interface HookPodSecurity {
  */
 export function hookPodSecurity(spec: HookSpec, policy: HookPolicy): HookPodSecurity {
   const sa = spec.template.spec.serviceAccountName ?? 'default';
-  const granted = sa !== policy.controllerServiceAccount && sa !== CONTROLLER_SERVICE_ACCOUNT && policy.serviceAccounts.includes(sa);
+  const granted =
+    sa !== policy.controllerServiceAccount && sa !== CONTROLLER_SERVICE_ACCOUNT && policy.serviceAccounts.includes(sa);
   const ids = spec.template.spec.securityContext;
   return {
     serviceAccountName: sa,
     automountServiceAccountToken: granted,
-    pod: { runAsNonRoot: true, runAsUser: ids?.runAsUser ?? HOOK_RUN_AS, runAsGroup: ids?.runAsGroup ?? HOOK_RUN_AS, seccompProfile: { type: 'RuntimeDefault' } },
-    container: { allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+    pod: {
+      runAsNonRoot: true,
+      runAsUser: ids?.runAsUser ?? HOOK_RUN_AS,
+      runAsGroup: ids?.runAsGroup ?? HOOK_RUN_AS,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    container: {
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
   };
 }
 
@@ -181,7 +228,10 @@ export function imageRepository(image: string): string | undefined {
 /** An allowlist entry in the form images are compared with (lowercase host, Docker Hub aliases as docker.io), or an Error saying why it is not one. */
 export function registryEntry(text: string): string | Error {
   const entry = text.trim().replace(/\/+$/, '');
-  if (!REGISTRY_ENTRY.test(entry)) return new Error(`"${text}" is not a registry such as "ghcr.io/acme" or "registry.example.com:5000" (a host, optionally a path; no tag or digest)`);
+  if (!REGISTRY_ENTRY.test(entry))
+    return new Error(
+      `"${text}" is not a registry such as "ghcr.io/acme" or "registry.example.com:5000" (a host, optionally a path; no tag or digest)`,
+    );
   const slash = entry.indexOf('/');
   const host = (slash < 0 ? entry : entry.slice(0, slash)).toLowerCase();
   return `${DOCKER_HUB_ALIASES.has(host) ? 'docker.io' : host}${slash < 0 ? '' : entry.slice(slash)}`;

@@ -3,7 +3,14 @@
 // apiserver arbitrates: AlreadyExists is success), then follow it until it completes, fails or its
 // deadline passes. Pure: time is an argument, the Job is a projection.
 import type { HookName, HookSpec, HookStatus } from '../../schemas/hooks.js';
-import { DEFAULT_HOOK_POLICY, describeViolations, hookPodSecurity, hookViolations, type HookPodSecurity, type HookPolicy } from './hook-policy.js';
+import {
+  DEFAULT_HOOK_POLICY,
+  describeViolations,
+  hookPodSecurity,
+  hookViolations,
+  type HookPodSecurity,
+  type HookPolicy,
+} from './hook-policy.js';
 import { shortened } from './names.js';
 import { durationMs, epoch, iso } from './time.js';
 
@@ -72,19 +79,45 @@ export type HookProgress =
   | { state: 'succeeded'; record: HookStatus }
   | { state: 'failed'; record: HookStatus; reason: string; message: string }
   /** Still running (or about to be created): `record` goes into status; `create` is the one action. */
-  | { state: 'running'; record: HookStatus; create?: HookJobRequest | undefined; message: string; requeueAfterMs: number | undefined }
+  | {
+      state: 'running';
+      record: HookStatus;
+      create?: HookJobRequest | undefined;
+      message: string;
+      requeueAfterMs: number | undefined;
+    }
   /** The deadline passed on the cached Job: the pass reads it from the apiserver and decides again (`record` is written only if that read fails). */
   | { state: 'confirming'; record: HookStatus; message: string };
 
 export function decideHook(i: HookInput): HookProgress {
   const { hook, record, now } = i;
   if (record === undefined) {
-    const fresh: HookStatus = { hook, jobName: i.request.name, phase: 'Pending', requestedTime: iso(now), deadline: iso(now + durationMs(i.spec.timeout)) };
-    return refused(i, fresh) ?? { state: 'running', record: fresh, message: `starting the ${hook} hook (Job ${fresh.jobName})`, requeueAfterMs: 0 };
+    const fresh: HookStatus = {
+      hook,
+      jobName: i.request.name,
+      phase: 'Pending',
+      requestedTime: iso(now),
+      deadline: iso(now + durationMs(i.spec.timeout)),
+    };
+    return (
+      refused(i, fresh) ?? {
+        state: 'running',
+        record: fresh,
+        message: `starting the ${hook} hook (Job ${fresh.jobName})`,
+        requeueAfterMs: 0,
+      }
+    );
   }
   if (record.phase === 'Succeeded') return { state: 'succeeded', record };
-  if (record.phase === 'Failed') return { state: 'failed', record, reason: record.reason ?? HookReason.HookFailed, message: record.message ?? `${hook} hook Job ${record.jobName} failed` };
-  const ours = i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
+  if (record.phase === 'Failed')
+    return {
+      state: 'failed',
+      record,
+      reason: record.reason ?? HookReason.HookFailed,
+      message: record.message ?? `${hook} hook Job ${record.jobName} failed`,
+    };
+  const ours =
+    i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
   if (ours && ours.outcome !== 'running' && !exitCodeDue(ours, now)) return ended(hook, record, ours, now);
   const deadline = epoch(record.deadline) ?? now;
   if (now >= deadline) return timedOut(i, record, ours);
@@ -96,7 +129,13 @@ function refused(i: HookInput, record: HookStatus): HookProgress | undefined {
   const violations = hookViolations(i.hook, i.spec, i.policy ?? DEFAULT_HOOK_POLICY);
   if (violations.length === 0) return undefined;
   const message = `${i.hook} hook refused, no Job was created: ${describeViolations(violations)}`;
-  const next: HookStatus = { ...record, phase: 'Failed', completionTime: iso(i.now), reason: HookReason.HookRefused, message };
+  const next: HookStatus = {
+    ...record,
+    phase: 'Failed',
+    completionTime: iso(i.now),
+    reason: HookReason.HookRefused,
+    message,
+  };
   return { state: 'failed', record: next, reason: HookReason.HookRefused, message };
 }
 
@@ -104,12 +143,18 @@ function refused(i: HookInput, record: HookStatus): HookProgress | undefined {
 function timedOut(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined): HookProgress {
   if (i.fresh !== true) return confirming(i, record);
   const message = `${i.hook} hook Job ${record.jobName} did not finish within its timeout ${i.spec.timeout}${ours ? '' : ' (the Job was never seen)'}`;
-  return { state: 'failed', record: { ...record, phase: 'Failed', completionTime: iso(i.now), reason: HookReason.HookTimeout, message }, reason: HookReason.HookTimeout, message };
+  return {
+    state: 'failed',
+    record: { ...record, phase: 'Failed', completionTime: iso(i.now), reason: HookReason.HookTimeout, message },
+    reason: HookReason.HookTimeout,
+    message,
+  };
 }
 
 function confirming(i: HookInput, record: HookStatus): HookProgress {
   const why = `the deadline ${record.deadline} of the ${i.hook} hook passed on the controller's cached view of Job ${record.jobName}; reading it from the apiserver before failing the hook (HookTimeout)`;
-  const message = i.confirmFailure === undefined ? why : `${why}, but the read failed (retrying): ${i.confirmFailure.message}`;
+  const message =
+    i.confirmFailure === undefined ? why : `${why}, but the read failed (retrying): ${i.confirmFailure.message}`;
   return { state: 'confirming', record: { ...record, message }, message };
 }
 
@@ -118,39 +163,73 @@ export const EXIT_CODE_GRACE_MS = 5_000;
 
 /** The Job failed on its pods but the failed pod has not been seen yet: its exit code is a moment away. */
 function exitCodeDue(job: HookJobFacts, now: number): boolean {
-  return job.outcome === 'failed' && job.failedReason === 'BackoffLimitExceeded' && job.failedPod === undefined && now < (job.completionTime ?? now) + EXIT_CODE_GRACE_MS;
+  return (
+    job.outcome === 'failed' &&
+    job.failedReason === 'BackoffLimitExceeded' &&
+    job.failedPod === undefined &&
+    now < (job.completionTime ?? now) + EXIT_CODE_GRACE_MS
+  );
 }
 
 /** The Job completed or failed: the record says how, with the failed pod's exit code. */
 function ended(hook: HookName, record: HookStatus, job: HookJobFacts, now: number): HookProgress {
   if (job.outcome === 'succeeded') return { state: 'succeeded', record: finished(record, job, now, 'Succeeded') };
   const code = job.failedPod?.exitCode;
-  const how = job.failedPod === undefined
-    ? ` (${job.failedReason ?? 'Failed'})`
-    : `: pod ${job.failedPod.name} ${code === undefined ? 'failed' : `exited with code ${code}`}${job.failedReason ? ` (${job.failedReason})` : ''}`;
+  const how =
+    job.failedPod === undefined
+      ? ` (${job.failedReason ?? 'Failed'})`
+      : `: pod ${job.failedPod.name} ${code === undefined ? 'failed' : `exited with code ${code}`}${job.failedReason ? ` (${job.failedReason})` : ''}`;
   const message = `${hook} hook Job ${record.jobName} failed${how}`;
-  const next = { ...finished(record, job, now, 'Failed'), reason: HookReason.HookFailed, message, ...(code === undefined ? {} : { exitCode: code }) };
+  const next = {
+    ...finished(record, job, now, 'Failed'),
+    reason: HookReason.HookFailed,
+    message,
+    ...(code === undefined ? {} : { exitCode: code }),
+  };
   return { state: 'failed', record: next, reason: HookReason.HookFailed, message };
 }
 
 /** Before the deadline: create the Job once (the record says whether we did), then wait for the watch. */
-function stillRunning(i: HookInput, record: HookStatus, ours: HookJobFacts | undefined, untilDeadlineMs: number): HookProgress {
+function stillRunning(
+  i: HookInput,
+  record: HookStatus,
+  ours: HookJobFacts | undefined,
+  untilDeadlineMs: number,
+): HookProgress {
   let waitMs = untilDeadlineMs;
   const waiting = `waiting until ${record.deadline} for the ${i.hook} hook Job ${record.jobName}`;
   if (ours) {
-    if (exitCodeDue(ours, i.now)) waitMs = Math.min(waitMs, (ours.completionTime ?? i.now) + EXIT_CODE_GRACE_MS - i.now);
-    const running = { ...record, phase: 'Running' as const, ...(ours.startTime === undefined ? {} : { startTime: iso(ours.startTime) }) };
+    if (exitCodeDue(ours, i.now))
+      waitMs = Math.min(waitMs, (ours.completionTime ?? i.now) + EXIT_CODE_GRACE_MS - i.now);
+    const running = {
+      ...record,
+      phase: 'Running' as const,
+      ...(ours.startTime === undefined ? {} : { startTime: iso(ours.startTime) }),
+    };
     return { state: 'running', record: running, message: waiting, requeueAfterMs: waitMs };
   }
   if (i.job !== undefined) {
     // A Job of that name left by an earlier owner (a retried PatchJob): it goes with its owner.
-    return { state: 'running', record, message: `${waiting}: a Job ${record.jobName} of an earlier owner is still being deleted`, requeueAfterMs: Math.min(waitMs, 5_000) };
+    return {
+      state: 'running',
+      record,
+      message: `${waiting}: a Job ${record.jobName} of an earlier owner is still being deleted`,
+      requeueAfterMs: Math.min(waitMs, 5_000),
+    };
   }
   if (record.createdTime === undefined) {
     // The policy again before the Job exists: the operator may have narrowed it since the hook was recorded.
     const policy = i.policy ?? DEFAULT_HOOK_POLICY;
     const create: HookJobRequest = { ...i.request, pod: hookPodSecurity(i.spec, policy) };
-    return refused(i, record) ?? { state: 'running', record: { ...record, createdTime: iso(i.now) }, create, message: waiting, requeueAfterMs: waitMs };
+    return (
+      refused(i, record) ?? {
+        state: 'running',
+        record: { ...record, createdTime: iso(i.now) },
+        create,
+        message: waiting,
+        requeueAfterMs: waitMs,
+      }
+    );
   }
   return { state: 'running', record, message: waiting, requeueAfterMs: waitMs };
 }

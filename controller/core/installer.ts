@@ -39,7 +39,11 @@ export interface DetectedNode {
 }
 
 /** Where a factory installer's type and Secure Boot come from: the node's annotations, the plan, the node's own Talos, else `metal` without Secure Boot. */
-export function installerChoice(target: Target, override: InstallerOverride, detected: DetectedNode): { installer: string; secureBoot: boolean } {
+export function installerChoice(
+  target: Target,
+  override: InstallerOverride,
+  detected: DetectedNode,
+): { installer: string; secureBoot: boolean } {
   return {
     installer: override.installer ?? target.installer ?? detected.platform ?? 'metal',
     secureBoot: override.secureBoot ?? target.secureBoot ?? detected.secureBoot ?? false,
@@ -52,13 +56,19 @@ export function installerChoice(target: Target, override: InstallerOverride, det
  * unless the plan or the node's annotation sets one. A plan naming its installer keeps the plan's
  * choice (Secure Boot off unless asked for).
  */
-export function needsDetection(target: Target, override: InstallerOverride): { platform: boolean; secureBoot: boolean } {
+export function needsDetection(
+  target: Target,
+  override: InstallerOverride,
+): { platform: boolean; secureBoot: boolean } {
   const platform = target.source === 'factory' && override.installer === undefined && target.installer === undefined;
   return { platform, secureBoot: platform && override.secureBoot === undefined && target.secureBoot === undefined };
 }
 
 /** What a job must read from the node's Talos API to name its installer (nothing when its annotations are malformed: the job fails on them first). */
-export function detectionFor(target: Target, annotations: NodeInstallerAnnotations | undefined): { platform: boolean; secureBoot: boolean } {
+export function detectionFor(
+  target: Target,
+  annotations: NodeInstallerAnnotations | undefined,
+): { platform: boolean; secureBoot: boolean } {
   const parsed = parseInstallerOverride(target, annotations);
   return 'problem' in parsed ? { platform: false, secureBoot: false } : needsDetection(target, parsed.override);
 }
@@ -69,8 +79,15 @@ export function detectionFor(target: Target, annotations: NodeInstallerAnnotatio
  * on the node makes it a factory image even under a ghcr plan (a platform ghcr has no image for).
  * Installer type and Secure Boot the plan leaves open are the node's own (`detected`).
  */
-export function resolveInstaller(target: Target, talosVersion: string, nodeSchematic: string | undefined, override: InstallerOverride = {}, detected: DetectedNode = {}): ResolvedInstaller {
-  if (target.source === 'ghcr' && override.installer === undefined) return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
+export function resolveInstaller(
+  target: Target,
+  talosVersion: string,
+  nodeSchematic: string | undefined,
+  override: InstallerOverride = {},
+  detected: DetectedNode = {},
+): ResolvedInstaller {
+  if (target.source === 'ghcr' && override.installer === undefined)
+    return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
   const schematic = override.schematic ?? target.schematicID ?? nodeSchematic ?? VANILLA_SCHEMATIC;
   const { installer, secureBoot } = installerChoice(target, override, detected);
   const repo = `${installer}-installer${secureBoot ? '-secureboot' : ''}`;
@@ -81,24 +98,40 @@ const INSTALLER_TYPE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const SCHEMATIC_ID = /^[0-9a-f]{64}$/;
 
 /** What is wrong with a node's override annotations under this plan's target, or the override they ask for. */
-export function parseInstallerOverride(target: Target, a: NodeInstallerAnnotations | undefined): { override: InstallerOverride } | { problem: string } {
+export function parseInstallerOverride(
+  target: Target,
+  a: NodeInstallerAnnotations | undefined,
+): { override: InstallerOverride } | { problem: string } {
   if (a === undefined) return { override: {} };
   const problems: string[] = [];
   const override: InstallerOverride = {};
   if (a.installer !== undefined) {
     if (INSTALLER_TYPE.test(a.installer)) override.installer = a.installer;
-    else problems.push(`${INSTALLER_ANNOTATIONS.installer}: "${clip(a.installer)}" is not an installer type such as "metal", "aws" or "hcloud"`);
+    else
+      problems.push(
+        `${INSTALLER_ANNOTATIONS.installer}: "${clip(a.installer)}" is not an installer type such as "metal", "aws" or "hcloud"`,
+      );
   }
   if (a.schematic !== undefined) {
     if (SCHEMATIC_ID.test(a.schematic)) override.schematic = a.schematic;
-    else problems.push(`${INSTALLER_ANNOTATIONS.schematic}: "${clip(a.schematic)}" is not an Image Factory schematic ID (64 lowercase hex characters)`);
+    else
+      problems.push(
+        `${INSTALLER_ANNOTATIONS.schematic}: "${clip(a.schematic)}" is not an Image Factory schematic ID (64 lowercase hex characters)`,
+      );
   }
   if (a.secureBoot !== undefined) {
     if (a.secureBoot === 'true' || a.secureBoot === 'false') override.secureBoot = a.secureBoot === 'true';
     else problems.push(`${INSTALLER_ANNOTATIONS.secureBoot}: "${clip(a.secureBoot)}" must be "true" or "false"`);
   }
-  const factoryOnly = (override.schematic !== undefined || override.secureBoot !== undefined) && target.source === 'ghcr' && override.installer === undefined && a.installer === undefined;
-  if (factoryOnly) problems.push(`${INSTALLER_ANNOTATIONS.schematic} and ${INSTALLER_ANNOTATIONS.secureBoot} need a factory installer: the plan uses ghcr, so set ${INSTALLER_ANNOTATIONS.installer} on the node too`);
+  const factoryOnly =
+    (override.schematic !== undefined || override.secureBoot !== undefined) &&
+    target.source === 'ghcr' &&
+    override.installer === undefined &&
+    a.installer === undefined;
+  if (factoryOnly)
+    problems.push(
+      `${INSTALLER_ANNOTATIONS.schematic} and ${INSTALLER_ANNOTATIONS.secureBoot} need a factory installer: the plan uses ghcr, so set ${INSTALLER_ANNOTATIONS.installer} on the node too`,
+    );
   return problems.length > 0 ? { problem: problems.join('; ') } : { override };
 }
 
@@ -106,10 +139,16 @@ export function parseInstallerOverride(target: Target, a: NodeInstallerAnnotatio
 export function installerFor(
   target: Target,
   talosVersion: string,
-  node: { schematic?: string | undefined; installerAnnotations?: NodeInstallerAnnotations | undefined; detected?: DetectedNode | undefined },
+  node: {
+    schematic?: string | undefined;
+    installerAnnotations?: NodeInstallerAnnotations | undefined;
+    detected?: DetectedNode | undefined;
+  },
 ): ResolvedInstaller | { problem: string } {
   const parsed = parseInstallerOverride(target, node.installerAnnotations);
-  return 'problem' in parsed ? parsed : resolveInstaller(target, talosVersion, node.schematic, parsed.override, node.detected);
+  return 'problem' in parsed
+    ? parsed
+    : resolveInstaller(target, talosVersion, node.schematic, parsed.override, node.detected);
 }
 
 function clip(v: string): string {

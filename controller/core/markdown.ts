@@ -18,7 +18,9 @@ const LINE_START = /^([ \t]*)([#>+=-]|\d{1,9}(?=[.)]))/gm;
 export function escapeMarkdown(text: string): string {
   return text
     .replace(INLINE, (c) => `\\${c}`)
-    .replace(LINE_START, (_m, indent: string, marker: string) => (/^\d/.test(marker) ? `${indent}${marker}\\` : `${indent}\\${marker}`));
+    .replace(LINE_START, (_m, indent: string, marker: string) =>
+      /^\d/.test(marker) ? `${indent}${marker}\\` : `${indent}\\${marker}`,
+    );
 }
 
 /**

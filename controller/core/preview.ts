@@ -21,7 +21,13 @@
 // - Nodes already at the target get a PatchJob that completes at once; they count for no round.
 import semver from 'semver';
 import type { PatchPlanSpec } from '../../schemas/patchplan.js';
-import { installerFor, VANILLA_SCHEMATIC, type DetectedNode, type NodeInstallerAnnotations, type ResolvedInstaller } from './installer.js';
+import {
+  installerFor,
+  VANILLA_SCHEMATIC,
+  type DetectedNode,
+  type NodeInstallerAnnotations,
+  type ResolvedInstaller,
+} from './installer.js';
 import { parseHold } from './plan/holds.js';
 import { matchesSelector } from './selector.js';
 import { UpgradeFlow, upgradeFlowFor } from './talos-flow.js';
@@ -31,7 +37,8 @@ import { durationMs, iso } from './time.js';
 import { windowState } from './windows.js';
 
 /** The image, or none when the node's override annotations are wrong (the NodeOverrides check says why). */
-const imageOf = (r: ResolvedInstaller | { problem: string }): string | undefined => ('problem' in r ? undefined : r.image);
+const imageOf = (r: ResolvedInstaller | { problem: string }): string | undefined =>
+  'problem' in r ? undefined : r.image;
 
 /** A node as the preview needs it (kube NodeView fits). */
 export interface PreviewNodeFacts extends PlanNodeFacts {
@@ -138,9 +145,16 @@ export interface RolloutPreview {
  * Typical time per node, by step (defaults: a Talos node drains in about a minute, installs in one
  * and a half of which the installer image pull is one, reboots in two).
  */
-export const TYPICAL_NODE_MS = { drain: 60_000, install: 90_000, pull: 60_000, reboot: 120_000, kubernetes: 120_000 } as const;
+export const TYPICAL_NODE_MS = {
+  drain: 60_000,
+  install: 90_000,
+  pull: 60_000,
+  reboot: 120_000,
+  kubernetes: 120_000,
+} as const;
 
-const same = (a: string | undefined, b: string): boolean => a !== undefined && semver.valid(a) !== null && semver.valid(b) !== null && semver.eq(a, b);
+const same = (a: string | undefined, b: string): boolean =>
+  a !== undefined && semver.valid(a) !== null && semver.valid(b) !== null && semver.eq(a, b);
 
 /** Whether the node already runs every target of the plan. */
 function atTarget(spec: PatchPlanSpec, node: PreviewNodeFacts): boolean {
@@ -156,16 +170,27 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const byName = new Map(input.nodes.map((n) => [n.name, n]));
   const skipped: SkippedNode[] = [];
   for (const n of [...input.nodes].sort((a, b) => a.name.localeCompare(b.name))) {
-    if (!matchesSelector(spec.nodeSelector, n.labels)) skipped.push({ name: n.name, reason: SkipReason.NotSelected, message: 'not selected by spec.nodeSelector' });
+    if (!matchesSelector(spec.nodeSelector, n.labels))
+      skipped.push({ name: n.name, reason: SkipReason.NotSelected, message: 'not selected by spec.nodeSelector' });
   }
-  for (const name of sel.unclaimed) skipped.push({ name, reason: SkipReason.NoGroup, message: `matches nodeSelector but no group in strategy.order (${spec.strategy.order.join(', ')}) claims it` });
+  for (const name of sel.unclaimed)
+    skipped.push({
+      name,
+      reason: SkipReason.NoGroup,
+      message: `matches nodeSelector but no group in strategy.order (${spec.strategy.order.join(', ')}) claims it`,
+    });
   const groups = sel.groups.map((g): PreviewGroup => {
     const nodes: PreviewNode[] = [];
     for (const name of g.nodes) {
       const facts = byName.get(name);
       if (!facts) continue;
       if (atTarget(spec, facts)) {
-        skipped.push({ name, reason: SkipReason.AlreadyAtTarget, group: g.name, message: `already runs the target (${describeTarget(spec)}): its PatchJob completes at once` });
+        skipped.push({
+          name,
+          reason: SkipReason.AlreadyAtTarget,
+          group: g.name,
+          message: `already runs the target (${describeTarget(spec)}): its PatchJob completes at once`,
+        });
         continue;
       }
       nodes.push(previewNode(spec, facts, nodes.length, g.concurrency, name === input.ownNode));
@@ -175,7 +200,11 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   const toPatch = groups.reduce((n, g) => n + g.nodes.length, 0);
   return {
     at: iso(now),
-    target: { talosVersion: spec.target.talosVersion, kubernetesVersion: spec.target.kubernetesVersion, ...(spec.target.path === 'stepwise' ? { path: 'stepwise' as const } : {}) },
+    target: {
+      talosVersion: spec.target.talosVersion,
+      kubernetesVersion: spec.target.kubernetesVersion,
+      ...(spec.target.path === 'stepwise' ? { path: 'stepwise' as const } : {}),
+    },
     groups,
     skipped,
     totals: { nodes: input.nodes.length, toPatch, skipped: skipped.length },
@@ -184,7 +213,13 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   };
 }
 
-function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, concurrency: number, own: boolean): PreviewNode {
+function previewNode(
+  spec: PatchPlanSpec,
+  n: PreviewNodeFacts,
+  index: number,
+  concurrency: number,
+  own: boolean,
+): PreviewNode {
   const talos = spec.target.talosVersion;
   const needsTalos = talos !== undefined && !same(n.talosVersion, talos);
   const installer = needsTalos ? installerFor(spec.target, talos, n) : undefined;
@@ -204,7 +239,10 @@ function previewNode(spec: PatchPlanSpec, n: PreviewNodeFacts, index: number, co
 }
 
 /** What a reviewer must see of a node beyond its versions: held or skipped, overridden, and a schematic (extensions) change. */
-function nodeControls(n: PreviewNodeFacts, installer: ResolvedInstaller | { problem: string } | undefined): Pick<PreviewNode, 'hold' | 'installerOverride' | 'schematicChange'> {
+function nodeControls(
+  n: PreviewNodeFacts,
+  installer: ResolvedInstaller | { problem: string } | undefined,
+): Pick<PreviewNode, 'hold' | 'installerOverride' | 'schematicChange'> {
   const hold = parseHold(n.hold);
   const to = installer && !('problem' in installer) ? installer.schematic : undefined;
   // The vanilla schematic and none both mean "no extensions": no change between them.
@@ -218,7 +256,10 @@ function nodeControls(n: PreviewNodeFacts, installer: ResolvedInstaller | { prob
 }
 
 function describeTarget(spec: PatchPlanSpec): string {
-  const parts = [spec.target.talosVersion && `Talos ${spec.target.talosVersion}`, spec.target.kubernetesVersion && `Kubernetes ${spec.target.kubernetesVersion}`];
+  const parts = [
+    spec.target.talosVersion && `Talos ${spec.target.talosVersion}`,
+    spec.target.kubernetesVersion && `Kubernetes ${spec.target.kubernetesVersion}`,
+  ];
   return parts.filter((p) => p).join(', ');
 }
 
@@ -235,8 +276,12 @@ function previewWindow(spec: PatchPlanSpec, now: number): PreviewWindow {
 function estimate(spec: PatchPlanSpec, groups: readonly PreviewGroup[]): PreviewEstimate {
   const kube = spec.target.kubernetesVersion !== undefined;
   const talos = spec.target.talosVersion !== undefined;
-  const typical = (talos ? TYPICAL_NODE_MS.drain + TYPICAL_NODE_MS.install + TYPICAL_NODE_MS.reboot : 0) + (kube ? TYPICAL_NODE_MS.kubernetes : 0);
-  const worst = (talos ? durationMs(spec.drainTimeout) + durationMs(spec.rebootTimeout) : 0) + (kube ? durationMs(spec.kubernetesUpgradeTimeout) : 0);
+  const typical =
+    (talos ? TYPICAL_NODE_MS.drain + TYPICAL_NODE_MS.install + TYPICAL_NODE_MS.reboot : 0) +
+    (kube ? TYPICAL_NODE_MS.kubernetes : 0);
+  const worst =
+    (talos ? durationMs(spec.drainTimeout) + durationMs(spec.rebootTimeout) : 0) +
+    (kube ? durationMs(spec.kubernetesUpgradeTimeout) : 0);
   const delay = durationMs(spec.delayBetweenNodes);
   const rounds = groups.reduce((n, g) => n + g.rounds, 0);
   const prePulledRounds = talos && spec.prePull ? groups.reduce((n, g) => n + prePulledRoundsOf(g), 0) : 0;
@@ -248,7 +293,8 @@ function estimate(spec: PatchPlanSpec, groups: readonly PreviewGroup[]): Preview
     pullTypicalMs: pull,
     perNodeWorstCaseMs: worst,
     delayBetweenNodesMs: delay,
-    typicalMs: (rounds - prePulledRounds) * Math.max(typical, delay) + prePulledRounds * Math.max(typical - pull, delay),
+    typicalMs:
+      (rounds - prePulledRounds) * Math.max(typical, delay) + prePulledRounds * Math.max(typical - pull, delay),
     worstCaseMs: rounds * Math.max(worst, delay),
   };
 }
@@ -258,7 +304,10 @@ function prePulledRoundsOf(g: PreviewGroup): number {
   let n = 0;
   for (let round = 2; round <= g.rounds; round++) {
     const nodes = g.nodes.filter((x) => x.round === round);
-    const lifecycle = (x: PreviewNode): boolean => x.installerImage !== undefined && x.currentTalosVersion !== undefined && upgradeFlowFor(x.currentTalosVersion) === UpgradeFlow.Lifecycle;
+    const lifecycle = (x: PreviewNode): boolean =>
+      x.installerImage !== undefined &&
+      x.currentTalosVersion !== undefined &&
+      upgradeFlowFor(x.currentTalosVersion) === UpgradeFlow.Lifecycle;
     if (nodes.length > 0 && nodes.every(lifecycle)) n++;
   }
   return n;

@@ -27,11 +27,46 @@ export interface SupportRow {
  * accepts are those of pkg/machinery/constants in v1.14.x.
  */
 export const SUPPORT_MATRIX: readonly SupportRow[] = [
-  { talos: '1.10', released: '2025-04-30', kubernetes: { min: '1.28', max: '1.33' }, kubernetesInCode: { min: '1.28', max: '1.33' }, defaultKubernetes: '1.33.6', upgradeFromAtLeast: '1.8.0' },
-  { talos: '1.11', released: '2025-09-01', kubernetes: { min: '1.29', max: '1.34' }, kubernetesInCode: { min: '1.29', max: '1.34' }, defaultKubernetes: '1.34.1', upgradeFromAtLeast: '1.9.0' },
-  { talos: '1.12', released: '2025-12-22', kubernetes: { min: '1.30', max: '1.35' }, kubernetesInCode: { min: '1.30', max: '1.35' }, defaultKubernetes: '1.35.4', upgradeFromAtLeast: '1.10.0' },
-  { talos: '1.13', released: '2026-04-27', kubernetes: { min: '1.31', max: '1.36' }, kubernetesInCode: { min: '1.31', max: '1.36' }, defaultKubernetes: '1.36.3', upgradeFromAtLeast: '1.11.0' },
-  { talos: '1.14', released: '2026-09-03', kubernetes: { min: '1.33', max: '1.37' }, kubernetesInCode: { min: '1.32', max: '1.37' }, defaultKubernetes: '1.37.0', upgradeFromAtLeast: '1.12.0' },
+  {
+    talos: '1.10',
+    released: '2025-04-30',
+    kubernetes: { min: '1.28', max: '1.33' },
+    kubernetesInCode: { min: '1.28', max: '1.33' },
+    defaultKubernetes: '1.33.6',
+    upgradeFromAtLeast: '1.8.0',
+  },
+  {
+    talos: '1.11',
+    released: '2025-09-01',
+    kubernetes: { min: '1.29', max: '1.34' },
+    kubernetesInCode: { min: '1.29', max: '1.34' },
+    defaultKubernetes: '1.34.1',
+    upgradeFromAtLeast: '1.9.0',
+  },
+  {
+    talos: '1.12',
+    released: '2025-12-22',
+    kubernetes: { min: '1.30', max: '1.35' },
+    kubernetesInCode: { min: '1.30', max: '1.35' },
+    defaultKubernetes: '1.35.4',
+    upgradeFromAtLeast: '1.10.0',
+  },
+  {
+    talos: '1.13',
+    released: '2026-04-27',
+    kubernetes: { min: '1.31', max: '1.36' },
+    kubernetesInCode: { min: '1.31', max: '1.36' },
+    defaultKubernetes: '1.36.3',
+    upgradeFromAtLeast: '1.11.0',
+  },
+  {
+    talos: '1.14',
+    released: '2026-09-03',
+    kubernetes: { min: '1.33', max: '1.37' },
+    kubernetesInCode: { min: '1.32', max: '1.37' },
+    defaultKubernetes: '1.37.0',
+    upgradeFromAtLeast: '1.12.0',
+  },
 ];
 
 const FIRST = SUPPORT_MATRIX[0]?.talos ?? '';
@@ -48,7 +83,10 @@ function parse(v: string): Parsed | undefined {
   return p ? { major: p.major, minor: p.minor, patch: p.patch } : undefined;
 }
 
-const notAVersion = (what: string, v: string): Verdict => ({ ok: false, reason: `${what} version "${v}" is not a version such as "v1.13.2"` });
+const notAVersion = (what: string, v: string): Verdict => ({
+  ok: false,
+  reason: `${what} version "${v}" is not a version such as "v1.13.2"`,
+});
 /** minor as a comparable number within one major: 1.9 < 1.10. */
 const minorKey = (minor: string): [number, number] => {
   const [a, b] = minor.split('.').map(Number);
@@ -83,12 +121,19 @@ export function matrixGaps(stableVersions: readonly string[], table: readonly Su
   const first = table[0]?.talos ?? '';
   const last = table.at(-1)?.talos ?? '';
   const [lastMajor, lastMinor] = minorKey(last);
-  return [...newest].sort(([, a], [, b]) => semver.compare(a, b)).flatMap(([minor, v]) => {
-    const row = table.find((r) => r.talos === minor);
-    if (row !== undefined) return row.released === undefined ? [`Talos ${minor} is released (${v}), the support matrix still takes it for a pre-release`] : [];
-    const [major, m] = minorKey(minor);
-    return major > lastMajor || (major === lastMajor && m > lastMinor) ? [`Talos ${minor} (${v}) is newer than the support matrix (${first}–${last}) knows`] : [];
-  });
+  return [...newest]
+    .sort(([, a], [, b]) => semver.compare(a, b))
+    .flatMap(([minor, v]) => {
+      const row = table.find((r) => r.talos === minor);
+      if (row !== undefined)
+        return row.released === undefined
+          ? [`Talos ${minor} is released (${v}), the support matrix still takes it for a pre-release`]
+          : [];
+      const [major, m] = minorKey(minor);
+      return major > lastMajor || (major === lastMajor && m > lastMinor)
+        ? [`Talos ${minor} (${v}) is newer than the support matrix (${first}–${last}) knows`]
+        : [];
+    });
 }
 
 /** Whether Talos `talosVersion` supports Kubernetes `kubernetesVersion` (documented range). */
@@ -133,11 +178,17 @@ export function talosUpgradePath(from: string, to: string, options: TalosPathOpt
   if (!t) return notAVersion('Talos', to);
   if (semver.lt(to, from)) {
     return options.allowDowngrade
-      ? { unchecked: true, reason: `Talos ${from} → ${to} is a downgrade: allowed by target.allowTalosDowngrade, not checked against the support matrix` }
+      ? {
+          unchecked: true,
+          reason: `Talos ${from} → ${to} is a downgrade: allowed by target.allowTalosDowngrade, not checked against the support matrix`,
+        }
       : { ok: false, reason: `Talos ${from} → ${to} is a downgrade: set target.allowTalosDowngrade: true to allow it` };
   }
   if (t.major !== f.major) {
-    return { unchecked: true, reason: `Talos ${from} → ${to} changes the major version: not covered by the built-in support matrix` };
+    return {
+      unchecked: true,
+      reason: `Talos ${from} → ${to} changes the major version: not covered by the built-in support matrix`,
+    };
   }
   if (t.minor - f.minor <= 1) return { ok: true };
   const between = Array.from({ length: t.minor - f.minor - 1 }, (_, i) => `${f.major}.${f.minor + 1 + i}`);
@@ -161,7 +212,8 @@ export function kubernetesUpgradePath(from: string, to: string): Verdict {
   const t = parse(to);
   if (!t) return notAVersion('Kubernetes', to);
   if (semver.lt(to, from)) return { ok: false, reason: `Kubernetes cannot be downgraded: ${from} → ${to}` };
-  if (t.major !== f.major) return { ok: false, reason: `Kubernetes ${from} → ${to} changes the major version: not a supported upgrade` };
+  if (t.major !== f.major)
+    return { ok: false, reason: `Kubernetes ${from} → ${to} changes the major version: not a supported upgrade` };
   if (t.minor - f.minor <= 1) return { ok: true };
   const between = Array.from({ length: t.minor - f.minor - 1 }, (_, i) => `${f.major}.${f.minor + 1 + i}`);
   const stages = [from, ...between.map((m) => `v${m}.x`), to].join(' → ');

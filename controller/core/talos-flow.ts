@@ -89,7 +89,14 @@ export function parseInstallerImage(ref: string): InstallerImageRef | undefined 
   const parts = repository.split('/');
   const m = /^(?:([a-z0-9-]+)-)?installer(-secureboot)?$/.exec(parts[0] ?? '');
   if (m && parts.length === 2 && /^[0-9a-f]{64}$/.test(parts[1] ?? '')) {
-    return { registry, repository, tag, schematic: parts[1], platform: m[1] ?? 'metal', secureBoot: m[2] !== undefined };
+    return {
+      registry,
+      repository,
+      tag,
+      schematic: parts[1],
+      platform: m[1] ?? 'metal',
+      secureBoot: m[2] !== undefined,
+    };
   }
   return { registry, repository, tag, secureBoot: /secureboot/.test(repository) };
 }
@@ -127,12 +134,27 @@ export type TalosErrorKind = (typeof TalosErrorKind)[keyof typeof TalosErrorKind
 
 /** gRPC status codes (numbers are fixed by the gRPC spec). */
 export const GrpcCode = {
-  OK: 0, CANCELLED: 1, UNKNOWN: 2, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14, DATA_LOSS: 15, UNAUTHENTICATED: 16,
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
 } as const;
 
-const TLS_FAILURE = /certificate|self[- ]signed|unable to verify|handshake|alert|ssl|tls|unable to get (local )?issuer/i;
+const TLS_FAILURE =
+  /certificate|self[- ]signed|unable to verify|handshake|alert|ssl|tls|unable to get (local )?issuer/i;
 
 export interface Classification {
   kind: TalosErrorKind;

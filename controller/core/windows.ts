@@ -81,7 +81,10 @@ export function windowState(m: Maintenance | undefined, nowMs: number): WindowSt
   const zoneName = m?.timezone ?? 'UTC';
   const zone = IANAZone.create(zoneName); // cached by luxon, and so is its validity
   if (!zone.isValid) {
-    return { open: false, reason: `unknown time zone "${zoneName}" in maintenance.timezone: nothing is scheduled until it is fixed` };
+    return {
+      open: false,
+      reason: `unknown time zone "${zoneName}" in maintenance.timezone: nothing is scheduled until it is fixed`,
+    };
   }
   const plan: Plan = {
     zone,
@@ -107,17 +110,23 @@ function openState(plan: Plan, p: Period): WindowState {
       : `inside a maintenance window that does not close within the next ${WINDOW_SEARCH_DAYS} days`;
     return { open: true, reason: what };
   }
-  const what = plan.onlyExcludedDates ? 'no enabled maintenance windows, only excluded dates' : 'inside a maintenance window';
+  const what = plan.onlyExcludedDates
+    ? 'no enabled maintenance windows, only excluded dates'
+    : 'inside a maintenance window';
   return { open: true, closesAt: p.end, reason: `${what}; closes ${describeInstant(plan, p.end)}` };
 }
 
 function closedState(plan: Plan, today: LocalDay, nextOpenAt: number | undefined): WindowState {
-  const why = plan.excluded.has(today) ? `${formatDate(today)} is an excluded date (${plan.zoneName})` : 'outside maintenance windows';
+  const why = plan.excluded.has(today)
+    ? `${formatDate(today)} is an excluded date (${plan.zoneName})`
+    : 'outside maintenance windows';
   const next =
     nextOpenAt === undefined
       ? `no window opens within the next ${WINDOW_SEARCH_DAYS} days`
       : `next window opens ${describeInstant(plan, nextOpenAt)}`;
-  return nextOpenAt === undefined ? { open: false, reason: `${why}; ${next}` } : { open: false, nextOpenAt, reason: `${why}; ${next}` };
+  return nextOpenAt === undefined
+    ? { open: false, reason: `${why}; ${next}` }
+    : { open: false, nextOpenAt, reason: `${why}; ${next}` };
 }
 
 /** Merged open periods, in order, for windows starting on local days `from`..`to`. */
@@ -223,7 +232,11 @@ function resolve(plan: Plan, wall: number): number {
 // ---- parsing and formatting ----
 
 function compileWindow(w: MaintenanceWindow): CompiledWindow {
-  return { days: w.days === undefined ? ALL_DAYS : daySet(w.days), start: parseTime(w.startTime), end: parseTime(w.endTime) };
+  return {
+    days: w.days === undefined ? ALL_DAYS : daySet(w.days),
+    start: parseTime(w.startTime),
+    end: parseTime(w.endTime),
+  };
 }
 
 function daySet(names: readonly string[]): ReadonlySet<number> {

@@ -51,7 +51,11 @@ export async function readCapped(res: Response, endpoint: string, max = MAX_FORG
     size += value.length;
     if (size > max) {
       await reader.cancel();
-      throw new ForgeAnswerError('ResponseTooLarge', endpoint, `the answer is larger than ${max / (1024 * 1024)} MiB; not read further`);
+      throw new ForgeAnswerError(
+        'ResponseTooLarge',
+        endpoint,
+        `the answer is larger than ${max / (1024 * 1024)} MiB; not read further`,
+      );
     }
     chunks.push(value);
   }
@@ -64,10 +68,20 @@ function glimpse(text: string): string {
 }
 
 /** The JSON of a 2xx answer, checked against `shape`; a ForgeAnswerError says what was wrong. */
-export function checkJson(endpoint: string, contentType: string | null, bytes: Buffer, shape: z.ZodType, what: string): unknown {
+export function checkJson(
+  endpoint: string,
+  contentType: string | null,
+  bytes: Buffer,
+  shape: z.ZodType,
+  what: string,
+): unknown {
   const text = bytes.toString('utf8');
   if (!/^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType ?? '')) {
-    throw new ForgeAnswerError('InvalidResponse', endpoint, `the forge answered ${contentType || 'no content type'} (${glimpse(text)}), not JSON — is the API URL right, or is a proxy answering?`);
+    throw new ForgeAnswerError(
+      'InvalidResponse',
+      endpoint,
+      `the forge answered ${contentType || 'no content type'} (${glimpse(text)}), not JSON — is the API URL right, or is a proxy answering?`,
+    );
   }
   let json: unknown;
   try {
@@ -79,7 +93,11 @@ export function checkJson(endpoint: string, contentType: string | null, bytes: B
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-    throw new ForgeAnswerError('InvalidResponse', endpoint, `the forge's answer is not ${what}: ${issue?.message ?? 'wrong shape'}${at}`);
+    throw new ForgeAnswerError(
+      'InvalidResponse',
+      endpoint,
+      `the forge's answer is not ${what}: ${issue?.message ?? 'wrong shape'}${at}`,
+    );
   }
   return json;
 }
@@ -104,6 +122,10 @@ export function checkedFetch(base: typeof fetch, expect?: Expect): typeof fetch 
     if (NULL_BODY.has(res.status) || init?.method?.toUpperCase() === 'HEAD') return res;
     const bytes = await readCapped(res, endpoint);
     if (res.ok && expect) checkJson(endpoint, res.headers.get('content-type'), bytes, expect.shape, expect.what);
-    return new Response(new Uint8Array(bytes), { status: res.status, statusText: res.statusText, headers: res.headers });
+    return new Response(new Uint8Array(bytes), {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
   };
 }

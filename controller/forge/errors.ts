@@ -42,7 +42,9 @@ const header = (e: HttpishError, name: string): string | undefined => {
 /** ` until <ISO time>` when the answer says when the spent limit resets (x-ratelimit-reset), else ''. */
 function resetAt(e: HttpishError): string {
   const reset = Number(header(e, 'x-ratelimit-reset'));
-  return header(e, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset) && reset > 0 ? ` until ${new Date(reset * 1000).toISOString()}` : '';
+  return header(e, 'x-ratelimit-remaining') === '0' && Number.isFinite(reset) && reset > 0
+    ? ` until ${new Date(reset * 1000).toISOString()}`
+    : '';
 }
 
 /** Milliseconds until a rate limit lifts, from Retry-After or x-ratelimit-reset; undefined when not rate limited. */
@@ -62,46 +64,94 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   const e = (err ?? {}) as HttpishError;
   const status = typeof e.status === 'number' ? e.status : undefined;
   const base = { cause: err, ...(status === undefined ? {} : { code: status }) };
-  if (c.aborted) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
-  if (c.deadlineExceeded) return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Timeout', message: `${what}: the forge did not answer before the deadline${at(e)}` });
+  if (c.aborted)
+    return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
+  if (c.deadlineExceeded)
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Transient,
+      reason: 'Timeout',
+      message: `${what}: the forge did not answer before the deadline${at(e)}`,
+    });
   // An answer we would not read (answer.ts): the forge or something in front of it misbehaves; ask again later.
   const answer = forgeAnswerErrorIn(err);
-  if (answer) return new OutcomeError({ cause: err, kind: OutcomeKind.Transient, reason: answer.reason, message: `${what}: ${answer.message}` });
+  if (answer)
+    return new OutcomeError({
+      cause: err,
+      kind: OutcomeKind.Transient,
+      reason: answer.reason,
+      message: `${what}: ${answer.message}`,
+    });
   if (e.name === 'GraphqlResponseError') {
     const types = (e.errors ?? []).map((x) => x.type ?? 'ERROR').join(', ');
-    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'GraphQLError', message: `${what}: the forge's GraphQL API answered ${types}` });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Stalled,
+      reason: 'GraphQLError',
+      message: `${what}: the forge's GraphQL API answered ${types}`,
+    });
   }
   if (status === 403 || status === 429) {
     const wait = rateLimitWaitMs(e, c.now);
     if (wait !== undefined) {
       return new OutcomeError({
-        ...base, kind: OutcomeKind.Waiting, reason: 'RateLimited', retryAfterMs: wait,
+        ...base,
+        kind: OutcomeKind.Waiting,
+        reason: 'RateLimited',
+        retryAfterMs: wait,
         message: `${what}: rate limited by the forge${resetAt(e)}; retrying in ${Math.ceil(wait / 1000)} s`,
       });
     }
   }
   const refused = refusal(status, what, c.tokenSource, base);
   if (refused) return refused;
-  return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status === undefined ? 'Unreachable' : 'ForgeError', message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}${at(e)}` });
+  return new OutcomeError({
+    ...base,
+    kind: OutcomeKind.Transient,
+    reason: status === undefined ? 'Unreachable' : 'ForgeError',
+    message: `${what}: ${status === undefined ? 'the forge is unreachable' : `the forge answered HTTP ${status}`}${at(e)}`,
+  });
 }
 
 /** 4xx answers that need a human: bad token, missing permission, wrong repository, a refused request. */
-function refusal(status: number | undefined, what: string, tokenSource: string, base: { cause: unknown; code?: number }): OutcomeError | undefined {
+function refusal(
+  status: number | undefined,
+  what: string,
+  tokenSource: string,
+  base: { cause: unknown; code?: number },
+): OutcomeError | undefined {
   const c = { tokenSource };
   if (status === 401) {
-    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Unauthorized', message: `${what}: the forge rejected the token from ${c.tokenSource} (HTTP 401); put a valid token in that file` });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Stalled,
+      reason: 'Unauthorized',
+      message: `${what}: the forge rejected the token from ${c.tokenSource} (HTTP 401); put a valid token in that file`,
+    });
   }
   if (status === 403) {
     return new OutcomeError({
-      ...base, kind: OutcomeKind.Stalled, reason: 'Forbidden',
+      ...base,
+      kind: OutcomeKind.Stalled,
+      reason: 'Forbidden',
       message: `${what}: the token from ${c.tokenSource} lacks permission (HTTP 403); it needs write access to the repository's contents, pull requests and commit statuses (GitHub: contents, pull_requests and statuses write; Gitea: write:repository and write:issue)`,
     });
   }
   if (status === 404) {
-    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'NotFound', message: `${what}: not found (HTTP 404); check the forge API URL and repository, and that the token from ${c.tokenSource} can see it` });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Stalled,
+      reason: 'NotFound',
+      message: `${what}: not found (HTTP 404); check the forge API URL and repository, and that the token from ${c.tokenSource} can see it`,
+    });
   }
   if (status === 422 || status === 400) {
-    return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: 'Invalid', message: `${what}: the forge refused the request (HTTP ${status})` });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Stalled,
+      reason: 'Invalid',
+      message: `${what}: the forge refused the request (HTTP ${status})`,
+    });
   }
   return undefined;
 }

@@ -14,8 +14,22 @@ import { z } from 'zod';
 import { remainingMs, type OpContext } from '../runtime/context.js';
 import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
-import { commitStatusView, type CommitState, type CommitStatusView, type ForgePort, type OpenPullRequest, type PullRequestView } from './port.js';
-import { acknowledgedShape, changedFileShape, commitStatusShape, giteaLabelShape, giteaPullShape, type GiteaPull } from './shapes.js';
+import {
+  commitStatusView,
+  type CommitState,
+  type CommitStatusView,
+  type ForgePort,
+  type OpenPullRequest,
+  type PullRequestView,
+} from './port.js';
+import {
+  acknowledgedShape,
+  changedFileShape,
+  commitStatusShape,
+  giteaLabelShape,
+  giteaPullShape,
+  type GiteaPull,
+} from './shapes.js';
 
 export interface GiteaForgeOptions {
   /** REST base including `/api/v1`: `https://gitea.example.com/api/v1`. */
@@ -89,7 +103,14 @@ export class GiteaForge implements ForgePort {
   }
 
   /** One request; a 2xx answer is checked against `expect` (answer.ts) before it is returned as T. */
-  private async request<T>(ctx: OpContext, what: string, expect: Expect, method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
+  private async request<T>(
+    ctx: OpContext,
+    what: string,
+    expect: Expect,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ data: T; headers: Headers }> {
     const deadline = AbortSignal.timeout(Math.max(1, remainingMs(ctx)));
     const signal = AbortSignal.any([ctx.signal, deadline]);
     const url = `${this.base}${path}`;
@@ -115,7 +136,12 @@ export class GiteaForge implements ForgePort {
       return { data: (text === '' ? undefined : JSON.parse(text)) as T, headers: res.headers };
     } catch (err) {
       if (!(err instanceof HttpError)) this.opts.onResponse?.('error');
-      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted, deadlineExceeded: deadline.aborted });
+      throw forgeError(err, what, {
+        tokenSource: this.opts.tokenSource,
+        now: ctx.clock.now(),
+        aborted: ctx.signal.aborted,
+        deadlineExceeded: deadline.aborted,
+      });
     }
   }
 
@@ -124,7 +150,13 @@ export class GiteaForge implements ForgePort {
     const out: T[] = [];
     for (let page = 1; page <= maxPages; page++) {
       const sep = path.includes('?') ? '&' : '?';
-      const { data } = await this.request<T[] | null>(ctx, what, expect, 'GET', `${path}${sep}page=${page}&limit=${PAGE}`);
+      const { data } = await this.request<T[] | null>(
+        ctx,
+        what,
+        expect,
+        'GET',
+        `${path}${sep}page=${page}&limit=${PAGE}`,
+      );
       const items = data ?? [];
       out.push(...items);
       if (items.length < PAGE) return out;
@@ -161,7 +193,12 @@ export class GiteaForge implements ForgePort {
       for (const name of names) {
         let id = this.labelIds.get(name);
         if (id === undefined) {
-          id = (await this.request<{ id: number }>(ctx, `create label ${name}`, LABEL, 'POST', '/labels', { name, color: LABEL_COLOR })).data.id;
+          id = (
+            await this.request<{ id: number }>(ctx, `create label ${name}`, LABEL, 'POST', '/labels', {
+              name,
+              color: LABEL_COLOR,
+            })
+          ).data.id;
           this.labelIds.set(name, id);
         }
         ids.push(id);
@@ -186,15 +223,26 @@ export class GiteaForge implements ForgePort {
     return giteaPullView(data);
   }
 
-  async updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView> {
+  async updatePullRequest(
+    ctx: OpContext,
+    number: number,
+    change: { title?: string; body?: string; state?: 'open' | 'closed' },
+  ): Promise<PullRequestView> {
     let title = change.title;
     // A new title must keep a draft a draft.
     if (title !== undefined && WIP.test((await this.getPull(ctx, number)).title)) title = `${WIP_PREFIX}${title}`;
-    const { data } = await this.request<GiteaPull>(ctx, `update pull request #${number}`, PULL, 'PATCH', `/pulls/${number}`, {
-      ...(title === undefined ? {} : { title }),
-      ...(change.body === undefined ? {} : { body: change.body }),
-      ...(change.state === undefined ? {} : { state: change.state }),
-    });
+    const { data } = await this.request<GiteaPull>(
+      ctx,
+      `update pull request #${number}`,
+      PULL,
+      'PATCH',
+      `/pulls/${number}`,
+      {
+        ...(title === undefined ? {} : { title }),
+        ...(change.body === undefined ? {} : { body: change.body }),
+        ...(change.state === undefined ? {} : { state: change.state }),
+      },
+    );
     return giteaPullView(data);
   }
 
@@ -202,29 +250,62 @@ export class GiteaForge implements ForgePort {
     const pull = await this.getPull(ctx, number);
     if (WIP.test(pull.title) === draft) return;
     const title = draft ? `${WIP_PREFIX}${pull.title}` : pull.title.replace(WIP, '');
-    await this.request(ctx, draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`, PULL, 'PATCH', `/pulls/${number}`, { title });
+    await this.request(
+      ctx,
+      draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`,
+      PULL,
+      'PATCH',
+      `/pulls/${number}`,
+      { title },
+    );
   }
 
   async comment(ctx: OpContext, number: number, body: string): Promise<void> {
     await this.request(ctx, `comment on pull request #${number}`, ACK, 'POST', `/issues/${number}/comments`, { body });
   }
 
-  async setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void> {
-    await this.request(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, ACK, 'POST', `/statuses/${encodeURIComponent(sha)}`, {
-      state: status.state,
-      context: status.context,
-      description: status.description.length > DESCRIPTION_MAX ? `${status.description.slice(0, DESCRIPTION_MAX - 1)}…` : status.description,
-      ...(status.targetUrl === undefined ? {} : { target_url: status.targetUrl }),
-    });
+  async setCommitStatus(
+    ctx: OpContext,
+    sha: string,
+    status: { state: CommitState; context: string; description: string; targetUrl?: string },
+  ): Promise<void> {
+    await this.request(
+      ctx,
+      `set commit status ${status.context} on ${sha.slice(0, 12)}`,
+      ACK,
+      'POST',
+      `/statuses/${encodeURIComponent(sha)}`,
+      {
+        state: status.state,
+        context: status.context,
+        description:
+          status.description.length > DESCRIPTION_MAX
+            ? `${status.description.slice(0, DESCRIPTION_MAX - 1)}…`
+            : status.description,
+        ...(status.targetUrl === undefined ? {} : { target_url: status.targetUrl }),
+      },
+    );
   }
 
   async pullRequestFiles(ctx: OpContext, number: number, max = 3000): Promise<string[]> {
-    const files = await this.list<{ filename: string; previous_filename?: string | null }>(ctx, `list the files of pull request #${number}`, FILES, `/pulls/${number}/files`, Math.ceil(max / PAGE));
+    const files = await this.list<{ filename: string; previous_filename?: string | null }>(
+      ctx,
+      `list the files of pull request #${number}`,
+      FILES,
+      `/pulls/${number}/files`,
+      Math.ceil(max / PAGE),
+    );
     return files.flatMap((f) => (f.previous_filename ? [f.previous_filename, f.filename] : [f.filename])).slice(0, max);
   }
 
   async commitStatuses(ctx: OpContext, sha: string): Promise<CommitStatusView[]> {
-    const statuses = await this.list<{ context?: string | null; status?: string; description?: string | null }>(ctx, `list the statuses of ${sha.slice(0, 12)}`, STATUSES, `/commits/${encodeURIComponent(sha)}/statuses`, 10);
+    const statuses = await this.list<{ context?: string | null; status?: string; description?: string | null }>(
+      ctx,
+      `list the statuses of ${sha.slice(0, 12)}`,
+      STATUSES,
+      `/commits/${encodeURIComponent(sha)}/statuses`,
+      10,
+    );
     return statuses.map((s) => commitStatusView(s));
   }
 }

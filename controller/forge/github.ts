@@ -12,8 +12,22 @@ import { silentLog } from '../runtime/log.js';
 import { z } from 'zod';
 import { type Expect, checkedFetch } from './answer.js';
 import { forgeError } from './errors.js';
-import { commitStatusView, type CommitState, type CommitStatusView, type ForgePort, type OpenPullRequest, type PullRequestView } from './port.js';
-import { acknowledgedShape, changedFileShape, commitStatusShape, githubPullShape, graphqlShape, type GitHubPull } from './shapes.js';
+import {
+  commitStatusView,
+  type CommitState,
+  type CommitStatusView,
+  type ForgePort,
+  type OpenPullRequest,
+  type PullRequestView,
+} from './port.js';
+import {
+  acknowledgedShape,
+  changedFileShape,
+  commitStatusShape,
+  githubPullShape,
+  graphqlShape,
+  type GitHubPull,
+} from './shapes.js';
 
 export interface GitHubForgeOptions {
   /** REST base: `https://api.github.com`, `https://ghe.example.com/api/v3`, or the lab forge's URL. */
@@ -82,7 +96,12 @@ export class GitHubForge implements ForgePort {
       // Every answer read at most MAX_FORGE_BODY bytes; each call adds the shape it expects.
       request: { fetch: checkedFetch(fetch) },
       // Octokit's own log would print request URLs only, but route it through ours anyway.
-      log: { debug: () => undefined, info: () => undefined, warn: (m: string) => log('warn', m), error: (m: string) => log('error', m) },
+      log: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (m: string) => log('warn', m),
+        error: (m: string) => log('error', m),
+      },
       retry: { retries: opts.retries ?? 3 },
       throttle: {
         // A primary limit: wait inline when short and the request is idempotent; otherwise the
@@ -90,7 +109,8 @@ export class GitHubForge implements ForgePort {
         onRateLimit: (after: number, o: { method: string }, _kit: unknown, retryCount: number) =>
           retryCount < 1 && after <= maxWait && IDEMPOTENT.has(o.method.toUpperCase()),
         // A secondary limit: GitHub asks every client to wait, writes included (nothing was done).
-        onSecondaryRateLimit: (after: number, _o: unknown, _kit: unknown, retryCount: number) => retryCount < 2 && after <= maxWait,
+        onSecondaryRateLimit: (after: number, _o: unknown, _kit: unknown, retryCount: number) =>
+          retryCount < 2 && after <= maxWait,
       },
     });
     this.octokit.hook.before('request', async (options) => {
@@ -111,11 +131,21 @@ export class GitHubForge implements ForgePort {
   }
 
   /** One call: cancelled with the context, its answers checked against `expect` (answer.ts), its failure an OutcomeError. */
-  private call<T>(ctx: OpContext, what: string, expect: Expect, f: (request: { signal: AbortSignal; fetch: typeof fetch }) => Promise<T>): Promise<T> {
+  private call<T>(
+    ctx: OpContext,
+    what: string,
+    expect: Expect,
+    f: (request: { signal: AbortSignal; fetch: typeof fetch }) => Promise<T>,
+  ): Promise<T> {
     const deadline = AbortSignal.timeout(Math.max(1, remainingMs(ctx)));
     const signal = AbortSignal.any([ctx.signal, deadline]);
     return f({ signal, fetch: checkedFetch(fetch, expect) }).catch((err: unknown) => {
-      throw forgeError(err, what, { tokenSource: this.opts.tokenSource, now: ctx.clock.now(), aborted: ctx.signal.aborted, deadlineExceeded: deadline.aborted });
+      throw forgeError(err, what, {
+        tokenSource: this.opts.tokenSource,
+        now: ctx.clock.now(),
+        aborted: ctx.signal.aborted,
+        deadlineExceeded: deadline.aborted,
+      });
     });
   }
 
@@ -154,7 +184,15 @@ export class GitHubForge implements ForgePort {
 
   async openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView> {
     const created = await this.call(ctx, `open a pull request from ${pr.head}`, PULL, (request) =>
-      this.octokit.rest.pulls.create({ ...this.repoRef, head: pr.head, base: pr.base, title: pr.title, body: pr.body, draft: pr.draft, request }),
+      this.octokit.rest.pulls.create({
+        ...this.repoRef,
+        head: pr.head,
+        base: pr.base,
+        title: pr.title,
+        body: pr.body,
+        draft: pr.draft,
+        request,
+      }),
     );
     const view = pullView(created.data);
     if (pr.labels && pr.labels.length > 0) {
@@ -167,7 +205,11 @@ export class GitHubForge implements ForgePort {
     return view;
   }
 
-  async updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView> {
+  async updatePullRequest(
+    ctx: OpContext,
+    number: number,
+    change: { title?: string; body?: string; state?: 'open' | 'closed' },
+  ): Promise<PullRequestView> {
     const res = await this.call(ctx, `update pull request #${number}`, PULL, (request) =>
       this.octokit.rest.pulls.update({ ...this.repoRef, pull_number: number, ...change, request }),
     );
@@ -176,11 +218,16 @@ export class GitHubForge implements ForgePort {
 
   /** REST cannot change `draft` of an open PR; GitHub's GraphQL mutations markPullRequestReadyForReview and convertPullRequestToDraft can. */
   async setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void> {
-    const pull = await this.call(ctx, `read pull request #${number}`, PULL, (request) => this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }));
+    const pull = await this.call(ctx, `read pull request #${number}`, PULL, (request) =>
+      this.octokit.rest.pulls.get({ ...this.repoRef, pull_number: number, request }),
+    );
     if ((pull.data.draft === true) === draft) return;
     const nodeId = pull.data.node_id;
-    await this.call(ctx, draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`, GRAPHQL, (request) =>
-      this.octokit.graphql(draft ? CONVERT_TO_DRAFT : MARK_READY, { pullRequestId: nodeId, request }),
+    await this.call(
+      ctx,
+      draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`,
+      GRAPHQL,
+      (request) => this.octokit.graphql(draft ? CONVERT_TO_DRAFT : MARK_READY, { pullRequestId: nodeId, request }),
     );
   }
 
@@ -190,7 +237,11 @@ export class GitHubForge implements ForgePort {
     );
   }
 
-  async setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void> {
+  async setCommitStatus(
+    ctx: OpContext,
+    sha: string,
+    status: { state: CommitState; context: string; description: string; targetUrl?: string },
+  ): Promise<void> {
     await this.call(ctx, `set commit status ${status.context} on ${sha.slice(0, 12)}`, ACK, (request) =>
       this.octokit.rest.repos.createCommitStatus({
         ...this.repoRef,

@@ -11,11 +11,36 @@ export class NoForge implements ForgePort {
     return Promise.resolve([]);
   }
   /** A placeholder view (number 0): nothing was opened. */
-  openPullRequest(_ctx: unknown, pr: { head: string; base: string; title: string; draft: boolean; labels?: string[] }): Promise<PullRequestView> {
-    return Promise.resolve({ number: 0, url: '', state: 'open', merged: false, draft: pr.draft, title: pr.title, head: pr.head, headSha: '', base: pr.base, labels: pr.labels ?? [] });
+  openPullRequest(
+    _ctx: unknown,
+    pr: { head: string; base: string; title: string; draft: boolean; labels?: string[] },
+  ): Promise<PullRequestView> {
+    return Promise.resolve({
+      number: 0,
+      url: '',
+      state: 'open',
+      merged: false,
+      draft: pr.draft,
+      title: pr.title,
+      head: pr.head,
+      headSha: '',
+      base: pr.base,
+      labels: pr.labels ?? [],
+    });
   }
   updatePullRequest(_ctx: unknown, number: number, change: { title?: string }): Promise<PullRequestView> {
-    return Promise.resolve({ number, url: '', state: 'open', merged: false, draft: false, title: change.title ?? '', head: '', headSha: '', base: '', labels: [] });
+    return Promise.resolve({
+      number,
+      url: '',
+      state: 'open',
+      merged: false,
+      draft: false,
+      title: change.title ?? '',
+      head: '',
+      headSha: '',
+      base: '',
+      labels: [],
+    });
   }
   setDraft(): Promise<void> {
     return Promise.resolve();

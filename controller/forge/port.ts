@@ -38,11 +38,19 @@ export interface ForgePort {
   /** PRs whose head branch starts with `prefix` (open and closed), newest first. */
   pullRequestsWithPrefix(ctx: OpContext, prefix: string): Promise<PullRequestView[]>;
   openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView>;
-  updatePullRequest(ctx: OpContext, number: number, change: { title?: string; body?: string; state?: 'open' | 'closed' }): Promise<PullRequestView>;
+  updatePullRequest(
+    ctx: OpContext,
+    number: number,
+    change: { title?: string; body?: string; state?: 'open' | 'closed' },
+  ): Promise<PullRequestView>;
   /** Ready for review (`draft` false) or back to a draft (true): a draft cannot be merged. No write when it already is. */
   setDraft(ctx: OpContext, number: number, draft: boolean): Promise<void>;
   comment(ctx: OpContext, number: number, body: string): Promise<void>;
-  setCommitStatus(ctx: OpContext, sha: string, status: { state: CommitState; context: string; description: string; targetUrl?: string }): Promise<void>;
+  setCommitStatus(
+    ctx: OpContext,
+    sha: string,
+    status: { state: CommitState; context: string; description: string; targetUrl?: string },
+  ): Promise<void>;
   /**
    * The paths a PR changes against its merge base, as the forge would merge them (a renamed file
    * gives both paths), at most `max` (GitHub lists no more than 3,000).
@@ -59,7 +67,16 @@ export interface CommitStatusView {
 }
 
 /** A commit status as either forge answers it (Gitea names the state `status`). */
-export function commitStatusView(s: { context?: string | null | undefined; state?: string | undefined; status?: string | undefined; description?: string | null | undefined }): CommitStatusView {
+export function commitStatusView(s: {
+  context?: string | null | undefined;
+  state?: string | undefined;
+  status?: string | undefined;
+  description?: string | null | undefined;
+}): CommitStatusView {
   const state = s.state ?? s.status ?? 'error';
-  return { context: s.context ?? '', state: (['pending', 'success', 'failure', 'error'].includes(state) ? state : 'error') as CommitState, description: s.description ?? '' };
+  return {
+    context: s.context ?? '',
+    state: (['pending', 'success', 'failure', 'error'].includes(state) ? state : 'error') as CommitState,
+    description: s.description ?? '',
+  };
 }

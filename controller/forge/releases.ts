@@ -67,7 +67,8 @@ export function checkApiBaseUrl(text: string, what: string): string | Error {
   } catch {
     return new Error(`${what} "${text}" is not a URL (e.g. ${GITHUB_API})`);
   }
-  if (u.username || u.password) return new Error(`${what}: credentials do not belong in the URL; give the token separately`);
+  if (u.username || u.password)
+    return new Error(`${what}: credentials do not belong in the URL; give the token separately`);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHostname(u.hostname))) {
     return new Error(`${what} ${u.origin}: must be https:// (plain http only to a loopback address)`);
   }
@@ -84,13 +85,21 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
   const base = checkReleasesBaseUrl(opts.baseUrl ?? GITHUB_API);
   if (base instanceof Error) throw base;
   const repository = opts.repository ?? TALOS_REPOSITORY;
-  if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository)) throw new Error(`releases repository "${repository}" must be owner/name`);
+  if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository))
+    throw new Error(`releases repository "${repository}" must be owner/name`);
   const doFetch = opts.fetch ?? fetch;
   const url = `${base}/repos/${repository}/releases?per_page=100`;
   const what = `GET ${base}/repos/${repository}/releases`;
   let cache: { etag: string; releases: Release[] } | undefined;
 
-  const fail = (init: { kind: OutcomeKind; reason: string; why: string; code?: number; retryAfterMs?: number; cause?: unknown }): OutcomeError => {
+  const fail = (init: {
+    kind: OutcomeKind;
+    reason: string;
+    why: string;
+    code?: number;
+    retryAfterMs?: number;
+    cause?: unknown;
+  }): OutcomeError => {
     const { why, ...rest } = init;
     return new OutcomeError({ ...rest, message: `${what}: ${why}` });
   };
@@ -112,19 +121,44 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
     const limit = rateLimitOf(res);
     if (limit && limit.remaining <= 0) {
       const at = new Date(limit.resetAt).toISOString();
-      return fail({ kind: OutcomeKind.Waiting, reason: 'RateLimited', code, retryAfterMs: Math.max(1000, limit.resetAt - now), why: `rate limit exhausted until ${at}${opts.token === undefined ? ' (anonymous: a token raises the limit)' : ''}` });
+      return fail({
+        kind: OutcomeKind.Waiting,
+        reason: 'RateLimited',
+        code,
+        retryAfterMs: Math.max(1000, limit.resetAt - now),
+        why: `rate limit exhausted until ${at}${opts.token === undefined ? ' (anonymous: a token raises the limit)' : ''}`,
+      });
     }
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), now);
     if (retryAfterMs === undefined) return undefined;
-    return fail({ kind: OutcomeKind.Waiting, reason: 'RateLimited', code, retryAfterMs, why: `secondary rate limit: retry after ${Math.ceil(retryAfterMs / 1000)} s` });
+    return fail({
+      kind: OutcomeKind.Waiting,
+      reason: 'RateLimited',
+      code,
+      retryAfterMs,
+      why: `secondary rate limit: retry after ${Math.ceil(retryAfterMs / 1000)} s`,
+    });
   }
 
   function httpError(code: number, message: string): OutcomeError {
     const said = message === '' ? '' : `: ${message.slice(0, 200)}`;
-    if (code === 401) return fail({ kind: OutcomeKind.Stalled, reason: 'Unauthorized', code, why: `HTTP 401${said}; ${opts.token === undefined ? 'the API needs a token' : 'the token is invalid or expired'}` });
+    if (code === 401)
+      return fail({
+        kind: OutcomeKind.Stalled,
+        reason: 'Unauthorized',
+        code,
+        why: `HTTP 401${said}; ${opts.token === undefined ? 'the API needs a token' : 'the token is invalid or expired'}`,
+      });
     const stalled = STALLED_STATUS[code];
-    if (stalled) return fail({ kind: OutcomeKind.Stalled, reason: stalled.reason, code, why: `HTTP ${code}${said}${stalled.hint}` });
-    if (code === 429 || code >= 500) return fail({ kind: OutcomeKind.Transient, reason: 'Unavailable', code, why: `HTTP ${code}${said}` });
+    if (stalled)
+      return fail({
+        kind: OutcomeKind.Stalled,
+        reason: stalled.reason,
+        code,
+        why: `HTTP ${code}${said}${stalled.hint}`,
+      });
+    if (code === 429 || code >= 500)
+      return fail({ kind: OutcomeKind.Transient, reason: 'Unavailable', code, why: `HTTP ${code}${said}` });
     return fail({ kind: OutcomeKind.Stalled, reason: 'Rejected', code, why: `HTTP ${code}${said}` });
   }
 
@@ -139,19 +173,38 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
     const res = await doFetch(url, { headers, signal, redirect: 'error' });
     // At most MAX_FORGE_BODY bytes (100 releases with their notes fit easily).
     const text = (await readCapped(res, endpointOf('GET', url))).toString('utf8');
-    if (res.status === 304 && cache) return { releases: cache.releases, notModified: true, rateLimit: rateLimitOf(res) };
+    if (res.status === 304 && cache)
+      return { releases: cache.releases, notModified: true, rateLimit: rateLimitOf(res) };
     if (res.status !== 200) throw statusError(ctx, res, messageOf(text));
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (cause) {
-      throw fail({ kind: OutcomeKind.Transient, reason: 'InvalidResponse', code: 200, why: 'the body is not JSON', cause });
+      throw fail({
+        kind: OutcomeKind.Transient,
+        reason: 'InvalidResponse',
+        code: 200,
+        why: 'the body is not JSON',
+        cause,
+      });
     }
     const parsed = z.array(releaseShape).safeParse(json);
-    if (!parsed.success) throw fail({ kind: OutcomeKind.Transient, reason: 'InvalidResponse', code: 200, why: `not a list of releases: ${parsed.error.issues[0]?.message ?? ''}` });
+    if (!parsed.success)
+      throw fail({
+        kind: OutcomeKind.Transient,
+        reason: 'InvalidResponse',
+        code: 200,
+        why: `not a list of releases: ${parsed.error.issues[0]?.message ?? ''}`,
+      });
     const releases = parsed.data.map((r): Release => {
       const at = r.published_at === null ? NaN : Date.parse(r.published_at);
-      return { tagName: r.tag_name, draft: r.draft, prerelease: r.prerelease, publishedAt: Number.isFinite(at) ? at : undefined, htmlUrl: r.html_url };
+      return {
+        tagName: r.tag_name,
+        draft: r.draft,
+        prerelease: r.prerelease,
+        publishedAt: Number.isFinite(at) ? at : undefined,
+        htmlUrl: r.html_url,
+      };
     });
     const etag = res.headers.get('etag');
     cache = etag ? { etag, releases } : undefined;
@@ -168,9 +221,16 @@ export function createReleasesClient(opts: ReleasesClientOptions = {}): Releases
       if (err instanceof OutcomeError) throw err;
       const answer = forgeAnswerErrorIn(err);
       if (answer) throw fail({ kind: OutcomeKind.Transient, reason: answer.reason, why: answer.why, cause: err });
-      if (ctx.signal.aborted) throw fail({ kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
-      if (deadline.timedOut()) throw fail({ kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
-      throw fail({ kind: OutcomeKind.Transient, reason: 'NetworkError', why: `no answer (${networkWhy(err)})`, cause: err });
+      if (ctx.signal.aborted)
+        throw fail({ kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
+      if (deadline.timedOut())
+        throw fail({ kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
+      throw fail({
+        kind: OutcomeKind.Transient,
+        reason: 'NetworkError',
+        why: `no answer (${networkWhy(err)})`,
+        cause: err,
+      });
     } finally {
       deadline.dispose();
     }
@@ -199,11 +259,15 @@ function networkWhy(err: unknown): string {
  * read at every use (rotation needs no restart); the client, with its ETag cache, is kept until the
  * token changes. Auto-update templates and stepwise paths share it.
  */
-export function releasesClientWithTokenFile(opts: { baseUrl: string; tokenFile: string | undefined }): () => Promise<ReleasesClient> {
+export function releasesClientWithTokenFile(opts: {
+  baseUrl: string;
+  tokenFile: string | undefined;
+}): () => Promise<ReleasesClient> {
   let current: { token: string | undefined; client: ReleasesClient } | undefined;
   return async () => {
     const token = await readTokenFile(opts.tokenFile, '--releases-token-file', 'ReleasesTokenUnreadable');
-    if (!current || current.token !== token) current = { token, client: createReleasesClient({ baseUrl: opts.baseUrl, token }) };
+    if (!current || current.token !== token)
+      current = { token, client: createReleasesClient({ baseUrl: opts.baseUrl, token }) };
     return current.client;
   };
 }

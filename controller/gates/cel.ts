@@ -20,10 +20,33 @@ type Obj = Record<string, unknown>;
 /** The variables an expression may use: the usual top-level fields of an object, and `self` (the
  *  whole object, as in CRD validation rules). Absent ones are bound to an empty map, so `has(status.x)`
  *  is false on an object without status instead of an error. */
-export const OBJECT_VARIABLES = ['apiVersion', 'kind', 'metadata', 'spec', 'status', 'data', 'stringData', 'binaryData', 'type', 'self'] as const;
+export const OBJECT_VARIABLES = [
+  'apiVersion',
+  'kind',
+  'metadata',
+  'spec',
+  'status',
+  'data',
+  'stringData',
+  'binaryData',
+  'type',
+  'self',
+] as const;
 const STRING_VARIABLES = new Set(['apiVersion', 'kind', 'type']);
 /** Identifiers CEL itself defines (type names used with type()). */
-const CEL_IDENTIFIERS = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
+const CEL_IDENTIFIERS = new Set([
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'string',
+  'bytes',
+  'list',
+  'map',
+  'null_type',
+  'type',
+  'dyn',
+]);
 
 /** The cost one object's evaluation may use: comprehension steps plus string characters built / 100
  *  (a readiness check over a few conditions costs tens; 10 nested `.all()` over 10 elements, 10^10).
@@ -38,7 +61,13 @@ const STRING_CHARS_PER_COST = 100;
 export const MAX_COMPREHENSION_DEPTH = 3;
 
 /** The fixed verdicts an evaluation reports (status, Events, notifications, reports, logs). */
-export const Verdict = { True: 'true', False: 'false', NotABool: 'not a bool', EvaluationError: 'evaluation error', OverBudget: 'over its cost budget' } as const;
+export const Verdict = {
+  True: 'true',
+  False: 'false',
+  NotABool: 'not a bool',
+  EvaluationError: 'evaluation error',
+  OverBudget: 'over its cost budget',
+} as const;
 export type Verdict = (typeof Verdict)[keyof typeof Verdict];
 
 /** The running evaluation's cost (evaluation is synchronous: one at a time). */
@@ -90,13 +119,21 @@ function compileUncached(source: string): Compiled {
   } catch (err) {
     return { ok: false, error: (err instanceof Error ? err.message : String(err)).replace(/^<input>:/, '') };
   }
-  const unknown = [...freeIdentifiers(parsed.expr, new Set())].filter((n) => !(OBJECT_VARIABLES as readonly string[]).includes(n) && !CEL_IDENTIFIERS.has(n));
+  const unknown = [...freeIdentifiers(parsed.expr, new Set())].filter(
+    (n) => !(OBJECT_VARIABLES as readonly string[]).includes(n) && !CEL_IDENTIFIERS.has(n),
+  );
   if (unknown.length > 0) {
-    return { ok: false, error: `undeclared reference to "${unknown[0] ?? ''}": the variables are the object's top-level fields (${OBJECT_VARIABLES.filter((v) => v !== 'self').join(', ')}) and self` };
+    return {
+      ok: false,
+      error: `undeclared reference to "${unknown[0] ?? ''}": the variables are the object's top-level fields (${OBJECT_VARIABLES.filter((v) => v !== 'self').join(', ')}) and self`,
+    };
   }
   const depth = comprehensionDepth(parsed.expr);
   if (depth > MAX_COMPREHENSION_DEPTH) {
-    return { ok: false, error: `comprehensions (all, exists, exists_one, map, filter) nest ${depth} deep, at most ${MAX_COMPREHENSION_DEPTH}: each level multiplies the evaluation's cost by a list's size` };
+    return {
+      ok: false,
+      error: `comprehensions (all, exists, exists_one, map, filter) nest ${depth} deep, at most ${MAX_COMPREHENSION_DEPTH}: each level multiplies the evaluation's cost by a list's size`,
+    };
   }
   withStepCost(parsed.expr, { next: maxId(parsed.expr) + 1n });
   let run: (bindings: Record<string, CelInput>) => unknown;
@@ -108,7 +145,10 @@ function compileUncached(source: string): Compiled {
   return { ok: true, evaluate: (object) => evaluateWithin(run, object) };
 }
 
-function evaluateWithin(run: (bindings: Record<string, CelInput>) => unknown, object: Obj): { passed: boolean; value: Verdict } {
+function evaluateWithin(
+  run: (bindings: Record<string, CelInput>) => unknown,
+  object: Obj,
+): { passed: boolean; value: Verdict } {
   const bindings: Record<string, CelInput> = { self: object as CelInput };
   for (const v of OBJECT_VARIABLES) {
     if (v === 'self') continue;
@@ -143,10 +183,22 @@ function comprehensionDepth(e: Expr | undefined): number {
     case 'listExpr':
       return Math.max(0, ...k.value.elements.map(comprehensionDepth));
     case 'structExpr':
-      return Math.max(0, ...k.value.entries.map((en) => Math.max(en.keyKind.case === 'mapKey' ? comprehensionDepth(en.keyKind.value) : 0, comprehensionDepth(en.value))));
+      return Math.max(
+        0,
+        ...k.value.entries.map((en) =>
+          Math.max(
+            en.keyKind.case === 'mapKey' ? comprehensionDepth(en.keyKind.value) : 0,
+            comprehensionDepth(en.value),
+          ),
+        ),
+      );
     case 'comprehensionExpr': {
       const c = k.value;
-      return Math.max(comprehensionDepth(c.iterRange), comprehensionDepth(c.accuInit), 1 + Math.max(comprehensionDepth(c.loopCondition), comprehensionDepth(c.loopStep), comprehensionDepth(c.result)));
+      return Math.max(
+        comprehensionDepth(c.iterRange),
+        comprehensionDepth(c.accuInit),
+        1 + Math.max(comprehensionDepth(c.loopCondition), comprehensionDepth(c.loopStep), comprehensionDepth(c.result)),
+      );
     }
     default:
       return 0;
@@ -186,7 +238,8 @@ function walk(e: Expr | undefined, visit: (e: Expr) => void): void {
       }
       break;
     case 'comprehensionExpr':
-      for (const part of [k.value.iterRange, k.value.accuInit, k.value.loopCondition, k.value.loopStep, k.value.result]) walk(part, visit);
+      for (const part of [k.value.iterRange, k.value.accuInit, k.value.loopCondition, k.value.loopStep, k.value.result])
+        walk(part, visit);
       break;
     default:
       break;
@@ -292,9 +345,13 @@ export interface ExpressionProblem {
 }
 
 /** Every health check expression that does not compile, for the plan loader and the controller. */
-export function expressionProblems(spec: { healthChecks?: readonly { expr: string }[] | undefined }): ExpressionProblem[] {
+export function expressionProblems(spec: {
+  healthChecks?: readonly { expr: string }[] | undefined;
+}): ExpressionProblem[] {
   return (spec.healthChecks ?? []).flatMap((c, i) => {
     const compiled = compileExpression(c.expr);
-    return compiled.ok ? [] : [{ path: ['spec', 'healthChecks', i, 'expr'], message: `invalid CEL expression: ${compiled.error}` }];
+    return compiled.ok
+      ? []
+      : [{ path: ['spec', 'healthChecks', i, 'expr'], message: `invalid CEL expression: ${compiled.error}` }];
   });
 }

@@ -5,7 +5,13 @@ import type { HealthCheck } from '../../schemas/health.js';
 import type { CheckFacts } from '../core/gates/health.js';
 import { matchesSelector } from '../core/selector.js';
 import { isDeepStrictEqual } from 'node:util';
-import { resourceName, type DynamicResource, type KubeInformer, type ObjectSource, type ObjectView } from '../kube/index.js';
+import {
+  resourceName,
+  type DynamicResource,
+  type KubeInformer,
+  type ObjectSource,
+  type ObjectView,
+} from '../kube/index.js';
 import type { Clock } from '../runtime/clock.js';
 import { rootContext, type OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
@@ -50,7 +56,11 @@ export class HealthWatches {
       if (wanted.has(key)) continue;
       w.stop.abort();
       this.watches.delete(key);
-      this.deps.log('info', 'health checks: stopped watching', { kind: w.target.kind, apiVersion: w.target.apiVersion, namespace: w.target.namespace });
+      this.deps.log('info', 'health checks: stopped watching', {
+        kind: w.target.kind,
+        apiVersion: w.target.apiVersion,
+        namespace: w.target.namespace,
+      });
     }
     for (const [key, target] of wanted) {
       if (this.watches.has(key)) continue;
@@ -70,7 +80,11 @@ export class HealthWatches {
     const { target } = w;
     while (!signal.aborted) {
       try {
-        const resource = await this.deps.objects.discover(rootContext(this.deps.clock, signal, DISCOVERY_MS), target.apiVersion, target.kind);
+        const resource = await this.deps.objects.discover(
+          rootContext(this.deps.clock, signal, DISCOVERY_MS),
+          target.apiVersion,
+          target.kind,
+        );
         if (resource) {
           w.resource = resource;
           delete w.error;
@@ -81,7 +95,9 @@ export class HealthWatches {
         if (signal.aborted) return;
         // The API server's error text stays in the log: a check reports what it is, not what it read.
         w.error = `API discovery of ${target.kind} in ${target.apiVersion} failed (the controller's log says why)`;
-        this.deps.log('warn', `health checks: API discovery of ${target.kind} in ${target.apiVersion} failed`, { error: err instanceof Error ? err.message : String(err) });
+        this.deps.log('warn', `health checks: API discovery of ${target.kind} in ${target.apiVersion} failed`, {
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
       this.deps.changed(key);
       try {
@@ -95,7 +111,11 @@ export class HealthWatches {
     w.informer = informer;
     informer.onChange(() => this.deps.changed(key));
     informer.start(signal);
-    this.deps.log('info', 'health checks: watching', { resource: w.resource.plural, group: w.resource.group, namespace: target.namespace });
+    this.deps.log('info', 'health checks: watching', {
+      resource: w.resource.plural,
+      group: w.resource.group,
+      namespace: target.namespace,
+    });
     informer.synced.then(
       () => this.deps.changed(key),
       () => undefined,
@@ -107,7 +127,11 @@ export class HealthWatches {
     const w = this.watches.get(watchKey(check));
     if (!w) return { state: 'unavailable', message: 'not watched yet' };
     if (w.error !== undefined) return { state: 'unavailable', message: w.error };
-    if (!w.informer?.isSynced()) return { state: 'unavailable', message: `waiting for the first list of ${w.resource?.plural ?? check.kind} (if this lasts, check the controller's RBAC and log)` };
+    if (!w.informer?.isSynced())
+      return {
+        state: 'unavailable',
+        message: `waiting for the first list of ${w.resource?.plural ?? check.kind} (if this lasts, check the controller's RBAC and log)`,
+      };
     return evaluate(check, matching(check, w.informer.list()));
   }
 
@@ -124,8 +148,15 @@ export class HealthWatches {
     const cached = matching(check, w.informer.list());
     const versions = (os: readonly ObjectView[]): string[] => os.map((o) => `${o.key}@${o.resourceVersion}`);
     if (!isDeepStrictEqual(versions(cached), versions(fresh))) {
-      this.deps.log('warn', `the ${resourceName(w.resource)} cache is stale: the objects of health check ${check.name} differ from a fresh list; restarting its watch from a fresh list`, { check: check.name, cached: versions(cached), fresh: versions(fresh) });
-      w.informer.breakWatch({ relist: true, reason: `stale cache: the objects of health check ${check.name} differed from a fresh list` });
+      this.deps.log(
+        'warn',
+        `the ${resourceName(w.resource)} cache is stale: the objects of health check ${check.name} differ from a fresh list; restarting its watch from a fresh list`,
+        { check: check.name, cached: versions(cached), fresh: versions(fresh) },
+      );
+      w.informer.breakWatch({
+        relist: true,
+        reason: `stale cache: the objects of health check ${check.name} differed from a fresh list`,
+      });
     }
     return evaluate(check, fresh);
   }
@@ -148,11 +179,21 @@ export const MAX_MATCHED_OBJECTS = 1_000;
 
 function evaluate(check: HealthCheck, matched: readonly ObjectView[]): CheckFacts {
   if (matched.length > MAX_MATCHED_OBJECTS) {
-    return { state: 'unavailable', message: `it matches ${matched.length} objects, more than ${MAX_MATCHED_OBJECTS}: narrow it with namespace, objectName or labelSelector` };
+    return {
+      state: 'unavailable',
+      message: `it matches ${matched.length} objects, more than ${MAX_MATCHED_OBJECTS}: narrow it with namespace, objectName or labelSelector`,
+    };
   }
   const compiled = compileExpression(check.expr);
   if (!compiled.ok) return { state: 'unavailable', message: `invalid CEL expression: ${compiled.error}` };
-  return { state: 'observed', objects: verdicts(check.expr, compiled.evaluate, matched.map((o) => o.object)) };
+  return {
+    state: 'observed',
+    objects: verdicts(
+      check.expr,
+      compiled.evaluate,
+      matched.map((o) => o.object),
+    ),
+  };
 }
 
 // Not before preflight passed: HealthCheckAccess reviews the grants first, so a missing one is named
@@ -160,6 +201,20 @@ function evaluate(check: HealthCheck, matched: readonly ObjectView[]): CheckFact
 const ACTIVE_PHASES = new Set<string | undefined>(['InProgress', 'Paused']);
 
 /** The checks of plans that can still schedule nodes (terminal plans need no watches). */
-export function activeChecks(plans: readonly { spec?: { healthChecks?: readonly HealthCheck[] | undefined; target: { autoUpdate?: { enabled?: boolean } | undefined } } | undefined; status: { phase?: string | undefined } }[]): HealthCheck[] {
-  return plans.flatMap((p) => (p.spec && !p.spec.target.autoUpdate?.enabled && ACTIVE_PHASES.has(p.status.phase) ? (p.spec.healthChecks ?? []) : []));
+export function activeChecks(
+  plans: readonly {
+    spec?:
+      | {
+          healthChecks?: readonly HealthCheck[] | undefined;
+          target: { autoUpdate?: { enabled?: boolean } | undefined };
+        }
+      | undefined;
+    status: { phase?: string | undefined };
+  }[],
+): HealthCheck[] {
+  return plans.flatMap((p) =>
+    p.spec && !p.spec.target.autoUpdate?.enabled && ACTIVE_PHASES.has(p.status.phase)
+      ? (p.spec.healthChecks ?? [])
+      : [],
+  );
 }

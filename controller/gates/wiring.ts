@@ -6,7 +6,10 @@ import type { LogFn } from '../runtime/log.js';
 import type { WorkQueue } from '../runtime/queue.js';
 import { activeChecks, HealthWatches, watchKey } from './watches.js';
 
-export function startHealthWatches(w: { informers: KubeInformers; objects: ObjectSource; queue: WorkQueue; clock: Clock; log: LogFn }, signal: AbortSignal): HealthWatches {
+export function startHealthWatches(
+  w: { informers: KubeInformers; objects: ObjectSource; queue: WorkQueue; clock: Clock; log: LogFn },
+  signal: AbortSignal,
+): HealthWatches {
   const { informers, queue } = w;
   const watches = new HealthWatches({
     objects: w.objects,

@@ -10,8 +10,10 @@ export function checkGitUrl(text: string): string | undefined {
   } catch {
     return `"${text}" is not a URL such as https://github.com/org/plans.git`;
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an https:// URL (the controller speaks smart HTTP only), not ${url.protocol}`;
-  if (url.username !== '' || url.password !== '') return 'must not contain credentials: put the token in a file and pass --git-token-file';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `must be an https:// URL (the controller speaks smart HTTP only), not ${url.protocol}`;
+  if (url.username !== '' || url.password !== '')
+    return 'must not contain credentials: put the token in a file and pass --git-token-file';
   if (url.search !== '' || url.hash !== '') return 'must not have a query or fragment';
   if (url.protocol === 'https:') return undefined;
   if (LOOPBACK.test(url.hostname)) return undefined;

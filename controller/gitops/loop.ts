@@ -63,7 +63,12 @@ export interface GitopsLoop {
 }
 
 export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
-  const state: GitopsState = { lastPolledCommit: undefined, lastAppliedCommit: undefined, lastError: undefined, lastReport: undefined };
+  const state: GitopsState = {
+    lastPolledCommit: undefined,
+    lastAppliedCommit: undefined,
+    lastError: undefined,
+    lastReport: undefined,
+  };
   const listeners: ((r: SyncReport) => void)[] = [];
   let loaded: LoadedCommit | undefined;
   /**
@@ -74,7 +79,9 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   let sources = new Map<string, string>();
   let reports: { commit: string; tree: ReportTree } | undefined;
   /** The texts and reports of the commit last fetched, taken over once its sync is not refused. */
-  let fetched: { commit: string; sources: Map<string, string>; reports: { commit: string; tree: ReportTree } | undefined } | undefined;
+  let fetched:
+    | { commit: string; sources: Map<string, string>; reports: { commit: string; tree: ReportTree } | undefined }
+    | undefined;
   let wake: (() => void) | undefined;
   let pending: Want | undefined;
   let failures = 0;
@@ -124,7 +131,10 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
       failures++;
       state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
-      deps.log.warn({ reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined }, 'GitOps poll failed');
+      deps.log.warn(
+        { reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined },
+        'GitOps poll failed',
+      );
       await refusedStatus(ctx, err);
     } finally {
       deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
@@ -139,15 +149,35 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     loaded = loadSnapshot(snapshot, deps.operatorNamespace);
     fetched = {
       commit: snapshot.commit,
-      sources: new Map(snapshot.sources.map((s) => [s.file, typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8')])),
+      sources: new Map(
+        snapshot.sources.map((s) => [
+          s.file,
+          typeof s.content === 'string' ? s.content : Buffer.from(s.content).toString('utf8'),
+        ]),
+      ),
       reports: snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports },
     };
-    deps.log.info({ commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length }, 'loaded plans from Git');
+    deps.log.info(
+      { commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length },
+      'loaded plans from Git',
+    );
   }
 
   async function sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
     const deadline = { refreshUntil: deps.clock.now() + deps.pollIntervalMs };
-    const report = await syncCommit(ctx, { kube: deps.kube, informers: deps.informers, operatorNamespace: deps.operatorNamespace, log: deps.log, onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }), onDeleted: () => deps.metrics?.gitPlansDeleted.inc() }, commit, deadline);
+    const report = await syncCommit(
+      ctx,
+      {
+        kube: deps.kube,
+        informers: deps.informers,
+        operatorNamespace: deps.operatorNamespace,
+        log: deps.log,
+        onApplied: (r) => deps.metrics?.gitPlansApplied.inc({ reason: r }),
+        onDeleted: () => deps.metrics?.gitPlansDeleted.inc(),
+      },
+      commit,
+      deadline,
+    );
     state.lastReport = report;
     deps.metrics?.gitSourceProblems.set(report.problems.length);
     if (report.refused) {
@@ -157,11 +187,18 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
     }
     good = commit;
     if (fetched?.commit === commit.commit) ({ sources, reports } = fetched);
-    for (const p of report.problems) deps.log.warn({ commit: commit.commit, file: p.file, problem: formatSourceProblem(p) }, 'invalid plan file in Git: not applied');
+    for (const p of report.problems)
+      deps.log.warn(
+        { commit: commit.commit, file: p.file, problem: formatSourceProblem(p) },
+        'invalid plan file in Git: not applied',
+      );
     if (report.deferred.length > 0) {
       // Poll now: either the head is the same and the next pass goes on with these, or a newer
       // commit came and its own plans go first (these refreshes are then made for it instead).
-      deps.log.debug({ commit: commit.commit, deferred: report.deferred.length }, 'poll interval spent: polling before the remaining annotation refreshes');
+      deps.log.debug(
+        { commit: commit.commit, deferred: report.deferred.length },
+        'poll interval spent: polling before the remaining annotation refreshes',
+      );
       request('poll');
     }
     if (report.failed.length === 0 && report.deferred.length === 0) state.lastAppliedCommit = commit.commit;
@@ -188,14 +225,26 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   }
 
   /** The commit status of a loaded or refused commit, once per commit. */
-  async function setStatus(ctx: OpContext, commit: string, verdict: 'success' | 'failure', description: string): Promise<void> {
+  async function setStatus(
+    ctx: OpContext,
+    commit: string,
+    verdict: 'success' | 'failure',
+    description: string,
+  ): Promise<void> {
     const cs = deps.commitStatus;
     if (!cs || statusSent.has(commit)) return;
     try {
-      await cs.forge.setCommitStatus(ctx, commit, { state: verdict, context: cs.context, description: description.length > 140 ? `${description.slice(0, 139)}…` : description });
+      await cs.forge.setCommitStatus(ctx, commit, {
+        state: verdict,
+        context: cs.context,
+        description: description.length > 140 ? `${description.slice(0, 139)}…` : description,
+      });
       statusSent.add(commit);
     } catch (err) {
-      deps.log.warn({ commit, err: err instanceof Error ? err.message : String(err) }, 'could not set the commit status');
+      deps.log.warn(
+        { commit, err: err instanceof Error ? err.message : String(err) },
+        'could not set the commit status',
+      );
     }
   }
 

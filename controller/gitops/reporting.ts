@@ -34,14 +34,30 @@ export interface WriteBack {
  */
 export function repoOf(gitUrl: string): { origin: string; webRoot: string; owner: string; repo: string } | undefined {
   const url = new URL(gitUrl);
-  const parts = url.pathname.replace(/\.git$/, '').split('/').filter((p) => p !== '');
+  const parts = url.pathname
+    .replace(/\.git$/, '')
+    .split('/')
+    .filter((p) => p !== '');
   const [owner, repo] = parts.slice(-2);
-  const webRoot = `${url.origin}${parts.slice(0, -2).map((p) => `/${p}`).join('')}`;
+  const webRoot = `${url.origin}${parts
+    .slice(0, -2)
+    .map((p) => `/${p}`)
+    .join('')}`;
   return owner && repo ? { origin: url.origin, webRoot, owner, repo } : undefined;
 }
 
 /** The forge and the report writer; undefined (with the reason logged) when write-back cannot run. */
-export function startWriteBack(cfg: GitConfig, deps: { kube: Pick<KubePort, 'annotatePlan'>; informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>; clock: Clock; log: Logger; metrics: Pick<Metrics, 'forgeRequest'> }, signal: AbortSignal): WriteBack | undefined {
+export function startWriteBack(
+  cfg: GitConfig,
+  deps: {
+    kube: Pick<KubePort, 'annotatePlan'>;
+    informers: Pick<KubeInformers, 'patchPlans' | 'patchJobs'>;
+    clock: Clock;
+    log: Logger;
+    metrics: Pick<Metrics, 'forgeRequest'>;
+  },
+  signal: AbortSignal,
+): WriteBack | undefined {
   const log = deps.log.child({ loop: 'report' });
   const tokenFile = cfg.gitWriteTokenFile ?? cfg.gitTokenFile;
   const tokenFlag = cfg.gitWriteTokenFile ? '--git-write-token-file' : '--git-token-file';
@@ -56,15 +72,43 @@ export function startWriteBack(cfg: GitConfig, deps: { kube: Pick<KubePort, 'ann
   }
   const token = async (): Promise<string> => (await readTokenFile(tokenFile, tokenFlag)) ?? '';
   const tokenSource = `${tokenFlag} ${tokenFile}`;
-  const { forge, blobUrlBase } = forgeFor(cfg, repo, { token, tokenSource, log, onResponse: deps.metrics.forgeRequest });
+  const { forge, blobUrlBase } = forgeFor(cfg, repo, {
+    token,
+    tokenSource,
+    log,
+    onResponse: deps.metrics.forgeRequest,
+  });
   const cacheDir = join(cfg.gitCacheDir ?? mkdtempSync(join(tmpdir(), 'kangal-report-')), 'report.git');
   const writer = new BranchWriter({ url: cfg.gitUrl, cacheDir, token, tokenSource, author: cfg.gitAuthor });
   const reporter = startReporter(
-    { config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, blobUrlBase, minIntervalMs: cfg.reportMinInterval, signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName) }, patchPlans: deps.informers.patchPlans, patchJobs: deps.informers.patchJobs, forge, writer, clock: deps.clock, log: logFn(log),
-      annotatePlan: async (ctx, plan, key, value) => void deps.informers.patchPlans.observeWrite(await deps.kube.annotatePlan(ctx, plan, { [key]: value })) },
+    {
+      config: {
+        cluster: cfg.clusterName,
+        baseBranch: cfg.gitBranch,
+        blobUrlBase,
+        minIntervalMs: cfg.reportMinInterval,
+        signer: cfg.reportSigningKey && reportSigner(cfg.reportSigningKey, cfg.clusterName),
+      },
+      patchPlans: deps.informers.patchPlans,
+      patchJobs: deps.informers.patchJobs,
+      forge,
+      writer,
+      clock: deps.clock,
+      log: logFn(log),
+      annotatePlan: async (ctx, plan, key, value) =>
+        void deps.informers.patchPlans.observeWrite(await deps.kube.annotatePlan(ctx, plan, { [key]: value })),
+    },
     signal,
   );
-  log.info({ forge: forge.kind, repository: `${repo.owner}/${repo.repo}`, cluster: cfg.clusterName, signed: cfg.reportSigningKey !== undefined }, 'rollouts are reported back as pull requests');
+  log.info(
+    {
+      forge: forge.kind,
+      repository: `${repo.owner}/${repo.repo}`,
+      cluster: cfg.clusterName,
+      signed: cfg.reportSigningKey !== undefined,
+    },
+    'rollouts are reported back as pull requests',
+  );
   return { forge, writer, reporter, blobUrlBase };
 }
 
@@ -74,7 +118,13 @@ function forgeFor(
   repo: NonNullable<ReturnType<typeof repoOf>>,
   w: { token: () => Promise<string>; tokenSource: string; log: Logger; onResponse: (status: number | 'error') => void },
 ): { forge: ForgePort; blobUrlBase: string } {
-  const base = { owner: repo.owner, repo: repo.repo, token: w.token, tokenSource: w.tokenSource, onResponse: w.onResponse };
+  const base = {
+    owner: repo.owner,
+    repo: repo.repo,
+    token: w.token,
+    tokenSource: w.tokenSource,
+    onResponse: w.onResponse,
+  };
   const github = new URL(cfg.gitUrl).hostname === 'github.com';
   const githubBlobs = `${github ? 'https://github.com' : repo.origin}/${repo.owner}/${repo.repo}/blob`;
   if (cfg.forge === 'github') {
@@ -82,7 +132,10 @@ function forgeFor(
     return { forge: new GitHubForge({ ...base, apiUrl, log: logFn(w.log) }), blobUrlBase: githubBlobs };
   }
   if (cfg.forge === 'gitea') {
-    return { forge: new GiteaForge({ ...base, apiUrl: cfg.forgeApiUrl ?? `${repo.webRoot}/api/v1` }), blobUrlBase: `${repo.webRoot}/${repo.owner}/${repo.repo}/src/commit` };
+    return {
+      forge: new GiteaForge({ ...base, apiUrl: cfg.forgeApiUrl ?? `${repo.webRoot}/api/v1` }),
+      blobUrlBase: `${repo.webRoot}/${repo.owner}/${repo.repo}/src/commit`,
+    };
   }
   return { forge: new NoForge(), blobUrlBase: githubBlobs };
 }

@@ -55,13 +55,18 @@ async function readStatusFolder(repo: string): Promise<ReportTree> {
   for (const cluster of await readdir(root, { withFileTypes: true })) {
     if (!cluster.isDirectory()) continue;
     for (const f of await readdir(join(root, cluster.name), { withFileTypes: true })) {
-      if (f.isFile() && /\.(yaml|sig)$/.test(f.name)) tree.files.set(`status/${cluster.name}/${f.name}`, await readFile(join(root, cluster.name, f.name), 'utf8'));
+      if (f.isFile() && /\.(yaml|sig)$/.test(f.name))
+        tree.files.set(`status/${cluster.name}/${f.name}`, await readFile(join(root, cluster.name, f.name), 'utf8'));
     }
   }
   return tree;
 }
 
-export async function previewTemplate(ctx: OpContext, loaded: { file: string; plan: PatchPlanDocument }, opts: TemplatePreviewOptions): Promise<TemplatePreview> {
+export async function previewTemplate(
+  ctx: OpContext,
+  loaded: { file: string; plan: PatchPlanDocument },
+  opts: TemplatePreviewOptions,
+): Promise<TemplatePreview> {
   const { spec, metadata } = loaded.plan;
   const auto = spec.target.autoUpdate;
   if (!auto) throw new Error(`PatchPlan ${metadata.name} has no target.autoUpdate`);
@@ -75,17 +80,54 @@ export async function previewTemplate(ctx: OpContext, loaded: { file: string; pl
   let promotion: PromotionStatus | undefined;
   let verdicts;
   if (auto.promotion) {
-    if (opts.promotionKeysDir === undefined) throw new Error(`${metadata.name} has autoUpdate.promotion: give --promotion-keys-dir (the upstream clusters' public keys, as the controller has them)`);
+    if (opts.promotionKeysDir === undefined)
+      throw new Error(
+        `${metadata.name} has autoUpdate.promotion: give --promotion-keys-dir (the upstream clusters' public keys, as the controller has them)`,
+      );
     const keys = await loadTrustedKeys(opts.promotionKeysDir);
     if (keys.errors.length > 0) throw new Error(`--promotion-keys-dir: ${keys.errors.join('; ')}`);
     const repo = opts.repo ?? checkoutOf(loaded.file);
-    const evidence = upstreamEvidence(`working tree ${repo}`, await readStatusFolder(repo), keys.keys, new Set(auto.promotion.after.map((s) => s.cluster)), cluster.self?.status.autoUpdate?.promotion?.upstreamSequence);
-    const versions = current === undefined ? [] : stableReleases(feed.releases).map((r) => r.tagName).filter((v) => allowedStep(current, v, { allow: auto.allow, stepwise: spec.target.path === 'stepwise' }) !== undefined);
-    const outcome = decidePromotion({ now, spec: auto.promotion, versions, reports: evidence.reports, rejected: evidence.rejected, refused: evidence.refused, commit: undefined });
+    const evidence = upstreamEvidence(
+      `working tree ${repo}`,
+      await readStatusFolder(repo),
+      keys.keys,
+      new Set(auto.promotion.after.map((s) => s.cluster)),
+      cluster.self?.status.autoUpdate?.promotion?.upstreamSequence,
+    );
+    const versions =
+      current === undefined
+        ? []
+        : stableReleases(feed.releases)
+            .map((r) => r.tagName)
+            .filter(
+              (v) =>
+                allowedStep(current, v, { allow: auto.allow, stepwise: spec.target.path === 'stepwise' }) !== undefined,
+            );
+    const outcome = decidePromotion({
+      now,
+      spec: auto.promotion,
+      versions,
+      reports: evidence.reports,
+      rejected: evidence.rejected,
+      refused: evidence.refused,
+      commit: undefined,
+    });
     promotion = outcome.status;
     verdicts = outcome.verdicts;
   }
-  const explanation = explainTemplate({ now, spec: auto, installerSource: spec.target.source, stepwise: spec.target.path === 'stepwise', currentVersion: current, releases: feed.releases, skippedVersions: [], children: [] }, verdicts);
+  const explanation = explainTemplate(
+    {
+      now,
+      spec: auto,
+      installerSource: spec.target.source,
+      stepwise: spec.target.path === 'stepwise',
+      currentVersion: current,
+      releases: feed.releases,
+      skippedVersions: [],
+      children: [],
+    },
+    verdicts,
+  );
   return { template: { name: metadata.name, file: loaded.file }, explanation, promotion };
 }
 
@@ -98,12 +140,18 @@ export function formatTemplatePreview(p: TemplatePreview): string {
     '(skipped versions, open proposals and child plans live on the forge and in the cluster: not considered here)',
     '',
     'newer releases:',
-    ...(e.versions.length === 0 ? ['  none'] : e.versions.map((v) => `  ${v.version.padEnd(10)} ${v.state.padEnd(18)} ${v.message}`)),
+    ...(e.versions.length === 0
+      ? ['  none']
+      : e.versions.map((v) => `  ${v.version.padEnd(10)} ${v.state.padEnd(18)} ${v.message}`)),
   ];
   const pr = p.promotion;
   if (pr) {
-    lines.push('', `promotion: ${pr.reason}${pr.version === undefined ? '' : ` (${pr.version}${pr.eligibleTime === undefined ? '' : `, eligible ${pr.eligibleTime}`})`}`);
-    for (const s of pr.stages ?? []) lines.push(`  stage ${s.cluster}${s.selector === undefined ? '' : ` (${s.selector})`}: ${s.state}: ${s.message}`);
+    lines.push(
+      '',
+      `promotion: ${pr.reason}${pr.version === undefined ? '' : ` (${pr.version}${pr.eligibleTime === undefined ? '' : `, eligible ${pr.eligibleTime}`})`}`,
+    );
+    for (const s of pr.stages ?? [])
+      lines.push(`  stage ${s.cluster}${s.selector === undefined ? '' : ` (${s.selector})`}: ${s.state}: ${s.message}`);
     for (const r of pr.rejectedReports ?? []) lines.push(`  rejected ${r.file}: ${r.reason}`);
     if (pr.moreRejectedReports !== undefined) lines.push(`  and ${pr.moreRejectedReports} more rejected`);
   }

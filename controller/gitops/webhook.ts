@@ -122,7 +122,12 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-async function handle(opts: WebhookOptions, recent: RecentDeliveries, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  opts: WebhookOptions,
+  recent: RecentDeliveries,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (req.method !== 'POST') return reply(res, 405, 'POST only');
   const body = await readBody(req);
   if (!body) return reply(res, 413, 'payload too large');

@@ -28,9 +28,22 @@ export function hasGit(cfg: GitopsSettings): cfg is GitConfig {
 }
 
 /** Runs until `signal` aborts; resolves once the loop and the webhook have stopped. */
-export async function runGitops(cfg: GitConfig, w: GitopsWiring, signal: AbortSignal, started?: (loop: GitopsLoop) => void): Promise<void> {
+export async function runGitops(
+  cfg: GitConfig,
+  w: GitopsWiring,
+  signal: AbortSignal,
+  started?: (loop: GitopsLoop) => void,
+): Promise<void> {
   const log = w.log.child({ loop: 'gitops' });
-  const source = createGitSource({ url: cfg.gitUrl, branch: cfg.gitBranch, path: cfg.gitPath, tokenFile: cfg.gitTokenFile, cacheDir: cfg.gitCacheDir, fetchLimits: { maxFetchBytes: cfg.gitMaxFetchBytes }, readReports: cfg.trustedKeys !== undefined });
+  const source = createGitSource({
+    url: cfg.gitUrl,
+    branch: cfg.gitBranch,
+    path: cfg.gitPath,
+    tokenFile: cfg.gitTokenFile,
+    cacheDir: cfg.gitCacheDir,
+    fetchLimits: { maxFetchBytes: cfg.gitMaxFetchBytes },
+    readReports: cfg.trustedKeys !== undefined,
+  });
   const loop = createGitopsLoop({
     source,
     kube: w.kube,
@@ -56,7 +69,16 @@ export async function runGitops(cfg: GitConfig, w: GitopsWiring, signal: AbortSi
     webhook = h.server;
     log.info({ port: h.port, address: cfg.webhookBindAddress.host }, 'webhook listening');
   }
-  log.info({ url: cfg.gitUrl, branch: cfg.gitBranch, path: cfg.gitPath, pollIntervalMs: cfg.pollInterval, cluster: cfg.clusterName }, 'GitOps loop started');
+  log.info(
+    {
+      url: cfg.gitUrl,
+      branch: cfg.gitBranch,
+      path: cfg.gitPath,
+      pollIntervalMs: cfg.pollInterval,
+      cluster: cfg.clusterName,
+    },
+    'GitOps loop started',
+  );
   try {
     await loop.run(signal);
   } finally {

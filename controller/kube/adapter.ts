@@ -80,9 +80,27 @@ export function createKubeFromConfig(kubeConfig: KubeConfig, opts: CreateKubeOpt
     backoff: opts.informerBackoff,
   });
   const sink = { reportingInstance: opts.reportingInstance ?? 'kangal-patch', log };
-  const secrets = watchedSecrets(c, { kubeConfig, namespace: opts.operatorNamespace, clock: opts.clock, log, resyncMs: opts.resyncMs, backoff: opts.informerBackoff });
+  const secrets = watchedSecrets(c, {
+    kubeConfig,
+    namespace: opts.operatorNamespace,
+    clock: opts.clock,
+    log,
+    resyncMs: opts.resyncMs,
+    backoff: opts.informerBackoff,
+  });
   // The node pod watches are not among them: the job wiring opens them while it leads.
-  const all = [informers.nodes, informers.staticPods, informers.hookPods, informers.slotLeases, informers.patchJobs, informers.patchPlans, informers.pdbs, informers.volumeAttachments, informers.kubeProxy, informers.hookJobs];
+  const all = [
+    informers.nodes,
+    informers.staticPods,
+    informers.hookPods,
+    informers.slotLeases,
+    informers.patchJobs,
+    informers.patchPlans,
+    informers.pdbs,
+    informers.volumeAttachments,
+    informers.kubeProxy,
+    informers.hookJobs,
+  ];
   return {
     port: makePort(c, sink, kubeConfig, secrets),
     informers,
@@ -107,7 +125,12 @@ function healthObjectSource(kubeConfig: KubeConfig, c: KubeClients, opts: Create
   return makeObjectSource(as, makeClients(as), settings);
 }
 
-function makePort(c: KubeClients, sink: { reportingInstance: string; log: LogFn }, kubeConfig: KubeConfig, secrets: WatchedSecrets): KubePort {
+function makePort(
+  c: KubeClients,
+  sink: { reportingInstance: string; log: LogFn },
+  kubeConfig: KubeConfig,
+  secrets: WatchedSecrets,
+): KubePort {
   const emitEvent = eventEmitter(c, sink);
   return {
     cordon: (ctx, node, job) => cordonNode(c, ctx, node, job),
@@ -148,12 +171,22 @@ async function readyz(kubeConfig: KubeConfig, ctx: OpContext): Promise<boolean> 
     // Health.check answers false for any status but 200 (and falls back to /healthz on 404).
     return await new Health(kubeConfig).readyz({ signal });
   } catch (err) {
-    const mapped = toOutcomeError(err, { what: 'GET /readyz', signal: ctx.signal, deadlineExceeded: timeout.aborted, now: ctx.clock.now() });
+    const mapped = toOutcomeError(err, {
+      what: 'GET /readyz',
+      signal: ctx.signal,
+      deadlineExceeded: timeout.aborted,
+      now: ctx.clock.now(),
+    });
     // Health replaces every network error with a plain Error ("Error occurred in health request");
     // since client-node 2.0 the original is its `cause`.
     if (mapped.reason !== 'Unexpected') throw mapped;
     const why = networkFailure((err as { cause?: unknown } | null)?.cause);
     const server = kubeConfig.getCurrentCluster()?.server ?? '?';
-    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NetworkError', message: `GET /readyz on ${server}: no answer${why ? ` (${why})` : ''}`, cause: err });
+    throw new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'NetworkError',
+      message: `GET /readyz on ${server}: no answer${why ? ` (${why})` : ''}`,
+      cause: err,
+    });
   }
 }

@@ -48,7 +48,12 @@ export interface CallExtras {
  * Runs `fn` with per-call options carrying the context's signal and deadline. `what` names the
  * operation in error messages (`cordon node w1`).
  */
-export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallOptions) => Promise<T>, extras: CallExtras = {}): Promise<T> {
+export async function kubeCall<T>(
+  ctx: OpContext,
+  what: string,
+  fn: (opts: CallOptions) => Promise<T>,
+  extras: CallExtras = {},
+): Promise<T> {
   const deadline = deadlineSignal(ctx);
   const signal = deadline.signal;
   const dispatchers: Dispatcher[] = [];
@@ -59,7 +64,12 @@ export async function kubeCall<T>(ctx: OpContext, what: string, fn: (opts: CallO
     if (signal.aborted) throw signal.reason;
     return await fn(opts);
   } catch (err) {
-    throw toOutcomeError(err, { what, signal: ctx.signal, deadlineExceeded: deadline.timedOut(), now: ctx.clock.now() });
+    throw toOutcomeError(err, {
+      what,
+      signal: ctx.signal,
+      deadlineExceeded: deadline.timedOut(),
+      now: ctx.clock.now(),
+    });
   } finally {
     deadline.dispose();
     // The response is read by now; close() would still wait for a request in flight, then

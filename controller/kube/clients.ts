@@ -85,12 +85,21 @@ export function poolConnections(kubeConfig: KubeConfig): void {
 
 function pooledAgent(connect: ConnectOptions): Dispatcher {
   const { ca, cert, key, pfx, passphrase, ...rest } = connect;
-  const secureContext = createSecureContext(Object.fromEntries(Object.entries({ ca, cert, key, pfx, passphrase }).filter(([, v]) => v !== undefined)));
-  const agent = new Agent({ keepAliveTimeout: IDLE_CONNECTION_MS, keepAliveMaxTimeout: IDLE_CONNECTION_MS, connect: { ...rest, secureContext } });
+  const secureContext = createSecureContext(
+    Object.fromEntries(Object.entries({ ca, cert, key, pfx, passphrase }).filter(([, v]) => v !== undefined)),
+  );
+  const agent = new Agent({
+    keepAliveTimeout: IDLE_CONNECTION_MS,
+    keepAliveMaxTimeout: IDLE_CONNECTION_MS,
+    connect: { ...rest, secureContext },
+  });
   // undici closes a connection after any DELETE that carries a body, in case the server left the body
   // unread; kube-apiserver reads it (DeleteOptions: the preconditions that guard every Lease delete),
   // so the connection is kept: it was 1.3 of the 2.9 TLS connections opened per node upgraded.
-  return agent.compose((dispatch) => (options, handler) => dispatch(options.method === 'DELETE' ? { ...options, reset: false } : options, handler));
+  return agent.compose(
+    (dispatch) => (options, handler) =>
+      dispatch(options.method === 'DELETE' ? { ...options, reset: false } : options, handler),
+  );
 }
 
 export function makeClients(kubeConfig: KubeConfig): KubeClients {

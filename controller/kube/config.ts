@@ -31,7 +31,9 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     try {
       load();
     } catch (err) {
-      throw new KubeConfigError(`cannot load Kubernetes configuration from ${what}: ${(err as Error).message}`, { cause: err });
+      throw new KubeConfigError(`cannot load Kubernetes configuration from ${what}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     if (!kc.getCurrentCluster()) throw new KubeConfigError(`${what} names no current cluster (set current-context)`);
     return kc;

@@ -29,7 +29,11 @@ export function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
 export async function readKubeProxy(c: KubeClients, ctx: OpContext): Promise<DaemonSetView | undefined> {
   const { namespace, name } = KUBE_PROXY;
   try {
-    return projectDaemonSet(await kubeCall(ctx, `read daemonset ${namespace}/${name}`, (o) => c.apps.readNamespacedDaemonSet({ namespace, name }, o)));
+    return projectDaemonSet(
+      await kubeCall(ctx, `read daemonset ${namespace}/${name}`, (o) =>
+        c.apps.readNamespacedDaemonSet({ namespace, name }, o),
+      ),
+    );
   } catch (err) {
     if (isOutcomeError(err) && err.code === 404) return undefined;
     throw err;

@@ -1,7 +1,13 @@
 // Objects of any kind, for health checks: API discovery (apiVersion + kind → resource) and a list+watch
 // informer over the resource that keeps each object bounded (managedFields and the last-applied
 // annotation dropped, a huge spec cut). Additive: the typed informers in informers.ts are untouched.
-import { AuthenticationV1Api, AuthorizationV1Api, KubernetesObjectApi, type KubeConfig, type V1APIResource } from '@kubernetes/client-node';
+import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type V1APIResource,
+} from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.js';
 import type { OpContext } from '../runtime/context.js';
 import type { LogFn } from '../runtime/log.js';
@@ -30,7 +36,8 @@ export interface ObjectView {
 }
 
 /** `volumes.longhorn.io`, `deployments.apps`, `pods` (the name RBAC rules and kubectl use). */
-export const resourceName = (r: Pick<DynamicResource, 'plural' | 'group'>): string => (r.group === '' ? r.plural : `${r.plural}.${r.group}`);
+export const resourceName = (r: Pick<DynamicResource, 'plural' | 'group'>): string =>
+  r.group === '' ? r.plural : `${r.plural}.${r.group}`;
 
 class Discovery extends KubernetesObjectApi {
   find(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
@@ -39,13 +46,20 @@ class Discovery extends KubernetesObjectApi {
 }
 
 /** The resource of apiVersion + kind from API discovery; undefined when the server does not serve it. */
-export async function discoverResource(ctx: OpContext, kubeConfig: KubeConfig, apiVersion: string, kind: string): Promise<DynamicResource | undefined> {
+export async function discoverResource(
+  ctx: OpContext,
+  kubeConfig: KubeConfig,
+  apiVersion: string,
+  kind: string,
+): Promise<DynamicResource | undefined> {
   const api = kubeConfig.makeApiClient(Discovery);
-  const found = await kubeCall(ctx, `discover ${kind} in ${apiVersion}`, () => api.find(apiVersion, kind).catch((err: unknown) => {
-    // An unknown group/version answers 404: the kind is not served.
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }));
+  const found = await kubeCall(ctx, `discover ${kind} in ${apiVersion}`, () =>
+    api.find(apiVersion, kind).catch((err: unknown) => {
+      // An unknown group/version answers 404: the kind is not served.
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }),
+  );
   if (!found) return undefined;
   const slash = apiVersion.indexOf('/');
   return {
@@ -75,17 +89,34 @@ export function boundObject(raw: unknown): Record<string, unknown> {
   if (JSON.stringify(o).length > MAX_OBJECT_BYTES) {
     // Status is what health checks read; a huge spec goes first, then whatever else is left.
     delete o.spec;
-    if (JSON.stringify(o).length > MAX_OBJECT_BYTES) return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: md.name, namespace: md.namespace, labels: md.labels } };
+    if (JSON.stringify(o).length > MAX_OBJECT_BYTES)
+      return {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        metadata: { name: md.name, namespace: md.namespace, labels: md.labels },
+      };
   }
   return o;
 }
 
 function project(raw: unknown): ObjectView {
   const object = boundObject(raw);
-  const md = object.metadata as { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  const md = object.metadata as {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+  };
   const namespace = md.namespace ?? '';
   const name = md.name ?? '';
-  return { key: namespace === '' ? name : `${namespace}/${name}`, namespace, name, resourceVersion: md.resourceVersion ?? '', labels: md.labels ?? {}, object };
+  return {
+    key: namespace === '' ? name : `${namespace}/${name}`,
+    namespace,
+    name,
+    resourceVersion: md.resourceVersion ?? '',
+    labels: md.labels ?? {},
+    object,
+  };
 }
 
 export interface ObjectInformerSettings {
@@ -101,7 +132,12 @@ interface RawList {
 }
 
 /** List (and the watch path) of one resource, in one namespace or all. */
-function objectSource(kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): InformerSource<unknown> {
+function objectSource(
+  kubeConfig: KubeConfig,
+  clients: Pick<KubeClients, 'custom'>,
+  r: DynamicResource,
+  namespace: string | undefined,
+): InformerSource<unknown> {
   const base = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
   const ns = r.namespaced && namespace !== undefined ? namespace : undefined;
   const watchPath = `${base}${ns === undefined ? '' : `/namespaces/${encodeURIComponent(ns)}`}/${r.plural}`;
@@ -112,21 +148,48 @@ function objectSource(kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom
       let raw: RawList;
       if (r.group === '') {
         // The core group has no custom-objects path; the generic client lists it (without the per-call signal).
-        raw = (await objects.list(r.apiVersion, r.kind, ns, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, q.limit, q._continue));
+        raw = await objects.list(
+          r.apiVersion,
+          r.kind,
+          ns,
+          undefined,
+          undefined,
+          undefined,
+          q.fieldSelector,
+          q.labelSelector,
+          q.limit,
+          q._continue,
+        );
       } else if (ns !== undefined) {
-        raw = (await clients.custom.listNamespacedCustomObject({ group: r.group, version: r.version, namespace: ns, plural: r.plural, ...q }, o)) as RawList;
+        raw = (await clients.custom.listNamespacedCustomObject(
+          { group: r.group, version: r.version, namespace: ns, plural: r.plural, ...q },
+          o,
+        )) as RawList;
       } else {
-        raw = (await clients.custom.listClusterCustomObject({ group: r.group, version: r.version, plural: r.plural, ...q }, o)) as RawList;
+        raw = (await clients.custom.listClusterCustomObject(
+          { group: r.group, version: r.version, plural: r.plural, ...q },
+          o,
+        )) as RawList;
       }
-      return { items: raw.items ?? [], resourceVersion: raw.metadata?.resourceVersion ?? '', continue: raw.metadata?.continue || raw.metadata?._continue || undefined };
+      return {
+        items: raw.items ?? [],
+        resourceVersion: raw.metadata?.resourceVersion ?? '',
+        continue: raw.metadata?.continue || raw.metadata?._continue || undefined,
+      };
     },
   };
 }
 
-const describe = (r: DynamicResource, namespace: string | undefined): string => `${resourceName(r)}${r.namespaced && namespace !== undefined ? ` in ${namespace}` : ''}`;
+const describe = (r: DynamicResource, namespace: string | undefined): string =>
+  `${resourceName(r)}${r.namespaced && namespace !== undefined ? ` in ${namespace}` : ''}`;
 
 /** A list+watch informer over one resource, in one namespace or all. */
-export function makeObjectInformer(s: ObjectInformerSettings, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): KubeInformer<ObjectView> {
+export function makeObjectInformer(
+  s: ObjectInformerSettings,
+  clients: Pick<KubeClients, 'custom'>,
+  r: DynamicResource,
+  namespace: string | undefined,
+): KubeInformer<ObjectView> {
   return createInformer<unknown, ObjectView>({
     name: describe(r, namespace),
     kubeConfig: s.kubeConfig,
@@ -143,7 +206,13 @@ export function makeObjectInformer(s: ObjectInformerSettings, clients: Pick<Kube
 const LIST_PAGE = 500;
 
 /** Every object of the resource as the apiserver has it now (not an informer's cache), page by page. */
-export async function listObjects(ctx: OpContext, kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, r: DynamicResource, namespace: string | undefined): Promise<ObjectView[]> {
+export async function listObjects(
+  ctx: OpContext,
+  kubeConfig: KubeConfig,
+  clients: Pick<KubeClients, 'custom'>,
+  r: DynamicResource,
+  namespace: string | undefined,
+): Promise<ObjectView[]> {
   const source = objectSource(kubeConfig, clients, r, namespace);
   const out: ObjectView[] = [];
   let token: string | undefined;
@@ -163,7 +232,12 @@ export interface ObjectSource {
   /** The objects read live (a health check's timeout is confirmed on them, not the informer's cache). */
   list(ctx: OpContext, resource: DynamicResource, namespace: string | undefined): Promise<ObjectView[]>;
   /** SelfSubjectAccessReview for each verb; the verbs the controller may not use. */
-  deniedVerbs(ctx: OpContext, resource: DynamicResource, namespace: string | undefined, verbs: readonly string[]): Promise<string[]>;
+  deniedVerbs(
+    ctx: OpContext,
+    resource: DynamicResource,
+    namespace: string | undefined,
+    verbs: readonly string[],
+  ): Promise<string[]>;
   /** Who the controller is (SelfSubjectReview): `ServiceAccount ns/name`, or `user <name>`. */
   whoAmI(ctx: OpContext): Promise<string>;
 }
@@ -172,10 +246,14 @@ export interface ObjectSource {
 export function describeUser(username: string | undefined): string {
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(username ?? '');
   if (sa) return `ServiceAccount ${sa[1] ?? ''}/${sa[2] ?? ''}`;
-  return username ? `user ${username}` : 'the controller\'s identity';
+  return username ? `user ${username}` : "the controller's identity";
 }
 
-export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClients, 'custom'>, s: Omit<ObjectInformerSettings, 'kubeConfig'>): ObjectSource {
+export function makeObjectSource(
+  kubeConfig: KubeConfig,
+  clients: Pick<KubeClients, 'custom'>,
+  s: Omit<ObjectInformerSettings, 'kubeConfig'>,
+): ObjectSource {
   const authz = kubeConfig.makeApiClient(AuthorizationV1Api);
   const authn = kubeConfig.makeApiClient(AuthenticationV1Api);
   return {
@@ -187,7 +265,21 @@ export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClien
       for (const verb of verbs) {
         const review = await kubeCall(ctx, `review access to ${verb} ${resourceName(r)}`, (o) =>
           authz.createSelfSubjectAccessReview(
-            { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: r.group, version: r.version, resource: r.plural, verb, ...(r.namespaced && namespace !== undefined ? { namespace } : {}) } } } },
+            {
+              body: {
+                apiVersion: 'authorization.k8s.io/v1',
+                kind: 'SelfSubjectAccessReview',
+                spec: {
+                  resourceAttributes: {
+                    group: r.group,
+                    version: r.version,
+                    resource: r.plural,
+                    verb,
+                    ...(r.namespaced && namespace !== undefined ? { namespace } : {}),
+                  },
+                },
+              },
+            },
             o,
           ),
         );
@@ -196,7 +288,12 @@ export function makeObjectSource(kubeConfig: KubeConfig, clients: Pick<KubeClien
       return denied;
     },
     whoAmI: async (ctx) => {
-      const review = await kubeCall(ctx, 'self subject review', (o) => authn.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } }, o));
+      const review = await kubeCall(ctx, 'self subject review', (o) =>
+        authn.createSelfSubjectReview(
+          { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } },
+          o,
+        ),
+      );
       return describeUser(review.status?.userInfo?.username);
     },
   };

@@ -33,7 +33,11 @@ export function parseStatusBody(body: unknown): ApiStatus {
 }
 
 /** Retry-After in ms: the header (seconds or an HTTP date), else the Status detail. */
-export function retryAfterMs(headers: Record<string, string> | undefined, status: ApiStatus, now: number): number | undefined {
+export function retryAfterMs(
+  headers: Record<string, string> | undefined,
+  status: ApiStatus,
+  now: number,
+): number | undefined {
   const header = headerValue(headers, 'retry-after');
   if (header !== undefined) {
     const seconds = Number(header);
@@ -57,10 +61,20 @@ export interface MapContext {
 export function toOutcomeError(err: unknown, mc: MapContext): OutcomeError {
   if (err instanceof OutcomeError) return err;
   if (mc.signal?.aborted) {
-    return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Canceled', message: `${mc.what}: canceled`, cause: err });
+    return new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'Canceled',
+      message: `${mc.what}: canceled`,
+      cause: err,
+    });
   }
   if (mc.deadlineExceeded || isAbortError(err)) {
-    return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Timeout', message: `${mc.what}: deadline exceeded`, cause: err });
+    return new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'Timeout',
+      message: `${mc.what}: deadline exceeded`,
+      cause: err,
+    });
   }
   const code = httpCode(err);
   if (code !== undefined) return fromHttp(code, err, mc);
@@ -114,12 +128,22 @@ function fromHttp(code: number, err: unknown, mc: MapContext): OutcomeError {
   const fixed = BY_CODE[code];
   if (fixed) return new OutcomeError({ ...base, ...fixed });
   if (code === 409) {
-    return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status.reason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict' });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Transient,
+      reason: status.reason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict',
+    });
   }
   const retry = retryAfterMs(headers, status, mc.now);
-  if (code === 429) return new OutcomeError({ ...base, kind: OutcomeKind.Waiting, reason: 'TooManyRequests', retryAfterMs: retry });
+  if (code === 429)
+    return new OutcomeError({ ...base, kind: OutcomeKind.Waiting, reason: 'TooManyRequests', retryAfterMs: retry });
   if (code >= 500) {
-    return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: status.reason ?? 'ServerError', ...(retry === undefined ? {} : { retryAfterMs: retry }) });
+    return new OutcomeError({
+      ...base,
+      kind: OutcomeKind.Transient,
+      reason: status.reason ?? 'ServerError',
+      ...(retry === undefined ? {} : { retryAfterMs: retry }),
+    });
   }
   // Other 4xx (405, 406, 415, ...) mean our request is wrong: retrying will not help.
   return new OutcomeError({ ...base, kind: OutcomeKind.Stalled, reason: status.reason ?? 'BadRequest' });

@@ -56,12 +56,24 @@ export function eventQueue(write: EmitEvent, log: LogFn): EmitEvent {
   return (ctx, event) => {
     if (waiting.length >= EVENT_QUEUE_MAX) {
       // Logged once per hundred: a storm of drops must not become a storm of log lines.
-      if (dropped++ % 100 === 0) log('warn', 'Event dropped: the queue of Events to write is full', { reason: event.reason, regarding: event.regarding.name, droppedSoFar: dropped });
+      if (dropped++ % 100 === 0)
+        log('warn', 'Event dropped: the queue of Events to write is full', {
+          reason: event.reason,
+          regarding: event.regarding.name,
+          droppedSoFar: dropped,
+        });
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
       // The writes are not awaited by anyone: one that rejects after all must not become an unhandled rejection.
-      const guarded = (): Promise<void> => write(ctx, event).catch((err: unknown) => log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message }));
+      const guarded = (): Promise<void> =>
+        write(ctx, event).catch((err: unknown) =>
+          log('warn', 'cannot write Event', {
+            reason: event.reason,
+            regarding: event.regarding.name,
+            err: (err as Error).message,
+          }),
+        );
       waiting.push(() => guarded().finally(resolve));
       pump();
     });
@@ -70,7 +82,10 @@ export function eventQueue(write: EmitEvent, log: LogFn): EmitEvent {
 
 async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext, event: EventInput): Promise<void> {
   if (ctx.signal.aborted) {
-    sink.log('info', 'Event not written: the pass was cancelled', { reason: event.reason, regarding: event.regarding.name });
+    sink.log('info', 'Event not written: the pass was cancelled', {
+      reason: event.reason,
+      regarding: event.regarding.name,
+    });
     return;
   }
   // Cluster-scoped objects (Nodes, PatchJobs) have their Events in `default`, as kubectl expects.
@@ -95,10 +110,17 @@ async function emitEvent(c: KubeClients, sink: EventSink, ctx: OpContext, event:
     // Shutdown or leader loss cancelled the pass after its status write: the Event is dropped on
     // purpose, which is not a failure to warn about.
     if (ctx.signal.aborted) {
-      sink.log('info', 'Event not written: the pass was cancelled', { reason: event.reason, regarding: event.regarding.name });
+      sink.log('info', 'Event not written: the pass was cancelled', {
+        reason: event.reason,
+        regarding: event.regarding.name,
+      });
       return;
     }
-    sink.log('warn', 'cannot write Event', { reason: event.reason, regarding: event.regarding.name, err: (err as Error).message });
+    sink.log('warn', 'cannot write Event', {
+      reason: event.reason,
+      regarding: event.regarding.name,
+      err: (err as Error).message,
+    });
   }
 }
 

@@ -18,13 +18,22 @@ export async function applyPlan(c: KubeClients, ctx: OpContext, plan: PlanApply)
   const body = {
     apiVersion: `${API_GROUP}/${API_VERSION_NAME}`,
     kind: 'PatchPlan',
-    metadata: { name: plan.name, annotations: plan.annotations, finalizers: plan.finalizers, ...(plan.labels ? { labels: plan.labels } : {}) },
+    metadata: {
+      name: plan.name,
+      annotations: plan.annotations,
+      finalizers: plan.finalizers,
+      ...(plan.labels ? { labels: plan.labels } : {}),
+    },
     spec: plan.spec,
   };
   const out = (await kubeCall(
     ctx,
     `apply PatchPlan ${plan.name}`,
-    (o) => c.custom.patchClusterCustomObject({ ...plans, name: plan.name, body, fieldManager: GITOPS_FIELD_MANAGER, force: true }, o),
+    (o) =>
+      c.custom.patchClusterCustomObject(
+        { ...plans, name: plan.name, body, fieldManager: GITOPS_FIELD_MANAGER, force: true },
+        o,
+      ),
     { patch: 'apply' },
   )) as RawPatchPlan;
   return projectPlan(out);
@@ -43,8 +52,15 @@ export async function deletePlan(c: KubeClients, ctx: OpContext, name: string, u
 }
 
 /** Removes one finalizer, guarded by the view's resourceVersion. */
-export async function removePlanFinalizer(c: KubeClients, ctx: OpContext, plan: PlanView, finalizer: string): Promise<PlanView> {
-  const body = { metadata: { resourceVersion: plan.resourceVersion, finalizers: plan.finalizers.filter((f) => f !== finalizer) } };
+export async function removePlanFinalizer(
+  c: KubeClients,
+  ctx: OpContext,
+  plan: PlanView,
+  finalizer: string,
+): Promise<PlanView> {
+  const body = {
+    metadata: { resourceVersion: plan.resourceVersion, finalizers: plan.finalizers.filter((f) => f !== finalizer) },
+  };
   const out = (await kubeCall(
     ctx,
     `remove finalizer of PatchPlan ${plan.name}`,
@@ -55,11 +71,20 @@ export async function removePlanFinalizer(c: KubeClients, ctx: OpContext, plan: 
 }
 
 /** Sets (string) or removes (null) annotations with a merge patch. */
-export async function annotatePlan(c: KubeClients, ctx: OpContext, name: string, annotations: Record<string, string | null>): Promise<PlanView> {
+export async function annotatePlan(
+  c: KubeClients,
+  ctx: OpContext,
+  name: string,
+  annotations: Record<string, string | null>,
+): Promise<PlanView> {
   const out = (await kubeCall(
     ctx,
     `annotate PatchPlan ${name}`,
-    (o) => c.custom.patchClusterCustomObject({ ...plans, name, body: { metadata: { annotations } }, fieldManager: GITOPS_FIELD_MANAGER }, o),
+    (o) =>
+      c.custom.patchClusterCustomObject(
+        { ...plans, name, body: { metadata: { annotations } }, fieldManager: GITOPS_FIELD_MANAGER },
+        o,
+      ),
     { patch: 'merge' },
   )) as RawPatchPlan;
   return projectPlan(out);

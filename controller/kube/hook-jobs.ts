@@ -19,7 +19,11 @@ export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
   const template = r.spec.template;
   const env: V1EnvVar[] = Object.entries(r.env).map(([name, value]) => ({ name, value }));
-  const containers: V1Container[] = template.spec.containers.map((c) => ({ ...c, env: [...env, ...(c.env ?? [])], securityContext: { ...r.pod.container } }));
+  const containers: V1Container[] = template.spec.containers.map((c) => ({
+    ...c,
+    env: [...env, ...(c.env ?? [])],
+    securityContext: { ...r.pod.container },
+  }));
   const { securityContext: _ids, ...podSpec } = template.spec;
   return {
     apiVersion: 'batch/v1',
@@ -28,13 +32,18 @@ export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
       name: r.name,
       namespace,
       labels: r.labels,
-      ownerReferences: [{ apiVersion: API_VERSION, kind: r.owner.kind, name: r.owner.name, uid: r.owner.uid, controller: true }],
+      ownerReferences: [
+        { apiVersion: API_VERSION, kind: r.owner.kind, name: r.owner.name, uid: r.owner.uid, controller: true },
+      ],
     },
     spec: {
       backoffLimit: r.spec.backoffLimit,
       activeDeadlineSeconds: Math.max(1, Math.ceil(durationMs(r.spec.timeout) / 1000)),
       template: {
-        metadata: { labels: { ...template.metadata?.labels, ...r.labels }, ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}) },
+        metadata: {
+          labels: { ...template.metadata?.labels, ...r.labels },
+          ...(template.metadata?.annotations ? { annotations: template.metadata.annotations } : {}),
+        },
         spec: {
           ...podSpec,
           containers,
@@ -49,16 +58,30 @@ export function hookJobManifest(namespace: string, r: HookJobRequest): V1Job {
 }
 
 /** Creates the Job; AlreadyExists comes back as a Transient OutcomeError `AlreadyExists` for the caller to treat as success. */
-export async function createHookJob(c: KubeClients, ctx: OpContext, namespace: string, r: HookJobRequest): Promise<HookJobView> {
+export async function createHookJob(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  r: HookJobRequest,
+): Promise<HookJobView> {
   const body = hookJobManifest(namespace, r);
-  const out = await kubeCall(ctx, `create Job ${namespace}/${r.name}`, (o) => c.batch.createNamespacedJob({ namespace, body, fieldManager: FIELD_MANAGER }, o));
+  const out = await kubeCall(ctx, `create Job ${namespace}/${r.name}`, (o) =>
+    c.batch.createNamespacedJob({ namespace, body, fieldManager: FIELD_MANAGER }, o),
+  );
   return projectHookJob(out);
 }
 
 /** The Job as the apiserver has it now (a hook's timeout is confirmed on it, not the cache); undefined when it does not exist. */
-export async function readHookJob(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<HookJobView | undefined> {
+export async function readHookJob(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  name: string,
+): Promise<HookJobView | undefined> {
   try {
-    return projectHookJob(await kubeCall(ctx, `read Job ${namespace}/${name}`, (o) => c.batch.readNamespacedJob({ namespace, name }, o)));
+    return projectHookJob(
+      await kubeCall(ctx, `read Job ${namespace}/${name}`, (o) => c.batch.readNamespacedJob({ namespace, name }, o)),
+    );
   } catch (err) {
     if (isOutcomeError(err) && err.code === 404) return undefined;
     throw err;

@@ -147,7 +147,15 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   /** Objects our own deletes removed before their DELETED event came: key → the view and its version when deleted. */
   private readonly deletedByUs = new Map<string, V>();
   private currentWatch: AbortController | undefined;
-  private readonly counters = { lists: 0, watches: 0, watchErrors: 0, gone: 0, malformedEvents: 0, handlerErrors: 0, resyncs: 0 };
+  private readonly counters = {
+    lists: 0,
+    watches: 0,
+    watchErrors: 0,
+    gone: 0,
+    malformedEvents: 0,
+    handlerErrors: 0,
+    resyncs: 0,
+  };
 
   constructor(private readonly opts: InformerOptions<T, V>) {
     this.store = new ViewStore(opts.index);
@@ -283,13 +291,20 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         // Normal after a long watch (etcd compacted past it): re-list at once. From a list we just
         // made, with nothing delivered, the apiserver is answering 410 to everything: back off.
         if (!listed || end.events > 0) return 'ok';
-        this.log('warn', `informer ${this.opts.name}: the apiserver answered 410 Gone (resource version too old) to a watch from the list it just gave (resourceVersion ${watchedFrom}); re-listing after a backoff`, { gone: this.counters.gone });
+        this.log(
+          'warn',
+          `informer ${this.opts.name}: the apiserver answered 410 Gone (resource version too old) to a watch from the list it just gave (resourceVersion ${watchedFrom}); re-listing after a backoff`,
+          { gone: this.counters.gone },
+        );
         return 'failed';
       }
       case 'malformed':
         this.counters.malformedEvents++;
         this.rv = '';
-        this.log('warn', `informer ${this.opts.name}: the apiserver's watch sent a line that is not a watch event (${end.line}); events may be lost, re-listing after a backoff — check what sits between the controller and the apiserver`);
+        this.log(
+          'warn',
+          `informer ${this.opts.name}: the apiserver's watch sent a line that is not a watch event (${end.line}); events may be lost, re-listing after a backoff — check what sits between the controller and the apiserver`,
+        );
         return 'failed';
       case 'ended':
         return end.healthy ? 'ok' : 'failed';
@@ -348,7 +363,8 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     }
     for (const key of this.store.keys()) {
       const cached = this.store.get(key);
-      if (!fresh.has(key) && cached !== undefined && isNewer(rvOf(cached), listRv) !== true) changes.push([key, undefined, this.store.delete(key)]);
+      if (!fresh.has(key) && cached !== undefined && isNewer(rvOf(cached), listRv) !== true)
+        changes.push([key, undefined, this.store.delete(key)]);
     }
     for (const [key, view] of fresh) {
       const cached = this.store.get(key);
@@ -376,13 +392,19 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       const onAbort = (): void => finish({ kind: 'aborted' });
       if (signal.aborted) return finish({ kind: 'aborted' });
       signal.addEventListener('abort', onAbort, { once: true });
-      session.signal.addEventListener('abort', () => finish({ kind: 'error', err: session.signal.reason }), { once: true });
+      session.signal.addEventListener('abort', () => finish({ kind: 'error', err: session.signal.reason }), {
+        once: true,
+      });
 
       // Like client-go's reflector: a server-side timeout between min and 2 × min, so informers
       // started together do not all re-watch at the same moment.
       const minSeconds = this.opts.watchTimeout?.minSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_S;
       const timeoutSeconds = Math.floor(minSeconds * (1 + this.random()));
-      const query: Record<string, string> = { resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
+      const query: Record<string, string> = {
+        resourceVersion: this.rv,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(timeoutSeconds),
+      };
       if (this.opts.labelSelector) query['labelSelector'] = this.opts.labelSelector;
       if (this.opts.fieldSelector) query['fieldSelector'] = this.opts.fieldSelector;
 
@@ -392,7 +414,12 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         if (line.type === 'ERROR') {
           const status = line.object as StatusObject;
           if (status.code === 410) return finish({ kind: 'gone', events });
-          return finish({ kind: 'error', err: new Error(`the apiserver sent a watch ERROR event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`) });
+          return finish({
+            kind: 'error',
+            err: new Error(
+              `the apiserver sent a watch ERROR event: ${status.code ?? '?'} ${status.reason ?? ''} ${status.message ?? ''}`,
+            ),
+          });
         }
         events++;
         this.apply(line);
@@ -411,7 +438,12 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
         (answer) => {
           if (answer.kind === 'refused') {
             if (answer.code === 410) return finish({ kind: 'gone', events });
-            return finish({ kind: 'error', err: new Error(`the apiserver refused the watch: HTTP ${answer.code} ${answer.status.reason ?? ''} ${answer.status.message ?? ''}`.trim()) });
+            return finish({
+              kind: 'error',
+              err: new Error(
+                `the apiserver refused the watch: HTTP ${answer.code} ${answer.status.reason ?? ''} ${answer.status.message ?? ''}`.trim(),
+              ),
+            });
           }
           // Closed by the server (its watch timeout). A watch that ended at once and empty counts
           // as a failure, so a server that closes at once is not hammered.
@@ -451,7 +483,8 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
     this.deletedByUs.delete(key);
     const cached = this.store.get(key);
     // The object of that name our own write made since (observeWrite) is not the one deleted.
-    if (cached !== undefined && isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) === true) return;
+    if (cached !== undefined && isNewer(this.opts.resourceVersion(cached), this.opts.resourceVersion(view)) === true)
+      return;
     // Handlers hear of a delete once, when its event comes, whether or not our own delete already removed it.
     const old = this.store.delete(key) ?? gone;
     if (old !== undefined) this.emit(key, undefined, old);

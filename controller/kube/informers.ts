@@ -7,7 +7,13 @@ import type { Clock } from '../runtime/clock.js';
 import type { LogFn } from '../runtime/log.js';
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/api.js';
 import type { KubeClients } from './clients.js';
-import { createInformer, type InformerOptions, type InformerSource, type KubeInformer, type ListPage } from './informer.js';
+import {
+  createInformer,
+  type InformerOptions,
+  type InformerSource,
+  type KubeInformer,
+  type ListPage,
+} from './informer.js';
 import { PATCHJOB_PLURAL } from './patchjobs.js';
 import { PATCHPLAN_PLURAL, projectPlan, type RawPatchPlan } from './patchplans.js';
 import { projectJob, projectLease, projectNode, projectPod, type RawPatchJob } from './project.js';
@@ -18,7 +24,21 @@ import { HOOK_LABEL } from '../core/hooks.js';
 import { STATIC_POD_COMPONENTS } from '../core/kubernetes/images.js';
 import { JOB_NAME_LABEL, projectHookJob } from './hook-jobs.js';
 import { nodePodWatches, type NodePodWatches } from './node-pods.js';
-import { KUBE_PROXY, PLAN_LABEL, STATIC_POD_LABEL, STATIC_POD_NAMESPACE, type DaemonSetView, type HookJobView, type JobView, type LeaseView, type NodeView, type PdbView, type PlanView, type PodView, type VolumeAttachmentView } from './views.js';
+import {
+  KUBE_PROXY,
+  PLAN_LABEL,
+  STATIC_POD_LABEL,
+  STATIC_POD_NAMESPACE,
+  type DaemonSetView,
+  type HookJobView,
+  type JobView,
+  type LeaseView,
+  type NodeView,
+  type PdbView,
+  type PlanView,
+  type PodView,
+  type VolumeAttachmentView,
+} from './views.js';
 
 export interface InformerSettings {
   kubeConfig: KubeConfig;
@@ -65,7 +85,11 @@ interface TypedList<T> {
 
 /** client-node names the continue token `_continue` on typed lists. */
 function page<T>(list: TypedList<T>): ListPage<T> {
-  return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '', continue: list.metadata?._continue };
+  return {
+    items: list.items,
+    resourceVersion: list.metadata?.resourceVersion ?? '',
+    continue: list.metadata?._continue,
+  };
 }
 
 export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformerSet {
@@ -96,11 +120,18 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
     watchPath: `/apis/${API_GROUP}/${API_VERSION_NAME}/${plural}`,
     list: async (q, o) => {
       // Custom objects come back as plain JSON, where the token is `continue`.
-      const raw = (await c.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural, ...q }, o)) as {
+      const raw = (await c.custom.listClusterCustomObject(
+        { group: API_GROUP, version: API_VERSION_NAME, plural, ...q },
+        o,
+      )) as {
         items?: T[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
-      return { items: raw.items ?? [], resourceVersion: raw.metadata?.resourceVersion ?? '', continue: raw.metadata?.continue || undefined };
+      return {
+        items: raw.items ?? [],
+        resourceVersion: raw.metadata?.resourceVersion ?? '',
+        continue: raw.metadata?.continue || undefined,
+      };
     },
   });
   const jobs = custom<RawPatchJob>(PATCHJOB_PLURAL);
@@ -142,7 +173,13 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       resourceVersion: (v) => v.resourceVersion,
       fieldSelector: `metadata.name=${KUBE_PROXY.name}`,
     }),
-    nodes: make({ name: 'nodes', source: nodes, project: projectNode, key: (v: NodeView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    nodes: make({
+      name: 'nodes',
+      source: nodes,
+      project: projectNode,
+      key: (v: NodeView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+    }),
     staticPods: make({
       name: 'static pods',
       source: podsIn(STATIC_POD_NAMESPACE),
@@ -180,7 +217,13 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       resourceVersion: (v) => v.resourceVersion,
       labelSelector: PLAN_LABEL,
     }),
-    patchJobs: make({ name: 'patchjobs', source: jobs, project: projectJob, key: (v: JobView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    patchJobs: make({
+      name: 'patchjobs',
+      source: jobs,
+      project: projectJob,
+      key: (v: JobView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+    }),
     volumeAttachments: make({
       name: 'volume attachments',
       source: volumeAttachments,
@@ -189,7 +232,19 @@ export function makeInformers(c: KubeClients, s: InformerSettings): KubeInformer
       resourceVersion: (v) => v.resourceVersion,
       index: (v) => v.nodeName,
     }),
-    pdbs: make({ name: 'pdbs', source: pdbs, project: projectPdb, key: (v: PdbView) => `${v.namespace}/${v.name}`, resourceVersion: (v) => v.resourceVersion }),
-    patchPlans: make({ name: 'patchplans', source: custom<RawPatchPlan>(PATCHPLAN_PLURAL), project: projectPlan, key: (v: PlanView) => v.name, resourceVersion: (v) => v.resourceVersion }),
+    pdbs: make({
+      name: 'pdbs',
+      source: pdbs,
+      project: projectPdb,
+      key: (v: PdbView) => `${v.namespace}/${v.name}`,
+      resourceVersion: (v) => v.resourceVersion,
+    }),
+    patchPlans: make({
+      name: 'patchplans',
+      source: custom<RawPatchPlan>(PATCHPLAN_PLURAL),
+      project: projectPlan,
+      key: (v: PlanView) => v.name,
+      resourceVersion: (v) => v.resourceVersion,
+    }),
   };
 }

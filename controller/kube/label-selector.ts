@@ -18,7 +18,10 @@ export interface LabelSelector {
 
 const isOperator = (op: string): op is SelectorOperator => Object.values<string>(SelectorOperator).includes(op);
 
-export function selectorMatches(selector: LabelSelector | null | undefined, labels: Readonly<Record<string, string>>): boolean {
+export function selectorMatches(
+  selector: LabelSelector | null | undefined,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   if (!selector) return false;
   const expressions: CoreRequirement[] = [];
   for (const r of selector.matchExpressions ?? []) {
@@ -26,5 +29,8 @@ export function selectorMatches(selector: LabelSelector | null | undefined, labe
     if (!isOperator(r.operator)) return false;
     expressions.push({ key: r.key, operator: r.operator, ...(r.values ? { values: r.values } : {}) });
   }
-  return matchesSelector({ ...(selector.matchLabels ? { matchLabels: selector.matchLabels } : {}), matchExpressions: expressions }, labels);
+  return matchesSelector(
+    { ...(selector.matchLabels ? { matchLabels: selector.matchLabels } : {}), matchExpressions: expressions },
+    labels,
+  );
 }

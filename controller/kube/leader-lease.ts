@@ -24,7 +24,9 @@ export function leaderLeaseStore(c: KubeClients, namespace: string, name: string
   return {
     async get(ctx: OpContext): Promise<LeaderRecord | undefined> {
       try {
-        return toRecord(await kubeCall(ctx, `read ${what}`, (o) => c.coordination.readNamespacedLease({ name, namespace }, o)));
+        return toRecord(
+          await kubeCall(ctx, `read ${what}`, (o) => c.coordination.readNamespacedLease({ name, namespace }, o)),
+        );
       } catch (err) {
         if (isOutcomeError(err) && err.code === 404) return undefined;
         throw err;
@@ -32,13 +34,18 @@ export function leaderLeaseStore(c: KubeClients, namespace: string, name: string
     },
     async create(ctx, record) {
       return toRecord(
-        await kubeCall(ctx, `create ${what}`, (o) => c.coordination.createNamespacedLease({ namespace, body: body(record), fieldManager: FIELD_MANAGER }, o)),
+        await kubeCall(ctx, `create ${what}`, (o) =>
+          c.coordination.createNamespacedLease({ namespace, body: body(record), fieldManager: FIELD_MANAGER }, o),
+        ),
       );
     },
     async update(ctx, resourceVersion, record) {
       return toRecord(
         await kubeCall(ctx, `update ${what}`, (o) =>
-          c.coordination.replaceNamespacedLease({ name, namespace, body: body(record, resourceVersion), fieldManager: FIELD_MANAGER }, o),
+          c.coordination.replaceNamespacedLease(
+            { name, namespace, body: body(record, resourceVersion), fieldManager: FIELD_MANAGER },
+            o,
+          ),
         ),
       );
     },

@@ -21,10 +21,19 @@ export async function createSlotLease(c: KubeClients, ctx: OpContext, lease: Slo
   return projectLease(out);
 }
 
-export async function deleteLease(c: KubeClients, ctx: OpContext, namespace: string, name: string, resourceVersion?: string): Promise<void> {
+export async function deleteLease(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  name: string,
+  resourceVersion?: string,
+): Promise<void> {
   try {
     await kubeCall(ctx, `delete Lease ${namespace}/${name}`, (o) =>
-      c.coordination.deleteNamespacedLease({ namespace, name, ...(resourceVersion ? { body: { preconditions: { resourceVersion } } } : {}) }, o),
+      c.coordination.deleteNamespacedLease(
+        { namespace, name, ...(resourceVersion ? { body: { preconditions: { resourceVersion } } } : {}) },
+        o,
+      ),
     );
   } catch (err) {
     if (isOutcomeError(err) && err.code === 404) return;
@@ -33,9 +42,18 @@ export async function deleteLease(c: KubeClients, ctx: OpContext, namespace: str
 }
 
 /** A Lease as the apiserver has it now (not a cache); undefined when it does not exist. */
-export async function readLease(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<LeaseView | undefined> {
+export async function readLease(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  name: string,
+): Promise<LeaseView | undefined> {
   try {
-    return projectLease(await kubeCall(ctx, `read Lease ${namespace}/${name}`, (o) => c.coordination.readNamespacedLease({ namespace, name }, o)));
+    return projectLease(
+      await kubeCall(ctx, `read Lease ${namespace}/${name}`, (o) =>
+        c.coordination.readNamespacedLease({ namespace, name }, o),
+      ),
+    );
   } catch (err) {
     if (isOutcomeError(err) && err.code === 404) return undefined;
     throw err;

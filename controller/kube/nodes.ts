@@ -30,16 +30,33 @@ export function uncordonNode(c: KubeClients, ctx: OpContext, node: NodeView, job
  * whether the write is still ours to make and still changes something; a node already as wanted
  * gets no patch (a conflict's fresh read often shows our own earlier write).
  */
-async function guardedNodeWrite(c: KubeClients, ctx: OpContext, verb: 'cordon' | 'uncordon', decidedOn: NodeView, jobName: string): Promise<NodeView> {
+async function guardedNodeWrite(
+  c: KubeClients,
+  ctx: OpContext,
+  verb: 'cordon' | 'uncordon',
+  decidedOn: NodeView,
+  jobName: string,
+): Promise<NodeView> {
   let node = decidedOn;
   for (let retry = 0; ; retry++) {
     const decision = cordonWrite(verb, node, jobName);
     if (decision.write === 'none') return node;
-    if (decision.write === 'refuse') throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: decision.reason, message: decision.message });
+    if (decision.write === 'refuse')
+      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: decision.reason, message: decision.message });
     // null removes the key in a JSON merge patch.
-    const body = { metadata: { resourceVersion: node.resourceVersion, annotations: { [CORDONED_BY_ANNOTATION]: decision.cordonedBy } }, spec: { unschedulable: decision.unschedulable } };
+    const body = {
+      metadata: {
+        resourceVersion: node.resourceVersion,
+        annotations: { [CORDONED_BY_ANNOTATION]: decision.cordonedBy },
+      },
+      spec: { unschedulable: decision.unschedulable },
+    };
     try {
-      return projectNode(await kubeCall(ctx, `${verb} node ${node.name}`, (o) => c.core.patchNode({ name: node.name, body }, o), { patch: 'merge' }));
+      return projectNode(
+        await kubeCall(ctx, `${verb} node ${node.name}`, (o) => c.core.patchNode({ name: node.name, body }, o), {
+          patch: 'merge',
+        }),
+      );
     } catch (err) {
       if (!(err instanceof OutcomeError && err.reason === 'Conflict') || retry >= CONFLICT_RETRIES) throw err;
       node = projectNode(await kubeCall(ctx, `read node ${node.name}`, (o) => c.core.readNode({ name: node.name }, o)));

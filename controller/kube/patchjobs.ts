@@ -16,12 +16,23 @@ const resource = { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB
 export async function createPatchJob(c: KubeClients, ctx: OpContext, job: PatchJobInput): Promise<JobView> {
   const spec = patchJobSpec.safeParse(job.spec);
   if (!spec.success) {
-    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'Invalid', message: `PatchJob ${job.name}: ${describeIssues('spec', spec.error.issues)}` });
+    throw new OutcomeError({
+      kind: OutcomeKind.Stalled,
+      reason: 'Invalid',
+      message: `PatchJob ${job.name}: ${describeIssues('spec', spec.error.issues)}`,
+    });
   }
   const metadata: Record<string, unknown> = { name: job.name, labels: job.labels };
   if (job.owner) {
     metadata['ownerReferences'] = [
-      { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: job.owner.name, uid: job.owner.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: API_VERSION,
+        kind: Kind.PatchPlan,
+        name: job.owner.name,
+        uid: job.owner.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ];
   }
   const body = { apiVersion: API_VERSION, kind: Kind.PatchJob, metadata, spec: spec.data };
@@ -40,7 +51,8 @@ export function statusPatch<S extends object>(old: S, status: S): Record<string,
   return objectPatch(old as Record<string, unknown>, status as Record<string, unknown>);
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function objectPatch(old: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -48,7 +60,8 @@ function objectPatch(old: Record<string, unknown>, next: Record<string, unknown>
   for (const [key, value] of Object.entries(next)) {
     const before = old[key];
     // JSON.stringify would drop an undefined value, leaving the old one in place.
-    out[key] = value === undefined ? null : isPlainObject(value) && isPlainObject(before) ? objectPatch(before, value) : value;
+    out[key] =
+      value === undefined ? null : isPlainObject(value) && isPlainObject(before) ? objectPatch(before, value) : value;
   }
   return out;
 }
@@ -65,7 +78,18 @@ export async function writeStatus<S extends object, V extends { name: string; re
   const out = (await kubeCall(
     ctx,
     `write status of ${type.kind} ${view.name}`,
-    (o) => c.custom.patchClusterCustomObjectStatus({ group: API_GROUP, version: API_VERSION_NAME, plural: type.plural, name: view.name, body, fieldManager: FIELD_MANAGER }, o),
+    (o) =>
+      c.custom.patchClusterCustomObjectStatus(
+        {
+          group: API_GROUP,
+          version: API_VERSION_NAME,
+          plural: type.plural,
+          name: view.name,
+          body,
+          fieldManager: FIELD_MANAGER,
+        },
+        o,
+      ),
     { patch: 'merge' },
   )) as RawCustomObject;
   return type.project(out);

@@ -18,7 +18,12 @@ export function projectPlan(raw: RawPatchPlan): PlanView {
   return projectCustomObject(raw, patchPlanSpec, patchPlanStatus);
 }
 
-export function writePlanStatus(c: KubeClients, ctx: OpContext, plan: PlanView, status: PatchPlanStatus): Promise<PlanView> {
+export function writePlanStatus(
+  c: KubeClients,
+  ctx: OpContext,
+  plan: PlanView,
+  status: PatchPlanStatus,
+): Promise<PlanView> {
   return writeStatus(c, ctx, { kind: 'PatchPlan', plural: PATCHPLAN_PLURAL, project: projectPlan }, plan, status);
 }
 
@@ -38,7 +43,10 @@ export async function pausePlan(c: KubeClients, ctx: OpContext, plan: PlanView):
 export async function deletePatchJob(c: KubeClients, ctx: OpContext, name: string): Promise<void> {
   try {
     await kubeCall(ctx, `delete PatchJob ${name}`, (o) =>
-      c.custom.deleteClusterCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB_PLURAL, name }, o),
+      c.custom.deleteClusterCustomObject(
+        { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHJOB_PLURAL, name },
+        o,
+      ),
     );
   } catch (err) {
     if ((err as { code?: number }).code === 404) return;

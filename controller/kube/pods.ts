@@ -33,7 +33,10 @@ export async function evictPod(c: KubeClients, ctx: OpContext, pod: PodView): Pr
 export async function deletePod(c: KubeClients, ctx: OpContext, pod: PodView): Promise<void> {
   try {
     await kubeCall(ctx, `delete pod ${pod.namespace}/${pod.name}`, (o) =>
-      c.core.deleteNamespacedPod({ name: pod.name, namespace: pod.namespace, body: { preconditions: { uid: pod.uid } } }, o),
+      c.core.deleteNamespacedPod(
+        { name: pod.name, namespace: pod.namespace, body: { preconditions: { uid: pod.uid } } },
+        o,
+      ),
     );
   } catch (err) {
     if (!isOutcomeError(err)) throw err;

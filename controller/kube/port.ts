@@ -14,7 +14,18 @@ import type { PatchJobSpecInput, PatchJobStatus } from '../../schemas/patchjob.j
 import type { PatchPlanStatus } from '../../schemas/patchplan.js';
 import type { HookJobRequest } from '../core/hooks.js';
 import type { NodePodWatches } from './node-pods.js';
-import type { DaemonSetView, HookJobView, JobView, LeaseView, NodeView, PdbView, PlanView, PodView, SecretView, VolumeAttachmentView } from './views.js';
+import type {
+  DaemonSetView,
+  HookJobView,
+  JobView,
+  LeaseView,
+  NodeView,
+  PdbView,
+  PlanView,
+  PodView,
+  SecretView,
+  VolumeAttachmentView,
+} from './views.js';
 
 /** A PatchPlan as a plans-repository file declares it, applied server-side (gitops-plans.ts). */
 export interface PlanApply {
@@ -127,7 +138,11 @@ export interface KubePort {
   apiserverReady(ctx: OpContext): Promise<boolean>;
 
   /** A Secret's data, or undefined when it does not exist. */
-  readSecret(ctx: OpContext, namespace: string, name: string): Promise<Readonly<Record<string, Uint8Array>> | undefined>;
+  readSecret(
+    ctx: OpContext,
+    namespace: string,
+    name: string,
+  ): Promise<Readonly<Record<string, Uint8Array>> | undefined>;
   /**
    * A Secret of the operator namespace (the Talos credentials), undefined when it does not exist:
    * once the informers run, from a watch on that one Secret (no GET per read; a change arrives with

@@ -65,12 +65,18 @@ export function projectNode(node: V1Node): NodeView {
 
 /** The node's installer override annotations, or undefined when it carries none (the common case). */
 function installerAnnotationsOf(annotations: Record<string, string>): NodeInstallerAnnotations | undefined {
-  const entries = Object.entries(INSTALLER_ANNOTATIONS).flatMap(([field, key]) => (annotations[key] === undefined ? [] : [[field, annotations[key]] as const]));
+  const entries = Object.entries(INSTALLER_ANNOTATIONS).flatMap(([field, key]) =>
+    annotations[key] === undefined ? [] : [[field, annotations[key]] as const],
+  );
   return entries.length === 0 ? undefined : Object.fromEntries(entries);
 }
 
 function nodeInfo(info: { bootID?: string; osImage?: string; kubeletVersion?: string } | undefined) {
-  return { bootID: info?.bootID ?? '', talosVersion: talosVersionOf(info?.osImage), kubeletVersion: info?.kubeletVersion ?? '' };
+  return {
+    bootID: info?.bootID ?? '',
+    talosVersion: talosVersionOf(info?.osImage),
+    kubeletVersion: info?.kubeletVersion ?? '',
+  };
 }
 
 export function projectPod(pod: V1Pod): PodView {
@@ -94,7 +100,9 @@ export function projectPod(pod: V1Pod): PodView {
 
 /** The terminated exit code of the pod's first terminated container (a failed one first), when there is one. */
 function exitCodeOf(pod: V1Pod): { exitCode?: number } {
-  const terminated = (pod.status?.containerStatuses ?? []).map((c) => c.state?.terminated).filter((t) => t !== undefined && t !== null);
+  const terminated = (pod.status?.containerStatuses ?? [])
+    .map((c) => c.state?.terminated)
+    .filter((t) => t !== undefined && t !== null);
   const t = terminated.find((x) => x.exitCode !== 0) ?? terminated[0];
   return t === undefined ? {} : { exitCode: t.exitCode };
 }
@@ -154,7 +162,11 @@ export interface RawCustomObject {
 export type RawPatchJob = RawCustomObject;
 
 /** The view of one of our custom objects: spec parsed with its schema (or the reason it does not parse), status leniently. */
-export function projectCustomObject<Spec extends z.ZodType, Status extends z.ZodObject>(raw: RawCustomObject, spec: Spec, status: Status) {
+export function projectCustomObject<Spec extends z.ZodType, Status extends z.ZodObject>(
+  raw: RawCustomObject,
+  spec: Spec,
+  status: Status,
+) {
   const md = raw.metadata ?? {};
   const parsed = spec.safeParse(raw.spec);
   return {

@@ -31,16 +31,30 @@ function projectSecret(s: V1Secret): SecretView {
   return { name: s.metadata?.name ?? '', resourceVersion: s.metadata?.resourceVersion ?? '', data: decode(s.data) };
 }
 
-async function getSecret(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<SecretView | undefined> {
+async function getSecret(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  name: string,
+): Promise<SecretView | undefined> {
   try {
-    return projectSecret(await kubeCall(ctx, `read Secret ${namespace}/${name}`, (o) => c.core.readNamespacedSecret({ namespace, name }, o)));
+    return projectSecret(
+      await kubeCall(ctx, `read Secret ${namespace}/${name}`, (o) =>
+        c.core.readNamespacedSecret({ namespace, name }, o),
+      ),
+    );
   } catch (err) {
     if (isOutcomeError(err) && err.code === 404) return undefined;
     throw err;
   }
 }
 
-export async function readSecret(c: KubeClients, ctx: OpContext, namespace: string, name: string): Promise<Readonly<Record<string, Uint8Array>> | undefined> {
+export async function readSecret(
+  c: KubeClients,
+  ctx: OpContext,
+  namespace: string,
+  name: string,
+): Promise<Readonly<Record<string, Uint8Array>> | undefined> {
   return (await getSecret(c, ctx, namespace, name))?.data;
 }
 
@@ -67,13 +81,20 @@ const IDLE_MS = 10 * 60_000;
 
 export function watchedSecrets(c: KubeClients, o: WatchedSecretsOptions): WatchedSecrets {
   const ns = o.namespace;
-  const watches = new Map<string, { informer: KubeInformer<SecretView>; stop: AbortController; lastRead: number; idleTimer: boolean }>();
+  const watches = new Map<
+    string,
+    { informer: KubeInformer<SecretView>; stop: AbortController; lastRead: number; idleTimer: boolean }
+  >();
   let signal: AbortSignal | undefined;
   const source: InformerSource<V1Secret> = {
     watchPath: `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`,
     list: async (q, opts) => {
       const list = await c.core.listNamespacedSecret({ ...q, namespace: ns }, opts);
-      return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '', continue: list.metadata?._continue };
+      return {
+        items: list.items,
+        resourceVersion: list.metadata?.resourceVersion ?? '',
+        continue: list.metadata?._continue,
+      };
     },
   };
   const unwatch = (name: string, why: string): void => {

@@ -7,11 +7,19 @@ import type { KubeClients } from './clients.js';
 import type { VolumeAttachmentView } from './views.js';
 
 export function projectVolumeAttachment(v: V1VolumeAttachment): VolumeAttachmentView {
-  return { name: v.metadata?.name ?? '', resourceVersion: v.metadata?.resourceVersion ?? '', nodeName: v.spec.nodeName, persistentVolume: v.spec.source.persistentVolumeName };
+  return {
+    name: v.metadata?.name ?? '',
+    resourceVersion: v.metadata?.resourceVersion ?? '',
+    nodeName: v.spec.nodeName,
+    persistentVolume: v.spec.source.persistentVolumeName,
+  };
 }
 
 /** Names of the VolumeAttachments naming `nodeName`, listed live (the API has no field selector on spec.nodeName). */
 export async function listVolumeAttachmentsOf(c: KubeClients, ctx: OpContext, nodeName: string): Promise<string[]> {
   const list = await kubeCall(ctx, 'list volumeattachments', (o) => c.storage.listVolumeAttachment({}, o));
-  return list.items.map(projectVolumeAttachment).filter((v) => v.nodeName === nodeName).map((v) => v.name);
+  return list.items
+    .map(projectVolumeAttachment)
+    .filter((v) => v.nodeName === nodeName)
+    .map((v) => v.name);
 }

@@ -25,7 +25,8 @@ export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 /** How much of a refused watch's answer (a Status) is read. */
 const MAX_STATUS_BYTES = 64 * 1024;
 
-export type WatchLine = { kind: 'event'; type: string; object: Record<string, unknown> } | { kind: 'malformed'; snippet: string };
+export type WatchLine =
+  { kind: 'event'; type: string; object: Record<string, unknown> } | { kind: 'malformed'; snippet: string };
 
 export interface WatchRequest {
   kubeConfig: KubeConfig;
@@ -48,7 +49,9 @@ export type WatchAnswer = { kind: 'ended' } | { kind: 'refused'; code: number; s
 /** The watchdog's reason: the watch went silent for longer than the server may stay silent. */
 export class SilentWatchError extends Error {
   constructor(silenceMs: number) {
-    super(`no byte from the apiserver for ${Math.round(silenceMs / 1000)} s, longer than the watch's own server timeout allows: the connection is dead`);
+    super(
+      `no byte from the apiserver for ${Math.round(silenceMs / 1000)} s, longer than the watch's own server timeout allows: the connection is dead`,
+    );
     this.name = 'SilentWatchError';
   }
 }
@@ -63,17 +66,24 @@ export async function streamWatch(req: WatchRequest): Promise<WatchAnswer> {
   try {
     const response = await open(req, request.signal);
     silence.reset();
-    if (response.status !== 200) return { kind: 'refused', code: response.status, status: parseStatusBody(await readCapped(response.body, MAX_STATUS_BYTES)) };
+    if (response.status !== 200)
+      return {
+        kind: 'refused',
+        code: response.status,
+        status: parseStatusBody(await readCapped(response.body, MAX_STATUS_BYTES)),
+      };
     const lines = new LineSplitter(req.maxLineBytes ?? MAX_WATCH_LINE_BYTES);
     for await (const chunk of response.body) {
       silence.reset();
-      for (const line of lines.push(chunk)) req.onLine(line instanceof OverlongLine ? overlong(line) : parseWatchLine(line));
+      for (const line of lines.push(chunk))
+        req.onLine(line instanceof OverlongLine ? overlong(line) : parseWatchLine(line));
       if (request.signal.aborted) break;
     }
     if (request.signal.aborted) throw request.signal.reason;
     const rest = lines.rest();
     // The apiserver ends every event with a newline: a stream that stops inside a line lost its end.
-    if (rest !== undefined) req.onLine({ kind: 'malformed', snippet: `${snippet(rest)} (the stream ended inside this line)` });
+    if (rest !== undefined)
+      req.onLine({ kind: 'malformed', snippet: `${snippet(rest)} (the stream ended inside this line)` });
     return { kind: 'ended' };
   } catch (err) {
     throw request.signal.aborted ? request.signal.reason : err;
@@ -108,7 +118,15 @@ async function open(req: WatchRequest, signal: AbortSignal): Promise<OpenRespons
   }
   // undici's own timeouts (300 s between body bytes) would cut a quiet watch: the watchdog above
   // is the one that fits the server's timeout.
-  const response = await dispatcher.request({ origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal, headersTimeout: 0, bodyTimeout: 0 });
+  const response = await dispatcher.request({
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: 'GET',
+    headers,
+    signal,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
   return { status: response.statusCode, body: response.body };
 }
 
@@ -136,7 +154,13 @@ export function parseWatchLine(line: Buffer): WatchLine {
     return { kind: 'malformed', snippet: snippet(line) };
   }
   const { type, object } = (value ?? {}) as { type?: unknown; object?: unknown };
-  if (typeof type === 'string' && EVENT_TYPES.has(type) && object !== null && typeof object === 'object' && !Array.isArray(object)) {
+  if (
+    typeof type === 'string' &&
+    EVENT_TYPES.has(type) &&
+    object !== null &&
+    typeof object === 'object' &&
+    !Array.isArray(object)
+  ) {
     return { kind: 'event', type, object: object as Record<string, unknown> };
   }
   return { kind: 'malformed', snippet: snippet(line) };

@@ -13,7 +13,11 @@ export function parseNotifyConfig(text: string, file: string): NotifyConfig | { 
   } catch (err) {
     // yaml's messages quote the offending source line, which may be a URL or a secret: keep the position only.
     const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
-    return { errors: [`${file}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML (${(err as { code?: string }).code ?? 'parse error'})`] };
+    return {
+      errors: [
+        `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML (${(err as { code?: string }).code ?? 'parse error'})`,
+      ],
+    };
   }
   const parsed = notifyConfig.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;

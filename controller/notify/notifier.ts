@@ -71,7 +71,12 @@ class ReceiverWorker {
     if (this.queue.length >= this.opts.config.queueSize) {
       const dropped = this.queue.shift();
       this.opts.onResult?.(this.receiver.name, 'dropped');
-      this.opts.log('warn', 'notification dropped: the receiver\'s queue is full', { receiver: this.receiver.name, event: dropped?.event.type, key: dropped?.event.key, queueSize: this.opts.config.queueSize });
+      this.opts.log('warn', "notification dropped: the receiver's queue is full", {
+        receiver: this.receiver.name,
+        event: dropped?.event.type,
+        key: dropped?.event.key,
+        queueSize: this.opts.config.queueSize,
+      });
     }
     this.queue.push(d);
     this.wake?.();
@@ -84,7 +89,11 @@ class ReceiverWorker {
       if (next) await this.deliver(root, next);
       else await this.idle(signal);
     }
-    if (this.queue.length > 0) this.opts.log('info', 'notifications abandoned at shutdown', { receiver: this.receiver.name, count: this.queue.length });
+    if (this.queue.length > 0)
+      this.opts.log('info', 'notifications abandoned at shutdown', {
+        receiver: this.receiver.name,
+        count: this.queue.length,
+      });
   }
 
   private idle(signal: AbortSignal): Promise<void> {
@@ -113,11 +122,21 @@ class ReceiverWorker {
       const tooLong = (result.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS;
       if (!result.retry || tooLong || attempt >= this.opts.config.maxAttempts) {
         this.opts.onResult?.(name, 'failed');
-        this.opts.log('warn', 'notification failed', { ...fields, attempt, why: tooLong ? `${result.why}, Retry-After beyond ${MAX_RETRY_AFTER_MS / 1000} s` : result.why, retried: result.retry });
+        this.opts.log('warn', 'notification failed', {
+          ...fields,
+          attempt,
+          why: tooLong ? `${result.why}, Retry-After beyond ${MAX_RETRY_AFTER_MS / 1000} s` : result.why,
+          retried: result.retry,
+        });
         return;
       }
       const waitMs = Math.max(result.retryAfterMs ?? 0, backoffDelay(this.opts.backoff, attempt, this.opts.random()));
-      this.opts.log('debug', 'notification attempt failed; retrying', { ...fields, attempt, why: result.why, retryInMs: waitMs });
+      this.opts.log('debug', 'notification attempt failed; retrying', {
+        ...fields,
+        attempt,
+        why: result.why,
+        retryInMs: waitMs,
+      });
       try {
         await this.opts.clock.sleep(waitMs, root.signal);
       } catch {
@@ -133,10 +152,17 @@ class ReceiverWorker {
       [EVENT_HEADER]: d.event.type,
       [IDEMPOTENCY_HEADER]: d.event.key,
     };
-    if (this.receiver.type === 'webhook' && this.receiver.secret !== undefined) headers[SIGNATURE_HEADER] = sha256Signature(this.receiver.secret, d.body);
+    if (this.receiver.type === 'webhook' && this.receiver.secret !== undefined)
+      headers[SIGNATURE_HEADER] = sha256Signature(this.receiver.secret, d.body);
     const s = deadlineSignal(ctx);
     try {
-      const res = await this.opts.fetch(this.receiver.url, { method: 'POST', headers, body: d.body, signal: s.signal, redirect: 'manual' });
+      const res = await this.opts.fetch(this.receiver.url, {
+        method: 'POST',
+        headers,
+        body: d.body,
+        signal: s.signal,
+        redirect: 'manual',
+      });
       await res.body?.cancel().catch(() => undefined);
       if (res.ok) return { ok: true };
       const retry = res.status === 429 || res.status >= 500;
@@ -160,7 +186,12 @@ function networkCode(err: unknown): string {
 }
 
 export function createNotifier(options: NotifierOptions): Notifier {
-  const opts = { ...options, backoff: options.backoff ?? DEFAULT_BACKOFF, random: options.random ?? Math.random, fetch: options.fetch ?? globalThis.fetch };
+  const opts = {
+    ...options,
+    backoff: options.backoff ?? DEFAULT_BACKOFF,
+    random: options.random ?? Math.random,
+    fetch: options.fetch ?? globalThis.fetch,
+  };
   const workers = options.config.receivers.map((r) => new ReceiverWorker(r, opts));
   let running: Promise<void> = Promise.resolve();
   return {

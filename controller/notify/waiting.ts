@@ -33,7 +33,15 @@ export function watchWaits(deps: WaitWatchDeps, signal: AbortSignal): void {
     const j = deps.jobs.get(name);
     const spec = j?.spec;
     if (!j || !spec) return {};
-    const ref = { name: j.name, uid: j.uid, plan: spec.patchPlanRef, node: spec.nodeName, group: spec.group, targetTalosVersion: spec.target.talosVersion, targetKubernetesVersion: spec.target.kubernetesVersion };
+    const ref = {
+      name: j.name,
+      uid: j.uid,
+      plan: spec.patchPlanRef,
+      node: spec.nodeName,
+      group: spec.group,
+      targetTalosVersion: spec.target.talosVersion,
+      targetKubernetesVersion: spec.target.kubernetesVersion,
+    };
     return jobWaiting(ref, j.status, deps.afterMs, deps.clock.now());
   };
 
@@ -50,7 +58,10 @@ export function watchWaits(deps: WaitWatchDeps, signal: AbortSignal): void {
     const timer = new AbortController();
     timers.set(id, timer);
     const stop = AbortSignal.any([signal, timer.signal]);
-    deps.clock.sleep(d.checkAt - deps.clock.now(), stop).then(() => look(id, decide), () => undefined);
+    deps.clock.sleep(d.checkAt - deps.clock.now(), stop).then(
+      () => look(id, decide),
+      () => undefined,
+    );
   };
   const forget = (id: string): void => {
     timers.get(id)?.abort();

@@ -20,11 +20,22 @@ export function etcdGated(spec: PatchPlanSpec, selection: Selection, nodes: Read
   return selection.groups.flatMap((g) => g.nodes.filter((n) => nodes.get(n)?.controlPlane === true));
 }
 
-export async function etcdHealthy(ctx: OpContext, session: TalosSession, spec: PatchPlanSpec, gated: readonly string[], nodes: ReadonlyMap<string, NodeView>): Promise<PreflightCheck> {
+export async function etcdHealthy(
+  ctx: OpContext,
+  session: TalosSession,
+  spec: PatchPlanSpec,
+  gated: readonly string[],
+  nodes: ReadonlyMap<string, NodeView>,
+): Promise<PreflightCheck> {
   const controlPlanes = controlPlaneNodes(nodes.values());
   const first = controlPlanes[0];
-  if (first === undefined) return { name: ETCD_CHECK, passed: false, message: 'no control-plane node in the cluster to read etcd from' };
+  if (first === undefined)
+    return { name: ETCD_CHECK, passed: false, message: 'no control-plane node in the cluster to read etcd from' };
   const facts = await readEtcdFacts(ctx, session.forNode(first.internalIP ?? first.name), controlPlanes);
-  const r = etcdPreflight(facts, { selected: gated, maxLagEntries: spec.etcd?.maxLagEntries ?? DEFAULT_ETCD_MAX_LAG_ENTRIES, now: ctx.clock.now() });
+  const r = etcdPreflight(facts, {
+    selected: gated,
+    maxLagEntries: spec.etcd?.maxLagEntries ?? DEFAULT_ETCD_MAX_LAG_ENTRIES,
+    now: ctx.clock.now(),
+  });
   return { name: ETCD_CHECK, passed: r.passed, message: r.message, ...(r.status ? { etcd: r.status } : {}) };
 }

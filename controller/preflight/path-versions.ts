@@ -16,8 +16,12 @@ const CALL_MS = 20_000;
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const stableTags = (tags: readonly string[]): string[] => [...new Set(tags.filter(isStableTag))].sort(semver.compare);
 
-export function pathVersionSources(deps: { releases: () => Promise<ReleasesClient>; registry: RegistryClient }): PathVersionSources {
-  const fromRegistry = async (ctx: OpContext, repository: string): Promise<string[]> => stableTags((await deps.registry.listTags(withTimeout(ctx, CALL_MS), repository)).tags);
+export function pathVersionSources(deps: {
+  releases: () => Promise<ReleasesClient>;
+  registry: RegistryClient;
+}): PathVersionSources {
+  const fromRegistry = async (ctx: OpContext, repository: string): Promise<string[]> =>
+    stableTags((await deps.registry.listTags(withTimeout(ctx, CALL_MS), repository)).tags);
   return {
     async talosReleases(ctx) {
       let feedError: string;
@@ -28,9 +32,15 @@ export function pathVersionSources(deps: { releases: () => Promise<ReleasesClien
         feedError = errText(err);
       }
       try {
-        return { versions: await fromRegistry(ctx, INSTALLER_REPOSITORY), from: `the tags of ${INSTALLER_REPOSITORY} (the releases feed failed: ${feedError})` };
+        return {
+          versions: await fromRegistry(ctx, INSTALLER_REPOSITORY),
+          from: `the tags of ${INSTALLER_REPOSITORY} (the releases feed failed: ${feedError})`,
+        };
       } catch (err) {
-        throw new Error(`the releases feed failed (${feedError}), and so did the installer registry (${errText(err)})`, { cause: err });
+        throw new Error(
+          `the releases feed failed (${feedError}), and so did the installer registry (${errText(err)})`,
+          { cause: err },
+        );
       }
     },
     async kubernetesVersions(ctx) {

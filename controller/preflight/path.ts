@@ -23,13 +23,28 @@ export interface PathVersionSources {
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** The UpgradePath check of a stepwise plan: passed with the hops, or failed with the reason there is none. */
-export async function upgradePathCheck(ctx: OpContext, sources: PathVersionSources | undefined, spec: PatchPlanSpec, talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeView>): Promise<PreflightCheck> {
-  if (sources === undefined) return { name: 'UpgradePath', passed: false, message: 'this controller has no source of Talos releases for a stepwise path' };
+export async function upgradePathCheck(
+  ctx: OpContext,
+  sources: PathVersionSources | undefined,
+  spec: PatchPlanSpec,
+  talosVersions: ReadonlyMap<string, string>,
+  nodes: ReadonlyMap<string, NodeView>,
+): Promise<PreflightCheck> {
+  if (sources === undefined)
+    return {
+      name: 'UpgradePath',
+      passed: false,
+      message: 'this controller has no source of Talos releases for a stepwise path',
+    };
   let releases: { versions: string[]; from: string };
   try {
     releases = await sources.talosReleases(ctx);
   } catch (err) {
-    return { name: 'UpgradePath', passed: false, message: `the Talos releases a path may use could not be read: ${errText(err)}` };
+    return {
+      name: 'UpgradePath',
+      passed: false,
+      message: `the Talos releases a path may use could not be read: ${errText(err)}`,
+    };
   }
   const kubernetesVersions = await sources.kubernetesVersions(ctx).catch(() => undefined);
   const matrixGaps = matrixGapsOf(releases.versions);
@@ -45,21 +60,32 @@ export async function upgradePathCheck(ctx: OpContext, sources: PathVersionSourc
     talosReleases: releases.versions,
     kubernetesVersions,
   });
-  if (!result.ok) return { name: 'UpgradePath', passed: false, message: `no upgrade path: ${result.reason}`, matrixGaps };
+  if (!result.ok)
+    return { name: 'UpgradePath', passed: false, message: `no upgrade path: ${result.reason}`, matrixGaps };
   const hops = result.hops.map((h, i) => `${i + 1}. ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${h.to}`).join(', ');
-  const message = result.hops.length === 0 ? 'every node already runs the target: the path has no hop' : `${result.hops.length} hop(s) from ${releases.from}: ${hops}`;
+  const message =
+    result.hops.length === 0
+      ? 'every node already runs the target: the path has no hop'
+      : `${result.hops.length} hop(s) from ${releases.from}: ${hops}`;
   return { name: 'UpgradePath', passed: true, message, path: result.hops, matrixGaps };
 }
 
 /** The installer images of every Talos hop, for the nodes each hop moves (those below it, as they stand before it). */
-export function hopImages(spec: PatchPlanSpec, hops: readonly Hop[], talosVersions: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeView>, detected: ReadonlyMap<string, DetectedNode>): Map<string, string[]> {
+export function hopImages(
+  spec: PatchPlanSpec,
+  hops: readonly Hop[],
+  talosVersions: ReadonlyMap<string, string>,
+  nodes: ReadonlyMap<string, NodeView>,
+  detected: ReadonlyMap<string, DetectedNode>,
+): Map<string, string[]> {
   const images = new Map<string, string[]>();
   const running = new Map(talosVersions);
   for (const hop of hops) {
     if (hop.kind !== 'talos') continue;
     const below = new Map([...running].filter(([, v]) => semver.valid(v) !== null && semver.lt(v, hop.to)));
     const hopSpec = { ...spec, target: { ...spec.target, talosVersion: hop.to } };
-    for (const [image, forNodes] of neededImages(hopSpec, below, nodes, detected)) images.set(image, [...(images.get(image) ?? []), ...forNodes]);
+    for (const [image, forNodes] of neededImages(hopSpec, below, nodes, detected))
+      images.set(image, [...(images.get(image) ?? []), ...forNodes]);
     for (const name of below.keys()) running.set(name, hop.to);
   }
   return images;

@@ -12,7 +12,20 @@ import { eachLimited } from '../runtime/each-limited.js';
 import type { TalosAccess, TalosSession } from '../talos/talos-access.js';
 import { DEFAULT_HOOK_POLICY, type HookPolicy } from '../core/hook-policy.js';
 import { detectionFor, type DetectedNode } from '../core/installer.js';
-import { controlPlaneFirst, extensionsKept, nodeOverrides, healthCheckAccess, hookAdmission, kubeletSkew, machineConfigCheck, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from './checks.js';
+import {
+  controlPlaneFirst,
+  extensionsKept,
+  nodeOverrides,
+  healthCheckAccess,
+  hookAdmission,
+  kubeletSkew,
+  machineConfigCheck,
+  neededImages,
+  noConflictingPlan,
+  selectionNonEmpty,
+  versionRules,
+  type OtherPlan,
+} from './checks.js';
 import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
@@ -50,12 +63,22 @@ const CALL_MS = 15_000;
 const PARALLEL = 8;
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: PreflightInput): Promise<PreflightCheck[]> {
+export async function runPreflight(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  input: PreflightInput,
+): Promise<PreflightCheck[]> {
   const { spec, selection, nodes } = input;
-  const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
+  const checks = [
+    selectionNonEmpty(selection),
+    controlPlaneFirst(spec, selection, nodes),
+    noConflictingPlan(selection, input.otherPlans),
+    kubeletSkew(spec, selection, input.apiServers),
+  ];
   if (spec.hooks !== undefined) checks.push(hookAdmission(spec.hooks, deps.hookPolicy ?? DEFAULT_HOOK_POLICY));
   checks.push(await apiserverReady(ctx, deps.kube));
-  if (deps.objects && spec.healthChecks !== undefined && spec.healthChecks.length > 0) checks.push(await healthCheckAccess(ctx, deps.objects, spec.healthChecks));
+  if (deps.objects && spec.healthChecks !== undefined && spec.healthChecks.length > 0)
+    checks.push(await healthCheckAccess(ctx, deps.objects, spec.healthChecks));
   const names = [...selection.groupOf.keys()];
   const opened = await openSession(ctx, deps, spec, names);
   if (!opened.ok) return [...checks, opened.check];
@@ -63,7 +86,9 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   let talos: Awaited<ReturnType<typeof talosVersions>>;
   try {
     talos = await talosVersions(ctx, session, spec, names, nodes);
-    checks.push(talos.detected.size > 0 ? { ...talos.check, detected: Object.fromEntries(talos.detected) } : talos.check);
+    checks.push(
+      talos.detected.size > 0 ? { ...talos.check, detected: Object.fromEntries(talos.detected) } : talos.check,
+    );
     if (!talos.check.passed) return checks;
     const gated = etcdGated(spec, selection, nodes);
     if (gated.length > 0) checks.push(await etcdHealthy(ctx, session, spec, gated, nodes));
@@ -81,26 +106,46 @@ export async function runPreflight(ctx: OpContext, deps: PreflightDeps, input: P
   // A stepwise plan: the path stands in for the one-step rules; every hop's installer must exist.
   const path = await upgradePathCheck(ctx, deps.pathVersions, spec, talos.versions, nodes);
   checks.push(path);
-  if (path.path !== undefined) checks.push(await installerImages(ctx, deps.images, hopImages(spec, path.path, talos.versions, nodes, talos.detected)));
+  if (path.path !== undefined)
+    checks.push(
+      await installerImages(ctx, deps.images, hopImages(spec, path.path, talos.versions, nodes, talos.detected)),
+    );
   return checks;
 }
 
 export async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<PreflightCheck> {
   try {
     const ready = await kube.apiserverReady(withTimeout(ctx, CALL_MS));
-    return { name: 'APIServerReady', passed: ready, message: ready ? 'kube-apiserver /readyz answers ok' : 'kube-apiserver /readyz does not answer ok: check the control plane' };
+    return {
+      name: 'APIServerReady',
+      passed: ready,
+      message: ready
+        ? 'kube-apiserver /readyz answers ok'
+        : 'kube-apiserver /readyz does not answer ok: check the control plane',
+    };
   } catch (err) {
     return { name: 'APIServerReady', passed: false, message: `kube-apiserver /readyz: ${errText(err)}` };
   }
 }
 
 /** One session for the whole preflight (one Secret read); without one, every node fails the same way. */
-async function openSession(ctx: OpContext, deps: PreflightDeps, spec: PatchPlanSpec, names: string[]): Promise<{ ok: true; session: TalosSession } | { ok: false; check: PreflightCheck }> {
+async function openSession(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  spec: PatchPlanSpec,
+  names: string[],
+): Promise<{ ok: true; session: TalosSession } | { ok: false; check: PreflightCheck }> {
   try {
     return { ok: true, session: await deps.talos.open(ctx, spec.talosConfig) };
   } catch (err) {
     // No client for any node (Secret missing, elsewhere, unparsable): said per node, as a node's own failure is.
-    return { ok: false, check: talosCheck(names.map((name) => `${name}: ${errText(err)}`), names.length) };
+    return {
+      ok: false,
+      check: talosCheck(
+        names.map((name) => `${name}: ${errText(err)}`),
+        names.length,
+      ),
+    };
   }
 }
 
@@ -111,7 +156,12 @@ async function talosVersions(
   spec: PatchPlanSpec,
   names: string[],
   nodes: ReadonlyMap<string, NodeView>,
-): Promise<{ check: PreflightCheck; versions: Map<string, string>; detected: Map<string, DetectedNode>; configProblems: string[] }> {
+): Promise<{
+  check: PreflightCheck;
+  versions: Map<string, string>;
+  detected: Map<string, DetectedNode>;
+  configProblems: string[];
+}> {
   const versions = new Map<string, string>();
   const detected = new Map<string, DetectedNode>();
   const configProblems: string[] = [];
@@ -122,7 +172,10 @@ async function talosVersions(
     // A factory installer the plan leaves to the node: its platform (from this Version) and Secure Boot state, as the job will read them.
     const detect = detectionFor(spec.target, nodes.get(name)?.installerAnnotations);
     if (detect.platform || detect.secureBoot) {
-      detected.set(name, { platform: detect.platform ? version.platform : undefined, secureBoot: detect.secureBoot ? await client.secureBoot(withTimeout(ctx, CALL_MS), ip) : undefined });
+      detected.set(name, {
+        platform: detect.platform ? version.platform : undefined,
+        secureBoot: detect.secureBoot ? await client.secureBoot(withTimeout(ctx, CALL_MS), ip) : undefined,
+      });
     }
     if (!movesKubernetes(spec)) return;
     const problem = await configProblem(ctx, client, ip);
@@ -141,7 +194,12 @@ async function talosVersions(
 }
 
 function talosCheck(failures: readonly string[], nodes: number): PreflightCheck {
-  if (failures.length > 0) return { name: 'TalosCredentials', passed: false, message: `${failures.length} of ${nodes} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}` };
+  if (failures.length > 0)
+    return {
+      name: 'TalosCredentials',
+      passed: false,
+      message: `${failures.length} of ${nodes} node(s) do not answer over the Talos API: ${failures.slice(0, 3).join('; ')}`,
+    };
   return { name: 'TalosCredentials', passed: true, message: `all ${nodes} node(s) answer over the Talos API` };
 }
 
@@ -154,7 +212,11 @@ async function configProblem(ctx: OpContext, client: TalosPort, ip: string): Pro
   }
 }
 
-export async function installerImages(ctx: OpContext, images: ImageChecker, needed: Map<string, string[]>): Promise<PreflightCheck> {
+export async function installerImages(
+  ctx: OpContext,
+  images: ImageChecker,
+  needed: Map<string, string[]>,
+): Promise<PreflightCheck> {
   const missing: string[] = [];
   /** The registry could not say (unreachable, refused, answered something unusable): the error names registry and image. */
   const unchecked: string[] = [];
@@ -167,9 +229,17 @@ export async function installerImages(ctx: OpContext, images: ImageChecker, need
     }
   }
   const problems = [
-    ...(missing.length > 0 ? [`installer image not found: ${missing.slice(0, 3).join('; ')}; publish it, configure --registry-mirror, or fix target.source/installer/schematicID`] : []),
+    ...(missing.length > 0
+      ? [
+          `installer image not found: ${missing.slice(0, 3).join('; ')}; publish it, configure --registry-mirror, or fix target.source/installer/schematicID`,
+        ]
+      : []),
     ...(unchecked.length > 0 ? [`installer image could not be checked: ${unchecked.slice(0, 3).join('; ')}`] : []),
   ];
   if (problems.length > 0) return { name: 'InstallerImages', passed: false, message: problems.join('. ') };
-  return { name: 'InstallerImages', passed: true, message: needed.size === 0 ? 'no node needs a new installer image' : `${needed.size} installer image(s) exist` };
+  return {
+    name: 'InstallerImages',
+    passed: true,
+    message: needed.size === 0 ? 'no node needs a new installer image' : `${needed.size} installer image(s) exist`,
+  };
 }

@@ -29,13 +29,30 @@ export async function readCluster(ctx: OpContext, kube: Kube, planName: string):
     for (const i of [nodes, staticPods, patchPlans]) i.start(stop.signal);
     const timeout = new Promise<never>((_, reject) => {
       timer = armTimer(remainingMs(ctx), () => {
-        const waiting = [['Nodes', nodes], ['Pods', staticPods], ['PatchPlans', patchPlans]].filter(([, i]) => !(i as typeof nodes).isSynced()).map(([n]) => n as string);
-        reject(new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ListTimeout', message: `could not list ${waiting.join(', ')} from ${kube.server} in time: check the kubeconfig, RBAC (list/watch) and that the PatchPlan CRD is installed (kubectl apply -k kustomize/crd)` }));
+        const waiting = [
+          ['Nodes', nodes],
+          ['Pods', staticPods],
+          ['PatchPlans', patchPlans],
+        ]
+          .filter(([, i]) => !(i as typeof nodes).isSynced())
+          .map(([n]) => n as string);
+        reject(
+          new OutcomeError({
+            kind: OutcomeKind.Transient,
+            reason: 'ListTimeout',
+            message: `could not list ${waiting.join(', ')} from ${kube.server} in time: check the kubeconfig, RBAC (list/watch) and that the PatchPlan CRD is installed (kubectl apply -k kustomize/crd)`,
+          }),
+        );
       });
     });
     await Promise.race([Promise.all([nodes.synced, staticPods.synced, patchPlans.synced]), timeout]);
     const list = nodes.list();
-    return { nodes: list, otherPlans: otherPlansOf(patchPlans.list(), list, planName), apiServers: apiServerFacts(kube.informers), self: patchPlans.get(planName) };
+    return {
+      nodes: list,
+      otherPlans: otherPlansOf(patchPlans.list(), list, planName),
+      apiServers: apiServerFacts(kube.informers),
+      self: patchPlans.get(planName),
+    };
   } finally {
     timer?.cancel();
     ctx.signal.removeEventListener('abort', onAbort);

@@ -9,7 +9,18 @@ import type { PreflightCheck } from '../core/plan/types.js';
 import type { NodeView } from '../kube/views.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import { DEFAULT_HOOK_POLICY } from '../core/hook-policy.js';
-import { controlPlaneFirst, extensionsKept, nodeOverrides, hookAdmission, kubeletSkew, neededImages, noConflictingPlan, selectionNonEmpty, versionRules, type OtherPlan } from '../preflight/checks.js';
+import {
+  controlPlaneFirst,
+  extensionsKept,
+  nodeOverrides,
+  hookAdmission,
+  kubeletSkew,
+  neededImages,
+  noConflictingPlan,
+  selectionNonEmpty,
+  versionRules,
+  type OtherPlan,
+} from '../preflight/checks.js';
 import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
 import { hopImages, upgradePathCheck } from '../preflight/path.js';
 import { isStepwise, movesKubernetes } from '../core/plan/path.js';
@@ -35,34 +46,70 @@ export interface PreviewPreflightInput {
 
 const SECRET_MS = 15_000;
 
-export async function previewPreflight(ctx: OpContext, deps: PreflightDeps, input: PreviewPreflightInput): Promise<PreviewPreflight> {
+export async function previewPreflight(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  input: PreviewPreflightInput,
+): Promise<PreviewPreflight> {
   const missing = await credentialsProblem(ctx, deps, input.spec, input.operatorNamespace);
   if (missing === undefined) return { checks: await runPreflight(ctx, deps, input), skipped: [] };
   const { spec, selection, nodes } = input;
-  const checks = [selectionNonEmpty(selection), controlPlaneFirst(spec, selection, nodes), noConflictingPlan(selection, input.otherPlans), kubeletSkew(spec, selection, input.apiServers)];
+  const checks = [
+    selectionNonEmpty(selection),
+    controlPlaneFirst(spec, selection, nodes),
+    noConflictingPlan(selection, input.otherPlans),
+    kubeletSkew(spec, selection, input.apiServers),
+  ];
   if (spec.hooks !== undefined) checks.push(hookAdmission(spec.hooks, deps.hookPolicy ?? DEFAULT_HOOK_POLICY));
   checks.push(await apiserverReady(ctx, deps.kube));
   // The versions the Nodes report stand in for the ones the Talos API would answer.
-  const reported = new Map([...selection.groupOf.keys()].flatMap((n) => {
-    const v = nodes.get(n)?.talosVersion;
-    return v === undefined ? [] : [[n, v] as const];
-  }));
+  const reported = new Map(
+    [...selection.groupOf.keys()].flatMap((n) => {
+      const v = nodes.get(n)?.talosVersion;
+      return v === undefined ? [] : [[n, v] as const];
+    }),
+  );
   checks.push(extensionsKept(spec, reported, nodes));
   checks.push(nodeOverrides(spec, reported, nodes));
   checks.push(...(await versionChecks(ctx, deps, spec, reported, nodes)));
   const talosChecks = !movesKubernetes(spec) ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
-  return { checks, skipped: [{ name: talosChecks, message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage` }] };
+  return {
+    checks,
+    skipped: [
+      {
+        name: talosChecks,
+        message: `skipped: no Talos credentials (${missing}); versions are taken from the Nodes' osImage`,
+      },
+    ],
+  };
 }
 
 /** The one-step version rules and the target's installers, or for a stepwise plan its path and every hop's installers. */
-async function versionChecks(ctx: OpContext, deps: PreflightDeps, spec: PatchPlanSpec, reported: ReadonlyMap<string, string>, nodes: ReadonlyMap<string, NodeView>): Promise<PreflightCheck[]> {
-  if (!isStepwise(spec)) return [...versionRules(spec, reported, nodes), await installerImages(ctx, deps.images, neededImages(spec, reported, nodes))];
+async function versionChecks(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  spec: PatchPlanSpec,
+  reported: ReadonlyMap<string, string>,
+  nodes: ReadonlyMap<string, NodeView>,
+): Promise<PreflightCheck[]> {
+  if (!isStepwise(spec))
+    return [
+      ...versionRules(spec, reported, nodes),
+      await installerImages(ctx, deps.images, neededImages(spec, reported, nodes)),
+    ];
   const path = await upgradePathCheck(ctx, deps.pathVersions, spec, reported, nodes);
-  return path.path === undefined ? [path] : [path, await installerImages(ctx, deps.images, hopImages(spec, path.path, reported, nodes, new Map()))];
+  return path.path === undefined
+    ? [path]
+    : [path, await installerImages(ctx, deps.images, hopImages(spec, path.path, reported, nodes, new Map()))];
 }
 
 /** Why the Talos credentials cannot be read, or undefined when they can. */
-async function credentialsProblem(ctx: OpContext, deps: PreflightDeps, spec: PatchPlanSpec, operatorNamespace: string): Promise<string | undefined> {
+async function credentialsProblem(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  spec: PatchPlanSpec,
+  operatorNamespace: string,
+): Promise<string | undefined> {
   const ref = spec.talosConfig.secretRef;
   const namespace = ref.namespace ?? operatorNamespace;
   try {

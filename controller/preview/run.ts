@@ -28,14 +28,27 @@ export interface PreviewOptions {
   releasesTokenFile?: string | undefined;
 }
 
-export async function previewPlan(ctx: OpContext, plan: { file: string; plan: PatchPlanDocument }, opts: PreviewOptions): Promise<PreviewReport> {
+export async function previewPlan(
+  ctx: OpContext,
+  plan: { file: string; plan: PatchPlanDocument },
+  opts: PreviewOptions,
+): Promise<PreviewReport> {
   const kube = createKube({ kubeconfig: opts.kubeconfig, operatorNamespace: opts.operatorNamespace, clock: ctx.clock });
   const { spec, metadata } = plan.plan;
   try {
     const cluster = await readCluster(ctx, kube, metadata.name);
     const registry = createRegistryClient({ mirrors: opts.registryMirrors });
-    const releases = releasesClientWithTokenFile({ baseUrl: opts.releasesApiUrl ?? GITHUB_API, tokenFile: opts.releasesTokenFile });
-    const deps = { kube: kube.port, talos: talosAccess(kube.port, opts.operatorNamespace), images: registry, hookPolicy: opts.hookPolicy, pathVersions: pathVersionSources({ releases, registry }) };
+    const releases = releasesClientWithTokenFile({
+      baseUrl: opts.releasesApiUrl ?? GITHUB_API,
+      tokenFile: opts.releasesTokenFile,
+    });
+    const deps = {
+      kube: kube.port,
+      talos: talosAccess(kube.port, opts.operatorNamespace),
+      images: registry,
+      hookPolicy: opts.hookPolicy,
+      pathVersions: pathVersionSources({ releases, registry }),
+    };
     const preflight = await previewPreflight(ctx, deps, {
       spec,
       selection: selectNodes(spec, cluster.nodes, opts.controllerNode),

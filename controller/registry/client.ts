@@ -115,7 +115,10 @@ function where(t: Target): string {
   return t.mirrorFor ? `mirror ${t.base} (for ${t.mirrorFor})` : t.base;
 }
 
-function fail(t: Target, init: { kind: OutcomeKind; reason: string; why: string; code?: number; retryAfterMs?: number; cause?: unknown }): OutcomeError {
+function fail(
+  t: Target,
+  init: { kind: OutcomeKind; reason: string; why: string; code?: number; retryAfterMs?: number; cause?: unknown },
+): OutcomeError {
   const { why, ...rest } = init;
   return new OutcomeError({ ...rest, message: `${t.what} at ${where(t)}: ${why}` });
 }
@@ -238,7 +241,8 @@ function parseRepository(text: string): ImageReference | Error {
   if (text.includes('@')) return new Error('give the repository without a digest, e.g. ghcr.io/siderolabs/installer');
   const ref = parseImageReference(`${text}@${PLACEHOLDER_DIGEST}`);
   if (ref instanceof Error) return ref;
-  if (ref.tag !== undefined) return new Error(`give the repository without the tag "${ref.tag}", e.g. ghcr.io/siderolabs/installer`);
+  if (ref.tag !== undefined)
+    return new Error(`give the repository without the tag "${ref.tag}", e.g. ghcr.io/siderolabs/installer`);
   return ref;
 }
 
@@ -264,10 +268,13 @@ function nextPage(t: Target, header: string | null, pageUrl: string): string | u
   try {
     next = new URL(link, pageUrl);
   } catch {
-    throw bad('the registry\'s next-page Link is not a URL');
+    throw bad("the registry's next-page Link is not a URL");
   }
   const origin = new URL(t.base).origin;
-  if (next.origin !== origin) throw bad(`the registry's next-page Link points to ${next.origin}, not ${origin}; refusing to follow it to another origin`);
+  if (next.origin !== origin)
+    throw bad(
+      `the registry's next-page Link points to ${next.origin}, not ${origin}; refusing to follow it to another origin`,
+    );
   return next.href;
 }
 
@@ -280,11 +287,15 @@ async function readTagPage(t: Target, res: Response): Promise<string[]> {
   } catch {
     parsed = undefined;
   }
-  const tags = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { tags?: unknown }).tags : undefined;
+  const tags =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as { tags?: unknown }).tags
+      : undefined;
   if (tags === null) return [];
   if (Array.isArray(tags)) return tags.filter((tag): tag is string => typeof tag === 'string');
   const type = res.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
-  const what = Buffer.byteLength(body) >= MAX_TAG_LIST_BODY ? `more than ${MAX_TAG_LIST_BODY / (1024 * 1024)} MiB` : type;
+  const what =
+    Buffer.byteLength(body) >= MAX_TAG_LIST_BODY ? `more than ${MAX_TAG_LIST_BODY / (1024 * 1024)} MiB` : type;
   throw fail(t, {
     kind: OutcomeKind.Transient,
     reason: 'RegistryBadResponse',
@@ -356,10 +367,18 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     try {
       realm = new URL(challenge.realm);
     } catch {
-      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', why: `the registry's token realm "${challenge.realm}" is not a URL` });
+      throw fail(t, {
+        kind: OutcomeKind.Stalled,
+        reason: 'RegistryAuthFailed',
+        why: `the registry's token realm "${challenge.realm}" is not a URL`,
+      });
     }
     if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && isLoopbackHostname(realm.hostname))) {
-      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', why: `the registry's token realm ${realm.origin}${realm.pathname} is not https; refusing to use it` });
+      throw fail(t, {
+        kind: OutcomeKind.Stalled,
+        reason: 'RegistryAuthFailed',
+        why: `the registry's token realm ${realm.origin}${realm.pathname} is not https; refusing to use it`,
+      });
     }
     if (challenge.service) realm.searchParams.set('service', challenge.service);
     realm.searchParams.set('scope', challenge.scope ?? `repository:${t.ref.repository}:pull`);
@@ -371,17 +390,30 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     const t = a.target;
     const url = tokenUrl(t, challenge);
     const realmName = `${url.origin}${url.pathname}`;
-    const res = await doFetch(url, { headers: { accept: 'application/json', 'user-agent': userAgent }, signal: a.signal });
+    const res = await doFetch(url, {
+      headers: { accept: 'application/json', 'user-agent': userAgent },
+      signal: a.signal,
+    });
     if (res.status === 401 || res.status === 403) {
       await discard(res);
-      throw fail(t, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `the token service ${realmName} refused an anonymous pull token (HTTP ${res.status}). ${AUTH_HINT}` });
+      throw fail(t, {
+        kind: OutcomeKind.Stalled,
+        reason: 'RegistryAuthFailed',
+        code: res.status,
+        why: `the token service ${realmName} refused an anonymous pull token (HTTP ${res.status}). ${AUTH_HINT}`,
+      });
     }
     if (!res.ok) {
       await discard(res);
       throw statusError(a, res, `the token service ${realmName} answered HTTP ${res.status}`);
     }
     const got = tokenFromBody(await readCapped(res));
-    if (got instanceof Error) throw fail(t, { kind: OutcomeKind.Transient, reason: 'RegistryBadResponse', why: `the token service ${realmName} ${got.message}` });
+    if (got instanceof Error)
+      throw fail(t, {
+        kind: OutcomeKind.Transient,
+        reason: 'RegistryBadResponse',
+        why: `the token service ${realmName} ${got.message}`,
+      });
     return got;
   }
 
@@ -392,9 +424,22 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
     if (code === 429) {
       return retryAfterMs === undefined
         ? fail(a.target, { kind: OutcomeKind.Transient, reason: 'TooManyRequests', code, why })
-        : fail(a.target, { kind: OutcomeKind.Waiting, reason: 'TooManyRequests', code, retryAfterMs, why: `${why}, retry after ${Math.ceil(retryAfterMs / 1000)} s` });
+        : fail(a.target, {
+            kind: OutcomeKind.Waiting,
+            reason: 'TooManyRequests',
+            code,
+            retryAfterMs,
+            why: `${why}, retry after ${Math.ceil(retryAfterMs / 1000)} s`,
+          });
     }
-    if (code >= 500) return fail(a.target, { kind: OutcomeKind.Transient, reason: 'RegistryUnavailable', code, why, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+    if (code >= 500)
+      return fail(a.target, {
+        kind: OutcomeKind.Transient,
+        reason: 'RegistryUnavailable',
+        code,
+        why,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
     // Other 4xx (400, 406, ...): the registry rejects the request itself; retrying will not help.
     return fail(a.target, { kind: OutcomeKind.Stalled, reason: 'RegistryRejected', code, why });
   }
@@ -408,14 +453,24 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
         res.status === 401 && scheme && !/^bearer$/i.test(scheme)
           ? `the registry asks for ${scheme} credentials`
           : `HTTP ${res.status} ${a.token !== undefined ? 'with an anonymous pull token' : 'to an anonymous request'}`;
-      return fail(a.target, { kind: OutcomeKind.Stalled, reason: 'RegistryAuthFailed', code: res.status, why: `${how}. ${AUTH_HINT}` });
+      return fail(a.target, {
+        kind: OutcomeKind.Stalled,
+        reason: 'RegistryAuthFailed',
+        code: res.status,
+        why: `${how}. ${AUTH_HINT}`,
+      });
     }
     return statusError(a, res, `the registry answered HTTP ${res.status}`);
   }
 
   async function interpret(a: Attempt, res: Response, method: 'HEAD' | 'GET', url: string): Promise<ImageCheck> {
     const t = a.target;
-    const found = (detail: string): ImageCheck => ({ image: t.name, exists: true, checkedAt: t.base, detail: `${t.name} found at ${where(t)}: ${detail}` });
+    const found = (detail: string): ImageCheck => ({
+      image: t.name,
+      exists: true,
+      checkedAt: t.base,
+      detail: `${t.name} found at ${where(t)}: ${detail}`,
+    });
     if (res.ok) {
       await discard(res);
       assertManifest(t, res);
@@ -430,7 +485,12 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
       let code: string | undefined;
       if (method === 'GET') code = errorCode(await readCapped(res));
       else await discard(res);
-      return { image: t.name, exists: false, checkedAt: t.base, detail: `${t.name} not found at ${where(t)}: HTTP 404${code ? ` ${code}` : ''}` };
+      return {
+        image: t.name,
+        exists: false,
+        checkedAt: t.base,
+        detail: `${t.name} not found at ${where(t)}: HTTP 404${code ? ` ${code}` : ''}`,
+      };
     }
     throw await refusal(a, res);
   }
@@ -487,11 +547,20 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
       // No request once cancelled or past the deadline; the catch tells which it was.
       deadline.signal.throwIfAborted();
       const key = `${target.base} ${target.ref.repository}`;
-      return await run({ target, signal: deadline.signal, ctx, key, token: cachedToken(key, ctx.clock.now()), freshToken: false });
+      return await run({
+        target,
+        signal: deadline.signal,
+        ctx,
+        key,
+        token: cachedToken(key, ctx.clock.now()),
+        freshToken: false,
+      });
     } catch (err) {
       if (err instanceof OutcomeError) throw err;
-      if (ctx.signal.aborted) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
-      if (deadline.timedOut()) throw fail(target, { kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
+      if (ctx.signal.aborted)
+        throw fail(target, { kind: OutcomeKind.Transient, reason: 'Canceled', why: 'canceled', cause: err });
+      if (deadline.timedOut())
+        throw fail(target, { kind: OutcomeKind.Transient, reason: 'Timeout', why: 'deadline exceeded', cause: err });
       throw fail(target, { kind: OutcomeKind.Transient, reason: 'NetworkError', why: networkWhy(err), cause: err });
     } finally {
       deadline.dispose();
@@ -501,7 +570,11 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
   async function imageExists(ctx: OpContext, image: string): Promise<ImageCheck> {
     const ref = parseImageReference(image);
     if (ref instanceof Error) {
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid image reference ${JSON.stringify(image)}: ${ref.message}` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'InvalidImageReference',
+        message: `invalid image reference ${JSON.stringify(image)}: ${ref.message}`,
+      });
     }
     return guarded(ctx, targetFor(ref, image, `checking image ${image}`), check);
   }
@@ -509,7 +582,11 @@ export function createRegistryClient(opts: RegistryClientOptions = {}): Registry
   async function listTags(ctx: OpContext, repository: string): Promise<TagList> {
     const ref = parseRepository(repository);
     if (ref instanceof Error) {
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidImageReference', message: `invalid repository ${JSON.stringify(repository)}: ${ref.message}` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'InvalidImageReference',
+        message: `invalid repository ${JSON.stringify(repository)}: ${ref.message}`,
+      });
     }
     return guarded(ctx, targetFor(ref, repository, `listing tags of ${repository}`), tagPages);
   }

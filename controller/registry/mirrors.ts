@@ -23,13 +23,19 @@ export function checkMirror(host: string, url: string): { host: string; url: str
   } catch {
     return new Error(`${what}: "${url}" is not a URL (e.g. https://mirror.example.com)`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return new Error(`${what}: the URL must be https:// (or http:// to a loopback address)`);
-  if (u.username || u.password) return new Error(`${what}: credentials do not belong in the URL; mirrors are read anonymously`);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    return new Error(`${what}: the URL must be https:// (or http:// to a loopback address)`);
+  if (u.username || u.password)
+    return new Error(`${what}: credentials do not belong in the URL; mirrors are read anonymously`);
   if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
-    return new Error(`${what}: give only scheme://host[:port]; the check asks <mirror>/v2/<repository>/manifests/<tag>`);
+    return new Error(
+      `${what}: give only scheme://host[:port]; the check asks <mirror>/v2/<repository>/manifests/<tag>`,
+    );
   }
   if (u.protocol === 'http:' && !isLoopbackHostname(u.hostname)) {
-    return new Error(`${what}: plain http is allowed only to loopback (127.0.0.0/8, [::1], localhost); use https://${u.host}`);
+    return new Error(
+      `${what}: plain http is allowed only to loopback (127.0.0.0/8, [::1], localhost); use https://${u.host}`,
+    );
   }
   return { host: host.toLowerCase(), url: u.origin };
 }
@@ -42,9 +48,11 @@ function redact(text: string): string {
 /** Parses a `HOST=URL` flag value, e.g. `ghcr.io=http://127.0.0.1:5000`. */
 export function parseMirrorFlag(text: string): { host: string; url: string } | Error {
   const eq = text.indexOf('=');
-  if (eq < 0) return new Error(`registry mirror "${redact(text)}": expected HOST=URL, e.g. ghcr.io=https://mirror.example.com`);
+  if (eq < 0)
+    return new Error(`registry mirror "${redact(text)}": expected HOST=URL, e.g. ghcr.io=https://mirror.example.com`);
   const host = text.slice(0, eq).trim();
   const url = text.slice(eq + 1).trim();
-  if (!host || !url) return new Error(`registry mirror "${redact(text)}": expected HOST=URL, e.g. ghcr.io=https://mirror.example.com`);
+  if (!host || !url)
+    return new Error(`registry mirror "${redact(text)}": expected HOST=URL, e.g. ghcr.io=https://mirror.example.com`);
   return checkMirror(host, url);
 }

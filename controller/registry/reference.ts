@@ -32,7 +32,8 @@ function checkDigest(digest: string): string | undefined {
   if (!DIGEST_RE.test(digest)) return `digest "${digest}" is not ALGORITHM:HEX (e.g. sha256:<64 hex digits>)`;
   const [algorithm = '', hex = ''] = digest.split(':');
   const want = DIGEST_LENGTHS[algorithm];
-  if (want !== undefined && hex.length !== want) return `digest "${digest}": ${algorithm} takes ${want} hex digits, not ${hex.length}`;
+  if (want !== undefined && hex.length !== want)
+    return `digest "${digest}": ${algorithm} takes ${want} hex digits, not ${hex.length}`;
   if (/[A-F]/.test(hex)) return `digest "${digest}": hex digits must be lowercase`;
   return undefined;
 }
@@ -84,7 +85,8 @@ export function parseImageReference(text: string): ImageReference | Error {
   if (colon >= 0) {
     tag = repository.slice(colon + 1);
     repository = repository.slice(0, colon);
-    if (!TAG_RE.test(tag)) return new Error(`tag "${tag}" is not valid (letters, digits, _ . -, at most 128, not starting with . or -)`);
+    if (!TAG_RE.test(tag))
+      return new Error(`tag "${tag}" is not valid (letters, digits, _ . -, at most 128, not starting with . or -)`);
   } else if (digest === undefined) {
     return new Error('no tag or digest: name the version, e.g. :v1.13.2');
   }
@@ -92,6 +94,7 @@ export function parseImageReference(text: string): ImageReference | Error {
   const badRepository = checkRepository(repository);
   if (badRepository) return new Error(badRepository);
   ({ host, repository } = dockerHub(host, repository));
-  if (host.length + 1 + repository.length > MAX_NAME_LENGTH) return new Error(`image name is longer than ${MAX_NAME_LENGTH} characters`);
+  if (host.length + 1 + repository.length > MAX_NAME_LENGTH)
+    return new Error(`image name is longer than ${MAX_NAME_LENGTH} characters`);
   return { host, repository, tag, digest, reference: digest ?? tag ?? '' };
 }

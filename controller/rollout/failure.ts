@@ -6,6 +6,7 @@ import { isTalosApiError } from '../talos/index.js';
 
 export function callFailure(err: unknown): CallFailure {
   if (isTalosApiError(err)) return { transient: err.transient, reason: err.kind, message: err.message };
-  if (isOutcomeError(err)) return { transient: err.kind !== OutcomeKind.Stalled, reason: err.reason, message: err.message };
+  if (isOutcomeError(err))
+    return { transient: err.kind !== OutcomeKind.Stalled, reason: err.reason, message: err.message };
   return { transient: true, reason: 'Unknown', message: err instanceof Error ? err.message : String(err) };
 }

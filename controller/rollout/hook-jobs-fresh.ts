@@ -17,7 +17,13 @@ export interface FreshHookJobDeps {
 }
 
 /** `cached` with the Job of every hook in `records` that has not ended read from the apiserver. A failed read throws. */
-export async function freshHookJobFacts(ctx: OpContext, deps: FreshHookJobDeps, log: Logger, cached: readonly HookJobFacts[], records: readonly HookStatus[] | undefined): Promise<HookJobFacts[]> {
+export async function freshHookJobFacts(
+  ctx: OpContext,
+  deps: FreshHookJobDeps,
+  log: Logger,
+  cached: readonly HookJobFacts[],
+  records: readonly HookStatus[] | undefined,
+): Promise<HookJobFacts[]> {
   let facts = [...cached];
   for (const name of unfinishedHookJobs(records)) {
     const view = await deps.kube.readHookJob(ctx, deps.hooksNamespace, name);
@@ -30,10 +36,22 @@ export async function freshHookJobFacts(ctx: OpContext, deps: FreshHookJobDeps, 
 }
 
 function factsOf(v: HookJobView): Omit<HookJobFacts, 'failedPod'> {
-  return { name: v.name, ownerUid: v.ownerUid, outcome: v.outcome, failedReason: v.failedReason, startTime: v.startTime, completionTime: v.completionTime };
+  return {
+    name: v.name,
+    ownerUid: v.ownerUid,
+    outcome: v.outcome,
+    failedReason: v.failedReason,
+    startTime: v.startTime,
+    completionTime: v.completionTime,
+  };
 }
 
-function checkHookJobCache(informers: Pick<KubeInformers, 'hookJobs'>, log: Logger, name: string, fresh: HookJobView | undefined): void {
+function checkHookJobCache(
+  informers: Pick<KubeInformers, 'hookJobs'>,
+  log: Logger,
+  name: string,
+  fresh: HookJobView | undefined,
+): void {
   const cached = informers.hookJobs.get(name);
   // The owner's next passes see the fresh Job at once, before the re-list lands.
   if (fresh) informers.hookJobs.observeWrite(fresh);

@@ -7,7 +7,11 @@ import type { OpContext } from '../runtime/context.js';
 import { isOutcomeError } from '../runtime/outcome.js';
 
 /** Deterministic name: one that exists already (created by our previous life) is success, never a second run. */
-export async function createHookJob(deps: { kube: KubePort; informers: KubeInformers; hooksNamespace: string }, ctx: OpContext, job: HookJobRequest): Promise<void> {
+export async function createHookJob(
+  deps: { kube: KubePort; informers: KubeInformers; hooksNamespace: string },
+  ctx: OpContext,
+  job: HookJobRequest,
+): Promise<void> {
   try {
     // Only ever in the hooks namespace: never where the controller's Secrets are.
     deps.informers.hookJobs.observeWrite(await deps.kube.createHookJob(ctx, deps.hooksNamespace, job));

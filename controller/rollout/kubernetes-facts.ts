@@ -19,19 +19,29 @@ export function staticPodsOn(informers: Pick<KubeInformers, 'staticPods'>, nodeN
 export function staticPodFacts(pods: readonly PodView[]): StaticPodFacts[] {
   return pods.flatMap((p) => {
     const component = p.labels[STATIC_POD_LABEL];
-    return p.namespace === STATIC_POD_NAMESPACE && p.mirror && isStaticComponent(component) ? [{ component, image: p.image, ready: p.ready, deleting: p.deleting }] : [];
+    return p.namespace === STATIC_POD_NAMESPACE && p.mirror && isStaticComponent(component)
+      ? [{ component, image: p.image, ready: p.ready, deleting: p.deleting }]
+      : [];
   });
 }
 
-const isStaticComponent = (c: string | undefined): c is string => c !== undefined && (STATIC_POD_COMPONENTS as readonly string[]).includes(c);
+const isStaticComponent = (c: string | undefined): c is string =>
+  c !== undefined && (STATIC_POD_COMPONENTS as readonly string[]).includes(c);
 
 export function apiServerFacts(informers: Pick<KubeInformers, 'staticPods' | 'nodes'>): ApiServerFact[] {
   return apiServersOn(informers.nodes.list(), (name) => informers.staticPods.byIndex(name));
 }
 
 /** Every kube-apiserver on a control-plane node of `nodes`, with the pods of each node from `podsOn`. */
-export function apiServersOn(nodes: readonly NodeView[], podsOn: (nodeName: string) => readonly PodView[]): ApiServerFact[] {
+export function apiServersOn(
+  nodes: readonly NodeView[],
+  podsOn: (nodeName: string) => readonly PodView[],
+): ApiServerFact[] {
   return nodes
     .filter((n) => n.controlPlane)
-    .flatMap((n) => staticPodFacts(podsOn(n.name)).filter((p) => p.component === KubernetesComponent.APIServer && !p.deleting).map((p) => ({ node: n.name, version: imageVersion(p.image) })));
+    .flatMap((n) =>
+      staticPodFacts(podsOn(n.name))
+        .filter((p) => p.component === KubernetesComponent.APIServer && !p.deleting)
+        .map((p) => ({ node: n.name, version: imageVersion(p.image) })),
+    );
 }

@@ -7,15 +7,27 @@ import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../telemetry/logger.js';
 
 /** Restarts `informer` from a fresh list when `cached` and `fresh` differ; true when they did. */
-export function restartIfStale(informer: Pick<Informer<unknown>, 'breakWatch'>, log: Logger, cache: string, resource: string, cached: unknown, fresh: unknown): boolean {
+export function restartIfStale(
+  informer: Pick<Informer<unknown>, 'breakWatch'>,
+  log: Logger,
+  cache: string,
+  resource: string,
+  cached: unknown,
+  fresh: unknown,
+): boolean {
   if (isDeepStrictEqual(cached, fresh)) return false;
-  log.warn({ resource, cached, fresh }, `the ${cache} cache is stale: ${resource} differs from a fresh read; restarting the ${cache} watch from a fresh list`);
+  log.warn(
+    { resource, cached, fresh },
+    `the ${cache} cache is stale: ${resource} differs from a fresh read; restarting the ${cache} watch from a fresh list`,
+  );
   informer.breakWatch({ relist: true, reason: `stale cache: ${resource} differed from a fresh read` });
   return true;
 }
 
 /** `view` without its resourceVersion (it moves with every status write, not with what we decide by). */
-export function withoutVersion<V extends { resourceVersion: string }>(view: V | undefined): Omit<V, 'resourceVersion'> | undefined {
+export function withoutVersion<V extends { resourceVersion: string }>(
+  view: V | undefined,
+): Omit<V, 'resourceVersion'> | undefined {
   if (view === undefined) return undefined;
   const { resourceVersion: _, ...rest } = view;
   return rest;

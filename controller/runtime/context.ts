@@ -63,5 +63,9 @@ export function deadlineSignal(ctx: OpContext): DeadlineSignal {
       () => undefined,
     );
   }
-  return { signal: AbortSignal.any([ctx.signal, timeout.signal]), timedOut: () => timeout.signal.aborted, dispose: () => stopTimer.abort(CALL_OVER) };
+  return {
+    signal: AbortSignal.any([ctx.signal, timeout.signal]),
+    timedOut: () => timeout.signal.aborted,
+    dispose: () => stopTimer.abort(CALL_OVER),
+  };
 }

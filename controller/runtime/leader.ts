@@ -94,8 +94,10 @@ class Elector implements LeaderElector {
     this.renewDeadlineMs = opts.renewDeadlineMs ?? LEADER_DEFAULTS.renewDeadlineMs;
     this.retryMs = opts.retryPeriodMs ?? LEADER_DEFAULTS.retryPeriodMs;
     this.log = opts.log ?? silentLog;
-    if (!(this.renewDeadlineMs < this.leaseMs)) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
-    if (!(this.retryMs < this.renewDeadlineMs)) throw new Error('leader election: retryPeriod must be shorter than renewDeadline');
+    if (!(this.renewDeadlineMs < this.leaseMs))
+      throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+    if (!(this.retryMs < this.renewDeadlineMs))
+      throw new Error('leader election: retryPeriod must be shorter than renewDeadline');
   }
 
   get lost(): AbortSignal {
@@ -108,7 +110,8 @@ class Elector implements LeaderElector {
 
   async acquire(signal: AbortSignal): Promise<void> {
     if (this.leading) return;
-    if (this.lost.aborted) throw new LostLeadership('this elector has already lost or released leadership; make a new one');
+    if (this.lost.aborted)
+      throw new LostLeadership('this elector has already lost or released leadership; make a new one');
     const { clock } = this.opts;
     // release() during acquire() stops it too.
     const stop = AbortSignal.any([signal, this.stopRenew.signal]);
@@ -203,17 +206,24 @@ class Elector implements LeaderElector {
     try {
       const current = await store.get(ctx);
       if (!current) {
-        await store.create(ctx, { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 });
+        await store.create(ctx, {
+          holderIdentity: this.identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: 0,
+        });
         return { ok: true };
       }
       const holder = current.holderIdentity;
       const ours = holder === this.identity;
-      if (holder !== undefined && !ours && !this.expired(current, now)) return { ok: false, holder, reason: 'held by another' };
+      if (holder !== undefined && !ours && !this.expired(current, now))
+        return { ok: false, holder, reason: 'held by another' };
       // Renewing keeps acquireTime; taking over (empty or expired) counts a transition.
       await store.update(ctx, current.resourceVersion, {
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
-        acquireTime: ours ? current.acquireTime ?? now : now,
+        acquireTime: ours ? (current.acquireTime ?? now) : now,
         renewTime: now,
         leaseTransitions: ours ? current.leaseTransitions : current.leaseTransitions + 1,
       });

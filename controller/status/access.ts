@@ -14,11 +14,21 @@ export interface Access {
   nodes: boolean;
 }
 
-const NODES: DynamicResource = { apiVersion: 'v1', kind: 'Node', group: '', version: 'v1', plural: 'nodes', namespaced: false };
+const NODES: DynamicResource = {
+  apiVersion: 'v1',
+  kind: 'Node',
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  namespaced: false,
+};
 
 /** An API call that failed before anything was read: unreachable, or the credentials refused. */
 function unreachable(err: unknown, server: string): StatusError {
-  if (isOutcomeError(err) && err.code === 401) return new StatusError(`${server} refused the credentials (401 Unauthorized): log in again, or check the kubeconfig's user`);
+  if (isOutcomeError(err) && err.code === 401)
+    return new StatusError(
+      `${server} refused the credentials (401 Unauthorized): log in again, or check the kubeconfig's user`,
+    );
   return new StatusError(`cannot read from ${server}: ${err instanceof Error ? err.message : String(err)}`);
 }
 
@@ -30,7 +40,9 @@ async function discover(ctx: OpContext, kube: Kube, kind: string): Promise<Dynam
     throw unreachable(err, kube.server);
   }
   if (found) return found;
-  throw new StatusError(`${kube.server} does not serve ${kind} (${API_VERSION}): the KangalPatch CRDs are not installed. Install them with kubectl apply -k kustomize/crd (from the repository), or the kangal-patch Helm chart (installCRDs: true)`);
+  throw new StatusError(
+    `${kube.server} does not serve ${kind} (${API_VERSION}): the KangalPatch CRDs are not installed. Install them with kubectl apply -k kustomize/crd (from the repository), or the kangal-patch Helm chart (installCRDs: true)`,
+  );
 }
 
 /** The verbs the viewer lacks on `r`; none when the review itself cannot be made (the lists then say). */
@@ -43,7 +55,12 @@ async function denied(ctx: OpContext, kube: Kube, r: DynamicResource, verbs: rea
 }
 
 /** Who lacks which verb on which resource, and the role that grants it. */
-async function forbidden(ctx: OpContext, kube: Kube, r: DynamicResource, lacking: readonly string[]): Promise<StatusError> {
+async function forbidden(
+  ctx: OpContext,
+  kube: Kube,
+  r: DynamicResource,
+  lacking: readonly string[],
+): Promise<StatusError> {
   const who = await kube.objects.whoAmI(ctx).catch(() => 'you');
   return new StatusError(
     `forbidden: ${who} may not ${lacking.join(' or ')} ${resourceName(r)} (cluster-wide). ` +

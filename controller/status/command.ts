@@ -5,7 +5,14 @@
 // Exit codes: 0 printed (one shot) or every plan shown ended Completed without a failed node
 // (--watch); 1 a problem (unknown plan, no CRDs, forbidden, unreachable), or a plan shown ended
 // Failed or Cancelled, or with a failed node, or was deleted; 130 Ctrl-C, 143 SIGTERM.
-import { missingPlans, renderStatus, statusDocument, viewerZone, type OutputFormat, type StatusPlanInput } from '../core/status-view/index.js';
+import {
+  missingPlans,
+  renderStatus,
+  statusDocument,
+  viewerZone,
+  type OutputFormat,
+  type StatusPlanInput,
+} from '../core/status-view/index.js';
 import type { LogFn } from '../runtime/log.js';
 import { rootContext } from '../runtime/context.js';
 import { systemClock } from '../runtime/clock.js';
@@ -59,7 +66,12 @@ function displayFor(flags: StatusFlags, io: StatusIO, zone: string): Display {
 const END_CODE: Record<WatchEnd['kind'], number> = { completed: 0, failed: 1, deleted: 1, stopped: 1 };
 
 /** Follows the plans until they end or a signal comes; the terminal is restored on every way out. */
-async function watch(source: StatusSource, names: readonly string[], flags: StatusFlags, io: StatusIO): Promise<number> {
+async function watch(
+  source: StatusSource,
+  names: readonly string[],
+  flags: StatusFlags,
+  io: StatusIO,
+): Promise<number> {
   const stop = new AbortController();
   let signalled: keyof typeof INTERRUPTED | undefined;
   const onSignal = (s: keyof typeof INTERRUPTED) => (): void => {
@@ -93,7 +105,11 @@ export async function runStatus(names: readonly string[], flags: StatusFlags, io
   };
   try {
     const kube = connect({ kubeconfig: flags.kubeconfig, context: flags.context, log });
-    const access = await checkAccess(rootContext(systemClock, shutdown.signal, CHECK_TIMEOUT_MS), kube, flags.watch === true);
+    const access = await checkAccess(
+      rootContext(systemClock, shutdown.signal, CHECK_TIMEOUT_MS),
+      kube,
+      flags.watch === true,
+    );
     const source = await openSource(kube, access, shutdown.signal, () => lastWarning);
     const first = source.input(names);
     const missing = missingPlans(first);

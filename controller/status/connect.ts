@@ -35,7 +35,8 @@ export function connect(opts: ConnectOptions): Kube {
   const kc = load(opts.kubeconfig);
   if (opts.context !== undefined) {
     const names = kc.getContexts().map((c) => c.name);
-    if (!names.includes(opts.context)) throw new StatusError(`the kubeconfig has no context "${opts.context}"; it has: ${names.join(', ') || 'none'}`);
+    if (!names.includes(opts.context))
+      throw new StatusError(`the kubeconfig has no context "${opts.context}"; it has: ${names.join(', ') || 'none'}`);
     kc.setCurrentContext(opts.context);
   }
   return createKubeFromConfig(kc, {

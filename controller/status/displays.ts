@@ -3,7 +3,15 @@
 // one write, so nothing flickers; redrawn every second for the clocks and on a resize); a pipe or a
 // file gets timestamped lines, only when something changed, and the full view at the end; -o json
 // or yaml gets a new document whenever the status changed (JSON one per line, YAML `---` apart).
-import { changedFacts, facts, fitHeight, fitLine, renderText, sameStatus, type StatusDocument } from '../core/status-view/index.js';
+import {
+  changedFacts,
+  facts,
+  fitHeight,
+  fitLine,
+  renderText,
+  sameStatus,
+  type StatusDocument,
+} from '../core/status-view/index.js';
 import { stringify } from 'yaml';
 
 /** The document at a given time (the clocks of running jobs move between events). */
@@ -40,7 +48,9 @@ export function terminalDisplay(tty: NodeJS.WriteStream, o: DisplayOptions): Dis
   // terminal's pending-wrap state, where clearing to the line's end would erase its last character.
   const lines = (): string[] => {
     const nowMs = o.now();
-    return view ? renderText(view(nowMs), { wide: o.wide, zone: o.zone, nowMs, width: Math.max(20, (tty.columns || 80) - 1) }) : [];
+    return view
+      ? renderText(view(nowMs), { wide: o.wide, zone: o.zone, nowMs, width: Math.max(20, (tty.columns || 80) - 1) })
+      : [];
   };
   const draw = (): void => {
     if (open && view) tty.write(frame(fitHeight(lines(), Math.max(2, tty.rows || 24))));
@@ -85,7 +95,11 @@ export function plainDisplay(write: (text: string) => void, width: number, o: Di
   };
 }
 
-export function documentDisplay(write: (text: string) => void, format: 'json' | 'yaml', o: Pick<DisplayOptions, 'now'>): Display {
+export function documentDisplay(
+  write: (text: string) => void,
+  format: 'json' | 'yaml',
+  o: Pick<DisplayOptions, 'now'>,
+): Display {
   let last: StatusDocument | undefined;
   return {
     update: (v) => {

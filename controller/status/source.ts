@@ -21,16 +21,29 @@ const SYNC_TIMEOUT_MS = 30_000;
  * Starts the informers (they stop when `signal` aborts) and resolves once every one has its first
  * list; rejects after SYNC_TIMEOUT_MS naming the lists still missing and the last warning about them.
  */
-export async function openSource(kube: Kube, access: Access, signal: AbortSignal, lastWarning: () => string | undefined): Promise<StatusSource> {
+export async function openSource(
+  kube: Kube,
+  access: Access,
+  signal: AbortSignal,
+  lastWarning: () => string | undefined,
+): Promise<StatusSource> {
   const { patchPlans, patchJobs, nodes } = kube.informers;
-  const used = [['PatchPlans', patchPlans], ['PatchJobs', patchJobs], ...(access.nodes ? [['Nodes', nodes] as const] : [])] as const;
+  const used = [
+    ['PatchPlans', patchPlans],
+    ['PatchJobs', patchJobs],
+    ...(access.nodes ? [['Nodes', nodes] as const] : []),
+  ] as const;
   for (const [, i] of used) i.start(signal);
   let timer: { cancel(): void } | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = armTimer(SYNC_TIMEOUT_MS, () => {
       const waiting = used.filter(([, i]) => !i.isSynced()).map(([n]) => n);
       const why = lastWarning();
-      reject(new StatusError(`could not list ${waiting.join(', ')} from ${kube.server} within ${SYNC_TIMEOUT_MS / 1000}s${why ? `: ${why}` : ''}`));
+      reject(
+        new StatusError(
+          `could not list ${waiting.join(', ')} from ${kube.server} within ${SYNC_TIMEOUT_MS / 1000}s${why ? `: ${why}` : ''}`,
+        ),
+      );
     });
   });
   try {
@@ -39,7 +52,12 @@ export async function openSource(kube: Kube, access: Access, signal: AbortSignal
     timer?.cancel();
   }
   return {
-    input: (names) => ({ plans: patchPlans.list(), jobs: patchJobs.list(), nodes: access.nodes ? nodes.list() : undefined, names }),
+    input: (names) => ({
+      plans: patchPlans.list(),
+      jobs: patchJobs.list(),
+      nodes: access.nodes ? nodes.list() : undefined,
+      names,
+    }),
     onChange: (handler) => {
       for (const [, i] of used) i.onChange(() => handler());
     },

@@ -5,11 +5,18 @@ import { missingPlans, statusDocument, watchOutcome } from '../core/status-view/
 import type { Display } from './displays.js';
 import type { StatusSource } from './source.js';
 
-export type WatchEnd = { kind: 'completed' } | { kind: 'failed' } | { kind: 'deleted'; names: string[] } | { kind: 'stopped' };
+export type WatchEnd =
+  { kind: 'completed' } | { kind: 'failed' } | { kind: 'deleted'; names: string[] } | { kind: 'stopped' };
 
 const RENDER_MS = 100;
 
-export function watchPlans(source: StatusSource, names: readonly string[], display: Display, signal: AbortSignal, now: () => number): Promise<WatchEnd> {
+export function watchPlans(
+  source: StatusSource,
+  names: readonly string[],
+  display: Display,
+  signal: AbortSignal,
+  now: () => number,
+): Promise<WatchEnd> {
   return new Promise<WatchEnd>((resolve) => {
     let done = false;
     let pending: NodeJS.Timeout | undefined;

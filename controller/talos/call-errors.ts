@@ -57,7 +57,11 @@ export function deadlinePassedError(site: CallSite): TalosApiError {
 
 /** The channel never became ready: the request was not sent (safe to send elsewhere). */
 export function notConnectedError(site: CallSite, readiness: Exclude<Readiness, 'ready' | 'aborted'>): TalosApiError {
-  const why = { failed: 'connection failed', timeout: 'no connection before the attempt timeout', closed: 'channel closed' }[readiness];
+  const why = {
+    failed: 'connection failed',
+    timeout: 'no connection before the attempt timeout',
+    closed: 'channel closed',
+  }[readiness];
   return new TalosApiError({
     kind: TalosErrorKind.Unavailable,
     transient: readiness !== 'closed',
@@ -83,7 +87,8 @@ export function tlsRejectedError(site: CallSite, why: string): TalosApiError {
  * reported for the cancelled call. `roles` (the client certificate's) explain a PermissionDenied.
  */
 export function callError(err: unknown, site: CallSite, signal: AbortSignal, roles: readonly string[]): TalosApiError {
-  if (signal.aborted) return err instanceof TalosApiError && err.kind === TalosErrorKind.Canceled ? err : canceledError(site, err);
+  if (signal.aborted)
+    return err instanceof TalosApiError && err.kind === TalosErrorKind.Canceled ? err : canceledError(site, err);
   if (err instanceof TalosApiError) return err;
   if (err instanceof StreamIdleError) {
     return new TalosApiError({
@@ -97,7 +102,12 @@ export function callError(err: unknown, site: CallSite, signal: AbortSignal, rol
     });
   }
   if (!isServiceError(err)) {
-    return new TalosApiError({ kind: TalosErrorKind.Unknown, message: `Talos ${site.method}${forNode(site)} via endpoint ${site.endpoint}: ${String(err)}`, ...where(site), cause: err });
+    return new TalosApiError({
+      kind: TalosErrorKind.Unknown,
+      message: `Talos ${site.method}${forNode(site)} via endpoint ${site.endpoint}: ${String(err)}`,
+      ...where(site),
+      cause: err,
+    });
   }
   const details = err.details || err.message;
   const { kind, transient } = classifyGrpcError(err.code, details);
@@ -122,8 +132,23 @@ export function callError(err: unknown, site: CallSite, signal: AbortSignal, rol
 
 /** gRPC status codes by number, named as grpc-go names them (`DeadlineExceeded`), like TalosErrorKind. */
 const GRPC_CODE_NAMES = [
-  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied', 'ResourceExhausted',
-  'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated',
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
 ] as const;
 
 /**

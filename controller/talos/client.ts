@@ -108,7 +108,11 @@ export class TalosClient implements TalosPort {
     this.opts = { ...DEFAULTS, ...options };
     const credentials = 'credentials' in config ? config.credentials : loadCredentials(config.secret);
     this.set = acquireChannelSet(config.endpoints.map(normaliseEndpoint), credentials);
-    this.transport = new Transport(this.set, { maxAttempts: this.opts.maxAttempts, backoff: this.opts.backoff, onCallEnd: options.onCallEnd });
+    this.transport = new Transport(this.set, {
+      maxAttempts: this.opts.maxAttempts,
+      backoff: this.opts.backoff,
+      onCallEnd: options.onCallEnd,
+    });
   }
 
   get endpoints(): readonly string[] {
@@ -146,8 +150,15 @@ export class TalosClient implements TalosPort {
       if (id) return id;
     }
     const spec = this.spec(ctx, 'MachineService.Read', node, 'idempotent');
-    const chunks = await this.transport.stream(ctx, MachineServiceService.read, { path: '/proc/sys/kernel/random/boot_id' }, spec);
-    const id = Buffer.concat(chunks.map((c) => Buffer.from(c.bytes))).toString('utf8').trim();
+    const chunks = await this.transport.stream(
+      ctx,
+      MachineServiceService.read,
+      { path: '/proc/sys/kernel/random/boot_id' },
+      spec,
+    );
+    const id = Buffer.concat(chunks.map((c) => Buffer.from(c.bytes)))
+      .toString('utf8')
+      .trim();
     // An empty boot ID would read as "rebooted" to every guard that compares boot IDs.
     if (!id) throw this.malformed(spec, 'answered an empty boot ID');
     return id;
@@ -168,25 +179,41 @@ export class TalosClient implements TalosPort {
     );
     const extensions = items.flatMap((i) => (i.resource ? [decodeExtension(i.resource)] : []));
     const schematic = extensions.find((e) => e.name === 'schematic')?.version;
-    return { schematic: schematic || undefined, platform: v.platform, extensions: extensions.filter((e) => e.name !== 'schematic') };
+    return {
+      schematic: schematic || undefined,
+      platform: v.platform,
+      extensions: extensions.filter((e) => e.name !== 'schematic'),
+    };
   }
 
   async secureBoot(ctx: OpContext, node: string): Promise<boolean> {
-    const secureBoot = decodeSecureBoot(await this.getResource(ctx, node, 'runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'));
-    if (secureBoot === undefined) throw this.malformed({ method: 'State.Get', node }, 'answered a SecurityState without secureBoot');
+    const secureBoot = decodeSecureBoot(
+      await this.getResource(ctx, node, 'runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'),
+    );
+    if (secureBoot === undefined)
+      throw this.malformed({ method: 'State.Get', node }, 'answered a SecurityState without secureBoot');
     return secureBoot;
   }
 
   async machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus> {
-    const status = decodeMachineStatus(await this.getResource(ctx, node, 'runtime', 'MachineStatuses.runtime.talos.dev', 'machine'));
-    if ('malformed' in status) throw this.malformed({ method: 'State.Get', node }, `answered a MachineStatus that ${status.malformed}`);
+    const status = decodeMachineStatus(
+      await this.getResource(ctx, node, 'runtime', 'MachineStatuses.runtime.talos.dev', 'machine'),
+    );
+    if ('malformed' in status)
+      throw this.malformed({ method: 'State.Get', node }, `answered a MachineStatus that ${status.malformed}`);
     return status;
   }
 
   async readConfig(ctx: OpContext, node: string): Promise<string> {
-    const yaml = decodeMachineConfig(await this.getResource(ctx, node, 'config', 'MachineConfigs.config.talos.dev', 'v1alpha1'));
+    const yaml = decodeMachineConfig(
+      await this.getResource(ctx, node, 'config', 'MachineConfigs.config.talos.dev', 'v1alpha1'),
+    );
     if (yaml === undefined) {
-      throw new TalosApiError({ kind: TalosErrorKind.Unknown, message: `machine config of node ${node} has no YAML`, node });
+      throw new TalosApiError({
+        kind: TalosErrorKind.Unknown,
+        message: `machine config of node ${node} has no YAML`,
+        node,
+      });
     }
     return yaml;
   }
@@ -226,14 +253,26 @@ export class TalosClient implements TalosPort {
     return name;
   }
 
-  async installImage(ctx: OpContext, node: string, image: string, onMessage?: (line: string) => void): Promise<InstallResult> {
+  async installImage(
+    ctx: OpContext,
+    node: string,
+    image: string,
+    onMessage?: (line: string) => void,
+  ): Promise<InstallResult> {
     const messages: string[] = [];
     let exitCode: number | undefined;
     await this.transport.stream(
       ctx,
       LifecycleServiceService.upgrade,
       { containerd: CONTAINERD.system, source: { imageName: image } },
-      this.spec(ctx, 'LifecycleService.Upgrade', node, 'unsent-only', this.opts.streamTimeoutMs, this.opts.streamIdleMs),
+      this.spec(
+        ctx,
+        'LifecycleService.Upgrade',
+        node,
+        'unsent-only',
+        this.opts.streamTimeoutMs,
+        this.opts.streamIdleMs,
+      ),
       (msg) => {
         if (msg.progress?.message !== undefined) {
           messages.push(msg.progress.message);
@@ -253,7 +292,12 @@ export class TalosClient implements TalosPort {
     return { messages, exitCode };
   }
 
-  async legacyUpgrade(ctx: OpContext, node: string, image: string, opts: LegacyUpgradeOptions = {}): Promise<LegacyUpgradeResult> {
+  async legacyUpgrade(
+    ctx: OpContext,
+    node: string,
+    image: string,
+    opts: LegacyUpgradeOptions = {},
+  ): Promise<LegacyUpgradeResult> {
     const spec = this.spec(ctx, 'MachineService.Upgrade', node, 'unsent-only');
     const res = await this.transport.unary(
       ctx,
@@ -263,7 +307,8 @@ export class TalosClient implements TalosPort {
         preserve: opts.preserve ?? false,
         stage: opts.stage ?? false,
         force: opts.force ?? false,
-        rebootMode: opts.rebootMode === 'powercycle' ? UpgradeRequest_RebootMode.POWERCYCLE : UpgradeRequest_RebootMode.DEFAULT,
+        rebootMode:
+          opts.rebootMode === 'powercycle' ? UpgradeRequest_RebootMode.POWERCYCLE : UpgradeRequest_RebootMode.DEFAULT,
       },
       spec,
     );
@@ -272,7 +317,11 @@ export class TalosClient implements TalosPort {
   }
 
   async reboot(ctx: OpContext, node: string, mode: RebootMode = 'default'): Promise<{ actorId: string }> {
-    const m = { default: RebootRequest_Mode.DEFAULT, powercycle: RebootRequest_Mode.POWERCYCLE, force: RebootRequest_Mode.FORCE }[mode];
+    const m = {
+      default: RebootRequest_Mode.DEFAULT,
+      powercycle: RebootRequest_Mode.POWERCYCLE,
+      force: RebootRequest_Mode.FORCE,
+    }[mode];
     const spec = this.spec(ctx, 'MachineService.Reboot', node, 'unsent-only');
     const res = await this.transport.unary(ctx, MachineServiceService.reboot, { mode: m }, spec);
     return { actorId: this.single(res.messages, spec).actorId };
@@ -285,16 +334,30 @@ export class TalosClient implements TalosPort {
     this.single(res.messages, spec);
   }
 
-  async applyConfig(ctx: OpContext, node: string, yaml: string, opts: { dryRun?: boolean } = {}): Promise<ApplyConfigResult> {
+  async applyConfig(
+    ctx: OpContext,
+    node: string,
+    yaml: string,
+    opts: { dryRun?: boolean } = {},
+  ): Promise<ApplyConfigResult> {
     const spec = this.spec(ctx, 'MachineService.ApplyConfiguration', node, 'unsent-only');
     const res = await this.transport.unary(
       ctx,
       MachineServiceService.applyConfiguration,
-      { data: Buffer.from(yaml, 'utf8'), mode: ApplyConfigurationRequest_Mode.NO_REBOOT, dryRun: opts.dryRun ?? false, tryModeTimeout: undefined },
+      {
+        data: Buffer.from(yaml, 'utf8'),
+        mode: ApplyConfigurationRequest_Mode.NO_REBOOT,
+        dryRun: opts.dryRun ?? false,
+        tryModeTimeout: undefined,
+      },
       spec,
     );
     const a = this.single(res.messages, spec);
-    return { mode: ApplyConfigurationRequest_Mode[a.mode] ?? String(a.mode), warnings: a.warnings, modeDetails: a.modeDetails };
+    return {
+      mode: ApplyConfigurationRequest_Mode[a.mode] ?? String(a.mode),
+      warnings: a.warnings,
+      modeDetails: a.modeDetails,
+    };
   }
 
   // -- etcd (control-plane nodes) --------------------------------------------------------------
@@ -304,7 +367,13 @@ export class TalosClient implements TalosPort {
   async etcdMembers(ctx: OpContext, node: string): Promise<TalosEtcdMember[]> {
     const spec = this.spec(ctx, 'MachineService.EtcdMemberList', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
     const res = await this.transport.unary(ctx, MachineServiceService.etcdMemberList, { queryLocal: false }, spec);
-    return this.single(res.messages, spec).members.map((m) => ({ id: m.id, name: m.hostname, peerUrls: m.peerUrls, clientUrls: m.clientUrls, isLearner: m.isLearner }));
+    return this.single(res.messages, spec).members.map((m) => ({
+      id: m.id,
+      name: m.hostname,
+      peerUrls: m.peerUrls,
+      clientUrls: m.clientUrls,
+      isLearner: m.isLearner,
+    }));
   }
 
   async etcdStatus(ctx: OpContext, node: string): Promise<TalosEtcdStatus> {
@@ -337,23 +406,51 @@ export class TalosClient implements TalosPort {
 
   /** Not idempotent in effect (moves leadership): sent once; upstream waits up to 3 min for a healthy local member, bounded here by the etcd deadline. */
   async etcdForfeitLeadership(ctx: OpContext, node: string): Promise<{ member: string }> {
-    const spec = this.spec(ctx, 'MachineService.EtcdForfeitLeadership', node, 'unsent-only', this.opts.etcdCallTimeoutMs * 2);
+    const spec = this.spec(
+      ctx,
+      'MachineService.EtcdForfeitLeadership',
+      node,
+      'unsent-only',
+      this.opts.etcdCallTimeoutMs * 2,
+    );
     const res = await this.transport.unary(ctx, MachineServiceService.etcdForfeitLeadership, {}, spec);
     return { member: this.single(res.messages, spec).member };
   }
 
   // -- helpers --------------------------------------------------------------------------------
 
-  private async getResource(ctx: OpContext, node: string, namespace: string, type: string, id: string): Promise<Resource> {
-    const res = await this.transport.unary(ctx, StateService.get, { namespace, type, id, options: {} }, this.spec(ctx, 'State.Get', node, 'idempotent'));
+  private async getResource(
+    ctx: OpContext,
+    node: string,
+    namespace: string,
+    type: string,
+    id: string,
+  ): Promise<Resource> {
+    const res = await this.transport.unary(
+      ctx,
+      StateService.get,
+      { namespace, type, id, options: {} },
+      this.spec(ctx, 'State.Get', node, 'idempotent'),
+    );
     if (!res.resource) {
-      throw new TalosApiError({ kind: TalosErrorKind.NotFound, message: `${type} ${id} not returned by node ${node}`, node });
+      throw new TalosApiError({
+        kind: TalosErrorKind.NotFound,
+        message: `${type} ${id} not returned by node ${node}`,
+        node,
+      });
     }
     return res.resource;
   }
 
   /** The call's spec, after checking that the client and its certificate can still be used. */
-  private spec(ctx: OpContext, method: string, node: string, retry: CallSpec['retry'], timeoutMs = this.opts.callTimeoutMs, idleMs?: number): CallSpec {
+  private spec(
+    ctx: OpContext,
+    method: string,
+    node: string,
+    retry: CallSpec['retry'],
+    timeoutMs = this.opts.callTimeoutMs,
+    idleMs?: number,
+  ): CallSpec {
     if (this.closed) throw new Error('TalosClient used after close()');
     const c = this.set.credentials;
     if (c.notAfter.getTime() <= ctx.clock.now()) {
@@ -387,14 +484,27 @@ export class TalosClient implements TalosPort {
   }
 
   /** The one entry of a single-node response; an entry with `metadata.error` is that node's failure. */
-  private single<T extends { metadata?: { error: string; hostname: string } | undefined }>(messages: T[], spec: CallSpec): T {
+  private single<T extends { metadata?: { error: string; hostname: string } | undefined }>(
+    messages: T[],
+    spec: CallSpec,
+  ): T {
     const { method, node } = spec;
     const first = messages[0];
     if (!first) {
-      throw new TalosApiError({ kind: TalosErrorKind.Unknown, message: `Talos ${method} on node ${node}: empty response`, method, node });
+      throw new TalosApiError({
+        kind: TalosErrorKind.Unknown,
+        message: `Talos ${method} on node ${node}: empty response`,
+        method,
+        node,
+      });
     }
     if (first.metadata?.error) {
-      throw new TalosApiError({ kind: TalosErrorKind.OperationFailed, message: `Talos ${method} on node ${node}: ${first.metadata.error}`, method, node });
+      throw new TalosApiError({
+        kind: TalosErrorKind.OperationFailed,
+        message: `Talos ${method} on node ${node}: ${first.metadata.error}`,
+        method,
+        node,
+      });
     }
     return first;
   }

@@ -70,7 +70,13 @@ export function decodeMachineStatus(r: Resource): TalosMachineStatus | { malform
   if (hasProto(r) && r.spec) {
     const s = MachineStatusSpec.decode(r.spec.protoSpec);
     const stage = STAGES[s.stage];
-    if (stage === undefined) return { malformed: s.stage === RuntimeMachineStage.MACHINE_STAGE_UNKNOWN ? 'has no machine stage' : `has machine stage ${s.stage}, unknown to this controller` };
+    if (stage === undefined)
+      return {
+        malformed:
+          s.stage === RuntimeMachineStage.MACHINE_STAGE_UNKNOWN
+            ? 'has no machine stage'
+            : `has machine stage ${s.stage}, unknown to this controller`,
+      };
     return {
       stage,
       ready: s.status?.ready ?? false,
@@ -79,14 +85,21 @@ export function decodeMachineStatus(r: Resource): TalosMachineStatus | { malform
   }
   const y = yamlSpec(r);
   const stage = str(y.stage);
-  if (!STAGE_NAMES.has(stage)) return { malformed: stage === '' || stage === 'unknown' ? 'has no machine stage' : `has machine stage "${stage}", unknown to this controller` };
+  if (!STAGE_NAMES.has(stage))
+    return {
+      malformed:
+        stage === '' || stage === 'unknown'
+          ? 'has no machine stage'
+          : `has machine stage "${stage}", unknown to this controller`,
+    };
   const status = (y.status ?? {}) as { ready?: boolean; unmetConditions?: { name: string; reason: string }[] };
   return { stage, ready: status.ready === true, unmetConditions: status.unmetConditions ?? [] };
 }
 
 /** `MachineConfigs.config.talos.dev/v1alpha1` → the config YAML; undefined when it carries none. */
 export function decodeMachineConfig(r: Resource): string | undefined {
-  if (hasProto(r) && r.spec) return Buffer.from(MachineConfigSpec.decode(r.spec.protoSpec).yamlMarshalled).toString('utf8');
+  if (hasProto(r) && r.spec)
+    return Buffer.from(MachineConfigSpec.decode(r.spec.protoSpec).yamlMarshalled).toString('utf8');
   // yaml_spec is a YAML string scalar holding the whole config: decode twice.
   const inner: unknown = parseYaml(r.spec?.yamlSpec ?? '');
   return typeof inner === 'string' ? inner : undefined;

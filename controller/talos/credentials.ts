@@ -54,7 +54,10 @@ export function loadCredentials(data: SecretData): TalosCredentials {
   const field = (name: string): string | Uint8Array => {
     const v = data[name];
     if (v === undefined || (typeof v === 'string' ? v.trim() === '' : v.length === 0)) {
-      throw new TalosApiError({ kind: TalosErrorKind.BadCredentials, message: `Talos credentials: Secret has no ${name}` });
+      throw new TalosApiError({
+        kind: TalosErrorKind.BadCredentials,
+        message: `Talos credentials: Secret has no ${name}`,
+      });
     }
     return v;
   };

@@ -34,10 +34,17 @@ async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: 
 }
 
 /** The etcd facts of the cluster whose control-plane nodes are `nodes`. Throws only when `ctx` is aborted. */
-export async function readEtcdFacts(ctx: OpContext, talos: TalosPort, nodes: readonly ControlPlaneNode[]): Promise<EtcdFacts> {
+export async function readEtcdFacts(
+  ctx: OpContext,
+  talos: TalosPort,
+  nodes: readonly ControlPlaneNode[],
+): Promise<EtcdFacts> {
   const perNode = nodes.map(async (n): Promise<EtcdNodeFacts> => {
     const target = n.internalIP ?? n.name;
-    const [status, members] = await Promise.all([settle(talos.etcdStatus(ctx, target)), settle(talos.etcdMembers(ctx, target))]);
+    const [status, members] = await Promise.all([
+      settle(talos.etcdStatus(ctx, target)),
+      settle(talos.etcdMembers(ctx, target)),
+    ]);
     return { node: n.name, ip: n.internalIP ?? '', status, members };
   });
   // Alarms are cluster-wide: the first control-plane node that answers gives them.

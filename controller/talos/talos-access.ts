@@ -71,7 +71,8 @@ export function talosAccess(kube: KubePort, operatorNamespace: string, options: 
       });
     }
     const known = parsed.get(ref.name);
-    if (known && known.resourceVersion === secret.resourceVersion && secret.resourceVersion !== '') return known.credentials;
+    if (known && known.resourceVersion === secret.resourceVersion && secret.resourceVersion !== '')
+      return known.credentials;
     // A Secret that does not parse throws a TalosApiError (BadCredentials) naming the field, as before.
     const credentials = loadCredentials(secret.data);
     parsed.set(ref.name, { resourceVersion: secret.resourceVersion, credentials });

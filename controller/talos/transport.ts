@@ -84,61 +84,73 @@ export class Transport {
   ) {}
 
   unary<Req, Res>(ctx: OpContext, def: MethodDef<Req, Res>, req: Req, spec: CallSpec): Promise<Res> {
-    return this.call(ctx, spec, (client, deadline, signal) =>
-      new Promise<Res>((resolve, reject) => {
-        const call = client.makeUnaryRequest(
-          def.path,
-          def.requestSerialize,
-          def.responseDeserialize,
-          req,
-          metadataFor(spec.node),
-          { deadline },
-          (err, value) => {
-            signal.removeEventListener('abort', cancel);
-            if (err) reject(err);
-            else if (value === undefined) reject(new Error('no response'));
-            else resolve(value);
-          },
-        );
-        const cancel = (): void => call.cancel();
-        signal.addEventListener('abort', cancel, { once: true });
-      }),
+    return this.call(
+      ctx,
+      spec,
+      (client, deadline, signal) =>
+        new Promise<Res>((resolve, reject) => {
+          const call = client.makeUnaryRequest(
+            def.path,
+            def.requestSerialize,
+            def.responseDeserialize,
+            req,
+            metadataFor(spec.node),
+            { deadline },
+            (err, value) => {
+              signal.removeEventListener('abort', cancel);
+              if (err) reject(err);
+              else if (value === undefined) reject(new Error('no response'));
+              else resolve(value);
+            },
+          );
+          const cancel = (): void => call.cancel();
+          signal.addEventListener('abort', cancel, { once: true });
+        }),
     );
   }
 
   /** Server-streaming call; resolves to every message once the stream ended OK. */
-  stream<Req, Res>(ctx: OpContext, def: MethodDef<Req, Res>, req: Req, spec: CallSpec, onMessage?: (m: Res) => void): Promise<Res[]> {
-    return this.call(ctx, spec, (client, deadline, signal) =>
-      new Promise<Res[]>((resolve, reject) => {
-        const out: Res[] = [];
-        const call = client.makeServerStreamRequest(
-          def.path,
-          def.requestSerialize,
-          def.responseDeserialize,
-          req,
-          metadataFor(spec.node),
-          { deadline },
-        );
-        const cancel = (): void => call.cancel();
-        signal.addEventListener('abort', cancel, { once: true });
-        const idleMs = spec.idleMs;
-        const idle = idleMs === undefined ? undefined : watchdog(ctx.clock, idleMs, cancel);
-        call.on('data', (m: Res) => {
-          idle?.reset();
-          out.push(m);
-          onMessage?.(m);
-        });
-        call.on('error', (err: Error) => {
-          idle?.stop();
-          signal.removeEventListener('abort', cancel);
-          reject(idle?.fired() && idleMs !== undefined ? new StreamIdleError(idleMs) : err);
-        });
-        call.on('end', () => {
-          idle?.stop();
-          signal.removeEventListener('abort', cancel);
-          resolve(out);
-        });
-      }),
+  stream<Req, Res>(
+    ctx: OpContext,
+    def: MethodDef<Req, Res>,
+    req: Req,
+    spec: CallSpec,
+    onMessage?: (m: Res) => void,
+  ): Promise<Res[]> {
+    return this.call(
+      ctx,
+      spec,
+      (client, deadline, signal) =>
+        new Promise<Res[]>((resolve, reject) => {
+          const out: Res[] = [];
+          const call = client.makeServerStreamRequest(
+            def.path,
+            def.requestSerialize,
+            def.responseDeserialize,
+            req,
+            metadataFor(spec.node),
+            { deadline },
+          );
+          const cancel = (): void => call.cancel();
+          signal.addEventListener('abort', cancel, { once: true });
+          const idleMs = spec.idleMs;
+          const idle = idleMs === undefined ? undefined : watchdog(ctx.clock, idleMs, cancel);
+          call.on('data', (m: Res) => {
+            idle?.reset();
+            out.push(m);
+            onMessage?.(m);
+          });
+          call.on('error', (err: Error) => {
+            idle?.stop();
+            signal.removeEventListener('abort', cancel);
+            reject(idle?.fired() && idleMs !== undefined ? new StreamIdleError(idleMs) : err);
+          });
+          call.on('end', () => {
+            idle?.stop();
+            signal.removeEventListener('abort', cancel);
+            resolve(out);
+          });
+        }),
     );
   }
 

@@ -4,7 +4,14 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { JobView, NodeView, PlanView } from '../kube/views.js';
 import type { Clock } from '../runtime/clock.js';
-import { cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples, staleMatrixPlans } from './cluster-state.js';
+import {
+  cordonedSeconds,
+  etcdMembers,
+  etcdWaiting,
+  nodePhaseCounts,
+  planPhaseSamples,
+  staleMatrixPlans,
+} from './cluster-state.js';
 
 /** The part of an informer the gauges read. */
 export interface CachedViews<V> {
@@ -21,16 +28,18 @@ export interface ClusterCaches {
 
 export function registerClusterGauges(registry: Registry, informers: ClusterCaches, clock: Pick<Clock, 'now'>): void {
   // Before the first list, no series rather than a fleet of zeros.
-  const synced = (): boolean => informers.nodes.isSynced() && informers.patchJobs.isSynced() && informers.patchPlans.isSynced();
+  const synced = (): boolean =>
+    informers.nodes.isSynced() && informers.patchJobs.isSynced() && informers.patchPlans.isSynced();
   new Gauge({
     name: 'kangal_patch_plan_phase',
-    help: 'PatchPlans by phase: 1 for the plan\'s current phase, 0 for the others.',
+    help: "PatchPlans by phase: 1 for the plan's current phase, 0 for the others.",
     labelNames: ['plan', 'phase'],
     registers: [registry],
     collect() {
       this.reset(); // a deleted plan's series go away
       if (!synced()) return;
-      for (const s of planPhaseSamples(informers.patchPlans.list())) this.set({ plan: s.plan, phase: s.phase }, s.value);
+      for (const s of planPhaseSamples(informers.patchPlans.list()))
+        this.set({ plan: s.plan, phase: s.phase }, s.value);
     },
   });
   new Gauge({
@@ -40,7 +49,8 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     registers: [registry],
     collect() {
       if (!synced()) return;
-      for (const [phase, count] of nodePhaseCounts(informers.nodes.list(), informers.patchJobs.list())) this.set({ phase }, count);
+      for (const [phase, count] of nodePhaseCounts(informers.nodes.list(), informers.patchJobs.list()))
+        this.set({ phase }, count);
     },
   });
   new Gauge({
@@ -51,7 +61,12 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
     collect() {
       this.reset(); // an uncordoned or removed node's series go away
       if (!synced()) return;
-      for (const [node, seconds] of cordonedSeconds(informers.nodes.list(), (name) => informers.patchJobs.get(name), clock.now())) this.set({ node }, seconds);
+      for (const [node, seconds] of cordonedSeconds(
+        informers.nodes.list(),
+        (name) => informers.patchJobs.get(name),
+        clock.now(),
+      ))
+        this.set({ node }, seconds);
     },
   });
   new Gauge({
@@ -66,7 +81,7 @@ export function registerClusterGauges(registry: Registry, informers: ClusterCach
   });
   new Gauge({
     name: 'kangal_patch_etcd_members',
-    help: 'etcd members by health as the plan\'s preflight found them (status.etcd), for plans that upgrade Talos on control-plane nodes.',
+    help: "etcd members by health as the plan's preflight found them (status.etcd), for plans that upgrade Talos on control-plane nodes.",
     labelNames: ['plan', 'state'],
     registers: [registry],
     collect() {
@@ -102,7 +117,7 @@ export interface PodCaches {
 export function registerPodCacheGauges(registry: Registry, caches: PodCaches): void {
   new Gauge({
     name: 'kangal_patch_cached_pods',
-    help: 'Pods held in the controller\'s caches, by cache: static (control-plane mirror pods), hook (hook Jobs\' pods), node (pods of the nodes being drained).',
+    help: "Pods held in the controller's caches, by cache: static (control-plane mirror pods), hook (hook Jobs' pods), node (pods of the nodes being drained).",
     labelNames: ['cache'],
     registers: [registry],
     collect() {
@@ -113,7 +128,7 @@ export function registerPodCacheGauges(registry: Registry, caches: PodCaches): v
   });
   new Gauge({
     name: 'kangal_patch_pod_watched_nodes',
-    help: 'Nodes whose pods the controller watches now (those of draining jobs; at most the plans\' concurrency).',
+    help: "Nodes whose pods the controller watches now (those of draining jobs; at most the plans' concurrency).",
     registers: [registry],
     collect() {
       this.set(caches.nodePods.nodes().length);

@@ -61,7 +61,11 @@ function outranks(a: JobView, b: JobView): boolean {
  * written yet); 0 for a node whose job is gone (no start known: a cordon left behind). Other nodes
  * get no entry.
  */
-export function cordonedSeconds(nodes: readonly NodeView[], jobByName: (name: string) => JobView | undefined, now: number): Map<string, number> {
+export function cordonedSeconds(
+  nodes: readonly NodeView[],
+  jobByName: (name: string) => JobView | undefined,
+  now: number,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const n of nodes) {
     // Only the nodes we hold cordoned: a series per node of the fleet would be 5,000 series of 0 at
@@ -75,10 +79,14 @@ export function cordonedSeconds(nodes: readonly NodeView[], jobByName: (name: st
 }
 
 /** Seconds from a completed job's start to its completion; undefined when either is missing. */
-export function upgradeDurationSeconds(status: { startTime?: string | undefined; completionTime?: string | undefined }): number | undefined {
+export function upgradeDurationSeconds(status: {
+  startTime?: string | undefined;
+  completionTime?: string | undefined;
+}): number | undefined {
   const start = epoch(status.startTime);
   const end = epoch(status.completionTime);
-  if (start === undefined || end === undefined || !Number.isFinite(start) || !Number.isFinite(end) || end < start) return undefined;
+  if (start === undefined || end === undefined || !Number.isFinite(start) || !Number.isFinite(end) || end < start)
+    return undefined;
   return (end - start) / 1000;
 }
 

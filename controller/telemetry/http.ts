@@ -13,7 +13,8 @@ export function parseBindAddress(text: string): BindAddress | undefined | Error 
   if (text === '0') return undefined;
   const m = /^(\[[0-9a-fA-F:]+\]|[^:]*):(\d{1,5})$/.exec(text);
   const port = Number(m?.[2]);
-  if (!m || port > 65535) return new Error(`"${text}" is not an address such as ":8080" or "127.0.0.1:8081" (or 0 to disable)`);
+  if (!m || port > 65535)
+    return new Error(`"${text}" is not an address such as ":8080" or "127.0.0.1:8081" (or 0 to disable)`);
   return { host: (m[1] ?? '').replace(/^\[|\]$/g, '') || '0.0.0.0', port };
 }
 
@@ -30,14 +31,18 @@ export async function serve(bind: BindAddress, endpoints: Endpoints): Promise<{ 
       res.writeHead(code, { 'content-type': type });
       res.end(body);
     };
-    if (path === '/healthz') return reply(endpoints.healthz() ? 200 : 500, endpoints.healthz() ? 'ok\n' : 'unhealthy\n');
+    if (path === '/healthz')
+      return reply(endpoints.healthz() ? 200 : 500, endpoints.healthz() ? 'ok\n' : 'unhealthy\n');
     if (path === '/readyz') {
       const r = endpoints.readyz();
       return reply(r.ready ? 200 : 503, `${r.why}\n`);
     }
     if (path === '/metrics' && endpoints.registry) {
       const registry = endpoints.registry;
-      registry.metrics().then((text) => reply(200, text, registry.contentType), (err: unknown) => reply(500, String(err)));
+      registry.metrics().then(
+        (text) => reply(200, text, registry.contentType),
+        (err: unknown) => reply(500, String(err)),
+      );
       return undefined;
     }
     return reply(404, 'not found\n');

@@ -22,7 +22,9 @@ export interface PlanPhaseObserver {
 }
 
 /** Metrics need no more than the two statuses. */
-export function jobMetricsObserver(metrics: Pick<Metrics, 'jobTransitions' | 'nodeUpgradeDuration' | 'etcdGateWaits'>): {
+export function jobMetricsObserver(
+  metrics: Pick<Metrics, 'jobTransitions' | 'nodeUpgradeDuration' | 'etcdGateWaits'>,
+): {
   phaseChanged(before: PatchJobStatus, after: PatchJobStatus): void;
   reasonChanged(before: PatchJobStatus, after: PatchJobStatus): void;
 } {

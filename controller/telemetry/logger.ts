@@ -8,10 +8,30 @@ export type Logger = pino.Logger;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const REDACT = ['*.token', '*.password', '*.secret', '*.authorization', '*["tls.key"]', '*["ca.crt"]', '*["tls.crt"]', 'headers.authorization'];
+const REDACT = [
+  '*.token',
+  '*.password',
+  '*.secret',
+  '*.authorization',
+  '*["tls.key"]',
+  '*["ca.crt"]',
+  '*["tls.crt"]',
+  'headers.authorization',
+];
 
-export function createLogger(level: LogLevel, destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true })): Logger {
-  return pino({ level, base: { component: 'kangal-patch' }, redact: { paths: REDACT, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+export function createLogger(
+  level: LogLevel,
+  destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true }),
+): Logger {
+  return pino(
+    {
+      level,
+      base: { component: 'kangal-patch' },
+      redact: { paths: REDACT, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
 }
 
 /** The adapters' and runtime's logging seam, backed by pino. */

@@ -48,8 +48,18 @@ export function createMetrics(): Metrics {
       for (const [controller, depth] of queues) this.set({ controller }, depth());
     },
   });
-  const talosCalls = new Counter({ name: 'kangal_patch_talos_calls_total', help: 'Finished Talos API calls (after retries) by method and gRPC code.', labelNames: ['method', 'code'], registers: [registry] });
-  const forgeRequests = new Counter({ name: 'kangal_patch_forge_requests_total', help: 'Forge API requests by HTTP status (error: no response).', labelNames: ['status'], registers: [registry] });
+  const talosCalls = new Counter({
+    name: 'kangal_patch_talos_calls_total',
+    help: 'Finished Talos API calls (after retries) by method and gRPC code.',
+    labelNames: ['method', 'code'],
+    registers: [registry],
+  });
+  const forgeRequests = new Counter({
+    name: 'kangal_patch_forge_requests_total',
+    help: 'Forge API requests by HTTP status (error: no response).',
+    labelNames: ['status'],
+    registers: [registry],
+  });
   const notifications = new Counter({
     name: 'kangal_patch_notifications_total',
     help: 'Notifications per receiver by result: sent, failed (after retries) or dropped (queue full).',
@@ -65,8 +75,18 @@ export function createMetrics(): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
-    reconcileErrors: new Counter({ name: 'kangal_patch_reconcile_errors_total', help: 'Failed reconcile passes.', labelNames: ['controller', 'reason'], registers: [registry] }),
-    jobTransitions: new Counter({ name: 'kangal_patch_job_transitions_total', help: 'PatchJob phase changes written by this controller, by new phase and reason (failures by reason: phase="Failed").', labelNames: ['phase', 'reason'], registers: [registry] }),
+    reconcileErrors: new Counter({
+      name: 'kangal_patch_reconcile_errors_total',
+      help: 'Failed reconcile passes.',
+      labelNames: ['controller', 'reason'],
+      registers: [registry],
+    }),
+    jobTransitions: new Counter({
+      name: 'kangal_patch_job_transitions_total',
+      help: 'PatchJob phase changes written by this controller, by new phase and reason (failures by reason: phase="Failed").',
+      labelNames: ['phase', 'reason'],
+      registers: [registry],
+    }),
     etcdGateWaits: new Counter({
       name: 'kangal_patch_etcd_gate_waits_total',
       help: 'Times the etcd gate held a control-plane node (WaitingForEtcd), by stage: beforeCordon (not yet safe to take it down) or afterReboot (its member catching up).',
@@ -93,9 +113,22 @@ export function createMetrics(): Metrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
-    gitPlansApplied: new Counter({ name: 'kangal_patch_git_plans_applied_total', help: 'PatchPlans applied from Git, by reason (Created, Changed, NewCommit, DriftReverted).', labelNames: ['reason'], registers: [registry] }),
-    gitPlansDeleted: new Counter({ name: 'kangal_patch_git_plans_deleted_total', help: 'PatchPlans deleted because their file left Git.', registers: [registry] }),
-    gitSourceProblems: new Gauge({ name: 'kangal_patch_git_source_problems', help: 'Problems in the plan files of the last loaded commit.', registers: [registry] }),
+    gitPlansApplied: new Counter({
+      name: 'kangal_patch_git_plans_applied_total',
+      help: 'PatchPlans applied from Git, by reason (Created, Changed, NewCommit, DriftReverted).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    gitPlansDeleted: new Counter({
+      name: 'kangal_patch_git_plans_deleted_total',
+      help: 'PatchPlans deleted because their file left Git.',
+      registers: [registry],
+    }),
+    gitSourceProblems: new Gauge({
+      name: 'kangal_patch_git_source_problems',
+      help: 'Problems in the plan files of the last loaded commit.',
+      registers: [registry],
+    }),
     notifications,
     notification: (receiver, result) => notifications.inc({ receiver, result }),
   };

@@ -19,9 +19,15 @@ import { cpuSeconds } from './scale/sampler.js';
 const BENIGN = 5;
 const POOL = 'bench/pool';
 const TIMINGS = { upgradeMs: 300, shutdownMs: 100, rebootMs: 300, bootMs: 200, pullMs: 0, installMs: 0 };
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 
-const plan = (name: string, pool: string, spec: Record<string, unknown>, endpoint: string): ReturnType<typeof labPlan> =>
+const plan = (
+  name: string,
+  pool: string,
+  spec: Record<string, unknown>,
+  endpoint: string,
+): ReturnType<typeof labPlan> =>
   labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name }, spec: {} }, endpoint, {
     target: { talosVersion: 'v1.13.2' },
     strategy: { order: ['workers'], groups: { workers: { concurrency: 2 } } },
@@ -30,7 +36,10 @@ const plan = (name: string, pool: string, spec: Record<string, unknown>, endpoin
   });
 
 async function healthzPort(c: Controller): Promise<number> {
-  return waitFor(() => c.logs().find((l) => l['msg'] === 'health probes listening')?.['port'] as number | undefined, { timeoutMs: 60_000, description: 'health probes listening' });
+  return waitFor(() => c.logs().find((l) => l['msg'] === 'health probes listening')?.['port'] as number | undefined, {
+    timeoutMs: 60_000,
+    description: 'health probes listening',
+  });
 }
 
 /** /healthz every 20 ms until `stop` aborts: each answer's latency in ms (a request unanswered in 5 s counts 5,000). */
@@ -38,7 +47,10 @@ async function sampleHealthz(port: number, stop: AbortSignal): Promise<number[]>
   const out: number[] = [];
   while (!stop.aborted) {
     const t = performance.now();
-    await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.arrayBuffer(), () => undefined);
+    await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) }).then(
+      (r) => r.arrayBuffer(),
+      () => undefined,
+    );
     out.push(performance.now() - t);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -48,14 +60,40 @@ async function sampleHealthz(port: number, stop: AbortSignal): Promise<number[]>
 async function round(lab: JobLab, name: string, hostile: boolean): Promise<{ healthz: number[]; makespanMs: number }> {
   const controller = lab.startController({ args: ['--log-level', 'info'], name: `controller-${name}` });
   const port = await healthzPort(controller);
-  await waitFor(() => controller.logs().some((l) => String(l['msg']).startsWith('leading')) || undefined, { timeoutMs: 60_000, description: 'controller leading' });
+  await waitFor(() => controller.logs().some((l) => String(l['msg']).startsWith('leading')) || undefined, {
+    timeoutMs: 60_000,
+    description: 'controller leading',
+  });
   const stop = new AbortController();
   const churn = hostile ? churnConfigMap(lab, stop.signal) : Promise.resolve();
   if (hostile) {
-    await lab.applyPlan(plan(`${name}-bomb`, 'hostile', {
-      healthChecks: [{ name: 'bomb', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'bench', objectName: 'wide', expr: 'data.all(a, data.all(b, data.all(c, a + b + c != "")))', timeout: '1h', when: 'beforeRollout' }],
-    }, lab.talos.endpoint));
-    await lab.waitForPlan(`${name}-bomb`, 'the hostile plan over its budget', (s) => typeof s['message'] === 'string' && s['message'].includes('over its cost budget'), 120_000);
+    await lab.applyPlan(
+      plan(
+        `${name}-bomb`,
+        'hostile',
+        {
+          healthChecks: [
+            {
+              name: 'bomb',
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              namespace: 'bench',
+              objectName: 'wide',
+              expr: 'data.all(a, data.all(b, data.all(c, a + b + c != "")))',
+              timeout: '1h',
+              when: 'beforeRollout',
+            },
+          ],
+        },
+        lab.talos.endpoint,
+      ),
+    );
+    await lab.waitForPlan(
+      `${name}-bomb`,
+      'the hostile plan over its budget',
+      (s) => typeof s['message'] === 'string' && s['message'].includes('over its cost budget'),
+      120_000,
+    );
   }
   const sampling = sampleHealthz(port, stop.signal);
   const first = lab.observer.events.length;
@@ -73,20 +111,40 @@ async function round(lab: JobLab, name: string, hostile: boolean): Promise<{ hea
 async function churnConfigMap(lab: JobLab, stop: AbortSignal): Promise<void> {
   const core = lab.kc.makeApiClient(CoreV1Api);
   for (let i = 0; !stop.aborted; i++) {
-    await core.patchNamespacedConfigMap({ namespace: 'bench', name: 'wide', body: { data: { k0: String(i) } } }).catch(() => undefined);
+    await core
+      .patchNamespacedConfigMap({ namespace: 'bench', name: 'wide', body: { data: { k0: String(i) } } })
+      .catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 export async function run(): Promise<void> {
   // Each round's benign plan has nodes of its own (a node upgraded once stays on the target).
-  const pools = [...Array<string>(BENIGN).fill('benign-quiet'), ...Array<string>(BENIGN).fill('benign-hostile'), 'hostile', 'retained'];
-  const labels: Record<string, Record<string, string>> = Object.fromEntries(pools.map((pool, i) => [`worker-${i + 1}`, { [POOL]: pool }]));
-  const lab = await startJobLab({ fleet: { nodes: 2 * BENIGN + 3, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels, timings: TIMINGS, images: ['siderolabs/installer:v1.13.2'] });
+  const pools = [
+    ...Array<string>(BENIGN).fill('benign-quiet'),
+    ...Array<string>(BENIGN).fill('benign-hostile'),
+    'hostile',
+    'retained',
+  ];
+  const labels: Record<string, Record<string, string>> = Object.fromEntries(
+    pools.map((pool, i) => [`worker-${i + 1}`, { [POOL]: pool }]),
+  );
+  const lab = await startJobLab({
+    fleet: { nodes: 2 * BENIGN + 3, controlPlanes: 1, talosVersion: 'v1.12.4' },
+    labels,
+    timings: TIMINGS,
+    images: ['siderolabs/installer:v1.13.2'],
+  });
   try {
     const core = lab.kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: 'bench' } } });
-    await core.createNamespacedConfigMap({ namespace: 'bench', body: { metadata: { name: 'wide' }, data: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, `${i}`])) } });
+    await core.createNamespacedConfigMap({
+      namespace: 'bench',
+      body: {
+        metadata: { name: 'wide' },
+        data: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, `${i}`])),
+      },
+    });
     await grantHealthReads(lab.kc, 'bench-hostile-reads', ['configmaps']);
 
     const quiet = await round(lab, 'quiet', false);
@@ -102,19 +160,36 @@ export async function run(): Promise<void> {
     await lab.waitForPlan('retained', 'Completed', (s) => s['phase'] === 'Completed', 5 * 60_000);
     // The rollout's last acts after Completed: the node uncordoned and its slot Lease deleted.
     const retainedNode = `worker-${pools.length}`;
-    await waitFor(() => (lab.observer.liveLeases().length === 0 && lab.observer.node(retainedNode)?.unschedulable === false) || undefined, { timeoutMs: 60_000, description: `${retainedNode} released` });
+    await waitFor(
+      () =>
+        (lab.observer.liveLeases().length === 0 && lab.observer.node(retainedNode)?.unschedulable === false) ||
+        undefined,
+      { timeoutMs: 60_000, description: `${retainedNode} released` },
+    );
     const pid = controller.process.pid;
     const cpu0 = cpuSeconds(pid);
     const windowS = 30;
     await new Promise((resolve) => setTimeout(resolve, windowS * 1000));
     const idleCpu = (cpuSeconds(pid) - cpu0) / windowS;
     await controller.stop();
-    console.log(`waiting on a 30-day retention timer: controller CPU ${(idleCpu * 100).toFixed(2)} % of a core over ${windowS} s (goal < 1 %)`);
-    console.log(`results: ${recordResult('hostile', {
-      quiet: { healthzP50Ms: pct(quiet.healthz, 50), healthzP99Ms: pct(quiet.healthz, 99), makespanS: quiet.makespanMs / 1000 },
-      hostile: { healthzP50Ms: pct(hostile.healthz, 50), healthzP99Ms: pct(hostile.healthz, 99), makespanS: hostile.makespanMs / 1000 },
-      retentionWaitCpuPercent: idleCpu * 100,
-    })}`);
+    console.log(
+      `waiting on a 30-day retention timer: controller CPU ${(idleCpu * 100).toFixed(2)} % of a core over ${windowS} s (goal < 1 %)`,
+    );
+    console.log(
+      `results: ${recordResult('hostile', {
+        quiet: {
+          healthzP50Ms: pct(quiet.healthz, 50),
+          healthzP99Ms: pct(quiet.healthz, 99),
+          makespanS: quiet.makespanMs / 1000,
+        },
+        hostile: {
+          healthzP50Ms: pct(hostile.healthz, 50),
+          healthzP99Ms: pct(hostile.healthz, 99),
+          makespanS: hostile.makespanMs / 1000,
+        },
+        retentionWaitCpuPercent: idleCpu * 100,
+      })}`,
+    );
   } finally {
     await lab.stop();
   }

@@ -18,7 +18,8 @@ import { nothingToDoPlan, timePushToApplied } from './scale/push-probe.js';
 import { cpuSeconds, memoryMiB } from './scale/sampler.js';
 import { sharedScaleLab, sharedScaleLabSizes } from './scale/shared.js';
 
-const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name: string, fallback: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const PLAN_FILES = 50;
 const PUSHES = 5;
 const POLL = '5s';
@@ -46,9 +47,23 @@ function gitFigures(git: readonly GitRequest[], minutes: number) {
  * whose phase is Completed and, when `commitOf` is given, whose source commit is the one it returns
  * for that plan (the report caught up with the plan's annotations).
  */
-async function reportsSettled(plans: WorkingCopy, names: readonly string[], commitOf?: (name: string) => Promise<string | undefined>): Promise<true | undefined> {
-  await plans.git(['fetch', '--quiet', '--prune', 'origin', '+refs/heads/kangal-patch/*:refs/remotes/origin/kangal-patch/*']);
-  const refs = (await plans.git(['for-each-ref', '--format=%(refname:short)', 'refs/remotes/origin/kangal-patch/lab/report/'])).split('\n').filter((r) => r !== '');
+async function reportsSettled(
+  plans: WorkingCopy,
+  names: readonly string[],
+  commitOf?: (name: string) => Promise<string | undefined>,
+): Promise<true | undefined> {
+  await plans.git([
+    'fetch',
+    '--quiet',
+    '--prune',
+    'origin',
+    '+refs/heads/kangal-patch/*:refs/remotes/origin/kangal-patch/*',
+  ]);
+  const refs = (
+    await plans.git(['for-each-ref', '--format=%(refname:short)', 'refs/remotes/origin/kangal-patch/lab/report/'])
+  )
+    .split('\n')
+    .filter((r) => r !== '');
   for (const name of names) {
     const ref = refs.find((r) => r.startsWith(`origin/kangal-patch/lab/report/${name}-`));
     if (ref === undefined) return undefined;
@@ -72,7 +87,8 @@ async function reportCommitOf(lab: JobLab, name: string): Promise<string | undef
 /** The 1-minute load average (the machine is shared: every figure is read next to it). */
 const load1 = (): number => loadavg()[0] ?? NaN;
 
-const receivePacks = (git: readonly GitRequest[]): number => git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length;
+const receivePacks = (git: readonly GitRequest[]): number =>
+  git.filter((g) => g.method === 'POST' && g.path.endsWith('/git-receive-pack')).length;
 
 /**
  * git push → plan applied (the controller's apply of the new plan, as the interposer saw it arrive),
@@ -80,13 +96,23 @@ const receivePacks = (git: readonly GitRequest[]): number => git.filter((g) => g
  * the first push until each report (the finished plans' and the pushed ones') names the commit the
  * controller says it should, less the bench's own pushes. Each pushed plan's own report is 1 or 2.
  */
-async function measurePushes(lab: JobLab, plans: WorkingCopy, names: readonly string[], planDoc: (name: string, k: number) => string) {
+async function measurePushes(
+  lab: JobLab,
+  plans: WorkingCopy,
+  names: readonly string[],
+  planDoc: (name: string, k: number) => string,
+) {
   const pushToApplied: number[] = [];
   const pushesFrom = lab.forge?.gitRequests.length ?? 0;
   const loadAtPushes = load1();
   const pushed = Array.from({ length: PUSHES }, (_, k) => `pushed-${k + 1}`);
-  for (const [k, name] of pushed.entries()) pushToApplied.push(await timePushToApplied(lab, plans, name, planDoc(name, names.length + k)));
-  await waitFor(() => reportsSettled(plans, [...names, ...pushed], (name) => reportCommitOf(lab, name)), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: 'every report caught up with its plan' });
+  for (const [k, name] of pushed.entries())
+    pushToApplied.push(await timePushToApplied(lab, plans, name, planDoc(name, names.length + k)));
+  await waitFor(() => reportsSettled(plans, [...names, ...pushed], (name) => reportCommitOf(lab, name)), {
+    timeoutMs: 30 * 60_000,
+    intervalMs: 5000,
+    description: 'every report caught up with its plan',
+  });
   const controllerPushes = receivePacks((lab.forge?.gitRequests ?? []).slice(pushesFrom)) - PUSHES;
   return { pushToApplied, controllerPushes, loadAtPushes };
 }
@@ -97,38 +123,56 @@ export async function run(): Promise<void> {
   const durationS = Number(arg('duration', '300'));
   const { lab: started, reused } = sharedScaleLab(workers);
   const { lab, startSeconds } = await started;
-  console.log(`${workers} workers: lab ${reused ? 'shared with the scale bench' : `ready in ${startSeconds.toFixed(1)} s`}`);
+  console.log(
+    `${workers} workers: lab ${reused ? 'shared with the scale bench' : `ready in ${startSeconds.toFixed(1)} s`}`,
+  );
   const plans = lab.plans;
   if (!plans) throw new Error('the idle bench needs the lab plans repository');
   // Every plan targets what the workers run now, on a node of its own: each finishes with nothing
   // to do. (Plans over the same nodes would refuse each other in preflight, NoConflictingPlan, and
   // plans over every node would each run a PatchJob per node before being finished.)
   const version = lab.fleet.node('worker-1')?.talosVersion ?? '';
-  const planDoc = (name: string, k: number): string => nothingToDoPlan(lab, name, `worker-${1 + (k % workers)}`, version);
+  const planDoc = (name: string, k: number): string =>
+    nothingToDoPlan(lab, name, `worker-${1 + (k % workers)}`, version);
   const names = Array.from({ length: PLAN_FILES }, (_, k) => `idle-${k + 1}`);
   for (const [k, name] of names.entries()) await plans.write(`plans/${name}.yaml`, planDoc(name, k));
   await plans.commitAndPush(`${PLAN_FILES} plans, all on ${version}`);
 
   // The image's environment, heap as a pod with the Deployment's memory limit has it (test/lab/image-env.ts): the RSS is the shipped one's.
-  const controller = lab.startController({ args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })], metrics: true, env: controllerEnv() });
+  const controller = lab.startController({
+    args: ['--log-level', 'info', ...lab.gitArgs({ pollInterval: POLL })],
+    metrics: true,
+    env: controllerEnv(),
+  });
   const pid = controller.process.pid;
   try {
-    await waitFor(async () => {
-      for (const name of names) if ((await planPhase(lab, name)) !== 'Completed') return undefined;
-      return true;
-    }, { timeoutMs: 30 * 60_000, intervalMs: 2000, description: `${PLAN_FILES} plans Completed` });
+    await waitFor(
+      async () => {
+        for (const name of names) if ((await planPhase(lab, name)) !== 'Completed') return undefined;
+        return true;
+      },
+      { timeoutMs: 30 * 60_000, intervalMs: 2000, description: `${PLAN_FILES} plans Completed` },
+    );
     // The report writer (on with `--forge none` too: it pushes report branches without PRs) writes
     // one report per finished plan, each write a ref listing, a fetch and a push, rate-limited per
     // plan: that is writing, not polling. Settled once every plan's report branch holds its final
     // (Completed) report; the window starts then.
-    await waitFor(() => reportsSettled(plans, names), { timeoutMs: 30 * 60_000, intervalMs: 5000, description: `${PLAN_FILES} final rollout reports pushed` });
+    await waitFor(() => reportsSettled(plans, names), {
+      timeoutMs: 30 * 60_000,
+      intervalMs: 5000,
+      description: `${PLAN_FILES} final rollout reports pushed`,
+    });
     const from = Date.now();
     const loadAtStart = load1();
     const exchanges0 = lab.interposer?.exchanges.length ?? 0;
     const git0 = lab.forge?.gitRequests.length ?? 0;
     const talos0 = lab.talos.callLog().length;
     const cpu0 = cpuSeconds(pid);
-    await waitFor(() => Date.now() - from >= durationS * 1000 || undefined, { timeoutMs: durationS * 1000 + 60_000, intervalMs: 1000, description: 'idle window' });
+    await waitFor(() => Date.now() - from >= durationS * 1000 || undefined, {
+      timeoutMs: durationS * 1000 + 60_000,
+      intervalMs: 1000,
+      description: 'idle window',
+    });
     const minutes = (Date.now() - from) / 60_000;
     const cpu = cpuSeconds(pid) - cpu0;
     const during = (lab.interposer?.exchanges ?? []).slice(exchanges0);
@@ -150,16 +194,33 @@ export async function run(): Promise<void> {
       cpuPercentOfCore: Number(((100 * cpu) / (minutes * 60)).toFixed(3)),
       rssMiB: Math.round(memoryMiB(pid).rss),
       ...git,
-      pushToAppliedMs: { p50: pct(pushes.pushToApplied, 50), max: Math.max(...pushes.pushToApplied), n: pushes.pushToApplied.length, samples: pushes.pushToApplied },
+      pushToAppliedMs: {
+        p50: pct(pushes.pushToApplied, 50),
+        max: Math.max(...pushes.pushToApplied),
+        n: pushes.pushToApplied.length,
+        samples: pushes.pushToApplied,
+      },
       controllerGitPushesPerCommit: Number((pushes.controllerPushes / PUSHES).toFixed(2)),
       loadAverage1m: { atWindowStart: loadAtStart, atPushes: pushes.loadAtPushes, atEnd: load1() },
     };
-    console.log(`idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`);
-    console.log(`  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`);
-    console.log(`  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`);
-    console.log(`  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitPushes} pushes, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`);
-    console.log(`  git push → plan applied: ${pushes.pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s); controller git pushes per commit ${figures.controllerGitPushesPerCommit} (the pushed plan's own report: 1-2)`);
-    console.log(`  load average (1 min): ${figures.loadAverage1m.atWindowStart.toFixed(1)} at the window's start, ${figures.loadAverage1m.atPushes.toFixed(1)} at the pushes, ${figures.loadAverage1m.atEnd.toFixed(1)} at the end`);
+    console.log(
+      `idle ${minutes.toFixed(1)} min over ${workers} nodes and ${PLAN_FILES} finished plans from Git (poll ${POLL}):`,
+    );
+    console.log(
+      `  API requests/min (watches apart) ${figures.apiRequestsPerMinute} ${JSON.stringify(figures.apiRequestsByKind)}; watch (re)starts/min ${figures.watchRequestsPerMinute}`,
+    );
+    console.log(
+      `  Talos calls/min ${figures.talosCallsPerMinute} (goal 0); controller CPU ${figures.cpuPercentOfCore} % of a core (goal < 1 %), RSS ${figures.rssMiB} MiB`,
+    );
+    console.log(
+      `  git: ${figures.gitPolls} ref advertisements, ${figures.gitLsRefs} ls-refs (one per ${figures.gitPollIntervalS} s), ${figures.gitPacksFetched} other upload-pack POSTs (fetches), ${figures.gitPushes} pushes, ${figures.gitRequestsPerPoll} requests per poll (goal: 1 ref advertisement + 1 ls-refs, no pack)`,
+    );
+    console.log(
+      `  git push → plan applied: ${pushes.pushToApplied.join(', ')} ms (goal ≤ poll 5 s + 2 s); controller git pushes per commit ${figures.controllerGitPushesPerCommit} (the pushed plan's own report: 1-2)`,
+    );
+    console.log(
+      `  load average (1 min): ${figures.loadAverage1m.atWindowStart.toFixed(1)} at the window's start, ${figures.loadAverage1m.atPushes.toFixed(1)} at the pushes, ${figures.loadAverage1m.atEnd.toFixed(1)} at the end`,
+    );
     console.log(`results: ${recordResult('idle', figures)}`);
   } finally {
     await controller.stop();

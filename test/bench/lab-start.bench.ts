@@ -7,7 +7,8 @@ import { processesUsing, rssMiB } from '../lab/procfs.js';
 function rssByProgram(path: string): Map<string, number> {
   const rss = new Map<string, number>();
   for (const { pid, argv } of processesUsing(path)) {
-    const name = (argv.find((a) => /(etcd|kube-[a-z-]+)$/.test(a)) ?? argv[0] ?? String(pid)).split('/').at(-1) ?? String(pid);
+    const name =
+      (argv.find((a) => /(etcd|kube-[a-z-]+)$/.test(a)) ?? argv[0] ?? String(pid)).split('/').at(-1) ?? String(pid);
     rss.set(name, (rss.get(name) ?? 0) + rssMiB(pid));
   }
   return rss;
@@ -23,7 +24,9 @@ export async function run(): Promise<void> {
     rss.set('docker-registry', rssMiB(lab.registry.pid));
     const total = [...rss.values()].reduce((a, b) => a + b, 0);
     const parts = [...rss].map(([name, mb]) => `${name} ${mb.toFixed(0)} MiB`).join(', ');
-    console.log(`round ${i}: lab ready in ${seconds.toFixed(2)} s (10 nodes); RSS ${total.toFixed(0)} MiB (${parts}); node process (fleet, Talos simulator, forge) ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `round ${i}: lab ready in ${seconds.toFixed(2)} s (10 nodes); RSS ${total.toFixed(0)} MiB (${parts}); node process (fleet, Talos simulator, forge) ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    );
     await lab.stop();
   }
 }

@@ -15,7 +15,8 @@ import { testContext } from '../support/op-context.js';
 import { recordResult } from './results.js';
 import { patchJobSpec } from '../../schemas/patchjob.js';
 
-const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name: string, fallback: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const START = Date.parse('2026-12-03T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -23,33 +24,105 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function finishedJob(i: number, done = true): JobView {
   const node = `worker-${i}`;
   const begun = START + i * 400;
-  const spec = patchJobSpec.parse({ nodeName: node, patchPlanRef: 'scale', group: 'fleet', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 'talosconfig' } } });
+  const spec = patchJobSpec.parse({
+    nodeName: node,
+    patchPlanRef: 'scale',
+    group: 'fleet',
+    target: { talosVersion: 'v1.13.2' },
+    talosConfig: { secretRef: { name: 'talosconfig' } },
+  });
   return {
-    name: `scale-${node}`, uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, resourceVersion: String(1000 + i), generation: 1,
-    labels: {}, spec, specError: undefined, created: begun, deleting: false,
-    status: !done ? { phase: 'Pending', reason: 'WaitingForSlot', message: `waiting for a slot of group fleet`, initialTalosVersion: 'v1.12.4', currentTalosVersion: 'v1.12.4', targetTalosVersion: 'v1.13.2' } : {
-      phase: 'Completed', reason: 'Upgraded', message: `node ${node} upgraded from v1.12.4 to v1.13.2`,
-      startTime: iso(begun), phaseStartTime: iso(begun + 9_000), completionTime: iso(begun + 9_000),
-      initialTalosVersion: 'v1.12.4', currentTalosVersion: 'v1.13.2', targetTalosVersion: 'v1.13.2', flow: 'legacy',
-      installerImage: 'registry.lab:5000/siderolabs/installer:v1.13.2', initialBootID: `boot-${i}-a`, currentBootID: `boot-${i}-b`,
-      cordonedTime: iso(begun + 100), uncordonedTime: iso(begun + 9_100),
-      conditions: [{ type: 'NodeReleased', status: 'True', reason: 'Released', message: `node ${node} given back and its slot freed`, lastTransitionTime: iso(begun + 9_200) }],
-    },
+    name: `scale-${node}`,
+    uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    resourceVersion: String(1000 + i),
+    generation: 1,
+    labels: {},
+    spec,
+    specError: undefined,
+    created: begun,
+    deleting: false,
+    status: !done
+      ? {
+          phase: 'Pending',
+          reason: 'WaitingForSlot',
+          message: `waiting for a slot of group fleet`,
+          initialTalosVersion: 'v1.12.4',
+          currentTalosVersion: 'v1.12.4',
+          targetTalosVersion: 'v1.13.2',
+        }
+      : {
+          phase: 'Completed',
+          reason: 'Upgraded',
+          message: `node ${node} upgraded from v1.12.4 to v1.13.2`,
+          startTime: iso(begun),
+          phaseStartTime: iso(begun + 9_000),
+          completionTime: iso(begun + 9_000),
+          initialTalosVersion: 'v1.12.4',
+          currentTalosVersion: 'v1.13.2',
+          targetTalosVersion: 'v1.13.2',
+          flow: 'legacy',
+          installerImage: 'registry.lab:5000/siderolabs/installer:v1.13.2',
+          initialBootID: `boot-${i}-a`,
+          currentBootID: `boot-${i}-b`,
+          cordonedTime: iso(begun + 100),
+          uncordonedTime: iso(begun + 9_100),
+          conditions: [
+            {
+              type: 'NodeReleased',
+              status: 'True',
+              reason: 'Released',
+              message: `node ${node} given back and its slot freed`,
+              lastTransitionTime: iso(begun + 9_200),
+            },
+          ],
+        },
   };
 }
 
 function plan(nodes: number): PlanView {
   return {
-    name: 'scale', uid: 'plan-uid', resourceVersion: '1', generation: 1, labels: {}, annotations: {}, finalizers: [], spec: undefined, specError: undefined,
-    created: START, deleting: false,
-    status: { phase: 'InProgress', startTime: iso(START), totalNodes: nodes, completedNodes: nodes, runningNodes: 0, pendingNodes: 0, failedNodes: 0,
-      groups: [{ name: 'fleet', concurrency: 50, active: 0, total: nodes, pending: 0, running: 0, completed: nodes, failed: 0 }] },
+    name: 'scale',
+    uid: 'plan-uid',
+    resourceVersion: '1',
+    generation: 1,
+    labels: {},
+    annotations: {},
+    finalizers: [],
+    spec: undefined,
+    specError: undefined,
+    created: START,
+    deleting: false,
+    status: {
+      phase: 'InProgress',
+      startTime: iso(START),
+      totalNodes: nodes,
+      completedNodes: nodes,
+      runningNodes: 0,
+      pendingNodes: 0,
+      failedNodes: 0,
+      groups: [
+        {
+          name: 'fleet',
+          concurrency: 50,
+          active: 0,
+          total: nodes,
+          pending: 0,
+          running: 0,
+          completed: nodes,
+          failed: 0,
+        },
+      ],
+    },
   };
 }
 
 export async function run(): Promise<void> {
   const nodes = Number(arg('nodes', '5000'));
-  console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `load average: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const jobs = Array.from({ length: nodes }, (_, i) => finishedJob(i));
   const p = plan(nodes);
   const before = new Map<string, BeforeVersions>();
@@ -61,8 +134,14 @@ export async function run(): Promise<void> {
     return (used.user + used.system) / 1000;
   };
   let files = renderReport(p, jobs, before, settings);
-  const first = cpu(() => { files = renderReport(p, jobs, before, settings); });
-  const renders = Array.from({ length: 5 }, () => cpu(() => { files = renderReport(p, jobs, before, settings); }));
+  const first = cpu(() => {
+    files = renderReport(p, jobs, before, settings);
+  });
+  const renders = Array.from({ length: 5 }, () =>
+    cpu(() => {
+      files = renderReport(p, jobs, before, settings);
+    }),
+  );
   const digest = cpu(() => contentDigest(files));
   const wallStart = performance.now();
   files = renderReport(p, jobs, before, settings);
@@ -70,13 +149,29 @@ export async function run(): Promise<void> {
   const kib = (s: string): string => (Buffer.byteLength(s) / 1024).toFixed(0);
   renders.sort((a, b) => a - b);
   console.log(`report of ${nodes} finished jobs: Markdown ${kib(files.markdown)} KiB, YAML ${kib(files.yaml)} KiB`);
-  console.log(`render CPU ms: second ${first.toFixed(0)}, then median ${renders[2]?.toFixed(0)} (min ${renders[0]?.toFixed(0)}, max ${renders[4]?.toFixed(0)}) of 5; wall ${wall.toFixed(0)} ms; digest ${digest.toFixed(1)} ms`);
+  console.log(
+    `render CPU ms: second ${first.toFixed(0)}, then median ${renders[2]?.toFixed(0)} (min ${renders[0]?.toFixed(0)}, max ${renders[4]?.toFixed(0)}) of 5; wall ${wall.toFixed(0)} ms; digest ${digest.toFixed(1)} ms`,
+  );
   const commits = await commitCost(nodes, Number(arg('commits', '8')));
-  const figures = { nodes, markdownBytes: Buffer.byteLength(files.markdown), yamlBytes: Buffer.byteLength(files.yaml), renderCpuMs: { second: first, sorted: renders }, renderWallMs: wall, digestCpuMs: digest, commits, loadavg: loadavg() };
+  const figures = {
+    nodes,
+    markdownBytes: Buffer.byteLength(files.markdown),
+    yamlBytes: Buffer.byteLength(files.yaml),
+    renderCpuMs: { second: first, sorted: renders },
+    renderWallMs: wall,
+    digestCpuMs: digest,
+    commits,
+    loadavg: loadavg(),
+  };
   console.log(`results: ${recordResult(`report (${nodes} jobs)`, figures)}`);
 }
 
-interface CommitFigures { cpuMs: number; wallMs: number; heapUsedMiB: number; gitRequests: string[] }
+interface CommitFigures {
+  cpuMs: number;
+  wallMs: number;
+  heapUsedMiB: number;
+  gitRequests: string[];
+}
 
 /**
  * `commits` successive report commits on one branch, each with `nodes / commits` more jobs finished,
@@ -88,7 +183,13 @@ async function commitCost(nodes: number, commits: number): Promise<CommitFigures
   const cacheDir = await mkdtemp(join(tmpdir(), 'kangal-report-bench-'));
   try {
     const { cloneUrl } = await forge.createRepo('acme', 'plans', { files: { 'README.md': '# plans\n' } });
-    const writer = new BranchWriter({ url: cloneUrl, cacheDir, token: () => Promise.resolve(forge.token), tokenSource: 'bench', author: { name: 'KangalPatch', email: 'kangal-patch@lab.invalid' } });
+    const writer = new BranchWriter({
+      url: cloneUrl,
+      cacheDir,
+      token: () => Promise.resolve(forge.token),
+      tokenSource: 'bench',
+      author: { name: 'KangalPatch', email: 'kangal-patch@lab.invalid' },
+    });
     const out: CommitFigures[] = [];
     for (let c = 1; c <= commits; c++) {
       const finished = Math.round((nodes * c) / commits);
@@ -97,12 +198,26 @@ async function commitCost(nodes: number, commits: number): Promise<CommitFigures
       const requestsBefore = forge.gitRequests.length;
       const cpuStart = process.cpuUsage();
       const wallStart = performance.now();
-      const result = await writer.write(testContext({ timeoutMs: 300_000 }), { branch: 'kangal-patch/lab/report/scale-1', base: 'main', files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml }, message: `report ${c}` });
+      const result = await writer.write(testContext({ timeoutMs: 300_000 }), {
+        branch: 'kangal-patch/lab/report/scale-1',
+        base: 'main',
+        files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml },
+        message: `report ${c}`,
+      });
       const wallMs = performance.now() - wallStart;
       const used = process.cpuUsage(cpuStart);
       if (result.outcome !== 'pushed') throw new Error(`report commit ${c}: ${result.outcome}`);
-      const figures = { cpuMs: (used.user + used.system) / 1000, wallMs, heapUsedMiB: process.memoryUsage().heapUsed / 2 ** 20, gitRequests: forge.gitRequests.slice(requestsBefore).map((r) => `${r.method} ${r.path.split('/').pop() ?? ''}${r.command ? ` ${r.command}` : ''}`) };
-      console.log(`commit ${c} (${finished} of ${nodes} finished): CPU ${figures.cpuMs.toFixed(0)} ms, wall ${wallMs.toFixed(0)} ms, heap used ${figures.heapUsedMiB.toFixed(0)} MiB; git: ${figures.gitRequests.join(', ')}`);
+      const figures = {
+        cpuMs: (used.user + used.system) / 1000,
+        wallMs,
+        heapUsedMiB: process.memoryUsage().heapUsed / 2 ** 20,
+        gitRequests: forge.gitRequests
+          .slice(requestsBefore)
+          .map((r) => `${r.method} ${r.path.split('/').pop() ?? ''}${r.command ? ` ${r.command}` : ''}`),
+      };
+      console.log(
+        `commit ${c} (${finished} of ${nodes} finished): CPU ${figures.cpuMs.toFixed(0)} ms, wall ${wallMs.toFixed(0)} ms, heap used ${figures.heapUsedMiB.toFixed(0)} MiB; git: ${figures.gitRequests.join(', ')}`,
+      );
       out.push(figures);
     }
     return out;

@@ -8,7 +8,13 @@ import { fileURLToPath } from 'node:url';
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
 export function machine(): Record<string, unknown> {
-  return { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGiB: Math.round(totalmem() / 2 ** 30), loadAverage1m: Number(loadavg()[0]?.toFixed(2)), node: process.version };
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    loadAverage1m: Number(loadavg()[0]?.toFixed(2)),
+    node: process.version,
+  };
 }
 
 /** Merges `{ [bench]: data }` into today's results file; returns its path. */

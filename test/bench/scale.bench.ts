@@ -21,8 +21,14 @@ import { measureRollout, type RolloutFigures } from './scale/measure.js';
 /** Plan files pushed while the largest rollout runs (git push → applied under load). */
 const PUSH_PROBES = 5;
 
-const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const sizes = (text: string): number[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+const arg = (name: string, fallback: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const sizes = (text: string): number[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
 /** `512`, `512Mi` or `1Gi` → MiB. */
 function mebibytes(text: string): number {
   const m = /^([0-9]+)(Mi|Gi)?$/.exec(text.trim());
@@ -36,15 +42,33 @@ export async function run(): Promise<void> {
   const memoryLimitMiB = mebibytes(arg('memory-limit', String(DEFAULT_MEMORY_LIMIT_MIB)));
   // Absent: the shipped NODE_OPTIONS; given (even empty): those instead.
   const nodeOptions = process.argv.some((a) => a.startsWith('--node-options=')) ? arg('node-options', '') : undefined;
-  const env = Object.fromEntries(arg('env', '').split(',').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const plan = [...dist.map((n) => ({ n, entry: 'dist' as const })), ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const }))];
+  const env = Object.fromEntries(
+    arg('env', '')
+      .split(',')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  const plan = [
+    ...dist.map((n) => ({ n, entry: 'dist' as const })),
+    ...sizes(arg('sources', '100')).map((n) => ({ n, entry: 'sources' as const })),
+  ];
   for (const { n, entry } of plan) {
     // The biggest lab stays up for the idle bench; the others go when measured.
     const shared = entry === 'dist' && n === Math.max(...dist);
     const { lab, startSeconds } = shared ? await sharedScaleLab(n).lab : await startScaleLab(n);
     console.log(`${n} workers (+1 control plane, ${n * 10 + 1} pods): lab ready in ${startSeconds.toFixed(1)} s`);
     try {
-      const figures = await measureRollout(lab, { workers: n, concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))), plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`, entry, timeoutMs: 90 * 60_000, memoryLimitMiB, ...(nodeOptions !== undefined ? { nodeOptions } : {}), env, ...(shared ? { pushProbe: { pushes: PUSH_PROBES } } : {}) });
+      const figures = await measureRollout(lab, {
+        workers: n,
+        concurrency: Math.max(1, Math.min(50, Math.floor(n / 10))),
+        plan: `scale-${n}${entry === 'sources' ? '-tsx' : ''}`,
+        entry,
+        timeoutMs: 90 * 60_000,
+        memoryLimitMiB,
+        ...(nodeOptions !== undefined ? { nodeOptions } : {}),
+        env,
+        ...(shared ? { pushProbe: { pushes: PUSH_PROBES } } : {}),
+      });
       runs.push({ ...figures, labStartSeconds: Number(startSeconds.toFixed(1)) });
       console.log(JSON.stringify(figures));
     } finally {
@@ -54,15 +78,22 @@ export async function run(): Promise<void> {
   printTable(runs);
   // Keyed by the sizes and the settings: a run of other sizes or settings the same day does not replace this one.
   const ran = runs[0]?.nodeOptions ?? '';
-  const heap = nodeOptions === undefined ? `as shipped at a ${memoryLimitMiB} MiB limit: NODE_OPTIONS=${ran}` : `NODE_OPTIONS=${ran || '(none)'} instead of the shipped`;
+  const heap =
+    nodeOptions === undefined
+      ? `as shipped at a ${memoryLimitMiB} MiB limit: NODE_OPTIONS=${ran}`
+      : `NODE_OPTIONS=${ran || '(none)'} instead of the shipped`;
   const settings = [heap, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
   const sizesRun = runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`).join(', ');
   console.log(`results: ${recordResult(`scale (${sizesRun} workers${settings ? `; ${settings}` : ''})`, { runs })}`);
 }
 
 function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): void {
-  for (const r of runs.slice(0, 1)) console.log(`controller NODE_OPTIONS=${r.nodeOptions || '(none)'} (pod memory limit ${r.memoryLimitMiB} MiB; heap limit ${r.heapLimitMiB} MiB)`);
-  for (const r of runs.slice(0, 1)) if (Object.keys(r.env).length > 0) console.log(`controller environment ${JSON.stringify(r.env)}`);
+  for (const r of runs.slice(0, 1))
+    console.log(
+      `controller NODE_OPTIONS=${r.nodeOptions || '(none)'} (pod memory limit ${r.memoryLimitMiB} MiB; heap limit ${r.heapLimitMiB} MiB)`,
+    );
+  for (const r of runs.slice(0, 1))
+    if (Object.keys(r.env).length > 0) console.log(`controller environment ${JSON.stringify(r.env)}`);
   const figure = (f: { p50: number; p99: number } | undefined): string => (f === undefined ? '—' : `${f.p50}/${f.p99}`);
   const passes = (r: RolloutFigures, controller: string): string => {
     const p = r.passesPerNode[controller];
@@ -72,7 +103,11 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): voi
     ['lab start (s)', (r) => String(r.labStartSeconds), ''],
     ['plan phase', (r) => r.phase, 'Completed'],
     ['controller peak RSS (MiB)', (r) => String(r.peakRssMiB), '≤ 200 MB at 5,000'],
-    ['  at the highest sample: anon/file/shmem', (r) => `${r.peakRssSplitMiB.anon}/${r.peakRssSplitMiB.file}/${r.peakRssSplitMiB.shmem}`, ''],
+    [
+      '  at the highest sample: anon/file/shmem',
+      (r) => `${r.peakRssSplitMiB.anon}/${r.peakRssSplitMiB.file}/${r.peakRssSplitMiB.shmem}`,
+      '',
+    ],
     ['controller peak heap used (MiB)', (r) => String(r.peakHeapMiB), ''],
     ['controller heap limit (MiB)', (r) => String(r.heapLimitMiB), ''],
     ['GC pauses over the rollout, s (ms per node; wall clock)', (r) => `${r.gc.seconds} (${r.gc.msPerNode})`, ''],
@@ -80,12 +115,26 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): voi
     ['preflight: Preflighting → InProgress (s)', (r) => r.preflightSeconds.toFixed(2), ''],
     ['GET secrets per node (controller)', (r) => String(r.requestsPerNode['GET secrets'] ?? 0), ''],
     ['CPU s per node upgraded', (r) => r.cpuSecondsPerNode.toFixed(3), 'flat'],
-    ['machine CPU s per node: controller/apiserver/etcd/kcm/lab', (r) => ['controller', 'kube-apiserver', 'etcd', 'kube-controller-manager', 'lab simulators and observer'].map((p) => (r.machineCpu.perNode[p] ?? NaN).toFixed(3)).join('/'), ''],
+    [
+      'machine CPU s per node: controller/apiserver/etcd/kcm/lab',
+      (r) =>
+        ['controller', 'kube-apiserver', 'etcd', 'kube-controller-manager', 'lab simulators and observer']
+          .map((p) => (r.machineCpu.perNode[p] ?? NaN).toFixed(3))
+          .join('/'),
+      '',
+    ],
     ['  cores busy over the rollout (of 2)', (r) => r.machineCpu.coresBusy.toFixed(2), ''],
     ['API requests per node (controller)', (r) => r.requestsPerNodeTotal.toFixed(1), 'flat'],
     ['watch events per node (controller)', (r) => r.watchEventsPerNode.toFixed(1), 'flat'],
     ['TLS connections opened per node (controller → apiserver)', (r) => r.tlsConnectionsPerNode.toFixed(2), ''],
-    ['Talos calls per node (controller)', (r) => Object.values(r.talosCallsPerNode.controllerMetrics).reduce((a, b) => a + b, 0).toFixed(2), 'flat'],
+    [
+      'Talos calls per node (controller)',
+      (r) =>
+        Object.values(r.talosCallsPerNode.controllerMetrics)
+          .reduce((a, b) => a + b, 0)
+          .toFixed(2),
+      'flat',
+    ],
     ['plan passes per node (mean ms)', (r) => passes(r, 'patchplan'), ''],
     ['job passes per node (mean ms)', (r) => passes(r, 'patchjob'), ''],
     ['makespan (s)', (r) => r.makespanSeconds.toFixed(0), ''],
@@ -94,10 +143,21 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): voi
     ['slot freed → next PatchJob created p50/p99 (ms)', (r) => figure(r.slotFreedToJobCreatedMs), 'p99 ≤ 250'],
     ['slot freed → next PatchJob Pending p50/p99 (ms)', (r) => figure(r.slotFreedToNextJobMs), ''],
     ['PatchJob created → Pending p50/p99 (ms)', (r) => figure(r.jobCreatedToPendingMs), ''],
-    ['Ready on target → Completed p50/p99 (ms)', (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`, 'p99 ≤ 250'],
+    [
+      'Ready on target → Completed p50/p99 (ms)',
+      (r) => `${r.readyToCompletedMs.p50}/${r.readyToCompletedMs.p99}`,
+      'p99 ≤ 250',
+    ],
     ['PatchJob created → Completed p50/p99 (ms)', (r) => figure(r.jobCreatedToEndMs), ''],
     ['node cordoned → uncordoned p50/p99 (ms)', (r) => figure(r.cordonedMs), ''],
-    ['git push → applied during the rollout p50/max (ms; jobs in flight)', (r) => (r.pushToAppliedUnderLoadMs ? `${r.pushToAppliedUnderLoadMs.p50}/${r.pushToAppliedUnderLoadMs.max} (${r.pushToAppliedUnderLoadMs.jobsInFlight.join(',')})` : '—'), '≤ poll 5 s + 2 s'],
+    [
+      'git push → applied during the rollout p50/max (ms; jobs in flight)',
+      (r) =>
+        r.pushToAppliedUnderLoadMs
+          ? `${r.pushToAppliedUnderLoadMs.p50}/${r.pushToAppliedUnderLoadMs.max} (${r.pushToAppliedUnderLoadMs.jobsInFlight.join(',')})`
+          : '—',
+      '≤ poll 5 s + 2 s',
+    ],
     ['no-op writes', (r) => String(Object.values(r.noOpWrites).reduce((a, b) => a + b, 0)), '0'],
     ['evictions per node (429s)', (r) => `${r.evictionsPerNode} (${r.evictionsRejected})`, `≤ pods per node`],
     ['Events per node', (r) => String(r.eventsPerNode), '≤ pods per node'],
@@ -110,7 +170,12 @@ function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): voi
   for (const r of runs) {
     console.log(`\n${r.workers} ${r.entry}: requests per node ${JSON.stringify(r.requestsPerNode)}`);
     console.log(`  apiserver (all clients) per node ${JSON.stringify(r.apiserverRequestsPerNode)}`);
-    console.log(`  Talos per node: simulator ${JSON.stringify(r.talosCallsPerNode.simulatorRecord)}, controller ${JSON.stringify(r.talosCallsPerNode.controllerMetrics)}; no-op writes ${JSON.stringify(r.noOpWrites)}`);
-    if (r.violations.length > 0) console.log(`  violations: ${r.violations.slice(0, 10).join('; ')}${r.violations.length > 10 ? ` (+${r.violations.length - 10})` : ''}`);
+    console.log(
+      `  Talos per node: simulator ${JSON.stringify(r.talosCallsPerNode.simulatorRecord)}, controller ${JSON.stringify(r.talosCallsPerNode.controllerMetrics)}; no-op writes ${JSON.stringify(r.noOpWrites)}`,
+    );
+    if (r.violations.length > 0)
+      console.log(
+        `  violations: ${r.violations.slice(0, 10).join('; ')}${r.violations.length > 10 ? ` (+${r.violations.length - 10})` : ''}`,
+      );
   }
 }

@@ -15,7 +15,8 @@ import { layOutProduct } from '../support/product.js';
 import { startScaleLab } from './scale/fleet.js';
 import { memoryMiB } from './scale/sampler.js';
 
-const arg = (name: string, fallback: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name: string, fallback: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 
 /** Sends Chrome DevTools Protocol commands in turn over the inspector's WebSocket; the results in order. */
 async function devtools(url: string, commands: { method: string; params?: object }[]): Promise<unknown[]> {
@@ -26,30 +27,49 @@ async function devtools(url: string, commands: { method: string; params?: object
   });
   const results: unknown[] = [];
   for (const [i, c] of commands.entries()) {
-    results.push(await new Promise((resolve) => {
-      const onMessage = (ev: MessageEvent): void => {
-        const msg = JSON.parse(String(ev.data)) as { id?: number; result?: unknown };
-        if (msg.id !== i + 1) return;
-        ws.removeEventListener('message', onMessage);
-        resolve(msg.result);
-      };
-      ws.addEventListener('message', onMessage);
-      ws.send(JSON.stringify({ id: i + 1, ...c }));
-    }));
+    results.push(
+      await new Promise((resolve) => {
+        const onMessage = (ev: MessageEvent): void => {
+          const msg = JSON.parse(String(ev.data)) as { id?: number; result?: unknown };
+          if (msg.id !== i + 1) return;
+          ws.removeEventListener('message', onMessage);
+          resolve(msg.result);
+        };
+        ws.addEventListener('message', onMessage);
+        ws.send(JSON.stringify({ id: i + 1, ...c }));
+      }),
+    );
   }
   ws.close();
   return results;
 }
 
-interface StartFigures { heapUsedMiB: number; rssMiB: number }
+interface StartFigures {
+  heapUsedMiB: number;
+  rssMiB: number;
+}
 
 async function measure(lab: JobLab, name: string, entry: string): Promise<StartFigures> {
   // The image's environment (test/lab/image-env.ts), with the inspector the measurement reads through.
   const env = controllerEnv();
-  const c = lab.startController({ name, entry, args: ['--log-level', 'info'], env: { ...env, NODE_OPTIONS: `${env['NODE_OPTIONS'] ?? ''} --inspect=127.0.0.1:0` } });
+  const c = lab.startController({
+    name,
+    entry,
+    args: ['--log-level', 'info'],
+    env: { ...env, NODE_OPTIONS: `${env['NODE_OPTIONS'] ?? ''} --inspect=127.0.0.1:0` },
+  });
   try {
-    await waitFor(() => (c.logs().some((l) => l.msg === 'caches synced') && c.logs().some((l) => String(l.msg).startsWith('leading'))) || undefined, { timeoutMs: 300_000, intervalMs: 250, description: `${name}: caches synced and leading` });
-    const url = await waitFor(() => /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(c.process.tail(200))?.[0], { timeoutMs: 10_000, description: `${name}: inspector URL` });
+    await waitFor(
+      () =>
+        (c.logs().some((l) => l.msg === 'caches synced') &&
+          c.logs().some((l) => String(l.msg).startsWith('leading'))) ||
+        undefined,
+      { timeoutMs: 300_000, intervalMs: 250, description: `${name}: caches synced and leading` },
+    );
+    const url = await waitFor(() => /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(c.process.tail(200))?.[0], {
+      timeoutMs: 10_000,
+      description: `${name}: inspector URL`,
+    });
     const [, , evaluated] = await devtools(url, [
       { method: 'HeapProfiler.collectGarbage' },
       { method: 'HeapProfiler.collectGarbage' },
@@ -79,7 +99,9 @@ export async function run(): Promise<void> {
       for (const variant of ['dist', 'bundle'] as const) {
         const f = await measure(lab, `start-${variant}-${r}`, entries[variant]);
         figures[variant]?.push(f);
-        console.log(`round ${r} ${variant.padEnd(6)} heap used ${f.heapUsedMiB.toFixed(1)} MiB, RSS ${f.rssMiB.toFixed(1)} MiB`);
+        console.log(
+          `round ${r} ${variant.padEnd(6)} heap used ${f.heapUsedMiB.toFixed(1)} MiB, RSS ${f.rssMiB.toFixed(1)} MiB`,
+        );
       }
     }
   } finally {

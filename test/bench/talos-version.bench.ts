@@ -14,8 +14,22 @@ function percentile(sorted: number[], p: number): number {
 export async function run(calls = 1000): Promise<{ p50: number; p99: number }> {
   const dir = makeLabDir('talos-bench');
   const fleet = createRecordingFleet([
-    { name: 'cp-1', role: 'controlplane', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: randomBytes(32).toString('hex'), internalIP: '127.0.79.10' },
-    { name: 'w-1', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: randomBytes(32).toString('hex'), internalIP: '127.0.79.11' },
+    {
+      name: 'cp-1',
+      role: 'controlplane',
+      talosVersion: 'v1.14.0',
+      kubernetesVersion: 'v1.35.4',
+      schematic: randomBytes(32).toString('hex'),
+      internalIP: '127.0.79.10',
+    },
+    {
+      name: 'w-1',
+      role: 'worker',
+      talosVersion: 'v1.12.6',
+      kubernetesVersion: 'v1.35.4',
+      schematic: randomBytes(32).toString('hex'),
+      internalIP: '127.0.79.11',
+    },
   ]);
   const sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
   const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0 });
@@ -31,7 +45,9 @@ export async function run(calls = 1000): Promise<{ p50: number; p99: number }> {
     samples.sort((a, b) => a - b);
     const p50 = percentile(samples, 50);
     const p99 = percentile(samples, 99);
-    console.log(`Talos Version via simulator (mTLS, node metadata), ${calls} calls: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms`);
+    console.log(
+      `Talos Version via simulator (mTLS, node metadata), ${calls} calls: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms`,
+    );
     return { p50, p99 };
   } finally {
     client.close();

@@ -29,15 +29,22 @@ function timed<T>(fn: () => T): [T, number] {
 export async function run(): Promise<void> {
   const sources = makeSources();
   // Shared CI machines are noisy; the load average makes numbers from different runs comparable.
-  console.log(`load average: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `load average: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const bytes = sources.reduce((n, s) => n + Buffer.byteLength(s.content), 0);
   loadPlanSources(sources.slice(0, 50)); // warm up the JIT and the schema cache
 
   const runs = Array.from({ length: 5 }, () => timed(() => loadPlanSources(sources)));
   const [result] = runs[0] ?? [];
-  if (!result || result.plans.length !== FILES || result.problems.length > 0) throw new Error('benchmark plans did not validate');
+  if (!result || result.plans.length !== FILES || result.problems.length > 0)
+    throw new Error('benchmark plans did not validate');
   const best = Math.min(...runs.map(([, ms]) => ms));
-  console.log(`in memory: ${FILES} files (${(bytes / 1024).toFixed(0)} KiB) validated in ${best.toFixed(0)} ms (best of 5), ${((best * 1000) / FILES).toFixed(0)} µs/file`);
+  console.log(
+    `in memory: ${FILES} files (${(bytes / 1024).toFixed(0)} KiB) validated in ${best.toFixed(0)} ms (best of 5), ${((best * 1000) / FILES).toFixed(0)} µs/file`,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'kp-bench-'));
   try {
@@ -49,8 +56,12 @@ export async function run(): Promise<void> {
     if (fromDisk.plans.length !== FILES) throw new Error('disk benchmark plans did not validate');
     console.log(`from disk: ${FILES} files read and validated in ${ms.toFixed(0)} ms`);
 
-    const [, processMs] = timed(() => execFileSync(process.execPath, ['bin/kangal-patch.js', 'validate', dir], { stdio: 'pipe' }));
-    console.log(`process:   kangal-patch validate on ${FILES} files in ${processMs.toFixed(0)} ms (includes Node start and tsx compile)`);
+    const [, processMs] = timed(() =>
+      execFileSync(process.execPath, ['bin/kangal-patch.js', 'validate', dir], { stdio: 'pipe' }),
+    );
+    console.log(
+      `process:   kangal-patch validate on ${FILES} files in ${processMs.toFixed(0)} ms (includes Node start and tsx compile)`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,15 @@
 // the checker never takes the controller's word for any of it.
 import type { PlanDoc } from '../e2e/support/plans.js';
 import { TALOS_SECRET } from '../e2e/support/job-lab.js';
-import { KUBERNETES_TARGET, NODE_FAILURES, TALOS_LEGACY, TALOS_LIFECYCLE, TALOS_TARGET, type FaultKind, type Scenario } from './scenario.js';
+import {
+  KUBERNETES_TARGET,
+  NODE_FAILURES,
+  TALOS_LEGACY,
+  TALOS_LIFECYCLE,
+  TALOS_TARGET,
+  type FaultKind,
+  type Scenario,
+} from './scenario.js';
 
 export const PLAN = 'chaos';
 const HOUR = 3_600_000;
@@ -45,21 +53,44 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
   // The events a rollout of these nodes brings, roughly: a trigger at share x fires x of the way through.
   const selected = nodes.filter((n) => n.selected).length;
   const totals = { jobPhase: 4 * selected, talosCall: selected, podDeleting: s.replicas, statusWrite: 5 * selected };
-  const triggerCounts = s.faults.map((f) => (f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined));
-  return { nodes, doc: planDoc(s, now, talosEndpoints, failing, window?.opening), failing, expectedPhase, triggerCounts, window };
+  const triggerCounts = s.faults.map((f) =>
+    f.trigger ? 1 + Math.floor(f.trigger.share * totals[f.trigger.on]) : undefined,
+  );
+  return {
+    nodes,
+    doc: planDoc(s, now, talosEndpoints, failing, window?.opening),
+    failing,
+    expectedPhase,
+    triggerCounts,
+    window,
+  };
 }
 
 /** The nodes with their versions and labels, and the group that claims each selected one. */
 function fleetOf(s: Scenario): ChaosNode[] {
   const nodes: ChaosNode[] = [];
   for (let i = 1; i <= s.controlPlanes; i++) {
-    nodes.push({ name: `cp-${i}`, controlPlane: true, talosVersion: s.lifecycleControlPlanes.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels: { environment: 'production' }, selected: true, group: undefined });
+    nodes.push({
+      name: `cp-${i}`,
+      controlPlane: true,
+      talosVersion: s.lifecycleControlPlanes.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY,
+      labels: { environment: 'production' },
+      selected: true,
+      group: undefined,
+    });
   }
   // Label values kubectl's YAML 1.1 reads as strings too (`yes` would arrive as a boolean).
   for (let i = 1; i <= s.nodes - s.controlPlanes; i++) {
     const labels: Record<string, string> = { environment: s.staging.includes(i) ? 'staging' : 'production' };
     for (const [group, members] of Object.entries(s.groupMembers)) if (members.includes(i)) labels[group] = 'member';
-    nodes.push({ name: `worker-${i}`, controlPlane: false, talosVersion: s.lifecycleWorkers.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY, labels, selected: !s.staging.includes(i), group: undefined });
+    nodes.push({
+      name: `worker-${i}`,
+      controlPlane: false,
+      talosVersion: s.lifecycleWorkers.includes(i) ? TALOS_LIFECYCLE : TALOS_LEGACY,
+      labels,
+      selected: !s.staging.includes(i),
+      group: undefined,
+    });
   }
   const claims = (n: ChaosNode, g: string): boolean => {
     if (g === 'controlPlane') return n.controlPlane;
@@ -90,12 +121,24 @@ function failingNodes(s: Scenario, nodes: ChaosNode[]): Map<FaultKind, string> {
   return failing;
 }
 
-function planDoc(s: Scenario, now: number, talosEndpoints: string[], failing: Map<FaultKind, string>, jumpOpening: number | undefined): PlanDoc {
-  const maintenance = jumpOpening !== undefined
-    ? { windows: [{ days: ['Any'], startTime: hh(jumpOpening), endTime: hh(jumpOpening + HOUR) }] }
-    : s.window ? { windows: [{ days: ['Any'], startTime: hh(now - HOUR), endTime: hh(now + 3 * HOUR) }] } : undefined;
+function planDoc(
+  s: Scenario,
+  now: number,
+  talosEndpoints: string[],
+  failing: Map<FaultKind, string>,
+  jumpOpening: number | undefined,
+): PlanDoc {
+  const maintenance =
+    jumpOpening !== undefined
+      ? { windows: [{ days: ['Any'], startTime: hh(jumpOpening), endTime: hh(jumpOpening + HOUR) }] }
+      : s.window
+        ? { windows: [{ days: ['Any'], startTime: hh(now - HOUR), endTime: hh(now + 3 * HOUR) }] }
+        : undefined;
   const groups: Record<string, unknown> = {};
-  for (const g of s.groups) groups[g.name] = g.label ? { selector: { matchLabels: { [g.label]: 'member' } }, concurrency: g.concurrency } : { concurrency: g.concurrency };
+  for (const g of s.groups)
+    groups[g.name] = g.label
+      ? { selector: { matchLabels: { [g.label]: 'member' } }, concurrency: g.concurrency }
+      : { concurrency: g.concurrency };
   return {
     apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
     kind: 'PatchPlan',

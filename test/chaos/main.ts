@@ -24,14 +24,28 @@ const maxNodes = Number(values['max-nodes']);
 const jobs = Number(values.jobs);
 const faults = values.faults ? values.faults.split(',').map((f) => f.trim()) : [...FAULT_KINDS];
 const unknown = faults.filter((f) => !(FAULT_KINDS as readonly string[]).includes(f));
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(maxNodes) || maxNodes < 3 || maxNodes > 40 || !Number.isInteger(jobs) || jobs < 1 || unknown.length > 0) {
-  console.error(`usage: npm run chaos -- --runs N --seed S [--faults ${FAULT_KINDS.join(',')}] [--max-nodes 3..40] [--jobs J]${unknown.length > 0 ? `\nunknown fault(s): ${unknown.join(', ')}` : ''}`);
+if (
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  !Number.isInteger(seed) ||
+  !Number.isInteger(maxNodes) ||
+  maxNodes < 3 ||
+  maxNodes > 40 ||
+  !Number.isInteger(jobs) ||
+  jobs < 1 ||
+  unknown.length > 0
+) {
+  console.error(
+    `usage: npm run chaos -- --runs N --seed S [--faults ${FAULT_KINDS.join(',')}] [--max-nodes 3..40] [--jobs J]${unknown.length > 0 ? `\nunknown fault(s): ${unknown.join(', ')}` : ''}`,
+  );
   process.exit(2);
 }
 
 const results: RunResult[] = [];
 const started = Date.now();
-console.log(`chaos: ${runs} run(s) from seed ${seed}, faults ${faults.join(',')}${jobs > 1 ? `, ${jobs} at a time` : ''}`);
+console.log(
+  `chaos: ${runs} run(s) from seed ${seed}, faults ${faults.join(',')}${jobs > 1 ? `, ${jobs} at a time` : ''}`,
+);
 
 /** One seed: its lines are kept and printed together when it ends, so runs side by side do not interleave. */
 async function runSeed(runSeedValue: number): Promise<void> {
@@ -47,10 +61,21 @@ async function runSeed(runSeedValue: number): Promise<void> {
     r = await runScenario(s, { log });
   } catch (err) {
     // The lab itself could not run the scenario: not a controller violation, but never hidden.
-    r = { scenario: describeScenario(s), seed: s.seed, wallMs: 0, expectedPhase: '?', finalPhase: undefined, fired: [], selfExits: 0, violations: [`the run could not be carried out: ${(err as Error).stack ?? String(err)}`] };
+    r = {
+      scenario: describeScenario(s),
+      seed: s.seed,
+      wallMs: 0,
+      expectedPhase: '?',
+      finalPhase: undefined,
+      fired: [],
+      selfExits: 0,
+      violations: [`the run could not be carried out: ${(err as Error).stack ?? String(err)}`],
+    };
   }
   results.push(r);
-  const verdict = [`  ${r.violations.length === 0 ? 'ok' : 'VIOLATED'} in ${(r.wallMs / 1000).toFixed(1)} s: expected ${r.expectedPhase}, ended ${String(r.finalPhase)}, faults fired: ${r.fired.join(',') || 'none'}${r.selfExits > 0 ? `, ${r.selfExits} replica(s) exited by themselves and were restarted` : ''}`];
+  const verdict = [
+    `  ${r.violations.length === 0 ? 'ok' : 'VIOLATED'} in ${(r.wallMs / 1000).toFixed(1)} s: expected ${r.expectedPhase}, ended ${String(r.finalPhase)}, faults fired: ${r.fired.join(',') || 'none'}${r.selfExits > 0 ? `, ${r.selfExits} replica(s) exited by themselves and were restarted` : ''}`,
+  ];
   for (const v of r.violations) verdict.push(`    - ${v}`);
   console.log((jobs === 1 ? verdict : [...lines, ...verdict]).join('\n'));
 }
@@ -65,7 +90,20 @@ await mochaHooks.afterAll();
 const failed = results.filter((r) => r.violations.length > 0);
 const firedCount = new Map<string, number>();
 for (const r of results) for (const f of r.fired) firedCount.set(f, (firedCount.get(f) ?? 0) + 1);
-console.log(`\nchaos summary: ${results.length} run(s), seeds ${seed}..${seed + runs - 1}, ${failed.length} with violations, wall ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`faults fired: ${[...firedCount].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`);
-if (failed.length > 0) console.log(`failing seeds: ${failed.map((r) => r.seed).sort((a, b) => a - b).join(' ')}`);
+console.log(
+  `\nchaos summary: ${results.length} run(s), seeds ${seed}..${seed + runs - 1}, ${failed.length} with violations, wall ${((Date.now() - started) / 1000).toFixed(0)} s`,
+);
+console.log(
+  `faults fired: ${[...firedCount]
+    .sort()
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`,
+);
+if (failed.length > 0)
+  console.log(
+    `failing seeds: ${failed
+      .map((r) => r.seed)
+      .sort((a, b) => a - b)
+      .join(' ')}`,
+  );
 process.exit(failed.length > 0 ? 1 : 0);

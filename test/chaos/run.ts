@@ -17,9 +17,26 @@ import { tcpProxy, type TcpProxy } from '../lab/tcp-proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { checkRun, type RunFacts } from './checker.js';
 import { concretePlan, PLAN, type ConcretePlan } from './fleet-plan.js';
-import { describeScenario, KUBERNETES_FROM, STANDING_FAULTS, TALOS_TARGET, type Scenario, type ScheduledFault, type Trigger } from './scenario.js';
+import {
+  describeScenario,
+  KUBERNETES_FROM,
+  STANDING_FAULTS,
+  TALOS_TARGET,
+  type Scenario,
+  type ScheduledFault,
+  type Trigger,
+} from './scenario.js';
 
-const ELECTION = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
+const ELECTION = [
+  '--leader-elect',
+  'true',
+  '--leader-election-lease-duration',
+  '4s',
+  '--leader-election-renew-deadline',
+  '3s',
+  '--leader-election-retry-period',
+  '500ms',
+];
 
 export interface RunResult {
   scenario: string;
@@ -40,12 +57,23 @@ class ControllerSet {
   private readonly alive = new Set<Controller>();
   private count = 0;
   offsetMs = 0;
-  constructor(private readonly lab: JobLab, private readonly args: () => string[], readonly replicas: number) {}
+  constructor(
+    private readonly lab: JobLab,
+    private readonly args: () => string[],
+    readonly replicas: number,
+  ) {}
 
   start(): Controller {
     // The image's environment and heap settings (test/lab/image-env.ts), as a pod with the Deployment's limit runs it.
-    const env: Record<string, string> = { ...controllerEnv(), ...(this.offsetMs !== 0 ? { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(Math.round(this.offsetMs)) } : {}) };
-    const c = this.lab.startController({ name: `chaos-${++this.count}`, args: [...this.args(), ...(this.replicas > 1 ? ELECTION : [])], env });
+    const env: Record<string, string> = {
+      ...controllerEnv(),
+      ...(this.offsetMs !== 0 ? { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(Math.round(this.offsetMs)) } : {}),
+    };
+    const c = this.lab.startController({
+      name: `chaos-${++this.count}`,
+      args: [...this.args(), ...(this.replicas > 1 ? ELECTION : [])],
+      env,
+    });
     this.all.push(c);
     this.alive.add(c);
     void c.process.exited.then(() => {
@@ -108,13 +136,23 @@ interface Outages {
 
 function workloadsOf(s: Scenario, plan: ConcretePlan): WorkloadSpec[] {
   const w: WorkloadSpec[] = [];
-  if (s.replicas > 0) w.push({ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: s.replicas, pdb: { maxUnavailable: 1 } });
-  if (plan.failing.has('pdb-blocked')) w.push({ namespace: 'shop', name: 'blocked', kind: 'replicaset', replicas: 1, pdb: { minAvailable: 1 }, nodeSelector: { 'chaos-pdb': 'blocked' } });
+  if (s.replicas > 0)
+    w.push({ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: s.replicas, pdb: { maxUnavailable: 1 } });
+  if (plan.failing.has('pdb-blocked'))
+    w.push({
+      namespace: 'shop',
+      name: 'blocked',
+      kind: 'replicaset',
+      replicas: 1,
+      pdb: { minAvailable: 1 },
+      nodeSelector: { 'chaos-pdb': 'blocked' },
+    });
   return w;
 }
 
 /** A controller's write of a status subresource (PatchJob, PatchPlan). */
-const isStatusWrite = (req: InterposedRequest): boolean => (req.method === 'PUT' || req.method === 'PATCH') && req.path.split('?')[0]?.endsWith('/status') === true;
+const isStatusWrite = (req: InterposedRequest): boolean =>
+  (req.method === 'PUT' || req.method === 'PATCH') && req.path.split('?')[0]?.endsWith('/status') === true;
 
 /** How many of the trigger's events the lab has seen so far. */
 function triggerCount(lab: JobLab, t: Trigger, statusWrites: number): number {
@@ -125,11 +163,18 @@ function triggerCount(lab: JobLab, t: Trigger, statusWrites: number): number {
 }
 
 function labOptions(s: Scenario, draft: ConcretePlan): JobLabOptions {
-  const labels: Record<string, Record<string, string>> = Object.fromEntries(draft.nodes.map((n) => [n.name, { ...n.labels }]));
+  const labels: Record<string, Record<string, string>> = Object.fromEntries(
+    draft.nodes.map((n) => [n.name, { ...n.labels }]),
+  );
   const blocked = draft.failing.get('pdb-blocked');
   if (blocked) labels[blocked] = { ...labels[blocked], 'chaos-pdb': 'blocked' };
   return {
-    fleet: { nodes: s.nodes, controlPlanes: s.controlPlanes, talosVersion: 'v1.12.4', kubernetesVersion: KUBERNETES_FROM },
+    fleet: {
+      nodes: s.nodes,
+      controlPlanes: s.controlPlanes,
+      talosVersion: 'v1.12.4',
+      kubernetesVersion: KUBERNETES_FROM,
+    },
     kubeProxy: s.kubernetes,
     talosVersions: Object.fromEntries(draft.nodes.map((n) => [n.name, n.talosVersion])),
     labels,
@@ -151,7 +196,15 @@ async function gitThroughProxies(lab: JobLab, outages: Outages): Promise<() => s
   const api = await switchableProxy(forge.apiUrl);
   outages.git = git;
   outages.api = api;
-  return () => [...lab.gitArgs({ pollInterval: '2s' }), '--git-url', git.rewrite(cloneUrl), '--forge', 'github', '--forge-api-url', api.url];
+  return () => [
+    ...lab.gitArgs({ pollInterval: '2s' }),
+    '--git-url',
+    git.rewrite(cloneUrl),
+    '--forge',
+    'github',
+    '--forge-api-url',
+    api.url,
+  ];
 }
 
 /** The plan reaches the cluster as people deliver it: pushed to the plans repository, or `kubectl apply --server-side`. */
@@ -163,7 +216,14 @@ async function deliver(lab: JobLab, s: Scenario, plan: ConcretePlan): Promise<vo
   }
   const file = join(lab.cluster.dir, `${PLAN}.yaml`);
   writeFileSync(file, stringify(plan.doc));
-  const r = await runToEnd(lab.cluster.kubectl, ['--kubeconfig', lab.cluster.kubeconfigPath, 'apply', '--server-side', '-f', file]);
+  const r = await runToEnd(lab.cluster.kubectl, [
+    '--kubeconfig',
+    lab.cluster.kubeconfigPath,
+    'apply',
+    '--server-side',
+    '-f',
+    file,
+  ]);
   if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
 }
 
@@ -180,7 +240,11 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
   const fired: string[] = [];
   try {
     await armStandingFaults(lab, s, outages, fired);
-    const plan = concretePlan(s, started, outages.talos.map((p) => p.endpoint));
+    const plan = concretePlan(
+      s,
+      started,
+      outages.talos.map((p) => p.endpoint),
+    );
 
     const args = s.delivery === 'git' ? await gitThroughProxies(lab, outages) : () => [];
     // Standing faults on nodes (the PDB-blocked pod is in the lab's workloads already).
@@ -200,13 +264,26 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     let jumpAt: number | undefined;
     if (plan.window) {
       // The plan waits for its window (two hours away in the controller's time), then the clock jumps past the opening.
-      await lab.waitForPlan(PLAN, 'waiting for the window', (st) => st['reason'] === 'OutsideMaintenanceWindow', 90_000);
+      await lab.waitForPlan(
+        PLAN,
+        'waiting for the window',
+        (st) => st['reason'] === 'OutsideMaintenanceWindow',
+        90_000,
+      );
       jumpAt = Date.now();
       await controllers.restartAll(plan.window.opening + 5_000 - Date.now());
       fired.push('clock-jump');
     }
 
-    const faults = playMomentFaults({ s, plan, lab, controllers, outages, fired, log: (l) => log(`${l} (${Date.now() - started} ms into the run)`) });
+    const faults = playMomentFaults({
+      s,
+      plan,
+      lab,
+      controllers,
+      outages,
+      fired,
+      log: (l) => log(`${l} (${Date.now() - started} ms into the run)`),
+    });
 
     const { finalStatus, violations } = await planEnd(lab, s, plan);
     log(`  plan ${String(finalStatus?.['phase'])} at ${since()}`);
@@ -216,7 +293,16 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     violations.push(...(await checkRun(facts)));
     log(`  checked at ${since()}`);
     if (violations.length > 0) keepEvidence(s, lab, controllers.all, violations);
-    return { scenario: describeScenario(s), seed: s.seed, wallMs: Date.now() - started, expectedPhase: plan.expectedPhase, finalPhase: finalStatus?.['phase'] as string | undefined, fired, selfExits: controllers.selfExits, violations };
+    return {
+      scenario: describeScenario(s),
+      seed: s.seed,
+      wallMs: Date.now() - started,
+      expectedPhase: plan.expectedPhase,
+      finalPhase: finalStatus?.['phase'] as string | undefined,
+      fired,
+      selfExits: controllers.selfExits,
+      violations,
+    };
   } finally {
     await controllers?.stopAll();
     for (const p of outages.talos) await p.close();
@@ -241,7 +327,9 @@ interface FaultPlay {
  * resolves once every fault that started is over. The interposer's one hook is shared: it counts
  * status writes (and holds the one a kill lands in) and carries the write storms.
  */
-function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: FaultPlay): { stop: () => Promise<void> } {
+function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: FaultPlay): {
+  stop: () => Promise<void>;
+} {
   const hooks = new Set<BeforeForward>();
   let statusWrites = 0;
   const killInWrite = new Map<number, () => Promise<void>>();
@@ -270,7 +358,11 @@ function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: Fa
       });
       return;
     }
-    await waitFor(() => done || triggerCount(lab, t, statusWrites) >= count || undefined, { timeoutMs: 3_600_000, intervalMs: 10, description: `trigger of ${f.kind}` });
+    await waitFor(() => done || triggerCount(lab, t, statusWrites) >= count || undefined, {
+      timeoutMs: 3_600_000,
+      intervalMs: 10,
+      description: `trigger of ${f.kind}`,
+    });
     if (done) return;
     log(`  fault ${f.kind} after ${count} ${t.on}`);
     fired.push(f.kind);
@@ -285,7 +377,16 @@ function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: Fa
 }
 
 /** What the observer sees of a rollout moving: slots, jobs, cordons, boots, evictions (not the workloads' own pod churn). */
-const PROGRESS: ReadonlySet<string> = new Set(['leaseCreated', 'leaseDeleted', 'jobPhase', 'cordoned', 'uncordoned', 'booted', 'podDeleting', 'componentVersion']);
+const PROGRESS: ReadonlySet<string> = new Set([
+  'leaseCreated',
+  'leaseDeleted',
+  'jobPhase',
+  'cordoned',
+  'uncordoned',
+  'booted',
+  'podDeleting',
+  'componentVersion',
+]);
 /**
  * A plan that shows no progress this long stalled: no rollout event in the observer's record and no
  * change of the plan's phase or reason. Longer than any wait a campaign plan has without one (drain
@@ -298,9 +399,21 @@ const STALL_MS = 180_000;
  * progress) or is still not there at a generous cap from its size and faults; a deadline from the
  * size alone failed healthy runs that a loaded machine had only slowed down (seed 3001 at load 23).
  */
-async function planEnd(lab: JobLab, s: Scenario, plan: ConcretePlan): Promise<{ finalStatus: Record<string, unknown> | undefined; violations: string[] }> {
-  const capMs = 4 * (120_000 + s.nodes * 8_000 + s.faults.reduce((a, f) => a + f.downMs, 0) + (plan.failing.size > 0 ? 45_000 : 0) + (s.delivery === 'git' ? 30_000 : 0));
-  const reached = (st: Record<string, unknown> | undefined): boolean => st?.['phase'] === plan.expectedPhase && (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded');
+async function planEnd(
+  lab: JobLab,
+  s: Scenario,
+  plan: ConcretePlan,
+): Promise<{ finalStatus: Record<string, unknown> | undefined; violations: string[] }> {
+  const capMs =
+    4 *
+    (120_000 +
+      s.nodes * 8_000 +
+      s.faults.reduce((a, f) => a + f.downMs, 0) +
+      (plan.failing.size > 0 ? 45_000 : 0) +
+      (s.delivery === 'git' ? 30_000 : 0));
+  const reached = (st: Record<string, unknown> | undefined): boolean =>
+    st?.['phase'] === plan.expectedPhase &&
+    (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded');
   const started = Date.now();
   let lastProgress = started;
   let seenEvents = 0;
@@ -318,7 +431,9 @@ async function planEnd(lab: JobLab, s: Scenario, plan: ConcretePlan): Promise<{ 
     const stalled = Date.now() - lastProgress >= STALL_MS;
     if (stalled || Date.now() - started >= capMs) {
       const why = `phase ${String(st?.['phase'])}, reason ${String(st?.['reason'])}: ${String(st?.['message'])}`;
-      const what = stalled ? `made no progress for ${STALL_MS / 1000} s (no slot, job phase, cordon, boot or eviction seen by the observer, no plan phase or reason change)` : `did not reach ${plan.expectedPhase} within ${capMs} ms`;
+      const what = stalled
+        ? `made no progress for ${STALL_MS / 1000} s (no slot, job phase, cordon, boot or eviction seen by the observer, no plan phase or reason change)`
+        : `did not reach ${plan.expectedPhase} within ${capMs} ms`;
       return { finalStatus: st, violations: [`the plan ${what} while ${plan.expectedPhase} was expected: ${why}`] };
     }
     await delay(250);
@@ -350,7 +465,13 @@ function keepEvidence(s: Scenario, lab: JobLab, controllers: readonly Controller
 }
 
 /** One moment fault, start to end (an outage is over when this resolves). */
-async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet, outages: Outages, hooks: Set<BeforeForward>): Promise<void> {
+async function inject(
+  f: ScheduledFault,
+  lab: JobLab,
+  controllers: ControllerSet,
+  outages: Outages,
+  hooks: Set<BeforeForward>,
+): Promise<void> {
   switch (f.kind) {
     case 'controller-kill':
     case 'leader-kill':
@@ -370,7 +491,8 @@ async function inject(f: ScheduledFault, lab: JobLab, controllers: ControllerSet
     case 'write-storm': {
       // Every other write of the controllers is refused before the apiserver sees it.
       let n = 0;
-      const storm: BeforeForward = (req) => (req.method !== 'GET' && n++ % 2 === 0 ? { status: f.status ?? 429, retryAfterSeconds: 1 } : undefined);
+      const storm: BeforeForward = (req) =>
+        req.method !== 'GET' && n++ % 2 === 0 ? { status: f.status ?? 429, retryAfterSeconds: 1 } : undefined;
       hooks.add(storm);
       await delay(f.downMs);
       hooks.delete(storm);

@@ -14,7 +14,13 @@ import { tcpProxy } from '../lab/tcp-proxy.js';
 import { waitFor } from '../lab/wait.js';
 import { mochaHooks } from '../support/global-hooks.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '20' }, 'plan-every': { type: 'string', default: '180' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '20' },
+    'plan-every': { type: 'string', default: '180' },
+    seed: { type: 'string', default: '1' },
+  },
+});
 const durationMs = Number(values.minutes) * 60_000;
 const planEveryMs = Number(values['plan-every']) * 1000;
 const seed = Number(values.seed);
@@ -23,11 +29,27 @@ const PLANS = Math.ceil(durationMs / planEveryMs) + 1;
 const target = (k: number): string => `v1.13.${2 + k}`;
 
 type Outage = 'apiserver-restart' | 'etcd-restart' | 'connection-cut' | 'write-storm' | 'talos-down';
-const outages = fc.sample(fc.record({ kind: fc.constantFrom<Outage>('apiserver-restart', 'etcd-restart', 'connection-cut', 'write-storm', 'talos-down'), gapMs: fc.integer({ min: 30_000, max: 90_000 }), downMs: fc.integer({ min: 1_000, max: 5_000 }) }), { seed, numRuns: 200 });
+const outages = fc.sample(
+  fc.record({
+    kind: fc.constantFrom<Outage>('apiserver-restart', 'etcd-restart', 'connection-cut', 'write-storm', 'talos-down'),
+    gapMs: fc.integer({ min: 30_000, max: 90_000 }),
+    downMs: fc.integer({ min: 1_000, max: 5_000 }),
+  }),
+  { seed, numRuns: 200 },
+);
 
-const metric = (text: string, name: string): number => Number(new RegExp(`^kangal_patch_${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+const metric = (text: string, name: string): number =>
+  Number(new RegExp(`^kangal_patch_${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
 
-interface Sample { minute: number; rssMiB: number; heapMiB: number; fds: number; handles: number; lagP99Ms: number; plansDone: number }
+interface Sample {
+  minute: number;
+  rssMiB: number;
+  heapMiB: number;
+  fds: number;
+  handles: number;
+  lagP99Ms: number;
+  plansDone: number;
+}
 
 function row(s: Sample): string {
   return `| ${s.minute.toFixed(1)} | ${s.rssMiB.toFixed(0)} | ${s.heapMiB.toFixed(0)} | ${s.fds} | ${s.handles} | ${s.lagP99Ms.toFixed(1)} | ${s.plansDone} |`;
@@ -39,7 +61,10 @@ async function outage(lab: JobLab, kind: Outage, downMs: number, talos: { down: 
   const i = lab.interposer!;
   if (kind === 'connection-cut') i.cut();
   let n = 0;
-  if (kind === 'write-storm') i.setBeforeForward((req) => (req.method !== 'GET' && n++ % 2 === 0 ? { status: n % 4 === 1 ? 429 : 500, retryAfterSeconds: 1 } : undefined));
+  if (kind === 'write-storm')
+    i.setBeforeForward((req) =>
+      req.method !== 'GET' && n++ % 2 === 0 ? { status: n % 4 === 1 ? 429 : 500, retryAfterSeconds: 1 } : undefined,
+    );
   if (kind === 'talos-down') talos.down = true;
   await delay(downMs);
   i.restore();
@@ -101,16 +126,36 @@ try {
     const planStart = Date.now();
     const name = `soak-${k}`;
     const doc = {
-      apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name },
-      spec: { target: { talosVersion: target(k) }, groups: { controlPlane: { concurrency: 1 }, workers: { concurrency: 4 } }, delayBetweenNodes: '0s', talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } } },
+      apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+      kind: 'PatchPlan',
+      metadata: { name },
+      spec: {
+        target: { talosVersion: target(k) },
+        groups: { controlPlane: { concurrency: 1 }, workers: { concurrency: 4 } },
+        delayBetweenNodes: '0s',
+        talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } },
+      },
     };
     // The apiserver may be down for one of the outages right now (a create refused at the first
     // soak run's minute 21): apply until the plan exists, as a person would retry kubectl apply.
-    await waitFor(async () => (await lab.plan(name)) ?? (await lab.applyPlan(doc), lab.plan(name)), { timeoutMs: 120_000, intervalMs: 1000, description: `PatchPlan ${name} applied` });
+    await waitFor(async () => (await lab.plan(name)) ?? (await lab.applyPlan(doc), lab.plan(name)), {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: `PatchPlan ${name} applied`,
+    });
     // A preflight that failed during an outage is retried a minute later (phase Failed, reason Preflight*): not the end.
     // A plan that never gets there is a problem of the soak, reported with the curve, not a crash.
-    const st: Record<string, unknown> = await lab.waitForPlan(name, 'Completed', (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')), planEveryMs * 3)
-      .catch(async (err: unknown) => ({ ...((await lab.plan(name).catch(() => undefined))?.status ?? {}), phase: `not Completed (${(err as Error).message.split(';')[0] ?? ''})` }));
+    const st: Record<string, unknown> = await lab
+      .waitForPlan(
+        name,
+        'Completed',
+        (s) => s['phase'] === 'Completed' || (s['phase'] === 'Failed' && !String(s['reason']).startsWith('Preflight')),
+        planEveryMs * 3,
+      )
+      .catch(async (err: unknown) => ({
+        ...((await lab.plan(name).catch(() => undefined))?.status ?? {}),
+        phase: `not Completed (${(err as Error).message.split(';')[0] ?? ''})`,
+      }));
     if (st['phase'] !== 'Completed') problems.push(`${name} ended ${String(st['phase'])}: ${String(st['message'])}`);
     plansDone++;
     let oneEach = true;
@@ -121,7 +166,9 @@ try {
       problems.push(`${name}: ${node} has ${lab.talos.node(node).upgradesStarted} upgrades after ${k + 1} plans`);
     }
     if (oneEach) plansOneUpgradeEach++;
-    console.log(`${name} → ${target(k)}: ${String(st['phase'])} in ${((Date.now() - planStart) / 1000).toFixed(0)} s (${faults} outages so far)`);
+    console.log(
+      `${name} → ${target(k)}: ${String(st['phase'])} in ${((Date.now() - planStart) / 1000).toFixed(0)} s (${faults} outages so far)`,
+    );
     const wait = planStart + planEveryMs - Date.now();
     if (wait > 0 && Date.now() - started + wait < durationMs) await delay(wait);
   }
@@ -138,7 +185,9 @@ try {
   await mochaHooks.afterAll();
 }
 
-console.log(`\nsoak: ${NODES} nodes, ${plansDone} plans, ${faults} outages, ${((Date.now() - started) / 60_000).toFixed(1)} min, seed ${seed}`);
+console.log(
+  `\nsoak: ${NODES} nodes, ${plansDone} plans, ${faults} outages, ${((Date.now() - started) / 60_000).toFixed(1)} min, seed ${seed}`,
+);
 console.log(`one upgrade per node per plan (simulator's record): ${plansOneUpgradeEach} of ${plansDone} plans`);
 console.log('| minute | RSS MiB | heap MiB | open fds | active handles | event-loop lag p99 ms | plans done |');
 console.log('| --- | --- | --- | --- | --- | --- | --- |');

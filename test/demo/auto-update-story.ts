@@ -21,43 +21,78 @@ const DAY = 86_400_000;
 
 /** Upstream before the story: the fleet's release and the next minor, both out for a while. */
 async function releasesFeed(ctx: StoryContext): Promise<void> {
-  await ctx.lab.forge.createRepo('siderolabs', 'talos', { files: { 'README.md': 'Talos Linux (the demo\'s releases feed)\n' } });
-  for (const [tag, ageMs] of [[DEMO_TALOS_VERSION, 30 * DAY], [TALOS_TARGET, 10 * DAY]] as const) {
-    ctx.lab.forge.addRelease('siderolabs', 'talos', tag, { publishedAt: new Date(Date.now() - ageMs).toISOString(), body: `Talos ${tag}` });
+  await ctx.lab.forge.createRepo('siderolabs', 'talos', {
+    files: { 'README.md': "Talos Linux (the demo's releases feed)\n" },
+  });
+  for (const [tag, ageMs] of [
+    [DEMO_TALOS_VERSION, 30 * DAY],
+    [TALOS_TARGET, 10 * DAY],
+  ] as const) {
+    ctx.lab.forge.addRelease('siderolabs', 'talos', tag, {
+      publishedAt: new Date(Date.now() - ageMs).toISOString(),
+      body: `Talos ${tag}`,
+    });
   }
-  ctx.say(`releases feed: siderolabs/talos in the lab forge lists ${DEMO_TALOS_VERSION} and ${TALOS_TARGET} (the controller reads it through --releases-api-url)`);
+  ctx.say(
+    `releases feed: siderolabs/talos in the lab forge lists ${DEMO_TALOS_VERSION} and ${TALOS_TARGET} (the controller reads it through --releases-api-url)`,
+  );
 }
 
 /** The child plan the merge added to Git, read from the user's pulled clone. */
 async function childPlanOf(ctx: StoryContext, before: string): Promise<string> {
-  const added = (await ctx.plans.clone.git(['diff', '--name-only', '--diff-filter=A', before, 'HEAD'])).split('\n').filter((f) => f.endsWith('.yaml'));
+  const added = (await ctx.plans.clone.git(['diff', '--name-only', '--diff-filter=A', before, 'HEAD']))
+    .split('\n')
+    .filter((f) => f.endsWith('.yaml'));
   const [file] = added;
-  if (!file || added.length > 1) throw new Error(`the merged proposal should add one plan file; it added ${added.length ? added.join(', ') : 'none'}`);
+  if (!file || added.length > 1)
+    throw new Error(
+      `the merged proposal should add one plan file; it added ${added.length ? added.join(', ') : 'none'}`,
+    );
   const doc = parseDocument(await readFile(join(ctx.plans.clone.dir, file), 'utf8'));
   const name: unknown = doc.getIn(['metadata', 'name']);
   const label: unknown = doc.getIn(['metadata', 'labels', TEMPLATE_LABEL]);
   const version: unknown = doc.getIn(['spec', 'target', 'talosVersion']);
-  if (typeof name !== 'string' || label !== TEMPLATE) throw new Error(`${file}: not a child plan of ${TEMPLATE} (metadata.name ${String(name)}, label ${TEMPLATE_LABEL}: ${String(label)})`);
-  ctx.say(`the merge added ${file}: PatchPlan ${name} (label ${TEMPLATE_LABEL}: ${label}), Talos ${String(version)}; the GitOps loop applies it at its next poll`);
+  if (typeof name !== 'string' || label !== TEMPLATE)
+    throw new Error(
+      `${file}: not a child plan of ${TEMPLATE} (metadata.name ${String(name)}, label ${TEMPLATE_LABEL}: ${String(label)})`,
+    );
+  ctx.say(
+    `the merge added ${file}: PatchPlan ${name} (label ${TEMPLATE_LABEL}: ${label}), Talos ${String(version)}; the GitOps loop applies it at its next poll`,
+  );
   return name;
 }
 
 async function prelude(ctx: StoryContext): Promise<string> {
-  const first = await ctx.showPlan(TEMPLATE, (p) => (p.phase === 'Watching' && p.autoUpdate?.lastCheckTime ? p.autoUpdate : undefined), {
-    timeoutMs: 120_000, description: `template ${TEMPLATE} Watching after its first release check`,
-  });
-  ctx.say(`first check: the nodes run ${first.currentVersion ?? '?'}, the newest release is ${first.latestVersion ?? '?'}: a minor step, and the template allows patch releases only, so nothing to propose`);
+  const first = await ctx.showPlan(
+    TEMPLATE,
+    (p) => (p.phase === 'Watching' && p.autoUpdate?.lastCheckTime ? p.autoUpdate : undefined),
+    {
+      timeoutMs: 120_000,
+      description: `template ${TEMPLATE} Watching after its first release check`,
+    },
+  );
+  ctx.say(
+    `first check: the nodes run ${first.currentVersion ?? '?'}, the newest release is ${first.latestVersion ?? '?'}: a minor step, and the template allows patch releases only, so nothing to propose`,
+  );
 
   await publishInstallers(ctx.lab.registry, [RELEASE]);
   ctx.lab.forge.addRelease('siderolabs', 'talos', RELEASE, { body: `Talos ${RELEASE}: a patch release` });
-  ctx.say(`upstream releases Talos ${RELEASE} (in the feed now, its installer images in the lab registry); the template's next check is at ${first.nextCheckTime ?? '?'} (checkInterval 1m)`);
-  ctx.say('the user does not wait for it: a new value of the reconcile-now annotation makes the template check its releases at once');
+  ctx.say(
+    `upstream releases Talos ${RELEASE} (in the feed now, its installer images in the lab registry); the template's next check is at ${first.nextCheckTime ?? '?'} (checkInterval 1m)`,
+  );
+  ctx.say(
+    'the user does not wait for it: a new value of the reconcile-now annotation makes the template check its releases at once',
+  );
   await ctx.kubectl(['annotate', '--overwrite', 'patchplan', TEMPLATE, `${RECONCILE_NOW}=${new Date().toISOString()}`]);
   await ctx.showPlan(TEMPLATE, (p) => (p.autoUpdate?.lastProposedVersion === RELEASE ? true : undefined), {
-    timeoutMs: 180_000, description: `a proposal of ${RELEASE} in ${TEMPLATE}'s status`,
+    timeoutMs: 180_000,
+    description: `a proposal of ${RELEASE} in ${TEMPLATE}'s status`,
   });
   const pr = await findProposalPr(ctx.lab.forge, ctx.cluster, TEMPLATE, RELEASE);
-  if (!pr) throw new Error(`the status of ${TEMPLATE} names a proposal of ${RELEASE}, but the forge has no pull request from kangal-patch/${ctx.cluster}/auto-update/${TEMPLATE}-${RELEASE}`);
+  if (!pr)
+    throw new Error(
+      `the status of ${TEMPLATE} names a proposal of ${RELEASE}, but the forge has no pull request from kangal-patch/${ctx.cluster}/auto-update/${TEMPLATE}-${RELEASE}`,
+    );
   ctx.say(`proposal PR: ${pr.url} "${pr.title}" (labels: ${pr.labels.join(', ')})`);
 
   ctx.say(`the user reviews it and merges it (the Merge button: PUT /repos/acme/plans/pulls/${pr.number}/merge)`);

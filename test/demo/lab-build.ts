@@ -14,5 +14,8 @@ export async function ensureLabBinaries(say: (line: string) => void): Promise<vo
     for (const line of chunk.split('\n').filter(Boolean)) say(line);
   });
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`building the lab binaries failed (test/lab/prepare.sh kube exited ${code}):\n${stderr.split('\n').slice(-10).join('\n')}`);
+  if (code !== 0)
+    throw new Error(
+      `building the lab binaries failed (test/lab/prepare.sh kube exited ${code}):\n${stderr.split('\n').slice(-10).join('\n')}`,
+    );
 }

@@ -43,13 +43,18 @@ async function main(argv: string[]): Promise<number> {
     .description('run a real rollout on the lab: controller, Git push, live view, summary')
     .option('--keep', 'leave the lab and the controller running at the end (Ctrl-C stops them)', false)
     .addOption(new Option('--scenario <name>', 'the story to run').choices(SCENARIO_NAMES).default('custom-groups'))
-    .addOption(new Option('--timings <kind>', 'Talos simulator timings: demo (seconds per reboot) or test (sub-second, for CI)').choices(['demo', 'test']).default('demo'))
+    .addOption(
+      new Option('--timings <kind>', 'Talos simulator timings: demo (seconds per reboot) or test (sub-second, for CI)')
+        .choices(['demo', 'test'])
+        .default('demo'),
+    )
     .exitOverride();
   program.parse(argv, { from: 'user' });
   const opts = program.opts<DemoOptions>();
   const started = Date.now();
   // Two clusters side by side: a story of its own (the others run one lab and one controller).
-  if (opts.scenario === 'promotion') return runPromotionDemo({ timings: opts.timings, keep: opts.keep, startedMs: started });
+  if (opts.scenario === 'promotion')
+    return runPromotionDemo({ timings: opts.timings, keep: opts.keep, startedMs: started });
   return runOneCluster(opts, started);
 }
 
@@ -69,17 +74,25 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
   let watch: RolloutWatch | undefined;
   try {
     await ensureLabBinaries((l) => term.say(l));
-    term.say('building the controller (npm run build: tsc → dist/, laid out as the container image; unchanged sources reuse the cached build) and starting the lab...');
+    term.say(
+      'building the controller (npm run build: tsc → dist/, laid out as the container image; unchanged sources reuse the cached build) and starting the lab...',
+    );
     const appDir = join(dir.path, 'app');
     const fleetVersion = scenario.fleetTalosVersion ?? DEMO_TALOS_VERSION;
     const [lab] = await Promise.all([
-      startLab({ nodes: demoNodes(fleetVersion), workloads: DEMO_WORKLOADS, talosTimings: opts.timings === 'demo' ? DEMO_TIMINGS : TEST_TIMINGS }),
+      startLab({
+        nodes: demoNodes(fleetVersion),
+        workloads: DEMO_WORKLOADS,
+        talosTimings: opts.timings === 'demo' ? DEMO_TIMINGS : TEST_TIMINGS,
+      }),
       buildProduct(appDir),
     ]);
     stops.push(() => lab.stop());
     const installers = [...new Set([fleetVersion, TALOS_TARGET])];
     await publishInstallers(lab.registry, installers);
-    term.say(`lab ready: ${lab.fleet.nodes().length} nodes (3 control plane) on Talos ${fleetVersion}, workloads with PDBs, installers ${installers.join(' and ')} in the registry`);
+    term.say(
+      `lab ready: ${lab.fleet.nodes().length} nodes (3 control plane) on Talos ${fleetVersion}, workloads with PDBs, installers ${installers.join(' and ')} in the registry`,
+    );
 
     const kc = loadKubeConfig(lab.cluster.kubeconfigPath);
     const kubectl = async (args: string[], quiet = false): Promise<void> => {
@@ -94,22 +107,36 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
 
     const logPath = join(dir.path, 'kangal-patch.log');
     const args = [
-      '--kubeconfig', lab.cluster.kubeconfigPath,
-      '--namespace', NAMESPACE,
+      '--kubeconfig',
+      lab.cluster.kubeconfigPath,
+      '--namespace',
+      NAMESPACE,
       '--leader-elect',
-      '--git-url', plans.cloneUrl,
-      '--git-token-file', plans.tokenFile,
-      '--forge', 'github',
-      '--forge-api-url', lab.forge.apiUrl,
-      '--cluster-name', CLUSTER,
-      '--poll-interval', '5s',
-      '--registry-mirror', `ghcr.io=http://${lab.registry.host}`,
-      '--registry-mirror', `factory.talos.dev=http://${lab.registry.host}`,
+      '--git-url',
+      plans.cloneUrl,
+      '--git-token-file',
+      plans.tokenFile,
+      '--forge',
+      'github',
+      '--forge-api-url',
+      lab.forge.apiUrl,
+      '--cluster-name',
+      CLUSTER,
+      '--poll-interval',
+      '5s',
+      '--registry-mirror',
+      `ghcr.io=http://${lab.registry.host}`,
+      '--registry-mirror',
+      `factory.talos.dev=http://${lab.registry.host}`,
       // Loopback and any free port: the machine may run other labs.
-      '--health-probe-bind-address', '127.0.0.1:0',
-      '--metrics-bind-address', '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--metrics-bind-address',
+      '127.0.0.1:0',
       // Auto-update templates read the Talos releases from the lab forge's siderolabs/talos.
-      ...(scenario.releasesFeed ? ['--releases-api-url', lab.forge.apiUrl, '--releases-token-file', plans.tokenFile] : []),
+      ...(scenario.releasesFeed
+        ? ['--releases-api-url', lab.forge.apiUrl, '--releases-token-file', plans.tokenFile]
+        : []),
     ];
     const controller = startProduct(appDir, args, { logPath, podName: 'kangal-patch-demo' });
     stops.push(() => controller.stop(10_000));
@@ -120,7 +147,10 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     const story = storyContext({ lab, term, kubectl, kc, plans, controller });
 
     await scenario.arrange?.(story);
-    const file = scenario.file({ talosEndpoint: lab.talos.endpoint, delay: opts.timings === 'demo' ? '5s' : '0s' }, Date.now());
+    const file = scenario.file(
+      { talosEndpoint: lab.talos.endpoint, delay: opts.timings === 'demo' ? '5s' : '0s' },
+      Date.now(),
+    );
     await plans.clone.write(file.path, file.content);
     const message = scenario.pushMessage ?? `Roll out ${scenario.plan}`;
     term.say(`$ git add ${file.path} && git commit -m "${message}" && git push`);
@@ -130,7 +160,16 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     const followed = scenario.prelude ? await scenario.prelude(story) : scenario.plan;
     let wake: () => void = () => undefined;
     watch = await watchRollout(kc, followed, () => wake());
-    const outcome = await followRollout({ scenario, plan: followed, watch, story, term, controller, timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000, setWake: (w) => (wake = w) });
+    const outcome = await followRollout({
+      scenario,
+      plan: followed,
+      watch,
+      story,
+      term,
+      controller,
+      timeoutMs: opts.timings === 'demo' ? 20 * 60_000 : 8 * 60_000,
+      setWake: (w) => (wake = w),
+    });
     term.close();
     printSummary(watch, [...before.keys()]);
     console.log(`report PR: ${await reportPr(lab, followed)}`);
@@ -171,17 +210,41 @@ function printSummary(watch: RolloutWatch, allNodes: readonly string[]): void {
 }
 
 /** What an operator installs before the controller: the CRDs, the namespace, the Talos credentials. */
-async function installOperatorPrerequisites(lab: Lab, kubectl: (args: string[], quiet?: boolean) => Promise<void>): Promise<void> {
+async function installOperatorPrerequisites(
+  lab: Lab,
+  kubectl: (args: string[], quiet?: boolean) => Promise<void>,
+): Promise<void> {
   await kubectl(['apply', '--server-side', '-k', join(repoRoot, 'kustomize/crd')], true);
-  await kubectl(['wait', '--for=condition=Established', 'crd/patchjobs.kangalpatch.ozalp.dk', 'crd/patchplans.kangalpatch.ozalp.dk'], true);
+  await kubectl(
+    [
+      'wait',
+      '--for=condition=Established',
+      'crd/patchjobs.kangalpatch.ozalp.dk',
+      'crd/patchplans.kangalpatch.ozalp.dk',
+    ],
+    true,
+  );
   await kubectl(['create', 'namespace', NAMESPACE], true);
-  const data = Object.entries(lab.talos.secretData).map(([k, v]) => `--from-literal=${k}=${Buffer.from(v, 'base64').toString('utf8')}`);
+  const data = Object.entries(lab.talos.secretData).map(
+    ([k, v]) => `--from-literal=${k}=${Buffer.from(v, 'base64').toString('utf8')}`,
+  );
   await kubectl(['-n', NAMESPACE, 'create', 'secret', 'generic', SECRET, ...data], true);
 }
 
-function storyContext(o: { lab: Lab; term: Terminal; kubectl: (args: string[]) => Promise<void>; kc: KubeConfig; plans: PlansRepo; controller: ManagedProcess }): StoryContext {
+function storyContext(o: {
+  lab: Lab;
+  term: Terminal;
+  kubectl: (args: string[]) => Promise<void>;
+  kc: KubeConfig;
+  plans: PlansRepo;
+  controller: ManagedProcess;
+}): StoryContext {
   return {
-    lab: o.lab, cluster: CLUSTER, plans: o.plans, say: (l) => o.term.say(l), kubectl: o.kubectl,
+    lab: o.lab,
+    cluster: CLUSTER,
+    plans: o.plans,
+    say: (l) => o.term.say(l),
+    kubectl: o.kubectl,
     showPlan: (name, until, opts) => showPlanUntil({ ...o, name, until, ...opts }),
   };
 }
@@ -206,8 +269,20 @@ function showPlanUntil<T>(o: {
       watch?.stop();
       settle();
     };
-    const deadline = setTimeout(() => end(() => reject(new DemoFailure(`${o.description}: not within ${o.timeoutMs / 1000} s; last state: ${JSON.stringify(watch?.plan())}; controller log:\n${o.controller.tail(15)}`))), o.timeoutMs);
-    void o.controller.exited.then((code) => end(() => reject(new DemoFailure(`kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}`))));
+    const deadline = setTimeout(
+      () =>
+        end(() =>
+          reject(
+            new DemoFailure(
+              `${o.description}: not within ${o.timeoutMs / 1000} s; last state: ${JSON.stringify(watch?.plan())}; controller log:\n${o.controller.tail(15)}`,
+            ),
+          ),
+        ),
+      o.timeoutMs,
+    );
+    void o.controller.exited.then((code) =>
+      end(() => reject(new DemoFailure(`kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}`))),
+    );
     const check = (): void => {
       if (!watch || done) return;
       const plan = watch.plan();
@@ -215,11 +290,14 @@ function showPlanUntil<T>(o: {
       const value = plan && o.until(plan);
       if (value !== undefined) end(() => resolve(value));
     };
-    watchRollout(o.kc, o.name, check).then((w) => {
-      if (done) return w.stop();
-      watch = w;
-      check();
-    }, (err: unknown) => end(() => reject(err instanceof Error ? err : new Error(String(err)))));
+    watchRollout(o.kc, o.name, check).then(
+      (w) => {
+        if (done) return w.stop();
+        watch = w;
+        check();
+      },
+      (err: unknown) => end(() => reject(err instanceof Error ? err : new Error(String(err)))),
+    );
   });
 }
 
@@ -251,12 +329,25 @@ async function followRollout(o: {
       clearTimeout(applied);
       resolve(outcome);
     };
-    const deadline = setTimeout(() => finish({ ok: false, reason: `not finished after ${o.timeoutMs / 60_000} minutes; last state: ${JSON.stringify(o.watch.plan())}` }), o.timeoutMs);
+    const deadline = setTimeout(
+      () =>
+        finish({
+          ok: false,
+          reason: `not finished after ${o.timeoutMs / 60_000} minutes; last state: ${JSON.stringify(o.watch.plan())}`,
+        }),
+      o.timeoutMs,
+    );
     // Honest about a build without the GitOps loop: the demo never applies the plan itself.
     const applied = setTimeout(() => {
-      if (!o.watch.plan()) finish({ ok: false, reason: `the controller did not apply ${o.plan} from Git within 90 s: is the GitOps loop (kangal-patch run --git-url) in this build? controller log:\n${o.controller.tail(15)}` });
+      if (!o.watch.plan())
+        finish({
+          ok: false,
+          reason: `the controller did not apply ${o.plan} from Git within 90 s: is the GitOps loop (kangal-patch run --git-url) in this build? controller log:\n${o.controller.tail(15)}`,
+        });
     }, appliedBy - Date.now());
-    void o.controller.exited.then((code) => finish({ ok: false, reason: `kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}` }));
+    void o.controller.exited.then((code) =>
+      finish({ ok: false, reason: `kangal-patch run exited (code ${String(code)}):\n${o.controller.tail(20)}` }),
+    );
     const step = async (): Promise<void> => {
       const plan = o.watch.plan();
       const jobs = o.watch.jobs();
@@ -283,13 +374,23 @@ async function followRollout(o: {
 
 function outcomeOf(p: PlanSnapshot): Outcome {
   if (p.phase === 'Completed' && (p.failedNodes ?? 0) === 0) return { ok: true, reason: 'completed' };
-  return { ok: false, reason: `plan ${p.phase ?? '?'}${p.reason ? ` (${p.reason})` : ''}: ${p.message ?? ''}; ${p.failedNodes ?? 0} node(s) failed` };
+  return {
+    ok: false,
+    reason: `plan ${p.phase ?? '?'}${p.reason ? ` (${p.reason})` : ''}: ${p.message ?? ''}; ${p.failedNodes ?? 0} node(s) failed`,
+  };
 }
 
 /** The report PR's URL: the controller opened it when the rollout started. */
 async function reportPr(lab: Lab, plan: string): Promise<string> {
-  const url = await waitFor(() => findReportPr(lab.forge, CLUSTER, plan), { timeoutMs: 60_000, intervalMs: 1_000, description: 'the report PR' }).catch(() => undefined);
-  return url ?? `none found (no pull request from kangal-patch/${CLUSTER}/report/${plan}-… within 60 s; see the controller log)`;
+  const url = await waitFor(() => findReportPr(lab.forge, CLUSTER, plan), {
+    timeoutMs: 60_000,
+    intervalMs: 1_000,
+    description: 'the report PR',
+  }).catch(() => undefined);
+  return (
+    url ??
+    `none found (no pull request from kangal-patch/${CLUSTER}/report/${plan}-… within 60 s; see the controller log)`
+  );
 }
 
 function printKeep(lab: Lab, cloneUrl: string, tokenFile: string, logPath: string): void {
@@ -299,9 +400,12 @@ function printKeep(lab: Lab, cloneUrl: string, tokenFile: string, logPath: strin
   console.log(`  KUBECONFIG=${lab.cluster.kubeconfigPath} ${lab.cluster.kubectl} get patchplan,patchjob`);
   console.log(`plans repository: ${cloneUrl}`);
   console.log(`  the token is in ${tokenFile} (never in the URL); clone with it in a header:`);
-  console.log(`  git -c http.extraHeader="Authorization: Basic $(printf 'x-access-token:%s' "$(cat ${tokenFile})" | base64 -w0)" clone ${cloneUrl}`);
+  console.log(
+    `  git -c http.extraHeader="Authorization: Basic $(printf 'x-access-token:%s' "$(cat ${tokenFile})" | base64 -w0)" clone ${cloneUrl}`,
+  );
   console.log(`controller log: ${logPath}`);
-  for (const [k, v] of Object.entries(lab.env)) if (!['KUBECONFIG', 'GIT_URL', 'GIT_TOKEN_FILE'].includes(k)) console.log(`${k}=${v}`);
+  for (const [k, v] of Object.entries(lab.env))
+    if (!['KUBECONFIG', 'GIT_URL', 'GIT_TOKEN_FILE'].includes(k)) console.log(`${k}=${v}`);
 }
 
 main(process.argv.slice(2)).then(

@@ -15,7 +15,8 @@ export interface LabPlace {
   delay: string;
 }
 
-const HEADER = "# Pushed by `npm run demo`: adapted from examples/ to the lab (versions, the lab's Talos endpoint, delays).\n";
+const HEADER =
+  "# Pushed by `npm run demo`: adapted from examples/ to the lab (versions, the lab's Talos endpoint, delays).\n";
 const text = (doc: Document): string => HEADER + doc.toString();
 
 function example(file: string): Document {
@@ -30,7 +31,11 @@ function forLab(doc: Document, name: string, place: LabPlace): Document {
 }
 
 /** examples/custom-groups.yaml: Talos and Kubernetes together, the lab's versions. */
-export function customGroups(place: LabPlace, name = 'custom-groups', opts: { kubernetes?: boolean; rollback?: boolean } = {}): string {
+export function customGroups(
+  place: LabPlace,
+  name = 'custom-groups',
+  opts: { kubernetes?: boolean; rollback?: boolean } = {},
+): string {
   const doc = forLab(example('custom-groups.yaml'), name, place);
   doc.setIn(['spec', 'target', 'talosVersion'], TALOS_TARGET);
   if (opts.kubernetes === false) doc.deleteIn(['spec', 'target', 'kubernetesVersion']);
@@ -50,7 +55,8 @@ export function maintenanceWindow(place: LabPlace, opensAt: Date): string {
   doc.setIn(['spec', 'target', 'talosVersion'], TALOS_TARGET);
   doc.setIn(['spec', 'nodeSelector'], doc.createNode({ matchLabels: { environment: 'production' } }));
   doc.setIn(['spec', 'groups', 'workers', 'concurrency'], 3);
-  const hhmm = (d: Date): Scalar => Object.assign(new Scalar(d.toISOString().slice(11, 16)), { type: Scalar.QUOTE_DOUBLE });
+  const hhmm = (d: Date): Scalar =>
+    Object.assign(new Scalar(d.toISOString().slice(11, 16)), { type: Scalar.QUOTE_DOUBLE });
   const window = doc.createNode({ startTime: hhmm(opensAt), endTime: hhmm(new Date(opensAt.getTime() + 30 * 60_000)) });
   window.commentBefore = ' the demo opens a window in a minute or so: no days, so every day';
   doc.setIn(['spec', 'maintenance', 'windows'], doc.createNode([window]));
@@ -76,9 +82,16 @@ export function kubernetesUpgrade(place: LabPlace): string {
  */
 export function autoUpdateTemplate(place: LabPlace, name: string): string {
   const doc = forLab(example('auto-update.yaml'), name, place);
-  const commented = (value: string, comment: string): Scalar => Object.assign(new Scalar(value), { comment: ` ${comment}` });
-  doc.setIn(['spec', 'target', 'autoUpdate', 'checkInterval'], commented('1m', 'the minimum: the demo waits at most a minute for the next check'));
-  doc.setIn(['spec', 'target', 'autoUpdate', 'minReleaseAge'], commented('0s', 'the demo takes a release at once (the example lets it age three days)'));
+  const commented = (value: string, comment: string): Scalar =>
+    Object.assign(new Scalar(value), { comment: ` ${comment}` });
+  doc.setIn(
+    ['spec', 'target', 'autoUpdate', 'checkInterval'],
+    commented('1m', 'the minimum: the demo waits at most a minute for the next check'),
+  );
+  doc.setIn(
+    ['spec', 'target', 'autoUpdate', 'minReleaseAge'],
+    commented('0s', 'the demo takes a release at once (the example lets it age three days)'),
+  );
   doc.deleteIn(['spec', 'target', 'secureBoot']);
   doc.setIn(['spec', 'nodeSelector'], doc.createNode({ matchLabels: { environment: 'production' } }));
   doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 3 } }));
@@ -93,10 +106,19 @@ export function fleetTemplate(place: LabPlace, cluster: 'staging' | 'production'
   const doc = example(`fleet/clusters/${cluster}/nodes.yaml`);
   doc.setIn(['spec', 'delayBetweenNodes'], place.delay);
   doc.setIn(['spec', 'talosConfig', 'endpoints'], doc.createNode([place.talosEndpoint], { flow: false }));
-  const commented = (value: string, comment: string): Scalar => Object.assign(new Scalar(value), { comment: ` ${comment}` });
+  const commented = (value: string, comment: string): Scalar =>
+    Object.assign(new Scalar(value), { comment: ` ${comment}` });
   doc.setIn(['spec', 'target', 'autoUpdate', 'checkInterval'], commented('1m', 'the minimum'));
-  if (cluster === 'staging') doc.setIn(['spec', 'target', 'autoUpdate', 'minReleaseAge'], commented('0s', 'the demo takes a release at once (the example lets it age a day)'));
-  else doc.setIn(['spec', 'target', 'autoUpdate', 'promotion', 'soak'], commented(soak, 'the demo soaks seconds, not the example\'s 72h'));
+  if (cluster === 'staging')
+    doc.setIn(
+      ['spec', 'target', 'autoUpdate', 'minReleaseAge'],
+      commented('0s', 'the demo takes a release at once (the example lets it age a day)'),
+    );
+  else
+    doc.setIn(
+      ['spec', 'target', 'autoUpdate', 'promotion', 'soak'],
+      commented(soak, "the demo soaks seconds, not the example's 72h"),
+    );
   doc.setIn(['spec', 'groups'], doc.createNode({ workers: { concurrency: 2 } }));
   return text(doc);
 }

@@ -21,7 +21,9 @@ PatchPlan files under plans/ are applied by kangal-patch; a file removed here is
 `;
 
 export async function createPlansRepo(forge: Forge, dir: string): Promise<PlansRepo> {
-  const { cloneUrl } = await forge.createRepo(PLANS_OWNER, PLANS_NAME, { files: { 'README.md': README, 'plans/.gitkeep': '' } });
+  const { cloneUrl } = await forge.createRepo(PLANS_OWNER, PLANS_NAME, {
+    files: { 'README.md': README, 'plans/.gitkeep': '' },
+  });
   const tokenFile = join(dir, 'git-token');
   writeFileSync(tokenFile, `${forge.token}\n`, { mode: 0o600 });
   const clone = await cloneWorkingCopy({ cloneUrl, token: forge.token, dir: join(dir, 'plans') });
@@ -56,9 +58,15 @@ export async function findReportPr(forge: Forge, cluster: string, plan: string):
 }
 
 /** The report pull request of `plan` once it is ready for review (the controller marks it so when the rollout ended). */
-export async function readyReportPr(forge: Forge, cluster: string, plan: string): Promise<{ number: number; url: string } | undefined> {
+export async function readyReportPr(
+  forge: Forge,
+  cluster: string,
+  plan: string,
+): Promise<{ number: number; url: string } | undefined> {
   const prefix = `kangal-patch/${cluster}/report/${plan}-`;
-  const p = (await pulls(forge)).find((x) => x.head?.ref?.startsWith(prefix) === true && x.state === 'open' && x.draft !== true);
+  const p = (await pulls(forge)).find(
+    (x) => x.head?.ref?.startsWith(prefix) === true && x.state === 'open' && x.draft !== true,
+  );
   return p && { number: p.number, url: p.html_url };
 }
 
@@ -72,14 +80,31 @@ export interface ProposalPr {
 }
 
 /** The auto-update proposal of `template` for `version` (branch kangal-patch/<cluster>/auto-update/<template>-<version>), if opened. */
-export async function findProposalPr(forge: Forge, cluster: string, template: string, version: string): Promise<ProposalPr | undefined> {
+export async function findProposalPr(
+  forge: Forge,
+  cluster: string,
+  template: string,
+  version: string,
+): Promise<ProposalPr | undefined> {
   const branch = `kangal-patch/${cluster}/auto-update/${template}-${version}`;
   const p = (await pulls(forge)).find((x) => x.head?.ref === branch);
-  return p && { number: p.number, url: p.html_url, title: p.title, state: p.state, labels: (p.labels ?? []).map((l) => l.name), body: p.body ?? '' };
+  return (
+    p && {
+      number: p.number,
+      url: p.html_url,
+      title: p.title,
+      state: p.state,
+      labels: (p.labels ?? []).map((l) => l.name),
+      body: p.body ?? '',
+    }
+  );
 }
 
 /** What the Merge button does: `PUT /repos/{owner}/{repo}/pulls/{number}/merge`. */
 export async function mergePr(forge: Forge, number: number): Promise<string> {
-  const merged = await forgeApi<{ sha: string }>(forge, `/pulls/${number}/merge`, { method: 'PUT', body: { merge_method: 'merge' } });
+  const merged = await forgeApi<{ sha: string }>(forge, `/pulls/${number}/merge`, {
+    method: 'PUT',
+    body: { merge_method: 'merge' },
+  });
   return merged.sha;
 }

@@ -14,7 +14,11 @@ export async function buildProduct(appDir: string): Promise<void> {
 }
 
 /** `kangal-patch run` from the compiled app; its JSON log goes to `logPath`. */
-export function startProduct(appDir: string, args: string[], opts: { logPath: string; podName: string }): ManagedProcess {
+export function startProduct(
+  appDir: string,
+  args: string[],
+  opts: { logPath: string; podName: string },
+): ManagedProcess {
   return spawnManaged('kangal-patch', process.execPath, [join(appDir, 'bin/kangal-patch.js'), 'run', ...args], {
     logPath: opts.logPath,
     cwd: appDir,

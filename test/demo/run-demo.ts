@@ -13,10 +13,14 @@ export interface DemoRun {
 
 export function runDemo(args: string[]): Promise<DemoRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/demo/main.ts'), '--timings', 'test', ...args], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'test/demo/main.ts'), '--timings', 'test', ...args],
+      {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -26,15 +30,33 @@ export function runDemo(args: string[]): Promise<DemoRun> {
   });
 }
 
-export const ROLLED = ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5', 'worker-6', 'worker-7', 'worker-8'];
+export const ROLLED = [
+  'cp-1',
+  'cp-2',
+  'cp-3',
+  'worker-1',
+  'worker-2',
+  'worker-3',
+  'worker-4',
+  'worker-5',
+  'worker-6',
+  'worker-7',
+  'worker-8',
+];
 
 /** The summary table's row of `node`, split into its columns. */
 export function summaryRow(stdout: string, node: string): string[] | undefined {
-  const header = stdout.split('\n').findIndex((l) => /^node\s+group\s+Talos\s+Kubernetes\s+cordoned\s+total\s+result$/.test(l));
+  const header = stdout
+    .split('\n')
+    .findIndex((l) => /^node\s+group\s+Talos\s+Kubernetes\s+cordoned\s+total\s+result$/.test(l));
   if (header < 0) return undefined;
-  const row = stdout.split('\n').slice(header + 2).find((l) => l.startsWith(`${node} `));
+  const row = stdout
+    .split('\n')
+    .slice(header + 2)
+    .find((l) => l.startsWith(`${node} `));
   return row?.split(/\s{2,}/);
 }
 
 /** What a failed assertion prints: the exit code and the ends of both streams. */
-export const demoContext = (run: DemoRun): string => `exit ${String(run.code)}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-2000)}`;
+export const demoContext = (run: DemoRun): string =>
+  `exit ${String(run.code)}\nstdout:\n${run.stdout.slice(-4000)}\nstderr:\n${run.stderr.slice(-2000)}`;

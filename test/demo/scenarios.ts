@@ -15,7 +15,11 @@ export interface StoryContext {
   /** Runs the lab's kubectl as the user would type it (the command is printed). */
   kubectl(args: string[]): Promise<void>;
   /** Shows plan `name` live until `until` returns a value (rejects after `timeoutMs`, or when the controller exits). */
-  showPlan<T>(name: string, until: (plan: PlanSnapshot) => T | undefined, o: { timeoutMs: number; description: string }): Promise<T>;
+  showPlan<T>(
+    name: string,
+    until: (plan: PlanSnapshot) => T | undefined,
+    o: { timeoutMs: number; description: string },
+  ): Promise<T>;
 }
 
 export interface Scenario {
@@ -45,7 +49,8 @@ const terminal = (p: PlanSnapshot): boolean => TERMINAL.has(p.phase ?? '');
 
 const customGroupsScenario: Scenario = {
   name: 'custom-groups',
-  story: 'examples/custom-groups.yaml: Talos and Kubernetes on 11 of 12 nodes, control plane → database → gpu → workers, per-group concurrency, PDBs respected',
+  story:
+    'examples/custom-groups.yaml: Talos and Kubernetes on 11 of 12 nodes, control plane → database → gpu → workers, per-group concurrency, PDBs respected',
   plan: 'custom-groups',
   file: (place) => ({ path: 'plans/custom-groups.yaml', content: customGroups(place) }),
   finished: terminal,
@@ -58,7 +63,10 @@ function failurePause(): Scenario {
     name: 'failure-pause',
     story: `the custom-groups plan (Talos only, rollback.onFailure: true); ${broken} boots ${TALOS_TARGET} but its kubelet never rejoins, so the controller rolls it back to the version it ran, Ready again; the Pause policy pauses the plan, the user fixes the node, resumes the plan and retries ${broken}`,
     plan: 'failure-pause',
-    file: (place) => ({ path: 'plans/failure-pause.yaml', content: customGroups(place, 'failure-pause', { kubernetes: false, rollback: true }) }),
+    file: (place) => ({
+      path: 'plans/failure-pause.yaml',
+      content: customGroups(place, 'failure-pause', { kubernetes: false, rollback: true }),
+    }),
     arrange: (ctx) => {
       ctx.lab.talos.faults.set(broken, { kubeletNeverJoinsOn: TALOS_TARGET });
       ctx.say(`fault: ${broken} boots ${TALOS_TARGET} but its kubelet never rejoins (the Node stays NotReady)`);
@@ -70,21 +78,35 @@ function failurePause(): Scenario {
         if (job?.reason === 'RolledBack') ctx.say(`${broken} was rolled back: ${job.message ?? ''}`);
         ctx.say(`the Pause policy paused the plan: ${plan.message ?? plan.reason ?? ''}`);
         ctx.lab.talos.faults.clear(broken);
-        ctx.say(`the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`);
-        await ctx.kubectl(['patch', 'patchplan', 'failure-pause', '--type', 'merge', '-p', '{"spec":{"paused":false}}']);
+        ctx.say(
+          `the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`,
+        );
+        await ctx.kubectl([
+          'patch',
+          'patchplan',
+          'failure-pause',
+          '--type',
+          'merge',
+          '-p',
+          '{"spec":{"paused":false}}',
+        ]);
       } else if (step === 'resumed' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) > 0) {
         step = 'retrying';
         ctx.say(`the rest is done; the user retries ${broken} by deleting its failed PatchJob:`);
         await ctx.kubectl(['delete', 'patchjob', `failure-pause-${broken}`]);
       }
     },
-    finished: (plan) => (step === 'retrying' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) === 0) || plan.phase === 'Failed' || plan.phase === 'Cancelled',
+    finished: (plan) =>
+      (step === 'retrying' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) === 0) ||
+      plan.phase === 'Failed' ||
+      plan.phase === 'Cancelled',
   };
 }
 
 const maintenanceWindowScenario: Scenario = {
   name: 'maintenance-window',
-  story: 'examples/maintenance-window.yaml with a window opening in about a minute: the plan waits, naming the opening, then rolls the workers',
+  story:
+    'examples/maintenance-window.yaml with a window opening in about a minute: the plan waits, naming the opening, then rolls the workers',
   plan: 'maintenance-window',
   file: (place, nowMs) => {
     // Windows are whole minutes: the first minute boundary at least 45 s away.
@@ -96,7 +118,8 @@ const maintenanceWindowScenario: Scenario = {
 
 const kubernetesScenario: Scenario = {
   name: 'kubernetes-upgrade',
-  story: 'Kubernetes v1.35.2 → v1.36.3 alone on a Talos v1.13.2 fleet (Talos 1.12 stops at Kubernetes 1.35): control plane (apiserver, controller-manager, scheduler, kubelet), kube-proxy, then the workers; no reboot',
+  story:
+    'Kubernetes v1.35.2 → v1.36.3 alone on a Talos v1.13.2 fleet (Talos 1.12 stops at Kubernetes 1.35): control plane (apiserver, controller-manager, scheduler, kubelet), kube-proxy, then the workers; no reboot',
   fleetTalosVersion: TALOS_TARGET,
   plan: 'kubernetes-upgrade',
   file: (place) => ({ path: 'plans/kubernetes-upgrade.yaml', content: kubernetesUpgrade(place) }),

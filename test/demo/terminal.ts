@@ -2,7 +2,15 @@
 // clear to end), anything else (CI, a pipe, a file) gets plain timestamped lines of what changed.
 // One display for any picture (one plan, two clusters side by side): a Screen says how to draw it.
 // What a rollout looks like is the product's: `kangal-patch status`'s renderer (core/status-view).
-import { changedFacts, facts, renderText, statusDocument, viewerZone, type Fact, type StatusInput } from '../../controller/core/status-view/index.js';
+import {
+  changedFacts,
+  facts,
+  renderText,
+  statusDocument,
+  viewerZone,
+  type Fact,
+  type StatusInput,
+} from '../../controller/core/status-view/index.js';
 import { duration } from './view.js';
 
 /** How a state is drawn: the lines of the live screen (TTY) and the keyed facts of the plain log. */
@@ -27,7 +35,12 @@ export interface Terminal {
   close(): void;
 }
 
-export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: () => number, screen: Screen<S>): Display<S> {
+export function openDisplay<S>(
+  out: NodeJS.WriteStream,
+  startedMs: number,
+  now: () => number,
+  screen: Screen<S>,
+): Display<S> {
   const stamp = (): string => `[${duration(now() - startedMs).padStart(6)}]`;
   if (!out.isTTY) {
     const seen = new Map<string, string>();
@@ -51,7 +64,9 @@ export function openDisplay<S>(out: NodeJS.WriteStream, startedMs: number, now: 
     // Closed: what is on screen stays, and lines printed after it (the summary) are never redrawn over.
     if (!last || closed) return;
     clear();
-    const lines = screen.lines(last.state, now(), columns()).map((l) => (l.length > columns() - 1 ? `${l.slice(0, columns() - 2)}…` : l));
+    const lines = screen
+      .lines(last.state, now(), columns())
+      .map((l) => (l.length > columns() - 1 ? `${l.slice(0, columns() - 2)}…` : l));
     out.write(`${lines.join('\n')}\n`);
     drawn = lines.length;
   };
@@ -80,13 +95,15 @@ export const demoZone = viewerZone(process.env['TZ'] || Intl.DateTimeFormat().re
 
 /** The status view's lines of `input` at `nowMs`, `columns` wide; the plan named first in `input.names` waits for Git until it exists. */
 export function statusLines(input: StatusInput, nowMs: number, columns: number): string[] {
-  if (input.names.length > 0 && input.plans.length === 0) return [`plan ${input.names[0] ?? ''}: waiting for the controller to apply it from Git`];
+  if (input.names.length > 0 && input.plans.length === 0)
+    return [`plan ${input.names[0] ?? ''}: waiting for the controller to apply it from Git`];
   return renderText(statusDocument(input, nowMs), { wide: false, width: columns, zone: demoZone, nowMs });
 }
 
 /** The status view's keyed facts of `input` (the plain log prints those that changed). */
 export function statusFacts(input: StatusInput, nowMs: number): Map<string, Fact> {
-  if (input.names.length > 0 && input.plans.length === 0) return new Map([['plan', { signature: '', text: statusLines(input, nowMs, Infinity)[0] ?? '' }]]);
+  if (input.names.length > 0 && input.plans.length === 0)
+    return new Map([['plan', { signature: '', text: statusLines(input, nowMs, Infinity)[0] ?? '' }]]);
   return facts(statusDocument(input, nowMs), { wide: false, width: Infinity, zone: demoZone, nowMs });
 }
 

@@ -8,7 +8,13 @@ export function duration(ms: number): string {
 }
 
 /** The soak countdown: how long until `eligibleTime` (ISO), in whole seconds. */
-export function soakLine(cluster: string, version: string, upstream: string, eligibleTime: string, nowMs: number): string {
+export function soakLine(
+  cluster: string,
+  version: string,
+  upstream: string,
+  eligibleTime: string,
+  nowMs: number,
+): string {
   const left = Math.max(0, Math.ceil((Date.parse(eligibleTime) - nowMs) / 1000));
   return `soak: ${version} runs on ${upstream}; ${cluster} may take it at ${eligibleTime}: ${left > 0 ? `${left} s left` : 'now'}`;
 }
@@ -17,7 +23,9 @@ export function soakLine(cluster: string, version: string, upstream: string, eli
 export function sideBySide(left: readonly string[], right: readonly string[], width: number): string[] {
   const half = Math.max(20, Math.floor((width - 3) / 2));
   const fit = (l: string): string => (l.length > half ? `${l.slice(0, half - 1)}…` : l.padEnd(half));
-  return Array.from({ length: Math.max(left.length, right.length) }, (_, i) => `${fit(left[i] ?? '')} │ ${fit(right[i] ?? '')}`.trimEnd());
+  return Array.from({ length: Math.max(left.length, right.length) }, (_, i) =>
+    `${fit(left[i] ?? '')} │ ${fit(right[i] ?? '')}`.trimEnd(),
+  );
 }
 
 /**
@@ -28,18 +36,35 @@ export function evidenceLines(body: string): string[] {
   const lines = body.split('\n');
   const start = lines.findIndex((l) => l.trim() === '### Promotion evidence');
   if (start < 0) return ['(the proposal has no Promotion evidence section)'];
-  const cells = (row: string): string[] => row.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+  const cells = (row: string): string[] =>
+    row
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/\|$/, '')
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
   const section = lines.slice(start + 1);
   const headerAt = section.findIndex((l) => l.startsWith('| '));
   const header = headerAt < 0 ? [] : cells(section[headerAt] ?? '');
-  const rows = headerAt < 0 ? [] : section.slice(headerAt + 2).filter((l, i, all) => l.startsWith('| ') && all.slice(0, i).every((x) => x.startsWith('| ')));
+  const rows =
+    headerAt < 0
+      ? []
+      : section
+          .slice(headerAt + 2)
+          .filter((l, i, all) => l.startsWith('| ') && all.slice(0, i).every((x) => x.startsWith('| ')));
   const unlink = (c: string): string => c.replace(/\[([^\]]+)\]\(([^)]+)\)/g, '$2');
-  const summary = section.slice(0, Math.max(0, headerAt)).map((l) => l.trim()).filter(Boolean);
+  const summary = section
+    .slice(0, Math.max(0, headerAt))
+    .map((l) => l.trim())
+    .filter(Boolean);
   return [
     ...summary,
     ...rows.flatMap((row) => {
       const values = cells(row);
-      return [`${header[0] ?? 'stage'} ${values[0] ?? '?'}:`, ...header.slice(1).map((h, i) => `  ${h}: ${unlink(values[i + 1] ?? '')}`)];
+      return [
+        `${header[0] ?? 'stage'} ${values[0] ?? '?'}:`,
+        ...header.slice(1).map((h, i) => `  ${h}: ${unlink(values[i + 1] ?? '')}`),
+      ];
     }),
   ];
 }

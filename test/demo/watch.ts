@@ -1,7 +1,16 @@
 // The demo's live picture of one rollout (or of every plan of a cluster): client-node informers on
 // PatchPlans, PatchJobs and Nodes (a lab client, not the product's adapter), calling back on every
 // change. Snapshots for the stories' decisions; the status view's input (status-input.ts) to draw.
-import { CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Node } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache,
+  type V1Node,
+} from '@kubernetes/client-node';
 import type { StatusInput } from '../../controller/core/status-view/index.js';
 import { jobInput, nodeInput, planInput, type Obj } from './status-input.js';
 
@@ -86,7 +95,8 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : und
 function autoUpdateSnapshot(v: unknown): AutoUpdateSnapshot | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
   const a = v as Record<string, unknown>;
-  const named = (x: unknown): string | undefined => (typeof x === 'object' && x !== null ? str((x as Record<string, unknown>).name) : undefined);
+  const named = (x: unknown): string | undefined =>
+    typeof x === 'object' && x !== null ? str((x as Record<string, unknown>).name) : undefined;
   const error = a.lastError as Record<string, unknown> | undefined;
   const promotion = promotionSnapshot(a.promotion);
   return {
@@ -112,7 +122,12 @@ function promotionSnapshot(v: unknown): PromotionSnapshot | undefined {
     reason: str(p.reason),
     version: str(p.version),
     eligibleTime: str(p.eligibleTime),
-    stages: stages.map((s) => ({ cluster: String(s.cluster), state: str(s.state), eligibleTime: str(s.eligibleTime), message: str(s.message) })),
+    stages: stages.map((s) => ({
+      cluster: String(s.cluster),
+      state: str(s.state),
+      eligibleTime: str(s.eligibleTime),
+      message: str(s.message),
+    })),
   };
 }
 
@@ -131,7 +146,14 @@ function planSnapshot(o: Obj): PlanSnapshot {
     completedNodes: num(s.completedNodes),
     failedNodes: num(s.failedNodes),
     policyPaused: s.policyPause !== undefined,
-    groups: groups.map((g) => ({ name: String(g.name), total: num(g.total) ?? 0, running: num(g.running) ?? 0, completed: num(g.completed) ?? 0, failed: num(g.failed) ?? 0, pending: num(g.pending) ?? 0 })),
+    groups: groups.map((g) => ({
+      name: String(g.name),
+      total: num(g.total) ?? 0,
+      running: num(g.running) ?? 0,
+      completed: num(g.completed) ?? 0,
+      failed: num(g.failed) ?? 0,
+      pending: num(g.pending) ?? 0,
+    })),
     ...(autoUpdate ? { autoUpdate } : {}),
   };
 }
@@ -157,12 +179,31 @@ function jobSnapshot(o: Obj): JobSnapshot {
 type Cached<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
 /** Informers on the PatchPlans, the PatchJobs `jobSelector` picks (all when undefined) and the Nodes; `onChange` runs after every event. Resolves once every list is synced. */
-async function startInformers(kc: KubeConfig, jobSelector: string | undefined, onChange: () => void): Promise<{ plans: Cached<Obj>; jobs: Cached<Obj>; nodes: Cached<V1Node>; stop: () => void }> {
+async function startInformers(
+  kc: KubeConfig,
+  jobSelector: string | undefined,
+  onChange: () => void,
+): Promise<{ plans: Cached<Obj>; jobs: Cached<Obj>; nodes: Cached<V1Node>; stop: () => void }> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   let stopped = false;
-  const plans = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchplans`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchplans' }) as never);
-  const jobs = makeInformer<Obj>(kc, `/apis/${GROUP}/${VERSION}/patchjobs`, () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', ...(jobSelector ? { labelSelector: jobSelector } : {}) }) as never, jobSelector);
+  const plans = makeInformer<Obj>(
+    kc,
+    `/apis/${GROUP}/${VERSION}/patchplans`,
+    () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchplans' }) as never,
+  );
+  const jobs = makeInformer<Obj>(
+    kc,
+    `/apis/${GROUP}/${VERSION}/patchjobs`,
+    () =>
+      custom.listClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'patchjobs',
+        ...(jobSelector ? { labelSelector: jobSelector } : {}),
+      }) as never,
+    jobSelector,
+  );
   const nodes = makeInformer<V1Node>(kc, '/api/v1/nodes', () => core.listNode());
   const informers: Informer<Obj | V1Node>[] = [plans, jobs, nodes];
   for (const informer of informers) {
@@ -195,7 +236,12 @@ export async function watchRollout(kc: KubeConfig, planName: string, onChange: (
       return o && planSnapshot(o);
     },
     jobs: () => jobs.list().map(jobSnapshot).sort(byNode),
-    input: () => ({ plans: plans.list().map(planInput), jobs: jobs.list().map(jobInput), nodes: nodes.list().map(nodeInput), names: [planName] }),
+    input: () => ({
+      plans: plans.list().map(planInput),
+      jobs: jobs.list().map(jobInput),
+      nodes: nodes.list().map(nodeInput),
+      names: [planName],
+    }),
     stop,
   };
 }
@@ -216,9 +262,22 @@ export async function watchCluster(kc: KubeConfig, onChange: () => void): Promis
   // A Date once client-node deserialized it, the API's string otherwise: both parse.
   const created = (o: Obj): number => new Date(o.metadata?.creationTimestamp ?? 0).getTime();
   return {
-    plans: () => [...plans.list()].sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '')).map(planSnapshot),
-    jobs: (name) => jobs.list().map(jobSnapshot).filter((j) => j.plan === name).sort(byNode),
-    input: () => ({ plans: plans.list().map(planInput), jobs: jobs.list().map(jobInput), nodes: nodes.list().map(nodeInput), names: [] }),
+    plans: () =>
+      [...plans.list()]
+        .sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+        .map(planSnapshot),
+    jobs: (name) =>
+      jobs
+        .list()
+        .map(jobSnapshot)
+        .filter((j) => j.plan === name)
+        .sort(byNode),
+    input: () => ({
+      plans: plans.list().map(planInput),
+      jobs: jobs.list().map(jobInput),
+      nodes: nodes.list().map(nodeInput),
+      names: [],
+    }),
     stop,
   };
 }
@@ -233,8 +292,13 @@ export type NodeVersionsByName = Map<string, NodeVersions>;
 /** Each Node's Talos version (from its OS image) and kubelet version. */
 export async function nodeVersions(kc: KubeConfig): Promise<NodeVersionsByName> {
   const nodes = await kc.makeApiClient(CoreV1Api).listNode();
-  return new Map(nodes.items.map((n) => [n.metadata?.name ?? '', {
-    talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
-    kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
-  }]));
+  return new Map(
+    nodes.items.map((n) => [
+      n.metadata?.name ?? '',
+      {
+        talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
+        kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
+      },
+    ]),
+  );
 }

@@ -15,6 +15,9 @@ describe('npm run demo (non-TTY, test timings)', function () {
     const run = await runDemo(['--scenario', 'nope']);
     assert.notEqual(run.code, 0);
     assert.equal(run.stdout, '', 'nothing started, nothing printed');
-    assert.match(run.stderr, /argument 'nope' is invalid\. Allowed choices are custom-groups, failure-pause, maintenance-window, kubernetes-upgrade, auto-update, promotion\./);
+    assert.match(
+      run.stderr,
+      /argument 'nope' is invalid\. Allowed choices are custom-groups, failure-pause, maintenance-window, kubernetes-upgrade, auto-update, promotion\./,
+    );
   });
 });

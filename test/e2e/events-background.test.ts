@@ -8,7 +8,9 @@ import { startJobLab, type JobLab } from './support/job-lab.js';
 import type { InterposedRequest } from '../lab/cluster/interposer.js';
 import { waitFor } from '../lab/wait.js';
 
-const isEventWrite = (req: InterposedRequest): boolean => req.method === 'POST' && /\/apis\/events\.k8s\.io\/v1\/namespaces\/[^/]+\/events$/.test(new URL(req.path, 'https://lab').pathname);
+const isEventWrite = (req: InterposedRequest): boolean =>
+  req.method === 'POST' &&
+  /\/apis\/events\.k8s\.io\/v1\/namespaces\/[^/]+\/events$/.test(new URL(req.path, 'https://lab').pathname);
 
 describe('Events: written in the background, never awaited by a pass', function () {
   this.timeout(240_000);
@@ -46,14 +48,22 @@ describe('Events: written in the background, never awaited by a pass', function 
       // The released writes run up to 16 at a time and land in any order, so the wait is for every
       // step's Event, not for the first and the last to have landed.
       const expected = ['Started', 'Cordoned', 'Drained', 'Upgraded', 'Uncordoned'];
-      await waitFor(async () => {
-        const list = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
-        const seen = list.items.map((e) => e.reason ?? '');
-        const missing = expected.filter((reason) => !seen.includes(reason));
-        // Thrown, so the timeout names what never arrived.
-        if (missing.length > 0) throw new Error(`missing ${JSON.stringify(missing)} among ${JSON.stringify(seen)}`);
-        return true;
-      }, { timeoutMs: 60_000, description: `the Events ${JSON.stringify(expected)} of ${job} written once the apiserver answers` });
+      await waitFor(
+        async () => {
+          const list = await lab.kc
+            .makeApiClient(EventsV1Api)
+            .listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+          const seen = list.items.map((e) => e.reason ?? '');
+          const missing = expected.filter((reason) => !seen.includes(reason));
+          // Thrown, so the timeout names what never arrived.
+          if (missing.length > 0) throw new Error(`missing ${JSON.stringify(missing)} among ${JSON.stringify(seen)}`);
+          return true;
+        },
+        {
+          timeoutMs: 60_000,
+          description: `the Events ${JSON.stringify(expected)} of ${job} written once the apiserver answers`,
+        },
+      );
     } finally {
       release();
       interposer.setBeforeForward(undefined);

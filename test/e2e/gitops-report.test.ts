@@ -15,8 +15,20 @@ const TARGET = 'v1.13.2';
 const POLL_MS = 2000;
 const LABELS = SMALL_CUSTOM_GROUPS_LABELS;
 
-interface Pull { number: number; state: string; draft: boolean; title: string; head: { ref: string }; body: string | null; html_url: string }
-interface CommitStatus { state: string; context: string; description: string | null }
+interface Pull {
+  number: number;
+  state: string;
+  draft: boolean;
+  title: string;
+  head: { ref: string };
+  body: string | null;
+  html_url: string;
+}
+interface CommitStatus {
+  state: string;
+  context: string;
+  description: string | null;
+}
 
 describe('GitOps end to end: push → rollout → report pull request', function () {
   this.timeout(400_000);
@@ -25,18 +37,30 @@ describe('GitOps end to end: push → rollout → report pull request', function
 
   const api = async <T>(path: string): Promise<T> => {
     const forge = lab.forge!;
-    const res = await fetch(`${forge.apiUrl}${path}`, { headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' } });
+    const res = await fetch(`${forge.apiUrl}${path}`, {
+      headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' },
+    });
     assert.equal(res.status, 200, `GET ${path}`);
     return (await res.json()) as T;
   };
   const start = (extra: string[] = []): Controller => {
-    const c = lab.startController({ args: lab.gitArgs({ pollInterval: `${POLL_MS / 1000}s`, extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, ...extra] }) });
+    const c = lab.startController({
+      args: lab.gitArgs({
+        pollInterval: `${POLL_MS / 1000}s`,
+        extra: ['--forge', 'github', '--forge-api-url', lab.forge!.apiUrl, ...extra],
+      }),
+    });
     controllers.push(c);
     return c;
   };
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' }, labels: LABELS, images: [factoryImage('nocloud', TARGET)], plansRepo: true });
+    lab = await startJobLab({
+      fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      labels: LABELS,
+      images: [factoryImage('nocloud', TARGET)],
+      plansRepo: true,
+    });
   });
   after(async function () {
     await lab?.stop();
@@ -44,40 +68,77 @@ describe('GitOps end to end: push → rollout → report pull request', function
 
   it('pushing the custom-groups example leads to one report PR that matches the cluster, ready for review at the end, across a controller restart', async function () {
     let controller = start();
-    await waitFor(() => controller.logs().some((l) => l.msg === 'GitOps loop started') || undefined, { timeoutMs: 60_000, description: 'the GitOps loop to start' });
+    await waitFor(() => controller.logs().some((l) => l.msg === 'GitOps loop started') || undefined, {
+      timeoutMs: 60_000,
+      description: 'the GitOps loop to start',
+    });
     const example = examplePlan('custom-groups.yaml');
-    const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    const target: Record<string, unknown> = {
+      ...(example.spec.target as Record<string, unknown>),
+      talosVersion: TARGET,
+    };
     delete target.kubernetesVersion;
     await lab.plans!.write('plans/custom-groups.yaml', stringify(labPlan(example, lab.talos.endpoint, { target })));
     const pushedAt = Date.now();
     const sha = await lab.plans!.commitAndPush('add the custom-groups plan');
     // How fast is the idle bench's figure (git push → plan applied, goal poll + 2 s); a test that
     // asserted it failed on a loaded machine. Here: applied at all, printed below.
-    await waitFor(async () => lab.plan('custom-groups'), { timeoutMs: 60_000, intervalMs: 50, description: 'PatchPlan custom-groups applied after the push' });
+    await waitFor(async () => lab.plan('custom-groups'), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      description: 'PatchPlan custom-groups applied after the push',
+    });
     const appliedAfterMs = Date.now() - pushedAt;
 
     // A restart in the middle of the rollout: the new leader continues the same report PR.
-    await waitFor(() => lab.observer.events.some((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Completed')) || undefined, { timeoutMs: 120_000, description: 'a first node done' });
-    const draft = await waitFor(async () => (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) => p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-')), { timeoutMs: 60_000, description: 'a draft report PR' });
+    await waitFor(
+      () => lab.observer.events.some((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Completed')) || undefined,
+      { timeoutMs: 120_000, description: 'a first node done' },
+    );
+    const draft = await waitFor(
+      async () =>
+        (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) =>
+          p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-'),
+        ),
+      { timeoutMs: 60_000, description: 'a draft report PR' },
+    );
     assert.equal(draft.draft, true, 'opened as a draft while the rollout runs');
     await controller.kill();
     controller = start();
 
-    const status = await lab.waitForPlan('custom-groups', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    const status = await lab.waitForPlan(
+      'custom-groups',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      240_000,
+    );
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
-    const ready = await waitFor(async () => {
-      const pulls = (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).filter((p) => p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-'));
-      return pulls.length === 1 && pulls[0]?.draft === false ? pulls[0] : undefined;
-    }, { timeoutMs: 90_000, description: 'the one report PR marked ready for review' });
+    const ready = await waitFor(
+      async () => {
+        const pulls = (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).filter((p) =>
+          p.head.ref.startsWith('kangal-patch/lab/report/custom-groups-'),
+        );
+        return pulls.length === 1 && pulls[0]?.draft === false ? pulls[0] : undefined;
+      },
+      { timeoutMs: 90_000, description: 'the one report PR marked ready for review' },
+    );
     assert.equal(ready.number, draft.number, 'the restarted controller continued the same PR');
     assert.match(ready.title, /\[lab\]/);
     // The plan names its report's PR (what `kangal-patch status` shows).
-    await waitFor(async () => ((await lab.plan('custom-groups'))?.metadata.annotations as Record<string, string> | undefined)?.['kangalpatch.ozalp.dk/report-url'] === ready.html_url || undefined,
-      { timeoutMs: 30_000, description: `the plan annotated with ${ready.html_url}` });
+    await waitFor(
+      async () =>
+        ((await lab.plan('custom-groups'))?.metadata.annotations as Record<string, string> | undefined)?.[
+          'kangalpatch.ozalp.dk/report-url'
+        ] === ready.html_url || undefined,
+      { timeoutMs: 30_000, description: `the plan annotated with ${ready.html_url}` },
+    );
 
     // The YAML twin on the report branch, parsed, against the cluster's own status.
     await lab.plans!.git(['fetch', '--quiet', 'origin', ready.head.ref]);
-    const twin = parse(await lab.plans!.git(['show', 'FETCH_HEAD:status/lab/custom-groups.yaml'])) as Record<string, unknown>;
+    const twin = parse(await lab.plans!.git(['show', 'FETCH_HEAD:status/lab/custom-groups.yaml'])) as Record<
+      string,
+      unknown
+    >;
     const text = JSON.stringify(twin);
     assert.match(text, /Completed/);
     for (const node of ['cp-1', 'worker-1', 'worker-2', 'worker-3']) {
@@ -89,16 +150,33 @@ describe('GitOps end to end: push → rollout → report pull request', function
     assert.ok(text.includes(sha), 'the plan file is linked at its source commit');
     // The loaded commit got a successful status.
     const statuses = await api<CommitStatus[]>(`/repos/acme/plans/commits/${sha}/statuses`);
-    assert.ok(statuses.some((s) => s.context === 'kangal-patch/lab' && s.state === 'success'), JSON.stringify(statuses));
-    assert.deepEqual(lab.forge!.violations, [], 'every forge request matched GitHub\'s OpenAPI description');
+    assert.ok(
+      statuses.some((s) => s.context === 'kangal-patch/lab' && s.state === 'success'),
+      JSON.stringify(statuses),
+    );
+    assert.deepEqual(lab.forge!.violations, [], "every forge request matched GitHub's OpenAPI description");
     console.log(`      push → PatchPlan applied: ${appliedAfterMs} ms (poll interval ${POLL_MS} ms)`);
   });
 
   it('an invalid file gets a failing commit status with the precise message, while the valid plans stay applied', async function () {
-    const broken = stringify(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'broken' }, spec: { target: { talosVersion: TARGET } } }, lab.talos.endpoint)).replace(`talosVersion: ${TARGET}`, 'talosVersion: 1.13');
+    const broken = stringify(
+      labPlan(
+        {
+          apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+          kind: 'PatchPlan',
+          metadata: { name: 'broken' },
+          spec: { target: { talosVersion: TARGET } },
+        },
+        lab.talos.endpoint,
+      ),
+    ).replace(`talosVersion: ${TARGET}`, 'talosVersion: 1.13');
     await lab.plans!.write('plans/broken.yaml', broken);
     const sha = await lab.plans!.commitAndPush('add a broken plan');
-    const failure = await waitFor(async () => (await api<CommitStatus[]>(`/repos/acme/plans/commits/${sha}/statuses`)).find((s) => s.state === 'failure'), { timeoutMs: 30_000, description: 'a failing commit status' });
+    const failure = await waitFor(
+      async () =>
+        (await api<CommitStatus[]>(`/repos/acme/plans/commits/${sha}/statuses`)).find((s) => s.state === 'failure'),
+      { timeoutMs: 30_000, description: 'a failing commit status' },
+    );
     assert.equal(failure.context, 'kangal-patch/lab');
     assert.match(failure.description ?? '', /plans\/broken\.yaml:\d+:\d+: spec\.target\.talosVersion/);
     assert.equal(await lab.plan('broken'), undefined, 'never applied');
@@ -114,21 +192,35 @@ describe('GitOps end to end: push → rollout → report pull request', function
     const example = examplePlan('custom-groups.yaml');
     const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: next };
     delete target.kubernetesVersion;
-    await lab.plans!.write('plans/retried.yaml', stringify(labPlan({ ...example, metadata: { name: 'retried' } }, lab.talos.endpoint, { target })));
+    await lab.plans!.write(
+      'plans/retried.yaml',
+      stringify(labPlan({ ...example, metadata: { name: 'retried' } }, lab.talos.endpoint, { target })),
+    );
     await lab.plans!.commitAndPush('add a plan whose installer image is not published yet');
     const failed = await lab.waitForPlan('retried', 'preflight failed', (s) => s.phase === 'Failed', 90_000);
     assert.equal(failed.reason, 'PreflightInstallerImages');
-    const pullOf = async (): Promise<Pull | undefined> => (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) => p.head.ref.startsWith('kangal-patch/lab/report/retried-'));
+    const pullOf = async (): Promise<Pull | undefined> =>
+      (await api<Pull[]>('/repos/acme/plans/pulls?state=all')).find((p) =>
+        p.head.ref.startsWith('kangal-patch/lab/report/retried-'),
+      );
     const opened = await waitFor(pullOf, { timeoutMs: 60_000, description: 'the report PR of the failing plan' });
     assert.equal(opened.draft, true, 'a preflight that is retried is not the end of the rollout');
 
     await lab.registry!.publish(factoryImage('nocloud', next).split(':')[0]!, next);
-    const done = await lab.waitForPlan('retried', 'Completed after the image appeared', (s) => s.phase === 'Completed' || (s.phase === 'Failed' && s.reason !== 'PreflightInstallerImages'), 240_000);
+    const done = await lab.waitForPlan(
+      'retried',
+      'Completed after the image appeared',
+      (s) => s.phase === 'Completed' || (s.phase === 'Failed' && s.reason !== 'PreflightInstallerImages'),
+      240_000,
+    );
     assert.equal(done.phase, 'Completed', JSON.stringify(done));
-    const ready = await waitFor(async () => {
-      const pr = await pullOf();
-      return pr?.draft === false ? pr : undefined;
-    }, { timeoutMs: 90_000, description: 'the report PR marked ready for review' });
+    const ready = await waitFor(
+      async () => {
+        const pr = await pullOf();
+        return pr?.draft === false ? pr : undefined;
+      },
+      { timeoutMs: 90_000, description: 'the report PR marked ready for review' },
+    );
     assert.equal(ready.number, opened.number, 'the same PR');
   });
 

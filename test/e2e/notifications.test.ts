@@ -24,7 +24,10 @@ describe('Notifications end to end', function () {
   let dir: string;
 
   before(async function () {
-    lab = await startJobLab({ fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' }, images: ['siderolabs/installer:v1.13.2'] });
+    lab = await startJobLab({
+      fleet: { nodes: 3, controlPlanes: 1, talosVersion: 'v1.12.4' },
+      images: ['siderolabs/installer:v1.13.2'],
+    });
     good = await startWebhookReceiver();
     chat = await startWebhookReceiver();
     stalled = await startWebhookReceiver();
@@ -39,23 +42,58 @@ describe('Notifications end to end', function () {
 
   it('a good receiver gets exactly the expected events in order, signed; a stalled one delays nothing', async function () {
     const config = join(dir, 'notify.yaml');
-    writeFileSync(config, stringify({
-      receivers: [
-        { name: 'stalled', type: 'webhook', url: stalled.url(), secret: SECRET, timeout: '2m' },
-        { name: 'good', type: 'webhook', url: good.url(), secret: SECRET },
-        { name: 'chat', type: 'slack', url: chat.url('/services/T0/B0/x'), events: ['plan.completed', 'plan.failed'], plans: ['notify'] },
-      ],
-    }), { mode: 0o600 });
+    writeFileSync(
+      config,
+      stringify({
+        receivers: [
+          { name: 'stalled', type: 'webhook', url: stalled.url(), secret: SECRET, timeout: '2m' },
+          { name: 'good', type: 'webhook', url: good.url(), secret: SECRET },
+          {
+            name: 'chat',
+            type: 'slack',
+            url: chat.url('/services/T0/B0/x'),
+            events: ['plan.completed', 'plan.failed'],
+            plans: ['notify'],
+          },
+        ],
+      }),
+      { mode: 0o600 },
+    );
     const controller = lab.startController({ args: ['--notify-config-file', config], metrics: true });
-    const plan: PlanDoc = { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'notify' }, spec: { target: { talosVersion: 'v1.13.2' } } };
+    const plan: PlanDoc = {
+      apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+      kind: 'PatchPlan',
+      metadata: { name: 'notify' },
+      spec: { target: { talosVersion: 'v1.13.2' } },
+    };
     await lab.applyPlan(labPlan(plan, lab.talos.endpoint));
-    const status = await lab.waitForPlan('notify', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    const status = await lab.waitForPlan(
+      'notify',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      180_000,
+    );
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     assert.equal(status.completedNodes, 3);
 
-    await waitFor(() => good.bodies().some((b) => b.type === 'plan.completed') || undefined, { timeoutMs: 30_000, description: 'plan.completed at the good receiver' });
+    await waitFor(() => good.bodies().some((b) => b.type === 'plan.completed') || undefined, {
+      timeoutMs: 30_000,
+      description: 'plan.completed at the good receiver',
+    });
     const bodies = good.bodies();
-    assert.deepEqual(bodies.map((b) => b.type), ['plan.started', 'node.started', 'node.completed', 'node.started', 'node.completed', 'node.started', 'node.completed', 'plan.completed']);
+    assert.deepEqual(
+      bodies.map((b) => b.type),
+      [
+        'plan.started',
+        'node.started',
+        'node.completed',
+        'node.started',
+        'node.completed',
+        'node.started',
+        'node.completed',
+        'plan.completed',
+      ],
+    );
     const nodes = bodies.map((b) => b.node ?? '-');
     assert.deepEqual(nodes.slice(0, 3), ['-', 'cp-1', 'cp-1'], 'the control plane first');
     assert.equal(nodes[3], nodes[4]);
@@ -64,14 +102,20 @@ describe('Notifications end to end', function () {
     assert.ok(bodies.every((b) => b.plan === 'notify'));
     assert.deepEqual(bodies[7]?.progress, { total: 3, completed: 3, failed: 0, running: 0, pending: 0 });
     for (const d of good.deliveries) {
-      assert.ok(signatureMatches(SECRET, Buffer.from(d.body), d.headers['x-kangalpatch-signature']), `signed: ${d.body}`);
+      assert.ok(
+        signatureMatches(SECRET, Buffer.from(d.body), d.headers['x-kangalpatch-signature']),
+        `signed: ${d.body}`,
+      );
       assert.equal(d.headers['idempotency-key'], (JSON.parse(d.body) as { id: string }).id);
       assert.equal(d.answer, 200);
     }
     assert.equal(new Set(good.deliveries.map((d) => d.headers['idempotency-key'])).size, 8, 'one key per event');
 
     // The filtered Slack receiver: the plan's outcome only, in Slack's format.
-    await waitFor(() => chat.deliveries.length === 1 || undefined, { timeoutMs: 30_000, description: 'the Slack receiver got plan.completed' });
+    await waitFor(() => chat.deliveries.length === 1 || undefined, {
+      timeoutMs: 30_000,
+      description: 'the Slack receiver got plan.completed',
+    });
     assert.equal(chat.bodies()[0]?.text, 'KangalPatch: plan notify completed (3 completed, 0 failed)');
     // The stalled receiver still holds the first request; nothing else reached it, nothing waited for it.
     assert.equal(stalled.deliveries.length, 1);
@@ -84,6 +128,7 @@ describe('Notifications end to end', function () {
     // URLs and the secret stay out of the logs.
     const logs = JSON.stringify(controller.logs());
     assert.ok(logs.includes('notifications: receivers started'));
-    for (const secret of [SECRET, good.url(), stalled.url(), '/services/T0/B0/x']) assert.ok(!logs.includes(secret), `logs do not contain ${secret}`);
+    for (const secret of [SECRET, good.url(), stalled.url(), '/services/T0/B0/x'])
+      assert.ok(!logs.includes(secret), `logs do not contain ${secret}`);
   });
 });

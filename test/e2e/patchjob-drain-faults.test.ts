@@ -16,9 +16,13 @@ const POOL = 'lab.kangalpatch.io/pool';
 const CORDONED_BY = 'kangalpatch.ozalp.dk/cordoned-by';
 
 /** 'cordon' or 'uncordon' when the request is the controller's write of the cordon marker on `node`. */
-function cordonWrite(req: { method: string; path: string; body: unknown }, node: string): 'cordon' | 'uncordon' | undefined {
+function cordonWrite(
+  req: { method: string; path: string; body: unknown },
+  node: string,
+): 'cordon' | 'uncordon' | undefined {
   if (req.method !== 'PATCH' || new URL(req.path, 'https://lab').pathname !== `/api/v1/nodes/${node}`) return undefined;
-  const annotations = (req.body as { metadata?: { annotations?: Record<string, unknown> } } | undefined)?.metadata?.annotations;
+  const annotations = (req.body as { metadata?: { annotations?: Record<string, unknown> } } | undefined)?.metadata
+    ?.annotations;
   if (annotations === undefined || !(CORDONED_BY in annotations)) return undefined;
   return annotations[CORDONED_BY] === null ? 'uncordon' : 'cordon';
 }
@@ -41,16 +45,43 @@ describe('PatchJob end to end: drains and faults', function () {
       rescheduleDelayMs: 2_000,
       workloads: [
         // Placed round robin on worker-1, worker-4, worker-1: draining worker-1 may evict one pod at once.
-        { namespace: 'db', name: 'pg', kind: 'replicaset', replicas: 3, pdb: { minAvailable: 2 }, nodeSelector: { [POOL]: 'db' } },
+        {
+          namespace: 'db',
+          name: 'pg',
+          kind: 'replicaset',
+          replicas: 3,
+          pdb: { minAvailable: 2 },
+          nodeSelector: { [POOL]: 'db' },
+        },
         // Never any slack.
-        { namespace: 'locked', name: 'quorum', kind: 'replicaset', replicas: 1, pdb: { minAvailable: 1 }, nodeSelector: { 'kubernetes.io/hostname': 'worker-2' } },
-        { namespace: 'misc', name: 'bare', kind: 'bare', replicas: 1, nodeSelector: { 'kubernetes.io/hostname': 'worker-3' } },
+        {
+          namespace: 'locked',
+          name: 'quorum',
+          kind: 'replicaset',
+          replicas: 1,
+          pdb: { minAvailable: 1 },
+          nodeSelector: { 'kubernetes.io/hostname': 'worker-2' },
+        },
+        {
+          namespace: 'misc',
+          name: 'bare',
+          kind: 'bare',
+          replicas: 1,
+          nodeSelector: { 'kubernetes.io/hostname': 'worker-3' },
+        },
       ],
     });
     receiver = await startWebhookReceiver();
     dir = mkdtempSync(join(tmpdir(), 'kp-drain-notify-'));
     const notify = join(dir, 'notify.yaml');
-    writeFileSync(notify, stringify({ waitingAfter: '1s', receivers: [{ name: 'oncall', type: 'webhook', url: receiver.url(), events: ['node.waiting'] }] }), { mode: 0o600 });
+    writeFileSync(
+      notify,
+      stringify({
+        waitingAfter: '1s',
+        receivers: [{ name: 'oncall', type: 'webhook', url: receiver.url(), events: ['node.waiting'] }],
+      }),
+      { mode: 0o600 },
+    );
     lab.startController({ args: ['--notify-config-file', notify] });
   });
   after(async function () {
@@ -60,33 +91,55 @@ describe('PatchJob end to end: drains and faults', function () {
   });
 
   async function uncordoned(node: string): Promise<void> {
-    await waitFor(() => lab.observer.node(node)?.unschedulable === false, { timeoutMs: 15_000, description: `${node} uncordoned` });
+    await waitFor(() => lab.observer.node(node)?.unschedulable === false, {
+      timeoutMs: 15_000,
+      description: `${node} uncordoned`,
+    });
   }
 
   it('waits on a PDB, naming it in status, and proceeds once the replacement is Ready', async function () {
     const job = await lab.createJob({ plan: 'pdb', node: 'worker-1', target: { talosVersion: 'v1.13.2' } });
-    const blocked = await waitFor(async () => {
-      const j = await lab.job(job);
-      return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
-    }, { timeoutMs: 30_000, description: 'the drain blocked by PDB db/pg' });
+    const blocked = await waitFor(
+      async () => {
+        const j = await lab.job(job);
+        return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the drain blocked by PDB db/pg' },
+    );
     assert.equal(blocked.blockingPDB, 'db/pg');
     assert.match(String(blocked.message), /retrying until/);
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     // The second eviction waited for the first pod's replacement to exist elsewhere.
     const seen = lab.observer.events;
-    const deletions = seen.filter((e) => e.kind === 'podDeleting' && e.node === 'worker-1' && e.detail.startsWith('db/'));
-    const replacement = seen.find((e) => e.kind === 'podAdded' && e.node === 'worker-4' && e.detail.startsWith('db/') && e.at > (deletions[0]?.at ?? 0));
+    const deletions = seen.filter(
+      (e) => e.kind === 'podDeleting' && e.node === 'worker-1' && e.detail.startsWith('db/'),
+    );
+    const replacement = seen.find(
+      (e) =>
+        e.kind === 'podAdded' && e.node === 'worker-4' && e.detail.startsWith('db/') && e.at > (deletions[0]?.at ?? 0),
+    );
     assert.equal(deletions.length, 2, JSON.stringify(deletions));
-    assert.ok(replacement && replacement.at < (deletions[1]?.at ?? 0), 'second eviction after the replacement appeared');
+    assert.ok(
+      replacement && replacement.at < (deletions[1]?.at ?? 0),
+      'second eviction after the replacement appeared',
+    );
   });
 
   it('fails at drainTimeout when the PDB never allows the eviction: node uncordoned, reason given', async function () {
-    const job = await lab.createJob({ plan: 'locked', node: 'worker-2', target: { talosVersion: 'v1.13.2' }, spec: { drainTimeout: '4s' } });
-    const waiting = await waitFor(async () => {
-      const j = await lab.job(job);
-      return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
-    }, { timeoutMs: 30_000, description: 'the drain blocked by PDB locked/quorum' });
+    const job = await lab.createJob({
+      plan: 'locked',
+      node: 'worker-2',
+      target: { talosVersion: 'v1.13.2' },
+      spec: { drainTimeout: '4s' },
+    });
+    const waiting = await waitFor(
+      async () => {
+        const j = await lab.job(job);
+        return j?.status.reason === 'DrainBlockedByPDB' ? j.status : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the drain blocked by PDB locked/quorum' },
+    );
     assert.equal(waiting.blockingPDB, 'locked/quorum');
     assert.ok(waiting.deadline, 'the wait has its deadline in status');
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
@@ -115,7 +168,9 @@ describe('PatchJob end to end: drains and faults', function () {
   });
 
   it('fails on an upgrade call Talos refuses; the node is uncordoned', async function () {
-    lab.talos.faults.set('worker-6', { upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: not found' } });
+    lab.talos.faults.set('worker-6', {
+      upgradeError: { code: GrpcStatus.UNKNOWN, message: 'error validating installer image: not found' },
+    });
     const job = await lab.createJob({ plan: 'refused', node: 'worker-6', target: { talosVersion: 'v1.13.2' } });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
     assert.equal(status.reason, 'UpgradeFailed');
@@ -136,14 +191,24 @@ describe('PatchJob end to end: drains and faults', function () {
 
   it('fails at rebootTimeout when the node never comes back, says it stays cordoned, and uncordons it once Ready', async function () {
     lab.talos.faults.set('worker-7', { neverComesBack: true });
-    const job = await lab.createJob({ plan: 'gone', node: 'worker-7', target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '5s' } });
+    const job = await lab.createJob({
+      plan: 'gone',
+      node: 'worker-7',
+      target: { talosVersion: 'v1.13.2' },
+      spec: { rebootTimeout: '5s' },
+    });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 30_000);
     assert.equal(status.reason, 'RebootTimeout');
-    const left = await waitFor(async () => {
-      const j = await lab.job(job);
-      return j?.status.nodeLeftCordoned === true ? j.status : undefined;
-    }, { timeoutMs: 15_000, description: 'the job says the node stays cordoned' });
-    const released = (left.conditions as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === 'NodeReleased');
+    const left = await waitFor(
+      async () => {
+        const j = await lab.job(job);
+        return j?.status.nodeLeftCordoned === true ? j.status : undefined;
+      },
+      { timeoutMs: 15_000, description: 'the job says the node stays cordoned' },
+    );
+    const released = (left.conditions as { type: string; status: string; message: string }[] | undefined)?.find(
+      (c) => c.type === 'NodeReleased',
+    );
     assert.equal(released?.status, 'False');
     assert.match(String(released?.message), /stays cordoned/);
     assert.deepEqual([left.reason, left.message], [status.reason, status.message], 'the job still says why it failed');
@@ -178,7 +243,10 @@ describe('PatchJob end to end: drains and faults', function () {
       assert.deepEqual(raced, ['cordon', 'uncordon'], 'both writes were raced');
 
       // Each raced write cost one extra round trip: the conflict, a fresh read, the write again.
-      const onNode = interposer.exchanges.slice(firstExchange).filter((e) => new URL(e.path, 'https://lab').pathname === nodePath).map((e) => `${e.method} ${e.status}`);
+      const onNode = interposer.exchanges
+        .slice(firstExchange)
+        .filter((e) => new URL(e.path, 'https://lab').pathname === nodePath)
+        .map((e) => `${e.method} ${e.status}`);
       assert.deepEqual(onNode, ['PATCH 409', 'GET 200', 'PATCH 200', 'PATCH 409', 'GET 200', 'PATCH 200']);
 
       // The uncordon is housekeeping: the failed job still says why it failed, and said it once.
@@ -186,11 +254,20 @@ describe('PatchJob end to end: drains and faults', function () {
       assert.equal(after.reason, 'BootedOldPartition');
       assert.equal(after.message, status.message);
       // Events are written in the background after the status write: wait for the first.
-      const events = await waitFor(async () => {
-        const list = await lab.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
-        return list.items.some((e) => e.reason === 'BootedOldPartition') ? list : undefined;
-      }, { timeoutMs: 30_000, description: `the BootedOldPartition Event of ${job}` });
-      assert.equal(events.items.filter((e) => e.reason === 'BootedOldPartition').length, 1, JSON.stringify(events.items.map((e) => e.reason)));
+      const events = await waitFor(
+        async () => {
+          const list = await lab.kc
+            .makeApiClient(EventsV1Api)
+            .listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${job}` });
+          return list.items.some((e) => e.reason === 'BootedOldPartition') ? list : undefined;
+        },
+        { timeoutMs: 30_000, description: `the BootedOldPartition Event of ${job}` },
+      );
+      assert.equal(
+        events.items.filter((e) => e.reason === 'BootedOldPartition').length,
+        1,
+        JSON.stringify(events.items.map((e) => e.reason)),
+      );
     } finally {
       interposer.setBeforeForward(undefined);
     }
@@ -199,10 +276,15 @@ describe('PatchJob end to end: drains and faults', function () {
   it('retries, does not fail, while the Talos API is unreachable for a while', async function () {
     lab.talos.faults.unreachable('worker-9', 3_000);
     const job = await lab.createJob({ plan: 'flaky', node: 'worker-9', target: { talosVersion: 'v1.13.2' } });
-    const waiting = await waitFor(async () => {
-      const j = await lab.job(job);
-      return j?.status.reason === 'TalosUnreachable' && String(j.status.message).includes('waiting') ? j.status : undefined;
-    }, { timeoutMs: 15_000, description: 'the job waiting for the Talos API' });
+    const waiting = await waitFor(
+      async () => {
+        const j = await lab.job(job);
+        return j?.status.reason === 'TalosUnreachable' && String(j.status.message).includes('waiting')
+          ? j.status
+          : undefined;
+      },
+      { timeoutMs: 15_000, description: 'the job waiting for the Talos API' },
+    );
     assert.ok(waiting.deadline);
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
     assert.equal(status.phase, 'Completed', JSON.stringify(status));

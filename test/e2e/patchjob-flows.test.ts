@@ -21,7 +21,10 @@ describe('PatchJob end to end: one node through the upgrade', function () {
     lab = await startJobLab({
       fleet: { nodes: 4, controlPlanes: 1, talosVersion: 'v1.12.4' },
       talosVersions: { 'worker-2': 'v1.13.1' },
-      workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 3, pdb: { maxUnavailable: 1 } }, { namespace: 'shop', name: 'agent', kind: 'daemonset' }],
+      workloads: [
+        { namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 3, pdb: { maxUnavailable: 1 } },
+        { namespace: 'shop', name: 'agent', kind: 'daemonset' },
+      ],
     });
     controller = lab.startController();
   });
@@ -31,23 +34,55 @@ describe('PatchJob end to end: one node through the upgrade', function () {
 
   for (const flow of [
     // Each with a reboot mode other than the default: it must reach the node in the flow's own call.
-    { name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade (powercycle)', plan: 'legacy', node: 'worker-1', from: 'v1.12.4', to: 'v1.13.2', upgradeMethod: 'MachineService.Upgrade', rebootMode: 'powercycle', modeMethod: 'MachineService.Upgrade' },
-    { name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot (force)', plan: 'lifecycle', node: 'worker-2', from: 'v1.13.1', to: 'v1.14.0', upgradeMethod: 'LifecycleService.Upgrade', rebootMode: 'force', modeMethod: 'MachineService.Reboot' },
+    {
+      name: 'legacy flow: 1.12 → 1.13 with MachineService.Upgrade (powercycle)',
+      plan: 'legacy',
+      node: 'worker-1',
+      from: 'v1.12.4',
+      to: 'v1.13.2',
+      upgradeMethod: 'MachineService.Upgrade',
+      rebootMode: 'powercycle',
+      modeMethod: 'MachineService.Upgrade',
+    },
+    {
+      name: 'lifecycle flow: 1.13 → 1.14 with Pull, LifecycleService.Upgrade and Reboot (force)',
+      plan: 'lifecycle',
+      node: 'worker-2',
+      from: 'v1.13.1',
+      to: 'v1.14.0',
+      upgradeMethod: 'LifecycleService.Upgrade',
+      rebootMode: 'force',
+      modeMethod: 'MachineService.Reboot',
+    },
   ]) {
     it(`completes the ${flow.name}, in order, with one upgrade`, async function () {
       const initialBoot = lab.observer.node(flow.node)?.bootID;
-      const job = await lab.createJob({ plan: flow.plan, node: flow.node, target: { talosVersion: flow.to }, spec: { rebootMode: flow.rebootMode } });
+      const job = await lab.createJob({
+        plan: flow.plan,
+        node: flow.node,
+        target: { talosVersion: flow.to },
+        spec: { rebootMode: flow.rebootMode },
+      });
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
       assert.equal(status.phase, 'Completed', JSON.stringify(status));
       // Completed first, then the node is given back and the slot freed, in later passes.
-      await waitFor(() => (lab.observer.node(flow.node)?.unschedulable === false && !lab.observer.liveLeases().includes(`${flow.plan}-workers-0`)) || undefined, {
-        timeoutMs: 15_000,
-        description: `${flow.node} uncordoned and its slot Lease released`,
-      });
+      await waitFor(
+        () =>
+          (lab.observer.node(flow.node)?.unschedulable === false &&
+            !lab.observer.liveLeases().includes(`${flow.plan}-workers-0`)) ||
+          undefined,
+        {
+          timeoutMs: 15_000,
+          description: `${flow.node} uncordoned and its slot Lease released`,
+        },
+      );
 
       const seen = lab.observer.of(flow.node);
       const cordoned = firstAt(seen, 'cordoned');
-      const evicting = firstAt(seen.filter((e) => e.detail.startsWith('shop/web')), 'podDeleting');
+      const evicting = firstAt(
+        seen.filter((e) => e.detail.startsWith('shop/web')),
+        'podDeleting',
+      );
       const calls = lab.talos.node(flow.node).calls.filter((c) => c.result === 'ok');
       const upgrades = calls.filter((c) => c.method === flow.upgradeMethod);
       assert.equal(upgrades.length, 1, `one upgrade call: ${JSON.stringify(calls)}`);
@@ -56,8 +91,14 @@ describe('PatchJob end to end: one node through the upgrade', function () {
       assert.ok(readyOnTarget, 'the node came back Ready on the target');
       const uncordoned = firstAt(seen, 'uncordoned');
       const upgradeAt = upgrades[0]?.at ?? 0;
-      assert.ok(cordoned < evicting && evicting < upgradeAt && upgradeAt < down && down < readyOnTarget.at && readyOnTarget.at <= uncordoned,
-        `cordon ${cordoned} < eviction ${evicting} < upgrade ${upgradeAt} < down ${down} < ready ${readyOnTarget.at} <= uncordon ${uncordoned}`);
+      assert.ok(
+        cordoned < evicting &&
+          evicting < upgradeAt &&
+          upgradeAt < down &&
+          down < readyOnTarget.at &&
+          readyOnTarget.at <= uncordoned,
+        `cordon ${cordoned} < eviction ${evicting} < upgrade ${upgradeAt} < down ${down} < ready ${readyOnTarget.at} <= uncordon ${uncordoned}`,
+      );
       if (flow.upgradeMethod === 'LifecycleService.Upgrade') {
         const pull = calls.find((c) => c.method === 'ImageService.Pull');
         assert.ok(pull && pull.at < cordoned, 'the installer image was pulled before the cordon');
@@ -72,7 +113,11 @@ describe('PatchJob end to end: one node through the upgrade', function () {
       const daemonPodEvicted = seen.some((e) => e.kind === 'podDeleting' && e.detail.startsWith('shop/agent'));
       assert.equal(daemonPodEvicted, false, 'DaemonSet pods are not evicted');
       assert.equal(status.currentTalosVersion, flow.to);
-      assert.deepEqual(calls.filter((c) => c.method === flow.modeMethod).map((c) => c.rebootMode), [flow.rebootMode.toUpperCase()], `the reboot mode on ${flow.modeMethod}`);
+      assert.deepEqual(
+        calls.filter((c) => c.method === flow.modeMethod).map((c) => c.rebootMode),
+        [flow.rebootMode.toUpperCase()],
+        `the reboot mode on ${flow.modeMethod}`,
+      );
       assert.equal(status.rebootMode, flow.rebootMode, 'recorded in the job status');
     });
   }

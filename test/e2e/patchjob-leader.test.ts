@@ -7,7 +7,16 @@ import { OPERATOR_NAMESPACE, startJobLab, type Controller, type JobLab } from '.
 import { waitFor } from '../lab/wait.js';
 
 const LEASE_MS = 4_000;
-const ELECTION = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
+const ELECTION = [
+  '--leader-elect',
+  'true',
+  '--leader-election-lease-duration',
+  '4s',
+  '--leader-election-renew-deadline',
+  '3s',
+  '--leader-election-retry-period',
+  '500ms',
+];
 
 const leading = (c: Controller): boolean => c.logs().some((l) => String(l.msg).startsWith('leading'));
 const actedOn = (c: Controller, job: string): boolean => c.logs().some((l) => l.job === job);
@@ -30,10 +39,17 @@ describe('PatchJob end to end: leader election', function () {
     const a = lab.startController({ name: 'replica-a', args: ELECTION });
     await waitFor(() => leading(a) || undefined, { timeoutMs: 30_000, description: 'replica-a leading' });
     const b = lab.startController({ name: 'replica-b', args: ELECTION });
-    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'replica-b standing by' });
+    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, {
+      timeoutMs: 30_000,
+      description: 'replica-b standing by',
+    });
 
     const job = await lab.createJob({ plan: 'leader', node: 'worker-1', target: { talosVersion: 'v1.13.2' } });
-    await waitFor(async () => ((await lab.job(job))?.status.phase === 'Rebooting') || undefined, { timeoutMs: 30_000, intervalMs: 20, description: 'job rebooting' });
+    await waitFor(async () => (await lab.job(job))?.status.phase === 'Rebooting' || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      description: 'job rebooting',
+    });
     assert.equal(actedOn(b, job), false, 'the standby did nothing while replica-a led');
     assert.equal(leading(b), false);
 
@@ -53,11 +69,20 @@ describe('PatchJob end to end: leader election', function () {
     const a = lab.startController({ name: 'replica-c', args: ELECTION });
     await waitFor(() => leading(a) || undefined, { timeoutMs: 30_000, description: 'replica-c leading' });
     const b = lab.startController({ name: 'replica-d', args: ELECTION });
-    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'replica-d standing by' });
+    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, {
+      timeoutMs: 30_000,
+      description: 'replica-d standing by',
+    });
     assert.equal(await a.stop(), 0);
     // Released, not left to expire: right after the exit no valid lease names replica-c.
-    const lease = await lab.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'kangal-patch-leader', namespace: OPERATOR_NAMESPACE });
-    assert.equal(String(lease.spec?.holderIdentity ?? '').startsWith('replica-c'), false, `holder after release: ${lease.spec?.holderIdentity ?? '(none)'}`);
+    const lease = await lab.kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'kangal-patch-leader', namespace: OPERATOR_NAMESPACE });
+    assert.equal(
+      String(lease.spec?.holderIdentity ?? '').startsWith('replica-c'),
+      false,
+      `holder after release: ${lease.spec?.holderIdentity ?? '(none)'}`,
+    );
     await waitFor(() => leading(b) || undefined, { timeoutMs: 30_000, description: 'replica-d leading' });
     await b.stop();
   });

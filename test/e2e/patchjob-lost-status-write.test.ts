@@ -11,7 +11,8 @@ import { waitFor } from '../lab/wait.js';
 type Status = Record<string, unknown>;
 
 const statusOf = (req: InterposedRequest, job: string): Status | undefined => {
-  if (req.method !== 'PATCH' || !new URL(req.path, 'https://lab').pathname.endsWith(`/patchjobs/${job}/status`)) return undefined;
+  if (req.method !== 'PATCH' || !new URL(req.path, 'https://lab').pathname.endsWith(`/patchjobs/${job}/status`))
+    return undefined;
   return (req.body as { status?: Status } | undefined)?.status;
 };
 
@@ -54,8 +55,10 @@ describe('PatchJob end to end: the status write after a one-shot Talos call is l
     return () => [...landed];
   }
 
-  const calls = (node: string, method: string): number => lab.talos.node(node).calls.filter((c) => c.method === method).length;
-  const record = (node: string): string => JSON.stringify(lab.talos.node(node).calls.map((c) => [c.method, c.result, c.effect]));
+  const calls = (node: string, method: string): number =>
+    lab.talos.node(node).calls.filter((c) => c.method === method).length;
+  const record = (node: string): string =>
+    JSON.stringify(lab.talos.node(node).calls.map((c) => [c.method, c.result, c.effect]));
 
   it('legacy: the Upgrade is not sent again while the node still shows the boot it ran', async function () {
     const node = 'worker-1';
@@ -66,7 +69,10 @@ describe('PatchJob end to end: the status write after a one-shot Talos call is l
     try {
       await lab.createJob({ plan: 'lost-legacy', node, target: { talosVersion: 'v1.13.2' } });
       // The next pass wrote Rebooting while the node still ran its boot with its stage `running`.
-      await waitFor(() => (landed()[0] ?? 0) > 0 || undefined, { timeoutMs: 60_000, description: `${job}: Rebooting written after the lost write` });
+      await waitFor(() => (landed()[0] ?? 0) > 0 || undefined, {
+        timeoutMs: 60_000,
+        description: `${job}: Rebooting written after the lost write`,
+      });
       assert.equal(lab.talos.node(node).stage, 'running', 'the sequence has not started yet');
       lab.talos.node(node).startPendingSequence();
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 90_000);
@@ -84,16 +90,26 @@ describe('PatchJob end to end: the status write after a one-shot Talos call is l
     const node = 'worker-2';
     const job = `lost-lifecycle-${node}`;
     lab.talos.faults.set(node, { sequenceStartLagMs: 600_000 });
-    const landed = loseFirstWrite(job, [(s) => s['phase'] === 'Rebooting' && typeof s['rebootRequestedTime'] !== 'string', (s) => typeof s['rebootAcknowledgedTime'] === 'string']);
+    const landed = loseFirstWrite(job, [
+      (s) => s['phase'] === 'Rebooting' && typeof s['rebootRequestedTime'] !== 'string',
+      (s) => typeof s['rebootAcknowledgedTime'] === 'string',
+    ]);
     const controller = lab.startController();
     try {
       await lab.createJob({ plan: 'lost-lifecycle', node, target: { talosVersion: 'v1.14.0' } });
-      await waitFor(() => (landed()[1] ?? 0) > 0 || undefined, { timeoutMs: 60_000, description: `${job}: the reboot recorded after the lost write` });
+      await waitFor(() => (landed()[1] ?? 0) > 0 || undefined, {
+        timeoutMs: 60_000,
+        description: `${job}: the reboot recorded after the lost write`,
+      });
       assert.equal(lab.talos.node(node).stage, 'running', 'the reboot has not started yet');
       lab.talos.node(node).startPendingSequence();
       const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 90_000);
       assert.equal(status['phase'], 'Completed', JSON.stringify(status));
-      assert.deepEqual(landed().map((n) => n > 0), [true, true], 'both lost writes were written again');
+      assert.deepEqual(
+        landed().map((n) => n > 0),
+        [true, true],
+        'both lost writes were written again',
+      );
       assert.equal(calls(node, 'LifecycleService.Upgrade'), 1, `one install: ${record(node)}`);
       assert.equal(calls(node, 'MachineService.Reboot'), 1, `one Reboot call: ${record(node)}`);
       assert.deepEqual([lab.talos.node(node).upgradesStarted, lab.talos.node(node).reboots], [1, 1]);

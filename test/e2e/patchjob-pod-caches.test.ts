@@ -33,14 +33,23 @@ function podReads(exchanges: readonly Exchange[]): PodRead[] {
     const m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?pods$/.exec(url.pathname);
     if (e.method !== 'GET' || !m) return [];
     const q = url.searchParams;
-    return [{ path: e.path, namespace: m[1], watch: q.get('watch') === 'true', fieldSelector: q.get('fieldSelector') ?? undefined, labelSelector: q.get('labelSelector') ?? undefined }];
+    return [
+      {
+        path: e.path,
+        namespace: m[1],
+        watch: q.get('watch') === 'true',
+        fieldSelector: q.get('fieldSelector') ?? undefined,
+        labelSelector: q.get('labelSelector') ?? undefined,
+      },
+    ];
   });
 }
 
 /** What the controller may read of pods: a draining node's (all namespaces), the static pods of kube-system, the hook pods of the hooks namespace. */
 function scoped(r: PodRead, drainingNodes: readonly string[]): boolean {
   if (r.namespace === undefined) return drainingNodes.some((n) => r.fieldSelector === `spec.nodeName=${n}`);
-  if (r.namespace === 'kube-system') return r.labelSelector === STATIC_SELECTOR || r.labelSelector === 'k8s-app=kube-apiserver';
+  if (r.namespace === 'kube-system')
+    return r.labelSelector === STATIC_SELECTOR || r.labelSelector === 'k8s-app=kube-apiserver';
   return r.namespace === HOOKS_NAMESPACE && r.labelSelector === 'kangalpatch.ozalp.dk/hook';
 }
 
@@ -73,34 +82,65 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
 
   /** A pod no controller manages on `node`, kept (terminating) after its eviction until release(). */
   async function heldPod(name: string, node: string): Promise<{ release: () => Promise<void> }> {
-    await core.createNamespacedPod({ namespace: HOLD_NS, body: { metadata: { name, finalizers: [FINALIZER] }, spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] } } });
+    await core.createNamespacedPod({
+      namespace: HOLD_NS,
+      body: {
+        metadata: { name, finalizers: [FINALIZER] },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] },
+      },
+    });
     return {
       release: async () => {
-        await core.patchNamespacedPod({ namespace: HOLD_NS, name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await core.patchNamespacedPod(
+          { namespace: HOLD_NS, name, body: { metadata: { finalizers: null } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
         // The kubelet's part (the lab's plays it for workload pods only): containers stopped, the object removed.
         await core.deleteNamespacedPod({ namespace: HOLD_NS, name, gracePeriodSeconds: 0 });
-        await waitFor(async () => ((await core.listNamespacedPod({ namespace: HOLD_NS, fieldSelector: `metadata.name=${name}` })).items.length === 0 ? true : undefined), {
-          timeoutMs: 30_000,
-          description: `${HOLD_NS}/${name} gone`,
-        });
+        await waitFor(
+          async () =>
+            (await core.listNamespacedPod({ namespace: HOLD_NS, fieldSelector: `metadata.name=${name}` })).items
+              .length === 0
+              ? true
+              : undefined,
+          {
+            timeoutMs: 30_000,
+            description: `${HOLD_NS}/${name} gone`,
+          },
+        );
       },
     };
   }
 
   /** Starts a drain of `node` that ends up waiting for the held pod; returns the job's name. */
   async function drainUntilHeld(plan: string, node: string, pod: string): Promise<string> {
-    const job = await lab.createJob({ plan, node, target: { talosVersion: 'v1.13.2' }, spec: { drainTimeout: '10m', evictUnmanagedPods: true } });
-    await waitFor(async () => {
-      const s = (await lab.job(job))?.status;
-      return s?.phase === 'Draining' && s.reason === 'WaitingForPodsToTerminate' && String(s.message).includes(`${HOLD_NS}/${pod}`) ? s : undefined;
-    }, { timeoutMs: 60_000, description: `${job} waiting for ${HOLD_NS}/${pod} to terminate` });
+    const job = await lab.createJob({
+      plan,
+      node,
+      target: { talosVersion: 'v1.13.2' },
+      spec: { drainTimeout: '10m', evictUnmanagedPods: true },
+    });
+    await waitFor(
+      async () => {
+        const s = (await lab.job(job))?.status;
+        return s?.phase === 'Draining' &&
+          s.reason === 'WaitingForPodsToTerminate' &&
+          String(s.message).includes(`${HOLD_NS}/${pod}`)
+          ? s
+          : undefined;
+      },
+      { timeoutMs: 60_000, description: `${job} waiting for ${HOLD_NS}/${pod} to terminate` },
+    );
     return job;
   }
 
   const livePods = async (fieldSelector?: string, namespace?: string, labelSelector?: string): Promise<number> =>
-    (namespace === undefined ? await core.listPodForAllNamespaces({ fieldSelector, labelSelector }) : await core.listNamespacedPod({ namespace, labelSelector })).items.length;
+    (namespace === undefined
+      ? await core.listPodForAllNamespaces({ fieldSelector, labelSelector })
+      : await core.listNamespacedPod({ namespace, labelSelector })
+    ).items.length;
 
-  it('watches the draining node\'s pods only, wakes the job when its last pod goes, and closes the watch after', async function () {
+  it("watches the draining node's pods only, wakes the job when its last pod goes, and closes the watch after", async function () {
     const interposer = lab.interposer;
     assert.ok(interposer);
     const held = await heldPod('hold-1', 'worker-1');
@@ -109,9 +149,19 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
     // Through the apiserver: every pod list and watch the controller made was scoped, and the
     // draining node's pods were watched.
     const reads = podReads(interposer.exchanges);
-    assert.deepEqual(reads.filter((r) => !scoped(r, ['worker-1'])).map((r) => r.path), [], 'no pod read beyond the draining node, the static pods and the hook pods');
-    assert.ok(reads.some((r) => r.watch && r.fieldSelector === 'spec.nodeName=worker-1'), 'a watch of worker-1\'s pods');
-    assert.ok(reads.some((r) => r.watch && r.labelSelector === STATIC_SELECTOR), 'a watch of the static pods');
+    assert.deepEqual(
+      reads.filter((r) => !scoped(r, ['worker-1'])).map((r) => r.path),
+      [],
+      'no pod read beyond the draining node, the static pods and the hook pods',
+    );
+    assert.ok(
+      reads.some((r) => r.watch && r.fieldSelector === 'spec.nodeName=worker-1'),
+      "a watch of worker-1's pods",
+    );
+    assert.ok(
+      reads.some((r) => r.watch && r.labelSelector === STATIC_SELECTOR),
+      'a watch of the static pods',
+    );
 
     // The controller's caches: the draining node's pods, the static pods, no hook pod; far from the cluster's.
     const text = await controller.scrape();
@@ -124,7 +174,10 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
     // Elsewhere are at least the four web replicas worker-2 and worker-3 held before the drain (the
     // two evicted from worker-1 come back there too, but when depends on the lab's ReplicaSet controller).
     const elsewhere = (await livePods()) - onNode - statics;
-    assert.ok(elsewhere >= 4, `the other workers' pods are not cached: ${elsewhere} pods elsewhere, expected at least 4`);
+    assert.ok(
+      elsewhere >= 4,
+      `the other workers' pods are not cached: ${elsewhere} pods elsewhere, expected at least 4`,
+    );
 
     // The held pod goes: its deletion, through worker-1's pod watch, wakes the job (its deadline is 10 minutes away).
     await held.release();
@@ -132,10 +185,16 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
     assert.notEqual(after.phase, 'Failed', JSON.stringify(after));
     assert.equal((await lab.waitForPhase(job, ['Completed', 'Failed'], 90_000)).phase, 'Completed');
     // Out of Draining: the watch is closed and its pods dropped.
-    await waitFor(async () => {
-      const t = await controller.scrape();
-      return gauge(t, 'kangal_patch_pod_watched_nodes') === 0 && gauge(t, 'kangal_patch_cached_pods{cache="node"}') === 0 ? true : undefined;
-    }, { timeoutMs: 30_000, description: 'the node pod watch closed' });
+    await waitFor(
+      async () => {
+        const t = await controller.scrape();
+        return gauge(t, 'kangal_patch_pod_watched_nodes') === 0 &&
+          gauge(t, 'kangal_patch_cached_pods{cache="node"}') === 0
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the node pod watch closed' },
+    );
   });
 
   it('a controller restarted mid-drain watches the draining node again and is woken by its pod', async function () {
@@ -147,12 +206,21 @@ describe('PatchJob end to end: pods cached only for the draining nodes, the stat
     const mark = interposer.exchanges.length;
     controller = lab.startController({ metrics: true, name: 'controller-restarted' });
     // The new controller finds the Draining job in its first list and opens worker-2's pod watch.
-    await waitFor(() => podReads(interposer.exchanges.slice(mark)).some((r) => r.watch && r.fieldSelector === 'spec.nodeName=worker-2') || undefined, {
-      timeoutMs: 60_000,
-      description: 'the restarted controller watching worker-2\'s pods',
-    });
+    await waitFor(
+      () =>
+        podReads(interposer.exchanges.slice(mark)).some(
+          (r) => r.watch && r.fieldSelector === 'spec.nodeName=worker-2',
+        ) || undefined,
+      {
+        timeoutMs: 60_000,
+        description: "the restarted controller watching worker-2's pods",
+      },
+    );
     const reads = podReads(interposer.exchanges.slice(mark));
-    assert.deepEqual(reads.filter((r) => !scoped(r, ['worker-2'])).map((r) => r.path), []);
+    assert.deepEqual(
+      reads.filter((r) => !scoped(r, ['worker-2'])).map((r) => r.path),
+      [],
+    );
     await held.release();
     const after = await lab.waitForPhase(job, ['Upgrading', 'Rebooting', 'Completed', 'Failed'], 60_000);
     assert.notEqual(after.phase, 'Failed', JSON.stringify(after));

@@ -30,7 +30,10 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
   async function silenceNodeWatch(): Promise<number> {
     const interposer = lab.interposer;
     assert.ok(interposer);
-    await waitFor(() => interposer.silenceWatches(isNodeWatch) === 1 || undefined, { timeoutMs: 60_000, description: "the controller's Node watch, made silent" });
+    await waitFor(() => interposer.silenceWatches(isNodeWatch) === 1 || undefined, {
+      timeoutMs: 60_000,
+      description: "the controller's Node watch, made silent",
+    });
     return interposer.exchanges.length;
   }
 
@@ -40,14 +43,24 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
     const silencedAt = await silenceNodeWatch();
     const initialBoot = lab.observer.node(NODE)?.bootID;
 
-    const job = await lab.createJob({ plan: 'stale', node: NODE, target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '8s' } });
+    const job = await lab.createJob({
+      plan: 'stale',
+      node: NODE,
+      target: { talosVersion: 'v1.13.2' },
+      spec: { rebootTimeout: '8s' },
+    });
     const status = await lab.waitForPhase(job, ['Completed', 'Failed'], 60_000);
     assert.equal(status.phase, 'Completed', `not failed on the stale cache: ${JSON.stringify(status)}`);
     assert.equal(status.reason, 'Upgraded');
-    await waitFor(() => (lab.observer.node(NODE)?.unschedulable === false && !lab.observer.liveLeases().includes('stale-workers-0')) || undefined, {
-      timeoutMs: 20_000,
-      description: `${NODE} uncordoned and its slot Lease released`,
-    });
+    await waitFor(
+      () =>
+        (lab.observer.node(NODE)?.unschedulable === false && !lab.observer.liveLeases().includes('stale-workers-0')) ||
+        undefined,
+      {
+        timeoutMs: 20_000,
+        description: `${NODE} uncordoned and its slot Lease released`,
+      },
+    );
 
     // What really happened, from the observer: one reboot, back Ready on the target, uncordoned after.
     const seen = lab.observer.of(NODE);
@@ -58,15 +71,27 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
     assert.equal(seen.filter((e) => e.kind === 'booted').length, 1, 'one boot');
     assert.notEqual(lab.observer.node(NODE)?.bootID, initialBoot);
     assert.equal(lab.observer.node(NODE)?.cordonedBy, undefined);
-    assert.ok(seen.some((e) => e.kind === 'uncordoned' && e.at >= back.at), 'uncordoned after it was back');
+    assert.ok(
+      seen.some((e) => e.kind === 'uncordoned' && e.at >= back.at),
+      'uncordoned after it was back',
+    );
 
     // How: a fresh GET of the Node, then the node cache re-listed (the silent watch abandoned), with a warning naming the node.
     const after = interposer.exchanges.slice(silencedAt);
-    assert.ok(after.some((e) => e.method === 'GET' && e.path.startsWith(`/api/v1/nodes/${NODE}`)), `a fresh GET of the Node: ${JSON.stringify(after.map((e) => `${e.method} ${e.path}`))}`);
-    await waitFor(() => interposer.exchanges.slice(silencedAt).some((e) => e.method === 'GET' && isNodeList(e.path) && e.status === 200) || undefined, {
-      timeoutMs: 20_000,
-      description: 'the node cache re-listed',
-    });
+    assert.ok(
+      after.some((e) => e.method === 'GET' && e.path.startsWith(`/api/v1/nodes/${NODE}`)),
+      `a fresh GET of the Node: ${JSON.stringify(after.map((e) => `${e.method} ${e.path}`))}`,
+    );
+    await waitFor(
+      () =>
+        interposer.exchanges
+          .slice(silencedAt)
+          .some((e) => e.method === 'GET' && isNodeList(e.path) && e.status === 200) || undefined,
+      {
+        timeoutMs: 20_000,
+        description: 'the node cache re-listed',
+      },
+    );
     const warning = controller.logs().find((l) => l['level'] === 40 && l['resource'] === `node/${NODE}`);
     assert.ok(warning, 'a warning naming the stale node');
     assert.match(String(warning['msg']), /nodes cache is stale/);
@@ -79,12 +104,26 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
     const nodePath = `/api/v1/nodes/${node}`;
     await silenceNodeWatch();
     let refusing = true;
-    interposer.setBeforeForward((req) => (refusing && req.method === 'GET' && req.path.split('?')[0] === nodePath ? { status: 503, message: 'injected: apiserver unavailable' } : undefined));
+    interposer.setBeforeForward((req) =>
+      refusing && req.method === 'GET' && req.path.split('?')[0] === nodePath
+        ? { status: 503, message: 'injected: apiserver unavailable' }
+        : undefined,
+    );
     try {
-      const job = await lab.createJob({ plan: 'unreadable', node, target: { talosVersion: 'v1.13.2' }, spec: { rebootTimeout: '8s' } });
-      const refused = (): number => interposer.exchanges.filter((e) => e.method === 'GET' && e.path.split('?')[0] === nodePath && e.status === 503).length;
+      const job = await lab.createJob({
+        plan: 'unreadable',
+        node,
+        target: { talosVersion: 'v1.13.2' },
+        spec: { rebootTimeout: '8s' },
+      });
+      const refused = (): number =>
+        interposer.exchanges.filter((e) => e.method === 'GET' && e.path.split('?')[0] === nodePath && e.status === 503)
+          .length;
       // Past the deadline, the reads fail again and again (with backoff): the job says why it waits and is not failed.
-      await waitFor(() => refused() >= 3 || undefined, { timeoutMs: 60_000, description: `three refused reads of ${node}` });
+      await waitFor(() => refused() >= 3 || undefined, {
+        timeoutMs: 60_000,
+        description: `three refused reads of ${node}`,
+      });
       const waiting = (await lab.job(job))?.status;
       assert.equal(waiting?.phase, 'Rebooting', JSON.stringify(waiting));
       assert.equal(waiting?.reason, 'ConfirmingNode');
@@ -97,6 +136,9 @@ describe('PatchJob end to end: a silent Node watch (half-open) does not fail a n
     } finally {
       interposer.setBeforeForward(undefined);
     }
-    await waitFor(() => lab.observer.node(node)?.unschedulable === false || undefined, { timeoutMs: 20_000, description: `${node} uncordoned` });
+    await waitFor(() => lab.observer.node(node)?.unschedulable === false || undefined, {
+      timeoutMs: 20_000,
+      description: `${node} uncordoned`,
+    });
   });
 });

@@ -22,24 +22,40 @@ const prod = { environment: 'production' };
 // 3 control planes; worker-1/2 databases (worker-2 also has a GPU: the database group claims it);
 // worker-3/4 GPUs; worker-5..8 plain; worker-9 is not in production and must never be touched.
 const LABELS: Record<string, Record<string, string>> = {
-  'cp-1': prod, 'cp-2': prod, 'cp-3': prod,
+  'cp-1': prod,
+  'cp-2': prod,
+  'cp-3': prod,
   'worker-1': { ...prod, workload: 'database' },
   'worker-2': { ...prod, workload: 'database', accelerator: 'nvidia' },
   'worker-3': { ...prod, accelerator: 'nvidia' },
   'worker-4': { ...prod, accelerator: 'nvidia' },
-  'worker-5': prod, 'worker-6': prod, 'worker-7': prod, 'worker-8': prod,
+  'worker-5': prod,
+  'worker-6': prod,
+  'worker-7': prod,
+  'worker-8': prod,
   'worker-9': { environment: 'staging' },
 };
 const EXPECTED_GROUP: Record<string, string> = {
-  'cp-1': 'controlPlane', 'cp-2': 'controlPlane', 'cp-3': 'controlPlane',
-  'worker-1': 'database', 'worker-2': 'database', 'worker-3': 'gpu', 'worker-4': 'gpu',
-  'worker-5': 'workers', 'worker-6': 'workers', 'worker-7': 'workers', 'worker-8': 'workers',
+  'cp-1': 'controlPlane',
+  'cp-2': 'controlPlane',
+  'cp-3': 'controlPlane',
+  'worker-1': 'database',
+  'worker-2': 'database',
+  'worker-3': 'gpu',
+  'worker-4': 'gpu',
+  'worker-5': 'workers',
+  'worker-6': 'workers',
+  'worker-7': 'workers',
+  'worker-8': 'workers',
 };
 const ORDER = ['controlPlane', 'database', 'gpu', 'workers'];
 const CONCURRENCY: Record<string, number> = { controlPlane: 1, database: 1, gpu: 2, workers: 3 };
 
 interface PreviewJson {
-  preview: { groups: { name: string; concurrency: number; rounds: number; nodes: { name: string; installerImage?: string }[] }[]; skipped: { name: string; reason: string }[] };
+  preview: {
+    groups: { name: string; concurrency: number; rounds: number; nodes: { name: string; installerImage?: string }[] }[];
+    skipped: { name: string; reason: string }[];
+  };
   preflight: { checks: { name: string; passed: boolean }[]; skipped: unknown[] };
 }
 
@@ -52,7 +68,16 @@ describe('PatchPlan end to end: rollouts', function () {
       fleet: { nodes: 12, controlPlanes: 3, talosVersion: 'v1.12.4' },
       labels: LABELS,
       images: [TARGET, 'v1.14.0', 'v1.14.1', 'v1.14.2', 'v1.14.3'].map((v) => factoryImage('nocloud', v)),
-      workloads: [{ namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod }],
+      workloads: [
+        {
+          namespace: 'shop',
+          name: 'web',
+          kind: 'replicaset',
+          replicas: 6,
+          pdb: { maxUnavailable: 1 },
+          nodeSelector: prod,
+        },
+      ],
     });
   });
   after(async function () {
@@ -61,7 +86,10 @@ describe('PatchPlan end to end: rollouts', function () {
 
   it('rolls out the custom-groups example: overlapping groups, strict order, per-group concurrency, one upgrade per node; `preview` printed that order first', async function () {
     const example = examplePlan('custom-groups.yaml');
-    const target: Record<string, unknown> = { ...(example.spec.target as Record<string, unknown>), talosVersion: TARGET };
+    const target: Record<string, unknown> = {
+      ...(example.spec.target as Record<string, unknown>),
+      talosVersion: TARGET,
+    };
     delete target.kubernetesVersion; // Kubernetes upgrades come with their own issue
     const doc = labPlan(example, lab.talos.endpoint, { target });
     // The preview first, through the real CLI process, before anything exists in the cluster.
@@ -76,44 +104,104 @@ describe('PatchPlan end to end: rollouts', function () {
     const report = JSON.parse(json.out) as PreviewJson;
     const previewOrder = new Map(report.preview.groups.map((g) => [g.name, g.nodes.map((n) => n.name)]));
     assert.deepEqual([...previewOrder.keys()], ORDER);
-    for (const g of ORDER) assert.deepEqual([...(previewOrder.get(g) ?? [])].sort(), Object.keys(EXPECTED_GROUP).filter((n) => EXPECTED_GROUP[n] === g).sort(), `preview: nodes of ${g}`);
-    assert.deepEqual(report.preview.groups.map((g) => [g.concurrency, g.rounds]), [[1, 3], [1, 2], [2, 1], [3, 2]]);
-    assert.deepEqual(report.preview.skipped.map((s) => [s.name, s.reason]), [['worker-9', 'NotSelected']]);
-    assert.ok(report.preview.groups.flatMap((g) => g.nodes).every((n) => n.installerImage === `factory.talos.dev/${factoryImage('nocloud', TARGET)}`));
+    for (const g of ORDER)
+      assert.deepEqual(
+        [...(previewOrder.get(g) ?? [])].sort(),
+        Object.keys(EXPECTED_GROUP)
+          .filter((n) => EXPECTED_GROUP[n] === g)
+          .sort(),
+        `preview: nodes of ${g}`,
+      );
+    assert.deepEqual(
+      report.preview.groups.map((g) => [g.concurrency, g.rounds]),
+      [
+        [1, 3],
+        [1, 2],
+        [2, 1],
+        [3, 2],
+      ],
+    );
+    assert.deepEqual(
+      report.preview.skipped.map((s) => [s.name, s.reason]),
+      [['worker-9', 'NotSelected']],
+    );
+    assert.ok(
+      report.preview.groups
+        .flatMap((g) => g.nodes)
+        .every((n) => n.installerImage === `factory.talos.dev/${factoryImage('nocloud', TARGET)}`),
+    );
     assert.deepEqual(report.preflight.skipped, []);
     const checkNames = report.preflight.checks.map((c) => c.name);
-    for (const c of ['SelectionNonEmpty', 'TalosCredentials', 'SupportMatrix', 'InstallerImages']) assert.ok(checkNames.includes(c), `preflight ${c} ran: ${checkNames.join(', ')}`);
-    assert.ok(report.preflight.checks.every((c) => c.passed), JSON.stringify(report.preflight.checks));
+    for (const c of ['SelectionNonEmpty', 'TalosCredentials', 'SupportMatrix', 'InstallerImages'])
+      assert.ok(checkNames.includes(c), `preflight ${c} ran: ${checkNames.join(', ')}`);
+    assert.ok(
+      report.preflight.checks.every((c) => c.passed),
+      JSON.stringify(report.preflight.checks),
+    );
     // Without the Talos credentials (another operator namespace): the Talos API checks say they were skipped.
     assert.equal(text.code, 0, text.err + text.out);
     assert.match(text.out, /^ {2}1\. controlPlane: 3 node\(s\), concurrency 1, 3 round\(s\)$/m);
     assert.match(text.out, /worker-9: NotSelected: not selected by spec\.nodeSelector/);
-    assert.match(text.out, /skip {2}TalosCredentials: skipped: no Talos credentials \(Secret default\/talos-credentials does not exist\)/);
+    assert.match(
+      text.out,
+      /skip {2}TalosCredentials: skipped: no Talos credentials \(Secret default\/talos-credentials does not exist\)/,
+    );
     assert.match(text.out, /ok +InstallerImages: 1 installer image\(s\) exist/);
-    for (const n of Object.keys(EXPECTED_GROUP)) assert.equal(lab.talos.node(n).calls.length, 0, `preview changed nothing on ${n}`);
+    for (const n of Object.keys(EXPECTED_GROUP))
+      assert.equal(lab.talos.node(n).calls.length, 0, `preview changed nothing on ${n}`);
 
     const controller = lab.startController();
     await lab.applyPlan(doc);
-    const status = await lab.waitForPlan('custom-groups', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    const status = await lab.waitForPlan(
+      'custom-groups',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      240_000,
+    );
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     assert.equal(status.totalNodes, 11);
     assert.equal(status.completedNodes, 11);
-    assert.deepEqual((status.groups as { name: string }[]).map((g) => g.name), ORDER);
-    assert.match(String((status.conditions as { type: string; message: string }[]).find((c) => c.type === 'PreflightPassed')?.message), /database \(2 node\(s\), concurrency 1\): worker-1, worker-2/);
+    assert.deepEqual(
+      (status.groups as { name: string }[]).map((g) => g.name),
+      ORDER,
+    );
+    assert.match(
+      String(
+        (status.conditions as { type: string; message: string }[]).find((c) => c.type === 'PreflightPassed')?.message,
+      ),
+      /database \(2 node\(s\), concurrency 1\): worker-1, worker-2/,
+    );
 
     // Completed is written before the last node is uncordoned and its slot freed (later passes).
-    await waitFor(() => (lab.observer.liveLeases().length === 0 && Object.keys(EXPECTED_GROUP).every((n) => lab.observer.node(n)?.unschedulable === false)) || undefined, {
-      timeoutMs: 15_000,
-      description: 'every slot Lease released and every node uncordoned',
-    });
+    await waitFor(
+      () =>
+        (lab.observer.liveLeases().length === 0 &&
+          Object.keys(EXPECTED_GROUP).every((n) => lab.observer.node(n)?.unschedulable === false)) ||
+        undefined,
+      {
+        timeoutMs: 15_000,
+        description: 'every slot Lease released and every node uncordoned',
+      },
+    );
     // Per-group concurrency, from the observer's Lease watch.
-    for (const g of ORDER) assert.ok(lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1), `group ${g} within concurrency`);
+    for (const g of ORDER)
+      assert.ok(
+        lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1),
+        `group ${g} within concurrency`,
+      );
     // Strict group order, from the observer's PatchJob watch: a group's first job after the previous group's last finished.
     const phases = lab.observer.events.filter((e) => e.kind === 'jobPhase');
-    const firstStart = (g: string): number => Math.min(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && e.detail.endsWith(' Pending')).map((e) => e.at));
-    const lastEnd = (g: string): number => Math.max(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at));
+    const firstStart = (g: string): number =>
+      Math.min(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && e.detail.endsWith(' Pending')).map((e) => e.at));
+    const lastEnd = (g: string): number =>
+      Math.max(
+        ...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at),
+      );
     for (let i = 1; i < ORDER.length; i++) {
-      assert.ok(firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''), `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`);
+      assert.ok(
+        firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''),
+        `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`,
+      );
     }
     // The preview's order is the order the jobs started: a node starts no earlier than every node at
     // least `concurrency` places before it (nodes in one round start together, in any order).
@@ -122,7 +210,11 @@ describe('PatchPlan end to end: rollouts', function () {
       const nodes = previewOrder.get(g) ?? [];
       const c = CONCURRENCY[g] ?? 1;
       for (let j = c; j < nodes.length; j++) {
-        for (let i = 0; i <= j - c; i++) assert.ok(started(nodes[i] ?? '') <= started(nodes[j] ?? ''), `group ${g}: ${nodes[i] ?? ''} (preview position ${i + 1}) started before ${nodes[j] ?? ''} (position ${j + 1})`);
+        for (let i = 0; i <= j - c; i++)
+          assert.ok(
+            started(nodes[i] ?? '') <= started(nodes[j] ?? ''),
+            `group ${g}: ${nodes[i] ?? ''} (preview position ${i + 1}) started before ${nodes[j] ?? ''} (position ${j + 1})`,
+          );
       }
     }
     // Each claimed node upgraded once, by its first matching group; the staging node untouched.
@@ -137,7 +229,10 @@ describe('PatchPlan end to end: rollouts', function () {
     }
     assert.equal(lab.talos.node('worker-9').calls.length, 0, 'the node outside nodeSelector was never touched');
     assert.equal(await lab.job('custom-groups-worker-9'), undefined);
-    assert.ok(lab.talos.node('worker-1').calls.some((c) => c.image?.startsWith('factory.talos.dev/nocloud-installer/')), 'factory installer for nocloud');
+    assert.ok(
+      lab.talos.node('worker-1').calls.some((c) => c.image?.startsWith('factory.talos.dev/nocloud-installer/')),
+      'factory installer for nocloud',
+    );
     await controller.stop();
   });
 
@@ -145,15 +240,29 @@ describe('PatchPlan end to end: rollouts', function () {
     // Without leader election both act: the slot Leases alone keep the concurrency.
     const a = lab.startController({ name: 'racer-a' });
     const b = lab.startController({ name: 'racer-b' });
-    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'race' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.0', ...FACTORY },
-      groups: { workers: { concurrency: 3 } },
-      strategy: { order: ['workers'] },
-      nodeSelector: { matchLabels: prod },
-    }));
-    const status = await lab.waitForPlan('race', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 240_000);
+    await lab.applyPlan(
+      labPlan(
+        { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'race' }, spec: {} },
+        lab.talos.endpoint,
+        {
+          target: { talosVersion: 'v1.14.0', ...FACTORY },
+          groups: { workers: { concurrency: 3 } },
+          strategy: { order: ['workers'] },
+          nodeSelector: { matchLabels: prod },
+        },
+      ),
+    );
+    const status = await lab.waitForPlan(
+      'race',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      240_000,
+    );
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
-    assert.ok(lab.observer.maxConcurrentLeasesInGroup('race', 'workers') <= 3, `peak ${lab.observer.maxConcurrentLeasesInGroup('race', 'workers')}`);
+    assert.ok(
+      lab.observer.maxConcurrentLeasesInGroup('race', 'workers') <= 3,
+      `peak ${lab.observer.maxConcurrentLeasesInGroup('race', 'workers')}`,
+    );
     for (const node of Object.keys(EXPECTED_GROUP).filter((n) => n.startsWith('worker'))) {
       assert.equal(lab.talos.node(node).upgradesStarted, 2, `${node}: one upgrade per plan (two plans)`);
     }
@@ -161,22 +270,46 @@ describe('PatchPlan end to end: rollouts', function () {
   });
 
   it('leader failover mid-rollout: the standby continues, no node upgraded twice, concurrency kept during the handover', async function () {
-    const election = ['--leader-elect', 'true', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
-    const leading = (c: { logs(): Record<string, unknown>[] }): boolean => c.logs().some((l) => String(l.msg).startsWith('leading'));
+    const election = [
+      '--leader-elect',
+      'true',
+      '--leader-election-lease-duration',
+      '4s',
+      '--leader-election-renew-deadline',
+      '3s',
+      '--leader-election-retry-period',
+      '500ms',
+    ];
+    const leading = (c: { logs(): Record<string, unknown>[] }): boolean =>
+      c.logs().some((l) => String(l.msg).startsWith('leading'));
     const a = lab.startController({ name: 'leader-a', args: election });
     await waitFor(() => leading(a) || undefined, { timeoutMs: 30_000, description: 'leader-a leading' });
     const b = lab.startController({ name: 'leader-b', args: election });
-    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, { timeoutMs: 30_000, description: 'leader-b standing by' });
+    await waitFor(() => b.logs().some((l) => l.msg === 'waiting to become leader') || undefined, {
+      timeoutMs: 30_000,
+      description: 'leader-b standing by',
+    });
     lab.talos.setTimings({ rebootMs: 1_000 });
-    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'failover' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.1', ...FACTORY },
-      groups: { workers: { concurrency: 2 } },
-      strategy: { order: ['workers'] },
-      nodeSelector: { matchLabels: prod },
-    }));
+    await lab.applyPlan(
+      labPlan(
+        { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'failover' }, spec: {} },
+        lab.talos.endpoint,
+        {
+          target: { talosVersion: 'v1.14.1', ...FACTORY },
+          groups: { workers: { concurrency: 2 } },
+          strategy: { order: ['workers'] },
+          nodeSelector: { matchLabels: prod },
+        },
+      ),
+    );
     await lab.waitForPlan('failover', 'two nodes done', (s) => Number(s.completedNodes) >= 2, 120_000);
     await a.kill();
-    const status = await lab.waitForPlan('failover', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+    const status = await lab.waitForPlan(
+      'failover',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      180_000,
+    );
     lab.talos.setTimings({ rebootMs: 120 });
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     assert.ok(leading(b), 'the standby took over');
@@ -188,7 +321,7 @@ describe('PatchPlan end to end: rollouts', function () {
     await b.stop();
   });
 
-  it('pre-pulls the next round\'s installer while the current round is cordoned: bounded by concurrency, never a node of a later group, one upgrade per node, the jobs\' own pull finds the image there', async function () {
+  it("pre-pulls the next round's installer while the current round is cordoned: bounded by concurrency, never a node of a later group, one upgrade per node, the jobs' own pull finds the image there", async function () {
     // Lifecycle flow (the workers run v1.14.1 now); a pull long enough to see, a reboot longer than it.
     const groups = [
       { name: 'first', concurrency: 2, nodes: ['worker-1', 'worker-2', 'worker-3', 'worker-4'] },
@@ -199,13 +332,32 @@ describe('PatchPlan end to end: rollouts', function () {
     const upgradesBefore = new Map(groups.flatMap((g) => g.nodes).map((n) => [n, lab.talos.node(n).upgradesStarted]));
     lab.talos.setTimings({ pullMs: 600, rebootMs: 1_200 });
     const controller = lab.startController({ name: 'prepull' });
-    await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'prepull' }, spec: {} }, lab.talos.endpoint, {
-      target: { talosVersion: 'v1.14.2', ...FACTORY },
-      groups: Object.fromEntries(groups.map((g) => [g.name, { concurrency: g.concurrency, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: g.nodes }] } }])),
-      strategy: { order: groups.map((g) => g.name) },
-      nodeSelector: { matchLabels: prod },
-    }));
-    const status = await lab.waitForPlan('prepull', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 120_000);
+    await lab.applyPlan(
+      labPlan(
+        { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'prepull' }, spec: {} },
+        lab.talos.endpoint,
+        {
+          target: { talosVersion: 'v1.14.2', ...FACTORY },
+          groups: Object.fromEntries(
+            groups.map((g) => [
+              g.name,
+              {
+                concurrency: g.concurrency,
+                selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: g.nodes }] },
+              },
+            ]),
+          ),
+          strategy: { order: groups.map((g) => g.name) },
+          nodeSelector: { matchLabels: prod },
+        },
+      ),
+    );
+    const status = await lab.waitForPlan(
+      'prepull',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      120_000,
+    );
     lab.talos.setTimings({ pullMs: 30, rebootMs: 120 });
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     assert.equal(status.prePulls, undefined, 'every pre-pull entry went once its node had a PatchJob');
@@ -218,7 +370,11 @@ describe('PatchPlan end to end: rollouts', function () {
     for (const g of groups) {
       // The first round (the first `concurrency` nodes) has nobody before it; every later node was pre-pulled.
       const order = pulls.filter((p) => g.nodes.includes(p.node));
-      assert.deepEqual(order.slice(0, g.concurrency).map((p) => p.prePull), [undefined, undefined], `group ${g.name}: the first round pulls for itself`);
+      assert.deepEqual(
+        order.slice(0, g.concurrency).map((p) => p.prePull),
+        [undefined, undefined],
+        `group ${g.name}: the first round pulls for itself`,
+      );
       for (const p of order.slice(g.concurrency)) {
         assert.ok(p.prePull, `${p.node}: pre-pulled`);
         // While the round before it was cordoned (the observer's watch of the Nodes).
@@ -228,25 +384,48 @@ describe('PatchPlan end to end: rollouts', function () {
           const to = on.find((e) => e.kind === 'uncordoned' && e.at >= from)?.at ?? Infinity;
           return from <= (p.prePull?.endedAt ?? 0) && (p.prePull?.at ?? 0) <= to;
         });
-        const seen = order.slice(0, g.concurrency).map((r) => `${r.node} ${lab.observer.of(r.node, ['cordoned', 'uncordoned']).filter((e) => e.at >= applied).map((e) => `${e.kind}@${e.at - applied}`).join(' ')} own pull ${r.own.at - applied}..${(r.own.endedAt ?? 0) - applied}`).join('; ');
-        assert.ok(cordoned, `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`);
+        const seen = order
+          .slice(0, g.concurrency)
+          .map(
+            (r) =>
+              `${r.node} ${lab.observer
+                .of(r.node, ['cordoned', 'uncordoned'])
+                .filter((e) => e.at >= applied)
+                .map((e) => `${e.kind}@${e.at - applied}`)
+                .join(' ')} own pull ${r.own.at - applied}..${(r.own.endedAt ?? 0) - applied}`,
+          )
+          .join('; ');
+        assert.ok(
+          cordoned,
+          `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`,
+        );
       }
     }
     // The jobs' own pull found the image there, in the namespace it pulls into: Talos skipped it and
     // answered only the name (no progress on the wire), and the job's status says so.
     const found = pulls.filter((p) => p.prePull?.endedAt !== undefined && p.prePull.endedAt <= p.own.at);
-    assert.ok(found.length > 0, 'some pre-pull ended before its node\'s turn');
+    assert.ok(found.length > 0, "some pre-pull ended before its node's turn");
     for (const p of found) {
       assert.equal(p.own.effect, 'already present', `${p.node}: its own pull downloaded nothing`);
-      assert.equal((await lab.job(`prepull-${p.node}`))?.status.installerAlreadyPulled, true, `${p.node}: the PatchJob says the installer was already there`);
+      assert.equal(
+        (await lab.job(`prepull-${p.node}`))?.status.installerAlreadyPulled,
+        true,
+        `${p.node}: the PatchJob says the installer was already there`,
+      );
     }
-    for (const p of pulls.filter((x) => x.prePull === undefined)) assert.equal(p.own.effect, 'pulled', `${p.node}: a first-round node downloads`);
-    for (const node of groups.flatMap((g) => g.nodes)) assert.equal(lab.talos.node(node).upgradesStarted, (upgradesBefore.get(node) ?? 0) + 1, `${node}: one upgrade for this plan`);
+    for (const p of pulls.filter((x) => x.prePull === undefined))
+      assert.equal(p.own.effect, 'pulled', `${p.node}: a first-round node downloads`);
+    for (const node of groups.flatMap((g) => g.nodes))
+      assert.equal(
+        lab.talos.node(node).upgradesStarted,
+        (upgradesBefore.get(node) ?? 0) + 1,
+        `${node}: one upgrade for this plan`,
+      );
     for (const g of groups) assert.ok(lab.observer.maxConcurrentLeasesInGroup('prepull', g.name) <= g.concurrency);
     await controller.stop();
   });
 
-  it('SIGKILLed in a scheduling pass between its slot Lease and that node\'s PatchJob: the restarted controller creates the job on the Lease it finds, one upgrade per node', async function () {
+  it("SIGKILLed in a scheduling pass between its slot Lease and that node's PatchJob: the restarted controller creates the job on the Lease it finds, one upgrade per node", async function () {
     // After the pre-pull test (these workers run v1.14.2 now): v1.14.3 is one step, as preflight's UpgradePath requires.
     const nodes = ['worker-5', 'worker-6', 'worker-7'];
     const upgradesBefore = new Map(nodes.map((n) => [n, lab.talos.node(n).upgradesStarted]));
@@ -265,25 +444,59 @@ describe('PatchPlan end to end: rollouts', function () {
       return { status: 503 };
     });
     try {
-      await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'killed' }, spec: {} }, lab.talos.endpoint, {
-        target: { talosVersion: 'v1.14.3', ...FACTORY },
-        groups: { plain: { concurrency: 2, selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] } } },
-        strategy: { order: ['plain'] },
-        nodeSelector: { matchLabels: prod },
-      }));
-      await waitFor(() => killedAt, { timeoutMs: 60_000, description: 'the controller killed at its first PatchJob create' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}; plan status ${JSON.stringify((await lab.plan('killed'))?.status)}; Leases seen ${lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.at >= applied).map((e) => e.detail).join(', ')}`);
+      await lab.applyPlan(
+        labPlan(
+          { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'killed' }, spec: {} },
+          lab.talos.endpoint,
+          {
+            target: { talosVersion: 'v1.14.3', ...FACTORY },
+            groups: {
+              plain: {
+                concurrency: 2,
+                selector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] },
+              },
+            },
+            strategy: { order: ['plain'] },
+            nodeSelector: { matchLabels: prod },
+          },
+        ),
+      );
+      await waitFor(() => killedAt, {
+        timeoutMs: 60_000,
+        description: 'the controller killed at its first PatchJob create',
+      }).catch(async (err: Error) => {
+        throw new Error(
+          `${err.message}; plan status ${JSON.stringify((await lab.plan('killed'))?.status)}; Leases seen ${lab.observer.events
+            .filter((e) => e.kind === 'leaseCreated' && e.at >= applied)
+            .map((e) => e.detail)
+            .join(', ')}`,
+        );
       });
-      const leasesOf = (): string[] => lab.observer.events.filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith('killed-')).map((e) => e.detail);
-      const leasesAtKill = await waitFor(() => (leasesOf().length >= 2 ? leasesOf() : undefined), { timeoutMs: 10_000, description: 'the observer saw the round\'s Leases' });
+      const leasesOf = (): string[] =>
+        lab.observer.events
+          .filter((e) => e.kind === 'leaseCreated' && e.detail.startsWith('killed-'))
+          .map((e) => e.detail);
+      const leasesAtKill = await waitFor(() => (leasesOf().length >= 2 ? leasesOf() : undefined), {
+        timeoutMs: 10_000,
+        description: "the observer saw the round's Leases",
+      });
       assert.equal(leasesAtKill.length, 2, `the round's Leases came first: ${leasesAtKill.join(', ')}`);
-      assert.equal(lab.observer.events.filter((e) => e.kind === 'jobCreated' && e.at >= applied).length, 0, 'no PatchJob before the kill');
+      assert.equal(
+        lab.observer.events.filter((e) => e.kind === 'jobCreated' && e.at >= applied).length,
+        0,
+        'no PatchJob before the kill',
+      );
     } finally {
       interposer.setBeforeForward(undefined);
       await interposer.close();
     }
     const second = lab.startController({ name: 'after-kill' });
-    const status = await lab.waitForPlan('killed', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 120_000);
+    const status = await lab.waitForPlan(
+      'killed',
+      'Completed',
+      (s) => s.phase === 'Completed' || s.phase === 'Failed',
+      120_000,
+    );
     await second.stop();
     assert.equal(status.phase, 'Completed', JSON.stringify(status));
     for (const node of nodes) {

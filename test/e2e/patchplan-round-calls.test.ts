@@ -39,20 +39,39 @@ describe('PatchPlan end to end: one round, two round trips', function () {
     });
     const controller = lab.startController({ name: 'rounds' });
     try {
-      await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'round' }, spec: {} }, lab.talos.endpoint, {
-        target: { talosVersion: TARGET, source: 'factory', installer: 'nocloud' },
-        groups: { workers: { concurrency: WORKERS.length } },
-        strategy: { order: ['workers'] },
-        nodeSelector: { matchLabels: ROUND },
-      }));
+      await lab.applyPlan(
+        labPlan(
+          { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: 'round' }, spec: {} },
+          lab.talos.endpoint,
+          {
+            target: { talosVersion: TARGET, source: 'factory', installer: 'nocloud' },
+            groups: { workers: { concurrency: WORKERS.length } },
+            strategy: { order: ['workers'] },
+            nodeSelector: { matchLabels: ROUND },
+          },
+        ),
+      );
       for (const kind of ['leases', 'patchjobs'] as const) {
-        await waitFor(() => held[kind].full() || undefined, { timeoutMs: 60_000, description: `all ${WORKERS.length} ${kind} creates of the round in flight at once` }).catch(async (err: Error) => {
-          throw new Error(`${err.message}; arrived while the first was held: [${held[kind].names.join(', ')}]; plan status ${JSON.stringify((await lab.plan('round'))?.status)}`);
+        await waitFor(() => held[kind].full() || undefined, {
+          timeoutMs: 60_000,
+          description: `all ${WORKERS.length} ${kind} creates of the round in flight at once`,
+        }).catch(async (err: Error) => {
+          throw new Error(
+            `${err.message}; arrived while the first was held: [${held[kind].names.join(', ')}]; plan status ${JSON.stringify((await lab.plan('round'))?.status)}`,
+          );
         });
       }
-      assert.deepEqual(held.leases.names.sort(), [0, 1, 2].map((i) => `round-workers-${i}`));
+      assert.deepEqual(
+        held.leases.names.sort(),
+        [0, 1, 2].map((i) => `round-workers-${i}`),
+      );
       assert.deepEqual(held.patchjobs.names.sort(), WORKERS.map((n) => `round-${n}`).sort());
-      const status = await lab.waitForPlan('round', 'Completed', (s) => s.phase === 'Completed' || s.phase === 'Failed', 180_000);
+      const status = await lab.waitForPlan(
+        'round',
+        'Completed',
+        (s) => s.phase === 'Completed' || s.phase === 'Failed',
+        180_000,
+      );
       assert.equal(status.phase, 'Completed', JSON.stringify(status));
       for (const node of WORKERS) assert.equal(lab.talos.node(node).upgradesStarted, 1, `${node}: one upgrade`);
       assert.ok(lab.observer.maxConcurrentLeasesInGroup('round', 'workers') <= WORKERS.length);

@@ -18,7 +18,12 @@ const plan = (name: string, pool: string, maintenance: Record<string, unknown>):
   apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
   kind: 'PatchPlan',
   metadata: { name },
-  spec: { target: { talosVersion: 'v1.13.2' }, nodeSelector: { matchLabels: { pool } }, strategy: { order: ['workers'] }, maintenance },
+  spec: {
+    target: { talosVersion: 'v1.13.2' },
+    nodeSelector: { matchLabels: { pool } },
+    strategy: { order: ['workers'] },
+    maintenance,
+  },
 });
 
 describe('PatchPlan end to end: maintenance windows (shifted clock)', function () {
@@ -38,12 +43,24 @@ describe('PatchPlan end to end: maintenance windows (shifted clock)', function (
   });
 
   it('waits, naming when the window opens, and schedules the node only once it is open', async function () {
-    const early = lab.startController({ name: 'two-hours-early', env: { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(opening - 2 * HOUR - Date.now()) } });
+    const early = lab.startController({
+      name: 'two-hours-early',
+      env: { KANGAL_PATCH_DEBUG_CLOCK_OFFSET: String(opening - 2 * HOUR - Date.now()) },
+    });
     await lab.applyPlan(labPlan(plan('window', 'window', { windows: [window] }), lab.talos.endpoint));
-    const waiting = await lab.waitForPlan('window', 'waiting for the window', (s) => s.reason === 'OutsideMaintenanceWindow', 60_000);
+    const waiting = await lab.waitForPlan(
+      'window',
+      'waiting for the window',
+      (s) => s.reason === 'OutsideMaintenanceWindow',
+      60_000,
+    );
     assert.equal(waiting.nextScheduleTime, new Date(opening).toISOString());
     assert.match(String(waiting.message), /next window opens/);
-    assert.equal(lab.observer.events.filter((e) => e.kind === 'leaseCreated').length, 0, 'nothing scheduled outside the window');
+    assert.equal(
+      lab.observer.events.filter((e) => e.kind === 'leaseCreated').length,
+      0,
+      'nothing scheduled outside the window',
+    );
     assert.equal(await early.stop(), 0);
 
     offset = opening - 3_000 - Date.now();
@@ -58,8 +75,15 @@ describe('PatchPlan end to end: maintenance windows (shifted clock)', function (
 
   it("an excluded date moves the wait to the next day's window", async function () {
     const day = new Date(opening).toISOString().slice(0, 10);
-    await lab.applyPlan(labPlan(plan('excluded', 'excluded', { excludeDates: [day], windows: [window] }), lab.talos.endpoint));
-    const waiting = await lab.waitForPlan('excluded', 'waiting for the window', (s) => s.reason === 'OutsideMaintenanceWindow', 60_000);
+    await lab.applyPlan(
+      labPlan(plan('excluded', 'excluded', { excludeDates: [day], windows: [window] }), lab.talos.endpoint),
+    );
+    const waiting = await lab.waitForPlan(
+      'excluded',
+      'waiting for the window',
+      (s) => s.reason === 'OutsideMaintenanceWindow',
+      60_000,
+    );
     assert.equal(waiting.nextScheduleTime, new Date(opening + 24 * HOUR).toISOString());
     assert.equal(await lab.job('excluded-worker-2'), undefined);
   });

@@ -21,7 +21,8 @@ export interface CheckResult {
 }
 
 /** A field path as formatProblem prints it: `spec.groups.db`, `[0]`, `["odd key"]`. */
-const PATH = /^(?:[A-Za-z_$][A-Za-z0-9_$-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])(?:\.[A-Za-z_$][A-Za-z0-9_$-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*$/;
+const PATH =
+  /^(?:[A-Za-z_$][A-Za-z0-9_$-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])(?:\.[A-Za-z_$][A-Za-z0-9_$-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*$/;
 /** Signs of a message built from a value that was not meant to be printed. */
 const GARBLED = /\bundefined\b|\[object Object\]|\[native code\]|function \w*\(/;
 
@@ -46,7 +47,9 @@ function problemViolations(p: Problem, file: string, lines: number): string[] {
 /** The file holds nothing but empty or null documents (comments, `---`, `null`): the only input allowed to give no outcome. */
 function onlyEmptyDocuments(bytes: Uint8Array): boolean {
   const text = new TextDecoder().decode(bytes);
-  return parseAllDocuments(text).every((d) => d.contents === null || (isScalar(d.contents) && d.contents.value === null));
+  return parseAllDocuments(text).every(
+    (d) => d.contents === null || (isScalar(d.contents) && d.contents.value === null),
+  );
 }
 
 function outcomeOf(r: LoadResult): Outcome {
@@ -66,7 +69,8 @@ function loadedViolations(r: LoadResult, inputBytes: number): string[] {
       continue;
     }
     // Aliases may repeat a value, but never blow it up: what is applied stays near what was written.
-    if (json.length > 16 * inputBytes + 4096) out.push(`accepted plan ${p.plan.metadata.name} expands ${inputBytes} bytes to ${json.length}`);
+    if (json.length > 16 * inputBytes + 4096)
+      out.push(`accepted plan ${p.plan.metadata.name} expands ${inputBytes} bytes to ${json.length}`);
   }
   return out;
 }
@@ -80,7 +84,12 @@ export async function checkPlanInput(bytes: Uint8Array, dir: string, viaCli: boo
   try {
     result = loadPlanSources([{ file, content: bytes }]);
   } catch (e) {
-    return { outcome: 'problems', ms: performance.now() - start, heapBytes: 0, violations: [`loader threw: ${(e as Error).stack ?? String(e)}`] };
+    return {
+      outcome: 'problems',
+      ms: performance.now() - start,
+      heapBytes: 0,
+      violations: [`loader threw: ${(e as Error).stack ?? String(e)}`],
+    };
   }
   const ms = performance.now() - start;
   const heapBytes = Math.max(0, process.memoryUsage().heapUsed - heapBefore);
@@ -88,7 +97,8 @@ export async function checkPlanInput(bytes: Uint8Array, dir: string, viaCli: boo
   for (const p of result.problems) violations.push(...problemViolations(p, file, lines));
   violations.push(...loadedViolations(result, bytes.byteLength));
   const outcome = outcomeOf(result);
-  if (outcome === 'empty' && !onlyEmptyDocuments(bytes)) violations.push('a non-empty file gave no plan, no skip and no problem');
+  if (outcome === 'empty' && !onlyEmptyDocuments(bytes))
+    violations.push('a non-empty file gave no plan, no skip and no problem');
   if (viaCli) violations.push(...(await cliViolations(bytes, file, result)));
   return { outcome, ms, heapBytes, violations };
 }
@@ -105,7 +115,8 @@ async function cliViolations(bytes: Uint8Array, file: string, loaded: LoadResult
   }
   const violations: string[] = [];
   const expected = loaded.problems.length === 0 ? 0 : 1;
-  if (code !== expected) violations.push(`validate exited ${code}, expected ${expected} for ${loaded.problems.length} problem(s)`);
+  if (code !== expected)
+    violations.push(`validate exited ${code}, expected ${expected} for ${loaded.problems.length} problem(s)`);
   try {
     const printed = JSON.parse(out) as Problem[];
     if (JSON.stringify(printed) !== JSON.stringify(loaded.problems, ['file', 'line', 'column', 'path', 'message'])) {

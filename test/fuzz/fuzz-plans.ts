@@ -62,7 +62,7 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
   try {
     const property = fc.asyncProperty(arbPlanInput(loadExampleCorpus()), async (input: FuzzInput) => {
       const before = rejections;
-      const r = await checkPlanInput(input.bytes, dir, (report.runs % opts.cliEvery) === 0);
+      const r = await checkPlanInput(input.bytes, dir, report.runs % opts.cliEvery === 0);
       // Let a rejection nobody awaited surface before judging the file.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (rejections > before) r.violations.push('an unhandled promise rejection happened while loading this file');
@@ -76,13 +76,19 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
         throw new Error(`${input.kind} (${input.bytes.byteLength} bytes): ${r.violations.join('; ')}`);
       }
     });
-    const details = await fc.check(property, { numRuns: opts.runs, seed: opts.seed, path: opts.path, endOnFailure: false });
+    const details = await fc.check(property, {
+      numRuns: opts.runs,
+      seed: opts.seed,
+      path: opts.path,
+      endOnFailure: false,
+    });
     report.unhandledRejections = rejections;
     if (details.failed && details.counterexample) {
       const [input] = details.counterexample;
       const inputFile = join(tmpdir(), `kangal-fuzz-seed-${opts.seed}-${details.counterexamplePath ?? 'x'}.yaml`);
       await writeFile(inputFile, input.bytes);
-      const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      const message =
+        details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       report.failure = { message, replay: `--seed ${opts.seed} --path ${details.counterexamplePath ?? ''}`, inputFile };
     }
   } finally {
@@ -100,7 +106,8 @@ function record(report: FuzzReport, input: FuzzInput, outcome: Outcome, ms: numb
   report.kinds[kind] = (report.kinds[kind] ?? 0) + 1;
   report.totalBytes += input.bytes.byteLength;
   report.largest = Math.max(report.largest, input.bytes.byteLength);
-  if (heap > report.worstHeap.value) report.worstHeap = { value: heap, kind: input.kind, bytes: input.bytes.byteLength };
+  if (heap > report.worstHeap.value)
+    report.worstHeap = { value: heap, kind: input.kind, bytes: input.bytes.byteLength };
   if (ms <= report.worstMs.value) return false;
   report.worstMs = { value: ms, kind: input.kind, bytes: input.bytes.byteLength };
   return true;
@@ -110,12 +117,22 @@ export function formatFuzzReport(r: FuzzReport): string {
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
   const lines = [
     `seed ${r.seed}: ${r.runs} files (${mb(r.totalBytes)}, largest ${r.largest} bytes)`,
-    `outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    `inputs: ${Object.entries(r.kinds).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `outcomes: ${Object.entries(r.outcomes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    `inputs: ${Object.entries(r.kinds)
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `worst time per file: ${r.worstMs.value.toFixed(1)} ms (${r.worstMs.kind}, ${r.worstMs.bytes} bytes)`,
     `worst heap growth per file: ${mb(r.worstHeap.value)} (${r.worstHeap.kind}, ${r.worstHeap.bytes} bytes)`,
     `unhandled rejections: ${r.unhandledRejections}`,
   ];
-  if (r.failure) lines.push(`FAILED: ${r.failure.message}`, `input saved to ${r.failure.inputFile}`, `reproduce: npm run fuzz -- ${r.failure.replay}`);
+  if (r.failure)
+    lines.push(
+      `FAILED: ${r.failure.message}`,
+      `input saved to ${r.failure.inputFile}`,
+      `reproduce: npm run fuzz -- ${r.failure.replay}`,
+    );
   return lines.join('\n');
 }

@@ -49,10 +49,57 @@ const MAX_INPUT = 256 * 1024;
 const capped = (text: string): string => (text.length > MAX_INPUT ? text.slice(0, MAX_INPUT) : text);
 
 const ODD_STRINGS = [
-  '', ' ', '\u202e', '\u200b', '\ufeff', '\u0085', '\u2028', 'é', 'e\u0301', '🐐', '\ud800', '\udfff', 'ﬃ', 'İ',
-  '\t', '\r', '\\', '"', "'", '#', ': ', '- ', '&a', '*a', '!!str', '<<', '~', 'null', 'NaN', '.inf', 'yes', 'on', '0x1F', '0o17', '1_000',
-  '1.10', 'v1.12.1', 'v1.12', 'v999999999999999999.0.0', 'v1.2.3-alpha.1+meta', 'latest', '5m', '-5m', '99999999999h', '1e3s', '0s',
-  '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
+  '',
+  ' ',
+  '\u202e',
+  '\u200b',
+  '\ufeff',
+  '\u0085',
+  '\u2028',
+  'é',
+  'e\u0301',
+  '🐐',
+  '\ud800',
+  '\udfff',
+  'ﬃ',
+  'İ',
+  '\t',
+  '\r',
+  '\\',
+  '"',
+  "'",
+  '#',
+  ': ',
+  '- ',
+  '&a',
+  '*a',
+  '!!str',
+  '<<',
+  '~',
+  'null',
+  'NaN',
+  '.inf',
+  'yes',
+  'on',
+  '0x1F',
+  '0o17',
+  '1_000',
+  '1.10',
+  'v1.12.1',
+  'v1.12',
+  'v999999999999999999.0.0',
+  'v1.2.3-alpha.1+meta',
+  'latest',
+  '5m',
+  '-5m',
+  '99999999999h',
+  '1e3s',
+  '0s',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
 ];
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty'];
 
@@ -71,16 +118,48 @@ const arbOddString = fc.oneof(
 
 /** Values a field should never hold: wrong types, extremes, huge and deep ones. */
 export const arbHostileValue: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53 + 1, 1e308, -1e308, Number.NaN, Infinity, -Infinity, -0) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      2 ** 53 + 1,
+      1e308,
+      -1e308,
+      Number.NaN,
+      Infinity,
+      -Infinity,
+      -0,
+    ),
+  },
   { weight: 2, arbitrary: fc.integer() },
   { weight: 1, arbitrary: fc.double() },
   { weight: 4, arbitrary: arbOddString },
   // Sizes spread log-uniformly: most are modest, some pass the 64 KiB cap.
-  { weight: 1, arbitrary: fc.integer({ min: 9, max: 17 }).chain((b) => fc.constantFrom('x', 'é', '🐐', 'a b').map((c) => c.repeat(2 ** b))) },
-  { weight: 1, arbitrary: fc.integer({ min: 5, max: 13 }).chain((b) => fc.constantFrom(1, 'a', null, {}).map((x) => Array.from({ length: 2 ** b }, () => x))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 9, max: 17 })
+      .chain((b) => fc.constantFrom('x', 'é', '🐐', 'a b').map((c) => c.repeat(2 ** b))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 5, max: 13 })
+      .chain((b) => fc.constantFrom(1, 'a', null, {}).map((x) => Array.from({ length: 2 ** b }, () => x))),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 5, max: 90 }).chain((d) => fc.boolean().map((m) => nested(d, m))) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
-  { weight: 1, arbitrary: fc.dictionary(fc.constantFrom(...PROTO_KEYS, 'name', 'x'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 4 }) },
+  {
+    weight: 1,
+    arbitrary: fc.dictionary(fc.constantFrom(...PROTO_KEYS, 'name', 'x'), fc.jsonValue({ maxDepth: 1 }), {
+      maxKeys: 4,
+    }),
+  },
 );
 
 type Path = (string | number)[];
@@ -88,7 +167,8 @@ type Path = (string | number)[];
 function containers(v: unknown, path: Path, out: { path: Path; value: unknown }[]): void {
   out.push({ path, value: v });
   if (Array.isArray(v)) v.forEach((x, i) => containers(x, [...path, i], out));
-  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) containers(x, [...path, k], out);
+  else if (v !== null && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) containers(x, [...path, k], out);
 }
 
 const arbOp = fc.record({
@@ -106,7 +186,9 @@ function mutate(doc: unknown, op: Op): unknown {
   containers(root, [], all);
   const target = all[op.pick % all.length];
   if (!target || target.path.length === 0) return op.op === 'replace' ? op.value : root;
-  const parent = target.path.slice(0, -1).reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], root) as Record<string | number, unknown>;
+  const parent = target.path
+    .slice(0, -1)
+    .reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], root) as Record<string | number, unknown>;
   const last = target.path[target.path.length - 1] as string | number;
   switch (op.op) {
     case 'replace':
@@ -117,7 +199,13 @@ function mutate(doc: unknown, op: Op): unknown {
       else delete parent[last];
       break;
     case 'addKey':
-      if (!Array.isArray(parent)) Object.defineProperty(parent, op.key, { value: op.value, enumerable: true, configurable: true, writable: true });
+      if (!Array.isArray(parent))
+        Object.defineProperty(parent, op.key, {
+          value: op.value,
+          enumerable: true,
+          configurable: true,
+          writable: true,
+        });
       break;
     case 'renameKey':
       if (!Array.isArray(parent)) {
@@ -136,12 +224,17 @@ function mutate(doc: unknown, op: Op): unknown {
 /** Serialises a value as the YAML a person (block style) or a tool (JSON, flow) would write. */
 function serialize(v: unknown, style: 'block' | 'flow' | 'json'): string {
   if (style === 'json') return `${JSON.stringify(v, null, 1) ?? 'null'}\n`;
-  return stringify(v, { lineWidth: 0, aliasDuplicateObjects: false, collectionStyle: style === 'flow' ? 'flow' : 'any' });
+  return stringify(v, {
+    lineWidth: 0,
+    aliasDuplicateObjects: false,
+    collectionStyle: style === 'flow' ? 'flow' : 'any',
+  });
 }
 
 function aliasBomb(width: number, depth: number): string {
   const lines = [`l0: &l0 [${Array.from({ length: width }, () => '"lol"').join(', ')}]`];
-  for (let i = 1; i <= depth; i++) lines.push(`l${i}: &l${i} [${Array.from({ length: width }, () => `*l${i - 1}`).join(', ')}]`);
+  for (let i = 1; i <= depth; i++)
+    lines.push(`l${i}: &l${i} [${Array.from({ length: width }, () => `*l${i - 1}`).join(', ')}]`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -150,9 +243,37 @@ const arbTextOp = fc.oneof(
   fc.constant({ t: 'crlf' as const }),
   fc.constant({ t: 'cr' as const }),
   fc.record({ t: fc.constant('dupLine' as const), at: fc.nat() }),
-  fc.record({ t: fc.constant('bomb' as const), width: fc.integer({ min: 2, max: 10 }), depth: fc.integer({ min: 1, max: 9 }), top: fc.boolean() }),
+  fc.record({
+    t: fc.constant('bomb' as const),
+    width: fc.integer({ min: 2, max: 10 }),
+    depth: fc.integer({ min: 1, max: 9 }),
+    top: fc.boolean(),
+  }),
   fc.record({ t: fc.constant('selfAlias' as const), at: fc.nat() }),
-  fc.record({ t: fc.constant('insert' as const), at: fc.nat(), text: fc.constantFrom('\t', '!!binary ', '!foo ', '<<: *x\n', '&x ', '*x', '%YAML 1.1\n---\n', '---\n', '...\n', '? ', '|\n', '"', "'", '[', '{', '\u0000', '\ufeff', '\r') }),
+  fc.record({
+    t: fc.constant('insert' as const),
+    at: fc.nat(),
+    text: fc.constantFrom(
+      '\t',
+      '!!binary ',
+      '!foo ',
+      '<<: *x\n',
+      '&x ',
+      '*x',
+      '%YAML 1.1\n---\n',
+      '---\n',
+      '...\n',
+      '? ',
+      '|\n',
+      '"',
+      "'",
+      '[',
+      '{',
+      '\u0000',
+      '\ufeff',
+      '\r',
+    ),
+  }),
   fc.record({ t: fc.constant('truncate' as const), at: fc.nat() }),
   fc.record({ t: fc.constant('manyDocs' as const), n: fc.integer({ min: 2, max: 200 }) }),
 );
@@ -186,7 +307,9 @@ function applyText(text: string, op: TextOp): string {
     case 'truncate':
       return text.slice(0, pos(op.at));
     case 'manyDocs':
-      return Array.from({ length: Math.min(op.n, Math.ceil(MAX_INPUT / (text.length + 5))) }, () => text).join('\n---\n');
+      return Array.from({ length: Math.min(op.n, Math.ceil(MAX_INPUT / (text.length + 5))) }, () => text).join(
+        '\n---\n',
+      );
   }
 }
 
@@ -219,7 +342,11 @@ const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 function damaged(kind: string, base: fc.Arbitrary<string>): fc.Arbitrary<FuzzInput> {
   return fc
-    .record({ text: base, textOps: fc.array(arbTextOp, { maxLength: 3 }), byteOps: fc.array(arbByteOp, { maxLength: 2 }) })
+    .record({
+      text: base,
+      textOps: fc.array(arbTextOp, { maxLength: 3 }),
+      byteOps: fc.array(arbByteOp, { maxLength: 2 }),
+    })
     .map(({ text, textOps, byteOps }) => {
       const t = textOps.reduce((acc, op) => capped(applyText(acc, op)), capped(text));
       const bytes = byteOps.reduce((b, op) => applyBytes(b, op, t), encode(t));
@@ -229,14 +356,49 @@ function damaged(kind: string, base: fc.Arbitrary<string>): fc.Arbitrary<FuzzInp
 }
 
 const YAML_TOKENS = [
-  '[', ']', '{', '}', ', ', '- ', ': ', '? ', '&a ', '*a', '!!str ', '!!map ', '!t ', '|', '>-', '"', "'", '#', '\n', '  ', '\t', '---\n', '...\n',
-  '%YAML 1.2\n', '%TAG ! tag:x,2000:\n', 'apiVersion: kangalpatch.ozalp.dk/v1alpha1\n', 'kind: PatchPlan\n', 'metadata:\n  name: x\n', 'spec:\n', '<<: ', '\\', '\ufeff', 'null', '~',
+  '[',
+  ']',
+  '{',
+  '}',
+  ', ',
+  '- ',
+  ': ',
+  '? ',
+  '&a ',
+  '*a',
+  '!!str ',
+  '!!map ',
+  '!t ',
+  '|',
+  '>-',
+  '"',
+  "'",
+  '#',
+  '\n',
+  '  ',
+  '\t',
+  '---\n',
+  '...\n',
+  '%YAML 1.2\n',
+  '%TAG ! tag:x,2000:\n',
+  'apiVersion: kangalpatch.ozalp.dk/v1alpha1\n',
+  'kind: PatchPlan\n',
+  'metadata:\n  name: x\n',
+  'spec:\n',
+  '<<: ',
+  '\\',
+  '\ufeff',
+  'null',
+  '~',
 ];
 
 /** Everything the fuzzer feeds the loader, by weight. */
 export function arbPlanInput(corpus: readonly unknown[]): fc.Arbitrary<FuzzInput> {
   const vocabulary = [...keysOf(corpus, new Set<string>())].sort();
-  const arbKey = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...vocabulary) }, { weight: 1, arbitrary: arbOddString });
+  const arbKey = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...vocabulary) },
+    { weight: 1, arbitrary: arbOddString },
+  );
   const { tree } = fc.letrec<{ tree: unknown }>((tie) => ({
     tree: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -259,7 +421,9 @@ export function arbPlanInput(corpus: readonly unknown[]): fc.Arbitrary<FuzzInput
     .map(({ i, ops, style }) => serialize(ops.reduce(mutate, corpus[i % corpus.length]), style));
   const fromGenerated = fc.record({ d: generated, style }).map(({ d, style }) => serialize(d, style));
   const untouchedExample = fc.nat().map((i) => serialize(corpus[i % corpus.length], 'block'));
-  const soup = fc.array(fc.oneof(fc.constantFrom(...YAML_TOKENS), fc.string({ maxLength: 6 })), { maxLength: 300 }).map((a) => a.join(''));
+  const soup = fc
+    .array(fc.oneof(fc.constantFrom(...YAML_TOKENS), fc.string({ maxLength: 6 })), { maxLength: 300 })
+    .map((a) => a.join(''));
   return fc.oneof(
     { weight: 5, arbitrary: damaged('example', fromExample) },
     { weight: 1, arbitrary: damaged('example-text', untouchedExample) },

@@ -22,7 +22,9 @@ type Finding = [path: string, message: string];
 function apiserverFindings(stderr: string): Finding[] {
   const out: Finding[] = [];
   for (const m of stderr.matchAll(/(?:^\* |is invalid: )(\S+): Invalid value: (.*)$/gm)) {
-    const path = (m[1] ?? '').replace(/\.?\[([^\]]+)\]/g, (_, key: string) => (/^[0-9]+$/.test(key) ? `[${key}]` : `.${key}`));
+    const path = (m[1] ?? '').replace(/\.?\[([^\]]+)\]/g, (_, key: string) =>
+      /^[0-9]+$/.test(key) ? `[${key}]` : `.${key}`,
+    );
     out.push([path, m[2] ?? '']);
   }
   return out;
@@ -35,7 +37,8 @@ function expectedFindings(doc: unknown): Finding[] {
   const issues = patchPlanDocument.safeParse(doc).error?.issues ?? [];
   return problems.map((p): Finding => {
     const issue = issues.find((i) => i.message === p.message);
-    const detail = (issue?.code === 'custom' ? (issue.params as { detail?: string } | undefined)?.detail : undefined) ?? '';
+    const detail =
+      (issue?.code === 'custom' ? (issue.params as { detail?: string } | undefined)?.detail : undefined) ?? '';
     assert.ok(p.message.endsWith(detail));
     return [p.path, p.message.slice(0, p.message.length - detail.length)];
   });
@@ -62,7 +65,13 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
     cluster = await sharedCluster();
     for (const args of [
       ['apply', '--server-side', '-k', 'kustomize/crd'],
-      ['wait', '--for=condition=Established', '--timeout=60s', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk'],
+      [
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        'crd/patchplans.kangalpatch.ozalp.dk',
+        'crd/patchjobs.kangalpatch.ozalp.dk',
+      ],
     ]) {
       const r = await kubectl(args);
       assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
@@ -95,7 +104,10 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
     });
     assert.ok(plans.length >= 7, `${plans.length} example plans`);
     for (const plan of plans) {
-      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'], stringify(plan.raw));
+      const r = await kubectl(
+        ['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'],
+        stringify(plan.raw),
+      );
       assert.equal(r.code, 0, `${plan.file} (${plan.plan.metadata.name}) refused: ${r.stderr}`);
     }
   });
@@ -114,7 +126,10 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
       doc.metadata = { name: `admission-ghcr-edge-${i}`, labels: { test: 'admission' } };
       doc.spec.target = target;
       assert.deepEqual(expectedFindings(doc), [], JSON.stringify(target));
-      const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'], stringify(doc));
+      const r = await kubectl(
+        ['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'],
+        stringify(doc),
+      );
       assert.equal(r.code, 0, `${JSON.stringify(target)} refused: ${r.stderr}`);
     }
   });
@@ -123,8 +138,14 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
     const doc = basePlan();
     doc.metadata = { name: 'admission-secret-ns', labels: { test: 'admission' } };
     doc.spec.talosConfig = { secretRef: { name: 'talos', namespace: 'default' } };
-    assert.deepEqual(expectedFindings(doc).map(([path]) => path), ['spec.talosConfig.secretRef.namespace']);
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'], stringify(doc));
+    assert.deepEqual(
+      expectedFindings(doc).map(([path]) => path),
+      ['spec.talosConfig.secretRef.namespace'],
+    );
+    const r = await kubectl(
+      ['apply', '--server-side', '--dry-run=server', '--field-manager=admission-test', '-f', '-'],
+      stringify(doc),
+    );
     assert.equal(r.code, 0, r.stderr);
   });
 
@@ -133,11 +154,19 @@ describe('admission: invalid plans refused by the CRD rules (lab apiserver)', fu
     doc.metadata = { name: 'admission-update', labels: { test: 'admission' } };
     doc.spec.groups = { db: { selector: { matchLabels: { role: 'db' } } } };
     doc.spec.strategy = { order: ['controlPlane', 'db', 'workers'] };
-    const created = await kubectl(['apply', '--server-side', '--field-manager=admission-test', '-f', '-'], stringify(doc));
+    const created = await kubectl(
+      ['apply', '--server-side', '--field-manager=admission-test', '-f', '-'],
+      stringify(doc),
+    );
     assert.equal(created.code, 0, created.stderr);
     delete (doc.spec.groups as Record<string, unknown>).db;
     const expected = expectedFindings(doc);
-    assert.deepEqual(expected, [['spec.strategy.order', 'unknown group "db": declare it under spec.groups or use a built-in group (controlPlane, workers)']]);
+    assert.deepEqual(expected, [
+      [
+        'spec.strategy.order',
+        'unknown group "db": declare it under spec.groups or use a built-in group (controlPlane, workers)',
+      ],
+    ]);
     const r = await kubectl(['apply', '--server-side', '--field-manager=admission-test', '-f', '-'], stringify(doc));
     assert.notEqual(r.code, 0);
     assert.deepEqual(apiserverFindings(r.stderr), expected);

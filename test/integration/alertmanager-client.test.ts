@@ -48,13 +48,20 @@ describe('alertmanager adapter against the lab Alertmanager', function () {
     const critical = await client.firingAlerts(ctx(), m('severity="critical"'));
     assert.deepEqual(critical.map((a) => a.labels['alertname']).sort(), ['CephHealthError', 'Watchdog']);
     const ceph = await client.firingAlerts(ctx(), m('{alertname=~"Ceph.*", namespace="rook-ceph"}'));
-    assert.deepEqual(ceph.map((a) => a.labels['alertname']), ['CephHealthError']);
+    assert.deepEqual(
+      ceph.map((a) => a.labels['alertname']),
+      ['CephHealthError'],
+    );
     assert.ok(ceph[0]?.fingerprint);
   });
 
-  it('the gate\'s answer: matched minus ignored, by fingerprint', async function () {
+  it("the gate's answer: matched minus ignored, by fingerprint", async function () {
     const answers = createAlertGateAnswers(createAlertmanagerClient({ url: am.url }), 10_000);
-    await answers.ask(ctx(), 'p', alertGate.parse({ alerts: ['severity="critical"'], ignore: ['alertname="Watchdog"'] }));
+    await answers.ask(
+      ctx(),
+      'p',
+      alertGate.parse({ alerts: ['severity="critical"'], ignore: ['alertname="Watchdog"'] }),
+    );
     const facts = answers.facts('p');
     assert.equal(facts?.state, 'observed');
     if (facts?.state !== 'observed') return;
@@ -76,7 +83,11 @@ describe('alertmanager adapter against the lab Alertmanager', function () {
     assert.equal(await client.createSilence(ctx(), request), id, 'the second create finds the first by its tag');
     assert.equal((await am.silences()).filter((s) => s.status.state === 'active').length, 1);
     const firing = await client.firingAlerts(ctx(), m('alertname="KubeNodeNotReady"'));
-    assert.deepEqual(firing.map((a) => a.labels['node']), ['w2'], 'w1 silenced (not firing for the gate), w2 not');
+    assert.deepEqual(
+      firing.map((a) => a.labels['node']),
+      ['w2'],
+      'w1 silenced (not firing for the gate), w2 not',
+    );
 
     await client.expireSilence(ctx(), request.tag, undefined);
     assert.equal((await am.silences()).find((s) => s.id === id)?.status.state, 'expired', 'expired by its tag');
@@ -96,7 +107,16 @@ describe('alertmanager adapter against the lab Alertmanager', function () {
       return fetch(input, init);
     };
     const client = createAlertmanagerClient({ url: am.url, tokenFile, fetch: spy });
-    const bad = await client.createSilence(ctx(), { name: 'x', tag: 't', matchers: [], endsAt: new Date(Date.now() + 60_000).toISOString(), createdBy: 'kangal-patch', comment: '[t]' }).catch((e: unknown) => e);
+    const bad = await client
+      .createSilence(ctx(), {
+        name: 'x',
+        tag: 't',
+        matchers: [],
+        endsAt: new Date(Date.now() + 60_000).toISOString(),
+        createdBy: 'kangal-patch',
+        comment: '[t]',
+      })
+      .catch((e: unknown) => e);
     assert.equal(seen, 'Bearer s3cr3t-token');
     assert.ok(isOutcomeError(bad), String(bad));
     assert.equal(bad.kind, 'Stalled');

@@ -32,12 +32,26 @@ describe('build: dist/ runs as the image runs it', function () {
   });
 
   it('`kangal-patch run --help` lists the controller flags from the compiled code', async function () {
-    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'run', '--help'], { cwd: app.path });
-    for (const flag of ['--kubeconfig', '--namespace', '--leader-elect', '--metrics-bind-address', '--health-probe-bind-address', '--node-name']) assert.ok(stdout.includes(flag), `${flag} in:\n${stdout}`);
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'run', '--help'], {
+      cwd: app.path,
+    });
+    for (const flag of [
+      '--kubeconfig',
+      '--namespace',
+      '--leader-elect',
+      '--metrics-bind-address',
+      '--health-probe-bind-address',
+      '--node-name',
+    ])
+      assert.ok(stdout.includes(flag), `${flag} in:\n${stdout}`);
   });
 
   it('`kangal-patch validate` works on the examples from the compiled code', async function () {
-    const { stderr } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', join(repoRoot, 'examples/simple-upgrade.yaml')], { cwd: app.path });
+    const { stderr } = await run(
+      process.execPath,
+      [join(app.path, 'bin/kangal-patch.js'), 'validate', join(repoRoot, 'examples/simple-upgrade.yaml')],
+      { cwd: app.path },
+    );
     assert.match(stderr, /^ok: 1 plan\(s\) in 1 file\(s\), 0 problem\(s\)/);
   });
 
@@ -47,7 +61,14 @@ describe('build: dist/ runs as the image runs it', function () {
 
   it('has no node_modules, so the runs above used the bundle (dist/controller/cli.js cannot load its dependencies)', async function () {
     assert.ok(!existsSync(join(app.path, 'node_modules')));
-    await assert.rejects(run(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(join(app.path, 'dist/controller/cli.js'))})`], { cwd: app.path }), /ERR_MODULE_NOT_FOUND/);
+    await assert.rejects(
+      run(
+        process.execPath,
+        ['--input-type=module', '-e', `await import(${JSON.stringify(join(app.path, 'dist/controller/cli.js'))})`],
+        { cwd: app.path },
+      ),
+      /ERR_MODULE_NOT_FOUND/,
+    );
   });
 });
 
@@ -64,26 +85,41 @@ describe('bin/kangal-patch.js: sources in a checkout, the dist/ bundle where onl
     writeFileSync(join(app.path, 'package.json'), JSON.stringify({ type: 'module' }));
     symlinkSync(join(repoRoot, 'node_modules'), join(app.path, 'node_modules'));
     // Three CLIs that say which one ran; the TypeScript one uses a type annotation tsx must strip.
-    writeFileSync(join(app.path, 'controller/cli.ts'), "export async function main(args: string[]): Promise<number> { console.log('source', args.join(' ')); return 0; }\n");
-    writeFileSync(join(app.path, 'dist/controller/cli.js'), "export async function main(args) { console.log('dist', args.join(' ')); return 0; }\n");
-    writeFileSync(join(app.path, 'dist/kangal-patch.mjs'), "export async function main(args) { console.log('bundle', args.join(' ')); return 0; }\n");
+    writeFileSync(
+      join(app.path, 'controller/cli.ts'),
+      "export async function main(args: string[]): Promise<number> { console.log('source', args.join(' ')); return 0; }\n",
+    );
+    writeFileSync(
+      join(app.path, 'dist/controller/cli.js'),
+      "export async function main(args) { console.log('dist', args.join(' ')); return 0; }\n",
+    );
+    writeFileSync(
+      join(app.path, 'dist/kangal-patch.mjs'),
+      "export async function main(args) { console.log('bundle', args.join(' ')); return 0; }\n",
+    );
   });
   after(() => app?.remove());
 
   it('runs the TypeScript sources when they are next to it, whatever dist/ holds', async function () {
-    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], { cwd: app.path });
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], {
+      cwd: app.path,
+    });
     assert.equal(stdout.trim(), 'source validate x');
   });
 
   it('runs the bundle dist/kangal-patch.mjs when there are no sources (the image, the package)', async function () {
     rmSync(join(app.path, 'controller'), { recursive: true });
-    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], { cwd: app.path });
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], {
+      cwd: app.path,
+    });
     assert.equal(stdout.trim(), 'bundle validate x');
   });
 
   it('runs dist/controller/cli.js when the build has no bundle', async function () {
     rmSync(join(app.path, 'dist/kangal-patch.mjs'));
-    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], { cwd: app.path });
+    const { stdout } = await run(process.execPath, [join(app.path, 'bin/kangal-patch.js'), 'validate', 'x'], {
+      cwd: app.path,
+    });
     assert.equal(stdout.trim(), 'dist validate x');
   });
 });

@@ -42,13 +42,22 @@ describe('CRDs on the lab apiserver', function () {
     await ok(['apply', '-k', 'kustomize/crd']);
     // kubectl wait fails at once ("status.conditions accessor error: <nil>") when it reads a CRD
     // before the apiserver gave it any condition: ask again until Established, within a deadline.
-    const wait = ['wait', '--for=condition=Established', '--timeout=60s', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk'];
+    const wait = [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/patchplans.kangalpatch.ozalp.dk',
+      'crd/patchjobs.kangalpatch.ozalp.dk',
+    ];
     let last = '';
-    await waitFor(async () => {
-      const r = await kubectl(wait);
-      last = r.stderr;
-      return r.code === 0 || undefined;
-    }, { timeoutMs: 90_000, intervalMs: 500, description: `kubectl ${wait.join(' ')}` }).catch((err: unknown) => {
+    await waitFor(
+      async () => {
+        const r = await kubectl(wait);
+        last = r.stderr;
+        return r.code === 0 || undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500, description: `kubectl ${wait.join(' ')}` },
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}: ${last}`);
     });
   });
@@ -67,14 +76,29 @@ describe('CRDs on the lab apiserver', function () {
       },
       { timeoutMs: 30_000, intervalMs: 250, description: 'kubectl explain patchplan.spec.target' },
     );
-    for (const field of ['talosVersion', 'kubernetesVersion', 'source', 'installer', 'schematicID', 'secureBoot', 'autoUpdate']) {
+    for (const field of [
+      'talosVersion',
+      'kubernetesVersion',
+      'source',
+      'installer',
+      'schematicID',
+      'secureBoot',
+      'autoUpdate',
+    ]) {
       assert.match(out, new RegExp(`^\\s+${field}\\s`, 'm'), field);
     }
     assert.match(out, /Target Talos OS version/);
   });
 
   it('accepts every example plan (server-side dry run)', async function () {
-    for (const file of ['simple-upgrade', 'controlplane-only', 'custom-groups', 'maintenance-window', 'auto-update', 'hooks-ceph-noout']) {
+    for (const file of [
+      'simple-upgrade',
+      'controlplane-only',
+      'custom-groups',
+      'maintenance-window',
+      'auto-update',
+      'hooks-ceph-noout',
+    ]) {
       await ok(['apply', '--dry-run=server', '-f', `examples/${file}.yaml`]);
     }
   });
@@ -88,11 +112,36 @@ describe('CRDs on the lab apiserver', function () {
   });
 
   it('has a status subresource and the printer columns', async function () {
-    const status = { phase: 'InProgress', targetTalosVersion: 'v1.12.1', totalNodes: 6, runningNodes: 2, completedNodes: 3, failedNodes: 1 };
-    await ok(['patch', 'patchplan', 'crdtest-defaults', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+    const status = {
+      phase: 'InProgress',
+      targetTalosVersion: 'v1.12.1',
+      totalNodes: 6,
+      runningNodes: 2,
+      completedNodes: 3,
+      failedNodes: 1,
+    };
+    await ok([
+      'patch',
+      'patchplan',
+      'crdtest-defaults',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
     const table = await ok(['get', 'patchplan', 'crdtest-defaults']);
     const [header, row] = table.trim().split('\n');
-    assert.deepEqual(header?.split(/\s+/), ['NAME', 'PHASE', 'TALOSTARGET', 'K8STARGET', 'TOTAL', 'RUNNING', 'COMPLETED', 'FAILED', 'AGE']);
+    assert.deepEqual(header?.split(/\s+/), [
+      'NAME',
+      'PHASE',
+      'TALOSTARGET',
+      'K8STARGET',
+      'TOTAL',
+      'RUNNING',
+      'COMPLETED',
+      'FAILED',
+      'AGE',
+    ]);
     assert.match(row ?? '', /^crdtest-defaults\s+InProgress\s+v1\.12\.1\s+6\s+2\s+3\s+1\s+\S+$/);
     // spec is not writable through /status, status is not writable through the main resource
     await ok(['patch', 'patchplan', 'crdtest-defaults', '--type=merge', '-p', '{"status":{"phase":"Failed"}}']);
@@ -102,8 +151,17 @@ describe('CRDs on the lab apiserver', function () {
   it('is cluster-scoped and answers to its short names', async function () {
     const names = await ok(['get', 'pp', '-o', 'name']);
     assert.match(names, /patchplan\.kangalpatch\.ozalp\.dk\/crdtest-defaults/);
-    const resources = await ok(['api-resources', '--api-group=kangalpatch.ozalp.dk', '--namespaced=false', '-o', 'name']);
-    assert.deepEqual(resources.trim().split('\n').sort(), ['patchjobs.kangalpatch.ozalp.dk', 'patchplans.kangalpatch.ozalp.dk']);
+    const resources = await ok([
+      'api-resources',
+      '--api-group=kangalpatch.ozalp.dk',
+      '--namespaced=false',
+      '-o',
+      'name',
+    ]);
+    assert.deepEqual(resources.trim().split('\n').sort(), [
+      'patchjobs.kangalpatch.ozalp.dk',
+      'patchplans.kangalpatch.ozalp.dk',
+    ]);
   });
 
   it('accepts a PatchJob and shows its columns', async function () {
@@ -111,41 +169,137 @@ describe('CRDs on the lab apiserver', function () {
       apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
       kind: 'PatchJob',
       metadata: { name: 'crdtest-job', labels: { test: 'crd' } },
-      spec: { nodeName: 'worker-1', patchPlanRef: 'crdtest-defaults', group: 'workers', target: { talosVersion: 'v1.12.1' }, talosConfig: { secretRef: { name: 'talos' } } },
+      spec: {
+        nodeName: 'worker-1',
+        patchPlanRef: 'crdtest-defaults',
+        group: 'workers',
+        target: { talosVersion: 'v1.12.1' },
+        talosConfig: { secretRef: { name: 'talos' } },
+      },
     };
     await ok(['apply', '-f', '-'], stringify(job));
-    const status = { phase: 'Rebooting', currentTalosVersion: 'v1.11.6', targetTalosVersion: 'v1.12.1', initialBootID: 'a' };
-    await ok(['patch', 'patchjob', 'crdtest-job', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+    const status = {
+      phase: 'Rebooting',
+      currentTalosVersion: 'v1.11.6',
+      targetTalosVersion: 'v1.12.1',
+      initialBootID: 'a',
+    };
+    await ok([
+      'patch',
+      'patchjob',
+      'crdtest-job',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
     const [header, row] = (await ok(['get', 'pj', 'crdtest-job'])).trim().split('\n');
     assert.deepEqual(header?.split(/\s+/), ['NAME', 'NODE', 'PLAN', 'GROUP', 'PHASE', 'CURRENT', 'TARGET', 'AGE']);
-    assert.match(row ?? '', /^crdtest-job\s+worker-1\s+crdtest-defaults\s+workers\s+Rebooting\s+v1\.11\.6\s+v1\.12\.1\s+\S+$/);
-    await rejected(stringify({ ...job, metadata: { name: 'crdtest-job2' }, spec: { ...job.spec, target: {} } }), 'spec.target', /at least one of target.talosVersion or target.kubernetesVersion/);
+    assert.match(
+      row ?? '',
+      /^crdtest-job\s+worker-1\s+crdtest-defaults\s+workers\s+Rebooting\s+v1\.11\.6\s+v1\.12\.1\s+\S+$/,
+    );
+    await rejected(
+      stringify({ ...job, metadata: { name: 'crdtest-job2' }, spec: { ...job.spec, target: {} } }),
+      'spec.target',
+      /at least one of target.talosVersion or target.kubernetesVersion/,
+    );
   });
 
   describe('rejects what the schema rejects', function () {
     const cases: [name: string, edit: (d: Doc) => void, field: string, phrase: RegExp][] = [
-      ['concurrency 0', (d) => (d.spec.groups = { workers: { concurrency: 0 } }), 'spec.groups.workers.concurrency', /greater than or equal to 1/],
-      ['unknown failure policy', (d) => (d.spec.failurePolicy = { type: 'halt' }), 'spec.failurePolicy.type', /Unsupported value: "halt"/],
+      [
+        'concurrency 0',
+        (d) => (d.spec.groups = { workers: { concurrency: 0 } }),
+        'spec.groups.workers.concurrency',
+        /greater than or equal to 1/,
+      ],
+      [
+        'unknown failure policy',
+        (d) => (d.spec.failurePolicy = { type: 'halt' }),
+        'spec.failurePolicy.type',
+        /Unsupported value: "halt"/,
+      ],
       ['unknown source', (d) => (d.spec.target.source = 'docker'), 'spec.target.source', /Unsupported value: "docker"/],
       ['version without v', (d) => (d.spec.target.talosVersion = '1.12.1'), 'spec.target.talosVersion', /should match/],
       ['duration in days', (d) => (d.spec.delayBetweenNodes = '7d'), 'spec.delayBetweenNodes', /should match/],
-      ['window at 24:00', (d) => (d.spec.maintenance = { windows: [{ startTime: '24:00', endTime: '01:00' }] }), 'spec.maintenance.windows[0].startTime', /should match/],
-      ['day name', (d) => (d.spec.maintenance = { windows: [{ days: ['Funday'], startTime: '01:00', endTime: '02:00' }] }), 'spec.maintenance.windows[0].days[0]', /should match/],
-      ['order lists a group twice', (d) => (d.spec.strategy = { order: ['workers', 'workers'] }), 'spec.strategy.order[1]', /Duplicate value/],
+      [
+        'window at 24:00',
+        (d) => (d.spec.maintenance = { windows: [{ startTime: '24:00', endTime: '01:00' }] }),
+        'spec.maintenance.windows[0].startTime',
+        /should match/,
+      ],
+      [
+        'day name',
+        (d) => (d.spec.maintenance = { windows: [{ days: ['Funday'], startTime: '01:00', endTime: '02:00' }] }),
+        'spec.maintenance.windows[0].days[0]',
+        /should match/,
+      ],
+      [
+        'order lists a group twice',
+        (d) => (d.spec.strategy = { order: ['workers', 'workers'] }),
+        'spec.strategy.order[1]',
+        /Duplicate value/,
+      ],
       ['no target version', (d) => (d.spec.target = {}), 'spec.target', /at least one of target.talosVersion/],
-      ['autoUpdate with a version', (d) => (d.spec.target.autoUpdate = { enabled: true }), 'spec.target.talosVersion', /must be omitted when target.autoUpdate is enabled/],
-      ['checkInterval below 1m', (d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } }), 'spec.target.autoUpdate.checkInterval', /must be at least 1m/],
-      ['retention over a year', (d) => (d.spec.retention = { history: '8761h' }), 'spec.retention.history', /must be at most 8760h \(365 days\)/],
-      ['delayBetweenNodes over a week', (d) => (d.spec.delayBetweenNodes = '720h'), 'spec.delayBetweenNodes', /must be at most 168h \(7 days\)/],
+      [
+        'autoUpdate with a version',
+        (d) => (d.spec.target.autoUpdate = { enabled: true }),
+        'spec.target.talosVersion',
+        /must be omitted when target.autoUpdate is enabled/,
+      ],
+      [
+        'checkInterval below 1m',
+        (d) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: '30s' } }),
+        'spec.target.autoUpdate.checkInterval',
+        /must be at least 1m/,
+      ],
+      [
+        'retention over a year',
+        (d) => (d.spec.retention = { history: '8761h' }),
+        'spec.retention.history',
+        /must be at most 8760h \(365 days\)/,
+      ],
+      [
+        'delayBetweenNodes over a week',
+        (d) => (d.spec.delayBetweenNodes = '720h'),
+        'spec.delayBetweenNodes',
+        /must be at most 168h \(7 days\)/,
+      ],
       [
         'health-check timeout over 24h',
         (d) => (d.spec.healthChecks = [{ name: 'c', apiVersion: 'v1', kind: 'Node', expr: 'true', timeout: '25h' }]),
         'spec.healthChecks[0].timeout',
         /must be at most 24h/,
       ],
-      ['hook timeout over 6h', (d) => (d.spec.hooks = { preNode: { timeout: '7h', template: { spec: { containers: [{ name: 'c', image: 'busybox:1.37' }] } } } }), 'spec.hooks.preNode.timeout', /must be at most 6h/],
-      ['hook running as root', (d) => (d.spec.hooks = { preNode: { template: { spec: { securityContext: { runAsUser: 0 }, containers: [{ name: 'c', image: 'busybox:1.37' }] } } } }), 'spec.hooks.preNode.template.spec.securityContext.runAsUser', /greater than or equal to 1/],
-      ['negative maxFailures', (d) => (d.spec.failurePolicy = { maxFailures: -1 }), 'spec.failurePolicy.maxFailures', /greater than or equal to 0/],
+      [
+        'hook timeout over 6h',
+        (d) =>
+          (d.spec.hooks = {
+            preNode: { timeout: '7h', template: { spec: { containers: [{ name: 'c', image: 'busybox:1.37' }] } } },
+          }),
+        'spec.hooks.preNode.timeout',
+        /must be at most 6h/,
+      ],
+      [
+        'hook running as root',
+        (d) =>
+          (d.spec.hooks = {
+            preNode: {
+              template: {
+                spec: { securityContext: { runAsUser: 0 }, containers: [{ name: 'c', image: 'busybox:1.37' }] },
+              },
+            },
+          }),
+        'spec.hooks.preNode.template.spec.securityContext.runAsUser',
+        /greater than or equal to 1/,
+      ],
+      [
+        'negative maxFailures',
+        (d) => (d.spec.failurePolicy = { maxFailures: -1 }),
+        'spec.failurePolicy.maxFailures',
+        /greater than or equal to 0/,
+      ],
       ['unknown field', (d) => (d.spec.maxConcurency = 1), 'maxConcurency', /unknown field/],
     ];
     cases.forEach(([name, edit, field, phrase], i) => {
@@ -155,7 +309,15 @@ describe('CRDs on the lab apiserver', function () {
     });
 
     it('an unknown status phase', async function () {
-      const r = await kubectl(['patch', 'patchplan', 'crdtest-defaults', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Done"}}']);
+      const r = await kubectl([
+        'patch',
+        'patchplan',
+        'crdtest-defaults',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"phase":"Done"}}',
+      ]);
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /status.phase: Unsupported value: "Done"/);
     });

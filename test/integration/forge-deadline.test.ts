@@ -27,13 +27,40 @@ describe('forge adapters: a forge that never answers', function () {
   });
 
   const adapters = [
-    { name: 'GitHub', forge: () => new GitHubForge({ apiUrl: url, owner: 'acme', repo: 'plans', token: () => Promise.resolve('t'), tokenSource: '/etc/token', retries: 0 }) },
-    { name: 'Gitea', forge: () => new GiteaForge({ apiUrl: `${url}/api/v1`, owner: 'acme', repo: 'plans', token: () => Promise.resolve('t'), tokenSource: '/etc/token' }) },
+    {
+      name: 'GitHub',
+      forge: () =>
+        new GitHubForge({
+          apiUrl: url,
+          owner: 'acme',
+          repo: 'plans',
+          token: () => Promise.resolve('t'),
+          tokenSource: '/etc/token',
+          retries: 0,
+        }),
+    },
+    {
+      name: 'Gitea',
+      forge: () =>
+        new GiteaForge({
+          apiUrl: `${url}/api/v1`,
+          owner: 'acme',
+          repo: 'plans',
+          token: () => Promise.resolve('t'),
+          tokenSource: '/etc/token',
+        }),
+    },
   ];
   for (const a of adapters) {
     it(`${a.name}: Transient Timeout at the call's deadline, naming the call`, async function () {
       const before = received;
-      const err = await a.forge().pullRequestsFor(testContext({ timeoutMs: 500 }), 'kangal-patch/lab/report/x').then(() => undefined, (e: unknown) => e);
+      const err = await a
+        .forge()
+        .pullRequestsFor(testContext({ timeoutMs: 500 }), 'kangal-patch/lab/report/x')
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       assert.ok(isOutcomeError(err), String(err));
       assert.deepEqual([err.kind, err.reason], [OutcomeKind.Transient, 'Timeout'], err.message);
       assert.match(err.message, /did not answer before the deadline/);

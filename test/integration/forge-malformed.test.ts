@@ -21,7 +21,10 @@ const HTML = '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><b
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 async function rejection(p: Promise<unknown>): Promise<OutcomeError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(isOutcomeError(err), `expected an OutcomeError, got ${String(err)}`);
   return err;
 }
@@ -34,13 +37,28 @@ describe('forge adapters against malformed pull-request API answers (lab forge f
   const adapters: { name: string; forge: () => ForgePort; pulls: () => string; branch: string }[] = [
     {
       name: 'GitHub',
-      forge: () => new GitHubForge({ apiUrl: forge.apiUrl, owner: 'acme', repo: 'plans', token: () => Promise.resolve(forge.token), tokenSource, retries: 0 }),
+      forge: () =>
+        new GitHubForge({
+          apiUrl: forge.apiUrl,
+          owner: 'acme',
+          repo: 'plans',
+          token: () => Promise.resolve(forge.token),
+          tokenSource,
+          retries: 0,
+        }),
       pulls: () => `${forge.apiUrl}/repos/acme/plans/pulls`,
       branch: 'kangal-patch/lab/report/github-1',
     },
     {
       name: 'Gitea',
-      forge: () => new GiteaForge({ apiUrl: forge.giteaApiUrl, owner: 'acme', repo: 'plans', token: () => Promise.resolve(forge.token), tokenSource }),
+      forge: () =>
+        new GiteaForge({
+          apiUrl: forge.giteaApiUrl,
+          owner: 'acme',
+          repo: 'plans',
+          token: () => Promise.resolve(forge.token),
+          tokenSource,
+        }),
       pulls: () => `${forge.giteaApiUrl}/repos/acme/plans/pulls`,
       branch: 'kangal-patch/lab/report/gitea-1',
     },
@@ -67,37 +85,61 @@ describe('forge adapters against malformed pull-request API answers (lab forge f
   });
 
   const pullsPath = /\/repos\/acme\/plans\/pulls$/;
-  const wrongTypes = JSON.stringify([{ number: '7', html_url: 7, state: 'open', title: ['t'], head: { ref: 'x' }, base: { ref: 'main' }, labels: [] }]);
-  const cases: { name: string; fault: Omit<ForgeFault, 'path'>; reason: string; message: (a: (typeof adapters)[number]) => RegExp }[] = [
+  const wrongTypes = JSON.stringify([
+    { number: '7', html_url: 7, state: 'open', title: ['t'], head: { ref: 'x' }, base: { ref: 'main' }, labels: [] },
+  ]);
+  const cases: {
+    name: string;
+    fault: Omit<ForgeFault, 'path'>;
+    reason: string;
+    message: (a: (typeof adapters)[number]) => RegExp;
+  }[] = [
     {
       name: 'a number or an array where a string belongs',
       fault: { status: 200, contentType: 'application/json', body: wrongTypes },
       reason: 'InvalidResponse',
-      message: (a) => new RegExp(`^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: .* at 0\\.(number|html_url|title)$`),
+      message: (a) =>
+        new RegExp(
+          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: .* at 0\\.(number|html_url|title)$`,
+        ),
     },
     {
       name: 'an object where a list belongs',
-      fault: { status: 200, contentType: 'application/json', body: '{"message":"Moved Permanently","documentation_url":"https://docs.github.com"}' },
+      fault: {
+        status: 200,
+        contentType: 'application/json',
+        body: '{"message":"Moved Permanently","documentation_url":"https://docs.github.com"}',
+      },
       reason: 'InvalidResponse',
-      message: (a) => new RegExp(`^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: `),
+      message: (a) =>
+        new RegExp(
+          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: `,
+        ),
     },
     {
       name: 'an HTML page with 200',
       fault: { status: 200, contentType: 'text/html', body: HTML },
       reason: 'InvalidResponse',
-      message: (a) => new RegExp(`^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge answered text/html \\(<!DOCTYPE html><html><head><title>502 Bad Gateway</title>.{0,3}…\\), not JSON — is the API URL right, or is a proxy answering\\?$`),
+      message: (a) =>
+        new RegExp(
+          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge answered text/html \\(<!DOCTYPE html><html><head><title>502 Bad Gateway</title>.{0,3}…\\), not JSON — is the API URL right, or is a proxy answering\\?$`,
+        ),
     },
     {
       name: 'an HTML page with 502',
       fault: { status: 502, contentType: 'text/html', body: HTML },
       reason: 'ForgeError',
-      message: (a) => new RegExp(`^list pull requests of branch \\S+: the forge answered HTTP 502 \\(GET ${esc(a.pulls())}\\)$`),
+      message: (a) =>
+        new RegExp(`^list pull requests of branch \\S+: the forge answered HTTP 502 \\(GET ${esc(a.pulls())}\\)$`),
     },
     {
       name: 'a 20 MB body',
       fault: { status: 200, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } },
       reason: 'ResponseTooLarge',
-      message: (a) => new RegExp(`^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the answer is larger than 8 MiB; not read further$`),
+      message: (a) =>
+        new RegExp(
+          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the answer is larger than 8 MiB; not read further$`,
+        ),
     },
   ];
 
@@ -119,21 +161,46 @@ describe('forge adapters against malformed pull-request API answers (lab forge f
     it(`${a.name}: the forge opens the pull request but garbles its answer — the call fails Transient, and the retry finds that one pull request instead of opening another`, async function () {
       const port = a.forge();
       const pr = { head: a.branch, base: 'main', title: `report ${a.name}`, body: 'report', draft: true };
-      forge.injectFault({ path: pullsPath, method: 'POST', afterHandling: true, times: 1, status: 200, contentType: 'text/html', body: HTML });
+      forge.injectFault({
+        path: pullsPath,
+        method: 'POST',
+        afterHandling: true,
+        times: 1,
+        status: 200,
+        contentType: 'text/html',
+        body: HTML,
+      });
       const err = await rejection(port.openPullRequest(testCtx(), pr));
       assert.equal(err.kind, OutcomeKind.Transient);
       assert.equal(err.reason, 'InvalidResponse');
-      assert.match(err.message, new RegExp(`^open a pull request from ${esc(a.branch)}: POST ${esc(a.pulls())}: the forge answered text/html`));
+      assert.match(
+        err.message,
+        new RegExp(`^open a pull request from ${esc(a.branch)}: POST ${esc(a.pulls())}: the forge answered text/html`),
+      );
       // What the report writer and the proposer do on their next pass: look the branch up before opening.
       const found = await port.pullRequestsFor(testCtx(), a.branch);
-      assert.deepEqual(found.map((p) => [p.title, p.state, p.head]), [[pr.title, 'open', a.branch]]);
+      assert.deepEqual(
+        found.map((p) => [p.title, p.state, p.head]),
+        [[pr.title, 'open', a.branch]],
+      );
       const posts = forge.requests.filter((r) => r.method === 'POST' && pullsPath.test(r.path));
-      assert.equal(posts.filter((r) => JSON.stringify(r.body).includes(a.branch)).length, 1, 'one POST for this branch');
+      assert.equal(
+        posts.filter((r) => JSON.stringify(r.body).includes(a.branch)).length,
+        1,
+        'one POST for this branch',
+      );
     });
   }
 
   it('GitHub: a garbled answer to a read is retried by Octokit (idempotent) and the second answer is used', async function () {
-    const retrying = new GitHubForge({ apiUrl: forge.apiUrl, owner: 'acme', repo: 'plans', token: () => Promise.resolve(forge.token), tokenSource, retries: 1 });
+    const retrying = new GitHubForge({
+      apiUrl: forge.apiUrl,
+      owner: 'acme',
+      repo: 'plans',
+      token: () => Promise.resolve(forge.token),
+      tokenSource,
+      retries: 1,
+    });
     const before = forge.requests.length;
     forge.injectFault({ path: pullsPath, method: 'GET', times: 1, status: 200, contentType: 'text/html', body: HTML });
     const found = await retrying.pullRequestsFor(testCtx(), adapters[0]?.branch ?? '');

@@ -34,21 +34,43 @@ describe('GitOps source (lab forge)', function () {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  async function repo(files: Record<string, string>, limits?: { maxFiles?: number; maxTotalBytes?: number; maxPlans?: number }): Promise<{ source: GitSource; copy: WorkingCopy; url: string }> {
+  async function repo(
+    files: Record<string, string>,
+    limits?: { maxFiles?: number; maxTotalBytes?: number; maxPlans?: number },
+  ): Promise<{ source: GitSource; copy: WorkingCopy; url: string }> {
     const name = `plans-${++n}`;
     const { cloneUrl } = await forge.createRepo('acme', name, { files });
     const copy = await cloneWorkingCopy({ cloneUrl, token: forge.token, dir: join(work, `${name}-clone`) });
-    const source = createGitSource({ url: cloneUrl, branch: 'main', path: 'plans', tokenFile, cacheDir: join(work, `${name}-cache`), limits });
+    const source = createGitSource({
+      url: cloneUrl,
+      branch: 'main',
+      path: 'plans',
+      tokenFile,
+      cacheDir: join(work, `${name}-cache`),
+      limits,
+    });
     return { source, copy, url: cloneUrl };
   }
 
   it('reads plans/**/*.yaml|yml of the head commit, skipping other and hidden files', async function () {
-    const { source, copy } = await repo({ 'plans/a.yaml': 'a: 1\n', 'plans/nested/b.yml': 'b: 2\n', 'plans/notes.md': 'x', 'plans/.hidden.yaml': 'h: 1\n', 'other/c.yaml': 'c: 3\n' });
+    const { source, copy } = await repo({
+      'plans/a.yaml': 'a: 1\n',
+      'plans/nested/b.yml': 'b: 2\n',
+      'plans/notes.md': 'x',
+      'plans/.hidden.yaml': 'h: 1\n',
+      'other/c.yaml': 'c: 3\n',
+    });
     const head = await source.head(ctx());
     assert.equal(head, await copy.git(['rev-parse', 'HEAD']));
     const snap = await source.snapshot(ctx());
     assert.equal(snap.commit, head);
-    assert.deepEqual(snap.sources.map((s) => [s.file, Buffer.from(s.content).toString()]), [['plans/a.yaml', 'a: 1\n'], ['plans/nested/b.yml', 'b: 2\n']]);
+    assert.deepEqual(
+      snap.sources.map((s) => [s.file, Buffer.from(s.content).toString()]),
+      [
+        ['plans/a.yaml', 'a: 1\n'],
+        ['plans/nested/b.yml', 'b: 2\n'],
+      ],
+    );
     assert.deepEqual(snap.problems, []);
     assert.equal(snap.complete, true);
   });
@@ -59,11 +81,20 @@ describe('GitOps source (lab forge)', function () {
     const before = forge.gitRequests.length;
     for (let i = 0; i < 3; i++) await source.head(ctx());
     const polls = forge.gitRequests.slice(before);
-    assert.deepEqual(polls.map((r) => `${r.method} ${r.path.replace(/^\/acme\/[^/]+/, '')} ${r.gitProtocol ?? 'v0'}${r.command === undefined ? '' : ` ${r.command}`}${r.refPrefixes === undefined ? '' : ` ${r.refPrefixes.join(' ')}`}`), [
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
-      'GET /info/refs?service=git-upload-pack version=2', 'POST /git-upload-pack version=2 ls-refs refs/heads/main',
-    ]);
+    assert.deepEqual(
+      polls.map(
+        (r) =>
+          `${r.method} ${r.path.replace(/^\/acme\/[^/]+/, '')} ${r.gitProtocol ?? 'v0'}${r.command === undefined ? '' : ` ${r.command}`}${r.refPrefixes === undefined ? '' : ` ${r.refPrefixes.join(' ')}`}`,
+      ),
+      [
+        'GET /info/refs?service=git-upload-pack version=2',
+        'POST /git-upload-pack version=2 ls-refs refs/heads/main',
+        'GET /info/refs?service=git-upload-pack version=2',
+        'POST /git-upload-pack version=2 ls-refs refs/heads/main',
+        'GET /info/refs?service=git-upload-pack version=2',
+        'POST /git-upload-pack version=2 ls-refs refs/heads/main',
+      ],
+    );
     // A push moves the head; the next snapshot fetches (a v0/v1 upload-pack exchange with a pack).
     await copy.write('plans/b.yaml', 'b: 2\n');
     const pushed = await copy.commitAndPush('add b');
@@ -71,8 +102,14 @@ describe('GitOps source (lab forge)', function () {
     const beforeFetch = forge.gitRequests.length;
     const snap = await source.snapshot(ctx());
     assert.equal(snap.commit, pushed);
-    assert.deepEqual(snap.sources.map((s) => s.file), ['plans/a.yaml', 'plans/b.yaml']);
-    assert.ok(forge.gitRequests.slice(beforeFetch).some((r) => r.method === 'POST' && r.gitProtocol === undefined), 'the fetch posts wants');
+    assert.deepEqual(
+      snap.sources.map((s) => s.file),
+      ['plans/a.yaml', 'plans/b.yaml'],
+    );
+    assert.ok(
+      forge.gitRequests.slice(beforeFetch).some((r) => r.method === 'POST' && r.gitProtocol === undefined),
+      'the fetch posts wants',
+    );
   });
 
   it('follows a force-pushed branch', async function () {
@@ -87,7 +124,10 @@ describe('GitOps source (lab forge)', function () {
     await copy.git(['push', '--quiet', '--force', 'origin', 'HEAD:main']);
     const snap = await source.snapshot(ctx());
     assert.equal(snap.commit, await copy.git(['rev-parse', 'HEAD']));
-    assert.deepEqual(snap.sources.map((s) => s.file), ['plans/a.yaml', 'plans/c.yaml']);
+    assert.deepEqual(
+      snap.sources.map((s) => s.file),
+      ['plans/a.yaml', 'plans/c.yaml'],
+    );
   });
 
   it('refuses symlinks and submodules with a message, and reads the rest', async function () {
@@ -99,11 +139,17 @@ describe('GitOps source (lab forge)', function () {
     await copy.git(['commit', '--quiet', '-m', 'hostile entries']);
     await copy.git(['push', '--quiet', 'origin', 'HEAD:main']);
     const snap = await source.snapshot(ctx());
-    assert.deepEqual(snap.sources.map((s) => s.file), ['plans/good.yaml']);
-    assert.deepEqual(snap.problems.map((p) => `${p.file}: ${p.message}`), [
-      'plans/link.yaml: symbolic links are not followed in a plans repository: commit the file itself',
-      'plans/sub: git submodules are not followed in a plans repository: put the plans in the repository itself',
-    ]);
+    assert.deepEqual(
+      snap.sources.map((s) => s.file),
+      ['plans/good.yaml'],
+    );
+    assert.deepEqual(
+      snap.problems.map((p) => `${p.file}: ${p.message}`),
+      [
+        'plans/link.yaml: symbolic links are not followed in a plans repository: commit the file itself',
+        'plans/sub: git submodules are not followed in a plans repository: put the plans in the repository itself',
+      ],
+    );
     assert.equal(snap.complete, true);
   });
 
@@ -113,11 +159,17 @@ describe('GitOps source (lab forge)', function () {
     await copy.write('plans/ctl/c\u0001.yaml', 'x: 1\n');
     await copy.commitAndPush('odd names');
     const snap = await source.snapshot(ctx());
-    assert.deepEqual(snap.sources.map((s) => s.file), ['plans/good.yaml']);
-    assert.deepEqual(snap.problems.map((p) => `${p.file}: ${p.message}`), [
-      'plans/ctl/c\\u0001.yaml: odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
-      'plans/odd: this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
-    ]);
+    assert.deepEqual(
+      snap.sources.map((s) => s.file),
+      ['plans/good.yaml'],
+    );
+    assert.deepEqual(
+      snap.problems.map((p) => `${p.file}: ${p.message}`),
+      [
+        'plans/ctl/c\\u0001.yaml: odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
+        'plans/odd: this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
+      ],
+    );
     assert.equal(snap.complete, false);
   });
 
@@ -127,34 +179,62 @@ describe('GitOps source (lab forge)', function () {
     const few = await repo(files, { maxFiles: 3 });
     const snap = await few.source.snapshot(ctx());
     assert.deepEqual([snap.sources, snap.problems, snap.complete], [[], [], false]);
-    assert.equal(`${snap.refused?.file}: ${snap.refused?.message}`, 'plans/p3.yaml: over the cap of 3 plan files per commit under "plans": nothing of this commit is applied; the plans applied before stay as they are');
+    assert.equal(
+      `${snap.refused?.file}: ${snap.refused?.message}`,
+      'plans/p3.yaml: over the cap of 3 plan files per commit under "plans": nothing of this commit is applied; the plans applied before stay as they are',
+    );
     const small = await repo({ 'plans/a.yaml': 'x'.repeat(40), 'plans/b.yaml': 'y'.repeat(40) }, { maxTotalBytes: 60 });
     const s2 = await small.source.snapshot(ctx());
     assert.deepEqual([s2.sources, s2.complete], [[], false]);
-    assert.match(s2.refused?.message ?? '', /^over the cap of 60 bytes of plan files per commit under "plans": nothing of this commit is applied/);
+    assert.match(
+      s2.refused?.message ?? '',
+      /^over the cap of 60 bytes of plan files per commit under "plans": nothing of this commit is applied/,
+    );
   });
 
   it('refuses a pack over --git-max-fetch-bytes naming the cap and the commit, and does not fetch that head again', async function () {
-    const { cloneUrl } = await forge.createRepo('acme', 'plans-big-pack', { files: { 'plans/a.yaml': 'a: 1\n', 'docs/noise.bin': randomBytes(96 * 1024).toString('base64') } });
-    const source = createGitSource({ url: cloneUrl, branch: 'main', path: 'plans', tokenFile, cacheDir: join(work, 'big-pack-cache'), fetchLimits: { maxFetchBytes: 64 * 1024 } });
+    const { cloneUrl } = await forge.createRepo('acme', 'plans-big-pack', {
+      files: { 'plans/a.yaml': 'a: 1\n', 'docs/noise.bin': randomBytes(96 * 1024).toString('base64') },
+    });
+    const source = createGitSource({
+      url: cloneUrl,
+      branch: 'main',
+      path: 'plans',
+      tokenFile,
+      cacheDir: join(work, 'big-pack-cache'),
+      fetchLimits: { maxFetchBytes: 64 * 1024 },
+    });
     const head = await source.head(ctx());
     const refused = (err: unknown): boolean => {
       assert.ok(isOutcomeError(err));
       assert.deepEqual([err.kind, err.reason], ['Stalled', 'GitCommitRefused']);
-      assert.equal(err.message, `fetch main of ${cloneUrl}: the pack is over the cap of 65536 bytes on one fetch (--git-max-fetch-bytes): commit ${head.slice(0, 12)} is not applied; the plans applied before stay as they are`);
+      assert.equal(
+        err.message,
+        `fetch main of ${cloneUrl}: the pack is over the cap of 65536 bytes on one fetch (--git-max-fetch-bytes): commit ${head.slice(0, 12)} is not applied; the plans applied before stay as they are`,
+      );
       return true;
     };
     await assert.rejects(source.snapshot(ctx()), refused);
     const before = forge.gitRequests.length;
     await assert.rejects(source.snapshot(ctx()), refused);
-    assert.deepEqual(forge.gitRequests.slice(before).map((r) => r.method), ['GET'], 'the refused head is not fetched again');
+    assert.deepEqual(
+      forge.gitRequests.slice(before).map((r) => r.method),
+      ['GET'],
+      'the refused head is not fetched again',
+    );
   });
 
   it('maps a wrong token to Stalled GitAuthFailed naming the token file, a missing branch or folder to Stalled, a closed port to Transient', async function () {
     const { url } = await repo({ 'plans/a.yaml': 'a: 1\n' });
     const wrong = join(work, 'wrong-token');
     await writeFile(wrong, `${WRONG_TOKEN}\n`);
-    const bad = createGitSource({ url, branch: 'main', path: 'plans', tokenFile: wrong, cacheDir: join(work, 'bad-cache') });
+    const bad = createGitSource({
+      url,
+      branch: 'main',
+      path: 'plans',
+      tokenFile: wrong,
+      cacheDir: join(work, 'bad-cache'),
+    });
     await assert.rejects(bad.head(ctx()), (err: unknown) => {
       assert.ok(isOutcomeError(err));
       assert.equal(err.kind, 'Stalled');
@@ -163,13 +243,39 @@ describe('GitOps source (lab forge)', function () {
       assert.ok(!err.message.includes(WRONG_TOKEN));
       return true;
     });
-    const noBranch = createGitSource({ url, branch: 'nope', path: 'plans', tokenFile, cacheDir: join(work, 'nb-cache') });
-    await assert.rejects(noBranch.head(ctx()), { kind: 'Stalled', reason: 'BranchNotFound', message: `${url} has no branch "nope": check --git-branch` });
+    const noBranch = createGitSource({
+      url,
+      branch: 'nope',
+      path: 'plans',
+      tokenFile,
+      cacheDir: join(work, 'nb-cache'),
+    });
+    await assert.rejects(noBranch.head(ctx()), {
+      kind: 'Stalled',
+      reason: 'BranchNotFound',
+      message: `${url} has no branch "nope": check --git-branch`,
+    });
     const noPath = createGitSource({ url, branch: 'main', path: 'fleet', tokenFile, cacheDir: join(work, 'np-cache') });
     await assert.rejects(noPath.snapshot(ctx()), { kind: 'Stalled', reason: 'GitPathNotFound' });
-    const closed = createGitSource({ url: 'http://127.0.0.1:1/acme/x.git', branch: 'main', path: 'plans', tokenFile, cacheDir: join(work, 'cl-cache') });
+    const closed = createGitSource({
+      url: 'http://127.0.0.1:1/acme/x.git',
+      branch: 'main',
+      path: 'plans',
+      tokenFile,
+      cacheDir: join(work, 'cl-cache'),
+    });
     await assert.rejects(closed.head(ctx()), { kind: 'Transient', reason: 'GitUnreachable' });
-    const missingFile = createGitSource({ url, branch: 'main', path: 'plans', tokenFile: join(work, 'absent'), cacheDir: join(work, 'mf-cache') });
-    await assert.rejects(missingFile.head(ctx()), { kind: 'Stalled', reason: 'GitTokenUnreadable', message: `cannot read the token file ${join(work, 'absent')} (--git-token-file): ENOENT` });
+    const missingFile = createGitSource({
+      url,
+      branch: 'main',
+      path: 'plans',
+      tokenFile: join(work, 'absent'),
+      cacheDir: join(work, 'mf-cache'),
+    });
+    await assert.rejects(missingFile.head(ctx()), {
+      kind: 'Stalled',
+      reason: 'GitTokenUnreadable',
+      message: `cannot read the token file ${join(work, 'absent')} (--git-token-file): ENOENT`,
+    });
   });
 });

@@ -49,7 +49,12 @@ describe('controller/kube adapter on the lab apiserver', function () {
 
   before(async function () {
     f = kubeFixture(await sharedCluster());
-    kube = createKubeFromConfig(f.kc, { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+    kube = createKubeFromConfig(f.kc, {
+      operatorNamespace: OPERATOR_NS,
+      clock: systemClock,
+      logger: log,
+      reportingInstance: 'test-instance',
+    });
     await Promise.all([ensureNamespace(f, NS), ensureNamespace(f, OPERATOR_NS), applyCrds(f.cluster)]);
   });
 
@@ -95,12 +100,23 @@ describe('controller/kube adapter on the lab apiserver', function () {
       // Each post has a new heartbeat (whole seconds), so each moves the resourceVersion.
       const post = async (): Promise<void> => {
         const lastHeartbeatTime = new Date(Date.UTC(2026, 0, 1) + ++posts * 1000);
-        await f.core.patchNodeStatus({ name: stale.name, body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime }] } } }, mergePatch);
+        await f.core.patchNodeStatus(
+          {
+            name: stale.name,
+            body: {
+              status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime }] },
+            },
+          },
+          mergePatch,
+        );
       };
       await post();
       const cordoned = await kube.port.cordon(testCtx(), stale, 'job-a');
       assert.equal(cordoned.cordonedBy, 'job-a');
-      assert.ok(BigInt(cordoned.resourceVersion) > BigInt(stale.resourceVersion) + 1n, 'the write went on top of the status post');
+      assert.ok(
+        BigInt(cordoned.resourceVersion) > BigInt(stale.resourceVersion) + 1n,
+        'the write went on top of the status post',
+      );
       await post();
       const uncordoned = await kube.port.uncordon(testCtx(), cordoned, 'job-a');
       assert.equal(uncordoned.unschedulable, false);
@@ -109,22 +125,40 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(stored.metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined);
     });
 
-    it('sends no patch that changes nothing: on a stale view of a node this job already cordoned (or uncordoned), the conflict\'s fresh read ends it', async function () {
+    it("sends no patch that changes nothing: on a stale view of a node this job already cordoned (or uncordoned), the conflict's fresh read ends it", async function () {
       // The scale run's one no-op `PATCH nodes`: a job pass decided on a cache older than its own
       // cordon; the guarded patch conflicted, and the retry wrote the same cordon again.
       const interposer = await startApiInterposer(f.cluster);
       try {
-        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), {
+          operatorNamespace: OPERATOR_NS,
+          clock: systemClock,
+          logger: log,
+          reportingInstance: 'test-instance',
+        });
         const before = await node('ka-cordon-noop');
         const cordoned = await kube.port.cordon(testCtx(), before, 'job-a');
         const again = await counted.port.cordon(testCtx(), before, 'job-a');
-        assert.deepEqual([again.unschedulable, again.cordonedBy, again.resourceVersion], [true, 'job-a', cordoned.resourceVersion]);
-        const patches = (): number[] => interposer.exchanges.filter((e) => e.method === 'PATCH' && e.path.startsWith(`/api/v1/nodes/${before.name}`)).map((e) => e.status);
+        assert.deepEqual(
+          [again.unschedulable, again.cordonedBy, again.resourceVersion],
+          [true, 'job-a', cordoned.resourceVersion],
+        );
+        const patches = (): number[] =>
+          interposer.exchanges
+            .filter((e) => e.method === 'PATCH' && e.path.startsWith(`/api/v1/nodes/${before.name}`))
+            .map((e) => e.status);
         assert.deepEqual(patches(), [409], 'the stale cordon conflicted, and nothing was written after the fresh read');
         const uncordoned = await kube.port.uncordon(testCtx(), cordoned, 'job-a');
         const back = await counted.port.uncordon(testCtx(), cordoned, 'job-a');
-        assert.deepEqual([back.unschedulable, back.cordonedBy, back.resourceVersion], [false, undefined, uncordoned.resourceVersion]);
-        assert.deepEqual(patches(), [409, 409], 'the stale uncordon conflicted too, and nothing was written after the fresh read');
+        assert.deepEqual(
+          [back.unschedulable, back.cordonedBy, back.resourceVersion],
+          [false, undefined, uncordoned.resourceVersion],
+        );
+        assert.deepEqual(
+          patches(),
+          [409, 409],
+          'the stale uncordon conflicted too, and nothing was written after the fresh read',
+        );
       } finally {
         await interposer.close();
       }
@@ -134,10 +168,17 @@ describe('controller/kube adapter on the lab apiserver', function () {
       const stale = await node('ka-cordon-raced');
       await f.core.patchNode({ name: stale.name, body: { spec: { unschedulable: true } } }, mergePatch);
       assert.equal((await outcome(kube.port.cordon(testCtx(), stale, 'job-a'))).reason, 'CordonedByOther');
-      assert.equal((await f.core.readNode({ name: stale.name })).metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined, 'not claimed');
+      assert.equal(
+        (await f.core.readNode({ name: stale.name })).metadata?.annotations?.[CORDONED_BY_ANNOTATION],
+        undefined,
+        'not claimed',
+      );
 
       const ours = await kube.port.cordon(testCtx(), await node('ka-uncordon-raced'), 'job-a');
-      await f.core.patchNode({ name: ours.name, body: { metadata: { annotations: { [CORDONED_BY_ANNOTATION]: 'job-b' } } } }, mergePatch);
+      await f.core.patchNode(
+        { name: ours.name, body: { metadata: { annotations: { [CORDONED_BY_ANNOTATION]: 'job-b' } } } },
+        mergePatch,
+      );
       assert.equal((await outcome(kube.port.uncordon(testCtx(), ours, 'job-a'))).reason, 'NotCordonedByUs');
       assert.equal((await f.core.readNode({ name: ours.name })).spec?.unschedulable, true, 'still cordoned for job-b');
     });
@@ -150,7 +191,9 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal((await f.core.readNode({ name: other.name })).spec?.unschedulable, true);
 
       const manual = await node('ka-cordon-manual');
-      const byHand = projectNode(await f.core.patchNode({ name: manual.name, body: { spec: { unschedulable: true } } }, mergePatch));
+      const byHand = projectNode(
+        await f.core.patchNode({ name: manual.name, body: { spec: { unschedulable: true } } }, mergePatch),
+      );
       assert.equal((await outcome(kube.port.uncordon(testCtx(), byHand, 'job-a'))).reason, 'NotCordonedByUs');
       // Claiming it would let us uncordon it later.
       assert.equal((await outcome(kube.port.cordon(testCtx(), byHand, 'job-a'))).reason, 'CordonedByOther');
@@ -180,7 +223,11 @@ describe('controller/kube adapter on the lab apiserver', function () {
       const p = await pod('ev-free', { app: 'free' });
       assert.deepEqual(await kube.port.evictPod(testCtx(), p), { outcome: 'evicted' });
       await waitFor(
-        async () => f.core.readNamespacedPod({ namespace: NS, name: p.name }).then(() => undefined, (e: { code?: number }) => e.code === 404),
+        async () =>
+          f.core.readNamespacedPod({ namespace: NS, name: p.name }).then(
+            () => undefined,
+            (e: { code?: number }) => e.code === 404,
+          ),
         { timeoutMs: 20_000, description: 'the evicted pod to be gone' },
       );
     });
@@ -189,19 +236,29 @@ describe('controller/kube adapter on the lab apiserver', function () {
       const p = await pod('ev-guarded', { app: 'guarded' });
       await f.policy.createNamespacedPodDisruptionBudget({
         namespace: NS,
-        body: { metadata: { name: 'guarded' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } } },
+        body: {
+          metadata: { name: 'guarded' },
+          spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } },
+        },
       });
       await waitFor(
         async () => {
           const pdb = await f.policy.readNamespacedPodDisruptionBudget({ namespace: NS, name: 'guarded' });
           const s = pdb.status;
-          return s && s.observedGeneration === pdb.metadata?.generation && s.currentHealthy === 1 && s.disruptionsAllowed === 0;
+          return (
+            s &&
+            s.observedGeneration === pdb.metadata?.generation &&
+            s.currentHealthy === 1 &&
+            s.disruptionsAllowed === 0
+          );
         },
         { timeoutMs: 30_000, intervalMs: 200, description: 'the disruption controller to count the guarded pod' },
       );
       const result = await kube.port.evictPod(testCtx(), p);
       assert.equal(result.outcome, 'blocked');
-      assert.ok((await f.core.readNamespacedPod({ namespace: NS, name: p.name })).metadata?.deletionTimestamp === undefined);
+      assert.ok(
+        (await f.core.readNamespacedPod({ namespace: NS, name: p.name })).metadata?.deletionTimestamp === undefined,
+      );
       assert.deepEqual(await kube.port.matchingPdbs(testCtx(), p), ['guarded']);
     });
 
@@ -212,7 +269,11 @@ describe('controller/kube adapter on the lab apiserver', function () {
       const old = await pod('ev-replaced', { app: 'replaced' });
       await f.core.deleteNamespacedPod({ namespace: NS, name: old.name, gracePeriodSeconds: 0 });
       await waitFor(
-        async () => f.core.readNamespacedPod({ namespace: NS, name: old.name }).then(() => undefined, (e: { code?: number }) => e.code === 404),
+        async () =>
+          f.core.readNamespacedPod({ namespace: NS, name: old.name }).then(
+            () => undefined,
+            (e: { code?: number }) => e.code === 404,
+          ),
         { timeoutMs: 20_000, description: 'the old pod to be gone' },
       );
       const fresh = await pod('ev-replaced', { app: 'replaced' });
@@ -238,7 +299,10 @@ describe('controller/kube adapter on the lab apiserver', function () {
         ['other-app', { matchLabels: { app: 'db' } }],
       ];
       for (const [name, selector] of pdbs) {
-        await f.policy.createNamespacedPodDisruptionBudget({ namespace: NS, body: { metadata: { name }, spec: { maxUnavailable: 1, selector } } });
+        await f.policy.createNamespacedPodDisruptionBudget({
+          namespace: NS,
+          body: { metadata: { name }, spec: { maxUnavailable: 1, selector } },
+        });
       }
       const names = await kube.port.matchingPdbs(testCtx(), p);
       assert.deepEqual(names, ['by-exists', 'by-in', 'by-labels']);
@@ -246,7 +310,12 @@ describe('controller/kube adapter on the lab apiserver', function () {
   });
 
   describe('slot Leases', function () {
-    const input = { namespace: OPERATOR_NS, name: 'plan-workers-0', labels: { 'kangalpatch.ozalp.dk/patchplan': 'plan' }, holderIdentity: 'plan-w1' };
+    const input = {
+      namespace: OPERATOR_NS,
+      name: 'plan-workers-0',
+      labels: { 'kangalpatch.ozalp.dk/patchplan': 'plan' },
+      holderIdentity: 'plan-w1',
+    };
 
     it('creates a Lease once; a second create is Transient AlreadyExists', async function () {
       const lease = await kube.port.createSlotLease(testCtx(), input);
@@ -278,7 +347,12 @@ describe('controller/kube adapter on the lab apiserver', function () {
     before(async function () {
       const plan = basePlan();
       plan.metadata.name = 'ka-plan';
-      const created = (await f.custom.createClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans', body: plan })) as {
+      const created = (await f.custom.createClusterCustomObject({
+        group: 'kangalpatch.ozalp.dk',
+        version: 'v1alpha1',
+        plural: 'patchplans',
+        body: plan,
+      })) as {
         metadata: { uid: string };
       };
       planUid = created.metadata.uid;
@@ -295,11 +369,23 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(job.spec?.drainTimeout, '5m');
       assert.equal(job.spec?.respectPDBs, true);
       assert.deepEqual(job.status, {});
-      const raw = (await f.custom.getClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs', name: 'ka-plan-w1' })) as {
+      const raw = (await f.custom.getClusterCustomObject({
+        group: 'kangalpatch.ozalp.dk',
+        version: 'v1alpha1',
+        plural: 'patchjobs',
+        name: 'ka-plan-w1',
+      })) as {
         metadata: { ownerReferences: unknown[] };
       };
       assert.deepEqual(raw.metadata.ownerReferences, [
-        { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', name: 'ka-plan', uid: planUid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
+          kind: 'PatchPlan',
+          name: 'ka-plan',
+          uid: planUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ]);
     });
 
@@ -314,9 +400,18 @@ describe('controller/kube adapter on the lab apiserver', function () {
       assert.equal(first.status.phase, 'Draining');
       assert.equal(first.status.blockingPDB, 'guarded');
 
-      const second = await kube.port.writeJobStatus(testCtx(), first, { phase: 'Upgrading', evictedPods: 3, blockingPDB: undefined });
+      const second = await kube.port.writeJobStatus(testCtx(), first, {
+        phase: 'Upgrading',
+        evictedPods: 3,
+        blockingPDB: undefined,
+      });
       assert.deepEqual(second.status, { phase: 'Upgrading', evictedPods: 3 });
-      const raw = (await f.custom.getClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs', name: job.name })) as {
+      const raw = (await f.custom.getClusterCustomObject({
+        group: 'kangalpatch.ozalp.dk',
+        version: 'v1alpha1',
+        plural: 'patchjobs',
+        name: job.name,
+      })) as {
         status: unknown;
       };
       assert.deepEqual(raw.status, { phase: 'Upgrading', evictedPods: 3 });
@@ -328,7 +423,9 @@ describe('controller/kube adapter on the lab apiserver', function () {
     });
 
     it('refuses an invalid spec before sending it', async function () {
-      const err = await outcome(kube.port.createPatchJob(testCtx(), { name: 'ka-bad', labels: {}, spec: { ...spec, nodeName: '' } }));
+      const err = await outcome(
+        kube.port.createPatchJob(testCtx(), { name: 'ka-bad', labels: {}, spec: { ...spec, nodeName: '' } }),
+      );
       assert.equal(err.reason, 'Invalid');
       assert.match(err.message, /spec\.nodeName/);
     });
@@ -336,7 +433,10 @@ describe('controller/kube adapter on the lab apiserver', function () {
 
   describe('Secrets, Events, readyz', function () {
     it('reads a Secret as bytes, and undefined when missing', async function () {
-      await f.core.createNamespacedSecret({ namespace: OPERATOR_NS, body: { metadata: { name: 'creds' }, stringData: { 'ca.crt': 'PEM', 'tls.key': 'k€y' } } });
+      await f.core.createNamespacedSecret({
+        namespace: OPERATOR_NS,
+        body: { metadata: { name: 'creds' }, stringData: { 'ca.crt': 'PEM', 'tls.key': 'k€y' } },
+      });
       const data = await kube.port.readSecret(testCtx(), OPERATOR_NS, 'creds');
       assert.ok(data);
       assert.equal(Buffer.from(data['ca.crt'] ?? []).toString(), 'PEM');
@@ -357,7 +457,10 @@ describe('controller/kube adapter on the lab apiserver', function () {
       });
       assert.equal(logged.length, 0, JSON.stringify(logged));
       const events = f.kc.makeApiClient(EventsV1Api);
-      const list = await events.listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${n.name}` });
+      const list = await events.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: `regarding.name=${n.name}`,
+      });
       assert.equal(list.items.length, 1);
       const e = list.items[0];
       assert.equal(e?.reportingController, 'kangal-patch');
@@ -389,8 +492,13 @@ describe('controller/kube adapter on the lab apiserver', function () {
         action: 'Cordon',
         note: 'cordoned',
       });
-      assert.deepEqual(logged.map((l) => [l.level, l.message]), [['info', 'Event not written: the pass was cancelled']]);
-      const list = await f.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${n.name}` });
+      assert.deepEqual(
+        logged.map((l) => [l.level, l.message]),
+        [['info', 'Event not written: the pass was cancelled']],
+      );
+      const list = await f.kc
+        .makeApiClient(EventsV1Api)
+        .listNamespacedEvent({ namespace: 'default', fieldSelector: `regarding.name=${n.name}` });
       assert.equal(list.items.length, 0);
     });
 
@@ -403,17 +511,27 @@ describe('controller/kube adapter on the lab apiserver', function () {
     it('leaves no connection open behind a call (client-node 2.x would keep each one alive for 4 s)', async function () {
       const port = Number(new URL(f.cluster.server).port);
       const before = establishedTo(port);
-      for (let i = 0; i < 30; i++) assert.equal(await kube.port.readSecret(testCtx(), OPERATOR_NS, `missing-${i}`), undefined);
+      for (let i = 0; i < 30; i++)
+        assert.equal(await kube.port.readSecret(testCtx(), OPERATOR_NS, `missing-${i}`), undefined);
       // close() runs after the call returned, so the sockets go a moment later; a pool left open
       // would keep them for client-node's 4 s keep-alive, past this deadline.
       const extra = (): number => establishedTo(port) - before;
-      await waitFor(() => (extra() < 5 ? true : undefined), { timeoutMs: 2_000, intervalMs: 20, description: 'the calls\' connections closed' }).catch(() => undefined);
+      await waitFor(() => (extra() < 5 ? true : undefined), {
+        timeoutMs: 2_000,
+        intervalMs: 20,
+        description: "the calls' connections closed",
+      }).catch(() => undefined);
       assert.ok(extra() < 5, `${extra()} more connections to the apiserver after 30 calls`);
     });
 
-    it('keeps an idle connection for the next call, past undici\'s 4 s default (kube-apiserver keeps it 90 s and sends no Keep-Alive hint)', async function () {
+    it("keeps an idle connection for the next call, past undici's 4 s default (kube-apiserver keeps it 90 s and sends no Keep-Alive hint)", async function () {
       const port = Number(new URL(f.cluster.server).port);
-      const fresh = createKubeFromConfig(loadKubeConfig(f.cluster.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+      const fresh = createKubeFromConfig(loadKubeConfig(f.cluster.kubeconfigPath), {
+        operatorNamespace: OPERATOR_NS,
+        clock: systemClock,
+        logger: log,
+        reportingInstance: 'test-instance',
+      });
       const before = connectionsTo(port);
       assert.equal(await fresh.port.readSecret(testCtx(), OPERATOR_NS, 'missing-a'), undefined);
       const opened = [...connectionsTo(port)].filter((inode) => !before.has(inode));
@@ -422,39 +540,63 @@ describe('controller/kube adapter on the lab apiserver', function () {
       await new Promise((r) => setTimeout(r, 6_000));
       assert.ok(connectionsTo(port).has(opened[0] ?? ''), 'the idle connection is still open');
       assert.equal(await fresh.port.readSecret(testCtx(), OPERATOR_NS, 'missing-b'), undefined);
-      assert.deepEqual([...connectionsTo(port)].filter((inode) => !before.has(inode)), opened, 'the second call used it, and opened none');
+      assert.deepEqual(
+        [...connectionsTo(port)].filter((inode) => !before.has(inode)),
+        opened,
+        'the second call used it, and opened none',
+      );
     });
 
     it('keeps the connection after a guarded delete (undici would close it after a DELETE with a body)', async function () {
       const interposer = await startApiInterposer(f.cluster);
       try {
         const port = Number(new URL(interposer.server).port);
-        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+        const counted = createKubeFromConfig(loadKubeConfig(interposer.kubeconfigPath), {
+          operatorNamespace: OPERATOR_NS,
+          clock: systemClock,
+          logger: log,
+          reportingInstance: 'test-instance',
+        });
         const turns = async (): Promise<void> => {
           // undici gives a connection back one event-loop turn after its response, and closes it then.
           for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
         };
-        const lease = await counted.port.createSlotLease(testCtx(), { namespace: OPERATOR_NS, name: 'plan-workers-9', labels: { 'kangalpatch.ozalp.dk/patchplan': 'plan' }, holderIdentity: 'plan-w9' });
+        const lease = await counted.port.createSlotLease(testCtx(), {
+          namespace: OPERATOR_NS,
+          name: 'plan-workers-9',
+          labels: { 'kangalpatch.ozalp.dk/patchplan': 'plan' },
+          holderIdentity: 'plan-w9',
+        });
         await turns();
         const open = connectionsTo(port);
         assert.equal(open.size, 1);
         await counted.port.deleteLease(testCtx(), OPERATOR_NS, lease.name, lease.resourceVersion);
         await turns();
         assert.deepEqual(connectionsTo(port), open, 'the delete went over the open connection, which stayed open');
-        assert.deepEqual(interposer.exchanges.map((e) => `${e.method} ${e.status}`), ['POST 201', 'DELETE 200']);
+        assert.deepEqual(
+          interposer.exchanges.map((e) => `${e.method} ${e.status}`),
+          ['POST 201', 'DELETE 200'],
+        );
       } finally {
         await interposer.close();
       }
     });
 
-    it('verifies the apiserver\'s certificate against the kubeconfig\'s CA: another trust anchor is refused', async function () {
+    it("verifies the apiserver's certificate against the kubeconfig's CA: another trust anchor is refused", async function () {
       const kc = loadKubeConfig(f.cluster.kubeconfigPath);
       const cluster = kc.getCurrentCluster();
       assert.ok(cluster);
       // A certificate the apiserver's was not signed by (the admin client's own) as the only CA.
       const wrongCa = readFileSync(join(f.cluster.dir, 'pki', 'admin.crt')).toString('base64');
-      kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, caData: wrongCa, caFile: undefined } : c));
-      const distrusting = createKubeFromConfig(kc, { operatorNamespace: OPERATOR_NS, clock: systemClock, logger: log, reportingInstance: 'test-instance' });
+      kc.clusters = kc.clusters.map((c) =>
+        c.name === cluster.name ? { ...c, caData: wrongCa, caFile: undefined } : c,
+      );
+      const distrusting = createKubeFromConfig(kc, {
+        operatorNamespace: OPERATOR_NS,
+        clock: systemClock,
+        logger: log,
+        reportingInstance: 'test-instance',
+      });
       const err = await outcome(distrusting.port.readSecret(testCtx(), OPERATOR_NS, 'missing-c'));
       assert.match(err.message, /certificate|verify|self.signed|issuer/i);
     });
@@ -483,7 +625,8 @@ function connectionsTo(port: number): Set<string> {
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
-      if (f.length > 9 && f[3] === '01' && f[2]?.endsWith(`:${hexPort}`) && inodes.has(f[9] ?? '')) found.add(f[9] ?? '');
+      if (f.length > 9 && f[3] === '01' && f[2]?.endsWith(`:${hexPort}`) && inodes.has(f[9] ?? ''))
+        found.add(f[9] ?? '');
     }
   }
   return found;

@@ -32,10 +32,28 @@ describe('controller/kube dynamic objects on the lab apiserver', function () {
   });
 
   it('discovers core and custom kinds; a kind the server does not serve is undefined', async function () {
-    assert.deepEqual(await kube.objects.discover(testCtx(), 'v1', 'ConfigMap'), { apiVersion: 'v1', kind: 'ConfigMap', group: '', version: 'v1', plural: 'configmaps', namespaced: true });
-    assert.deepEqual(await kube.objects.discover(testCtx(), 'longhorn.io/v1beta2', 'Volume'), { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', group: 'longhorn.io', version: 'v1beta2', plural: 'volumes', namespaced: true });
+    assert.deepEqual(await kube.objects.discover(testCtx(), 'v1', 'ConfigMap'), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      namespaced: true,
+    });
+    assert.deepEqual(await kube.objects.discover(testCtx(), 'longhorn.io/v1beta2', 'Volume'), {
+      apiVersion: 'longhorn.io/v1beta2',
+      kind: 'Volume',
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'volumes',
+      namespaced: true,
+    });
     assert.equal(await kube.objects.discover(testCtx(), 'apps/v1', 'NoSuchKind'), undefined);
-    assert.equal(await kube.objects.discover(testCtx(), 'postgresql.cnpg.io/v1', 'Cluster'), undefined, 'an unknown group/version');
+    assert.equal(
+      await kube.objects.discover(testCtx(), 'postgresql.cnpg.io/v1', 'Cluster'),
+      undefined,
+      'an unknown group/version',
+    );
   });
 
   it('an informer over a core kind in one namespace: lists, watches, keeps the objects bounded', async function () {
@@ -44,7 +62,13 @@ describe('controller/kube dynamic objects on the lab apiserver', function () {
     const informer = kube.objects.informer(r, NS);
     const seen: string[] = [];
     informer.onChange((key) => seen.push(key));
-    await f.core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'before', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } }, data: { ok: 'true' } } });
+    await f.core.createNamespacedConfigMap({
+      namespace: NS,
+      body: {
+        metadata: { name: 'before', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } },
+        data: { ok: 'true' },
+      },
+    });
     informer.start(stop.signal);
     await informer.synced;
     const before = informer.list().find((o) => o.name === 'before');
@@ -52,8 +76,15 @@ describe('controller/kube dynamic objects on the lab apiserver', function () {
     const md = before?.object.metadata as { managedFields?: unknown; annotations?: Record<string, string> };
     assert.equal(md.managedFields, undefined);
     assert.equal(md.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
-    await f.core.patchNamespacedConfigMap({ namespace: NS, name: 'before', body: { data: { ok: 'false' } } }, mergePatch);
-    await waitFor(() => ((informer.get(`${NS}/before`)?.object.data as Record<string, string> | undefined)?.ok === 'false') || undefined, { timeoutMs: 10_000, description: 'the change watched' });
+    await f.core.patchNamespacedConfigMap(
+      { namespace: NS, name: 'before', body: { data: { ok: 'false' } } },
+      mergePatch,
+    );
+    await waitFor(
+      () =>
+        (informer.get(`${NS}/before`)?.object.data as Record<string, string> | undefined)?.ok === 'false' || undefined,
+      { timeoutMs: 10_000, description: 'the change watched' },
+    );
     assert.ok(seen.includes(`${NS}/before`));
   });
 
@@ -64,15 +95,31 @@ describe('controller/kube dynamic objects on the lab apiserver', function () {
     informer.start(stop.signal);
     await informer.synced;
     const custom = f.kc.makeApiClient(CustomObjectsApi);
-    await custom.createNamespacedCustomObject({ ...VOLUMES, namespace: NS, body: { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name: 'v1', namespace: NS }, status: { robustness: 'healthy' } } });
-    const v = await waitFor<ObjectView>(() => informer.get(`${NS}/v1`), { timeoutMs: 10_000, description: 'the volume watched' });
+    await custom.createNamespacedCustomObject({
+      ...VOLUMES,
+      namespace: NS,
+      body: {
+        apiVersion: 'longhorn.io/v1beta2',
+        kind: 'Volume',
+        metadata: { name: 'v1', namespace: NS },
+        status: { robustness: 'healthy' },
+      },
+    });
+    const v = await waitFor<ObjectView>(() => informer.get(`${NS}/v1`), {
+      timeoutMs: 10_000,
+      description: 'the volume watched',
+    });
     assert.deepEqual(v.object.status, { robustness: 'healthy' });
   });
 
   it('reviews access and names the caller', async function () {
     const r = await kube.objects.discover(testCtx(), 'longhorn.io/v1beta2', 'Volume');
     assert.ok(r);
-    assert.deepEqual(await kube.objects.deniedVerbs(testCtx(), r, NS, ['get', 'list', 'watch']), [], 'the lab admin may read volumes');
+    assert.deepEqual(
+      await kube.objects.deniedVerbs(testCtx(), r, NS, ['get', 'list', 'watch']),
+      [],
+      'the lab admin may read volumes',
+    );
     assert.match(await kube.objects.whoAmI(testCtx()), /^user /);
   });
 });

@@ -2,16 +2,35 @@
 import assert from 'node:assert/strict';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
-import { createInformer, type InformerOptions, type InformerSource, type KubeInformer } from '../../controller/kube/informer.js';
+import {
+  createInformer,
+  type InformerOptions,
+  type InformerSource,
+  type KubeInformer,
+} from '../../controller/kube/informer.js';
 import { projectNode } from '../../controller/kube/project.js';
 import type { NodeView } from '../../controller/kube/views.js';
 import { systemClock } from '../../controller/runtime/clock.js';
 import type { LogFn } from '../../controller/runtime/log.js';
-import { startApiInterposer, type ApiInterposer, type CannedAnswer, type Exchange, type WatchRewrite } from '../lab/cluster/interposer.js';
+import {
+  startApiInterposer,
+  type ApiInterposer,
+  type CannedAnswer,
+  type Exchange,
+  type WatchRewrite,
+} from '../lab/cluster/interposer.js';
 import { loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { waitFor } from '../lab/wait.js';
 import { sharedCluster } from '../support/shared-cluster.js';
-import { applyCrds, createNode, deleteNode, ensureNamespace, kubeFixture, testCtx, type KubeFixture } from '../support/kube-fixtures.js';
+import {
+  applyCrds,
+  createNode,
+  deleteNode,
+  ensureNamespace,
+  kubeFixture,
+  testCtx,
+  type KubeFixture,
+} from '../support/kube-fixtures.js';
 
 const NS = 'kube-informer-test';
 
@@ -50,7 +69,9 @@ describe('controller/kube informer on the lab apiserver', function () {
     };
   }
 
-  function nodeInformer(extra: { labelSelector?: string; resyncMs?: number; pageSize?: number; source?: InformerSource<V1Node> } = {}): KubeInformer<NodeView> {
+  function nodeInformer(
+    extra: { labelSelector?: string; resyncMs?: number; pageSize?: number; source?: InformerSource<V1Node> } = {},
+  ): KubeInformer<NodeView> {
     return createInformer<V1Node, NodeView>({
       name: 'test nodes',
       kubeConfig: f.kc,
@@ -70,7 +91,12 @@ describe('controller/kube informer on the lab apiserver', function () {
   before(async function () {
     f = kubeFixture(await sharedCluster());
     await Promise.all([ensureNamespace(f, NS), applyCrds(f.cluster)]);
-    kube = createKubeFromConfig(f.kc, { operatorNamespace: NS, clock: systemClock, logger: log, informerBackoff: { initialMs: 50, maxMs: 500 } });
+    kube = createKubeFromConfig(f.kc, {
+      operatorNamespace: NS,
+      clock: systemClock,
+      logger: log,
+      informerBackoff: { initialMs: 50, maxMs: 500 },
+    });
     kube.informers.nodes.onChange((key, view, old) => changes.push({ key, view, old }));
     kube.startInformers(stop.signal);
     await kube.synced();
@@ -85,7 +111,10 @@ describe('controller/kube informer on the lab apiserver', function () {
     await node('ki-a');
     await seen((c) => c.key === 'ki-a' && c.old === undefined && c.view !== undefined, 'ADDED ki-a');
     // createNode posts the status in a second write, like a kubelet registering.
-    const withStatus = await seen((c) => c.key === 'ki-a' && c.view?.talosVersion !== undefined, 'ki-a with its status');
+    const withStatus = await seen(
+      (c) => c.key === 'ki-a' && c.view?.talosVersion !== undefined,
+      'ki-a with its status',
+    );
     assert.equal(withStatus.view?.talosVersion, 'v1.12.3');
     assert.equal(kube.informers.nodes.get('ki-a')?.name, 'ki-a');
 
@@ -99,20 +128,32 @@ describe('controller/kube informer on the lab apiserver', function () {
     assert.equal(kube.informers.nodes.get('ki-a'), undefined);
   });
 
-  it('caches only the control plane\'s static pods of kube-system (not kube-proxy\'s, not other namespaces\'), indexed by node', async function () {
+  it("caches only the control plane's static pods of kube-system (not kube-proxy's, not other namespaces'), indexed by node", async function () {
     const pod = (namespace: string, name: string, app: string) =>
-      f.core.createNamespacedPod({ namespace, body: { metadata: { name, labels: { 'k8s-app': app } }, spec: { nodeName: 'ki-index-node', containers: [{ name: 'c', image: 'pause' }] } } });
+      f.core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name, labels: { 'k8s-app': app } },
+          spec: { nodeName: 'ki-index-node', containers: [{ name: 'c', image: 'pause' }] },
+        },
+      });
     await pod('kube-system', 'ki-proxy', 'kube-proxy');
     await pod(NS, 'ki-elsewhere', 'kube-apiserver');
     await pod('kube-system', 'ki-apiserver', 'kube-apiserver');
     try {
       const statics = kube.informers.staticPods;
-      await waitFor(() => statics.byIndex('ki-index-node').length === 1 || undefined, { timeoutMs: 20_000, description: 'the static pod in the index' });
+      await waitFor(() => statics.byIndex('ki-index-node').length === 1 || undefined, {
+        timeoutMs: 20_000,
+        description: 'the static pod in the index',
+      });
       assert.equal(statics.get('kube-system/ki-apiserver')?.nodeName, 'ki-index-node');
       assert.equal(statics.get('kube-system/ki-proxy'), undefined);
       assert.equal(statics.get(`${NS}/ki-elsewhere`), undefined);
       await f.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'ki-apiserver', gracePeriodSeconds: 0 });
-      await waitFor(() => statics.byIndex('ki-index-node').length === 0 || undefined, { timeoutMs: 20_000, description: 'the static pod out of the index' });
+      await waitFor(() => statics.byIndex('ki-index-node').length === 0 || undefined, {
+        timeoutMs: 20_000,
+        description: 'the static pod out of the index',
+      });
     } finally {
       await f.core.deleteNamespacedPod({ namespace: 'kube-system', name: 'ki-proxy', gracePeriodSeconds: 0 });
       await f.core.deleteNamespacedPod({ namespace: NS, name: 'ki-elsewhere', gracePeriodSeconds: 0 });
@@ -121,7 +162,10 @@ describe('controller/kube informer on the lab apiserver', function () {
 
   it('watches the pods of an opened node only, until it is closed or its signal aborts', async function () {
     const pod = (name: string, nodeName: string) =>
-      f.core.createNamespacedPod({ namespace: NS, body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'pause' }] } } });
+      f.core.createNamespacedPod({
+        namespace: NS,
+        body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'pause' }] } },
+      });
     const watches = kube.informers.nodePods;
     const events: { key: string; deleted: boolean }[] = [];
     watches.onChange((key, view) => events.push({ key, deleted: view === undefined }));
@@ -133,12 +177,21 @@ describe('controller/kube informer on the lab apiserver', function () {
       watches.open('ki-np-node', lease.signal);
       assert.deepEqual(watches.nodes(), ['ki-np-node']);
       // The first list tells of the pod already there; a later one arrives by the watch.
-      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-before`) || undefined, { timeoutMs: 20_000, description: 'the listed pod' });
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-before`) || undefined, {
+        timeoutMs: 20_000,
+        description: 'the listed pod',
+      });
       await pod('ki-np-after', 'ki-np-node');
-      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after`) || undefined, { timeoutMs: 20_000, description: 'the watched pod' });
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after`) || undefined, {
+        timeoutMs: 20_000,
+        description: 'the watched pod',
+      });
       assert.equal(watches.size(), 2);
       await f.core.deleteNamespacedPod({ namespace: NS, name: 'ki-np-after', gracePeriodSeconds: 0 });
-      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after` && e.deleted) || undefined, { timeoutMs: 20_000, description: 'the deleted pod' });
+      await waitFor(() => events.some((e) => e.key === `${NS}/ki-np-after` && e.deleted) || undefined, {
+        timeoutMs: 20_000,
+        description: 'the deleted pod',
+      });
       assert.equal(watches.size(), 1);
       assert.ok(!events.some((e) => e.key === `${NS}/ki-np-other`), 'a pod of another node is never seen');
 
@@ -154,7 +207,11 @@ describe('controller/kube informer on the lab apiserver', function () {
       assert.deepEqual(watches.nodes(), [], 'an aborted signal opens nothing');
     } finally {
       lease.abort();
-      await Promise.all(['ki-np-before', 'ki-np-other'].map((name) => f.core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 })));
+      await Promise.all(
+        ['ki-np-before', 'ki-np-other'].map((name) =>
+          f.core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 }),
+        ),
+      );
     }
   });
 
@@ -178,10 +235,20 @@ describe('controller/kube informer on the lab apiserver', function () {
     const before = nodes.stats();
     const told = changes.length;
     nodes.breakWatch({ relist: true, reason: 'stale cache: node/ki-relist differed from a fresh read' });
-    await waitFor(() => nodes.stats().lists > before.lists || undefined, { timeoutMs: 20_000, description: 'a fresh list of nodes' });
+    await waitFor(() => nodes.stats().lists > before.lists || undefined, {
+      timeoutMs: 20_000,
+      description: 'a fresh list of nodes',
+    });
     // A re-list tells the handlers about every key: the jobs of every node look again.
     await seen((c) => changes.indexOf(c) >= told && c.key === 'ki-relist', 'ki-relist told again after the re-list');
-    assert.ok(logged.some((l) => l.level === 'warn' && /watch failed, restarting/.test(l.message) && /stale cache: node\/ki-relist/.test(String(l.fields?.['err']))));
+    assert.ok(
+      logged.some(
+        (l) =>
+          l.level === 'warn' &&
+          /watch failed, restarting/.test(l.message) &&
+          /stale cache: node\/ki-relist/.test(String(l.fields?.['err'])),
+      ),
+    );
   });
 
   it('honours a label selector (a node that stops matching is deleted), pages the list, and resyncs every key', async function () {
@@ -195,14 +262,32 @@ describe('controller/kube informer on the lab apiserver', function () {
     inf.start(ac.signal);
     try {
       await inf.synced;
-      assert.deepEqual(inf.list().map((v) => v.name).sort(), ['ki-sel-1', 'ki-sel-2']);
+      assert.deepEqual(
+        inf
+          .list()
+          .map((v) => v.name)
+          .sort(),
+        ['ki-sel-1', 'ki-sel-2'],
+      );
       // Resync: every key again, with nothing changed, from the cache: no re-list.
-      await waitFor(() => mine.filter((c) => c.key === 'ki-sel-1').length >= 3, { timeoutMs: 20_000, description: 'resyncs of ki-sel-1' });
+      await waitFor(() => mine.filter((c) => c.key === 'ki-sel-1').length >= 3, {
+        timeoutMs: 20_000,
+        description: 'resyncs of ki-sel-1',
+      });
       assert.ok(inf.stats().resyncs >= 2);
       assert.equal(inf.stats().lists, 1, 'a resync replays the cache, it does not list again');
-      assert.ok(mine.filter((c) => c.key === 'ki-sel-1').slice(1).every((c) => c.view === c.old), 'a replayed key changed nothing');
+      assert.ok(
+        mine
+          .filter((c) => c.key === 'ki-sel-1')
+          .slice(1)
+          .every((c) => c.view === c.old),
+        'a replayed key changed nothing',
+      );
       await f.core.patchNode({ name: 'ki-sel-2', body: { metadata: { labels: { 'ki-sel': 'no' } } } }, mergePatch);
-      await waitFor(() => inf.get('ki-sel-2') === undefined, { timeoutMs: 20_000, description: 'ki-sel-2 out of the selector' });
+      await waitFor(() => inf.get('ki-sel-2') === undefined, {
+        timeoutMs: 20_000,
+        description: 'ki-sel-2 out of the selector',
+      });
       assert.ok(mine.some((c) => c.key === 'ki-sel-2' && c.view === undefined));
     } finally {
       ac.abort();
@@ -215,10 +300,13 @@ describe('controller/kube informer on the lab apiserver', function () {
     inf.start(ac.signal);
     try {
       const rv = (await node('ki-write')).metadata?.resourceVersion;
-      const cached = await waitFor(() => (inf.get('ki-write')?.resourceVersion === rv ? inf.get('ki-write') : undefined), {
-        timeoutMs: 20_000,
-        description: 'ki-write cached',
-      });
+      const cached = await waitFor(
+        () => (inf.get('ki-write')?.resourceVersion === rv ? inf.get('ki-write') : undefined),
+        {
+          timeoutMs: 20_000,
+          description: 'ki-write cached',
+        },
+      );
       // Our write's answer goes in even before its watch event arrives...
       const written = await kube.port.cordon(testCtx(), cached, 'job-w');
       inf.observeWrite(written);
@@ -228,7 +316,10 @@ describe('controller/kube informer on the lab apiserver', function () {
       assert.equal(inf.get('ki-write')?.resourceVersion, written.resourceVersion);
       // ...and the watch event of the write, and later ones, still come through.
       await f.core.patchNode({ name: 'ki-write', body: { metadata: { labels: { later: 'yes' } } } }, mergePatch);
-      await waitFor(() => inf.get('ki-write')?.labels['later'] === 'yes', { timeoutMs: 20_000, description: 'a later change' });
+      await waitFor(() => inf.get('ki-write')?.labels['later'] === 'yes', {
+        timeoutMs: 20_000,
+        description: 'a later change',
+      });
       assert.equal(inf.get('ki-write')?.cordonedBy, 'job-w');
     } finally {
       ac.abort();
@@ -261,7 +352,10 @@ describe('controller/kube informer on the lab apiserver', function () {
     inf.start(ac.signal);
     try {
       await node('ki-relist-write');
-      const cached = await waitFor(() => inf.get('ki-relist-write'), { timeoutMs: 20_000, description: 'ki-relist-write cached' });
+      const cached = await waitFor(() => inf.get('ki-relist-write'), {
+        timeoutMs: 20_000,
+        description: 'ki-relist-write cached',
+      });
       let release = (): void => undefined;
       const taken = new Promise<void>((resolve) => {
         hold = { taken: resolve, release: new Promise<void>((r) => (release = r)) };
@@ -273,14 +367,24 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.observeWrite(written);
       const toldBefore = told.length;
       release();
-      await waitFor(() => inf.stats().lists > lists || undefined, { timeoutMs: 20_000, description: 'the held list applied' });
+      await waitFor(() => inf.stats().lists > lists || undefined, {
+        timeoutMs: 20_000,
+        description: 'the held list applied',
+      });
       const afterList = told.slice(toldBefore);
       assert.ok(afterList.length > 0, 'the re-list told the key again');
-      assert.deepEqual(afterList.map((v) => v?.cordonedBy), afterList.map(() => 'job-relist'), 'no view without our cordon told after our write');
+      assert.deepEqual(
+        afterList.map((v) => v?.cordonedBy),
+        afterList.map(() => 'job-relist'),
+        'no view without our cordon told after our write',
+      );
       assert.equal(inf.get('ki-relist-write')?.resourceVersion, written.resourceVersion);
       // The watch from the list's snapshot still delivers later changes.
       await f.core.patchNode({ name: 'ki-relist-write', body: { metadata: { labels: { later: 'yes' } } } }, mergePatch);
-      await waitFor(() => inf.get('ki-relist-write')?.labels['later'] === 'yes', { timeoutMs: 20_000, description: 'a later change' });
+      await waitFor(() => inf.get('ki-relist-write')?.labels['later'] === 'yes', {
+        timeoutMs: 20_000,
+        description: 'a later change',
+      });
       assert.equal(inf.get('ki-relist-write')?.cordonedBy, 'job-relist');
     } finally {
       ac.abort();
@@ -334,7 +438,10 @@ describe('controller/kube informer on the lab apiserver', function () {
     });
 
     /** An informer of the nodes labelled `ki-malformed=<label>`, listing and watching through the interposer; jitter 0, so each backoff is exactly half its ceiling (and each watch timeout its minimum). */
-    function informerVia(label: string, extra: Partial<InformerOptions<V1Node, NodeView>> = {}): KubeInformer<NodeView> {
+    function informerVia(
+      label: string,
+      extra: Partial<InformerOptions<V1Node, NodeView>> = {},
+    ): KubeInformer<NodeView> {
       return createInformer<V1Node, NodeView>({
         name: `nodes ${label}`,
         kubeConfig: viaInterposer,
@@ -352,27 +459,58 @@ describe('controller/kube informer on the lab apiserver', function () {
       });
     }
 
-    const selects = (path: string, label: string): boolean => new URL(path, 'https://x').searchParams.get('labelSelector') === `ki-malformed=${label}`;
+    const selects = (path: string, label: string): boolean =>
+      new URL(path, 'https://x').searchParams.get('labelSelector') === `ki-malformed=${label}`;
     const isWatch = (path: string): boolean => /[?&]watch=true\b/.test(path);
     const ofLabel = (label: string, watch: boolean): Exchange[] =>
-      interposer.exchanges.filter((e) => e.method === 'GET' && e.path.startsWith('/api/v1/nodes?') && selects(e.path, label) && isWatch(e.path) === watch);
+      interposer.exchanges.filter(
+        (e) =>
+          e.method === 'GET' &&
+          e.path.startsWith('/api/v1/nodes?') &&
+          selects(e.path, label) &&
+          isWatch(e.path) === watch,
+      );
     /** The backoff before retry k (1-based) with jitter 0. */
     const backoffMs = (k: number): number => Math.min(BACKOFF.maxMs, BACKOFF.initialMs * 2 ** (k - 1)) / 2;
 
     const timeoutOf = (e: Exchange): number => Number(new URL(e.path, 'https://x').searchParams.get('timeoutSeconds'));
-    const warnings = (label: string): string[] => logged.filter((l) => l.level === 'warn' && l.message.startsWith(`informer nodes ${label}:`)).map((l) => l.message);
+    const warnings = (label: string): string[] =>
+      logged
+        .filter((l) => l.level === 'warn' && l.message.startsWith(`informer nodes ${label}:`))
+        .map((l) => l.message);
 
     /** Answers the first watches of `label` with `answers`, in order; later ones are forwarded. Resolves once all were given. */
     function scriptWatches(label: string, answers: (CannedAnswer | WatchRewrite)[]): () => Promise<unknown> {
       const queue = [...answers];
-      interposer.setBeforeForward((req) => (req.method === 'GET' && isWatch(req.path) && selects(req.path, label) ? queue.shift() : undefined));
-      return () => waitFor(() => queue.length === 0, { timeoutMs: 30_000, intervalMs: 20, description: `the scripted watches of ${label}` });
+      interposer.setBeforeForward((req) =>
+        req.method === 'GET' && isWatch(req.path) && selects(req.path, label) ? queue.shift() : undefined,
+      );
+      return () =>
+        waitFor(() => queue.length === 0, {
+          timeoutMs: 30_000,
+          intervalMs: 20,
+          description: `the scripted watches of ${label}`,
+        });
     }
 
     it('a 410 Gone storm (HTTP 410 and ERROR events with a 410 Status): one re-list per 410, each after a growing backoff, never a tight loop; a clear warning; then it carries on', async function () {
       const label = 'storm';
-      const expired = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 1 (2)' } });
-      const storm: CannedAnswer[] = [1, 2, 3, 4, 5, 6].map((i) => (i % 2 === 1 ? { status: 410, message: 'too old resource version: 1 (2)' } : { status: 200, watchLines: [expired] }));
+      const expired = JSON.stringify({
+        type: 'ERROR',
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 410,
+          reason: 'Expired',
+          message: 'too old resource version: 1 (2)',
+        },
+      });
+      const storm: CannedAnswer[] = [1, 2, 3, 4, 5, 6].map((i) =>
+        i % 2 === 1
+          ? { status: 410, message: 'too old resource version: 1 (2)' }
+          : { status: 200, watchLines: [expired] },
+      );
       const stormOver = scriptWatches(label, storm);
       const inf = informerVia(label);
       const ac = new AbortController();
@@ -380,11 +518,17 @@ describe('controller/kube informer on the lab apiserver', function () {
       try {
         await stormOver();
         await node('ki-storm-1', { 'ki-malformed': label });
-        await waitFor(() => inf.get('ki-storm-1'), { timeoutMs: 30_000, description: 'the informer to carry on after the storm' });
+        await waitFor(() => inf.get('ki-storm-1'), {
+          timeoutMs: 30_000,
+          description: 'the informer to carry on after the storm',
+        });
         const stats = inf.stats();
         assert.equal(stats.gone, storm.length);
         // Carrying on: a watch after the storm's last re-list (the node may have come with that list).
-        const watches = await waitFor(() => (ofLabel(label, true).length >= storm.length + 1 ? ofLabel(label, true) : undefined), { timeoutMs: 30_000, description: 'a watch after the storm' });
+        const watches = await waitFor(
+          () => (ofLabel(label, true).length >= storm.length + 1 ? ofLabel(label, true) : undefined),
+          { timeoutMs: 30_000, description: 'a watch after the storm' },
+        );
         const lists = ofLabel(label, false);
         // One list per 410 plus the first, no more: each watch answered 410 led to exactly one re-list.
         assert.equal(lists.length, storm.length + 1, `lists at ${lists.map((e) => e.at).join(', ')}`);
@@ -393,9 +537,20 @@ describe('controller/kube informer on the lab apiserver', function () {
           const relist = lists[k];
           assert.ok(gone && relist);
           assert.equal(gone.status, k % 2 === 1 ? 410 : 200);
-          assert.ok(relist.at - gone.at >= backoffMs(k) - 2, `re-list ${k} came ${relist.at - gone.at} ms after its 410, before the ${backoffMs(k)} ms backoff`);
+          assert.ok(
+            relist.at - gone.at >= backoffMs(k) - 2,
+            `re-list ${k} came ${relist.at - gone.at} ms after its 410, before the ${backoffMs(k)} ms backoff`,
+          );
         }
-        assert.ok(logged.some((l) => l.level === 'warn' && /nodes storm: the apiserver answered 410 Gone \(resource version too old\) to a watch from the list it just gave .*re-listing after a backoff/.test(l.message)));
+        assert.ok(
+          logged.some(
+            (l) =>
+              l.level === 'warn' &&
+              /nodes storm: the apiserver answered 410 Gone \(resource version too old\) to a watch from the list it just gave .*re-listing after a backoff/.test(
+                l.message,
+              ),
+          ),
+        );
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);
@@ -409,7 +564,21 @@ describe('controller/kube informer on the lab apiserver', function () {
         { status: 200, watchLines: ['<html><body>502 Bad Gateway</body></html>'] },
         { status: 200, watchLines: ['{"type":"ADDED","object":"not an object"}'] },
         { status: 200, watchLines: ['{"kind":"Status","code":500}'] },
-        { status: 200, watchLines: [JSON.stringify({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcdserver: leader changed' } })] },
+        {
+          status: 200,
+          watchLines: [
+            JSON.stringify({
+              type: 'ERROR',
+              object: {
+                kind: 'Status',
+                status: 'Failure',
+                code: 500,
+                reason: 'InternalError',
+                message: 'etcdserver: leader changed',
+              },
+            }),
+          ],
+        },
       ]);
       const inf = informerVia(label);
       const ac = new AbortController();
@@ -419,19 +588,46 @@ describe('controller/kube informer on the lab apiserver', function () {
         assert.ok(inf.get('ki-garbage-1'));
         await garbageOver();
         await node('ki-garbage-2', { 'ki-malformed': label });
-        await waitFor(() => inf.get('ki-garbage-2'), { timeoutMs: 30_000, description: 'the informer to carry on after the garbage' });
+        await waitFor(() => inf.get('ki-garbage-2'), {
+          timeoutMs: 30_000,
+          description: 'the informer to carry on after the garbage',
+        });
         const stats = inf.stats();
         assert.equal(stats.malformedEvents, 3);
         assert.ok(stats.watchErrors >= 1);
         // The first list, and one re-list after each of the three lines that are not watch events.
         assert.ok(ofLabel(label, false).length >= 4);
         assert.ok(ofLabel(label, true).length >= 5);
-        const warned = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes garbage:')).map((l) => l.message);
-        assert.ok(warned.some((m) => m.includes(`the apiserver's watch sent a line that is not a watch event ({"type":"ADDED","object":"not an object"}); events may be lost, re-listing after a backoff`)), warned.join('\n'));
-        assert.ok(warned.some((m) => m.includes('not a watch event ({"kind":"Status","code":500})')), warned.join('\n'));
-        assert.ok(warned.some((m) => m.includes('not a watch event (<html><body>502 Bad Gateway</body></html>)')), warned.join('\n'));
-        assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
-        assert.deepEqual(inf.list().map((v) => v.name).sort(), ['ki-garbage-1', 'ki-garbage-2']);
+        const warned = logged
+          .filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes garbage:'))
+          .map((l) => l.message);
+        assert.ok(
+          warned.some((m) =>
+            m.includes(
+              `the apiserver's watch sent a line that is not a watch event ({"type":"ADDED","object":"not an object"}); events may be lost, re-listing after a backoff`,
+            ),
+          ),
+          warned.join('\n'),
+        );
+        assert.ok(
+          warned.some((m) => m.includes('not a watch event ({"kind":"Status","code":500})')),
+          warned.join('\n'),
+        );
+        assert.ok(
+          warned.some((m) => m.includes('not a watch event (<html><body>502 Bad Gateway</body></html>)')),
+          warned.join('\n'),
+        );
+        assert.ok(
+          warned.some((m) => /watch failed, restarting/.test(m)),
+          warned.join('\n'),
+        );
+        assert.deepEqual(
+          inf
+            .list()
+            .map((v) => v.name)
+            .sort(),
+          ['ki-garbage-1', 'ki-garbage-2'],
+        );
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);
@@ -444,7 +640,9 @@ describe('controller/kube informer on the lab apiserver', function () {
       let corrupted = 0;
       // The first watch is forwarded, but every event of ki-corrupt-1 on it turns into garbage: the
       // only way the informer can learn of that node is a re-list.
-      const firstWatchOver = scriptWatches(label, [{ rewriteWatchLine: (line) => (line.includes('"name":"ki-corrupt-1"') ? (corrupted++, garbage) : line) }]);
+      const firstWatchOver = scriptWatches(label, [
+        { rewriteWatchLine: (line) => (line.includes('"name":"ki-corrupt-1"') ? (corrupted++, garbage) : line) },
+      ]);
       const inf = informerVia(label);
       const ac = new AbortController();
       inf.start(ac.signal);
@@ -452,16 +650,32 @@ describe('controller/kube informer on the lab apiserver', function () {
         await inf.synced;
         await firstWatchOver();
         await node('ki-corrupt-1', { 'ki-malformed': label });
-        await waitFor(() => corrupted > 0 || undefined, { timeoutMs: 20_000, intervalMs: 20, description: 'the interposer to corrupt an event of ki-corrupt-1' });
+        await waitFor(() => corrupted > 0 || undefined, {
+          timeoutMs: 20_000,
+          intervalMs: 20,
+          description: 'the interposer to corrupt an event of ki-corrupt-1',
+        });
         await node('ki-corrupt-2', { 'ki-malformed': label });
         await waitFor(() => (inf.get('ki-corrupt-1') && inf.get('ki-corrupt-2') ? true : undefined), {
           timeoutMs: 20_000,
-          description: `the cache to hold both nodes (has ${inf.list().map((v) => v.name).join(', ') || 'none'})`,
+          description: `the cache to hold both nodes (has ${
+            inf
+              .list()
+              .map((v) => v.name)
+              .join(', ') || 'none'
+          })`,
         });
         assert.equal(inf.stats().malformedEvents, 1);
         assert.ok(ofLabel(label, false).length >= 2, 'a re-list after the garbage');
         const warned = warnings(label);
-        assert.ok(warned.some((m) => m.includes(`the apiserver's watch sent a line that is not a watch event (${garbage}); events may be lost, re-listing after a backoff`)), warned.join('\n'));
+        assert.ok(
+          warned.some((m) =>
+            m.includes(
+              `the apiserver's watch sent a line that is not a watch event (${garbage}); events may be lost, re-listing after a backoff`,
+            ),
+          ),
+          warned.join('\n'),
+        );
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);
@@ -474,7 +688,10 @@ describe('controller/kube informer on the lab apiserver', function () {
       const ac = new AbortController();
       inf.start(ac.signal);
       try {
-        const [watch] = await waitFor(() => (ofLabel(label, true).length > 0 ? ofLabel(label, true) : undefined), { timeoutMs: 20_000, description: 'the first watch' });
+        const [watch] = await waitFor(() => (ofLabel(label, true).length > 0 ? ofLabel(label, true) : undefined), {
+          timeoutMs: 20_000,
+          description: 'the first watch',
+        });
         assert.ok(watch);
         const seconds = timeoutOf(watch);
         assert.ok(Number.isInteger(seconds) && seconds >= 300 && seconds <= 600, `timeoutSeconds=${seconds}`);
@@ -492,9 +709,15 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.start(ac.signal);
       try {
         await inf.synced;
-        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, { timeoutMs: 20_000, description: 'the first watch of the quiet informer' });
+        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, {
+          timeoutMs: 20_000,
+          description: 'the first watch of the quiet informer',
+        });
         const connections = interposer.tlsConnections();
-        const watches = await waitFor(() => (ofLabel(label, true).length >= 3 ? ofLabel(label, true) : undefined), { timeoutMs: 30_000, description: 'three watches of the quiet informer' });
+        const watches = await waitFor(() => (ofLabel(label, true).length >= 3 ? ofLabel(label, true) : undefined), {
+          timeoutMs: 30_000,
+          description: 'three watches of the quiet informer',
+        });
         for (const w of watches) assert.equal(timeoutOf(w), 2);
         for (let k = 1; k < watches.length; k++) {
           const gap = (watches[k]?.at ?? 0) - (watches[k - 1]?.at ?? 0);
@@ -523,18 +746,37 @@ describe('controller/kube informer on the lab apiserver', function () {
       try {
         await inf.synced;
         await silentOver();
-        await waitFor(() => (inf.stats().watchErrors >= 1 ? true : undefined), { timeoutMs: 20_000, description: 'the watchdog to end the silent watch' });
+        await waitFor(() => (inf.stats().watchErrors >= 1 ? true : undefined), {
+          timeoutMs: 20_000,
+          description: 'the watchdog to end the silent watch',
+        });
         await node('ki-silent-2', { 'ki-malformed': label });
-        await waitFor(() => inf.get('ki-silent-2'), { timeoutMs: 20_000, description: 'the informer to carry on after the silent watch' });
+        await waitFor(() => inf.get('ki-silent-2'), {
+          timeoutMs: 20_000,
+          description: 'the informer to carry on after the silent watch',
+        });
         const silent = ofLabel(label, true)[0];
         const next = ofLabel(label, true)[1];
         assert.ok(silent && next);
         // The watchdog counts from before the request left (credentials, connect), so allow for that.
-        assert.ok(next.at - silent.at >= 1300, `re-watched ${next.at - silent.at} ms after the silent watch started, before its watchdog (1.5 s)`);
+        assert.ok(
+          next.at - silent.at >= 1300,
+          `re-watched ${next.at - silent.at} ms after the silent watch started, before its watchdog (1.5 s)`,
+        );
         const warned = warnings(label);
-        assert.ok(warned.some((m) => /watch failed, restarting/.test(m)), warned.join('\n'));
-        const why = logged.filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes silent:')).map((l) => String(l.fields?.['err']));
-        assert.ok(why.some((e) => e.includes('no byte from the apiserver for 2 s, longer than the watch\'s own server timeout allows')), why.join('\n'));
+        assert.ok(
+          warned.some((m) => /watch failed, restarting/.test(m)),
+          warned.join('\n'),
+        );
+        const why = logged
+          .filter((l) => l.level === 'warn' && l.message.startsWith('informer nodes silent:'))
+          .map((l) => String(l.fields?.['err']));
+        assert.ok(
+          why.some((e) =>
+            e.includes("no byte from the apiserver for 2 s, longer than the watch's own server timeout allows"),
+          ),
+          why.join('\n'),
+        );
       } finally {
         ac.abort();
         interposer.setBeforeForward(undefined);
@@ -549,18 +791,30 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.start(ac.signal);
       try {
         await inf.synced;
-        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, { timeoutMs: 20_000, description: 'the watch open through the interposer' });
-        assert.equal(interposer.silenceWatches((p) => isWatch(p) && selects(p, label)), 1);
+        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, {
+          timeoutMs: 20_000,
+          description: 'the watch open through the interposer',
+        });
+        assert.equal(
+          interposer.silenceWatches((p) => isWatch(p) && selects(p, label)),
+          1,
+        );
         // A second informer watching the same nodes after the fault: its watch is forwarded.
         const sibling = informerVia(label);
         sibling.start(ac.signal);
         await sibling.synced;
         await node('ki-half-2', { 'ki-malformed': label });
-        await waitFor(() => sibling.get('ki-half-2'), { timeoutMs: 20_000, description: 'the sibling watch to deliver ki-half-2' });
+        await waitFor(() => sibling.get('ki-half-2'), {
+          timeoutMs: 20_000,
+          description: 'the sibling watch to deliver ki-half-2',
+        });
         assert.equal(inf.get('ki-half-2'), undefined, 'the half-open watch delivered nothing');
         assert.equal(inf.stats().watchErrors, 0, 'and nothing noticed it');
         inf.breakWatch({ relist: true, reason: 'stale cache' });
-        await waitFor(() => inf.get('ki-half-2'), { timeoutMs: 20_000, description: 'the re-listed cache to have ki-half-2' });
+        await waitFor(() => inf.get('ki-half-2'), {
+          timeoutMs: 20_000,
+          description: 'the re-listed cache to have ki-half-2',
+        });
       } finally {
         ac.abort();
       }
@@ -577,10 +831,19 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.start(ac.signal);
       try {
         await inf.synced;
-        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, { timeoutMs: 20_000, description: 'the watch open through the interposer' });
-        const quiet = (): void => assert.equal(interposer.silenceWatches((p) => isWatch(p) && selects(p, label)), 1);
+        await waitFor(() => ofLabel(label, true).some((e) => e.status === 200) || undefined, {
+          timeoutMs: 20_000,
+          description: 'the watch open through the interposer',
+        });
+        const quiet = (): void =>
+          assert.equal(
+            interposer.silenceWatches((p) => isWatch(p) && selects(p, label)),
+            1,
+          );
         const make = async (): Promise<string> => {
-          const made = await f.core.createNode({ body: { metadata: { name: 'ki-del', labels: { 'ki-malformed': label } } } });
+          const made = await f.core.createNode({
+            body: { metadata: { name: 'ki-del', labels: { 'ki-malformed': label } } },
+          });
           inf.observeWrite(projectNode(made));
           return made.metadata?.resourceVersion ?? '';
         };
@@ -597,24 +860,44 @@ describe('controller/kube informer on the lab apiserver', function () {
         assert.equal(inf.get('ki-del'), undefined, 'forgotten as soon as our delete answered');
         // ...then it watches again from where it was: the node's ADDED and DELETED come late.
         inf.breakWatch({ reason: 'test: resume the quiet watch' });
-        await waitFor(() => told.length > 0 || undefined, { timeoutMs: 20_000, description: 'the late events of the first ki-del' });
-        assert.deepEqual(told.slice(), [undefined], 'handlers told of the delete once, never of the deleted node as present');
+        await waitFor(() => told.length > 0 || undefined, {
+          timeoutMs: 20_000,
+          description: 'the late events of the first ki-del',
+        });
+        assert.deepEqual(
+          told.slice(),
+          [undefined],
+          'handlers told of the delete once, never of the deleted node as present',
+        );
         assert.equal(inf.get('ki-del'), undefined);
         // Deleted and made again under the same name while the watch is quiet: the old one's late
         // DELETED does not remove the new one.
         const rv2 = await make();
-        await waitFor(() => told.includes(rv2) || undefined, { timeoutMs: 20_000, description: 'the second ki-del through the watch' });
+        await waitFor(() => told.includes(rv2) || undefined, {
+          timeoutMs: 20_000,
+          description: 'the second ki-del through the watch',
+        });
         quiet();
         await remove(rv2);
         const rv3 = await make();
         inf.breakWatch({ reason: 'test: resume the quiet watch' });
-        await waitFor(() => told.includes(rv3) || undefined, { timeoutMs: 20_000, description: 'the third ki-del through the watch' });
-        assert.deepEqual(told.slice(), [undefined, rv2, rv3], 'the second one\'s DELETED, behind our own delete and create, told nothing');
+        await waitFor(() => told.includes(rv3) || undefined, {
+          timeoutMs: 20_000,
+          description: 'the third ki-del through the watch',
+        });
+        assert.deepEqual(
+          told.slice(),
+          [undefined, rv2, rv3],
+          "the second one's DELETED, behind our own delete and create, told nothing",
+        );
         assert.equal(inf.get('ki-del')?.resourceVersion, rv3);
         // A delete whose event comes in time: forgotten at once, and told once.
         await remove(rv3);
         assert.equal(inf.get('ki-del'), undefined);
-        await waitFor(() => told.length > 3 || undefined, { timeoutMs: 20_000, description: 'the DELETED event of the third ki-del' });
+        await waitFor(() => told.length > 3 || undefined, {
+          timeoutMs: 20_000,
+          description: 'the DELETED event of the third ki-del',
+        });
         assert.deepEqual(told.slice(3), [undefined]);
         // A delete of a version the cache no longer holds forgets nothing.
         const rv4 = await make();
@@ -635,11 +918,24 @@ describe('controller/kube informer on the lab apiserver', function () {
       inf.start(ac.signal);
       try {
         await inf.synced;
-        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, { timeoutMs: 20_000, description: 'the first watch' });
+        await waitFor(() => ofLabel(label, true).length >= 1 || undefined, {
+          timeoutMs: 20_000,
+          description: 'the first watch',
+        });
         await f.cluster.restart('kube-apiserver', { downMs: 500 });
-        await waitFor(async () => node('ki-restart-2', { 'ki-malformed': label }).then(() => true, () => undefined), { timeoutMs: 60_000, description: 'the restarted apiserver to take a node' });
+        await waitFor(
+          async () =>
+            node('ki-restart-2', { 'ki-malformed': label }).then(
+              () => true,
+              () => undefined,
+            ),
+          { timeoutMs: 60_000, description: 'the restarted apiserver to take a node' },
+        );
         // Minutes before any watchdog: the interposer ended the client's watch when the upstream one broke.
-        await waitFor(() => inf.get('ki-restart-2'), { timeoutMs: 60_000, description: 'the informer to see a node created after the restart' });
+        await waitFor(() => inf.get('ki-restart-2'), {
+          timeoutMs: 60_000,
+          description: 'the informer to see a node created after the restart',
+        });
         assert.ok(inf.stats().watches >= 2);
       } finally {
         ac.abort();

@@ -36,7 +36,9 @@ describe('kustomize: render and dry-run apply on the lab apiserver', function ()
   });
 
   it('renders the CRDs, RBAC and the manager, each Role in its own namespace', function () {
-    const names = rendered.map((o) => `${o.kind}/${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`).sort();
+    const names = rendered
+      .map((o) => `${o.kind}/${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`)
+      .sort();
     for (const expected of [
       'CustomResourceDefinition/patchplans.kangalpatch.ozalp.dk',
       'CustomResourceDefinition/patchjobs.kangalpatch.ozalp.dk',
@@ -51,8 +53,13 @@ describe('kustomize: render and dry-run apply on the lab apiserver', function ()
       `Deployment/${OPERATOR_NAMESPACE}/kangal-patch-controller`,
       `ConfigMap/${OPERATOR_NAMESPACE}/kangal-patch-config`,
       `Secret/${OPERATOR_NAMESPACE}/kangal-patch-git`,
-    ]) assert.ok(names.includes(expected), `${expected} in:\n${names.join('\n')}`);
-    const image = (rendered.find((o) => o.kind === 'Deployment')?.['spec'] as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]?.image;
+    ])
+      assert.ok(names.includes(expected), `${expected} in:\n${names.join('\n')}`);
+    const image = (
+      rendered.find((o) => o.kind === 'Deployment')?.['spec'] as {
+        template: { spec: { containers: { image: string }[] } };
+      }
+    ).template.spec.containers[0]?.image;
     assert.match(image ?? '', /^ghcr\.io\/[^:]+:v\d+\.\d+\.\d+$/);
   });
 
@@ -63,16 +70,24 @@ describe('kustomize: render and dry-run apply on the lab apiserver', function ()
   it('renders with the monitoring component: ServiceMonitor, PrometheusRule and the dashboard ConfigMap', async function () {
     const dir = makeLabDir('kangal-kustomize');
     try {
-      writeFileSync(join(dir.path, 'kustomization.yaml'), stringify({
-        apiVersion: 'kustomize.config.k8s.io/v1beta1',
-        kind: 'Kustomization',
-        // kustomize takes relative paths only.
-        resources: [relative(dir.path, join(repoRoot, 'kustomize/default'))],
-        components: [relative(dir.path, join(repoRoot, 'kustomize/monitoring'))],
-      }));
+      writeFileSync(
+        join(dir.path, 'kustomization.yaml'),
+        stringify({
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          // kustomize takes relative paths only.
+          resources: [relative(dir.path, join(repoRoot, 'kustomize/default'))],
+          components: [relative(dir.path, join(repoRoot, 'kustomize/monitoring'))],
+        }),
+      );
       const objects = parseObjects(await ok(['kustomize', dir.path]), 'kubectl kustomize (default + monitoring)');
       const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`);
-      for (const k of ['ServiceMonitor/kangal-patch', 'PrometheusRule/kangal-patch', 'ConfigMap/kangal-patch-dashboard']) assert.ok(kinds.includes(k), k);
+      for (const k of [
+        'ServiceMonitor/kangal-patch',
+        'PrometheusRule/kangal-patch',
+        'ConfigMap/kangal-patch-dashboard',
+      ])
+        assert.ok(kinds.includes(k), k);
       const dashboard = objects.find((o) => o.metadata.name === 'kangal-patch-dashboard');
       assert.equal(dashboard?.metadata.labels?.['grafana_dashboard'], '1');
       assert.doesNotThrow(() => JSON.parse((dashboard?.['data'] as Record<string, string>)['kangal-patch.json'] ?? ''));
@@ -85,14 +100,24 @@ describe('kustomize: render and dry-run apply on the lab apiserver', function ()
     const namespaces = rendered.filter((o) => o.kind === 'Namespace');
     await ok(['apply', '--server-side', '-f', '-'], toYaml(namespaces));
     const out = await ok(['apply', '--server-side', '--dry-run=server', '-f', '-'], toYaml(rendered));
-    const applied = out.trim().split('\n').filter((l) => /serverside-applied \(server dry run\)$/.test(l));
+    const applied = out
+      .trim()
+      .split('\n')
+      .filter((l) => /serverside-applied \(server dry run\)$/.test(l));
     assert.equal(applied.length, rendered.length, out);
   });
 
   it("the controller's pod passes the namespace's Pod Security 'restricted' admission", async function () {
     const deployment = rendered.find((o) => o.kind === 'Deployment') as K8sObject;
-    const template = (deployment['spec'] as { template: { metadata: Record<string, unknown>; spec: Record<string, unknown> } }).template;
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...template.metadata, name: 'kangal-patch-psa-check', namespace: OPERATOR_NAMESPACE }, spec: template.spec };
+    const template = (
+      deployment['spec'] as { template: { metadata: Record<string, unknown>; spec: Record<string, unknown> } }
+    ).template;
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { ...template.metadata, name: 'kangal-patch-psa-check', namespace: OPERATOR_NAMESPACE },
+      spec: template.spec,
+    };
     const r = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], stringify(pod));
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /violate PodSecurity/);

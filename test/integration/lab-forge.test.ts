@@ -36,10 +36,18 @@ describe('lab forge', function () {
     assert.deepEqual(forge.violations, []);
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; headers: Headers }> {
+  async function api(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: unknown; headers: Headers }> {
     const res = await fetch(`${forge.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${forge.token}`, accept: 'application/vnd.github+json', 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${forge.token}`,
+        accept: 'application/vnd.github+json',
+        'content-type': 'application/json',
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -78,25 +86,40 @@ describe('lab forge', function () {
     const none = await fetch(refs);
     assert.equal(none.status, 401);
     assert.match(none.headers.get('www-authenticate') ?? '', /^Basic /);
-    const wrongBasic = await fetch(refs, { headers: { authorization: `Basic ${Buffer.from('x-access-token:nope').toString('base64')}` } });
+    const wrongBasic = await fetch(refs, {
+      headers: { authorization: `Basic ${Buffer.from('x-access-token:nope').toString('base64')}` },
+    });
     assert.equal(wrongBasic.status, 401);
     const wrongBearer = await fetch(`${forge.url}/repos/acme/auth`, { headers: { authorization: 'Bearer nope' } });
     assert.equal(wrongBearer.status, 401);
     assert.match(wrongBearer.headers.get('www-authenticate') ?? '', /^Basic /);
-    const tokenAsUser = await fetch(refs, { headers: { authorization: `Basic ${Buffer.from(`${forge.token}:`).toString('base64')}` } });
+    const tokenAsUser = await fetch(refs, {
+      headers: { authorization: `Basic ${Buffer.from(`${forge.token}:`).toString('base64')}` },
+    });
     assert.equal(tokenAsUser.status, 200);
-    const tokenHeader = await fetch(`${forge.url}/repos/acme/auth`, { headers: { authorization: `token ${forge.token}` } });
+    const tokenHeader = await fetch(`${forge.url}/repos/acme/auth`, {
+      headers: { authorization: `token ${forge.token}` },
+    });
     assert.equal(tokenHeader.status, 200);
 
     const dir = join(work, 'auth-denied');
     await assert.rejects(
-      git.clone({ fs, http, dir, url: `${forge.url}/acme/auth.git`, onAuth: () => ({ username: 'x-access-token', password: 'wrong' }), onAuthFailure: () => ({ cancel: true }) }),
+      git.clone({
+        fs,
+        http,
+        dir,
+        url: `${forge.url}/acme/auth.git`,
+        onAuth: () => ({ username: 'x-access-token', password: 'wrong' }),
+        onAuthFailure: () => ({ cancel: true }),
+      }),
       (err: Error) => err.name === 'UserCanceledError',
     );
   });
 
   it('clones, pushes and merges a pull request with isomorphic-git; the merge commit lands in the bare repo', async function () {
-    const { cloneUrl, bareDir } = await forge.createRepo('acme', 'iso', { files: { 'plan.yaml': 'version: v1.10.0\n', 'README.md': '# iso\n' } });
+    const { cloneUrl, bareDir } = await forge.createRepo('acme', 'iso', {
+      files: { 'plan.yaml': 'version: v1.10.0\n', 'README.md': '# iso\n' },
+    });
     const dir = join(work, 'iso');
     let authCalls = 0;
     const onAuth = (): { username: string; password: string } => {
@@ -114,14 +137,22 @@ describe('lab forge', function () {
     const push = await git.push({ fs, http, dir, remote: 'origin', ref: 'kangal/upgrade-v1.10.1', onAuth });
     assert.equal(push.ok, true);
 
-    const created = await api('POST', '/repos/acme/iso/pulls', { title: 'Upgrade Talos to v1.10.1', head: 'acme:kangal/upgrade-v1.10.1', base: 'main', body: 'plan' });
+    const created = await api('POST', '/repos/acme/iso/pulls', {
+      title: 'Upgrade Talos to v1.10.1',
+      head: 'acme:kangal/upgrade-v1.10.1',
+      base: 'main',
+      body: 'plan',
+    });
     assert.equal(created.status, 201);
     const pr = created.json as { number: number; head: { sha: string }; mergeable: boolean; commits: number };
     assert.equal(pr.head.sha, headSha);
     assert.equal(pr.mergeable, true);
     assert.equal(pr.commits, 1);
 
-    const merged = await api('PUT', `/repos/acme/iso/pulls/${pr.number}/merge`, { sha: headSha, merge_method: 'merge' });
+    const merged = await api('PUT', `/repos/acme/iso/pulls/${pr.number}/merge`, {
+      sha: headSha,
+      merge_method: 'merge',
+    });
     assert.equal(merged.status, 200);
     const mergeSha = (merged.json as { sha: string; merged: boolean }).sha;
     assert.equal((merged.json as { merged: boolean }).merged, true);
@@ -159,8 +190,14 @@ describe('lab forge', function () {
     const before = forge.gitRequests.length;
     await cli(['push', '--quiet', 'origin', 'feature'], dir);
     const pushes = forge.gitRequests.slice(before).filter((r) => r.path.endsWith('/git-receive-pack'));
-    assert.ok(pushes.some((r) => r.chunked && r.status === 200), 'the 2 MB pack went as a chunked body');
-    assert.equal(await runGitCli(['--git-dir', bareDir, 'rev-parse', 'feature']), await gitIn(dir, ['rev-parse', 'HEAD']));
+    assert.ok(
+      pushes.some((r) => r.chunked && r.status === 200),
+      'the 2 MB pack went as a chunked body',
+    );
+    assert.equal(
+      await runGitCli(['--git-dir', bareDir, 'rev-parse', 'feature']),
+      await gitIn(dir, ['rev-parse', 'HEAD']),
+    );
 
     // Local commits the server lacks make the fetch negotiate over several `have` rounds. Whether git
     // gzips a round depends on its size (timestamps, machine speed), so gzip is not asserted here:
@@ -174,7 +211,10 @@ describe('lab forge', function () {
     const fetchStart = forge.gitRequests.length;
     await cli(['fetch', '--quiet', 'origin', 'main'], dir);
     const fetches = forge.gitRequests.slice(fetchStart).filter((r) => r.path.endsWith('/git-upload-pack'));
-    assert.ok(fetches.length > 0 && fetches.every((r) => r.status === 200), `upload-pack requests: ${JSON.stringify(fetches)}`);
+    assert.ok(
+      fetches.length > 0 && fetches.every((r) => r.status === 200),
+      `upload-pack requests: ${JSON.stringify(fetches)}`,
+    );
     assert.equal(await gitIn(dir, ['rev-parse', 'origin/main']), (merged.json as { sha: string }).sha);
   });
 
@@ -184,11 +224,16 @@ describe('lab forge', function () {
     // Protocol v0 stateless-rpc: one want (no side-band, so the pack follows NAK raw), then done.
     // Padded with haves of unknown commits past git's 1024-byte gzip threshold, like a real negotiation.
     const pkt = (line: string): string => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
-    const haves = Array.from({ length: 32 }, (_, i) => pkt(`have ${createHash('sha1').update(`unknown ${i}`).digest('hex')}\n`)).join('');
+    const haves = Array.from({ length: 32 }, (_, i) =>
+      pkt(`have ${createHash('sha1').update(`unknown ${i}`).digest('hex')}\n`),
+    ).join('');
     const body = Buffer.from(`${pkt(`want ${head} ofs-delta no-progress\n`)}0000${haves}${pkt('done\n')}`);
     assert.ok(body.length > 1024);
     const basic = Buffer.from(`x-access-token:${forge.token}`).toString('base64');
-    const post = async (payload: Buffer, encoding?: string): Promise<{ status: number; type: string | null; body: Buffer }> => {
+    const post = async (
+      payload: Buffer,
+      encoding?: string,
+    ): Promise<{ status: number; type: string | null; body: Buffer }> => {
       const headers: Record<string, string> = {
         authorization: `Basic ${basic}`,
         'content-type': 'application/x-git-upload-pack-request',
@@ -204,7 +249,10 @@ describe('lab forge', function () {
     const plain = await post(body);
     assert.deepEqual(
       forge.gitRequests.slice(before).map((r) => [r.contentEncoding, r.status]),
-      [['gzip', 200], [undefined, 200]],
+      [
+        ['gzip', 200],
+        [undefined, 200],
+      ],
     );
     for (const r of [zipped, plain]) {
       assert.equal(r.status, 200);
@@ -219,7 +267,10 @@ describe('lab forge', function () {
 
     // A body that claims gzip but is not is refused, not answered with an empty pack.
     const broken = await post(body, 'gzip');
-    assert.ok(broken.status !== 200 || !broken.body.subarray(8, 12).equals(Buffer.from('PACK')), `status ${broken.status}`);
+    assert.ok(
+      broken.status !== 200 || !broken.body.subarray(8, 12).equals(Buffer.from('PACK')),
+      `status ${broken.status}`,
+    );
   });
 
   it('rejects an OpenAPI-invalid request with 422 and records the contract violation', async function () {
@@ -232,7 +283,14 @@ describe('lab forge', function () {
     const unknown = await api('GET', '/repos/acme/contract/pulls?sort=created&colour=blue');
     assert.equal(unknown.status, 422);
     const violations = forge.violations.splice(0);
-    assert.deepEqual(violations.map((v) => [v.kind, v.operationId]), [['request', 'pulls/create'], ['request', 'pulls/list'], ['request', 'pulls/list']]);
+    assert.deepEqual(
+      violations.map((v) => [v.kind, v.operationId]),
+      [
+        ['request', 'pulls/create'],
+        ['request', 'pulls/list'],
+        ['request', 'pulls/list'],
+      ],
+    );
     assert.match(violations[2]?.errors.join() ?? '', /colour/);
   });
 
@@ -249,7 +307,10 @@ describe('lab forge', function () {
     const res = await api('GET', '/repos/acme/contract/no-such-thing');
     assert.equal(res.status, 404);
     const violations = forge.violations.splice(0);
-    assert.deepEqual(violations.map((v) => v.kind), ['route']);
+    assert.deepEqual(
+      violations.map((v) => v.kind),
+      ['route'],
+    );
   });
 
   it('answers 405 to a conflicting merge and 409 when the head moved past the given sha', async function () {
@@ -295,13 +356,17 @@ describe('lab forge', function () {
     const dup = await api('POST', '/repos/acme/list/pulls', { title: 'one again', head: 'acme:one', base: 'main' });
     assert.equal(dup.status, 422, 'a second open PR for the same head is refused, as on GitHub');
 
-    const numbers = async (q: string): Promise<number[]> => ((await api('GET', `/repos/acme/list/pulls${q}`)).json as { number: number }[]).map((p) => p.number);
+    const numbers = async (q: string): Promise<number[]> =>
+      ((await api('GET', `/repos/acme/list/pulls${q}`)).json as { number: number }[]).map((p) => p.number);
     assert.deepEqual(await numbers(''), [n2, n1]);
     assert.deepEqual(await numbers('?head=acme:one'), [n1]);
     assert.deepEqual(await numbers('?head=acme:one&base=other'), []);
 
     const upd = await api('PATCH', `/repos/acme/list/pulls/${n1}`, { title: 'one (retitled)', body: 'new body' });
-    assert.deepEqual([(upd.json as { title: string }).title, (upd.json as { body: string }).body], ['one (retitled)', 'new body']);
+    assert.deepEqual(
+      [(upd.json as { title: string }).title, (upd.json as { body: string }).body],
+      ['one (retitled)', 'new body'],
+    );
     const closed = await api('PATCH', `/repos/acme/list/pulls/${n1}`, { state: 'closed' });
     assert.equal((closed.json as { state: string; merged: boolean }).state, 'closed');
     assert.deepEqual(await numbers('?state=open'), [n2]);
@@ -319,26 +384,48 @@ describe('lab forge', function () {
     await gitIn(dir, ['commit', '--quiet', '--allow-empty', '-m', 'b']);
     await cli(['push', '--quiet', 'origin', 'b'], dir);
     const sha = await gitIn(dir, ['rev-parse', 'HEAD']);
-    const n = ((await api('POST', '/repos/acme/meta/pulls', { title: 'b', head: 'acme:b', base: 'main' })).json as { number: number }).number;
+    const n = (
+      (await api('POST', '/repos/acme/meta/pulls', { title: 'b', head: 'acme:b', base: 'main' })).json as {
+        number: number;
+      }
+    ).number;
 
-    const labels = await api('POST', `/repos/acme/meta/issues/${n}/labels`, { labels: ['kangal-patch', 'cluster/prod'] });
+    const labels = await api('POST', `/repos/acme/meta/issues/${n}/labels`, {
+      labels: ['kangal-patch', 'cluster/prod'],
+    });
     assert.equal(labels.status, 200);
     await api('POST', `/repos/acme/meta/issues/${n}/labels`, { labels: ['kangal-patch'] });
     const listed = await api('GET', `/repos/acme/meta/issues/${n}/labels`);
-    assert.deepEqual((listed.json as { name: string }[]).map((l) => l.name), ['kangal-patch', 'cluster/prod']);
+    assert.deepEqual(
+      (listed.json as { name: string }[]).map((l) => l.name),
+      ['kangal-patch', 'cluster/prod'],
+    );
     const pr = await api('GET', `/repos/acme/meta/pulls/${n}`);
-    assert.deepEqual((pr.json as { labels: { name: string }[] }).labels.map((l) => l.name), ['kangal-patch', 'cluster/prod']);
+    assert.deepEqual(
+      (pr.json as { labels: { name: string }[] }).labels.map((l) => l.name),
+      ['kangal-patch', 'cluster/prod'],
+    );
 
     const comment = await api('POST', `/repos/acme/meta/issues/${n}/comments`, { body: '/kangal rebase' });
     assert.equal(comment.status, 201);
     const comments = await api('GET', `/repos/acme/meta/issues/${n}/comments`);
-    assert.deepEqual((comments.json as { body: string }[]).map((c) => c.body), ['/kangal rebase']);
+    assert.deepEqual(
+      (comments.json as { body: string }[]).map((c) => c.body),
+      ['/kangal rebase'],
+    );
 
-    const st = await api('POST', `/repos/acme/meta/statuses/${sha}`, { state: 'pending', context: 'kangal-patch/prod', description: 'rolling' });
+    const st = await api('POST', `/repos/acme/meta/statuses/${sha}`, {
+      state: 'pending',
+      context: 'kangal-patch/prod',
+      description: 'rolling',
+    });
     assert.equal(st.status, 201);
     await api('POST', `/repos/acme/meta/statuses/${sha}`, { state: 'success', context: 'kangal-patch/prod' });
     const statuses = await api('GET', '/repos/acme/meta/commits/b/statuses');
-    assert.deepEqual((statuses.json as { state: string }[]).map((s) => s.state), ['success', 'pending']);
+    assert.deepEqual(
+      (statuses.json as { state: string }[]).map((s) => s.state),
+      ['success', 'pending'],
+    );
     const missing = await api('POST', `/repos/acme/meta/statuses/${'0'.repeat(40)}`, { state: 'success' });
     assert.equal(missing.status, 422);
   });
@@ -346,11 +433,21 @@ describe('lab forge', function () {
   it('serves a release feed: create, list and latest (skipping prereleases)', async function () {
     const { bareDir } = await forge.createRepo('siderolabs', 'talos', { files: { 'README.md': 'talos\n' } });
     forge.addRelease('siderolabs', 'talos', 'v1.10.0', { publishedAt: '2025-04-01T00:00:00Z' });
-    forge.addRelease('siderolabs', 'talos', 'v1.11.0-beta.0', { prerelease: true, publishedAt: '2025-06-01T00:00:00Z' });
-    const created = await api('POST', '/repos/siderolabs/talos/releases', { tag_name: 'v1.10.1', name: 'v1.10.1', body: 'fixes' });
+    forge.addRelease('siderolabs', 'talos', 'v1.11.0-beta.0', {
+      prerelease: true,
+      publishedAt: '2025-06-01T00:00:00Z',
+    });
+    const created = await api('POST', '/repos/siderolabs/talos/releases', {
+      tag_name: 'v1.10.1',
+      name: 'v1.10.1',
+      body: 'fixes',
+    });
     assert.equal(created.status, 201);
     const list = await api('GET', '/repos/siderolabs/talos/releases?per_page=2');
-    assert.deepEqual((list.json as { tag_name: string }[]).map((r) => r.tag_name), ['v1.10.1', 'v1.11.0-beta.0']);
+    assert.deepEqual(
+      (list.json as { tag_name: string }[]).map((r) => r.tag_name),
+      ['v1.10.1', 'v1.11.0-beta.0'],
+    );
     assert.match(list.headers.get('link') ?? '', /rel="next"/);
     const latest = await api('GET', '/repos/siderolabs/talos/releases/latest');
     assert.equal((latest.json as { tag_name: string }).tag_name, 'v1.10.1');

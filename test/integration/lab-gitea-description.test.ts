@@ -30,7 +30,11 @@ describe("lab forge: Gitea's OpenAPI description", function () {
   it('is in the lab cache after build.sh, substituted and parseable, and a second run is quiet', async function () {
     const path = await giteaDescriptionPath();
     assert.match(path, new RegExp(`/gitea/${await giteaVersion()}/openapi3\\.json$`));
-    const spec = JSON.parse(await readFile(path, 'utf8')) as { openapi: string; info: { version: string }; servers: { url: string }[] };
+    const spec = JSON.parse(await readFile(path, 'utf8')) as {
+      openapi: string;
+      info: { version: string };
+      servers: { url: string }[];
+    };
     assert.match(spec.openapi, /^3\.0\./);
     assert.equal(spec.info.version, (await giteaVersion()).replace(/^v/, ''));
     assert.deepEqual(spec.servers, [{ url: '/api/v1' }]);
@@ -45,7 +49,12 @@ describe("lab forge: Gitea's OpenAPI description", function () {
     assert.ok(m);
     assert.equal(m.op.operationId, 'repoGetPullRequest');
     assert.deepEqual(m.pathParams, { owner: 'acme', repo: 'plans', index: '7' });
-    const errors = contract.validateResponse(m.op, 200, { number: 'seven', user: { id: 'x' }, labels: [{ id: 1.5 }], head: { repo: { owner: { email: 'not-an-email' } } } });
+    const errors = contract.validateResponse(m.op, 200, {
+      number: 'seven',
+      user: { id: 'x' },
+      labels: [{ id: 1.5 }],
+      head: { repo: { owner: { email: 'not-an-email' } } },
+    });
     assert.deepEqual(errors.sort(), [
       'response 200/head/repo/owner/email must match format "email"',
       'response 200/labels/0/id must be integer',
@@ -55,22 +64,31 @@ describe("lab forge: Gitea's OpenAPI description", function () {
     ]);
     // go-swagger marks nothing nullable; Gitea sends nil pointers as null: null reads as absent.
     assert.deepEqual(contract.validateResponse(m.op, 200, { number: 7, merged_at: null, milestone: null }), []);
-    assert.deepEqual(contract.validateResponse(m.op, 200, { number: 7, merged_at: 'yesterday' }), ['response 200/merged_at must match format "date-time"']);
+    assert.deepEqual(contract.validateResponse(m.op, 200, { number: 7, merged_at: 'yesterday' }), [
+      'response 200/merged_at must match format "date-time"',
+    ]);
   });
 
   it("accepts Gitea's APIError body on error statuses and nothing else", function () {
     const m = contract.match('GET', '/repos/acme/plans/pulls/7');
     assert.ok(m);
-    assert.deepEqual(contract.validateResponse(m.op, 404, { message: 'not found', url: 'http://127.0.0.1/api/swagger' }), []);
+    assert.deepEqual(
+      contract.validateResponse(m.op, 404, { message: 'not found', url: 'http://127.0.0.1/api/swagger' }),
+      [],
+    );
     assert.equal(contract.validateResponse(m.op, 404, { error: 'not found' }).length, 2);
-    assert.deepEqual(contract.validateResponse(m.op, 418, { message: 'x', url: 'y' }), ['repoGetPullRequest does not document status 418']);
+    assert.deepEqual(contract.validateResponse(m.op, 418, { message: 'x', url: 'y' }), [
+      'repoGetPullRequest does not document status 418',
+    ]);
     const merge = contract.match('POST', '/repos/acme/plans/pulls/7/merge');
     assert.ok(merge);
     assert.deepEqual(contract.validateResponse(merge.op, 200, undefined), []);
-    assert.deepEqual(contract.validateResponse(merge.op, 200, { merged: true }), ['repoMergePullRequest documents no body for status 200']);
+    assert.deepEqual(contract.validateResponse(merge.op, 200, { merged: true }), [
+      'repoMergePullRequest documents no body for status 200',
+    ]);
   });
 
-  it('keeps its component ids apart from GitHub\'s, so both load in one process', async function () {
+  it("keeps its component ids apart from GitHub's, so both load in one process", async function () {
     const gh = await ForgeContract.load('github');
     const m = gh.match('GET', '/repos/acme/plans/pulls/7');
     assert.ok(m);

@@ -15,7 +15,9 @@ interface RunningLab {
 }
 
 function startLabProcess(): Promise<RunningLab> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/lab/cli.ts', 'up', '--nodes', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/lab/cli.ts', 'up', '--nodes', '2'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -40,7 +42,10 @@ describe('lab: npm run lab -- up', function () {
       const kubeconfig = lab.env['KUBECONFIG'];
       assert.ok(kubeconfig && existsSync(kubeconfig), 'KUBECONFIG points at a file');
       const runDir = dirname(kubeconfig);
-      assert.ok(processesUsing(runDir).length >= 3, 'etcd, kube-apiserver and kube-controller-manager run from the lab dir');
+      assert.ok(
+        processesUsing(runDir).length >= 3,
+        'etcd, kube-apiserver and kube-controller-manager run from the lab dir',
+      );
       lab.child.kill(signal);
       const code = await lab.exited;
       if (signal === 'SIGTERM') assert.equal(code, 0);

@@ -5,16 +5,39 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
-import { ImageServicePullLayerProgress_Status, ImageServiceService, type ImageServicePullResponse } from '../../proto/gen/machine/image.js';
+import {
+  ImageServicePullLayerProgress_Status,
+  ImageServiceService,
+  type ImageServicePullResponse,
+} from '../../proto/gen/machine/image.js';
 import { LifecycleServiceService, type LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
-import { MachineServiceService, RebootRequest_Mode, UpgradeRequest_RebootMode } from '../../proto/gen/machine/machine.js';
+import {
+  MachineServiceService,
+  RebootRequest_Mode,
+  UpgradeRequest_RebootMode,
+} from '../../proto/gen/machine/machine.js';
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
-import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec } from '../../proto/gen/resource/definitions/k8s/k8s.js';
+import {
+  APIServerConfigSpec,
+  ControllerManagerConfigSpec,
+  KubeletSpecSpec,
+} from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ImageFactorySchematicSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
-import { EventType, StateService, type ListResponse, type WatchRequest, type WatchResponse } from '../../proto/gen/v1alpha1/state.js';
+import {
+  EventType,
+  StateService,
+  type ListResponse,
+  type WatchRequest,
+  type WatchResponse,
+} from '../../proto/gen/v1alpha1/state.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
 import { startRegistry, type Registry } from '../lab/registry/index.js';
-import { createRecordingFleet, startTalosSimulator, type TalosSimulator, VANILLA_SCHEMATIC } from '../lab/talos/index.js';
+import {
+  createRecordingFleet,
+  startTalosSimulator,
+  type TalosSimulator,
+  VANILLA_SCHEMATIC,
+} from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import { rawClient, targeting } from './talos-raw.js';
 
@@ -41,7 +64,9 @@ interface Def<Req, Res> {
 function stream<Req, Res>(c: grpc.Client, def: Def<Req, Res>, req: Req, node: string): Promise<Res[] | Failure> {
   return new Promise((resolve) => {
     const got: Res[] = [];
-    const s = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), { deadline: Date.now() + 5000 });
+    const s = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), {
+      deadline: Date.now() + 5000,
+    });
     s.on('data', (m: Res) => got.push(m));
     s.on('error', (err: grpc.ServiceError) => resolve(fail(err)));
     s.on('end', () => resolve(got));
@@ -50,8 +75,14 @@ function stream<Req, Res>(c: grpc.Client, def: Def<Req, Res>, req: Req, node: st
 
 function call<Req, Res>(c: grpc.Client, def: Def<Req, Res>, req: Req, node: string): Promise<Res | Failure> {
   return new Promise((resolve) =>
-    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), { deadline: Date.now() + 5000 }, (err, res) =>
-      resolve(err ? fail(err) : (res as Res)),
+    c.makeUnaryRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
+      req,
+      targeting(node),
+      { deadline: Date.now() + 5000 },
+      (err, res) => resolve(err ? fail(err) : (res as Res)),
     ),
   );
 }
@@ -70,20 +101,43 @@ function ok<T>(x: T | Failure, what: string): T {
   return x;
 }
 
-const pull = (c: grpc.Client, node: string, imageRef: string, containerd = SYSTEM): Promise<ImageServicePullResponse[] | Failure> =>
-  stream(c, ImageServiceService.pull, { containerd, imageRef }, node);
+const pull = (
+  c: grpc.Client,
+  node: string,
+  imageRef: string,
+  containerd = SYSTEM,
+): Promise<ImageServicePullResponse[] | Failure> => stream(c, ImageServiceService.pull, { containerd, imageRef }, node);
 const pulledName = (res: ImageServicePullResponse[] | Failure): string | undefined => ok(res, 'pull').at(-1)?.name;
-const upgrade = (c: grpc.Client, node: string, imageName: string, containerd = SYSTEM): Promise<LifecycleServiceUpgradeResponse[] | Failure> =>
+const upgrade = (
+  c: grpc.Client,
+  node: string,
+  imageName: string,
+  containerd = SYSTEM,
+): Promise<LifecycleServiceUpgradeResponse[] | Failure> =>
   stream(c, LifecycleServiceService.upgrade, { containerd, source: { imageName } }, node);
-const exitCode = (res: LifecycleServiceUpgradeResponse[] | Failure): number | undefined => ok(res, 'lifecycle upgrade').at(-1)?.progress?.exitCode;
+const exitCode = (res: LifecycleServiceUpgradeResponse[] | Failure): number | undefined =>
+  ok(res, 'lifecycle upgrade').at(-1)?.progress?.exitCode;
 
 function legacyUpgrade(c: grpc.Client, node: string, image: string): Promise<unknown> {
-  return call(c, MachineServiceService.upgrade, { image, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT }, node);
+  return call(
+    c,
+    MachineServiceService.upgrade,
+    { image, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT },
+    node,
+  );
 }
 
 /** ExtensionStatuses of a node: name → version (the `schematic` entry's version is the schematic ID). */
 async function extensionStatuses(c: grpc.Client, node: string): Promise<Record<string, string>> {
-  const res = ok(await stream<{ namespace: string; type: string; options: undefined }, ListResponse>(c, StateService.list, { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined }, node), 'list');
+  const res = ok(
+    await stream<{ namespace: string; type: string; options: undefined }, ListResponse>(
+      c,
+      StateService.list,
+      { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined },
+      node,
+    ),
+    'list',
+  );
   const out: Record<string, string> = {};
   for (const r of res) {
     const layer = Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array());
@@ -100,8 +154,14 @@ describe('Talos simulator fidelity (issue 22)', function () {
   let reader: grpc.Client;
   let fleet: ReturnType<typeof createRecordingFleet>;
 
-  const node = (name: string, talosVersion: string, i: number, role: 'controlplane' | 'worker' = 'worker') =>
-    ({ name, role, talosVersion, kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: `127.0.86.${i}` });
+  const node = (name: string, talosVersion: string, i: number, role: 'controlplane' | 'worker' = 'worker') => ({
+    name,
+    role,
+    talosVersion,
+    kubernetesVersion: 'v1.35.4',
+    schematic: SCHEMATIC,
+    internalIP: `127.0.86.${i}`,
+  });
 
   before(async function () {
     dir = makeLabDir('talos-fidelity');
@@ -119,10 +179,18 @@ describe('Talos simulator fidelity (issue 22)', function () {
       node('fid-cache', 'v1.13.9', 11),
       node('fid-verify', 'v1.14.0', 12),
     ]);
-    sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 40, bootMs: 20 } });
+    sim = await startTalosSimulator({
+      fleet,
+      dir: dir.path,
+      nodeListeners: false,
+      timings: { rebootMs: 40, bootMs: 20 },
+    });
     c = rawClient(sim);
     const r = sim.issueClientCert('fid-reader', { roles: ['os:reader'] });
-    reader = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)));
+    reader = new grpc.Client(
+      sim.endpoint,
+      grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)),
+    );
   });
 
   after(async function () {
@@ -133,7 +201,11 @@ describe('Talos simulator fidelity (issue 22)', function () {
   });
 
   const running = (name: string, tag: string): Promise<true> =>
-    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} running ${tag}` });
+    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: `${name} running ${tag}`,
+    });
 
   // 1. internal/app/lifecycle/container.go: GetImage in the namespace of the request, else
   //    Internal "installer image … not found in containerd store"; ctrhelper.go: instance validation.
@@ -142,10 +214,16 @@ describe('Talos simulator fidelity (issue 22)', function () {
     assert.equal(pulledName(await pull(c, 'fid-ns', image, CRI)), image);
     const wrong = failure(await upgrade(c, 'fid-ns', image, SYSTEM), 'upgrade from system after a pull into cri');
     assert.equal(wrong.code, 'INTERNAL');
-    assert.equal(wrong.details, `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`);
+    assert.equal(
+      wrong.details,
+      `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`,
+    );
     assert.equal(sim.node('fid-ns').staged, undefined);
 
-    const invalid = failure(await pull(c, 'fid-ns', image, { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_CRI }), 'cri namespace on the system containerd');
+    const invalid = failure(
+      await pull(c, 'fid-ns', image, { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_CRI }),
+      'cri namespace on the system containerd',
+    );
     assert.deepEqual(invalid, { code: 'INVALID_ARGUMENT', details: 'cannot use CRI namespace with containerd driver' });
 
     assert.equal(exitCode(await upgrade(c, 'fid-ns', image, CRI)), 0, 'the namespace it was pulled into');
@@ -161,26 +239,73 @@ describe('Talos simulator fidelity (issue 22)', function () {
   // namespace (progress/pull_progress.go trackOngoingPulls, trackPulledLayers). The store of the CRI
   // containerd is /var/lib/containerd on EPHEMERAL (kept by reboots); the system containerd's is under
   // /system, a tmpfs recreated on every boot (learn-more/architecture.md).
-  it('49/7: pulling a name the namespace holds sends only the name; content held elsewhere in the containerd is ALREADY_EXISTS; a reboot keeps the CRI containerd\'s images and drops the system containerd\'s', async function () {
+  it("49/7: pulling a name the namespace holds sends only the name; content held elsewhere in the containerd is ALREADY_EXISTS; a reboot keeps the CRI containerd's images and drops the system containerd's", async function () {
     const image = 'ghcr.io/siderolabs/installer:v1.14.0';
     const system = { driver: ContainerDriver.CONTAINERD, namespace: ContainerdNamespace.NS_SYSTEM };
-    const statuses = (res: ImageServicePullResponse[] | Failure): string[] => [...new Set(ok(res, 'pull').flatMap((m) => (m.pullProgress ? [ImageServicePullLayerProgress_Status[m.pullProgress.progress?.status ?? 0] ?? '?'] : [])))];
-    const effects = (): (string | undefined)[] => sim.node('fid-cache').calls.filter((x) => x.method === 'ImageService.Pull').map((x) => x.effect);
+    const statuses = (res: ImageServicePullResponse[] | Failure): string[] => [
+      ...new Set(
+        ok(res, 'pull').flatMap((m) =>
+          m.pullProgress ? [ImageServicePullLayerProgress_Status[m.pullProgress.progress?.status ?? 0] ?? '?'] : [],
+        ),
+      ),
+    ];
+    const effects = (): (string | undefined)[] =>
+      sim
+        .node('fid-cache')
+        .calls.filter((x) => x.method === 'ImageService.Pull')
+        .map((x) => x.effect);
     assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), ['DOWNLOADING', 'EXTRACT_COMPLETE']);
     const again = ok(await pull(c, 'fid-cache', image), 'the same pull again');
-    assert.deepEqual(again.map((m) => m.name ?? 'progress'), [image], 'only the name: the pull is skipped');
+    assert.deepEqual(
+      again.map((m) => m.name ?? 'progress'),
+      [image],
+      'only the name: the pull is skipped',
+    );
     sim.faults.set('fid-cache', { missingImages: [image] });
     assert.equal(pulledName(await pull(c, 'fid-cache', image)), image, 'skipped before the reference is resolved');
     sim.faults.clear('fid-cache');
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, CRI)), ['ALREADY_EXISTS', 'EXTRACT_COMPLETE'], 'the namespaces of one containerd share its content');
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', 'ghcr.io/siderolabs/installer@' + (sim.node('fid-cache').containerd.get('CRI/NS_SYSTEM')?.get(image)?.digest ?? ''))), [], 'the digest alias names it too');
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'the system containerd is another store');
-    assert.deepEqual(effects(), ['pulled', 'already present', 'already present', 'layers already present', 'already present', 'pulled']);
+    assert.deepEqual(
+      statuses(await pull(c, 'fid-cache', image, CRI)),
+      ['ALREADY_EXISTS', 'EXTRACT_COMPLETE'],
+      'the namespaces of one containerd share its content',
+    );
+    assert.deepEqual(
+      statuses(
+        await pull(
+          c,
+          'fid-cache',
+          'ghcr.io/siderolabs/installer@' +
+            (sim.node('fid-cache').containerd.get('CRI/NS_SYSTEM')?.get(image)?.digest ?? ''),
+        ),
+      ),
+      [],
+      'the digest alias names it too',
+    );
+    assert.deepEqual(
+      statuses(await pull(c, 'fid-cache', image, system)),
+      ['DOWNLOADING', 'EXTRACT_COMPLETE'],
+      'the system containerd is another store',
+    );
+    assert.deepEqual(effects(), [
+      'pulled',
+      'already present',
+      'already present',
+      'layers already present',
+      'already present',
+      'pulled',
+    ]);
     const bootId = sim.node('fid-cache').bootId;
     ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'fid-cache'), 'reboot');
-    await waitFor(() => (sim.node('fid-cache').phase === 'running' && sim.node('fid-cache').bootId !== bootId) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'fid-cache rebooted' });
+    await waitFor(
+      () => (sim.node('fid-cache').phase === 'running' && sim.node('fid-cache').bootId !== bootId) || undefined,
+      { timeoutMs: 10_000, intervalMs: 10, description: 'fid-cache rebooted' },
+    );
     assert.deepEqual(statuses(await pull(c, 'fid-cache', image)), [], 'CRI containerd: kept on EPHEMERAL');
-    assert.deepEqual(statuses(await pull(c, 'fid-cache', image, system)), ['DOWNLOADING', 'EXTRACT_COMPLETE'], 'system containerd: /system is recreated on boot');
+    assert.deepEqual(
+      statuses(await pull(c, 'fid-cache', image, system)),
+      ['DOWNLOADING', 'EXTRACT_COMPLETE'],
+      'system containerd: /system is recreated on boot',
+    );
   });
 
   // 3. internal/pkg/containers/image/pull.go + aliases.go (manageAliases): the pulled name is the
@@ -191,7 +316,10 @@ describe('Talos simulator fidelity (issue 22)', function () {
     const stored = sim.node('fid-alias').containerd.get('CRI/NS_SYSTEM');
     const digest = stored?.get(tagged)?.digest ?? '';
     assert.match(digest, /^sha256:[0-9a-f]{64}$/);
-    assert.deepEqual([...(stored?.keys() ?? [])].sort(), [digest, `ghcr.io/siderolabs/installer@${digest}`, tagged].sort());
+    assert.deepEqual(
+      [...(stored?.keys() ?? [])].sort(),
+      [digest, `ghcr.io/siderolabs/installer@${digest}`, tagged].sort(),
+    );
     for (const name of [digest, `ghcr.io/siderolabs/installer@${digest}`, tagged]) {
       assert.equal(exitCode(await upgrade(c, 'fid-alias', name)), 0, `upgrade by ${name}`);
       assert.equal(sim.node('fid-alias').staged?.version, 'v1.13.10', `${name} installs the tag it was published as`);
@@ -199,7 +327,10 @@ describe('Talos simulator fidelity (issue 22)', function () {
     // containerd looks names up exactly: `name:tag@digest` is none of the aliases.
     assert.equal(failure(await upgrade(c, 'fid-alias', `${tagged}@${digest}`), 'name:tag@digest').code, 'INTERNAL');
     // ParseDockerRef drops the tag of `name:tag@digest` and completes short names.
-    assert.equal(pulledName(await pull(c, 'fid-alias', `${tagged}@${digest}`)), `ghcr.io/siderolabs/installer@${digest}`);
+    assert.equal(
+      pulledName(await pull(c, 'fid-alias', `${tagged}@${digest}`)),
+      `ghcr.io/siderolabs/installer@${digest}`,
+    );
     assert.equal(pulledName(await pull(c, 'fid-alias', 'alpine')), 'docker.io/library/alpine:latest');
     assert.equal(failure(await pull(c, 'fid-alias', 'Not A Reference'), 'invalid reference').code, 'UNKNOWN');
   });
@@ -220,7 +351,10 @@ describe('Talos simulator fidelity (issue 22)', function () {
       const digest = sim.node('fid-verify').containerd.get('CRI/NS_SYSTEM')?.get(tagged)?.digest ?? '';
       assert.match(digest, /^sha256:[0-9a-f]{64}$/);
       assert.equal(name, `${repo}@${digest}`, 'verified: pulled and named by the digest');
-      assert.deepEqual([...(sim.node('fid-verify').containerd.get('CRI/NS_SYSTEM')?.keys() ?? [])].sort(), [digest, `${repo}@${digest}`, tagged].sort());
+      assert.deepEqual(
+        [...(sim.node('fid-verify').containerd.get('CRI/NS_SYSTEM')?.keys() ?? [])].sort(),
+        [digest, `${repo}@${digest}`, tagged].sort(),
+      );
       assert.equal(exitCode(await upgrade(c, 'fid-verify', tagged)), 0, 'the installer by its tag');
       assert.equal(sim.node('fid-verify').staged?.version, 'v1.14.1');
     } finally {
@@ -234,7 +368,11 @@ describe('Talos simulator fidelity (issue 22)', function () {
   // 4. internal/app/machined/pkg/controllers/runtime/extension_status.go: the statuses are the booted
   //    image's extensions; a plain installer (no Image Factory) has none, not even `schematic`.
   it('4: a plain installer leaves the node without extensions and without a schematic', async function () {
-    assert.deepEqual(await extensionStatuses(c, 'fid-plain'), { 'iscsi-tools': 'v0.2.0', 'qemu-guest-agent': '10.0.2', schematic: SCHEMATIC });
+    assert.deepEqual(await extensionStatuses(c, 'fid-plain'), {
+      'iscsi-tools': 'v0.2.0',
+      'qemu-guest-agent': '10.0.2',
+      schematic: SCHEMATIC,
+    });
     ok(await legacyUpgrade(c, 'fid-plain', 'ghcr.io/siderolabs/installer:v1.13.9'), 'legacy upgrade');
     await running('fid-plain', 'v1.13.9');
     assert.deepEqual(await extensionStatuses(c, 'fid-plain'), {});
@@ -246,14 +384,21 @@ describe('Talos simulator fidelity (issue 22)', function () {
   it('4: a factory installer brings its own schematic: vanilla has no extensions, the same schematic keeps them', async function () {
     const vanilla = `factory.talos.dev/metal-installer/${VANILLA_SCHEMATIC}:v1.14.0`;
     const same = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
-    for (const [name, image] of [['fid-vanilla', vanilla], ['fid-same', same]] as const) {
+    for (const [name, image] of [
+      ['fid-vanilla', vanilla],
+      ['fid-same', same],
+    ] as const) {
       pulledName(await pull(c, name, image));
       assert.equal(exitCode(await upgrade(c, name, image)), 0);
       ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, name), 'reboot');
       await running(name, 'v1.14.0');
     }
     assert.deepEqual(await extensionStatuses(c, 'fid-vanilla'), { schematic: VANILLA_SCHEMATIC });
-    assert.deepEqual(await extensionStatuses(c, 'fid-same'), { 'iscsi-tools': 'v0.2.0', 'qemu-guest-agent': '10.0.2', schematic: SCHEMATIC });
+    assert.deepEqual(await extensionStatuses(c, 'fid-same'), {
+      'iscsi-tools': 'v0.2.0',
+      'qemu-guest-agent': '10.0.2',
+      schematic: SCHEMATIC,
+    });
   });
 
   // 5. internal/app/resources/access.go: Sensitive types need os:admin, checked before the namespace;
@@ -261,24 +406,49 @@ describe('Talos simulator fidelity (issue 22)', function () {
   it('5: os:reader is refused KubeletSpecs and APIServerConfigs on v1.12.9+ / v1.13.4+, allowed before', async function () {
     const get = (client: grpc.Client, n: string, namespace: string, type: string, id: string): Promise<unknown> =>
       call(client, StateService.get, { namespace, type, id, options: undefined }, n);
-    const kubelet = (n: string): Promise<unknown> => get(reader, n, 'k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet');
-    for (const n of ['fid-cp-1135', 'fid-1129']) assert.deepEqual(failure(await kubelet(n), `KubeletSpecs on ${n}`), { code: 'PERMISSION_DENIED', details: 'not authorized' });
+    const kubelet = (n: string): Promise<unknown> =>
+      get(reader, n, 'k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet');
+    for (const n of ['fid-cp-1135', 'fid-1129'])
+      assert.deepEqual(failure(await kubelet(n), `KubeletSpecs on ${n}`), {
+        code: 'PERMISSION_DENIED',
+        details: 'not authorized',
+      });
     for (const n of ['fid-1133', 'fid-1128']) ok(await kubelet(n), `KubeletSpecs on ${n}`);
-    const apiServer = failure(await get(reader, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'), 'APIServerConfigs');
+    const apiServer = failure(
+      await get(reader, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'),
+      'APIServerConfigs',
+    );
     assert.equal(apiServer.code, 'PERMISSION_DENIED');
-    ok(await get(c, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'), 'admin reads it');
+    ok(
+      await get(c, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'),
+      'admin reads it',
+    );
   });
 
   it('5: os:reader listing MachineConfigs in another namespace is refused (sensitivity first); os:admin gets an empty list', async function () {
     const list = (client: grpc.Client): Promise<ListResponse[] | Failure> =>
-      stream(client, StateService.list, { namespace: 'runtime', type: 'MachineConfigs.config.talos.dev', options: undefined }, 'fid-1133');
+      stream(
+        client,
+        StateService.list,
+        { namespace: 'runtime', type: 'MachineConfigs.config.talos.dev', options: undefined },
+        'fid-1133',
+      );
     assert.deepEqual(failure(await list(reader), 'reader'), { code: 'PERMISSION_DENIED', details: 'not authorized' });
     assert.deepEqual(ok(await list(c), 'admin'), []);
   });
 
   // 6. internal/app/lifecycle/lifecycle.go Install: an installed machine answers AlreadyExists.
   it('6: LifecycleService.Install on an installed node answers ALREADY_EXISTS "machine is already installed"', async function () {
-    const res = await stream(c, LifecycleServiceService.install, { containerd: SYSTEM, source: { imageName: `ghcr.io/siderolabs/installer:v1.13.9` }, destination: { disk: '/dev/sda' } }, 'fid-1133');
+    const res = await stream(
+      c,
+      LifecycleServiceService.install,
+      {
+        containerd: SYSTEM,
+        source: { imageName: `ghcr.io/siderolabs/installer:v1.13.9` },
+        destination: { disk: '/dev/sda' },
+      },
+      'fid-1133',
+    );
     assert.deepEqual(failure(res, 'install'), { code: 'ALREADY_EXISTS', details: 'machine is already installed' });
   });
 
@@ -287,41 +457,88 @@ describe('Talos simulator fidelity (issue 22)', function () {
   it('7: registered namespaces answer empty for a type that lives elsewhere; other names are refused; security from v1.13', async function () {
     const list = (node: string, namespace: string): Promise<ListResponse[] | Failure> =>
       stream(c, StateService.list, { namespace, type: 'Versions.runtime.talos.dev', options: undefined }, node);
-    for (const ns of ['cluster-raw', 'security', 'network-config', 'perf', 'meta']) assert.deepEqual(ok(await list('fid-1133', ns), `namespace ${ns}`), []);
+    for (const ns of ['cluster-raw', 'security', 'network-config', 'perf', 'meta'])
+      assert.deepEqual(ok(await list('fid-1133', ns), `namespace ${ns}`), []);
     for (const ns of ['block', 'time', 'siderolink', 'containers', 'v1alpha1']) {
-      assert.deepEqual(failure(await list('fid-1133', ns), `namespace ${ns}`), { code: 'PERMISSION_DENIED', details: `namespace "${ns}" is not supported` });
+      assert.deepEqual(failure(await list('fid-1133', ns), `namespace ${ns}`), {
+        code: 'PERMISSION_DENIED',
+        details: `namespace "${ns}" is not supported`,
+      });
     }
-    assert.deepEqual(failure(await list('fid-1128', 'security'), 'security on v1.12'), { code: 'PERMISSION_DENIED', details: 'namespace "security" is not supported' });
+    assert.deepEqual(failure(await list('fid-1128', 'security'), 'security on v1.12'), {
+      code: 'PERMISSION_DENIED',
+      details: 'namespace "security" is not supported',
+    });
   });
 
   // 8. cosi-project/runtime pkg/resource/meta/spec/resource_definition.go (Fill): what
   //    client.ResolveResourceKind (talosctl get <alias>) reads.
   it('8: meta ResourceDefinitions name every type with its generated aliases and sensitivity', async function () {
-    const res = ok(await stream(reader, StateService.list, { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined }, 'fid-cp-1135'), 'list');
+    const res = ok(
+      await stream(
+        reader,
+        StateService.list,
+        { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined },
+        'fid-cp-1135',
+      ),
+      'list',
+    );
     const defs = new Map(res.map((r) => [r.resource?.metadata?.id ?? '', r.resource?.spec?.yamlSpec ?? '']));
     const mc = defs.get('machineconfigs.config.talos.dev') ?? '';
-    for (const line of ['type: MachineConfigs.config.talos.dev', 'displayType: MachineConfig', 'defaultNamespace: config', 'sensitivity: sensitive']) assert.ok(mc.includes(line), `${line} in\n${mc}`);
+    for (const line of [
+      'type: MachineConfigs.config.talos.dev',
+      'displayType: MachineConfig',
+      'defaultNamespace: config',
+      'sensitivity: sensitive',
+    ])
+      assert.ok(mc.includes(line), `${line} in\n${mc}`);
     assert.match(mc, /aliases:\n {2}- machineconfig\n {2}- mc\n {2}- mcs\n/);
-    assert.match(mc, /allAliases:\n {2}- machineconfigs\n {2}- machineconfigs\.config\n {2}- machineconfigs\.config\.talos\n/);
+    assert.match(
+      mc,
+      /allAliases:\n {2}- machineconfigs\n {2}- machineconfigs\.config\n {2}- machineconfigs\.config\.talos\n/,
+    );
     const es = defs.get('extensionstatuses.runtime.talos.dev') ?? '';
     assert.match(es, /displayType: ExtensionStatus\n/);
     assert.ok(!es.includes('sensitivity'), es);
-    assert.ok((defs.get('kubeletspecs.kubernetes.talos.dev') ?? '').includes('sensitivity: sensitive'), 'KubeletSpecs sensitive on v1.13.5');
+    assert.ok(
+      (defs.get('kubeletspecs.kubernetes.talos.dev') ?? '').includes('sensitivity: sensitive'),
+      'KubeletSpecs sensitive on v1.13.5',
+    );
   });
 
   // 9. extension_status.go: the ID is the layer's image without `.sqsh`; the imager names images by index.
   it('9: extension IDs are the layer index and images `<index>.sqsh`', async function () {
-    const res = ok(await stream(c, StateService.list, { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined }, 'fid-1133'), 'list');
-    const got = res.map((r) => [r.resource?.metadata?.id, Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array()).image]);
-    assert.deepEqual(got, [['0', '0.sqsh'], ['1', '1.sqsh'], ['2', '2.sqsh']]);
+    const res = ok(
+      await stream(
+        c,
+        StateService.list,
+        { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined },
+        'fid-1133',
+      ),
+      'list',
+    );
+    const got = res.map((r) => [
+      r.resource?.metadata?.id,
+      Layer.decode(r.resource?.spec?.protoSpec ?? new Uint8Array()).image,
+    ]);
+    assert.deepEqual(got, [
+      ['0', '0.sqsh'],
+      ['1', '1.sqsh'],
+      ['2', '2.sqsh'],
+    ]);
   });
 
-  type Listed = { metadata?: { owner: string } | undefined; spec?: { protoSpec: Uint8Array; yamlSpec: string } | undefined } | undefined;
+  type Listed =
+    | { metadata?: { owner: string } | undefined; spec?: { protoSpec: Uint8Array; yamlSpec: string } | undefined }
+    | undefined;
   const protoOf = (r: Listed): Uint8Array => r?.spec?.protoSpec ?? new Uint8Array();
   const yamlOf = (r: Listed): string => r?.spec?.yamlSpec ?? '';
-  const ownerOf = (r: { metadata?: { owner: string } | undefined } | undefined): string => r?.metadata?.owner ?? '<missing>';
+  const ownerOf = (r: { metadata?: { owner: string } | undefined } | undefined): string =>
+    r?.metadata?.owner ?? '<missing>';
   const list = async (n: string, namespace: string, type: string) =>
-    ok(await stream(c, StateService.list, { namespace, type, options: undefined }, n), `list ${type}`).map((r) => r.resource);
+    ok(await stream(c, StateService.list, { namespace, type, options: undefined }, n), `list ${type}`).map(
+      (r) => r.resource,
+    );
 
   // 10. Each type's metadata.owner is its controller's Name() (runtime/machine_status.go, version.go,
   //     extension_status.go, image_factory_schematic.go, v1alpha1/service.go, k8s/kubelet_spec.go,
@@ -338,7 +555,14 @@ describe('Talos simulator fidelity (issue 22)', function () {
       ['controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev'],
       ['controlplane', 'SchedulerConfigs.kubernetes.talos.dev'],
     ];
-    const owners: Record<string, string> = Object.fromEntries(await Promise.all(types.map(async ([namespace = '', type = '']): Promise<[string, string]> => [type, [...new Set((await list('fid-cp-1135', namespace, type)).map(ownerOf))].join()])));
+    const owners: Record<string, string> = Object.fromEntries(
+      await Promise.all(
+        types.map(async ([namespace = '', type = '']): Promise<[string, string]> => [
+          type,
+          [...new Set((await list('fid-cp-1135', namespace, type)).map(ownerOf))].join(),
+        ]),
+      ),
+    );
     assert.deepEqual(owners, {
       'MachineStatuses.runtime.talos.dev': 'runtime.MachineStatusController',
       'Versions.runtime.talos.dev': 'runtime.VersionController',
@@ -374,8 +598,18 @@ describe('Talos simulator fidelity (issue 22)', function () {
 
   // 10. `talosctl services`: machined runs its system services; etcd and trustd only on a control plane.
   it('10: Services lists the system services besides the kubelet, etcd and trustd only on a control-plane node', async function () {
-    const ids = async (n: string) => (await list(n, 'runtime', 'Services.v1alpha1.talos.dev')).map((r) => r?.metadata?.id).sort();
-    assert.deepEqual(await ids('fid-cp-1135'), ['apid', 'containerd', 'cri', 'etcd', 'kubelet', 'machined', 'trustd', 'udevd']);
+    const ids = async (n: string) =>
+      (await list(n, 'runtime', 'Services.v1alpha1.talos.dev')).map((r) => r?.metadata?.id).sort();
+    assert.deepEqual(await ids('fid-cp-1135'), [
+      'apid',
+      'containerd',
+      'cri',
+      'etcd',
+      'kubelet',
+      'machined',
+      'trustd',
+      'udevd',
+    ]);
     assert.deepEqual(await ids('fid-1133'), ['apid', 'containerd', 'cri', 'kubelet', 'machined', 'udevd']);
   });
 
@@ -386,20 +620,63 @@ describe('Talos simulator fidelity (issue 22)', function () {
   // ImageFactorySchematics from v1.14.0-alpha.2 (pkg/machinery/resources/runtime/boot_id.go,
   // image_factory_schematic.go), so on v1.13 they are not NotFound.
   it('49/4: a type the version does not have (BootIDs, ImageFactorySchematics on v1.13) is PERMISSION_DENIED "not supported" for Get, List, Watch and meta; on v1.14 it is there', async function () {
-    for (const [type, id] of [['BootIDs.runtime.talos.dev', 'boot-id'], ['ImageFactorySchematics.runtime.talos.dev', 'image-factory-schematic']] as const) {
+    for (const [type, id] of [
+      ['BootIDs.runtime.talos.dev', 'boot-id'],
+      ['ImageFactorySchematics.runtime.talos.dev', 'image-factory-schematic'],
+    ] as const) {
       const refused = { code: 'PERMISSION_DENIED', details: `resource type "${type}" is not supported` };
-      assert.deepEqual(failure(await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-1133'), `Get ${type} on v1.13`), refused);
-      assert.deepEqual(failure(await stream(c, StateService.list, { namespace: 'runtime', type, options: undefined }, 'fid-1133'), `List ${type} on v1.13`), refused);
-      assert.deepEqual(failure(await stream(c, StateService.watch, { namespace: 'runtime', type, id, options: undefined, apiVersion: 1 }, 'fid-1133'), `Watch ${type} on v1.13`), refused);
-      ok(await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-114'), `Get ${type} on v1.14`);
+      assert.deepEqual(
+        failure(
+          await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-1133'),
+          `Get ${type} on v1.13`,
+        ),
+        refused,
+      );
+      assert.deepEqual(
+        failure(
+          await stream(c, StateService.list, { namespace: 'runtime', type, options: undefined }, 'fid-1133'),
+          `List ${type} on v1.13`,
+        ),
+        refused,
+      );
+      assert.deepEqual(
+        failure(
+          await stream(
+            c,
+            StateService.watch,
+            { namespace: 'runtime', type, id, options: undefined, apiVersion: 1 },
+            'fid-1133',
+          ),
+          `Watch ${type} on v1.13`,
+        ),
+        refused,
+      );
+      ok(
+        await call(c, StateService.get, { namespace: 'runtime', type, id, options: undefined }, 'fid-114'),
+        `Get ${type} on v1.14`,
+      );
     }
     const defined = async (n: string): Promise<string[]> =>
-      ok(await stream(c, StateService.list, { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined }, n), 'definitions').map((r) => r.resource?.metadata?.id ?? '');
+      ok(
+        await stream(
+          c,
+          StateService.list,
+          { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined },
+          n,
+        ),
+        'definitions',
+      ).map((r) => r.resource?.metadata?.id ?? '');
     const on113 = await defined('fid-1133');
-    assert.ok(!on113.includes('bootids.runtime.talos.dev') && !on113.includes('imagefactoryschematics.runtime.talos.dev'), on113.join());
+    assert.ok(
+      !on113.includes('bootids.runtime.talos.dev') && !on113.includes('imagefactoryschematics.runtime.talos.dev'),
+      on113.join(),
+    );
     assert.ok(on113.includes('versions.runtime.talos.dev'));
     const on114 = await defined('fid-114');
-    assert.ok(on114.includes('bootids.runtime.talos.dev') && on114.includes('imagefactoryschematics.runtime.talos.dev'), on114.join());
+    assert.ok(
+      on114.includes('bootids.runtime.talos.dev') && on114.includes('imagefactoryschematics.runtime.talos.dev'),
+      on114.join(),
+    );
   });
 
   // Issue 49, item 5. cosi-project/runtime pkg/state/impl/inmem/collection.go Watch: a watch of one
@@ -412,7 +689,14 @@ describe('Talos simulator fidelity (issue 22)', function () {
     const firstEvents = (req: WatchRequest, count: number): Promise<WatchResponse[]> =>
       new Promise((resolve, reject) => {
         const got: WatchResponse[] = [];
-        const s = c.makeServerStreamRequest(StateService.watch.path, StateService.watch.requestSerialize, StateService.watch.responseDeserialize, req, targeting('fid-1133'), {});
+        const s = c.makeServerStreamRequest(
+          StateService.watch.path,
+          StateService.watch.requestSerialize,
+          StateService.watch.responseDeserialize,
+          req,
+          targeting('fid-1133'),
+          {},
+        );
         s.on('data', (m: WatchResponse) => {
           got.push(m);
           if (got.length === count) {
@@ -422,12 +706,24 @@ describe('Talos simulator fidelity (issue 22)', function () {
         });
         s.on('error', (err: grpc.ServiceError) => (err.code === grpc.status.CANCELLED ? undefined : reject(err)));
       });
-    const watch = (over: Partial<WatchRequest>): WatchRequest => ({ namespace: 'runtime', type: 'Services.v1alpha1.talos.dev', id: 'no-such-service', options: undefined, apiVersion: 1, ...over });
+    const watch = (over: Partial<WatchRequest>): WatchRequest => ({
+      namespace: 'runtime',
+      type: 'Services.v1alpha1.talos.dev',
+      id: 'no-such-service',
+      options: undefined,
+      apiVersion: 1,
+      ...over,
+    });
     /** An event's resource as compared: metadata fields, created time, and the spec (undefined when absent). */
     const shown = (e: WatchResponse['event'][number] | undefined) => {
       const r = e?.resource;
       const md = r?.metadata;
-      return { type: e?.eventType, md: [md?.namespace, md?.type, md?.id, md?.version, md?.phase, md?.owner], created: md?.created?.toISOString(), spec: r?.spec && [r.spec.protoSpec.length, r.spec.yamlSpec] };
+      return {
+        type: e?.eventType,
+        md: [md?.namespace, md?.type, md?.id, md?.version, md?.phase, md?.owner],
+        created: md?.created?.toISOString(),
+        spec: r?.spec && [r.spec.protoSpec.length, r.spec.yamlSpec],
+      };
     };
     const [ready, initial] = await firstEvents(watch({}), 2);
     assert.deepEqual(ready?.event, [], 'first an empty WatchResponse');
@@ -438,7 +734,20 @@ describe('Talos simulator fidelity (issue 22)', function () {
       spec: [0, ''],
     });
 
-    const [, bootstrapped] = await firstEvents(watch({ id: undefined, options: { bootstrapContents: true, tailEvents: 0, labelQuery: [], idQuery: undefined, aggregated: false, bootstrapBookmark: false } }), 2);
+    const [, bootstrapped] = await firstEvents(
+      watch({
+        id: undefined,
+        options: {
+          bootstrapContents: true,
+          tailEvents: 0,
+          labelQuery: [],
+          idQuery: undefined,
+          aggregated: false,
+          bootstrapBookmark: false,
+        },
+      }),
+      2,
+    );
     assert.deepEqual(shown(bootstrapped?.event.at(-1)), {
       type: EventType.BOOTSTRAPPED,
       md: ['runtime', 'Services.v1alpha1.talos.dev', '', 'undefined', 'running', ''],
@@ -446,19 +755,44 @@ describe('Talos simulator fidelity (issue 22)', function () {
       spec: [0, ''],
     });
 
-    const options = { bootstrapContents: true, tailEvents: 0, labelQuery: [], idQuery: undefined, aggregated: false, bootstrapBookmark: false };
-    assert.deepEqual(failure(await stream(c, StateService.watch, watch({ id: 'kubelet', options }), 'fid-1133'), 'bootstrap contents for one ID'),
-      { code: 'UNIMPLEMENTED', details: 'bootstrap contents is not implemented for resource watch' });
+    const options = {
+      bootstrapContents: true,
+      tailEvents: 0,
+      labelQuery: [],
+      idQuery: undefined,
+      aggregated: false,
+      bootstrapBookmark: false,
+    };
+    assert.deepEqual(
+      failure(
+        await stream(c, StateService.watch, watch({ id: 'kubelet', options }), 'fid-1133'),
+        'bootstrap contents for one ID',
+      ),
+      { code: 'UNIMPLEMENTED', details: 'bootstrap contents is not implemented for resource watch' },
+    );
     const labelQuery = [{ terms: [{ key: 'a', op: 0, value: [], invert: false }] }];
-    assert.deepEqual(failure(await stream(c, StateService.watch, watch({ id: 'kubelet', options: { ...options, bootstrapContents: false, labelQuery } }), 'fid-1133'), 'label query for one ID'),
-      { code: 'UNIMPLEMENTED', details: 'label query is not implemented for resource watch' });
+    assert.deepEqual(
+      failure(
+        await stream(
+          c,
+          StateService.watch,
+          watch({ id: 'kubelet', options: { ...options, bootstrapContents: false, labelQuery } }),
+          'fid-1133',
+        ),
+        'label query for one ID',
+      ),
+      { code: 'UNIMPLEMENTED', details: 'label query is not implemented for resource watch' },
+    );
   });
 
   // image_factory_schematic.go parseAuthor: the flavor is the author's name before " (", the URL inside.
-  it('ImageFactorySchematic (v1.14): flavor and API URL parsed from the schematic extension\'s author', async function () {
+  it("ImageFactorySchematic (v1.14): flavor and API URL parsed from the schematic extension's author", async function () {
     const [r] = await list('fid-114', 'runtime', 'ImageFactorySchematics.runtime.talos.dev');
     const spec = ImageFactorySchematicSpec.decode(protoOf(r));
-    assert.deepEqual([spec.schematicId, spec.flavor, spec.apiurl], [SCHEMATIC, 'Image Factory', 'https://factory.talos.dev']);
+    assert.deepEqual(
+      [spec.schematicId, spec.flavor, spec.apiurl],
+      [SCHEMATIC, 'Image Factory', 'https://factory.talos.dev'],
+    );
   });
 });
 
@@ -478,8 +812,22 @@ describe('Talos simulator with the lab registry (issue 22, item 2)', function ()
     published = (await registry.publish('siderolabs/installer', 'v1.13.9')).digest;
     await registry.publish(`metal-installer/${SCHEMATIC}`, 'v1.14.0');
     const fleet = createRecordingFleet([
-      { name: 'reg-life', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.87.1' },
-      { name: 'reg-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.87.2' },
+      {
+        name: 'reg-life',
+        role: 'worker',
+        talosVersion: 'v1.13.9',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.87.1',
+      },
+      {
+        name: 'reg-legacy',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.87.2',
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, registry: { url: registry.url } });
     c = rawClient(sim);
@@ -495,35 +843,70 @@ describe('Talos simulator with the lab registry (issue 22, item 2)', function ()
   it('Pull of a tag the registry does not hold fails NOT_FOUND; a published one answers its name and the registry digest', async function () {
     const missing = failure(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.8'), 'unpublished tag');
     assert.equal(missing.code, 'NOT_FOUND');
-    assert.match(missing.details, /^error pulling image: failed to pull image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/);
+    assert.match(
+      missing.details,
+      /^error pulling image: failed to pull image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/,
+    );
     const factory = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
     assert.equal(pulledName(await pull(c, 'reg-life', factory)), factory);
-    assert.equal(pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.9')), 'ghcr.io/siderolabs/installer:v1.13.9');
-    assert.equal(sim.node('reg-life').containerd.get('CRI/NS_SYSTEM')?.get('ghcr.io/siderolabs/installer:v1.13.9')?.digest, published);
+    assert.equal(
+      pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.9')),
+      'ghcr.io/siderolabs/installer:v1.13.9',
+    );
+    assert.equal(
+      sim.node('reg-life').containerd.get('CRI/NS_SYSTEM')?.get('ghcr.io/siderolabs/installer:v1.13.9')?.digest,
+      published,
+    );
     // A pull by digest alone learns the tag from the image itself.
-    assert.equal(pulledName(await pull(c, 'reg-life', `ghcr.io/siderolabs/installer@${published}`)), `ghcr.io/siderolabs/installer@${published}`);
+    assert.equal(
+      pulledName(await pull(c, 'reg-life', `ghcr.io/siderolabs/installer@${published}`)),
+      `ghcr.io/siderolabs/installer@${published}`,
+    );
     // Hosts the lab registry does not stand in for are outside the lab: they resolve.
-    assert.equal(pulledName(await pull(c, 'reg-life', 'registry.k8s.io/kube-apiserver:v1.36.3')), 'registry.k8s.io/kube-apiserver:v1.36.3');
+    assert.equal(
+      pulledName(await pull(c, 'reg-life', 'registry.k8s.io/kube-apiserver:v1.36.3')),
+      'registry.k8s.io/kube-apiserver:v1.36.3',
+    );
   });
 
   it('legacy Upgrade to an unpublished installer fails UNKNOWN "error validating installer image" before the ack; nothing starts', async function () {
     const since = sim.lastCallSeq();
-    const res = failure(await legacyUpgrade(c, 'reg-legacy', 'ghcr.io/siderolabs/installer:v1.13.8'), 'unpublished installer');
+    const res = failure(
+      await legacyUpgrade(c, 'reg-legacy', 'ghcr.io/siderolabs/installer:v1.13.8'),
+      'unpublished installer',
+    );
     assert.equal(res.code, 'UNKNOWN');
-    assert.match(res.details, /^error validating installer image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/);
+    assert.match(
+      res.details,
+      /^error validating installer image "ghcr\.io\/siderolabs\/installer:v1\.13\.8": .*not found$/,
+    );
     assert.deepEqual([sim.node('reg-legacy').phase, sim.node('reg-legacy').upgradesStarted], ['running', 0]);
     ok(await legacyUpgrade(c, 'reg-legacy', 'ghcr.io/siderolabs/installer:v1.13.9'), 'published installer');
-    await waitFor(() => (sim.node('reg-legacy').phase === 'running' && sim.node('reg-legacy').version === 'v1.13.9') || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'reg-legacy on v1.13.9' });
-    assert.deepEqual(sim.callLog({ node: 'reg-legacy', since }).map((r) => (typeof r.result === 'string' ? r.result : r.result.codeName)), ['UNKNOWN', 'ok']);
+    await waitFor(
+      () => (sim.node('reg-legacy').phase === 'running' && sim.node('reg-legacy').version === 'v1.13.9') || undefined,
+      { timeoutMs: 10_000, intervalMs: 10, description: 'reg-legacy on v1.13.9' },
+    );
+    assert.deepEqual(
+      sim
+        .callLog({ node: 'reg-legacy', since })
+        .map((r) => (typeof r.result === 'string' ? r.result : r.result.codeName)),
+      ['UNKNOWN', 'ok'],
+    );
   });
 
   it('useRegistry(undefined) goes back to "every reference resolves"', async function () {
     sim.useRegistry(undefined);
     try {
-      assert.equal(pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.8')), 'ghcr.io/siderolabs/installer:v1.13.8');
+      assert.equal(
+        pulledName(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.8')),
+        'ghcr.io/siderolabs/installer:v1.13.8',
+      );
     } finally {
       sim.useRegistry({ url: registry.url });
     }
-    assert.equal(failure(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.7'), 'with the registry again').code, 'NOT_FOUND');
+    assert.equal(
+      failure(await pull(c, 'reg-life', 'ghcr.io/siderolabs/installer:v1.13.7'), 'with the registry again').code,
+      'NOT_FOUND',
+    );
   });
 });

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { V1MicroTime } from '@kubernetes/client-node';
 import { createKubeFromConfig, type Kube } from '../../controller/kube/adapter.js';
 import { systemClock } from '../../controller/runtime/clock.js';
-import { createLeaderElector, type LeaderElector, type LeaderLeaseStore, type LeaderStateChange } from '../../controller/runtime/leader.js';
+import {
+  createLeaderElector,
+  type LeaderElector,
+  type LeaderLeaseStore,
+  type LeaderStateChange,
+} from '../../controller/runtime/leader.js';
 import { OutcomeError, OutcomeKind } from '../../controller/runtime/outcome.js';
 import { waitFor } from '../lab/wait.js';
 import { sharedCluster } from '../support/shared-cluster.js';
@@ -79,17 +84,22 @@ describe('leader election on the lab apiserver', function () {
     // Several renew periods later, still only a.
     const renewed = await f.coordination.readNamespacedLease({ namespace: NS, name: 'le-release' });
     await waitFor(
-      async () => (await f.coordination.readNamespacedLease({ namespace: NS, name: 'le-release' })).metadata?.resourceVersion !== renewed.metadata?.resourceVersion,
+      async () =>
+        (await f.coordination.readNamespacedLease({ namespace: NS, name: 'le-release' })).metadata?.resourceVersion !==
+        renewed.metadata?.resourceVersion,
       { timeoutMs: 10_000, description: 'a renewal' },
     );
     assert.equal(b.e.isLeader(), false);
 
     const releasedAt = Date.now();
     await a.e.release();
-    assert.equal(a.e.lost.aborted, true, 'release() stops the leader\'s work');
+    assert.equal(a.e.lost.aborted, true, "release() stops the leader's work");
     await b.acquired;
     // Without the release b would have had to wait for the lease to expire.
-    assert.ok((b.leaderSince() ?? Infinity) - releasedAt < timing.leaseDurationMs, `took over ${(b.leaderSince() ?? 0) - releasedAt} ms after release`);
+    assert.ok(
+      (b.leaderSince() ?? Infinity) - releasedAt < timing.leaseDurationMs,
+      `took over ${(b.leaderSince() ?? 0) - releasedAt} ms after release`,
+    );
     assert.equal(await holder('le-release'), 'replica-b');
   });
 
@@ -98,7 +108,10 @@ describe('leader election on the lab apiserver', function () {
     const a = elector('le-partition', 'replica-a', storeA);
     await a.acquired;
     const b = elector('le-partition', 'replica-b');
-    await waitFor(() => b.changes.find((c) => c.state === 'standby'), { timeoutMs: 10_000, description: 'b standing by' });
+    await waitFor(() => b.changes.find((c) => c.state === 'standby'), {
+      timeoutMs: 10_000,
+      description: 'b standing by',
+    });
 
     let lostAt: number | undefined;
     a.e.lost.addEventListener('abort', () => (lostAt = Date.now()));
@@ -108,7 +121,10 @@ describe('leader election on the lab apiserver', function () {
     await b.acquired;
     assert.ok(lostAt !== undefined, 'a knew it had lost before b led');
     assert.ok(lostAt <= (b.leaderSince() ?? 0));
-    assert.ok(lostAt - cutAt >= timing.renewDeadlineMs - timing.retryPeriodMs - 50, 'a did not give up before its renew deadline');
+    assert.ok(
+      lostAt - cutAt >= timing.renewDeadlineMs - timing.retryPeriodMs - 50,
+      'a did not give up before its renew deadline',
+    );
     assert.ok(a.changes.some((c) => c.state === 'lost' && /no renewal within/.test(c.reason ?? '')));
     // b waited for the lease a last renewed to expire.
     const lastRenew = last ? new Date(last).getTime() : cutAt;

@@ -15,7 +15,14 @@ const SECRET = 'lab-hmac-secret-0123456789';
 const FAST = { initialMs: 10, maxMs: 40, factor: 2 };
 
 function event(n: number, type: NotifyEvent['type'] = 'node.completed'): NotifyEvent {
-  return { type, key: `uid-${n}:${type}:t`, time: new Date(0).toISOString(), plan: 'prod', node: `worker-${n}`, phase: 'Completed' };
+  return {
+    type,
+    key: `uid-${n}:${type}:t`,
+    time: new Date(0).toISOString(),
+    plan: 'prod',
+    node: `worker-${n}`,
+    phase: 'Completed',
+  };
 }
 
 interface Run {
@@ -49,7 +56,8 @@ function run(config: Record<string, unknown>): Run {
   };
 }
 
-const count = (r: Run, receiver: string, result: NotifyResult): number => r.results.filter(([n, x]) => n === receiver && x === result).length;
+const count = (r: Run, receiver: string, result: NotifyResult): number =>
+  r.results.filter(([n, x]) => n === receiver && x === result).length;
 
 describe('notifier against the lab webhook receiver', function () {
   let a: WebhookReceiver;
@@ -68,13 +76,30 @@ describe('notifier against the lab webhook receiver', function () {
   });
 
   it('signs each webhook body (X-KangalPatch-Signature) and sends the idempotency key as a header and in the body, in order', async function () {
-    current = run({ receivers: [{ name: 'ops', type: 'webhook', url: a.url(), secret: SECRET }, { name: 'chat', type: 'slack', url: b.url('/slack') }] });
+    current = run({
+      receivers: [
+        { name: 'ops', type: 'webhook', url: a.url(), secret: SECRET },
+        { name: 'chat', type: 'slack', url: b.url('/slack') },
+      ],
+    });
     current.notify([event(1, 'node.started'), event(1, 'node.completed')]);
-    await waitFor(() => count(current as Run, 'ops', 'sent') === 2 && count(current as Run, 'chat', 'sent') === 2, { timeoutMs: 10_000, description: 'both receivers got both events' });
-    assert.deepEqual(a.bodies().map((x) => x.type), ['node.started', 'node.completed']);
+    await waitFor(() => count(current as Run, 'ops', 'sent') === 2 && count(current as Run, 'chat', 'sent') === 2, {
+      timeoutMs: 10_000,
+      description: 'both receivers got both events',
+    });
+    assert.deepEqual(
+      a.bodies().map((x) => x.type),
+      ['node.started', 'node.completed'],
+    );
     for (const d of a.deliveries) {
-      assert.ok(signatureMatches(SECRET, Buffer.from(d.body), d.headers['x-kangalpatch-signature']), 'signature verifies');
-      assert.equal(signatureMatches('another-secret-0123456789', Buffer.from(d.body), d.headers['x-kangalpatch-signature']), false);
+      assert.ok(
+        signatureMatches(SECRET, Buffer.from(d.body), d.headers['x-kangalpatch-signature']),
+        'signature verifies',
+      );
+      assert.equal(
+        signatureMatches('another-secret-0123456789', Buffer.from(d.body), d.headers['x-kangalpatch-signature']),
+        false,
+      );
       assert.equal(d.headers['idempotency-key'], (JSON.parse(d.body) as { id: string }).id);
       assert.equal(d.headers['content-type'], 'application/json');
     }
@@ -87,22 +112,45 @@ describe('notifier against the lab webhook receiver', function () {
   });
 
   it('retries a 503 after its Retry-After, with the same body and key; a 4xx is not retried', async function () {
-    current = run({ receivers: [{ name: 'ops', type: 'webhook', url: a.url(), secret: SECRET }, { name: 'strict', type: 'webhook', url: b.url() }] });
+    current = run({
+      receivers: [
+        { name: 'ops', type: 'webhook', url: a.url(), secret: SECRET },
+        { name: 'strict', type: 'webhook', url: b.url() },
+      ],
+    });
     a.answerNext({ status: 503, headers: { 'retry-after': '1' } });
     b.answerNext({ status: 400 });
     current.notify([event(1)]);
-    await waitFor(() => count(current as Run, 'ops', 'sent') === 1 && count(current as Run, 'strict', 'failed') === 1, { timeoutMs: 10_000, description: 'ops sent after a retry, strict failed' });
-    assert.deepEqual(a.deliveries.map((d) => d.answer), [503, 200]);
+    await waitFor(() => count(current as Run, 'ops', 'sent') === 1 && count(current as Run, 'strict', 'failed') === 1, {
+      timeoutMs: 10_000,
+      description: 'ops sent after a retry, strict failed',
+    });
+    assert.deepEqual(
+      a.deliveries.map((d) => d.answer),
+      [503, 200],
+    );
     assert.equal(a.deliveries[1]?.body, a.deliveries[0]?.body, 'a retry sends the same bytes');
     assert.equal(a.deliveries[1]?.headers['idempotency-key'], a.deliveries[0]?.headers['idempotency-key']);
     const retry = current.logs.find((l) => l.fields.receiver === 'ops' && l.msg.includes('retrying'));
     assert.ok(Number(retry?.fields.retryInMs) >= 1000, `waited for Retry-After: ${JSON.stringify(retry)}`);
-    assert.ok((a.deliveries[1]?.at ?? 0) - (a.deliveries[0]?.at ?? 0) >= 990, 'the second attempt came after Retry-After');
+    assert.ok(
+      (a.deliveries[1]?.at ?? 0) - (a.deliveries[0]?.at ?? 0) >= 990,
+      'the second attempt came after Retry-After',
+    );
     // 400: one attempt, failed, not retried.
-    assert.deepEqual(b.deliveries.map((d) => d.answer), [400]);
-    assert.equal(current.logs.find((l) => l.fields.receiver === 'strict' && l.msg === 'notification failed')?.fields.why, 'HTTP 400');
+    assert.deepEqual(
+      b.deliveries.map((d) => d.answer),
+      [400],
+    );
+    assert.equal(
+      current.logs.find((l) => l.fields.receiver === 'strict' && l.msg === 'notification failed')?.fields.why,
+      'HTTP 400',
+    );
     current.notify([event(2)]);
-    await waitFor(() => count(current as Run, 'strict', 'sent') === 1, { timeoutMs: 10_000, description: 'the next event goes through' });
+    await waitFor(() => count(current as Run, 'strict', 'sent') === 1, {
+      timeoutMs: 10_000,
+      description: 'the next event goes through',
+    });
     assert.equal(b.deliveries.length, 2, 'the 400 was never sent again');
   });
 
@@ -110,7 +158,10 @@ describe('notifier against the lab webhook receiver', function () {
     const dead = `http://127.0.0.1:${await freePort()}/hook`;
     current = run({ maxAttempts: 3, receivers: [{ name: 'dead', type: 'discord', url: dead }] });
     current.notify([event(1)]);
-    await waitFor(() => count(current as Run, 'dead', 'failed') === 1, { timeoutMs: 10_000, description: 'dead receiver failed' });
+    await waitFor(() => count(current as Run, 'dead', 'failed') === 1, {
+      timeoutMs: 10_000,
+      description: 'dead receiver failed',
+    });
     const failed = current.logs.find((l) => l.msg === 'notification failed');
     assert.equal(failed?.fields.attempt, 3);
     assert.equal(failed?.fields.why, 'network error (ECONNREFUSED)');
@@ -118,39 +169,68 @@ describe('notifier against the lab webhook receiver', function () {
     assert.ok(!JSON.stringify(current.logs).includes(dead));
   });
 
-  it('gives up on a request that gets no answer within the receiver\'s timeout, and retries it', async function () {
+  it("gives up on a request that gets no answer within the receiver's timeout, and retries it", async function () {
     a.setFallback('stall');
     current = run({ maxAttempts: 2, receivers: [{ name: 'slow', type: 'webhook', url: a.url(), timeout: '200ms' }] });
     current.notify([event(1)]);
-    await waitFor(() => count(current as Run, 'slow', 'failed') === 1, { timeoutMs: 10_000, description: 'slow receiver failed' });
+    await waitFor(() => count(current as Run, 'slow', 'failed') === 1, {
+      timeoutMs: 10_000,
+      description: 'slow receiver failed',
+    });
     assert.equal(a.deliveries.length, 2, 'two attempts');
     assert.equal(current.logs.find((l) => l.msg === 'notification failed')?.fields.why, 'no answer within 200 ms');
   });
 
   it('a stalled receiver holds up no other receiver', async function () {
     a.setFallback('stall');
-    current = run({ receivers: [{ name: 'stalled', type: 'webhook', url: a.url(), timeout: '60s' }, { name: 'ok', type: 'teams', url: b.url() }] });
+    current = run({
+      receivers: [
+        { name: 'stalled', type: 'webhook', url: a.url(), timeout: '60s' },
+        { name: 'ok', type: 'teams', url: b.url() },
+      ],
+    });
     current.notify([event(1), event(2), event(3)]);
-    await waitFor(() => count(current as Run, 'ok', 'sent') === 3, { timeoutMs: 10_000, description: 'the good receiver got all three' });
+    await waitFor(() => count(current as Run, 'ok', 'sent') === 3, {
+      timeoutMs: 10_000,
+      description: 'the good receiver got all three',
+    });
     assert.equal(a.deliveries.length, 1, 'the stalled receiver still holds the first request');
     assert.equal(count(current, 'stalled', 'sent') + count(current, 'stalled', 'failed'), 0);
     // Released, it gets the rest in order.
     a.setFallback({ status: 200 });
     a.releaseStalled();
-    await waitFor(() => count(current as Run, 'stalled', 'sent') === 3, { timeoutMs: 10_000, description: 'the stalled receiver caught up' });
-    assert.deepEqual(a.bodies().map((x) => x.node), ['worker-1', 'worker-2', 'worker-3']);
+    await waitFor(() => count(current as Run, 'stalled', 'sent') === 3, {
+      timeoutMs: 10_000,
+      description: 'the stalled receiver caught up',
+    });
+    assert.deepEqual(
+      a.bodies().map((x) => x.node),
+      ['worker-1', 'worker-2', 'worker-3'],
+    );
   });
 
   it('a full queue drops the oldest waiting event, counted and logged, and never blocks notify()', async function () {
     a.answerNext('stall');
     current = run({ queueSize: 2, receivers: [{ name: 'slow', type: 'webhook', url: a.url(), timeout: '60s' }] });
     current.notify([event(1)]);
-    await waitFor(() => a.deliveries.length === 1 || undefined, { timeoutMs: 10_000, description: 'event 1 in flight (stalled)' });
+    await waitFor(() => a.deliveries.length === 1 || undefined, {
+      timeoutMs: 10_000,
+      description: 'event 1 in flight (stalled)',
+    });
     current.notify([2, 3, 4, 5, 6].map((n) => event(n)));
     assert.equal(count(current, 'slow', 'dropped'), 3, 'queue of 2: events 2, 3 and 4 dropped');
-    assert.deepEqual(current.logs.filter((l) => l.msg.includes('dropped')).map((l) => l.fields.key), ['uid-2:node.completed:t', 'uid-3:node.completed:t', 'uid-4:node.completed:t']);
+    assert.deepEqual(
+      current.logs.filter((l) => l.msg.includes('dropped')).map((l) => l.fields.key),
+      ['uid-2:node.completed:t', 'uid-3:node.completed:t', 'uid-4:node.completed:t'],
+    );
     a.releaseStalled();
-    await waitFor(() => count(current as Run, 'slow', 'sent') === 3, { timeoutMs: 10_000, description: 'the queued events delivered' });
-    assert.deepEqual(a.bodies().map((x) => x.node), ['worker-1', 'worker-5', 'worker-6']);
+    await waitFor(() => count(current as Run, 'slow', 'sent') === 3, {
+      timeoutMs: 10_000,
+      description: 'the queued events delivered',
+    });
+    assert.deepEqual(
+      a.bodies().map((x) => x.node),
+      ['worker-1', 'worker-5', 'worker-6'],
+    );
   });
 });

@@ -18,12 +18,16 @@ interface AuditReport {
 describe('npm audit of the production dependencies', function () {
   it('finds no high or critical advisory in the lockfile (skipped, saying why, only when the audit endpoint is unreachable)', async function () {
     this.timeout(120_000);
-    const run = await runToEnd('npm', ['audit', '--omit=dev', '--audit-level=high', '--json'], { env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const run = await runToEnd('npm', ['audit', '--omit=dev', '--audit-level=high', '--json'], {
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    });
     let report: AuditReport;
     try {
       report = JSON.parse(run.stdout) as AuditReport;
     } catch {
-      assert.fail(`npm audit printed no JSON (exit ${run.code}): ${run.stdout.slice(0, 500)} ${run.stderr.slice(0, 500)}`);
+      assert.fail(
+        `npm audit printed no JSON (exit ${run.code}): ${run.stdout.slice(0, 500)} ${run.stderr.slice(0, 500)}`,
+      );
     }
     if (report.metadata === undefined && typeof report.message === 'string' && AUDIT_ENDPOINT.test(report.message)) {
       console.log(`      SKIPPED npm audit: the audit endpoint is unreachable: ${report.message}`);
@@ -31,8 +35,14 @@ describe('npm audit of the production dependencies', function () {
     }
     const counts = report.metadata?.vulnerabilities;
     assert.ok(counts, `npm audit gave no vulnerability counts (exit ${run.code}): ${run.stdout.slice(0, 500)}`);
-    const serious = Object.entries(report.vulnerabilities ?? {}).filter(([, v]) => v.severity === 'high' || v.severity === 'critical');
-    assert.deepEqual(serious.map(([name, v]) => `${name} (${v.severity}, ${v.range ?? ''})`), [], 'fix with npm audit fix --omit=dev, or upgrade the dependency');
+    const serious = Object.entries(report.vulnerabilities ?? {}).filter(
+      ([, v]) => v.severity === 'high' || v.severity === 'critical',
+    );
+    assert.deepEqual(
+      serious.map(([name, v]) => `${name} (${v.severity}, ${v.range ?? ''})`),
+      [],
+      'fix with npm audit fix --omit=dev, or upgrade the dependency',
+    );
     assert.equal((counts.high ?? 0) + (counts.critical ?? 0), 0);
     assert.equal(run.code, 0, `npm audit exited ${run.code}`);
   });

@@ -25,7 +25,8 @@ describe('kustomize/monitoring: the shipped alerts under promtool', function () 
   before(async function () {
     promtool = await promtoolBinary();
     dir = makeLabDir('kangal-promtool');
-    groups = (parse(readFileSync(join(monitoring, 'prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Groups } }).spec.groups;
+    groups = (parse(readFileSync(join(monitoring, 'prometheus-rule.yaml'), 'utf8')) as { spec: { groups: Groups } })
+      .spec.groups;
     // The unit tests' rule file. Annotations are left out: their text is not what the tests are
     // about (check rules below parses their templates on the full groups).
     const bare = groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _annotations, ...rule }) => rule) }));
@@ -35,7 +36,7 @@ describe('kustomize/monitoring: the shipped alerts under promtool', function () 
     dir?.remove();
   });
 
-  it('promtool check rules accepts the PrometheusRule\'s groups (expressions, durations, annotation templates)', async function () {
+  it("promtool check rules accepts the PrometheusRule's groups (expressions, durations, annotation templates)", async function () {
     const file = join(dir.path, 'prometheus-rule-groups.yaml');
     writeFileSync(file, stringify({ groups }));
     const r = await runToEnd(promtool, ['check', 'rules', file]);
@@ -52,16 +53,28 @@ describe('kustomize/monitoring: the shipped alerts under promtool', function () 
     assert.match(r.stdout, /SUCCESS/);
 
     const alerts = groups.flatMap((g) => g.rules.flatMap((rule) => (rule.alert ? [rule.alert] : [])));
-    const cases = (parse(readFileSync(tests, 'utf8')) as { tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[] }).tests.flatMap((t) => t.alert_rule_test ?? []);
+    const cases = (
+      parse(readFileSync(tests, 'utf8')) as {
+        tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+      }
+    ).tests.flatMap((t) => t.alert_rule_test ?? []);
     for (const alert of alerts) {
-      assert.ok(cases.some((c) => c.alertname === alert && c.exp_alerts.length > 0), `${alert}: a test where it fires`);
-      assert.ok(cases.some((c) => c.alertname === alert && c.exp_alerts.length === 0), `${alert}: a test where it does not`);
+      assert.ok(
+        cases.some((c) => c.alertname === alert && c.exp_alerts.length > 0),
+        `${alert}: a test where it fires`,
+      );
+      assert.ok(
+        cases.some((c) => c.alertname === alert && c.exp_alerts.length === 0),
+        `${alert}: a test where it does not`,
+      );
     }
   });
 
   it('a broken unit test fails (the runner does not pass everything)', async function () {
     const tests = join(dir.path, 'broken.test.yaml');
-    const doc = parse(readFileSync(join(monitoring, 'tests', 'kangal-patch.test.yaml'), 'utf8')) as { tests: { alert_rule_test?: { exp_alerts: unknown[] }[] }[] };
+    const doc = parse(readFileSync(join(monitoring, 'tests', 'kangal-patch.test.yaml'), 'utf8')) as {
+      tests: { alert_rule_test?: { exp_alerts: unknown[] }[] }[];
+    };
     const first = doc.tests[0]?.alert_rule_test?.[0];
     if (first) first.exp_alerts = [{ exp_labels: { plan: 'a', severity: 'critical' } }];
     writeFileSync(tests, stringify(doc));

@@ -11,13 +11,16 @@ import { waitFor } from '../lab/wait.js';
 import { testContext } from '../support/op-context.js';
 import { rejection } from '../support/outcome.js';
 
-
 /** Records every request the client makes (method, URL, whether it carried a bearer token). */
 function countingFetch(): { fetch: typeof fetch; requests: { method: string; url: string; bearer: boolean }[] } {
   const requests: { method: string; url: string; bearer: boolean }[] = [];
   const f: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
-    requests.push({ method: init?.method ?? 'GET', url: input instanceof Request ? input.url : input.toString(), bearer: /^Bearer /.test(headers.get('authorization') ?? '') });
+    requests.push({
+      method: init?.method ?? 'GET',
+      url: input instanceof Request ? input.url : input.toString(),
+      bearer: /^Bearer /.test(headers.get('authorization') ?? ''),
+    });
     return fetch(input, init);
   };
   return { fetch: f, requests };
@@ -48,12 +51,18 @@ describe('registry client (lab registry)', function () {
     });
 
     it('finds a published manifest by digest', async function () {
-      const check = await createRegistryClient().imageExists(testContext(), `${registry.host}/siderolabs/installer@${digest}`);
+      const check = await createRegistryClient().imageExists(
+        testContext(),
+        `${registry.host}/siderolabs/installer@${digest}`,
+      );
       assert.equal(check.exists, true);
     });
 
     it('reports a tag that was never published as missing', async function () {
-      const check = await createRegistryClient().imageExists(testContext(), `${registry.host}/siderolabs/installer:v9.9.9`);
+      const check = await createRegistryClient().imageExists(
+        testContext(),
+        `${registry.host}/siderolabs/installer:v9.9.9`,
+      );
       assert.equal(check.exists, false);
       assert.equal(check.checkedAt, registry.url);
       assert.match(check.detail, /not found .*HTTP 404/);
@@ -71,7 +80,10 @@ describe('registry client (lab registry)', function () {
       assert.equal(check.exists, true);
       assert.equal(check.checkedAt, registry.url);
       assert.match(check.detail, new RegExp(`found at mirror ${registry.url} \\(for ghcr\\.io\\)`));
-      assert.deepEqual(counting.requests.map((r) => [r.method, r.url]), [['HEAD', `${registry.url}/v2/siderolabs/installer/manifests/v1.13.2`]]);
+      assert.deepEqual(
+        counting.requests.map((r) => [r.method, r.url]),
+        [['HEAD', `${registry.url}/v2/siderolabs/installer/manifests/v1.13.2`]],
+      );
 
       const missing = await client.imageExists(testContext(), 'ghcr.io/siderolabs/installer:v1.13.9');
       assert.equal(missing.exists, false);
@@ -103,10 +115,16 @@ describe('registry client (lab registry)', function () {
       const manifestUrl = `${registry.url}/v2/siderolabs/installer/manifests/v1.13.2`;
       assert.deepEqual(
         counting.requests.map((r) => [r.method, r.url.split('?')[0], r.bearer]),
-        [['HEAD', manifestUrl, false], ['GET', tokenService.realm, false], ['HEAD', manifestUrl, true]],
+        [
+          ['HEAD', manifestUrl, false],
+          ['GET', tokenService.realm, false],
+          ['HEAD', manifestUrl, true],
+        ],
       );
       const anonymous = tokenService.issued.filter((i) => i.anonymous).slice(anonymousBefore);
-      assert.deepEqual(anonymous, [{ scope: 'repository:siderolabs/installer:pull', granted: ['pull'], anonymous: true }]);
+      assert.deepEqual(anonymous, [
+        { scope: 'repository:siderolabs/installer:pull', granted: ['pull'], anonymous: true },
+      ]);
 
       // The token is reused for the same repository: a missing tag costs one request.
       const missing = await client.imageExists(testContext(), `${registry.host}/siderolabs/installer:v0.0.0`);
@@ -142,24 +160,50 @@ describe('registry client (lab registry)', function () {
     it('aborting the context cancels a request the registry never answers', async function () {
       const ac = new AbortController();
       const before = sockets.length;
-      const settled = rejection(createRegistryClient().imageExists(testContext({ signal: ac.signal }), `127.0.0.1:${port}/siderolabs/installer:v1.13.2`));
-      await waitFor(() => sockets.length > before || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'the request to connect' });
+      const settled = rejection(
+        createRegistryClient().imageExists(
+          testContext({ signal: ac.signal }),
+          `127.0.0.1:${port}/siderolabs/installer:v1.13.2`,
+        ),
+      );
+      await waitFor(() => sockets.length > before || undefined, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        description: 'the request to connect',
+      });
       ac.abort();
       const err = await settled;
       assert.deepEqual([err.kind, err.reason], ['Transient', 'Canceled']);
-      assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${port}/siderolabs/installer:v1\\.13\\.2 at http://127\\.0\\.0\\.1:${port}`));
+      assert.match(
+        err.message,
+        new RegExp(`127\\.0\\.0\\.1:${port}/siderolabs/installer:v1\\.13\\.2 at http://127\\.0\\.0\\.1:${port}`),
+      );
       const socket = sockets[sockets.length - 1];
-      await waitFor(() => socket?.readableEnded || undefined, { timeoutMs: 10_000, intervalMs: 10, description: 'the client to close its connection' });
+      await waitFor(() => socket?.readableEnded || undefined, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        description: 'the client to close its connection',
+      });
     });
 
     it('the context deadline ends a request the registry never answers → Timeout', async function () {
-      const err = await rejection(createRegistryClient().imageExists(testContext({ timeoutMs: 300 }), `127.0.0.1:${port}/siderolabs/installer:v1.13.2`));
+      const err = await rejection(
+        createRegistryClient().imageExists(
+          testContext({ timeoutMs: 300 }),
+          `127.0.0.1:${port}/siderolabs/installer:v1.13.2`,
+        ),
+      );
       assert.deepEqual([err.kind, err.reason], ['Transient', 'Timeout']);
     });
 
     it('a closed port → Transient NetworkError', async function () {
       const closed = await freePort();
-      const err = await rejection(createRegistryClient({ mirrors: { 'ghcr.io': `http://127.0.0.1:${closed}` } }).imageExists(testContext(), 'ghcr.io/siderolabs/installer:v1.13.2'));
+      const err = await rejection(
+        createRegistryClient({ mirrors: { 'ghcr.io': `http://127.0.0.1:${closed}` } }).imageExists(
+          testContext(),
+          'ghcr.io/siderolabs/installer:v1.13.2',
+        ),
+      );
       assert.deepEqual([err.kind, err.reason], ['Transient', 'NetworkError']);
       assert.match(err.message, /ECONNREFUSED/);
       assert.match(err.message, new RegExp(`mirror http://127\\.0\\.0\\.1:${closed} \\(for ghcr\\.io\\)`));
@@ -173,7 +217,8 @@ describe('registry client (lab registry)', function () {
     const manifest = /^\/v2\/siderolabs\/installer\/manifests\/v1\.13\.2$/;
     const html = '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>';
     const client = () => createRegistryClient({ mirrors: { 'ghcr.io': front.url } });
-    const where = () => `checking image ghcr\\.io/siderolabs/installer:v1\\.13\\.2 at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\)`;
+    const where = () =>
+      `checking image ghcr\\.io/siderolabs/installer:v1\\.13\\.2 at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\)`;
 
     before(async function () {
       registry = await startRegistry({ tokenAuth: true });
@@ -194,20 +239,38 @@ describe('registry client (lab registry)', function () {
         front.inject({ path: manifest, status: 200, contentType, body: html });
         const err = await rejection(client().imageExists(testContext(), image));
         assert.deepEqual([err.kind, err.reason], ['Transient', 'RegistryBadResponse'], err.message);
-        assert.match(err.message, new RegExp(`^${where()}: the registry answered HTTP 200 with ${contentType.split(';')[0]}, not an image manifest; is ${front.url.replaceAll('.', '\\.')} a container registry \\(check --registry-mirror\\)\\?$`));
+        assert.match(
+          err.message,
+          new RegExp(
+            `^${where()}: the registry answered HTTP 200 with ${contentType.split(';')[0]}, not an image manifest; is ${front.url.replaceAll('.', '\\.')} a container registry \\(check --registry-mirror\\)\\?$`,
+          ),
+        );
       }
       front.inject();
-      assert.equal((await client().imageExists(testContext(), image)).exists, true, 'found once the registry answers properly');
+      assert.equal(
+        (await client().imageExists(testContext(), image)).exists,
+        true,
+        'found once the registry answers properly',
+      );
     });
 
     it('the token endpoint answers garbage JSON, wrong types, HTML or 20 MB: Transient RegistryBadResponse naming the token service', async function () {
       const tokens = registry.tokenService;
       assert.ok(tokens);
       const cases: { fault: Parameters<typeof tokens.injectFault>[0]; says: string }[] = [
-        { fault: { status: 200, contentType: 'application/json', body: '{"token": ' }, says: 'answered something that is not JSON' },
-        { fault: { status: 200, contentType: 'application/json', body: '{"token": 42, "access_token": ["x"]}' }, says: 'answered without a token' },
+        {
+          fault: { status: 200, contentType: 'application/json', body: '{"token": ' },
+          says: 'answered something that is not JSON',
+        },
+        {
+          fault: { status: 200, contentType: 'application/json', body: '{"token": 42, "access_token": ["x"]}' },
+          says: 'answered without a token',
+        },
         { fault: { status: 200, contentType: 'text/html', body: html }, says: 'answered something that is not JSON' },
-        { fault: { status: 200, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } }, says: 'answered something that is not JSON' },
+        {
+          fault: { status: 200, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } },
+          says: 'answered something that is not JSON',
+        },
       ];
       for (const c of cases) {
         tokens.injectFault(c.fault);
@@ -219,12 +282,27 @@ describe('registry client (lab registry)', function () {
     });
 
     it('HEAD not allowed, then a GET answered 404 with a 20 MB body: the body is not read whole, the image reported missing', async function () {
-      front.inject({ path: manifest, method: 'HEAD', status: 405, contentType: 'text/plain', body: '' }, { path: manifest, method: 'GET', status: 404, contentType: 'application/json', body: { bytes: 20 * 1024 * 1024 } });
+      front.inject(
+        { path: manifest, method: 'HEAD', status: 405, contentType: 'text/plain', body: '' },
+        {
+          path: manifest,
+          method: 'GET',
+          status: 404,
+          contentType: 'application/json',
+          body: { bytes: 20 * 1024 * 1024 },
+        },
+      );
       const check = await client().imageExists(testContext(), image);
       assert.equal(check.exists, false);
-      assert.match(check.detail, new RegExp(`not found at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\): HTTP 404$`));
+      assert.match(
+        check.detail,
+        new RegExp(`not found at mirror ${front.url.replaceAll('.', '\\.')} \\(for ghcr\\.io\\): HTTP 404$`),
+      );
       // The client stops reading after 64 KiB and closes: the front could not send it all (only what socket buffers took).
-      const get = await waitFor(() => front.requests.find((r) => r.method === 'GET' && r.bytesSent > 0), { timeoutMs: 10_000, description: 'the GET to close' });
+      const get = await waitFor(() => front.requests.find((r) => r.method === 'GET' && r.bytesSent > 0), {
+        timeoutMs: 10_000,
+        description: 'the GET to close',
+      });
       assert.ok(get.bytesSent < 20 * 1024 * 1024, `${get.bytesSent} bytes sent`);
     });
 
@@ -232,7 +310,12 @@ describe('registry client (lab registry)', function () {
       front.inject({ path: manifest, status: 200, contentType: 'text/html', body: html });
       const check = await installerImages(testContext(), client(), new Map([[image, ['w-1', 'w-2']]]));
       assert.equal(check.passed, false);
-      assert.match(check.message, new RegExp(`^installer image could not be checked: ${where()}: the registry answered HTTP 200 with text/html, not an image manifest`));
+      assert.match(
+        check.message,
+        new RegExp(
+          `^installer image could not be checked: ${where()}: the registry answered HTTP 200 with text/html, not an image manifest`,
+        ),
+      );
       assert.ok(!check.message.includes('not found'), check.message);
     });
   });

@@ -30,7 +30,10 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
   let forge: Forge;
   const sent: { url: string; headers: Record<string, string> }[] = [];
   const recordingFetch: typeof fetch = (input, init) => {
-    sent.push({ url: input instanceof Request ? input.url : input.toString(), headers: { ...(init?.headers as Record<string, string>) } });
+    sent.push({
+      url: input instanceof Request ? input.url : input.toString(),
+      headers: { ...(init?.headers as Record<string, string>) },
+    });
     return fetch(input, init);
   };
 
@@ -38,7 +41,10 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     forge = await startForge();
     await forge.createRepo('siderolabs', 'talos');
     forge.addRelease('siderolabs', 'talos', 'v1.13.2', { publishedAt: '2026-11-01T00:00:00Z' });
-    forge.addRelease('siderolabs', 'talos', 'v1.14.0-beta.0', { prerelease: true, publishedAt: '2026-11-10T00:00:00Z' });
+    forge.addRelease('siderolabs', 'talos', 'v1.14.0-beta.0', {
+      prerelease: true,
+      publishedAt: '2026-11-10T00:00:00Z',
+    });
     forge.addRelease('siderolabs', 'talos', 'v1.13.3', { publishedAt: '2026-11-20T00:00:00Z' });
   });
   after(async function () {
@@ -52,7 +58,14 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     const client = createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, fetch: recordingFetch });
     const first = await client.list(ctx());
     assert.equal(first.notModified, false);
-    assert.deepEqual(first.releases.map((r) => [r.tagName, r.prerelease]), [['v1.13.3', false], ['v1.14.0-beta.0', true], ['v1.13.2', false]]);
+    assert.deepEqual(
+      first.releases.map((r) => [r.tagName, r.prerelease]),
+      [
+        ['v1.13.3', false],
+        ['v1.14.0-beta.0', true],
+        ['v1.13.2', false],
+      ],
+    );
     assert.equal(first.releases[0]?.publishedAt, Date.parse('2026-11-20T00:00:00Z'));
     assert.match(first.releases[0]?.htmlUrl ?? '', /\/siderolabs\/talos\/releases\/tag\/v1\.13\.3$/);
     const req = sent.at(-1);
@@ -86,7 +99,10 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
       assert.equal(err.reason, 'RateLimited');
       assert.equal(err.code, 403);
       assert.ok((err.retryAfterMs ?? 0) > 500_000 && (err.retryAfterMs ?? 0) <= 600_000, String(err.retryAfterMs));
-      assert.match(err.message, new RegExp(`rate limit exhausted until ${new Date(reset * 1000).toISOString().replace(/\./g, '\\.')}`));
+      assert.match(
+        err.message,
+        new RegExp(`rate limit exhausted until ${new Date(reset * 1000).toISOString().replace(/\./g, '\\.')}`),
+      );
     } finally {
       forge.setRateLimit({ remaining: 5000 });
     }
@@ -102,7 +118,9 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     const anonymous = await rejection(createReleasesClient({ baseUrl: forge.apiUrl }).list(ctx()));
     assert.equal(anonymous.reason, 'Unauthorized');
     assert.match(anonymous.message, /the API needs a token/);
-    const missing = await rejection(createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, repository: 'siderolabs/nothing' }).list(ctx()));
+    const missing = await rejection(
+      createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token, repository: 'siderolabs/nothing' }).list(ctx()),
+    );
     assert.equal(missing.kind, 'Stalled');
     assert.equal(missing.reason, 'NotFound');
   });
@@ -110,14 +128,44 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
   it('malformed answers (an HTML error page, HTML or wrongly typed JSON with 200, a huge body) are Transient with a reason, never a crash; the feed is read again once the API answers properly', async function () {
     const client = createReleasesClient({ baseUrl: forge.apiUrl, token: forge.token });
     const feed = /\/releases$/;
-    const html = '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
+    const html =
+      '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
     const cases: { fault: Omit<ForgeFault, 'path'>; reason: string; message: RegExp }[] = [
-      { fault: { status: 502, contentType: 'text/html', body: html }, reason: 'Unavailable', message: /releases: HTTP 502$/ },
-      { fault: { status: 200, contentType: 'text/html', body: html }, reason: 'InvalidResponse', message: /releases: the body is not JSON$/ },
-      { fault: { status: 200, contentType: 'application/json', body: '{"message":"not a list"}' }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
-      { fault: { status: 200, contentType: 'application/json', body: JSON.stringify([{ tag_name: 1132, draft: 'no', prerelease: false, published_at: null, html_url: 'x' }]) }, reason: 'InvalidResponse', message: /releases: not a list of releases: / },
-      { fault: { status: 200, contentType: 'application/json', body: '[{"tag_name":"v1.13.4"' }, reason: 'InvalidResponse', message: /releases: the body is not JSON$/ },
-      { fault: { status: 200, contentType: 'application/json', body: { bytes: 64 * 1024 * 1024 } }, reason: 'ResponseTooLarge', message: /^GET http:\/\/127\.0\.0\.1:\d+\/repos\/siderolabs\/talos\/releases: the answer is larger than 8 MiB; not read further$/ },
+      {
+        fault: { status: 502, contentType: 'text/html', body: html },
+        reason: 'Unavailable',
+        message: /releases: HTTP 502$/,
+      },
+      {
+        fault: { status: 200, contentType: 'text/html', body: html },
+        reason: 'InvalidResponse',
+        message: /releases: the body is not JSON$/,
+      },
+      {
+        fault: { status: 200, contentType: 'application/json', body: '{"message":"not a list"}' },
+        reason: 'InvalidResponse',
+        message: /releases: not a list of releases: /,
+      },
+      {
+        fault: {
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify([{ tag_name: 1132, draft: 'no', prerelease: false, published_at: null, html_url: 'x' }]),
+        },
+        reason: 'InvalidResponse',
+        message: /releases: not a list of releases: /,
+      },
+      {
+        fault: { status: 200, contentType: 'application/json', body: '[{"tag_name":"v1.13.4"' },
+        reason: 'InvalidResponse',
+        message: /releases: the body is not JSON$/,
+      },
+      {
+        fault: { status: 200, contentType: 'application/json', body: { bytes: 64 * 1024 * 1024 } },
+        reason: 'ResponseTooLarge',
+        message:
+          /^GET http:\/\/127\.0\.0\.1:\d+\/repos\/siderolabs\/talos\/releases: the answer is larger than 8 MiB; not read further$/,
+      },
     ];
     try {
       for (const c of cases) {
@@ -151,6 +199,9 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     assert.equal(checkReleasesBaseUrl('https://ghe.example.com/api/v3/'), 'https://ghe.example.com/api/v3');
     assert.equal(checkReleasesBaseUrl('http://127.0.0.1:8080'), 'http://127.0.0.1:8080');
     assert.match(String(checkReleasesBaseUrl('http://api.github.com')), /must be https/);
-    assert.match(String(checkReleasesBaseUrl('https://user:pw@api.github.com')), /credentials do not belong in the URL/);
+    assert.match(
+      String(checkReleasesBaseUrl('https://user:pw@api.github.com')),
+      /credentials do not belong in the URL/,
+    );
   });
 });

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../../controller/runtime/clock.js';
-import { TalosApiError, TalosErrorKind, createTalosClient, type TalosClient, type TalosClientOptions } from '../../controller/talos/index.js';
+import {
+  TalosApiError,
+  TalosErrorKind,
+  createTalosClient,
+  type TalosClient,
+  type TalosClientOptions,
+} from '../../controller/talos/index.js';
 import { freePort } from '../lab/net.js';
 import { createCA, issueCert } from '../lab/pki.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
@@ -15,7 +21,13 @@ import { testContext as op } from '../support/op-context.js';
 
 const SCHEMATIC = randomBytes(32).toString('hex');
 const installer = (tag: string): string => `factory.talos.dev/metal-installer/${SCHEMATIC}:${tag}`;
-const OPTS: TalosClientOptions = { callTimeoutMs: 5000, streamTimeoutMs: 30_000, maxAttempts: 6, backoff: { initialMs: 20, maxMs: 100, factor: 2 }, idleCloseMs: 0 };
+const OPTS: TalosClientOptions = {
+  callTimeoutMs: 5000,
+  streamTimeoutMs: 30_000,
+  maxAttempts: 6,
+  backoff: { initialMs: 20, maxMs: 100, factor: 2 },
+  idleCloseMs: 0,
+};
 /** How long an aborted call may take to settle. */
 const PROMPTLY_MS = 1000;
 
@@ -26,7 +38,13 @@ async function failsWithin(p: Promise<unknown>, ms: number, what: string): Promi
     timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
   });
   try {
-    const outcome = await Promise.race([p.then(() => 'fulfilled' as const, (err: unknown) => err), bound]);
+    const outcome = await Promise.race([
+      p.then(
+        () => 'fulfilled' as const,
+        (err: unknown) => err,
+      ),
+      bound,
+    ]);
     assert.ok(outcome instanceof TalosApiError, `${what}: expected a TalosApiError, got ${String(outcome)}`);
     return outcome;
   } finally {
@@ -48,7 +66,8 @@ function countingClock(onSleep: () => void = () => undefined): Clock & { sleeps:
   return clock;
 }
 
-const reboots = (sim: TalosSimulator, node: string): number => sim.node(node).history.filter((h) => h === 'rebooting').length;
+const reboots = (sim: TalosSimulator, node: string): number =>
+  sim.node(node).history.filter((h) => h === 'rebooting').length;
 
 describe('Talos client cancellation and retry rules', function () {
   this.timeout(30_000);
@@ -69,8 +88,22 @@ describe('Talos client cancellation and retry rules', function () {
   before(async function () {
     dir = makeLabDir('talos-cancel-retry');
     const fleet = createRecordingFleet([
-      ...nodes.map((ip, i) => ({ name: `w-${i}`, role: 'worker' as const, talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: ip })),
-      { name: 'w-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: legacy },
+      ...nodes.map((ip, i) => ({
+        name: `w-${i}`,
+        role: 'worker' as const,
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: ip,
+      })),
+      {
+        name: 'w-legacy',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: legacy,
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     // `localhost` (a SAN of the simulator's certificate): a second endpoint to the same simulator.
@@ -92,7 +125,11 @@ describe('Talos client cancellation and retry rules', function () {
       try {
         const abort = new AbortController();
         const install = client.installImage(op({ signal: abort.signal }), n, installer('v1.14.1'));
-        await waitFor(() => sim.node(n).installing, { timeoutMs: 5000, intervalMs: 10, description: 'the install stream to start' });
+        await waitFor(() => sim.node(n).installing, {
+          timeoutMs: 5000,
+          intervalMs: 10,
+          description: 'the install stream to start',
+        });
         abort.abort();
         const err = await failsWithin(install, PROMPTLY_MS, 'the aborted installImage');
         assert.equal(err.kind, TalosErrorKind.Canceled);
@@ -121,12 +158,18 @@ describe('Talos client cancellation and retry rules', function () {
       sim.faults.unreachable(n, 60_000);
       const abort = new AbortController();
       const clock = countingClock();
-      const c = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...OPTS, backoff: { initialMs: 20_000, maxMs: 20_000, factor: 1 } });
+      const c = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...OPTS, backoff: { initialMs: 20_000, maxMs: 20_000, factor: 1 } },
+      );
       try {
         const call = c.version(op({ signal: abort.signal, clock }), n);
         await waitFor(() => clock.sleeps > 0, { timeoutMs: 5000, intervalMs: 10, description: 'the first backoff' });
         abort.abort();
-        assert.equal((await failsWithin(call, PROMPTLY_MS, 'the version call in backoff')).kind, TalosErrorKind.Canceled);
+        assert.equal(
+          (await failsWithin(call, PROMPTLY_MS, 'the version call in backoff')).kind,
+          TalosErrorKind.Canceled,
+        );
       } finally {
         c.close();
         sim.faults.clear(n);
@@ -137,7 +180,11 @@ describe('Talos client cancellation and retry rules', function () {
       const n = take();
       const abort = new AbortController();
       abort.abort();
-      const err = await failsWithin(client.reboot(op({ signal: abort.signal }), n), PROMPTLY_MS, 'reboot with an aborted context');
+      const err = await failsWithin(
+        client.reboot(op({ signal: abort.signal }), n),
+        PROMPTLY_MS,
+        'reboot with an aborted context',
+      );
       assert.equal(err.kind, TalosErrorKind.Canceled);
       assert.equal(reboots(sim, n), 0);
     });
@@ -145,7 +192,11 @@ describe('Talos client cancellation and retry rules', function () {
     it("the context's deadline bounds an attempt below callTimeoutMs (DeadlineExceeded, not retried past it)", async function () {
       const n = take();
       sim.faults.set(n, { slowResponseMs: 20_000 });
-      const err = await failsWithin(client.version(op({ timeoutMs: 200 }), n), 200 + PROMPTLY_MS, 'version past its deadline');
+      const err = await failsWithin(
+        client.version(op({ timeoutMs: 200 }), n),
+        200 + PROMPTLY_MS,
+        'version past its deadline',
+      );
       assert.equal(err.kind, TalosErrorKind.DeadlineExceeded);
       assert.equal(err.transient, true);
     });
@@ -220,15 +271,29 @@ describe('Talos client cancellation and retry rules', function () {
   describe('TLS diagnosis', function () {
     it('a client certificate the endpoint refuses ⇒ TlsRejected naming the endpoint, for a reboot too, without failover', async function () {
       const other = createCA(join(dir.path, 'other'), 'other-ca', 'talos', 'ed25519', ['talos']);
-      const cert = issueCert(join(dir.path, 'other'), 'stranger', other, { commonName: 'stranger', organizations: ['os:admin'], usage: 'client', keyType: 'ed25519' });
-      const c = createTalosClient({ endpoints: [sim.endpoint, alias], secret: { 'ca.crt': sim.caPem, 'tls.crt': cert.cert, 'tls.key': cert.key } }, OPTS);
+      const cert = issueCert(join(dir.path, 'other'), 'stranger', other, {
+        commonName: 'stranger',
+        organizations: ['os:admin'],
+        usage: 'client',
+        keyType: 'ed25519',
+      });
+      const c = createTalosClient(
+        {
+          endpoints: [sim.endpoint, alias],
+          secret: { 'ca.crt': sim.caPem, 'tls.crt': cert.cert, 'tls.key': cert.key },
+        },
+        OPTS,
+      );
       try {
         const n = take();
         const err = await failsWithin(c.reboot(op(), n), 5000, 'reboot with a refused certificate');
         assert.equal(err.kind, TalosErrorKind.TlsRejected);
         assert.equal(err.transient, false);
         assert.equal(err.endpoint, sim.endpoint);
-        assert.match(err.message, new RegExp(`TLS handshake with Talos endpoint ${sim.endpoint.replace(/\./g, '\\.')} failed`));
+        assert.match(
+          err.message,
+          new RegExp(`TLS handshake with Talos endpoint ${sim.endpoint.replace(/\./g, '\\.')} failed`),
+        );
         assert.match(err.message, /client certificate/);
         assert.equal(reboots(sim, n), 0);
       } finally {

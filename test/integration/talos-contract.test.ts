@@ -17,15 +17,27 @@ import {
 import type { FleetNodeSpec } from '../lab/fleet/types.js';
 import { freePort } from '../lab/net.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
-import { createRecordingFleet, startTalosSimulator, type RecordingFleet, type TalosSimulator } from '../lab/talos/index.js';
+import {
+  createRecordingFleet,
+  startTalosSimulator,
+  type RecordingFleet,
+  type TalosSimulator,
+} from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import { testContext as op } from '../support/op-context.js';
 
 const SCHEMATIC = randomBytes(32).toString('hex');
 const NEW_SCHEMATIC = randomBytes(32).toString('hex');
-const installer = (tag: string, schematic = SCHEMATIC): string => `factory.talos.dev/metal-installer/${schematic}:${tag}`;
+const installer = (tag: string, schematic = SCHEMATIC): string =>
+  `factory.talos.dev/metal-installer/${schematic}:${tag}`;
 
-const FAST: TalosClientOptions = { callTimeoutMs: 2000, streamTimeoutMs: 5000, maxAttempts: 4, backoff: { initialMs: 20, maxMs: 200, factor: 2 }, idleCloseMs: 0 };
+const FAST: TalosClientOptions = {
+  callTimeoutMs: 2000,
+  streamTimeoutMs: 5000,
+  maxAttempts: 4,
+  backoff: { initialMs: 20, maxMs: 200, factor: 2 },
+  idleCloseMs: 0,
+};
 
 function errorOf(p: Promise<unknown>): Promise<TalosApiError> {
   return p.then(
@@ -48,13 +60,34 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
   /** A fresh node per test keeps tests independent; returns its IP (how the rollout addresses nodes). */
   const specs: FleetNodeSpec[] = [
-    { name: 'cp-1', role: 'controlplane', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: nodeIp() },
+    {
+      name: 'cp-1',
+      role: 'controlplane',
+      talosVersion: 'v1.13.9',
+      kubernetesVersion: 'v1.35.4',
+      schematic: SCHEMATIC,
+      internalIP: nodeIp(),
+    },
   ];
   const legacyNodes: string[] = [];
   const lifecycleNodes: string[] = [];
   for (let i = 0; i < 30; i++) {
-    const a = { name: `w112-${i}`, role: 'worker' as const, talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: nodeIp() };
-    const b = { name: `w114-${i}`, role: 'worker' as const, talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: nodeIp() };
+    const a = {
+      name: `w112-${i}`,
+      role: 'worker' as const,
+      talosVersion: 'v1.12.6',
+      kubernetesVersion: 'v1.35.4',
+      schematic: SCHEMATIC,
+      internalIP: nodeIp(),
+    };
+    const b = {
+      name: `w114-${i}`,
+      role: 'worker' as const,
+      talosVersion: 'v1.14.0',
+      kubernetesVersion: 'v1.35.4',
+      schematic: SCHEMATIC,
+      internalIP: nodeIp(),
+    };
     specs.push(a, b);
     legacyNodes.push(a.internalIP);
     lifecycleNodes.push(b.internalIP);
@@ -148,7 +181,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('reads the machine config and applies a change with NO_REBOOT (dry run first)', async function () {
       const n = take(lifecycleNodes);
       const before = await client.readConfig(op(), n);
-      const doc = parseYaml(before) as { version: string; machine: { type: string; kubelet: { image: string }; network: { hostname: string } } };
+      const doc = parseYaml(before) as {
+        version: string;
+        machine: { type: string; kubelet: { image: string }; network: { hostname: string } };
+      };
       assert.equal(doc.version, 'v1alpha1');
       assert.equal(doc.machine.type, 'worker');
       assert.equal(doc.machine.network.hostname, sim.node(n).name);
@@ -165,7 +201,9 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('rejects a config without a v1alpha1 document as InvalidArgument naming the node', async function () {
       const n = take(lifecycleNodes);
-      const err = await errorOf(client.applyConfig(op(), n, 'apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: x\n'));
+      const err = await errorOf(
+        client.applyConfig(op(), n, 'apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: x\n'),
+      );
       assert.equal(err.kind, TalosErrorKind.InvalidArgument);
       assert.equal(err.node, n);
       assert.match(err.message, new RegExp(n.replace(/\./g, '\\.')));
@@ -234,7 +272,9 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('pre-pulls the installer image with progress', async function () {
       const n = take(lifecycleNodes);
       const progress: string[] = [];
-      const name = await client.pullImage(op(), n, installer('v1.14.1'), { onProgress: (p) => progress.push(`${p.layerId}:${p.status}`) });
+      const name = await client.pullImage(op(), n, installer('v1.14.1'), {
+        onProgress: (p) => progress.push(`${p.layerId}:${p.status}`),
+      });
       assert.equal(name, installer('v1.14.1'));
       assert.ok(progress.includes('sha256:4f4fb700ef54:EXTRACT_COMPLETE'), progress.join(','));
     });
@@ -258,7 +298,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       const before = await client.identity(op(), n);
       const res = await lifecycleUpgrade(n, installer('v1.14.1', NEW_SCHEMATIC));
       assert.equal(res.exitCode, 0);
-      assert.ok(res.messages.some((m) => m.includes('writing boot assets for v1.14.1')), res.messages.join('\n'));
+      assert.ok(
+        res.messages.some((m) => m.includes('writing boot assets for v1.14.1')),
+        res.messages.join('\n'),
+      );
       const still = await client.identity(op(), n);
       assert.equal(still.tag, 'v1.14.0', 'no reboot yet');
       assert.equal(still.bootId, before.bootId);
@@ -268,7 +311,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       const after = await waitBooted(n, before.bootId);
       assert.equal(after.tag, 'v1.14.1');
       assert.equal((await client.schematic(op(), n)).schematic, NEW_SCHEMATIC);
-      assert.deepEqual(fleet.calls.filter((c) => c.name === name).map((c) => c.op), ['takeDown', 'bringUp']);
+      assert.deepEqual(
+        fleet.calls.filter((c) => c.name === name).map((c) => c.op),
+        ['takeDown', 'bringUp'],
+      );
     });
 
     it('a 1.12 node has no LifecycleService/ImageService (UNIMPLEMENTED → Unimplemented)', async function () {
@@ -324,7 +370,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('an Upgrade stream that never ends: the call gives up at its stream deadline (DeadlineExceeded), is not retried (the upgrade is not idempotent), nothing staged', async function () {
       const n = take(lifecycleNodes);
-      const short = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 1500 });
+      const short = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...FAST, streamTimeoutMs: 1500 },
+      );
       sim.faults.set(n, { endlessInstall: true });
       try {
         await short.pullImage(op(), n, installer('v1.14.1'));
@@ -345,7 +394,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       sim.faults.set(n, { installExitCode: 1 });
       const before = await client.identity(op(), n);
       await client.legacyUpgrade(op(), n, installer('v1.13.9'));
-      await waitFor(() => sim.node(n).history.some((h) => h.startsWith('upgrade failed')), { timeoutMs: 3000, description: 'legacy install failure' });
+      await waitFor(() => sim.node(n).history.some((h) => h.startsWith('upgrade failed')), {
+        timeoutMs: 3000,
+        description: 'legacy install failure',
+      });
       const after = await client.identity(op(), n);
       assert.equal(after.tag, 'v1.12.6');
       assert.equal(after.bootId, before.bootId);
@@ -394,7 +446,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('API unreachable for a while: retried with backoff until it answers; one attempt fails Unavailable', async function () {
       const n = take(lifecycleNodes);
       sim.faults.unreachable(n, 300);
-      const once = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, maxAttempts: 1 });
+      const once = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...FAST, maxAttempts: 1 },
+      );
       try {
         const err = await errorOf(once.version(op(), n));
         assert.equal(err.kind, TalosErrorKind.Unavailable);
@@ -416,7 +471,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
     it('slow responses: a call slower than its deadline fails DeadlineExceeded; a longer deadline succeeds', async function () {
       const n = take(lifecycleNodes);
       sim.faults.set(n, { slowResponseMs: 300 });
-      const hasty = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, callTimeoutMs: 100, maxAttempts: 2 });
+      const hasty = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...FAST, callTimeoutMs: 100, maxAttempts: 2 },
+      );
       try {
         const err = await errorOf(hasty.version(op(), n));
         assert.equal(err.kind, TalosErrorKind.DeadlineExceeded);
@@ -431,8 +489,14 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       const node = take(lifecycleNodes);
       const path = '/machine.MachineService/Version';
       const expected = {
-        truncated: [TalosErrorKind.OperationFailed, /for node 127\.0\.77\.\d+ via endpoint .*: INTERNAL: Response message parsing error/],
-        oversized: [TalosErrorKind.Unknown, /via endpoint .*: RESOURCE_EXHAUSTED: Received message larger than max \(\d+ vs 33554432\)/],
+        truncated: [
+          TalosErrorKind.OperationFailed,
+          /for node 127\.0\.77\.\d+ via endpoint .*: INTERNAL: Response message parsing error/,
+        ],
+        oversized: [
+          TalosErrorKind.Unknown,
+          /via endpoint .*: RESOURCE_EXHAUSTED: Received message larger than max \(\d+ vs 33554432\)/,
+        ],
         empty: [TalosErrorKind.Unknown, /MachineService\.Version on node 127\.0\.77\.\d+: empty response$/],
       } as const;
       try {
@@ -455,7 +519,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
         assert.equal(err.kind, TalosErrorKind.Malformed, err.message);
         assert.equal(err.transient, true);
         assert.equal(err.node, n);
-        assert.match(err.message, new RegExp(`on node ${n.replaceAll('.', '\\.')} via endpoint ${sim.endpoint.replaceAll('.', '\\.')} `));
+        assert.match(
+          err.message,
+          new RegExp(`on node ${n.replaceAll('.', '\\.')} via endpoint ${sim.endpoint.replaceAll('.', '\\.')} `),
+        );
         assert.match(err.message, what);
         assert.match(err.message, /check that the node runs a Talos version this controller supports/);
       };
@@ -466,10 +533,15 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
         sim.faults.set(n, { malformed: { machineStage: 0 } });
         await malformed(client.machineStatus(op(), n), /answered a MachineStatus that has no machine stage/);
         sim.faults.set(n, { malformed: { machineStage: 42 } });
-        await malformed(client.machineStatus(op(), n), /answered a MachineStatus that has machine stage 42, unknown to this controller/);
+        await malformed(
+          client.machineStatus(op(), n),
+          /answered a MachineStatus that has machine stage 42, unknown to this controller/,
+        );
         sim.faults.set(n, { malformed: { pullStatus: 42 } });
         const statuses = new Set<string>();
-        const name = await client.pullImage(op(), n, installer('v1.14.1'), { onProgress: (p) => statuses.add(p.status) });
+        const name = await client.pullImage(op(), n, installer('v1.14.1'), {
+          onProgress: (p) => statuses.add(p.status),
+        });
         assert.ok(name.includes('v1.14.1'), name);
         assert.deepEqual([...statuses], ['UNKNOWN(42)']);
       } finally {
@@ -481,7 +553,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('a Pull stream that sends progress forever: each attempt ends at its stream deadline (DeadlineExceeded), retried as the pull is idempotent, nothing stored', async function () {
       const n = take(lifecycleNodes);
-      const short = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 1000, maxAttempts: 2 });
+      const short = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...FAST, streamTimeoutMs: 1000, maxAttempts: 2 },
+      );
       sim.faults.set(n, { endlessPull: true });
       const since = sim.lastCallSeq();
       let progress = 0;
@@ -500,14 +575,20 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('a stream that sends nothing (Pull, LifecycleService.Upgrade): the idle watchdog ends it long before the stream deadline with a clear error; the Upgrade is not repeated, nothing staged', async function () {
       const n = take(lifecycleNodes);
-      const watched = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { ...FAST, streamTimeoutMs: 120_000, streamIdleMs: 300, maxAttempts: 2 });
+      const watched = createTalosClient(
+        { endpoints: [sim.endpoint], secret: sim.secretData },
+        { ...FAST, streamTimeoutMs: 120_000, streamIdleMs: 300, maxAttempts: 2 },
+      );
       try {
         sim.faults.set(n, { silentStream: 'ImageService.Pull' });
         let since = sim.lastCallSeq();
         let err = await errorOf(watched.pullImage(op(), n, installer('v1.14.1')));
         assert.equal(err.kind, TalosErrorKind.DeadlineExceeded, err.message);
         assert.equal(err.transient, true);
-        assert.match(err.message, /ImageService\.Pull for node .* via endpoint .* sent nothing for 300 ms; ended it — the node may be stuck/);
+        assert.match(
+          err.message,
+          /ImageService\.Pull for node .* via endpoint .* sent nothing for 300 ms; ended it — the node may be stuck/,
+        );
         assert.equal(sim.callLog({ node: n, method: 'ImageService.Pull', since }).length, 2);
 
         sim.faults.clear(n);
@@ -546,7 +627,11 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       const c = createTalosClient({ endpoints: [dead, sim.endpoint], secret: sim.secretData }, FAST);
       try {
         assert.equal((await c.version(op(), take(legacyNodes))).tag, 'v1.12.6');
-        assert.equal((await c.version(op(), take(lifecycleNodes))).tag, 'v1.14.0', 'sticks to the endpoint that answered');
+        assert.equal(
+          (await c.version(op(), take(lifecycleNodes))).tag,
+          'v1.14.0',
+          'sticks to the endpoint that answered',
+        );
       } finally {
         c.close();
       }
@@ -569,7 +654,10 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
 
     it('accepts raw PEM with the Ed25519 `ED25519 PRIVATE KEY` label as well as base64 of PEM', async function () {
       const c = createTalosClient(
-        { endpoints: [sim.endpoint], secret: { 'ca.crt': sim.caPem, 'tls.crt': sim.adminCert.cert, 'tls.key': sim.adminCert.keyTalos } },
+        {
+          endpoints: [sim.endpoint],
+          secret: { 'ca.crt': sim.caPem, 'tls.crt': sim.adminCert.cert, 'tls.key': sim.adminCert.keyTalos },
+        },
         FAST,
       );
       try {

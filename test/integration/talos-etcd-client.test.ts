@@ -20,11 +20,34 @@ describe('Talos client ↔ simulator: etcd', function () {
   before(async function () {
     dir = makeLabDir('talos-etcd-client');
     const fleet = createRecordingFleet([
-      ...CPS.map((name, i) => ({ name, role: 'controlplane' as const, talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: '', internalIP: ip(i) })),
-      { name: 'ec-w1', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: '', internalIP: '127.0.82.20' },
+      ...CPS.map((name, i) => ({
+        name,
+        role: 'controlplane' as const,
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: '',
+        internalIP: ip(i),
+      })),
+      {
+        name: 'ec-w1',
+        role: 'worker',
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: '',
+        internalIP: '127.0.82.20',
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
-    client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { callTimeoutMs: 2000, etcdCallTimeoutMs: 300, maxAttempts: 4, backoff: { initialMs: 20, maxMs: 200, factor: 2 }, idleCloseMs: 0 });
+    client = createTalosClient(
+      { endpoints: [sim.endpoint], secret: sim.secretData },
+      {
+        callTimeoutMs: 2000,
+        etcdCallTimeoutMs: 300,
+        maxAttempts: 4,
+        backoff: { initialMs: 20, maxMs: 200, factor: 2 },
+        idleCloseMs: 0,
+      },
+    );
   });
 
   afterEach(() => sim.faults.clear());
@@ -37,7 +60,10 @@ describe('Talos client ↔ simulator: etcd', function () {
 
   it('members, status and alarms of every control-plane node agree on one leader', async function () {
     const members = await client.etcdMembers(op(), ip(1));
-    assert.deepEqual(members.map((m) => [m.id, m.name, m.isLearner]), CPS.map((n) => [memberIdOf(n), n, false]));
+    assert.deepEqual(
+      members.map((m) => [m.id, m.name, m.isLearner]),
+      CPS.map((n) => [memberIdOf(n), n, false]),
+    );
     const leader = sim.etcd.leader() ?? '';
     for (const [i, n] of CPS.entries()) {
       const s = await client.etcdStatus(op(), ip(i));
@@ -59,7 +85,10 @@ describe('Talos client ↔ simulator: etcd', function () {
   });
 
   it('a worker: Unimplemented, not transient', async function () {
-    const err = await client.etcdStatus(op(), '127.0.82.20').then(() => assert.fail('expected a failure'), (e: unknown) => e);
+    const err = await client.etcdStatus(op(), '127.0.82.20').then(
+      () => assert.fail('expected a failure'),
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof TalosApiError);
     assert.equal(err.kind, TalosErrorKind.Unimplemented);
     assert.match(err.message, /etcd status is only available on control plane nodes/);
@@ -69,9 +98,16 @@ describe('Talos client ↔ simulator: etcd', function () {
     sim.setTimings({ etcdHealthyMs: 3000 });
     try {
       await client.reboot(op(), ip(0));
-      await waitFor(() => sim.node('ec-cp1').phase === 'booting' || sim.node('ec-cp1').phase === 'running', { timeoutMs: 5000, intervalMs: 10, description: 'cp1 API up' });
+      await waitFor(() => sim.node('ec-cp1').phase === 'booting' || sim.node('ec-cp1').phase === 'running', {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'cp1 API up',
+      });
       const t = Date.now();
-      const err = await client.etcdStatus(op(), ip(0)).then(() => assert.fail('expected a failure'), (e: unknown) => e);
+      const err = await client.etcdStatus(op(), ip(0)).then(
+        () => assert.fail('expected a failure'),
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof TalosApiError);
       assert.ok(err.transient, err.message);
       assert.ok(Date.now() - t < 2000, 'bounded by the etcd deadline, not retried to the call timeout');

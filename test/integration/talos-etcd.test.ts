@@ -22,16 +22,35 @@ import { rawClient, targeting } from './talos-raw.js';
 const M = MachineServiceService;
 
 /** A unary call with its own deadline: the response, or the error's code name and details. */
-function call<Req, Res>(c: grpc.Client, def: { path: string; requestSerialize: (r: Req) => Buffer; responseDeserialize: (b: Buffer) => Res }, req: Req, node: string, deadlineMs = 3000): Promise<Res | { code: string; details: string }> {
+function call<Req, Res>(
+  c: grpc.Client,
+  def: { path: string; requestSerialize: (r: Req) => Buffer; responseDeserialize: (b: Buffer) => Res },
+  req: Req,
+  node: string,
+  deadlineMs = 3000,
+): Promise<Res | { code: string; details: string }> {
   return new Promise((resolve) =>
-    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, req, targeting(node), { deadline: Date.now() + deadlineMs }, (err, res) =>
-      resolve(err ? { code: grpc.status[err.code] ?? String(err.code), details: err.details } : (res as Res)),
+    c.makeUnaryRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
+      req,
+      targeting(node),
+      { deadline: Date.now() + deadlineMs },
+      (err, res) =>
+        resolve(err ? { code: grpc.status[err.code] ?? String(err.code), details: err.details } : (res as Res)),
     ),
   );
 }
 
 function ok<T>(r: T | { code: string; details: string }): T {
-  if (typeof r === 'object' && r !== null && 'code' in r && 'details' in r && typeof (r as { code: unknown }).code === 'string') {
+  if (
+    typeof r === 'object' &&
+    r !== null &&
+    'code' in r &&
+    'details' in r &&
+    typeof (r as { code: unknown }).code === 'string'
+  ) {
     assert.fail(`call failed: ${(r as { code: string }).code} ${(r as { details: string }).details}`);
   }
   return r as T;
@@ -47,8 +66,22 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
   before(async function () {
     dir = makeLabDir('talos-etcd');
     const fleet = createRecordingFleet([
-      ...CPS.map((name, i) => ({ name, role: 'controlplane' as const, talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: '', internalIP: `127.0.81.${10 + i}` })),
-      { name: 'etcd-w1', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: '', internalIP: '127.0.81.20' },
+      ...CPS.map((name, i) => ({
+        name,
+        role: 'controlplane' as const,
+        talosVersion: 'v1.13.9',
+        kubernetesVersion: 'v1.35.4',
+        schematic: '',
+        internalIP: `127.0.81.${10 + i}`,
+      })),
+      {
+        name: 'etcd-w1',
+        role: 'worker',
+        talosVersion: 'v1.13.9',
+        kubernetesVersion: 'v1.35.4',
+        schematic: '',
+        internalIP: '127.0.81.20',
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     c = rawClient(sim);
@@ -64,13 +97,18 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     dir?.remove();
   });
 
-  const members = (node: string, queryLocal = false): Promise<EtcdMemberListResponse | { code: string; details: string }> => call(c, M.etcdMemberList, { queryLocal }, node);
+  const members = (
+    node: string,
+    queryLocal = false,
+  ): Promise<EtcdMemberListResponse | { code: string; details: string }> =>
+    call(c, M.etcdMemberList, { queryLocal }, node);
   /** The leader's raft index minus this node's (both read now). */
   const lagOf = async (node: string): Promise<number> => {
     const [lead, own] = await Promise.all([status(sim.etcd.leader() ?? ''), status(node)]);
     return (ok(lead).messages[0]?.memberStatus?.raftIndex ?? 0) - (ok(own).messages[0]?.memberStatus?.raftIndex ?? 0);
   };
-  const status = (node: string, deadlineMs = 3000): Promise<EtcdStatusResponse | { code: string; details: string }> => call(c, M.etcdStatus, Empty.create(), node, deadlineMs);
+  const status = (node: string, deadlineMs = 3000): Promise<EtcdStatusResponse | { code: string; details: string }> =>
+    call(c, M.etcdStatus, Empty.create(), node, deadlineMs);
 
   it('member list: one member per control-plane node, uint64 IDs exact, names, URLs; the same from every control-plane node', async function () {
     for (const node of CPS) {
@@ -78,7 +116,13 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
       const list = res.messages[0]?.members ?? [];
       assert.deepEqual(
         list.map((m) => [m.id, m.hostname, m.peerUrls, m.clientUrls, m.isLearner]),
-        CPS.map((n, i) => [memberIdOf(n), n, [`https://127.0.81.${10 + i}:2380`], [`https://127.0.81.${10 + i}:2379`], false]),
+        CPS.map((n, i) => [
+          memberIdOf(n),
+          n,
+          [`https://127.0.81.${10 + i}:2380`],
+          [`https://127.0.81.${10 + i}:2379`],
+          false,
+        ]),
       );
       assert.ok(BigInt(list[0]?.id ?? '0') > 2n ** 53n, 'IDs above 2^53 survive');
       assert.deepEqual(res.messages[0]?.legacyMembers, CPS);
@@ -93,7 +137,8 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
       [call(c, M.etcdAlarmDisarm, Empty.create(), 'etcd-w1'), 'etcd alarm disarm'],
       [call(c, M.etcdForfeitLeadership, {}, 'etcd-w1'), 'etcd forfeit leadership'],
     ];
-    for (const [p, api] of cases) assert.deepEqual(await p, { code: 'UNIMPLEMENTED', details: `${api} is only available on control plane nodes` });
+    for (const [p, api] of cases)
+      assert.deepEqual(await p, { code: 'UNIMPLEMENTED', details: `${api} is only available on control plane nodes` });
   });
 
   it('status: one leader seen by every member, raft index advancing, term, versions, DB size', async function () {
@@ -107,10 +152,13 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     assert.ok(first.dbSize > 0 && first.dbSizeInUse > 0 && first.dbSizeInUse <= first.dbSize);
     assert.ok(first.raftTerm >= 2);
     assert.deepEqual(first.errors, []);
-    const later = await waitFor(async () => {
-      const s = ok(await status('etcd-cp2')).messages[0]?.memberStatus;
-      return s && s.raftIndex > first.raftIndex ? s : undefined;
-    }, { timeoutMs: 5000, intervalMs: 10, description: 'the raft index advancing' });
+    const later = await waitFor(
+      async () => {
+        const s = ok(await status('etcd-cp2')).messages[0]?.memberStatus;
+        return s && s.raftIndex > first.raftIndex ? s : undefined;
+      },
+      { timeoutMs: 5000, intervalMs: 10, description: 'the raft index advancing' },
+    );
     assert.ok(later.raftAppliedIndex <= later.raftIndex);
   });
 
@@ -124,8 +172,14 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     const notLeader = ok<EtcdForfeitLeadershipResponse>(await call(c, M.etcdForfeitLeadership, {}, 'etcd-cp3'));
     assert.equal(notLeader.messages[0]?.member, '');
     assert.equal(sim.etcd.leader(), 'etcd-cp2');
-    const effects = sim.callLog({ method: 'MachineService.EtcdForfeitLeadership' }).slice(-2).map((r) => [r.node, r.effect]);
-    assert.deepEqual(effects, [['etcd-cp1', 'leadership moved to etcd-cp2'], ['etcd-cp3', 'not the leader']]);
+    const effects = sim
+      .callLog({ method: 'MachineService.EtcdForfeitLeadership' })
+      .slice(-2)
+      .map((r) => [r.node, r.effect]);
+    assert.deepEqual(effects, [
+      ['etcd-cp1', 'leadership moved to etcd-cp2'],
+      ['etcd-cp3', 'not the leader'],
+    ]);
     const last = sim.etcd.record().leaders.at(-1);
     assert.equal(last?.leader, 'etcd-cp2');
     assert.match(last?.why ?? '', /etcd-cp1 forfeited/);
@@ -134,11 +188,18 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
   it('alarms: a fault raises NOSPACE on one member; AlarmList is cluster-wide from any member; Disarm clears them', async function () {
     sim.faults.set('etcd-cp3', { etcd: { alarm: 'NOSPACE' } });
     const list = ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), 'etcd-cp1'));
-    assert.deepEqual(list.messages[0]?.memberAlarms, [{ memberId: memberIdOf('etcd-cp3'), alarm: EtcdMemberAlarm_AlarmType.NOSPACE }]);
-    assert.deepEqual(ok(await status('etcd-cp3')).messages[0]?.memberStatus?.errors, [`memberID:${memberIdOf('etcd-cp3')} alarm:NOSPACE`]);
+    assert.deepEqual(list.messages[0]?.memberAlarms, [
+      { memberId: memberIdOf('etcd-cp3'), alarm: EtcdMemberAlarm_AlarmType.NOSPACE },
+    ]);
+    assert.deepEqual(ok(await status('etcd-cp3')).messages[0]?.memberStatus?.errors, [
+      `memberID:${memberIdOf('etcd-cp3')} alarm:NOSPACE`,
+    ]);
     const disarmed = ok(await call(c, M.etcdAlarmDisarm, Empty.create(), 'etcd-cp2'));
     assert.equal(disarmed.messages[0]?.memberAlarms.length, 1);
-    assert.deepEqual(ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), 'etcd-cp1')).messages[0]?.memberAlarms, []);
+    assert.deepEqual(
+      ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), 'etcd-cp1')).messages[0]?.memberAlarms,
+      [],
+    );
   });
 
   it('faults: lagging by N, learner, not started, isolated, a stale member list', async function () {
@@ -150,13 +211,28 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     assert.ok(diff >= 3000 && diff <= 7000, `lag ${diff}`);
     sim.faults.set('etcd-cp3', { etcd: { learner: true, notStarted: true } });
     const list = ok(await members('etcd-cp1')).messages[0]?.members ?? [];
-    assert.deepEqual(list.map((m) => [m.hostname, m.isLearner]), [['etcd-cp1', false], ['etcd-cp2', false], ['', true]]);
+    assert.deepEqual(
+      list.map((m) => [m.hostname, m.isLearner]),
+      [
+        ['etcd-cp1', false],
+        ['etcd-cp2', false],
+        ['', true],
+      ],
+    );
     assert.equal(ok(await status('etcd-cp3')).messages[0]?.memberStatus?.isLearner, true);
     sim.faults.clear('etcd-cp3');
     sim.faults.set('etcd-cp2', { etcd: { unhealthy: true } });
-    assert.equal(ok(await status('etcd-cp2')).messages[0]?.memberStatus?.leader, '0', 'an isolated member sees no leader');
+    assert.equal(
+      ok(await status('etcd-cp2')).messages[0]?.memberStatus?.leader,
+      '0',
+      'an isolated member sees no leader',
+    );
     assert.deepEqual(await members('etcd-cp2', true), { code: 'UNKNOWN', details: 'etcdserver: no leader' });
-    assert.equal(ok(await members('etcd-cp2')).messages[0]?.members.length, 3, 'cluster-wide list still answers (quorum)');
+    assert.equal(
+      ok(await members('etcd-cp2')).messages[0]?.members.length,
+      3,
+      'cluster-wide list still answers (quorum)',
+    );
     assert.notEqual(sim.etcd.leader(), 'etcd-cp2');
     sim.faults.set('etcd-cp2', { etcd: { staleMemberList: true } });
     assert.equal(ok(await members('etcd-cp2')).messages[0]?.members.length, 2);
@@ -180,20 +256,36 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
       sim.etcd.setLeader('etcd-cp1');
       const lossesBefore = sim.etcd.record().quorumLosses.length;
       ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp1'));
-      await waitFor(() => sim.node('etcd-cp1').phase === 'down', { timeoutMs: 5000, intervalMs: 10, description: 'cp1 down' });
+      await waitFor(() => sim.node('etcd-cp1').phase === 'down', {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'cp1 down',
+      });
       assert.notEqual(sim.etcd.leader(), 'etcd-cp1', 'a new leader is elected');
       assert.equal(sim.etcd.members().find((m) => m.node === 'etcd-cp1')?.state, 'down');
-      await waitFor(() => sim.node('etcd-cp1').phase === 'booting' || sim.node('etcd-cp1').phase === 'running', { timeoutMs: 5000, intervalMs: 10, description: 'cp1 API up' });
+      await waitFor(() => sim.node('etcd-cp1').phase === 'booting' || sim.node('etcd-cp1').phase === 'running', {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'cp1 API up',
+      });
       const started = Date.now();
       const hung = await status('etcd-cp1', 150);
       assert.equal((hung as { code: string }).code, 'DEADLINE_EXCEEDED');
       assert.ok(Date.now() - started >= 140, 'the call waited for its deadline');
       const list = ok(await members('etcd-cp2')).messages[0]?.members ?? [];
       assert.equal(list.find((m) => m.hostname === 'etcd-cp1')?.id, memberIdOf('etcd-cp1'), 'same ID while down');
-      await waitFor(() => sim.etcd.members().find((m) => m.node === 'etcd-cp1')?.healthy === true, { timeoutMs: 5000, intervalMs: 10, description: 'cp1 healthy' });
+      await waitFor(() => sim.etcd.members().find((m) => m.node === 'etcd-cp1')?.healthy === true, {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'cp1 healthy',
+      });
       assert.equal(ok(await status('etcd-cp1')).messages[0]?.memberStatus?.memberId, memberIdOf('etcd-cp1'));
       assert.ok((await lagOf('etcd-cp1')) > 1000, 'behind right after it is healthy');
-      await waitFor(async () => (Math.abs(await lagOf('etcd-cp1')) < 100 ? true : undefined), { timeoutMs: 5000, intervalMs: 20, description: 'cp1 caught up' });
+      await waitFor(async () => (Math.abs(await lagOf('etcd-cp1')) < 100 ? true : undefined), {
+        timeoutMs: 5000,
+        intervalMs: 20,
+        description: 'cp1 caught up',
+      });
       assert.equal(sim.etcd.record().quorumLosses.length, lossesBefore, 'one member down of three keeps quorum');
     } finally {
       sim.setTimings({ etcdHealthyMs: 80, etcdCatchUpMs: 150, rebootMs: 120, bootMs: 60 });
@@ -206,12 +298,20 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
       const before = sim.etcd.record().quorumLosses.length;
       ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp2'));
       ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp3'));
-      await waitFor(() => sim.etcd.record().quorumLosses.length > before, { timeoutMs: 5000, intervalMs: 10, description: 'quorum loss recorded' });
+      await waitFor(() => sim.etcd.record().quorumLosses.length > before, {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'quorum loss recorded',
+      });
       const loss = sim.etcd.record().quorumLosses.at(-1);
       assert.equal(loss?.cause, 'members');
       assert.deepEqual(loss?.unhealthy.sort(), ['etcd-cp2', 'etcd-cp3']);
       assert.equal(sim.etcd.leader(), undefined);
-      await waitFor(() => sim.etcd.members().every((m) => m.healthy), { timeoutMs: 5000, intervalMs: 10, description: 'all healthy again' });
+      await waitFor(() => sim.etcd.members().every((m) => m.healthy), {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        description: 'all healthy again',
+      });
       assert.ok(sim.etcd.record().quorumLosses.at(-1)?.to !== undefined);
     } finally {
       sim.setTimings({ rebootMs: 120 });
@@ -223,7 +323,16 @@ describe('Talos simulator: etcd with one control-plane node', function () {
   this.timeout(20_000);
   it('forfeit fails UNKNOWN "cannot forfeit leadership, only one member"', async function () {
     const dir = makeLabDir('talos-etcd1');
-    const fleet = createRecordingFleet([{ name: 'solo-cp', role: 'controlplane', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: '', internalIP: '127.0.81.30' }]);
+    const fleet = createRecordingFleet([
+      {
+        name: 'solo-cp',
+        role: 'controlplane',
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: '',
+        internalIP: '127.0.81.30',
+      },
+    ]);
     const sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     const c = rawClient(sim);
     try {
@@ -231,7 +340,10 @@ describe('Talos simulator: etcd with one control-plane node', function () {
         code: 'UNKNOWN',
         details: 'failed to forfeit leadership: cannot forfeit leadership, only one member',
       });
-      assert.equal(ok(await call(c, M.etcdStatus, Empty.create(), 'solo-cp')).messages[0]?.memberStatus?.protocolVersion, '3.7.1');
+      assert.equal(
+        ok(await call(c, M.etcdStatus, Empty.create(), 'solo-cp')).messages[0]?.memberStatus?.protocolVersion,
+        '3.7.1',
+      );
     } finally {
       c.close();
       await sim.stop();

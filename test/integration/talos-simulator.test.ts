@@ -27,7 +27,13 @@ import { createTalosClient } from '../../controller/talos/index.js';
 import { startFleet, type Fleet } from '../lab/fleet/index.js';
 import { loadKubeConfig } from '../lab/kube.js';
 import { type LabDir, makeLabDir } from '../lab/process.js';
-import { createRecordingFleet, type RecordingFleet, type SimCall, startTalosSimulator, type TalosSimulator } from '../lab/talos/index.js';
+import {
+  createRecordingFleet,
+  type RecordingFleet,
+  type SimCall,
+  startTalosSimulator,
+  type TalosSimulator,
+} from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 import { rawClient, streamed, targeting, unary } from './talos-raw.js';
 import { testContext as op } from '../support/op-context.js';
@@ -42,7 +48,10 @@ function assertCallerAndTimes(calls: SimCall[], node: string, identity: string, 
     assert.equal(r.node, node);
     assert.equal(r.identity, identity);
     assert.match(r.peer, /127\.0\.0\.1:\d+$/);
-    assert.ok(r.at >= t0 && r.endedAt !== undefined && r.endedAt >= r.at && r.endedAt <= Date.now(), `times of call ${r.seq}`);
+    assert.ok(
+      r.at >= t0 && r.endedAt !== undefined && r.endedAt >= r.at && r.endedAt <= Date.now(),
+      `times of call ${r.seq}`,
+    );
     if (prev) assert.ok(r.seq > prev.seq && r.at >= prev.at, `order of call ${r.seq}`);
     prev = r;
   }
@@ -57,8 +66,14 @@ function brief(r: SimCall): [string, string | undefined, string, string, string 
 function version(c: grpc.Client, md: grpc.Metadata): Promise<VersionResponse> {
   const def = MachineServiceService.version;
   return new Promise((resolve, reject) =>
-    c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, Empty.create(), md, { deadline: Date.now() + 3000 }, (err, res) =>
-      err || !res ? reject(err ?? new Error('no response')) : resolve(res),
+    c.makeUnaryRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
+      Empty.create(),
+      md,
+      { deadline: Date.now() + 3000 },
+      (err, res) => (err || !res ? reject(err ?? new Error('no response')) : resolve(res)),
     ),
   );
 }
@@ -72,9 +87,30 @@ describe('Talos simulator (raw gRPC)', function () {
   before(async function () {
     dir = makeLabDir('talos-sim');
     const fleet = createRecordingFleet([
-      { name: 'sim-cp', role: 'controlplane', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.80.10' },
-      { name: 'sim-w1', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.80.11' },
-      { name: 'sim-w2', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.80.12' },
+      {
+        name: 'sim-cp',
+        role: 'controlplane',
+        talosVersion: 'v1.13.9',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.80.10',
+      },
+      {
+        name: 'sim-w1',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.80.11',
+      },
+      {
+        name: 'sim-w2',
+        role: 'worker',
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.80.12',
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: true });
     c = rawClient(sim);
@@ -106,7 +142,12 @@ describe('Talos simulator (raw gRPC)', function () {
       md.add('nodes', '127.0.80.99');
       const res = await version(c, md);
       assert.equal(res.messages.length, 3);
-      const [ok, down, unknown] = res.messages.map((m) => ({ host: m.metadata?.hostname, error: m.metadata?.error ?? '', code: m.metadata?.status?.code, tag: m.version?.tag }));
+      const [ok, down, unknown] = res.messages.map((m) => ({
+        host: m.metadata?.hostname,
+        error: m.metadata?.error ?? '',
+        code: m.metadata?.status?.code,
+        tag: m.version?.tag,
+      }));
       assert.deepEqual(ok, { host: '127.0.80.11', error: '', code: undefined, tag: 'v1.12.6' });
       assert.equal(down?.host, '127.0.80.12');
       assert.match(down?.error ?? '', /i\/o timeout/);
@@ -121,8 +162,13 @@ describe('Talos simulator (raw gRPC)', function () {
     const def = StateService.get;
     const call = (md: grpc.Metadata): Promise<grpc.ServiceError> =>
       new Promise((resolve) =>
-        c.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, { namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev', id: 'machine', options: {} }, md, (err) =>
-          resolve(err as grpc.ServiceError),
+        c.makeUnaryRequest(
+          def.path,
+          def.requestSerialize,
+          def.responseDeserialize,
+          { namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev', id: 'machine', options: {} },
+          md,
+          (err) => resolve(err as grpc.ServiceError),
         ),
       );
     const nodes = new grpc.Metadata();
@@ -140,14 +186,27 @@ describe('Talos simulator (raw gRPC)', function () {
   // (siderolabs/net AddressContainsPort), which director.go singleDirector / aggregateDirector answer as
   // codes.Internal before any node is called; a bare IPv6 address is a target without a port.
   it('a `node` (or `nodes` target) with a port is INTERNAL `invalid target "…"`, before any node is called', async function () {
-    const versionWith = (md: grpc.Metadata): Promise<grpc.ServiceError | VersionResponse> => version(c, md).catch((err: grpc.ServiceError) => err);
-    for (const [key, value] of [['node', '127.0.80.11:50000'], ['node', 'sim-w1:50000'], ['node', '[::1]:50000'], ['nodes', '127.0.80.11,127.0.80.12:50000']] as const) {
+    const versionWith = (md: grpc.Metadata): Promise<grpc.ServiceError | VersionResponse> =>
+      version(c, md).catch((err: grpc.ServiceError) => err);
+    for (const [key, value] of [
+      ['node', '127.0.80.11:50000'],
+      ['node', 'sim-w1:50000'],
+      ['node', '[::1]:50000'],
+      ['nodes', '127.0.80.11,127.0.80.12:50000'],
+    ] as const) {
       const err = await versionWith(targeting(value, key));
       assert.ok('code' in err, `${key}: ${value} should fail`);
-      assert.deepEqual([err.code, err.details], [grpc.status.INTERNAL, `invalid target "${value.split(',').find((v) => v.includes(':')) ?? value}"`], `${key}: ${value}`);
+      assert.deepEqual(
+        [err.code, err.details],
+        [grpc.status.INTERNAL, `invalid target "${value.split(',').find((v) => v.includes(':')) ?? value}"`],
+        `${key}: ${value}`,
+      );
     }
     const v6 = await versionWith(targeting('::1'));
-    assert.ok('code' in v6 && v6.code === grpc.status.UNAVAILABLE, 'an IPv6 address without a port is a target apid dials (none here)');
+    assert.ok(
+      'code' in v6 && v6.code === grpc.status.UNAVAILABLE,
+      'an IPv6 address without a port is a target apid dials (none here)',
+    );
   });
 
   // internal/app/resources/access.go AccessPolicy (the filter in front of machined's COSI State server,
@@ -157,7 +216,19 @@ describe('Talos simulator (raw gRPC)', function () {
   // (pkg/resource/protobuf/resource.go Unmarshal: "metadata is missing").
   it('COSI Create, Update and Destroy: os:admin gets PERMISSION_DENIED "write access is not allowed", os:reader "not authorized"; a Create without a resource fails unmarshalling', async function () {
     const resource: Resource = {
-      metadata: { namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev', id: 'machine', version: '1', owner: '', phase: 'running', created: undefined, updated: undefined, finalizers: [], labels: {}, annotations: {} },
+      metadata: {
+        namespace: 'runtime',
+        type: 'MachineStatuses.runtime.talos.dev',
+        id: 'machine',
+        version: '1',
+        owner: '',
+        phase: 'running',
+        created: undefined,
+        updated: undefined,
+        finalizers: [],
+        labels: {},
+        annotations: {},
+      },
       spec: { protoSpec: Buffer.alloc(0), yamlSpec: 'stage: running\n' },
     };
     const carrying = (field: number, r: Resource | undefined): Buffer => {
@@ -165,11 +236,26 @@ describe('Talos simulator (raw gRPC)', function () {
       if (r) Resource.encode(r, w.uint32((field << 3) | 2).fork()).join();
       return Buffer.from(w.finish());
     };
-    const destroy = Buffer.from(new BinaryWriter().uint32(10).string('runtime').uint32(18).string('MachineStatuses.runtime.talos.dev').uint32(26).string('machine').finish());
+    const destroy = Buffer.from(
+      new BinaryWriter()
+        .uint32(10)
+        .string('runtime')
+        .uint32(18)
+        .string('MachineStatuses.runtime.talos.dev')
+        .uint32(26)
+        .string('machine')
+        .finish(),
+    );
     const write = (client: grpc.Client, method: string, body: Buffer): Promise<[string, string]> =>
       new Promise((resolve) =>
-        client.makeUnaryRequest(`/cosi.resource.State/${method}`, (b: Buffer) => b, (b: Buffer) => b, body, targeting('sim-w2'), { deadline: Date.now() + 3000 }, (err) =>
-          resolve(err ? [grpc.status[err.code] ?? String(err.code), err.details] : ['OK', '']),
+        client.makeUnaryRequest(
+          `/cosi.resource.State/${method}`,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          body,
+          targeting('sim-w2'),
+          { deadline: Date.now() + 3000 },
+          (err) => resolve(err ? [grpc.status[err.code] ?? String(err.code), err.details] : ['OK', '']),
         ),
       );
     const refused = ['PERMISSION_DENIED', 'write access is not allowed'];
@@ -177,9 +263,15 @@ describe('Talos simulator (raw gRPC)', function () {
     assert.deepEqual(await write(c, 'Update', carrying(2, resource)), refused);
     assert.deepEqual(await write(c, 'Destroy', destroy), refused);
     assert.deepEqual(await write(c, 'Create', carrying(1, undefined)), ['UNKNOWN', 'metadata is missing']);
-    assert.deepEqual(await write(c, 'Create', carrying(1, { ...resource, spec: undefined })), ['UNKNOWN', 'spec is missing']);
+    assert.deepEqual(await write(c, 'Create', carrying(1, { ...resource, spec: undefined })), [
+      'UNKNOWN',
+      'spec is missing',
+    ]);
     const r = sim.issueClientCert('cosi-reader', { roles: ['os:reader'] });
-    const reader = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)));
+    const reader = new grpc.Client(
+      sim.endpoint,
+      grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(r.key), Buffer.from(r.cert)),
+    );
     try {
       assert.deepEqual(await write(reader, 'Create', carrying(1, resource)), ['PERMISSION_DENIED', 'not authorized']);
     } finally {
@@ -191,9 +283,19 @@ describe('Talos simulator (raw gRPC)', function () {
     const def = StateService.watch;
     const md = new grpc.Metadata();
     md.set('node', 'sim-w2');
-    const stream = c.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, {
-      namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev', id: 'machine', options: undefined, apiVersion: 1,
-    }, md);
+    const stream = c.makeServerStreamRequest(
+      def.path,
+      def.requestSerialize,
+      def.responseDeserialize,
+      {
+        namespace: 'runtime',
+        type: 'MachineStatuses.runtime.talos.dev',
+        id: 'machine',
+        options: undefined,
+        apiVersion: 1,
+      },
+      md,
+    );
     const got: WatchResponse[] = [];
     let error: grpc.ServiceError | undefined;
     stream.on('data', (r: WatchResponse) => got.push(r));
@@ -209,7 +311,10 @@ describe('Talos simulator (raw gRPC)', function () {
     }
     await waitFor(() => error, { timeoutMs: 3000, description: 'watch stream to break' });
     assert.equal(error?.code, grpc.status.UNAVAILABLE);
-    const stages = got.flatMap((r) => r.event).filter((e) => e.eventType === EventType.UPDATED).map((e) => MachineStatusSpec.decode(e.resource?.spec?.protoSpec ?? new Uint8Array()).stage);
+    const stages = got
+      .flatMap((r) => r.event)
+      .filter((e) => e.eventType === EventType.UPDATED)
+      .map((e) => MachineStatusSpec.decode(e.resource?.spec?.protoSpec ?? new Uint8Array()).stage);
     assert.ok(stages.includes(RuntimeMachineStage.MACHINE_STAGE_REBOOTING), `stages: ${stages.join(',')}`);
   });
 
@@ -223,7 +328,10 @@ describe('Talos simulator (raw gRPC)', function () {
     assert.deepEqual(ctx.endpoints, [sim.endpoint]);
     assert.deepEqual(ctx.nodes, ['127.0.80.10', '127.0.80.11', '127.0.80.12']);
     assert.match(Buffer.from(ctx.key, 'base64').toString(), /^-----BEGIN ED25519 PRIVATE KEY-----/);
-    const client = createTalosClient({ endpoints: ctx.endpoints, secret: { 'ca.crt': ctx.ca, 'tls.crt': ctx.crt, 'tls.key': ctx.key } }, { idleCloseMs: 0 });
+    const client = createTalosClient(
+      { endpoints: ctx.endpoints, secret: { 'ca.crt': ctx.ca, 'tls.crt': ctx.crt, 'tls.key': ctx.key } },
+      { idleCloseMs: 0 },
+    );
     try {
       assert.equal((await client.version(op(), '127.0.80.11')).tag, 'v1.12.6');
     } finally {
@@ -231,7 +339,7 @@ describe('Talos simulator (raw gRPC)', function () {
     }
   });
 
-  it("each node also answers on its own InternalIP:50000 (where free), as itself", async function () {
+  it('each node also answers on its own InternalIP:50000 (where free), as itself', async function () {
     const ep = sim.nodeEndpoints['sim-w1'];
     if (!ep) this.skip(); // 127.0.80.11:50000 was taken on this machine
     const own = rawClient(sim, ep);
@@ -255,12 +363,54 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
   before(async function () {
     dir = makeLabDir('talos-sim-record');
     fleet = createRecordingFleet([
-      { name: 'rec-life', role: 'worker', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.10' },
-      { name: 'rec-legacy', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.11' },
-      { name: 'rec-reboot', role: 'worker', talosVersion: 'v1.14.0', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.12' },
-      { name: 'rec-lag', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.13' },
-      { name: 'rec-boot', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.14' },
-      { name: 'rec-cp', role: 'controlplane', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.82.15' },
+      {
+        name: 'rec-life',
+        role: 'worker',
+        talosVersion: 'v1.13.9',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.10',
+      },
+      {
+        name: 'rec-legacy',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.11',
+      },
+      {
+        name: 'rec-reboot',
+        role: 'worker',
+        talosVersion: 'v1.14.0',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.12',
+      },
+      {
+        name: 'rec-lag',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.13',
+      },
+      {
+        name: 'rec-boot',
+        role: 'worker',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.14',
+      },
+      {
+        name: 'rec-cp',
+        role: 'controlplane',
+        talosVersion: 'v1.12.6',
+        kubernetesVersion: 'v1.35.4',
+        schematic: SCHEMATIC,
+        internalIP: '127.0.82.15',
+      },
     ]);
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     c = rawClient(sim);
@@ -273,9 +423,17 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
   });
 
   const running = (name: string, tag: string): Promise<true> =>
-    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} running ${tag}` });
+    waitFor(() => (sim.node(name).phase === 'running' && sim.node(name).version === tag) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: `${name} running ${tag}`,
+    });
   const inPhase = (name: string, phase: string): Promise<true> =>
-    waitFor(() => sim.node(name).phase === phase || undefined, { timeoutMs: 10_000, intervalMs: 10, description: `${name} ${phase}` });
+    waitFor(() => sim.node(name).phase === phase || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: `${name} ${phase}`,
+    });
 
   it('records Pull, LifecycleService.Upgrade and Reboot (time, caller, image, result) and counts one upgrade and one boot into the new version', async function () {
     const t0 = Date.now();
@@ -285,11 +443,17 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const install = { containerd: system, source: { imageName: IMAGE_14 } };
     assert.equal(await streamed(c, LifecycleServiceService.upgrade, install, md()), 'INTERNAL', 'install before pull');
     // No containerd instance: namespace NS_UNKNOWN is refused (upstream ctrhelper.ContainerdInstanceHelper).
-    assert.equal(await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: IMAGE_14 }, md()), 'INVALID_ARGUMENT');
+    assert.equal(
+      await streamed(c, ImageServiceService.pull, { containerd: undefined, imageRef: IMAGE_14 }, md()),
+      'INVALID_ARGUMENT',
+    );
     const pulled = await streamed(c, ImageServiceService.pull, { containerd: system, imageRef: IMAGE_14 }, md());
     assert.ok(Array.isArray(pulled) && pulled.at(-1)?.name === IMAGE_14, `pull: ${JSON.stringify(pulled)}`);
     const installed = await streamed(c, LifecycleServiceService.upgrade, install, md());
-    assert.ok(Array.isArray(installed) && installed.at(-1)?.progress?.exitCode === 0, `install: ${JSON.stringify(installed)}`);
+    assert.ok(
+      Array.isArray(installed) && installed.at(-1)?.progress?.exitCode === 0,
+      `install: ${JSON.stringify(installed)}`,
+    );
     const rebooted = await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md());
     assert.notEqual(typeof rebooted, 'string');
     await running('rec-life', 'v1.14.0');
@@ -303,7 +467,10 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
       ['MachineService.Reboot', 'DEFAULT', 'running', 'ok', 'reboot into staged v1.14.0'],
     ]);
     const failed = calls[0]?.result;
-    assert.ok(typeof failed === 'object' && failed.code === grpc.status.INTERNAL && /not found/.test(failed.message), JSON.stringify(failed));
+    assert.ok(
+      typeof failed === 'object' && failed.code === grpc.status.INTERNAL && /not found/.test(failed.message),
+      JSON.stringify(failed),
+    );
     assert.equal(calls[3]?.exitCode, 0);
     assertCallerAndTimes(calls, 'rec-life', 'admin', t0);
     assert.equal(sim.node('127.0.82.10').calls, sim.node('rec-life').calls, 'the same record by IP and by name');
@@ -319,21 +486,50 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const since = sim.lastCallSeq();
     const md = (): grpc.Metadata => targeting('rec-legacy');
     sim.faults.set('rec-legacy', { holdPhase: 'upgrading' });
-    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.POWERCYCLE };
+    const upgrade = {
+      image: IMAGE_13,
+      preserve: false,
+      stage: false,
+      force: false,
+      rebootMode: UpgradeRequest_RebootMode.POWERCYCLE,
+    };
     const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
     assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
-    await waitFor(() => sim.node('rec-legacy').history.includes('held in upgrading'), { timeoutMs: 10_000, intervalMs: 10, description: 'upgrade held' });
+    await waitFor(() => sim.node('rec-legacy').history.includes('held in upgrading'), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: 'upgrade held',
+    });
     const second = await unary(c, MachineServiceService.upgrade, upgrade, md());
-    assert.equal(typeof second === 'string' ? second : second.messages[0]?.ack, 'Upgrade request received', 'the second Upgrade is acknowledged');
-    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
+    assert.equal(
+      typeof second === 'string' ? second : second.messages[0]?.ack,
+      'Upgrade request received',
+      'the second Upgrade is acknowledged',
+    );
+    assert.notEqual(
+      typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())),
+      'string',
+    );
     assert.equal(sim.node('rec-legacy').phase, 'upgrading');
     sim.faults.set('rec-legacy', { holdPhase: undefined });
     await running('rec-legacy', 'v1.13.9');
 
     assert.deepEqual(sim.callLog({ node: 'rec-legacy', since }).map(brief), [
       ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
-      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'ok', 'upgrade ignored: an upgrade is in progress (sequence locked)'],
-      ['MachineService.Reboot', 'DEFAULT', 'upgrading', 'ok', 'reboot ignored: an upgrade is in progress (sequence locked)'],
+      [
+        'MachineService.Upgrade',
+        IMAGE_13,
+        'upgrading',
+        'ok',
+        'upgrade ignored: an upgrade is in progress (sequence locked)',
+      ],
+      [
+        'MachineService.Reboot',
+        'DEFAULT',
+        'upgrading',
+        'ok',
+        'reboot ignored: an upgrade is in progress (sequence locked)',
+      ],
     ]);
     assert.equal(sim.callLog({ node: 'rec-legacy', since })[0]?.rebootMode, 'POWERCYCLE');
     const n = sim.node('rec-legacy');
@@ -345,10 +541,23 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const since = sim.lastCallSeq();
     const md = (): grpc.Metadata => targeting('rec-boot');
     sim.faults.set('rec-boot', { holdPhase: 'booting' });
-    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
-    await waitFor(() => sim.node('rec-boot').history.includes('held in booting'), { timeoutMs: 10_000, intervalMs: 10, description: 'boot held' });
+    assert.notEqual(
+      typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())),
+      'string',
+    );
+    await waitFor(() => sim.node('rec-boot').history.includes('held in booting'), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: 'boot held',
+    });
     const bootId = sim.node('rec-boot').bootId;
-    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const upgrade = {
+      image: IMAGE_13,
+      preserve: false,
+      stage: false,
+      force: false,
+      rebootMode: UpgradeRequest_RebootMode.DEFAULT,
+    };
     const res = await unary(c, MachineServiceService.upgrade, upgrade, md());
     assert.equal(typeof res === 'string' ? res : res.messages[0]?.ack, 'Upgrade request received');
     assert.equal(sim.node('rec-boot').phase, 'upgrading', 'the upgrade took over the boot');
@@ -372,10 +581,20 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const since = sim.lastCallSeq();
     const md = (): grpc.Metadata => targeting('rec-cp');
     sim.faults.set('rec-cp', { holdPhase: 'upgrading' });
-    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const upgrade = {
+      image: IMAGE_13,
+      preserve: false,
+      stage: false,
+      force: false,
+      rebootMode: UpgradeRequest_RebootMode.DEFAULT,
+    };
     const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
     assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
-    await waitFor(() => sim.node('rec-cp').history.includes('held in upgrading'), { timeoutMs: 10_000, intervalMs: 10, description: 'upgrade held' });
+    await waitFor(() => sim.node('rec-cp').history.includes('held in upgrading'), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: 'upgrade held',
+    });
     const t = Date.now();
     assert.equal(await unary(c, MachineServiceService.upgrade, upgrade, md()), 'DEADLINE_EXCEEDED');
     assert.ok(Date.now() - t >= 250, 'after the quorum check waited (etcdQuorumCheckMs)');
@@ -387,10 +606,22 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     assert.deepEqual(calls.map(brief), [
       ['MachineService.Upgrade', IMAGE_13, 'running', 'ok', 'upgrade started v1.12.6 -> v1.13.9'],
       ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'DEADLINE_EXCEEDED', undefined],
-      ['MachineService.Upgrade', IMAGE_13, 'upgrading', 'ok', 'upgrade ignored: an upgrade is in progress (sequence locked)'],
+      [
+        'MachineService.Upgrade',
+        IMAGE_13,
+        'upgrading',
+        'ok',
+        'upgrade ignored: an upgrade is in progress (sequence locked)',
+      ],
     ]);
     const refused = calls[1]?.result;
-    assert.ok(typeof refused === 'object' && /^error validating etcd for upgrade: etcd member [0-9a-f]{16} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded$/.test(refused.message), JSON.stringify(refused));
+    assert.ok(
+      typeof refused === 'object' &&
+        /^error validating etcd for upgrade: etcd member [0-9a-f]{16} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded$/.test(
+          refused.message,
+        ),
+      JSON.stringify(refused),
+    );
     assert.equal(sim.node('rec-cp').upgradesStarted, 1);
   });
 
@@ -399,14 +630,31 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     const md = (): grpc.Metadata => targeting('rec-lag');
     // Longer than the test: the test starts the sequence itself.
     sim.faults.set('rec-lag', { sequenceStartLagMs: 600_000 });
-    const upgrade = { image: IMAGE_13, preserve: false, stage: false, force: false, rebootMode: UpgradeRequest_RebootMode.DEFAULT };
+    const upgrade = {
+      image: IMAGE_13,
+      preserve: false,
+      stage: false,
+      force: false,
+      rebootMode: UpgradeRequest_RebootMode.DEFAULT,
+    };
     const first = await unary(c, MachineServiceService.upgrade, upgrade, md());
     assert.equal(typeof first === 'string' ? first : first.messages[0]?.ack, 'Upgrade request received');
     const n = sim.node('rec-lag');
-    assert.deepEqual([n.stage, n.sequencePending, n.upgradesStarted], ['running', true, 0], 'acknowledged, not started');
+    assert.deepEqual(
+      [n.stage, n.sequencePending, n.upgradesStarted],
+      ['running', true, 0],
+      'acknowledged, not started',
+    );
     const second = await unary(c, MachineServiceService.upgrade, upgrade, md());
-    assert.equal(typeof second === 'string' ? second : second.messages[0]?.ack, 'Upgrade request received', 'a second Upgrade is acknowledged too');
-    assert.notEqual(typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())), 'string');
+    assert.equal(
+      typeof second === 'string' ? second : second.messages[0]?.ack,
+      'Upgrade request received',
+      'a second Upgrade is acknowledged too',
+    );
+    assert.notEqual(
+      typeof (await unary(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, md())),
+      'string',
+    );
     n.startPendingSequence();
     assert.equal(n.stage, 'upgrading');
     sim.faults.clear('rec-lag');
@@ -423,12 +671,20 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
   it('Reboot while rebooting is acked without a second reboot, while down fails UNAVAILABLE, while booting reboots again', async function () {
     const since = sim.lastCallSeq();
     const ops = sim.issueClientCert('ops', { roles: ['os:operator'] });
-    const opsClient = new grpc.Client(sim.endpoint, grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(ops.key), Buffer.from(ops.cert)));
+    const opsClient = new grpc.Client(
+      sim.endpoint,
+      grpc.credentials.createSsl(Buffer.from(sim.caPem), Buffer.from(ops.key), Buffer.from(ops.cert)),
+    );
     try {
-      const reboot = (): Promise<unknown> => unary(opsClient, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, targeting('rec-reboot'));
+      const reboot = (): Promise<unknown> =>
+        unary(opsClient, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, targeting('rec-reboot'));
       sim.faults.set('rec-reboot', { holdPhase: 'rebooting' });
       assert.notEqual(typeof (await reboot()), 'string');
-      await waitFor(() => sim.node('rec-reboot').history.includes('held in rebooting'), { timeoutMs: 10_000, intervalMs: 10, description: 'reboot held' });
+      await waitFor(() => sim.node('rec-reboot').history.includes('held in rebooting'), {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        description: 'reboot held',
+      });
       assert.notEqual(typeof (await reboot()), 'string', 'a Reboot while rebooting is acknowledged');
 
       sim.faults.set('rec-reboot', { holdPhase: undefined, neverComesBack: true });
@@ -441,7 +697,11 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
       assert.notEqual(typeof (await reboot()), 'string');
       assert.equal(sim.node('rec-reboot').phase, 'rebooting', 'a Reboot while booting takes over');
       sim.faults.clear('rec-reboot');
-      await waitFor(() => sim.node('rec-reboot').reboots === 2 && sim.node('rec-reboot').phase === 'running', { timeoutMs: 10_000, intervalMs: 10, description: 'second reboot done' });
+      await waitFor(() => sim.node('rec-reboot').reboots === 2 && sim.node('rec-reboot').phase === 'running', {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        description: 'second reboot done',
+      });
     } finally {
       opsClient.close();
     }
@@ -473,17 +733,25 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     await running('rec-life', 'v1.14.0');
     assert.equal(sim.node('rec-life').rollbacks, 2);
     const calls = sim.callLog({ since }).filter((r) => r.method === 'MachineService.Rollback');
-    assert.deepEqual(calls.map((r) => [r.node, typeof r.result === 'object' ? r.result.message : r.result, r.effect]), [
-      ['rec-reboot', 'cannot rollback to "", label does not exist', undefined],
-      ['rec-life', 'ok', 'rollback to v1.13.9'],
-      ['rec-life', 'ok', 'rollback to v1.14.0'],
-    ]);
+    assert.deepEqual(
+      calls.map((r) => [r.node, typeof r.result === 'object' ? r.result.message : r.result, r.effect]),
+      [
+        ['rec-reboot', 'cannot rollback to "", label does not exist', undefined],
+        ['rec-life', 'ok', 'rollback to v1.13.9'],
+        ['rec-life', 'ok', 'rollback to v1.14.0'],
+      ],
+    );
   });
 
   it('records ApplyConfiguration per node, including each target of a legacy `nodes` fan-out', async function () {
     const since = sim.lastCallSeq();
     const data = Buffer.from(sim.node('rec-life').config);
-    const dry = await unary(c, MachineServiceService.applyConfiguration, { data, mode: ApplyConfigurationRequest_Mode.AUTO, dryRun: true, tryModeTimeout: undefined }, targeting('rec-life'));
+    const dry = await unary(
+      c,
+      MachineServiceService.applyConfiguration,
+      { data, mode: ApplyConfigurationRequest_Mode.AUTO, dryRun: true, tryModeTimeout: undefined },
+      targeting('rec-life'),
+    );
     assert.notEqual(typeof dry, 'string');
     sim.faults.unreachable('rec-legacy', 60_000);
     try {
@@ -497,11 +765,22 @@ describe('Talos simulator as a test oracle: call record, upgrade counters, Reboo
     } finally {
       sim.faults.clear('rec-legacy');
     }
-    assert.deepEqual(sim.callLog({ since }).map((r) => [r.node, ...brief(r), r.dryRun]), [
-      ['rec-life', 'MachineService.ApplyConfiguration', 'AUTO', 'running', 'ok', 'dry run', true],
-      ['rec-life', 'MachineService.ApplyConfiguration', 'NO_REBOOT', 'running', 'ok', 'config applied (unchanged)', false],
-      ['rec-legacy', 'MachineService.ApplyConfiguration', 'NO_REBOOT', 'running', 'UNAVAILABLE', undefined, false],
-    ]);
+    assert.deepEqual(
+      sim.callLog({ since }).map((r) => [r.node, ...brief(r), r.dryRun]),
+      [
+        ['rec-life', 'MachineService.ApplyConfiguration', 'AUTO', 'running', 'ok', 'dry run', true],
+        [
+          'rec-life',
+          'MachineService.ApplyConfiguration',
+          'NO_REBOOT',
+          'running',
+          'ok',
+          'config applied (unchanged)',
+          false,
+        ],
+        ['rec-legacy', 'MachineService.ApplyConfiguration', 'NO_REBOOT', 'running', 'UNAVAILABLE', undefined, false],
+      ],
+    );
     assert.deepEqual(sim.callLog({ since, method: 'MachineService.Reboot' }), []);
   });
 });
@@ -520,8 +799,22 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
     fleet = await startFleet({
       kubeconfigPath: cluster.kubeconfigPath,
       nodes: [
-        { name: 'talossim-cp', role: 'controlplane', talosVersion: 'v1.13.9', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.81.10' },
-        { name: 'talossim-w1', role: 'worker', talosVersion: 'v1.12.6', kubernetesVersion: 'v1.35.4', schematic: SCHEMATIC, internalIP: '127.0.81.11' },
+        {
+          name: 'talossim-cp',
+          role: 'controlplane',
+          talosVersion: 'v1.13.9',
+          kubernetesVersion: 'v1.35.4',
+          schematic: SCHEMATIC,
+          internalIP: '127.0.81.10',
+        },
+        {
+          name: 'talossim-w1',
+          role: 'worker',
+          talosVersion: 'v1.12.6',
+          kubernetesVersion: 'v1.35.4',
+          schematic: SCHEMATIC,
+          internalIP: '127.0.81.11',
+        },
       ],
     });
     sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false, timings: { rebootMs: 400 } });
@@ -536,11 +829,18 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
   const ready = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
   it('a legacy upgrade takes the Node NotReady and brings it back Ready on the new Talos version', async function () {
-    const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } });
+    const client = createTalosClient(
+      { endpoints: [sim.endpoint], secret: sim.secretData },
+      { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } },
+    );
     try {
       const before = await client.identity(op(), '127.0.81.11');
       await client.legacyUpgrade(op(), '127.0.81.11', `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.9`);
-      await waitFor(async () => ready(await core.readNode({ name: 'talossim-w1' })) !== 'True', { timeoutMs: 10_000, intervalMs: 20, description: 'Node NotReady' });
+      await waitFor(async () => ready(await core.readNode({ name: 'talossim-w1' })) !== 'True', {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        description: 'Node NotReady',
+      });
       const node = await waitFor(
         async () => {
           const n = await core.readNode({ name: 'talossim-w1' });
@@ -559,18 +859,26 @@ describe('Talos simulator with the real fleet (kube-apiserver)', function () {
   });
 
   it('ApplyConfiguration with new Kubernetes images moves the Node kubelet version and the static pods', async function () {
-    const client = createTalosClient({ endpoints: [sim.endpoint], secret: sim.secretData }, { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } });
+    const client = createTalosClient(
+      { endpoints: [sim.endpoint], secret: sim.secretData },
+      { idleCloseMs: 0, backoff: { initialMs: 20, maxMs: 200, factor: 2 } },
+    );
     try {
       const config = await client.readConfig(op(), '127.0.81.10');
       const updated = config.replaceAll(':v1.35.4', ':v1.36.3');
       assert.notEqual(updated, config, 'the machine config names v1.35.4 images');
       await client.applyConfig(op(), '127.0.81.10', updated);
-      await waitFor(async () => (await core.readNode({ name: 'talossim-cp' })).status?.nodeInfo?.kubeletVersion === 'v1.36.3', {
-        timeoutMs: 20_000,
-        description: 'Node kubeletVersion v1.36.3',
-      });
       await waitFor(
-        async () => (await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' })).spec?.containers[0]?.image === 'registry.k8s.io/kube-apiserver:v1.36.3',
+        async () => (await core.readNode({ name: 'talossim-cp' })).status?.nodeInfo?.kubeletVersion === 'v1.36.3',
+        {
+          timeoutMs: 20_000,
+          description: 'Node kubeletVersion v1.36.3',
+        },
+      );
+      await waitFor(
+        async () =>
+          (await core.readNamespacedPod({ namespace: 'kube-system', name: 'kube-apiserver-talossim-cp' })).spec
+            ?.containers[0]?.image === 'registry.k8s.io/kube-apiserver:v1.36.3',
         { timeoutMs: 20_000, description: 'kube-apiserver mirror pod on v1.36.3' },
       );
     } finally {

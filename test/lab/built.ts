@@ -13,14 +13,17 @@ const lastLine = (out: string): string => out.trim().split('\n').at(-1) ?? '';
 export async function builtPart(script: string, args: string[] = []): Promise<string> {
   const r = await runToEnd('bash', [scriptPath(script), ...args, '--check']);
   const found = lastLine(r.stdout);
-  if (r.code !== 0 || found === '') throw new Error(r.stderr.trim() || `${script} ${args.join(' ')} --check exited ${String(r.code)}`);
+  if (r.code !== 0 || found === '')
+    throw new Error(r.stderr.trim() || `${script} ${args.join(' ')} --check exited ${String(r.code)}`);
   return found;
 }
 
 /** builtPart for callers that cannot wait (the cluster's start reads its bin directory synchronously). */
 export function builtPartSync(script: string): string {
   try {
-    const found = lastLine(execFileSync('bash', [scriptPath(script), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    const found = lastLine(
+      execFileSync('bash', [scriptPath(script), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     if (found === '') throw new Error(`${script} --check printed nothing`);
     return found;
   } catch (err) {

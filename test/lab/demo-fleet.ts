@@ -13,26 +13,46 @@ export const DEMO_KUBERNETES_VERSION = 'v1.35.2';
 const prod = { environment: 'production' };
 /** worker-1/2 databases (worker-2 also has a GPU: the database group, listed first, claims it); worker-3/4 GPUs; worker-9 is staging and never touched. */
 const LABELS: Record<string, Record<string, string>> = {
-  'cp-1': prod, 'cp-2': prod, 'cp-3': prod,
+  'cp-1': prod,
+  'cp-2': prod,
+  'cp-3': prod,
   'worker-1': { ...prod, workload: 'database' },
   'worker-2': { ...prod, workload: 'database', accelerator: 'nvidia' },
   'worker-3': { ...prod, accelerator: 'nvidia' },
   'worker-4': { ...prod, accelerator: 'nvidia' },
-  'worker-5': prod, 'worker-6': prod, 'worker-7': prod, 'worker-8': prod,
+  'worker-5': prod,
+  'worker-6': prod,
+  'worker-7': prod,
+  'worker-8': prod,
   'worker-9': { environment: 'staging' },
 };
 
 /** The 12 demo nodes, all on the same Talos and Kubernetes versions. */
 export function demoNodes(talosVersion = DEMO_TALOS_VERSION): FleetNodeSpec[] {
-  return describeFleet({ nodes: 12, controlPlanes: 3, talosVersion, kubernetesVersion: DEMO_KUBERNETES_VERSION })
-    .map((n) => ({ ...n, labels: { ...n.labels, ...LABELS[n.name] } }));
+  return describeFleet({ nodes: 12, controlPlanes: 3, talosVersion, kubernetesVersion: DEMO_KUBERNETES_VERSION }).map(
+    (n) => ({ ...n, labels: { ...n.labels, ...LABELS[n.name] } }),
+  );
 }
 
 /** Workloads whose PodDisruptionBudgets the drains have to respect. */
 export const DEMO_WORKLOADS: WorkloadSpec[] = [
   { namespace: 'shop', name: 'web', kind: 'replicaset', replicas: 6, pdb: { maxUnavailable: 1 }, nodeSelector: prod },
-  { namespace: 'shop', name: 'postgres', kind: 'replicaset', replicas: 2, pdb: { minAvailable: 1 }, nodeSelector: { workload: 'database' } },
-  { namespace: 'ml', name: 'trainer', kind: 'replicaset', replicas: 2, pdb: { maxUnavailable: 1 }, nodeSelector: { accelerator: 'nvidia' } },
+  {
+    namespace: 'shop',
+    name: 'postgres',
+    kind: 'replicaset',
+    replicas: 2,
+    pdb: { minAvailable: 1 },
+    nodeSelector: { workload: 'database' },
+  },
+  {
+    namespace: 'ml',
+    name: 'trainer',
+    kind: 'replicaset',
+    replicas: 2,
+    pdb: { maxUnavailable: 1 },
+    nodeSelector: { accelerator: 'nvidia' },
+  },
   { namespace: 'monitoring', name: 'node-exporter', kind: 'daemonset' },
 ];
 

@@ -19,7 +19,10 @@ export function helmBinary(): Promise<string> {
  * A helm runner with its own HOME-like directories under `stateDir` (no user config, cache or
  * repositories leak in) and, when given, the lab cluster's kubeconfig. Never throws for a non-zero exit.
  */
-export async function helmRunner(stateDir: string, kubeconfig?: string): Promise<(args: string[], input?: string, cwd?: string) => Promise<HelmRun>> {
+export async function helmRunner(
+  stateDir: string,
+  kubeconfig?: string,
+): Promise<(args: string[], input?: string, cwd?: string) => Promise<HelmRun>> {
   const helm = await helmBinary();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -29,5 +32,10 @@ export async function helmRunner(stateDir: string, kubeconfig?: string): Promise
     HELM_DATA_HOME: join(stateDir, 'data'),
     ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
   };
-  return (args, input, cwd) => run(helm, kubeconfig ? ['--kubeconfig', kubeconfig, ...args] : args, { env, ...(input !== undefined ? { input } : {}), ...(cwd ? { cwd } : {}) });
+  return (args, input, cwd) =>
+    run(helm, kubeconfig ? ['--kubeconfig', kubeconfig, ...args] : args, {
+      env,
+      ...(input !== undefined ? { input } : {}),
+      ...(cwd ? { cwd } : {}),
+    });
 }

@@ -49,7 +49,10 @@ export const IMAGE_ENV: Readonly<Record<string, string>> = {
  * process in no memory cgroup of its own, where the percentage would apply to the whole machine.
  */
 export function nodeOptionsAtLimit(nodeOptions: string, memoryLimitMiB: number): string {
-  return nodeOptions.replace(/--max-old-space-size-percentage=(\S+)/, (_, p: string) => `--max-old-space-size=${Math.floor((memoryLimitMiB * Number(p)) / 100)}`);
+  return nodeOptions.replace(
+    /--max-old-space-size-percentage=(\S+)/,
+    (_, p: string) => `--max-old-space-size=${Math.floor((memoryLimitMiB * Number(p)) / 100)}`,
+  );
 }
 
 /**

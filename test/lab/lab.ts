@@ -53,7 +53,12 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     const cluster = await startCluster({ verbose: opts.verbose ?? false });
     stops.push(() => cluster.stop());
     const nodes = opts.nodes ?? describeFleet(opts.fleet ?? { nodes: 3 });
-    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], kubeProxy: true });
+    const fleet = await startFleet({
+      kubeconfigPath: cluster.kubeconfigPath,
+      nodes,
+      workloads: opts.workloads ?? [],
+      kubeProxy: true,
+    });
     stops.push(() => fleet.stop());
     progress(`fleet of ${nodes.length} nodes registered`);
 

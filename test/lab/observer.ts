@@ -1,7 +1,17 @@
 // An independent observer for safety assertions: its own watches of Nodes, Pods and Leases record
 // what really happened (cordons, Ready changes, boots, pod deletions, Leases), with times, so tests
 // never have to trust the controller's own status. Imports nothing from controller/.
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type V1Lease, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type V1Lease,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 
 export type ObservedKind =
   | 'cordoned'
@@ -81,7 +91,10 @@ interface WatchedJob {
 }
 type Watched = V1Node | V1Pod | V1Lease | WatchedJob;
 
-export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: string; leaseLabel: string; groupLabel?: string; patchJobs?: boolean }): Promise<Observer> {
+export async function startObserver(
+  kc: KubeConfig,
+  opts: { leaseNamespace: string; leaseLabel: string; groupLabel?: string; patchJobs?: boolean },
+): Promise<Observer> {
   const events: Observation[] = [];
   const nodes = new Map<string, NodeState>();
   const podNodes = new Map<string, string>();
@@ -125,7 +138,9 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     const newestKubelet = Math.max(...[...kubelets.values()].map((v) => minorOf(v) ?? 0));
     const oldestApi = Math.min(...[...apiServers.values()].map((v) => minorOf(v) ?? Number.MAX_SAFE_INTEGER));
     if (apiServers.size > 0 && newestKubelet > oldestApi) {
-      skewViolations.push(`${new Date().toISOString()}: kubelets ${JSON.stringify(Object.fromEntries(kubelets))} vs kube-apiservers ${JSON.stringify(Object.fromEntries(apiServers))}`);
+      skewViolations.push(
+        `${new Date().toISOString()}: kubelets ${JSON.stringify(Object.fromEntries(kubelets))} vs kube-apiservers ${JSON.stringify(Object.fromEntries(apiServers))}`,
+      );
     }
   };
 
@@ -146,7 +161,8 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     talosSeen(name, state.osImage);
     if (state.kubeletVersion !== '') componentSeen(name, 'kubelet', state.kubeletVersion);
     if (!before) return;
-    if (state.unschedulable !== before.unschedulable) push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
+    if (state.unschedulable !== before.unschedulable)
+      push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
     if (state.ready !== before.ready) push(state.ready ? 'ready' : 'notReady', name, state.osImage);
     if (state.bootID !== before.bootID) push('booted', name, `${state.osImage} ${state.bootID}`);
   };
@@ -157,7 +173,12 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     podNodes.set(key, node);
     const component = p.metadata?.labels?.['k8s-app'] ?? '';
     const tag = p.spec?.containers[0]?.image?.split(':').at(-1) ?? '';
-    if (type !== 'DELETED' && p.metadata?.namespace === 'kube-system' && STATIC_POD_COMPONENTS.has(component) && minorOf(tag) !== undefined) {
+    if (
+      type !== 'DELETED' &&
+      p.metadata?.namespace === 'kube-system' &&
+      STATIC_POD_COMPONENTS.has(component) &&
+      minorOf(tag) !== undefined
+    ) {
       componentSeen(node, component, tag.replace(/-(fat|slim)$/, ''));
     }
     if (type === 'DELETED') {
@@ -205,7 +226,11 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
     peaks.set(`${label}\u0000${group}`, Math.max(peaks.get(`${label}\u0000${group}`) ?? 0, inGroup));
   };
 
-  const start = async <T extends Watched>(path: string, list: () => Promise<{ items: T[] }>, handler: (type: string, obj: T) => void): Promise<void> => {
+  const start = async <T extends Watched>(
+    path: string,
+    list: () => Promise<{ items: T[] }>,
+    handler: (type: string, obj: T) => void,
+  ): Promise<void> => {
     const informer = makeInformer<T>(kc, path, list);
     informer.on('add', (o) => handler('ADDED', o));
     informer.on('update', (o) => handler('MODIFIED', o));
@@ -222,10 +247,19 @@ export async function startObserver(kc: KubeConfig, opts: { leaseNamespace: stri
   const coordination = kc.makeApiClient(CoordinationV1Api);
   await start('/api/v1/nodes', () => core.listNode(), onNode);
   await start('/api/v1/pods', () => core.listPodForAllNamespaces(), onPod);
-  await start(`/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`, () => coordination.listNamespacedLease({ namespace: opts.leaseNamespace }), onLease);
+  await start(
+    `/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`,
+    () => coordination.listNamespacedLease({ namespace: opts.leaseNamespace }),
+    onLease,
+  );
   if (opts.patchJobs) {
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const list = (): Promise<{ items: WatchedJob[] }> => custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' }) as Promise<{ items: WatchedJob[] }>;
+    const list = (): Promise<{ items: WatchedJob[] }> =>
+      custom.listClusterCustomObject({
+        group: 'kangalpatch.ozalp.dk',
+        version: 'v1alpha1',
+        plural: 'patchjobs',
+      }) as Promise<{ items: WatchedJob[] }>;
     await start('/apis/kangalpatch.ozalp.dk/v1alpha1/patchjobs', list, onJob);
   }
 

@@ -61,9 +61,24 @@ export function createCA(
 ): CertFiles {
   mkdirSync(dir, { recursive: true });
   openssl(
-    ['req', '-x509', ...keyArgs(keyType), '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '3650',
-      '-subj', subject(commonName, organizations),
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'],
+    [
+      'req',
+      '-x509',
+      ...keyArgs(keyType),
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '3650',
+      '-subj',
+      subject(commonName, organizations),
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ],
     dir,
   );
   return load(dir, name);
@@ -72,8 +87,17 @@ export function createCA(
 export function issueCert(dir: string, name: string, ca: CertFiles, opts: IssueOptions): CertFiles {
   mkdirSync(dir, { recursive: true });
   openssl(
-    ['req', ...keyArgs(opts.keyType ?? 'ec'), '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`,
-      '-subj', subject(opts.commonName, opts.organizations)],
+    [
+      'req',
+      ...keyArgs(opts.keyType ?? 'ec'),
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      subject(opts.commonName, opts.organizations),
+    ],
     dir,
   );
   const eku = { server: 'serverAuth', client: 'clientAuth', both: 'serverAuth,clientAuth' }[opts.usage];
@@ -90,21 +114,64 @@ export function issueCert(dir: string, name: string, ca: CertFiles, opts: IssueO
     writeFileSync(
       join(caDir, 'openssl.cnf'),
       [
-        '[ca]', 'default_ca=lab', '[lab]', `dir=${caDir}`, 'database=$dir/index.txt', 'serial=$dir/serial',
-        'new_certs_dir=$dir', 'default_md=sha256', 'policy=any', 'copy_extensions=none',
-        '[any]', 'commonName=supplied', 'organizationName=optional',
+        '[ca]',
+        'default_ca=lab',
+        '[lab]',
+        `dir=${caDir}`,
+        'database=$dir/index.txt',
+        'serial=$dir/serial',
+        'new_certs_dir=$dir',
+        'default_md=sha256',
+        'policy=any',
+        'copy_extensions=none',
+        '[any]',
+        'commonName=supplied',
+        'organizationName=optional',
       ].join('\n') + '\n',
     );
     openssl(
-      ['ca', '-batch', '-config', join(caDir, 'openssl.cnf'), '-cert', ca.certPath, '-keyfile', ca.keyPath,
-        '-in', `${name}.csr`, '-out', `${name}.crt`, '-startdate', '20200101000000Z', '-enddate', '20200102000000Z',
-        '-extfile', `${name}.ext`, '-notext'],
+      [
+        'ca',
+        '-batch',
+        '-config',
+        join(caDir, 'openssl.cnf'),
+        '-cert',
+        ca.certPath,
+        '-keyfile',
+        ca.keyPath,
+        '-in',
+        `${name}.csr`,
+        '-out',
+        `${name}.crt`,
+        '-startdate',
+        '20200101000000Z',
+        '-enddate',
+        '20200102000000Z',
+        '-extfile',
+        `${name}.ext`,
+        '-notext',
+      ],
       dir,
     );
   } else {
     openssl(
-      ['x509', '-req', '-in', `${name}.csr`, '-CA', ca.certPath, '-CAkey', ca.keyPath, '-CAcreateserial',
-        '-out', `${name}.crt`, '-days', String(opts.days ?? 365), '-extfile', `${name}.ext`],
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        ca.certPath,
+        '-CAkey',
+        ca.keyPath,
+        '-CAcreateserial',
+        '-out',
+        `${name}.crt`,
+        '-days',
+        String(opts.days ?? 365),
+        '-extfile',
+        `${name}.ext`,
+      ],
       dir,
     );
   }

@@ -102,7 +102,11 @@ export interface ProcessRun {
 }
 
 /** Runs `command` to its end with `input` on stdin; never throws for a non-zero exit (only when it cannot start). */
-export function runToEnd(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; stderr?: 'pipe' | 'inherit' } = {}): Promise<ProcessRun> {
+export function runToEnd(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; stderr?: 'pipe' | 'inherit' } = {},
+): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       stdio: ['pipe', 'pipe', options.stderr ?? 'pipe'],

@@ -21,10 +21,13 @@ export async function switchableProxy(target: string): Promise<SwitchableProxy> 
       req.socket.destroy();
       return;
     }
-    const up = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const up = httpRequest(
+      { host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
@@ -43,9 +46,10 @@ export async function switchableProxy(target: string): Promise<SwitchableProxy> 
       const u = new URL(targetUrl);
       return `${url}${u.pathname}${u.search}`;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -43,9 +43,10 @@ export async function tcpProxy(target: string): Promise<TcpProxy> {
       down = v;
       if (v) for (const s of pairs) s.resetAndDestroy();
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of pairs) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of pairs) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -44,7 +44,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const answer = queue.shift() ?? fallback;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-    deliveries.push({ path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), answer: answer === 'stall' ? 'stall' : answer.status });
+    deliveries.push({
+      path: req.url ?? '/',
+      headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+      at: Date.now(),
+      answer: answer === 'stall' ? 'stall' : answer.status,
+    });
     if (answer === 'stall') {
       stalled.add(res);
       res.on('close', () => stalled.delete(res));

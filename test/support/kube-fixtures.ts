@@ -2,7 +2,15 @@
 // may use it; the product's own client code is controller/kube).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, PolicyV1Api, CoordinationV1Api, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PolicyV1Api,
+  CoordinationV1Api,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { LabCluster } from '../lab/cluster/index.js';
 import { loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { systemClock } from '../../controller/runtime/clock.js';
@@ -43,7 +51,13 @@ export function applyCrds(cluster: LabCluster): Promise<void> {
   crdsApplied ??= (async () => {
     const kubectl = (args: string[]) => run(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args]);
     await kubectl(['apply', '-k', 'kustomize/crd']);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/patchplans.kangalpatch.ozalp.dk', 'crd/patchjobs.kangalpatch.ozalp.dk']);
+    await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/patchplans.kangalpatch.ozalp.dk',
+      'crd/patchjobs.kangalpatch.ozalp.dk',
+    ]);
   })();
   return crdsApplied;
 }
@@ -66,7 +80,9 @@ export interface TestNodeOptions {
 
 /** A Node with the status a Talos kubelet would post. */
 export async function createNode(f: KubeFixture, name: string, o: TestNodeOptions = {}): Promise<V1Node> {
-  await f.core.createNode({ body: { metadata: { name, labels: { test: 'kube', ...o.labels }, annotations: o.annotations ?? {} } } });
+  await f.core.createNode({
+    body: { metadata: { name, labels: { test: 'kube', ...o.labels }, annotations: o.annotations ?? {} } },
+  });
   const now = new Date();
   const status = {
     addresses: [
@@ -85,7 +101,15 @@ export async function createNode(f: KubeFixture, name: string, o: TestNodeOption
       operatingSystem: 'linux',
       architecture: 'amd64',
     },
-    conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }],
+    conditions: [
+      {
+        type: 'Ready',
+        status: o.ready === false ? 'False' : 'True',
+        reason: 'KubeletReady',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
   };
   return f.core.patchNodeStatus({ name, body: { status } }, mergePatch);
 }
@@ -98,7 +122,12 @@ export async function deleteNode(f: KubeFixture, name: string): Promise<void> {
  * A pod with no node (so deletion needs no kubelet and is immediate), marked Running and Ready so
  * the disruption controller counts it as healthy.
  */
-export async function createReadyPod(f: KubeFixture, namespace: string, name: string, labels: Record<string, string>): Promise<V1Pod> {
+export async function createReadyPod(
+  f: KubeFixture,
+  namespace: string,
+  name: string,
+  labels: Record<string, string>,
+): Promise<V1Pod> {
   await f.core.createNamespacedPod({
     namespace,
     body: { metadata: { name, labels }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
@@ -121,4 +150,3 @@ export async function createReadyPod(f: KubeFixture, namespace: string, name: st
     mergePatch,
   );
 }
-

@@ -6,5 +6,8 @@ export type KubectlRun = ProcessRun;
 
 /** Runs kubectl with the cluster's admin kubeconfig and `input` on stdin; never throws for a non-zero exit. */
 export function kubectl(cluster: LabCluster, args: string[], input?: string, cwd?: string): Promise<KubectlRun> {
-  return runToEnd(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], { ...(input !== undefined ? { input } : {}), ...(cwd ? { cwd } : {}) });
+  return runToEnd(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, ...args], {
+    ...(input !== undefined ? { input } : {}),
+    ...(cwd ? { cwd } : {}),
+  });
 }

@@ -32,7 +32,11 @@ export function installVolumeCrd(kubectl: string, kubeconfigPath: string): void 
   execFileSync(kubectl, [...args, 'wait', '--for=condition=Established', 'crd/volumes.longhorn.io'], { stdio: 'pipe' });
 }
 
-export function volume(name: string, robustness: string | undefined, labels: Record<string, string> = {}): Record<string, unknown> {
+export function volume(
+  name: string,
+  robustness: string | undefined,
+  labels: Record<string, string> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'longhorn.io/v1beta2',
     kind: 'Volume',
@@ -45,6 +49,9 @@ export function volume(name: string, robustness: string | undefined, labels: Rec
 /** Sets a volume's robustness; returns the time the apiserver answered (the object was stored). */
 export async function setRobustness(kc: KubeConfig, name: string, robustness: string): Promise<number> {
   const custom = kc.makeApiClient(CustomObjectsApi);
-  await custom.patchNamespacedCustomObject({ ...VOLUMES, namespace: LONGHORN_NAMESPACE, name, body: { status: { robustness } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await custom.patchNamespacedCustomObject(
+    { ...VOLUMES, namespace: LONGHORN_NAMESPACE, name, body: { status: { robustness } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   return Date.now();
 }

@@ -39,10 +39,14 @@ export function parseObjects(text: string, what: string): K8sObject[] {
 export function manifestFiles(dir: string): { file: string; object: K8sObject }[] {
   const base = join(repoRoot, 'kustomize', dir);
   const walk = (d: string): string[] =>
-    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : /\.ya?ml$/.test(e.name) ? [join(d, e.name)] : []));
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : /\.ya?ml$/.test(e.name) ? [join(d, e.name)] : [],
+    );
   return walk(base)
     .filter((f) => !/(^|\/)kustomization\.ya?ml$/.test(f))
-    .flatMap((f) => parseObjects(readFileSync(f, 'utf8'), f).map((object) => ({ file: relative(repoRoot, f), object })));
+    .flatMap((f) =>
+      parseObjects(readFileSync(f, 'utf8'), f).map((object) => ({ file: relative(repoRoot, f), object })),
+    );
 }
 
 const FORBIDDEN_VERBS = ['escalate', 'bind', 'impersonate'];
@@ -51,7 +55,12 @@ const FORBIDDEN_VERBS = ['escalate', 'bind', 'impersonate'];
 const healthIdentities = (objects: readonly K8sObject[]): Set<string> =>
   new Set(
     objects
-      .filter((o) => o.kind === 'ServiceAccount' && o.metadata.labels?.['app.kubernetes.io/component'] === 'health-checks' && o['automountServiceAccountToken'] === false)
+      .filter(
+        (o) =>
+          o.kind === 'ServiceAccount' &&
+          o.metadata.labels?.['app.kubernetes.io/component'] === 'health-checks' &&
+          o['automountServiceAccountToken'] === false,
+      )
       .map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`),
   );
 
@@ -71,7 +80,10 @@ export function rbacViolations(objects: K8sObject[]): string[] {
   return objects.flatMap((o) => {
     if (o.kind !== 'Role' && o.kind !== 'ClusterRole') return [];
     const who = `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
-    const aggregated = o.kind === 'ClusterRole' && o['aggregationRule'] !== undefined ? [`${who}: aggregationRule would pull in other roles' rules`] : [];
+    const aggregated =
+      o.kind === 'ClusterRole' && o['aggregationRule'] !== undefined
+        ? [`${who}: aggregationRule would pull in other roles' rules`]
+        : [];
     const rules = (o['rules'] as PolicyRule[] | undefined) ?? [];
     return [...aggregated, ...rules.flatMap((rule, i) => ruleViolations(`${who} rule ${i}`, o, rule, identities))];
   });
@@ -84,14 +96,20 @@ function ruleViolations(at: string, role: K8sObject, rule: PolicyRule, identitie
   for (const field of ['apiGroups', 'resources', 'resourceNames', 'nonResourceURLs', 'verbs'] as const) {
     if ((rule[field] ?? []).some((v) => v.includes('*'))) out.push(`${at}: wildcard in ${field}`);
   }
-  if (!healthImpersonation(role, rule, identities)) for (const verb of rule.verbs.filter((v) => FORBIDDEN_VERBS.includes(v))) out.push(`${at}: verb ${verb}`);
-  const secrets = (rule.apiGroups ?? []).includes('') && (rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/'));
+  if (!healthImpersonation(role, rule, identities))
+    for (const verb of rule.verbs.filter((v) => FORBIDDEN_VERBS.includes(v))) out.push(`${at}: verb ${verb}`);
+  const secrets =
+    (rule.apiGroups ?? []).includes('') &&
+    (rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/'));
   if (!secrets) return out;
   if (role.kind === 'ClusterRole') out.push(`${at}: a ClusterRole grants Secrets`);
-  else if (role.metadata.namespace !== OPERATOR_NAMESPACE) out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
+  else if (role.metadata.namespace !== OPERATOR_NAMESPACE)
+    out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
   // Read only: get, and list/watch for the controller's field-selected watch on a named Talos Secret.
-  for (const verb of rule.verbs.filter((v) => !SECRET_VERBS.includes(v))) out.push(`${at}: Secret verb ${verb} (get, list, watch only)`);
+  for (const verb of rule.verbs.filter((v) => !SECRET_VERBS.includes(v)))
+    out.push(`${at}: Secret verb ${verb} (get, list, watch only)`);
   // By name: never every Secret of the namespace (the webhook secret, Git tokens, the signing key).
-  if ((rule.resourceNames ?? []).length === 0) out.push(`${at}: Secrets without resourceNames (name the Talos credentials Secrets)`);
+  if ((rule.resourceNames ?? []).length === 0)
+    out.push(`${at}: Secrets without resourceNames (name the Talos credentials Secrets)`);
   return out;
 }

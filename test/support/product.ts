@@ -9,7 +9,17 @@
 // worktree's dist/, where a stale build would only confuse.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,22 +30,34 @@ import { repoRoot } from './manifests.js';
 const run = promisify(execFile);
 
 /** What the built output depends on: the sources tsconfig.build.json compiles, its settings, the bundler's options and the locked compiler, bundler and dependencies. */
-const BUILD_INPUTS = ['controller', 'schemas', 'proto', 'tsconfig.json', 'tsconfig.build.json', 'bundle.mjs', 'package-lock.json'];
+const BUILD_INPUTS = [
+  'controller',
+  'schemas',
+  'proto',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'bundle.mjs',
+  'package-lock.json',
+];
 
 function inputFiles(path: string): string[] {
   if (!existsSync(path)) return [];
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).sort().flatMap((name) => inputFiles(join(path, name)));
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => inputFiles(join(path, name)));
 }
 
 /** A digest of every build input's path and bytes: the same digest, the same dist/. */
 function sourceDigest(): string {
   const h = createHash('sha256');
-  for (const f of BUILD_INPUTS.flatMap((p) => inputFiles(join(repoRoot, p)))) h.update(f.slice(repoRoot.length)).update('\0').update(readFileSync(f)).update('\0');
+  for (const f of BUILD_INPUTS.flatMap((p) => inputFiles(join(repoRoot, p))))
+    h.update(f.slice(repoRoot.length)).update('\0').update(readFileSync(f)).update('\0');
   return h.digest('hex').slice(0, 24);
 }
 
-const labCache = (): string => process.env['KANGAL_LAB_CACHE'] ?? join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'kangal-lab');
+const labCache = (): string =>
+  process.env['KANGAL_LAB_CACHE'] ?? join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'kangal-lab');
 
 /** The built dist/ of the current sources, from the cache or built now as `npm run build` does (`tsc -p tsconfig.build.json`, then `node bundle.mjs`). */
 async function compiledDist(): Promise<string> {
@@ -43,7 +65,11 @@ async function compiledDist(): Promise<string> {
   if (existsSync(cached)) return cached;
   const tmp = `${cached}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', tmp], { cwd: repoRoot });
+  await run(
+    process.execPath,
+    [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json'), '--outDir', tmp],
+    { cwd: repoRoot },
+  );
   await run(process.execPath, [join(repoRoot, 'bundle.mjs'), tmp], { cwd: repoRoot });
   // A rename is atomic: a run killed mid-build leaves only a .tmp directory, never a half cache.
   if (existsSync(cached)) rmSync(tmp, { recursive: true, force: true });

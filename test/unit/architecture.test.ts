@@ -70,7 +70,8 @@ const rel = (abs: string): string => relative(repo, abs).split(sep).join('/');
 function relativeSpecifiers(text: string): string[] {
   const found = ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
   // preProcessFile does not report `export * as ns from '...'`.
-  for (const m of text.matchAll(/\bexport\s*\*\s*as\s+[\w$]+\s+from\s*(['"])([^'"]+)\1/g)) if (m[2] !== undefined) found.push(m[2]);
+  for (const m of text.matchAll(/\bexport\s*\*\s*as\s+[\w$]+\s+from\s*(['"])([^'"]+)\1/g))
+    if (m[2] !== undefined) found.push(m[2]);
   return found.filter((s) => s.startsWith('.'));
 }
 
@@ -88,7 +89,11 @@ interface Edge {
 }
 
 function scan(dirs: readonly string[]): { files: string[]; edges: Edge[]; unresolved: string[] } {
-  const files = dirs.flatMap((d) => sourceFiles(join(repo, d))).map(rel).filter((f) => f.endsWith('.ts')).sort();
+  const files = dirs
+    .flatMap((d) => sourceFiles(join(repo, d)))
+    .map(rel)
+    .filter((f) => f.endsWith('.ts'))
+    .sort();
   const edges: Edge[] = [];
   const unresolved: string[] = [];
   for (const from of files) {
@@ -129,7 +134,8 @@ function upward(order: readonly string[], room: (f: string) => string | undefine
     const [a, b] = [room(e.from), room(e.to)];
     if (a === undefined || b === undefined || a === b) continue;
     const [ra, rb] = [rank.get(a), rank.get(b)];
-    if (ra === undefined || rb === undefined) out.set(key(e), `${e.from} (${label} ${a}) imports ${e.to} (${label} ${b}), and one of them is not listed`);
+    if (ra === undefined || rb === undefined)
+      out.set(key(e), `${e.from} (${label} ${a}) imports ${e.to} (${label} ${b}), and one of them is not listed`);
     else if (rb > ra) out.set(key(e), `${e.from} (${label} ${a}) imports ${e.to} (${label} ${b}), a ${label} above it`);
   }
   return out;
@@ -207,13 +213,24 @@ describe('architecture: arrows point down', () => {
       "import {\n  h,\n} from '../h.js';",
       "import { z } from 'zod';",
     ].join('\n');
-    assert.deepEqual(relativeSpecifiers(sample).sort(), ['../h.js', './a.js', './b.js', './c.js', './d.js', './e.js', './f.js', './g.js']);
+    assert.deepEqual(relativeSpecifiers(sample).sort(), [
+      '../h.js',
+      './a.js',
+      './b.js',
+      './c.js',
+      './d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+    ]);
     assert.ok(files.length > 200, `scanned ${files.length} files`);
     assert.deepEqual(unresolved, []);
   });
 
   it('schemas/ imports nothing from controller/ or test/', () => {
-    const offenders = edges.filter((e) => e.from.startsWith('schemas/') && /^(?:controller|test)\//.test(e.to)).map(key);
+    const offenders = edges
+      .filter((e) => e.from.startsWith('schemas/') && /^(?:controller|test)\//.test(e.to))
+      .map(key);
     assert.deepEqual(offenders, []);
   });
 
@@ -224,7 +241,10 @@ describe('architecture: arrows point down', () => {
 
   it('no import cycle among the files of controller/ and schemas/', () => {
     const graph = edges.filter((e) => inProduct(e.from) && inProduct(e.to));
-    const found = cycles(files.filter(inProduct), graph).map((scc) => `${cycleThrough(scc, graph).join(' -> ')} (${scc.length} ${scc.length === 1 ? 'file' : 'files'} in the cycle)`);
+    const found = cycles(files.filter(inProduct), graph).map(
+      (scc) =>
+        `${cycleThrough(scc, graph).join(' -> ')} (${scc.length} ${scc.length === 1 ? 'file' : 'files'} in the cycle)`,
+    );
     assert.deepEqual(found, [], `import cycles:\n${found.join('\n')}`);
   });
 
@@ -235,8 +255,16 @@ describe('architecture: arrows point down', () => {
     const empty = ROOMS.filter((r) => r !== 'proto' && !rooms.has(r));
     assert.deepEqual(empty, [], 'remove rooms that have no files from ROOMS');
     const coreRooms = new Set(files.map(coreRoomOf).filter((r) => r !== undefined));
-    assert.deepEqual([...coreRooms].filter((r) => !(CORE_ROOMS as readonly string[]).includes(r)), [], 'add the new core sub-room to CORE_ROOMS at its place, bottom first');
-    assert.deepEqual(CORE_ROOMS.filter((r) => !coreRooms.has(r)), [], 'remove core sub-rooms that have no files from CORE_ROOMS');
+    assert.deepEqual(
+      [...coreRooms].filter((r) => !(CORE_ROOMS as readonly string[]).includes(r)),
+      [],
+      'add the new core sub-room to CORE_ROOMS at its place, bottom first',
+    );
+    assert.deepEqual(
+      CORE_ROOMS.filter((r) => !coreRooms.has(r)),
+      [],
+      'remove core sub-rooms that have no files from CORE_ROOMS',
+    );
   });
 
   it('every import of controller/ and schemas/ goes to its own room or a room below it, and core imports only schemas/', () => {

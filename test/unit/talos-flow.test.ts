@@ -45,13 +45,26 @@ describe('core/talos-flow', function () {
   it('parses installer image references', function () {
     const id = 'a'.repeat(64);
     assert.deepEqual(parseInstallerImage(`factory.talos.dev/aws-installer-secureboot/${id}:v1.14.0`), {
-      registry: 'factory.talos.dev', repository: `aws-installer-secureboot/${id}`, tag: 'v1.14.0', schematic: id, platform: 'aws', secureBoot: true,
+      registry: 'factory.talos.dev',
+      repository: `aws-installer-secureboot/${id}`,
+      tag: 'v1.14.0',
+      schematic: id,
+      platform: 'aws',
+      secureBoot: true,
     });
     assert.deepEqual(parseInstallerImage(`factory.talos.dev/installer/${id}:v1.12.6`), {
-      registry: 'factory.talos.dev', repository: `installer/${id}`, tag: 'v1.12.6', schematic: id, platform: 'metal', secureBoot: false,
+      registry: 'factory.talos.dev',
+      repository: `installer/${id}`,
+      tag: 'v1.12.6',
+      schematic: id,
+      platform: 'metal',
+      secureBoot: false,
     });
     assert.deepEqual(parseInstallerImage('ghcr.io/siderolabs/installer:v1.13.9'), {
-      registry: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1.13.9', secureBoot: false,
+      registry: 'ghcr.io',
+      repository: 'siderolabs/installer',
+      tag: 'v1.13.9',
+      secureBoot: false,
     });
     assert.equal(parseInstallerImage('installer'), undefined);
     assert.equal(parseInstallerImage('ghcr.io/siderolabs/installer'), undefined);
@@ -59,20 +72,46 @@ describe('core/talos-flow', function () {
 
   it('classifies gRPC failures by what to do about them', function () {
     const table: [number, string, TalosErrorKind, boolean][] = [
-      [GrpcCode.UNAVAILABLE, 'connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.1:50000: connect: connection refused"', TalosErrorKind.Unavailable, true],
-      [GrpcCode.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1', TalosErrorKind.Unavailable, true],
-      [GrpcCode.UNAVAILABLE, 'No connection established. Last error: Error: unable to verify the first certificate', TalosErrorKind.TlsRejected, false],
-      [GrpcCode.UNAVAILABLE, 'authentication handshake failed: x509: certificate signed by unknown authority', TalosErrorKind.TlsRejected, false],
+      [
+        GrpcCode.UNAVAILABLE,
+        'connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.1:50000: connect: connection refused"',
+        TalosErrorKind.Unavailable,
+        true,
+      ],
+      [
+        GrpcCode.UNAVAILABLE,
+        'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1',
+        TalosErrorKind.Unavailable,
+        true,
+      ],
+      [
+        GrpcCode.UNAVAILABLE,
+        'No connection established. Last error: Error: unable to verify the first certificate',
+        TalosErrorKind.TlsRejected,
+        false,
+      ],
+      [
+        GrpcCode.UNAVAILABLE,
+        'authentication handshake failed: x509: certificate signed by unknown authority',
+        TalosErrorKind.TlsRejected,
+        false,
+      ],
       [GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded', TalosErrorKind.DeadlineExceeded, true],
       [GrpcCode.INTERNAL, 'Received RST_STREAM with code 2', TalosErrorKind.Unavailable, true],
       [GrpcCode.INTERNAL, 'upgrade failed: disk full', TalosErrorKind.OperationFailed, false],
       [GrpcCode.PERMISSION_DENIED, 'not authorized', TalosErrorKind.PermissionDenied, false],
-      [GrpcCode.FAILED_PRECONDITION, 'another installation/upgrade is already in progress', TalosErrorKind.FailedPrecondition, false],
+      [
+        GrpcCode.FAILED_PRECONDITION,
+        'another installation/upgrade is already in progress',
+        TalosErrorKind.FailedPrecondition,
+        false,
+      ],
       [GrpcCode.UNIMPLEMENTED, 'unknown service machine.LifecycleService', TalosErrorKind.Unimplemented, false],
       [GrpcCode.NOT_FOUND, "resource doesn't exist", TalosErrorKind.NotFound, false],
       [GrpcCode.UNKNOWN, 'error validating installer image', TalosErrorKind.OperationFailed, false],
     ];
-    for (const [code, details, kind, transient] of table) assert.deepEqual(classifyGrpcError(code, details), { kind, transient }, details);
+    for (const [code, details, kind, transient] of table)
+      assert.deepEqual(classifyGrpcError(code, details), { kind, transient }, details);
   });
 
   it('backs off exponentially with jitter, capped', function () {
@@ -93,12 +132,18 @@ describe('talos/credentials', function () {
     dir = mkdtempSync(join(tmpdir(), 'talos-creds-'));
     const c = createCA(dir, 'ca', 'talos', 'ed25519', ['talos']);
     ca = c;
-    client = issueCert(dir, 'admin', c, { commonName: 'admin', organizations: ['os:admin', 'os:reader'], usage: 'client', keyType: 'ed25519' });
+    client = issueCert(dir, 'admin', c, {
+      commonName: 'admin',
+      organizations: ['os:admin', 'os:reader'],
+      usage: 'client',
+      keyType: 'ed25519',
+    });
   });
   after(function () {
     rmSync(dir, { recursive: true, force: true });
   });
-  const talosLabel = (k: string): string => k.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, '-----$1 ED25519 PRIVATE KEY-----');
+  const talosLabel = (k: string): string =>
+    k.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, '-----$1 ED25519 PRIVATE KEY-----');
 
   it('accepts raw PEM and base64 of PEM, relabels Ed25519 keys, reads roles and expiry', function () {
     const raw = loadCredentials({ 'ca.crt': ca.cert, 'tls.crt': client.cert, 'tls.key': talosLabel(client.key) });
@@ -111,11 +156,20 @@ describe('talos/credentials', function () {
     assert.match(raw.keyPem, /^-----BEGIN PRIVATE KEY-----/);
     assert.deepEqual(raw.roles, ['os:admin', 'os:reader']);
     assert.ok(raw.notAfter.getTime() > Date.now());
-    assert.equal(relabelEd25519Key('-----BEGIN ED25519 PRIVATE KEY-----\nx\n-----END ED25519 PRIVATE KEY-----'), '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----');
+    assert.equal(
+      relabelEd25519Key('-----BEGIN ED25519 PRIVATE KEY-----\nx\n-----END ED25519 PRIVATE KEY-----'),
+      '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----',
+    );
   });
 
   it('rejects missing and unparsable fields as BadCredentials', function () {
-    assert.throws(() => loadCredentials({ 'ca.crt': ca.cert, 'tls.crt': client.cert }), (e: unknown) => e instanceof TalosApiError && e.kind === 'BadCredentials' && /tls\.key/.test(e.message));
-    assert.throws(() => loadCredentials({ 'ca.crt': 'not pem', 'tls.crt': client.cert, 'tls.key': client.key }), (e: unknown) => e instanceof TalosApiError && e.kind === 'BadCredentials');
+    assert.throws(
+      () => loadCredentials({ 'ca.crt': ca.cert, 'tls.crt': client.cert }),
+      (e: unknown) => e instanceof TalosApiError && e.kind === 'BadCredentials' && /tls\.key/.test(e.message),
+    );
+    assert.throws(
+      () => loadCredentials({ 'ca.crt': 'not pem', 'tls.crt': client.cert, 'tls.key': client.key }),
+      (e: unknown) => e instanceof TalosApiError && e.kind === 'BadCredentials',
+    );
   });
 });

@@ -26,7 +26,8 @@ export function childPlanDocument(templateText: string, template: string, versio
   if (!Array.isArray(docs)) return new Error('the template file holds no YAML document');
   const doc = docs.find((d) => d.getIn(['kind']) === 'PatchPlan' && d.getIn(['metadata', 'name']) === template);
   if (!doc) return new Error(`the template file holds no PatchPlan named ${template}`);
-  if (doc.errors.length > 0) return new Error(`the template document does not parse: ${doc.errors[0]?.message.split('\n')[0] ?? ''}`);
+  if (doc.errors.length > 0)
+    return new Error(`the template document does not parse: ${doc.errors[0]?.message.split('\n')[0] ?? ''}`);
   const target = doc.getIn(['spec', 'target'], true);
   if (!isMap(target)) return new Error(`PatchPlan ${template} has no spec.target mapping`);
   doc.deleteIn(['spec', 'target', 'autoUpdate']);

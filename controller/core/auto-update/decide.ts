@@ -129,7 +129,10 @@ export function allowedStep(current: string, version: string, policy: StepPolicy
   return v.minor === c.minor + 1 || policy.stepwise === true ? 'minor' : undefined;
 }
 
-const stepPolicy = (input: Pick<AutoUpdateInput, 'spec' | 'stepwise'>): StepPolicy => ({ allow: input.spec.allow, stepwise: input.stepwise });
+const stepPolicy = (input: Pick<AutoUpdateInput, 'spec' | 'stepwise'>): StepPolicy => ({
+  allow: input.spec.allow,
+  stepwise: input.stepwise,
+});
 
 type DecisionBase = Omit<AutoUpdateDecision, 'action' | 'reason' | 'message'>;
 
@@ -155,19 +158,32 @@ export function installerPublished(input: Pick<AutoUpdateInput, 'installerSource
 
 /** The newest allowed release a ghcr template cannot be proposed, said once in the up-to-date message. */
 function ghcrNote(input: AutoUpdateInput, stable: readonly Release[], current: string): string {
-  const blocked = stable.find((r) => allowedStep(current, r.tagName, stepPolicy(input)) !== undefined && !installerPublished(input, r.tagName));
-  return blocked ? `; ${blocked.tagName} is not proposed: ghcr.io/siderolabs/installer is not published from Talos 1.14, set target.source: factory with target.installer to follow it` : '';
+  const blocked = stable.find(
+    (r) => allowedStep(current, r.tagName, stepPolicy(input)) !== undefined && !installerPublished(input, r.tagName),
+  );
+  return blocked
+    ? `; ${blocked.tagName} is not proposed: ghcr.io/siderolabs/installer is not published from Talos 1.14, set target.source: factory with target.installer to follow it`
+    : '';
 }
 
 /** Allowed steps from `current`, minus skipped versions and versions a child plan exists for; newest first. */
 function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], current: string): Candidate[] {
   const { now, spec } = input;
-  const excluded = new Set([...input.skippedVersions, ...input.children.map((c) => c.version)].filter((v) => semver.valid(v)).map((v) => semver.clean(v)));
+  const excluded = new Set(
+    [...input.skippedVersions, ...input.children.map((c) => c.version)]
+      .filter((v) => semver.valid(v))
+      .map((v) => semver.clean(v)),
+  );
   const minAge = durationMs(spec.minReleaseAge);
   const gate = input.promotionGate;
   return stable.flatMap((release): Candidate[] => {
     const step = allowedStep(current, release.tagName, stepPolicy(input));
-    if (step === undefined || excluded.has(semver.clean(release.tagName)) || !installerPublished(input, release.tagName)) return [];
+    if (
+      step === undefined ||
+      excluded.has(semver.clean(release.tagName)) ||
+      !installerPublished(input, release.tagName)
+    )
+      return [];
     const aged = (release.publishedAt ?? now) + minAge;
     if (!gate) return [{ release, step, eligibleAt: aged, heldBy: 'age' }];
     const promoted = gate.get(release.tagName);
@@ -177,52 +193,136 @@ function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], curr
 }
 
 /** Nothing eligible yet: an open proposal stays, else we wait for a young release or are up to date. */
-function decideWithoutEligible(out: DecisionBase, input: AutoUpdateInput, stable: readonly Release[], current: string, pendingNote: string, held: string | undefined): AutoUpdateDecision {
+function decideWithoutEligible(
+  out: DecisionBase,
+  input: AutoUpdateInput,
+  stable: readonly Release[],
+  current: string,
+  pendingNote: string,
+  held: string | undefined,
+): AutoUpdateDecision {
   const open = input.openProposal;
-  if (open) return { ...out, action: NONE, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+  if (open)
+    return {
+      ...out,
+      action: NONE,
+      reason: AutoUpdateReason.ProposalOpen,
+      message: `proposal for ${open.version} is open${pendingNote}`,
+    };
   if (out.pending?.heldBy === 'promotion' || (!out.pending && held !== undefined)) {
     const what = out.pending?.heldBy === 'promotion' ? out.pending.version : held;
-    return { ...out, action: NONE, reason: AutoUpdateReason.WaitingForPromotion, message: `nothing to propose yet from ${current}: ${what ?? 'a newer release'} is not yet promoted by the upstream stages (status.autoUpdate.promotion says what each waits for)${pendingNote}` };
+    return {
+      ...out,
+      action: NONE,
+      reason: AutoUpdateReason.WaitingForPromotion,
+      message: `nothing to propose yet from ${current}: ${what ?? 'a newer release'} is not yet promoted by the upstream stages (status.autoUpdate.promotion says what each waits for)${pendingNote}`,
+    };
   }
   return out.pending
-    ? { ...out, action: NONE, reason: AutoUpdateReason.Pending, message: `nothing to propose yet from ${current}${pendingNote}` }
-    : { ...out, action: NONE, reason: AutoUpdateReason.UpToDate, message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}${ghcrNote(input, stable, current)}` };
+    ? {
+        ...out,
+        action: NONE,
+        reason: AutoUpdateReason.Pending,
+        message: `nothing to propose yet from ${current}${pendingNote}`,
+      }
+    : {
+        ...out,
+        action: NONE,
+        reason: AutoUpdateReason.UpToDate,
+        message: `${current} is the newest release allowed (allow: ${input.spec.allow})${stable[0] ? `; latest upstream ${stable[0].tagName}` : ''}${ghcrNote(input, stable, current)}`,
+      };
 }
 
 /** An eligible version exists: propose it, supersede an older open proposal with it, or leave a newer-or-equal one open. */
-function decideWithEligible(out: DecisionBase, best: Candidate, open: OpenProposal | undefined, current: string, pendingNote: string): AutoUpdateDecision {
+function decideWithEligible(
+  out: DecisionBase,
+  best: Candidate,
+  open: OpenProposal | undefined,
+  current: string,
+  pendingNote: string,
+): AutoUpdateDecision {
   const proposal: Proposal = { version: best.release.tagName, release: best.release, step: best.step };
   if (open && semver.valid(open.version) && !semver.gt(proposal.version, open.version)) {
-    return { ...out, action: NONE, reason: AutoUpdateReason.ProposalOpen, message: `proposal for ${open.version} is open${pendingNote}` };
+    return {
+      ...out,
+      action: NONE,
+      reason: AutoUpdateReason.ProposalOpen,
+      message: `proposal for ${open.version} is open${pendingNote}`,
+    };
   }
   if (open) {
-    return { ...out, action: { type: 'supersede', proposal, supersedes: open }, reason: AutoUpdateReason.Superseded, message: `${proposal.version} supersedes the open proposal for ${open.version}${pendingNote}` };
+    return {
+      ...out,
+      action: { type: 'supersede', proposal, supersedes: open },
+      reason: AutoUpdateReason.Superseded,
+      message: `${proposal.version} supersedes the open proposal for ${open.version}${pendingNote}`,
+    };
   }
-  return { ...out, action: { type: 'propose', proposal }, reason: AutoUpdateReason.Proposed, message: `proposing ${proposal.version} (${proposal.step} step from ${current})${pendingNote}` };
+  return {
+    ...out,
+    action: { type: 'propose', proposal },
+    reason: AutoUpdateReason.Proposed,
+    message: `proposing ${proposal.version} (${proposal.step} step from ${current})${pendingNote}`,
+  };
 }
 
 export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
   const { now, spec } = input;
   const stable = stableReleases(input.releases);
   const nextCheckAt = (input.checkedAt ?? now) + durationMs(spec.checkInterval);
-  const base: DecisionBase = { currentVersion: input.currentVersion, latestVersion: stable[0]?.tagName, pending: undefined, blockedBy: undefined, nextWakeAt: nextCheckAt, nextCheckAt };
+  const base: DecisionBase = {
+    currentVersion: input.currentVersion,
+    latestVersion: stable[0]?.tagName,
+    pending: undefined,
+    blockedBy: undefined,
+    nextWakeAt: nextCheckAt,
+    nextCheckAt,
+  };
   const current = input.currentVersion;
   if (current === undefined || semver.valid(current) === null) {
-    return { ...base, action: NONE, reason: AutoUpdateReason.NoCurrentVersion, message: 'no selected node reports a Talos version (osImage "Talos (vX.Y.Z)"): nothing to compare releases with' };
+    return {
+      ...base,
+      action: NONE,
+      reason: AutoUpdateReason.NoCurrentVersion,
+      message: 'no selected node reports a Talos version (osImage "Talos (vX.Y.Z)"): nothing to compare releases with',
+    };
   }
   const blockedBy = input.children.find((c) => c.phase !== 'Completed');
-  if (blockedBy) return { ...base, blockedBy, action: NONE, reason: AutoUpdateReason.ChildNotCompleted, message: blockedMessage(blockedBy) };
+  if (blockedBy)
+    return {
+      ...base,
+      blockedBy,
+      action: NONE,
+      reason: AutoUpdateReason.ChildNotCompleted,
+      message: blockedMessage(blockedBy),
+    };
   const candidates = candidatesFrom(input, stable, current);
   const best = candidates.find((c) => c.eligibleAt <= now);
   // Younger versions above the best eligible one: each changes the proposal when it comes of age.
-  const younger = candidates.filter((c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)));
-  const pending = younger[0] && { version: younger[0].release.tagName, eligibleAt: younger[0].eligibleAt, heldBy: younger[0].heldBy };
+  const younger = candidates.filter(
+    (c) => c.eligibleAt > now && (best === undefined || semver.gt(c.release.tagName, best.release.tagName)),
+  );
+  const pending = younger[0] && {
+    version: younger[0].release.tagName,
+    eligibleAt: younger[0].eligibleAt,
+    heldBy: younger[0].heldBy,
+  };
   const nextWakeAt = Math.min(nextCheckAt, ...younger.map((c) => c.eligibleAt));
   const out: DecisionBase = { ...base, pending, nextWakeAt };
-  const pendingNote = !pending ? '' : pending.heldBy === 'age'
-    ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}`
-    : `; ${pending.version} soaks upstream until ${iso(pending.eligibleAt)}`;
+  const pendingNote = !pending
+    ? ''
+    : pending.heldBy === 'age'
+      ? `; ${pending.version} is younger than minReleaseAge ${spec.minReleaseAge} until ${iso(pending.eligibleAt)}`
+      : `; ${pending.version} soaks upstream until ${iso(pending.eligibleAt)}`;
   // The newest allowed release the promotion gate holds back until Git changes (no time to wake at).
-  const held = input.promotionGate && stable.find((r) => allowedStep(current, r.tagName, stepPolicy(input)) !== undefined && input.promotionGate?.get(r.tagName) === undefined)?.tagName;
-  return best ? decideWithEligible(out, best, input.openProposal, current, pendingNote) : decideWithoutEligible(out, input, stable, current, pendingNote, held);
+  const held =
+    input.promotionGate &&
+    stable.find(
+      (r) =>
+        allowedStep(current, r.tagName, stepPolicy(input)) !== undefined &&
+        input.promotionGate?.get(r.tagName) === undefined,
+    )?.tagName;
+  return best
+    ? decideWithEligible(out, best, input.openProposal, current, pendingNote)
+    : decideWithoutEligible(out, input, stable, current, pendingNote, held);
 }

@@ -6,13 +6,26 @@ import semver from 'semver';
 import type { VersionVerdict } from '../promotion/decide.js';
 import { stageName } from '../promotion/stage.js';
 import { durationMs, iso } from '../time.js';
-import { allowedStep, decideAutoUpdate, installerPublished, type AutoUpdateInput, type AutoUpdateSpec } from './decide.js';
+import {
+  allowedStep,
+  decideAutoUpdate,
+  installerPublished,
+  type AutoUpdateInput,
+  type AutoUpdateSpec,
+} from './decide.js';
 import { stableReleases } from './releases.js';
 
 export interface VersionWhyNot {
   version: string;
   /** Proposed, or the first reason it is not. */
-  state: 'Proposed' | 'NotAllowedStep' | 'NoGhcrInstaller' | 'TooYoung' | 'NotPromoted' | 'SoakingUpstream' | 'OlderThanProposal';
+  state:
+    | 'Proposed'
+    | 'NotAllowedStep'
+    | 'NoGhcrInstaller'
+    | 'TooYoung'
+    | 'NotPromoted'
+    | 'SoakingUpstream'
+    | 'OlderThanProposal';
   message: string;
 }
 
@@ -25,27 +38,58 @@ export interface TemplateExplanation {
   versions: VersionWhyNot[];
 }
 
-export function explainTemplate(input: Omit<AutoUpdateInput, 'promotionGate'>, verdicts: readonly VersionVerdict[] | undefined): TemplateExplanation {
+export function explainTemplate(
+  input: Omit<AutoUpdateInput, 'promotionGate'>,
+  verdicts: readonly VersionVerdict[] | undefined,
+): TemplateExplanation {
   const gate = verdicts && new Map(verdicts.map((v) => [v.version, v.eligibleAt]));
   const decision = decideAutoUpdate({ ...input, promotionGate: gate });
   const proposal = decision.action.type === 'none' ? undefined : decision.action.proposal.version;
   const current = input.currentVersion;
   const spec: AutoUpdateSpec = input.spec;
-  const above = current === undefined || semver.valid(current) === null ? [] : stableReleases(input.releases).filter((r) => semver.gt(r.tagName, current));
+  const above =
+    current === undefined || semver.valid(current) === null
+      ? []
+      : stableReleases(input.releases).filter((r) => semver.gt(r.tagName, current));
   const versions = above.map((r): VersionWhyNot => {
     const v = r.tagName;
     if (v === proposal) return { version: v, state: 'Proposed', message: `would be proposed now` };
-    if (current === undefined || allowedStep(current, v, { allow: spec.allow, stepwise: input.stepwise }) === undefined) return { version: v, state: 'NotAllowedStep', message: `not a ${spec.allow} step from ${current ?? '?'} (allow: ${spec.allow})` };
-    if (!installerPublished(input, v)) return { version: v, state: 'NoGhcrInstaller', message: 'ghcr.io/siderolabs/installer is not published from Talos 1.14: set target.source: factory with target.installer to follow it' };
+    if (current === undefined || allowedStep(current, v, { allow: spec.allow, stepwise: input.stepwise }) === undefined)
+      return {
+        version: v,
+        state: 'NotAllowedStep',
+        message: `not a ${spec.allow} step from ${current ?? '?'} (allow: ${spec.allow})`,
+      };
+    if (!installerPublished(input, v))
+      return {
+        version: v,
+        state: 'NoGhcrInstaller',
+        message:
+          'ghcr.io/siderolabs/installer is not published from Talos 1.14: set target.source: factory with target.installer to follow it',
+      };
     const agedAt = (r.publishedAt ?? input.now) + durationMs(spec.minReleaseAge);
-    if (agedAt > input.now) return { version: v, state: 'TooYoung', message: `younger than minReleaseAge ${spec.minReleaseAge} until ${iso(agedAt)}` };
+    if (agedAt > input.now)
+      return {
+        version: v,
+        state: 'TooYoung',
+        message: `younger than minReleaseAge ${spec.minReleaseAge} until ${iso(agedAt)}`,
+      };
     const verdict = verdicts?.find((x) => x.version === v);
     if (verdict && verdict.eligibleAt === undefined) {
       const missing = verdict.stages.filter((s) => s.state !== 'Eligible' && s.state !== 'Soaking');
-      return { version: v, state: 'NotPromoted', message: `not yet promoted: ${missing.map((s) => `${stageName(s.stage)} ${s.state} (${s.message})`).join('; ')}` };
+      return {
+        version: v,
+        state: 'NotPromoted',
+        message: `not yet promoted: ${missing.map((s) => `${stageName(s.stage)} ${s.state} (${s.message})`).join('; ')}`,
+      };
     }
-    if (verdict?.eligibleAt !== undefined && verdict.eligibleAt > input.now) return { version: v, state: 'SoakingUpstream', message: `soaking upstream until ${iso(verdict.eligibleAt)}` };
-    return { version: v, state: 'OlderThanProposal', message: proposal === undefined ? decision.message : `older than ${proposal}, which would be proposed` };
+    if (verdict?.eligibleAt !== undefined && verdict.eligibleAt > input.now)
+      return { version: v, state: 'SoakingUpstream', message: `soaking upstream until ${iso(verdict.eligibleAt)}` };
+    return {
+      version: v,
+      state: 'OlderThanProposal',
+      message: proposal === undefined ? decision.message : `older than ${proposal}, which would be proposed`,
+    };
   });
   return { currentVersion: current, proposal, summary: decision.message, versions };
 }

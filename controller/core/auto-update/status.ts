@@ -14,9 +14,23 @@ export interface CheckFacts {
 }
 
 /** After a successful check: every field from the decision, the last error cleared. */
-export function statusAfterCheck(prev: AutoUpdateStatus | undefined, d: AutoUpdateDecision, facts: CheckFacts): AutoUpdateStatus {
+export function statusAfterCheck(
+  prev: AutoUpdateStatus | undefined,
+  d: AutoUpdateDecision,
+  facts: CheckFacts,
+): AutoUpdateStatus {
   const s: AutoUpdateStatus = { ...prev, lastCheckTime: iso(facts.now), nextCheckTime: iso(d.nextWakeAt) };
-  for (const k of ['currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'pendingHeldBy', 'blockedBy', 'lastError', 'promotion'] as const) delete s[k];
+  for (const k of [
+    'currentVersion',
+    'latestVersion',
+    'pendingVersion',
+    'pendingEligibleTime',
+    'pendingHeldBy',
+    'blockedBy',
+    'lastError',
+    'promotion',
+  ] as const)
+    delete s[k];
   if (facts.promotion) s.promotion = facts.promotion;
   if (d.currentVersion !== undefined) s.currentVersion = d.currentVersion;
   if (d.latestVersion !== undefined) s.latestVersion = d.latestVersion;
@@ -25,7 +39,12 @@ export function statusAfterCheck(prev: AutoUpdateStatus | undefined, d: AutoUpda
     s.pendingEligibleTime = iso(d.pending.eligibleAt);
     s.pendingHeldBy = d.pending.heldBy === 'promotion' ? 'Promotion' : 'MinReleaseAge';
   }
-  if (d.blockedBy) s.blockedBy = { name: d.blockedBy.name, version: d.blockedBy.version, ...(d.blockedBy.phase === undefined ? {} : { phase: d.blockedBy.phase }) };
+  if (d.blockedBy)
+    s.blockedBy = {
+      name: d.blockedBy.name,
+      version: d.blockedBy.version,
+      ...(d.blockedBy.phase === undefined ? {} : { phase: d.blockedBy.phase }),
+    };
   if (facts.proposal) {
     s.lastProposedVersion = facts.proposal.version;
     s.lastProposalURL = facts.proposal.url;
@@ -35,6 +54,15 @@ export function statusAfterCheck(prev: AutoUpdateStatus | undefined, d: AutoUpda
 }
 
 /** After a failed check (rate limit, network, auth): the rest of the status stays as the last success left it. */
-export function statusAfterError(prev: AutoUpdateStatus | undefined, err: { reason: string; message: string }, now: number, retryAt: number): AutoUpdateStatus {
-  return { ...prev, lastError: { reason: err.reason, message: err.message, time: iso(now) }, nextCheckTime: iso(retryAt) };
+export function statusAfterError(
+  prev: AutoUpdateStatus | undefined,
+  err: { reason: string; message: string },
+  now: number,
+  retryAt: number,
+): AutoUpdateStatus {
+  return {
+    ...prev,
+    lastError: { reason: err.reason, message: err.message, time: iso(now) },
+    nextCheckTime: iso(retryAt),
+  };
 }

@@ -76,7 +76,9 @@ export function nodeOfMember(facts: EtcdFacts, member: EtcdMemberFact): string |
 }
 
 /** The member list every answering node gave (the first that answered), or the errors. */
-export function memberList(facts: EtcdFacts): { ok: true; value: readonly EtcdMemberFact[] } | { ok: false; error: string } {
+export function memberList(
+  facts: EtcdFacts,
+): { ok: true; value: readonly EtcdMemberFact[] } | { ok: false; error: string } {
   const answered = facts.nodes.map((n) => n.members).find((m) => m?.ok === true);
   if (answered) return answered;
   const errors = facts.nodes.flatMap((n) => (n.members && !n.members.ok ? [`${n.node}: ${n.members.error}`] : []));
@@ -91,11 +93,14 @@ export const memberLabel = (facts: EtcdFacts, m: EtcdMemberFact): string => {
 };
 
 const sameSet = (a: readonly EtcdMemberFact[], b: readonly EtcdMemberFact[]): boolean =>
-  a.length === b.length && a.every((m) => b.some((x) => x.id === m.id && x.name === m.name && x.isLearner === m.isLearner));
+  a.length === b.length &&
+  a.every((m) => b.some((x) => x.id === m.id && x.name === m.name && x.isLearner === m.isLearner));
 
 /** The leader's member ID more than half of the answering statuses name, and its raft index; undefined when none. */
 export function leaderOf(facts: EtcdFacts): { id: string; raftIndex: number | undefined } | undefined {
-  const seen = facts.nodes.flatMap((n) => (n.status.ok && n.status.value.leader !== '0' ? [n.status.value.leader] : []));
+  const seen = facts.nodes.flatMap((n) =>
+    n.status.ok && n.status.value.leader !== '0' ? [n.status.value.leader] : [],
+  );
   const counts = new Map<string, number>();
   for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);
   const top = [...counts].find(([, c]) => c * 2 > seen.length);
@@ -123,13 +128,19 @@ export function leaderLast(nodes: readonly string[], leader: string | undefined)
 }
 
 /** Why one member is not healthy and caught up, or undefined when it is. */
-export function memberProblem(facts: EtcdFacts, m: EtcdMemberFact, leader: { id: string; raftIndex: number | undefined } | undefined, maxLag: number): string | undefined {
+export function memberProblem(
+  facts: EtcdFacts,
+  m: EtcdMemberFact,
+  leader: { id: string; raftIndex: number | undefined } | undefined,
+  maxLag: number,
+): string | undefined {
   const node = nodeOfMember(facts, m);
   const n = facts.nodes.find((x) => x.node === node);
   if (!n) return `runs on no control-plane node of the cluster (peer URLs ${m.peerUrls.join(', ') || 'none'})`;
   if (!n.status.ok) return `not healthy: etcd status on ${n.node} failed: ${n.status.error}`;
   const s = n.status.value;
-  if (s.memberId !== m.id) return `not healthy: ${n.node} answers for member ${memberHex(s.memberId)}, not ${memberHex(m.id)}`;
+  if (s.memberId !== m.id)
+    return `not healthy: ${n.node} answers for member ${memberHex(s.memberId)}, not ${memberHex(m.id)}`;
   if (s.isLearner) return 'is a learner (not yet promoted to a voting member)';
   if (s.errors.length > 0) return `reports errors: ${s.errors.join('; ')}`;
   if (s.leader === '0') return 'not healthy: sees no leader';
@@ -147,16 +158,21 @@ type Problem = { member: string; problem: string };
 function membershipProblem(facts: EtcdFacts, members: readonly EtcdMemberFact[]): Problem | undefined {
   for (const m of members) {
     if (m.name === '') return { member: memberHex(m.id), problem: 'is not started, all members must be running' };
-    if (m.isLearner) return { member: memberLabel(facts, m), problem: 'is a learner (not yet promoted to a voting member)' };
+    if (m.isLearner)
+      return { member: memberLabel(facts, m), problem: 'is a learner (not yet promoted to a voting member)' };
   }
   const names = (l: readonly EtcdMemberFact[]): string => l.map((m) => m.name || memberHex(m.id)).join(', ');
   for (const n of facts.nodes) {
     if (n.members?.ok === true && !sameSet(n.members.value, members)) {
-      return { member: n.node, problem: `member lists disagree: ${n.node} lists [${names(n.members.value)}], another node [${names(members)}]` };
+      return {
+        member: n.node,
+        problem: `member lists disagree: ${n.node} lists [${names(n.members.value)}], another node [${names(members)}]`,
+      };
     }
   }
   for (const n of facts.nodes) {
-    if (!members.some((m) => nodeOfMember(facts, m) === n.node)) return { member: n.node, problem: `control-plane node ${n.node} has no etcd member` };
+    if (!members.some((m) => nodeOfMember(facts, m) === n.node))
+      return { member: n.node, problem: `control-plane node ${n.node} has no etcd member` };
   }
   return undefined;
 }
@@ -185,7 +201,8 @@ export function controlPlaneSafety(facts: EtcdFacts, opts: SafetyOptions): Safet
   if (members.length === 2) {
     return {
       state: 'refused',
-      message: 'etcd member count(2) is insufficient to maintain quorum if upgrade commences (Talos refuses it too): add a third control-plane node first',
+      message:
+        'etcd member count(2) is insufficient to maintain quorum if upgrade commences (Talos refuses it too): add a third control-plane node first',
     };
   }
   const problem = membershipProblem(facts, members) ?? alarmProblem(facts, members, opts.node);
@@ -202,25 +219,43 @@ export function controlPlaneSafety(facts: EtcdFacts, opts: SafetyOptions): Safet
   const quorum = Math.floor(voters / 2) + 1;
   const leaderName = leaderNode(facts);
   if (voters === 1) {
-    return { state: 'safe', leader: leaderName, warning: `single control-plane node: etcd and the Kubernetes API are down while ${opts.node} reboots` };
+    return {
+      state: 'safe',
+      leader: leaderName,
+      warning: `single control-plane node: etcd and the Kubernetes API are down while ${opts.node} reboots`,
+    };
   }
-  if (left < quorum) return { state: 'unsafe', member: opts.node, problem: `with ${opts.node} down ${left} of ${voters} members are left, fewer than the quorum of ${quorum}` };
+  if (left < quorum)
+    return {
+      state: 'unsafe',
+      member: opts.node,
+      problem: `with ${opts.node} down ${left} of ${voters} members are left, fewer than the quorum of ${quorum}`,
+    };
   return { state: 'safe', leader: leaderName };
 }
 
 /** Is the node's member back after its reboot: healthy (a leader seen, no errors, not a learner) and within the lag bound? */
-export function caughtUp(facts: EtcdFacts, node: string, maxLagEntries = DEFAULT_MAX_LAG_ENTRIES): { ok: true } | { ok: false; problem: string } {
+export function caughtUp(
+  facts: EtcdFacts,
+  node: string,
+  maxLagEntries = DEFAULT_MAX_LAG_ENTRIES,
+): { ok: true } | { ok: false; problem: string } {
   const n = facts.nodes.find((x) => x.node === node);
   if (!n) return { ok: false, problem: `${node} is not a control-plane node of the cluster` };
   if (!n.status.ok) return { ok: false, problem: `etcd status on ${node} failed: ${n.status.error}` };
   const s = n.status.value;
   if (s.isLearner) return { ok: false, problem: `the member on ${node} is a learner` };
-  if (s.errors.length > 0) return { ok: false, problem: `the member on ${node} reports errors: ${s.errors.join('; ')}` };
+  if (s.errors.length > 0)
+    return { ok: false, problem: `the member on ${node} reports errors: ${s.errors.join('; ')}` };
   if (s.leader === '0') return { ok: false, problem: `the member on ${node} sees no leader` };
   const leader = facts.nodes.find((x) => x.status.ok && x.status.value.memberId === s.leader);
   if (!leader?.status.ok) return { ok: false, problem: `the leader ${memberHex(s.leader)} did not answer` };
   const lag = leader.status.value.raftIndex - s.raftIndex;
-  if (lag > maxLagEntries) return { ok: false, problem: `the member on ${node} is ${lag} raft entries behind the leader (bound ${maxLagEntries})` };
+  if (lag > maxLagEntries)
+    return {
+      ok: false,
+      problem: `the member on ${node} is ${lag} raft entries behind the leader (bound ${maxLagEntries})`,
+    };
   return { ok: true };
 }
 
@@ -241,7 +276,8 @@ export type WaitDecision =
  * what is wrong, with the deadline), or fail once the deadline passed (or at once when refused).
  */
 export function etcdWait(
-  verdict: { state: 'ok' } | { state: 'unsafe'; member: string; problem: string } | { state: 'refused'; message: string },
+  verdict:
+    { state: 'ok' } | { state: 'unsafe'; member: string; problem: string } | { state: 'refused'; message: string },
   what: 'before' | 'after',
   wait: EtcdWait | undefined,
   timeoutMs: number,
@@ -254,8 +290,17 @@ export function etcdWait(
   const why = `etcd member ${verdict.member} ${verdict.problem}`;
   if (now >= deadline) {
     const phase = what === 'before' ? 'before the node could go down' : 'after the reboot';
-    return { state: 'fail', reason: 'EtcdTimeout', message: `etcd was not ready ${phase} within the etcd timeout (deadline ${iso(deadline)}): ${why}` };
+    return {
+      state: 'fail',
+      reason: 'EtcdTimeout',
+      message: `etcd was not ready ${phase} within the etcd timeout (deadline ${iso(deadline)}): ${why}`,
+    };
   }
   const phase = what === 'before' ? 'before taking the node down' : 'for the member to catch up after the reboot';
-  return { state: 'wait', reason: 'WaitingForEtcd', message: `waiting for etcd ${phase} (until ${iso(deadline)}): ${why}`, wait: { startTime: iso(start), deadline: iso(deadline) } };
+  return {
+    state: 'wait',
+    reason: 'WaitingForEtcd',
+    message: `waiting for etcd ${phase} (until ${iso(deadline)}): ${why}`,
+    wait: { startTime: iso(start), deadline: iso(deadline) },
+  };
 }

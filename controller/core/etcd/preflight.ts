@@ -5,7 +5,19 @@
 // control-plane node goes down, and the check says so. Pure: the facts were read by the adapter.
 import type { PlanEtcdStatus } from '../../../schemas/etcd.js';
 import { iso } from '../time.js';
-import { alarmProblem, controlPlaneSafety, leaderNode, leaderOf, memberLabel, memberList, memberProblem, nodeOfMember, type EtcdFacts, type EtcdMemberFact, type Safety } from './index.js';
+import {
+  alarmProblem,
+  controlPlaneSafety,
+  leaderNode,
+  leaderOf,
+  memberLabel,
+  memberList,
+  memberProblem,
+  nodeOfMember,
+  type EtcdFacts,
+  type EtcdMemberFact,
+  type Safety,
+} from './index.js';
 
 export interface EtcdPreflight {
   passed: boolean;
@@ -21,7 +33,8 @@ export interface EtcdPreflightInput {
   now: number;
 }
 
-const READ_HINT = 'the Talos credentials need a role that reads etcd (os:reader or above) and every control-plane node must answer';
+const READ_HINT =
+  'the Talos credentials need a role that reads etcd (os:reader or above) and every control-plane node must answer';
 
 export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): EtcdPreflight {
   const list = memberList(facts);
@@ -35,13 +48,21 @@ export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): Etcd
     );
   }
   const leaderName = leaderNode(facts);
-  const status: PlanEtcdStatus = { checkedTime: iso(input.now), ...(leaderName === undefined ? {} : { leader: leaderName }), members: memberStates(facts, members) };
+  const status: PlanEtcdStatus = {
+    checkedTime: iso(input.now),
+    ...(leaderName === undefined ? {} : { leader: leaderName }),
+    members: memberStates(facts, members),
+  };
   // The first control-plane node to go down is the first in order that is not the leader.
   const first = input.selected.find((n) => n !== leaderName) ?? input.selected[0];
-  const safety = first === undefined ? undefined : controlPlaneSafety(facts, { node: first, maxLagEntries: input.maxLagEntries });
+  const safety =
+    first === undefined ? undefined : controlPlaneSafety(facts, { node: first, maxLagEntries: input.maxLagEntries });
   if (safety?.state === 'refused') return { passed: false, message: safety.message, status };
-  const parts = [`etcd: ${members.length} member(s) ${members.map((m) => `${memberLabel(facts, m)}${leaderName !== undefined && nodeOfMember(facts, m) === leaderName ? ' (leader)' : ''}`).join(', ')}`];
-  if (leaderName !== undefined && input.selected.includes(leaderName)) parts.push(`the leader's node ${leaderName} goes last and hands leadership over first`);
+  const parts = [
+    `etcd: ${members.length} member(s) ${members.map((m) => `${memberLabel(facts, m)}${leaderName !== undefined && nodeOfMember(facts, m) === leaderName ? ' (leader)' : ''}`).join(', ')}`,
+  ];
+  if (leaderName !== undefined && input.selected.includes(leaderName))
+    parts.push(`the leader's node ${leaderName} goes last and hands leadership over first`);
   parts.push(outlook(safety, status));
   return { passed: true, message: parts.join('; '), status };
 }
@@ -66,7 +87,10 @@ function memberStates(facts: EtcdFacts, members: readonly EtcdMemberFact[]): Pla
     .map((m) => {
       const node = nodeOfMember(facts, m);
       const own = facts.nodes.find((n) => n.node === node);
-      const lag = leader?.raftIndex !== undefined && own?.status.ok ? Math.max(0, leader.raftIndex - own.status.value.raftIndex) : undefined;
+      const lag =
+        leader?.raftIndex !== undefined && own?.status.ok
+          ? Math.max(0, leader.raftIndex - own.status.value.raftIndex)
+          : undefined;
       return {
         name: m.name,
         ...(node === undefined ? {} : { node }),
@@ -81,7 +105,8 @@ function memberStates(facts: EtcdFacts, members: readonly EtcdMemberFact[]): Pla
 function unreadableProblem(facts: EtcdFacts, list: ReturnType<typeof memberList>): string | undefined {
   if (!list.ok) return `etcd members cannot be read (${list.error}): ${READ_HINT}`;
   const unreadable = facts.nodes.flatMap((n) => (n.status.ok ? [] : [`${n.node}: ${n.status.error}`]));
-  if (unreadable.length > 0) return `etcd status cannot be read on ${unreadable.length} control-plane node(s): ${unreadable.slice(0, 3).join('; ')}; ${READ_HINT}`;
+  if (unreadable.length > 0)
+    return `etcd status cannot be read on ${unreadable.length} control-plane node(s): ${unreadable.slice(0, 3).join('; ')}; ${READ_HINT}`;
   return undefined;
 }
 

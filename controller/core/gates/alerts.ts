@@ -33,7 +33,15 @@ export type AlertFacts = {
 export type AlertGateDecision =
   | { state: 'open' }
   /** `ask`: the answer is too old, ask Alertmanager now; else look again at `recheckAt`. */
-  | { state: 'closed'; reason: 'WaitingForAlerts'; message: string; wait: AlertWait; deadline: number; ask: boolean; recheckAt: number }
+  | {
+      state: 'closed';
+      reason: 'WaitingForAlerts';
+      message: string;
+      wait: AlertWait;
+      deadline: number;
+      ask: boolean;
+      recheckAt: number;
+    }
   | { state: 'failed'; reason: 'AlertGateTimeout'; message: string };
 
 const MAX_NAMED = 3;
@@ -69,7 +77,12 @@ function verdict(facts: AlertFacts | undefined): { why: string | undefined; aler
 }
 
 /** The gate's state. `wait`: the wait recorded in status, if the rollout is already waiting. */
-export function decideAlertGate(gate: AlertGate, facts: AlertFacts | undefined, wait: AlertWait | undefined, now: number): AlertGateDecision {
+export function decideAlertGate(
+  gate: AlertGate,
+  facts: AlertFacts | undefined,
+  wait: AlertWait | undefined,
+  now: number,
+): AlertGateDecision {
   const stale = facts === undefined || now - facts.observedAt >= facts.intervalMs;
   const v = verdict(facts);
   if (v.why === undefined && !stale) return { state: 'open' };
@@ -78,8 +91,16 @@ export function decideAlertGate(gate: AlertGate, facts: AlertFacts | undefined, 
   const since = wait === undefined ? Number.NaN : Date.parse(wait.startTime);
   const startTime = Number.isNaN(since) ? now : since;
   const deadline = startTime + durationMs(gate.timeout);
-  if (now >= deadline && v.why !== undefined) return { state: 'failed', reason: 'AlertGateTimeout', message: `the alert gate did not open within its timeout ${gate.timeout}: ${v.why}` };
-  const every = facts === undefined ? '' : `; Alertmanager is asked every ${Math.round(facts.intervalMs / 1000)}s while the gate is closed`;
+  if (now >= deadline && v.why !== undefined)
+    return {
+      state: 'failed',
+      reason: 'AlertGateTimeout',
+      message: `the alert gate did not open within its timeout ${gate.timeout}: ${v.why}`,
+    };
+  const every =
+    facts === undefined
+      ? ''
+      : `; Alertmanager is asked every ${Math.round(facts.intervalMs / 1000)}s while the gate is closed`;
   const alerts = v.alerts.slice(0, MAX_NAMED).map(describeAlert);
   return {
     state: 'closed',

@@ -16,8 +16,7 @@ export interface ObjectVerdict {
 /** What the adapter knows about one check's objects. */
 export type CheckFacts =
   /** The objects could not be read (watch not synced yet, unknown kind, forbidden): the gate stays closed. */
-  | { state: 'unavailable'; message: string }
-  | { state: 'observed'; objects: readonly ObjectVerdict[] };
+  { state: 'unavailable'; message: string } | { state: 'observed'; objects: readonly ObjectVerdict[] };
 
 export type GateState =
   | { state: 'open' }
@@ -28,7 +27,12 @@ const MAX_NAMED = 3;
 
 export function describeObjects(check: HealthCheck): string {
   const where = check.namespace === undefined ? '' : ` in namespace ${check.namespace}`;
-  const which = check.objectName !== undefined ? ` ${check.objectName}` : check.labelSelector !== undefined ? ' matching labelSelector' : '';
+  const which =
+    check.objectName !== undefined
+      ? ` ${check.objectName}`
+      : check.labelSelector !== undefined
+        ? ' matching labelSelector'
+        : '';
   return `${check.kind}${which} (${check.apiVersion})${where}`;
 }
 
@@ -42,16 +46,31 @@ export function gateState(check: HealthCheck, facts: CheckFacts, since: number |
     why = `cannot read ${describeObjects(check)}: ${facts.message}`;
   } else if (facts.objects.length === 0) {
     why = `no object matched: ${describeObjects(check)}`;
-    if (check.onNoMatch === 'fail') return { state: 'failed', reason: 'HealthCheckNoMatch', message: `${label}: ${why} (onNoMatch: fail)` };
+    if (check.onNoMatch === 'fail')
+      return { state: 'failed', reason: 'HealthCheckNoMatch', message: `${label}: ${why} (onNoMatch: fail)` };
   } else {
     const failing = facts.objects.filter((o) => !o.passed);
     if (failing.length === 0) return { state: 'open' };
-    const named = failing.slice(0, MAX_NAMED).map((o) => `${o.ref}: ${o.value}`).join('; ');
+    const named = failing
+      .slice(0, MAX_NAMED)
+      .map((o) => `${o.ref}: ${o.value}`)
+      .join('; ');
     const more = failing.length > MAX_NAMED ? `; and ${failing.length - MAX_NAMED} more` : '';
     why = `${failing.length} of ${facts.objects.length} ${check.kind} object(s) fail \`${check.expr}\`: ${named}${more}`;
   }
-  if (now >= deadline) return { state: 'failed', reason: 'HealthCheckTimeout', message: `${label} did not hold within its timeout ${check.timeout}: ${why}` };
-  return { state: 'closed', reason: 'WaitingForHealthCheck', message: `waiting for ${label} (until ${iso(deadline)}): ${why}`, startTime, deadline };
+  if (now >= deadline)
+    return {
+      state: 'failed',
+      reason: 'HealthCheckTimeout',
+      message: `${label} did not hold within its timeout ${check.timeout}: ${why}`,
+    };
+  return {
+    state: 'closed',
+    reason: 'WaitingForHealthCheck',
+    message: `waiting for ${label} (until ${iso(deadline)}): ${why}`,
+    startTime,
+    deadline,
+  };
 }
 
 export interface GateInput {
@@ -69,7 +88,14 @@ export interface GateInput {
 
 export type GateDecision =
   | { state: 'open' }
-  | { state: 'closed'; check: HealthCheck; reason: 'WaitingForHealthCheck'; message: string; wait: HealthCheckWait; deadline: number }
+  | {
+      state: 'closed';
+      check: HealthCheck;
+      reason: 'WaitingForHealthCheck';
+      message: string;
+      wait: HealthCheckWait;
+      deadline: number;
+    }
   | { state: 'failed'; check: HealthCheck; reason: 'HealthCheckTimeout' | 'HealthCheckNoMatch'; message: string };
 
 /** The checks that gate a new node now: beforeRollout before the first, beforeEachNode before each,
@@ -89,7 +115,11 @@ export function decideGates(input: GateInput): GateDecision {
     const g = gateState(check, facts, Number.isNaN(waiting) ? undefined : waiting, input.now);
     if (g.state === 'open') continue;
     if (g.state === 'failed') return { ...g, check };
-    return { ...g, check, wait: { name: check.name, when: check.when, startTime: iso(g.startTime), deadline: iso(g.deadline) } };
+    return {
+      ...g,
+      check,
+      wait: { name: check.name, when: check.when, startTime: iso(g.startTime), deadline: iso(g.deadline) },
+    };
   }
   return { state: 'open' };
 }

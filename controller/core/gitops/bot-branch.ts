@@ -31,7 +31,11 @@ export function foreignFiles(changed: readonly string[], own: readonly string[])
 }
 
 /** A commit is KangalPatch's when it changes only `own` files (one parent, so the change is known) and its SHA is one it pushed or recorded. */
-export function isOwnCommit(c: { parents: number; changed: readonly string[] | undefined }, own: readonly string[], recorded: boolean): boolean {
+export function isOwnCommit(
+  c: { parents: number; changed: readonly string[] | undefined },
+  own: readonly string[],
+  recorded: boolean,
+): boolean {
   return recorded && c.parents === 1 && c.changed !== undefined && foreignFiles(c.changed, own).length === 0;
 }
 
@@ -72,10 +76,16 @@ export interface BranchInput {
 
 export function branchVerdict(i: BranchInput): BranchVerdict {
   const foreign = foreignFiles(i.changed, i.own);
-  const has = (state: string, description: string): boolean => i.headStatuses.some((s) => s.context === i.context && s.state === state && s.description === description);
+  const has = (state: string, description: string): boolean =>
+    i.headStatuses.some((s) => s.context === i.context && s.state === state && s.description === description);
   if (foreign.length === 0) {
     const description = clip(`Only KangalPatch's files: ${i.own.join(', ')}`);
-    return { foreign, status: has('success', description) ? undefined : { state: 'success', description }, comment: undefined, noted: undefined };
+    return {
+      foreign,
+      status: has('success', description) ? undefined : { state: 'success', description },
+      comment: undefined,
+      noted: undefined,
+    };
   }
   const description = clip(`Changes files outside KangalPatch's own: ${foreign.join(', ')}`);
   const commented = i.noted === description || has('failure', description);
@@ -89,7 +99,12 @@ export function branchVerdict(i: BranchInput): BranchVerdict {
     '',
     `Only ${i.own.map((f) => `\`${f}\``).join(', ')} belong here. Remove the other changes from this branch (KangalPatch never force-pushes over commits it did not write), or close this pull request.`,
   ].join('\n');
-  return { foreign, status: has('failure', description) ? undefined : { state: 'failure', description }, comment: commented ? undefined : comment, noted: description };
+  return {
+    foreign,
+    status: has('failure', description) ? undefined : { state: 'failure', description },
+    comment: commented ? undefined : comment,
+    noted: description,
+  };
 }
 
 function clip(s: string): string {

@@ -10,11 +10,32 @@ export interface SourceAnnotations {
   problems: string | undefined;
 }
 
-export function withSourceStatus(status: PatchPlanStatus, source: SourceAnnotations, generation: number, now: number): PatchPlanStatus {
+export function withSourceStatus(
+  status: PatchPlanStatus,
+  source: SourceAnnotations,
+  generation: number,
+  now: number,
+): PatchPlanStatus {
   if (source.commit === undefined) return status;
   const condition = source.problems
-    ? { type: ConditionSourceValid, status: 'False' as const, reason: 'InvalidPlanFile', message: `the plan file in Git is invalid; the last good spec stays applied: ${source.problems}`, observedGeneration: generation }
-    : { type: ConditionSourceValid, status: 'True' as const, reason: 'Applied', message: `applied from commit ${source.commit}`, observedGeneration: generation };
-  const next = { ...status, observedSourceCommit: source.commit, conditions: setCondition(status.conditions, condition, now) };
+    ? {
+        type: ConditionSourceValid,
+        status: 'False' as const,
+        reason: 'InvalidPlanFile',
+        message: `the plan file in Git is invalid; the last good spec stays applied: ${source.problems}`,
+        observedGeneration: generation,
+      }
+    : {
+        type: ConditionSourceValid,
+        status: 'True' as const,
+        reason: 'Applied',
+        message: `applied from commit ${source.commit}`,
+        observedGeneration: generation,
+      };
+  const next = {
+    ...status,
+    observedSourceCommit: source.commit,
+    conditions: setCondition(status.conditions, condition, now),
+  };
   return next;
 }

@@ -86,7 +86,8 @@ export interface SyncLimits {
 export const DEFAULT_SYNC_LIMITS: SyncLimits = { maxActivePlans: 200 };
 const FINISHED = new Set(['Completed', 'Failed', 'Cancelled']);
 
-export const formatSourceProblem = (p: SourceProblem): string => `${p.file}:${p.line}:${p.column}: ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
+export const formatSourceProblem = (p: SourceProblem): string =>
+  `${p.file}:${p.line}:${p.column}: ${p.path === '' ? '' : `${p.path}: `}${p.message}`;
 
 /** The spec Git owns: `paused` only when the file pauses the plan. */
 export function appliedSpec(rawSpec: Record<string, unknown>): Record<string, unknown> {
@@ -96,7 +97,11 @@ export function appliedSpec(rawSpec: Record<string, unknown>): Record<string, un
 }
 
 /** Drift: the cluster's spec differs from Git's in a field Git owns (paused counts only when Git pauses). */
-export function hasDrift(gitSpec: Record<string, unknown>, rawSpec: Record<string, unknown>, clusterSpec: Record<string, unknown> | undefined): boolean {
+export function hasDrift(
+  gitSpec: Record<string, unknown>,
+  rawSpec: Record<string, unknown>,
+  clusterSpec: Record<string, unknown> | undefined,
+): boolean {
   if (clusterSpec === undefined) return true;
   if (rawSpec.paused === true) return !sameValue(gitSpec, clusterSpec);
   const { paused: _g, ...git } = gitSpec;
@@ -109,7 +114,11 @@ export function hasDrift(gitSpec: Record<string, unknown>, rawSpec: Record<strin
  * never half-applies. A commit that leads to more active plans than `maxActivePlans` is refused
  * only when it adds to their number: one that removes plans always goes through.
  */
-export function decideSync(loaded: LoadedCommit, cluster: readonly ClusterPlan[], limits: SyncLimits = DEFAULT_SYNC_LIMITS): SyncDecision {
+export function decideSync(
+  loaded: LoadedCommit,
+  cluster: readonly ClusterPlan[],
+  limits: SyncLimits = DEFAULT_SYNC_LIMITS,
+): SyncDecision {
   if (loaded.refused) return refusal(loaded.refused);
   const out = decideAll(loaded, cluster);
   const before = cluster.filter((p) => !p.deleting && !FINISHED.has(p.phase ?? '')).length;
@@ -131,7 +140,10 @@ function refusal(problem: SourceProblem): SyncDecision {
 }
 
 /** Active plans once the decision is carried out, and the first plan the commit starts (named in the message). */
-function activeAfter(cluster: readonly ClusterPlan[], d: SyncDecision): { count: number; first: PlanApplyDecision | undefined } {
+function activeAfter(
+  cluster: readonly ClusterPlan[],
+  d: SyncDecision,
+): { count: number; first: PlanApplyDecision | undefined } {
   // A created or changed plan (re)starts; the others keep their phase; deleted plans go.
   const starts = d.apply.filter((a) => a.reason === 'Created' || a.reason === 'Changed');
   const starting = new Set(starts.map((a) => a.name));
@@ -161,20 +173,42 @@ function decideAll(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncD
 
 function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current: ClusterPlan | undefined): void {
   if (current && !current.managed) {
-    out.problems.push({ file: plan.file, line: 1, column: 1, path: 'metadata.name', message: `PatchPlan "${plan.name}" exists in the cluster but was not created from Git: delete it (kubectl delete patchplan ${plan.name}) or rename the plan` });
+    out.problems.push({
+      file: plan.file,
+      line: 1,
+      column: 1,
+      path: 'metadata.name',
+      message: `PatchPlan "${plan.name}" exists in the cluster but was not created from Git: delete it (kubectl delete patchplan ${plan.name}) or rename the plan`,
+    });
     return;
   }
   if (current?.deleting) return; // applied again once its finalizer lets it go
   const reason = applyReason(commit, plan, current);
-  if (reason) out.apply.push({ name: plan.name, file: plan.file, reason, spec: appliedSpec(plan.rawSpec), ...(plan.labels ? { labels: plan.labels } : {}), specCommit: specCommitOf(reason, commit, plan, current) });
+  if (reason)
+    out.apply.push({
+      name: plan.name,
+      file: plan.file,
+      reason,
+      spec: appliedSpec(plan.rawSpec),
+      ...(plan.labels ? { labels: plan.labels } : {}),
+      specCommit: specCommitOf(reason, commit, plan, current),
+    });
   if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
 }
 
 /** A managed plan the commit does not define (valid): its file is still there but broken, or gone. */
-function decideLeftPlan(out: SyncDecision, loaded: LoadedCommit, p: ClusterPlan, present: Set<string>, problemsByFile: Map<string, SourceProblem[]>): void {
+function decideLeftPlan(
+  out: SyncDecision,
+  loaded: LoadedCommit,
+  p: ClusterPlan,
+  present: Set<string>,
+  problemsByFile: Map<string, SourceProblem[]>,
+): void {
   if (p.sourcePath !== undefined && present.has(p.sourcePath)) {
     // Keep the last good spec and say why.
-    const text = (problemsByFile.get(p.sourcePath) ?? []).map(formatSourceProblem).join('; ') || `${p.sourcePath} no longer defines PatchPlan "${p.name}"`;
+    const text =
+      (problemsByFile.get(p.sourcePath) ?? []).map(formatSourceProblem).join('; ') ||
+      `${p.sourcePath} no longer defines PatchPlan "${p.name}"`;
     if (text !== p.sourceProblems) out.annotateProblems.push({ name: p.name, problems: text });
     return;
   }
@@ -183,7 +217,12 @@ function decideLeftPlan(out: SyncDecision, loaded: LoadedCommit, p: ClusterPlan,
 
 function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undefined): ApplyReason | undefined {
   if (!current) return 'Created';
-  if (current.sourceCommit !== undefined && current.sourceCommit !== commit && hasDrift(plan.spec, plan.rawSpec, current.spec)) return 'Changed';
+  if (
+    current.sourceCommit !== undefined &&
+    current.sourceCommit !== commit &&
+    hasDrift(plan.spec, plan.rawSpec, current.spec)
+  )
+    return 'Changed';
   if (hasDrift(plan.spec, plan.rawSpec, current.spec)) return 'DriftReverted';
   if (current.sourceCommit !== commit || current.sourcePath !== plan.file) return 'NewCommit';
   return undefined;
@@ -197,8 +236,14 @@ function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undef
  * repository. Plans synced before the annotation existed keep the commit their source-commit
  * named, which is what their reports already show: an upgrade rewrites no report.
  */
-export function specCommitOf(reason: ApplyReason, commit: string, plan: GitPlan, current: ClusterPlan | undefined): string {
-  if (reason === 'Created' || reason === 'Changed' || current === undefined || current.sourcePath !== plan.file) return commit;
+export function specCommitOf(
+  reason: ApplyReason,
+  commit: string,
+  plan: GitPlan,
+  current: ClusterPlan | undefined,
+): string {
+  if (reason === 'Created' || reason === 'Changed' || current === undefined || current.sourcePath !== plan.file)
+    return commit;
   return current.specCommit ?? current.sourceCommit ?? commit;
 }
 

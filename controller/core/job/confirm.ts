@@ -10,7 +10,13 @@ import { JobReason } from './reasons.js';
 import { failed } from './status.js';
 import type { CallFailure, FreshRead, JobObservation, JobStep } from './types.js';
 
-const WHAT: Record<FreshRead, string> = { node: 'the Node', nodePods: 'its pods', apiServers: 'the kube-apiserver pods', hookJobs: 'its hook Jobs', volumeAttachments: 'its VolumeAttachments' };
+const WHAT: Record<FreshRead, string> = {
+  node: 'the Node',
+  nodePods: 'its pods',
+  apiServers: 'the kube-apiserver pods',
+  hookJobs: 'its hook Jobs',
+  volumeAttachments: 'its VolumeAttachments',
+};
 
 /** `verdict` if `needs` were read fresh in this pass, else the step that asks for that read first. */
 export function confirmedVerdict(o: JobObservation, verdict: JobStep, needs: readonly FreshRead[]): JobStep {
@@ -19,7 +25,12 @@ export function confirmedVerdict(o: JobObservation, verdict: JobStep, needs: rea
   const { spec } = o.job;
   const status = o.job.status;
   const message = `the deadline ${status.deadline ?? ''} passed on the cached view of node ${spec.nodeName} (${verdict.status.reason ?? 'failing'}); reading ${missing.map((n) => WHAT[n]).join(' and ')} from the apiserver before failing it`;
-  return { status: { ...status, reason: JobReason.ConfirmingNode, message }, events: [], requeueAfterMs: 0, confirm: missing };
+  return {
+    status: { ...status, reason: JobReason.ConfirmingNode, message },
+    events: [],
+    requeueAfterMs: 0,
+    confirm: missing,
+  };
 }
 
 /** NodeNotFound for `o`'s node, given only once the Node was read from the apiserver and was not there. */
@@ -27,7 +38,11 @@ export function nodeNotFound(o: JobObservation, status: JobObservation['job']['s
   if ((o.fresh ?? []).includes('node')) return failed(status, o.now, JobReason.NodeNotFound, message);
   const { nodeName } = o.job.spec;
   return {
-    status: { ...o.job.status, reason: JobReason.ConfirmingNode, message: `node ${nodeName} is not in the controller's cache; reading it from the apiserver before failing the job (NodeNotFound)` },
+    status: {
+      ...o.job.status,
+      reason: JobReason.ConfirmingNode,
+      message: `node ${nodeName} is not in the controller's cache; reading it from the apiserver before failing the job (NodeNotFound)`,
+    },
     events: [],
     requeueAfterMs: 0,
     confirm: ['node'],
@@ -41,5 +56,9 @@ export function nodeNotFound(o: JobObservation, status: JobObservation['job']['s
 export function confirmFailed(o: JobObservation, step: JobStep, failure: CallFailure): JobStep {
   const { spec } = o.job;
   const message = `the deadline ${o.job.status.deadline ?? ''} passed on the cached view of node ${spec.nodeName}; confirming the node before failing it, but reading it failed (retrying): ${failure.message}`;
-  return { status: { ...step.status, reason: JobReason.ConfirmingNode, message }, events: [], requeueAfterMs: undefined };
+  return {
+    status: { ...step.status, reason: JobReason.ConfirmingNode, message },
+    events: [],
+    requeueAfterMs: undefined,
+  };
 }

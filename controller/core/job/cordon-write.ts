@@ -37,5 +37,9 @@ function uncordon(node: CordonFacts, job: string): CordonWrite {
   // Schedulable with no marker: our uncordon already landed (or a person gave it back): done.
   if (!node.unschedulable && node.cordonedBy === undefined) return { write: 'none' };
   const by = node.cordonedBy === undefined ? 'not by a PatchJob' : `by job ${node.cordonedBy}`;
-  return { write: 'refuse', reason: 'NotCordonedByUs', message: `node ${node.name} was cordoned ${by}, not by ${job}; leaving it as it is` };
+  return {
+    write: 'refuse',
+    reason: 'NotCordonedByUs',
+    message: `node ${node.name} was cordoned ${by}, not by ${job}; leaving it as it is`,
+  };
 }

@@ -3,7 +3,17 @@
 // that takes (a pod bound just after the cordon is evicted too).
 import { confirmedVerdict, nodeNotFound } from './confirm.js';
 import { JobReason } from './reasons.js';
-import { durationMs, enterPhase, failed, growingRetry, iso, pastDeadline, thenRecord, waiting, without } from './status.js';
+import {
+  durationMs,
+  enterPhase,
+  failed,
+  growingRetry,
+  iso,
+  pastDeadline,
+  thenRecord,
+  waiting,
+  without,
+} from './status.js';
 import { recordUpgradeRequest } from './upgrading.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import type { ActionResult, JobObservation, JobPodFacts, JobStep } from './types.js';
@@ -19,7 +29,9 @@ const FINISHED_POD_PHASES = new Set(['Succeeded', 'Failed']);
 
 /** Pods a drain must remove: not DaemonSet-owned, not static (mirror), not finished, not matched by the plan's drain.skipPods. */
 export function podsToDrain(pods: readonly JobPodFacts[], skipPods?: LabelSelector): JobPodFacts[] {
-  return pods.filter((p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase) && !skipped(p, skipPods));
+  return pods.filter(
+    (p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase) && !skipped(p, skipPods),
+  );
 }
 
 /** A pod drain.skipPods leaves on the node (an undefined selector skips none: matchesSelector would match all). */
@@ -29,7 +41,12 @@ function skipped(p: JobPodFacts, skipPods: LabelSelector | undefined): boolean {
 
 /** The running pods drain.skipPods left on the node, as status names them (the first MAX_NAMED). */
 function podsLeft(pods: readonly JobPodFacts[], skipPods: LabelSelector | undefined): string[] {
-  return pods.filter((p) => skipped(p, skipPods) && p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase)).map(podName).slice(0, MAX_NAMED_PODS);
+  return pods
+    .filter(
+      (p) => skipped(p, skipPods) && p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase),
+    )
+    .map(podName)
+    .slice(0, MAX_NAMED_PODS);
 }
 
 const podName = (p: { namespace: string; name: string }): string => `${p.namespace}/${p.name}`;
@@ -44,10 +61,20 @@ export function decideDraining(o: JobObservation): JobStep {
   // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).
   const drained = node.unschedulable && remaining.length === 0;
   if (pastDeadline(status, o.now) && !drained) {
-    const what = status.blockingPDB ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}` : `${remaining.length} pod(s) still on the node`;
+    const what = status.blockingPDB
+      ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}`
+      : `${remaining.length} pod(s) still on the node`;
     // The pods are a live list already; whether the node is cordoned comes from the cache.
-    return confirmedVerdict(o, failed(status, o.now, JobReason.DrainTimeout,
-      `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`), ['node', 'nodePods']);
+    return confirmedVerdict(
+      o,
+      failed(
+        status,
+        o.now,
+        JobReason.DrainTimeout,
+        `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`,
+      ),
+      ['node', 'nodePods'],
+    );
   }
   if (!node.unschedulable) return cordon(o, status);
   if (node.cordonedBy === name && status.cordonedTime === undefined) {
@@ -56,13 +83,21 @@ export function decideDraining(o: JobObservation): JobStep {
   }
   const unmanaged = remaining.filter((p) => p.controllerKind === undefined && !p.deleting);
   if (unmanaged.length > 0 && !spec.evictUnmanagedPods) {
-    return failed(status, o.now, JobReason.UnmanagedPods,
-      `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`);
+    return failed(
+      status,
+      o.now,
+      JobReason.UnmanagedPods,
+      `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`,
+    );
   }
   const toEvict = remaining.filter((p) => !p.deleting && !isHookPod(p));
   if (toEvict.length > 0) {
     return {
-      action: { type: 'evict', pods: toEvict.map(({ namespace, name: n, uid }) => ({ namespace, name: n, uid })), deleteIfBlocked: !spec.respectPDBs },
+      action: {
+        type: 'evict',
+        pods: toEvict.map(({ namespace, name: n, uid }) => ({ namespace, name: n, uid })),
+        deleteIfBlocked: !spec.respectPDBs,
+      },
       status,
       events: [],
       requeueAfterMs: 0,
@@ -70,12 +105,20 @@ export function decideDraining(o: JobObservation): JobStep {
   }
   const hookPods = remaining.filter(isHookPod);
   if (hookPods.length > 0) {
-    return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,
-      `waiting until ${status.deadline} for ${hookPods.length} hook pod(s) to finish (hooks are not evicted): ${hookPods.slice(0, 5).map(podName).join(', ')}`);
+    return waiting(
+      without(status, 'blockingPDB'),
+      o.now,
+      JobReason.WaitingForPodsToTerminate,
+      `waiting until ${status.deadline} for ${hookPods.length} hook pod(s) to finish (hooks are not evicted): ${hookPods.slice(0, 5).map(podName).join(', ')}`,
+    );
   }
   if (remaining.length > 0) {
-    return waiting(without(status, 'blockingPDB'), o.now, JobReason.WaitingForPodsToTerminate,
-      `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`);
+    return waiting(
+      without(status, 'blockingPDB'),
+      o.now,
+      JobReason.WaitingForPodsToTerminate,
+      `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`,
+    );
   }
   return volumesHold(o) ?? toUpgrading(o);
 }
@@ -92,29 +135,63 @@ function volumesHold(o: JobObservation): JobStep | undefined {
   const status = o.job.status;
   const names = `${attached.slice(0, 5).join(', ')}${attached.length > 5 ? ` and ${attached.length - 5} more` : ''}`;
   if (status.volumeDetachStartTime === undefined) {
-    const entered = { ...status, volumeDetachStartTime: iso(o.now), deadline: iso(o.now + durationMs(spec.drain.volumeDetachTimeout)) };
+    const entered = {
+      ...status,
+      volumeDetachStartTime: iso(o.now),
+      deadline: iso(o.now + durationMs(spec.drain.volumeDetachTimeout)),
+    };
     const message = `node ${spec.nodeName} drained; waiting until ${entered.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`;
     const step = waiting(without(entered, 'blockingPDB'), o.now, JobReason.WaitingForVolumeDetach, message);
     return { ...step, events: [{ type: 'Normal', reason: JobReason.WaitingForVolumeDetach, note: message }] };
   }
   if (pastDeadline(status, o.now)) {
     // Given on a live list, never on the informer's cache alone (confirm.ts).
-    return confirmedVerdict(o, failed(status, o.now, JobReason.VolumeDetachTimeout,
-      `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`), ['volumeAttachments']);
+    return confirmedVerdict(
+      o,
+      failed(
+        status,
+        o.now,
+        JobReason.VolumeDetachTimeout,
+        `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`,
+      ),
+      ['volumeAttachments'],
+    );
   }
-  return waiting(status, o.now, JobReason.WaitingForVolumeDetach, `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`);
+  return waiting(
+    status,
+    o.now,
+    JobReason.WaitingForVolumeDetach,
+    `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`,
+  );
 }
 
 /** Drained (and its volumes detached): into Upgrading, with the upgrade request recorded in the same write. */
 function toUpgrading(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
-  const next = enterPhase(status, 'Upgrading', o.now, durationMs(spec.rebootTimeout), JobReason.UpgradeRequested, `node ${spec.nodeName} drained; upgrading`);
+  const next = enterPhase(
+    status,
+    'Upgrading',
+    o.now,
+    durationMs(spec.rebootTimeout),
+    JobReason.UpgradeRequested,
+    `node ${spec.nodeName} drained; upgrading`,
+  );
   delete next.blockingPDB;
   const left = podsLeft(o.pods, spec.drain.skipPods);
   if (left.length > 0) next.podsLeftBySkipPods = left;
   // The upgrade request is recorded in the same write; the next pass sends it under its guard.
-  const drainedStep: JobStep = { status: next, events: [{ type: 'Normal', reason: 'Drained', note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)` }], requeueAfterMs: 0 };
+  const drainedStep: JobStep = {
+    status: next,
+    events: [
+      {
+        type: 'Normal',
+        reason: 'Drained',
+        note: `node ${spec.nodeName} drained (${status.evictedPods ?? 0} pod(s) evicted)`,
+      },
+    ],
+    requeueAfterMs: 0,
+  };
   return thenRecord(drainedStep, recordUpgradeRequest({ ...o, job: { ...o.job, status: next } }));
 }
 
@@ -124,14 +201,33 @@ function toUpgrading(o: JobObservation): JobStep {
  */
 export function cordon(o: JobObservation, status: PatchJobStatus): JobStep {
   const { spec, name } = o.job;
-  return { action: { type: 'cordon' }, status: { ...status, cordonedTime: iso(o.now), reason: JobReason.Cordoned, message: `cordoned node ${spec.nodeName}; draining it` },
-    events: [{ type: 'Normal', reason: JobReason.Cordoned, note: `cordoned node ${spec.nodeName} for job ${name}; draining it`, onNode: true }], requeueAfterMs: 0 };
+  return {
+    action: { type: 'cordon' },
+    status: {
+      ...status,
+      cordonedTime: iso(o.now),
+      reason: JobReason.Cordoned,
+      message: `cordoned node ${spec.nodeName}; draining it`,
+    },
+    events: [
+      {
+        type: 'Normal',
+        reason: JobReason.Cordoned,
+        note: `cordoned node ${spec.nodeName} for job ${name}; draining it`,
+        onNode: true,
+      },
+    ],
+    requeueAfterMs: 0,
+  };
 }
 
 /** After an eviction round: progress, or the PDB that blocks it (retried with growing delays until the deadline). */
 export function afterEviction(o: JobObservation, result: Extract<ActionResult, { type: 'evicted' }>): JobStep {
   const { spec } = o.job;
-  const status = { ...o.job.status, evictedPods: (o.job.status.evictedPods ?? 0) + result.evicted + result.deleted.length };
+  const status = {
+    ...o.job.status,
+    evictedPods: (o.job.status.evictedPods ?? 0) + result.evicted + result.deleted.length,
+  };
   const events = result.deleted.map((p) => ({
     type: 'Warning' as const,
     reason: 'PDBIgnored',
@@ -139,15 +235,31 @@ export function afterEviction(o: JobObservation, result: Extract<ActionResult, {
   }));
   const blocked = result.blocked[0];
   if (!blocked) {
-    const next = { ...status, reason: JobReason.Evicting, message: `evicted ${status.evictedPods} pod(s) from node ${spec.nodeName}; waiting for them to terminate` };
+    const next = {
+      ...status,
+      reason: JobReason.Evicting,
+      message: `evicted ${status.evictedPods} pod(s) from node ${spec.nodeName}; waiting for them to terminate`,
+    };
     delete next.blockingPDB;
     return { status: next, events, requeueAfterMs: undefined };
   }
   // `namespace/name` of the first matching PDB: the key its watch events carry, so they wake this drain.
-  const pdb = blocked.pdbs[0] !== undefined ? `${blocked.pod.namespace}/${blocked.pdbs[0]}` : `(a PodDisruptionBudget in ${blocked.pod.namespace})`;
-  const step = waiting({ ...status, blockingPDB: pdb }, o.now, JobReason.DrainBlockedByPDB,
+  const pdb =
+    blocked.pdbs[0] !== undefined
+      ? `${blocked.pod.namespace}/${blocked.pdbs[0]}`
+      : `(a PodDisruptionBudget in ${blocked.pod.namespace})`;
+  const step = waiting(
+    { ...status, blockingPDB: pdb },
+    o.now,
+    JobReason.DrainBlockedByPDB,
     `eviction of ${podName(blocked.pod)} is blocked by PodDisruptionBudget ${pdb}, which allows no disruption now${result.blocked.length > 1 ? ` (${result.blocked.length} pods blocked)` : ''}; retrying until ${status.deadline}`,
-    growingRetry(status, o.now));
+    growingRetry(status, o.now),
+  );
   const first = o.job.status.reason !== JobReason.DrainBlockedByPDB;
-  return { ...step, events: first ? [...events, { type: 'Warning', reason: JobReason.DrainBlockedByPDB, note: step.status.message ?? '' }] : events };
+  return {
+    ...step,
+    events: first
+      ? [...events, { type: 'Warning', reason: JobReason.DrainBlockedByPDB, note: step.status.message ?? '' }]
+      : events,
+  };
 }

@@ -7,7 +7,12 @@
 // A wait names the member, the problem and its deadline (spec.etcd.timeout); past it the job fails
 // and the plan's failure policy applies. Kubernetes-only plans never get here: restarting the
 // control plane's static pods leaves etcd (a Talos service, not a static pod) running.
-import { DEFAULT_ETCD_MAX_LAG_ENTRIES, DEFAULT_ETCD_TIMEOUT, EtcdWaitStage, type JobEtcdStatus } from '../../../schemas/etcd.js';
+import {
+  DEFAULT_ETCD_MAX_LAG_ENTRIES,
+  DEFAULT_ETCD_TIMEOUT,
+  EtcdWaitStage,
+  type JobEtcdStatus,
+} from '../../../schemas/etcd.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { caughtUp, controlPlaneSafety, etcdWait, leaderNode } from '../etcd/index.js';
 import { JobReason } from './reasons.js';
@@ -39,12 +44,21 @@ export function etcdApplies(job: JobSide, node: { controlPlane: boolean } | unde
 }
 
 /** What the next pass must read for the gate: the etcd facts (all control-plane nodes) and the Lease. */
-export function etcdNeed(job: JobSide, node: { controlPlane: boolean; bootID: string; ready: boolean } | undefined): { facts: boolean; lease: boolean } {
+export function etcdNeed(
+  job: JobSide,
+  node: { controlPlane: boolean; bootID: string; ready: boolean } | undefined,
+): { facts: boolean; lease: boolean } {
   if (!node || !etcdApplies(job, node)) return { facts: false, lease: false };
   const { status } = job;
   const e = status.etcd;
   const beforeCordon = status.phase === 'Pending' && status.initialBootID !== undefined;
-  const afterReboot = status.phase === 'Rebooting' && e?.gatePassedTime !== undefined && e.caughtUpTime === undefined && node.ready && node.bootID !== '' && node.bootID !== status.initialBootID;
+  const afterReboot =
+    status.phase === 'Rebooting' &&
+    e?.gatePassedTime !== undefined &&
+    e.caughtUpTime === undefined &&
+    node.ready &&
+    node.bootID !== '' &&
+    node.bootID !== status.initialBootID;
   const holding = e?.leaseTime !== undefined && e.leaseReleasedTime === undefined;
   return { facts: beforeCordon || afterReboot, lease: beforeCordon || afterReboot || holding };
 }
@@ -60,7 +74,10 @@ const withEtcd = (status: PatchJobStatus, etcd: JobEtcdStatus): PatchJobStatus =
 function waitEnded(e: JobEtcdStatus, now: number): JobEtcdStatus {
   const { wait, ...rest } = e;
   if (!wait) return rest;
-  return { ...rest, waitedSeconds: (e.waitedSeconds ?? 0) + Math.max(0, Math.round((now - (epoch(wait.startTime) ?? now)) / 1000)) };
+  return {
+    ...rest,
+    waitedSeconds: (e.waitedSeconds ?? 0) + Math.max(0, Math.round((now - (epoch(wait.startTime) ?? now)) / 1000)),
+  };
 }
 
 /** Hold with a reason and deadline, or fail once the deadline passed (refused: at once). */
@@ -69,14 +86,39 @@ function holdFor(o: JobObservation, verdict: Verdict, stage: Stage): GateResult 
   const status = o.job.status;
   const e = status.etcd ?? {};
   const same = e.wait?.stage === stage ? e.wait : undefined;
-  const decision = etcdWait(verdict, stage === EtcdWaitStage.BeforeCordon ? 'before' : 'after', same, settingsOf(o).timeoutMs, o.now);
+  const decision = etcdWait(
+    verdict,
+    stage === EtcdWaitStage.BeforeCordon ? 'before' : 'after',
+    same,
+    settingsOf(o).timeoutMs,
+    o.now,
+  );
   if (decision.state === 'go') return { pass: status };
   if (decision.state === 'fail') {
     const untouched = stage === EtcdWaitStage.BeforeCordon ? '; the node was not cordoned' : '';
-    return { hold: failed(withEtcd(status, waitEnded(e, o.now)), o.now, decision.reason, `node ${spec.nodeName}: ${decision.message}${untouched}`) };
+    return {
+      hold: failed(
+        withEtcd(status, waitEnded(e, o.now)),
+        o.now,
+        decision.reason,
+        `node ${spec.nodeName}: ${decision.message}${untouched}`,
+      ),
+    };
   }
-  const next = { ...withEtcd(status, { ...e, wait: { stage, ...decision.wait } }), reason: JobReason.WaitingForEtcd, message: decision.message };
-  const events = same ? [] : [{ type: 'Warning' as const, reason: JobReason.WaitingForEtcd, note: `node ${spec.nodeName}: ${decision.message}` }];
+  const next = {
+    ...withEtcd(status, { ...e, wait: { stage, ...decision.wait } }),
+    reason: JobReason.WaitingForEtcd,
+    message: decision.message,
+  };
+  const events = same
+    ? []
+    : [
+        {
+          type: 'Warning' as const,
+          reason: JobReason.WaitingForEtcd,
+          note: `node ${spec.nodeName}: ${decision.message}`,
+        },
+      ];
   return { hold: { status: next, events, requeueAfterMs: ETCD_POLL_MS } };
 }
 
@@ -95,10 +137,16 @@ export function etcdBeforeCordon(o: JobObservation): GateResult {
   const owned = e.leaseTime === undefined ? { ...e, leaseTime: iso(o.now) } : e;
   const { maxLag } = settingsOf(o);
   const safety = controlPlaneSafety(facts, { node: spec.nodeName, maxLagEntries: maxLag });
-  if (safety.state !== 'safe') return holdFor({ ...o, job: { ...o.job, status: withEtcd(status, owned) } }, safety, EtcdWaitStage.BeforeCordon);
+  if (safety.state !== 'safe')
+    return holdFor({ ...o, job: { ...o.job, status: withEtcd(status, owned) } }, safety, EtcdWaitStage.BeforeCordon);
   const members = facts.nodes.length;
-  if (safety.leader === spec.nodeName && members > 1) return forfeit({ ...o, job: { ...o.job, status: withEtcd(status, owned) } });
-  const passed: JobEtcdStatus = { ...waitEnded(owned, o.now), gatePassedTime: iso(o.now), leaderBefore: owned.leaderBefore ?? safety.leader };
+  if (safety.leader === spec.nodeName && members > 1)
+    return forfeit({ ...o, job: { ...o.job, status: withEtcd(status, owned) } });
+  const passed: JobEtcdStatus = {
+    ...waitEnded(owned, o.now),
+    gatePassedTime: iso(o.now),
+    leaderBefore: owned.leaderBefore ?? safety.leader,
+  };
   if (safety.warning !== undefined) passed.warning = safety.warning;
   return { pass: withEtcd(status, passed) };
 }
@@ -114,14 +162,35 @@ function leaseTurn(o: JobObservation, lease: EtcdLeaseRead): GateResult {
   if (!lease.exists || !lease.holderActive) {
     const others = lease.othersWaiting ?? [];
     if (others.length > 0 && o.etcd !== undefined && leaderNode(o.etcd) === o.job.spec.nodeName) {
-      return turnWait(o, `its etcd member leads: it goes after the other control-plane nodes waiting for their turn (${others.slice(0, 5).join(', ')}), so leadership moves once`);
+      return turnWait(
+        o,
+        `its etcd member leads: it goes after the other control-plane nodes waiting for their turn (${others.slice(0, 5).join(', ')}), so leadership moves once`,
+      );
     }
-    if (!lease.exists) return { hold: { action: { type: 'acquireEtcdLease' }, status: withEtcd(status, { ...(status.etcd ?? {}), leaseTime: iso(o.now) }), events: [], requeueAfterMs: 0 } };
+    if (!lease.exists)
+      return {
+        hold: {
+          action: { type: 'acquireEtcdLease' },
+          status: withEtcd(status, { ...(status.etcd ?? {}), leaseTime: iso(o.now) }),
+          events: [],
+          requeueAfterMs: 0,
+        },
+      };
     // A finished or deleted job's Lease is taken back (under its resourceVersion: a fresher holder keeps it).
-    return { hold: { action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion }, status, events: [], requeueAfterMs: 0 } };
+    return {
+      hold: {
+        action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion },
+        status,
+        events: [],
+        requeueAfterMs: 0,
+      },
+    };
   }
   const other = lease.holderNode ?? lease.holder ?? 'another control-plane node';
-  return turnWait(o, `${other} has the control-plane turn (job ${lease.holder ?? '?'}): one control-plane node at a time`);
+  return turnWait(
+    o,
+    `${other} has the control-plane turn (job ${lease.holder ?? '?'}): one control-plane node at a time`,
+  );
 }
 
 /** Waiting for the control-plane turn: a reason, no etcd deadline, one Event when it begins; polled while it lasts. */
@@ -130,8 +199,16 @@ function turnWait(o: JobObservation, why: string): GateResult {
   const status = o.job.status;
   const message = `waiting for the control-plane turn: ${why}`;
   const { wait: _wait, ...etcd } = status.etcd ?? {};
-  const next: PatchJobStatus = { ...status, ...(status.etcd === undefined ? {} : { etcd }), reason: JobReason.WaitingForEtcdTurn, message };
-  const events = status.reason === JobReason.WaitingForEtcdTurn && status.message === message ? [] : [{ type: 'Normal' as const, reason: JobReason.WaitingForEtcdTurn, note: `node ${spec.nodeName}: ${message}` }];
+  const next: PatchJobStatus = {
+    ...status,
+    ...(status.etcd === undefined ? {} : { etcd }),
+    reason: JobReason.WaitingForEtcdTurn,
+    message,
+  };
+  const events =
+    status.reason === JobReason.WaitingForEtcdTurn && status.message === message
+      ? []
+      : [{ type: 'Normal' as const, reason: JobReason.WaitingForEtcdTurn, note: `node ${spec.nodeName}: ${message}` }];
   return { hold: { status: next, events, requeueAfterMs: ETCD_POLL_MS } };
 }
 
@@ -142,13 +219,38 @@ function forfeit(o: JobObservation): GateResult {
   const e = status.etcd ?? {};
   if (e.forfeitRequestedTime === undefined) {
     const note = `the etcd member of node ${spec.nodeName} leads: handing leadership to another member before the node goes down`;
-    return { hold: { status: { ...withEtcd(status, { ...e, forfeitRequestedTime: iso(o.now), leaderBefore: spec.nodeName }), reason: JobReason.EtcdLeaderForfeit, message: note }, events: [{ type: 'Normal', reason: JobReason.EtcdLeaderForfeit, note }], requeueAfterMs: 0 } };
+    return {
+      hold: {
+        status: {
+          ...withEtcd(status, { ...e, forfeitRequestedTime: iso(o.now), leaderBefore: spec.nodeName }),
+          reason: JobReason.EtcdLeaderForfeit,
+          message: note,
+        },
+        events: [{ type: 'Normal', reason: JobReason.EtcdLeaderForfeit, note }],
+        requeueAfterMs: 0,
+      },
+    };
   }
   const since = epoch(e.forfeitTime);
   if (since !== undefined && o.now - since < FORFEIT_SETTLE_MS) {
-    return holdFor(o, { state: 'unsafe', member: spec.nodeName, problem: 'still leads after EtcdForfeitLeadership: waiting for another member to lead' }, EtcdWaitStage.BeforeCordon);
+    return holdFor(
+      o,
+      {
+        state: 'unsafe',
+        member: spec.nodeName,
+        problem: 'still leads after EtcdForfeitLeadership: waiting for another member to lead',
+      },
+      EtcdWaitStage.BeforeCordon,
+    );
   }
-  return { hold: { action: { type: 'forfeitLeadership' }, status: withEtcd(status, { ...e, forfeitTime: iso(o.now) }), events: [], requeueAfterMs: 1_000 } };
+  return {
+    hold: {
+      action: { type: 'forfeitLeadership' },
+      status: withEtcd(status, { ...e, forfeitTime: iso(o.now) }),
+      events: [],
+      requeueAfterMs: 1_000,
+    },
+  };
 }
 
 /** After the reboot, before the job goes on: the node's member healthy and caught up, then the Lease freed. */
@@ -160,12 +262,20 @@ export function etcdAfterReboot(o: JobObservation): GateResult {
   if (e.caughtUpTime === undefined) {
     if (o.etcd === undefined) return record(status);
     const c = caughtUp(o.etcd, spec.nodeName, settingsOf(o).maxLag);
-    if (!c.ok) return holdFor(o, { state: 'unsafe', member: spec.nodeName, problem: c.problem }, EtcdWaitStage.AfterReboot);
+    if (!c.ok)
+      return holdFor(o, { state: 'unsafe', member: spec.nodeName, problem: c.problem }, EtcdWaitStage.AfterReboot);
   }
   const done: JobEtcdStatus = { ...waitEnded(e, o.now), caughtUpTime: e.caughtUpTime ?? iso(o.now) };
   const lease = o.etcdLease;
   if (lease?.exists === true && lease.holder === name) {
-    return { hold: { action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion }, status: withEtcd(status, { ...done, leaseReleasedTime: iso(o.now) }), events: [], requeueAfterMs: 0 } };
+    return {
+      hold: {
+        action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion },
+        status: withEtcd(status, { ...done, leaseReleasedTime: iso(o.now) }),
+        events: [],
+        requeueAfterMs: 0,
+      },
+    };
   }
   return { pass: withEtcd(status, done) };
 }
@@ -174,13 +284,20 @@ export function etcdAfterReboot(o: JobObservation): GateResult {
 export function releaseEtcdLease(o: JobObservation, status: PatchJobStatus): JobStep | undefined {
   const lease = o.etcdLease;
   if (lease?.exists !== true || lease.holder !== o.job.name) return undefined;
-  return { action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion }, status: withEtcd(status, { ...(status.etcd ?? {}), leaseReleasedTime: iso(o.now) }), events: [], requeueAfterMs: 0 };
+  return {
+    action: { type: 'releaseEtcdLease', resourceVersion: lease.resourceVersion },
+    status: withEtcd(status, { ...(status.etcd ?? {}), leaseReleasedTime: iso(o.now) }),
+    events: [],
+    requeueAfterMs: 0,
+  };
 }
 
 type EtcdAction = Extract<JobAction, { type: 'acquireEtcdLease' | 'releaseEtcdLease' | 'forfeitLeadership' }>;
 
 export function isEtcdAction(action: JobAction): action is EtcdAction {
-  return action.type === 'acquireEtcdLease' || action.type === 'releaseEtcdLease' || action.type === 'forfeitLeadership';
+  return (
+    action.type === 'acquireEtcdLease' || action.type === 'releaseEtcdLease' || action.type === 'forfeitLeadership'
+  );
 }
 
 /**
@@ -189,9 +306,18 @@ export function isEtcdAction(action: JobAction): action is EtcdAction {
  */
 export function etcdActionFailed(o: JobObservation, action: EtcdAction, failure: CallFailure): JobStep {
   const status = o.job.status;
-  if (action.type !== 'forfeitLeadership') return { status, events: [], requeueAfterMs: failure.transient ? 500 : 30_000 };
+  if (action.type !== 'forfeitLeadership')
+    return { status, events: [], requeueAfterMs: failure.transient ? 500 : 30_000 };
   const e = status.etcd ?? {};
   const { forfeitTime: _, ...before } = e;
-  const held = holdFor({ ...o, job: { ...o.job, status: withEtcd(status, before) } }, { state: 'unsafe', member: o.job.spec.nodeName, problem: `leads, and EtcdForfeitLeadership failed: ${failure.message}` }, EtcdWaitStage.BeforeCordon);
+  const held = holdFor(
+    { ...o, job: { ...o.job, status: withEtcd(status, before) } },
+    {
+      state: 'unsafe',
+      member: o.job.spec.nodeName,
+      problem: `leads, and EtcdForfeitLeadership failed: ${failure.message}`,
+    },
+    EtcdWaitStage.BeforeCordon,
+  );
   return 'hold' in held ? held.hold : { status, events: [], requeueAfterMs: ETCD_POLL_MS };
 }

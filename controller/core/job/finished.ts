@@ -39,13 +39,35 @@ export function decideFinished(o: JobObservation): JobStep {
   // The slot is freed even while the node stays cordoned: a node that never comes back must not
   // hold up the rest of the group. Released once both are done; the status is written after the
   // Leases are gone (or at once when there are none).
-  const next = ours ? status : { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'True', reason: 'Released', message: `node ${spec.nodeName} given back and its slot freed` }, o.now) };
-  if (o.leases.length > 0) return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: next, events: [], requeueAfterMs: undefined };
+  const next = ours
+    ? status
+    : {
+        ...status,
+        conditions: setCondition(
+          status.conditions,
+          {
+            type: ConditionNodeReleased,
+            status: 'True',
+            reason: 'Released',
+            message: `node ${spec.nodeName} given back and its slot freed`,
+          },
+          o.now,
+        ),
+      };
+  if (o.leases.length > 0)
+    return {
+      action: { type: 'releaseLeases', leases: [...o.leases] },
+      status: next,
+      events: [],
+      requeueAfterMs: undefined,
+    };
   // A control-plane node that ended between its etcd gate and its member's catch-up frees the next one.
   const etcd = releaseEtcdLease(o, next);
   if (etcd) return etcd;
   // Then the node's alerts speak again (an Alertmanager that is down holds up no slot).
-  return expireSilences({ ...o, job: { ...o.job, status: next } }) ?? { status: next, events: [], requeueAfterMs: undefined };
+  return (
+    expireSilences({ ...o, job: { ...o.job, status: next } }) ?? { status: next, events: [], requeueAfterMs: undefined }
+  );
 }
 
 /**
@@ -60,5 +82,8 @@ export function afterUncordon(o: JobObservation, step: JobStep): JobStep {
 
 /** NodeReleased=False with why: the node stays cordoned, or giving it back failed and is retried. */
 export function notReleased(status: PatchJobStatus, now: number, reason: string, message: string): PatchJobStatus {
-  return { ...status, conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'False', reason, message }, now) };
+  return {
+    ...status,
+    conditions: setCondition(status.conditions, { type: ConditionNodeReleased, status: 'False', reason, message }, now),
+  };
 }

@@ -5,7 +5,17 @@
 import type { HookName, HookSpec } from '../../../schemas/hooks.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { setCondition } from '../conditions.js';
-import { decideHook, hookEnv, hookJobName, hookRecord, HOOK_LABEL, HookReason, PATCHJOB_LABEL, withHookRecord, type HookProgress } from '../hooks.js';
+import {
+  decideHook,
+  hookEnv,
+  hookJobName,
+  hookRecord,
+  HOOK_LABEL,
+  HookReason,
+  PATCHJOB_LABEL,
+  withHookRecord,
+  type HookProgress,
+} from '../hooks.js';
 import { GROUP_LABEL, NODE_LABEL, PLAN_LABEL } from '../plan/jobs.js';
 import { failed } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
@@ -30,7 +40,13 @@ function progress(o: JobObservation, hook: HookName, spec: HookSpec): HookProgre
       name: jobName,
       hook,
       spec,
-      labels: { [PLAN_LABEL]: jobSpec.patchPlanRef, [GROUP_LABEL]: jobSpec.group, [NODE_LABEL]: jobSpec.nodeName, [PATCHJOB_LABEL]: name, [HOOK_LABEL]: hook },
+      labels: {
+        [PLAN_LABEL]: jobSpec.patchPlanRef,
+        [GROUP_LABEL]: jobSpec.group,
+        [NODE_LABEL]: jobSpec.nodeName,
+        [PATCHJOB_LABEL]: name,
+        [HOOK_LABEL]: hook,
+      },
       env: hookEnv({
         hook,
         plan: jobSpec.patchPlanRef,
@@ -67,16 +83,50 @@ export function preNodeHook(o: JobObservation, status: PatchJobStatus = o.job.st
   switch (p.state) {
     case 'succeeded':
       if (before?.phase === 'Succeeded') return undefined;
-      return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `preNode hook Job ${p.record.jobName} succeeded for node ${node}` }], requeueAfterMs: 0 };
+      return {
+        status: { ...status, hooks },
+        events: [
+          {
+            type: 'Normal',
+            reason: 'HookSucceeded',
+            note: `preNode hook Job ${p.record.jobName} succeeded for node ${node}`,
+          },
+        ],
+        requeueAfterMs: 0,
+      };
     case 'failed':
-      return failed({ ...status, hooks }, o.now, HookReason.HookFailed, `${p.message}; node ${node} was not cordoned or changed`);
+      return failed(
+        { ...status, hooks },
+        o.now,
+        HookReason.HookFailed,
+        `${p.message}; node ${node} was not cordoned or changed`,
+      );
     case 'confirming':
-      return { status: { ...status, hooks, reason: HookReason.ConfirmingHook, message: p.message }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
+      return {
+        status: { ...status, hooks, reason: HookReason.ConfirmingHook, message: p.message },
+        events: [],
+        requeueAfterMs: 0,
+        confirm: ['hookJobs'],
+      };
     case 'running':
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
-        status: { ...status, hooks, reason: HookReason.WaitingForHook, message: `${p.message} before cordoning node ${node}` },
-        events: before === undefined ? [{ type: 'Normal', reason: 'HookStarted', note: `preNode hook Job ${p.record.jobName} started for node ${node}` }] : [],
+        status: {
+          ...status,
+          hooks,
+          reason: HookReason.WaitingForHook,
+          message: `${p.message} before cordoning node ${node}`,
+        },
+        events:
+          before === undefined
+            ? [
+                {
+                  type: 'Normal',
+                  reason: 'HookStarted',
+                  note: `preNode hook Job ${p.record.jobName} started for node ${node}`,
+                },
+              ]
+            : [],
         requeueAfterMs: p.requeueAfterMs,
       };
   }
@@ -92,30 +142,75 @@ export function postNodeHook(o: JobObservation): JobStep | undefined {
   const status = o.job.status;
   const p = progress(o, 'postNode', spec);
   const before = hookRecord(status.hooks, 'postNode');
-  if (before !== undefined && before.phase === p.record.phase && (p.state === 'succeeded' || p.state === 'failed')) return undefined;
+  if (before !== undefined && before.phase === p.record.phase && (p.state === 'succeeded' || p.state === 'failed'))
+    return undefined;
   const hooks = withHookRecord(status.hooks, p.record);
   const node = o.job.spec.nodeName;
   switch (p.state) {
     case 'succeeded': {
-      const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'True', reason: 'HookSucceeded', message: `postNode hook Job ${p.record.jobName} succeeded` }, o.now);
-      return { status: { ...status, hooks, conditions }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `postNode hook Job ${p.record.jobName} succeeded for node ${node}` }], requeueAfterMs: 0 };
+      const conditions = setCondition(
+        status.conditions,
+        {
+          type: ConditionPostNodeHook,
+          status: 'True',
+          reason: 'HookSucceeded',
+          message: `postNode hook Job ${p.record.jobName} succeeded`,
+        },
+        o.now,
+      );
+      return {
+        status: { ...status, hooks, conditions },
+        events: [
+          {
+            type: 'Normal',
+            reason: 'HookSucceeded',
+            note: `postNode hook Job ${p.record.jobName} succeeded for node ${node}`,
+          },
+        ],
+        requeueAfterMs: 0,
+      };
     }
     case 'failed': {
       const message = `${p.message}; the upgrade of node ${node} is not undone`;
-      const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: p.reason, message }, o.now);
-      return { status: { ...status, hooks, conditions }, events: [{ type: 'Warning', reason: HookReason.HookFailed, note: message, onNode: true }], requeueAfterMs: 0 };
+      const conditions = setCondition(
+        status.conditions,
+        { type: ConditionPostNodeHook, status: 'False', reason: p.reason, message },
+        o.now,
+      );
+      return {
+        status: { ...status, hooks, conditions },
+        events: [{ type: 'Warning', reason: HookReason.HookFailed, note: message, onNode: true }],
+        requeueAfterMs: 0,
+      };
     }
     case 'confirming': {
       // The job's phase, reason and message keep saying how the upgrade went: the condition says what the hook waits for.
-      const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: HookReason.ConfirmingHook, message: p.message }, o.now);
+      const conditions = setCondition(
+        status.conditions,
+        { type: ConditionPostNodeHook, status: 'False', reason: HookReason.ConfirmingHook, message: p.message },
+        o.now,
+      );
       return { status: { ...status, hooks, conditions }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     }
     case 'running': {
-      const conditions = setCondition(status.conditions, { type: ConditionPostNodeHook, status: 'False', reason: HookReason.WaitingForHook, message: p.message }, o.now);
+      const conditions = setCondition(
+        status.conditions,
+        { type: ConditionPostNodeHook, status: 'False', reason: HookReason.WaitingForHook, message: p.message },
+        o.now,
+      );
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
         status: { ...status, hooks, conditions },
-        events: before === undefined ? [{ type: 'Normal', reason: 'HookStarted', note: `postNode hook Job ${p.record.jobName} started for node ${node}` }] : [],
+        events:
+          before === undefined
+            ? [
+                {
+                  type: 'Normal',
+                  reason: 'HookStarted',
+                  note: `postNode hook Job ${p.record.jobName} started for node ${node}`,
+                },
+              ]
+            : [],
         requeueAfterMs: p.requeueAfterMs,
       };
     }

@@ -49,8 +49,16 @@ export function talosNeed(job: Pick<JobObservation['job'], 'spec' | 'status'>, n
   }
 }
 
-function rebootingNeed({ spec, status }: Pick<JobObservation['job'], 'spec' | 'status'>, now: number | undefined): TalosNeed {
-  if (status.flow === UpgradeFlow.Lifecycle && status.rebootRequestedTime !== undefined && status.rebootAcknowledgedTime === undefined) return 'identity';
+function rebootingNeed(
+  { spec, status }: Pick<JobObservation['job'], 'spec' | 'status'>,
+  now: number | undefined,
+): TalosNeed {
+  if (
+    status.flow === UpgradeFlow.Lifecycle &&
+    status.rebootRequestedTime !== undefined &&
+    status.rebootAcknowledgedTime === undefined
+  )
+    return 'identity';
   // The rollback decision rests on what Talos says the node runs: read at the deadline only.
   return spec.rollback.onFailure && now !== undefined && pastDeadline(status, now) ? 'identity' : 'none';
 }
@@ -89,7 +97,8 @@ export function decideJob(o: JobObservation): JobStep {
  */
 export function confirmFailed(o: JobObservation, step: JobStep, failure: CallFailure): JobStep {
   // A hook's own step says so (a finished job keeps its phase and reason; its hook record tells).
-  if (step.confirm?.includes('hookJobs')) return { ...decideJob({ ...o, confirmFailure: failure }), requeueAfterMs: undefined };
+  if (step.confirm?.includes('hookJobs'))
+    return { ...decideJob({ ...o, confirmFailure: failure }), requeueAfterMs: undefined };
   return nodeConfirmFailed(o, step, failure);
 }
 
@@ -98,7 +107,8 @@ export function afterAction(o: JobObservation, step: JobStep, result: ActionResu
   if (result.type === 'evicted') return afterEviction(o, result);
   if (result.type === 'silenced') return afterSilenced(o, result.tag, result.id);
   if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
-  if (result.type === 'pulled' && step.action?.type === 'pull' && o.job.status.phase === 'Pending') return afterInstallerPull(step, result.alreadyPresent);
+  if (result.type === 'pulled' && step.action?.type === 'pull' && o.job.status.phase === 'Pending')
+    return afterInstallerPull(step, result.alreadyPresent);
   if (step.action?.type === 'uncordon' && isFinished(o.job.status.phase)) return afterUncordon(o, step);
   return step;
 }
@@ -110,13 +120,26 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   const what = `${action.type} on node ${spec.nodeName}`;
   if (action.type === 'createHookJob') return hookCreateFailed(o, action.job.name, failure);
   if (action.type === 'expireSilence') return expireFailed(o, action.tag, failure);
-  if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon') return nodeWriteFailed(o, action.type, failure);
+  if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon')
+    return nodeWriteFailed(o, action.type, failure);
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (action.type === 'createSilence') return silenceFailed(o, action.silence.name, failure);
   if (isEtcdAction(action)) return etcdActionFailed(o, action, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
-    if (pastDeadline(status, o.now)) return failed(status, o.now, timeoutReason(status.phase), `${what} kept failing until the deadline: ${failure.message}`);
-    return waiting(status, o.now, status.reason ?? JobReason.TalosUnreachable, `${what} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+    if (pastDeadline(status, o.now))
+      return failed(
+        status,
+        o.now,
+        timeoutReason(status.phase),
+        `${what} kept failing until the deadline: ${failure.message}`,
+      );
+    return waiting(
+      status,
+      o.now,
+      status.reason ?? JobReason.TalosUnreachable,
+      `${what} failed, retrying until ${status.deadline}: ${failure.message}`,
+      growingRetry(status, o.now, 500, 5_000),
+    );
   }
   const reason = {
     pull: JobReason.PullFailed,
@@ -128,7 +151,12 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     applyConfig: JobReason.ApplyConfigRejected,
   }[action.type];
   if (action.type === 'applyConfig') {
-    return failed(without(status, 'kubernetesStep'), o.now, reason, `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`);
+    return failed(
+      without(status, 'kubernetesStep'),
+      o.now,
+      reason,
+      `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`,
+    );
   }
   return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
 }
@@ -138,7 +166,11 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
  * cordon that was to begin Draining enters it anyway, so that deadline bounds its retries). A
  * finished job's message says how it ended, so its housekeeping goes to NodeReleased.
  */
-function nodeWriteFailed(o: JobObservation, action: 'cordon' | 'uncordon' | 'releaseLeases', failure: CallFailure): JobStep {
+function nodeWriteFailed(
+  o: JobObservation,
+  action: 'cordon' | 'uncordon' | 'releaseLeases',
+  failure: CallFailure,
+): JobStep {
   const status = action === 'cordon' && o.job.status.phase === 'Pending' ? drainingEntry(o) : o.job.status;
   const note = `${action} on node ${o.job.spec.nodeName} failed (retrying): ${failure.message}`;
   const next = isFinished(status.phase) ? notReleased(status, o.now, 'Retrying', note) : { ...status, message: note };
@@ -154,20 +186,38 @@ function prePullFailed(o: JobObservation, image: string, failure: CallFailure): 
   const status = o.job.status;
   if (failure.reason === 'Unimplemented') {
     const note = `node ${spec.nodeName} cannot pre-pull (no ImageService): Talos pulls ${image} when its machine config changes`;
-    return { status: { ...status, kubernetesPrePulled: [...(status.kubernetesPrePulled ?? []), image], message: note }, events: [], requeueAfterMs: 0 };
+    return {
+      status: { ...status, kubernetesPrePulled: [...(status.kubernetesPrePulled ?? []), image], message: note },
+      events: [],
+      requeueAfterMs: 0,
+    };
   }
   if (failure.transient && !pastDeadline(status, o.now)) {
-    return waiting(status, o.now, JobReason.PullingImages, `pre-pulling ${image} on node ${spec.nodeName} failed, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+    return waiting(
+      status,
+      o.now,
+      JobReason.PullingImages,
+      `pre-pulling ${image} on node ${spec.nodeName} failed, retrying until ${status.deadline}: ${failure.message}`,
+      growingRetry(status, o.now, 500, 5_000),
+    );
   }
-  return failed(status, o.now, JobReason.ImagePullFailed,
-    `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`);
+  return failed(
+    status,
+    o.now,
+    JobReason.ImagePullFailed,
+    `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`,
+  );
 }
 
 /** Creating a hook Job failed: the record goes back to "not created" and the next pass tries again until the hook's deadline. */
 function hookCreateFailed(o: JobObservation, name: string, failure: CallFailure): JobStep {
   const status = o.job.status;
   const note = `creating hook Job ${name} failed (retrying until the hook's deadline): ${failure.message}`;
-  return { status: { ...status, message: isFinished(status.phase) ? status.message : note }, events: failure.transient ? [] : [{ type: 'Warning', reason: 'HookJobNotCreated', note }], requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000 };
+  return {
+    status: { ...status, message: isFinished(status.phase) ? status.message : note },
+    events: failure.transient ? [] : [{ type: 'Warning', reason: 'HookJobNotCreated', note }],
+    requeueAfterMs: failure.transient ? growingRetry(status, o.now) : 30_000,
+  };
 }
 
 /** Nothing was done to the node yet: an unreachable Alertmanager is waited for until the Pending deadline, a refusal fails the job. */
@@ -176,7 +226,13 @@ function silenceFailed(o: JobObservation, name: string, failure: CallFailure): J
   const status = o.job.status;
   const what = `creating silence ${name} for node ${spec.nodeName} in Alertmanager failed`;
   if (failure.transient && !pastDeadline(status, o.now)) {
-    return waiting(status, o.now, SilenceReason.SilencingAlerts, `${what}, retrying until ${status.deadline}: ${failure.message}`, growingRetry(status, o.now, 500, 5_000));
+    return waiting(
+      status,
+      o.now,
+      SilenceReason.SilencingAlerts,
+      `${what}, retrying until ${status.deadline}: ${failure.message}`,
+      growingRetry(status, o.now, 500, 5_000),
+    );
   }
   return failed(status, o.now, SilenceReason.SilenceFailed, `${what}: ${failure.message}; the node was not cordoned`);
 }

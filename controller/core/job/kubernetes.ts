@@ -34,19 +34,44 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
   const node = o.node;
   if (!node) return nodeNotFound(o, from, `node ${spec.nodeName} does not exist`);
   const current = node.kubeletVersion;
-  const status: PatchJobStatus = { ...from, initialKubernetesVersion: from.initialKubernetesVersion ?? current, currentKubernetesVersion: from.currentKubernetesVersion ?? current, targetKubernetesVersion: target };
+  const status: PatchJobStatus = {
+    ...from,
+    initialKubernetesVersion: from.initialKubernetesVersion ?? current,
+    currentKubernetesVersion: from.currentKubernetesVersion ?? current,
+    targetKubernetesVersion: target,
+  };
   if (semver.valid(current) && semver.lt(target, current)) {
-    return failed(status, o.now, JobReason.DowngradeRefused, `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`);
+    return failed(
+      status,
+      o.now,
+      JobReason.DowngradeRefused,
+      `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`,
+    );
   }
   if (current === target && (!node.controlPlane || staticPodsAtVersion(o.staticPods ?? [], target).length === 0)) {
     const reason = talosNote === undefined ? JobReason.AlreadyAtTarget : JobReason.Upgraded;
     const message = `${talosNote ? `${talosNote}; ` : ''}node ${spec.nodeName} already runs Kubernetes ${target}`;
     const done = { ...enterPhase(status, 'Completed', o.now, undefined, reason, message), completionTime: iso(o.now) };
-    return { status: done, events: [{ type: 'Normal', reason, note: message, onNode: talosNote !== undefined }], requeueAfterMs: 0 };
+    return {
+      status: done,
+      events: [{ type: 'Normal', reason, note: message, onNode: talosNote !== undefined }],
+      requeueAfterMs: 0,
+    };
   }
   const message = `${talosNote ? `${talosNote}; ` : ''}moving node ${spec.nodeName} from Kubernetes ${current} to ${target}`;
-  const next = enterPhase(status, 'UpgradingKubernetes', o.now, durationMs(spec.kubernetesUpgradeTimeout), JobReason.ReadingMachineConfig, message);
-  return { status: next, events: [{ type: 'Normal', reason: 'UpgradingKubernetes', note: message, onNode: true }], requeueAfterMs: 0 };
+  const next = enterPhase(
+    status,
+    'UpgradingKubernetes',
+    o.now,
+    durationMs(spec.kubernetesUpgradeTimeout),
+    JobReason.ReadingMachineConfig,
+    message,
+  );
+  return {
+    status: next,
+    events: [{ type: 'Normal', reason: 'UpgradingKubernetes', note: message, onNode: true }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** Whether the next UpgradingKubernetes pass reads the machine config (not while it waits for a pod). */
@@ -61,7 +86,12 @@ export function decideUpgradingKubernetes(o: JobObservation): JobStep {
   if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while upgrading Kubernetes`);
   if (node.unschedulable && node.cordonedBy === name && node.ready) {
     // Back from the Talos phases: the Kubernetes step needs no cordon, so the node is given back first.
-    return { action: { type: 'uncordon' }, status: { ...status, uncordonedTime: iso(o.now) }, events: [{ type: 'Normal', reason: 'Uncordoned', note: `uncordoned node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
+    return {
+      action: { type: 'uncordon' },
+      status: { ...status, uncordonedTime: iso(o.now) },
+      events: [{ type: 'Normal', reason: 'Uncordoned', note: `uncordoned node ${spec.nodeName}`, onNode: true }],
+      requeueAfterMs: 0,
+    };
   }
   const step = status.kubernetesStep;
   if (step?.appliedTime !== undefined) return waitForComponent(o, step.component, step.image);
@@ -75,24 +105,70 @@ function fromConfig(o: JobObservation): JobStep {
   if (!config) return { status, events: [], requeueAfterMs: 0 };
   if (!config.ok) {
     if (!config.failure.transient) {
-      return failed(status, o.now, JobReason.ConfigUnreadable, `reading the machine config of node ${spec.nodeName} over the Talos API failed: ${config.failure.message} (the Talos credentials need the os:admin role)`);
+      return failed(
+        status,
+        o.now,
+        JobReason.ConfigUnreadable,
+        `reading the machine config of node ${spec.nodeName} over the Talos API failed: ${config.failure.message} (the Talos credentials need the os:admin role)`,
+      );
     }
-    if (pastDeadline(status, o.now)) return failed(status, o.now, JobReason.KubernetesUpgradeTimeout, `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${config.failure.message}`);
-    return waiting(status, o.now, talosWaitReason(config.failure), `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`, growingRetry(status, o.now, 500, 5_000));
+    if (pastDeadline(status, o.now))
+      return failed(
+        status,
+        o.now,
+        JobReason.KubernetesUpgradeTimeout,
+        `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${config.failure.message}`,
+      );
+    return waiting(
+      status,
+      o.now,
+      talosWaitReason(config.failure),
+      `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`,
+      growingRetry(status, o.now, 500, 5_000),
+    );
   }
   const read = readConfigImages(config.config);
-  if (!read.ok) return failed(status, o.now, JobReason.ConfigUnreadable, `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`);
+  if (!read.ok)
+    return failed(
+      status,
+      o.now,
+      JobReason.ConfigUnreadable,
+      `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`,
+    );
   const pull = prePull(o, read.images);
   if (pull) return pull;
   const step = status.kubernetesStep;
   if (step) {
-    if (read.images[step.component] === step.image) return { status: { ...status, kubernetesStep: { ...step, appliedTime: iso(o.now) } }, events: [], requeueAfterMs: 0 };
+    if (read.images[step.component] === step.image)
+      return {
+        status: { ...status, kubernetesStep: { ...step, appliedTime: iso(o.now) } },
+        events: [],
+        requeueAfterMs: 0,
+      };
     const changed = withComponentImage(config.config, step.component, step.image);
-    if (typeof changed !== 'string') return failed(status, o.now, JobReason.ConfigUnreadable, `the machine config of node ${spec.nodeName} cannot be changed: ${changed.problem}`);
+    if (typeof changed !== 'string')
+      return failed(
+        status,
+        o.now,
+        JobReason.ConfigUnreadable,
+        `the machine config of node ${spec.nodeName} cannot be changed: ${changed.problem}`,
+      );
     return {
       action: { type: 'applyConfig', component: step.component, image: step.image, config: changed },
-      status: { ...status, kubernetesStep: { ...step, appliedTime: iso(o.now) }, reason: JobReason.WaitingForStaticPod, message: `applied ${step.component} ${step.image} on node ${spec.nodeName}; waiting until ${status.deadline} for it to run` },
-      events: [{ type: 'Normal', reason: JobReason.ApplyingConfig, note: `${step.component} → ${step.image} on node ${spec.nodeName} (ApplyConfiguration, no reboot)`, onNode: true }],
+      status: {
+        ...status,
+        kubernetesStep: { ...step, appliedTime: iso(o.now) },
+        reason: JobReason.WaitingForStaticPod,
+        message: `applied ${step.component} ${step.image} on node ${spec.nodeName}; waiting until ${status.deadline} for it to run`,
+      },
+      events: [
+        {
+          type: 'Normal',
+          reason: JobReason.ApplyingConfig,
+          note: `${step.component} → ${step.image} on node ${spec.nodeName} (ApplyConfiguration, no reboot)`,
+          onNode: true,
+        },
+      ],
       requeueAfterMs: 0,
     };
   }
@@ -103,11 +179,15 @@ function fromConfig(o: JobObservation): JobStep {
 const PRE_PULL_FROM = '1.13.0-0';
 
 /** The target images the node's config does not name yet, with the containerd namespace each goes to. */
-function imagesToPrePull(controlPlane: boolean, images: Partial<Record<string, string>>, target: string): { image: string; namespace: 'system' | 'cri' }[] {
+function imagesToPrePull(
+  controlPlane: boolean,
+  images: Partial<Record<string, string>>,
+  target: string,
+): { image: string; namespace: 'system' | 'cri' }[] {
   return componentsFor(controlPlane).flatMap((component) => {
     const image = targetImage(component, images[component], target);
     if (image === images[component]) return [];
-    return [{ image, namespace: component === KubernetesComponent.Kubelet ? 'system' as const : 'cri' as const }];
+    return [{ image, namespace: component === KubernetesComponent.Kubelet ? ('system' as const) : ('cri' as const) }];
   });
 }
 
@@ -122,7 +202,12 @@ function prePull(o: JobObservation, images: Partial<Record<string, string>>): Jo
   const next = wanted.find((p) => !pulled.includes(p.image));
   if (!next) return undefined;
   const message = `pre-pulling ${next.image} on node ${spec.nodeName} (${pulled.filter((i) => wanted.some((w) => w.image === i)).length + 1} of ${wanted.length}) before changing its machine config`;
-  return { action: { type: 'pull', image: next.image, namespace: next.namespace }, status: { ...status, kubernetesPrePulled: [...pulled, next.image], reason: JobReason.PullingImages, message }, events: [], requeueAfterMs: 0 };
+  return {
+    action: { type: 'pull', image: next.image, namespace: next.namespace },
+    status: { ...status, kubernetesPrePulled: [...pulled, next.image], reason: JobReason.PullingImages, message },
+    events: [],
+    requeueAfterMs: 0,
+  };
 }
 
 /** The first component of the node not yet at the target: record it (the next pass applies it), or Validating when all are. */
@@ -153,11 +238,25 @@ function recordStep(o: JobObservation, component: Component, image: string, alre
     // The plan gave the job a slot again: the kubelet step gets a full timeout of its own.
     status = { ...status, deadline: iso(o.now + durationMs(spec.kubernetesUpgradeTimeout)) };
   }
-  const kubernetesStep = { component, image, requestedTime: iso(o.now), ...(alreadyInConfig ? { appliedTime: iso(o.now) } : {}) };
+  const kubernetesStep = {
+    component,
+    image,
+    requestedTime: iso(o.now),
+    ...(alreadyInConfig ? { appliedTime: iso(o.now) } : {}),
+  };
   const message = alreadyInConfig
     ? `the machine config of node ${spec.nodeName} already names ${image}; waiting until ${status.deadline} for ${component} to run it`
     : `setting ${component} to ${image} on node ${spec.nodeName}`;
-  return { status: { ...status, kubernetesStep, reason: alreadyInConfig ? JobReason.WaitingForStaticPod : JobReason.ApplyingConfig, message }, events: [], requeueAfterMs: 0 };
+  return {
+    status: {
+      ...status,
+      kubernetesStep,
+      reason: alreadyInConfig ? JobReason.WaitingForStaticPod : JobReason.ApplyingConfig,
+      message,
+    },
+    events: [],
+    requeueAfterMs: 0,
+  };
 }
 
 /** Kubelet skew: hold while a kube-apiserver is older than the target minor, without holding a slot. */
@@ -168,23 +267,52 @@ function kubeletSkewHold(o: JobObservation): JobStep | undefined {
   const older = olderApiServers(o.apiServers ?? [], target);
   if (older.length === 0) {
     if (status.slotReleasedTime !== undefined && o.leases.length === 0) {
-      return waiting(status, o.now, JobReason.WaitingForSlot, `the control plane runs ${target}; waiting for the plan to give node ${spec.nodeName} a slot for its kubelet (until ${status.deadline})`);
+      return waiting(
+        status,
+        o.now,
+        JobReason.WaitingForSlot,
+        `the control plane runs ${target}; waiting for the plan to give node ${spec.nodeName} a slot for its kubelet (until ${status.deadline})`,
+      );
     }
     return undefined;
   }
   const why = `a kubelet must not be newer than the oldest kube-apiserver: waiting for ${describeApiServers(older)} to run ${target}`;
   if (pastDeadline(status, o.now)) {
-    return confirmedVerdict(o, failed(status, o.now, JobReason.ControlPlaneNotUpgraded, `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`), ['apiServers']);
+    return confirmedVerdict(
+      o,
+      failed(
+        status,
+        o.now,
+        JobReason.ControlPlaneNotUpgraded,
+        `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`,
+      ),
+      ['apiServers'],
+    );
   }
   if (status.reason !== JobReason.WaitingForControlPlane) {
     // Entering the wait: a fresh deadline, and the slot goes back so the other control-plane nodes can move.
-    const next: PatchJobStatus = { ...status, deadline: iso(o.now + durationMs(spec.kubernetesUpgradeTimeout)), reason: JobReason.WaitingForControlPlane, message: `node ${spec.nodeName}: ${why}` };
+    const next: PatchJobStatus = {
+      ...status,
+      deadline: iso(o.now + durationMs(spec.kubernetesUpgradeTimeout)),
+      reason: JobReason.WaitingForControlPlane,
+      message: `node ${spec.nodeName}: ${why}`,
+    };
     if (o.leases.length > 0) {
-      return { action: { type: 'releaseLeases', leases: [...o.leases] }, status: { ...next, slotReleasedTime: iso(o.now) }, events: [{ type: 'Normal', reason: JobReason.WaitingForControlPlane, note: next.message ?? '' }], requeueAfterMs: 0 };
+      return {
+        action: { type: 'releaseLeases', leases: [...o.leases] },
+        status: { ...next, slotReleasedTime: iso(o.now) },
+        events: [{ type: 'Normal', reason: JobReason.WaitingForControlPlane, note: next.message ?? '' }],
+        requeueAfterMs: 0,
+      };
     }
     return { status: next, events: [], requeueAfterMs: 0 };
   }
-  return waiting(status, o.now, JobReason.WaitingForControlPlane, `node ${spec.nodeName}: ${why} (until ${status.deadline})`);
+  return waiting(
+    status,
+    o.now,
+    JobReason.WaitingForControlPlane,
+    `node ${spec.nodeName}: ${why} (until ${status.deadline})`,
+  );
 }
 
 function waitForComponent(o: JobObservation, component: Component, image: string): JobStep {
@@ -195,13 +323,36 @@ function waitForComponent(o: JobObservation, component: Component, image: string
   if (staticPodAt(pods, component, image)) {
     const upgraded = [...(status.kubernetesUpgraded ?? []).filter((c) => c !== component), component];
     const note = `${component} on node ${spec.nodeName} runs ${image} and is Ready`;
-    return { status: { ...without(status, 'kubernetesStep'), kubernetesUpgraded: upgraded, reason: JobReason.ReadingMachineConfig, message: note }, events: [{ type: 'Normal', reason: 'ComponentUpgraded', note }], requeueAfterMs: 0 };
+    return {
+      status: {
+        ...without(status, 'kubernetesStep'),
+        kubernetesUpgraded: upgraded,
+        reason: JobReason.ReadingMachineConfig,
+        message: note,
+      },
+      events: [{ type: 'Normal', reason: 'ComponentUpgraded', note }],
+      requeueAfterMs: 0,
+    };
   }
   const seen = describePod(pods.find((p) => p.component === component && !p.deleting));
   if (pastDeadline(status, o.now)) {
-    return confirmedVerdict(o, failed(status, o.now, JobReason.StaticPodNotReady, `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``), ['nodePods']);
+    return confirmedVerdict(
+      o,
+      failed(
+        status,
+        o.now,
+        JobReason.StaticPodNotReady,
+        `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``,
+      ),
+      ['nodePods'],
+    );
   }
-  return waiting(status, o.now, JobReason.WaitingForStaticPod, `waiting until ${status.deadline} for static pod ${component} on node ${spec.nodeName} to run ${image} and be Ready (${seen})`);
+  return waiting(
+    status,
+    o.now,
+    JobReason.WaitingForStaticPod,
+    `waiting until ${status.deadline} for static pod ${component} on node ${spec.nodeName} to run ${image} and be Ready (${seen})`,
+  );
 }
 
 export function staticPodAt(pods: readonly StaticPodFacts[], component: string, image: string): boolean {

@@ -34,7 +34,8 @@ export function decidePending(o: JobObservation): JobStep {
 /** Kubernetes only: no Talos identity, cordon, drain or reboot. */
 function kubernetesOnly(o: JobObservation): JobStep {
   const status = o.job.status;
-  if (o.job.spec.target.kubernetesVersion === undefined) return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
+  if (o.job.spec.target.kubernetesVersion === undefined)
+    return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
   const started = { ...status, startTime: status.startTime ?? iso(o.now) };
   return preNodeHook(o, { ...started, phase: 'Pending' }) ?? enterKubernetes(o, started);
 }
@@ -46,9 +47,26 @@ function kubernetesOnly(o: JobObservation): JobStep {
 function start(o: JobObservation, target: string): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
-  const next = { ...enterPhase(status, 'Pending', o.now, durationMs(spec.rebootTimeout), JobReason.ReadingNode, 'reading the node over the Talos API'), startTime: status.startTime ?? iso(o.now), targetTalosVersion: target };
-  const started: JobStep = { status: next, events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }], requeueAfterMs: 0 };
-  return o.talos === undefined ? started : thenRecord(started, decidePending({ ...o, job: { ...o.job, status: next } }));
+  const next = {
+    ...enterPhase(
+      status,
+      'Pending',
+      o.now,
+      durationMs(spec.rebootTimeout),
+      JobReason.ReadingNode,
+      'reading the node over the Talos API',
+    ),
+    startTime: status.startTime ?? iso(o.now),
+    targetTalosVersion: target,
+  };
+  const started: JobStep = {
+    status: next,
+    events: [{ type: 'Normal', reason: 'Started', note: `upgrading node ${spec.nodeName} to Talos ${target}` }],
+    requeueAfterMs: 0,
+  };
+  return o.talos === undefined
+    ? started
+    : thenRecord(started, decidePending({ ...o, job: { ...o.job, status: next } }));
 }
 
 /** A lasting failure (credentials) fails at once; a transient one is waited for until the deadline. */
@@ -56,13 +74,28 @@ function talosUnreadable(o: JobObservation, failure: CallFailure): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   if (!failure.transient) {
-    return failed(status, o.now, JobReason.TalosCallFailed, `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`);
+    return failed(
+      status,
+      o.now,
+      JobReason.TalosCallFailed,
+      `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`,
+    );
   }
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, talosWaitReason(failure), `the Talos API of node ${spec.nodeName} ${failure.reason === 'Malformed' ? 'kept answering with something unreadable until' : 'did not answer before'} the deadline: ${failure.message}`);
+    return failed(
+      status,
+      o.now,
+      talosWaitReason(failure),
+      `the Talos API of node ${spec.nodeName} ${failure.reason === 'Malformed' ? 'kept answering with something unreadable until' : 'did not answer before'} the deadline: ${failure.message}`,
+    );
   }
-  return waiting(status, o.now, talosWaitReason(failure), `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
-    growingRetry(status, o.now, 500, 5_000));
+  return waiting(
+    status,
+    o.now,
+    talosWaitReason(failure),
+    `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    growingRetry(status, o.now, 500, 5_000),
+  );
 }
 
 /** The node answered: nothing to do, refuse a downgrade, record its identity, pre-pull, or start draining. */
@@ -74,8 +107,17 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   const refused = refusedBeforeRecord(o, current, target);
   if (refused) return refused;
   if (status.initialBootID !== talos.bootId) return record(o, current, talos, talos.schematic ?? node.schematic);
-  if (status.flow === UpgradeFlow.Lifecycle && status.imagePulledTime === undefined && status.installerImage !== undefined) {
-    return { action: { type: 'pull', image: status.installerImage }, status: { ...status, imagePulledTime: iso(o.now) }, events: [], requeueAfterMs: 0 };
+  if (
+    status.flow === UpgradeFlow.Lifecycle &&
+    status.imagePulledTime === undefined &&
+    status.installerImage !== undefined
+  ) {
+    return {
+      action: { type: 'pull', image: status.installerImage },
+      status: { ...status, imagePulledTime: iso(o.now) },
+      events: [],
+      requeueAfterMs: 0,
+    };
   }
   const hook = preNodeHook(o);
   if (hook) return hook;
@@ -89,42 +131,91 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   // The cordon goes with the entry into Draining (its Event says both); a node already unschedulable
   // waits for the draining pass, which reads its pods and tells whose cordon it is.
   if (!node.unschedulable) return cordon(o, draining);
-  return { status: draining, events: [{ type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true }], requeueAfterMs: 0 };
+  return {
+    status: draining,
+    events: [
+      { type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true },
+    ],
+    requeueAfterMs: 0,
+  };
 }
 
 /** What the job refuses before anything on the node changes: a downgrade not allowed, a reboot mode the node's upgrade API lacks. */
 function refusedBeforeRecord(o: JobObservation, current: string, target: string): JobStep | undefined {
   const { spec } = o.job;
   if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
-    return failed(o.job.status, o.now, JobReason.DowngradeRefused,
-      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`);
+    return failed(
+      o.job.status,
+      o.now,
+      JobReason.DowngradeRefused,
+      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`,
+    );
   }
   // The legacy Upgrade request has no force mode.
   if (spec.rebootMode !== 'force' || upgradeFlowFor(current) !== UpgradeFlow.Legacy) return undefined;
-  return failed(o.job.status, o.now, JobReason.RebootModeUnsupported,
-    `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`);
+  return failed(
+    o.job.status,
+    o.now,
+    JobReason.RebootModeUnsupported,
+    `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`,
+  );
 }
 
 /** Pending → Draining: the drain deadline starts. */
 export function drainingEntry(o: JobObservation): PatchJobStatus {
   const { spec } = o.job;
-  return enterPhase(o.job.status, 'Draining', o.now, durationMs(spec.drainTimeout), JobReason.Cordoned, `cordoning and draining node ${spec.nodeName}`);
+  return enterPhase(
+    o.job.status,
+    'Draining',
+    o.now,
+    durationMs(spec.drainTimeout),
+    JobReason.Cordoned,
+    `cordoning and draining node ${spec.nodeName}`,
+  );
 }
 
 /** The installer is on the node; whether it already was (pre-pulled by the plan while an earlier round ran) goes into status. */
 export function afterInstallerPull(step: JobStep, alreadyPresent: boolean): JobStep {
   if (!alreadyPresent) return step;
   const image = step.status.installerImage ?? 'the installer';
-  return { ...step, status: { ...step.status, installerAlreadyPulled: true, message: `${image} was already on the node (pre-pulled): nothing to download` } };
+  return {
+    ...step,
+    status: {
+      ...step.status,
+      installerAlreadyPulled: true,
+      message: `${image} was already on the node (pre-pulled): nothing to download`,
+    },
+  };
 }
 
 /** Already on the target Talos: go on to the Kubernetes step if the plan has one, else complete. */
 function alreadyAtTarget(o: JobObservation, current: string, target: string): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
-  if (spec.target.kubernetesVersion !== undefined) return enterKubernetes(o, { ...status, initialTalosVersion: current, currentTalosVersion: current }, `node ${spec.nodeName} already runs Talos ${target}`);
-  const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.AlreadyAtTarget, `node ${spec.nodeName} already runs Talos ${target}`), initialTalosVersion: current, currentTalosVersion: current, completionTime: iso(o.now) };
-  return { status: done, events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }], requeueAfterMs: 0 };
+  if (spec.target.kubernetesVersion !== undefined)
+    return enterKubernetes(
+      o,
+      { ...status, initialTalosVersion: current, currentTalosVersion: current },
+      `node ${spec.nodeName} already runs Talos ${target}`,
+    );
+  const done = {
+    ...enterPhase(
+      status,
+      'Completed',
+      o.now,
+      undefined,
+      JobReason.AlreadyAtTarget,
+      `node ${spec.nodeName} already runs Talos ${target}`,
+    ),
+    initialTalosVersion: current,
+    currentTalosVersion: current,
+    completionTime: iso(o.now),
+  };
+  return {
+    status: done,
+    events: [{ type: 'Normal', reason: JobReason.AlreadyAtTarget, note: done.message ?? '' }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** Record first: what the guards of the later phases compare against. A new boot ID before we acted just re-records. */
@@ -132,18 +223,40 @@ function record(o: JobObservation, current: string, talos: TalosIdentity, nodeSc
   const { spec } = o.job;
   const bootId = talos.bootId;
   const target = spec.target.talosVersion ?? current;
-  const installer = installerFor(spec.target, target, { schematic: nodeSchematic, installerAnnotations: o.node?.installerAnnotations, detected: talos.detected });
+  const installer = installerFor(spec.target, target, {
+    schematic: nodeSchematic,
+    installerAnnotations: o.node?.installerAnnotations,
+    detected: talos.detected,
+  });
   if ('problem' in installer) {
     // Before anything on the node changes: a wrong image must never be installed.
-    return failed(o.job.status, o.now, JobReason.InvalidNodeOverride, `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`);
+    return failed(
+      o.job.status,
+      o.now,
+      JobReason.InvalidNodeOverride,
+      `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`,
+    );
   }
   const flow = upgradeFlowFor(current);
-  const status = { ...o.job.status, initialBootID: bootId, currentBootID: bootId, initialTalosVersion: o.job.status.initialTalosVersion ?? current, currentTalosVersion: current, installerImage: installer.image, flow };
+  const status = {
+    ...o.job.status,
+    initialBootID: bootId,
+    currentBootID: bootId,
+    initialTalosVersion: o.job.status.initialTalosVersion ?? current,
+    currentTalosVersion: current,
+    installerImage: installer.image,
+    flow,
+  };
   if (installer.schematic === undefined) delete status.schematic;
   else status.schematic = installer.schematic;
   delete status.imagePulledTime;
   delete status.installerAlreadyPulled;
-  const how = flow === UpgradeFlow.Lifecycle ? 'pulling the installer image before the cordon' : 'legacy upgrade (Talos < 1.13)';
+  const how =
+    flow === UpgradeFlow.Lifecycle ? 'pulling the installer image before the cordon' : 'legacy upgrade (Talos < 1.13)';
   const reason = flow === UpgradeFlow.Lifecycle ? JobReason.PullingInstaller : JobReason.ReadingNode;
-  return { status: { ...status, reason, message: `${current} → ${target} with ${installer.image}: ${how}` }, events: [], requeueAfterMs: 0 };
+  return {
+    status: { ...status, reason, message: `${current} → ${target} with ${installer.image}: ${how}` },
+    events: [],
+    requeueAfterMs: 0,
+  };
 }

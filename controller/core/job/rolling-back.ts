@@ -33,8 +33,10 @@ function rollbackRefused(o: JobObservation, target: string): string | undefined 
   if (previous === undefined || previous === target) return 'its previous version is unknown';
   if (o.node?.controlPlane) {
     const [from, to] = [etcdMinorOf(target), etcdMinorOf(previous)];
-    if (from === undefined || to === undefined) return `it is a control-plane node and the etcd version of Talos ${from === undefined ? target : previous} is not known here`;
-    if (from !== to) return `it is a control-plane node and Talos ${previous} runs etcd ${to}, older than the ${from} of ${target}, which cannot read the data once the cluster moved on (pin cluster.etcd.image, or roll it back by hand after an etcd downgrade)`;
+    if (from === undefined || to === undefined)
+      return `it is a control-plane node and the etcd version of Talos ${from === undefined ? target : previous} is not known here`;
+    if (from !== to)
+      return `it is a control-plane node and Talos ${previous} runs etcd ${to}, older than the ${from} of ${target}, which cannot read the data once the cluster moved on (pin cluster.etcd.image, or roll it back by hand after an etcd downgrade)`;
   }
   return undefined;
 }
@@ -44,7 +46,9 @@ function notOnTarget(o: JobObservation, target: string): string | undefined {
   const talos = o.talos;
   if (talos?.ok !== true) return 'its Talos API does not answer';
   const newBoot = talos.bootId !== o.job.status.initialBootID;
-  return talos.version === target && newBoot ? undefined : `Talos reports ${talos.version} on boot ${newBoot ? 'changed' : 'unchanged'}, not a new boot of ${target}`;
+  return talos.version === target && newBoot
+    ? undefined
+    : `Talos reports ${talos.version} on boot ${newBoot ? 'changed' : 'unchanged'}, not a new boot of ${target}`;
 }
 
 /**
@@ -60,15 +64,41 @@ export function rollbackOr(o: JobObservation, failure: JobStep): JobStep {
   const talos = o.talos;
   const why = rollbackRefused(o, target) ?? notOnTarget(o, target);
   if (why !== undefined || talos?.ok !== true) {
-    return { ...failure, status: { ...failure.status, message: `${failure.status.message ?? ''}; not rolled back: ${why ?? 'its Talos API does not answer'}` } };
+    return {
+      ...failure,
+      status: {
+        ...failure.status,
+        message: `${failure.status.message ?? ''}; not rolled back: ${why ?? 'its Talos API does not answer'}`,
+      },
+    };
   }
   const previous = status.initialTalosVersion ?? '';
-  const entered = enterPhase(status, 'RollingBack', o.now, durationMs(spec.rebootTimeout), JobReason.RollingBack,
-    `node ${spec.nodeName} failed on ${target} (${failure.status.reason ?? 'failed'}); rolling it back to ${previous}`);
-  const rollback = { decidedTime: iso(o.now), failureReason: failure.status.reason ?? '', failureMessage: failure.status.message ?? '', fromVersion: target, toVersion: previous, bootID: talos.bootId };
+  const entered = enterPhase(
+    status,
+    'RollingBack',
+    o.now,
+    durationMs(spec.rebootTimeout),
+    JobReason.RollingBack,
+    `node ${spec.nodeName} failed on ${target} (${failure.status.reason ?? 'failed'}); rolling it back to ${previous}`,
+  );
+  const rollback = {
+    decidedTime: iso(o.now),
+    failureReason: failure.status.reason ?? '',
+    failureMessage: failure.status.message ?? '',
+    fromVersion: target,
+    toVersion: previous,
+    bootID: talos.bootId,
+  };
   return {
     status: { ...entered, rollback },
-    events: [{ type: 'Warning', reason: JobReason.RollingBack, note: `${entered.message ?? ''}: ${rollback.failureMessage}`, onNode: true }],
+    events: [
+      {
+        type: 'Warning',
+        reason: JobReason.RollingBack,
+        note: `${entered.message ?? ''}: ${rollback.failureMessage}`,
+        onNode: true,
+      },
+    ],
     requeueAfterMs: 0,
   };
 }
@@ -78,18 +108,47 @@ export function decideRollingBack(o: JobObservation): JobStep {
   const status = o.job.status;
   const rb = status.rollback;
   const node = o.node;
-  if (!rb) return failed(status, o.now, JobReason.RollbackFailed, `node ${spec.nodeName}: rolling back without a recorded decision`);
-  const back = node !== undefined && node.ready && node.bootID !== '' && node.bootID !== rb.bootID && node.bootID !== status.initialBootID && node.talosVersion === rb.toVersion;
+  if (!rb)
+    return failed(
+      status,
+      o.now,
+      JobReason.RollbackFailed,
+      `node ${spec.nodeName}: rolling back without a recorded decision`,
+    );
+  const back =
+    node !== undefined &&
+    node.ready &&
+    node.bootID !== '' &&
+    node.bootID !== rb.bootID &&
+    node.bootID !== status.initialBootID &&
+    node.talosVersion === rb.toVersion;
   if (back) {
-    return failed({ ...status, currentTalosVersion: node.talosVersion, currentBootID: node.bootID }, o.now, JobReason.RolledBack,
-      `node ${spec.nodeName} failed on ${rb.fromVersion} (${rb.failureReason}: ${rb.failureMessage}) and was rolled back to ${rb.toVersion}, Ready again`);
+    return failed(
+      { ...status, currentTalosVersion: node.talosVersion, currentBootID: node.bootID },
+      o.now,
+      JobReason.RolledBack,
+      `node ${spec.nodeName} failed on ${rb.fromVersion} (${rb.failureReason}: ${rb.failureMessage}) and was rolled back to ${rb.toVersion}, Ready again`,
+    );
   }
   if (pastDeadline(status, o.now)) {
-    return confirmedVerdict(o, failed(status, o.now, JobReason.RollbackFailed,
-      `node ${spec.nodeName} was not back Ready on ${rb.toVersion} within rebootTimeout ${spec.rebootTimeout} after its rollback from ${rb.fromVersion} (${rb.failureReason}); check its console`), ['node']);
+    return confirmedVerdict(
+      o,
+      failed(
+        status,
+        o.now,
+        JobReason.RollbackFailed,
+        `node ${spec.nodeName} was not back Ready on ${rb.toVersion} within rebootTimeout ${spec.rebootTimeout} after its rollback from ${rb.fromVersion} (${rb.failureReason}); check its console`,
+      ),
+      ['node'],
+    );
   }
   if (rb.acknowledgedTime === undefined) return sendRollback(o);
-  return waiting(status, o.now, JobReason.RollingBack, `node ${spec.nodeName} is rolling back to ${rb.toVersion}; waiting until ${status.deadline} for it to come back Ready`);
+  return waiting(
+    status,
+    o.now,
+    JobReason.RollingBack,
+    `node ${spec.nodeName} is rolling back to ${rb.toVersion}; waiting until ${status.deadline} for it to come back Ready`,
+  );
 }
 
 /** The one Rollback call: only on the boot recorded on the target, and not while the node is already rebooting (it got there). */
@@ -101,12 +160,29 @@ function sendRollback(o: JobObservation): JobStep {
   if (o.acceptedCalls?.includes('rollback')) return { status: acked, events: [], requeueAfterMs: 0 };
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
-  if (!talos.ok) return waiting(status, o.now, JobReason.RollingBack, `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName} to roll it back: ${talos.failure.message}`, 2_000);
+  if (!talos.ok)
+    return waiting(
+      status,
+      o.now,
+      JobReason.RollingBack,
+      `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName} to roll it back: ${talos.failure.message}`,
+      2_000,
+    );
   if (talos.bootId !== rb.bootID || isBusyStage(talos.stage)) return { status: acked, events: [], requeueAfterMs: 0 };
   return {
     action: { type: 'rollback' },
-    status: { ...acked, message: `rolling node ${spec.nodeName} back to ${rb.toVersion}; waiting until ${status.deadline}` },
-    events: [{ type: 'Warning', reason: JobReason.RollbackRequested, note: `rolling node ${spec.nodeName} back from ${rb.fromVersion} to ${rb.toVersion}`, onNode: true }],
+    status: {
+      ...acked,
+      message: `rolling node ${spec.nodeName} back to ${rb.toVersion}; waiting until ${status.deadline}`,
+    },
+    events: [
+      {
+        type: 'Warning',
+        reason: JobReason.RollbackRequested,
+        note: `rolling node ${spec.nodeName} back from ${rb.fromVersion} to ${rb.toVersion}`,
+        onNode: true,
+      },
+    ],
     requeueAfterMs: undefined,
   };
 }

@@ -26,14 +26,23 @@ export function silenceTtlMs(spec: JobObservation['job']['spec']): number {
 export function silenceMatchers(s: Silence, node: string): Matcher[] {
   const parsed = parseMatchers(s.matchers);
   // The schema refused unparsable matchers; an empty list here still silences only the node.
-  const own = parsed.ok ? parsed.matchers.map((m) => ({ ...m, value: m.value.replaceAll(NODE_PLACEHOLDER, node) })) : [];
+  const own = parsed.ok
+    ? parsed.matchers.map((m) => ({ ...m, value: m.value.replaceAll(NODE_PLACEHOLDER, node) }))
+    : [];
   return [...own.filter((m) => !(m.name === s.nodeLabel && m.op === '=')), { name: s.nodeLabel, op: '=', value: node }];
 }
 
 export function silenceRequest(o: JobObservation, s: Silence, recorded: JobSilence): SilenceRequest {
   const { spec, name } = o.job;
   const comment = `KangalPatch ${name}: node ${spec.nodeName} is being upgraded (plan ${spec.patchPlanRef}); expired when the job finishes${s.comment ? `. ${s.comment}` : ''} [${recorded.tag}]`;
-  return { name: s.name, tag: recorded.tag, matchers: silenceMatchers(s, spec.nodeName), endsAt: recorded.endsAt, createdBy: SILENCE_CREATED_BY, comment };
+  return {
+    name: s.name,
+    tag: recorded.tag,
+    matchers: silenceMatchers(s, spec.nodeName),
+    endsAt: recorded.endsAt,
+    createdBy: SILENCE_CREATED_BY,
+    comment,
+  };
 }
 
 /**
@@ -51,12 +60,21 @@ export function silenceBeforeCordon(o: JobObservation): JobStep | undefined {
     const endsAt = iso(o.now + silenceTtlMs(spec));
     const added = missing.map((w) => ({ name: w.name, tag: `${name}/${w.name}@${iso(o.now)}`, endsAt }));
     const message = `silencing alerts of node ${spec.nodeName} in Alertmanager until ${endsAt} (${wanted.map((w) => w.name).join(', ')})`;
-    return { status: { ...status, silences: [...recorded, ...added], reason: SilenceReason.SilencingAlerts, message }, events: [], requeueAfterMs: 0 };
+    return {
+      status: { ...status, silences: [...recorded, ...added], reason: SilenceReason.SilencingAlerts, message },
+      events: [],
+      requeueAfterMs: 0,
+    };
   }
   const next = recorded.find((r) => r.id === undefined && r.expiredTime === undefined);
   const entry = next && wanted.find((w) => w.name === next.name);
   if (!next || !entry) return undefined;
-  return { action: { type: 'createSilence', silence: silenceRequest(o, entry, next) }, status, events: [], requeueAfterMs: 0 };
+  return {
+    action: { type: 'createSilence', silence: silenceRequest(o, entry, next) },
+    status,
+    events: [],
+    requeueAfterMs: 0,
+  };
 }
 
 /** After createSilence: its ID, recorded before anything else happens to the node. */
@@ -65,7 +83,11 @@ export function afterSilenced(o: JobObservation, tag: string, id: string): JobSt
   const silences = (status.silences ?? []).map((s) => (s.tag === tag ? { ...s, id } : s));
   const made = silences.find((s) => s.tag === tag);
   const note = `silenced alerts of node ${o.job.spec.nodeName} in Alertmanager: silence ${made?.name ?? tag} (${id}) until ${made?.endsAt ?? '?'}`;
-  return { status: { ...status, silences, message: note }, events: [{ type: 'Normal', reason: 'AlertsSilenced', note }], requeueAfterMs: 0 };
+  return {
+    status: { ...status, silences, message: note },
+    events: [{ type: 'Normal', reason: 'AlertsSilenced', note }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** When the job has finished: expire the next silence that was recorded (created or maybe created) and not yet expired. */
@@ -79,7 +101,16 @@ export function expireSilences(o: JobObservation): JobStep | undefined {
   return {
     action: { type: 'expireSilence', tag: next.tag, ...(next.id === undefined ? {} : { id: next.id }) },
     status: { ...status, silences },
-    events: next.id === undefined ? [] : [{ type: 'Normal', reason: 'SilenceExpired', note: `expired silence ${next.name} (${next.id}) of node ${o.job.spec.nodeName}` }],
+    events:
+      next.id === undefined
+        ? []
+        : [
+            {
+              type: 'Normal',
+              reason: 'SilenceExpired',
+              note: `expired silence ${next.name} (${next.id}) of node ${o.job.spec.nodeName}`,
+            },
+          ],
     requeueAfterMs: 0,
   };
 }
@@ -93,5 +124,9 @@ export function expireFailed(o: JobObservation, tag: string, failure: CallFailur
   const since = Date.parse(status.completionTime ?? '') || o.now;
   const retryMs = Math.min(60_000, Math.max(1_000, Math.round((o.now - since) / 4)));
   const endsIn = Date.parse(s?.endsAt ?? '') - o.now;
-  return { status: { ...status, message: message.replace(/^; /, '') }, events: [], requeueAfterMs: Number.isNaN(endsIn) ? retryMs : Math.max(0, Math.min(retryMs, endsIn)) };
+  return {
+    status: { ...status, message: message.replace(/^; /, '') },
+    events: [],
+    requeueAfterMs: Number.isNaN(endsIn) ? retryMs : Math.max(0, Math.min(retryMs, endsIn)),
+  };
 }

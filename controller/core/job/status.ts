@@ -21,10 +21,20 @@ export function enterPhase(
 }
 
 /** A terminal failure: the cleanup (uncordon, lease release) follows in the next passes. */
-export function failed(status: PatchJobStatus, now: number, reason: string, message: string, events: JobEvent[] = []): JobStep {
+export function failed(
+  status: PatchJobStatus,
+  now: number,
+  reason: string,
+  message: string,
+  events: JobEvent[] = [],
+): JobStep {
   const next = enterPhase(status, 'Failed', now, undefined, reason, message);
   next.completionTime = iso(now);
-  return { status: next, events: [...events, { type: 'Warning', reason, note: message, onNode: true }], requeueAfterMs: 0 };
+  return {
+    status: next,
+    events: [...events, { type: 'Warning', reason, note: message, onNode: true }],
+    requeueAfterMs: 0,
+  };
 }
 
 /**
@@ -38,7 +48,13 @@ export function thenRecord(first: JobStep, next: JobStep): JobStep {
 }
 
 /** Stay in the phase with a reason and message; look again at `retryMs` or the deadline, whichever is first. */
-export function waiting(status: PatchJobStatus, now: number, reason: string, message: string, retryMs?: number): JobStep {
+export function waiting(
+  status: PatchJobStatus,
+  now: number,
+  reason: string,
+  message: string,
+  retryMs?: number,
+): JobStep {
   const deadline = epoch(status.deadline);
   const untilDeadline = deadline === undefined ? undefined : Math.max(0, deadline - now);
   const candidates = [retryMs, untilDeadline].filter((v): v is number => v !== undefined);

@@ -61,7 +61,14 @@ export interface CallFailure {
 
 /** Talos facts, read only in the phases that need them (`detected`: the platform and Secure Boot a factory installer leaves to the node, in Pending). */
 export type TalosFacts =
-  | { ok: true; version: string; bootId: string; stage: string | undefined; schematic: string | undefined; detected?: DetectedNode | undefined }
+  | {
+      ok: true;
+      version: string;
+      bootId: string;
+      stage: string | undefined;
+      schematic: string | undefined;
+      detected?: DetectedNode | undefined;
+    }
   | { ok: false; failure: CallFailure };
 
 /** Talos facts that were read. */
@@ -109,7 +116,13 @@ export interface JobObservation {
 /** The etcd disruption Lease as read: none, or who holds it (and whether that job still runs). */
 export type EtcdLeaseRead = (
   | { exists: false }
-  | { exists: true; resourceVersion: string; holder: string | undefined; holderNode: string | undefined; holderActive: boolean }
+  | {
+      exists: true;
+      resourceVersion: string;
+      holder: string | undefined;
+      holderNode: string | undefined;
+      holderActive: boolean;
+    }
 ) & {
   /** Control-plane nodes whose running jobs wait for the turn (gate not passed yet), besides this one, by name; the etcd leader's job lets them go first. */
   othersWaiting?: readonly string[];

@@ -18,14 +18,22 @@ export function decideUpgrading(o: JobObservation): JobStep {
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
   if (status.upgradeRequestedTime === undefined) return recordUpgradeRequest(o);
   if (o.acceptedCalls?.includes(legacy ? 'legacyUpgrade' : 'install')) {
-    return toRebooting(o, legacy ? 'Talos acknowledged the upgrade' : `installed ${status.installerImage ?? ''}; rebooting into it`);
+    return toRebooting(
+      o,
+      legacy ? 'Talos acknowledged the upgrade' : `installed ${status.installerImage ?? ''}; rebooting into it`,
+    );
   }
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) return talosUnreachable(o, talos.failure);
   if (legacy && upgradeArrived(o, talos)) return toRebooting(o, 'the node is upgrading');
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`);
+    return failed(
+      status,
+      o.now,
+      JobReason.UpgradeTimeout,
+      `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`,
+    );
   }
   return (legacy ? upgradeBlocked(o, talos) : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
 }
@@ -43,7 +51,13 @@ function upgradeArrived(o: JobObservation, talos: TalosIdentity): boolean {
 /** Legacy flow: the boot we recorded, still booting, has not had the Upgrade; it is sent after that boot, not into it. */
 function upgradeBlocked(o: JobObservation, talos: TalosIdentity): JobStep | undefined {
   if (talos.stage !== 'booting') return undefined;
-  return waiting(o.job.status, o.now, JobReason.UpgradeRequested, `node ${o.job.spec.nodeName} is booting; waiting for its boot to finish before upgrading`, 1_000);
+  return waiting(
+    o.job.status,
+    o.now,
+    JobReason.UpgradeRequested,
+    `node ${o.job.spec.nodeName} is booting; waiting for its boot to finish before upgrading`,
+    1_000,
+  );
 }
 
 /** Record first: the request is in status before the call is made. */
@@ -52,7 +66,9 @@ export function recordUpgradeRequest(o: JobObservation): JobStep {
   const status = o.job.status;
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
   const image = status.installerImage ?? '';
-  const what = legacy ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}` : `installing ${image} on node ${spec.nodeName}`;
+  const what = legacy
+    ? `requesting the Talos upgrade of node ${spec.nodeName} to ${image}`
+    : `installing ${image} on node ${spec.nodeName}`;
   const recorded = { ...status, upgradeRequestedTime: iso(o.now), reason: JobReason.UpgradeRequested, message: what };
   // The legacy request carries the reboot mode: recorded with it (the lifecycle flow records it with its Reboot).
   return { status: legacy ? { ...recorded, rebootMode: spec.rebootMode } : recorded, events: [], requeueAfterMs: 0 };
@@ -62,9 +78,20 @@ function talosUnreachable(o: JobObservation, failure: CallFailure): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   if (pastDeadline(status, o.now)) {
-    return failed(status, o.now, JobReason.UpgradeTimeout, `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`);
+    return failed(
+      status,
+      o.now,
+      JobReason.UpgradeTimeout,
+      `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`,
+    );
   }
-  return waiting(status, o.now, talosWaitReason(failure), `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`, 1_000);
+  return waiting(
+    status,
+    o.now,
+    talosWaitReason(failure),
+    `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    1_000,
+  );
 }
 
 /** Lifecycle flow: install only on the boot we recorded, and not while the node is busy. */
@@ -72,10 +99,21 @@ function installBlocked(o: JobObservation, talos: TalosIdentity): JobStep | unde
   const { spec } = o.job;
   const status = o.job.status;
   if (talos.bootId !== status.initialBootID) {
-    return failed(status, o.now, JobReason.InstallFailed, `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`);
+    return failed(
+      status,
+      o.now,
+      JobReason.InstallFailed,
+      `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`,
+    );
   }
   if (isBusyStage(talos.stage)) {
-    return waiting(status, o.now, JobReason.UpgradeRequested, `node ${spec.nodeName} is ${talos.stage}; waiting before installing`, 1_000);
+    return waiting(
+      status,
+      o.now,
+      JobReason.UpgradeRequested,
+      `node ${spec.nodeName} is ${talos.stage}; waiting before installing`,
+      1_000,
+    );
   }
   return undefined;
 }
@@ -85,16 +123,43 @@ function sendUpgrade(o: JobObservation, legacy: boolean): JobStep {
   const image = o.job.status.installerImage ?? '';
   // pending.ts refused force on the legacy flow before the cordon; what is left is default or powercycle.
   const mode = spec.rebootMode === 'powercycle' ? 'powercycle' : 'default';
-  const action = legacy ? ({ type: 'legacyUpgrade', image, rebootMode: mode } as const) : ({ type: 'install', image } as const);
-  return { action, status: o.job.status, events: [{ type: 'Normal', reason: JobReason.UpgradeRequested, note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`, onNode: true }], requeueAfterMs: 0 };
+  const action = legacy
+    ? ({ type: 'legacyUpgrade', image, rebootMode: mode } as const)
+    : ({ type: 'install', image } as const);
+  return {
+    action,
+    status: o.job.status,
+    events: [
+      {
+        type: 'Normal',
+        reason: JobReason.UpgradeRequested,
+        note: `${legacy ? 'upgrading' : 'installing'} ${image} on node ${spec.nodeName}`,
+        onNode: true,
+      },
+    ],
+    requeueAfterMs: 0,
+  };
 }
 
 function toRebooting(o: JobObservation, why: string): JobStep {
   const { spec } = o.job;
-  const entered = enterPhase({ ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) }, 'Rebooting', o.now,
-    durationMs(spec.rebootTimeout), JobReason.WaitingForReboot, '');
-  const status = { ...entered, message: rebootWaitMessage(spec.nodeName, spec.target.talosVersion ?? '', entered.deadline) };
-  return { status, events: [{ type: 'Normal', reason: 'Rebooting', note: `node ${spec.nodeName}: ${why}` }], requeueAfterMs: 0 };
+  const entered = enterPhase(
+    { ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) },
+    'Rebooting',
+    o.now,
+    durationMs(spec.rebootTimeout),
+    JobReason.WaitingForReboot,
+    '',
+  );
+  const status = {
+    ...entered,
+    message: rebootWaitMessage(spec.nodeName, spec.target.talosVersion ?? '', entered.deadline),
+  };
+  return {
+    status,
+    events: [{ type: 'Normal', reason: 'Rebooting', note: `node ${spec.nodeName}: ${why}` }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** After the legacy Upgrade was acknowledged or the install stream ended. */
@@ -103,10 +168,22 @@ export function afterUpgradeCall(o: JobObservation, result: ActionResult): JobSt
   if (result.type !== 'installed') return toRebooting(o, 'Talos acknowledged the upgrade');
   if (result.exitCode !== 0) {
     const words = result.messages.slice(-3).join('; ');
-    return failed(o.job.status, o.now, JobReason.InstallFailed,
-      `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`);
+    return failed(
+      o.job.status,
+      o.now,
+      JobReason.InstallFailed,
+      `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`,
+    );
   }
   const step = toRebooting(o, `installed ${o.job.status.installerImage ?? ''}; rebooting into it`);
   const last = result.messages.at(-1);
-  return last === undefined ? step : { ...step, events: [...step.events, { type: 'Normal', reason: 'Installed', note: `installer on node ${spec.nodeName}: ${last}` }] };
+  return last === undefined
+    ? step
+    : {
+        ...step,
+        events: [
+          ...step.events,
+          { type: 'Normal', reason: 'Installed', note: `installer on node ${spec.nodeName}: ${last}` },
+        ],
+      };
 }

@@ -10,13 +10,21 @@ import type { JobNodeFacts, JobObservation, JobStep, StaticPodFacts } from './ty
 
 /** Static pods not (yet) running `version` and Ready, by component name. */
 export function staticPodsAtVersion(pods: readonly StaticPodFacts[], version: string): string[] {
-  return STATIC_POD_COMPONENTS.filter((c) => !pods.some((p) => p.component === c && !p.deleting && p.ready && imageVersion(p.image) === version));
+  return STATIC_POD_COMPONENTS.filter(
+    (c) => !pods.some((p) => p.component === c && !p.deleting && p.ready && imageVersion(p.image) === version),
+  );
 }
 
 export function enterValidating(o: JobObservation, status: PatchJobStatus): JobStep {
   const { spec } = o.job;
   // The deadline of UpgradingKubernetes carries over: both phases share kubernetesUpgradeTimeout.
-  const next = { ...status, phase: 'ValidatingKubernetes' as const, phaseStartTime: iso(o.now), reason: JobReason.WaitingForKubelet, message: `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${spec.target.kubernetesVersion ?? ''}` };
+  const next = {
+    ...status,
+    phase: 'ValidatingKubernetes' as const,
+    phaseStartTime: iso(o.now),
+    reason: JobReason.WaitingForKubelet,
+    message: `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${spec.target.kubernetesVersion ?? ''}`,
+  };
   return { status: next, events: [], requeueAfterMs: 0 };
 }
 
@@ -25,25 +33,47 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
   const status = o.job.status;
   const target = spec.target.kubernetesVersion ?? '';
   const node = o.node;
-  if (!node) return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while its Kubernetes upgrade was validated`);
+  if (!node)
+    return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while its Kubernetes upgrade was validated`);
   const missing = node.controlPlane ? staticPodsAtVersion(o.staticPods ?? [], target) : [];
   const kubeletOk = node.kubeletVersion === target && node.ready;
   if (kubeletOk && missing.length === 0) {
     const from = status.initialKubernetesVersion ?? status.currentKubernetesVersion ?? '?';
-    const talos = status.currentTalosVersion !== undefined && spec.target.talosVersion !== undefined ? `Talos ${spec.target.talosVersion} and ` : '';
+    const talos =
+      status.currentTalosVersion !== undefined && spec.target.talosVersion !== undefined
+        ? `Talos ${spec.target.talosVersion} and `
+        : '';
     const message = `node ${spec.nodeName} upgraded to ${talos}Kubernetes ${target} (from ${from})`;
-    const done = { ...enterPhase(status, 'Completed', o.now, undefined, JobReason.Upgraded, message), completionTime: iso(o.now), currentKubernetesVersion: target };
-    return { status: done, events: [{ type: 'Normal', reason: JobReason.Upgraded, note: message, onNode: true }], requeueAfterMs: 0 };
+    const done = {
+      ...enterPhase(status, 'Completed', o.now, undefined, JobReason.Upgraded, message),
+      completionTime: iso(o.now),
+      currentKubernetesVersion: target,
+    };
+    return {
+      status: done,
+      events: [{ type: 'Normal', reason: JobReason.Upgraded, note: message, onNode: true }],
+      requeueAfterMs: 0,
+    };
   }
   const seen = `kubelet ${node.kubeletVersion}, ${node.ready ? 'Ready' : 'not Ready'}${missing.length > 0 ? `; not yet on ${target} and Ready: ${missing.join(', ')}` : ''}`;
   if (pastDeadline(status, o.now)) return timedOut(o, node, seen);
-  return waiting(status, o.now, JobReason.WaitingForKubelet, `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`);
+  return waiting(
+    status,
+    o.now,
+    JobReason.WaitingForKubelet,
+    `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`,
+  );
 }
 
 /** kubernetesUpgradeTimeout passed, on the Node (and a control-plane node's static pods) read fresh. */
 function timedOut(o: JobObservation, node: JobNodeFacts, seen: string): JobStep {
   const { spec } = o.job;
   const target = spec.target.kubernetesVersion ?? '';
-  const verdict = failed(o.job.status, o.now, JobReason.KubernetesUpgradeTimeout, `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``);
+  const verdict = failed(
+    o.job.status,
+    o.now,
+    JobReason.KubernetesUpgradeTimeout,
+    `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``,
+  );
   return confirmedVerdict(o, verdict, node.controlPlane ? ['node', 'nodePods'] : ['node']);
 }

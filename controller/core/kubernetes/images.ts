@@ -7,7 +7,11 @@ import { KubernetesComponent } from '../../../schemas/patchjob.js';
 export type ImageComponent = KubernetesComponent | 'kube-proxy';
 
 /** The control-plane static pods, in the order a control-plane node moves them. */
-export const STATIC_POD_COMPONENTS: readonly KubernetesComponent[] = [KubernetesComponent.APIServer, KubernetesComponent.ControllerManager, KubernetesComponent.Scheduler];
+export const STATIC_POD_COMPONENTS: readonly KubernetesComponent[] = [
+  KubernetesComponent.APIServer,
+  KubernetesComponent.ControllerManager,
+  KubernetesComponent.Scheduler,
+];
 
 /** Repositories Talos uses when the machine config names no image. */
 export const DEFAULT_REPOSITORY: Record<ImageComponent, string> = {

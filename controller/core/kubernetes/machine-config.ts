@@ -31,7 +31,9 @@ export const COMPONENT_DOCUMENT_KIND: Record<ImageComponent, string> = {
   'kube-proxy': 'KubeProxyConfig',
 };
 
-export type ConfigRead = { ok: true; images: Partial<Record<ImageComponent, string>>; proxyDisabled: boolean } | { ok: false; problem: string };
+export type ConfigRead =
+  | { ok: true; images: Partial<Record<ImageComponent, string>>; proxyDisabled: boolean }
+  | { ok: false; problem: string };
 
 /** Where one component's image lives: a document and the key path in it, described for messages. */
 interface ImagePlace {
@@ -60,17 +62,26 @@ function parse(text: string): ParsedConfig | { problem: string } {
   for (const component of Object.keys(PATHS) as ImageComponent[]) {
     const kind = COMPONENT_DOCUMENT_KIND[component];
     const own = docs.filter((d) => d.get('apiVersion') === 'v1alpha1' && d.get('kind') === kind);
-    if (own.length > 1) return { problem: `the machine config has ${own.length} documents with \`apiVersion: v1alpha1\` and \`kind: ${kind}\`; Talos accepts one: merge them into a single ${kind} document` };
+    if (own.length > 1)
+      return {
+        problem: `the machine config has ${own.length} documents with \`apiVersion: v1alpha1\` and \`kind: ${kind}\`; Talos accepts one: merge them into a single ${kind} document`,
+      };
     const [doc] = own;
     if (doc) {
       documents++;
       places[component] = { doc, path: ['image'], where: `\`image\` of the ${kind} document` };
     } else if (v1alpha1) {
-      places[component] = { doc: v1alpha1, path: PATHS[component], where: `\`${PATHS[component].join('.')}\` of ${V1ALPHA1}` };
+      places[component] = {
+        doc: v1alpha1,
+        path: PATHS[component],
+        where: `\`${PATHS[component].join('.')}\` of ${V1ALPHA1}`,
+      };
     }
   }
   if (!v1alpha1 && documents === 0) {
-    return { problem: `the machine config has no v1alpha1 document (a document with \`version: v1alpha1\`) and no Kubernetes component document (${Object.values(COMPONENT_DOCUMENT_KIND).join(', ')})` };
+    return {
+      problem: `the machine config has no v1alpha1 document (a document with \`version: v1alpha1\`) and no Kubernetes component document (${Object.values(COMPONENT_DOCUMENT_KIND).join(', ')})`,
+    };
   }
   return { docs, places, v1alpha1 };
 }
@@ -79,7 +90,10 @@ function parse(text: string): ParsedConfig | { problem: string } {
 function imageAt(place: ImagePlace): string | undefined | { problem: string } {
   const value: unknown = place.doc.getIn(place.path);
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') return { problem: `${place.where} is ${JSON.stringify(value)}, not an image reference: set it to an image such as registry.k8s.io/kube-apiserver:v1.35.2, or remove it for Talos's default` };
+  if (typeof value !== 'string')
+    return {
+      problem: `${place.where} is ${JSON.stringify(value)}, not an image reference: set it to an image such as registry.k8s.io/kube-apiserver:v1.35.2, or remove it for Talos's default`,
+    };
   return value;
 }
 
@@ -99,12 +113,18 @@ export function readConfigImages(text: string): ConfigRead {
 }
 
 /** The config with one component's image set (in its document if the config has one, else at its v1alpha1 path); everything else kept. */
-export function withComponentImage(text: string, component: ImageComponent, image: string): string | { problem: string } {
+export function withComponentImage(
+  text: string,
+  component: ImageComponent,
+  image: string,
+): string | { problem: string } {
   const found = parse(text);
   if ('problem' in found) return found;
   const place = found.places[component];
   if (!place) {
-    return { problem: `the machine config has neither a ${COMPONENT_DOCUMENT_KIND[component]} document nor ${V1ALPHA1} to set the ${component} image in` };
+    return {
+      problem: `the machine config has neither a ${COMPONENT_DOCUMENT_KIND[component]} document nor ${V1ALPHA1} to set the ${component} image in`,
+    };
   }
   const current = imageAt(place);
   if (typeof current === 'object') return current;
@@ -112,7 +132,9 @@ export function withComponentImage(text: string, component: ImageComponent, imag
     place.doc.setIn(place.path, image);
   } catch {
     // setIn throws where the path runs through a scalar (`cluster: null`, `proxy: 3`).
-    return { problem: `${place.where} cannot be set: a key on its path holds a plain value instead of a map; fix the machine config` };
+    return {
+      problem: `${place.where} cannot be set: a key on its path holds a plain value instead of a map; fix the machine config`,
+    };
   }
   // The Document API keeps comments, key order, quoting and the other documents; the config's own
   // indentation (talosctl writes 4 spaces) is kept too, so only the changed line differs.

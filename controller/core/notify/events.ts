@@ -52,7 +52,9 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function planEvents(plan: PlanRef, before: PatchPlanStatus, after: PatchPlanStatus, now: number): NotifyEvent[] {
   if (after.phase === before.phase || after.phase === undefined) return [];
   const base = planBase(plan, after);
-  const event = (type: NotifyEventType, mark: string, time: string): NotifyEvent[] => [{ ...base, type, key: `${plan.uid}:${type}:${mark}`, time }];
+  const event = (type: NotifyEventType, mark: string, time: string): NotifyEvent[] => [
+    { ...base, type, key: `${plan.uid}:${type}:${mark}`, time },
+  ];
   switch (after.phase) {
     case 'InProgress': {
       const time = after.startTime ?? iso(now);
@@ -67,7 +69,11 @@ export function planEvents(plan: PlanRef, before: PatchPlanStatus, after: PatchP
       return planFailed(plan, before, after, base, now);
     case 'Paused':
       // A policy pause records its time; a pause by spec.paused is a new generation.
-      return event(NotifyEventType.PlanPaused, after.policyPause?.time ?? `generation-${String(after.observedGeneration)}`, after.policyPause?.time ?? iso(now));
+      return event(
+        NotifyEventType.PlanPaused,
+        after.policyPause?.time ?? `generation-${String(after.observedGeneration)}`,
+        after.policyPause?.time ?? iso(now),
+      );
     default:
       return [];
   }
@@ -97,13 +103,26 @@ function planBase(plan: PlanRef, after: PatchPlanStatus): Omit<NotifyEvent, 'typ
 }
 
 /** Failed: the Halt policy, a kube-proxy timeout, an invalid spec or a failed preflight. A preflight retried every minute and failing the same way again is not news. */
-function planFailed(plan: PlanRef, before: PatchPlanStatus, after: PatchPlanStatus, base: Omit<NotifyEvent, 'type' | 'key' | 'time'>, now: number): NotifyEvent[] {
+function planFailed(
+  plan: PlanRef,
+  before: PatchPlanStatus,
+  after: PatchPlanStatus,
+  base: Omit<NotifyEvent, 'type' | 'key' | 'time'>,
+  now: number,
+): NotifyEvent[] {
   const type = NotifyEventType.PlanFailed;
   const preflight = after.conditions?.find((c) => c.type === ConditionPreflightPassed);
   if (after.completionTime === undefined && preflight?.status === 'False') {
     const earlier = before.conditions?.find((c) => c.type === ConditionPreflightPassed);
     if (earlier?.status === 'False' && earlier.reason === preflight.reason) return [];
-    return [{ ...base, type, key: `${plan.uid}:${type}:${preflight.reason}:${preflight.lastTransitionTime}`, time: preflight.lastTransitionTime }];
+    return [
+      {
+        ...base,
+        type,
+        key: `${plan.uid}:${type}:${preflight.reason}:${preflight.lastTransitionTime}`,
+        time: preflight.lastTransitionTime,
+      },
+    ];
   }
   const time = after.completionTime ?? iso(now);
   const mark = after.completionTime ?? `generation-${after.observedGeneration ?? 0}`;

@@ -15,7 +15,13 @@ export function receiverWants(r: Pick<NotifyReceiver, 'events' | 'plans'>, e: No
 /** The generic webhook body: stable field names, the idempotency key as `id`. */
 export function webhookBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
   const { key, ...rest } = e;
-  return { apiVersion: API_VERSION, kind: 'Notification', id: key, ...(cluster === undefined ? {} : { cluster }), ...rest };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Notification',
+    id: key,
+    ...(cluster === undefined ? {} : { cluster }),
+    ...rest,
+  };
 }
 
 type Tone = 'good' | 'bad' | 'neutral';
@@ -37,7 +43,8 @@ const because = (e: NotifyEvent): string => (e.reason ? ` (${e.reason})` : '');
 
 const HEADLINE: Record<NotifyEventType, (e: NotifyEvent) => string> = {
   [NotifyEventType.PlanStarted]: (e) => `plan ${e.plan} started (${e.progress?.total ?? 0} node(s))`,
-  [NotifyEventType.PlanCompleted]: (e) => `plan ${e.plan} completed (${e.progress?.completed ?? 0} completed, ${e.progress?.failed ?? 0} failed)`,
+  [NotifyEventType.PlanCompleted]: (e) =>
+    `plan ${e.plan} completed (${e.progress?.completed ?? 0} completed, ${e.progress?.failed ?? 0} failed)`,
   [NotifyEventType.PlanFailed]: (e) => `plan ${e.plan} failed${because(e)}`,
   [NotifyEventType.PlanPaused]: (e) => `plan ${e.plan} paused${because(e)}`,
   [NotifyEventType.NodeStarted]: (e) => `node ${e.node ?? '?'} started (plan ${e.plan})`,
@@ -67,7 +74,11 @@ export function facts(e: NotifyEvent, cluster: string | undefined): { name: stri
   add('Reason', e.reason);
   add('Talos', e.targetTalosVersion);
   add('Kubernetes', e.targetKubernetesVersion);
-  if (e.progress) add('Nodes', `${e.progress.completed}/${e.progress.total} completed, ${e.progress.failed} failed, ${e.progress.running} running`);
+  if (e.progress)
+    add(
+      'Nodes',
+      `${e.progress.completed}/${e.progress.total} completed, ${e.progress.failed} failed, ${e.progress.running} running`,
+    );
   add('Pull request', e.url);
   add('Waiting since', e.since);
   add('Time', e.time);
@@ -83,9 +94,15 @@ function slackBody(e: NotifyEvent, cluster: string | undefined): Record<string, 
   const title = slackEscape(headline(e, cluster));
   const blocks: Record<string, unknown>[] = [
     { type: 'section', text: { type: 'mrkdwn', text: cut(`*${title}*`, 3000) } },
-    { type: 'section', fields: facts(e, cluster).slice(0, 10).map((f) => ({ type: 'mrkdwn', text: cut(`*${f.name}*\n${slackEscape(f.value)}`, 2000) })) },
+    {
+      type: 'section',
+      fields: facts(e, cluster)
+        .slice(0, 10)
+        .map((f) => ({ type: 'mrkdwn', text: cut(`*${f.name}*\n${slackEscape(f.value)}`, 2000) })),
+    },
   ];
-  if (e.message) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: cut(slackEscape(e.message), 3000) }] });
+  if (e.message)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: cut(slackEscape(e.message), 3000) }] });
   return { text: title, blocks };
 }
 
@@ -95,7 +112,14 @@ const TEAMS_COLOR: Record<Tone, string> = { good: 'Good', bad: 'Attention', neut
 // in escaped (core/markdown.ts), so a plan cannot put a link or an image into a card.
 function teamsBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
   const body: Record<string, unknown>[] = [
-    { type: 'TextBlock', text: markdownCell(headline(e, cluster)), weight: 'Bolder', size: 'Medium', wrap: true, color: TEAMS_COLOR[TONE[e.type]] },
+    {
+      type: 'TextBlock',
+      text: markdownCell(headline(e, cluster)),
+      weight: 'Bolder',
+      size: 'Medium',
+      wrap: true,
+      color: TEAMS_COLOR[TONE[e.type]],
+    },
     { type: 'FactSet', facts: facts(e, cluster).map((f) => ({ title: f.name, value: markdownCell(f.value) })) },
   ];
   if (e.message) body.push({ type: 'TextBlock', text: escapeMarkdown(e.message), wrap: true, isSubtle: true });
@@ -105,7 +129,12 @@ function teamsBody(e: NotifyEvent, cluster: string | undefined): Record<string, 
       {
         contentType: 'application/vnd.microsoft.card.adaptive',
         contentUrl: null,
-        content: { $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4', body },
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body,
+        },
       },
     ],
   };
@@ -118,7 +147,9 @@ function discordBody(e: NotifyEvent, cluster: string | undefined): Record<string
     title: cut(markdownCell(headline(e, cluster)), 256),
     ...(e.message ? { description: cut(escapeMarkdown(e.message), 4096) } : {}),
     color: DISCORD_COLOR[TONE[e.type]],
-    fields: facts(e, cluster).slice(0, 25).map((f) => ({ name: cut(f.name, 256), value: cut(markdownCell(f.value), 1024), inline: true })),
+    fields: facts(e, cluster)
+      .slice(0, 25)
+      .map((f) => ({ name: cut(f.name, 256), value: cut(markdownCell(f.value), 1024), inline: true })),
     timestamp: e.time,
   };
   // No @everyone or role pings from a plan's message.

@@ -26,17 +26,30 @@ interface Wait {
 function planWait(status: PatchPlanStatus): Wait | undefined {
   const w = status.healthCheckWait;
   if (status.phase !== 'InProgress' || w === undefined) return undefined;
-  return { mark: `health:${w.name}:${w.startTime}`, since: w.startTime, message: `waiting since ${w.startTime} for health check "${w.name}" (${status.message ?? 'not holding'}); the failure policy applies at ${w.deadline}` };
+  return {
+    mark: `health:${w.name}:${w.startTime}`,
+    since: w.startTime,
+    message: `waiting since ${w.startTime} for health check "${w.name}" (${status.message ?? 'not holding'}); the failure policy applies at ${w.deadline}`,
+  };
 }
 
 /** A node still draining: a PodDisruptionBudget that allows no eviction, pods that do not terminate. */
 function jobWait(status: PatchJobStatus): Wait | undefined {
   if (status.phase !== 'Draining' || status.phaseStartTime === undefined) return undefined;
   const until = status.deadline === undefined ? '' : `; the drain times out at ${status.deadline}`;
-  return { mark: `Draining:${status.phaseStartTime}`, since: status.phaseStartTime, message: `draining since ${status.phaseStartTime}: ${status.message ?? status.reason ?? 'evicting pods'}${until}` };
+  return {
+    mark: `Draining:${status.phaseStartTime}`,
+    since: status.phaseStartTime,
+    message: `draining since ${status.phaseStartTime}: ${status.message ?? status.reason ?? 'evicting pods'}${until}`,
+  };
 }
 
-function decide(wait: Wait | undefined, afterMs: number, now: number, event: (w: Wait) => NotifyEvent): WaitingDecision {
+function decide(
+  wait: Wait | undefined,
+  afterMs: number,
+  now: number,
+  event: (w: Wait) => NotifyEvent,
+): WaitingDecision {
   if (wait === undefined) return {};
   const since = Date.parse(wait.since);
   if (Number.isNaN(since)) return {};

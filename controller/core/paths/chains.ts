@@ -11,15 +11,28 @@ import semver from 'semver';
 import { SUPPORT_MATRIX, supportRow } from '../support-matrix.js';
 import type { PathNode } from './types.js';
 import { nodesRun } from './words.js';
-import { compareMinors, includesVersion, latestOfMinor, lowest, minorOf, minorsAfter, versionList } from './versions.js';
+import {
+  compareMinors,
+  includesVersion,
+  latestOfMinor,
+  lowest,
+  minorOf,
+  minorsAfter,
+  versionList,
+} from './versions.js';
 
 export type Chain = { ok: true; steps: string[] } | { ok: false; reason: string };
 
 /** Versions after a step: those below it move to it, the others stay. */
-export const advance = (versions: readonly string[], step: string): string[] => versions.map((v) => (semver.lt(v, step) ? step : v));
+export const advance = (versions: readonly string[], step: string): string[] =>
+  versions.map((v) => (semver.lt(v, step) ? step : v));
 
 /** The Talos steps to `destination` (none when it is undefined or every node is there). */
-export function talosChain(nodes: readonly PathNode[], destination: string | undefined, releases: readonly string[]): Chain {
+export function talosChain(
+  nodes: readonly PathNode[],
+  destination: string | undefined,
+  releases: readonly string[],
+): Chain {
   if (destination === undefined) return { ok: true, steps: [] };
   const below = nodes.filter((n) => semver.lt(n.talosVersion, destination)).map((n) => n.talosVersion);
   if (below.length === 0) return { ok: true, steps: [] };
@@ -28,11 +41,15 @@ export function talosChain(nodes: readonly PathNode[], destination: string | und
   for (const minor of minorsAfter(minorOf(from) ?? '', minorOf(destination) ?? '').slice(0, -1)) {
     const latest = latestOfMinor(releases, minor);
     if (latest === undefined) {
-      return { ok: false, reason: `no Talos ${minor} release is available, and Talos moves one minor version at a time from ${from} to ${destination}` };
+      return {
+        ok: false,
+        reason: `no Talos ${minor} release is available, and Talos moves one minor version at a time from ${from} to ${destination}`,
+      };
     }
     steps.push(latest);
   }
-  if (!includesVersion(releases, destination)) return { ok: false, reason: `Talos ${destination} is not among the available Talos releases` };
+  if (!includesVersion(releases, destination))
+    return { ok: false, reason: `Talos ${destination} is not among the available Talos releases` };
   steps.push(destination);
   const refused = installerRefusal(nodes, steps);
   return refused === undefined ? { ok: true, steps } : { ok: false, reason: refused };
@@ -83,7 +100,9 @@ export function kubernetesNeeded(nodes: readonly PathNode[], talosSteps: readonl
 /** Where Kubernetes ends: a named version, or the latest available patch of a needed minor. */
 export type KubernetesEnd = { version: string } | { minor: string };
 
-const MATRIX_DEFAULTS = SUPPORT_MATRIX.map((r) => `v${r.defaultKubernetes}`).filter((v) => semver.prerelease(v) === null);
+const MATRIX_DEFAULTS = SUPPORT_MATRIX.map((r) => `v${r.defaultKubernetes}`).filter(
+  (v) => semver.prerelease(v) === null,
+);
 
 function missingKubernetes(minor: string, from: string, to: string, listed: boolean): string {
   const why = `Kubernetes moves one minor version at a time from ${from} to ${to}`;
@@ -92,19 +111,29 @@ function missingKubernetes(minor: string, from: string, to: string, listed: bool
 }
 
 /** The Kubernetes steps to `end` (none when it is undefined or every kubelet is there). */
-export function kubernetesChain(nodes: readonly PathNode[], end: KubernetesEnd | undefined, available: readonly string[] | undefined): Chain {
+export function kubernetesChain(
+  nodes: readonly PathNode[],
+  end: KubernetesEnd | undefined,
+  available: readonly string[] | undefined,
+): Chain {
   if (end === undefined) return { ok: true, steps: [] };
   const named = 'version' in end;
   const endMinor = named ? (minorOf(end.version) ?? '') : end.minor;
   const current = nodes.map((n) => n.kubernetesVersion);
-  const below = current.filter((v) => (named ? semver.lt(v, end.version) : compareMinors(minorOf(v) ?? '', endMinor) < 0));
+  const below = current.filter((v) =>
+    named ? semver.lt(v, end.version) : compareMinors(minorOf(v) ?? '', endMinor) < 0,
+  );
   if (below.length === 0) return { ok: true, steps: [] };
   const from = lowest(below);
   const minors = minorsAfter(minorOf(from) ?? '', endMinor);
   const steps: string[] = [];
   for (const minor of named ? minors.slice(0, -1) : minors) {
     const picked = latestOfMinor(available ?? MATRIX_DEFAULTS, minor);
-    if (picked === undefined) return { ok: false, reason: missingKubernetes(minor, from, named ? end.version : `a ${endMinor} version`, available !== undefined) };
+    if (picked === undefined)
+      return {
+        ok: false,
+        reason: missingKubernetes(minor, from, named ? end.version : `a ${endMinor} version`, available !== undefined),
+      };
     steps.push(picked);
   }
   if (named) {

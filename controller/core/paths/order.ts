@@ -30,7 +30,11 @@ function finishing(talosSteps: number, kubernetesSteps: number, supported: Suppo
 }
 
 /** The furthest state reachable from (0, 0) through supported states (most steps; then most Talos steps). */
-function furthest(talosSteps: number, kubernetesSteps: number, supported: Supported): { talos: number; kubernetes: number } {
+function furthest(
+  talosSteps: number,
+  kubernetesSteps: number,
+  supported: Supported,
+): { talos: number; kubernetes: number } {
   const reach = Array.from({ length: talosSteps + 1 }, () => Array.from({ length: kubernetesSteps + 1 }, () => false));
   let best = { talos: 0, kubernetes: 0 };
   for (let i = 0; i <= talosSteps; i++) {
@@ -58,7 +62,7 @@ export function orderSteps(talosSteps: number, kubernetesSteps: number, supporte
   const grid = finishing(talosSteps, kubernetesSteps, cached);
   if (!(grid[0]?.[0] ?? false)) return { ok: false, stuck: furthest(talosSteps, kubernetesSteps, cached) };
   const moves: Move[] = [];
-  for (let i = 0, j = 0; i < talosSteps || j < kubernetesSteps; ) {
+  for (let i = 0, j = 0; i < talosSteps || j < kubernetesSteps;) {
     const talos = grid[i + 1]?.[j] ?? false;
     moves.push(talos ? 'talos' : 'kubernetes');
     if (talos) i++;

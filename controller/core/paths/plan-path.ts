@@ -44,21 +44,26 @@ const verdictReason = (talos: string, kubernetes: string): string => {
 };
 
 function destinationRefusal(d: PathDestination): string | undefined {
-  if (d.talosVersion !== undefined && semver.valid(d.talosVersion) === null) return `Talos destination "${d.talosVersion}" is not a version such as "v1.13.2"`;
+  if (d.talosVersion !== undefined && semver.valid(d.talosVersion) === null)
+    return `Talos destination "${d.talosVersion}" is not a version such as "v1.13.2"`;
   if (d.kubernetesVersion !== undefined && semver.valid(d.kubernetesVersion) === null) {
     return `Kubernetes destination "${d.kubernetesVersion}" is not a version such as "v1.34.1"`;
   }
   if (d.talosVersion === undefined) return undefined;
   const row = supportRow(d.talosVersion);
-  if (row === undefined) return `Talos ${d.talosVersion} is not in the support matrix (${MATRIX_SPAN}): no path to it can be checked`;
+  if (row === undefined)
+    return `Talos ${d.talosVersion} is not in the support matrix (${MATRIX_SPAN}): no path to it can be checked`;
   if (d.kubernetesVersion === undefined || supportedPair(d.talosVersion, d.kubernetesVersion)) return undefined;
   const old = compareMinors(minorOf(d.kubernetesVersion) ?? '', row.kubernetes.min) < 0;
   return `Kubernetes ${d.kubernetesVersion} is too ${old ? 'old' : 'new'} for Talos ${d.talosVersion}: Talos ${row.talos} supports Kubernetes ${row.kubernetes.min} to ${row.kubernetes.max}, so no node may end on that pair`;
 }
 
 function nodeRefusal(nodes: readonly PathNode[]): string | undefined {
-  const invalid = nodes.filter((n) => semver.valid(n.talosVersion) === null || semver.valid(n.kubernetesVersion) === null);
-  if (invalid.length > 0) return `${nodesRun(invalid, ['reports', 'report'])} a Talos or Kubernetes version that is no version (${invalid.map((n) => `${n.talosVersion} / ${n.kubernetesVersion}`).join(', ')})`;
+  const invalid = nodes.filter(
+    (n) => semver.valid(n.talosVersion) === null || semver.valid(n.kubernetesVersion) === null,
+  );
+  if (invalid.length > 0)
+    return `${nodesRun(invalid, ['reports', 'report'])} a Talos or Kubernetes version that is no version (${invalid.map((n) => `${n.talosVersion} / ${n.kubernetesVersion}`).join(', ')})`;
   const unknown = nodes.filter((n) => supportRow(n.talosVersion) === undefined);
   if (unknown.length > 0) {
     return `${nodesRun(unknown)} Talos ${versionList(unknown.map((n) => n.talosVersion))}, which the support matrix (${MATRIX_SPAN}) does not cover`;
@@ -66,7 +71,8 @@ function nodeRefusal(nodes: readonly PathNode[]): string | undefined {
   const unsupported = nodes.filter((n) => !supportedPair(n.talosVersion, n.kubernetesVersion));
   const [first] = unsupported;
   if (first === undefined) return undefined;
-  const others = unsupported.length > 1 ? ` (and ${unsupported.length - 1} more node${unsupported.length > 2 ? 's' : ''})` : '';
+  const others =
+    unsupported.length > 1 ? ` (and ${unsupported.length - 1} more node${unsupported.length > 2 ? 's' : ''})` : '';
   return `${nodesRun([first])} an unsupported pair already${others}: ${verdictReason(first.talosVersion, first.kubernetesVersion)}`;
 }
 
@@ -113,7 +119,9 @@ function unsupportedAt(w: Walk, i: number, j: number): string {
   const k = w.kube.states[j] ?? [];
   const index = w.nodes.findIndex((_, n) => !supportedPair(t[n] ?? '', k[n] ?? ''));
   const node = w.nodes[index];
-  return node === undefined ? '' : `${nodesRun([node], ['would run', 'would run'])} Kubernetes ${k[index]} on Talos ${t[index]} (${verdictReason(t[index] ?? '', k[index] ?? '')})`;
+  return node === undefined
+    ? ''
+    : `${nodesRun([node], ['would run', 'would run'])} Kubernetes ${k[index]} on Talos ${t[index]} (${verdictReason(t[index] ?? '', k[index] ?? '')})`;
 }
 
 function stuckReason(w: Walk, at: { talos: number; kubernetes: number }): string {
@@ -127,7 +135,8 @@ function stuckReason(w: Walk, at: { talos: number; kubernetes: number }): string
   return `no order of the ${total} keeps every node on a supported pair: after ${i} Talos and ${j} Kubernetes steps, ${blocked.join('; ')}`;
 }
 
-const movedFrom = (before: readonly string[], after: readonly string[]): string[] => before.filter((v, n) => v !== after[n]);
+const movedFrom = (before: readonly string[], after: readonly string[]): string[] =>
+  before.filter((v, n) => v !== after[n]);
 
 function talosHop(w: Walk, i: number, j: number): Hop {
   const to = w.talos.steps[i] ?? '';
@@ -150,7 +159,10 @@ function kubernetesHop(w: Walk, i: number, j: number): Hop {
     to,
     destination: w.destination.kubernetesVersion,
     lastTalos: supportRow(w.talos.steps.at(-1) ?? w.destination.talosVersion ?? ''),
-    first: nextTalos === undefined ? undefined : { talos: nextTalos, row: supportRow(nextTalos), supported: w.supported(i + 1, j) },
+    first:
+      nextTalos === undefined
+        ? undefined
+        : { talos: nextTalos, row: supportRow(nextTalos), supported: w.supported(i + 1, j) },
   });
   return { kind: 'kubernetes', to, reason };
 }
@@ -179,17 +191,34 @@ export function planUpgradePath(input: PathInput): PathResult {
   const talos = talosChain(nodes, d.talosVersion, input.talosReleases);
   if (!talos.ok) return talos;
   const needed = d.kubernetesVersion === undefined ? kubernetesNeeded(nodes, talos.steps) : undefined;
-  const end: KubernetesEnd | undefined = d.kubernetesVersion !== undefined ? { version: d.kubernetesVersion } : needed === undefined ? undefined : { minor: needed };
+  const end: KubernetesEnd | undefined =
+    d.kubernetesVersion !== undefined
+      ? { version: d.kubernetesVersion }
+      : needed === undefined
+        ? undefined
+        : { minor: needed };
   const kube = kubernetesChain(nodes, end, input.kubernetesVersions);
   if (!kube.ok) return kube;
-  const talosStates = statesOf(nodes.map((n) => n.talosVersion), talos.steps);
-  const kubeStates = statesOf(nodes.map((n) => n.kubernetesVersion), kube.steps);
+  const talosStates = statesOf(
+    nodes.map((n) => n.talosVersion),
+    talos.steps,
+  );
+  const kubeStates = statesOf(
+    nodes.map((n) => n.kubernetesVersion),
+    kube.steps,
+  );
   const supported = (i: number, j: number): boolean => {
     const t = talosStates[i] ?? [];
     const k = kubeStates[j] ?? [];
     return nodes.every((_, n) => supportedPair(t[n] ?? '', k[n] ?? ''));
   };
-  const walk: Walk = { nodes, destination: d, talos: { steps: talos.steps, states: talosStates }, kube: { steps: kube.steps, states: kubeStates }, supported };
+  const walk: Walk = {
+    nodes,
+    destination: d,
+    talos: { steps: talos.steps, states: talosStates },
+    kube: { steps: kube.steps, states: kubeStates },
+    supported,
+  };
   const order = orderSteps(talos.steps.length, kube.steps.length, supported);
   if (!order.ok) return { ok: false, reason: stuckReason(walk, order.stuck) };
   return { ok: true, hops: hopsOf(walk, order.moves) };

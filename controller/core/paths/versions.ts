@@ -35,7 +35,9 @@ export function lowest(versions: readonly string[]): string {
 
 /** The newest stable (no pre-release) version of `minor` in `versions`. */
 export function latestOfMinor(versions: readonly string[], minor: string): string | undefined {
-  const ofMinor = versions.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null && minorOf(v) === minor);
+  const ofMinor = versions.filter(
+    (v) => semver.valid(v) !== null && semver.prerelease(v) === null && minorOf(v) === minor,
+  );
   return ofMinor.sort(semver.rcompare)[0];
 }
 
@@ -47,5 +49,7 @@ export function includesVersion(versions: readonly string[], version: string): b
 /** Distinct versions, lowest first, as a short list ("v1.11.3, v1.12.1"). */
 export function versionList(versions: readonly string[], max = 3): string {
   const distinct = [...new Set(versions)].sort(semver.compare);
-  return distinct.length <= max ? distinct.join(', ') : `${distinct.slice(0, max).join(', ')} and ${distinct.length - max} more`;
+  return distinct.length <= max
+    ? distinct.join(', ')
+    : `${distinct.slice(0, max).join(', ')} and ${distinct.length - max} more`;
 }

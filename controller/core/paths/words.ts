@@ -6,14 +6,22 @@ import type { PathNode } from './types.js';
 import { minorOf, versionList } from './versions.js';
 
 /** "control-plane node cp-0 runs" or "nodes w-0, w-1 run": the subject of a sentence about nodes. */
-export function nodesRun(nodes: readonly PathNode[], verb: [singular: string, plural: string] = ['runs', 'run']): string {
+export function nodesRun(
+  nodes: readonly PathNode[],
+  verb: [singular: string, plural: string] = ['runs', 'run'],
+): string {
   const [first] = nodes;
-  if (nodes.length === 1 && first !== undefined) return `${first.controlPlane ? 'control-plane node' : 'node'} ${first.name} ${verb[0]}`;
-  return `nodes ${someNames(nodes.map((n) => n.name), 3)} ${verb[1]}`;
+  if (nodes.length === 1 && first !== undefined)
+    return `${first.controlPlane ? 'control-plane node' : 'node'} ${first.name} ${verb[0]}`;
+  return `nodes ${someNames(
+    nodes.map((n) => n.name),
+    3,
+  )} ${verb[1]}`;
 }
 
 /** "Talos 1.14 supports Kubernetes 1.33–1.37". */
-export const windowText = (row: SupportRow): string => `Talos ${row.talos} supports Kubernetes ${row.kubernetes.min}–${row.kubernetes.max}`;
+export const windowText = (row: SupportRow): string =>
+  `Talos ${row.talos} supports Kubernetes ${row.kubernetes.min}–${row.kubernetes.max}`;
 
 export interface TalosHopFacts {
   /** Versions of the nodes the hop moves. */
@@ -30,7 +38,10 @@ export function talosHopReason(f: TalosHopFacts): string {
     f.to === f.destination
       ? ', the destination'
       : `, the latest ${minorOf(f.to) ?? f.to} release: Talos moves one minor version at a time towards ${f.destination}`;
-  const before = f.beforeKubernetes === undefined ? '' : `; it goes before Kubernetes ${f.beforeKubernetes.version} because ${f.beforeKubernetes.why}`;
+  const before =
+    f.beforeKubernetes === undefined
+      ? ''
+      : `; it goes before Kubernetes ${f.beforeKubernetes.version} because ${f.beforeKubernetes.why}`;
   return `Talos ${versionList(f.from)} → ${f.to}${purpose}${before}.`;
 }
 
@@ -54,7 +65,9 @@ function kubernetesPurpose(f: KubernetesHopFacts): string {
     const window = f.lastTalos === undefined ? '' : `: ${windowText(f.lastTalos)}`;
     return `${window}, and Kubernetes moves one minor version at a time`;
   }
-  return f.to === f.destination ? ', the destination' : `: Kubernetes moves one minor version at a time towards ${f.destination}`;
+  return f.to === f.destination
+    ? ', the destination'
+    : `: Kubernetes moves one minor version at a time towards ${f.destination}`;
 }
 
 export function kubernetesHopReason(f: KubernetesHopFacts): string {

@@ -25,9 +25,19 @@ export function confirmingMessage(o: PlanObservation, what: string, reason: stri
 }
 
 /** `verdict` if `read` was done in this pass, else `confirming`: the step that asks for that read first. */
-export function confirmedVerdict(o: PlanObservation, verdict: PlanStep, read: PlanFreshRead, confirming: (message: string) => PlanStep['status']): PlanStep {
+export function confirmedVerdict(
+  o: PlanObservation,
+  verdict: PlanStep,
+  read: PlanFreshRead,
+  confirming: (message: string) => PlanStep['status'],
+): PlanStep {
   if (isFresh(o, read)) return verdict;
-  return { status: confirming(confirmingMessage(o, describeRead(read), verdict.status.reason ?? 'failing')), events: [], requeueAfterMs: 0, confirm: [read] };
+  return {
+    status: confirming(confirmingMessage(o, describeRead(read), verdict.status.reason ?? 'failing')),
+    events: [],
+    requeueAfterMs: 0,
+    confirm: [read],
+  };
 }
 
 function describeRead(read: PlanFreshRead): string {

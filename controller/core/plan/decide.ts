@@ -21,7 +21,16 @@ import { planSelection, type GroupPlan, type PlanSelection, type Selection } fro
 import { awaitsPreflightRetry } from './preflight-retry.js';
 import { prePullsToStart, withPrePullResults, withPrePullsStarted } from './pre-pull.js';
 import { say } from './status.js';
-import { afterHop, hopInFocus, hopObservation, isStepwise, missingPathCheck, pathNote, withMatrixCondition, withPath } from './path.js';
+import {
+  afterHop,
+  hopInFocus,
+  hopObservation,
+  isStepwise,
+  missingPathCheck,
+  pathNote,
+  withMatrixCondition,
+  withPath,
+} from './path.js';
 import type { NewSlot, PlanJobFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
 export const PREFLIGHT_RETRY_MS = 60_000;
@@ -41,12 +50,22 @@ interface Ctx {
 export function decidePlan(o: PlanObservation): PlanStep {
   const { spec } = o.plan;
   if (spec.target.autoUpdate?.enabled) {
-    return { status: { ...o.plan.status, phase: 'Watching', observedGeneration: o.plan.generation, message: 'auto-update template: new releases are proposed as child plans' }, events: [] };
+    return {
+      status: {
+        ...o.plan.status,
+        phase: 'Watching',
+        observedGeneration: o.plan.generation,
+        message: 'auto-update template: new releases are proposed as child plans',
+      },
+      events: [],
+    };
   }
   if (o.plan.status.historyPurged) {
     // Frozen. historyPurged was recorded first, so deleting the jobs can never look like nodes to patch again.
     const finished = o.jobs.filter((j) => isFinishedPhase(j.phase)).map((j) => j.name);
-    return finished.length > 0 ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 } : { status: o.plan.status, events: [] };
+    return finished.length > 0
+      ? { action: { type: 'deleteJobs', names: finished }, status: o.plan.status, events: [], requeueAfterMs: 0 }
+      : { status: o.plan.status, events: [] };
   }
   // A stepwise plan decides the hop in focus on a view narrowed to it (core/plan/path.ts).
   const hop = isStepwise(spec) ? hopInFocus(o.plan.status.path) : undefined;
@@ -85,7 +104,11 @@ function reclaimAndRefill(c: Ctx): PlanStep | undefined {
 
 /** A health-check or alert wait only means something while the rollout is in progress. */
 function withoutStaleWait(step: PlanStep): PlanStep {
-  if ((step.status.healthCheckWait === undefined && step.status.alertWait === undefined) || step.status.phase === 'InProgress') return step;
+  if (
+    (step.status.healthCheckWait === undefined && step.status.alertWait === undefined) ||
+    step.status.phase === 'InProgress'
+  )
+    return step;
   const status = { ...step.status };
   delete status.healthCheckWait;
   delete status.alertWait;
@@ -93,12 +116,21 @@ function withoutStaleWait(step: PlanStep): PlanStep {
 }
 
 const keepsHealthPauseMessage = (status: PatchPlanStatus): boolean =>
-  status.policyPause?.reason !== undefined && status.policyPause.reason !== 'PausedByFailurePolicy' && status.reason === status.policyPause.reason && status.message !== undefined;
+  status.policyPause?.reason !== undefined &&
+  status.policyPause.reason !== 'PausedByFailurePolicy' &&
+  status.reason === status.policyPause.reason &&
+  status.message !== undefined;
 
 /** The reason and words of a Pause-policy pause: failed nodes, or a health check. */
 function policyPauseCause(status: PatchPlanStatus): { reason: string; why: string } {
   const reason = status.policyPause?.reason ?? 'PausedByFailurePolicy';
-  return { reason, why: reason === 'PausedByFailurePolicy' ? 'paused by the Pause failure policy' : `paused by the Pause failure policy after ${reason}` };
+  return {
+    reason,
+    why:
+      reason === 'PausedByFailurePolicy'
+        ? 'paused by the Pause failure policy'
+        : `paused by the Pause failure policy after ${reason}`,
+  };
 }
 
 function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
@@ -124,7 +156,8 @@ function withProgress(o: PlanObservation, p: Progress): PatchPlanStatus {
 /** Held and skipped nodes in status: counted, and the first of them named with their reasons. */
 function withHolds(s: PatchPlanStatus, p: Progress): PatchPlanStatus {
   const out = { ...s };
-  const named = (list: readonly { node: string; hold: { reason: string } }[]) => list.slice(0, MAX_NAMED_HOLDS).map((h) => ({ node: h.node, reason: h.hold.reason }));
+  const named = (list: readonly { node: string; hold: { reason: string } }[]) =>
+    list.slice(0, MAX_NAMED_HOLDS).map((h) => ({ node: h.node, reason: h.hold.reason }));
   const held = [...p.heldNodes.values()].flat();
   delete out.heldNodes;
   delete out.held;
@@ -135,10 +168,14 @@ function withHolds(s: PatchPlanStatus, p: Progress): PatchPlanStatus {
   return out;
 }
 
-
 /** Slots whose job finished, or whose job can no longer come (its node left the plan, or the plan was paused or cancelled first). */
 function reclaim({ o, sel, jobs, status, prog }: Ctx): PlanStep | undefined {
-  const held = o.plan.spec.cancelled || o.plan.spec.paused || status.policyPause !== undefined || status.phase === 'Failed' || budgetSpent(o);
+  const held =
+    o.plan.spec.cancelled ||
+    o.plan.spec.paused ||
+    status.policyPause !== undefined ||
+    status.phase === 'Failed' ||
+    budgetSpent(o);
   // A job-less Lease of a later group than the current one (a failed job of an earlier group was deleted to retry it) waits no more.
   const order = o.plan.spec.strategy.order;
   const currentIndex = prog.current === undefined ? order.length : order.indexOf(prog.current);
@@ -150,20 +187,29 @@ function reclaim({ o, sel, jobs, status, prog }: Ctx): PlanStep | undefined {
     const job = l.holderIdentity === undefined ? undefined : jobs.get(l.holderIdentity);
     return job ? isFinishedPhase(job.phase) : !mayStillCome(l.holderIdentity) || held;
   });
-  return stale.length > 0 ? { action: { type: 'deleteLeases', leases: stale }, status, events: [], requeueAfterMs: 0 } : undefined;
+  return stale.length > 0
+    ? { action: { type: 'deleteLeases', leases: stale }, status, events: [], requeueAfterMs: 0 }
+    : undefined;
 }
 
 /** Leases whose PatchJobs do not exist: the scheduling pass died between the two, or a job create failed. */
 function finishRound({ o, sel, jobs, status, hop }: Ctx): PlanStep | undefined {
   const toCreate = o.leases.flatMap((l) => {
     const target = sel.nodeOfJob.get(l.holderIdentity ?? '');
-    return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target.node, target.group, hop)] : [];
+    return target && !jobs.has(l.holderIdentity ?? '')
+      ? [newJob(o.plan.name, o.plan.spec, target.node, target.group, hop)]
+      : [];
   });
   if (toCreate.length === 0) return undefined;
   const note = `scheduled ${toCreate.map((j) => j.spec.nodeName).join(', ')}`;
   // The pass that made the Leases wrote no status (it died or failed first): the round starts now, for delayBetweenNodes.
   const s = say({ ...status, lastNodeScheduledAt: iso(o.now) }, 'NodesScheduled', note);
-  return { action: { type: 'createJobs', jobs: toCreate }, status: s, events: [{ type: 'Normal', reason: 'NodesScheduled', note }], requeueAfterMs: 0 };
+  return {
+    action: { type: 'createJobs', jobs: toCreate },
+    status: s,
+    events: [{ type: 'Normal', reason: 'NodesScheduled', note }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** A terminal phase that is no longer final: decided by the concerns below. */
@@ -187,20 +233,37 @@ function purgeHistory({ o, status }: Ctx): PlanStep {
   const purgeAt = done + ms(o.plan.spec.retention.history);
   if (o.now < purgeAt) return { status, events: [], requeueAfterMs: purgeAt - o.now };
   const note = `finished PatchJobs deleted after retention.history ${o.plan.spec.retention.history}`;
-  return { status: { ...status, historyPurged: true, message: status.message ? `${status.message}; ${note}` : note }, events: [{ type: 'Normal', reason: 'HistoryPurged', note }], requeueAfterMs: 0 };
+  return {
+    status: { ...status, historyPurged: true, message: status.message ? `${status.message}; ${note}` : note },
+    events: [{ type: 'Normal', reason: 'HistoryPurged', note }],
+    requeueAfterMs: 0,
+  };
 }
 
 function preflight({ o, status }: Ctx): PlanStep | undefined {
   // A stepwise plan without its path has nothing it may schedule: the preflight computes it.
   const pathMissing = isStepwise(o.plan.spec) && status.path === undefined;
   if (!pathMissing && (o.jobs.length > 0 || o.leases.length > 0)) return undefined;
-  if (!pathMissing && conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' && status.observedGeneration === o.plan.generation) return undefined;
+  if (
+    !pathMissing &&
+    conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' &&
+    status.observedGeneration === o.plan.generation
+  )
+    return undefined;
   if (o.plan.spec.cancelled) return undefined;
   const next = Date.parse(status.nextScheduleTime ?? '');
   if (status.phase === 'Failed' && o.now < next) return { status, events: [], requeueAfterMs: next - o.now };
   if (status.phase !== 'Preflighting') {
-    const s = say({ ...status, phase: 'Preflighting', startTime: status.startTime ?? iso(o.now) }, 'Preflighting', 'running preflight checks');
-    return { status: s, events: [{ type: 'Normal', reason: 'Preflighting', note: 'running preflight checks' }], requeueAfterMs: 0 };
+    const s = say(
+      { ...status, phase: 'Preflighting', startTime: status.startTime ?? iso(o.now) },
+      'Preflighting',
+      'running preflight checks',
+    );
+    return {
+      status: s,
+      events: [{ type: 'Normal', reason: 'Preflighting', note: 'running preflight checks' }],
+      requeueAfterMs: 0,
+    };
   }
   return { action: { type: 'preflight' }, status, events: [], requeueAfterMs: 0 };
 }
@@ -217,17 +280,49 @@ export function afterPreflight(o: PlanObservation, step: PlanStep, checks: reado
   const recorded = failedChecks.length > 0 ? withEtcd : withPath(o, withEtcd, checks);
   if (failedChecks.length === 0) {
     const sel = planSelection({ ...o.plan, status: recorded }, o.nodes, o.ownNode);
-    const rollout = sel.groups.filter((g) => g.nodes.length > 0).map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`).join('; ');
+    const rollout = sel.groups
+      .filter((g) => g.nodes.length > 0)
+      .map((g) => `${g.name} (${g.nodes.length} node(s), concurrency ${g.concurrency}): ${someNames(g.nodes)}`)
+      .join('; ');
     const message = `all ${checks.length} preflight checks passed; rollout: ${rollout}${etcd ? `; ${etcd.message}` : ''}${pathNote(recorded.path)}`;
-    const conditions = setCondition(recorded.conditions, { type: ConditionPreflightPassed, status: 'True', reason: 'ChecksPassed', message, observedGeneration: o.plan.generation }, o.now);
-    return { status: say({ ...recorded, phase: 'InProgress', conditions }, 'PreflightPassed', message), events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }], requeueAfterMs: 0 };
+    const conditions = setCondition(
+      recorded.conditions,
+      {
+        type: ConditionPreflightPassed,
+        status: 'True',
+        reason: 'ChecksPassed',
+        message,
+        observedGeneration: o.plan.generation,
+      },
+      o.now,
+    );
+    return {
+      status: say({ ...recorded, phase: 'InProgress', conditions }, 'PreflightPassed', message),
+      events: [{ type: 'Normal', reason: 'PreflightPassed', note: message }],
+      requeueAfterMs: 0,
+    };
   }
   const first = failedChecks[0];
   const message = failedChecks.map((x) => `${x.name}: ${x.message}`).join('; ');
   const reason = `Preflight${first?.name ?? 'Failed'}`;
-  const conditions = setCondition(recorded.conditions, { type: ConditionPreflightPassed, status: 'False', reason: first?.name ?? 'Failed', message, observedGeneration: o.plan.generation }, o.now);
+  const conditions = setCondition(
+    recorded.conditions,
+    {
+      type: ConditionPreflightPassed,
+      status: 'False',
+      reason: first?.name ?? 'Failed',
+      message,
+      observedGeneration: o.plan.generation,
+    },
+    o.now,
+  );
   const retryMs = o.preflightRetryMs ?? PREFLIGHT_RETRY_MS;
-  const status = say({ ...recorded, phase: 'Failed', conditions }, reason, `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`, { nextScheduleTime: iso(o.now + retryMs) });
+  const status = say(
+    { ...recorded, phase: 'Failed', conditions },
+    reason,
+    `preflight failed (retried at ${iso(o.now + retryMs)}): ${message}`,
+    { nextScheduleTime: iso(o.now + retryMs) },
+  );
   return { status, events: [{ type: 'Warning', reason: 'PreflightFailed', note: message }], requeueAfterMs: retryMs };
 }
 
@@ -245,7 +340,14 @@ function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
   if (spec.failurePolicy.type === 'Halt') {
     if (failed < budget) return undefined;
     const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Halt policy stopped the plan; running nodes finish`;
-    return { status: say({ ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) }, 'FailureBudgetExceeded', note), events: [{ type: 'Warning', reason: 'FailureBudgetExceeded', note }] };
+    return {
+      status: say(
+        { ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) },
+        'FailureBudgetExceeded',
+        note,
+      ),
+      events: [{ type: 'Warning', reason: 'FailureBudgetExceeded', note }],
+    };
   }
   const pause = status.policyPause;
   if (pause) {
@@ -253,14 +355,22 @@ function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
     const next: PatchPlanStatus = { ...status, failuresAcknowledged: failed };
     delete next.policyPause;
     const note = `resumed by a change of spec.paused; ${failed} failure(s) acknowledged`;
-    return { status: say(next, 'Resumed', note), events: [{ type: 'Normal', reason: 'Resumed', note }], requeueAfterMs: 0 };
+    return {
+      status: say(next, 'Resumed', note),
+      events: [{ type: 'Normal', reason: 'Resumed', note }],
+      requeueAfterMs: 0,
+    };
   }
   if (failed - (status.failuresAcknowledged ?? 0) < budget) return undefined;
   const note = `${failed} node(s) failed (maxFailures ${spec.failurePolicy.maxFailures}): the Pause failure policy paused the plan; set spec.paused: false to resume`;
   const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
   return {
     action: spec.paused ? undefined : { type: 'pause' },
-    status: say({ ...status, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now) } }, 'PausedByFailurePolicy', note),
+    status: say(
+      { ...status, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now) } },
+      'PausedByFailurePolicy',
+      note,
+    ),
     events: [{ type: 'Warning', reason: 'PausedByFailurePolicy', note }],
     requeueAfterMs: 0,
   };
@@ -270,19 +380,43 @@ function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
 function holds({ o, status, prog }: Ctx): PlanStep | undefined {
   const { spec } = o.plan;
   if (spec.cancelled) {
-    const s = say({ ...status, phase: 'Cancelled', completionTime: status.completionTime ?? iso(o.now) }, 'Cancelled', `cancelled: no new nodes are scheduled${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
-    return { status: s, events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }] };
+    const s = say(
+      { ...status, phase: 'Cancelled', completionTime: status.completionTime ?? iso(o.now) },
+      'Cancelled',
+      `cancelled: no new nodes are scheduled${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`,
+    );
+    return {
+      status: s,
+      events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }],
+    };
   }
   if (spec.paused || status.policyPause) {
     // A health-check pause keeps the message that names the check, its objects and their values.
     if (keepsHealthPauseMessage(status)) return { status: { ...status, phase: 'Paused' }, events: [] };
-    const { reason, why } = status.policyPause ? policyPauseCause(status) : { reason: 'Paused', why: 'paused (spec.paused)' };
-    const s = say({ ...status, phase: 'Paused' }, reason, `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`);
-    return { status: s, events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }] };
+    const { reason, why } = status.policyPause
+      ? policyPauseCause(status)
+      : { reason: 'Paused', why: 'paused (spec.paused)' };
+    const s = say(
+      { ...status, phase: 'Paused' },
+      reason,
+      `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`,
+    );
+    return {
+      status: s,
+      events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }],
+    };
   }
   if (prog.current === undefined) {
     const note = doneNote(prog);
-    return { status: say({ ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) }, 'Completed', note), events: [{ type: 'Normal', reason: 'Completed', note }], requeueAfterMs: 0 };
+    return {
+      status: say(
+        { ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) },
+        'Completed',
+        note,
+      ),
+      events: [{ type: 'Normal', reason: 'Completed', note }],
+      requeueAfterMs: 0,
+    };
   }
   return undefined;
 }
@@ -300,7 +434,12 @@ function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
   if (pending.length === 0) return groupWaits(base, group.name, prog);
   const slots = freeSlots(o, group);
   if (slots.length === 0) return slotsFull(o, base, group, prog);
-  const held = outsideWindow(o, base) ?? controlPlaneGate(o, base, sel, group) ?? delayBetweenNodes(o, base, resumable) ?? healthGate(o, status, base, resumable) ?? alertGateHold(o, status, base, resumable);
+  const held =
+    outsideWindow(o, base) ??
+    controlPlaneGate(o, base, sel, group) ??
+    delayBetweenNodes(o, base, resumable) ??
+    healthGate(o, status, base, resumable) ??
+    alertGateHold(o, status, base, resumable);
   if (held) return held;
   const pre = prePlanHook(o, sel, base);
   if (pre) return pre;
@@ -311,9 +450,22 @@ function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
   const chosen = o.canHandOver ? candidates.filter((n) => n !== o.ownNode) : candidates;
   const taken: NewSlot[] = chosen.map((node, i) => {
     const name = jobName(o.plan.name, node, hop);
-    return { node, lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name }, job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name, hop) };
+    return {
+      node,
+      lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name },
+      job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name, hop),
+    };
   });
-  return nodesScheduled({ action: { type: 'scheduleNodes', group: group.name, slots: taken }, status: { ...base, lastNodeScheduledAt: iso(o.now) }, events: [], requeueAfterMs: 0 }, group.name, chosen);
+  return nodesScheduled(
+    {
+      action: { type: 'scheduleNodes', group: group.name, slots: taken },
+      status: { ...base, lastNodeScheduledAt: iso(o.now) },
+      events: [],
+      requeueAfterMs: 0,
+    },
+    group.name,
+    chosen,
+  );
 }
 
 function doneNote(prog: Progress): string {
@@ -325,7 +477,11 @@ function doneNote(prog: Progress): string {
 function groupWaits(base: PatchPlanStatus, group: string, prog: Progress): PlanStep {
   const held = prog.heldNodes.get(group) ?? [];
   const running = prog.groups.find((g) => g.name === group)?.running ?? 0;
-  if (held.length === 0) return { status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group} to finish`), events: [] };
+  if (held.length === 0)
+    return {
+      status: say(base, 'GroupRunning', `waiting for the running nodes of group ${group} to finish`),
+      events: [],
+    };
   const note = heldMessage(group, held, running);
   const events = base.reason === 'NodesHeld' ? [] : [{ type: 'Normal' as const, reason: 'NodesHeld', note }];
   return { status: say(base, 'NodesHeld', note), events };
@@ -335,13 +491,23 @@ function groupWaits(base: PatchPlanStatus, group: string, prog: Progress): PlanS
  *  (said again by the reconciler) those whose slot no one else held. */
 export function nodesScheduled(step: PlanStep, group: string, nodes: readonly string[]): PlanStep {
   const note = `group ${group}: scheduled ${nodes.join(', ')}`;
-  return { ...step, status: say(step.status, 'NodesScheduled', note), events: [{ type: 'Normal', reason: 'NodesScheduled', note }] };
+  return {
+    ...step,
+    status: say(step.status, 'NodesScheduled', note),
+    events: [{ type: 'Normal', reason: 'NodesScheduled', note }],
+  };
 }
 
 /** Every slot busy: the time to pre-pull the installer on the next round's nodes (inside a maintenance window). */
 function slotsFull(o: PlanObservation, base: PatchPlanStatus, group: GroupPlan, prog: Progress): PlanStep {
-  const s = say(base, 'SlotsFull', `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`);
-  const pulls = windowState(o.plan.spec.maintenance, o.now).open ? prePullsToStart(o, s, group, prog.pendingNodes.get(group.name) ?? []) : [];
+  const s = say(
+    base,
+    'SlotsFull',
+    `group ${group.name}: all ${group.concurrency} slot(s) busy; the next node starts when one frees`,
+  );
+  const pulls = windowState(o.plan.spec.maintenance, o.now).open
+    ? prePullsToStart(o, s, group, prog.pendingNodes.get(group.name) ?? [])
+    : [];
   if (pulls.length === 0) return { status: s, events: [] };
   return { action: { type: 'prePull', pulls }, status: withPrePullsStarted(s, pulls, o.now), events: [] };
 }
@@ -349,35 +515,68 @@ function slotsFull(o: PlanObservation, base: PatchPlanStatus, group: GroupPlan, 
 /** The group's slot Lease names no Lease holds yet. */
 function freeSlots(o: PlanObservation, group: GroupPlan): string[] {
   const used = new Set(o.leases.filter((l) => l.group === group.name).map((l) => l.name));
-  return Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter((n) => !used.has(n));
+  return Array.from({ length: group.concurrency }, (_, i) => leaseName(o.plan.name, group.name, i)).filter(
+    (n) => !used.has(n),
+  );
 }
 
 function outsideWindow(o: PlanObservation, base: PatchPlanStatus): PlanStep | undefined {
   const window = windowState(o.plan.spec.maintenance, o.now);
   if (window.open) return undefined;
   const at = window.nextOpenAt;
-  return { status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }), events: [], requeueAfterMs: at === undefined ? undefined : at - o.now };
+  return {
+    status: say(base, 'OutsideMaintenanceWindow', window.reason, at === undefined ? {} : { nextScheduleTime: iso(at) }),
+    events: [],
+    requeueAfterMs: at === undefined ? undefined : at - o.now,
+  };
 }
 
 /** A group with workers waits for the control-plane nodes of the plan (workersGate). */
-function controlPlaneGate(o: PlanObservation, base: PatchPlanStatus, sel: Selection, group: GroupPlan): PlanStep | undefined {
+function controlPlaneGate(
+  o: PlanObservation,
+  base: PatchPlanStatus,
+  sel: Selection,
+  group: GroupPlan,
+): PlanStep | undefined {
   const controlPlane = new Set(o.nodes.filter((n) => n.controlPlane).map((n) => n.name));
   if (!group.nodes.some((n) => !controlPlane.has(n))) return undefined;
-  return workersGate(o, base, sel.groups.flatMap((g) => g.nodes.filter((n) => controlPlane.has(n))));
+  return workersGate(
+    o,
+    base,
+    sel.groups.flatMap((g) => g.nodes.filter((n) => controlPlane.has(n))),
+  );
 }
 
-function delayBetweenNodes(o: PlanObservation, base: PatchPlanStatus, resumable: readonly string[]): PlanStep | undefined {
+function delayBetweenNodes(
+  o: PlanObservation,
+  base: PatchPlanStatus,
+  resumable: readonly string[],
+): PlanStep | undefined {
   const { spec } = o.plan;
   const last = Date.parse(base.lastNodeScheduledAt ?? '');
   const delayUntil = Number.isNaN(last) ? o.now : last + ms(spec.delayBetweenNodes);
   // A job getting its slot back is no new node: delayBetweenNodes does not hold it.
   if (o.now >= delayUntil || resumable.length > 0) return undefined;
-  return { status: say(base, 'DelayBetweenNodes', `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`, { nextScheduleTime: iso(delayUntil) }), events: [], requeueAfterMs: delayUntil - o.now };
+  return {
+    status: say(
+      base,
+      'DelayBetweenNodes',
+      `delayBetweenNodes ${spec.delayBetweenNodes}: next node at ${iso(delayUntil)}`,
+      { nextScheduleTime: iso(delayUntil) },
+    ),
+    events: [],
+    requeueAfterMs: delayUntil - o.now,
+  };
 }
 
 /** spec.healthChecks: a closed gate holds new nodes (not a job getting its slot back) until its
  *  deadline, then the failure policy applies. The wait and its deadline are in status. */
-function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlanStatus, resumable: readonly string[]): PlanStep | undefined {
+function healthGate(
+  o: PlanObservation,
+  status: PatchPlanStatus,
+  base: PatchPlanStatus,
+  resumable: readonly string[],
+): PlanStep | undefined {
   const checks = o.plan.spec.healthChecks ?? [];
   if (checks.length === 0 || resumable.length > 0) return undefined;
   const gate = decideGates({
@@ -391,22 +590,41 @@ function healthGate(o: PlanObservation, status: PatchPlanStatus, base: PatchPlan
   if (gate.state === 'open') return undefined;
   if (gate.state === 'closed') {
     // One Event when the wait for a check begins, not one per pass.
-    const events = status.healthCheckWait?.name === gate.check.name ? [] : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
-    return { status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message), events, requeueAfterMs: gate.deadline - o.now };
+    const events =
+      status.healthCheckWait?.name === gate.check.name
+        ? []
+        : [{ type: 'Normal' as const, reason: gate.reason, note: gate.message }];
+    return {
+      status: say({ ...base, healthCheckWait: gate.wait }, gate.reason, gate.message),
+      events,
+      requeueAfterMs: gate.deadline - o.now,
+    };
   }
   const verdict = gateFailure(o, base, gate.reason, gate.message);
   // A timeout rests on the watch's cached objects; an object that recovered while the watch was silent is seen on a fresh list.
   if (gate.reason !== 'HealthCheckTimeout') return verdict;
-  return confirmedVerdict(o, verdict, 'healthChecks', (message) => say({ ...base, healthCheckWait: status.healthCheckWait }, ConfirmReason.healthChecks, `health check ${gate.check.name}: ${message}`));
+  return confirmedVerdict(o, verdict, 'healthChecks', (message) =>
+    say(
+      { ...base, healthCheckWait: status.healthCheckWait },
+      ConfirmReason.healthChecks,
+      `health check ${gate.check.name}: ${message}`,
+    ),
+  );
 }
 
 /** The controller's own node, when it is all that is left to choose and a standby can take over. */
 function ownNodeAlone(o: PlanObservation, candidates: readonly string[]): string | undefined {
   const own = o.ownNode;
-  return own !== undefined && o.canHandOver && candidates.length > 0 && candidates.every((n) => n === own) ? own : undefined;
+  return own !== undefined && o.canHandOver && candidates.length > 0 && candidates.every((n) => n === own)
+    ? own
+    : undefined;
 }
 
 function handOver(ownNode: string, base: PatchPlanStatus): PlanStep {
   const note = `node ${ownNode} runs this controller: handing leadership to a standby before it is drained`;
-  return { action: { type: 'handOver' }, status: say(base, 'HandingOver', note), events: [{ type: 'Normal', reason: 'HandingOver', note }] };
+  return {
+    action: { type: 'handOver' },
+    status: say(base, 'HandingOver', note),
+    events: [{ type: 'Normal', reason: 'HandingOver', note }],
+  };
 }

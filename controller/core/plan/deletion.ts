@@ -6,12 +6,22 @@ import { isFinishedPhase } from './progress.js';
 
 export type DeletionStep = { action: 'removeFinalizer' } | { action: 'wait'; status: PatchPlanStatus };
 
-export function decideDeletion(status: PatchPlanStatus, jobs: readonly { name: string; phase: string | undefined }[]): DeletionStep {
-  const running = jobs.filter((j) => !isFinishedPhase(j.phase)).map((j) => j.name).sort();
+export function decideDeletion(
+  status: PatchPlanStatus,
+  jobs: readonly { name: string; phase: string | undefined }[],
+): DeletionStep {
+  const running = jobs
+    .filter((j) => !isFinishedPhase(j.phase))
+    .map((j) => j.name)
+    .sort();
   if (running.length === 0) return { action: 'removeFinalizer' };
   const shown = someNames(running, 5);
   return {
     action: 'wait',
-    status: { ...status, reason: 'WaitingForJobsBeforeDelete', message: `the plan's file left Git: deleting it once its running PatchJobs finish (${shown}); no new node is started` },
+    status: {
+      ...status,
+      reason: 'WaitingForJobsBeforeDelete',
+      message: `the plan's file left Git: deleting it once its running PatchJobs finish (${shown}); no new node is started`,
+    },
   };
 }

@@ -9,7 +9,10 @@ export function gateFailure(o: PlanObservation, base: PatchPlanStatus, reason: s
   const event = { type: 'Warning' as const, reason, note: message };
   if (o.plan.spec.failurePolicy.type === 'Halt') {
     const note = `${message}: the Halt policy stopped the plan; running nodes finish`;
-    return { status: say({ ...base, phase: 'Failed', completionTime: base.completionTime ?? iso(o.now) }, reason, note), events: [{ ...event, note }] };
+    return {
+      status: say({ ...base, phase: 'Failed', completionTime: base.completionTime ?? iso(o.now) }, reason, note),
+      events: [{ ...event, note }],
+    };
   }
   const failed = o.jobs.filter((j) => j.phase === 'Failed').length;
   const note = `${message}: the Pause failure policy paused the plan; set spec.paused: false to resume (the gate gets a new timeout)`;
@@ -17,7 +20,11 @@ export function gateFailure(o: PlanObservation, base: PatchPlanStatus, reason: s
   const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
   return {
     action: spec.paused ? undefined : { type: 'pause' },
-    status: say({ ...base, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now), reason } }, reason, note),
+    status: say(
+      { ...base, phase: 'Paused', policyPause: { failures: failed, generation, time: iso(o.now), reason } },
+      reason,
+      note,
+    ),
     events: [{ ...event, note }],
     requeueAfterMs: 0,
   };

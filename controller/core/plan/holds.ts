@@ -40,7 +40,10 @@ export function holdsOf(nodes: readonly { name: string; hold?: string | undefine
 
 /** What a group whose remaining nodes are all held (or running) says, and what ends the wait. */
 export function heldMessage(group: string, held: readonly { node: string; hold: NodeHold }[], running: number): string {
-  const names = held.slice(0, 5).map((h) => describeHold(h.node, h.hold)).join(', ');
+  const names = held
+    .slice(0, 5)
+    .map((h) => describeHold(h.node, h.hold))
+    .join(', ');
   const more = held.length > 5 ? ` and ${held.length - 5} more` : '';
   const still = running > 0 ? `; ${running} running node(s) finish` : '';
   return `group ${group}: ${held.length} node(s) held by the ${HOLD_ANNOTATION} annotation: ${names}${more}${still}; the plan goes on when the annotation is removed, or set to "skip" to leave the node out`;

@@ -5,7 +5,16 @@
 import semver from 'semver';
 import type { HookName, HookSpec } from '../../../schemas/hooks.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
-import { decideHook, hookEnv, hookJobName, hookRecord, HOOK_LABEL, HookReason, withHookRecord, type HookProgress } from '../hooks.js';
+import {
+  decideHook,
+  hookEnv,
+  hookJobName,
+  hookRecord,
+  HOOK_LABEL,
+  HookReason,
+  withHookRecord,
+  type HookProgress,
+} from '../hooks.js';
 import { iso } from '../time.js';
 import { isFresh } from './confirm.js';
 import { PLAN_LABEL } from './jobs.js';
@@ -13,11 +22,19 @@ import type { Selection } from './selection.js';
 import { say } from './status.js';
 import type { PlanObservation, PlanStep } from './types.js';
 
-function progress(o: PlanObservation, sel: Selection, status: PatchPlanStatus, hook: HookName, spec: HookSpec): HookProgress {
+function progress(
+  o: PlanObservation,
+  sel: Selection,
+  status: PatchPlanStatus,
+  hook: HookName,
+  spec: HookSpec,
+): HookProgress {
   const plan = o.plan.name;
   const name = hookJobName(plan, hook);
   const selected = new Set(sel.groupOf.keys());
-  const versions = o.nodes.filter((n) => selected.has(n.name)).flatMap((n) => (n.talosVersion && semver.valid(n.talosVersion) ? [n.talosVersion] : []));
+  const versions = o.nodes
+    .filter((n) => selected.has(n.name))
+    .flatMap((n) => (n.talosVersion && semver.valid(n.talosVersion) ? [n.talosVersion] : []));
   return decideHook({
     hook,
     spec,
@@ -59,16 +76,30 @@ export function prePlanHook(o: PlanObservation, sel: Selection, status: PatchPla
   switch (p.state) {
     case 'succeeded':
       if (before?.phase === 'Succeeded') return undefined;
-      return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `prePlan hook Job ${p.record.jobName} succeeded` }], requeueAfterMs: 0 };
+      return {
+        status: { ...status, hooks },
+        events: [{ type: 'Normal', reason: 'HookSucceeded', note: `prePlan hook Job ${p.record.jobName} succeeded` }],
+        requeueAfterMs: 0,
+      };
     case 'failed':
       return prePlanFailed(o, { ...status, hooks }, p.message);
     case 'confirming':
-      return { status: say({ ...status, hooks }, HookReason.ConfirmingHook, `${p.message} before the first node`), events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
+      return {
+        status: say({ ...status, hooks }, HookReason.ConfirmingHook, `${p.message} before the first node`),
+        events: [],
+        requeueAfterMs: 0,
+        confirm: ['hookJobs'],
+      };
     case 'running':
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
-        status: say({ ...status, hooks }, HookReason.WaitingForHook, `${p.message} before the first node`, { nextScheduleTime: p.record.deadline }),
-        events: before === undefined ? [{ type: 'Normal', reason: 'HookStarted', note: `prePlan hook Job ${p.record.jobName} started` }] : [],
+        status: say({ ...status, hooks }, HookReason.WaitingForHook, `${p.message} before the first node`, {
+          nextScheduleTime: p.record.deadline,
+        }),
+        events:
+          before === undefined
+            ? [{ type: 'Normal', reason: 'HookStarted', note: `prePlan hook Job ${p.record.jobName} started` }]
+            : [],
         requeueAfterMs: p.requeueAfterMs,
       };
   }
@@ -78,14 +109,29 @@ function prePlanFailed(o: PlanObservation, status: PatchPlanStatus, message: str
   const { spec } = o.plan;
   if (spec.failurePolicy.type === 'Halt') {
     const note = `${message}: the Halt policy stopped the plan before its first node`;
-    return { status: say({ ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) }, HookReason.HookFailed, note), events: [{ type: 'Warning', reason: HookReason.HookFailed, note }] };
+    return {
+      status: say(
+        { ...status, phase: 'Failed', completionTime: status.completionTime ?? iso(o.now) },
+        HookReason.HookFailed,
+        note,
+      ),
+      events: [{ type: 'Warning', reason: HookReason.HookFailed, note }],
+    };
   }
   const note = `${message}: the Pause failure policy paused the plan before its first node; set spec.paused: false to go on without it`;
   const generation = spec.paused ? o.plan.generation : o.plan.generation + 1;
   const failures = o.jobs.filter((j) => j.phase === 'Failed').length;
   return {
     action: spec.paused ? undefined : { type: 'pause' },
-    status: say({ ...status, phase: 'Paused', policyPause: { failures, generation, time: iso(o.now), reason: HookReason.HookFailed } }, HookReason.HookFailed, note),
+    status: say(
+      {
+        ...status,
+        phase: 'Paused',
+        policyPause: { failures, generation, time: iso(o.now), reason: HookReason.HookFailed },
+      },
+      HookReason.HookFailed,
+      note,
+    ),
     events: [{ type: 'Warning', reason: HookReason.HookFailed, note }],
     requeueAfterMs: 0,
   };
@@ -103,9 +149,19 @@ export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPl
   const hooks = withHookRecord(status.hooks, p.record);
   switch (p.state) {
     case 'succeeded':
-      return { status: { ...status, hooks }, events: [{ type: 'Normal', reason: 'HookSucceeded', note: `postPlan hook Job ${p.record.jobName} succeeded` }], requeueAfterMs: 0 };
+      return {
+        status: { ...status, hooks },
+        events: [{ type: 'Normal', reason: 'HookSucceeded', note: `postPlan hook Job ${p.record.jobName} succeeded` }],
+        requeueAfterMs: 0,
+      };
     case 'failed':
-      return { status: { ...status, hooks }, events: [{ type: 'Warning', reason: HookReason.HookFailed, note: `${p.message}; the plan's outcome is unchanged` }], requeueAfterMs: 0 };
+      return {
+        status: { ...status, hooks },
+        events: [
+          { type: 'Warning', reason: HookReason.HookFailed, note: `${p.message}; the plan's outcome is unchanged` },
+        ],
+        requeueAfterMs: 0,
+      };
     case 'confirming':
       // The plan's phase, reason and message keep saying how the rollout went: the hook's record says what it waits for.
       return { status: { ...status, hooks }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
@@ -113,7 +169,10 @@ export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPl
       return {
         action: p.create && { type: 'createHookJob', job: p.create },
         status: { ...status, hooks },
-        events: before === undefined ? [{ type: 'Normal', reason: 'HookStarted', note: `postPlan hook Job ${p.record.jobName} started` }] : [],
+        events:
+          before === undefined
+            ? [{ type: 'Normal', reason: 'HookStarted', note: `postPlan hook Job ${p.record.jobName} started` }]
+            : [],
         requeueAfterMs: p.requeueAfterMs,
       };
   }

@@ -15,7 +15,12 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
   const { autoUpdate: _autoUpdate, path: _path, ...target } = spec.target;
   return {
     name: jobName(plan, node, hop),
-    labels: { [PLAN_LABEL]: plan, [GROUP_LABEL]: group, [NODE_LABEL]: node, ...(hop === undefined ? {} : { [HOP_LABEL]: String(hop) }) },
+    labels: {
+      [PLAN_LABEL]: plan,
+      [GROUP_LABEL]: group,
+      [NODE_LABEL]: node,
+      ...(hop === undefined ? {} : { [HOP_LABEL]: String(hop) }),
+    },
     spec: {
       nodeName: node,
       patchPlanRef: plan,
@@ -38,7 +43,12 @@ export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: s
 }
 
 /** The plan's preNode and postNode hooks, as the job carries them (none: no field). */
-function nodeHooksOf(spec: PatchPlanSpec): { hooks?: { preNode?: NonNullable<PatchPlanSpec['hooks']>['preNode']; postNode?: NonNullable<PatchPlanSpec['hooks']>['postNode'] } } {
+function nodeHooksOf(spec: PatchPlanSpec): {
+  hooks?: {
+    preNode?: NonNullable<PatchPlanSpec['hooks']>['preNode'];
+    postNode?: NonNullable<PatchPlanSpec['hooks']>['postNode'];
+  };
+} {
   const { preNode, postNode } = spec.hooks ?? {};
   if (preNode === undefined && postNode === undefined) return {};
   return { hooks: { ...(preNode ? { preNode } : {}), ...(postNode ? { postNode } : {}) } };

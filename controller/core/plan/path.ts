@@ -19,9 +19,11 @@ import type { PlanJobFacts, PlanNodeFacts, PlanObservation, PlanStep, PreflightC
 export const isStepwise = (spec: PatchPlanSpec): boolean => spec.target.path === 'stepwise';
 
 /** A plan that may upgrade Kubernetes: a Kubernetes target, or a stepwise path (its hops may). */
-export const movesKubernetes = (spec: PatchPlanSpec): boolean => spec.target.kubernetesVersion !== undefined || isStepwise(spec);
+export const movesKubernetes = (spec: PatchPlanSpec): boolean =>
+  spec.target.kubernetesVersion !== undefined || isStepwise(spec);
 
-export const hopWhat = (hop: Pick<PathHopStatus, 'kind' | 'version'>): string => `${hop.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${hop.version}`;
+export const hopWhat = (hop: Pick<PathHopStatus, 'kind' | 'version'>): string =>
+  `${hop.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${hop.version}`;
 
 /** The hop a pass works on: the first not Completed, or the last once every hop is. */
 export function hopInFocus(path: PlanPathStatus | undefined): PathHopStatus | undefined {
@@ -31,7 +33,11 @@ export function hopInFocus(path: PlanPathStatus | undefined): PathHopStatus | un
 /** The plan's spec as one hop sees it: the hop's version is the whole target. */
 export function hopSpec(spec: PatchPlanSpec, hop: PathHopStatus): PatchPlanSpec {
   const { talosVersion: _talos, kubernetesVersion: _kubernetes, ...rest } = spec.target;
-  const target = { ...rest, path: 'direct' as const, ...(hop.kind === 'talos' ? { talosVersion: hop.version } : { kubernetesVersion: hop.version }) };
+  const target = {
+    ...rest,
+    path: 'direct' as const,
+    ...(hop.kind === 'talos' ? { talosVersion: hop.version } : { kubernetesVersion: hop.version }),
+  };
   return { ...spec, target };
 }
 
@@ -45,8 +51,12 @@ function takesHop(node: PlanNodeFacts, hop: PathHopStatus): boolean {
   const current = hop.kind === 'talos' ? node.talosVersion : node.kubeletVersion;
   if (current === undefined || semver.valid(current) === null) return false;
   if (!semver.lt(current, hop.version)) return false;
-  const step = hop.kind === 'talos' ? talosUpgradePath(current, hop.version) : kubernetesUpgradePath(current, hop.version);
-  const after = hop.kind === 'talos' ? kubernetesSupported(hop.version, node.kubeletVersion ?? '') : kubernetesSupported(node.talosVersion ?? '', hop.version);
+  const step =
+    hop.kind === 'talos' ? talosUpgradePath(current, hop.version) : kubernetesUpgradePath(current, hop.version);
+  const after =
+    hop.kind === 'talos'
+      ? kubernetesSupported(hop.version, node.kubeletVersion ?? '')
+      : kubernetesSupported(node.talosVersion ?? '', hop.version);
   return isOk(step) && isOk(after);
 }
 
@@ -55,11 +65,15 @@ const isOk = (v: Verdict): boolean => !('ok' in v) || v.ok;
 
 /** Nodes of the plan behind the hop that cannot take it in one step. */
 function leftOut(o: PlanObservation, hop: PathHopStatus): string[] {
-  return o.nodes.filter((n) => {
-    if (!matchesSelector(o.plan.spec.nodeSelector, n.labels)) return false;
-    const current = hop.kind === 'talos' ? n.talosVersion : n.kubeletVersion;
-    return current !== undefined && semver.valid(current) !== null && semver.lt(current, hop.version) && !takesHop(n, hop);
-  }).map((n) => n.name);
+  return o.nodes
+    .filter((n) => {
+      if (!matchesSelector(o.plan.spec.nodeSelector, n.labels)) return false;
+      const current = hop.kind === 'talos' ? n.talosVersion : n.kubeletVersion;
+      return (
+        current !== undefined && semver.valid(current) !== null && semver.lt(current, hop.version) && !takesHop(n, hop)
+      );
+    })
+    .map((n) => n.name);
 }
 
 /** The observation of one hop: its target, its jobs, and the nodes it moves (those with a job of it, and those behind it). */
@@ -80,7 +94,8 @@ function hopState(phase: PatchPlanStatus['phase'], hop: PathHopStatus): PathHopS
 }
 
 /** `prefix: message`, once. */
-const prefixed = (prefix: string, message: string | undefined): string => (message?.startsWith(prefix) ? message : `${prefix}${message ?? ''}`);
+const prefixed = (prefix: string, message: string | undefined): string =>
+  message?.startsWith(prefix) ? message : `${prefix}${message ?? ''}`;
 
 /**
  * The plan step of a hop's view, as the plan's step: the hop's state in status.path, the plan's
@@ -95,14 +110,23 @@ export function afterHop(o: PlanObservation, hop: PathHopStatus, step: PlanStep)
   const next = hops.find((h) => h.state !== PathHopState.Completed);
   const index = hops.findIndex((h) => h.number === hop.number) + 1;
   const place = `hop ${index} of ${hops.length}`;
-  if (updated.state === PathHopState.Completed && next !== undefined) return nextHop(step, status, `${place} done (${hopWhat(hop)}); next: ${hopWhat(next)}`);
+  if (updated.state === PathHopState.Completed && next !== undefined)
+    return nextHop(step, status, `${place} done (${hopWhat(hop)}); next: ${hopWhat(next)}`);
   if (updated.state === PathHopState.Failed && step.status.phase === 'Failed' && hop.state !== PathHopState.Failed) {
     const note = `${place} (${hopWhat(hop)}) failed: ${step.status.message ?? ''}`;
-    return { ...step, status: say(status, step.status.reason ?? 'HopFailed', note), events: [...step.events, { type: 'Warning', reason: 'HopFailed', note }] };
+    return {
+      ...step,
+      status: say(status, step.status.reason ?? 'HopFailed', note),
+      events: [...step.events, { type: 'Warning', reason: 'HopFailed', note }],
+    };
   }
-  if (updated.state === PathHopState.Completed) return { ...step, status: { ...status, message: prefixed(`path done, ${hops.length} hop(s): `, status.message) } };
+  if (updated.state === PathHopState.Completed)
+    return { ...step, status: { ...status, message: prefixed(`path done, ${hops.length} hop(s): `, status.message) } };
   const out = leftOut(o, hop);
-  const note = out.length > 0 ? `; left out (cannot reach ${hop.version} in one supported step; retry a failed node before its hop ends, or change the plan to compute the path again): ${out.slice(0, 5).join(', ')}` : '';
+  const note =
+    out.length > 0
+      ? `; left out (cannot reach ${hop.version} in one supported step; retry a failed node before its hop ends, or change the plan to compute the path again): ${out.slice(0, 5).join(', ')}`
+      : '';
   const message = prefixed(`${place} (${hopWhat(hop)}): `, status.message);
   return { ...step, status: { ...status, message: message.endsWith(note) ? message : `${message}${note}` } };
 }
@@ -122,7 +146,13 @@ function nextHop(step: PlanStep, status: PatchPlanStatus, note: string): PlanSte
   delete open.completionTime;
   delete open.kubeProxyUpgraded;
   delete open.kubeProxy;
-  return { ...step, action: undefined, status: say(open, 'HopCompleted', note), events: [{ type: 'Normal', reason: 'HopCompleted', note }], requeueAfterMs: 0 };
+  return {
+    ...step,
+    action: undefined,
+    status: say(open, 'HopCompleted', note),
+    events: [{ type: 'Normal', reason: 'HopCompleted', note }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** status.targetTalosVersion / targetKubernetesVersion: the plan's destination, not the hop's. */
@@ -140,13 +170,33 @@ function withTargets(status: PatchPlanStatus, spec: PatchPlanSpec): PatchPlanSta
  * numbered after them and after every hop that has jobs, so a new hop never takes an old hop's job
  * names. When the remaining hops differ from those they replace, `changed` says how.
  */
-export function recordedPath(previous: PlanPathStatus | undefined, hops: readonly Hop[], jobs: readonly PlanJobFacts[], now: number): PlanPathStatus {
+export function recordedPath(
+  previous: PlanPathStatus | undefined,
+  hops: readonly Hop[],
+  jobs: readonly PlanJobFacts[],
+  now: number,
+): PlanPathStatus {
   const done = previous?.hops.filter((h) => h.state === PathHopState.Completed) ?? [];
   const used = Math.max(0, ...done.map((h) => h.number), ...jobs.map((j) => j.hop ?? 0));
-  const fresh: PathHopStatus[] = hops.map((h, i) => ({ number: used + i + 1, kind: h.kind, version: h.to, reason: h.reason.slice(0, 500), state: PathHopState.Pending }));
-  const before = (previous?.hops ?? []).filter((h) => h.state !== PathHopState.Completed).map(hopWhat).join(' → ');
+  const fresh: PathHopStatus[] = hops.map((h, i) => ({
+    number: used + i + 1,
+    kind: h.kind,
+    version: h.to,
+    reason: h.reason.slice(0, 500),
+    state: PathHopState.Pending,
+  }));
+  const before = (previous?.hops ?? [])
+    .filter((h) => h.state !== PathHopState.Completed)
+    .map(hopWhat)
+    .join(' → ');
   const after = fresh.map(hopWhat).join(' → ');
-  const changed = previous !== undefined && before !== after ? `the remaining hops were ${before || 'none'}; from the versions the nodes run now they are ${after || 'none'}`.slice(0, 1000) : undefined;
+  const changed =
+    previous !== undefined && before !== after
+      ? `the remaining hops were ${before || 'none'}; from the versions the nodes run now they are ${after || 'none'}`.slice(
+          0,
+          1000,
+        )
+      : undefined;
   return { computedTime: iso(now), hops: [...done, ...fresh], ...(changed === undefined ? {} : { changed }) };
 }
 
@@ -157,24 +207,51 @@ export function missingPathCheck(spec: PatchPlanSpec, checks: readonly Preflight
 }
 
 /** The status after a passed preflight, with the path its UpgradePath check computed (none for other plans). */
-export function withPath(o: PlanObservation, status: PatchPlanStatus, checks: readonly PreflightCheck[]): PatchPlanStatus {
+export function withPath(
+  o: PlanObservation,
+  status: PatchPlanStatus,
+  checks: readonly PreflightCheck[],
+): PatchPlanStatus {
   const computed = checks.find((x) => x.path !== undefined)?.path;
-  return computed === undefined ? status : { ...status, path: recordedPath(o.plan.status.path, computed, o.jobs, o.now) };
+  return computed === undefined
+    ? status
+    : { ...status, path: recordedPath(o.plan.status.path, computed, o.jobs, o.now) };
 }
 
 /** The SupportMatrixCurrent condition from what the UpgradePath check found of the releases (unchanged when it did not run). */
-export function withMatrixCondition(o: PlanObservation, status: PatchPlanStatus, checks: readonly PreflightCheck[]): PatchPlanStatus {
+export function withMatrixCondition(
+  o: PlanObservation,
+  status: PatchPlanStatus,
+  checks: readonly PreflightCheck[],
+): PatchPlanStatus {
   const gaps = checks.find((x) => x.matrixGaps !== undefined)?.matrixGaps;
   if (gaps === undefined) return status;
-  const condition = gaps.length === 0
-    ? { type: ConditionSupportMatrixCurrent, status: 'True' as const, reason: 'KnowsEveryRelease', message: 'the support matrix knows every Talos minor the releases show' }
-    : { type: ConditionSupportMatrixCurrent, status: 'False' as const, reason: 'ReleasesAhead', message: `${gaps.join('; ')}: paths use only the minors the table knows; upgrade KangalPatch for a current table` };
-  return { ...status, conditions: setCondition(status.conditions, { ...condition, observedGeneration: o.plan.generation }, o.now) };
+  const condition =
+    gaps.length === 0
+      ? {
+          type: ConditionSupportMatrixCurrent,
+          status: 'True' as const,
+          reason: 'KnowsEveryRelease',
+          message: 'the support matrix knows every Talos minor the releases show',
+        }
+      : {
+          type: ConditionSupportMatrixCurrent,
+          status: 'False' as const,
+          reason: 'ReleasesAhead',
+          message: `${gaps.join('; ')}: paths use only the minors the table knows; upgrade KangalPatch for a current table`,
+        };
+  return {
+    ...status,
+    conditions: setCondition(status.conditions, { ...condition, observedGeneration: o.plan.generation }, o.now),
+  };
 }
 
 /** `; path: A → B` for the PreflightPassed message: the hops left, and why they changed. */
 export function pathNote(path: PlanPathStatus | undefined): string {
   if (path === undefined) return '';
-  const left = path.hops.filter((h) => h.state !== PathHopState.Completed).map(hopWhat).join(' → ');
+  const left = path.hops
+    .filter((h) => h.state !== PathHopState.Completed)
+    .map(hopWhat)
+    .join(' → ');
   return `; path: ${left || 'nothing left'}${path.changed ? ` (${path.changed})` : ''}`;
 }

@@ -29,9 +29,13 @@ export function withPrePullResults(status: PatchPlanStatus, o: PlanObservation, 
 
 function withResult(entry: PrePullStatus, results: readonly PrePullResult[]): PrePullStatus {
   if (entry.pulledTime !== undefined || entry.failedTime !== undefined) return entry;
-  const r = results.find((x) => x.node === entry.node && x.image === entry.image && x.at >= Date.parse(entry.startTime));
+  const r = results.find(
+    (x) => x.node === entry.node && x.image === entry.image && x.at >= Date.parse(entry.startTime),
+  );
   if (!r) return entry;
-  return r.error === undefined ? { ...entry, pulledTime: iso(r.at) } : { ...entry, failedTime: iso(r.at), error: r.error };
+  return r.error === undefined
+    ? { ...entry, pulledTime: iso(r.at) }
+    : { ...entry, failedTime: iso(r.at), error: r.error };
 }
 
 /**
@@ -40,7 +44,12 @@ function withResult(entry: PrePullStatus, results: readonly PrePullResult[]): Pr
  * `concurrency` pending nodes that run the lifecycle flow toward the target and have no pre-pull of
  * that image done, failed or in flight; at most `concurrency` in flight in all. Empty: nothing to do.
  */
-export function prePullsToStart(o: PlanObservation, status: PatchPlanStatus, group: GroupPlan, pending: readonly string[]): PrePullRequest[] {
+export function prePullsToStart(
+  o: PlanObservation,
+  status: PatchPlanStatus,
+  group: GroupPlan,
+  pending: readonly string[],
+): PrePullRequest[] {
   const { spec } = o.plan;
   const target = spec.target.talosVersion;
   if (!spec.prePull || target === undefined) return [];
@@ -55,7 +64,12 @@ export function prePullsToStart(o: PlanObservation, status: PatchPlanStatus, gro
   for (const name of nextRound) {
     const node = nodes.get(name);
     const image = node && installerToPrePull(o, node, target);
-    if (image === undefined || facts.running.has(name) || facts.results.some((r) => r.node === name && r.image === image)) continue;
+    if (
+      image === undefined ||
+      facts.running.has(name) ||
+      facts.results.some((r) => r.node === name && r.image === image)
+    )
+      continue;
     const entry = status.prePulls?.find((e) => e.node === name && e.image === image);
     // Started but neither ended nor running here: the process that ran it is gone; pull again.
     if (entry && (entry.pulledTime !== undefined || entry.failedTime !== undefined)) continue;
@@ -87,8 +101,15 @@ function installerToPrePull(o: PlanObservation, node: PlanNodeFacts, target: str
 }
 
 /** The status after starting `pulls`: one entry per node, started now. */
-export function withPrePullsStarted(status: PatchPlanStatus, pulls: readonly PrePullRequest[], now: number): PatchPlanStatus {
+export function withPrePullsStarted(
+  status: PatchPlanStatus,
+  pulls: readonly PrePullRequest[],
+  now: number,
+): PatchPlanStatus {
   const started = new Set(pulls.map((p) => p.node));
   const kept = (status.prePulls ?? []).filter((e) => !started.has(e.node));
-  return { ...status, prePulls: [...kept, ...pulls.map((p) => ({ node: p.node, image: p.image, startTime: iso(now) }))] };
+  return {
+    ...status,
+    prePulls: [...kept, ...pulls.map((p) => ({ node: p.node, image: p.image, startTime: iso(now) }))],
+  };
 }

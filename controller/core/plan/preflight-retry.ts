@@ -4,5 +4,10 @@ import { ConditionPreflightPassed } from '../../../schemas/api.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { conditionStatus } from '../conditions.js';
 
-export const awaitsPreflightRetry = (status: { phase?: string | undefined; conditions?: PatchPlanStatus['conditions'] }, jobCount: number): boolean =>
-  status.phase === 'Failed' && conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' && jobCount === 0;
+export const awaitsPreflightRetry = (
+  status: { phase?: string | undefined; conditions?: PatchPlanStatus['conditions'] },
+  jobCount: number,
+): boolean =>
+  status.phase === 'Failed' &&
+  conditionStatus(status.conditions, ConditionPreflightPassed) === 'False' &&
+  jobCount === 0;

@@ -32,7 +32,12 @@ export interface Progress {
 }
 
 /** `holds`: the nodes whose Node carries the hold annotation (holds.ts); a hold counts only for a node without a PatchJob. */
-export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], leases: readonly PlanLeaseFacts[], holds: ReadonlyMap<string, NodeHold> = new Map()): Progress {
+export function progressOf(
+  selection: Selection,
+  jobs: readonly PlanJobFacts[],
+  leases: readonly PlanLeaseFacts[],
+  holds: ReadonlyMap<string, NodeHold> = new Map(),
+): Progress {
   const jobOf = new Map(jobs.map((j) => [j.nodeName, j]));
   const pendingNodes = new Map<string, string[]>();
   const heldNodes = new Map<string, { node: string; hold: NodeHold }[]>();
@@ -60,13 +65,37 @@ export function progressOf(selection: Selection, jobs: readonly PlanJobFacts[], 
     const running = g.nodes.length - pending.length - held.length - skipped - completed - failed;
     if (current === undefined && completed + failed + skipped < g.nodes.length) current = g.name;
     const counts = { ...(held.length > 0 ? { held: held.length } : {}), ...(skipped > 0 ? { skipped } : {}) };
-    return { name: g.name, concurrency: g.concurrency, active: 0, total: g.nodes.length, pending: pending.length, running, completed, failed, ...counts };
+    return {
+      name: g.name,
+      concurrency: g.concurrency,
+      active: 0,
+      total: g.nodes.length,
+      pending: pending.length,
+      running,
+      completed,
+      failed,
+      ...counts,
+    };
   });
-  const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed' | 'held' | 'skipped'): number => groups.reduce((a, g) => a + (g[k] ?? 0), 0);
-  return withLeases({
-    groups, total: sum('total'), pending: sum('pending'), running: sum('running'), completed: sum('completed'), failed: sum('failed'), held: sum('held'), skipped: sum('skipped'),
-    current, pendingNodes, heldNodes, skippedNodes,
-  }, leases);
+  const sum = (k: 'total' | 'pending' | 'running' | 'completed' | 'failed' | 'held' | 'skipped'): number =>
+    groups.reduce((a, g) => a + (g[k] ?? 0), 0);
+  return withLeases(
+    {
+      groups,
+      total: sum('total'),
+      pending: sum('pending'),
+      running: sum('running'),
+      completed: sum('completed'),
+      failed: sum('failed'),
+      held: sum('held'),
+      skipped: sum('skipped'),
+      current,
+      pendingNodes,
+      heldNodes,
+      skippedNodes,
+    },
+    leases,
+  );
 }
 
 /** The same progress with each group's slots counted from these Leases (the jobs' counts do not depend on them). */

@@ -32,9 +32,20 @@ function inGroup(spec: PatchPlanSpec, group: string, node: PlanNodeFacts): boole
   return selector !== undefined && matchesSelector(selector, node.labels);
 }
 
-export function selectNodes(spec: PatchPlanSpec, nodes: readonly PlanNodeFacts[], ownNode?: string, etcdLeader?: string): Selection {
-  const population = nodes.filter((n) => matchesSelector(spec.nodeSelector, n.labels)).sort((a, b) => a.name.localeCompare(b.name));
-  const groups: GroupPlan[] = spec.strategy.order.map((name) => ({ name, concurrency: spec.groups[name]?.concurrency ?? 1, nodes: [] }));
+export function selectNodes(
+  spec: PatchPlanSpec,
+  nodes: readonly PlanNodeFacts[],
+  ownNode?: string,
+  etcdLeader?: string,
+): Selection {
+  const population = nodes
+    .filter((n) => matchesSelector(spec.nodeSelector, n.labels))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const groups: GroupPlan[] = spec.strategy.order.map((name) => ({
+    name,
+    concurrency: spec.groups[name]?.concurrency ?? 1,
+    nodes: [],
+  }));
   const groupOf = new Map<string, string>();
   const unclaimed: string[] = [];
   for (const node of population) {
@@ -77,14 +88,29 @@ const kept = new Map<string, Kept>();
  * Leases; now it compares the node facts it was given with those it kept (the same objects, unless a
  * node changed) and names the jobs once per selection.
  */
-export function planSelection(plan: { name: string; uid: string; spec: PatchPlanSpec; status?: PatchPlanStatus }, nodes: readonly PlanNodeFacts[], ownNode?: string, hop?: number): PlanSelection {
+export function planSelection(
+  plan: { name: string; uid: string; spec: PatchPlanSpec; status?: PatchPlanStatus },
+  nodes: readonly PlanNodeFacts[],
+  ownNode?: string,
+  hop?: number,
+): PlanSelection {
   const { nodeSelector, groups, strategy } = plan.spec;
   const leader = plan.status?.etcd?.leader;
-  const key = JSON.stringify([plan.name, hop ?? null, ownNode ?? null, leader ?? null, nodeSelector ?? null, groups, strategy.order]);
+  const key = JSON.stringify([
+    plan.name,
+    hop ?? null,
+    ownNode ?? null,
+    leader ?? null,
+    nodeSelector ?? null,
+    groups,
+    strategy.order,
+  ]);
   const known = kept.get(plan.uid);
   if (known !== undefined && known.key === key && sameSelectionFacts(known.from, nodes)) return known.selection;
   const selection = selectNodes(plan.spec, nodes, ownNode, leader);
-  const nodeOfJob = new Map([...selection.groupOf].map(([node, group]) => [jobName(plan.name, node, hop), { node, group }]));
+  const nodeOfJob = new Map(
+    [...selection.groupOf].map(([node, group]) => [jobName(plan.name, node, hop), { node, group }]),
+  );
   const entry: Kept = { key, from: [...nodes], selection: { ...selection, nodeOfJob } };
   kept.delete(plan.uid); // re-inserted last: the oldest plan is the first one forgotten
   kept.set(plan.uid, entry);
@@ -99,7 +125,14 @@ function sameSelectionFacts(from: PlanNodeFacts[], nodes: readonly PlanNodeFacts
     const was = from[i];
     const now = nodes[i];
     if (was === now) continue;
-    if (was === undefined || now === undefined || was.name !== now.name || was.controlPlane !== now.controlPlane || !sameLabels(was.labels, now.labels)) return false;
+    if (
+      was === undefined ||
+      now === undefined ||
+      was.name !== now.name ||
+      was.controlPlane !== now.controlPlane ||
+      !sameLabels(was.labels, now.labels)
+    )
+      return false;
     from[i] = now;
   }
   return true;

@@ -43,13 +43,26 @@ export const PromotionReason = {
   NothingToPromote: 'NothingToPromote',
 } as const;
 
-const HOLDING = new Set(['NotRolledOut', 'InProgress', 'Failed', 'SoakInterrupted', 'LaterFailure', 'RolledBack', 'EvidenceRefused']);
+const HOLDING = new Set([
+  'NotRolledOut',
+  'InProgress',
+  'Failed',
+  'SoakInterrupted',
+  'LaterFailure',
+  'RolledBack',
+  'EvidenceRefused',
+]);
 
-export function versionVerdict(input: Pick<PromotionInput, 'now' | 'spec' | 'reports' | 'refused'>, version: string): VersionVerdict {
+export function versionVerdict(
+  input: Pick<PromotionInput, 'now' | 'spec' | 'reports' | 'refused'>,
+  version: string,
+): VersionVerdict {
   const soakMs = durationMs(input.spec.soak);
   const stages = input.spec.after.map((stage) => {
     const refused = input.refused?.find((r) => r.cluster === stage.cluster);
-    return refused ? refusedVerdict(stage, refused.reason) : stageVerdict(stage, input.reports, version, soakMs, input.now);
+    return refused
+      ? refusedVerdict(stage, refused.reason)
+      : stageVerdict(stage, input.reports, version, soakMs, input.now);
   });
   const held = stages.some((s) => HOLDING.has(s.state));
   const eligibleAt = held ? undefined : Math.max(...stages.map((s) => s.eligibleAt ?? input.now));
@@ -58,7 +71,12 @@ export function versionVerdict(input: Pick<PromotionInput, 'now' | 'spec' | 'rep
 
 function stageStatus(v: StageVerdict): PromotionStageStatus {
   const s: PromotionStageStatus = { cluster: v.stage.cluster, state: v.state, message: v.message };
-  const selector = v.stage.plan !== undefined ? `plan ${v.stage.plan}` : v.stage.template !== undefined ? `template ${v.stage.template}` : undefined;
+  const selector =
+    v.stage.plan !== undefined
+      ? `plan ${v.stage.plan}`
+      : v.stage.template !== undefined
+        ? `template ${v.stage.template}`
+        : undefined;
   if (selector !== undefined) s.selector = selector;
   const evidence = v.evidence ?? v.culprit;
   if (evidence) s.report = evidence.file;
@@ -84,8 +102,12 @@ export function decidePromotion(input: PromotionInput): PromotionOutcome {
     if (newest.eligibleAt !== undefined) status.eligibleTime = iso(newest.eligibleAt);
     status.stages = newest.stages.map(stageStatus);
   }
-  if (input.rejected.length > 0) status.rejectedReports = input.rejected.slice(0, MAX_REJECTED_REPORTS).map((r) => ({ file: r.file, reason: r.reason }));
-  if (input.rejected.length > MAX_REJECTED_REPORTS) status.moreRejectedReports = input.rejected.length - MAX_REJECTED_REPORTS;
+  if (input.rejected.length > 0)
+    status.rejectedReports = input.rejected
+      .slice(0, MAX_REJECTED_REPORTS)
+      .map((r) => ({ file: r.file, reason: r.reason }));
+  if (input.rejected.length > MAX_REJECTED_REPORTS)
+    status.moreRejectedReports = input.rejected.length - MAX_REJECTED_REPORTS;
   return { verdicts, status };
 }
 
@@ -99,7 +121,13 @@ export type ProposalFate =
 export function proposalFate(verdict: VersionVerdict, blocked: boolean): ProposalFate {
   const rolledBack = verdict.stages.find((s) => s.state === 'RolledBack');
   if (rolledBack) return { type: 'close', because: rolledBack };
-  const failing = verdict.stages.find((s) => s.state === 'LaterFailure' || s.state === 'Failed' || s.state === 'SoakInterrupted' || s.state === 'EvidenceRefused');
+  const failing = verdict.stages.find(
+    (s) =>
+      s.state === 'LaterFailure' ||
+      s.state === 'Failed' ||
+      s.state === 'SoakInterrupted' ||
+      s.state === 'EvidenceRefused',
+  );
   if (failing) return blocked ? { type: 'keep' } : { type: 'block', because: failing };
   return blocked && verdict.eligibleAt !== undefined ? { type: 'unblock' } : { type: 'keep' };
 }

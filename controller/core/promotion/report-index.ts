@@ -37,7 +37,11 @@ export const reportIndexPath = (cluster: string): string => `status/${cluster}/i
  * The index after writing the report at `path` with `sha256`, or undefined when `previous` already
  * lists exactly that (nothing to write: an unchanged report does not advance the sequence).
  */
-export function nextReportIndex(previous: ReportIndex | undefined, cluster: string, written: { path: string; sha256: string }): ReportIndex | undefined {
+export function nextReportIndex(
+  previous: ReportIndex | undefined,
+  cluster: string,
+  written: { path: string; sha256: string },
+): ReportIndex | undefined {
   const old = previous?.reports.find((e) => e.path === written.path);
   if (previous && old?.sha256 === written.sha256) return undefined;
   const sequence = (previous?.sequence ?? 0) + 1;
@@ -70,21 +74,38 @@ export function checkReportIndex(input: IndexCheckInput): IndexCheck {
   const at = `cluster ${cluster}: ${file} (sequence ${index.sequence})`;
   if (index.cluster !== cluster) return { ok: false, reason: `${at} names cluster ${index.cluster}, not ${cluster}` };
   if (seen !== undefined && index.sequence < seen) {
-    return { ok: false, reason: `${at} is older than the index already seen: sequence ${seen} was seen, sequence ${index.sequence} is offered (a replayed index); ${cluster}'s evidence is refused` };
+    return {
+      ok: false,
+      reason: `${at} is older than the index already seen: sequence ${seen} was seen, sequence ${index.sequence} is offered (a replayed index); ${cluster}'s evidence is refused`,
+    };
   }
   const bySequence = new Map<number, string>();
   for (const e of index.reports) {
-    if (!e.path.startsWith(`status/${cluster}/`) || !e.path.endsWith('.yaml') || e.path === file) return { ok: false, reason: `${at} lists ${e.path}, which is not a report of cluster ${cluster}` };
+    if (!e.path.startsWith(`status/${cluster}/`) || !e.path.endsWith('.yaml') || e.path === file)
+      return { ok: false, reason: `${at} lists ${e.path}, which is not a report of cluster ${cluster}` };
     const twin = bySequence.get(e.sequence);
-    if (twin !== undefined) return { ok: false, reason: `${at} has a gap: ${twin} and ${e.path} both claim sequence ${e.sequence}` };
+    if (twin !== undefined)
+      return { ok: false, reason: `${at} has a gap: ${twin} and ${e.path} both claim sequence ${e.sequence}` };
     bySequence.set(e.sequence, e.path);
   }
   const highest = Math.max(0, ...bySequence.keys());
-  if (highest !== index.sequence) return { ok: false, reason: `${at} has a gap: its highest report entry is at sequence ${highest}, not ${index.sequence}` };
+  if (highest !== index.sequence)
+    return {
+      ok: false,
+      reason: `${at} has a gap: its highest report entry is at sequence ${highest}, not ${index.sequence}`,
+    };
   for (const e of index.reports) {
     const digest = present.get(e.path);
-    if (digest === undefined) return { ok: false, reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) is missing: a withdrawn report; ${cluster}'s evidence is refused` };
-    if (digest !== e.sha256) return { ok: false, reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) changed: its SHA-256 is ${digest.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…; ${cluster}'s evidence is refused` };
+    if (digest === undefined)
+      return {
+        ok: false,
+        reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) is missing: a withdrawn report; ${cluster}'s evidence is refused`,
+      };
+    if (digest !== e.sha256)
+      return {
+        ok: false,
+        reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) changed: its SHA-256 is ${digest.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…; ${cluster}'s evidence is refused`,
+      };
   }
   const listed = new Set(index.reports.map((e) => e.path));
   const unindexed = [...present.keys()].filter((p) => !listed.has(p)).sort();

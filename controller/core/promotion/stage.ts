@@ -32,23 +32,35 @@ export interface StageVerdict {
   message: string;
 }
 
-export const stageName = (s: Stage): string => `${s.cluster}${s.plan !== undefined ? `/plan ${s.plan}` : ''}${s.template !== undefined ? `/template ${s.template}` : ''}`;
+export const stageName = (s: Stage): string =>
+  `${s.cluster}${s.plan !== undefined ? `/plan ${s.plan}` : ''}${s.template !== undefined ? `/template ${s.template}` : ''}`;
 
 const hasFailure = (r: UpstreamReport): boolean => r.phase === 'Failed' || r.nodes.failed > 0;
-const isClean = (r: UpstreamReport): boolean => r.phase === 'Completed' && r.nodes.failed === 0 && r.completionTime !== undefined;
-const sameVersion = (a: string | undefined, b: string): boolean => a !== undefined && semver.valid(a) !== null && semver.eq(a, b);
+const isClean = (r: UpstreamReport): boolean =>
+  r.phase === 'Completed' && r.nodes.failed === 0 && r.completionTime !== undefined;
+const sameVersion = (a: string | undefined, b: string): boolean =>
+  a !== undefined && semver.valid(a) !== null && semver.eq(a, b);
 
 /** The reports of one stage: its cluster, and the plan or the template's child plan when named. */
 export function reportsOfStage(stage: Stage, reports: readonly UpstreamReport[]): UpstreamReport[] {
   return reports.filter((r) => {
     if (r.cluster !== stage.cluster) return false;
     if (stage.plan !== undefined && r.plan !== stage.plan) return false;
-    if (stage.template !== undefined && (r.talosVersion === undefined || r.plan !== childPlanName(stage.template, r.talosVersion))) return false;
+    if (
+      stage.template !== undefined &&
+      (r.talosVersion === undefined || r.plan !== childPlanName(stage.template, r.talosVersion))
+    )
+      return false;
     return true;
   });
 }
 
-function verdict(stage: Stage, state: PromotionStageState, message: string, rest: Partial<Pick<StageVerdict, 'evidence' | 'culprit' | 'eligibleAt'>> = {}): StageVerdict {
+function verdict(
+  stage: Stage,
+  state: PromotionStageState,
+  message: string,
+  rest: Partial<Pick<StageVerdict, 'evidence' | 'culprit' | 'eligibleAt'>> = {},
+): StageVerdict {
   return { stage, state, evidence: rest.evidence, culprit: rest.culprit, eligibleAt: rest.eligibleAt, message };
 }
 
@@ -66,12 +78,34 @@ function openFailure(later: readonly UpstreamReport[]): UpstreamReport | undefin
 /** No clean rollout of the version on the stage: none at all, the last one failed, or it still runs. */
 function withoutEvidence(stage: Stage, last: UpstreamReport | undefined, version: string): StageVerdict {
   const name = stageName(stage);
-  if (!last) return verdict(stage, 'NotRolledOut', `${name} has no rollout report of ${version} in Git (a report counts once its pull request is merged)`);
-  if (hasFailure(last)) return verdict(stage, 'Failed', `${name}: rollout of ${version} (${last.file}) failed: ${last.failures[0] ?? last.phase ?? 'failed nodes'}`, { culprit: last });
-  return verdict(stage, 'InProgress', `${name}: rollout of ${version} (${last.file}) is ${last.phase ?? 'not started'}, not Completed`, { culprit: last });
+  if (!last)
+    return verdict(
+      stage,
+      'NotRolledOut',
+      `${name} has no rollout report of ${version} in Git (a report counts once its pull request is merged)`,
+    );
+  if (hasFailure(last))
+    return verdict(
+      stage,
+      'Failed',
+      `${name}: rollout of ${version} (${last.file}) failed: ${last.failures[0] ?? last.phase ?? 'failed nodes'}`,
+      { culprit: last },
+    );
+  return verdict(
+    stage,
+    'InProgress',
+    `${name}: rollout of ${version} (${last.file}) is ${last.phase ?? 'not started'}, not Completed`,
+    { culprit: last },
+  );
 }
 
-export function stageVerdict(stage: Stage, all: readonly UpstreamReport[], version: string, soakMs: number, now: number): StageVerdict {
+export function stageVerdict(
+  stage: Stage,
+  all: readonly UpstreamReport[],
+  version: string,
+  soakMs: number,
+  now: number,
+): StageVerdict {
   const name = stageName(stage);
   const reports = reportsOfStage(stage, all).sort((a, b) => (a.startTime ?? 0) - (b.startTime ?? 0));
   const ofVersion = reports.filter((r) => sameVersion(r.talosVersion, version));
@@ -80,13 +114,44 @@ export function stageVerdict(stage: Stage, all: readonly UpstreamReport[], versi
   const done = evidence.completionTime ?? 0;
   const eligibleAt = done + soakMs;
   const later = reports.filter((r) => r !== evidence && (r.startTime ?? 0) > done);
-  const rollback = later.find((r) => r.talosVersion !== undefined && semver.valid(r.talosVersion) !== null && semver.lt(r.talosVersion, version));
-  if (rollback) return verdict(stage, 'RolledBack', `${name} rolled back from ${version} to ${rollback.talosVersion ?? '?'} (${rollback.file})`, { evidence, culprit: rollback });
+  const rollback = later.find(
+    (r) => r.talosVersion !== undefined && semver.valid(r.talosVersion) !== null && semver.lt(r.talosVersion, version),
+  );
+  if (rollback)
+    return verdict(
+      stage,
+      'RolledBack',
+      `${name} rolled back from ${version} to ${rollback.talosVersion ?? '?'} (${rollback.file})`,
+      { evidence, culprit: rollback },
+    );
   const failure = openFailure(later);
-  if (failure) return verdict(stage, 'LaterFailure', `${name}: a later rollout (${failure.plan}, ${failure.talosVersion ?? 'no Talos target'}, ${failure.file}) failed after ${version} completed: ${failure.failures[0] ?? failure.phase ?? 'failed nodes'}`, { evidence, culprit: failure });
+  if (failure)
+    return verdict(
+      stage,
+      'LaterFailure',
+      `${name}: a later rollout (${failure.plan}, ${failure.talosVersion ?? 'no Talos target'}, ${failure.file}) failed after ${version} completed: ${failure.failures[0] ?? failure.phase ?? 'failed nodes'}`,
+      { evidence, culprit: failure },
+    );
   // A Kubernetes-only rollout (no Talos target) does not move the stage off a Talos version.
-  const movedOff = later.find((r) => r.talosVersion !== undefined && !sameVersion(r.talosVersion, version) && (r.startTime ?? 0) < eligibleAt);
-  if (movedOff) return verdict(stage, 'SoakInterrupted', `${name} moved from ${version} to ${movedOff.talosVersion ?? '?'} (${movedOff.file}) before the soak ended at ${iso(eligibleAt)}`, { evidence, culprit: movedOff });
-  if (now < eligibleAt) return verdict(stage, 'Soaking', `${name} completed ${version} at ${iso(done)}; soaking until ${iso(eligibleAt)}`, { evidence, eligibleAt });
-  return verdict(stage, 'Eligible', `${name} completed ${version} at ${iso(done)} and it soaked until ${iso(eligibleAt)}`, { evidence, eligibleAt });
+  const movedOff = later.find(
+    (r) => r.talosVersion !== undefined && !sameVersion(r.talosVersion, version) && (r.startTime ?? 0) < eligibleAt,
+  );
+  if (movedOff)
+    return verdict(
+      stage,
+      'SoakInterrupted',
+      `${name} moved from ${version} to ${movedOff.talosVersion ?? '?'} (${movedOff.file}) before the soak ended at ${iso(eligibleAt)}`,
+      { evidence, culprit: movedOff },
+    );
+  if (now < eligibleAt)
+    return verdict(stage, 'Soaking', `${name} completed ${version} at ${iso(done)}; soaking until ${iso(eligibleAt)}`, {
+      evidence,
+      eligibleAt,
+    });
+  return verdict(
+    stage,
+    'Eligible',
+    `${name} completed ${version} at ${iso(done)} and it soaked until ${iso(eligibleAt)}`,
+    { evidence, eligibleAt },
+  );
 }

@@ -10,8 +10,10 @@ const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
 const NOT_STARTED = new Set(['Pending', 'Preflighting', 'Watching']);
 
 /** The rollout is over: a terminal phase, except a failed preflight that is retried (its PR stays a draft). */
-export const isTerminal = (status: { phase?: string | undefined; conditions?: PatchPlanStatus['conditions'] }, jobCount: number): boolean =>
-  status.phase !== undefined && TERMINAL.has(status.phase) && !awaitsPreflightRetry(status, jobCount);
+export const isTerminal = (
+  status: { phase?: string | undefined; conditions?: PatchPlanStatus['conditions'] },
+  jobCount: number,
+): boolean => status.phase !== undefined && TERMINAL.has(status.phase) && !awaitsPreflightRetry(status, jobCount);
 
 /**
  * A plan is reported once it leaves Pending/Preflighting, or as soon as it has PatchJobs, and once

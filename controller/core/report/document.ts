@@ -60,7 +60,15 @@ export interface ReportDocument {
   target: { talosVersion: string | null; kubernetesVersion: string | null };
   startTime: string | null;
   completionTime: string | null;
-  nodes: { total: number | null; pending: number | null; running: number | null; completed: number | null; failed: number | null; held: number; skipped: number };
+  nodes: {
+    total: number | null;
+    pending: number | null;
+    running: number | null;
+    completed: number | null;
+    failed: number | null;
+    held: number;
+    skipped: number;
+  };
   /** Nodes kept out by their hold annotation (held: waited for; skipped: left out, never patched), as the plan's status names them. */
   holds: { held: HoldReport[]; skipped: HoldReport[] };
   preflight: { status: string | null; reason: string | null; message: string | null };
@@ -103,15 +111,29 @@ function nodeReport(j: ReportJob): NodeReport {
     phase: n(st.phase),
     reason: n(st.reason),
     failure: failed ? n(st.message) : null,
-    talos: { from: n(j.before.talos), to: n(st.phase === 'Completed' ? st.currentTalosVersion : (st.targetTalosVersion ?? j.targetTalos)) },
-    kubernetes: { from: n(j.before.kubernetes), to: n(st.phase === 'Completed' ? (st.currentKubernetesVersion ?? j.before.kubernetes) : (st.targetKubernetesVersion ?? j.targetKubernetes)) },
+    talos: {
+      from: n(j.before.talos),
+      to: n(st.phase === 'Completed' ? st.currentTalosVersion : (st.targetTalosVersion ?? j.targetTalos)),
+    },
+    kubernetes: {
+      from: n(j.before.kubernetes),
+      to: n(
+        st.phase === 'Completed'
+          ? (st.currentKubernetesVersion ?? j.before.kubernetes)
+          : (st.targetKubernetesVersion ?? j.targetKubernetes),
+      ),
+    },
     startTime: n(st.startTime),
     completionTime: n(st.completionTime),
     durationSeconds: secondsBetween(st.startTime, st.completionTime),
     cordonedTime: n(st.cordonedTime),
     uncordonedTime: n(st.uncordonedTime),
     cordonedSeconds: secondsBetween(st.cordonedTime, st.uncordonedTime),
-    ...(st.etcd === undefined ? {} : { etcd: { waitedSeconds: st.etcd.waitedSeconds ?? 0, handedOverLeadership: st.etcd.forfeitTime !== undefined } }),
+    ...(st.etcd === undefined
+      ? {}
+      : {
+          etcd: { waitedSeconds: st.etcd.waitedSeconds ?? 0, handedOverLeadership: st.etcd.forfeitTime !== undefined },
+        }),
   };
 }
 
@@ -132,10 +154,24 @@ export function reportDocument(plan: ReportPlan, jobs: readonly ReportJob[], s: 
   const pre = st.conditions?.find((c) => c.type === ConditionPreflightPassed);
   const groups = groupNames(plan, jobs).flatMap((name): GroupReport[] => {
     const g = st.groups?.find((x) => x.name === name);
-    const nodes = jobs.filter((j) => j.group === name).sort((a, b) => (a.nodeName < b.nodeName ? -1 : a.nodeName > b.nodeName ? 1 : 0)).map(nodeReport);
+    const nodes = jobs
+      .filter((j) => j.group === name)
+      .sort((a, b) => (a.nodeName < b.nodeName ? -1 : a.nodeName > b.nodeName ? 1 : 0))
+      .map(nodeReport);
     // A group from strategy.order with no status row and no jobs has nothing to say.
     if (!g && nodes.length === 0) return [];
-    return [{ name, concurrency: n(g?.concurrency), total: n(g?.total), pending: n(g?.pending), running: n(g?.running), completed: n(g?.completed), failed: n(g?.failed), nodes }];
+    return [
+      {
+        name,
+        concurrency: n(g?.concurrency),
+        total: n(g?.total),
+        pending: n(g?.pending),
+        running: n(g?.running),
+        completed: n(g?.completed),
+        failed: n(g?.failed),
+        nodes,
+      },
+    ];
   });
   return {
     apiVersion: 'kangalpatch.ozalp.dk/v1alpha1',
@@ -148,11 +184,31 @@ export function reportDocument(plan: ReportPlan, jobs: readonly ReportJob[], s: 
     target: { talosVersion: n(st.targetTalosVersion), kubernetesVersion: n(st.targetKubernetesVersion) },
     startTime: n(st.startTime),
     completionTime: n(st.completionTime),
-    nodes: { total: n(st.totalNodes), pending: n(st.pendingNodes), running: n(st.runningNodes), completed: n(st.completedNodes), failed: n(st.failedNodes), held: st.heldNodes ?? 0, skipped: st.skippedNodes ?? 0 },
+    nodes: {
+      total: n(st.totalNodes),
+      pending: n(st.pendingNodes),
+      running: n(st.runningNodes),
+      completed: n(st.completedNodes),
+      failed: n(st.failedNodes),
+      held: st.heldNodes ?? 0,
+      skipped: st.skippedNodes ?? 0,
+    },
     holds: { held: st.held ?? [], skipped: st.skipped ?? [] },
     preflight: { status: pre ? pre.status : null, reason: pre ? pre.reason : null, message: pre ? pre.message : null },
     source: { commit: n(reportedCommit(plan)), path: n(plan.sourcePath), url: sourceUrl(plan, s) },
     groups,
-    ...(st.path === undefined ? {} : { path: st.path.hops.map((h) => ({ number: h.number, kind: h.kind, version: h.version, state: h.state, startTime: n(h.startTime), completionTime: n(h.completionTime), reason: h.reason })) }),
+    ...(st.path === undefined
+      ? {}
+      : {
+          path: st.path.hops.map((h) => ({
+            number: h.number,
+            kind: h.kind,
+            version: h.version,
+            state: h.state,
+            startTime: n(h.startTime),
+            completionTime: n(h.completionTime),
+            reason: h.reason,
+          })),
+        }),
   };
 }

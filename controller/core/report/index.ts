@@ -2,7 +2,16 @@
 // plus the decision of when a report commit is due.
 export { reportDocument, type ReportDocument, type GroupReport, type NodeReport } from './document.js';
 export { renderMarkdown } from './markdown.js';
-export { commitHeldBackMs, reportDue, rolloutId, isReportable, isTerminal, REPORT_MIN_INTERVAL_MS, type ReportDueInput, type ReportDecision } from './decide.js';
+export {
+  commitHeldBackMs,
+  reportDue,
+  rolloutId,
+  isReportable,
+  isTerminal,
+  REPORT_MIN_INTERVAL_MS,
+  type ReportDueInput,
+  type ReportDecision,
+} from './decide.js';
 export type { ReportJob, ReportPlan, ReportSettings, RenderedReport } from './types.js';
 
 /** PatchPlan annotation: the URL of the pull request that carries the plan's current report (the status view shows it). */

@@ -40,7 +40,10 @@ function nodeRow(x: NodeReport, withEtcd: boolean): string {
 }
 
 function groupSection(g: GroupReport, index: number): string[] {
-  const counts = g.total === null ? '' : `: ${g.completed ?? 0}/${g.total} completed, ${g.running ?? 0} running, ${g.failed ?? 0} failed, ${g.pending ?? 0} pending`;
+  const counts =
+    g.total === null
+      ? ''
+      : `: ${g.completed ?? 0}/${g.total} completed, ${g.running ?? 0} running, ${g.failed ?? 0} failed, ${g.pending ?? 0} pending`;
   const head = `### ${index + 1}. ${markdownCell(g.name)}${g.concurrency === null ? '' : ` (concurrency ${g.concurrency})`}${counts}`;
   if (g.nodes.length === 0) return [head, '', 'No node scheduled yet.', ''];
   // The etcd column only in a group with control-plane nodes the etcd gate held or let go.
@@ -61,16 +64,38 @@ function holdCounts(d: ReportDocument): string {
 
 /** Held and skipped nodes (the hold annotation), with the reasons people gave; nothing when there are none. */
 function holdsSection(d: ReportDocument): string[] {
-  const rows = [...d.holds.held.map((h) => ({ ...h, state: 'held (waited for)' })), ...d.holds.skipped.map((h) => ({ ...h, state: 'skipped (not patched)' }))];
+  const rows = [
+    ...d.holds.held.map((h) => ({ ...h, state: 'held (waited for)' })),
+    ...d.holds.skipped.map((h) => ({ ...h, state: 'skipped (not patched)' })),
+  ];
   if (rows.length === 0) return [];
-  return ['## Held and skipped nodes', '', '| Node | State | Reason |', '| --- | --- | --- |', ...rows.map((r) => `| ${markdownCell(r.node)} | ${r.state} | ${cell(r.reason || null)} |`), ''];
+  return [
+    '## Held and skipped nodes',
+    '',
+    '| Node | State | Reason |',
+    '| --- | --- | --- |',
+    ...rows.map((r) => `| ${markdownCell(r.node)} | ${r.state} | ${cell(r.reason || null)} |`),
+    '',
+  ];
 }
 
 /** A stepwise plan's hops, in order, with their state and times; nothing for other plans. */
 function pathSection(d: ReportDocument): string[] {
   if (d.path === undefined) return [];
-  const rows = d.path.map((h) => `| ${h.number} | ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${cell(h.version)} | ${cell(h.state)} | ${cell(h.startTime)} | ${cell(h.completionTime)} | ${cell(h.reason)} |`);
-  return ['## Path', '', 'Each hop is a rollout of the nodes behind it; the groups below list a row per node and hop (its PatchJob `<plan>-h<hop>-<node>`).', '', '| Hop | To | State | Started | Finished | Why |', '| --- | --- | --- | --- | --- | --- |', ...rows, ''];
+  const rows = d.path.map(
+    (h) =>
+      `| ${h.number} | ${h.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${cell(h.version)} | ${cell(h.state)} | ${cell(h.startTime)} | ${cell(h.completionTime)} | ${cell(h.reason)} |`,
+  );
+  return [
+    '## Path',
+    '',
+    'Each hop is a rollout of the nodes behind it; the groups below list a row per node and hop (its PatchJob `<plan>-h<hop>-<node>`).',
+    '',
+    '| Hop | To | State | Started | Finished | Why |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+  ];
 }
 
 function preflight(d: ReportDocument): string {
@@ -89,7 +114,12 @@ function source(d: ReportDocument): string {
 
 export function renderMarkdown(d: ReportDocument): string {
   const t = d.target;
-  const target = [t.talosVersion === null ? '' : `Talos ${t.talosVersion}`, t.kubernetesVersion === null ? '' : `Kubernetes ${t.kubernetesVersion}`].filter(Boolean).join(', ');
+  const target = [
+    t.talosVersion === null ? '' : `Talos ${t.talosVersion}`,
+    t.kubernetesVersion === null ? '' : `Kubernetes ${t.kubernetesVersion}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
   const c = d.nodes;
   const lines = [
     `# Rollout report: ${markdownCell(d.plan.name)} on ${markdownCell(d.cluster)}`,

@@ -6,7 +6,17 @@ import type { AutoUpdateEntry, ChildEntry, PlanEntry } from './document.js';
 type Check = Omit<AutoUpdateEntry, 'children' | 'promotion' | 'lastError' | 'blockedBy'>;
 
 function check(a: AutoUpdateStatus): Check {
-  const fields: (keyof Check)[] = ['lastCheckTime', 'nextCheckTime', 'currentVersion', 'latestVersion', 'pendingVersion', 'pendingEligibleTime', 'pendingHeldBy', 'lastProposedVersion', 'lastProposalURL'];
+  const fields: (keyof Check)[] = [
+    'lastCheckTime',
+    'nextCheckTime',
+    'currentVersion',
+    'latestVersion',
+    'pendingVersion',
+    'pendingEligibleTime',
+    'pendingHeldBy',
+    'lastProposedVersion',
+    'lastProposalURL',
+  ];
   const out: Check = {};
   for (const f of fields) {
     const v = a[f];
@@ -18,8 +28,20 @@ function check(a: AutoUpdateStatus): Check {
 function promotion(a: AutoUpdateStatus): Pick<AutoUpdateEntry, 'promotion'> {
   const p = a.promotion;
   if (!p) return {};
-  const stages = (p.stages ?? []).map((s) => ({ cluster: s.cluster, state: s.state, ...(s.eligibleTime ? { eligibleTime: s.eligibleTime } : {}), message: s.message }));
-  return { promotion: { reason: p.reason, ...(p.version ? { version: p.version } : {}), ...(p.eligibleTime ? { eligibleTime: p.eligibleTime } : {}), stages } };
+  const stages = (p.stages ?? []).map((s) => ({
+    cluster: s.cluster,
+    state: s.state,
+    ...(s.eligibleTime ? { eligibleTime: s.eligibleTime } : {}),
+    message: s.message,
+  }));
+  return {
+    promotion: {
+      reason: p.reason,
+      ...(p.version ? { version: p.version } : {}),
+      ...(p.eligibleTime ? { eligibleTime: p.eligibleTime } : {}),
+      stages,
+    },
+  };
 }
 
 export function childEntry(p: PlanEntry): ChildEntry {

@@ -4,9 +4,17 @@ import type { GroupEntry } from './document.js';
 import type { TextOptions } from './sentences.js';
 
 /** Bar cells of each part: cumulative rounding, so the parts always fill exactly `cells`. */
-export function bar(g: Pick<GroupEntry, 'total' | 'completed' | 'skipped' | 'failed' | 'running'>, cells: number): string {
+export function bar(
+  g: Pick<GroupEntry, 'total' | 'completed' | 'skipped' | 'failed' | 'running'>,
+  cells: number,
+): string {
   if (g.total <= 0) return `[${' '.repeat(cells)}]`;
-  const parts: [string, number][] = [['#', g.completed], ['-', g.skipped], ['x', g.failed], ['>', g.running]];
+  const parts: [string, number][] = [
+    ['#', g.completed],
+    ['-', g.skipped],
+    ['x', g.failed],
+    ['>', g.running],
+  ];
   let out = '';
   let sum = 0;
   for (const [ch, n] of parts) {
@@ -24,11 +32,19 @@ export function barCells(width: number, nameWidth: number, countsWidth: number):
 }
 
 function counts(g: GroupEntry, wide: boolean): string {
-  const named: [string, number][] = [['running', g.running], ['failed', g.failed], ['held', g.held], ['pending', g.pending], ['skipped', g.skipped]];
+  const named: [string, number][] = [
+    ['running', g.running],
+    ['failed', g.failed],
+    ['held', g.held],
+    ['pending', g.pending],
+    ['skipped', g.skipped],
+  ];
   // Text names only what is there; wide shows every count and the slots, so columns line up.
   const shown = wide ? named : named.filter(([, n]) => n > 0);
   const slots = wide && g.concurrency !== undefined ? [`slots ${g.active ?? 0}/${g.concurrency}`] : [];
-  return [`${g.completed}/${g.total}`.padStart(wide ? 7 : 0), ...shown.map(([k, n]) => `${k} ${n}`), ...slots].join('  ');
+  return [`${g.completed}/${g.total}`.padStart(wide ? 7 : 0), ...shown.map(([k, n]) => `${k} ${n}`), ...slots].join(
+    '  ',
+  );
 }
 
 export function groupLines(groups: readonly GroupEntry[], o: TextOptions): string[] {

@@ -8,8 +8,10 @@ import { TEMPLATE_LABEL } from '../auto-update/child-plan.js';
 import { nodeEntry, nodeOfJob, planOfJob } from './node-entry.js';
 import { planEntry } from './plan-entry.js';
 
-const newestFirst = (a: StatusPlanInput, b: StatusPlanInput): number => b.created - a.created || a.name.localeCompare(b.name);
-const byNode = (a: { node: string }, b: { node: string }): number => a.node.localeCompare(b.node, 'en', { numeric: true });
+const newestFirst = (a: StatusPlanInput, b: StatusPlanInput): number =>
+  b.created - a.created || a.name.localeCompare(b.name);
+const byNode = (a: { node: string }, b: { node: string }): number =>
+  a.node.localeCompare(b.node, 'en', { numeric: true });
 
 /** The plans shown: those named (in the order given, once each, the missing ones left out), else all, newest first. */
 export function shownPlans(input: Pick<StatusInput, 'plans' | 'names'>): StatusPlanInput[] {
@@ -27,16 +29,27 @@ export function missingPlans(input: Pick<StatusInput, 'plans' | 'names'>): strin
 export function statusDocument(input: StatusInput, nowMs: number): StatusDocument {
   const nodes = new Map<string, StatusNodeInput>((input.nodes ?? []).map((n) => [n.name, n]));
   const entryOf = (p: StatusPlanInput): PlanEntry => {
-    const jobs = input.jobs.filter((j) => planOfJob(j) === p.name).map((j) => nodeEntry(j, nodes.get(nodeOfJob(j)), nowMs));
+    const jobs = input.jobs
+      .filter((j) => planOfJob(j) === p.name)
+      .map((j) => nodeEntry(j, nodes.get(nodeOfJob(j)), nowMs));
     return planEntry(p, jobs.sort(byNode), nowMs);
   };
   const plans = shownPlans(input).map((p) => {
     const entry = entryOf(p);
     if (!entry.template) return entry;
-    const children = input.plans.filter((c) => c.name !== p.name && c.labels[TEMPLATE_LABEL] === p.name).sort(newestFirst).map(entryOf);
+    const children = input.plans
+      .filter((c) => c.name !== p.name && c.labels[TEMPLATE_LABEL] === p.name)
+      .sort(newestFirst)
+      .map(entryOf);
     return { ...entry, autoUpdate: autoUpdateEntry(p.status.autoUpdate, children) };
   });
-  return { kind: STATUS_KIND, version: STATUS_VERSION, time: iso(nowMs), nodesReadable: input.nodes !== undefined, plans };
+  return {
+    kind: STATUS_KIND,
+    version: STATUS_VERSION,
+    time: iso(nowMs),
+    nodesReadable: input.nodes !== undefined,
+    plans,
+  };
 }
 
 /** Where a watch stands: every plan shown has finished (`completed` only when all Completed with no failed node), or not yet. */

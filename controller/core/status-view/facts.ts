@@ -11,17 +11,28 @@ export interface Fact {
 
 function planFacts(p: PlanEntry, o: TextOptions): [string, Fact][] {
   const c = p.counts;
-  const out: [string, Fact][] = [[`plan ${p.name}`, {
-    signature: [p.phase, p.wait.reason, p.paused, c.completed, c.failed, c.held, c.skipped, c.total].join('|'),
-    text: `plan ${p.name}: ${p.phase}${p.template || c.total === 0 ? '' : ` ${c.completed}/${c.total} nodes`} — ${planSentence(p, o).join('; ')}`,
-  }]];
+  const out: [string, Fact][] = [
+    [
+      `plan ${p.name}`,
+      {
+        signature: [p.phase, p.wait.reason, p.paused, c.completed, c.failed, c.held, c.skipped, c.total].join('|'),
+        text: `plan ${p.name}: ${p.phase}${p.template || c.total === 0 ? '' : ` ${c.completed}/${c.total} nodes`} — ${planSentence(p, o).join('; ')}`,
+      },
+    ],
+  ];
   for (const g of p.groups) {
     const text = `plan ${p.name}: group ${g.name}: ${g.completed}/${g.total} completed, ${g.running} running, ${g.failed} failed, ${g.held} held, ${g.pending} pending`;
     out.push([`plan ${p.name} group ${g.name}`, { signature: text, text }]);
   }
   for (const n of p.nodes) {
     const why = reasonText(n.wait);
-    out.push([`plan ${p.name} node ${n.node}`, { signature: `${n.phase}|${n.wait.reason ?? ''}`, text: `plan ${p.name}: node ${n.node} (${n.group}): ${n.phase}${why ? ` — ${why}` : ''}` }]);
+    out.push([
+      `plan ${p.name} node ${n.node}`,
+      {
+        signature: `${n.phase}|${n.wait.reason ?? ''}`,
+        text: `plan ${p.name}: node ${n.node} (${n.group}): ${n.phase}${why ? ` — ${why}` : ''}`,
+      },
+    ]);
   }
   return [...out, ...autoUpdateFacts(p)];
 }
@@ -34,7 +45,9 @@ function autoUpdateFacts(p: PlanEntry): [string, Fact][] {
   const out: [string, Fact][] = [[`plan ${p.name} auto-update`, { signature: releases, text: releases }]];
   const pr = a.promotion;
   if (pr) {
-    const stages = pr.stages.map((s) => `${s.cluster} ${s.state}${s.state === 'Soaking' && s.eligibleTime ? ` until ${s.eligibleTime}` : ''}`);
+    const stages = pr.stages.map(
+      (s) => `${s.cluster} ${s.state}${s.state === 'Soaking' && s.eligibleTime ? ` until ${s.eligibleTime}` : ''}`,
+    );
     const text = `plan ${p.name}: promotion: ${pr.reason}${pr.version ? ` ${pr.version}` : ''}${stages.length ? ` (${stages.join(', ')})` : ''}`;
     out.push([`plan ${p.name} promotion`, { signature: text, text }]);
   }

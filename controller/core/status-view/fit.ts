@@ -32,7 +32,13 @@ const MIN_ROOM = 20;
  * line starts the next one, indented by `indent`; a part longer than a whole line is split between
  * words (three lines at most, then fitWidth cuts it). The first line starts with `first`.
  */
-export function wrapParts(first: string, parts: readonly string[], sep: string, width: number, indent: string): string[] {
+export function wrapParts(
+  first: string,
+  parts: readonly string[],
+  sep: string,
+  width: number,
+  indent: string,
+): string[] {
   const lines: string[] = [];
   let line = first;
   let fresh = true;

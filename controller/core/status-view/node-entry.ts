@@ -31,7 +31,12 @@ function jobWait(s: PatchJobStatus, phase: string): Wait {
   return w;
 }
 
-function versions(before: string | undefined, current: string | undefined, fromNode: string | undefined, target: string | undefined): VersionChange {
+function versions(
+  before: string | undefined,
+  current: string | undefined,
+  fromNode: string | undefined,
+  target: string | undefined,
+): VersionChange {
   const after = current ?? fromNode;
   // A version the plan does not move was the same before: the node's now.
   const was = before ?? (target === undefined ? after : undefined);
@@ -61,8 +66,18 @@ function jobVersions(j: StatusJobInput, node: StatusNodeInput | undefined): Pick
   const s = j.status;
   const target = j.spec?.target;
   return {
-    talos: versions(s.initialTalosVersion, s.currentTalosVersion, node?.talosVersion, target?.talosVersion ?? s.targetTalosVersion),
-    kubernetes: versions(s.initialKubernetesVersion, s.currentKubernetesVersion, node?.kubeletVersion, target?.kubernetesVersion ?? s.targetKubernetesVersion),
+    talos: versions(
+      s.initialTalosVersion,
+      s.currentTalosVersion,
+      node?.talosVersion,
+      target?.talosVersion ?? s.targetTalosVersion,
+    ),
+    kubernetes: versions(
+      s.initialKubernetesVersion,
+      s.currentKubernetesVersion,
+      node?.kubeletVersion,
+      target?.kubernetesVersion ?? s.targetKubernetesVersion,
+    ),
   };
 }
 

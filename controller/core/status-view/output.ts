@@ -22,7 +22,8 @@ export function renderStatus(doc: StatusDocument, format: OutputFormat, o: Omit<
 }
 
 /** The document without what only the clock moves (its `time`, the seconds a running job has taken). */
-const withoutClock = (doc: StatusDocument): string => JSON.stringify(doc, (key, value: unknown) => (key === 'time' || key.startsWith('seconds') ? undefined : value));
+const withoutClock = (doc: StatusDocument): string =>
+  JSON.stringify(doc, (key, value: unknown) => (key === 'time' || key.startsWith('seconds') ? undefined : value));
 
 /** Two documents that differ only in what the clock moves say the same: a watch prints the second one only when something happened. */
 export function sameStatus(a: StatusDocument | undefined, b: StatusDocument): boolean {

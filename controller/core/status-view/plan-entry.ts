@@ -20,7 +20,9 @@ function planUntil(s: PatchPlanStatus): Pick<Wait, 'until' | 'untilWhat'> {
     [s.kubeProxy?.deadline, 'kube-proxy rollout gives up'],
     [s.nextScheduleTime, 'next schedule'],
   ];
-  const known = candidates.filter((c): c is [string, string] => ms(c[0]) !== undefined).sort((a, b) => (ms(a[0]) ?? 0) - (ms(b[0]) ?? 0));
+  const known = candidates
+    .filter((c): c is [string, string] => ms(c[0]) !== undefined)
+    .sort((a, b) => (ms(a[0]) ?? 0) - (ms(b[0]) ?? 0));
   const first = known[0];
   return first ? { until: first[0], untilWhat: first[1] } : {};
 }
@@ -67,12 +69,19 @@ function pausedBy(p: StatusPlanInput): PlanEntry['pausedBy'] {
 function times(s: PatchPlanStatus, nowMs: number): Pick<PlanEntry, 'startTime' | 'completionTime' | 'secondsTotal'> {
   const start = ms(s.startTime);
   const end = ms(s.completionTime) ?? nowMs;
-  return { startTime: s.startTime, completionTime: s.completionTime, secondsTotal: start === undefined ? undefined : Math.max(0, Math.floor((end - start) / 1000)) };
+  return {
+    startTime: s.startTime,
+    completionTime: s.completionTime,
+    secondsTotal: start === undefined ? undefined : Math.max(0, Math.floor((end - start) / 1000)),
+  };
 }
 
 function target(p: StatusPlanInput): PlanEntry['target'] {
   const t = p.spec?.target;
-  return defined({ talosVersion: t?.talosVersion ?? p.status.targetTalosVersion, kubernetesVersion: t?.kubernetesVersion ?? p.status.targetKubernetesVersion });
+  return defined({
+    talosVersion: t?.talosVersion ?? p.status.targetTalosVersion,
+    kubernetesVersion: t?.kubernetesVersion ?? p.status.targetKubernetesVersion,
+  });
 }
 
 /** A plan without its auto-update part (build.ts adds that for templates). */

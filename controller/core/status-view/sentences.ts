@@ -20,7 +20,8 @@ export function at(time: string | undefined, o: TextOptions): string {
 }
 
 /** `Reason: message` (either alone when the other is empty). */
-export const reasonText = (w: Wait): string => [w.reason, w.message].filter((x) => x !== undefined && x !== '').join(': ');
+export const reasonText = (w: Wait): string =>
+  [w.reason, w.message].filter((x) => x !== undefined && x !== '').join(': ');
 
 /** [`Reason: message`, `Draining gives up 10:05:00 CET (09:05:00 UTC, in 4m10s)`], the empty ones left out. */
 export function waitParts(w: Wait, o: TextOptions): string[] {
@@ -28,7 +29,8 @@ export function waitParts(w: Wait, o: TextOptions): string[] {
   return [reasonText(w), until].filter((x) => x !== '');
 }
 
-const RESUME = (name: string): string => `resume: kubectl patch patchplan ${name} --type merge -p '{"spec":{"paused":false}}'`;
+const RESUME = (name: string): string =>
+  `resume: kubectl patch patchplan ${name} --type merge -p '{"spec":{"paused":false}}'`;
 
 /** How it ended; the reason is left out where it only repeats the phase (Completed: Completed). */
 function finishedSentence(p: PlanEntry, o: TextOptions): string[] {
@@ -43,7 +45,12 @@ export function planSentence(p: PlanEntry, o: TextOptions): string[] {
   if (p.finished) return finishedSentence(p, o).filter((x) => x !== '');
   if (p.paused) {
     // The failure policy's own reason says no more than "paused by the failure policy".
-    const what = waitParts(p.pausedBy === 'failurePolicy' && p.wait.reason === 'PausedByFailurePolicy' ? { ...p.wait, reason: undefined } : p.wait, o);
+    const what = waitParts(
+      p.pausedBy === 'failurePolicy' && p.wait.reason === 'PausedByFailurePolicy'
+        ? { ...p.wait, reason: undefined }
+        : p.wait,
+      o,
+    );
     const by = p.pausedBy === 'failurePolicy' ? 'paused by the failure policy' : 'paused (spec.paused)';
     return [`${by}${what.length ? `: ${what[0] ?? ''}` : ''}`, ...what.slice(1), RESUME(p.name)];
   }
@@ -64,7 +71,9 @@ export function change(v: VersionChange, to: 'target' | 'after'): string {
 /** What a running node waits for, in clauses: the drain's PDB, the etcd gate's stage, readiness, then the job's reason, message and deadline. */
 export function nodeWaitParts(n: NodeEntry, o: TextOptions): string[] {
   const extras = [
-    ...(n.blockingPDB && !(n.wait.message ?? '').includes(n.blockingPDB) ? [`drain blocked by PodDisruptionBudget ${n.blockingPDB}`] : []),
+    ...(n.blockingPDB && !(n.wait.message ?? '').includes(n.blockingPDB)
+      ? [`drain blocked by PodDisruptionBudget ${n.blockingPDB}`]
+      : []),
     ...(n.etcdWait ? [`etcd gate: ${n.etcdWait}`] : []),
     ...(n.ready === false ? ['node NotReady'] : []),
   ];

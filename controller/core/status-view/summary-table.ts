@@ -12,7 +12,8 @@ interface Column {
 
 const secs = (s: number | undefined): string => (s === undefined ? '-' : duration(s * 1000));
 /** Before → after; a version read on both sides and the same says so, so a reader does not wonder whether it moved. */
-const result = (v: VersionChange): string => (v.before !== undefined && v.before === v.after ? `${v.before} (unchanged)` : change(v, 'after'));
+const result = (v: VersionChange): string =>
+  v.before !== undefined && v.before === v.after ? `${v.before} (unchanged)` : change(v, 'after');
 
 const COLUMNS: Record<string, Column> = {
   node: { header: 'node', cell: (n) => n.node },
@@ -35,7 +36,12 @@ function table(nodes: readonly NodeEntry[], keys: readonly string[], indent: str
   const cols = keys.map((k) => COLUMNS[k] as Column);
   const cells = nodes.map((n) => cols.map((c) => c.cell(n)));
   const widths = cols.map((c, i) => Math.max(c.header.length, ...cells.map((row) => (row[i] ?? '').length)));
-  const line = (row: readonly string[]): string => indent + row.map((x, i) => x.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (row: readonly string[]): string =>
+    indent +
+    row
+      .map((x, i) => x.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(cols.map((c) => c.header)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)];
 }
 

@@ -12,14 +12,28 @@ import { duration } from './time-text.js';
 function nodeCount(p: PlanEntry): string {
   const c = p.counts;
   if (p.template || (c.total === 0 && p.nodes.length === 0)) return '';
-  const extra = [c.failed && `${c.failed} failed`, c.held && `${c.held} held`, c.skipped && `${c.skipped} skipped`].filter(Boolean);
+  const extra = [
+    c.failed && `${c.failed} failed`,
+    c.held && `${c.held} held`,
+    c.skipped && `${c.skipped} skipped`,
+  ].filter(Boolean);
   return `${c.completed}/${c.total} nodes${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
 
 /** `PatchPlan name  phase  done/total nodes (failed, held)  target` (wide: time taken, the proposing template); wrapped where it does not fit. */
 function header(p: PlanEntry, o: TextOptions): string[] {
-  const target = p.template ? 'auto-update template' : [p.target.talosVersion && `Talos ${p.target.talosVersion}`, p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`].filter(Boolean).join(', ');
-  const took = o.wide && p.secondsTotal !== undefined ? `${p.finished ? 'took' : 'running for'} ${duration(p.secondsTotal * 1000)}` : '';
+  const target = p.template
+    ? 'auto-update template'
+    : [
+        p.target.talosVersion && `Talos ${p.target.talosVersion}`,
+        p.target.kubernetesVersion && `Kubernetes ${p.target.kubernetesVersion}`,
+      ]
+        .filter(Boolean)
+        .join(', ');
+  const took =
+    o.wide && p.secondsTotal !== undefined
+      ? `${p.finished ? 'took' : 'running for'} ${duration(p.secondsTotal * 1000)}`
+      : '';
   const from = o.wide && p.proposedBy ? `proposed by ${p.proposedBy}` : '';
   return wrapParts('', [`PatchPlan ${p.name}`, p.phase, nodeCount(p), target, took, from], '  ', o.width, '    ');
 }
@@ -38,24 +52,45 @@ function activeLines(nodes: readonly NodeEntry[], o: TextOptions): string[] {
   const secs = (s: number | undefined): string => (s === undefined ? '-' : duration(s * 1000));
   const rows = active.map((n) =>
     o.wide
-      ? [n.node, n.group, n.phase, secs(n.secondsInPhase), secs(n.secondsTotal), change(n.talos, 'target'), change(n.kubernetes, 'target'), '']
+      ? [
+          n.node,
+          n.group,
+          n.phase,
+          secs(n.secondsInPhase),
+          secs(n.secondsTotal),
+          change(n.talos, 'target'),
+          change(n.kubernetes, 'target'),
+          '',
+        ]
       : [n.node, n.phase, secs(n.secondsInPhase), ''],
   );
-  const lines = columns(rows, false).map((cells, i) => wrapParts(`    ${cells}`, nodeWaitParts(active[i] as NodeEntry, o), '; ', o.width, '      '));
+  const lines = columns(rows, false).map((cells, i) =>
+    wrapParts(`    ${cells}`, nodeWaitParts(active[i] as NodeEntry, o), '; ', o.width, '      '),
+  );
   return ['  active:', ...lines.flat().map((l) => l.trimEnd())];
 }
 
 function failedLines(nodes: readonly NodeEntry[]): string[] {
   const failed = nodes.filter((n) => n.phase === 'Failed');
   if (failed.length === 0) return [];
-  return ['  failed:', ...columns(failed.map((n) => [n.node, reasonText(n.wait) || 'no reason recorded'])).map((l) => `    ${l}`)];
+  return [
+    '  failed:',
+    ...columns(failed.map((n) => [n.node, reasonText(n.wait) || 'no reason recorded'])).map((l) => `    ${l}`),
+  ];
 }
 
 function holdLines(p: PlanEntry): string[] {
-  const named = [...p.held.map((h) => [h.node, `held: ${h.reason || 'no reason given'}`]), ...p.skipped.map((h) => [h.node, `skipped: ${h.reason || 'no reason given'}`])];
+  const named = [
+    ...p.held.map((h) => [h.node, `held: ${h.reason || 'no reason given'}`]),
+    ...p.skipped.map((h) => [h.node, `skipped: ${h.reason || 'no reason given'}`]),
+  ];
   const more = Math.max(0, p.counts.held - p.held.length) + Math.max(0, p.counts.skipped - p.skipped.length);
   if (named.length === 0 && more === 0) return [];
-  return ['  holds (kangalpatch.ozalp.dk/hold):', ...columns(named).map((l) => `    ${l}`), ...(more > 0 ? [`    … and ${more} more`] : [])];
+  return [
+    '  holds (kangalpatch.ozalp.dk/hold):',
+    ...columns(named).map((l) => `    ${l}`),
+    ...(more > 0 ? [`    … and ${more} more`] : []),
+  ];
 }
 
 function pendingText(a: AutoUpdateEntry, o: TextOptions): string {
@@ -67,13 +102,22 @@ function pendingText(a: AutoUpdateEntry, o: TextOptions): string {
 function promotionLine(a: AutoUpdateEntry, o: TextOptions): string[] {
   const p = a.promotion;
   if (!p) return [];
-  const stages = p.stages.map((s) => `${s.cluster} ${s.state}${s.eligibleTime && s.state === 'Soaking' ? ` until ${at(s.eligibleTime, o)}` : ''}`);
-  return [`  promotion: ${p.reason}${p.version ? ` ${p.version}` : ''}${stages.length ? `: ${stages.join(', ')}` : ''}`];
+  const stages = p.stages.map(
+    (s) => `${s.cluster} ${s.state}${s.eligibleTime && s.state === 'Soaking' ? ` until ${at(s.eligibleTime, o)}` : ''}`,
+  );
+  return [
+    `  promotion: ${p.reason}${p.version ? ` ${p.version}` : ''}${stages.length ? `: ${stages.join(', ')}` : ''}`,
+  ];
 }
 
 function childLines(a: AutoUpdateEntry): string[] {
   if (a.children.length === 0) return [];
-  const rows = a.children.map((c) => [c.name, c.phase, c.talosVersion ? `Talos ${c.talosVersion}` : '', `${c.completed}/${c.total} nodes${c.failed ? `, ${c.failed} failed` : ''}`]);
+  const rows = a.children.map((c) => [
+    c.name,
+    c.phase,
+    c.talosVersion ? `Talos ${c.talosVersion}` : '',
+    `${c.completed}/${c.total} nodes${c.failed ? `, ${c.failed} failed` : ''}`,
+  ]);
   return ['  children:', ...columns(rows).map((l) => `    ${l}`)];
 }
 
@@ -84,10 +128,23 @@ function checkLine(a: AutoUpdateEntry, o: TextOptions): string {
 }
 
 function autoUpdateLines(a: AutoUpdateEntry, o: TextOptions): string[] {
-  const proposed = a.lastProposedVersion && `  proposed ${a.lastProposedVersion}${a.lastProposalURL ? `: ${a.lastProposalURL}` : ''}`;
-  const blocked = a.blockedBy && `  blocked until ${a.blockedBy.name} (${a.blockedBy.version}, ${a.blockedBy.phase ?? 'Pending'}) completes`;
-  const optional = [pendingText(a, o) && `  ${pendingText(a, o)}`, proposed, blocked, a.lastError && `  last error: ${a.lastError}`];
-  return [checkLine(a, o), ...optional.filter((l): l is string => typeof l === 'string' && l !== ''), ...promotionLine(a, o), ...childLines(a)];
+  const proposed =
+    a.lastProposedVersion && `  proposed ${a.lastProposedVersion}${a.lastProposalURL ? `: ${a.lastProposalURL}` : ''}`;
+  const blocked =
+    a.blockedBy &&
+    `  blocked until ${a.blockedBy.name} (${a.blockedBy.version}, ${a.blockedBy.phase ?? 'Pending'}) completes`;
+  const optional = [
+    pendingText(a, o) && `  ${pendingText(a, o)}`,
+    proposed,
+    blocked,
+    a.lastError && `  last error: ${a.lastError}`,
+  ];
+  return [
+    checkLine(a, o),
+    ...optional.filter((l): l is string => typeof l === 'string' && l !== ''),
+    ...promotionLine(a, o),
+    ...childLines(a),
+  ];
 }
 
 /** The block of one plan, lines not yet cut to the width. */
@@ -111,6 +168,8 @@ export function renderText(doc: StatusDocument, o: TextOptions): string[] {
   if (doc.plans.length === 0) return ['No PatchPlans.'];
   const blocks = doc.plans.map((p) => planBlock(p, o));
   const lines = blocks.flatMap((b, i) => (i === 0 ? b : ['', ...b]));
-  const note = doc.nodesReadable ? [] : ['', '(Nodes are not readable with these credentials: readiness and versions come from the PatchJobs.)'];
+  const note = doc.nodesReadable
+    ? []
+    : ['', '(Nodes are not readable with these credentials: readiness and versions come from the PatchJobs.)'];
   return fitWidth([...lines, ...note], o.width);
 }

@@ -49,24 +49,34 @@ function rolloutSection(r: PreviewReport): string[] {
     '',
     '| # | group | concurrency | rounds | nodes in order |',
     '| --- | --- | --- | --- | --- |',
-    ...p.groups.map((g, n) => `| ${n + 1} | ${cell(g.name)} | ${g.concurrency} | ${g.rounds} | ${g.nodes.length === 0 ? '—' : cell(g.nodes.map((x) => x.name).join(', '))} |`),
+    ...p.groups.map(
+      (g, n) =>
+        `| ${n + 1} | ${cell(g.name)} | ${g.concurrency} | ${g.rounds} | ${g.nodes.length === 0 ? '—' : cell(g.nodes.map((x) => x.name).join(', '))} |`,
+    ),
   ];
   const nodes = p.groups.flatMap((g) => g.nodes.map((n) => ({ g: g.name, n })));
   if (nodes.length > 0) {
     lines.push('', '| group | round | node | Talos | installer image |', '| --- | --- | --- | --- | --- |');
     for (const { g, n } of nodes) {
       const role = n.controlPlane ? ' (control plane)' : n.ownNode ? ' (runs KangalPatch: last)' : '';
-      lines.push(`| ${cell(g)} | ${n.round} | ${cell(n.name)}${role} | ${cell(n.currentTalosVersion ?? 'unknown')} → ${cell(n.talosVersion ?? 'unchanged')} | ${n.installerImage === undefined ? '—' : code(n.installerImage, true)} |`);
+      lines.push(
+        `| ${cell(g)} | ${n.round} | ${cell(n.name)}${role} | ${cell(n.currentTalosVersion ?? 'unknown')} → ${cell(n.talosVersion ?? 'unchanged')} | ${n.installerImage === undefined ? '—' : code(n.installerImage, true)} |`,
+      );
     }
   }
   if (p.skipped.length > 0) {
     lines.push('', 'Skipped nodes:');
-    for (const s of p.skipped) lines.push(`- ${code(s.name)}: ${cell(s.reason)}${s.group === undefined ? '' : ` (group ${cell(s.group)})`}: ${cell(s.message)}`);
+    for (const s of p.skipped)
+      lines.push(
+        `- ${code(s.name)}: ${cell(s.reason)}${s.group === undefined ? '' : ` (group ${cell(s.group)})`}: ${cell(s.message)}`,
+      );
   }
   const w = p.window;
   lines.push('', `**Maintenance window:** ${w.open ? 'open now' : 'closed now'}: ${cell(w.reason)}`);
   const e = p.estimate;
-  lines.push(`**Estimated duration:** ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes; waiting for windows not included.`);
+  lines.push(
+    `**Estimated duration:** ${formatDuration(e.typicalMs)} typical (${roundsText(e)}), at most ${formatDuration(e.worstCaseMs)} before timeouts fail nodes; waiting for windows not included.`,
+  );
   return lines;
 }
 
@@ -76,7 +86,9 @@ function preflightSection(r: PreviewReport): string[] {
   return [
     '### Preflight (the checks that can run now)',
     '',
-    failed === 0 ? `All ${checks.length} check(s) passed.` : `**${failed} of ${checks.length} check(s) failed**: the child plan would stop in preflight until they pass.`,
+    failed === 0
+      ? `All ${checks.length} check(s) passed.`
+      : `**${failed} of ${checks.length} check(s) failed**: the child plan would stop in preflight until they pass.`,
     '',
     ...checks.map((c) => `- ${c.passed ? '✅' : '❌'} **${cell(c.name)}**: ${cell(c.message)}`),
     ...skipped.map((s) => `- ⏭️ **${cell(s.name)}**: ${cell(s.message)}`),
@@ -85,12 +97,15 @@ function preflightSection(r: PreviewReport): string[] {
 
 export function proposalBody(i: ProposalBodyInput): string {
   const { proposal: p } = i;
-  const published = p.release.publishedAt === undefined ? '' : `, published ${new Date(p.release.publishedAt).toISOString()}`;
+  const published =
+    p.release.publishedAt === undefined ? '' : `, published ${new Date(p.release.publishedAt).toISOString()}`;
   return [
     `KangalPatch proposes Talos **${p.version}** for the nodes of auto-update template ${code(i.template)} (${code(i.templateFile)}) on cluster ${code(i.cluster)}; their lowest version now is ${cell(i.currentVersion)}.`,
     '',
     `**Release:** ${markdownLink(`Talos ${p.version}`, p.release.htmlUrl)}${published}: read the release notes there.`,
-    ...(i.supersedes ? ['', `This replaces #${i.supersedes.number} (${i.supersedes.version}), which KangalPatch closed.`] : []),
+    ...(i.supersedes
+      ? ['', `This replaces #${i.supersedes.number} (${i.supersedes.version}), which KangalPatch closed.`]
+      : []),
     '',
     ...stepSection(i),
     '',

@@ -8,9 +8,11 @@ import type { PullRequestView } from '../../forge/port.js';
 export const clusterProposalPrefix = (cluster: string): string => `kangal-patch/${cluster}/auto-update/`;
 
 /** Head-branch prefix of every proposal of `template`: `kangal-patch/<cluster>/auto-update/<template>-`. */
-export const proposalBranchPrefix = (cluster: string, template: string): string => `${clusterProposalPrefix(cluster)}${template}-`;
+export const proposalBranchPrefix = (cluster: string, template: string): string =>
+  `${clusterProposalPrefix(cluster)}${template}-`;
 
-export const proposalBranch = (cluster: string, template: string, version: string): string => `${proposalBranchPrefix(cluster, template)}${version}`;
+export const proposalBranch = (cluster: string, template: string, version: string): string =>
+  `${proposalBranchPrefix(cluster, template)}${version}`;
 
 export function proposalTitle(cluster: string, template: string, version: string): string {
   return `KangalPatch [${cluster}]: Talos ${version} for ${template}`;

@@ -17,7 +17,12 @@ import semver from 'semver';
 import { childPlanDocument, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { childPlanName } from '../../core/names.js';
 import type { ImageSource } from '../../../schemas/target.js';
-import { decideAutoUpdate, type AutoUpdateAction, type ChildPlanFacts, type Proposal } from '../../core/auto-update/decide.js';
+import {
+  decideAutoUpdate,
+  type AutoUpdateAction,
+  type ChildPlanFacts,
+  type Proposal,
+} from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
 import { markdownCell } from '../../core/markdown.js';
 import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
@@ -45,7 +50,18 @@ import type { ReportWriter } from '../report/reporter.js';
 import { guardPullRequest, isRecorded, recordCommit, type BranchGuard } from '../write/guard.js';
 import { proposalBody } from './body.js';
 import {
-  BLOCKED_MARK, clusterProposalPrefix, proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, ROLLED_BACK_MARK, SUPERSEDED_MARK, TEMPLATE_GONE_MARK, templateOfBranch, type ProposalPr,
+  BLOCKED_MARK,
+  clusterProposalPrefix,
+  proposalBranch,
+  proposalBranchPrefix,
+  proposalLabels,
+  proposalTitle,
+  readProposals,
+  ROLLED_BACK_MARK,
+  SUPERSEDED_MARK,
+  TEMPLATE_GONE_MARK,
+  templateOfBranch,
+  type ProposalPr,
 } from './proposals.js';
 import { proposalFate } from '../../core/promotion/decide.js';
 import { evidenceOf, promotionGate, type EvidenceSource, type PromotionGate } from '../promotion/gate.js';
@@ -121,7 +137,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   // Proposal branches are KangalPatch's own (core/gitops/bot-branch.ts): each pushed commit is
   // recorded, and an open proposal whose PR changes more than its child plan file is turned into a
   // draft with one comment naming the files and a failing status (ready again once it is clean).
-  const guard: BranchGuard = { forge, context: `kangal-patch/${config.cluster}/auto-update`, what: 'auto-update proposal', sameOnBase: deps.writer.sameOnBase?.bind(deps.writer) };
+  const guard: BranchGuard = {
+    forge,
+    context: `kangal-patch/${config.cluster}/auto-update`,
+    what: 'auto-update proposal',
+    sameOnBase: deps.writer.sameOnBase?.bind(deps.writer),
+  };
   /** Per proposal PR: the foreign files commented on, and whether KangalPatch made it a draft. */
   const guarded = new Map<number, { noted: string | undefined; drafted: boolean }>();
   /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
@@ -134,9 +155,15 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     clock,
     passTimeoutMs: 5 * 60_000,
     backoff: { initialMs: 2000, maxMs: 5 * 60_000 },
-    onError: (key, err, retryIn) => log('warn', `auto-update of template ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`, {
-      plan: key, error: err instanceof Error ? err.message : String(err),
-    }),
+    onError: (key, err, retryIn) =>
+      log(
+        'warn',
+        `auto-update of template ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`,
+        {
+          plan: key,
+          error: err instanceof Error ? err.message : String(err),
+        },
+      ),
   });
   const templates = (): PlanView[] => informers.patchPlans.list().filter(isTemplate);
 
@@ -168,22 +195,50 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
    * Record first: status.autoUpdate.promotion.upstreamSequence is raised to what the evidence
    * verified before anything is done on it, so a crash cannot let an older (replayed) index count.
    */
-  async function gateRecorded(ctx: OpContext, template: PlanView, spec: Parameters<typeof promotionGate>[1], current: string | undefined, releases: Parameters<typeof promotionGate>[3], now: number): Promise<PromotionGate> {
+  async function gateRecorded(
+    ctx: OpContext,
+    template: PlanView,
+    spec: Parameters<typeof promotionGate>[1],
+    current: string | undefined,
+    releases: Parameters<typeof promotionGate>[3],
+    now: number,
+  ): Promise<PromotionGate> {
     const key = template.name;
     const seen = template.status.autoUpdate?.promotion?.upstreamSequence ?? {};
     const promo = promotionGate(deps.evidence, spec, current, releases, now, seen);
     if (sameValue(seen, promo.upstreamSequence)) return promo;
     const prev = informers.patchPlans.get(key)?.status.autoUpdate;
-    await writeStatus(ctx, key, { ...prev, promotion: { ...(prev?.promotion ?? promo.outcome.status), upstreamSequence: promo.upstreamSequence } });
-    log('info', `auto-update of ${key}: recorded upstream report index sequences ${Object.entries(promo.upstreamSequence).map(([c, n]) => `${c}=${n}`).join(', ')}`, { plan: key });
+    await writeStatus(ctx, key, {
+      ...prev,
+      promotion: { ...(prev?.promotion ?? promo.outcome.status), upstreamSequence: promo.upstreamSequence },
+    });
+    log(
+      'info',
+      `auto-update of ${key}: recorded upstream report index sequences ${Object.entries(promo.upstreamSequence)
+        .map(([c, n]) => `${c}=${n}`)
+        .join(', ')}`,
+      { plan: key },
+    );
     return promo;
   }
 
   /** `mark` goes on the title: KangalPatch closed it, so it is no human skip. */
-  async function closeProposal(ctx: OpContext, pr: PullRequestView, comment: string | undefined, mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK | typeof ROLLED_BACK_MARK): Promise<void> {
+  async function closeProposal(
+    ctx: OpContext,
+    pr: PullRequestView,
+    comment: string | undefined,
+    mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK | typeof ROLLED_BACK_MARK,
+  ): Promise<void> {
     if (comment !== undefined) await forge.comment(ctx, pr.number, comment);
-    await forge.updatePullRequest(ctx, pr.number, { state: 'closed', ...(pr.title.endsWith(mark) ? {} : { title: `${pr.title}${mark}` }) });
-    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, { pr: pr.number, branch: pr.head, mark: mark.trim() });
+    await forge.updatePullRequest(ctx, pr.number, {
+      state: 'closed',
+      ...(pr.title.endsWith(mark) ? {} : { title: `${pr.title}${mark}` }),
+    });
+    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, {
+      pr: pr.number,
+      branch: pr.head,
+      mark: mark.trim(),
+    });
   }
 
   /** The template is gone (its file left Git) or no longer a template: its open proposals are closed. */
@@ -191,7 +246,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const prefix = proposalBranchPrefix(config.cluster, key);
     const open = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix).open;
     for (const o of open) {
-      await closeProposal(ctx, o.pr, `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`, TEMPLATE_GONE_MARK);
+      await closeProposal(
+        ctx,
+        o.pr,
+        `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`,
+        TEMPLATE_GONE_MARK,
+      );
     }
   }
 
@@ -201,7 +261,11 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     for (const pr of await forge.pullRequestsWithPrefix(ctx, clusterProposalPrefix(config.cluster))) {
       const template = pr.state === 'open' ? templateOfBranch(config.cluster, pr.head) : undefined;
       if (template === undefined || live.has(template)) continue;
-      log('info', `auto-update: #${pr.number} proposes for template ${template}, which neither the cluster nor Git has: closing it`, { plan: template, pr: pr.number });
+      log(
+        'info',
+        `auto-update: #${pr.number} proposes for template ${template}, which neither the cluster nor Git has: closing it`,
+        { plan: template, pr: pr.number },
+      );
       gone.add(template);
       queue.add(template);
     }
@@ -224,29 +288,57 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       });
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      preflight = { checks: [], skipped: [{ name: 'Preflight', message: `could not run now: ${err instanceof Error ? err.message : String(err)}` }] };
+      preflight = {
+        checks: [],
+        skipped: [
+          { name: 'Preflight', message: `could not run now: ${err instanceof Error ? err.message : String(err)}` },
+        ],
+      };
     }
     return { plan: { name: doc.metadata.name, file }, preview, preflight };
   }
 
   /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
-  async function propose(ctx: OpContext, template: PlanView, current: string, proposal: Proposal, supersedes: ProposalPr | undefined, evidence: string[] | undefined): Promise<PullRequestView> {
+  async function propose(
+    ctx: OpContext,
+    template: PlanView,
+    current: string,
+    proposal: Proposal,
+    supersedes: ProposalPr | undefined,
+    evidence: string[] | undefined,
+  ): Promise<PullRequestView> {
     const key = template.name;
     const file = template.annotations[Annotation.SourcePath];
     const text = file === undefined ? undefined : deps.templateText(file);
     if (file === undefined || text === undefined) {
-      throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'TemplateNotLoaded', message: `the text of template ${key}${file === undefined ? ' (no source-path annotation: is it managed from Git?)' : ` (${file})`} is not loaded from Git yet` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Transient,
+        reason: 'TemplateNotLoaded',
+        message: `the text of template ${key}${file === undefined ? ' (no source-path annotation: is it managed from Git?)' : ` (${file})`} is not loaded from Git yet`,
+      });
     }
     const child = childPlanDocument(text, key, proposal.version);
-    if (child instanceof Error) throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidTemplate', message: `${file}: ${child.message}` });
+    if (child instanceof Error)
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'InvalidTemplate',
+        message: `${file}: ${child.message}`,
+      });
     const dir = posix.dirname(file);
     const childFile = dir === '.' ? child.fileName : `${dir}/${child.fileName}`;
     // The proposed file must pass the same loader the GitOps loop (and `kangal-patch validate`) uses.
-    const loaded = loadPlanFile({ file: childFile, content: child.text }, { operatorNamespace: config.operatorNamespace });
+    const loaded = loadPlanFile(
+      { file: childFile, content: child.text },
+      { operatorNamespace: config.operatorNamespace },
+    );
     const doc = loaded.plans[0]?.plan;
     if (!doc || loaded.problems.length > 0) {
       const why = loaded.problems[0];
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'InvalidChildPlan', message: `the child plan of ${key} for ${proposal.version} would not load${why ? `: ${why.path} ${why.message}` : ''}` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'InvalidChildPlan',
+        message: `the child plan of ${key} for ${proposal.version} would not load${why ? `: ${why.path} ${why.message}` : ''}`,
+      });
     }
     const branch = proposalBranch(config.cluster, key, proposal.version);
     const result = await deps.writer.write(ctx, {
@@ -257,10 +349,21 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       recorded: (sha) => isRecorded(ctx, guard, sha),
     });
     if (result.outcome === 'pushed') await recordCommit(ctx, guard, result.commit);
-    if (result.outcome === 'humanEdited') log('info', `auto-update of ${key}: ${result.author} changed ${result.path} on ${branch}; keeping their version`, { plan: key, branch });
+    if (result.outcome === 'humanEdited')
+      log(
+        'info',
+        `auto-update of ${key}: ${result.author} changed ${result.path} on ${branch}; keeping their version`,
+        { plan: key, branch },
+      );
     const title = proposalTitle(config.cluster, key, proposal.version);
     const body = proposalBody({
-      cluster: config.cluster, template: key, templateFile: file, childFile, childName: child.name, currentVersion: current, proposal,
+      cluster: config.cluster,
+      template: key,
+      templateFile: file,
+      childFile,
+      childName: child.name,
+      currentVersion: current,
+      proposal,
       report: await previewOf(ctx, doc, childFile),
       supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
       evidence,
@@ -289,10 +392,22 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   async function guardProposal(ctx: OpContext, pr: PullRequestView, childFile: string): Promise<void> {
     if (pr.state !== 'open') return;
     const seen = guarded.get(pr.number) ?? { noted: undefined, drafted: false };
-    const fresh = pr.headSha === '' ? ((await forge.pullRequestsFor(ctx, pr.head)).find((p) => p.number === pr.number) ?? pr) : pr;
-    const g = await guardPullRequest(ctx, guard, fresh, [childFile], seen.noted, 'turned this proposal into a draft until only its child plan file is changed');
+    const fresh =
+      pr.headSha === '' ? ((await forge.pullRequestsFor(ctx, pr.head)).find((p) => p.number === pr.number) ?? pr) : pr;
+    const g = await guardPullRequest(
+      ctx,
+      guard,
+      fresh,
+      [childFile],
+      seen.noted,
+      'turned this proposal into a draft until only its child plan file is changed',
+    );
     if (g.foreign.length > 0) {
-      log('warn', `auto-update: #${pr.number} changes files outside its child plan (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}): a draft until they are gone`, { pr: pr.number, branch: pr.head });
+      log(
+        'warn',
+        `auto-update: #${pr.number} changes files outside its child plan (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}): a draft until they are gone`,
+        { pr: pr.number, branch: pr.head },
+      );
       if (!fresh.draft) await forge.setDraft(ctx, pr.number, true);
       guarded.set(pr.number, { noted: g.noted, drafted: seen.drafted || !fresh.draft });
       return;
@@ -302,28 +417,58 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** The open PR of the branch gets the new title and body; without one, a PR is opened (and announced). */
-  async function openOrRefresh(ctx: OpContext, p: { template: PlanView; current: string; version: string; branch: string; title: string; body: string }): Promise<PullRequestView> {
+  async function openOrRefresh(
+    ctx: OpContext,
+    p: { template: PlanView; current: string; version: string; branch: string; title: string; body: string },
+  ): Promise<PullRequestView> {
     const { template, version, branch, title, body } = p;
     const fields = { plan: template.name, branch, version };
     const existing = (await forge.pullRequestsFor(ctx, branch)).find((pr) => pr.state === 'open');
     if (existing) {
       const pr = await forge.updatePullRequest(ctx, existing.number, { title, body });
-      log('info', `auto-update of ${template.name}: refreshed pull request #${pr.number} for Talos ${version}`, { ...fields, pr: pr.number });
+      log('info', `auto-update of ${template.name}: refreshed pull request #${pr.number} for Talos ${version}`, {
+        ...fields,
+        pr: pr.number,
+      });
       return pr;
     }
-    const pr = await forge.openPullRequest(ctx, { head: branch, base: config.baseBranch, title, body, draft: false, labels: proposalLabels(config.cluster, version) });
-    log('info', `auto-update of ${template.name}: opened pull request #${pr.number} for Talos ${version}`, { ...fields, pr: pr.number });
-    deps.onProposalOpened?.({ name: template.name, uid: template.uid }, { version, currentVersion: p.current, number: pr.number, url: pr.url });
+    const pr = await forge.openPullRequest(ctx, {
+      head: branch,
+      base: config.baseBranch,
+      title,
+      body,
+      draft: false,
+      labels: proposalLabels(config.cluster, version),
+    });
+    log('info', `auto-update of ${template.name}: opened pull request #${pr.number} for Talos ${version}`, {
+      ...fields,
+      pr: pr.number,
+    });
+    deps.onProposalOpened?.(
+      { name: template.name, uid: template.uid },
+      { version, currentVersion: p.current, number: pr.number, url: pr.url },
+    );
     return pr;
   }
 
   /** More than one open proposal only when someone reopened an old one: the newest stays open. */
   async function closeStale(ctx: OpContext, open: ProposalPr, stale: readonly ProposalPr[]): Promise<void> {
-    for (const s of stale) await closeProposal(ctx, s.pr, `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`, SUPERSEDED_MARK);
+    for (const s of stale)
+      await closeProposal(
+        ctx,
+        s.pr,
+        `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`,
+        SUPERSEDED_MARK,
+      );
   }
 
   /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
-  function mergedNotApplied(key: string, merged: readonly string[], current: string | undefined, children: readonly ChildPlanFacts[]): ChildPlanFacts[] {
+  function mergedNotApplied(
+    key: string,
+    merged: readonly string[],
+    current: string | undefined,
+    children: readonly ChildPlanFacts[],
+  ): ChildPlanFacts[] {
     if (current === undefined) return [];
     return merged
       .filter((v) => semver.gt(v, current) && !children.some((c) => c.version === v))
@@ -335,25 +480,48 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
    * comment and the title, once), a clean rollout after it unmarks it, a rollback closes it.
    * Returns the proposal if it is still open.
    */
-  async function settleOpenProposal(ctx: OpContext, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<ProposalPr | undefined> {
+  async function settleOpenProposal(
+    ctx: OpContext,
+    open: ProposalPr | undefined,
+    promo: PromotionGate | undefined,
+  ): Promise<ProposalPr | undefined> {
     const verdict = open && promo?.outcome.verdicts.find((v) => v.version === open.version);
     if (!open || !promo || !verdict) return open;
     const blocked = open.pr.title.endsWith(BLOCKED_MARK);
     const fate = proposalFate(verdict, blocked);
     const at = `(read from ${promo.evidence.commit.slice(0, 12)})`;
     if (fate.type === 'close') {
-      await closeProposal(ctx, open.pr, `KangalPatch closed this proposal: ${fate.because.message} ${at}. ${open.version} is no longer proven upstream.`, ROLLED_BACK_MARK);
+      await closeProposal(
+        ctx,
+        open.pr,
+        `KangalPatch closed this proposal: ${fate.because.message} ${at}. ${open.version} is no longer proven upstream.`,
+        ROLLED_BACK_MARK,
+      );
       return undefined;
     }
     if (fate.type === 'block') {
-      await forge.comment(ctx, open.pr.number, `⚠️ Blocked by an upstream failure: ${markdownCell(fate.because.message)} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`);
+      await forge.comment(
+        ctx,
+        open.pr.number,
+        `⚠️ Blocked by an upstream failure: ${markdownCell(fate.because.message)} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`,
+      );
       const pr = await forge.updatePullRequest(ctx, open.pr.number, { title: `${open.pr.title}${BLOCKED_MARK}` });
-      log('info', `auto-update: marked #${pr.number} blocked: ${fate.because.message}`, { pr: pr.number, version: open.version });
+      log('info', `auto-update: marked #${pr.number} blocked: ${fate.because.message}`, {
+        pr: pr.number,
+        version: open.version,
+      });
       return { ...open, pr };
     }
     if (fate.type === 'unblock') {
-      await forge.comment(ctx, open.pr.number, `The upstream stages prove ${open.version} again ${at}: no longer blocked.`);
-      return { ...open, pr: await forge.updatePullRequest(ctx, open.pr.number, { title: open.pr.title.slice(0, -BLOCKED_MARK.length) }) };
+      await forge.comment(
+        ctx,
+        open.pr.number,
+        `The upstream stages prove ${open.version} again ${at}: no longer blocked.`,
+      );
+      return {
+        ...open,
+        pr: await forge.updatePullRequest(ctx, open.pr.number, { title: open.pr.title.slice(0, -BLOCKED_MARK.length) }),
+      };
     }
     return open;
   }
@@ -363,7 +531,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return template.spec?.target.source ?? 'ghcr';
   }
 
-  async function check(ctx: OpContext, template: PlanView, current: string | undefined, children: ChildPlanFacts[]): Promise<CheckOutcome> {
+  async function check(
+    ctx: OpContext,
+    template: PlanView,
+    current: string | undefined,
+    children: ChildPlanFacts[],
+  ): Promise<CheckOutcome> {
     const key = template.name;
     const spec = template.spec?.target.autoUpdate;
     if (!spec) return { status: template.status.autoUpdate ?? {}, nextWakeAt: clock.now(), failures: 0 };
@@ -374,42 +547,100 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     if (first) await closeStale(ctx, first, stale);
     const now = clock.now();
     const stepwise = template.spec?.target.path === 'stepwise';
-    const promo = spec.promotion && await gateRecorded(ctx, template, { ...spec, promotion: spec.promotion, stepwise }, current, feed.releases, now);
+    const promo =
+      spec.promotion &&
+      (await gateRecorded(
+        ctx,
+        template,
+        { ...spec, promotion: spec.promotion, stepwise },
+        current,
+        feed.releases,
+        now,
+      ));
     const open = await settleOpenProposal(ctx, first, promo);
     await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
-      now, spec, installerSource: installerSourceOf(template), stepwise, currentVersion: current, releases: feed.releases, skippedVersions: onForge.skipped,
-      children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)], openProposal: open && { version: open.version, url: open.pr.url },
+      now,
+      spec,
+      installerSource: installerSourceOf(template),
+      stepwise,
+      currentVersion: current,
+      releases: feed.releases,
+      skippedVersions: onForge.skipped,
+      children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)],
+      openProposal: open && { version: open.version, url: open.pr.url },
       promotionGate: promo?.gate,
     });
     const a = decision.action;
-    const proposal = a.type !== 'none' && current !== undefined ? await act(ctx, template, current, a, open, promo) : open && { version: open.version, url: open.pr.url };
-    log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, { plan: key, reason: decision.reason, notModified: feed.notModified });
-    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, { now, skippedVersions: onForge.skipped, proposal, promotion: promo?.outcome.status });
+    const proposal =
+      a.type !== 'none' && current !== undefined
+        ? await act(ctx, template, current, a, open, promo)
+        : open && { version: open.version, url: open.pr.url };
+    log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, {
+      plan: key,
+      reason: decision.reason,
+      notModified: feed.notModified,
+    });
+    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, {
+      now,
+      skippedVersions: onForge.skipped,
+      proposal,
+      promotion: promo?.outcome.status,
+    });
     return { status, nextWakeAt: decision.nextWakeAt, failures: 0 };
   }
 
   /** The decision's one action: propose, or supersede the open proposal. */
-  async function act(ctx: OpContext, template: PlanView, current: string, a: Exclude<AutoUpdateAction, { type: 'none' }>, open: ProposalPr | undefined, promo: PromotionGate | undefined): Promise<{ version: string; url: string }> {
+  async function act(
+    ctx: OpContext,
+    template: PlanView,
+    current: string,
+    a: Exclude<AutoUpdateAction, { type: 'none' }>,
+    open: ProposalPr | undefined,
+    promo: PromotionGate | undefined,
+  ): Promise<{ version: string; url: string }> {
     // Superseding closes the old PR first, so two are never open; a crash before the new one is
     // opened leaves none, and the next check proposes the newest again (superseded is no skip).
     const old = a.type === 'supersede' ? open : undefined;
     if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
-    const pr = await propose(ctx, template, current, a.proposal, old, promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase));
-    if (old) await forge.comment(ctx, old.pr.number, `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`);
+    const pr = await propose(
+      ctx,
+      template,
+      current,
+      a.proposal,
+      old,
+      promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase),
+    );
+    if (old)
+      await forge.comment(
+        ctx,
+        old.pr.number,
+        `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`,
+      );
     return { version: a.proposal.version, url: pr.url };
   }
 
   /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */
   function failedCheck(key: string, err: unknown, failures: number, intervalMs: number): CheckOutcome {
-    const waitMs = isOutcomeError(err) && err.kind === OutcomeKind.Waiting && err.retryAfterMs !== undefined
-      ? err.retryAfterMs
-      : isOutcomeError(err) && err.kind === OutcomeKind.Stalled ? intervalMs : Math.min(intervalMs, (config.retryInitialMs ?? 5000) * 2 ** Math.min(failures - 1, 20));
+    const waitMs =
+      isOutcomeError(err) && err.kind === OutcomeKind.Waiting && err.retryAfterMs !== undefined
+        ? err.retryAfterMs
+        : isOutcomeError(err) && err.kind === OutcomeKind.Stalled
+          ? intervalMs
+          : Math.min(intervalMs, (config.retryInitialMs ?? 5000) * 2 ** Math.min(failures - 1, 20));
     const at = clock.now();
     const reason = isOutcomeError(err) ? err.reason : 'Error';
     const message = err instanceof Error ? err.message : String(err);
-    log('warn', `auto-update of ${key}: check failed (${reason}); next try in ${Math.round(waitMs / 1000)} s`, { plan: key, reason, error: message });
-    return { status: statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs), nextWakeAt: at + waitMs, failures };
+    log('warn', `auto-update of ${key}: check failed (${reason}); next try in ${Math.round(waitMs / 1000)} s`, {
+      plan: key,
+      reason,
+      error: message,
+    });
+    return {
+      status: statusAfterError(informers.patchPlans.get(key)?.status.autoUpdate, { reason, message }, at, at + waitMs),
+      nextWakeAt: at + waitMs,
+      failures,
+    };
   }
 
   /** No template (any more) under this name: its open proposals are closed if it went away. */
@@ -432,7 +663,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const selected = selectNodes(spec, nodes, config.ownNode);
     const current = lowestVersion(nodes.filter((n) => selected.groupOf.has(n.name)).map((n) => n.talosVersion));
     const children = childrenOf(key);
-    const fingerprint = JSON.stringify([template.generation, template.annotations[Annotation.ReconcileNow], current, children]);
+    const fingerprint = JSON.stringify([
+      template.generation,
+      template.annotations[Annotation.ReconcileNow],
+      current,
+      children,
+    ]);
     const now = clock.now();
     const mem = memory.get(key);
     if (mem && mem.fingerprint === fingerprint && now < mem.nextWakeAt) return { requeueAfterMs: mem.nextWakeAt - now };
@@ -441,7 +677,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       outcome = await check(ctx, template, current, children);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      outcome = failedCheck(key, err, (mem?.failures ?? 0) + 1, durationMs(spec.target.autoUpdate?.checkInterval ?? '1h'));
+      outcome = failedCheck(
+        key,
+        err,
+        (mem?.failures ?? 0) + 1,
+        durationMs(spec.target.autoUpdate?.checkInterval ?? '1h'),
+      );
     }
     // A failed status write (a Conflict with the plan reconciler's write) throws: the queue retries
     // the whole check, which is safe (a proposal made is found open on the forge next time).

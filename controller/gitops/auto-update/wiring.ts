@@ -27,29 +27,46 @@ export interface AutoUpdateWiring {
 }
 
 /** undefined (with the reason logged) when proposals cannot be read back from the forge. */
-export function startAutoUpdateProposals(cfg: GitConfig, w: AutoUpdateWiring, signal: AbortSignal): AutoUpdater | undefined {
+export function startAutoUpdateProposals(
+  cfg: GitConfig,
+  w: AutoUpdateWiring,
+  signal: AbortSignal,
+): AutoUpdater | undefined {
   const log = w.log.child({ loop: 'auto-update' });
   if (w.writeBack.forge.kind === 'none') {
-    log.warn('--forge none: auto-update templates make no proposals (skipped versions are read back from pull requests)');
+    log.warn(
+      '--forge none: auto-update templates make no proposals (skipped versions are read back from pull requests)',
+    );
     return undefined;
   }
   const releases = releasesClientWithTokenFile({ baseUrl: cfg.releasesApiUrl, tokenFile: cfg.releasesTokenFile });
-  const updater = startAutoUpdate({
-    config: { cluster: cfg.clusterName, baseBranch: cfg.gitBranch, operatorNamespace: cfg.namespace, ownNode: cfg.nodeName },
-    informers: w.informers,
-    kube: w.kube,
-    forge: w.writeBack.forge,
-    writer: w.writeBack.writer,
-    releases,
-    templateText: w.templateText,
-    preflight: w.preflight,
-    clock: w.clock,
-    log: logFn(log),
-    onProposalOpened: w.onProposalOpened,
-    evidence: evidenceSource(cfg, w.reportFiles),
-    blobUrlBase: w.writeBack.blobUrlBase,
-  }, signal);
-  log.info({ releases: cfg.releasesApiUrl, cluster: cfg.clusterName }, 'auto-update templates propose new Talos releases as pull requests');
+  const updater = startAutoUpdate(
+    {
+      config: {
+        cluster: cfg.clusterName,
+        baseBranch: cfg.gitBranch,
+        operatorNamespace: cfg.namespace,
+        ownNode: cfg.nodeName,
+      },
+      informers: w.informers,
+      kube: w.kube,
+      forge: w.writeBack.forge,
+      writer: w.writeBack.writer,
+      releases,
+      templateText: w.templateText,
+      preflight: w.preflight,
+      clock: w.clock,
+      log: logFn(log),
+      onProposalOpened: w.onProposalOpened,
+      evidence: evidenceSource(cfg, w.reportFiles),
+      blobUrlBase: w.writeBack.blobUrlBase,
+    },
+    signal,
+  );
+  log.info(
+    { releases: cfg.releasesApiUrl, cluster: cfg.clusterName },
+    'auto-update templates propose new Talos releases as pull requests',
+  );
   return updater;
 }
 

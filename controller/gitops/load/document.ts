@@ -7,7 +7,11 @@ export type Route = { action: 'validate' } | { action: 'skip' } | { action: 'rej
 export function routeDocument(value: unknown): Route {
   if (value === null || value === undefined) return { action: 'skip' }; // empty document, e.g. a trailing `---`
   if (typeof value !== 'object' || Array.isArray(value)) {
-    return { action: 'reject', path: [], message: 'document must be a mapping with apiVersion, kind, metadata and spec' };
+    return {
+      action: 'reject',
+      path: [],
+      message: 'document must be a mapping with apiVersion, kind, metadata and spec',
+    };
   }
   const { apiVersion, kind } = value as { apiVersion?: unknown; kind?: unknown };
   if (apiVersion === undefined && kind === undefined) {
@@ -27,5 +31,9 @@ export function routeDocument(value: unknown): Route {
     };
   }
   const hint = typeof kind === 'string' ? suggest(kind, [Kind.PatchPlan]) : undefined;
-  return { action: 'reject', path: ['kind'], message: `must be "PatchPlan" for ${API_GROUP}${hint ? ' (did you mean "PatchPlan"?)' : ''}` };
+  return {
+    action: 'reject',
+    path: ['kind'],
+    message: `must be "PatchPlan" for ${API_GROUP}${hint ? ' (did you mean "PatchPlan"?)' : ''}`,
+  };
 }

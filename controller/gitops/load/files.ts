@@ -43,14 +43,32 @@ async function walk(dir: string, out: CollectedFiles, maxBytes: number): Promise
   }
 }
 
-async function addFile(path: string, symlink: boolean, size: number, out: CollectedFiles, maxBytes: number): Promise<void> {
+async function addFile(
+  path: string,
+  symlink: boolean,
+  size: number,
+  out: CollectedFiles,
+  maxBytes: number,
+): Promise<void> {
   if (symlink) {
-    out.problems.push({ file: path, line: 1, column: 1, path: '', message: 'symbolic links are not followed in a plans repository' });
+    out.problems.push({
+      file: path,
+      line: 1,
+      column: 1,
+      path: '',
+      message: 'symbolic links are not followed in a plans repository',
+    });
     return;
   }
   // Oversized files are refused from their size alone, without reading them.
   if (size > maxBytes) {
-    out.problems.push({ file: path, line: 1, column: 1, path: '', message: `file is ${size} bytes, more than the limit of ${maxBytes} bytes` });
+    out.problems.push({
+      file: path,
+      line: 1,
+      column: 1,
+      path: '',
+      message: `file is ${size} bytes, more than the limit of ${maxBytes} bytes`,
+    });
     return;
   }
   const content = await readFile(path);

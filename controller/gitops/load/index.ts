@@ -106,11 +106,18 @@ export function loadPlanFile(source: PlanSource, options: LoadOptions = {}): Loa
   }
   const starts = countDocumentStarts(decoded.text);
   if (starts > limits.maxDocuments) {
-    result.problems.push({ file: source.file, line: 1, column: 1, path: '', message: `file has at least ${starts} YAML documents, more than the limit of ${limits.maxDocuments}` });
+    result.problems.push({
+      file: source.file,
+      line: 1,
+      column: 1,
+      path: '',
+      message: `file has at least ${starts} YAML documents, more than the limit of ${limits.maxDocuments}`,
+    });
     return result;
   }
   const parsed = parseYamlFile(decoded.text, limits);
-  for (const p of parsed.problems) result.problems.push({ file: source.file, ...lineCol(parsed, p.offset), path: '', message: p.message });
+  for (const p of parsed.problems)
+    result.problems.push({ file: source.file, ...lineCol(parsed, p.offset), path: '', message: p.message });
   for (const document of parsed.documents) checkDocument(source.file, parsed, document, schema, result);
   return result;
 }
@@ -144,7 +151,12 @@ function checkDocument(
   for (const p of celProblems) problemAt(locate(doc, p.path), formatPath(p.path), p.message);
   if (checked.success && celProblems.length > 0) return;
   if (checked.success) {
-    result.plans.push({ file, ...lineCol(parsed, locate(doc, [])), plan: checked.data, raw: value as Record<string, unknown> });
+    result.plans.push({
+      file,
+      ...lineCol(parsed, locate(doc, [])),
+      plan: checked.data,
+      raw: value as Record<string, unknown>,
+    });
     return;
   }
   for (const p of issuesToProblems(schema, checked.error.issues)) {

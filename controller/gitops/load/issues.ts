@@ -71,7 +71,8 @@ export function issuesToProblems(schema: z.ZodType, issues: readonly z.core.$Zod
   for (const iss of issues) {
     if (iss.code === 'unrecognized_keys') {
       const known = knownKeysAt(schema, iss.path);
-      for (const key of iss.keys) out.push({ path: [...iss.path, key], message: unknownField(iss.path, key, known), atKey: true });
+      for (const key of iss.keys)
+        out.push({ path: [...iss.path, key], message: unknownField(iss.path, key, known), atKey: true });
     } else if (iss.code === 'invalid_key') {
       const inner = iss.issues[0]?.message ?? iss.message;
       out.push({ path: [...iss.path], message: `invalid key: ${inner}`, atKey: true });

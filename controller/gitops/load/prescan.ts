@@ -20,7 +20,10 @@ export function decodePlanBytes(bytes: Uint8Array, maxBytes: number): DecodeResu
   // `yaml` breaks lines at LF only: a file with bare CR endings reads as one long line and yields
   // dozens of unrelated errors (or exhausts the parser's stack), so name the real cause instead.
   if (/\r(?!\n)/.test(text)) {
-    return { ok: false, message: 'file has bare CR line endings (classic Mac style): save it with LF (or CRLF) line endings' };
+    return {
+      ok: false,
+      message: 'file has bare CR line endings (classic Mac style): save it with LF (or CRLF) line endings',
+    };
   }
   return { ok: true, text };
 }

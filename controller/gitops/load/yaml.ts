@@ -1,6 +1,18 @@
 // Strict YAML parsing of one file: multi-document, unique keys, no tags, bounded aliases and depth,
 // and any YAML error or warning is a problem (unknown tags, for instance, only warn in `yaml`).
-import { isAlias, isCollection, isMap, isPair, isScalar, LineCounter, parseAllDocuments, type Document, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isAlias,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  LineCounter,
+  parseAllDocuments,
+  type Document,
+  type Node,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import type { LoadLimits } from './limits.js';
 
 export interface RawProblem {
@@ -37,7 +49,10 @@ export function parseYamlFile(text: string, limits: LoadLimits): ParsedFile {
   const file: ParsedFile = { lineCounter, documents: [], problems: [] };
   if (!Array.isArray(parsed)) return file; // an empty stream: no documents at all
   if (parsed.length > limits.maxDocuments) {
-    file.problems.push({ offset: 0, message: `file has ${parsed.length} YAML documents, more than the limit of ${limits.maxDocuments}` });
+    file.problems.push({
+      offset: 0,
+      message: `file has ${parsed.length} YAML documents, more than the limit of ${limits.maxDocuments}`,
+    });
     return file;
   }
   for (const doc of parsed) file.documents.push(checkDocument(doc, limits));
@@ -50,11 +65,17 @@ function checkDocument(doc: Document.Parsed, limits: LoadLimits): ParsedDocument
   // caller's stack: report it once, at the document, so the same file always gets the same answer.
   const exhausted = doc.errors.find((e) => e.code === 'RESOURCE_EXHAUSTION');
   if (exhausted) {
-    problems.push({ offset: doc.range[0], message: 'YAML is nested or chained too deeply to parse: simplify the structure' });
+    problems.push({
+      offset: doc.range[0],
+      message: 'YAML is nested or chained too deeply to parse: simplify the structure',
+    });
     return { doc, problems };
   }
   for (const e of [...doc.errors, ...doc.warnings]) {
-    problems.push({ offset: e.pos[0], message: `YAML ${e.name === 'YAMLWarning' ? 'warning' : 'error'}: ${firstLine(e.message)}` });
+    problems.push({
+      offset: e.pos[0],
+      message: `YAML ${e.name === 'YAMLWarning' ? 'warning' : 'error'}: ${firstLine(e.message)}`,
+    });
   }
   if (problems.length === 0) problems.push(...walk(doc.contents, limits));
   const result: ParsedDocument = { doc, problems };
@@ -62,7 +83,10 @@ function checkDocument(doc: Document.Parsed, limits: LoadLimits): ParsedDocument
     try {
       result.value = doc.toJS({ maxAliasCount: limits.maxAliases });
     } catch (e) {
-      problems.push({ offset: doc.contents?.range?.[0] ?? 0, message: `YAML error: ${firstLine(String((e as Error).message))}` });
+      problems.push({
+        offset: doc.contents?.range?.[0] ?? 0,
+        message: `YAML error: ${firstLine(String((e as Error).message))}`,
+      });
     }
   }
   return result;
@@ -82,7 +106,8 @@ function walk(root: Node | null, limits: LoadLimits): RawProblem[] {
     const n = node as Node;
     const offset = n.range?.[0] ?? 0;
     if (isAlias(n)) {
-      if (++aliases > limits.maxAliases) return [{ offset, message: `more than ${limits.maxAliases} YAML aliases in one document` }];
+      if (++aliases > limits.maxAliases)
+        return [{ offset, message: `more than ${limits.maxAliases} YAML aliases in one document` }];
       continue;
     }
     if ((isScalar(n) || isCollection(n)) && n.tag !== undefined) {
@@ -97,7 +122,12 @@ function walk(root: Node | null, limits: LoadLimits): RawProblem[] {
   return [];
 }
 
-function checkCollection(n: YAMLMap | YAMLSeq, offset: number, depth: number, limits: LoadLimits): RawProblem | undefined {
+function checkCollection(
+  n: YAMLMap | YAMLSeq,
+  offset: number,
+  depth: number,
+  limits: LoadLimits,
+): RawProblem | undefined {
   if (depth + 1 > limits.maxDepth) return { offset, message: `YAML nesting is deeper than ${limits.maxDepth} levels` };
   return isMap(n) ? checkKeys(n) : undefined;
 }
@@ -108,7 +138,8 @@ function checkKeys(map: YAMLMap): RawProblem | undefined {
   for (const pair of map.items) {
     const key = pair.key as Node | null;
     const offset = key?.range?.[0] ?? map.range?.[0] ?? 0;
-    if (key !== null && !isScalar(key)) return { offset, message: 'YAML keys must be plain values, not lists, mappings or aliases' };
+    if (key !== null && !isScalar(key))
+      return { offset, message: 'YAML keys must be plain values, not lists, mappings or aliases' };
     // What toJS makes of the key: `~` becomes "", `1` and "1" both become "1".
     const name = keyName(key?.value);
     if (seen.has(name)) return { offset, message: `duplicate key "${name}": each key may appear once in a mapping` };
@@ -120,7 +151,9 @@ function checkKeys(map: YAMLMap): RawProblem | undefined {
 function keyName(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
-  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value) : JSON.stringify(value);
+  return typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+    ? String(value)
+    : JSON.stringify(value);
 }
 
 function firstLine(message: string): string {

@@ -6,7 +6,12 @@ import type { VersionVerdict } from '../../core/promotion/decide.js';
 import { stageName } from '../../core/promotion/stage.js';
 import { iso } from '../../core/time.js';
 
-export function evidenceSection(v: VersionVerdict, soak: string, commit: string, blobUrlBase: string | undefined): string[] {
+export function evidenceSection(
+  v: VersionVerdict,
+  soak: string,
+  commit: string,
+  blobUrlBase: string | undefined,
+): string[] {
   const link = (file: string): string =>
     `${blobUrlBase === undefined ? markdownCode(file, true) : markdownLink(file, `${blobUrlBase.replace(/\/+$/, '')}/${commit}/${file.split('/').map(encodeURIComponent).join('/')}`)} @ ${commit.slice(0, 12)}`;
   const lines = [
@@ -23,11 +28,22 @@ export function evidenceSection(v: VersionVerdict, soak: string, commit: string,
       lines.push(`| ${cell(stageName(s.stage))} | — | — | — | — | — | — | ${cell(s.message)} |`);
       continue;
     }
-    const duration = r.startTime !== undefined && r.completionTime !== undefined ? humanDuration(Math.round((r.completionTime - r.startTime) / 1000)) : '—';
+    const duration =
+      r.startTime !== undefined && r.completionTime !== undefined
+        ? humanDuration(Math.round((r.completionTime - r.startTime) / 1000))
+        : '—';
     const done = r.completionTime === undefined ? '—' : iso(r.completionTime);
-    const window = r.completionTime === undefined || s.eligibleAt === undefined ? '—' : `${iso(r.completionTime)} → ${iso(s.eligibleAt)}`;
-    lines.push(`| ${cell(stageName(s.stage))} | ${link(r.file)} | ${r.nodes.completed}/${r.nodes.total} | ${duration} | ${r.nodes.failed} | ${humanDuration(r.cordonedSeconds)} | ${done} | ${window} |`);
+    const window =
+      r.completionTime === undefined || s.eligibleAt === undefined
+        ? '—'
+        : `${iso(r.completionTime)} → ${iso(s.eligibleAt)}`;
+    lines.push(
+      `| ${cell(stageName(s.stage))} | ${link(r.file)} | ${r.nodes.completed}/${r.nodes.total} | ${duration} | ${r.nodes.failed} | ${humanDuration(r.cordonedSeconds)} | ${done} | ${window} |`,
+    );
   }
-  lines.push('', 'If a later rollout on an upstream stage fails while this is open, KangalPatch comments here and marks the title blocked; if a stage rolls back, it closes this proposal.');
+  lines.push(
+    '',
+    'If a later rollout on an upstream stage fails while this is open, KangalPatch comments here and marks the title blocked; if a stage rolls back, it closes this proposal.',
+  );
   return lines;
 }

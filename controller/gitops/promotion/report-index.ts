@@ -4,7 +4,13 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { nextReportIndex, REPORT_INDEX_API_VERSION, REPORT_INDEX_KIND, reportIndexPath, type ReportIndex } from '../../core/promotion/report-index.js';
+import {
+  nextReportIndex,
+  REPORT_INDEX_API_VERSION,
+  REPORT_INDEX_KIND,
+  reportIndexPath,
+  type ReportIndex,
+} from '../../core/promotion/report-index.js';
 import { OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { DEFAULT_LIMITS } from '../load/limits.js';
 import { parseYamlFile } from '../load/yaml.js';
@@ -28,7 +34,8 @@ export function parseReportIndex(text: string): ReportIndex | string {
   const problem = parsed.problems[0] ?? doc?.problems[0];
   if (!doc || problem) return `does not parse as YAML${problem ? `: ${problem.message}` : ''}`;
   const r = indexFile.safeParse(doc.value);
-  if (!r.success) return `is not a ReportIndex: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
+  if (!r.success)
+    return `is not a ReportIndex: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
   return r.data;
 }
 
@@ -42,12 +49,23 @@ export function renderReportIndex(index: ReportIndex): string {
  * digest. A previous index that this controller's key does not verify is never built on: someone
  * changed it, and signing on top would launder the change (Stalled, naming the file).
  */
-export async function reportIndexFiles(read: (path: string) => Promise<string | undefined>, cluster: string, signer: ReportSigner, yamlPath: string, yaml: string): Promise<Record<string, string>> {
+export async function reportIndexFiles(
+  read: (path: string) => Promise<string | undefined>,
+  cluster: string,
+  signer: ReportSigner,
+  yamlPath: string,
+  yaml: string,
+): Promise<Record<string, string>> {
   const path = reportIndexPath(cluster);
   const [text, sig] = await Promise.all([read(path), read(signaturePath(path))]);
   let previous: ReportIndex | undefined;
   if (text !== undefined || sig !== undefined) {
-    const stalled = (why: string): OutcomeError => new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'ReportIndexNotTrusted', message: `${path} ${why}: no report is written on top of it; restore the index this controller signed (git history) or remove it knowingly (downstream clusters then refuse the older sequence)` });
+    const stalled = (why: string): OutcomeError =>
+      new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'ReportIndexNotTrusted',
+        message: `${path} ${why}: no report is written on top of it; restore the index this controller signed (git history) or remove it knowingly (downstream clusters then refuse the older sequence)`,
+      });
     if (text === undefined) throw stalled('is missing but its signature is there');
     const untrusted = signer.verify(path, text, sig);
     if (untrusted !== undefined) throw stalled(`does not verify with this controller's key (${untrusted})`);

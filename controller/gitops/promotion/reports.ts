@@ -25,9 +25,13 @@ const reportFile = z.object({
   startTime: nullable(z.string()),
   completionTime: nullable(z.string()),
   nodes: z.object({ total: nullable(z.number()), completed: nullable(z.number()), failed: nullable(z.number()) }),
-  groups: z.array(z.object({
-    nodes: z.array(z.object({ name: z.string(), failure: nullable(z.string()), cordonedSeconds: nullable(z.number()) })),
-  })),
+  groups: z.array(
+    z.object({
+      nodes: z.array(
+        z.object({ name: z.string(), failure: nullable(z.string()), cordonedSeconds: nullable(z.number()) }),
+      ),
+    }),
+  ),
 });
 
 export interface UpstreamEvidence {
@@ -46,9 +50,11 @@ function parseReport(file: string, cluster: string, plan: string, text: string):
   const problem = parsed.problems[0] ?? doc?.problems[0];
   if (!doc || problem) return `does not parse as YAML${problem ? `: ${problem.message}` : ''}`;
   const r = reportFile.safeParse(doc.value);
-  if (!r.success) return `is not a RolloutReport: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
+  if (!r.success)
+    return `is not a RolloutReport: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
   const d = r.data;
-  if (d.cluster !== cluster || d.plan.name !== plan) return `names cluster ${d.cluster} and plan ${d.plan.name}, not the ${cluster}/${plan} its path says`;
+  if (d.cluster !== cluster || d.plan.name !== plan)
+    return `names cluster ${d.cluster} and plan ${d.plan.name}, not the ${cluster}/${plan} its path says`;
   return { file, cluster, plan, ...facts(d) };
 }
 
@@ -74,7 +80,13 @@ function facts(d: z.output<typeof reportFile>): Omit<UpstreamReport, 'file' | 'c
  * (status/<cluster>/index.yaml): a missing, changed or unlisted report, a gap, or an index older than
  * `seen` (cluster → the highest sequence already seen downstream) refuses the cluster's evidence or the file.
  */
-export function upstreamEvidence(commit: string, tree: ReportTree, keys: TrustedKeys, clusters: ReadonlySet<string>, seen: Readonly<Record<string, number>> = {}): UpstreamEvidence {
+export function upstreamEvidence(
+  commit: string,
+  tree: ReportTree,
+  keys: TrustedKeys,
+  clusters: ReadonlySet<string>,
+  seen: Readonly<Record<string, number>> = {},
+): UpstreamEvidence {
   const out: UpstreamEvidence = { commit, reports: [], rejected: [], refused: [], sequences: {} };
   for (const s of tree.skipped) if (clusters.has(s.file.split('/')[1] ?? '')) out.rejected.push(s);
   const byCluster = reportsByCluster(tree, clusters);
@@ -110,7 +122,14 @@ function reportsByCluster(tree: ReportTree, clusters: ReadonlySet<string>): Map<
 }
 
 /** One report file of a cluster whose index holds: the report, or why it is not evidence (its signature first). */
-function judgeReport(tree: ReportTree, keys: TrustedKeys, cluster: string, file: string, text: string, index: { sequence?: number; unindexed: ReadonlySet<string> }): UpstreamReport | string {
+function judgeReport(
+  tree: ReportTree,
+  keys: TrustedKeys,
+  cluster: string,
+  file: string,
+  text: string,
+  index: { sequence?: number; unindexed: ReadonlySet<string> },
+): UpstreamReport | string {
   const untrusted = verifyReport(keys, cluster, file, text, tree.files.get(signaturePath(file)));
   if (untrusted !== undefined) return untrusted;
   if (index.unindexed.has(file)) return unindexedReason(cluster, file, index.sequence);
@@ -122,17 +141,32 @@ function judgeReport(tree: ReportTree, keys: TrustedKeys, cluster: string, file:
  * One cluster's index, checked: refused (the reason), or its sequence (undefined: no index and none
  * seen before, so every report is unindexed) and the report files it does not list.
  */
-function indexOf(tree: ReportTree, keys: TrustedKeys, cluster: string, files: ReadonlyMap<string, string>, seen: number | undefined): { refused?: string; sequence?: number; unindexed: Set<string> } {
+function indexOf(
+  tree: ReportTree,
+  keys: TrustedKeys,
+  cluster: string,
+  files: ReadonlyMap<string, string>,
+  seen: number | undefined,
+): { refused?: string; sequence?: number; unindexed: Set<string> } {
   const path = reportIndexPath(cluster);
   const text = tree.files.get(path);
   if (text === undefined) {
-    if (seen !== undefined) return { refused: `cluster ${cluster}: ${path} is missing, but sequence ${seen} was seen: ${cluster}'s evidence is refused`, unindexed: new Set() };
+    if (seen !== undefined)
+      return {
+        refused: `cluster ${cluster}: ${path} is missing, but sequence ${seen} was seen: ${cluster}'s evidence is refused`,
+        unindexed: new Set(),
+      };
     return { unindexed: new Set(files.keys()) };
   }
   const untrusted = verifyReport(keys, cluster, path, text, tree.files.get(signaturePath(path)));
-  if (untrusted !== undefined) return { refused: `cluster ${cluster}: ${path}: ${untrusted}; ${cluster}'s evidence is refused`, unindexed: new Set() };
+  if (untrusted !== undefined)
+    return {
+      refused: `cluster ${cluster}: ${path}: ${untrusted}; ${cluster}'s evidence is refused`,
+      unindexed: new Set(),
+    };
   const index = parseReportIndex(text);
-  if (typeof index === 'string') return { refused: `cluster ${cluster}: ${path} ${index}; ${cluster}'s evidence is refused`, unindexed: new Set() };
+  if (typeof index === 'string')
+    return { refused: `cluster ${cluster}: ${path} ${index}; ${cluster}'s evidence is refused`, unindexed: new Set() };
   const present = new Map([...files].map(([file, yaml]) => [file, sha256(yaml)]));
   const checked = checkReportIndex({ cluster, index, present, seen });
   if (!checked.ok) return { refused: checked.reason, unindexed: new Set() };

@@ -18,7 +18,10 @@ const signedBytes = (yamlPath: string, yaml: string): Buffer => Buffer.from(`${D
 /** First 16 hex digits of the SHA-256 of the public key (SPKI DER): names the key in the .sig file. */
 export function keyId(key: KeyObject): string {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
-  return createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(pub.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export interface ReportSigner {
@@ -35,13 +38,14 @@ export function reportSigner(privateKey: KeyObject, cluster: string): ReportSign
   return {
     keyId: id,
     verify: (yamlPath, yaml, sigFile) => verifyReport(own, cluster, yamlPath, yaml, sigFile),
-    sign: (yamlPath, yaml) => [
-      `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (docs/auto-update-and-promotion.md "Promoting across clusters").`,
-      HEADER,
-      `key: ${id}`,
-      `signature: ${sign(null, signedBytes(yamlPath, yaml), privateKey).toString('base64')}`,
-      '',
-    ].join('\n'),
+    sign: (yamlPath, yaml) =>
+      [
+        `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (docs/auto-update-and-promotion.md "Promoting across clusters").`,
+        HEADER,
+        `key: ${id}`,
+        `signature: ${sign(null, signedBytes(yamlPath, yaml), privateKey).toString('base64')}`,
+        '',
+      ].join('\n'),
   };
 }
 
@@ -55,10 +59,15 @@ export async function loadSigningKey(file: string): Promise<KeyObject | Error> {
   }
   try {
     const key = createPrivateKey(text);
-    if (key.asymmetricKeyType !== 'ed25519') return new Error(`${file} holds a ${key.asymmetricKeyType ?? 'unknown'} key; report signing needs an Ed25519 private key (openssl genpkey -algorithm ed25519)`);
+    if (key.asymmetricKeyType !== 'ed25519')
+      return new Error(
+        `${file} holds a ${key.asymmetricKeyType ?? 'unknown'} key; report signing needs an Ed25519 private key (openssl genpkey -algorithm ed25519)`,
+      );
     return key;
   } catch {
-    return new Error(`${file} holds no PEM private key; create one with: openssl genpkey -algorithm ed25519 -out report-signing.pem`);
+    return new Error(
+      `${file} holds no PEM private key; create one with: openssl genpkey -algorithm ed25519 -out report-signing.pem`,
+    );
   }
 }
 
@@ -77,36 +86,60 @@ export async function loadTrustedKeys(dir: string): Promise<{ keys: TrustedKeys;
   }
   for (const name of names.filter((n) => n.endsWith('.pem')).sort()) {
     const cluster = name.slice(0, -'.pem'.length);
-    const blocks = (await readFile(join(dir, name), 'utf8')).match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
+    const blocks =
+      (await readFile(join(dir, name), 'utf8')).match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ??
+      [];
     const parsed: KeyObject[] = [];
     for (const block of blocks) {
       try {
         const key = createPublicKey(block);
         if (key.asymmetricKeyType === 'ed25519') parsed.push(key);
-        else errors.push(`${join(dir, name)}: a ${key.asymmetricKeyType ?? 'unknown'} key; only Ed25519 public keys are accepted`);
+        else
+          errors.push(
+            `${join(dir, name)}: a ${key.asymmetricKeyType ?? 'unknown'} key; only Ed25519 public keys are accepted`,
+          );
       } catch {
         errors.push(`${join(dir, name)}: a PUBLIC KEY block that does not parse`);
       }
     }
-    if (parsed.length === 0 && blocks.length === 0) errors.push(`${join(dir, name)}: no "-----BEGIN PUBLIC KEY-----" block (export it with: openssl pkey -in report-signing.pem -pubout)`);
+    if (parsed.length === 0 && blocks.length === 0)
+      errors.push(
+        `${join(dir, name)}: no "-----BEGIN PUBLIC KEY-----" block (export it with: openssl pkey -in report-signing.pem -pubout)`,
+      );
     if (parsed.length > 0) keys.set(cluster, parsed);
   }
   return { keys, errors };
 }
 
 /** undefined when the .sig file proves the YAML twin was written by `cluster`'s controller; else why not. */
-export function verifyReport(keys: TrustedKeys, cluster: string, yamlPath: string, yaml: string, sigFile: string | undefined): string | undefined {
+export function verifyReport(
+  keys: TrustedKeys,
+  cluster: string,
+  yamlPath: string,
+  yaml: string,
+  sigFile: string | undefined,
+): string | undefined {
   const trusted = keys.get(cluster);
-  if (!trusted || trusted.length === 0) return `no public key for cluster ${cluster} in --promotion-keys-dir (${cluster}.pem): its reports cannot be verified`;
-  if (sigFile === undefined) return `no signature (${signaturePath(yamlPath)}): not written by the controller of ${cluster}`;
+  if (!trusted || trusted.length === 0)
+    return `no public key for cluster ${cluster} in --promotion-keys-dir (${cluster}.pem): its reports cannot be verified`;
+  if (sigFile === undefined)
+    return `no signature (${signaturePath(yamlPath)}): not written by the controller of ${cluster}`;
   const lines = sigFile.split('\n').map((l) => l.trim());
-  const field = (name: string): string | undefined => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2).trim();
+  const field = (name: string): string | undefined =>
+    lines
+      .find((l) => l.startsWith(`${name}: `))
+      ?.slice(name.length + 2)
+      .trim();
   const signature = field('signature');
-  if (!lines.includes(HEADER) || signature === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(signature)) return `${signaturePath(yamlPath)} is not a KangalPatch report signature`;
+  if (!lines.includes(HEADER) || signature === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(signature))
+    return `${signaturePath(yamlPath)} is not a KangalPatch report signature`;
   const id = field('key');
   const candidates = trusted.filter((k) => id === undefined || keyId(k) === id);
-  if (candidates.length === 0) return `signed with key ${id ?? '?'}, which is not a key of cluster ${cluster} in --promotion-keys-dir`;
+  if (candidates.length === 0)
+    return `signed with key ${id ?? '?'}, which is not a key of cluster ${cluster} in --promotion-keys-dir`;
   const bytes = signedBytes(yamlPath, yaml);
   const sig = Buffer.from(signature, 'base64');
-  return candidates.some((k) => verify(null, bytes, k, sig)) ? undefined : `the signature does not verify with cluster ${cluster}'s key: the report was changed or not written by its controller`;
+  return candidates.some((k) => verify(null, bytes, k, sig))
+    ? undefined
+    : `the signature does not verify with cluster ${cluster}'s key: the report was changed or not written by its controller`;
 }

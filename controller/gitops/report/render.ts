@@ -2,7 +2,14 @@
 // core; this adds the YAML serialisation and the paths.
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
-import { renderMarkdown, reportDocument, type ReportDocument, type ReportJob, type ReportPlan, type ReportSettings } from '../../core/report/index.js';
+import {
+  renderMarkdown,
+  reportDocument,
+  type ReportDocument,
+  type ReportJob,
+  type ReportPlan,
+  type ReportSettings,
+} from '../../core/report/index.js';
 import { Annotation } from '../../../schemas/api.js';
 import type { JobView, PlanView } from '../../kube/views.js';
 import { signaturePath, type ReportSigner } from '../promotion/signature.js';
@@ -39,7 +46,10 @@ export function reportJobOf(job: JobView, before: BeforeVersions | undefined): R
     group: job.spec?.group ?? '',
     status: job.status,
     // Recorded in status (restart-safe); what the reporter saw first only for jobs written before that field existed.
-    before: { talos: job.status.initialTalosVersion ?? before?.talos, kubernetes: job.status.initialKubernetesVersion ?? before?.kubernetes },
+    before: {
+      talos: job.status.initialTalosVersion ?? before?.talos,
+      kubernetes: job.status.initialKubernetesVersion ?? before?.kubernetes,
+    },
     targetTalos: job.spec?.target.talosVersion,
     targetKubernetes: job.spec?.target.kubernetesVersion,
   };
@@ -49,8 +59,18 @@ export function reportPaths(cluster: string, plan: string): { markdownPath: stri
   return { markdownPath: `status/${cluster}/${plan}.md`, yamlPath: `status/${cluster}/${plan}.yaml` };
 }
 
-export function renderReport(plan: PlanView, jobs: readonly JobView[], before: ReadonlyMap<string, BeforeVersions>, s: ReportSettings, signer?: ReportSigner): ReportFiles {
-  const doc = reportDocument(reportPlanOf(plan), jobs.map((j) => reportJobOf(j, before.get(j.uid))), s);
+export function renderReport(
+  plan: PlanView,
+  jobs: readonly JobView[],
+  before: ReadonlyMap<string, BeforeVersions>,
+  s: ReportSettings,
+  signer?: ReportSigner,
+): ReportFiles {
+  const doc = reportDocument(
+    reportPlanOf(plan),
+    jobs.map((j) => reportJobOf(j, before.get(j.uid))),
+    s,
+  );
   const paths = reportPaths(s.cluster, plan.name);
   const yaml = `# Written by KangalPatch from the PatchPlan status (machine-readable twin of ${plan.name}.md).\n${reportYaml(doc)}`;
   const signature = signer && { path: signaturePath(paths.yamlPath), text: signer.sign(paths.yamlPath, yaml) };

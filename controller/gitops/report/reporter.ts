@@ -16,7 +16,15 @@
 // restarted reporter may commit once sooner than the interval), the versions each node ran before
 // its job (status keeps only the current one; a restart shows "—" for jobs already finished), and
 // whether the human-edit comment was posted (posted again after a restart).
-import { commitHeldBackMs, isReportable, isTerminal, reportDue, rolloutId, REPORT_MIN_INTERVAL_MS, REPORT_URL_ANNOTATION } from '../../core/report/index.js';
+import {
+  commitHeldBackMs,
+  isReportable,
+  isTerminal,
+  reportDue,
+  rolloutId,
+  REPORT_MIN_INTERVAL_MS,
+  REPORT_URL_ANNOTATION,
+} from '../../core/report/index.js';
 import { markdownCell, markdownCode } from '../../core/markdown.js';
 import type { ForgePort, PullRequestView } from '../../forge/port.js';
 import type { JobView, PlanView } from '../../kube/views.js';
@@ -101,13 +109,20 @@ interface PlanState {
 /** How often the branch of an open report PR of a finished plan is checked again for commits pushed since. */
 export const RECHECK_MS = 10 * 60_000;
 
-export const reportBranch = (cluster: string, plan: string, rollout: string): string => `kangal-patch/${cluster}/report/${plan}-${rollout}`;
+export const reportBranch = (cluster: string, plan: string, rollout: string): string =>
+  `kangal-patch/${cluster}/report/${plan}-${rollout}`;
 
 export function reportTitle(cluster: string, plan: string): string {
   return `KangalPatch [${cluster}]: rollout report of ${plan}`;
 }
 
-function reportBody(cluster: string, plan: string, rollout: string, base: string, paths: { markdownPath: string; yamlPath: string }): string {
+function reportBody(
+  cluster: string,
+  plan: string,
+  rollout: string,
+  base: string,
+  paths: { markdownPath: string; yamlPath: string },
+): string {
   return [
     `Rollout report of PatchPlan \`${plan}\` on cluster \`${cluster}\` (rollout ${rollout}).`,
     '',
@@ -125,19 +140,37 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   /** Versions a node ran before its job, by job UID (the status only keeps current ones). */
   const before = new Map<string, BeforeVersions>();
   const hasForge = forge.kind !== 'none';
-  const guard: BranchGuard = { forge, context: `kangal-patch/${config.cluster}/report`, what: 'rollout report', sameOnBase: deps.writer.sameOnBase?.bind(deps.writer) };
+  const guard: BranchGuard = {
+    forge,
+    context: `kangal-patch/${config.cluster}/report`,
+    what: 'rollout report',
+    sameOnBase: deps.writer.sameOnBase?.bind(deps.writer),
+  };
   // A signed report also advances the cluster's signed report index (reportIndexFiles): the PR carries it too.
-  const indexFiles = config.signer ? [reportIndexPath(config.cluster), signaturePath(reportIndexPath(config.cluster))] : [];
-  const ownFiles = (files: ReportFiles): string[] => [files.markdownPath, files.yamlPath, ...(files.signature ? [files.signature.path] : []), ...indexFiles];
+  const indexFiles = config.signer
+    ? [reportIndexPath(config.cluster), signaturePath(reportIndexPath(config.cluster))]
+    : [];
+  const ownFiles = (files: ReportFiles): string[] => [
+    files.markdownPath,
+    files.yamlPath,
+    ...(files.signature ? [files.signature.path] : []),
+    ...indexFiles,
+  ];
 
   const queue = new WorkQueue({
     name: 'report',
     concurrency: 2,
     clock,
     backoff: config.backoff ?? { initialMs: 1000, maxMs: 60_000 },
-    onError: (key, err, retryIn) => log('warn', `report of PatchPlan ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`, {
-      plan: key, error: err instanceof Error ? err.message : String(err),
-    }),
+    onError: (key, err, retryIn) =>
+      log(
+        'warn',
+        `report of PatchPlan ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`,
+        {
+          plan: key,
+          error: err instanceof Error ? err.message : String(err),
+        },
+      ),
   });
 
   const jobsOf = (plan: string): JobView[] => deps.patchJobs.list().filter((j) => j.spec?.patchPlanRef === plan);
@@ -175,15 +208,30 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   }
 
   /** Writes the report files on the branch (no commit when the tip holds them); a pushed commit is recorded as ours. */
-  async function writeReport(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles): Promise<WriteResult> {
+  async function writeReport(
+    ctx: OpContext,
+    plan: PlanView,
+    jobs: readonly JobView[],
+    st: PlanState,
+    files: ReportFiles,
+  ): Promise<WriteResult> {
     const key = plan.name;
     const signer = config.signer;
     const result = await deps.writer.write(ctx, {
       branch: st.branch,
       base: config.baseBranch,
-      files: { [files.markdownPath]: files.markdown, [files.yamlPath]: files.yaml, ...(files.signature ? { [files.signature.path]: files.signature.text } : {}) },
+      files: {
+        [files.markdownPath]: files.markdown,
+        [files.yamlPath]: files.yaml,
+        ...(files.signature ? { [files.signature.path]: files.signature.text } : {}),
+      },
       // A signed report also advances the cluster's signed report index, built on the fetched tree's.
-      ...(signer ? { derive: (read: (path: string) => Promise<string | undefined>) => reportIndexFiles(read, config.cluster, signer, files.yamlPath, files.yaml) } : {}),
+      ...(signer
+        ? {
+            derive: (read: (path: string) => Promise<string | undefined>) =>
+              reportIndexFiles(read, config.cluster, signer, files.yamlPath, files.yaml),
+          }
+        : {}),
       message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,
       guarded: ownFiles(files),
       recorded: (sha) => isRecorded(ctx, guard, sha),
@@ -198,22 +246,51 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   }
 
   /** A commit KangalPatch did not write changed the report: leave the branch alone, say so once, and keep the PR from being merged as ours. */
-  async function stopForHumanEdit(ctx: OpContext, key: string, st: PlanState, result: Extract<WriteResult, { outcome: 'humanEdited' }>): Promise<void> {
+  async function stopForHumanEdit(
+    ctx: OpContext,
+    key: string,
+    st: PlanState,
+    result: Extract<WriteResult, { outcome: 'humanEdited' }>,
+  ): Promise<void> {
     st.stopped = `${result.author} changed ${result.path}`;
-    log('warn', `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`, { plan: key, branch: st.branch });
+    log(
+      'warn',
+      `report of PatchPlan ${key}: a human commit changed ${result.path} on ${st.branch}; no longer updating it`,
+      { plan: key, branch: st.branch },
+    );
     if (!st.pr || st.pr.state !== 'open') return;
-    await forge.comment(ctx, st.pr.number, `KangalPatch stopped updating this report: a commit by ${markdownCell(result.author)} changed ${markdownCode(result.path)}, and KangalPatch does not overwrite human edits, so this report is no longer what KangalPatch wrote. The cluster's live status: ${markdownCode(`kubectl get patchplan ${key}`)}.`);
-    await forge.setCommitStatus(ctx, result.commit, { state: 'failure', context: guard.context, description: `A commit not written by KangalPatch changed ${result.path}`.slice(0, 140) });
+    await forge.comment(
+      ctx,
+      st.pr.number,
+      `KangalPatch stopped updating this report: a commit by ${markdownCell(result.author)} changed ${markdownCode(result.path)}, and KangalPatch does not overwrite human edits, so this report is no longer what KangalPatch wrote. The cluster's live status: ${markdownCode(`kubectl get patchplan ${key}`)}.`,
+    );
+    await forge.setCommitStatus(ctx, result.commit, {
+      state: 'failure',
+      context: guard.context,
+      description: `A commit not written by KangalPatch changed ${result.path}`.slice(0, 140),
+    });
     if (!st.pr.draft) await forge.setDraft(ctx, st.pr.number, true);
   }
 
   /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
-  async function commitIfDue(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string): Promise<number | undefined> {
+  async function commitIfDue(
+    ctx: OpContext,
+    plan: PlanView,
+    jobs: readonly JobView[],
+    st: PlanState,
+    files: ReportFiles,
+    digest: string,
+  ): Promise<number | undefined> {
     if (st.unrecorded !== undefined) {
       await recordCommit(ctx, guard, st.unrecorded);
       st.unrecorded = undefined;
     }
-    const decision = reportDue({ changed: digest !== st.digest, lastCommitAt: st.lastCommitAt, now: clock.now(), minIntervalMs: minInterval });
+    const decision = reportDue({
+      changed: digest !== st.digest,
+      lastCommitAt: st.lastCommitAt,
+      now: clock.now(),
+      minIntervalMs: minInterval,
+    });
     if (decision.action === 'wait') return decision.ms;
     if (decision.action === 'none') return undefined;
     const result = await writeReport(ctx, plan, jobs, st, files);
@@ -230,7 +307,13 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * rendered report (rewritten when it does not) and the PR changes no other file. Checked when it
    * is about to be marked ready, and again whenever its head moved.
    */
-  async function verifyAndMarkReady(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles): Promise<void> {
+  async function verifyAndMarkReady(
+    ctx: OpContext,
+    plan: PlanView,
+    jobs: readonly JobView[],
+    st: PlanState,
+    files: ReportFiles,
+  ): Promise<void> {
     const key = plan.name;
     const fresh = (await forge.pullRequestsFor(ctx, st.branch))[0];
     if (fresh?.state !== 'open') {
@@ -247,12 +330,23 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       return;
     }
     if (written.outcome === 'pushed') pr = { ...pr, headSha: written.commit };
-    const g = await guardPullRequest(ctx, guard, pr, ownFiles(files), st.noted, 'does not mark this rollout report ready for review (it stays, or goes back to, a draft)');
+    const g = await guardPullRequest(
+      ctx,
+      guard,
+      pr,
+      ownFiles(files),
+      st.noted,
+      'does not mark this rollout report ready for review (it stays, or goes back to, a draft)',
+    );
     st.noted = g.noted;
     if (g.foreign.length > 0) {
       st.blockedHead = pr.headSha;
       st.verifiedHead = undefined;
-      log('warn', `report of PatchPlan ${key}: ${st.branch} changes files outside the report (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}); not marking pull request #${pr.number} ready`, { plan: key, pr: pr.number, branch: st.branch });
+      log(
+        'warn',
+        `report of PatchPlan ${key}: ${st.branch} changes files outside the report (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}); not marking pull request #${pr.number} ready`,
+        { plan: key, pr: pr.number, branch: st.branch },
+      );
       if (!pr.draft) await forge.setDraft(ctx, pr.number, true);
       st.pr = { ...pr, draft: true };
       return;
@@ -270,23 +364,43 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * terminal and the branch final. A plan that starts again (a failed node's job deleted to retry
    * it, a cancelled plan resumed) turns it back into a draft, which cannot be merged mid-rollout.
    */
-  async function settlePullRequest(ctx: OpContext, plan: PlanView, jobs: readonly JobView[], st: PlanState, files: ReportFiles, digest: string, terminal: boolean): Promise<void> {
+  async function settlePullRequest(
+    ctx: OpContext,
+    plan: PlanView,
+    jobs: readonly JobView[],
+    st: PlanState,
+    files: ReportFiles,
+    digest: string,
+    terminal: boolean,
+  ): Promise<void> {
     const key = plan.name;
     if (!hasForge || st.digest === undefined || st.stopped !== undefined) return;
     if (st.pr?.state !== 'open') {
       // Opened as a draft: it is marked ready only once its branch is checked (verifyAndMarkReady).
       st.pr = await forge.openPullRequest(ctx, {
-        head: st.branch, base: config.baseBranch, title: reportTitle(config.cluster, key),
-        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files), draft: true, labels,
+        head: st.branch,
+        base: config.baseBranch,
+        title: reportTitle(config.cluster, key),
+        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files),
+        draft: true,
+        labels,
       });
-      log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, { plan: key, pr: st.pr.number, branch: st.branch });
+      log('info', `report of PatchPlan ${key}: opened pull request #${st.pr.number}`, {
+        plan: key,
+        pr: st.pr.number,
+        branch: st.branch,
+      });
     }
     if (terminal && st.digest === digest) {
       await verifyAndMarkReady(ctx, plan, jobs, st, files);
     } else if (!terminal && !st.pr.draft) {
       await forge.setDraft(ctx, st.pr.number, true);
       st.pr = { ...st.pr, draft: true };
-      log('info', `report of PatchPlan ${key}: the plan runs again; pull request #${st.pr.number} is a draft until it ends`, { plan: key, pr: st.pr.number });
+      log(
+        'info',
+        `report of PatchPlan ${key}: the plan runs again; pull request #${st.pr.number} is a draft until it ends`,
+        { plan: key, pr: st.pr.number },
+      );
     }
   }
 
@@ -301,7 +415,14 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const rollout = rolloutId(plan.uid, plan.status.startTime);
     const st = states.get(plan.name);
     if (st && st.rollout === rollout) return st;
-    const fresh: PlanState = { rollout, branch: reportBranch(config.cluster, plan.name, rollout), pr: undefined, digest: undefined, lastCommitAt: undefined, stopped: undefined };
+    const fresh: PlanState = {
+      rollout,
+      branch: reportBranch(config.cluster, plan.name, rollout),
+      pr: undefined,
+      digest: undefined,
+      lastCommitAt: undefined,
+      stopped: undefined,
+    };
     states.set(plan.name, fresh);
     return fresh;
   }
@@ -318,7 +439,10 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * and then: a commit pushed after it was marked ready takes that back.
    */
   function nextPass(st: PlanState, terminal: boolean, waitMs: number | undefined): PassResult | undefined {
-    const recheck = terminal && hasForge && st.stopped === undefined && st.pr?.state === 'open' ? (config.recheckMs ?? RECHECK_MS) : Infinity;
+    const recheck =
+      terminal && hasForge && st.stopped === undefined && st.pr?.state === 'open'
+        ? (config.recheckMs ?? RECHECK_MS)
+        : Infinity;
     const next = Math.min(waitMs ?? Infinity, recheck);
     return next === Infinity ? undefined : { requeueAfterMs: next };
   }
@@ -331,7 +455,11 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     const held = heldBackMs(plan);
     if (held !== undefined) return { requeueAfterMs: held };
     if (config.signer && reportPaths(config.cluster, key).yamlPath === reportIndexPath(config.cluster)) {
-      log('warn', `report of PatchPlan ${key}: not written: ${reportIndexPath(config.cluster)} is the cluster's signed report index, so a plan named ${key} has no signed report`, { plan: key });
+      log(
+        'warn',
+        `report of PatchPlan ${key}: not written: ${reportIndexPath(config.cluster)} is the cluster's signed report index, so a plan named ${key} has no signed report`,
+        { plan: key },
+      );
       return undefined;
     }
     const jobs = jobsOf(key);
@@ -346,7 +474,13 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${stop}`, { plan: key, branch: st.branch });
       return undefined;
     }
-    const files = renderReport(plan, jobs, before, { cluster: config.cluster, blobUrlBase: config.blobUrlBase }, config.signer);
+    const files = renderReport(
+      plan,
+      jobs,
+      before,
+      { cluster: config.cluster, blobUrlBase: config.blobUrlBase },
+      config.signer,
+    );
     const digest = contentDigest(files);
     const waitMs = await commitIfDue(ctx, plan, jobs, st, files, digest);
     await settlePullRequest(ctx, plan, jobs, st, files, digest, terminal);

@@ -12,8 +12,20 @@ export interface GitErrorContext {
 
 export function gitOutcome(err: unknown, c: GitErrorContext): OutcomeError {
   if (err instanceof OutcomeError) return err;
-  if (c.signal.aborted) return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Canceled', message: `${c.what}: canceled`, cause: err });
-  if (c.deadlineExceeded) return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Timeout', message: `${c.what}: deadline exceeded`, cause: err });
+  if (c.signal.aborted)
+    return new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'Canceled',
+      message: `${c.what}: canceled`,
+      cause: err,
+    });
+  if (c.deadlineExceeded)
+    return new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'Timeout',
+      message: `${c.what}: deadline exceeded`,
+      cause: err,
+    });
   const e = err as { code?: unknown; data?: { statusCode?: unknown } } | null;
   const status = e?.code === 'HttpError' && typeof e.data?.statusCode === 'number' ? e.data.statusCode : undefined;
   if (status !== undefined) return httpOutcome(status, err, c);
@@ -24,13 +36,33 @@ export function gitOutcome(err: unknown, c: GitErrorContext): OutcomeError {
 
 function httpOutcome(status: number, err: unknown, c: GitErrorContext): OutcomeError {
   if (status === 401 || status === 403) {
-    const fix = c.tokenFile ? `check the token in ${c.tokenFile} (--git-token-file) and its read access to the repository` : 'the repository needs a token: pass --git-token-file';
-    return new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'GitAuthFailed', code: status, message: `${c.what}: HTTP ${status}: ${fix}`, cause: err });
+    const fix = c.tokenFile
+      ? `check the token in ${c.tokenFile} (--git-token-file) and its read access to the repository`
+      : 'the repository needs a token: pass --git-token-file';
+    return new OutcomeError({
+      kind: OutcomeKind.Stalled,
+      reason: 'GitAuthFailed',
+      code: status,
+      message: `${c.what}: HTTP ${status}: ${fix}`,
+      cause: err,
+    });
   }
   if (status === 404) {
-    return new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'RepositoryNotFound', code: status, message: `${c.what}: HTTP 404: check --git-url (or the token's access to it)`, cause: err });
+    return new OutcomeError({
+      kind: OutcomeKind.Stalled,
+      reason: 'RepositoryNotFound',
+      code: status,
+      message: `${c.what}: HTTP 404: check --git-url (or the token's access to it)`,
+      cause: err,
+    });
   }
-  return new OutcomeError({ kind: OutcomeKind.Transient, reason: 'GitServerError', code: status, message: `${c.what}: HTTP ${status}`, cause: err });
+  return new OutcomeError({
+    kind: OutcomeKind.Transient,
+    reason: 'GitServerError',
+    code: status,
+    message: `${c.what}: HTTP ${status}`,
+    cause: err,
+  });
 }
 
 /**
@@ -40,7 +72,11 @@ function httpOutcome(status: number, err: unknown, c: GitErrorContext): OutcomeE
  */
 export class CommitRefusedError extends OutcomeError {
   /** @param why the cap broken, short (the commit status description). */
-  constructor(readonly commit: string | undefined, readonly why: string, message: string) {
+  constructor(
+    readonly commit: string | undefined,
+    readonly why: string,
+    message: string,
+  ) {
     super({ kind: OutcomeKind.Stalled, reason: 'GitCommitRefused', message });
   }
 }

@@ -65,7 +65,9 @@ export function createGitSource(opts: GitSourceOptions): GitSource {
     snapshot: async (ctx) => {
       let fetched;
       try {
-        fetched = await fetchCommit(ctx, await remote(), gitdir, fetchLimits, (head) => (head === refused?.commit ? refused : undefined));
+        fetched = await fetchCommit(ctx, await remote(), gitdir, fetchLimits, (head) =>
+          head === refused?.commit ? refused : undefined,
+        );
       } catch (err) {
         if (err instanceof CommitRefusedError && err.commit !== undefined) refused = err;
         throw err;
@@ -73,8 +75,15 @@ export function createGitSource(opts: GitSourceOptions): GitSource {
       const { commit, objects } = fetched;
       // One cache per snapshot: isomorphic-git then loads the pack and its index once, not per object.
       const read = { gitdir, commit, objects, cache: {}, maxObjectBytes: fetchLimits.maxObjectBytes };
-      const files = await readPlanTree({ ...read, path: opts.path, limits: opts.limits, maxFileBytes: opts.maxFileBytes });
-      return opts.readReports === true ? { commit, ...files, reports: await readReportTree(read) } : { commit, ...files };
+      const files = await readPlanTree({
+        ...read,
+        path: opts.path,
+        limits: opts.limits,
+        maxFileBytes: opts.maxFileBytes,
+      });
+      return opts.readReports === true
+        ? { commit, ...files, reports: await readReportTree(read) }
+        : { commit, ...files };
     },
   };
 }

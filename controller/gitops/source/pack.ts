@@ -37,13 +37,23 @@ export interface ReadPack {
 
 /** The pack breaks a cap (`overCap`) or is malformed: nothing of it is used. */
 export class PackRefusedError extends Error {
-  constructor(message: string, readonly overCap = false) {
+  constructor(
+    message: string,
+    readonly overCap = false,
+  ) {
     super(message);
     this.name = 'PackRefusedError';
   }
 }
 
-const TYPES: Record<number, ObjectType | 'ofs-delta' | 'ref-delta' | undefined> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag', 6: 'ofs-delta', 7: 'ref-delta' };
+const TYPES: Record<number, ObjectType | 'ofs-delta' | 'ref-delta' | undefined> = {
+  1: 'commit',
+  2: 'tree',
+  3: 'blob',
+  4: 'tag',
+  6: 'ofs-delta',
+  7: 'ref-delta',
+};
 /** Inflated bytes between two yields to the event loop. */
 const YIELD_EVERY = 4 * 1024 * 1024;
 /** Delta bases kept inflated between objects. */
@@ -79,29 +89,47 @@ class PackReader {
   private readonly byOffset = new Map<number, Entry>();
   private readonly byOid = new Map<string, Entry>();
 
-  constructor(private readonly pack: Buffer, private readonly limits: FetchLimits) {}
+  constructor(
+    private readonly pack: Buffer,
+    private readonly limits: FetchLimits,
+  ) {}
 
   async read(): Promise<ReadPack> {
     const pack = this.pack;
-    if (pack.byteLength < 32 || pack.toString('latin1', 0, 4) !== 'PACK') throw new PackRefusedError('the server sent no valid pack (no PACK header)');
+    if (pack.byteLength < 32 || pack.toString('latin1', 0, 4) !== 'PACK')
+      throw new PackRefusedError('the server sent no valid pack (no PACK header)');
     const version = pack.readUInt32BE(4);
-    if (version !== 2 && version !== 3) throw new PackRefusedError(`the server sent a pack of version ${version}; only versions 2 and 3 are read`);
+    if (version !== 2 && version !== 3)
+      throw new PackRefusedError(`the server sent a pack of version ${version}; only versions 2 and 3 are read`);
     const count = pack.readUInt32BE(8);
-    if (count > this.limits.maxObjects) throw new PackRefusedError(`the pack holds ${count} objects, over the cap of ${this.limits.maxObjects} objects on one fetch`, true);
+    if (count > this.limits.maxObjects)
+      throw new PackRefusedError(
+        `the pack holds ${count} objects, over the cap of ${this.limits.maxObjects} objects on one fetch`,
+        true,
+      );
     const end = pack.byteLength - 20;
     const packSha = pack.subarray(end).toString('hex');
-    if (createHash('sha1').update(pack.subarray(0, end)).digest('hex') !== packSha) throw new PackRefusedError('the pack is corrupt (its checksum does not match)');
+    if (createHash('sha1').update(pack.subarray(0, end)).digest('hex') !== packSha)
+      throw new PackRefusedError('the pack is corrupt (its checksum does not match)');
     const entries = await this.scanAll(count, end);
     const objects = await this.resolveAll(entries);
     const dropped = entries.filter((e) => e.dropped === true).length;
-    return { packSha, objects, dropped, idx: writeIdx(entries.filter((e) => e.dropped !== true && e.oid !== undefined), packSha) };
+    return {
+      packSha,
+      objects,
+      dropped,
+      idx: writeIdx(
+        entries.filter((e) => e.dropped !== true && e.oid !== undefined),
+        packSha,
+      ),
+    };
   }
 
   /** Resolves deltas in pack order; a ref-delta may name a base later in the pack, so passes repeat until nothing moves. */
   private async resolveAll(entries: Entry[]): Promise<Map<string, PackObject>> {
     const objects = new Map<string, PackObject>();
     let pending = entries;
-    for (let progress = true; progress && pending.length > 0; ) {
+    for (let progress = true; progress && pending.length > 0;) {
       const waiting: Entry[] = [];
       for (const e of pending) {
         if (e.kind === 'ref-delta' && !this.byOid.has(e.baseOid ?? '')) {
@@ -141,7 +169,8 @@ class PackReader {
     let pos = offset;
     let byte = this.byte(pos++);
     const kind = TYPES[(byte >> 4) & 7];
-    if (kind === undefined) throw new PackRefusedError(`the pack has an object of unknown type ${(byte >> 4) & 7} at offset ${offset}`);
+    if (kind === undefined)
+      throw new PackRefusedError(`the pack has an object of unknown type ${(byte >> 4) & 7} at offset ${offset}`);
     let size = byte & 15;
     for (let shift = 4; byte & 0x80; shift += 7) {
       byte = this.byte(pos++);
@@ -157,10 +186,12 @@ class PackReader {
         back = (back + 1) * 128 + (byte & 0x7f);
         if (back > offset) break;
       }
-      if (back <= 0 || back > offset || !this.byOffset.has(offset - back)) throw new PackRefusedError(`the pack has a delta at offset ${offset} whose base is not an object before it`);
+      if (back <= 0 || back > offset || !this.byOffset.has(offset - back))
+        throw new PackRefusedError(`the pack has a delta at offset ${offset} whose base is not an object before it`);
       entry.baseOffset = offset - back;
     } else if (kind === 'ref-delta') {
-      if (pos + 20 > pack.byteLength - 20) throw new PackRefusedError(`the pack ends inside the object at offset ${offset}`);
+      if (pos + 20 > pack.byteLength - 20)
+        throw new PackRefusedError(`the pack ends inside the object at offset ${offset}`);
       entry.baseOid = pack.subarray(pos, pos + 20).toString('hex');
       pos += 20;
     }
@@ -188,7 +219,10 @@ class PackReader {
   private count(bytes: number): void {
     this.inflated += bytes;
     if (this.inflated > this.limits.maxInflatedBytes) {
-      throw new PackRefusedError(`the pack inflates to over the cap of ${this.limits.maxInflatedBytes} bytes on one fetch`, true);
+      throw new PackRefusedError(
+        `the pack inflates to over the cap of ${this.limits.maxInflatedBytes} bytes on one fetch`,
+        true,
+      );
     }
   }
 
@@ -202,12 +236,20 @@ class PackReader {
   /** Inflates the object data of `e` (at most its header size, which is within the object cap). */
   private inflateAt(e: Entry): { bytes: Buffer; consumed: number } {
     try {
-      const { buffer, engine } = inflateSync(this.pack.subarray(e.dataStart, this.pack.byteLength - 20), { info: true, maxOutputLength: Math.max(1, e.headerSize) }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
-      if (buffer.byteLength !== e.headerSize) throw new PackRefusedError(`the object at offset ${e.offset} inflates to ${buffer.byteLength} bytes, not the ${e.headerSize} its header says`);
+      const { buffer, engine } = inflateSync(this.pack.subarray(e.dataStart, this.pack.byteLength - 20), {
+        info: true,
+        maxOutputLength: Math.max(1, e.headerSize),
+      }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+      if (buffer.byteLength !== e.headerSize)
+        throw new PackRefusedError(
+          `the object at offset ${e.offset} inflates to ${buffer.byteLength} bytes, not the ${e.headerSize} its header says`,
+        );
       return { bytes: buffer, consumed: engine.bytesWritten };
     } catch (err) {
       if (err instanceof PackRefusedError) throw err;
-      throw new PackRefusedError(`the object at offset ${e.offset} does not inflate to the ${e.headerSize} bytes its header says`);
+      throw new PackRefusedError(
+        `the object at offset ${e.offset} does not inflate to the ${e.headerSize} bytes its header says`,
+      );
     }
   }
 
@@ -245,7 +287,10 @@ class PackReader {
     }
     this.count(resultSize);
     const baseContent = this.contentOf(base, 0);
-    if (baseContent.byteLength !== baseSize) throw new PackRefusedError(`the delta at offset ${e.offset} expects a base of ${baseSize} bytes, not ${baseContent.byteLength}`);
+    if (baseContent.byteLength !== baseSize)
+      throw new PackRefusedError(
+        `the delta at offset ${e.offset} expects a base of ${baseSize} bytes, not ${baseContent.byteLength}`,
+      );
     this.identify(e, base.type, applyDelta(delta, at, baseContent, resultSize, e.offset));
     await this.maybeYield(resultSize);
   }
@@ -258,7 +303,8 @@ class PackReader {
   private contentOf(e: Entry, depth: number): Buffer {
     const hit = this.cache.get(e.offset);
     if (hit) return hit;
-    if (depth > MAX_DELTA_DEPTH) throw new PackRefusedError(`the pack has a delta chain longer than ${MAX_DELTA_DEPTH} at offset ${e.offset}`);
+    if (depth > MAX_DELTA_DEPTH)
+      throw new PackRefusedError(`the pack has a delta chain longer than ${MAX_DELTA_DEPTH} at offset ${e.offset}`);
     const data = this.inflateAt(e).bytes;
     if (e.kind !== 'ofs-delta' && e.kind !== 'ref-delta') return data;
     const base = this.baseOf(e);
@@ -277,7 +323,9 @@ function skipDeflated(input: Buffer, size: number, offset: number): Promise<numb
     let out = 0;
     const fail = (): void => {
       z.destroy();
-      reject(new PackRefusedError(`the object at offset ${offset} does not inflate to the ${size} bytes its header says`));
+      reject(
+        new PackRefusedError(`the object at offset ${offset} does not inflate to the ${size} bytes its header says`),
+      );
     };
     z.on('data', (chunk: Buffer) => {
       out += chunk.byteLength;
@@ -298,7 +346,8 @@ function deltaSizes(delta: Buffer, offset: number): { baseSize: number; resultSi
   const varint = (): number => {
     let n = 0;
     for (let shift = 0; ; shift += 7) {
-      if (at >= delta.byteLength || shift > 49) throw new PackRefusedError(`the delta at offset ${offset} is malformed`);
+      if (at >= delta.byteLength || shift > 49)
+        throw new PackRefusedError(`the delta at offset ${offset} is malformed`);
       const b = delta[at++] as number;
       n += (b & 0x7f) * 2 ** shift;
       if (!(b & 0x80)) return n;
@@ -346,7 +395,9 @@ function copyOp(delta: Buffer, start: number, op: number): { offset: number; siz
 
 /** A version 2 pack index of `entries` (offsets below 2 GiB: the fetch cap keeps packs far smaller). */
 function writeIdx(entries: Entry[], packSha: string): Buffer {
-  const sorted = entries.map((e) => ({ oid: Buffer.from(e.oid as string, 'hex'), crc: e.crc, offset: e.offset })).sort((a, b) => Buffer.compare(a.oid, b.oid));
+  const sorted = entries
+    .map((e) => ({ oid: Buffer.from(e.oid as string, 'hex'), crc: e.crc, offset: e.offset }))
+    .sort((a, b) => Buffer.compare(a.oid, b.oid));
   const n = sorted.length;
   const out = Buffer.alloc(8 + 256 * 4 + n * 28 + 40);
   out.writeUInt32BE(0xff744f63, 0);

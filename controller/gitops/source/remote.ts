@@ -24,11 +24,18 @@ export interface Remote {
 
 function authHeaders(token: string | undefined): Record<string, string> {
   // Basic with the token as password is what GitHub, Gitea and Forgejo all accept for git.
-  return token === undefined ? {} : { Authorization: `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}` };
+  return token === undefined
+    ? {}
+    : { Authorization: `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}` };
 }
 
 /** Runs one isomorphic-git call with an HTTP client bound to the context's signal and deadline. */
-async function withHttp<T>(ctx: OpContext, remote: Remote, what: string, fn: (client: typeof http) => Promise<T>): Promise<T> {
+async function withHttp<T>(
+  ctx: OpContext,
+  remote: Remote,
+  what: string,
+  fn: (client: typeof http) => Promise<T>,
+): Promise<T> {
   const timeout = AbortSignal.timeout(Math.max(1, Math.min(remainingMs(ctx), 2 ** 31 - 1)));
   const signal = AbortSignal.any([ctx.signal, timeout]);
   const client: typeof http = { request: (req) => http.request({ ...req, signal }) };
@@ -44,11 +51,21 @@ async function withHttp<T>(ctx: OpContext, remote: Remote, what: string, fn: (cl
 export async function remoteHead(ctx: OpContext, remote: Remote): Promise<string> {
   const ref = `refs/heads/${remote.branch}`;
   const refs = await withHttp(ctx, remote, `list refs of ${remote.url}`, (client) =>
-    git.listServerRefs({ http: client, url: remote.url, headers: authHeaders(remote.token), protocolVersion: 2, prefix: ref }),
+    git.listServerRefs({
+      http: client,
+      url: remote.url,
+      headers: authHeaders(remote.token),
+      protocolVersion: 2,
+      prefix: ref,
+    }),
   );
   const head = refs.find((r) => r.ref === ref);
   if (!head) {
-    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'BranchNotFound', message: `${remote.url} has no branch "${remote.branch}": check --git-branch` });
+    throw new OutcomeError({
+      kind: OutcomeKind.Stalled,
+      reason: 'BranchNotFound',
+      message: `${remote.url} has no branch "${remote.branch}": check --git-branch`,
+    });
   }
   return head.oid;
 }
@@ -60,27 +77,55 @@ export async function remoteHead(ctx: OpContext, remote: Remote): Promise<string
  * size is checked. A commit whose pack breaks a cap is refused with CommitRefusedError; `refused`
  * answers a head already refused without fetching it again.
  */
-export async function fetchCommit(ctx: OpContext, remote: Remote, gitdir: string, limits: FetchLimits, refused?: (commit: string) => Error | undefined): Promise<FetchedCommit> {
+export async function fetchCommit(
+  ctx: OpContext,
+  remote: Remote,
+  gitdir: string,
+  limits: FetchLimits,
+  refused?: (commit: string) => Error | undefined,
+): Promise<FetchedCommit> {
   const what = `fetch ${remote.branch} of ${remote.url}`;
   return withHttp(ctx, remote, what, async (client) => {
     const base = remote.url.replace(/\/+$/, '');
     const headers = authHeaders(remote.token);
     const refusal = (commit: string | undefined, why: string): CommitRefusedError =>
-      new CommitRefusedError(commit, why, `${what}: ${why}: ${commit === undefined ? 'the head' : `commit ${commit.slice(0, 12)}`} is not applied; the plans applied before stay as they are`);
+      new CommitRefusedError(
+        commit,
+        why,
+        `${what}: ${why}: ${commit === undefined ? 'the head' : `commit ${commit.slice(0, 12)}`} is not applied; the plans applied before stay as they are`,
+      );
     const over = `over the cap of ${limits.maxFetchBytes} bytes on one fetch (--git-max-fetch-bytes)`;
-    const advertised = await client.request({ url: `${base}/info/refs?service=git-upload-pack`, method: 'GET', headers, agent: agentFor(base) });
+    const advertised = await client.request({
+      url: `${base}/info/refs?service=git-upload-pack`,
+      method: 'GET',
+      headers,
+      agent: agentFor(base),
+    });
     checkStatus(advertised.statusCode);
-    const adv = parseAdvertisement(await collectCapped(advertised.body, limits.maxFetchBytes, () => refusal(undefined, `the ref advertisement is ${over}`)), remote.branch);
+    const adv = parseAdvertisement(
+      await collectCapped(advertised.body, limits.maxFetchBytes, () =>
+        refusal(undefined, `the ref advertisement is ${over}`),
+      ),
+      remote.branch,
+    );
     const commit = adv.head;
     if (commit === undefined) {
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'BranchNotFound', message: `${remote.url} has no branch "${remote.branch}": check --git-branch` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'BranchNotFound',
+        message: `${remote.url} has no branch "${remote.branch}": check --git-branch`,
+      });
     }
     const before = refused?.(commit);
     if (before) throw before;
     const answer = await client.request({
       url: `${base}/git-upload-pack`,
       method: 'POST',
-      headers: { ...headers, 'Content-Type': 'application/x-git-upload-pack-request', Accept: 'application/x-git-upload-pack-result' },
+      headers: {
+        ...headers,
+        'Content-Type': 'application/x-git-upload-pack-request',
+        Accept: 'application/x-git-upload-pack-result',
+      },
       // An array is sent whole, with a Content-Length (isomorphic-git's own fetch does the same).
       body: [uploadPackRequest(commit, adv.capabilities)] as unknown as AsyncIterableIterator<Uint8Array>,
       agent: agentFor(base),
@@ -101,7 +146,8 @@ export async function fetchCommit(ctx: OpContext, remote: Remote, gitdir: string
       if (err instanceof PackRefusedError && err.overCap) throw refusal(commit, err.message);
       throw err;
     }
-    if (!read.objects.has(commit)) throw refusal(commit, `the commit object is over the cap of ${limits.maxObjectBytes} bytes on one object`);
+    if (!read.objects.has(commit))
+      throw refusal(commit, `the commit object is over the cap of ${limits.maxObjectBytes} bytes on one object`);
     await storePack(gitdir, read, packBytes);
     return { commit, objects: read.objects, dropped: read.dropped };
   });
@@ -139,7 +185,11 @@ function checkStatus(status: number): void {
   throw Object.assign(new Error(`HTTP ${status}`), { code: 'HttpError', data: { statusCode: status } });
 }
 
-async function collectCapped(body: AsyncIterableIterator<Uint8Array> | undefined, max: number, over: () => Error): Promise<Buffer> {
+async function collectCapped(
+  body: AsyncIterableIterator<Uint8Array> | undefined,
+  max: number,
+  over: () => Error,
+): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of body ?? []) {

@@ -24,9 +24,13 @@ export interface ReportTree {
 }
 
 /** A tree's entries; none when the tree was over the cap on one fetched object (it is not in the store). */
-const entries = async (s: FetchedObjects, oid: string) => (s.objects.has(oid) ? (await git.readTree({ fs, gitdir: s.gitdir, oid, cache: s.cache })).tree : []);
+const entries = async (s: FetchedObjects, oid: string) =>
+  s.objects.has(oid) ? (await git.readTree({ fs, gitdir: s.gitdir, oid, cache: s.cache })).tree : [];
 
-export async function readReportTree(store: FetchedObjects, limits: ReportTreeLimits = DEFAULT_REPORT_LIMITS): Promise<ReportTree> {
+export async function readReportTree(
+  store: FetchedObjects,
+  limits: ReportTreeLimits = DEFAULT_REPORT_LIMITS,
+): Promise<ReportTree> {
   const out: ReportTree = { files: new Map(), skipped: [] };
   const { commit: c } = await git.readCommit({ fs, gitdir: store.gitdir, oid: store.commit, cache: store.cache });
   const status = (await entries(store, c.tree)).find((e) => e.path === 'status' && e.mode === TREE);
@@ -43,7 +47,10 @@ export async function readReportTree(store: FetchedObjects, limits: ReportTreeLi
       // The size comes from the fetch: a report over the cap is skipped without inflating it.
       const size = store.objects.get(f.oid)?.size;
       if (size === undefined || size > limits.maxFileBytes) {
-        out.skipped.push({ file: path, reason: `${size === undefined ? `more than ${store.maxObjectBytes}` : size} bytes, over the ${limits.maxFileBytes}-byte cap for a report` });
+        out.skipped.push({
+          file: path,
+          reason: `${size === undefined ? `more than ${store.maxObjectBytes}` : size} bytes, over the ${limits.maxFileBytes}-byte cap for a report`,
+        });
         continue;
       }
       const { blob } = await git.readBlob({ fs, gitdir: store.gitdir, oid: f.oid, cache: store.cache });

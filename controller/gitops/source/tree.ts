@@ -84,7 +84,11 @@ async function rootTree(opts: TreeReadOptions): Promise<string> {
   let oid = commit.tree;
   for (const segment of opts.path === '' ? [] : opts.path.split('/')) {
     if (!opts.objects.has(oid)) {
-      throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'GitTreeTooLarge', message: `commit ${opts.commit.slice(0, 12)}: a folder on the way to "${opts.path}" lists more than ${opts.maxObjectBytes} bytes of entries, the cap on one object fetched from Git` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Stalled,
+        reason: 'GitTreeTooLarge',
+        message: `commit ${opts.commit.slice(0, 12)}: a folder on the way to "${opts.path}" lists more than ${opts.maxObjectBytes} bytes of entries, the cap on one object fetched from Git`,
+      });
     }
     const entries = await readEntries(opts, oid);
     const next = entries?.find((e) => e.path === segment && e.mode === Mode.Tree);
@@ -113,13 +117,23 @@ async function readEntries(store: FetchedObjects, oid: string): Promise<TreeEntr
 
 async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
   if (!w.store.objects.has(oid)) {
-    w.out.problems.push(problem(dir, `this folder lists more than ${w.store.maxObjectBytes} bytes of entries, the cap on one object fetched from Git; no file of the folder is read`));
+    w.out.problems.push(
+      problem(
+        dir,
+        `this folder lists more than ${w.store.maxObjectBytes} bytes of entries, the cap on one object fetched from Git; no file of the folder is read`,
+      ),
+    );
     w.unreadable = true;
     return;
   }
   const tree = await readEntries(w.store, oid);
   if (!tree) {
-    w.out.problems.push(problem(dir, 'this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read'));
+    w.out.problems.push(
+      problem(
+        dir,
+        'this folder has an entry with an unsafe name (such as "..", ".git", backslashes or control characters): rename it; no file of the folder is read',
+      ),
+    );
     w.unreadable = true;
     return;
   }
@@ -127,7 +141,12 @@ async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
     if (w.stopped) return;
     const path = dir === '' ? entry.path : `${dir}/${entry.path}`;
     if (entry.path === '.' || entry.path === '..' || entry.path === '' || ODD_NAME.test(entry.path)) {
-      w.out.problems.push(problem(JSON.stringify(path).slice(1, -1), 'odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it'));
+      w.out.problems.push(
+        problem(
+          JSON.stringify(path).slice(1, -1),
+          'odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
+        ),
+      );
       continue;
     }
     // Hidden entries (.github, .pre-commit-config.yaml) are tooling, not plans, as for `kangal-patch validate`.
@@ -137,12 +156,16 @@ async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
       continue;
     }
     if (entry.mode === Mode.Submodule) {
-      w.out.problems.push(problem(path, 'git submodules are not followed in a plans repository: put the plans in the repository itself'));
+      w.out.problems.push(
+        problem(path, 'git submodules are not followed in a plans repository: put the plans in the repository itself'),
+      );
       continue;
     }
     if (!YAML_FILE.test(entry.path)) continue;
     if (entry.mode === Mode.Symlink) {
-      w.out.problems.push(problem(path, 'symbolic links are not followed in a plans repository: commit the file itself'));
+      w.out.problems.push(
+        problem(path, 'symbolic links are not followed in a plans repository: commit the file itself'),
+      );
       continue;
     }
     await addBlob(w, entry.oid, path);
@@ -153,14 +176,22 @@ const NOTHING_APPLIED = 'nothing of this commit is applied; the plans applied be
 
 async function addBlob(w: Walk, oid: string, path: string): Promise<void> {
   if (++w.files > w.limits.maxFiles) {
-    w.out.refused = problem(path, `over the cap of ${w.limits.maxFiles} plan files per commit under ${w.root}: ${NOTHING_APPLIED}`);
+    w.out.refused = problem(
+      path,
+      `over the cap of ${w.limits.maxFiles} plan files per commit under ${w.root}: ${NOTHING_APPLIED}`,
+    );
     w.stopped = true;
     return;
   }
   // The size comes from the fetch: a file over the cap is refused without inflating it.
   const size = w.store.objects.get(oid)?.size;
   if (size === undefined) {
-    w.out.problems.push(problem(path, `file is more than ${w.store.maxObjectBytes} bytes (the cap on one object fetched from Git; a plan file may have at most ${w.maxFileBytes} bytes): not read`));
+    w.out.problems.push(
+      problem(
+        path,
+        `file is more than ${w.store.maxObjectBytes} bytes (the cap on one object fetched from Git; a plan file may have at most ${w.maxFileBytes} bytes): not read`,
+      ),
+    );
     return;
   }
   if (size > w.maxFileBytes) {
@@ -169,7 +200,10 @@ async function addBlob(w: Walk, oid: string, path: string): Promise<void> {
   }
   w.totalBytes += size;
   if (w.totalBytes > w.limits.maxTotalBytes) {
-    w.out.refused = problem(path, `over the cap of ${w.limits.maxTotalBytes} bytes of plan files per commit under ${w.root}: ${NOTHING_APPLIED}`);
+    w.out.refused = problem(
+      path,
+      `over the cap of ${w.limits.maxTotalBytes} bytes of plan files per commit under ${w.root}: ${NOTHING_APPLIED}`,
+    );
     w.stopped = true;
     return;
   }

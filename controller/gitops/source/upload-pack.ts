@@ -45,9 +45,16 @@ export function parseAdvertisement(body: Buffer, branch: string): Advertisement 
 /** The body of the POST to git-upload-pack: this one commit, without its history, no progress text. */
 export function uploadPackRequest(oid: string, capabilities: ReadonlySet<string>): Buffer {
   for (const need of ['shallow', 'side-band-64k']) {
-    if (!capabilities.has(need)) throw new UploadPackError(`the git server does not offer "${need}", which a shallow fetch needs`);
+    if (!capabilities.has(need))
+      throw new UploadPackError(`the git server does not offer "${need}", which a shallow fetch needs`);
   }
-  const caps = ['side-band-64k', 'shallow', 'no-progress', 'agent=kangal-patch', ...(capabilities.has('ofs-delta') ? ['ofs-delta'] : [])].join(' ');
+  const caps = [
+    'side-band-64k',
+    'shallow',
+    'no-progress',
+    'agent=kangal-patch',
+    ...(capabilities.has('ofs-delta') ? ['ofs-delta'] : []),
+  ].join(' ');
   return Buffer.concat([pktLine(`want ${oid} ${caps}\n`), pktLine('deepen 1\n'), FLUSH, pktLine('done\n')]);
 }
 
@@ -72,7 +79,8 @@ export class UploadPackResponse {
     let at = 0;
     while (!this.ended && this.pending.byteLength - at >= 4) {
       const length = Number.parseInt(this.pending.toString('latin1', at, at + 4), 16);
-      if (!/^[0-9a-f]{4}$/i.test(this.pending.toString('latin1', at, at + 4))) throw new UploadPackError('the git server sent a malformed answer (not pkt-lines)');
+      if (!/^[0-9a-f]{4}$/i.test(this.pending.toString('latin1', at, at + 4)))
+        throw new UploadPackError('the git server sent a malformed answer (not pkt-lines)');
       if (length < 4) {
         at += 4;
         if (length === 0 && this.inPack) this.ended = true;
@@ -111,7 +119,7 @@ export class UploadPackResponse {
 }
 
 function* pktLines(body: Buffer): Generator<string | undefined> {
-  for (let at = 0; at + 4 <= body.byteLength; ) {
+  for (let at = 0; at + 4 <= body.byteLength;) {
     const head = body.toString('latin1', at, at + 4);
     if (!/^[0-9a-f]{4}$/i.test(head)) throw new UploadPackError('the git server sent a malformed ref advertisement');
     const length = Number.parseInt(head, 16);

@@ -3,7 +3,16 @@
 // annotations of unchanged plans a few at a time until a deadline. One plan's failure never blocks
 // the others; the first error is returned for the loop's backoff.
 import { Annotation, API_VERSION, Kind, MANAGED_BY_GITOPS, PLAN_FINALIZER } from '../../../schemas/api.js';
-import { decideSync, DEFAULT_SYNC_LIMITS, formatSourceProblem, type ClusterPlan, type LoadedCommit, type PlanApplyDecision, type SourceProblem, type SyncLimits } from '../../core/gitops/sync-plan.js';
+import {
+  decideSync,
+  DEFAULT_SYNC_LIMITS,
+  formatSourceProblem,
+  type ClusterPlan,
+  type LoadedCommit,
+  type PlanApplyDecision,
+  type SourceProblem,
+  type SyncLimits,
+} from '../../core/gitops/sync-plan.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
@@ -53,8 +62,19 @@ export interface SyncOptions {
 }
 
 /** Files and plans of a snapshot, loaded (pure apart from parsing); over a cap, the commit is refused as a whole. */
-export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string, maxPlans = DEFAULT_REPO_LIMITS.maxPlans): LoadedCommit {
-  const refuse = (refused: SourceProblem): LoadedCommit => ({ commit: snapshot.commit, plans: [], problems: [refused], files: [], complete: false, refused });
+export function loadSnapshot(
+  snapshot: Snapshot,
+  operatorNamespace: string,
+  maxPlans = DEFAULT_REPO_LIMITS.maxPlans,
+): LoadedCommit {
+  const refuse = (refused: SourceProblem): LoadedCommit => ({
+    commit: snapshot.commit,
+    plans: [],
+    problems: [refused],
+    files: [],
+    complete: false,
+    refused,
+  });
   if (snapshot.refused) return refuse(snapshot.refused);
   const loaded = loadPlanSources(snapshot.sources, { operatorNamespace, rejectDuplicates: true });
   const past = loaded.plans[maxPlans];
@@ -65,7 +85,13 @@ export function loadSnapshot(snapshot: Snapshot, operatorNamespace: string, maxP
   const problems = [...snapshot.problems, ...loaded.problems];
   return {
     commit: snapshot.commit,
-    plans: loaded.plans.map((p) => ({ name: p.plan.metadata.name, file: p.file, spec: p.plan.spec, rawSpec: (p.raw.spec ?? {}) as Record<string, unknown>, labels: p.plan.metadata.labels })),
+    plans: loaded.plans.map((p) => ({
+      name: p.plan.metadata.name,
+      file: p.file,
+      spec: p.plan.spec,
+      rawSpec: (p.raw.spec ?? {}) as Record<string, unknown>,
+      labels: p.plan.metadata.labels,
+    })),
     problems,
     files: [...snapshot.sources.map((s) => s.file), ...snapshot.problems.map((p) => p.file)],
     complete: snapshot.complete,
@@ -87,15 +113,45 @@ export function clusterPlan(v: PlanView): ClusterPlan {
   };
 }
 
-export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedCommit, opts: SyncOptions = {}): Promise<SyncReport> {
-  const decision = decideSync(loaded, deps.informers.patchPlans.list().map(clusterPlan), deps.limits ?? DEFAULT_SYNC_LIMITS);
+export async function syncCommit(
+  ctx: OpContext,
+  deps: SyncDeps,
+  loaded: LoadedCommit,
+  opts: SyncOptions = {},
+): Promise<SyncReport> {
+  const decision = decideSync(
+    loaded,
+    deps.informers.patchPlans.list().map(clusterPlan),
+    deps.limits ?? DEFAULT_SYNC_LIMITS,
+  );
   if (decision.refused) {
-    deps.log.warn({ commit: loaded.commit, problem: formatSourceProblem(decision.refused) }, 'commit refused: nothing of it is applied');
-    return { commit: loaded.commit, plans: [], applied: [], deleted: [], problems: [decision.refused], failed: [], deferred: [], refused: decision.refused };
+    deps.log.warn(
+      { commit: loaded.commit, problem: formatSourceProblem(decision.refused) },
+      'commit refused: nothing of it is applied',
+    );
+    return {
+      commit: loaded.commit,
+      plans: [],
+      applied: [],
+      deleted: [],
+      problems: [decision.refused],
+      failed: [],
+      deferred: [],
+      refused: decision.refused,
+    };
   }
   const problems = [...loaded.problems, ...decision.problems];
-  const report: SyncReport = { commit: loaded.commit, plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })), applied: [], deleted: [], problems, failed: [], deferred: [] };
-  for (const p of decision.problems) deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');
+  const report: SyncReport = {
+    commit: loaded.commit,
+    plans: loaded.plans.map((p) => ({ name: p.name, file: p.file })),
+    applied: [],
+    deleted: [],
+    problems,
+    failed: [],
+    deferred: [],
+  };
+  for (const p of decision.problems)
+    deps.log.warn({ file: p.file, problem: formatSourceProblem(p) }, 'plan not applied');
   // New and changed specs one at a time, first, then deletions and problem annotations; the
   // annotation-only refreshes of unchanged plans (NewCommit: one write per plan of the repository on
   // every commit) last, a few at a time and only until `refreshUntil`, so a long pass does not hold
@@ -109,7 +165,11 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       report.applied.push({ name: a.name, reason: a.reason });
       deps.onApplied?.(a.reason);
       if (a.reason === 'DriftReverted' && before) reportDrift(ctx, deps, before, a);
-      else deps.log.info({ plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason }, `applied PatchPlan from Git (${a.reason})`);
+      else
+        deps.log.info(
+          { plan: a.name, file: a.file, commit: loaded.commit, reason: a.reason },
+          `applied PatchPlan from Git (${a.reason})`,
+        );
     });
   for (const a of changed) await apply(a);
   for (const d of decision.delete) {
@@ -117,13 +177,22 @@ export async function syncCommit(ctx: OpContext, deps: SyncDeps, loaded: LoadedC
       await deps.kube.deletePlan(ctx, d.name, d.uid);
       report.deleted.push(d.name);
       deps.onDeleted?.();
-      deps.log.info({ plan: d.name, commit: loaded.commit }, 'deleting PatchPlan: its file left Git (running PatchJobs finish first)');
+      deps.log.info(
+        { plan: d.name, commit: loaded.commit },
+        'deleting PatchPlan: its file left Git (running PatchJobs finish first)',
+      );
     });
   }
   for (const n of decision.annotateProblems) {
     await attempt(report, n.name, async () => {
-      deps.informers.patchPlans.observeWrite(await deps.kube.annotatePlan(ctx, n.name, { [Annotation.SourceProblems]: n.problems ?? null }));
-      if (n.problems) deps.log.warn({ plan: n.name, problems: n.problems }, 'the plan file in Git is invalid: the last good spec stays applied');
+      deps.informers.patchPlans.observeWrite(
+        await deps.kube.annotatePlan(ctx, n.name, { [Annotation.SourceProblems]: n.problems ?? null }),
+      );
+      if (n.problems)
+        deps.log.warn(
+          { plan: n.name, problems: n.problems },
+          'the plan file in Git is invalid: the last good spec stays applied',
+        );
     });
   }
   const until = opts.refreshUntil;
@@ -138,7 +207,12 @@ function applyInput(commit: string, a: PlanApplyDecision) {
   return {
     name: a.name,
     // Every apply names spec-commit: server-side apply would drop an annotation the manager leaves out.
-    annotations: { [Annotation.SourceCommit]: commit, [Annotation.SpecCommit]: a.specCommit, [Annotation.SourcePath]: a.file, [Annotation.ManagedBy]: MANAGED_BY_GITOPS },
+    annotations: {
+      [Annotation.SourceCommit]: commit,
+      [Annotation.SpecCommit]: a.specCommit,
+      [Annotation.SourcePath]: a.file,
+      [Annotation.ManagedBy]: MANAGED_BY_GITOPS,
+    },
     labels: a.labels,
     finalizers: [PLAN_FINALIZER],
     spec: a.spec,
@@ -148,7 +222,13 @@ function applyInput(commit: string, a: PlanApplyDecision) {
 function reportDrift(ctx: OpContext, deps: SyncDeps, before: PlanView, a: PlanApplyDecision): void {
   const note = `spec was changed in the cluster; put back as ${a.file} has it in Git`;
   deps.log.warn({ plan: a.name, file: a.file }, `drift reverted: ${note}`);
-  void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: before.name, uid: before.uid }, type: 'Warning', reason: 'DriftReverted', action: 'Apply', note });
+  void deps.kube.emitEvent(ctx, {
+    regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: before.name, uid: before.uid },
+    type: 'Warning',
+    reason: 'DriftReverted',
+    action: 'Apply',
+    note,
+  });
 }
 
 async function attempt(report: SyncReport, name: string, fn: () => Promise<void>): Promise<void> {

@@ -113,7 +113,8 @@ export class BranchWriter {
       if (!head.existed) return [];
       const same: string[] = [];
       for (const path of paths) {
-        if ((await blobAt(this.gitdir, head.oid, path)) === (await blobAt(this.gitdir, baseTip.oid, path))) same.push(path);
+        if ((await blobAt(this.gitdir, head.oid, path)) === (await blobAt(this.gitdir, baseTip.oid, path)))
+          same.push(path);
       }
       return same;
     });
@@ -141,16 +142,32 @@ export class BranchWriter {
     await this.init();
     const max = this.opts.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
-      if (ctx.signal.aborted) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Aborted', message: `write ${req.branch}: cancelled` });
+      if (ctx.signal.aborted)
+        throw new OutcomeError({
+          kind: OutcomeKind.Transient,
+          reason: 'Aborted',
+          message: `write ${req.branch}: cancelled`,
+        });
       const tip = await this.fetchTip(ctx, req);
       const built = await this.build(req, tip, ctx.clock.now());
       if (built.outcome !== 'commit') return built.result;
       await this.opts.beforePush?.(req.branch, attempt);
       const pushed = await this.push(req.branch, built.commit);
       if (pushed) this.remember(built.commit);
-      if (pushed) return { outcome: 'pushed', commit: built.commit, parent: tip.oid, keptHumanCommits: built.human, attempts: attempt };
+      if (pushed)
+        return {
+          outcome: 'pushed',
+          commit: built.commit,
+          parent: tip.oid,
+          keptHumanCommits: built.human,
+          attempts: attempt,
+        };
       if (attempt >= max) {
-        throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'PushRejected', message: `push to ${req.branch} was rejected ${attempt} times (the branch keeps moving); will retry` });
+        throw new OutcomeError({
+          kind: OutcomeKind.Transient,
+          reason: 'PushRejected',
+          message: `push to ${req.branch} was rejected ${attempt} times (the branch keeps moving); will retry`,
+        });
       }
       // Jittered, growing pause before re-fetching: two writers racing should not collide again.
       const ms = Math.round((100 + 200 * (this.opts.random ?? Math.random)()) * attempt);
@@ -162,20 +179,45 @@ export class BranchWriter {
   private async fetchTip(ctx: OpContext, req: WriteRequest): Promise<Tip> {
     const what = `fetch ${req.branch} from ${this.opts.url}`;
     try {
-      const refs = await git.listServerRefs({ http, url: this.opts.url, prefix: `refs/heads/${req.branch}`, ...this.auth });
+      const refs = await git.listServerRefs({
+        http,
+        url: this.opts.url,
+        prefix: `refs/heads/${req.branch}`,
+        ...this.auth,
+      });
       const exact = refs.find((r) => r.ref === `refs/heads/${req.branch}`);
       const ref = exact ? req.branch : req.base;
       const depth = exact ? (this.opts.historyDepth ?? 50) : 1;
-      const res = await git.fetch({ fs, http, gitdir: this.gitdir, remote: 'origin', ref, singleBranch: true, depth, tags: false, ...this.auth });
-      if (ctx.signal.aborted) throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
-      if (!res.fetchHead) throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'NoBaseBranch', message: `${what}: the remote has neither ${req.branch} nor the base branch ${req.base}` });
+      const res = await git.fetch({
+        fs,
+        http,
+        gitdir: this.gitdir,
+        remote: 'origin',
+        ref,
+        singleBranch: true,
+        depth,
+        tags: false,
+        ...this.auth,
+      });
+      if (ctx.signal.aborted)
+        throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
+      if (!res.fetchHead)
+        throw new OutcomeError({
+          kind: OutcomeKind.Stalled,
+          reason: 'NoBaseBranch',
+          message: `${what}: the remote has neither ${req.branch} nor the base branch ${req.base}`,
+        });
       return { oid: res.fetchHead, existed: exact !== undefined };
     } catch (err) {
       throw gitError(err, what, this.opts.tokenSource);
     }
   }
 
-  private async build(req: WriteRequest, tip: Tip, nowMs: number): Promise<{ outcome: 'commit'; commit: string; human: number } | { outcome: 'done'; result: WriteResult }> {
+  private async build(
+    req: WriteRequest,
+    tip: Tip,
+    nowMs: number,
+  ): Promise<{ outcome: 'commit'; commit: string; human: number } | { outcome: 'done'; result: WriteResult }> {
     const gitdir = this.gitdir;
     let human = 0;
     if (tip.existed) {
@@ -193,16 +235,31 @@ export class BranchWriter {
       }
     }
     const parent = await git.readCommit({ fs, gitdir, oid: tip.oid });
-    const derived = req.derive ? await req.derive(async (path) => {
-      const oid = await blobAt(gitdir, tip.oid, path);
-      return oid === undefined ? undefined : Buffer.from((await git.readBlob({ fs, gitdir, oid })).blob).toString('utf8');
-    }) : {};
+    const derived = req.derive
+      ? await req.derive(async (path) => {
+          const oid = await blobAt(gitdir, tip.oid, path);
+          return oid === undefined
+            ? undefined
+            : Buffer.from((await git.readBlob({ fs, gitdir, oid })).blob).toString('utf8');
+        })
+      : {};
     const tree = await replaceFiles(gitdir, parent.commit.tree, { ...req.files, ...derived });
     // Only an existing branch can already hold the content; a new branch always gets its commit.
-    if (tip.existed && tree === parent.commit.tree) return { outcome: 'done', result: { outcome: 'unchanged', commit: tip.oid } };
+    if (tip.existed && tree === parent.commit.tree)
+      return { outcome: 'done', result: { outcome: 'unchanged', commit: tip.oid } };
     const seconds = Math.floor(nowMs / 1000);
     const who = { name: this.opts.author.name, email: this.opts.author.email, timestamp: seconds, timezoneOffset: 0 };
-    const commit = await git.writeCommit({ fs, gitdir, commit: { message: req.message.endsWith('\n') ? req.message : `${req.message}\n`, tree, parent: [tip.oid], author: who, committer: who } });
+    const commit = await git.writeCommit({
+      fs,
+      gitdir,
+      commit: {
+        message: req.message.endsWith('\n') ? req.message : `${req.message}\n`,
+        tree,
+        parent: [tip.oid],
+        author: who,
+        committer: who,
+      },
+    });
     return { outcome: 'commit', commit, human };
   }
 
@@ -212,7 +269,10 @@ export class BranchWriter {
   }
 
   /** Commits from the tip down (first parents) until the bot's own, and that bot commit. */
-  private async humanCommitsOnTop(tip: string, req: WriteRequest): Promise<{ human: { oid: string; author: string }[]; lastBot: string | undefined }> {
+  private async humanCommitsOnTop(
+    tip: string,
+    req: WriteRequest,
+  ): Promise<{ human: { oid: string; author: string }[]; lastBot: string | undefined }> {
     const human: { oid: string; author: string }[] = [];
     const guarded = req.guarded ?? Object.keys(req.files);
     let oid: string | undefined = tip;
@@ -226,7 +286,11 @@ export class BranchWriter {
       if (this.ours.has(oid)) return { human, lastBot: oid };
       const parents = c.commit.parent;
       const changed = parents.length === 1 ? await changedPaths(this.gitdir, parents[0] as string, oid) : undefined;
-      if (req.recorded && isOwnCommit({ parents: parents.length, changed }, guarded, true) && (await req.recorded(oid))) {
+      if (
+        req.recorded &&
+        isOwnCommit({ parents: parents.length, changed }, guarded, true) &&
+        (await req.recorded(oid))
+      ) {
         this.remember(oid);
         return { human, lastBot: oid };
       }
@@ -241,7 +305,15 @@ export class BranchWriter {
     const local = `refs/kangal-write/${branch}`;
     await git.writeRef({ fs, gitdir: this.gitdir, ref: local, value: commit, force: true });
     try {
-      const res = await git.push({ fs, http, gitdir: this.gitdir, url: this.opts.url, ref: local, remoteRef: `refs/heads/${branch}`, ...this.auth });
+      const res = await git.push({
+        fs,
+        http,
+        gitdir: this.gitdir,
+        url: this.opts.url,
+        ref: local,
+        remoteRef: `refs/heads/${branch}`,
+        ...this.auth,
+      });
       if (res.ok && res.refs[`refs/heads/${branch}`]?.ok !== false) return true;
       return false;
     } catch (err) {

@@ -12,7 +12,8 @@ export interface BranchGuard {
   /** What the branch holds, in descriptions and comments: `rollout report`, `proposal`. */
   what: string;
   /** Of the paths given, those the branch holds exactly as the base does (BranchWriter.sameOnBase). */
-  sameOnBase?: ((ctx: OpContext, branch: string, base: string, paths: readonly string[]) => Promise<string[]>) | undefined;
+  sameOnBase?:
+    ((ctx: OpContext, branch: string, base: string, paths: readonly string[]) => Promise<string[]>) | undefined;
 }
 
 /** How long the record of a pushed commit may take once the pass that pushed it is cancelled. */
@@ -26,7 +27,11 @@ const RECORD_MS = 15_000;
  */
 export async function recordCommit(ctx: OpContext, g: BranchGuard, sha: string): Promise<void> {
   if (g.forge.kind === 'none') return;
-  await g.forge.setCommitStatus(followThrough(ctx, RECORD_MS), sha, { state: 'pending', context: g.context, description: recordDescription(`its ${g.what}, checked before the pull request is marked ready`) });
+  await g.forge.setCommitStatus(followThrough(ctx, RECORD_MS), sha, {
+    state: 'pending',
+    context: g.context,
+    description: recordDescription(`its ${g.what}, checked before the pull request is marked ready`),
+  });
 }
 
 /** Whether `sha` carries KangalPatch's record (see recordCommit). */
@@ -46,17 +51,28 @@ export interface GuardOutcome {
  * Checks what a PR would merge: only `own` files, or the foreign ones are named in one comment and
  * the head's status fails. `consequence` says what the caller does about it (in the comment).
  */
-export async function guardPullRequest(ctx: OpContext, g: BranchGuard, pr: PullRequestView, own: readonly string[], noted: string | undefined, consequence: string): Promise<GuardOutcome> {
+export async function guardPullRequest(
+  ctx: OpContext,
+  g: BranchGuard,
+  pr: PullRequestView,
+  own: readonly string[],
+  noted: string | undefined,
+  consequence: string,
+): Promise<GuardOutcome> {
   if (g.forge.kind === 'none' || pr.number === 0) return { foreign: [], noted: undefined };
   const listed = await g.forge.pullRequestFiles(ctx, pr.number);
   // A file the forge lists but whose content the base already has is no change a merge brings
   // (the base's history was rewritten under the branch): not held against the PR.
   const outside = foreignFiles(listed, own);
-  const kept = outside.length > 0 && g.sameOnBase ? new Set(await g.sameOnBase(ctx, pr.head, pr.base, outside)) : new Set<string>();
+  const kept =
+    outside.length > 0 && g.sameOnBase
+      ? new Set(await g.sameOnBase(ctx, pr.head, pr.base, outside))
+      : new Set<string>();
   const changed = listed.filter((f) => !kept.has(f));
   const headStatuses = pr.headSha === '' ? [] : await g.forge.commitStatuses(ctx, pr.headSha);
   const v = branchVerdict({ changed, own, context: g.context, headStatuses, noted, what: g.what, consequence });
   if (v.comment !== undefined) await g.forge.comment(ctx, pr.number, v.comment);
-  if (v.status && pr.headSha !== '') await g.forge.setCommitStatus(ctx, pr.headSha, { ...v.status, context: g.context });
+  if (v.status && pr.headSha !== '')
+    await g.forge.setCommitStatus(ctx, pr.headSha, { ...v.status, context: g.context });
   return { foreign: v.foreign, noted: v.noted };
 }

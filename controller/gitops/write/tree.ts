@@ -9,7 +9,11 @@ async function entriesOf(gitdir: string, oid: string | undefined): Promise<TreeE
 }
 
 /** Writes `files` (path → content, `/`-separated) over the tree `rootOid`; returns the new root oid. */
-export async function replaceFiles(gitdir: string, rootOid: string | undefined, files: Readonly<Record<string, string>>): Promise<string> {
+export async function replaceFiles(
+  gitdir: string,
+  rootOid: string | undefined,
+  files: Readonly<Record<string, string>>,
+): Promise<string> {
   const here: Record<string, string> = {};
   const below = new Map<string, Record<string, string>>();
   for (const [path, content] of Object.entries(files)) {
@@ -54,7 +58,12 @@ export async function blobAt(gitdir: string, commitOid: string, path: string): P
  * The paths whose blobs differ between the trees of two commits (at most `max`; undefined when a
  * commit or tree is not in the cache, e.g. past the shallow boundary).
  */
-export async function changedPaths(gitdir: string, fromCommit: string, toCommit: string, max = 200): Promise<string[] | undefined> {
+export async function changedPaths(
+  gitdir: string,
+  fromCommit: string,
+  toCommit: string,
+  max = 200,
+): Promise<string[] | undefined> {
   try {
     const from = (await git.readCommit({ fs, gitdir, oid: fromCommit })).commit.tree;
     const to = (await git.readCommit({ fs, gitdir, oid: toCommit })).commit.tree;
@@ -66,7 +75,14 @@ export async function changedPaths(gitdir: string, fromCommit: string, toCommit:
   }
 }
 
-async function diffTrees(gitdir: string, a: string | undefined, b: string | undefined, prefix: string, out: string[], max: number): Promise<void> {
+async function diffTrees(
+  gitdir: string,
+  a: string | undefined,
+  b: string | undefined,
+  prefix: string,
+  out: string[],
+  max: number,
+): Promise<void> {
   if (a === b || out.length >= max) return;
   const left = new Map((await entriesOf(gitdir, a)).map((e) => [e.path, e]));
   const right = new Map((await entriesOf(gitdir, b)).map((e) => [e.path, e]));
@@ -80,8 +96,16 @@ const folder = (e: TreeEntry | undefined): string | undefined => (e?.type === 't
 const file = (e: TreeEntry | undefined): boolean => e !== undefined && e.type !== 'tree';
 
 /** One name of two trees: a file on either side is a changed path (a file replaced by a folder too); folders are walked. */
-async function diffEntry(gitdir: string, l: TreeEntry | undefined, r: TreeEntry | undefined, path: string, out: string[], max: number): Promise<void> {
+async function diffEntry(
+  gitdir: string,
+  l: TreeEntry | undefined,
+  r: TreeEntry | undefined,
+  path: string,
+  out: string[],
+  max: number,
+): Promise<void> {
   if (l?.oid === r?.oid && l?.mode === r?.mode) return;
   if (file(l) || file(r)) out.push(path);
-  if (folder(l) !== undefined || folder(r) !== undefined) await diffTrees(gitdir, folder(l), folder(r), `${path}/`, out, max);
+  if (folder(l) !== undefined || folder(r) !== undefined)
+    await diffTrees(gitdir, folder(l), folder(r), `${path}/`, out, max);
 }

@@ -2,7 +2,14 @@
 // (core/job/etcd.ts etcdNeed): etcd from every control-plane node (a handful of calls, each under
 // the Talos client's etcd deadline), and the etcd disruption Lease from the apiserver with whether
 // its holder still runs (from the PatchJob cache).
-import { etcdApplies, etcdNeed, isFinished, ETCD_LEASE_NAME, type EtcdLeaseRead, type JobObservation } from '../../core/job/index.js';
+import {
+  etcdApplies,
+  etcdNeed,
+  isFinished,
+  ETCD_LEASE_NAME,
+  type EtcdLeaseRead,
+  type JobObservation,
+} from '../../core/job/index.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { NodeView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
@@ -16,7 +23,13 @@ export interface EtcdObserveDeps {
   operatorNamespace: string;
 }
 
-export async function observeEtcd(ctx: OpContext, deps: EtcdObserveDeps, job: JobWithSpec, node: NodeView | undefined, talos: () => Promise<TalosPort>): Promise<Pick<JobObservation, 'etcd' | 'etcdLease'>> {
+export async function observeEtcd(
+  ctx: OpContext,
+  deps: EtcdObserveDeps,
+  job: JobWithSpec,
+  node: NodeView | undefined,
+  talos: () => Promise<TalosPort>,
+): Promise<Pick<JobObservation, 'etcd' | 'etcdLease'>> {
   const need = etcdNeed(job, node);
   const [etcd, etcdLease] = await Promise.all([
     need.facts ? readEtcdFacts(ctx, await talos(), controlPlaneNodes(deps.informers.nodes.list())) : undefined,
@@ -31,14 +44,28 @@ async function readEtcdLease(ctx: OpContext, deps: EtcdObserveDeps, self: JobWit
   if (!lease) return { exists: false, othersWaiting };
   const holder = lease.holderIdentity;
   const job = holder === undefined ? undefined : deps.informers.patchJobs.get(holder);
-  return { exists: true, resourceVersion: lease.resourceVersion, holder, holderNode: job?.spec?.nodeName, holderActive: job !== undefined && !job.deleting && !isFinished(job.status.phase), othersWaiting };
+  return {
+    exists: true,
+    resourceVersion: lease.resourceVersion,
+    holder,
+    holderNode: job?.spec?.nodeName,
+    holderActive: job !== undefined && !job.deleting && !isFinished(job.status.phase),
+    othersWaiting,
+  };
 }
 
 /** Control-plane nodes whose running jobs upgrade Talos and have not passed the gate yet, besides `self` (from the PatchJob cache). */
 function waitingForTurn(informers: KubeInformers, self: string): string[] {
   return informers.patchJobs
     .list()
-    .filter((j) => j.name !== self && !j.deleting && !isFinished(j.status.phase) && j.status.etcd?.gatePassedTime === undefined)
-    .flatMap((j) => (j.spec !== undefined && etcdApplies({ spec: j.spec, status: j.status }, informers.nodes.get(j.spec.nodeName)) ? [j.spec.nodeName] : []))
+    .filter(
+      (j) =>
+        j.name !== self && !j.deleting && !isFinished(j.status.phase) && j.status.etcd?.gatePassedTime === undefined,
+    )
+    .flatMap((j) =>
+      j.spec !== undefined && etcdApplies({ spec: j.spec, status: j.status }, informers.nodes.get(j.spec.nodeName))
+        ? [j.spec.nodeName]
+        : [],
+    )
     .sort();
 }

@@ -31,26 +31,52 @@ export interface ObserveDeps {
   hookPolicy?: HookPolicy | undefined;
 }
 
-
 export interface Observed {
   observed: JobObservation;
   pods: PodView[];
   node: NodeView | undefined;
 }
 
-export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWithSpec, talos: () => Promise<TalosPort>): Promise<Observed> {
+export async function observeJob(
+  ctx: OpContext,
+  deps: ObserveDeps,
+  job: JobWithSpec,
+  talos: () => Promise<TalosPort>,
+): Promise<Observed> {
   const node = deps.informers.nodes.get(job.spec.nodeName);
   const leases = deps.informers.slotLeases.list().filter((l) => l.holderIdentity === job.name);
-  const pods = node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
+  const pods =
+    node && needsPods(job.status) ? await deps.kube.listPodsOnNode(withTimeout(ctx, READ_TIMEOUT_MS), node.name) : [];
   const need = talosNeed(job, ctx.clock.now());
-  const facts = node && need === 'identity' ? await talosFacts(withTimeout(ctx, READ_TIMEOUT_MS), job, node, talos) : undefined;
+  const facts =
+    node && need === 'identity' ? await talosFacts(withTimeout(ctx, READ_TIMEOUT_MS), job, node, talos) : undefined;
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
-  const kubernetes = job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
-  const hooks = job.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
+  const kubernetes =
+    job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
+  const hooks =
+    job.spec.hooks === undefined
+      ? {}
+      : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
   const etcd = await observeEtcd(withTimeout(ctx, READ_TIMEOUT_MS), deps, job, node, talos);
   const fresh: FreshRead[] = node && needsPods(job.status) ? ['nodePods'] : [];
-  const volumes = job.spec.drain.waitForVolumeDetach && job.status.phase === 'Draining' ? { volumeAttachments: deps.informers.volumeAttachments.byIndex(job.spec.nodeName).map((v) => v.name) } : {};
-  const observed = { now: ctx.clock.now(), job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status }, node, pods, leases, talos: facts, config, ...kubernetes, ...hooks, ...etcd, ...volumes, fresh };
+  const volumes =
+    job.spec.drain.waitForVolumeDetach && job.status.phase === 'Draining'
+      ? { volumeAttachments: deps.informers.volumeAttachments.byIndex(job.spec.nodeName).map((v) => v.name) }
+      : {};
+  const observed = {
+    now: ctx.clock.now(),
+    job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status },
+    node,
+    pods,
+    leases,
+    talos: facts,
+    config,
+    ...kubernetes,
+    ...hooks,
+    ...etcd,
+    ...volumes,
+    fresh,
+  };
   return { observed, pods, node };
 }
 
@@ -59,7 +85,13 @@ export async function observeJob(ctx: OpContext, deps: ObserveDeps, job: JobWith
  * was about to rest on them); a cache they contradict is restarted. A failed read throws: the caller
  * gives no verdict on what it could not look at.
  */
-export async function observeFresh(ctx: OpContext, deps: ObserveDeps, seen: Observed, needs: readonly FreshRead[], log: Logger): Promise<Observed> {
+export async function observeFresh(
+  ctx: OpContext,
+  deps: ObserveDeps,
+  seen: Observed,
+  needs: readonly FreshRead[],
+  log: Logger,
+): Promise<Observed> {
   const read = withTimeout(ctx, READ_TIMEOUT_MS);
   const name = seen.observed.job.spec.nodeName;
   let { observed, node } = seen;
@@ -90,15 +122,20 @@ export async function observeFresh(ctx: OpContext, deps: ObserveDeps, seen: Obse
 }
 
 function kubernetesFacts(informers: KubeInformers, node: NodeView): Pick<JobObservation, 'staticPods' | 'apiServers'> {
-  return { staticPods: node.controlPlane ? staticPodsOn(informers, node.name) : [], apiServers: apiServerFacts(informers) };
+  return {
+    staticPods: node.controlPlane ? staticPodsOn(informers, node.name) : [],
+    apiServers: apiServerFacts(informers),
+  };
 }
 
 async function configFacts(ctx: OpContext, node: NodeView, talos: () => Promise<TalosPort>): Promise<ConfigFacts> {
   try {
-    return { ok: true, config: await (await talos()).readConfig(withTimeout(ctx, READ_TIMEOUT_MS), node.internalIP ?? node.name) };
+    return {
+      ok: true,
+      config: await (await talos()).readConfig(withTimeout(ctx, READ_TIMEOUT_MS), node.internalIP ?? node.name),
+    };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     return { ok: false, failure: callFailure(err) };
   }
 }
-

@@ -1,5 +1,12 @@
 // The one action of a pass, against the adapters. Returns what the decision needs to know.
-import { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, type ActionResult, type JobAction, type JobStep, type PodRef } from '../../core/job/index.js';
+import {
+  ETCD_LEASE_LABEL,
+  ETCD_LEASE_NAME,
+  type ActionResult,
+  type JobAction,
+  type JobStep,
+  type PodRef,
+} from '../../core/job/index.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
 import { epoch } from '../../core/job/status.js';
@@ -31,7 +38,15 @@ export interface ActionTarget {
 }
 
 /** The actions that are Talos API calls; the others go to the Kubernetes API. */
-const TALOS_ACTION_TYPES = ['pull', 'install', 'legacyUpgrade', 'reboot', 'rollback', 'applyConfig', 'forfeitLeadership'] as const;
+const TALOS_ACTION_TYPES = [
+  'pull',
+  'install',
+  'legacyUpgrade',
+  'reboot',
+  'rollback',
+  'applyConfig',
+  'forfeitLeadership',
+] as const;
 type TalosAction = Extract<JobAction, { type: (typeof TALOS_ACTION_TYPES)[number] }>;
 type SilenceAction = Extract<JobAction, { type: 'createSilence' | 'expireSilence' }>;
 type KubeAction = Exclude<JobAction, TalosAction | SilenceAction>;
@@ -44,7 +59,12 @@ function isTalosAction(action: JobAction): action is TalosAction {
   return (TALOS_ACTION_TYPES as readonly string[]).includes(action.type);
 }
 
-export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget, step: JobStep & { action: JobAction }): Promise<ActionResult> {
+export async function perform(
+  ctx: OpContext,
+  deps: PerformDeps,
+  t: ActionTarget,
+  step: JobStep & { action: JobAction },
+): Promise<ActionResult> {
   const action = step.action;
   // Nothing outlives the phase deadline; long Talos operations (pull, install) may take all of it.
   const phaseLeft = Math.max(1_000, (epoch(t.job.status.deadline) ?? Number.MAX_SAFE_INTEGER) - ctx.clock.now());
@@ -54,13 +74,22 @@ export async function perform(ctx: OpContext, deps: PerformDeps, t: ActionTarget
   return isTalosAction(action) ? performTalos(t, action, call, long) : performKube(deps, t, action, call);
 }
 
-async function performSilence(alertmanager: AlertmanagerPort | undefined, action: SilenceAction, call: OpContext): Promise<ActionResult> {
+async function performSilence(
+  alertmanager: AlertmanagerPort | undefined,
+  action: SilenceAction,
+  call: OpContext,
+): Promise<ActionResult> {
   // Without Alertmanager no silence can have been created: nothing to expire.
   if (!alertmanager && action.type === 'expireSilence' && action.id === undefined) return { type: 'done' };
   if (!alertmanager) {
-    throw new OutcomeError({ kind: OutcomeKind.Stalled, reason: 'AlertmanagerNotConfigured', message: 'the plan sets spec.silences but the controller runs without --alertmanager-url' });
+    throw new OutcomeError({
+      kind: OutcomeKind.Stalled,
+      reason: 'AlertmanagerNotConfigured',
+      message: 'the plan sets spec.silences but the controller runs without --alertmanager-url',
+    });
   }
-  if (action.type === 'createSilence') return { type: 'silenced', tag: action.silence.tag, id: await alertmanager.createSilence(call, action.silence) };
+  if (action.type === 'createSilence')
+    return { type: 'silenced', tag: action.silence.tag, id: await alertmanager.createSilence(call, action.silence) };
   await alertmanager.expireSilence(call, action.tag, action.id);
   return { type: 'done' };
 }
@@ -71,18 +100,27 @@ function talosTarget(t: ActionTarget): string {
 }
 
 /** `call` bounds a single request; `long` (pull, install) may take what is left of the phase. */
-async function performTalos(t: ActionTarget, action: TalosAction, call: OpContext, long: OpContext): Promise<ActionResult> {
+async function performTalos(
+  t: ActionTarget,
+  action: TalosAction,
+  call: OpContext,
+  long: OpContext,
+): Promise<ActionResult> {
   const ip = talosTarget(t);
   switch (action.type) {
     case 'pull': {
       // Whether anything was downloaded: a pre-pulled installer's pull is skipped (only the name, no progress).
       const statuses: string[] = [];
       const onProgress = (p: PullProgress): void => void statuses.push(p.status);
-      await (await t.talos()).pullImage(long, ip, action.image, { ...(action.namespace ? { namespace: action.namespace } : {}), onProgress });
+      await (
+        await t.talos()
+      ).pullImage(long, ip, action.image, { ...(action.namespace ? { namespace: action.namespace } : {}), onProgress });
       return { type: 'pulled', alreadyPresent: pulledNothing(statuses) };
     }
     case 'install': {
-      const res = await (await t.talos()).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));
+      const res = await (
+        await t.talos()
+      ).installImage(long, ip, action.image, (line) => t.log.info({ installer: line }, 'installer'));
       return { type: 'installed', exitCode: res.exitCode, messages: res.messages };
     }
     case 'legacyUpgrade':
@@ -103,7 +141,12 @@ async function performTalos(t: ActionTarget, action: TalosAction, call: OpContex
   }
 }
 
-async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeAction, call: OpContext): Promise<ActionResult> {
+async function performKube(
+  deps: PerformDeps,
+  t: ActionTarget,
+  action: KubeAction,
+  call: OpContext,
+): Promise<ActionResult> {
   switch (action.type) {
     case 'cordon':
     case 'uncordon': {
@@ -125,7 +168,12 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
       await createHookJob(deps, call, action.job);
       return { type: 'done' };
     case 'acquireEtcdLease':
-      await deps.kube.createSlotLease(call, { namespace: deps.operatorNamespace, name: ETCD_LEASE_NAME, labels: { [ETCD_LEASE_LABEL]: 'true' }, holderIdentity: t.job.name });
+      await deps.kube.createSlotLease(call, {
+        namespace: deps.operatorNamespace,
+        name: ETCD_LEASE_NAME,
+        labels: { [ETCD_LEASE_LABEL]: 'true' },
+        holderIdentity: t.job.name,
+      });
       return { type: 'done' };
     case 'releaseEtcdLease':
       await deps.kube.deleteLease(call, deps.operatorNamespace, ETCD_LEASE_NAME, action.resourceVersion);
@@ -136,7 +184,13 @@ async function performKube(deps: PerformDeps, t: ActionTarget, action: KubeActio
 const EVICTIONS_IN_PARALLEL = 5;
 
 /** Evicts the pods a few at a time, as kubectl drain does in parallel; a blocked one is deleted (respectPDBs: false) or reported with its PDBs. */
-async function evictAll(ctx: OpContext, kube: KubePort, t: ActionTarget, refs: readonly PodRef[], deleteIfBlocked: boolean): Promise<ActionResult> {
+async function evictAll(
+  ctx: OpContext,
+  kube: KubePort,
+  t: ActionTarget,
+  refs: readonly PodRef[],
+  deleteIfBlocked: boolean,
+): Promise<ActionResult> {
   const result: Extract<ActionResult, { type: 'evicted' }> = { type: 'evicted', evicted: 0, deleted: [], blocked: [] };
   const queue = refs.flatMap((ref) => t.pods.filter((p) => p.uid === ref.uid).map((pod) => ({ ref, pod })));
   const worker = async (): Promise<void> => {

@@ -4,7 +4,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { API_VERSION, Kind } from '../../../schemas/api.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
-import { afterAction, afterFailure, confirmFailed, decideJob, type JobAction, type JobStep } from '../../core/job/index.js';
+import {
+  afterAction,
+  afterFailure,
+  confirmFailed,
+  decideJob,
+  type JobAction,
+  type JobStep,
+} from '../../core/job/index.js';
 import { iso } from '../../core/job/status.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView } from '../../kube/views.js';
@@ -39,7 +46,9 @@ export interface JobReconcilerDeps {
   alertmanager?: AlertmanagerPort | undefined;
 }
 
-export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+export function createJobReconciler(
+  deps: JobReconcilerDeps,
+): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
   const accepted = createAcceptedCalls();
   return async (key, ctx) => {
     const job = deps.informers.patchJobs.get(key);
@@ -58,7 +67,13 @@ export function createJobReconciler(deps: JobReconcilerDeps): (key: string, ctx:
   };
 }
 
-async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: AcceptedCalls }, job: JobWithSpec, talos: () => Promise<TalosPort>, log: Logger): Promise<PassResult> {
+async function pass(
+  ctx: OpContext,
+  deps: JobReconcilerDeps & { accepted: AcceptedCalls },
+  job: JobWithSpec,
+  talos: () => Promise<TalosPort>,
+  log: Logger,
+): Promise<PassResult> {
   let seen = await observeJob(ctx, deps, job, talos);
   seen = { ...seen, observed: { ...seen.observed, acceptedCalls: deps.accepted.of(job) } };
   let step: JobStep = decideJob(seen.observed);
@@ -68,7 +83,11 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: Accept
     // The Node was missing from the cache but exists: this pass observed nothing else of it (pods,
     // Talos facts), so it decides nothing; the Node cache is re-listed and the queue comes back.
     if (cachedNode === undefined && seen.node !== undefined) {
-      throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'NodeMissingFromCache', message: `node ${job.spec.nodeName} exists but was missing from the controller's cache; re-listing Nodes before deciding` });
+      throw new OutcomeError({
+        kind: OutcomeKind.Transient,
+        reason: 'NodeMissingFromCache',
+        message: `node ${job.spec.nodeName} exists but was missing from the controller's cache; re-listing Nodes before deciding`,
+      });
     }
     step = decideJob(seen.observed);
   }
@@ -82,7 +101,10 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: Accept
     } catch (err) {
       if (ctx.signal.aborted) throw err; // shutdown or leader loss: the recorded state makes the next pass safe
       const failure = callFailure(err);
-      log.warn({ action: action.type, reason: failure.reason, transient: failure.transient, err: failure.message }, 'action failed');
+      log.warn(
+        { action: action.type, reason: failure.reason, transient: failure.transient, err: failure.message },
+        'action failed',
+      );
       step = afterFailure(observed, action, failure);
     }
   }
@@ -93,20 +115,41 @@ async function pass(ctx: OpContext, deps: JobReconcilerDeps & { accepted: Accept
 }
 
 /** The facts the verdict rests on, read fresh; when that fails, the job says so and the queue backs off (no verdict). */
-async function confirm(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec, seen: Observed, step: JobStep, log: Logger): Promise<Observed> {
+async function confirm(
+  ctx: OpContext,
+  deps: JobReconcilerDeps,
+  job: JobWithSpec,
+  seen: Observed,
+  step: JobStep,
+  log: Logger,
+): Promise<Observed> {
   try {
     return await observeFresh(ctx, deps, seen, step.confirm ?? [], log);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const failure = callFailure(err);
     const reads = (step.confirm ?? []).join(', ');
-    log.warn({ reads, reason: failure.reason, err: failure.message }, 'could not read fresh facts to confirm a deadline verdict; retrying');
+    log.warn(
+      { reads, reason: failure.reason, err: failure.message },
+      'could not read fresh facts to confirm a deadline verdict; retrying',
+    );
     await writeStatus(ctx, deps, job, confirmFailed(seen.observed, step, failure).status, log);
-    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming ${reads} of node ${job.spec.nodeName} before a deadline verdict: ${failure.message}`, cause: err });
+    throw new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'ConfirmReadFailed',
+      message: `confirming ${reads} of node ${job.spec.nodeName} before a deadline verdict: ${failure.message}`,
+      cause: err,
+    });
   }
 }
 
-async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, status: PatchJobStatus, log: Logger): Promise<void> {
+async function writeStatus(
+  ctx: OpContext,
+  deps: JobReconcilerDeps,
+  job: JobView,
+  status: PatchJobStatus,
+  log: Logger,
+): Promise<void> {
   const next = { ...status, observedGeneration: job.generation };
   if (isDeepStrictEqual(next, job.status)) return;
   const written = await deps.kube.writeJobStatus(ctx, job, next);
@@ -114,33 +157,67 @@ async function writeStatus(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
   if (next.phase !== job.status.phase) deps.observer?.phaseChanged(job.status, next, job);
   if (next.reason !== job.status.reason) deps.observer?.reasonChanged?.(job.status, next, job);
   if (next.phase !== job.status.phase || next.reason !== job.status.reason) {
-    log.info({ phase: next.phase, reason: next.reason, message: next.message }, `job ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
+    log.info(
+      { phase: next.phase, reason: next.reason, message: next.message },
+      `job ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`,
+    );
   }
 }
 
 /** Queued, not awaited: the adapter writes Events in the background (kube/events.ts). */
-function emit(ctx: OpContext, deps: JobReconcilerDeps, job: JobView, node: NodeView | undefined, e: JobStep['events'][number]): void {
+function emit(
+  ctx: OpContext,
+  deps: JobReconcilerDeps,
+  job: JobView,
+  node: NodeView | undefined,
+  e: JobStep['events'][number],
+): void {
   const regarding = { apiVersion: API_VERSION, kind: Kind.PatchJob, name: job.name, uid: job.uid };
   const action = e.reason;
   void deps.kube.emitEvent(ctx, { regarding, type: e.type, reason: e.reason, action, note: e.note });
   if (e.onNode && node) {
-    void deps.kube.emitEvent(ctx, { regarding: { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }, related: regarding, type: e.type, reason: e.reason, action, note: e.note });
+    void deps.kube.emitEvent(ctx, {
+      regarding: { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid },
+      related: regarding,
+      type: e.type,
+      reason: e.reason,
+      action,
+      note: e.note,
+    });
   }
 }
 
 async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView): Promise<undefined> {
   if (job.status.phase === 'Failed') return undefined;
   const now = ctx.clock.now();
-  const status: PatchJobStatus = { ...job.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${job.specError ?? 'unknown'}`, completionTime: iso(now) };
+  const status: PatchJobStatus = {
+    ...job.status,
+    phase: 'Failed',
+    reason: 'InvalidSpec',
+    message: `spec is invalid: ${job.specError ?? 'unknown'}`,
+    completionTime: iso(now),
+  };
   deps.informers.patchJobs.observeWrite(await deps.kube.writeJobStatus(ctx, job, status));
   deps.observer?.phaseChanged(job.status, status, job);
-  deps.log.warn({ job: job.name, phase: status.phase, reason: status.reason, message: status.message }, 'job Failed (InvalidSpec)');
-  emit(ctx, deps, job, undefined, { type: 'Warning', reason: 'InvalidSpec', note: status.message ?? '', onNode: false });
+  deps.log.warn(
+    { job: job.name, phase: status.phase, reason: status.reason, message: status.message },
+    'job Failed (InvalidSpec)',
+  );
+  emit(ctx, deps, job, undefined, {
+    type: 'Warning',
+    reason: 'InvalidSpec',
+    note: status.message ?? '',
+    onNode: false,
+  });
   return undefined;
 }
 
 /** One Talos client per pass, made only when the pass needs Talos. */
-function lazyTalos(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec): { get: () => Promise<TalosPort>; close: () => void } {
+function lazyTalos(
+  ctx: OpContext,
+  deps: JobReconcilerDeps,
+  job: JobWithSpec,
+): { get: () => Promise<TalosPort>; close: () => void } {
   let client: Promise<TalosPort> | undefined;
   return {
     get: () => {
@@ -149,7 +226,10 @@ function lazyTalos(ctx: OpContext, deps: JobReconcilerDeps, job: JobWithSpec): {
       return client;
     },
     close: () => {
-      void client?.then((c) => c.close(), () => undefined);
+      void client?.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     },
   };
 }

@@ -11,13 +11,40 @@ import { restartIfStale } from '../stale-cache.js';
 /** What the job decides by, of a Node (resourceVersion apart: it moves with every status post). */
 function nodeFacts(n: NodeView | undefined): JobNodeFacts | undefined {
   if (!n) return undefined;
-  const { name, internalIP, ready, unschedulable, cordonedBy, bootID, talosVersion, schematic, controlPlane, kubeletVersion } = n;
-  return { name, internalIP, ready, unschedulable, cordonedBy, bootID, talosVersion, schematic, controlPlane, kubeletVersion };
+  const {
+    name,
+    internalIP,
+    ready,
+    unschedulable,
+    cordonedBy,
+    bootID,
+    talosVersion,
+    schematic,
+    controlPlane,
+    kubeletVersion,
+  } = n;
+  return {
+    name,
+    internalIP,
+    ready,
+    unschedulable,
+    cordonedBy,
+    bootID,
+    talosVersion,
+    schematic,
+    controlPlane,
+    kubeletVersion,
+  };
 }
 
 const sorted = <T>(xs: readonly T[]): string[] => xs.map((x) => JSON.stringify(x)).sort();
 
-export function checkNodeCache(informers: Pick<KubeInformers, 'nodes'>, log: Logger, name: string, fresh: NodeView | undefined): void {
+export function checkNodeCache(
+  informers: Pick<KubeInformers, 'nodes'>,
+  log: Logger,
+  name: string,
+  fresh: NodeView | undefined,
+): void {
   const cached = nodeFacts(informers.nodes.get(name));
   const now = nodeFacts(fresh);
   if (isDeepStrictEqual(cached, now)) return;
@@ -26,10 +53,28 @@ export function checkNodeCache(informers: Pick<KubeInformers, 'nodes'>, log: Log
   restartIfStale(informers.nodes, log, 'nodes', `node/${name}`, cached, now);
 }
 
-export function checkStaticPodCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, nodeName: string, cached: readonly StaticPodFacts[], fresh: readonly StaticPodFacts[]): void {
-  restartIfStale(informers.staticPods, log, 'static pods', `static pods of node/${nodeName}`, sorted(cached), sorted(fresh));
+export function checkStaticPodCache(
+  informers: Pick<KubeInformers, 'staticPods'>,
+  log: Logger,
+  nodeName: string,
+  cached: readonly StaticPodFacts[],
+  fresh: readonly StaticPodFacts[],
+): void {
+  restartIfStale(
+    informers.staticPods,
+    log,
+    'static pods',
+    `static pods of node/${nodeName}`,
+    sorted(cached),
+    sorted(fresh),
+  );
 }
 
-export function checkApiServerCache(informers: Pick<KubeInformers, 'staticPods'>, log: Logger, cached: readonly ApiServerFact[], fresh: readonly ApiServerFact[]): void {
+export function checkApiServerCache(
+  informers: Pick<KubeInformers, 'staticPods'>,
+  log: Logger,
+  cached: readonly ApiServerFact[],
+  fresh: readonly ApiServerFact[],
+): void {
   restartIfStale(informers.staticPods, log, 'static pods', 'kube-apiserver pods', sorted(cached), sorted(fresh));
 }

@@ -16,20 +16,36 @@ import type { OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
 
-export async function talosFacts(ctx: OpContext, job: { spec: NonNullable<JobView['spec']>; status: JobView['status'] }, node: Pick<NodeView, 'name' | 'internalIP' | 'schematic' | 'installerAnnotations'>, talos: () => Promise<TalosPort>): Promise<TalosFacts> {
+export async function talosFacts(
+  ctx: OpContext,
+  job: { spec: NonNullable<JobView['spec']>; status: JobView['status'] },
+  node: Pick<NodeView, 'name' | 'internalIP' | 'schematic' | 'installerAnnotations'>,
+  talos: () => Promise<TalosPort>,
+): Promise<TalosFacts> {
   const target = node.internalIP ?? node.name;
   try {
     const port = await talos();
     const stage = (await port.machineStatus(ctx, target)).stage;
     const identity = await port.identity(ctx, target);
-    const wantsSchematic = job.status.phase === 'Pending' && job.spec.target.source === 'factory' && job.spec.target.schematicID === undefined;
+    const wantsSchematic =
+      job.status.phase === 'Pending' &&
+      job.spec.target.source === 'factory' &&
+      job.spec.target.schematicID === undefined;
     // The first pass (no phase yet) records the node's identity and installer, as a Pending one does again after a new boot.
     const starting = job.status.phase === undefined || job.status.phase === 'Pending';
     const schematic = wantsSchematic ? ((await port.schematic(ctx, target)).schematic ?? node.schematic) : undefined;
     const detect = starting ? detectionFor(job.spec.target, node.installerAnnotations) : undefined;
-    if (detect === undefined || (!detect.platform && !detect.secureBoot)) return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic };
+    if (detect === undefined || (!detect.platform && !detect.secureBoot))
+      return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic };
     const secureBoot = detect.secureBoot ? await port.secureBoot(ctx, target) : undefined;
-    return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic, detected: { platform: detect.platform ? identity.platform : undefined, secureBoot } };
+    return {
+      ok: true,
+      version: identity.tag,
+      bootId: identity.bootId,
+      stage,
+      schematic,
+      detected: { platform: detect.platform ? identity.platform : undefined, secureBoot },
+    };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     return { ok: false, failure: callFailure(err) };

@@ -70,7 +70,8 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue, signal
   // A VolumeAttachment of a node wakes its draining jobs: drain.waitForVolumeDetach waits for the last one to go.
   informers.volumeAttachments.onChange((_key, view, old) => {
     const nodeName = (view ?? old)?.nodeName;
-    for (const job of jobsByNode.get(nodeName ?? '') ?? []) if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
+    for (const job of jobsByNode.get(nodeName ?? '') ?? [])
+      if (informers.patchJobs.get(job)?.status.phase === 'Draining') queue.add(job);
   });
   informers.pdbs.onChange((key, view) => {
     // status.blockingPDB is `namespace/name`: wake the drains it holds up as soon as it allows a disruption.
@@ -106,5 +107,9 @@ function isApiServerPod(pod: PodView): boolean {
 
 /** A kubelet step that gave its slot back until the control plane runs the target. */
 function waitsForControlPlane(job: JobView): boolean {
-  return job.status.phase === 'UpgradingKubernetes' && job.status.slotReleasedTime === undefined && job.status.reason === JobReason.WaitingForControlPlane;
+  return (
+    job.status.phase === 'UpgradingKubernetes' &&
+    job.status.slotReleasedTime === undefined &&
+    job.status.reason === JobReason.WaitingForControlPlane
+  );
 }

@@ -24,14 +24,27 @@ export interface PlanFreshDeps {
 }
 
 /** `o` with the facts `reads` names read from the apiserver instead of the caches. A failed read throws. */
-export async function observePlanFresh(ctx: OpContext, deps: PlanFreshDeps, o: PlanObservation, reads: readonly PlanFreshRead[], log: Logger): Promise<PlanObservation> {
+export async function observePlanFresh(
+  ctx: OpContext,
+  deps: PlanFreshDeps,
+  o: PlanObservation,
+  reads: readonly PlanFreshRead[],
+  log: Logger,
+): Promise<PlanObservation> {
   const read = withTimeout(ctx, READ_TIMEOUT_MS);
   let fresh = o;
   if (reads.includes('kubeProxy')) {
     const kubeProxy = await deps.kube.readKubeProxy(read);
     const cached = deps.informers.kubeProxy.get(KUBE_PROXY.name);
     if (kubeProxy) deps.informers.kubeProxy.observeWrite(kubeProxy);
-    restartIfStale(deps.informers.kubeProxy, log, 'kube-proxy daemonset', `daemonset ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`, withoutVersion(cached), withoutVersion(kubeProxy));
+    restartIfStale(
+      deps.informers.kubeProxy,
+      log,
+      'kube-proxy daemonset',
+      `daemonset ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`,
+      withoutVersion(cached),
+      withoutVersion(kubeProxy),
+    );
     fresh = { ...fresh, kubeProxy };
   }
   if (reads.includes('hookJobs')) {
@@ -44,7 +57,11 @@ export async function observePlanFresh(ctx: OpContext, deps: PlanFreshDeps, o: P
 }
 
 /** The facts of the check the plan waits for, listed live; the other checks as the watches show them. */
-async function freshHealthChecks(ctx: OpContext, deps: PlanFreshDeps, o: PlanObservation): Promise<PlanObservation['healthChecks']> {
+async function freshHealthChecks(
+  ctx: OpContext,
+  deps: PlanFreshDeps,
+  o: PlanObservation,
+): Promise<PlanObservation['healthChecks']> {
   const checks = o.plan.spec.healthChecks ?? [];
   const waited = o.plan.status.healthCheckWait?.name;
   const facts = [...(o.healthChecks ?? checks.map(() => undefined))];

@@ -46,11 +46,23 @@ function projectJobFacts(j: JobView): PlanJobFacts {
     phase: planJobPhase(j.status.phase),
     completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
     slotReleased: j.status.slotReleasedTime !== undefined,
-    postNodeHookPending: j.spec?.hooks?.postNode !== undefined && !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
+    postNodeHookPending:
+      j.spec?.hooks?.postNode !== undefined &&
+      !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
   };
 }
 
-export function observePlan(now: number, informers: KubeInformers, plan: PlanWithSpec, ownNode: string | undefined, preflightRetryMs: number, canHandOver: boolean, healthFacts?: HealthFacts, alerts?: AlertFacts, prePulls?: PrePullRunner): PlanObservation {
+export function observePlan(
+  now: number,
+  informers: KubeInformers,
+  plan: PlanWithSpec,
+  ownNode: string | undefined,
+  preflightRetryMs: number,
+  canHandOver: boolean,
+  healthFacts?: HealthFacts,
+  alerts?: AlertFacts,
+  prePulls?: PrePullRunner,
+): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => planOfJob(j) === plan.name)
@@ -58,11 +70,17 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
   const leases = informers.slotLeases
     .list()
     .filter((l) => l.labels[PLAN_LABEL] === plan.name)
-    .map((l) => ({ name: l.name, resourceVersion: l.resourceVersion, group: l.labels[GROUP_LABEL] ?? '', holderIdentity: l.holderIdentity }));
+    .map((l) => ({
+      name: l.name,
+      resourceVersion: l.resourceVersion,
+      group: l.labels[GROUP_LABEL] ?? '',
+      holderIdentity: l.holderIdentity,
+    }));
   const nodes = informers.nodes.list();
   // Asked only of nodes with a pull result (at most a round's worth), not of every node on every pass.
   let withJob: ReadonlySet<string> | undefined;
-  const waitingForJob = (node: string): boolean => informers.nodes.get(node) !== undefined && !(withJob ??= new Set(jobs.map((j) => j.nodeName))).has(node);
+  const waitingForJob = (node: string): boolean =>
+    informers.nodes.get(node) !== undefined && !(withJob ??= new Set(jobs.map((j) => j.nodeName))).has(node);
   return {
     now,
     plan: { name: plan.name, uid: plan.uid, generation: plan.generation, spec: plan.spec, status: plan.status },
@@ -72,10 +90,14 @@ export function observePlan(now: number, informers: KubeInformers, plan: PlanWit
     ownNode,
     preflightRetryMs,
     canHandOver,
-    ...(plan.spec.healthChecks === undefined ? {} : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
+    ...(plan.spec.healthChecks === undefined
+      ? {}
+      : { healthChecks: plan.spec.healthChecks.map((c) => healthFacts?.(c)) }),
     ...(plan.spec.hooks === undefined ? {} : { hookJobs: hookJobFacts(informers, PLAN_LABEL, plan.name) }),
     ...(plan.spec.alertGate === undefined || alerts === undefined ? {} : { alerts }),
     ...(prePulls === undefined ? {} : { prePulls: prePulls.facts(plan.name, { has: waitingForJob }) }),
-    ...(!movesKubernetes(plan.spec) ? {} : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
+    ...(!movesKubernetes(plan.spec)
+      ? {}
+      : { apiServers: apiServerFacts(informers), kubeProxy: informers.kubeProxy.get(KUBE_PROXY.name) }),
   };
 }

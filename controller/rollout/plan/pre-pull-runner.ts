@@ -52,7 +52,11 @@ export function createPrePullRunner(deps: PrePullRunnerDeps): PrePullRunner {
     running.get(plan)?.delete(p.node);
     // Leader loss: the next leader knows from status that these never ended, and pulls again.
     if (deps.ctx.signal.aborted) return;
-    if (error !== undefined) deps.log.info({ plan, node: p.node, image: p.image, err: error }, 'installer pre-pull failed (the node pulls again when its turn comes)');
+    if (error !== undefined)
+      deps.log.info(
+        { plan, node: p.node, image: p.image, err: error },
+        'installer pre-pull failed (the node pulls again when its turn comes)',
+      );
     let of = results.get(plan);
     if (!of) results.set(plan, (of = new Map<string, PrePullResult>()));
     of.set(p.node, { node: p.node, image: p.image, at: deps.ctx.clock.now(), error });

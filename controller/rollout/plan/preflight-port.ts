@@ -22,8 +22,15 @@ export interface PlanPreflightInput {
 export type RunPlanPreflight = (ctx: OpContext, input: PlanPreflightInput) => Promise<PreflightCheck[]>;
 
 /** The plans other than `planName` (templates patch nothing) and the nodes each would patch: for the NoConflictingPlan check. */
-export function otherPlansOf(plans: readonly PlanView[], nodes: readonly PlanNodeFacts[], planName: string): PlanPreflightInput['otherPlans'][number][] {
+export function otherPlansOf(
+  plans: readonly PlanView[],
+  nodes: readonly PlanNodeFacts[],
+  planName: string,
+): PlanPreflightInput['otherPlans'][number][] {
   return plans
-    .filter((p): p is PlanView & { spec: PatchPlanSpec } => p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled)
+    .filter(
+      (p): p is PlanView & { spec: PatchPlanSpec } =>
+        p.name !== planName && p.spec !== undefined && !p.spec.target.autoUpdate?.enabled,
+    )
     .map((p) => ({ name: p.name, phase: p.status.phase, nodes: [...selectNodes(p.spec, nodes).groupOf.keys()] }));
 }

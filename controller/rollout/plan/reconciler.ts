@@ -62,7 +62,9 @@ export interface PlanReconcilerDeps {
   prePulls?: PrePullRunner;
 }
 
-export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
+export function createPlanReconciler(
+  given: PlanReconcilerDeps,
+): (key: string, ctx: OpContext) => Promise<PassResult | undefined> {
   // Without Alertmanager every alert gate stays closed, saying the controller runs without --alertmanager-url.
   const deps = { ...given, alertGate: given.alertGate ?? createAlertGateAnswers(undefined, 60_000) };
   return async (key, ctx) => {
@@ -72,9 +74,26 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     if (!plan.spec) return invalidSpec(ctx, deps, plan);
     // A plan applied with kubectl skipped the loader, where expressions are compiled.
     const cel = expressionProblems(plan.spec);
-    if (cel.length > 0) return invalidSpec(ctx, deps, { ...plan, specError: cel.map((p) => `${formatPath(p.path)}: ${p.message}`).join('; ') });
+    if (cel.length > 0)
+      return invalidSpec(ctx, deps, {
+        ...plan,
+        specError: cel.map((p) => `${formatPath(p.path)}: ${p.message}`).join('; '),
+      });
     const log = deps.log.child({ plan: plan.name });
-    const o = { ...observePlan(ctx.clock.now(), deps.informers, plan as PlanWithSpec, deps.ownNode, deps.preflightRetryMs, deps.handOver !== undefined, deps.healthFacts, deps.alertGate.facts(plan.name), deps.prePulls), hookPolicy: deps.hookPolicy };
+    const o = {
+      ...observePlan(
+        ctx.clock.now(),
+        deps.informers,
+        plan as PlanWithSpec,
+        deps.ownNode,
+        deps.preflightRetryMs,
+        deps.handOver !== undefined,
+        deps.healthFacts,
+        deps.alertGate.facts(plan.name),
+        deps.prePulls,
+      ),
+      hookPolicy: deps.hookPolicy,
+    };
     let step = decidePlan(o);
     if (step.confirm) step = await confirm(ctx, deps, plan, o, step, log);
     let current: PlanView = plan;
@@ -86,34 +105,73 @@ export function createPlanReconciler(given: PlanReconcilerDeps): (key: string, c
     await writeStatus(ctx, deps, current, step.status, log);
     // Queued, not awaited: the adapter writes Events in the background (kube/events.ts).
     for (const e of step.events) {
-      void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: e.type, reason: e.reason, action: e.reason, note: e.note });
+      void deps.kube.emitEvent(ctx, {
+        regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid },
+        type: e.type,
+        reason: e.reason,
+        action: e.reason,
+        note: e.note,
+      });
     }
     return { requeueAfterMs: step.requeueAfterMs };
   };
 }
 
 /** The facts the verdict rests on, read fresh, and the decision again; when a read fails, the plan says so and the queue backs off (no verdict). */
-async function confirm(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView, o: PlanObservation, step: PlanStep, log: Logger): Promise<PlanStep> {
+async function confirm(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanView,
+  o: PlanObservation,
+  step: PlanStep,
+  log: Logger,
+): Promise<PlanStep> {
   const reads = step.confirm ?? [];
   try {
     return decidePlan(await observePlanFresh(ctx, deps, o, reads, log));
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const failure = callFailure(err);
-    log.warn({ reads: reads.join(', '), reason: failure.reason, err: failure.message }, 'could not read fresh facts to confirm a deadline verdict; retrying');
+    log.warn(
+      { reads: reads.join(', '), reason: failure.reason, err: failure.message },
+      'could not read fresh facts to confirm a deadline verdict; retrying',
+    );
     await writeStatus(ctx, deps, plan, decidePlan({ ...o, confirmFailure: failure }).status, log);
-    throw new OutcomeError({ kind: OutcomeKind.Transient, reason: 'ConfirmReadFailed', message: `confirming ${reads.join(', ')} of plan ${plan.name} before a deadline verdict: ${failure.message}`, cause: err });
+    throw new OutcomeError({
+      kind: OutcomeKind.Transient,
+      reason: 'ConfirmReadFailed',
+      message: `confirming ${reads.join(', ')} of plan ${plan.name} before a deadline verdict: ${failure.message}`,
+      cause: err,
+    });
   }
 }
 
-async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, o: PlanObservation, step: PlanStep, action: PlanAction): Promise<{ step: PlanStep; plan: PlanView }> {
+async function perform(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers },
+  plan: PlanWithSpec,
+  o: PlanObservation,
+  step: PlanStep,
+  action: PlanAction,
+): Promise<{ step: PlanStep; plan: PlanView }> {
   switch (action.type) {
     case 'preflight':
       return { step: afterPreflight(o, step, await preflight(ctx, deps, plan, o)), plan };
     case 'pause': {
       const paused = await deps.kube.pausePlan(ctx, plan);
       deps.informers.patchPlans.observeWrite(paused);
-      return { step: { ...step, status: { ...step.status, policyPause: step.status.policyPause ? { ...step.status.policyPause, generation: paused.generation } : undefined } }, plan: paused };
+      return {
+        step: {
+          ...step,
+          status: {
+            ...step.status,
+            policyPause: step.status.policyPause
+              ? { ...step.status.policyPause, generation: paused.generation }
+              : undefined,
+          },
+        },
+        plan: paused,
+      };
     }
     case 'setKubeProxyImage':
       return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
@@ -126,7 +184,12 @@ async function perform(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: A
 }
 
 /** The actions whose outcome leaves the pass's decision as it was. */
-async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers }, plan: PlanWithSpec, action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' | 'scheduleNodes' }>): Promise<void> {
+async function act(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers },
+  plan: PlanWithSpec,
+  action: Exclude<PlanAction, { type: 'preflight' | 'pause' | 'setKubeProxyImage' | 'scheduleNodes' }>,
+): Promise<void> {
   switch (action.type) {
     case 'createJobs':
       return createJobs(ctx, deps, plan, action.jobs);
@@ -152,62 +215,132 @@ async function act(ctx: OpContext, deps: PlanReconcilerDeps & { alertGate: Alert
 }
 
 /** Hands the pulls to the background runner, not awaited: each pull that ends wakes the plan, whose next pass records it. */
-function startPrePulls(deps: PlanReconcilerDeps, plan: PlanWithSpec, pulls: Extract<PlanAction, { type: 'prePull' }>['pulls']): void {
+function startPrePulls(
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  pulls: Extract<PlanAction, { type: 'prePull' }>['pulls'],
+): void {
   const address = (node: string): string => deps.informers.nodes.get(node)?.internalIP ?? node;
-  deps.prePulls?.start(plan.name, plan.spec.talosConfig, pulls.map((p) => ({ ...p, address: address(p.node) })));
+  deps.prePulls?.start(
+    plan.name,
+    plan.spec.talosConfig,
+    pulls.map((p) => ({ ...p, address: address(p.node) })),
+  );
 }
 
-function preflight(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, o: PlanObservation): ReturnType<RunPlanPreflight> {
+function preflight(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  o: PlanObservation,
+): ReturnType<RunPlanPreflight> {
   const nodes = new Map(deps.informers.nodes.list().map((n) => [n.name, n]));
   const otherPlans = otherPlansOf(deps.informers.patchPlans.list(), o.nodes, plan.name);
-  return deps.preflight(ctx, { spec: plan.spec, selection: selectNodes(plan.spec, o.nodes, deps.ownNode), nodes, otherPlans, apiServers: apiServerFacts(deps.informers) });
+  return deps.preflight(ctx, {
+    spec: plan.spec,
+    selection: selectNodes(plan.spec, o.nodes, deps.ownNode),
+    nodes,
+    otherPlans,
+    apiServers: apiServerFacts(deps.informers),
+  });
 }
 
 /** A round in one pass: the Leases (the claim), then the PatchJobs of those this pass created. A
  *  failed job create fails the pass before its status write; the next pass's finishRound creates it. */
-async function scheduleNodes(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: Extract<PlanAction, { type: 'scheduleNodes' }>): Promise<PlanStep> {
+async function scheduleNodes(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  step: PlanStep,
+  action: Extract<PlanAction, { type: 'scheduleNodes' }>,
+): Promise<PlanStep> {
   await deleteLeases(ctx, deps, action.release ?? []);
-  const created = await createLeases(ctx, deps, plan, action.slots.map((s) => s.lease));
+  const created = await createLeases(
+    ctx,
+    deps,
+    plan,
+    action.slots.map((s) => s.lease),
+  );
   const claimed = action.slots.filter((_, i) => created[i]);
-  await createJobs(ctx, deps, plan, claimed.flatMap((s) => (s.job ? [s.job] : [])));
-  return claimed.length === action.slots.length ? step : nodesScheduled(step, action.group, claimed.map((s) => s.node));
+  await createJobs(
+    ctx,
+    deps,
+    plan,
+    claimed.flatMap((s) => (s.job ? [s.job] : [])),
+  );
+  return claimed.length === action.slots.length
+    ? step
+    : nodesScheduled(
+        step,
+        action.group,
+        claimed.map((s) => s.node),
+      );
 }
 
 /** The round's slot Leases, sent together: each is its own claim, so one round trip, not one per slot.
  *  A slot someone else holds (another replica, or our previous life) is skipped and the pass decides
  *  again on fresh caches; any other failure fails the pass once every create has answered, and the
  *  Leases made meanwhile wait for the next pass's finishRound. Returns which slots were created. */
-async function createLeases(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, leases: readonly NewLease[]): Promise<boolean[]> {
-  const results = await Promise.allSettled(leases.map(async (l) => {
-    deps.informers.slotLeases.observeWrite(
-      await deps.kube.createSlotLease(ctx, { namespace: deps.operatorNamespace, name: l.name, labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group }, holderIdentity: l.holderIdentity }),
-    );
-  }));
-  const held = (r: PromiseSettledResult<void>): boolean => r.status === 'rejected' && isOutcomeError(r.reason) && r.reason.reason === 'AlreadyExists';
-  const failure = results.find((r) => r.status === 'rejected' && !held(r)) ?? (results.every(held) ? results[0] : undefined);
+async function createLeases(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  leases: readonly NewLease[],
+): Promise<boolean[]> {
+  const results = await Promise.allSettled(
+    leases.map(async (l) => {
+      deps.informers.slotLeases.observeWrite(
+        await deps.kube.createSlotLease(ctx, {
+          namespace: deps.operatorNamespace,
+          name: l.name,
+          labels: { [PLAN_LABEL]: plan.name, [GROUP_LABEL]: l.group },
+          holderIdentity: l.holderIdentity,
+        }),
+      );
+    }),
+  );
+  const held = (r: PromiseSettledResult<void>): boolean =>
+    r.status === 'rejected' && isOutcomeError(r.reason) && r.reason.reason === 'AlreadyExists';
+  const failure =
+    results.find((r) => r.status === 'rejected' && !held(r)) ?? (results.every(held) ? results[0] : undefined);
   if (failure?.status === 'rejected') throw failure.reason;
   return results.map((r) => r.status === 'fulfilled');
 }
 
 /** PatchJobs with deterministic names, sent together: one that exists already (a race, or our
  *  previous life) is success. */
-async function createJobs(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, jobs: readonly NewJob[]): Promise<void> {
-  await allAnswered(jobs.map(async (j) => {
-    try {
-      deps.informers.patchJobs.observeWrite(await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }));
-    } catch (err) {
-      if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
-    }
-  }));
+async function createJobs(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  jobs: readonly NewJob[],
+): Promise<void> {
+  await allAnswered(
+    jobs.map(async (j) => {
+      try {
+        deps.informers.patchJobs.observeWrite(
+          await deps.kube.createPatchJob(ctx, { ...j, owner: { name: plan.name, uid: plan.uid } }),
+        );
+      } catch (err) {
+        if (!(isOutcomeError(err) && err.reason === 'AlreadyExists')) throw err;
+      }
+    }),
+  );
 }
 
 /** Slot Leases deleted together, each forgotten by the cache as soon as its delete answered, not
  *  when its watch event comes: the pass (or the next one) sees the slot free and fills it. */
-async function deleteLeases(ctx: OpContext, deps: PlanReconcilerDeps, leases: readonly PlanLeaseFacts[]): Promise<void> {
-  await allAnswered(leases.map(async (l) => {
-    await deps.kube.deleteLease(ctx, deps.operatorNamespace, l.name, l.resourceVersion);
-    deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
-  }));
+async function deleteLeases(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  leases: readonly PlanLeaseFacts[],
+): Promise<void> {
+  await allAnswered(
+    leases.map(async (l) => {
+      await deps.kube.deleteLease(ctx, deps.operatorNamespace, l.name, l.resourceVersion);
+      deps.informers.slotLeases.observeDelete(l.name, l.resourceVersion);
+    }),
+  );
 }
 
 /** Calls sent together: a failure fails the pass only once every call has answered, so no call of
@@ -218,7 +351,13 @@ async function allAnswered(calls: readonly Promise<void>[]): Promise<void> {
 }
 
 /** Reads the node's machine config and applies it with the kube-proxy image set (its KubeProxyConfig document, else cluster.proxy.image); a config that has it (or disables kube-proxy) is left alone. */
-async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanWithSpec, step: PlanStep, action: { node: string; image: string }): Promise<PlanStep> {
+async function setKubeProxyImage(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanWithSpec,
+  step: PlanStep,
+  action: { node: string; image: string },
+): Promise<PlanStep> {
   const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
   try {
     const talos = await deps.talos.connect(ctx, plan.spec.talosConfig, ip);
@@ -237,9 +376,16 @@ async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan:
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     // Not recorded as configured: the next pass tries again until the kube-proxy deadline.
-    const kubeProxy = step.status.kubeProxy && { ...step.status.kubeProxy, configuredNodes: step.status.kubeProxy.configuredNodes.filter((n) => n !== action.node) };
+    const kubeProxy = step.status.kubeProxy && {
+      ...step.status.kubeProxy,
+      configuredNodes: step.status.kubeProxy.configuredNodes.filter((n) => n !== action.node),
+    };
     const message = `setting kube-proxy ${action.image} in the machine config of ${action.node} failed (retrying until ${kubeProxy?.deadline ?? '?'}): ${callFailure(err).message}`;
-    return { ...step, status: { ...step.status, kubeProxy, reason: 'KubeProxyConfigFailed', message }, requeueAfterMs: 5_000 };
+    return {
+      ...step,
+      status: { ...step.status, kubeProxy, reason: 'KubeProxyConfigFailed', message },
+      requeueAfterMs: 5_000,
+    };
   }
 }
 
@@ -247,34 +393,67 @@ async function setKubeProxyImage(ctx: OpContext, deps: PlanReconcilerDeps, plan:
 async function deleting(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView): Promise<undefined> {
   if (!plan.finalizers.includes(PLAN_FINALIZER)) return undefined;
   const jobs = deps.informers.patchJobs.list().filter((j) => planOfJob(j) === plan.name);
-  const step = decideDeletion(plan.status, jobs.map((j) => ({ name: j.name, phase: j.status.phase })));
+  const step = decideDeletion(
+    plan.status,
+    jobs.map((j) => ({ name: j.name, phase: j.status.phase })),
+  );
   if (step.action === 'removeFinalizer') {
     deps.informers.patchPlans.observeWrite(await deps.kube.removePlanFinalizer(ctx, plan, PLAN_FINALIZER));
     deps.log.info({ plan: plan.name }, 'plan deleted: no PatchJob of it is running');
     return undefined;
   }
-  if (!isDeepStrictEqual(step.status, plan.status)) deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, step.status));
+  if (!isDeepStrictEqual(step.status, plan.status))
+    deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, step.status));
   return undefined;
 }
 
-async function writeStatus(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView, status: PatchPlanStatus, log: Logger): Promise<void> {
-  const source = { commit: plan.annotations[Annotation.SourceCommit], problems: plan.annotations[Annotation.SourceProblems] };
-  const next = { ...withSourceStatus(status, source, plan.generation, ctx.clock.now()), observedGeneration: plan.generation };
+async function writeStatus(
+  ctx: OpContext,
+  deps: PlanReconcilerDeps,
+  plan: PlanView,
+  status: PatchPlanStatus,
+  log: Logger,
+): Promise<void> {
+  const source = {
+    commit: plan.annotations[Annotation.SourceCommit],
+    problems: plan.annotations[Annotation.SourceProblems],
+  };
+  const next = {
+    ...withSourceStatus(status, source, plan.generation, ctx.clock.now()),
+    observedGeneration: plan.generation,
+  };
   if (next.policyPause === undefined) delete next.policyPause;
   if (isDeepStrictEqual(next, plan.status)) return;
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, next));
   if (next.phase !== plan.status.phase) deps.observer?.phaseChanged(plan.status, next, plan);
   if (next.phase !== plan.status.phase || next.reason !== plan.status.reason) {
-    log.info({ phase: next.phase, reason: next.reason, message: next.message }, `plan ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`);
+    log.info(
+      { phase: next.phase, reason: next.reason, message: next.message },
+      `plan ${next.phase ?? ''}${next.reason ? ` (${next.reason})` : ''}`,
+    );
   }
 }
 
 async function invalidSpec(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView): Promise<undefined> {
   if (plan.status.phase === 'Failed' && plan.status.reason === 'InvalidSpec') return undefined;
-  const status: PatchPlanStatus = { ...plan.status, phase: 'Failed', reason: 'InvalidSpec', message: `spec is invalid: ${plan.specError ?? 'unknown'}` };
+  const status: PatchPlanStatus = {
+    ...plan.status,
+    phase: 'Failed',
+    reason: 'InvalidSpec',
+    message: `spec is invalid: ${plan.specError ?? 'unknown'}`,
+  };
   deps.informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, status));
   if (status.phase !== plan.status.phase) deps.observer?.phaseChanged(plan.status, status, plan);
-  deps.log.warn({ plan: plan.name, phase: status.phase, reason: status.reason, message: status.message }, 'plan Failed (InvalidSpec)');
-  void deps.kube.emitEvent(ctx, { regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid }, type: 'Warning', reason: 'InvalidSpec', action: 'InvalidSpec', note: status.message ?? '' });
+  deps.log.warn(
+    { plan: plan.name, phase: status.phase, reason: status.reason, message: status.message },
+    'plan Failed (InvalidSpec)',
+  );
+  void deps.kube.emitEvent(ctx, {
+    regarding: { apiVersion: API_VERSION, kind: Kind.PatchPlan, name: plan.name, uid: plan.uid },
+    type: 'Warning',
+    reason: 'InvalidSpec',
+    action: 'InvalidSpec',
+    note: status.message ?? '',
+  });
   return undefined;
 }

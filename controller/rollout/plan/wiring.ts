@@ -10,7 +10,13 @@ import { planJobFacts, planOfJob } from './observe.js';
 import { movesKubernetes } from '../../core/plan/path.js';
 
 const selectionChanged = (a: NodeView | undefined, b: NodeView | undefined): boolean =>
-  !a || !b || a.controlPlane !== b.controlPlane || a.talosVersion !== b.talosVersion || a.kubeletVersion !== b.kubeletVersion || a.hold !== b.hold || JSON.stringify(a.labels) !== JSON.stringify(b.labels);
+  !a ||
+  !b ||
+  a.controlPlane !== b.controlPlane ||
+  a.talosVersion !== b.talosVersion ||
+  a.kubeletVersion !== b.kubeletVersion ||
+  a.hold !== b.hold ||
+  JSON.stringify(a.labels) !== JSON.stringify(b.labels);
 
 export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void {
   informers.patchPlans.onChange((key, view) => {
@@ -30,7 +36,13 @@ export function wirePlanEvents(informers: KubeInformers, queue: WorkQueue): void
   // A plan hook's Job or pod (not a node hook's: those wake their PatchJob) wakes its plan.
   const planHook = (labels: Readonly<Record<string, string>>): void => {
     const plan = labels[PLAN_LABEL];
-    if (plan !== undefined && labels[HOOK_LABEL] !== undefined && labels[PATCHJOB_LABEL] === undefined && informers.patchPlans.get(plan)) queue.add(plan);
+    if (
+      plan !== undefined &&
+      labels[HOOK_LABEL] !== undefined &&
+      labels[PATCHJOB_LABEL] === undefined &&
+      informers.patchPlans.get(plan)
+    )
+      queue.add(plan);
   };
   informers.hookJobs.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));
   informers.hookPods.onChange((_key, view, old) => planHook(view?.labels ?? old?.labels ?? {}));

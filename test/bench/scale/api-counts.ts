@@ -54,8 +54,16 @@ export interface WriteRecord {
  * was before (its old resourceVersion): a change, not counted.
  */
 export function noOpWrites<T extends WriteRecord>(writes: readonly T[]): T[] {
-  return writes.filter((w) => (w.method === 'PATCH' || w.method === 'PUT') && w.status < 300 && w.seenBefore !== undefined && w.deletedByWrite !== true
-    && w.resourceVersion !== undefined && /^\d+$/.test(w.resourceVersion) && Number(w.resourceVersion) <= w.seenBefore);
+  return writes.filter(
+    (w) =>
+      (w.method === 'PATCH' || w.method === 'PUT') &&
+      w.status < 300 &&
+      w.seenBefore !== undefined &&
+      w.deletedByWrite !== true &&
+      w.resourceVersion !== undefined &&
+      /^\d+$/.test(w.resourceVersion) &&
+      Number(w.resourceVersion) <= w.seenBefore,
+  );
 }
 
 /** Samples of one counter family in a Prometheus text scrape: label set (as written) → value. */

@@ -48,11 +48,16 @@ export interface ScaleLab {
  * - The API interposer sits between the controller and the apiserver, so requests, watch events
  *   and no-op writes are counted for the controller alone (the lab's kubelets talk to the apiserver directly).
  */
-export async function startScaleLab(workers: number, opts: { images?: string[]; plansRepo?: boolean; progress?: (step: string, clusterDir: string) => void } = {}): Promise<ScaleLab> {
+export async function startScaleLab(
+  workers: number,
+  opts: { images?: string[]; plansRepo?: boolean; progress?: (step: string, clusterDir: string) => void } = {},
+): Promise<ScaleLab> {
   const started = process.hrtime.bigint();
   const lab = await startJobLab({
     fleet: { nodes: workers + 1, controlPlanes: 1, talosVersion: FROM_VERSION },
-    labels: Object.fromEntries(Array.from({ length: workers }, (_, i) => [`worker-${i + 1}`, { 'bench/pool': 'workers' }])),
+    labels: Object.fromEntries(
+      Array.from({ length: workers }, (_, i) => [`worker-${i + 1}`, { 'bench/pool': 'workers' }]),
+    ),
     timings: SCALE_TIMINGS,
     images: opts.images ?? [`siderolabs/installer:${TO_VERSION}`],
     workloads: scaleWorkloads(workers),

@@ -32,23 +32,36 @@ export function scrapeApiserver(lab: JobLab): Promise<string> {
   const pki = join(lab.cluster.dir, 'pki');
   const url = new URL('/metrics', lab.cluster.server);
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca: lab.cluster.caPem, cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`apiserver /metrics: HTTP ${res.statusCode}`))));
-    });
+    const req = request(
+      url,
+      { ca: lab.cluster.caPem, cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(body) : reject(new Error(`apiserver /metrics: HTTP ${res.statusCode}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
-const roundedSplit = (s: RssSplit): RssSplit => ({ rss: Math.round(s.rss), anon: Math.round(s.anon), file: Math.round(s.file), shmem: Math.round(s.shmem) });
+const roundedSplit = (s: RssSplit): RssSplit => ({
+  rss: Math.round(s.rss),
+  anon: Math.round(s.anon),
+  file: Math.round(s.file),
+  shmem: Math.round(s.shmem),
+});
 
 /** A plan's status, read straight from the apiserver (not through the interposer: not the controller's cost). */
 export async function planPhase(lab: JobLab, name: string): Promise<string | undefined> {
   const custom = lab.kc.makeApiClient(CustomObjectsApi);
-  const plan = (await custom.getClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans', name }).catch(() => undefined)) as { status?: { phase?: string } } | undefined;
+  const plan = (await custom
+    .getClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans', name })
+    .catch(() => undefined)) as { status?: { phase?: string } } | undefined;
   return plan?.status?.phase;
 }
 
@@ -127,17 +140,46 @@ const PROBE_POLL = '5s';
  * The push probe, once the rollout is in its stride (a round's worth of jobs Completed, so the
  * slots are full): plan files pushed one after another over the control plane (push-probe.ts).
  */
-async function probeOnceRolling(lab: JobLab, plans: WorkingCopy, o: { concurrency: number; pushes: number; timeoutMs: number; since: number }): Promise<PushesUnderLoad> {
-  await waitFor(() => (lab.observer.events.filter((e) => e.at >= o.since && e.kind === 'jobPhase' && e.detail.endsWith(' Completed')).length >= o.concurrency ? true : undefined), {
-    timeoutMs: o.timeoutMs,
-    intervalMs: 1000,
-    description: 'a round of the rollout Completed',
+async function probeOnceRolling(
+  lab: JobLab,
+  plans: WorkingCopy,
+  o: { concurrency: number; pushes: number; timeoutMs: number; since: number },
+): Promise<PushesUnderLoad> {
+  await waitFor(
+    () =>
+      lab.observer.events.filter((e) => e.at >= o.since && e.kind === 'jobPhase' && e.detail.endsWith(' Completed'))
+        .length >= o.concurrency
+        ? true
+        : undefined,
+    {
+      timeoutMs: o.timeoutMs,
+      intervalMs: 1000,
+      description: 'a round of the rollout Completed',
+    },
+  );
+  return probePushesUnderLoad(lab, plans, {
+    pushes: o.pushes,
+    node: 'cp-1',
+    version: FROM_VERSION,
+    prefix: 'busy-push',
   });
-  return probePushesUnderLoad(lab, plans, { pushes: o.pushes, node: 'cp-1', version: FROM_VERSION, prefix: 'busy-push' });
 }
 
 /** Runs one plan (group `fleet`, `concurrency`) to its end and measures it. */
-export async function measureRollout(lab: JobLab, o: { workers: number; concurrency: number; plan: string; entry?: 'dist' | 'sources'; timeoutMs: number; memoryLimitMiB?: number; nodeOptions?: string; env?: Record<string, string>; pushProbe?: { pushes: number } }): Promise<RolloutFigures> {
+export async function measureRollout(
+  lab: JobLab,
+  o: {
+    workers: number;
+    concurrency: number;
+    plan: string;
+    entry?: 'dist' | 'sources';
+    timeoutMs: number;
+    memoryLimitMiB?: number;
+    nodeOptions?: string;
+    env?: Record<string, string>;
+    pushProbe?: { pushes: number };
+  },
+): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const { memoryLimitMiB, env } = rolloutEnv(o);
   const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
@@ -152,7 +194,11 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     env,
   });
   const pid = controller.process.pid;
-  await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, { timeoutMs: 600_000, intervalMs: 250, description: 'controller leading' });
+  await waitFor(() => controller.logs().some((l) => String(l.msg).startsWith('leading')) || undefined, {
+    timeoutMs: 600_000,
+    intervalMs: 250,
+    description: 'controller leading',
+  });
   const heapUsed = async (): Promise<number | undefined> => {
     const text = await controller.scrape();
     return [...counterSamples(text, 'kangal_patch_nodejs_heap_size_used_bytes').values()][0];
@@ -168,19 +214,29 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
   const tlsAtApply = lab.interposer?.tlsConnections() ?? 0;
   const controllerCpuAtApply = cpuSeconds(pid);
   const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
-  await lab.applyPlan(labPlan({ apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} }, lab.talos.endpoint, {
-    target: { talosVersion: TO_VERSION },
-    groups: { fleet: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: o.concurrency } },
-    strategy: { order: ['fleet'] },
-    nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
-  }));
-  const probe = plans && o.pushProbe ? probeOnceRolling(lab, plans, { ...o, pushes: o.pushProbe.pushes, since }) : undefined;
+  await lab.applyPlan(
+    labPlan(
+      { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} },
+      lab.talos.endpoint,
+      {
+        target: { talosVersion: TO_VERSION },
+        groups: { fleet: { selector: { matchLabels: { 'bench/pool': 'workers' } }, concurrency: o.concurrency } },
+        strategy: { order: ['fleet'] },
+        nodeSelector: { matchLabels: { 'bench/pool': 'workers' } },
+      },
+    ),
+  );
+  const probe =
+    plans && o.pushProbe ? probeOnceRolling(lab, plans, { ...o, pushes: o.pushProbe.pushes, since }) : undefined;
   // Awaited after the plan's end; marked handled now so a probe failing first is not an unhandled rejection.
   void probe?.catch(() => undefined);
-  const phase = await waitFor(async () => {
-    const p = await planPhase(lab, o.plan);
-    return p === 'Completed' || p === 'Failed' ? p : undefined;
-  }, { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` });
+  const phase = await waitFor(
+    async () => {
+      const p = await planPhase(lab, o.plan);
+      return p === 'Completed' || p === 'Failed' ? p : undefined;
+    },
+    { timeoutMs: o.timeoutMs, intervalMs: 1000, description: `plan ${o.plan} finished` },
+  );
   const spanSeconds = (Date.now() - since) / 1000;
   const labCpuAtEnd = labCpuSeconds(lab.cluster.dir);
   const tlsAtEnd = lab.interposer?.tlsConnections() ?? 0;
@@ -199,8 +255,12 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
 
   const all = lab.interposer?.exchanges ?? [];
   const during = all.slice(exchangesAtApply);
-  const perNode = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].map(([k, v]) => [k, Number((v / o.workers).toFixed(3))]));
-  const requests = tally(during.filter((e) => !/^(WATCH) /.test(requestKind(e.method, e.path))), (e) => requestKind(e.method, e.path));
+  const perNode = (m: Map<string, number>): Record<string, number> =>
+    Object.fromEntries([...m].map(([k, v]) => [k, Number((v / o.workers).toFixed(3))]));
+  const requests = tally(
+    during.filter((e) => !/^(WATCH) /.test(requestKind(e.method, e.path))),
+    (e) => requestKind(e.method, e.path),
+  );
   const watchEvents = all.slice(exchangesBefore).reduce((n, e) => n + (e.watchEvents ?? 0), 0);
   const noOps = tally(noOpWrites(during), (e) => requestKind(e.method, e.path));
 
@@ -236,7 +296,8 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
 
   const violations: string[] = [];
   const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'fleet');
-  if (peak > o.concurrency) violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
+  if (peak > o.concurrency)
+    violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
   const workers = Array.from({ length: o.workers }, (_, i) => `worker-${i + 1}`);
   for (const node of workers) {
     const of = lab.observer.of(node).filter((e) => e.at >= since);
@@ -262,7 +323,16 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     heapLimitMiB: heapLimitMiB(env['NODE_OPTIONS'] ?? ''),
     gc: gcTime(metricsBefore, metricsAfter, o.workers),
     env: o.env ?? {},
-    ...(pushesUnderLoad ? { pushToAppliedUnderLoadMs: { p50: pct(pushesUnderLoad.samples, 50), max: Math.max(...pushesUnderLoad.samples), samples: pushesUnderLoad.samples, jobsInFlight: pushesUnderLoad.inFlight } } : {}),
+    ...(pushesUnderLoad
+      ? {
+          pushToAppliedUnderLoadMs: {
+            p50: pct(pushesUnderLoad.samples, 50),
+            max: Math.max(...pushesUnderLoad.samples),
+            samples: pushesUnderLoad.samples,
+            jobsInFlight: pushesUnderLoad.inFlight,
+          },
+        }
+      : {}),
     phase,
     controllerStartSeconds,
     peakRssMiB: Math.round(sampler.peakRss()),
@@ -270,7 +340,11 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
     peakHeapMiB: Math.round(sampler.peakHeap() / 2 ** 20),
     cpuSecondsPerNode: Number(((cpuEnd - controllerCpuAtApply) / o.workers).toFixed(4)),
     cpuSecondsStart: Number(cpuStart.toFixed(2)),
-    machineCpu: machineCpu({ controller: cpuEnd - controllerCpuAtApply, ...diffCpu(labCpuAtApply, labCpuAtEnd) }, o.workers, spanSeconds),
+    machineCpu: machineCpu(
+      { controller: cpuEnd - controllerCpuAtApply, ...diffCpu(labCpuAtApply, labCpuAtEnd) },
+      o.workers,
+      spanSeconds,
+    ),
     preflightSeconds: Number((preflightMs / 1000).toFixed(2)),
     makespanSeconds: Number(((end - start) / 1000).toFixed(1)),
     medianNodeSeconds: Number((T / 1000).toFixed(2)),
@@ -303,53 +377,98 @@ export async function measureRollout(lab: JobLab, o: { workers: number; concurre
  * (default the Deployment's) runs it, so the figures are what ships; `nodeOptions` replaces the
  * shipped NODE_OPTIONS, `env` adds to it.
  */
-function rolloutEnv(o: { memoryLimitMiB?: number; nodeOptions?: string; env?: Record<string, string> }): { memoryLimitMiB: number; env: Record<string, string> } {
+function rolloutEnv(o: { memoryLimitMiB?: number; nodeOptions?: string; env?: Record<string, string> }): {
+  memoryLimitMiB: number;
+  env: Record<string, string>;
+} {
   const memoryLimitMiB = o.memoryLimitMiB ?? DEFAULT_MEMORY_LIMIT_MIB;
-  return { memoryLimitMiB, env: { ...controllerEnv({ memoryLimitMiB, ...(o.nodeOptions !== undefined ? { nodeOptions: o.nodeOptions } : {}) }), ...o.env } };
+  return {
+    memoryLimitMiB,
+    env: {
+      ...controllerEnv({ memoryLimitMiB, ...(o.nodeOptions !== undefined ? { nodeOptions: o.nodeOptions } : {}) }),
+      ...o.env,
+    },
+  };
 }
 
 /** kangal_patch_nodejs_gc_duration_seconds between two scrapes, by kind, and per node. */
 function gcTime(before: string, after: string, workers: number): RolloutFigures['gc'] {
   const metric = 'kangal_patch_nodejs_gc_duration_seconds_sum';
   const byKind = new Map<string, number>();
-  for (const [labels, seconds] of counterDiff(counterSamples(before, metric), counterSamples(after, metric))) byKind.set(label(labels, 'kind'), (byKind.get(label(labels, 'kind')) ?? 0) + seconds);
+  for (const [labels, seconds] of counterDiff(counterSamples(before, metric), counterSamples(after, metric)))
+    byKind.set(label(labels, 'kind'), (byKind.get(label(labels, 'kind')) ?? 0) + seconds);
   const seconds = [...byKind.values()].reduce((a, b) => a + b, 0);
-  return { seconds: Number(seconds.toFixed(2)), byKind: Object.fromEntries([...byKind].map(([k, v]) => [k, Number(v.toFixed(2))])), msPerNode: Number(((seconds * 1000) / workers).toFixed(1)) };
+  return {
+    seconds: Number(seconds.toFixed(2)),
+    byKind: Object.fromEntries([...byKind].map(([k, v]) => [k, Number(v.toFixed(2))])),
+    msPerNode: Number(((seconds * 1000) / workers).toFixed(1)),
+  };
 }
 
 /** V8's heap_size_limit with NODE_OPTIONS=`nodeOptions` on this Node, MiB. */
 function heapLimitMiB(nodeOptions: string): number {
-  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(require("node:v8").getHeapStatistics().heap_size_limit))'], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    ['-e', 'process.stdout.write(String(require("node:v8").getHeapStatistics().heap_size_limit))'],
+    { env: { ...process.env, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' },
+  );
   return r.status === 0 ? Math.round(Number(r.stdout) / 2 ** 20) : NaN;
 }
 
 /** kangal_patch_reconcile_duration_seconds between two scrapes, summed over results, by controller. */
-function passesPerNode(before: string, after: string, workers: number): Record<string, { passes: number; meanMs: number }> {
+function passesPerNode(
+  before: string,
+  after: string,
+  workers: number,
+): Record<string, { passes: number; meanMs: number }> {
   const byController = (metric: string): Map<string, number> => {
     const out = new Map<string, number>();
-    for (const [labels, n] of counterDiff(counterSamples(before, metric), counterSamples(after, metric))) out.set(label(labels, 'controller'), (out.get(label(labels, 'controller')) ?? 0) + n);
+    for (const [labels, n] of counterDiff(counterSamples(before, metric), counterSamples(after, metric)))
+      out.set(label(labels, 'controller'), (out.get(label(labels, 'controller')) ?? 0) + n);
     return out;
   };
   const seconds = byController('kangal_patch_reconcile_duration_seconds_sum');
   return Object.fromEntries(
-    [...byController('kangal_patch_reconcile_duration_seconds_count')].map(([c, n]) => [c, { passes: Number((n / workers).toFixed(2)), meanMs: Number((((seconds.get(c) ?? 0) / n) * 1000).toFixed(1)) }]),
+    [...byController('kangal_patch_reconcile_duration_seconds_count')].map(([c, n]) => [
+      c,
+      { passes: Number((n / workers).toFixed(2)), meanMs: Number((((seconds.get(c) ?? 0) / n) * 1000).toFixed(1)) },
+    ]),
   );
 }
 
 /** Slot freed (its Lease deleted) → the next Lease, PatchJob created and PatchJob Pending, while nodes were still waiting; and each job's created → Pending. */
-function slotTurnover(ev: readonly Observation[]): { toLease: number[]; toJobCreated: number[]; toPending: number[]; queueWaits: number[] } {
-  const times = (kind: string, detail: (d: string) => boolean = () => true): number[] => ev.filter((e) => e.kind === kind && detail(e.detail)).map((e) => e.at).sort((a, b) => a - b);
+function slotTurnover(ev: readonly Observation[]): {
+  toLease: number[];
+  toJobCreated: number[];
+  toPending: number[];
+  queueWaits: number[];
+} {
+  const times = (kind: string, detail: (d: string) => boolean = () => true): number[] =>
+    ev
+      .filter((e) => e.kind === kind && detail(e.detail))
+      .map((e) => e.at)
+      .sort((a, b) => a - b);
   const freed = times('leaseDeleted');
-  const gapsTo = (next: number[]): number[] => freed.flatMap((at) => {
-    const first = next.find((c) => c >= at);
-    return first !== undefined && at < (next.at(-1) ?? 0) ? [first - at] : [];
-  });
-  const pendingOf = new Map(ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]));
-  const queueWaits = ev.filter((e) => e.kind === 'jobCreated').flatMap((e) => {
-    const pending = pendingOf.get(e.node);
-    return pending === undefined ? [] : [pending - e.at];
-  });
-  return { toLease: gapsTo(times('leaseCreated')), toJobCreated: gapsTo(times('jobCreated')), toPending: gapsTo(times('jobPhase', (d) => d.endsWith(' Pending'))), queueWaits };
+  const gapsTo = (next: number[]): number[] =>
+    freed.flatMap((at) => {
+      const first = next.find((c) => c >= at);
+      return first !== undefined && at < (next.at(-1) ?? 0) ? [first - at] : [];
+    });
+  const pendingOf = new Map(
+    ev.filter((e) => e.kind === 'jobPhase' && e.detail.endsWith(' Pending')).map((e) => [e.node, e.at]),
+  );
+  const queueWaits = ev
+    .filter((e) => e.kind === 'jobCreated')
+    .flatMap((e) => {
+      const pending = pendingOf.get(e.node);
+      return pending === undefined ? [] : [pending - e.at];
+    });
+  return {
+    toLease: gapsTo(times('leaseCreated')),
+    toJobCreated: gapsTo(times('jobCreated')),
+    toPending: gapsTo(times('jobPhase', (d) => d.endsWith(' Pending'))),
+    queueWaits,
+  };
 }
 
 /** Each cordon's time until the node's next uncordon (a node still cordoned at the end is not counted: the observer reports it as a violation). */
@@ -371,13 +490,24 @@ function spread(values: readonly number[]): { p50: number; p99: number; n: numbe
 }
 
 function diffCpu(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(after).map(([program, seconds]) => [program === 'self' ? 'lab simulators and observer' : program, seconds - (before[program] ?? 0)]));
+  return Object.fromEntries(
+    Object.entries(after).map(([program, seconds]) => [
+      program === 'self' ? 'lab simulators and observer' : program,
+      seconds - (before[program] ?? 0),
+    ]),
+  );
 }
 
-function machineCpu(seconds: Record<string, number>, workers: number, spanSeconds: number): RolloutFigures['machineCpu'] {
+function machineCpu(
+  seconds: Record<string, number>,
+  workers: number,
+  spanSeconds: number,
+): RolloutFigures['machineCpu'] {
   const total = Object.values(seconds).reduce((a, b) => a + b, 0);
   return {
-    perNode: Object.fromEntries(Object.entries(seconds).map(([program, s]) => [program, Number((s / workers).toFixed(4))])),
+    perNode: Object.fromEntries(
+      Object.entries(seconds).map(([program, s]) => [program, Number((s / workers).toFixed(4))]),
+    ),
     coresBusy: Number((total / spanSeconds).toFixed(2)),
   };
 }

@@ -40,7 +40,13 @@ export function memoryMiB(pid: number): { rss: number; peak: number; anon: numbe
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const mib = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
-    return { rss: mib('VmRSS'), peak: mib('VmHWM'), anon: mib('RssAnon'), file: mib('RssFile'), shmem: mib('RssShmem') };
+    return {
+      rss: mib('VmRSS'),
+      peak: mib('VmHWM'),
+      anon: mib('RssAnon'),
+      file: mib('RssFile'),
+      shmem: mib('RssShmem'),
+    };
   } catch {
     return { rss: NaN, peak: NaN, anon: NaN, file: NaN, shmem: NaN };
   }
@@ -71,7 +77,10 @@ export function sample(pid: number, heap: () => Promise<number | undefined>, hea
   let peakHeap = 0;
   let heapBusy: Promise<void> = Promise.resolve();
   const readHeap = (): void => {
-    heapBusy = heap().then((h) => void (peakHeap = Math.max(peakHeap, h ?? 0)), () => undefined);
+    heapBusy = heap().then(
+      (h) => void (peakHeap = Math.max(peakHeap, h ?? 0)),
+      () => undefined,
+    );
   };
   const rssTimer = setInterval(() => {
     const m = memoryMiB(pid);

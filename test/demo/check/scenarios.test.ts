@@ -14,7 +14,11 @@ describe('npm run demo, every scenario (non-TTY, test timings)', function () {
     const context = demoContext(run);
     assert.equal(run.code, 0, context);
     assert.ok(!run.stdout.includes('\u001b['), 'no ANSI redraws when stdout is not a TTY');
-    assert.match(run.stdout, /\$ git add plans\/custom-groups\.yaml && git commit .* && git push/, 'pushed with git, as a user would');
+    assert.match(
+      run.stdout,
+      /\$ git add plans\/custom-groups\.yaml && git commit .* && git push/,
+      'pushed with git, as a user would',
+    );
     assert.match(run.stdout, /plan custom-groups: Completed 11\/11 nodes/);
     for (const node of ROLLED) {
       const row = summaryRow(run.stdout, node);
@@ -37,9 +41,16 @@ describe('npm run demo, every scenario (non-TTY, test timings)', function () {
     const run = await runDemo(['--scenario', 'failure-pause']);
     const context = demoContext(run);
     assert.equal(run.code, 0, context);
-    assert.match(run.stdout, /worker-3 was rolled back: node worker-3 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/, context);
+    assert.match(
+      run.stdout,
+      /worker-3 was rolled back: node worker-3 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/,
+      context,
+    );
     assert.match(run.stdout, /the Pause policy paused the plan/);
-    assert.match(run.stdout, /\$ kubectl patch patchplan failure-pause --type merge -p '\{"spec":\{"paused":false\}\}'/);
+    assert.match(
+      run.stdout,
+      /\$ kubectl patch patchplan failure-pause --type merge -p '\{"spec":\{"paused":false\}\}'/,
+    );
     assert.match(run.stdout, /\$ kubectl delete patchjob failure-pause-worker-3/);
     assert.equal(summaryRow(run.stdout, 'worker-3')?.[6], 'Completed', context);
     assert.equal(summaryRow(run.stdout, 'worker-3')?.[2], 'v1.12.4 → v1.13.2');
@@ -49,7 +60,11 @@ describe('npm run demo, every scenario (non-TTY, test timings)', function () {
     const run = await runDemo(['--scenario', 'auto-update']);
     const context = demoContext(run);
     assert.equal(run.code, 0, context);
-    assert.match(run.stdout, /\$ git add plans\/production\.yaml && git commit .* && git push/, 'the template pushed with git');
+    assert.match(
+      run.stdout,
+      /\$ git add plans\/production\.yaml && git commit .* && git push/,
+      'the template pushed with git',
+    );
     assert.match(run.stdout, /plan production: Watching/, 'the template watches, patching nothing');
     assert.match(run.stdout, /upstream releases Talos v1\.12\.5/);
     const proposal = /^\[[\s\dms]+\] proposal PR: (\S+) "([^"]+)"/m.exec(run.stdout);
@@ -57,7 +72,10 @@ describe('npm run demo, every scenario (non-TTY, test timings)', function () {
     assert.match(proposal[1] ?? '', /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/);
     assert.equal(proposal[2], 'KangalPatch [demo]: Talos v1.12.5 for production');
     assert.match(run.stdout, /PUT \/repos\/acme\/plans\/pulls\/\d+\/merge/, 'merged through the forge API');
-    assert.match(run.stdout, /the merge added plans\/production-v1-12-5\.yaml: PatchPlan production-v1-12-5 \(label kangalpatch\.ozalp\.dk\/auto-update-template: production\)/);
+    assert.match(
+      run.stdout,
+      /the merge added plans\/production-v1-12-5\.yaml: PatchPlan production-v1-12-5 \(label kangalpatch\.ozalp\.dk\/auto-update-template: production\)/,
+    );
     assert.match(run.stdout, /plan production-v1-12-5: Completed 11\/11 nodes/);
     for (const node of ROLLED) {
       const row = summaryRow(run.stdout, node);
@@ -68,7 +86,7 @@ describe('npm run demo, every scenario (non-TTY, test timings)', function () {
     }
     assert.equal(summaryRow(run.stdout, 'worker-9'), undefined, 'the staging node is not selected by the template');
     const report = /^report PR: (.*)$/m.exec(run.stdout)?.[1];
-    assert.match(report ?? '', /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/, 'the child plan\'s report PR');
+    assert.match(report ?? '', /^http:\/\/127\.0\.0\.1:\d+\/acme\/plans\/pull\/\d+$/, "the child plan's report PR");
     assert.notEqual(report, proposal[1]);
     assert.doesNotMatch(run.stdout + run.stderr, /ghs_[0-9a-f]{8,}/, 'no token printed');
   });

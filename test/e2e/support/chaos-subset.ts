@@ -20,7 +20,11 @@ export function chaosSubset(title: string, cases: SubsetCase[]): void {
       const replay = `npm run chaos -- --seed ${c.seed} --runs 1 --faults ${c.faults.join(',')} --max-nodes ${c.maxNodes}`;
       it(`${describeScenario(s)}: no promise broken`, async function () {
         const r = await runScenario(s);
-        assert.deepEqual(r.fired.sort(), [...new Set(s.faults.map((f) => f.kind))].sort(), `every drawn fault fired (replay: ${replay})`);
+        assert.deepEqual(
+          r.fired.sort(),
+          [...new Set(s.faults.map((f) => f.kind))].sort(),
+          `every drawn fault fired (replay: ${replay})`,
+        );
         assert.deepEqual(r.violations, [], `seed ${c.seed}: ${replay}`);
         assert.equal(r.finalPhase, r.expectedPhase, `seed ${c.seed}: ${replay}`);
       });

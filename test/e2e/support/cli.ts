@@ -10,9 +10,14 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 export async function runCli(args: string[], timeoutMs = 120_000): Promise<{ code: number; out: string; err: string }> {
   const entry = await productEntry();
   return new Promise((resolve) => {
-    execFile(process.execPath, [entry, ...args], { cwd: root, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, out: stdout, err: stderr });
-    });
+    execFile(
+      process.execPath,
+      [entry, ...args],
+      { cwd: root, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, out: stdout, err: stderr });
+      },
+    );
   });
 }

@@ -10,10 +10,18 @@ export async function grantHealthReads(kc: KubeConfig, name: string, resources: 
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const rules = resources.map((r) => {
     const dot = r.indexOf('.');
-    return { apiGroups: [dot < 0 ? '' : r.slice(dot + 1)], resources: [dot < 0 ? r : r.slice(0, dot)], verbs: ['get', 'list', 'watch'] };
+    return {
+      apiGroups: [dot < 0 ? '' : r.slice(dot + 1)],
+      resources: [dot < 0 ? r : r.slice(0, dot)],
+      verbs: ['get', 'list', 'watch'],
+    };
   });
   await rbac.createClusterRole({ body: { metadata: { name }, rules } });
   await rbac.createClusterRoleBinding({
-    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', name: HEALTH_SERVICE_ACCOUNT, namespace: OPERATOR_NAMESPACE }] },
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name: HEALTH_SERVICE_ACCOUNT, namespace: OPERATOR_NAMESPACE }],
+    },
   });
 }

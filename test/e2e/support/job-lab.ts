@@ -6,17 +6,38 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, PolicyV1Api, V1MicroTime, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  PolicyV1Api,
+  V1MicroTime,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { startCluster, type LabCluster } from '../../lab/cluster/index.js';
 import { startApiInterposer, type ApiInterposer } from '../../lab/cluster/interposer.js';
-import { describeFleet, startFleet, type Fleet, type FleetDescription, type WorkloadSpec } from '../../lab/fleet/index.js';
+import {
+  describeFleet,
+  startFleet,
+  type Fleet,
+  type FleetDescription,
+  type WorkloadSpec,
+} from '../../lab/fleet/index.js';
 import { loadKubeConfig } from '../../lab/kube.js';
 import { startObserver, type Observer } from '../../lab/observer.js';
 import { startForge, type Forge } from '../../lab/forge/index.js';
 import { cloneWorkingCopy, type WorkingCopy } from '../../lab/forge/working-copy.js';
 import { startRegistry, type Registry } from '../../lab/registry/index.js';
 import { makeLabDir, spawnManaged, type LabDir, type ManagedProcess } from '../../lab/process.js';
-import { startTalosSimulator, TEST_TIMINGS, type TalosSimTimings, type TalosSimulator, type TalosSimulatorOptions } from '../../lab/talos/index.js';
+import {
+  startTalosSimulator,
+  TEST_TIMINGS,
+  type TalosSimTimings,
+  type TalosSimulator,
+  type TalosSimulatorOptions,
+} from '../../lab/talos/index.js';
 import { waitFor } from '../../lab/wait.js';
 import { productEntry } from '../../support/product.js';
 import { controllerLogs, controllerOutputs, labSecrets, secretLeaks } from './secrets-scan.js';
@@ -108,7 +129,14 @@ export interface JobLab {
    * `metrics`: serve /metrics on a free loopback port (default: disabled), read with `scrape()`.
    * `entry`: the `kangal-patch` script to run (default: the compiled product; `bin/kangal-patch.js` of the checkout runs the sources through tsx).
    */
-  startController(opts?: { args?: string[]; env?: Record<string, string>; name?: string; kubeconfig?: string; metrics?: boolean; entry?: string }): Controller;
+  startController(opts?: {
+    args?: string[];
+    env?: Record<string, string>;
+    name?: string;
+    kubeconfig?: string;
+    metrics?: boolean;
+    entry?: string;
+  }): Controller;
   /** Creates the slot Lease, then the PatchJob; returns the job name. */
   createJob(job: JobInput): Promise<string>;
   job(name: string): Promise<{ spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
@@ -119,9 +147,18 @@ export interface JobLab {
   applyPlan(doc: Record<string, unknown>): Promise<void>;
   /** Merge-patches a plan's spec (a human editing it). */
   patchPlanSpec(name: string, spec: Record<string, unknown>): Promise<void>;
-  plan(name: string): Promise<{ metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> } | undefined>;
+  plan(
+    name: string,
+  ): Promise<
+    { metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> } | undefined
+  >;
   /** Waits until `check(status)` holds for the plan; returns its status. */
-  waitForPlan(name: string, description: string, check: (status: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
+  waitForPlan(
+    name: string,
+    description: string,
+    check: (status: Record<string, unknown>) => boolean,
+    timeoutMs: number,
+  ): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -132,10 +169,12 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
   let lab: JobLab | undefined;
   const stop = async (): Promise<void> => {
     // Before anything stops: the apiserver and the forge still answer for the scan.
-    const leaks = lab !== undefined && opts.secretsScan !== false && controllers.length > 0 ? await leaksOf(lab, controllers) : [];
+    const leaks =
+      lab !== undefined && opts.secretsScan !== false && controllers.length > 0 ? await leaksOf(lab, controllers) : [];
     lab = undefined;
     for (const s of stops.splice(0).reverse()) await s();
-    if (leaks.length > 0) throw new Error(`secrets scan: a credential (git token or Talos key) appeared in ${leaks.join(', ')}`);
+    if (leaks.length > 0)
+      throw new Error(`secrets scan: a credential (git token or Talos key) appeared in ${leaks.join(', ')}`);
   };
   try {
     // The compiled product, as the image runs it (built once per run, cached across runs).
@@ -150,15 +189,40 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       interposer = i;
       stops.push(() => i.close());
     }
-    execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-k', join(root, 'kustomize/crd')], { stdio: 'pipe' });
-    execFileSync(cluster.kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'wait', '--for=condition=Established', 'crd/patchjobs.kangalpatch.ozalp.dk', 'crd/patchplans.kangalpatch.ozalp.dk'], { stdio: 'pipe' });
+    execFileSync(
+      cluster.kubectl,
+      ['--kubeconfig', cluster.kubeconfigPath, 'apply', '-k', join(root, 'kustomize/crd')],
+      { stdio: 'pipe' },
+    );
+    execFileSync(
+      cluster.kubectl,
+      [
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        'wait',
+        '--for=condition=Established',
+        'crd/patchjobs.kangalpatch.ozalp.dk',
+        'crd/patchplans.kangalpatch.ozalp.dk',
+      ],
+      { stdio: 'pipe' },
+    );
     const kc = loadKubeConfig(cluster.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     const leases = kc.makeApiClient(CoordinationV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     await core.createNamespace({ body: { metadata: { name: OPERATOR_NAMESPACE } } });
     // Pod Security `restricted` enforced, as the kustomize install and the chart create it: a hook pod the apiserver refuses never runs.
-    await core.createNamespace({ body: { metadata: { name: HOOKS_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } } } });
+    await core.createNamespace({
+      body: {
+        metadata: {
+          name: HOOKS_NAMESPACE,
+          labels: {
+            'pod-security.kubernetes.io/enforce': 'restricted',
+            'pod-security.kubernetes.io/enforce-version': 'latest',
+          },
+        },
+      },
+    });
 
     const nodes = describeFleet(opts.fleet).map((n) => ({
       ...n,
@@ -166,13 +230,31 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       schematic: opts.schematics?.[n.name] ?? n.schematic,
       labels: { ...n.labels, ...opts.labels?.[n.name] },
     }));
-    const fleet = await startFleet({ kubeconfigPath: cluster.kubeconfigPath, nodes, workloads: opts.workloads ?? [], rescheduleDelayMs: opts.rescheduleDelayMs, kubeProxy: opts.kubeProxy, statusPostMs: opts.statusPostMs,
-      leaseRenewMs: opts.leaseRenewMs, registerConcurrency: opts.registerConcurrency, progress });
+    const fleet = await startFleet({
+      kubeconfigPath: cluster.kubeconfigPath,
+      nodes,
+      workloads: opts.workloads ?? [],
+      rescheduleDelayMs: opts.rescheduleDelayMs,
+      kubeProxy: opts.kubeProxy,
+      statusPostMs: opts.statusPostMs,
+      leaseRenewMs: opts.leaseRenewMs,
+      registerConcurrency: opts.registerConcurrency,
+      progress,
+    });
     stops.push(() => fleet.stop());
-    const talos = await startTalosSimulator({ fleet, dir: dir.path, timings: { ...TEST_TIMINGS, ...opts.timings }, nodeListeners: false, multiDocs: opts.multiDocs });
+    const talos = await startTalosSimulator({
+      fleet,
+      dir: dir.path,
+      timings: { ...TEST_TIMINGS, ...opts.timings },
+      nodeListeners: false,
+      multiDocs: opts.multiDocs,
+    });
     stops.push(() => talos.stop());
     progress('Talos simulator listening');
-    await core.createNamespacedSecret({ namespace: OPERATOR_NAMESPACE, body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData } });
+    await core.createNamespacedSecret({
+      namespace: OPERATOR_NAMESPACE,
+      body: { metadata: { name: TALOS_SECRET }, stringData: talos.secretData },
+    });
     let mirrors: string[] = [];
     let registry: Registry | undefined;
     if (opts.images) {
@@ -183,7 +265,12 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         const at = image.lastIndexOf(':');
         await registry.publish(image.slice(0, at), image.slice(at + 1));
       }
-      mirrors = ['--registry-mirror', `ghcr.io=http://${registry.host}`, '--registry-mirror', `factory.talos.dev=http://${registry.host}`];
+      mirrors = [
+        '--registry-mirror',
+        `ghcr.io=http://${registry.host}`,
+        '--registry-mirror',
+        `factory.talos.dev=http://${registry.host}`,
+      ];
       talos.useRegistry({ url: registry.url }); // the nodes pull from the same registry the controllers check
     }
     let forge: Forge | undefined;
@@ -199,10 +286,28 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       plans = await cloneWorkingCopy({ cloneUrl, token: f.token, dir: join(dir.path, 'plans-clone') });
       const tokenFile = join(dir.path, 'git-token');
       writeFileSync(tokenFile, `${f.token}\n`, { mode: 0o600 });
-      gitArgs = (g = {}) => ['--git-url', cloneUrl, '--git-token-file', tokenFile, '--cluster-name', 'lab', '--forge', 'none',
-        '--git-cache-dir', join(dir.path, `git-cache-${Math.random().toString(36).slice(2)}`), '--poll-interval', g.pollInterval ?? '2s', ...(g.extra ?? [])];
+      gitArgs = (g = {}) => [
+        '--git-url',
+        cloneUrl,
+        '--git-token-file',
+        tokenFile,
+        '--cluster-name',
+        'lab',
+        '--forge',
+        'none',
+        '--git-cache-dir',
+        join(dir.path, `git-cache-${Math.random().toString(36).slice(2)}`),
+        '--poll-interval',
+        g.pollInterval ?? '2s',
+        ...(g.extra ?? []),
+      ];
     }
-    const observer = await startObserver(kc, { leaseNamespace: OPERATOR_NAMESPACE, leaseLabel: PLAN_LABEL, groupLabel: `${GROUP}/group`, patchJobs: true });
+    const observer = await startObserver(kc, {
+      leaseNamespace: OPERATOR_NAMESPACE,
+      leaseLabel: PLAN_LABEL,
+      groupLabel: `${GROUP}/group`,
+      patchJobs: true,
+    });
     stops.push(() => observer.stop());
     progress('observer synced');
 
@@ -213,9 +318,27 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const startController: JobLab['startController'] = (o = {}) => {
       const name = o.name ?? `controller-${++count}`;
       const logPath = join(dir.path, `${name}.log`);
-      const args = [o.entry ?? entry, 'run', '--kubeconfig', o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath, '--namespace', OPERATOR_NAMESPACE,
-        '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', o.metrics ? '127.0.0.1:0' : '0', '--log-level', 'debug', ...mirrors, ...(o.args ?? [])];
-      const process_ = spawnManaged(name, process.execPath, args, { logPath, cwd: root, env: { ...process.env, POD_NAME: name, ...o.env } });
+      const args = [
+        o.entry ?? entry,
+        'run',
+        '--kubeconfig',
+        o.kubeconfig ?? interposer?.kubeconfigPath ?? cluster.kubeconfigPath,
+        '--namespace',
+        OPERATOR_NAMESPACE,
+        '--health-probe-bind-address',
+        '127.0.0.1:0',
+        '--metrics-bind-address',
+        o.metrics ? '127.0.0.1:0' : '0',
+        '--log-level',
+        'debug',
+        ...mirrors,
+        ...(o.args ?? []),
+      ];
+      const process_ = spawnManaged(name, process.execPath, args, {
+        logPath,
+        cwd: root,
+        env: { ...process.env, POD_NAME: name, ...o.env },
+      });
       const c: Controller = {
         process: process_,
         logs: () => parseLog(logPath),
@@ -231,7 +354,10 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
         scrape: async () => {
           if (!o.metrics) throw new Error(`controller ${name} was started without metrics: true`);
           // The port the OS chose, from the controller's own log line.
-          const port = await waitFor(() => c.logs().find((l) => l['msg'] === 'metrics listening')?.['port'] as number | undefined, { timeoutMs: 60_000, description: `${name}: metrics listening` });
+          const port = await waitFor(
+            () => c.logs().find((l) => l['msg'] === 'metrics listening')?.['port'] as number | undefined,
+            { timeoutMs: 60_000, description: `${name}: metrics listening` },
+          );
           const res = await fetch(`http://127.0.0.1:${port}/metrics`);
           if (!res.ok) throw new Error(`${name} /metrics: HTTP ${res.status}`);
           return res.text();
@@ -248,35 +374,43 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       await leases.createNamespacedLease({
         namespace: OPERATOR_NAMESPACE,
         body: {
-          metadata: { name: `${plan}-${group}-${j.slot ?? 0}`, labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group } },
+          metadata: {
+            name: `${plan}-${group}-${j.slot ?? 0}`,
+            labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group },
+          },
           spec: { holderIdentity: name, acquireTime: new V1MicroTime(), renewTime: new V1MicroTime() },
         },
       });
-      await custom.createClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: 'patchjobs',
-        body: {
-          apiVersion: `${GROUP}/${VERSION}`,
-          kind: 'PatchJob',
-          metadata: { name, labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group, [`${GROUP}/node`]: j.node } },
-          spec: {
-            nodeName: j.node,
-            patchPlanRef: plan,
-            group,
-            target: j.target,
-            talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } },
-            ...j.spec,
+      await custom
+        .createClusterCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: 'patchjobs',
+          body: {
+            apiVersion: `${GROUP}/${VERSION}`,
+            kind: 'PatchJob',
+            metadata: { name, labels: { [PLAN_LABEL]: plan, [`${GROUP}/group`]: group, [`${GROUP}/node`]: j.node } },
+            spec: {
+              nodeName: j.node,
+              patchPlanRef: plan,
+              group,
+              target: j.target,
+              talosConfig: { endpoints: [talos.endpoint], secretRef: { name: TALOS_SECRET } },
+              ...j.spec,
+            },
           },
-        },
-      }).catch((err: unknown) => {
-        throw new Error(`creating PatchJob ${name}: ${String((err as { body?: unknown }).body ?? err)}`);
-      });
+        })
+        .catch((err: unknown) => {
+          throw new Error(`creating PatchJob ${name}: ${String((err as { body?: unknown }).body ?? err)}`);
+        });
       return name;
     };
     const job: JobLab['job'] = async (name) => {
       try {
-        return (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name })) as { spec: Record<string, unknown>; status: Record<string, unknown> };
+        return (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'patchjobs', name })) as {
+          spec: Record<string, unknown>;
+          status: Record<string, unknown>;
+        };
       } catch {
         return undefined;
       }
@@ -284,14 +418,20 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const waitForPhase: JobLab['waitForPhase'] = async (name, phases, timeoutMs) => {
       let last: unknown;
       try {
-        return await waitFor(async () => {
-          const j = await job(name);
-          last = j?.status;
-          return j && phases.includes(String(j.status?.phase)) ? j.status : undefined;
-        }, { timeoutMs, description: `PatchJob ${name} in phase ${phases.join(' or ')}` });
+        return await waitFor(
+          async () => {
+            const j = await job(name);
+            last = j?.status;
+            return j && phases.includes(String(j.status?.phase)) ? j.status : undefined;
+          },
+          { timeoutMs, description: `PatchJob ${name} in phase ${phases.join(' or ')}` },
+        );
       } catch (err) {
         const lab = await labStateFor((last as { blockingPDB?: unknown } | undefined)?.blockingPDB);
-        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
+        throw new Error(
+          `${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`,
+          { cause: err },
+        );
       }
     };
     /** What the lab did, for a wait that timed out: its background errors, and the pods of a PDB that blocked a drain. */
@@ -299,10 +439,15 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       const lines = [`lab background errors: ${JSON.stringify(fleet.workloads.errors.slice(-10))}`];
       const [namespace, name] = typeof blockingPDB === 'string' ? blockingPDB.split('/') : [];
       if (namespace !== undefined && name !== undefined) {
-        const pdb = await kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace, name }).catch((e: unknown) => String(e));
+        const pdb = await kc
+          .makeApiClient(PolicyV1Api)
+          .readNamespacedPodDisruptionBudget({ namespace, name })
+          .catch((e: unknown) => String(e));
         const pods = await core.listNamespacedPod({ namespace }).catch(() => ({ items: [] }));
         lines.push(`PDB ${namespace}/${name} status: ${JSON.stringify(typeof pdb === 'string' ? pdb : pdb.status)}`);
-        lines.push(`pods in ${namespace}: ${JSON.stringify(pods.items.map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.conditions?.find((c) => c.type === 'Ready')?.status, p.metadata?.deletionTimestamp ?? null]))}`);
+        lines.push(
+          `pods in ${namespace}: ${JSON.stringify(pods.items.map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.conditions?.find((c) => c.type === 'Ready')?.status, p.metadata?.deletionTimestamp ?? null]))}`,
+        );
       }
       return `${lines.join('\n')}\n`;
     };
@@ -316,11 +461,18 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
       });
     };
     const patchPlanSpec: JobLab['patchPlanSpec'] = async (name, spec) => {
-      await custom.patchClusterCustomObject({ ...plansApi, name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await custom.patchClusterCustomObject(
+        { ...plansApi, name, body: { spec } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     };
     const plan: JobLab['plan'] = async (name) => {
       try {
-        return (await custom.getClusterCustomObject({ ...plansApi, name })) as { metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> };
+        return (await custom.getClusterCustomObject({ ...plansApi, name })) as {
+          metadata: Record<string, unknown>;
+          spec: Record<string, unknown>;
+          status: Record<string, unknown>;
+        };
       } catch {
         return undefined;
       }
@@ -328,17 +480,45 @@ export async function startJobLab(opts: JobLabOptions): Promise<JobLab> {
     const waitForPlan: JobLab['waitForPlan'] = async (name, description, check, timeoutMs) => {
       let last: unknown;
       try {
-        return await waitFor(async () => {
-          const p = await plan(name);
-          last = p?.status;
-          return p && check(p.status ?? {}) ? p.status : undefined;
-        }, { timeoutMs, description: `PatchPlan ${name}: ${description}` });
+        return await waitFor(
+          async () => {
+            const p = await plan(name);
+            last = p?.status;
+            return p && check(p.status ?? {}) ? p.status : undefined;
+          },
+          { timeoutMs, description: `PatchPlan ${name}: ${description}` },
+        );
       } catch (err) {
         const lab = await labStateFor(undefined);
-        throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`, { cause: err });
+        throw new Error(
+          `${(err as Error).message}; last status: ${JSON.stringify(last)}\n${lab}controller logs:\n${controllers.map((c) => c.process.tail(15)).join('\n---\n')}`,
+          { cause: err },
+        );
       }
     };
-    lab = { cluster, fleet, talos, interposer, kc, observer, registry, mirrorArgs: mirrors, forge, plans, gitArgs, startController, createJob, job, waitForPhase, deleteJob, applyPlan, patchPlanSpec, plan, waitForPlan, stop };
+    lab = {
+      cluster,
+      fleet,
+      talos,
+      interposer,
+      kc,
+      observer,
+      registry,
+      mirrorArgs: mirrors,
+      forge,
+      plans,
+      gitArgs,
+      startController,
+      createJob,
+      job,
+      waitForPhase,
+      deleteJob,
+      applyPlan,
+      patchPlanSpec,
+      plan,
+      waitForPlan,
+      stop,
+    };
     return lab;
   } catch (err) {
     await stop();

@@ -14,7 +14,8 @@ export function examplePlan(file: string): PlanDoc {
 }
 
 /** The installer image a factory plan with `installer` and no schematicID needs for lab nodes. */
-export const factoryImage = (installer: string, version: string): string => `${installer}-installer/${VANILLA_SCHEMATIC}:${version}`;
+export const factoryImage = (installer: string, version: string): string =>
+  `${installer}-installer/${VANILLA_SCHEMATIC}:${version}`;
 
 /** A plan reaching the lab: the simulator's endpoint, the lab Secret, no delay between rounds. */
 export function labPlan(doc: PlanDoc, talosEndpoint: string, spec: Record<string, unknown> = {}): PlanDoc {

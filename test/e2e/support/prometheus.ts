@@ -11,7 +11,9 @@ export function parseSamples(text: string): Sample[] {
   return text.split('\n').flatMap((line) => {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m) return [];
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']));
+    const labels = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']),
+    );
     return [{ name: m[1] ?? '', labels, value: Number(m[3]) }];
   });
 }

@@ -16,14 +16,24 @@ export function labSecrets(lab: JobLab): string[] {
   const secrets: string[] = [];
   if (lab.forge) secrets.push(lab.forge.token, Buffer.from(`x-access-token:${lab.forge.token}`).toString('base64'));
   const key = lab.talos.secretData['tls.key'];
-  const pemBody = Buffer.from(key, 'base64').toString('utf8').split('\n').filter((l) => l !== '' && !l.startsWith('-----')).join('');
+  const pemBody = Buffer.from(key, 'base64')
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('-----'))
+    .join('');
   secrets.push(key, pemBody);
   return secrets.filter((s) => s.length >= 16);
 }
 
 /** The controllers' log lines. */
 export function controllerLogs(controllers: readonly Controller[]): Haystack[] {
-  return controllers.map((c) => ({ what: `${c.process.name} log`, text: c.logs().map((l) => JSON.stringify(l)).join('\n') }));
+  return controllers.map((c) => ({
+    what: `${c.process.name} log`,
+    text: c
+      .logs()
+      .map((l) => JSON.stringify(l))
+      .join('\n'),
+  }));
 }
 
 /** Everything the controllers produced, with the commits of every pull request's branch when the lab has a forge. */
@@ -32,13 +42,23 @@ export async function controllerOutputs(lab: JobLab, controllers: readonly Contr
   const events = await lab.kc.makeApiClient(EventsV1Api).listEventForAllNamespaces();
   haystacks.push({ what: 'Events', text: JSON.stringify(events.items) });
   const custom = lab.kc.makeApiClient(CustomObjectsApi);
-  const plans: unknown = await custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchplans' });
+  const plans: unknown = await custom.listClusterCustomObject({
+    group: 'kangalpatch.ozalp.dk',
+    version: 'v1alpha1',
+    plural: 'patchplans',
+  });
   haystacks.push({ what: 'PatchPlans', text: JSON.stringify(plans) });
-  const jobs: unknown = await custom.listClusterCustomObject({ group: 'kangalpatch.ozalp.dk', version: 'v1alpha1', plural: 'patchjobs' });
+  const jobs: unknown = await custom.listClusterCustomObject({
+    group: 'kangalpatch.ozalp.dk',
+    version: 'v1alpha1',
+    plural: 'patchjobs',
+  });
   haystacks.push({ what: 'PatchJobs', text: JSON.stringify(jobs) });
   const forge = lab.forge;
   if (forge && lab.plans) {
-    const res = await fetch(`${forge.apiUrl}/repos/acme/plans/pulls?state=all`, { headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' } });
+    const res = await fetch(`${forge.apiUrl}/repos/acme/plans/pulls?state=all`, {
+      headers: { authorization: `token ${forge.token}`, accept: 'application/vnd.github+json' },
+    });
     const pulls = (await res.json()) as { head: { ref: string } }[];
     haystacks.push({ what: 'pull requests', text: JSON.stringify(pulls) });
     for (const p of pulls) {

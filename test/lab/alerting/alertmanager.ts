@@ -48,14 +48,23 @@ export async function startAlertmanager(opts: { startTimeoutMs?: number } = {}):
   writeFileSync(configPath, CONFIG);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = spawnManaged('alertmanager', binary, [
-    `--config.file=${configPath}`,
-    `--storage.path=${join(dir.path, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    // An empty address turns gossip clustering off (it would bind 0.0.0.0:9094).
-    '--cluster.listen-address=',
-    '--log.level=warn',
-  ], { logPath: join(dir.path, 'alertmanager.log'), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir.path }, cwd: dir.path });
+  const proc = spawnManaged(
+    'alertmanager',
+    binary,
+    [
+      `--config.file=${configPath}`,
+      `--storage.path=${join(dir.path, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      // An empty address turns gossip clustering off (it would bind 0.0.0.0:9094).
+      '--cluster.listen-address=',
+      '--log.level=warn',
+    ],
+    {
+      logPath: join(dir.path, 'alertmanager.log'),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir.path },
+      cwd: dir.path,
+    },
+  );
   const stop = async (): Promise<void> => {
     await proc.stop();
     dir.remove();
@@ -79,13 +88,21 @@ export async function startAlertmanager(opts: { startTimeoutMs?: number } = {}):
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n${proc.tail()}`, { cause: err });
   }
   const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(`${url}/api/v2${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${url}/api/v2${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`alertmanager ${method} ${path}: HTTP ${res.status}: ${text}`);
     return text === '' ? undefined : JSON.parse(text);
   };
   const post = (alerts: LabAlert[], endsAt: Date): Promise<unknown> =>
-    api('POST', '/alerts', alerts.map((a) => ({ labels: a.labels, annotations: a.annotations ?? {}, endsAt: endsAt.toISOString() })));
+    api(
+      'POST',
+      '/alerts',
+      alerts.map((a) => ({ labels: a.labels, annotations: a.annotations ?? {}, endsAt: endsAt.toISOString() })),
+    );
   let stopped: Promise<void> | undefined;
   return {
     url,
@@ -98,7 +115,9 @@ export async function startAlertmanager(opts: { startTimeoutMs?: number } = {}):
     silences: async () => (await api('GET', '/silences')) as LabSilence[],
     alertQueries: async () => {
       const text = await (await fetch(`${url}/metrics`)).text();
-      const counts = [...text.matchAll(/^alertmanager_http_request_duration_seconds_count\{([^}]*)\} (\d+)/gm)].filter((m) => /handler="\/api\/v2\/alerts"/.test(m[1] ?? '') && /method="get"/.test(m[1] ?? ''));
+      const counts = [...text.matchAll(/^alertmanager_http_request_duration_seconds_count\{([^}]*)\} (\d+)/gm)].filter(
+        (m) => /handler="\/api\/v2\/alerts"/.test(m[1] ?? '') && /method="get"/.test(m[1] ?? ''),
+      );
       return counts.reduce((n, m) => n + Number(m[2]), 0);
     },
     alerts: async () => (await api('GET', '/alerts')) as Awaited<ReturnType<LabAlertmanager['alerts']>>,

@@ -20,7 +20,10 @@ export function httpGet(url: string, caPem?: string): Promise<{ status: number; 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 export function kubeconfigYaml(server: string, caPem: string, certPem: string, keyPem: string, user = 'admin'): string {
-  return kubeconfigFor(server, caPem, user, [`    client-certificate-data: ${b64(certPem)}`, `    client-key-data: ${b64(keyPem)}`]);
+  return kubeconfigFor(server, caPem, user, [
+    `    client-certificate-data: ${b64(certPem)}`,
+    `    client-key-data: ${b64(keyPem)}`,
+  ]);
 }
 
 /** A kubeconfig authenticating with a bearer token (e.g. a ServiceAccount's, from the TokenRequest API). */

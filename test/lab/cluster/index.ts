@@ -43,7 +43,12 @@ export interface StartClusterOptions {
 }
 
 // job-controller: hook Jobs run to Complete/Failed as in a real cluster (the fleet binds and runs their pods).
-export const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller', 'job-controller'];
+export const CONTROLLERS = [
+  'disruption-controller',
+  'garbage-collector-controller',
+  'namespace-controller',
+  'job-controller',
+];
 
 /**
  * Starts the cluster; a port picked free can be taken by another process before etcd or the
@@ -55,7 +60,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<LabC
       return await startClusterOnce(opts);
     } catch (err) {
       if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
-      if (opts.verbose) process.stderr.write(`[lab] a port was taken before it was bound; starting again (attempt ${attempt + 1})\n`);
+      if (opts.verbose)
+        process.stderr.write(`[lab] a port was taken before it was bound; starting again (attempt ${attempt + 1})\n`);
     }
   }
 }
@@ -67,7 +73,10 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
   const dir = lab.path;
   const processes: ManagedProcess[] = [];
   /** How to start each restartable component again: the same command, flags and readiness URL. */
-  const recipes = new Map<RestartableComponent, { command: string; args: string[]; logPath: string; readyUrl: string; caPem: string | undefined }>();
+  const recipes = new Map<
+    RestartableComponent,
+    { command: string; args: string[]; logPath: string; readyUrl: string; caPem: string | undefined }
+  >();
   const started = Date.now();
   const progress = (what: string): void => {
     if (opts.verbose) process.stderr.write(`[lab] ${what} (+${Date.now() - started} ms)\n`);
@@ -80,21 +89,45 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
     const pki = join(dir, 'pki');
     const ca = createCA(pki, 'ca', 'kangal-lab-cluster-ca');
     const serving = issueCert(pki, 'apiserver', ca, {
-      commonName: 'kube-apiserver', usage: 'server', subjectAltNames: ['IP:127.0.0.1', 'DNS:localhost'],
+      commonName: 'kube-apiserver',
+      usage: 'server',
+      subjectAltNames: ['IP:127.0.0.1', 'DNS:localhost'],
     });
-    const admin = issueCert(pki, 'admin', ca, { commonName: 'lab-admin', organizations: ['system:masters'], usage: 'client' });
+    const admin = issueCert(pki, 'admin', ca, {
+      commonName: 'lab-admin',
+      organizations: ['system:masters'],
+      usage: 'client',
+    });
     const sa = createKeyPair(pki, 'sa');
     const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const server = `https://127.0.0.1:${apiPort}`;
 
     const etcdArgs = [
-      '--data-dir', join(dir, 'etcd'), '--name', 'lab',
-      '--listen-client-urls', `http://127.0.0.1:${etcdPort}`, '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-      '--initial-cluster', `lab=http://127.0.0.1:${etcdPeerPort}`,
-      '--unsafe-no-fsync=true', '--log-level', 'warn',
+      '--data-dir',
+      join(dir, 'etcd'),
+      '--name',
+      'lab',
+      '--listen-client-urls',
+      `http://127.0.0.1:${etcdPort}`,
+      '--advertise-client-urls',
+      `http://127.0.0.1:${etcdPort}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${etcdPeerPort}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${etcdPeerPort}`,
+      '--initial-cluster',
+      `lab=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync=true',
+      '--log-level',
+      'warn',
     ];
-    recipes.set('etcd', { command: join(binDir, 'etcd'), args: etcdArgs, logPath: join(dir, 'etcd.log'), readyUrl: `http://127.0.0.1:${etcdPort}/health`, caPem: undefined });
+    recipes.set('etcd', {
+      command: join(binDir, 'etcd'),
+      args: etcdArgs,
+      logPath: join(dir, 'etcd.log'),
+      readyUrl: `http://127.0.0.1:${etcdPort}/health`,
+      caPem: undefined,
+    });
     const etcd = spawnManaged('etcd', join(binDir, 'etcd'), etcdArgs, { logPath: join(dir, 'etcd.log') });
     processes.push(etcd);
     await waitReady(etcd, `http://127.0.0.1:${etcdPort}/health`, undefined, timeoutMs);
@@ -102,13 +135,17 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
 
     const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
-      `--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.certPath}`,
+      `--tls-private-key-file=${serving.keyPath}`,
       `--client-ca-file=${ca.certPath}`,
       '--authorization-mode=RBAC',
       `--service-account-issuer=${server}`,
-      `--service-account-key-file=${sa.publicPath}`, `--service-account-signing-key-file=${sa.privatePath}`,
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      `--service-account-key-file=${sa.publicPath}`,
+      `--service-account-signing-key-file=${sa.privatePath}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
       // Less background work on a 2-core machine; nothing here relies on API priority and fairness.
       '--enable-priority-and-fairness=false',
@@ -116,8 +153,16 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
       `--cert-dir=${join(dir, 'apiserver-certs')}`,
       '--v=1',
     ];
-    recipes.set('kube-apiserver', { command: join(binDir, 'kube-apiserver'), args: apiserverArgs, logPath: join(dir, 'kube-apiserver.log'), readyUrl: `${server}/readyz`, caPem: ca.cert });
-    const apiserver = spawnManaged('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs, { logPath: join(dir, 'kube-apiserver.log') });
+    recipes.set('kube-apiserver', {
+      command: join(binDir, 'kube-apiserver'),
+      args: apiserverArgs,
+      logPath: join(dir, 'kube-apiserver.log'),
+      readyUrl: `${server}/readyz`,
+      caPem: ca.cert,
+    });
+    const apiserver = spawnManaged('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs, {
+      logPath: join(dir, 'kube-apiserver.log'),
+    });
     processes.push(apiserver);
     await waitReady(apiserver, `${server}/readyz`, ca.cert, timeoutMs);
     progress('kube-apiserver ready');
@@ -125,15 +170,23 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml(server, ca.cert, admin.cert, admin.key), { mode: 0o600 });
 
-    const kcm = spawnManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-      `--kubeconfig=${kubeconfigPath}`,
-      '--leader-elect=false', '--secure-port=0',
-      '--use-service-account-credentials=false',
-      `--controllers=${CONTROLLERS.join(',')}`,
-      `--service-account-private-key-file=${sa.privatePath}`, `--root-ca-file=${ca.certPath}`,
-      '--kube-api-qps=100', '--kube-api-burst=200',
-      '--v=1',
-    ], { logPath: join(dir, 'kube-controller-manager.log') });
+    const kcm = spawnManaged(
+      'kube-controller-manager',
+      join(binDir, 'kube-controller-manager'),
+      [
+        `--kubeconfig=${kubeconfigPath}`,
+        '--leader-elect=false',
+        '--secure-port=0',
+        '--use-service-account-credentials=false',
+        `--controllers=${CONTROLLERS.join(',')}`,
+        `--service-account-private-key-file=${sa.privatePath}`,
+        `--root-ca-file=${ca.certPath}`,
+        '--kube-api-qps=100',
+        '--kube-api-burst=200',
+        '--v=1',
+      ],
+      { logPath: join(dir, 'kube-controller-manager.log') },
+    );
     processes.push(kcm);
     await waitForDisruptionController(kubeconfigPath, kcm, timeoutMs);
     progress('kube-controller-manager ready');
@@ -157,7 +210,12 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
   }
 }
 
-async function waitReady(proc: ManagedProcess, url: string, caPem: string | undefined, timeoutMs: number): Promise<void> {
+async function waitReady(
+  proc: ManagedProcess,
+  url: string,
+  caPem: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
   let exitCode: number | null | undefined;
   void proc.exited.then((code) => (exitCode = code));
   // A process that exited is not going to become ready: the wait ends at once, with its log.

@@ -71,7 +71,9 @@ export interface WatchRewrite {
 const REASONS: Record<number, string> = { 410: 'Expired', 429: 'TooManyRequests' };
 
 /** Runs before the request is forwarded; the request waits for it. Returning an answer sends that instead. */
-export type BeforeForward = (req: InterposedRequest) => Promise<CannedAnswer | WatchRewrite | void> | CannedAnswer | WatchRewrite | void;
+export type BeforeForward = (
+  req: InterposedRequest,
+) => Promise<CannedAnswer | WatchRewrite | void> | CannedAnswer | WatchRewrite | void;
 
 export interface ApiInterposer {
   /** `https://127.0.0.1:PORT` */
@@ -101,7 +103,12 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   const pki = join(cluster.dir, 'pki');
   const read = (name: string): string => readFileSync(join(pki, name), 'utf8');
   const upstream = new URL(cluster.server);
-  const withClientCert = new Agent({ keepAlive: true, ca: cluster.caPem, cert: read('admin.crt'), key: read('admin.key') });
+  const withClientCert = new Agent({
+    keepAlive: true,
+    ca: cluster.caPem,
+    cert: read('admin.crt'),
+    key: read('admin.key'),
+  });
   const withToken = new Agent({ keepAlive: true, ca: cluster.caPem });
   const exchanges: Exchange[] = [];
   let hook: BeforeForward | undefined;
@@ -128,53 +135,68 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         return;
       }
       if (canned) {
-        exchanges.push({ method, path, status: canned.status, at, ...(canned.watchLines ? { watchEvents: canned.watchLines.length } : {}) });
+        exchanges.push({
+          method,
+          path,
+          status: canned.status,
+          at,
+          ...(canned.watchLines ? { watchEvents: canned.watchLines.length } : {}),
+        });
         sendCanned(res, canned);
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;
       const isWrite = method === 'POST' || method === 'PUT' || method === 'PATCH';
       const seenBefore = highestWritten;
-      const up = httpsRequest({ host: upstream.hostname, port: upstream.port, method, path, headers: req.headers, agent }, (r) => {
-        const exchange: Exchange = { method, path, status: r.statusCode ?? 0, at };
-        exchanges.push(exchange);
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        let silenced = false;
-        if (/[?&]watch=(true|1)\b/.test(path)) {
-          exchange.watchEvents = 0;
-          r.on('data', (chunk: Buffer) => {
-            if (silenced) return;
-            for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) exchange.watchEvents = (exchange.watchEvents ?? 0) + 1;
+      const up = httpsRequest(
+        { host: upstream.hostname, port: upstream.port, method, path, headers: req.headers, agent },
+        (r) => {
+          const exchange: Exchange = { method, path, status: r.statusCode ?? 0, at };
+          exchanges.push(exchange);
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          let silenced = false;
+          if (/[?&]watch=(true|1)\b/.test(path)) {
+            exchange.watchEvents = 0;
+            r.on('data', (chunk: Buffer) => {
+              if (silenced) return;
+              for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1))
+                exchange.watchEvents = (exchange.watchEvents ?? 0) + 1;
+            });
+            const key = { path };
+            watches.set(key, () => {
+              // What the apiserver sends from now on is dropped here; the client's response never ends.
+              silenced = true;
+              r.unpipe(res);
+            });
+            res.on('close', () => watches.delete(key));
+          } else if (isWrite && exchange.status < 300) {
+            exchange.seenBefore = seenBefore;
+            const chunks: Buffer[] = [];
+            r.on('data', (chunk: Buffer) => chunks.push(chunk));
+            r.on('end', () => {
+              const metadata = (
+                parseJson(Buffer.concat(chunks)) as
+                  | { metadata?: { resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] } }
+                  | undefined
+              )?.metadata;
+              const rv = metadata?.resourceVersion;
+              if (rv === undefined) return;
+              exchange.resourceVersion = rv;
+              if (metadata?.deletionTimestamp !== undefined && (metadata.finalizers ?? []).length === 0)
+                exchange.deletedByWrite = true;
+              if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
+            });
+          }
+          // An upstream answer cut short (the apiserver killed mid-watch) ends the client's too, as the
+          // kernel closes a killed apiserver's connections: pipe() alone would leave the client's watch
+          // open and silent (seed 3045: a node's Ready missed until a job's reboot deadline).
+          r.on('close', () => {
+            if (!r.complete && !silenced) res.destroy();
           });
-          const key = { path };
-          watches.set(key, () => {
-            // What the apiserver sends from now on is dropped here; the client's response never ends.
-            silenced = true;
-            r.unpipe(res);
-          });
-          res.on('close', () => watches.delete(key));
-        } else if (isWrite && exchange.status < 300) {
-          exchange.seenBefore = seenBefore;
-          const chunks: Buffer[] = [];
-          r.on('data', (chunk: Buffer) => chunks.push(chunk));
-          r.on('end', () => {
-            const metadata = (parseJson(Buffer.concat(chunks)) as { metadata?: { resourceVersion?: string; deletionTimestamp?: string; finalizers?: string[] } } | undefined)?.metadata;
-            const rv = metadata?.resourceVersion;
-            if (rv === undefined) return;
-            exchange.resourceVersion = rv;
-            if (metadata?.deletionTimestamp !== undefined && (metadata.finalizers ?? []).length === 0) exchange.deletedByWrite = true;
-            if (/^\d+$/.test(rv)) highestWritten = Math.max(highestWritten, Number(rv));
-          });
-        }
-        // An upstream answer cut short (the apiserver killed mid-watch) ends the client's too, as the
-        // kernel closes a killed apiserver's connections: pipe() alone would leave the client's watch
-        // open and silent (seed 3045: a node's Ready missed until a job's reboot deadline).
-        r.on('close', () => {
-          if (!r.complete && !silenced) res.destroy();
-        });
-        if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine, () => silenced);
-        else r.pipe(res);
-      });
+          if (rewrite) pipeRewritten(r, res, rewrite.rewriteWatchLine, () => silenced);
+          else r.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       res.on('close', () => up.destroy());
       up.end(raw);
@@ -197,7 +219,9 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
-  writeFileSync(kubeconfigPath, kubeconfigYaml(url, cluster.caPem, read('admin.crt'), read('admin.key')), { mode: 0o600 });
+  writeFileSync(kubeconfigPath, kubeconfigYaml(url, cluster.caPem, read('admin.crt'), read('admin.key')), {
+    mode: 0o600,
+  });
   return {
     server: url,
     kubeconfigPath,
@@ -224,12 +248,13 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
       }
       return n;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-      withClientCert.destroy();
-      withToken.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+        withClientCert.destroy();
+        withToken.destroy();
+      }),
   };
 }
 
@@ -246,11 +271,18 @@ function sendCanned(res: ServerResponse, canned: CannedAnswer): void {
   }
   const reason = canned.reason ?? REASONS[canned.status] ?? 'InternalError';
   const message = canned.message ?? `injected by the lab interposer: ${reason}`;
-  res.writeHead(canned.status, headers).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
+  res
+    .writeHead(canned.status, headers)
+    .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: canned.status, reason, message }));
 }
 
 /** Copies a watch stream line by line through `rewrite`, until `silenced()`. */
-function pipeRewritten(from: IncomingMessage, to: ServerResponse, rewrite: (line: string) => string, silenced: () => boolean): void {
+function pipeRewritten(
+  from: IncomingMessage,
+  to: ServerResponse,
+  rewrite: (line: string) => string,
+  silenced: () => boolean,
+): void {
   let held = Buffer.alloc(0);
   from.on('data', (chunk: Buffer) => {
     if (silenced()) return;

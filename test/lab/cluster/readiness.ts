@@ -7,7 +7,11 @@ import { waitFor } from '../wait.js';
 
 const namespace = 'kangal-lab-readiness';
 
-export async function waitForDisruptionController(kubeconfigPath: string, kcm: ManagedProcess, timeoutMs: number): Promise<void> {
+export async function waitForDisruptionController(
+  kubeconfigPath: string,
+  kcm: ManagedProcess,
+  timeoutMs: number,
+): Promise<void> {
   const kc = loadKubeConfig(kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
@@ -16,7 +20,10 @@ export async function waitForDisruptionController(kubeconfigPath: string, kcm: M
   });
   const pdb = await policy.createNamespacedPodDisruptionBudget({
     namespace,
-    body: { metadata: { generateName: 'probe-' }, spec: { minAvailable: 0, selector: { matchLabels: { probe: 'kcm' } } } },
+    body: {
+      metadata: { generateName: 'probe-' },
+      spec: { minAvailable: 0, selector: { matchLabels: { probe: 'kcm' } } },
+    },
   });
   const name = pdb.metadata?.name ?? '';
   let exitCode: number | null | undefined;

@@ -39,8 +39,14 @@ export class Background {
     if (this.stoppedFlag) return;
     step().catch((err: unknown) => {
       if (this.stoppedFlag) return;
-      if (attempt < RETRY_ATTEMPTS) this.after(Math.min(200 * 2 ** attempt, 2_000), what, () => Promise.resolve(this.retry(what, step, attempt + 1)));
-      else this.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)} (after ${RETRY_ATTEMPTS} attempts)`);
+      if (attempt < RETRY_ATTEMPTS)
+        this.after(Math.min(200 * 2 ** attempt, 2_000), what, () =>
+          Promise.resolve(this.retry(what, step, attempt + 1)),
+        );
+      else
+        this.errors.push(
+          `${what}: ${err instanceof Error ? err.message : String(err)} (after ${RETRY_ATTEMPTS} attempts)`,
+        );
     });
   }
 

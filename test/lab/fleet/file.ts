@@ -11,7 +11,9 @@ const nodeSchema = z.strictObject({
   talosVersion: version,
   kubernetesVersion: version,
   schematic: z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-hex-digit schematic ID'),
-  internalIP: z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'lab nodes use loopback addresses (127.0.0.0/8) only'),
+  internalIP: z
+    .string()
+    .regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'lab nodes use loopback addresses (127.0.0.0/8) only'),
   labels: z.record(z.string(), z.string()).optional(),
 });
 const fleetSchema = z.array(nodeSchema).min(1, 'a fleet needs at least one node');

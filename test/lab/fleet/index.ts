@@ -9,12 +9,26 @@ import { apiStatus, loadKubeConfig, mergePatch } from '../kube.js';
 import { waitFor } from '../wait.js';
 import { nodeManifest, nodeStatus, SCHEMATIC_ANNOTATION } from './objects.js';
 import { defaultKubeProxyImage, KUBE_PROXY, KubeProxyDaemonSet } from './kube-proxy.js';
-import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from './types.js';
+import type {
+  BringUpOptions,
+  FleetControl,
+  FleetNodeSpec,
+  FleetNodeState,
+  StaticPodComponent,
+  StaticPodState,
+} from './types.js';
 import { defaultStaticPodImages, STATIC_POD_COMPONENTS, syncStaticPod } from './static-pods.js';
 import { Workloads, type WorkloadSpec } from './workloads.js';
 import { JobPods } from './job-pods.js';
 
-export type { ComponentImages, FleetNodeSpec, FleetNodeState, FleetControl, StaticPodComponent, StaticPodState } from './types.js';
+export type {
+  ComponentImages,
+  FleetNodeSpec,
+  FleetNodeState,
+  FleetControl,
+  StaticPodComponent,
+  StaticPodState,
+} from './types.js';
 export type { WorkloadSpec } from './workloads.js';
 export type { JobPodRun, JobPods } from './job-pods.js';
 export { KUBE_PROXY } from './kube-proxy.js';
@@ -86,12 +100,17 @@ class SimulatedFleet implements Fleet {
   private raw: RawApi | undefined;
   readonly jobPods: JobPods;
 
-  constructor(private readonly kc: KubeConfig, private readonly opts: FleetOptions) {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly opts: FleetOptions,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.workloads = new Workloads(kc, this, opts.rescheduleDelayMs ?? 200, opts.registerConcurrency ?? 16);
     this.jobPods = new JobPods(kc, this);
     if (opts.kubeProxy) {
-      this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) => this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
+      this.kubeProxy = new KubeProxyDaemonSet(kc, this, (what, err) =>
+        this.workloads.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`),
+      );
     }
     for (const spec of opts.nodes) this.states.set(spec.name, { ...spec, bootId: randomUUID(), up: true });
   }
@@ -107,16 +126,26 @@ class SimulatedFleet implements Fleet {
       // the status write answered with the resourceVersion that guards changing them, so no read.
       const taints = conditionTaints(created.spec?.taints ?? [], state);
       if (taints !== undefined) {
-        await raw.mergePatch(`/api/v1/nodes/${state.name}`, { metadata: { resourceVersion: posted.metadata?.resourceVersion }, spec: { taints } }).catch((err: unknown) => {
-          if (apiStatus(err) !== 409) throw err;
-          return this.writeConditionTaints(state);
-        });
+        await raw
+          .mergePatch(`/api/v1/nodes/${state.name}`, {
+            metadata: { resourceVersion: posted.metadata?.resourceVersion },
+            spec: { taints },
+          })
+          .catch((err: unknown) => {
+            if (apiStatus(err) !== 409) throw err;
+            return this.writeConditionTaints(state);
+          });
       }
       await this.renewLease(state, 'create');
       if (state.role === 'controlplane') {
         const images = defaultStaticPodImages(state.kubernetesVersion);
         // Version 1: what the Talos simulator's component config resources start at.
-        for (const component of STATIC_POD_COMPONENTS) await syncStaticPod(this.core, state, component, { image: images[component], configVersion: '1', ready: true });
+        for (const component of STATIC_POD_COMPONENTS)
+          await syncStaticPod(this.core, state, component, {
+            image: images[component],
+            configVersion: '1',
+            ready: true,
+          });
       }
     });
     this.opts.progress?.('nodes registered');
@@ -166,7 +195,15 @@ class SimulatedFleet implements Fleet {
     if (schematic !== undefined && schematic !== state.schematic) {
       state.schematic = schematic;
       // Talos labels the Node from the booted image's extensions: none, no annotation (null removes it).
-      await this.untilWritten(`${name} schematic`, () => this.core.patchNode({ name, body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } } }, mergePatch));
+      await this.untilWritten(`${name} schematic`, () =>
+        this.core.patchNode(
+          {
+            name,
+            body: { metadata: { annotations: { [SCHEMATIC_ANNOTATION]: schematic === '' ? null : schematic } } },
+          },
+          mergePatch,
+        ),
+      );
     }
     await this.untilWritten(`${name} up`, () => this.writeStatus(state));
     await this.untilWritten(`${name} lease`, () => this.renewLease(state));
@@ -217,10 +254,13 @@ class SimulatedFleet implements Fleet {
    * apiserver restarting while a node reboots must not leave the node down for good in the lab.
    */
   private async untilWritten(what: string, write: () => Promise<unknown>): Promise<void> {
-    await waitFor(async () => {
-      await write();
-      return true;
-    }, { timeoutMs: 120_000, intervalMs: 250, description: `the apiserver to take the fleet's write (${what})` });
+    await waitFor(
+      async () => {
+        await write();
+        return true;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, description: `the apiserver to take the fleet's write (${what})` },
+    );
   }
 
   private mustGet(nameOrIP: string): FleetNodeState {
@@ -237,7 +277,9 @@ class SimulatedFleet implements Fleet {
   private async patchStatus(state: FleetNodeState): Promise<V1Node> {
     const at = Math.max(Date.now(), (this.lastPost.get(state.name) ?? 0) + 1000);
     this.lastPost.set(state.name, at);
-    return this.api().mergePatch<V1Node>(`/api/v1/nodes/${state.name}/status`, { status: nodeStatus(state, new Date(at)) });
+    return this.api().mergePatch<V1Node>(`/api/v1/nodes/${state.name}/status`, {
+      status: nodeStatus(state, new Date(at)),
+    });
   }
 
   private async postAll(): Promise<void> {
@@ -257,7 +299,10 @@ class SimulatedFleet implements Fleet {
       const taints = conditionTaints(node.spec?.taints ?? [], state);
       if (taints === undefined) return;
       try {
-        await this.api().mergePatch(`/api/v1/nodes/${state.name}`, { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } });
+        await this.api().mergePatch(`/api/v1/nodes/${state.name}`, {
+          metadata: { resourceVersion: node.metadata?.resourceVersion },
+          spec: { taints },
+        });
         return;
       } catch (err) {
         if (apiStatus(err) !== 409 || attempt >= 5) throw err;
@@ -281,10 +326,12 @@ class SimulatedFleet implements Fleet {
     };
     const leases = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
     if (expect === 'create') {
-      await this.api().post(leases, body).catch(async (err: unknown) => {
-        if (apiStatus(err) !== 409) throw err;
-        await this.api().mergePatch(`${leases}/${state.name}`, body);
-      });
+      await this.api()
+        .post(leases, body)
+        .catch(async (err: unknown) => {
+          if (apiStatus(err) !== 409) throw err;
+          await this.api().mergePatch(`${leases}/${state.name}`, body);
+        });
       return;
     }
     try {
@@ -304,7 +351,9 @@ function conditionTaints(current: V1Taint[], state: FleetNodeState): V1Taint[] |
   const others = current.filter((t) => t.key !== NOT_READY_TAINT && t.key !== UNREACHABLE_TAINT);
   const condition = !state.up ? UNREACHABLE_TAINT : state.kubeletStarting ? NOT_READY_TAINT : undefined;
   const wanted = condition ? [...others, { key: condition, effect: 'NoSchedule' }] : others;
-  const same = wanted.length === current.length && wanted.every((t) => current.some((c) => c.key === t.key && c.effect === t.effect));
+  const same =
+    wanted.length === current.length &&
+    wanted.every((t) => current.some((c) => c.key === t.key && c.effect === t.effect));
   return same ? undefined : wanted;
 }
 

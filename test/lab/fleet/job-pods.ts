@@ -4,7 +4,14 @@
 // sleeps, then exits 3; no `exit`: 0), reported in containerStatuses[].state.terminated as a kubelet
 // does. The real Job controller (kube-controller-manager) creates the pods and drives the Job to
 // Complete or Failed. Every run is recorded for tests.
-import { CoreV1Api, Watch, type KubeConfig, type V1ContainerState, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  Watch,
+  type KubeConfig,
+  type V1ContainerState,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { apiStatus, mergePatch } from '../kube.js';
 import { SIMULATED_LABEL } from './objects.js';
 import type { FleetControl } from './types.js';
@@ -33,7 +40,15 @@ export function scriptOf(command: readonly string[]): { sleepMs: number; exitCod
 }
 
 /** What the binder and runner read of a pod (watch events may lack any field). */
-function refOf(pod: V1Pod): { namespace: string; name: string; uid: string; job: string; nodeName: string; phase: string; deleting: boolean } {
+function refOf(pod: V1Pod): {
+  namespace: string;
+  name: string;
+  uid: string;
+  job: string;
+  nodeName: string;
+  phase: string;
+  deleting: boolean;
+} {
   const md = pod.metadata ?? {};
   return {
     namespace: md.namespace ?? '',
@@ -56,16 +71,24 @@ export class JobPods {
   readonly runs: JobPodRun[] = [];
   readonly errors: string[] = this.work.errors;
 
-  constructor(kc: KubeConfig, private readonly fleet: FleetControl) {
+  constructor(
+    kc: KubeConfig,
+    private readonly fleet: FleetControl,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.watch = new Watch(kc);
   }
 
   async start(): Promise<void> {
     if (this.work.stopped) return;
-    this.abort = await this.watch.watch('/api/v1/pods', { labelSelector: JOB_NAME_LABEL }, (type, obj) => this.onPod(type, obj as V1Pod), () => {
-      if (!this.work.stopped) this.work.after(200, 'restart the Job pod watch', () => this.start());
-    });
+    this.abort = await this.watch.watch(
+      '/api/v1/pods',
+      { labelSelector: JOB_NAME_LABEL },
+      (type, obj) => this.onPod(type, obj as V1Pod),
+      () => {
+        if (!this.work.stopped) this.work.after(200, 'restart the Job pod watch', () => this.start());
+      },
+    );
   }
 
   /** Runs of the Job's pods, in start order. */
@@ -98,19 +121,29 @@ export class JobPods {
 
   /** kube-scheduler's part: the up, schedulable node with the fewest Job pods that the pod tolerates and selects. */
   private async bind(pod: V1Pod): Promise<void> {
-    const nodes = (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items.filter((n) => this.fits(pod, n));
+    const nodes = (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items.filter((n) =>
+      this.fits(pod, n),
+    );
     if (nodes.length === 0) {
       // As kube-scheduler's unschedulable queue: try again shortly (nodes come back, get uncordoned).
-      this.work.after(250, `bind ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''} again`, () => this.bind(pod));
+      this.work.after(250, `bind ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''} again`, () =>
+        this.bind(pod),
+      );
       return;
     }
     const load = (n: string): number => this.runs.filter((r) => r.node === n && r.finishedAt === undefined).length;
     const [node] = nodes.map((n) => n.metadata?.name ?? '').sort((a, b) => load(a) - load(b) || a.localeCompare(b));
     const { namespace = '', name = '' } = pod.metadata ?? {};
-    await this.core.createNamespacedPodBinding({ namespace, name, body: { metadata: { name }, target: { kind: 'Node', name: node } } }).catch((err: unknown) => {
-      // Bound already (another fleet on the same cluster was first).
-      if (apiStatus(err) !== 409) throw err;
-    });
+    await this.core
+      .createNamespacedPodBinding({
+        namespace,
+        name,
+        body: { metadata: { name }, target: { kind: 'Node', name: node } },
+      })
+      .catch((err: unknown) => {
+        // Bound already (another fleet on the same cluster was first).
+        if (apiStatus(err) !== 409) throw err;
+      });
   }
 
   private fits(pod: V1Pod, node: V1Node): boolean {
@@ -121,7 +154,13 @@ export class JobPods {
     const tolerations = pod.spec?.tolerations ?? [];
     return (node.spec?.taints ?? [])
       .filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')
-      .every((t) => tolerations.some((x) => (x.operator === 'Exists' && (x.key === undefined || x.key === t.key)) || (x.key === t.key && x.value === t.value)));
+      .every((t) =>
+        tolerations.some(
+          (x) =>
+            (x.operator === 'Exists' && (x.key === undefined || x.key === t.key)) ||
+            (x.key === t.key && x.value === t.value),
+        ),
+      );
   }
 
   /** The kubelet's part: Running, then terminated with the script's exit code. */
@@ -130,12 +169,30 @@ export class JobPods {
     const containers = pod.spec?.containers ?? [];
     const first = containers[0];
     const script = scriptOf([...(first?.command ?? []), ...(first?.args ?? [])]);
-    const env = Object.fromEntries((first?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
-    const record: JobPodRun = { namespace, pod: name, job, node, env, exitCode: script.exitCode, startedAt: Date.now() };
+    const env = Object.fromEntries(
+      (first?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])),
+    );
+    const record: JobPodRun = {
+      namespace,
+      pod: name,
+      job,
+      node,
+      env,
+      exitCode: script.exitCode,
+      startedAt: Date.now(),
+    };
     this.runs.push(record);
     const started = new Date();
     const statuses = (ready: boolean, state: V1ContainerState) =>
-      containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready, started: ready, restartCount: 0, state }));
+      containers.map((c) => ({
+        name: c.name,
+        image: c.image ?? '',
+        imageID: '',
+        ready,
+        started: ready,
+        restartCount: 0,
+        state,
+      }));
     const scheduled = { type: 'PodScheduled', status: 'True', lastTransitionTime: started };
     await this.patchStatus(namespace, name, {
       phase: 'Running',
@@ -148,25 +205,41 @@ export class JobPods {
       record.finishedAt = finished.getTime();
       const code = script.exitCode;
       // The container's end is reported until the apiserver takes it (a restart must not leave the pod Running).
-      this.work.retry(`report the end of ${namespace}/${name}`, () => this.patchStatus(namespace, name, {
-        phase: code === 0 ? 'Succeeded' : 'Failed',
-        conditions: [scheduled, { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finished }],
-        containerStatuses: statuses(false, { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: started, finishedAt: finished } }),
-      }));
+      this.work.retry(`report the end of ${namespace}/${name}`, () =>
+        this.patchStatus(namespace, name, {
+          phase: code === 0 ? 'Succeeded' : 'Failed',
+          conditions: [
+            scheduled,
+            { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finished },
+          ],
+          containerStatuses: statuses(false, {
+            terminated: {
+              exitCode: code,
+              reason: code === 0 ? 'Completed' : 'Error',
+              startedAt: started,
+              finishedAt: finished,
+            },
+          }),
+        }),
+      );
       return Promise.resolve();
     });
   }
 
   private async patchStatus(namespace: string, name: string, status: NonNullable<V1Pod['status']>): Promise<void> {
-    await this.core.patchNamespacedPodStatus({ namespace, name, body: { status } }, mergePatch).catch((err: unknown) => {
-      if (apiStatus(err) !== 404) throw err;
-    });
+    await this.core
+      .patchNamespacedPodStatus({ namespace, name, body: { status } }, mergePatch)
+      .catch((err: unknown) => {
+        if (apiStatus(err) !== 404) throw err;
+      });
   }
 
   private async finishDeletion(pod: V1Pod): Promise<void> {
     const { namespace = '', name = '', uid } = pod.metadata ?? {};
-    await this.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
-      if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
-    });
+    await this.core
+      .deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } })
+      .catch((err: unknown) => {
+        if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
+      });
   }
 }

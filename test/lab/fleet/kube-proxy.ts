@@ -27,7 +27,8 @@ export function defaultKubeProxyImage(kubernetesVersion: string): string {
 
 const revisionOf = (image: string): string => createHash('sha256').update(image).digest('hex').slice(0, 10);
 const imageOf = (ds: V1DaemonSet): string => ds.spec?.template.spec?.containers[0]?.image ?? '';
-const isReady = (pod: V1Pod): boolean => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const isReady = (pod: V1Pod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 export class KubeProxyDaemonSet {
   private readonly apps: AppsV1Api;
@@ -52,12 +53,17 @@ export class KubeProxyDaemonSet {
 
   /** Creates the DaemonSet with one Ready pod per node that is up. */
   async create(image: string): Promise<void> {
-    const ds = await this.apps.createNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, body: daemonSet(image) }).catch((err: unknown) => {
-      if (apiStatus(err) === 409) {
-        throw new Error(`${KUBE_PROXY.namespace}/${KUBE_PROXY.name} exists already: only one fleet per cluster may run kube-proxy (FleetOptions.kubeProxy)`, { cause: err });
-      }
-      throw err;
-    });
+    const ds = await this.apps
+      .createNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, body: daemonSet(image) })
+      .catch((err: unknown) => {
+        if (apiStatus(err) === 409) {
+          throw new Error(
+            `${KUBE_PROXY.namespace}/${KUBE_PROXY.name} exists already: only one fleet per cluster may run kube-proxy (FleetOptions.kubeProxy)`,
+            { cause: err },
+          );
+        }
+        throw err;
+      });
     for (const node of this.fleet.nodes()) await this.createPod(ds, node.name, node.up);
     await this.writeStatus();
   }
@@ -67,7 +73,10 @@ export class KubeProxyDaemonSet {
     const ds = await this.read();
     if (!ds || imageOf(ds) === image) return;
     const containers = [{ ...ds.spec?.template.spec?.containers[0], name: CONTAINER, image }];
-    await this.apps.patchNamespacedDaemonSet({ ...KUBE_PROXY, body: { spec: { template: { spec: { containers } } } } }, mergePatch);
+    await this.apps.patchNamespacedDaemonSet(
+      { ...KUBE_PROXY, body: { spec: { template: { spec: { containers } } } } },
+      mergePatch,
+    );
     this.rolloutGen++;
     await this.writeStatus();
     this.kick();
@@ -124,12 +133,20 @@ export class KubeProxyDaemonSet {
         .filter((n) => n.up)
         .map((n) => n.name)
         .sort()
-        .find((name) => !pods.some((p) => p.spec?.nodeName === name && p.metadata?.labels?.[REVISION_LABEL] === revision));
+        .find(
+          (name) => !pods.some((p) => p.spec?.nodeName === name && p.metadata?.labels?.[REVISION_LABEL] === revision),
+        );
       if (next === undefined) return;
       for (const old of pods.filter((p) => p.spec?.nodeName === next)) {
-        await this.core.deleteNamespacedPod({ namespace: KUBE_PROXY.namespace, name: old.metadata?.name ?? '', gracePeriodSeconds: 0 }).catch((err: unknown) => {
-          if (apiStatus(err) !== 404) throw err;
-        });
+        await this.core
+          .deleteNamespacedPod({
+            namespace: KUBE_PROXY.namespace,
+            name: old.metadata?.name ?? '',
+            gracePeriodSeconds: 0,
+          })
+          .catch((err: unknown) => {
+            if (apiStatus(err) !== 404) throw err;
+          });
       }
       await this.writeStatus();
       const pod = await this.createPod(ds, next, false);
@@ -161,8 +178,22 @@ export class KubeProxyDaemonSet {
         metadata: {
           generateName: `${KUBE_PROXY.name}-`,
           namespace: KUBE_PROXY.namespace,
-          labels: { ...APP_LABEL, [REVISION_LABEL]: revisionOf(image), 'pod-template-generation': String(ds.metadata?.generation ?? 1), [SIMULATED_LABEL]: 'true' },
-          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: KUBE_PROXY.name, uid: ds.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
+          labels: {
+            ...APP_LABEL,
+            [REVISION_LABEL]: revisionOf(image),
+            'pod-template-generation': String(ds.metadata?.generation ?? 1),
+            [SIMULATED_LABEL]: 'true',
+          },
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'DaemonSet',
+              name: KUBE_PROXY.name,
+              uid: ds.metadata?.uid ?? '',
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
         },
         spec: { ...ds.spec?.template.spec, containers: ds.spec?.template.spec?.containers ?? [], nodeName },
       },
@@ -172,8 +203,15 @@ export class KubeProxyDaemonSet {
 
   private async setPodReady(pod: V1Pod, ready: boolean): Promise<V1Pod> {
     const ip = this.fleet.node(pod.spec?.nodeName ?? '')?.internalIP;
-    const status = { ...podStatus(ready, new Date(), [{ name: CONTAINER, image: pod.spec?.containers[0]?.image ?? '' }]), hostIP: ip, podIP: ip };
-    return this.core.patchNamespacedPodStatus({ namespace: KUBE_PROXY.namespace, name: pod.metadata?.name ?? '', body: { status } }, mergePatch);
+    const status = {
+      ...podStatus(ready, new Date(), [{ name: CONTAINER, image: pod.spec?.containers[0]?.image ?? '' }]),
+      hostIP: ip,
+      podIP: ip,
+    };
+    return this.core.patchNamespacedPodStatus(
+      { namespace: KUBE_PROXY.namespace, name: pod.metadata?.name ?? '', body: { status } },
+      mergePatch,
+    );
   }
 
   private writeStatus(): Promise<void> {
@@ -222,7 +260,13 @@ function daemonSet(image: string): V1DaemonSet {
       template: {
         metadata: { labels: { ...APP_LABEL, tier: 'node' } },
         spec: {
-          containers: [{ name: CONTAINER, image, command: ['/usr/local/bin/kube-proxy', '--config=/etc/kubernetes/kube-proxy/config.yaml'] }],
+          containers: [
+            {
+              name: CONTAINER,
+              image,
+              command: ['/usr/local/bin/kube-proxy', '--config=/etc/kubernetes/kube-proxy/config.yaml'],
+            },
+          ],
           hostNetwork: true,
           priorityClassName: 'system-node-critical',
           serviceAccountName: 'kube-proxy',

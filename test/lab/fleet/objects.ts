@@ -30,13 +30,34 @@ export function nodeManifest(spec: FleetNodeSpec): V1Node {
 
 function readyCondition(state: FleetNodeState, now: Date): V1NodeCondition {
   if (!state.up) {
-    return { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now };
+    return {
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'NodeStatusUnknown',
+      message: 'Kubelet stopped posting node status.',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    };
   }
   if (state.kubeletStarting) {
     const message = 'container runtime status check may not have completed yet';
-    return { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message, lastHeartbeatTime: now, lastTransitionTime: now };
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: 'KubeletNotReady',
+      message,
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    };
   }
-  return { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now };
+  return {
+    type: 'Ready',
+    status: 'True',
+    reason: 'KubeletReady',
+    message: 'kubelet is posting ready status',
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  };
 }
 
 export function nodeStatus(state: FleetNodeState, now: Date): V1NodeStatus {
@@ -79,7 +100,13 @@ export interface PodOwner {
   uid: string;
 }
 
-export function podManifest(namespace: string, workload: string, nodeName: string, owner: PodOwner | undefined, daemon: boolean): V1Pod {
+export function podManifest(
+  namespace: string,
+  workload: string,
+  nodeName: string,
+  owner: PodOwner | undefined,
+  daemon: boolean,
+): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -99,7 +126,11 @@ export function podManifest(namespace: string, workload: string, nodeName: strin
 }
 
 /** A running pod's status; `containers` default to the single `app` container of workload pods. */
-export function podStatus(ready: boolean, now: Date, containers: { name: string; image: string }[] = [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }]): V1PodStatus {
+export function podStatus(
+  ready: boolean,
+  now: Date,
+  containers: { name: string; image: string }[] = [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+): V1PodStatus {
   const flag = ready ? 'True' : 'False';
   return {
     phase: 'Running',
@@ -110,6 +141,14 @@ export function podStatus(ready: boolean, now: Date, containers: { name: string;
       { type: 'ContainersReady', status: flag, lastTransitionTime: now },
       { type: 'Ready', status: flag, lastTransitionTime: now },
     ],
-    containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, imageID: '', ready, started: ready, restartCount: 0, state: { running: { startedAt: now } } })),
+    containerStatuses: containers.map((c) => ({
+      name: c.name,
+      image: c.image,
+      imageID: '',
+      ready,
+      started: ready,
+      restartCount: 0,
+      state: { running: { startedAt: now } },
+    })),
   };
 }

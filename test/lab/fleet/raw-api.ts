@@ -8,7 +8,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 /** An apiserver answer that is not 2xx: `code` like client-node's ApiException, so apiStatus() reads it. */
 export class RawApiError extends Error {
-  constructor(readonly code: number, method: string, path: string, body: string) {
+  constructor(
+    readonly code: number,
+    method: string,
+    path: string,
+    body: string,
+  ) {
     super(`${method} ${path}: HTTP ${code}: ${body.slice(0, 300)}`);
   }
 }
@@ -30,8 +35,12 @@ export async function rawApi(kc: KubeConfig, maxSockets = 32): Promise<RawApi> {
   const call = <T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string | number> = { accept: 'application/json', ...tls.headers as Record<string, string> };
-      if (payload !== undefined) Object.assign(headers, { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) });
+      const headers: Record<string, string | number> = {
+        accept: 'application/json',
+        ...(tls.headers as Record<string, string>),
+      };
+      if (payload !== undefined)
+        Object.assign(headers, { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) });
       const req = request({ host: server.hostname, port: server.port, method, path, headers, agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

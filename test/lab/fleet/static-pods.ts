@@ -25,7 +25,10 @@ export const STATIC_POD_COMPONENTS = Object.keys(STATIC_PODS) as StaticPodCompon
  * `-fat`/`-slim` dropped: `kubelet:v1.35.2-fat` runs v1.35.2), or undefined when it names none.
  */
 export function versionOfImage(image: string | undefined): string | undefined {
-  const tag = image?.split(':').at(-1)?.replace(/-(fat|slim)$/, '');
+  const tag = image
+    ?.split(':')
+    .at(-1)
+    ?.replace(/-(fat|slim)$/, '');
   return tag && /^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(tag) ? tag : undefined;
 }
 
@@ -38,27 +41,50 @@ export function defaultStaticPodImages(kubernetesVersion: string): Record<Static
   };
 }
 
-export async function syncStaticPod(core: CoreV1Api, node: { name: string; internalIP: string }, component: StaticPodComponent, state: StaticPodState): Promise<void> {
+export async function syncStaticPod(
+  core: CoreV1Api,
+  node: { name: string; internalIP: string },
+  component: StaticPodComponent,
+  state: StaticPodState,
+): Promise<void> {
   const name = `${component}-${node.name}`;
   try {
     const current = await core.readNamespacedPod({ namespace: NAMESPACE, name }).catch((err: unknown) => {
       if (apiStatus(err) === 404) return undefined;
       throw err;
     });
-    const same = current?.spec?.containers[0]?.image === state.image && current.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] === state.configVersion;
+    const same =
+      current?.spec?.containers[0]?.image === state.image &&
+      current.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] === state.configVersion;
     if (!same) {
       if (current) await core.deleteNamespacedPod({ namespace: NAMESPACE, name, gracePeriodSeconds: 0 });
       const nodeUid = (await core.readNode({ name: node.name })).metadata?.uid ?? '';
-      await core.createNamespacedPod({ namespace: NAMESPACE, body: mirrorPod(name, component, state, node.name, nodeUid) });
+      await core.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: mirrorPod(name, component, state, node.name, nodeUid),
+      });
     }
-    const status = { ...podStatus(state.ready, new Date(), [{ name: component, image: state.image }]), hostIP: node.internalIP, podIP: node.internalIP };
+    const status = {
+      ...podStatus(state.ready, new Date(), [{ name: component, image: state.image }]),
+      hostIP: node.internalIP,
+      podIP: node.internalIP,
+    };
     await core.patchNamespacedPodStatus({ namespace: NAMESPACE, name, body: { status } }, mergePatch);
   } catch (err) {
-    throw new Error(`static pod ${NAMESPACE}/${name} on ${node.name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(
+      `static pod ${NAMESPACE}/${name} on ${node.name}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
-function mirrorPod(name: string, component: StaticPodComponent, state: StaticPodState, nodeName: string, nodeUid: string): V1Pod {
+function mirrorPod(
+  name: string,
+  component: StaticPodComponent,
+  state: StaticPodState,
+  nodeName: string,
+  nodeUid: string,
+): V1Pod {
   return {
     metadata: {
       name,

@@ -2,7 +2,16 @@
 // are bound and Running/Ready, a pod being deleted is finished (grace 0, as the kubelet does),
 // and a ReplicaSet pod that goes away gets a replacement on another schedulable node after a delay,
 // so PodDisruptionBudgets block and release evictions the way they do in a real cluster.
-import { AppsV1Api, CoreV1Api, PolicyV1Api, Watch, type KubeConfig, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PolicyV1Api,
+  Watch,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { forEachLimit } from '../batch.js';
 import { rawApi, type RawApi } from './raw-api.js';
 import { apiStatus } from '../kube.js';
@@ -52,7 +61,8 @@ interface Workload {
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /** The pod's containers by name and image, so a readiness change keeps its container statuses right. */
-const containersOf = (pod: V1Pod): { name: string; image: string }[] => (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '' }));
+const containersOf = (pod: V1Pod): { name: string; image: string }[] =>
+  (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '' }));
 
 export class Workloads {
   private readonly core: CoreV1Api;
@@ -76,7 +86,12 @@ export class Workloads {
   /** ReplicaSet replacements whose create failed (each then counted again until it is made). */
   readonly replacements = { failed: 0 };
 
-  constructor(private readonly kc: KubeConfig, private readonly fleet: FleetControl, private readonly rescheduleDelayMs: number, private readonly concurrency = 16) {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly fleet: FleetControl,
+    private readonly rescheduleDelayMs: number,
+    private readonly concurrency = 16,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.apps = kc.makeApiClient(AppsV1Api);
     this.policy = kc.makeApiClient(PolicyV1Api);
@@ -85,7 +100,8 @@ export class Workloads {
 
   async start(specs: WorkloadSpec[]): Promise<void> {
     this.raw = await rawApi(this.kc, this.concurrency * 2);
-    for (const node of (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items) this.noteNode('ADDED', node);
+    for (const node of (await this.core.listNode({ labelSelector: `${SIMULATED_LABEL}=true` })).items)
+      this.noteNode('ADDED', node);
     await this.startWatch('/api/v1/nodes', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, node: V1Node) => {
       this.noteNode(type, node);
       if (type === 'MODIFIED' && !node.spec?.unschedulable) this.placePending();
@@ -95,17 +111,25 @@ export class Workloads {
     // start() returns, createPod counts its own pods, and the watch's first events replay every pod
     // as ADDED. Watching during the bulk start had the apiserver encode, and this process parse,
     // two events per pod (created, then Ready) that changed nothing here.
-    await this.startWatch('/api/v1/pods', { labelSelector: `${SIMULATED_LABEL}=true` }, (type, pod: V1Pod) => this.onPod(type, pod), () =>
-      // A watch that starts over replays current pods as ADDED (finishing deletions) but not the
-      // DELETED events it missed: count the ReplicaSets' pods again instead.
-      this.work.run('reconcile replicas after a watch replay', () => this.reconcileReplicas()),
+    await this.startWatch(
+      '/api/v1/pods',
+      { labelSelector: `${SIMULATED_LABEL}=true` },
+      (type, pod: V1Pod) => this.onPod(type, pod),
+      () =>
+        // A watch that starts over replays current pods as ADDED (finishing deletions) but not the
+        // DELETED events it missed: count the ReplicaSets' pods again instead.
+        this.work.run('reconcile replicas after a watch replay', () => this.reconcileReplicas()),
     );
   }
 
   async add(spec: WorkloadSpec): Promise<void> {
     const workload = await this.createWorkload(spec);
     await this.createPdb(spec);
-    await forEachLimit(this.targetsOf(workload), this.concurrency, async (node) => void (await this.createPod(workload, node)));
+    await forEachLimit(
+      this.targetsOf(workload),
+      this.concurrency,
+      async (node) => void (await this.createPod(workload, node)),
+    );
     workload.placing = false;
   }
 
@@ -130,15 +154,27 @@ export class Workloads {
     await forEachLimit(budgets, this.concurrency, ({ w }) => this.createPdb(w.spec));
     // Pods placed per PDB: what its status counts (expected and healthy) once the controller caught up.
     const expected = new Map(budgets.map(({ w, nodes }) => [key(w.spec.namespace, w.spec.name), nodes.length]));
-    await waitFor(async () => {
-      const list = await this.api().get<{ items: V1PodDisruptionBudget[] }>('/apis/policy/v1/poddisruptionbudgets');
-      const settled = list.items.filter((pdb) => {
-        const want = expected.get(key(pdb.metadata?.namespace ?? '', pdb.metadata?.name ?? ''));
-        const s = pdb.status;
-        return want !== undefined && (s?.observedGeneration ?? 0) >= (pdb.metadata?.generation ?? 1) && s?.expectedPods === want && s.currentHealthy === want;
-      });
-      return settled.length === expected.size || undefined;
-    }, { timeoutMs: 10 * 60_000, intervalMs: 500, description: `the disruption controller to count the pods of ${expected.size} PDBs healthy` });
+    await waitFor(
+      async () => {
+        const list = await this.api().get<{ items: V1PodDisruptionBudget[] }>('/apis/policy/v1/poddisruptionbudgets');
+        const settled = list.items.filter((pdb) => {
+          const want = expected.get(key(pdb.metadata?.namespace ?? '', pdb.metadata?.name ?? ''));
+          const s = pdb.status;
+          return (
+            want !== undefined &&
+            (s?.observedGeneration ?? 0) >= (pdb.metadata?.generation ?? 1) &&
+            s?.expectedPods === want &&
+            s.currentHealthy === want
+          );
+        });
+        return settled.length === expected.size || undefined;
+      },
+      {
+        timeoutMs: 10 * 60_000,
+        intervalMs: 500,
+        description: `the disruption controller to count the pods of ${expected.size} PDBs healthy`,
+      },
+    );
   }
 
   /** The workload's namespace and owner object; registered, its pods still to place. */
@@ -155,7 +191,10 @@ export class Workloads {
     if (!spec.pdb) return;
     await this.policy.createNamespacedPodDisruptionBudget({
       namespace: spec.namespace,
-      body: { metadata: { name: spec.name }, spec: { ...spec.pdb, selector: { matchLabels: { [WORKLOAD_LABEL]: spec.name } } } },
+      body: {
+        metadata: { name: spec.name },
+        spec: { ...spec.pdb, selector: { matchLabels: { [WORKLOAD_LABEL]: spec.name } } },
+      },
     });
   }
 
@@ -165,7 +204,8 @@ export class Workloads {
     const nodes = this.eligibleNodes(spec);
     if (spec.kind === 'daemonset') return nodes;
     const replicas = spec.replicas ?? 1;
-    if (nodes.length === 0 && replicas > 0) throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
+    if (nodes.length === 0 && replicas > 0)
+      throw new Error(`no schedulable node for workload ${key(spec.namespace, spec.name)}`);
     const start = spec.startAt ?? 0;
     return Array.from({ length: replicas }, (_, i) => nodes[(start + i) % nodes.length] ?? '');
   }
@@ -187,7 +227,10 @@ export class Workloads {
 
   /** Pods of simulated workloads bound to a node. */
   async podsOn(nodeName: string): Promise<V1Pod[]> {
-    const list = await this.core.listPodForAllNamespaces({ labelSelector: `${SIMULATED_LABEL}=true`, fieldSelector: `spec.nodeName=${nodeName}` });
+    const list = await this.core.listPodForAllNamespaces({
+      labelSelector: `${SIMULATED_LABEL}=true`,
+      fieldSelector: `spec.nodeName=${nodeName}`,
+    });
     return list.items;
   }
 
@@ -199,7 +242,12 @@ export class Workloads {
     await this.setReadyOn(nodeName, true);
     const present = new Set((await this.podsOn(nodeName)).map((p) => p.metadata?.labels?.[WORKLOAD_LABEL]));
     for (const workload of this.workloads.values()) {
-      if (workload.spec.kind === 'daemonset' && this.isEligible(workload.spec, nodeName) && !present.has(workload.spec.name)) await this.createPod(workload, nodeName);
+      if (
+        workload.spec.kind === 'daemonset' &&
+        this.isEligible(workload.spec, nodeName) &&
+        !present.has(workload.spec.name)
+      )
+        await this.createPod(workload, nodeName);
     }
     this.placePending();
   }
@@ -235,10 +283,12 @@ export class Workloads {
     const name = pod.metadata?.name ?? '';
     const uid = pod.metadata?.uid ?? '';
     this.work.retry(`finish deletion of ${namespace}/${name}`, async () => {
-      await this.api().delete(`/api/v1/namespaces/${namespace}/pods/${name}`, { gracePeriodSeconds: 0, preconditions: { uid } }).catch((err: unknown) => {
-        // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
-        if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
-      });
+      await this.api()
+        .delete(`/api/v1/namespaces/${namespace}/pods/${name}`, { gracePeriodSeconds: 0, preconditions: { uid } })
+        .catch((err: unknown) => {
+          // Gone already (404) or replaced by a newer pod of the same name (409 on the UID precondition).
+          if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
+        });
     });
   }
 
@@ -259,7 +309,9 @@ export class Workloads {
         // have taken it and only the answer was lost. As the ReplicaSet controller requeues its set,
         // the set is counted again from a fresh list, which says what is still missing (chaos seed
         // 4619: a replacement lost to an apiserver restart left the PDB blocking every eviction).
-        this.work.retry(`count ${namespace}/${workload.spec.name} again after a failed replacement`, () => this.recount(workload));
+        this.work.retry(`count ${namespace}/${workload.spec.name} again after a failed replacement`, () =>
+          this.recount(workload),
+        );
       }
     });
   }
@@ -295,7 +347,12 @@ export class Workloads {
     for (const n of this.nodeFacts.keys()) {
       if (!this.isEligible(workload.spec, n)) continue;
       const r = rank(n);
-      const better = r[0] !== bestRank[0] ? r[0] < bestRank[0] : r[1] !== bestRank[1] ? r[1] < bestRank[1] : best === undefined || n < best;
+      const better =
+        r[0] !== bestRank[0]
+          ? r[0] < bestRank[0]
+          : r[1] !== bestRank[1]
+            ? r[1] < bestRank[1]
+            : best === undefined || n < best;
       if (better) [best, bestRank] = [n, r];
     }
     return Promise.resolve(best);
@@ -317,7 +374,8 @@ export class Workloads {
     const name = node.metadata?.name ?? '';
     if (type === 'DELETED') this.nodeFacts.delete(name);
     else if (type === 'ADDED' || type === 'MODIFIED') {
-      const schedulable = !node.spec?.unschedulable && !(node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule');
+      const schedulable =
+        !node.spec?.unschedulable && !(node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule');
       this.nodeFacts.set(name, { labels: node.metadata?.labels ?? {}, schedulable });
     }
   }
@@ -342,7 +400,10 @@ export class Workloads {
 
   private async createPod(workload: Workload, nodeName: string): Promise<V1Pod> {
     const { spec } = workload;
-    const pod = await this.api().post<V1Pod>(`/api/v1/namespaces/${spec.namespace}/pods`, podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'));
+    const pod = await this.api().post<V1Pod>(
+      `/api/v1/namespaces/${spec.namespace}/pods`,
+      podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'),
+    );
     // Counted at once, before its watch event: the next placement already sees it.
     this.place(key(spec.namespace, spec.name), nodeName, `${spec.namespace}/${pod.metadata?.name ?? ''}`, true);
     const ready = this.fleet.node(nodeName)?.up ?? false;
@@ -351,17 +412,21 @@ export class Workloads {
     // The created pod back with its status, guarded by its resourceVersion: the apiserver takes an
     // update without the JSON round trip a merge patch costs it (the dearest step of a bulk start).
     // Changed since (a deletion under way): the merge patch, as before.
-    return this.api().put<V1Pod>(path, { ...pod, status: { ...pod.status, ...status } }).catch((err: unknown) => {
-      if (apiStatus(err) !== 409) throw err;
-      return this.api().mergePatch<V1Pod>(path, { status });
-    });
+    return this.api()
+      .put<V1Pod>(path, { ...pod, status: { ...pod.status, ...status } })
+      .catch((err: unknown) => {
+        if (apiStatus(err) !== 409) throw err;
+        return this.api().mergePatch<V1Pod>(path, { status });
+      });
   }
 
   private async setReadyOn(nodeName: string, ready: boolean): Promise<void> {
     for (const pod of await this.podsOn(nodeName)) {
       if (pod.metadata?.deletionTimestamp) continue;
       await this.api()
-        .mergePatch(`/api/v1/namespaces/${pod.metadata?.namespace ?? ''}/pods/${pod.metadata?.name ?? ''}/status`, { status: podStatus(ready, new Date(), containersOf(pod)) })
+        .mergePatch(`/api/v1/namespaces/${pod.metadata?.namespace ?? ''}/pods/${pod.metadata?.name ?? ''}/status`, {
+          status: podStatus(ready, new Date(), containersOf(pod)),
+        })
         .catch((err: unknown) => {
           if (apiStatus(err) !== 404) throw err;
         });
@@ -370,7 +435,10 @@ export class Workloads {
 
   private async createOwner(spec: WorkloadSpec): Promise<PodOwner | undefined> {
     const labels = { [WORKLOAD_LABEL]: spec.name };
-    const template = { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } };
+    const template = {
+      metadata: { labels },
+      spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] },
+    };
     const meta = { name: spec.name, labels };
     if (spec.kind === 'replicaset') {
       // No replicaset-controller runs: this object only carries spec.replicas for the disruption controller.
@@ -381,7 +449,10 @@ export class Workloads {
       return { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: spec.name, uid: rs.metadata?.uid ?? '' };
     }
     if (spec.kind === 'daemonset') {
-      const ds = await this.apps.createNamespacedDaemonSet({ namespace: spec.namespace, body: { metadata: meta, spec: { selector: { matchLabels: labels }, template } } });
+      const ds = await this.apps.createNamespacedDaemonSet({
+        namespace: spec.namespace,
+        body: { metadata: meta, spec: { selector: { matchLabels: labels }, template } },
+      });
       return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: spec.name, uid: ds.metadata?.uid ?? '' };
     }
     return undefined;
@@ -389,8 +460,13 @@ export class Workloads {
 
   private async ownerExists(workload: Workload): Promise<boolean> {
     const { namespace, name, kind } = workload.spec;
-    const read = this.api().get(`/apis/apps/v1/namespaces/${namespace}/${kind === 'replicaset' ? 'replicasets' : 'daemonsets'}/${name}`);
-    return read.then(() => true, (err: unknown) => (apiStatus(err) === 404 ? false : Promise.reject(err as Error)));
+    const read = this.api().get(
+      `/apis/apps/v1/namespaces/${namespace}/${kind === 'replicaset' ? 'replicasets' : 'daemonsets'}/${name}`,
+    );
+    return read.then(
+      () => true,
+      (err: unknown) => (apiStatus(err) === 404 ? false : Promise.reject(err as Error)),
+    );
   }
 
   /**
@@ -402,23 +478,33 @@ export class Workloads {
    * pods; replaying on every restart kept the fleet so busy that the apiserver closed its watch as
    * unresponsive again and again, and pods being deleted stayed Terminating.
    */
-  private async startWatch<T>(path: string, query: Record<string, string>, handler: (type: string, obj: T) => void, onReplay?: () => void): Promise<void> {
+  private async startWatch<T>(
+    path: string,
+    query: Record<string, string>,
+    handler: (type: string, obj: T) => void,
+    onReplay?: () => void,
+  ): Promise<void> {
     const begin = async (): Promise<void> => {
       if (this.work.stopped) return;
       const from = this.watchPositions.get(path);
-      const abort = await this.watch.watch(path, { ...query, allowWatchBookmarks: 'true', ...(from === undefined ? {} : { resourceVersion: from }) }, (type, obj) => {
-        if (type === 'ERROR') {
-          // 410 Gone (our position is older than the apiserver keeps): the next start replays.
-          this.watchPositions.delete(path);
-          return;
-        }
-        const rv = (obj as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
-        if (rv !== undefined) this.watchPositions.set(path, rv);
-        if (type !== 'BOOKMARK') handler(type, obj as T);
-      }, () => {
-        // Watches end (timeouts, apiserver restarts); start again unless the fleet is stopping.
-        if (!this.work.stopped) this.work.after(200, `restart watch ${path}`, restart);
-      });
+      const abort = await this.watch.watch(
+        path,
+        { ...query, allowWatchBookmarks: 'true', ...(from === undefined ? {} : { resourceVersion: from }) },
+        (type, obj) => {
+          if (type === 'ERROR') {
+            // 410 Gone (our position is older than the apiserver keeps): the next start replays.
+            this.watchPositions.delete(path);
+            return;
+          }
+          const rv = (obj as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+          if (rv !== undefined) this.watchPositions.set(path, rv);
+          if (type !== 'BOOKMARK') handler(type, obj as T);
+        },
+        () => {
+          // Watches end (timeouts, apiserver restarts); start again unless the fleet is stopping.
+          if (!this.work.stopped) this.work.after(200, `restart watch ${path}`, restart);
+        },
+      );
       this.aborts.push(abort);
     };
     const restart = async (): Promise<void> => {
@@ -450,7 +536,10 @@ export class Workloads {
   private async recount(workload: Workload): Promise<void> {
     const { spec } = workload;
     if (spec.kind !== 'replicaset' || workload.placing || !(await this.ownerExists(workload))) return;
-    const pods = await this.core.listNamespacedPod({ namespace: spec.namespace, labelSelector: `${WORKLOAD_LABEL}=${spec.name}` });
+    const pods = await this.core.listNamespacedPod({
+      namespace: spec.namespace,
+      labelSelector: `${WORKLOAD_LABEL}=${spec.name}`,
+    });
     // A terminating pod still counts: its DELETED event, on the new watch, replaces it.
     // Counting it as missing as well made a second replacement (chaos seed 3661: seven pods of
     // six, and the PDB then rightly allowed two evictions at once).

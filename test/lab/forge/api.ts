@@ -111,12 +111,17 @@ export class ForgeApi {
       'pulls/get': (c) => this.getPull(c),
       'pulls/update': (c) => this.updatePull(c),
       'pulls/merge': (c) => this.mergePull(c),
-      'pulls/list-files': (c) => this.withPull(c, async (p) => {
-        await this.refreshHead(c.repo, p);
-        const files = await changedFiles(c.repo.bareDir, await this.baseSha(c.repo, p), p.headSha);
-        return this.page(c, files.map((f) => this.shapes.diffEntry(c.repo, p.headSha, f)));
-      }),
-      'pulls/check-if-merged': (c) => this.withPull(c, (p) => ({ status: p.mergedAt ? 204 : 404, body: p.mergedAt ? undefined : notFound().body })),
+      'pulls/list-files': (c) =>
+        this.withPull(c, async (p) => {
+          await this.refreshHead(c.repo, p);
+          const files = await changedFiles(c.repo.bareDir, await this.baseSha(c.repo, p), p.headSha);
+          return this.page(
+            c,
+            files.map((f) => this.shapes.diffEntry(c.repo, p.headSha, f)),
+          );
+        }),
+      'pulls/check-if-merged': (c) =>
+        this.withPull(c, (p) => ({ status: p.mergedAt ? 204 : 404, body: p.mergedAt ? undefined : notFound().body })),
       'issues/add-labels': (c) => this.addLabels(c),
       'issues/set-labels': (c) => this.addLabels(c, true),
       'issues/list-labels-on-issue': (c) => this.withPull(c, (p) => ({ status: 200, body: this.labelsOf(c.repo, p) })),
@@ -125,7 +130,11 @@ export class ForgeApi {
       'issues/list-comments': (c) => this.listComments(c),
       'repos/create-commit-status': (c) => this.createStatus(c),
       'repos/list-commit-statuses-for-ref': (c) => this.listStatuses(c),
-      'repos/list-releases': (c) => this.page(c, this.visibleReleases(c.repo).map((r) => this.shapes.release(c.repo, r))),
+      'repos/list-releases': (c) =>
+        this.page(
+          c,
+          this.visibleReleases(c.repo).map((r) => this.shapes.release(c.repo, r)),
+        ),
       'repos/get-latest-release': (c) => this.latestRelease(c),
       'repos/get-release-by-tag': (c) => {
         const rel = c.repo.releases.find((r) => r.tagName === c.params.tag);
@@ -162,8 +171,18 @@ export class ForgeApi {
     const key = `${owner}/${name}`.toLowerCase();
     if (this.repos.has(key)) throw new Error(`repository ${owner}/${name} already exists`);
     this.repos.set(key, {
-      owner, name, id: ++this.seq, defaultBranch, bareDir, createdAt: now(), nextNumber: 1,
-      pulls: new Map(), labels: new Map(), comments: [], statuses: [], releases: [],
+      owner,
+      name,
+      id: ++this.seq,
+      defaultBranch,
+      bareDir,
+      createdAt: now(),
+      nextNumber: 1,
+      pulls: new Map(),
+      labels: new Map(),
+      comments: [],
+      statuses: [],
+      releases: [],
     });
   }
 
@@ -173,9 +192,16 @@ export class ForgeApi {
     if (!repo) throw new Error(`no repository ${owner}/${name}`);
     const at = opts.publishedAt ?? now();
     repo.releases.push({
-      id: ++this.seq, tagName, targetCommitish: opts.targetCommitish ?? repo.defaultBranch, name: opts.name ?? tagName,
-      body: opts.body ?? null, draft: opts.draft ?? false, prerelease: opts.prerelease ?? false, user: this.login,
-      createdAt: at, publishedAt: opts.draft ? null : at,
+      id: ++this.seq,
+      tagName,
+      targetCommitish: opts.targetCommitish ?? repo.defaultBranch,
+      name: opts.name ?? tagName,
+      body: opts.body ?? null,
+      draft: opts.draft ?? false,
+      prerelease: opts.prerelease ?? false,
+      user: this.login,
+      createdAt: at,
+      publishedAt: opts.draft ? null : at,
     });
   }
 
@@ -192,14 +218,29 @@ export class ForgeApi {
   private rateLimited(): Reply | undefined {
     if (this.rateLimit.remaining > 0 || Date.now() / 1000 >= this.rateLimit.reset) return undefined;
     this.rateLimit.remaining = 1; // send() counts this answer too
-    return { status: 403, body: { message: 'API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.', documentation_url: RATE_LIMIT_DOCS, status: '403' } };
+    return {
+      status: 403,
+      body: {
+        message:
+          'API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.',
+        documentation_url: RATE_LIMIT_DOCS,
+        status: '403',
+      },
+    };
   }
 
   private rateLimitHeaders(): Record<string, string> {
     const r = this.rateLimit;
-    if (r.remaining <= 0 && Date.now() / 1000 >= r.reset) this.rateLimit = { ...r, remaining: r.limit, reset: Math.floor(Date.now() / 1000) + 3600 };
+    if (r.remaining <= 0 && Date.now() / 1000 >= r.reset)
+      this.rateLimit = { ...r, remaining: r.limit, reset: Math.floor(Date.now() / 1000) + 3600 };
     const { limit, remaining, reset } = this.rateLimit;
-    return { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(Math.max(0, remaining)), 'x-ratelimit-used': String(limit - Math.max(0, remaining)), 'x-ratelimit-reset': String(reset), 'x-ratelimit-resource': 'core' };
+    return {
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(Math.max(0, remaining)),
+      'x-ratelimit-used': String(limit - Math.max(0, remaining)),
+      'x-ratelimit-reset': String(reset),
+      'x-ratelimit-resource': 'core',
+    };
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -208,7 +249,14 @@ export class ForgeApi {
     const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '').replace(/(.)\/$/, '$1');
     const query = queryOf(url);
     const raw = await readBody(req);
-    const record: RecordedRequest = { method, path, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
+    const record: RecordedRequest = {
+      method,
+      path,
+      operationId: undefined,
+      query: { ...query },
+      body: undefined,
+      status: 0,
+    };
     this.requests.push(record);
     const send = (reply: Reply, op?: Operation): void => {
       let { status, body } = reply;
@@ -222,14 +270,22 @@ export class ForgeApi {
       }
       // Conditional requests (GitHub: every GET carries an ETag; a matching If-None-Match gets 304
       // without a body and does not count against the rate limit). The 200 body was checked above.
-      const etag = method === 'GET' && status === 200 && body !== undefined ? `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex')}"` : undefined;
+      const etag =
+        method === 'GET' && status === 200 && body !== undefined
+          ? `W/"${createHash('sha256').update(JSON.stringify(body)).digest('hex')}"`
+          : undefined;
       if (etag !== undefined && notModified(req, etag)) {
         status = 304;
         body = undefined;
       }
       if (status !== 304) this.rateLimit.remaining--;
       record.status = status;
-      const headers: Record<string, string> = { ...reply.headers, 'x-github-media-type': 'github.v3; format=json', ...this.rateLimitHeaders(), ...(etag === undefined ? {} : { etag }) };
+      const headers: Record<string, string> = {
+        ...reply.headers,
+        'x-github-media-type': 'github.v3; format=json',
+        ...this.rateLimitHeaders(),
+        ...(etag === undefined ? {} : { etag }),
+      };
       if (status === 304) delete headers.link;
       if (body === undefined) {
         res.writeHead(status, headers);
@@ -256,7 +312,10 @@ export class ForgeApi {
       violation: (kind, operationId, errors) => this.violations.push({ kind, method, path, operationId, errors }),
       refuse: {
         route: notFound,
-        badJson: () => ({ status: 400, body: { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' } }),
+        badJson: () => ({
+          status: 400,
+          body: { message: 'Problems parsing JSON', documentation_url: DOCS, status: '400' },
+        }),
         invalid: (errors) => invalid(`Invalid request.\n\n${errors.join('\n')}`),
         noRepo: notFound,
       },
@@ -276,7 +335,14 @@ export class ForgeApi {
    */
   async handleGraphql(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const record: RecordedRequest = { method: 'POST', path: '/graphql', operationId: undefined, query: {}, body: undefined, status: 0 };
+    const record: RecordedRequest = {
+      method: 'POST',
+      path: '/graphql',
+      operationId: undefined,
+      query: {},
+      body: undefined,
+      status: 0,
+    };
     this.requests.push(record);
     const reply = (status: number, body: unknown): void => {
       record.status = status;
@@ -288,16 +354,33 @@ export class ForgeApi {
       parsed = JSON.parse(raw.toString('utf8')) as typeof parsed;
       record.body = parsed;
     } catch {
-      this.violations.push({ kind: 'request', method: 'POST', path: '/graphql', operationId: undefined, errors: ['body is not JSON'] });
+      this.violations.push({
+        kind: 'request',
+        method: 'POST',
+        path: '/graphql',
+        operationId: undefined,
+        errors: ['body is not JSON'],
+      });
       reply(400, { message: 'Problems parsing JSON' });
       return;
     }
     const q = typeof parsed.query === 'string' ? parsed.query.replace(/\s+/g, ' ') : '';
-    const shape = /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?(markPullRequestReadyForReview|convertPullRequestToDraft) ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(q.trim());
+    const shape =
+      /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?(markPullRequestReadyForReview|convertPullRequestToDraft) ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(
+        q.trim(),
+      );
     const id = shape && shape[1] === shape[3] ? parsed.variables?.[shape[1] ?? ''] : undefined;
     const mutation = shape?.[2] ?? '';
     if (typeof id !== 'string') {
-      this.violations.push({ kind: 'route', method: 'POST', path: '/graphql', operationId: undefined, errors: [`the lab forge only implements markPullRequestReadyForReview and convertPullRequestToDraft with an ID! variable; got: ${q.slice(0, 200)}`] });
+      this.violations.push({
+        kind: 'route',
+        method: 'POST',
+        path: '/graphql',
+        operationId: undefined,
+        errors: [
+          `the lab forge only implements markPullRequestReadyForReview and convertPullRequestToDraft with an ID! variable; got: ${q.slice(0, 200)}`,
+        ],
+      });
       reply(200, { errors: [{ type: 'UNIMPLEMENTED', message: 'not implemented by the lab forge' }] });
       return;
     }
@@ -313,7 +396,12 @@ export class ForgeApi {
         return;
       }
     }
-    reply(200, { data: { [mutation]: null }, errors: [{ type: 'NOT_FOUND', path: [mutation], message: `Could not resolve to a node with the global id of '${id}'` }] });
+    reply(200, {
+      data: { [mutation]: null },
+      errors: [
+        { type: 'NOT_FOUND', path: [mutation], message: `Could not resolve to a node with the global id of '${id}'` },
+      ],
+    });
   }
 
   // ---- helpers
@@ -325,7 +413,8 @@ export class ForgeApi {
     const headers: Record<string, string> = {};
     if (last > 1) {
       const base = `${this.shapes.user('x').url as string}`.replace(/\/users\/x$/, '');
-      const link = (n: number, rel: string): string => `<${base}/repos/${c.repo.owner}/${c.repo.name}?per_page=${perPage}&page=${n}>; rel="${rel}"`;
+      const link = (n: number, rel: string): string =>
+        `<${base}/repos/${c.repo.owner}/${c.repo.name}?per_page=${perPage}&page=${n}>; rel="${rel}"`;
       const parts: string[] = [];
       if (page < last) parts.push(link(page + 1, 'next'), link(last, 'last'));
       if (page > 1) parts.push(link(1, 'first'), link(page - 1, 'prev'));
@@ -372,7 +461,15 @@ export class ForgeApi {
     let mergeable: boolean | null = null;
     let mergeableState = 'unknown';
     if (p.state === 'open') {
-      const mt = await runGit(['--git-dir', r.bareDir, 'merge-tree', '--write-tree', '--no-messages', baseSha, p.headSha]);
+      const mt = await runGit([
+        '--git-dir',
+        r.bareDir,
+        'merge-tree',
+        '--write-tree',
+        '--no-messages',
+        baseSha,
+        p.headSha,
+      ]);
       mergeable = mt.code === 0;
       mergeableState = mergeable ? 'clean' : 'dirty';
     }
@@ -389,7 +486,15 @@ export class ForgeApi {
       additions += Number(a) || 0;
       deletions += Number(d) || 0;
     }
-    return { baseSha, mergeable, mergeableState, commits: Number(count.stdout.trim()) || 0, additions, deletions, changedFiles };
+    return {
+      baseSha,
+      mergeable,
+      mergeableState,
+      commits: Number(count.stdout.trim()) || 0,
+      additions,
+      deletions,
+      changedFiles,
+    };
   }
 
   private async fullPull(r: RepoState, p: PullState): Promise<Record<string, unknown>> {
@@ -426,22 +531,51 @@ export class ForgeApi {
     const title = c.body.title as string | undefined;
     const headRaw = c.body.head as string | undefined;
     const baseRef = c.body.base as string | undefined;
-    if (!headRaw || !baseRef) return invalid('Validation Failed', [{ resource: 'PullRequest', field: headRaw ? 'base' : 'head', code: 'missing_field' }]);
-    if (!title) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
+    if (!headRaw || !baseRef)
+      return invalid('Validation Failed', [
+        { resource: 'PullRequest', field: headRaw ? 'base' : 'head', code: 'missing_field' },
+      ]);
+    if (!title)
+      return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
     const headRef = this.branchOf(r, headRaw);
     const headSha = await resolveRef(r.bareDir, `refs/heads/${headRef}`);
     if (!headSha) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
     const baseSha = await resolveRef(r.bareDir, `refs/heads/${baseRef}`);
     if (!baseSha) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
     const dup = [...r.pulls.values()].find((p) => p.state === 'open' && p.headRef === headRef && p.baseRef === baseRef);
-    if (dup) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${r.owner}:${headRef}.` }]);
+    if (dup)
+      return invalid('Validation Failed', [
+        {
+          resource: 'PullRequest',
+          code: 'custom',
+          message: `A pull request already exists for ${r.owner}:${headRef}.`,
+        },
+      ]);
     const ahead = await git(['--git-dir', r.bareDir, 'rev-list', '--count', `${baseSha}..${headSha}`]);
-    if (ahead === '0') return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${headRef}` }]);
+    if (ahead === '0')
+      return invalid('Validation Failed', [
+        { resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${headRef}` },
+      ]);
     const at = now();
     const p: PullState = {
-      id: ++this.seq, number: r.nextNumber++, title, body: (c.body.body as string | undefined) ?? null, state: 'open',
-      draft: c.body.draft === true, maintainerCanModify: c.body.maintainer_can_modify !== false, headRef, headSha, baseRef,
-      labels: [], user: this.login, createdAt: at, updatedAt: at, closedAt: null, mergedAt: null, mergeCommitSha: null, mergedBy: null,
+      id: ++this.seq,
+      number: r.nextNumber++,
+      title,
+      body: (c.body.body as string | undefined) ?? null,
+      state: 'open',
+      draft: c.body.draft === true,
+      maintainerCanModify: c.body.maintainer_can_modify !== false,
+      headRef,
+      headSha,
+      baseRef,
+      labels: [],
+      user: this.login,
+      createdAt: at,
+      updatedAt: at,
+      closedAt: null,
+      mergedAt: null,
+      mergeCommitSha: null,
+      mergedBy: null,
     };
     r.pulls.set(p.number, p);
     const body = await this.fullPull(r, p);
@@ -485,9 +619,22 @@ export class ForgeApi {
         return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
       }
       if (b.state === 'open' && p.state === 'closed') {
-        if (p.mergedAt) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: 'state cannot be changed. The pull request cannot be reopened because it is merged.' }]);
+        if (p.mergedAt)
+          return invalid('Validation Failed', [
+            {
+              resource: 'PullRequest',
+              code: 'custom',
+              message: 'state cannot be changed. The pull request cannot be reopened because it is merged.',
+            },
+          ]);
         if (!(await resolveRef(r.bareDir, `refs/heads/${p.headRef}`))) {
-          return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `state cannot be changed. The ${p.headRef} branch has been deleted.` }]);
+          return invalid('Validation Failed', [
+            {
+              resource: 'PullRequest',
+              code: 'custom',
+              message: `state cannot be changed. The ${p.headRef} branch has been deleted.`,
+            },
+          ]);
         }
       }
       if (typeof b.title === 'string') p.title = b.title;
@@ -508,22 +655,42 @@ export class ForgeApi {
       if (p.state !== 'open') return notAllowed('Pull Request is not mergeable');
       await this.refreshHead(r, p);
       if (typeof c.body.sha === 'string' && c.body.sha !== p.headSha) {
-        return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS } };
+        return {
+          status: 409,
+          body: { message: 'Head branch was modified. Review and try the merge again.', documentation_url: DOCS },
+        };
       }
       const method = (c.body.merge_method as string | undefined) ?? 'merge';
       if (method === 'rebase') return notAllowed('Rebase merges are not allowed on this repository.');
       const squash = method === 'squash';
-      const title = (c.body.commit_title as string | undefined)
-        ?? (squash ? `${p.title} (#${p.number})` : `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`);
+      const title =
+        (c.body.commit_title as string | undefined) ??
+        (squash ? `${p.title} (#${p.number})` : `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`);
       const extra = (c.body.commit_message as string | undefined) ?? (squash ? '' : p.title);
-      const outcome = await mergeInBare(r.bareDir, p.baseRef, p.headSha, extra ? `${title}\n\n${extra}` : title, squash);
+      const outcome = await mergeInBare(
+        r.bareDir,
+        p.baseRef,
+        p.headSha,
+        extra ? `${title}\n\n${extra}` : title,
+        squash,
+      );
       if (!outcome.ok) {
         return outcome.reason === 'conflict'
           ? notAllowed('Merge conflict')
-          : { status: 409, body: { message: 'Base branch was modified. Review and try the merge again.', documentation_url: DOCS } };
+          : {
+              status: 409,
+              body: { message: 'Base branch was modified. Review and try the merge again.', documentation_url: DOCS },
+            };
       }
       const at = now();
-      Object.assign(p, { state: 'closed', mergedAt: at, closedAt: at, updatedAt: at, mergeCommitSha: outcome.sha, mergedBy: this.login });
+      Object.assign(p, {
+        state: 'closed',
+        mergedAt: at,
+        closedAt: at,
+        updatedAt: at,
+        mergeCommitSha: outcome.sha,
+        mergedBy: this.login,
+      });
       return { status: 200, body: { sha: outcome.sha, merged: true, message: 'Pull Request successfully merged' } };
     });
   }
@@ -536,7 +703,8 @@ export class ForgeApi {
       const names = (raw as unknown[]).map((x) => (typeof x === 'string' ? x : String((x as { name: unknown }).name)));
       if (replace) p.labels = [];
       for (const name of names) {
-        if (!c.repo.labels.has(name)) c.repo.labels.set(name, { id: ++this.seq, name, color: 'ededed', description: null });
+        if (!c.repo.labels.has(name))
+          c.repo.labels.set(name, { id: ++this.seq, name, color: 'ededed', description: null });
         if (!p.labels.includes(name)) p.labels.push(name);
       }
       p.updatedAt = now();
@@ -547,7 +715,8 @@ export class ForgeApi {
   private removeLabel(c: Ctx): Promise<Reply> | Reply {
     return this.withPull(c, (p) => {
       const name = c.params.name ?? '';
-      if (!p.labels.includes(name)) return { status: 404, body: { message: 'Label does not exist', documentation_url: DOCS, status: '404' } };
+      if (!p.labels.includes(name))
+        return { status: 404, body: { message: 'Label does not exist', documentation_url: DOCS, status: '404' } };
       p.labels = p.labels.filter((l) => l !== name);
       p.updatedAt = now();
       return { status: 200, body: this.labelsOf(c.repo, p) };
@@ -557,7 +726,14 @@ export class ForgeApi {
   private createComment(c: Ctx): Promise<Reply> | Reply {
     return this.withPull(c, (p) => {
       const at = now();
-      const comment = { id: ++this.seq, issueNumber: p.number, body: String(c.body.body), user: this.login, createdAt: at, updatedAt: at };
+      const comment = {
+        id: ++this.seq,
+        issueNumber: p.number,
+        body: String(c.body.body),
+        user: this.login,
+        createdAt: at,
+        updatedAt: at,
+      };
       c.repo.comments.push(comment);
       p.updatedAt = at;
       const body = this.shapes.comment(c.repo, comment);
@@ -580,11 +756,19 @@ export class ForgeApi {
   private async createStatus(c: Ctx): Promise<Reply> {
     const sha = c.params.sha ?? '';
     const full = /^[0-9a-f]{40}$/i.test(sha) ? await resolveRef(c.repo.bareDir, sha) : undefined;
-    if (!full) return invalid('Validation Failed', [{ resource: 'Status', field: 'sha', code: 'custom', message: `No commit found for SHA: ${sha}` }]);
+    if (!full)
+      return invalid('Validation Failed', [
+        { resource: 'Status', field: 'sha', code: 'custom', message: `No commit found for SHA: ${sha}` },
+      ]);
     const s = {
-      id: ++this.seq, sha: full, state: c.body.state as 'error' | 'failure' | 'pending' | 'success',
-      targetUrl: (c.body.target_url as string | null | undefined) ?? null, description: (c.body.description as string | null | undefined) ?? null,
-      context: (c.body.context as string | undefined) ?? 'default', user: this.login, createdAt: now(),
+      id: ++this.seq,
+      sha: full,
+      state: c.body.state as 'error' | 'failure' | 'pending' | 'success',
+      targetUrl: (c.body.target_url as string | null | undefined) ?? null,
+      description: (c.body.description as string | null | undefined) ?? null,
+      context: (c.body.context as string | undefined) ?? 'default',
+      user: this.login,
+      createdAt: now(),
     };
     c.repo.statuses.push(s);
     const body = this.shapes.status(c.repo, s);
@@ -595,7 +779,10 @@ export class ForgeApi {
     const ref = c.params.ref ?? '';
     const sha = (await resolveRef(c.repo.bareDir, ref)) ?? (await resolveRef(c.repo.bareDir, `refs/heads/${ref}`));
     if (!sha) return notFound();
-    const items = c.repo.statuses.filter((s) => s.sha === sha).reverse().map((s) => this.shapes.status(c.repo, s));
+    const items = c.repo.statuses
+      .filter((s) => s.sha === sha)
+      .reverse()
+      .map((s) => this.shapes.status(c.repo, s));
     return this.page(c, items);
   }
 
@@ -614,7 +801,8 @@ export class ForgeApi {
     const r = c.repo;
     const tag = c.body.tag_name as string | undefined;
     if (!tag) return invalid('Validation Failed', [{ resource: 'Release', field: 'tag_name', code: 'missing_field' }]);
-    if (r.releases.some((x) => x.tagName === tag)) return invalid('Validation Failed', [{ resource: 'Release', field: 'tag_name', code: 'already_exists' }]);
+    if (r.releases.some((x) => x.tagName === tag))
+      return invalid('Validation Failed', [{ resource: 'Release', field: 'tag_name', code: 'already_exists' }]);
     const target = (c.body.target_commitish as string | undefined) ?? r.defaultBranch;
     if (!(await resolveRef(r.bareDir, `refs/tags/${tag}`))) {
       const sha = (await resolveRef(r.bareDir, `refs/heads/${target}`)) ?? (await resolveRef(r.bareDir, target));
@@ -623,9 +811,16 @@ export class ForgeApi {
     const at = now();
     const draft = c.body.draft === true;
     const rel: ReleaseState = {
-      id: ++this.seq, tagName: tag, targetCommitish: target, name: (c.body.name as string | undefined) ?? tag,
-      body: (c.body.body as string | undefined) ?? null, draft, prerelease: c.body.prerelease === true,
-      user: this.login, createdAt: at, publishedAt: draft ? null : at,
+      id: ++this.seq,
+      tagName: tag,
+      targetCommitish: target,
+      name: (c.body.name as string | undefined) ?? tag,
+      body: (c.body.body as string | undefined) ?? null,
+      draft,
+      prerelease: c.body.prerelease === true,
+      user: this.login,
+      createdAt: at,
+      publishedAt: draft ? null : at,
     };
     r.releases.push(rel);
     const body = this.shapes.release(r, rel);

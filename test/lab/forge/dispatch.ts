@@ -32,7 +32,13 @@ export interface Surface {
 }
 
 /** The reply, and the operation whose response description it must match (none for refusals before one was resolved). */
-export async function dispatch(s: Surface, matched: Match | undefined, query: Record<string, unknown>, raw: Buffer, record: { operationId: string | undefined; body: unknown }): Promise<{ reply: Reply; op?: Operation }> {
+export async function dispatch(
+  s: Surface,
+  matched: Match | undefined,
+  query: Record<string, unknown>,
+  raw: Buffer,
+  record: { operationId: string | undefined; body: unknown },
+): Promise<{ reply: Reply; op?: Operation }> {
   if (!matched) {
     s.violation('route', undefined, [s.notAnOperation]);
     return { reply: s.refuse.route() };

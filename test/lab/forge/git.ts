@@ -17,7 +17,10 @@ export interface GitResult {
  * exit. Without an explicit `cwd` it runs in the temp dir with discovery stopped there, so a
  * command meant for a lab repository can never act on the checkout the tests run from.
  */
-export function runGit(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<GitResult> {
+export function runGit(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<GitResult> {
   const cwd = opts.cwd ?? tmpdir();
   const guard = opts.cwd === undefined ? { GIT_CEILING_DIRECTORIES: dirname(cwd) } : {};
   return new Promise((resolve, reject) => {
@@ -39,7 +42,10 @@ export function runGit(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
 }
 
 /** Like runGit, but throws with git's stderr on failure and returns trimmed stdout. */
-export async function git(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<string> {
+export async function git(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<string> {
   const r = await runGit(args, opts);
   if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
   return r.stdout.trim();
@@ -58,7 +64,11 @@ function gitIdentityEnv(): NodeJS.ProcessEnv {
 }
 
 /** Creates a bare repository that accepts pushes over HTTP, optionally with a first commit holding `files`. */
-export async function initBareRepo(bareDir: string, defaultBranch: string, files?: Record<string, string>): Promise<void> {
+export async function initBareRepo(
+  bareDir: string,
+  defaultBranch: string,
+  files?: Record<string, string>,
+): Promise<void> {
   await mkdir(bareDir, { recursive: true });
   await git(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, bareDir]);
   await git(['--git-dir', bareDir, 'config', 'http.receivepack', 'true']);
@@ -95,7 +105,14 @@ export interface ChangedFile {
   deletions: number;
 }
 
-const RAW_STATUS: Record<string, ChangedFile['status']> = { A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed' };
+const RAW_STATUS: Record<string, ChangedFile['status']> = {
+  A: 'added',
+  D: 'removed',
+  M: 'modified',
+  R: 'renamed',
+  C: 'copied',
+  T: 'changed',
+};
 
 /** The files `head` changes since its merge base with `base` (what a merge would bring), in path order. */
 export async function changedFiles(bareDir: string, base: string, head: string): Promise<ChangedFile[]> {
@@ -104,7 +121,7 @@ export async function changedFiles(bareDir: string, base: string, head: string):
   const raw = (await git(['--git-dir', bareDir, 'diff', '--raw', '-M', '-z', from, head])).split('\0');
   const num = (await git(['--git-dir', bareDir, 'diff', '--numstat', '-M', '-z', from, head])).split('\0');
   const out: ChangedFile[] = [];
-  for (let i = 0, n = 0; i < raw.length - 1; ) {
+  for (let i = 0, n = 0; i < raw.length - 1;) {
     const entry = rawEntry(raw, i);
     i = entry.next;
     // numstat: `add\tdel\tpath`, or `add\tdel\t` then both paths for a rename.
@@ -122,29 +139,56 @@ function rawEntry(raw: string[], at: number): { file: Omit<ChangedFile, 'additio
   const kind = RAW_STATUS[(status ?? '').charAt(0)] ?? 'changed';
   const first = raw[i++] ?? '';
   const second = kind === 'renamed' || kind === 'copied' ? (raw[i++] ?? '') : undefined;
-  const file = { filename: second ?? first, ...(second === undefined ? {} : { previousFilename: first }), status: kind, sha: (kind === 'removed' ? oldSha : newSha) ?? '' };
+  const file = {
+    filename: second ?? first,
+    ...(second === undefined ? {} : { previousFilename: first }),
+    status: kind,
+    sha: (kind === 'removed' ? oldSha : newSha) ?? '',
+  };
   return { file, next: i };
 }
 
-export type MergeOutcome =
-  | { ok: true; sha: string }
-  | { ok: false; reason: 'conflict' | 'head-moved'; detail: string };
+export type MergeOutcome = { ok: true; sha: string } | { ok: false; reason: 'conflict' | 'head-moved'; detail: string };
 
 /**
  * Merges `headSha` into branch `base` inside the bare repo the way GitHub's merge button does: a
  * merge commit with two parents (`merge-tree --write-tree`, `commit-tree`; one parent for a squash), and the branch moved
  * with a compare-and-swap `update-ref` so a concurrent push is never overwritten.
  */
-export async function mergeInBare(bareDir: string, base: string, headSha: string, message: string, squash = false): Promise<MergeOutcome> {
+export async function mergeInBare(
+  bareDir: string,
+  base: string,
+  headSha: string,
+  message: string,
+  squash = false,
+): Promise<MergeOutcome> {
   const baseSha = await resolveRef(bareDir, `refs/heads/${base}`);
   if (!baseSha) return { ok: false, reason: 'head-moved', detail: `base branch ${base} does not exist` };
-  const mt = await runGit(['--git-dir', bareDir, 'merge-tree', '--write-tree', '--name-only', '--no-messages', baseSha, headSha]);
+  const mt = await runGit([
+    '--git-dir',
+    bareDir,
+    'merge-tree',
+    '--write-tree',
+    '--name-only',
+    '--no-messages',
+    baseSha,
+    headSha,
+  ]);
   if (mt.code === 1) return { ok: false, reason: 'conflict', detail: mt.stdout.trim().split('\n').slice(1).join(', ') };
   if (mt.code !== 0) throw new Error(`git merge-tree failed (${mt.code}): ${mt.stderr.trim()}`);
   const tree = mt.stdout.trim().split('\n')[0] ?? '';
   const parents = squash ? ['-p', baseSha] : ['-p', baseSha, '-p', headSha];
   const sha = await git(['--git-dir', bareDir, 'commit-tree', tree, ...parents, '-m', message]);
-  const upd = await runGit(['--git-dir', bareDir, 'update-ref', '-m', 'merge (lab forge)', `refs/heads/${base}`, sha, baseSha]);
+  const upd = await runGit([
+    '--git-dir',
+    bareDir,
+    'update-ref',
+    '-m',
+    'merge (lab forge)',
+    `refs/heads/${base}`,
+    sha,
+    baseSha,
+  ]);
   if (upd.code !== 0) return { ok: false, reason: 'head-moved', detail: upd.stderr.trim() };
   return { ok: true, sha };
 }
@@ -154,7 +198,14 @@ export async function mergeInBare(bareDir: string, base: string, headSha: string
  * stdin (gzip bodies are inflated by http-backend itself via HTTP_CONTENT_ENCODING), its CGI
  * headers parsed and the rest streamed back.
  */
-export function serveGitCgi(req: IncomingMessage, res: ServerResponse, projectRoot: string, pathInfo: string, query: string, user: string): void {
+export function serveGitCgi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  projectRoot: string,
+  pathInfo: string,
+  query: string,
+  user: string,
+): void {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     GIT_PROJECT_ROOT: projectRoot,
@@ -179,7 +230,10 @@ export function serveGitCgi(req: IncomingMessage, res: ServerResponse, projectRo
     env.GIT_PROTOCOL = protocol;
     env.HTTP_GIT_PROTOCOL = protocol;
   }
-  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', 'git', 'http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', 'git', 'http-backend'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => {

@@ -30,7 +30,10 @@ export class GiteaApi {
   private readonly contract: Promise<ForgeContract>;
   private readonly handlers: Record<string, Handler>;
 
-  constructor(private readonly store: ForgeApi, private readonly baseUrl: () => string) {
+  constructor(
+    private readonly store: ForgeApi,
+    private readonly baseUrl: () => string,
+  ) {
     this.shapes = new GiteaShapes(baseUrl, store.shapes);
     this.contract = ForgeContract.load('gitea');
     this.handlers = {
@@ -38,15 +41,25 @@ export class GiteaApi {
       repoCreatePullRequest: (c) => this.createPull(c),
       repoGetPullRequest: (c) => this.withPull(c, async (p) => ({ status: 200, body: await this.pull(c.repo, p) })),
       repoEditPullRequest: (c) => this.editPull(c),
-      repoGetPullRequestFiles: (c) => this.withPull(c, async (p) => {
-        await this.store.refreshHead(c.repo, p);
-        const files = await changedFiles(c.repo.bareDir, await this.store.baseSha(c.repo, p), p.headSha);
-        return this.page(c, files.map((f) => this.shapes.changedFile(c.repo, p.headSha, f)));
-      }),
+      repoGetPullRequestFiles: (c) =>
+        this.withPull(c, async (p) => {
+          await this.store.refreshHead(c.repo, p);
+          const files = await changedFiles(c.repo.bareDir, await this.store.baseSha(c.repo, p), p.headSha);
+          return this.page(
+            c,
+            files.map((f) => this.shapes.changedFile(c.repo, p.headSha, f)),
+          );
+        }),
       repoMergePullRequest: (c) => this.mergePull(c),
       issueGetComments: (c) => this.listComments(c),
       issueCreateComment: (c) => this.createComment(c),
-      issueListLabels: (c) => this.page(c, [...c.repo.labels.values()].sort((a, b) => a.name.localeCompare(b.name)).map((l) => this.shapes.label(c.repo, l))),
+      issueListLabels: (c) =>
+        this.page(
+          c,
+          [...c.repo.labels.values()]
+            .sort((a, b) => a.name.localeCompare(b.name))
+            .map((l) => this.shapes.label(c.repo, l)),
+        ),
       issueCreateLabel: (c) => this.createLabel(c),
       repoCreateStatus: (c) => this.createStatus(c),
       repoListStatusesByRef: (c) => this.listStatuses(c),
@@ -70,10 +83,23 @@ export class GiteaApi {
     const path = fullPath.slice(contract.basePath.length) || '/';
     const query = queryOf(url);
     const raw = await readBody(req);
-    const record: RecordedRequest = { method, path: fullPath, operationId: undefined, query: { ...query }, body: undefined, status: 0 };
+    const record: RecordedRequest = {
+      method,
+      path: fullPath,
+      operationId: undefined,
+      query: { ...query },
+      body: undefined,
+      status: 0,
+    };
     this.store.requests.push(record);
     const violation = (kind: Violation['kind'], operationId: string | undefined, errors: string[]): void => {
-      this.store.violations.push({ kind, method, path: fullPath, operationId, errors: errors.map((e) => `gitea ${contract.basePath}: ${e}`) });
+      this.store.violations.push({
+        kind,
+        method,
+        path: fullPath,
+        operationId,
+        errors: errors.map((e) => `gitea ${contract.basePath}: ${e}`),
+      });
     };
     const send = (reply: Reply, op?: Operation): void => {
       let { status, body } = reply;
@@ -82,7 +108,10 @@ export class GiteaApi {
         if (errors.length > 0) {
           violation('response', op.operationId, errors);
           status = 500;
-          body = { message: `lab forge answered off-contract: ${errors.join('; ')}`, url: `${this.baseUrl()}/api/swagger` };
+          body = {
+            message: `lab forge answered off-contract: ${errors.join('; ')}`,
+            url: `${this.baseUrl()}/api/swagger`,
+          };
         }
       }
       record.status = status;
@@ -109,7 +138,7 @@ export class GiteaApi {
         badJson: () => this.error(422, 'body is not JSON'),
         // Gitea's form binding answers invalid input with 422 on any operation.
         invalid: (errors) => this.error(422, errors.join('; ')),
-        noRepo: () => this.error(404, 'The target couldn\'t be found.'),
+        noRepo: () => this.error(404, "The target couldn't be found."),
       },
     };
     const matched = fullPath.startsWith(`${contract.basePath}/`) ? contract.match(method, path) : undefined;
@@ -182,7 +211,9 @@ export class GiteaApi {
     const r = c.repo;
     const state = (c.query.state as string | undefined) ?? 'open';
     const base = c.query.base_branch as string | undefined;
-    const pulls = [...r.pulls.values()].filter((p) => (state === 'all' || p.state === state) && (base === undefined || p.baseRef === base));
+    const pulls = [...r.pulls.values()].filter(
+      (p) => (state === 'all' || p.state === state) && (base === undefined || p.baseRef === base),
+    );
     // Gitea's default order is newest first; `oldest` reverses it (other sorts: newest first too).
     pulls.sort((a, b) => b.number - a.number);
     if (c.query.sort === 'oldest') pulls.reverse();
@@ -200,17 +231,36 @@ export class GiteaApi {
     if (!baseSha) return this.error(404, `base branch does not exist [name: ${base}]`);
     const dup = [...r.pulls.values()].find((p) => p.state === 'open' && p.headRef === headRef && p.baseRef === base);
     if (dup) {
-      return this.error(409, `pull request already exists for these targets [id: ${dup.id}, issue_id: ${dup.number}, head_repo_id: ${r.id}, base_repo_id: ${r.id}, head_branch: ${headRef}, base_branch: ${base}]`);
+      return this.error(
+        409,
+        `pull request already exists for these targets [id: ${dup.id}, issue_id: ${dup.number}, head_repo_id: ${r.id}, base_repo_id: ${r.id}, head_branch: ${headRef}, base_branch: ${base}]`,
+      );
     }
     const ahead = await runGit(['--git-dir', r.bareDir, 'rev-list', '--count', `${baseSha}..${headSha}`]);
-    if (ahead.stdout.trim() === '0') return this.error(422, 'Invalid PullRequest: There are no changes between the head and the base');
+    if (ahead.stdout.trim() === '0')
+      return this.error(422, 'Invalid PullRequest: There are no changes between the head and the base');
     const labels = this.labelNames(r, c.body.labels);
     if ('unknown' in labels) return this.error(422, `label does not exist [id: ${labels.unknown}]`);
     const at = now();
     const p: PullState = {
-      id: this.store.nextId(), number: r.nextNumber++, title, body: (c.body.body as string | undefined) ?? null, state: 'open',
-      draft: false, maintainerCanModify: c.body.allow_maintainer_edit === true, headRef, headSha, baseRef: base,
-      labels: labels.names, user: this.store.login, createdAt: at, updatedAt: at, closedAt: null, mergedAt: null, mergeCommitSha: null, mergedBy: null,
+      id: this.store.nextId(),
+      number: r.nextNumber++,
+      title,
+      body: (c.body.body as string | undefined) ?? null,
+      state: 'open',
+      draft: false,
+      maintainerCanModify: c.body.allow_maintainer_edit === true,
+      headRef,
+      headSha,
+      baseRef: base,
+      labels: labels.names,
+      user: this.store.login,
+      createdAt: at,
+      updatedAt: at,
+      closedAt: null,
+      mergedAt: null,
+      mergeCommitSha: null,
+      mergedBy: null,
     };
     r.pulls.set(p.number, p);
     return { status: 201, body: await this.pull(r, p) };
@@ -218,9 +268,12 @@ export class GiteaApi {
 
   /** Why Gitea would refuse this edit, if it would. */
   private async refuseEdit(r: RepoState, p: PullState, b: Record<string, unknown>): Promise<Reply | undefined> {
-    if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed') return this.error(422, `invalid state: ${JSON.stringify(b.state)}`);
-    if (typeof b.base === 'string' && !(await resolveRef(r.bareDir, `refs/heads/${b.base}`))) return this.error(404, `new base '${b.base}' not exist`);
-    if (b.state === 'open' && p.state === 'closed' && p.mergedAt) return this.error(409, 'cannot reopen a merged pull request');
+    if (b.state !== undefined && b.state !== 'open' && b.state !== 'closed')
+      return this.error(422, `invalid state: ${JSON.stringify(b.state)}`);
+    if (typeof b.base === 'string' && !(await resolveRef(r.bareDir, `refs/heads/${b.base}`)))
+      return this.error(404, `new base '${b.base}' not exist`);
+    if (b.state === 'open' && p.state === 'closed' && p.mergedAt)
+      return this.error(409, 'cannot reopen a merged pull request');
     return undefined;
   }
 
@@ -251,17 +304,43 @@ export class GiteaApi {
       if (p.state !== 'open') return this.error(405, 'The PR is closed');
       if (isDraft(p)) return this.error(405, 'Work in progress PRs cannot be merged');
       await this.store.refreshHead(r, p);
-      if (typeof c.body.head_commit_id === 'string' && c.body.head_commit_id !== '' && c.body.head_commit_id !== p.headSha) return this.error(409, 'head out of date');
+      if (
+        typeof c.body.head_commit_id === 'string' &&
+        c.body.head_commit_id !== '' &&
+        c.body.head_commit_id !== p.headSha
+      )
+        return this.error(409, 'head out of date');
       const style = c.body.do as string;
-      if (style !== 'merge' && style !== 'squash') return this.error(405, `${style} is not allowed an allowed merge style for this repository`);
+      if (style !== 'merge' && style !== 'squash')
+        return this.error(405, `${style} is not allowed an allowed merge style for this repository`);
       const squash = style === 'squash';
-      const title = (c.body.merge_title_field as string | undefined)
-        || (squash ? `${p.title} (#${p.number})` : `Merge pull request '${p.title}' (#${p.number}) from ${p.headRef} into ${p.baseRef}`);
+      const title =
+        (c.body.merge_title_field as string | undefined) ||
+        (squash
+          ? `${p.title} (#${p.number})`
+          : `Merge pull request '${p.title}' (#${p.number}) from ${p.headRef} into ${p.baseRef}`);
       const extra = (c.body.merge_message_field as string | undefined) ?? '';
-      const outcome = await mergeInBare(r.bareDir, p.baseRef, p.headSha, extra ? `${title}\n\n${extra}` : title, squash);
-      if (!outcome.ok) return this.error(409, outcome.reason === 'conflict' ? `merge conflict: ${outcome.detail}` : 'merge push out of date');
+      const outcome = await mergeInBare(
+        r.bareDir,
+        p.baseRef,
+        p.headSha,
+        extra ? `${title}\n\n${extra}` : title,
+        squash,
+      );
+      if (!outcome.ok)
+        return this.error(
+          409,
+          outcome.reason === 'conflict' ? `merge conflict: ${outcome.detail}` : 'merge push out of date',
+        );
       const at = now();
-      Object.assign(p, { state: 'closed', mergedAt: at, closedAt: at, updatedAt: at, mergeCommitSha: outcome.sha, mergedBy: this.store.login });
+      Object.assign(p, {
+        state: 'closed',
+        mergedAt: at,
+        closedAt: at,
+        updatedAt: at,
+        mergeCommitSha: outcome.sha,
+        mergedBy: this.store.login,
+      });
       return { status: 200 };
     });
   }
@@ -273,7 +352,12 @@ export class GiteaApi {
       const since = c.query.since as string | undefined;
       const before = c.query.before as string | undefined;
       const items = c.repo.comments
-        .filter((x) => x.issueNumber === p.number && (since === undefined || x.updatedAt >= since) && (before === undefined || x.updatedAt < before))
+        .filter(
+          (x) =>
+            x.issueNumber === p.number &&
+            (since === undefined || x.updatedAt >= since) &&
+            (before === undefined || x.updatedAt < before),
+        )
         .map((x) => this.shapes.comment(c.repo, x));
       return { status: 200, body: items };
     });
@@ -282,7 +366,14 @@ export class GiteaApi {
   private createComment(c: Ctx): Promise<Reply> | Reply {
     return this.withPull(c, (p) => {
       const at = now();
-      const comment = { id: this.store.nextId(), issueNumber: p.number, body: String(c.body.body), user: this.store.login, createdAt: at, updatedAt: at };
+      const comment = {
+        id: this.store.nextId(),
+        issueNumber: p.number,
+        body: String(c.body.body),
+        user: this.store.login,
+        createdAt: at,
+        updatedAt: at,
+      };
       c.repo.comments.push(comment);
       p.updatedAt = at;
       return { status: 201, body: this.shapes.comment(c.repo, comment) };
@@ -294,7 +385,12 @@ export class GiteaApi {
     const color = String(c.body.color).replace(/^#/, '');
     if (!/^[0-9a-f]{6}$/i.test(color)) return this.error(422, `invalid color: ${String(c.body.color)}`);
     if (c.repo.labels.has(name)) return this.error(422, `label already exists [name: ${name}]`);
-    const label = { id: this.store.nextId(), name, color, description: (c.body.description as string | undefined) ?? null };
+    const label = {
+      id: this.store.nextId(),
+      name,
+      color,
+      description: (c.body.description as string | undefined) ?? null,
+    };
     c.repo.labels.set(name, label);
     return { status: 201, body: this.shapes.label(c.repo, label) };
   }
@@ -307,9 +403,14 @@ export class GiteaApi {
     if (!full) return this.error(404, `commit does not exist [sha: ${sha}]`);
     if (typeof c.body.state !== 'string') return this.error(400, 'state is required');
     const s: StatusState = {
-      id: this.store.nextId(), sha: full, state: c.body.state as StatusState['state'],
-      targetUrl: (c.body.target_url as string | undefined) || null, description: (c.body.description as string | undefined) ?? null,
-      context: (c.body.context as string | undefined) || 'default', user: this.store.login, createdAt: now(),
+      id: this.store.nextId(),
+      sha: full,
+      state: c.body.state as StatusState['state'],
+      targetUrl: (c.body.target_url as string | undefined) || null,
+      description: (c.body.description as string | undefined) ?? null,
+      context: (c.body.context as string | undefined) || 'default',
+      user: this.store.login,
+      createdAt: now(),
     };
     c.repo.statuses.push(s);
     return { status: 201, body: this.shapes.status(c.repo, s) };
@@ -317,12 +418,17 @@ export class GiteaApi {
 
   private async listStatuses(c: Ctx): Promise<Reply> {
     const ref = c.params.ref ?? '';
-    const sha = (await resolveRef(c.repo.bareDir, `refs/heads/${ref}`)) ?? (await resolveRef(c.repo.bareDir, `refs/tags/${ref}`))
-      ?? (/^[0-9a-f]{4,40}$/i.test(ref) ? await resolveRef(c.repo.bareDir, ref) : undefined);
+    const sha =
+      (await resolveRef(c.repo.bareDir, `refs/heads/${ref}`)) ??
+      (await resolveRef(c.repo.bareDir, `refs/tags/${ref}`)) ??
+      (/^[0-9a-f]{4,40}$/i.test(ref) ? await resolveRef(c.repo.bareDir, ref) : undefined);
     if (!sha) return this.error(404, `ref does not exist [ref: ${ref}]`);
     const state = c.query.state as string | undefined;
     const items = c.repo.statuses.filter((s) => s.sha === sha && (state === undefined || s.state === state)).reverse();
     if (c.query.sort === 'oldest' || c.query.sort === 'leastindex') items.reverse();
-    return this.page(c, items.map((s) => this.shapes.status(c.repo, s)));
+    return this.page(
+      c,
+      items.map((s) => this.shapes.status(c.repo, s)),
+    );
   }
 }

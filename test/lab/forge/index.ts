@@ -13,7 +13,6 @@ import { answeredWithFault, serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
-
 export type { RecordedRequest, Violation } from './api.js';
 
 /**
@@ -40,14 +39,17 @@ function recordV2Command(req: IncomingMessage, entry: GitRequest): void {
     const text = body.toString('latin1');
     const m = /^[0-9a-f]{4}command=([a-z-]+)\n/.exec(text.slice(0, 64));
     entry.command = m?.[1];
-    if (entry.command === 'ls-refs') entry.refPrefixes = pktLines(text).flatMap((l) => (l.startsWith('ref-prefix ') ? [l.slice('ref-prefix '.length)] : []));
+    if (entry.command === 'ls-refs')
+      entry.refPrefixes = pktLines(text).flatMap((l) =>
+        l.startsWith('ref-prefix ') ? [l.slice('ref-prefix '.length)] : [],
+      );
   });
 }
 
 /** The payloads of a pkt-line stream (flush, delimiter and end packets skipped), each without its trailing newline, if any. */
 function pktLines(text: string): string[] {
   const lines: string[] = [];
-  for (let at = 0; at + 4 <= text.length; ) {
+  for (let at = 0; at + 4 <= text.length;) {
     const length = Number.parseInt(text.slice(at, at + 4), 16);
     if (Number.isNaN(length)) break;
     if (length < 4) {
@@ -119,7 +121,8 @@ export interface Forge {
   stop(): Promise<void>;
 }
 
-const GIT_PATH = /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
+const GIT_PATH =
+  /^\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/.+)$/;
 
 /** Gitea's API lives under /api/v1 (its own base path; GitHub's API is at the root or /api/v3). */
 function isGiteaPath(pathname: string): boolean {
@@ -141,7 +144,8 @@ function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unkn
 export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
   const token = opts.token ?? `ghs_${randomBytes(18).toString('hex')}`;
   const tokens = new Set([token]);
-  const authorize = (req: IncomingMessage): AuthResult => [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
+  const authorize = (req: IncomingMessage): AuthResult =>
+    [...tokens].map((t) => checkAuth(req, t)).find((a) => a.ok) ?? { ok: false, user: '' };
   const dir = makeLabDir('kangal-forge');
   const root = join(dir.path, 'repos');
   let url = '';
@@ -187,7 +191,11 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
       return;
     }
     const graphql = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql');
-    const served = graphql ? api.handleGraphql(req, res) : giteaPath ? gitea.handle(req, res, parsed) : api.handle(req, res, parsed);
+    const served = graphql
+      ? api.handleGraphql(req, res)
+      : giteaPath
+        ? gitea.handle(req, res, parsed)
+        : api.handle(req, res, parsed);
     served.catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: `lab forge error: ${err instanceof Error ? err.message : String(err)}` }));

@@ -97,7 +97,8 @@ export async function giteaVersion(): Promise<string> {
 
 /** Where build.sh puts Gitea's description (same cache rules as the lab binaries). */
 export async function giteaDescriptionPath(): Promise<string> {
-  const cache = process.env.KANGAL_LAB_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kangal-lab');
+  const cache =
+    process.env.KANGAL_LAB_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kangal-lab');
   return join(cache, 'gitea', await giteaVersion(), 'openapi3.json');
 }
 
@@ -109,7 +110,10 @@ export function loadGiteaDescription(): Promise<JsonObject> {
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
-      throw new Error(`Gitea's OpenAPI description is missing at ${path}: run \`npm run lab:build\` (test/lab/gobuild/build.sh) to fetch it (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+      throw new Error(
+        `Gitea's OpenAPI description is missing at ${path}: run \`npm run lab:build\` (test/lab/gobuild/build.sh) to fetch it (${err instanceof Error ? err.message : String(err)})`,
+        { cause: err },
+      );
     }
     return JSON.parse(text) as JsonObject;
   });
@@ -127,13 +131,22 @@ function once(kind: ForgeKind, load: () => Promise<JsonObject>): Promise<JsonObj
 
 /** Gitea's error body is its `error` response's documented fields (see errorBodyOnContentless). */
 function giteaTraits(spec: JsonObject): DescriptionTraits {
-  const headers = ((spec.components as { responses?: Record<string, { headers?: Record<string, { schema?: Json }> }> }).responses?.error?.headers) ?? {};
+  const headers =
+    (spec.components as { responses?: Record<string, { headers?: Record<string, { schema?: Json }> }> }).responses
+      ?.error?.headers ?? {};
   const names = Object.keys(headers);
-  if (names.length === 0) throw new Error("Gitea's description has no `error` response with fields: the lab forge cannot check Gitea's error bodies");
+  if (names.length === 0)
+    throw new Error(
+      "Gitea's description has no `error` response with fields: the lab forge cannot check Gitea's error bodies",
+    );
   return {
     componentId: 'urn:gitea:schemas:',
     genericErrorStatuses: [400, 401, 403, 404, 405, 409, 422],
-    errorBody: { type: 'object', required: names, properties: Object.fromEntries(names.map((n) => [n, headers[n]?.schema ?? {}])) },
+    errorBody: {
+      type: 'object',
+      required: names,
+      properties: Object.fromEntries(names.map((n) => [n, headers[n]?.schema ?? {}])),
+    },
     errorBodyOnContentless: true,
     nullAsAbsent: true,
   };
@@ -143,7 +156,11 @@ function giteaTraits(spec: JsonObject): DescriptionTraits {
 function withoutNullProperties(v: Json): Json {
   if (Array.isArray(v)) return v.map(withoutNullProperties);
   if (!isObject(v)) return v;
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNullProperties(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, withoutNullProperties(x)]),
+  );
 }
 
 function isObject(v: Json): v is JsonObject {
@@ -170,7 +187,8 @@ function toAjv(schema: Json, componentId: string): Json {
   for (const [k, v] of Object.entries(schema)) {
     // Vendor extensions (x-github, Gitea's x-go-name/x-go-package) are annotations too.
     if (k === 'example' || k === 'examples' || k === 'description' || k.startsWith('x-')) continue;
-    if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF)) out[k] = componentId + v.slice(COMPONENT_REF.length);
+    if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF))
+      out[k] = componentId + v.slice(COMPONENT_REF.length);
     else out[k] = k === 'properties' || k === 'patternProperties' ? mapValues(v, recur) : recur(v);
   }
   return out.nullable === true ? nullable(out) : out;
@@ -203,7 +221,10 @@ function collectRefs(schema: Json, into: Set<string>): void {
 
 function formatErrors(where: string, errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).map((e) => {
-    const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : '';
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`
+        : '';
     return `${where}${e.instancePath || ''} ${e.message ?? e.keyword}${extra}`.trim();
   });
 }
@@ -227,21 +248,32 @@ export class ForgeContract {
   /** The path prefix the description's templates are relative to (`/api/v1` for Gitea, '' for GitHub). */
   readonly basePath: string;
 
-  constructor(readonly kind: ForgeKind, private readonly spec: JsonObject) {
+  constructor(
+    readonly kind: ForgeKind,
+    private readonly spec: JsonObject,
+  ) {
     this.traits = kind === 'gitea' ? giteaTraits(spec) : GITHUB_TRAITS;
     const server = ((spec.servers ?? []) as { url?: string }[])[0]?.url ?? '';
     this.basePath = server.startsWith('/') ? server.replace(/\/$/, '') : '';
-    const options = { strict: false, allErrors: true, logger: false as const, validateSchema: false, inlineRefs: false };
+    const options = {
+      strict: false,
+      allErrors: true,
+      logger: false as const,
+      validateSchema: false,
+      inlineRefs: false,
+    };
     this.ajv = addMissingFormats(addFormats(new Ajv(options)));
     this.paramAjv = addMissingFormats(addFormats(new Ajv({ ...options, coerceTypes: 'array' as const })));
     const paths = spec.paths as Record<string, Record<string, JsonObject>>;
     for (const [template, item] of Object.entries(paths)) {
       const names: string[] = [];
-      const parts = template.split('/').map((seg) => seg.replace(/\{([^}]+)\}|[^{]+/g, (m, name?: string) => {
-        if (name === undefined) return escapeRegex(m);
-        names.push(name);
-        return '([^/]+)';
-      }));
+      const parts = template.split('/').map((seg) =>
+        seg.replace(/\{([^}]+)\}|[^{]+/g, (m, name?: string) => {
+          if (name === undefined) return escapeRegex(m);
+          names.push(name);
+          return '([^/]+)';
+        }),
+      );
       const regex = new RegExp(`^${parts.join('/')}$`);
       const literals = template.split('/').filter((s) => s && !s.includes('{')).length;
       for (const method of Object.keys(item)) {
@@ -275,7 +307,13 @@ export class ForgeContract {
   }
 
   /** Validates (and coerces, in place) path and query parameters, and the JSON body. Returns error messages. */
-  validateRequest(op: Operation, pathParams: Record<string, string>, query: Record<string, unknown>, rawBody: Json, hasBody: boolean): string[] {
+  validateRequest(
+    op: Operation,
+    pathParams: Record<string, string>,
+    query: Record<string, unknown>,
+    rawBody: Json,
+    hasBody: boolean,
+  ): string[] {
     const errors: string[] = [];
     const body = this.traits.nullAsAbsent ? withoutNullProperties(rawBody) : rawBody;
     const params = ((op.spec.parameters ?? []) as Json[]).map((p) => this.deref(p) as Parameter);
@@ -283,7 +321,8 @@ export class ForgeContract {
       const own = params.filter((p) => p.in === where);
       if (where === 'query') {
         const known = new Set(own.map((p) => p.name));
-        for (const k of Object.keys(values)) if (!known.has(k)) errors.push(`query parameter ${k} is not defined by ${op.operationId}`);
+        for (const k of Object.keys(values))
+          if (!known.has(k)) errors.push(`query parameter ${k} is not defined by ${op.operationId}`);
       }
       const v = this.compiled(`${op.method} ${op.template} ${where}`, this.paramAjv, () => ({
         type: 'object',
@@ -321,12 +360,16 @@ export class ForgeContract {
     };
     if (!isObject(response)) {
       // The forge answers these on any operation, documented or not, always with its error body.
-      return this.traits.genericErrorStatuses.includes(status) ? errorBody() : [`${op.operationId} does not document status ${status}`];
+      return this.traits.genericErrorStatuses.includes(status)
+        ? errorBody()
+        : [`${op.operationId} does not document status ${status}`];
     }
     const schema = (response.content as Record<string, JsonObject> | undefined)?.['application/json']?.schema;
     if (schema === undefined) {
       if (body === undefined) return [];
-      return this.traits.errorBodyOnContentless && status >= 400 ? errorBody() : [`${op.operationId} documents no body for status ${status}`];
+      return this.traits.errorBodyOnContentless && status >= 400
+        ? errorBody()
+        : [`${op.operationId} documents no body for status ${status}`];
     }
     const v = this.compiled(`${op.method} ${op.template} response ${status}`, this.ajv, () => schema);
     return v(body) ? [] : formatErrors(`response ${status}`, v.errors);
@@ -336,7 +379,10 @@ export class ForgeContract {
   private deref(v: Json): Json {
     let cur = v;
     for (let i = 0; i < 10 && isObject(cur) && typeof cur.$ref === 'string'; i++) {
-      cur = cur.$ref.slice(2).split('/').reduce<Json>((o, k) => (isObject(o) ? o[k] : undefined), this.spec);
+      cur = cur.$ref
+        .slice(2)
+        .split('/')
+        .reduce<Json>((o, k) => (isObject(o) ? o[k] : undefined), this.spec);
     }
     return cur;
   }

@@ -15,9 +15,18 @@ export interface WorkingCopy {
   commitAndPush(message: string): Promise<string>;
 }
 
-export async function cloneWorkingCopy(opts: { cloneUrl: string; token: string; dir: string; branch?: string }): Promise<WorkingCopy> {
+export async function cloneWorkingCopy(opts: {
+  cloneUrl: string;
+  token: string;
+  dir: string;
+  branch?: string;
+}): Promise<WorkingCopy> {
   const basic = Buffer.from(`x-access-token:${opts.token}`).toString('base64');
-  const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
+  const env = {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
   const branch = opts.branch ?? 'main';
   await mkdir(dirname(opts.dir), { recursive: true });
   await git(['clone', '--quiet', '--branch', branch, opts.cloneUrl, opts.dir], { env });

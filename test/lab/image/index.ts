@@ -29,7 +29,11 @@ export interface PodmanResult {
 export function podman(args: string[]): Promise<PodmanResult> {
   return new Promise((resolve) => {
     execFile('bash', [SCRIPT, 'podman', ...args], { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout, stderr });
     });
   });
@@ -37,7 +41,9 @@ export function podman(args: string[]): Promise<PodmanResult> {
 
 /** The hard limits of this process (/proc/self/limits), which a container cannot exceed without CAP_SYS_RESOURCE. */
 function hardLimit(name: string): number {
-  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith(name));
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(name));
   const hard = line?.slice(name.length).trim().split(/\s+/)[1];
   return hard === undefined || hard === 'unlimited' ? Number.POSITIVE_INFINITY : Number(hard);
 }
@@ -74,7 +80,14 @@ export const LAB_LABEL = 'kangal-lab.container';
  * the attached podman dies with it, the container does not). Containers of running tests stay.
  */
 export async function removeOrphanContainers(): Promise<string[]> {
-  const listed = await podman(['ps', '--all', '--filter', `label=${LAB_LABEL}`, '--format', `{{.Names}} {{index .Labels "${LAB_LABEL}"}}`]);
+  const listed = await podman([
+    'ps',
+    '--all',
+    '--filter',
+    `label=${LAB_LABEL}`,
+    '--format',
+    `{{.Names}} {{index .Labels "${LAB_LABEL}"}}`,
+  ]);
   const orphans = listed.stdout.split('\n').flatMap((line) => {
     const [name, pid] = line.trim().split(' ');
     if (!name || !pid) return [];
@@ -99,14 +112,36 @@ export function runContainer(o: ContainerOptions): Container {
   const nofile = Math.min(hardLimit('Max open files'), 65_536);
   const nproc = Math.min(hardLimit('Max processes'), 4096);
   const args = [
-    SCRIPT, 'podman', 'run', '--rm', '--pull', 'never', '--name', o.name, '--label', `${LAB_LABEL}=${process.pid}`,
-    '--cgroups=disabled', '--ulimit', `nofile=${nofile}:${nofile}`, '--ulimit', `nproc=${nproc}:${nproc}`,
-    '--network', 'host', '--user', o.user, '--read-only', '--read-only-tmpfs=false',
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+    SCRIPT,
+    'podman',
+    'run',
+    '--rm',
+    '--pull',
+    'never',
+    '--name',
+    o.name,
+    '--label',
+    `${LAB_LABEL}=${process.pid}`,
+    '--cgroups=disabled',
+    '--ulimit',
+    `nofile=${nofile}:${nofile}`,
+    '--ulimit',
+    `nproc=${nproc}:${nproc}`,
+    '--network',
+    'host',
+    '--user',
+    o.user,
+    '--read-only',
+    '--read-only-tmpfs=false',
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
     ...o.tmpfs.flatMap((t) => ['--tmpfs', `${t}:rw,nosuid,nodev,mode=1777`]),
     ...o.mounts.flatMap((m) => ['--volume', `${m.source}:${m.target}:ro`]),
     ...Object.entries(o.env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
-    o.image, ...o.args,
+    o.image,
+    ...o.args,
   ];
   const process_ = spawnManaged(o.name, 'bash', args, { logPath: o.logPath });
   let removing: Promise<void> | undefined;

@@ -16,7 +16,10 @@ export function parseBearerChallenge(header: string | null): BearerChallenge | u
   return { realm: params.realm, service: params.service, scope: params.scope };
 }
 
-export async function fetchToken(challenge: BearerChallenge, basic?: { user: string; password: string }): Promise<string> {
+export async function fetchToken(
+  challenge: BearerChallenge,
+  basic?: { user: string; password: string },
+): Promise<string> {
   const url = new URL(challenge.realm);
   if (challenge.service) url.searchParams.set('service', challenge.service);
   if (challenge.scope) url.searchParams.set('scope', challenge.scope);
@@ -33,7 +36,10 @@ export async function fetchToken(challenge: BearerChallenge, basic?: { user: str
 export class RegistryClient {
   private readonly tokens = new Map<string, string>();
 
-  constructor(private readonly base: string, private readonly basic?: { user: string; password: string }) {}
+  constructor(
+    private readonly base: string,
+    private readonly basic?: { user: string; password: string },
+  ) {}
 
   async fetch(path: string, init: RequestInit & { scope: string }): Promise<Response> {
     const { scope, ...rest } = init;

@@ -47,10 +47,13 @@ export async function startRegistryFront(upstreamUrl: string): Promise<RegistryF
       serveFault(res, f);
       return;
     }
-    const up = request({ host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const up = request(
+      { host: upstream.hostname, port: upstream.port, method, path, headers: { ...req.headers, host: upstream.host } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     res.on('close', () => up.destroy());
     req.pipe(up);

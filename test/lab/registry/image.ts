@@ -58,20 +58,27 @@ export function tar(files: Record<string, string | Buffer>): Buffer {
 export function buildImage(repository: string, tag: string): OciImage {
   const layerTar = tar({ 'etc/kangal-lab-image': `${repository}:${tag}\n` });
   const layer = blob(OCI_LAYER, gzipSync(layerTar, { level: 9 }));
-  const config = blob(OCI_CONFIG, Buffer.from(JSON.stringify({
-    architecture: 'amd64',
-    os: 'linux',
-    created: '1970-01-01T00:00:00Z',
-    config: { Labels: { 'org.opencontainers.image.ref.name': tag } },
-    rootfs: { type: 'layers', diff_ids: [sha256(layerTar)] },
-    history: [{ created: '1970-01-01T00:00:00Z', created_by: 'kangal-patch lab' }],
-  })));
-  const manifest = Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: OCI_MANIFEST,
-    config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-    layers: [{ mediaType: layer.mediaType, digest: layer.digest, size: layer.size }],
-    annotations: { 'org.opencontainers.image.ref.name': tag },
-  }));
+  const config = blob(
+    OCI_CONFIG,
+    Buffer.from(
+      JSON.stringify({
+        architecture: 'amd64',
+        os: 'linux',
+        created: '1970-01-01T00:00:00Z',
+        config: { Labels: { 'org.opencontainers.image.ref.name': tag } },
+        rootfs: { type: 'layers', diff_ids: [sha256(layerTar)] },
+        history: [{ created: '1970-01-01T00:00:00Z', created_by: 'kangal-patch lab' }],
+      }),
+    ),
+  );
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+      layers: [{ mediaType: layer.mediaType, digest: layer.digest, size: layer.size }],
+      annotations: { 'org.opencontainers.image.ref.name': tag },
+    }),
+  );
   return { config, layers: [layer], manifest, manifestDigest: sha256(manifest) };
 }

@@ -40,7 +40,12 @@ export interface Registry {
   stop(): Promise<void>;
 }
 
-function configYaml(opts: { port: number; storage: string; secret: string; token?: { realm: string; service: string; issuer: string; bundle: string } }): string {
+function configYaml(opts: {
+  port: number;
+  storage: string;
+  secret: string;
+  token?: { realm: string; service: string; issuer: string; bundle: string };
+}): string {
   const lines = [
     'version: 0.1',
     'log:',
@@ -100,11 +105,16 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<Registr
     writeFileSync(configPath, configYaml({ port, storage, secret: randomBytes(16).toString('hex'), token }));
     // A clean environment: REGISTRY_* variables would override the generated config.
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir.path };
-    const proc: ManagedProcess = spawnManaged('docker-registry', opts.binary ?? 'docker-registry', ['serve', configPath], {
-      logPath: join(dir.path, 'registry.log'),
-      env,
-      cwd: dir.path,
-    });
+    const proc: ManagedProcess = spawnManaged(
+      'docker-registry',
+      opts.binary ?? 'docker-registry',
+      ['serve', configPath],
+      {
+        logPath: join(dir.path, 'registry.log'),
+        env,
+        cwd: dir.path,
+      },
+    );
     cleanups.push(() => proc.stop());
     const url = `http://127.0.0.1:${port}`;
     let exited = false;

@@ -47,7 +47,11 @@ function b64url(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
 }
 
-export async function startTokenService(opts: { keyPem: string; service: string; publisher: { user: string; password: string } }): Promise<TokenService> {
+export async function startTokenService(opts: {
+  keyPem: string;
+  service: string;
+  publisher: { user: string; password: string };
+}): Promise<TokenService> {
   const key = createPrivateKey(opts.keyPem);
   const kid = libtrustKeyId(createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString());
   const issuer = 'kangal-lab-token-service';
@@ -72,7 +76,9 @@ export async function startTokenService(opts: { keyPem: string; service: string;
       return;
     }
     if (req.headers.authorization && !isPublisher(req.headers.authorization)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'bad credentials' }] }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'bad credentials' }] }));
       return;
     }
     const publisher = isPublisher(req.headers.authorization);
@@ -87,14 +93,22 @@ export async function startTokenService(opts: { keyPem: string; service: string;
     const now = Math.floor(Date.now() / 1000);
     const header = { alg: 'ES256', typ: 'JWT', kid };
     const claims = {
-      iss: issuer, sub: publisher ? opts.publisher.user : '', aud: url.searchParams.get('service') ?? opts.service,
-      exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(12).toString('hex'), access,
+      iss: issuer,
+      sub: publisher ? opts.publisher.user : '',
+      aud: url.searchParams.get('service') ?? opts.service,
+      exp: now + 300,
+      nbf: now - 10,
+      iat: now,
+      jti: randomBytes(12).toString('hex'),
+      access,
     };
     const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
     const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
     const token = `${input}.${b64url(signature)}`;
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date(now * 1000).toISOString() }));
+    res.end(
+      JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date(now * 1000).toISOString() }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -109,9 +123,10 @@ export async function startTokenService(opts: { keyPem: string; service: string;
     injectFault: (f) => {
       fault = f;
     },
-    stop: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -241,7 +241,10 @@ export class EtcdCluster {
   private elect(why: string): void {
     const current = this.members.find((m) => m.id === this.leaderId);
     if (current && this.isHealthy(current) && this.isVoter(current)) return;
-    const next = this.quorumLostFault || this.noQuorum() ? undefined : this.members.find((m) => this.isVoter(m) && this.isHealthy(m));
+    const next =
+      this.quorumLostFault || this.noQuorum()
+        ? undefined
+        : this.members.find((m) => this.isVoter(m) && this.isHealthy(m));
     if (next?.id === this.leaderId) return;
     if (next) this.term++;
     this.setLeader(next, why);
@@ -347,9 +350,14 @@ export class EtcdCluster {
   async upgradeCheck(node: SimNode, cancelled: Promise<void>): Promise<RpcError | undefined> {
     for (const m of this.members) {
       const member = `error validating etcd for upgrade: etcd member ${BigInt(m.id).toString(16).padStart(16, '0')}`;
-      if (this.faults(m).notStarted) return new RpcError(GrpcStatus.UNKNOWN, `${member} is not started, all members must be running to perform an upgrade`);
+      if (this.faults(m).notStarted)
+        return new RpcError(
+          GrpcStatus.UNKNOWN,
+          `${member} is not started, all members must be running to perform an upgrade`,
+        );
       const unhealthy = `${member} is not healthy; all members must be healthy to perform an upgrade`;
-      if (this.faults(m).learner) return new RpcError(GrpcStatus.UNKNOWN, `${unhealthy}: etcdserver: rpc not supported for learner`);
+      if (this.faults(m).learner)
+        return new RpcError(GrpcStatus.UNKNOWN, `${unhealthy}: etcdserver: rpc not supported for learner`);
       let timer: NodeJS.Timeout | undefined;
       let onNodeChange: (() => void) | undefined;
       const giveUp = new Promise<void>((resolve) => {
@@ -367,7 +375,8 @@ export class EtcdCluster {
         if (onNodeChange) node.events.off('change', onNodeChange);
       }
       if (node.phase === 'down') return undefined;
-      if (!this.isHealthy(m)) return new RpcError(GrpcStatus.DEADLINE_EXCEEDED, `${unhealthy}: context deadline exceeded`);
+      if (!this.isHealthy(m))
+        return new RpcError(GrpcStatus.DEADLINE_EXCEEDED, `${unhealthy}: context deadline exceeded`);
     }
     return undefined;
   }
@@ -408,19 +417,24 @@ export class EtcdCluster {
   }
 
   /** EtcdStatus of the node's local member (undefined when it is not a member). */
-  status(node: SimNode, now = Date.now()): {
-    memberId: string;
-    leader: string;
-    raftIndex: number;
-    raftTerm: number;
-    raftAppliedIndex: number;
-    dbSize: number;
-    dbSizeInUse: number;
-    isLearner: boolean;
-    errors: string[];
-    protocolVersion: string;
-    storageVersion: string;
-  } | undefined {
+  status(
+    node: SimNode,
+    now = Date.now(),
+  ):
+    | {
+        memberId: string;
+        leader: string;
+        raftIndex: number;
+        raftTerm: number;
+        raftAppliedIndex: number;
+        dbSize: number;
+        dbSizeInUse: number;
+        isLearner: boolean;
+        errors: string[];
+        protocolVersion: string;
+        storageVersion: string;
+      }
+    | undefined {
     const m = this.member(node);
     if (!m) return undefined;
     const raftIndex = this.raftIndexOf(m, now);
@@ -470,13 +484,15 @@ export class EtcdCluster {
   forfeit(node: SimNode): string {
     const m = this.member(node);
     if (!m) throw new Error('not a member');
-    if (this.members.length === 1) throw new Error('failed to forfeit leadership: cannot forfeit leadership, only one member');
+    if (this.members.length === 1)
+      throw new Error('failed to forfeit leadership: cannot forfeit leadership, only one member');
     if (!this.hasQuorum()) throw new Error('failed to forfeit leadership: etcdserver: no leader');
     if (this.leaderId !== m.id) return '';
     const target = this.members.find((x) => x !== m);
     if (!target) return '';
     if (this.faults(target).learner) throw new Error('failed to forfeit leadership: etcdserver: bad leader transferee');
-    if (!this.isHealthy(target)) throw new Error('failed to forfeit leadership: etcdserver: request timed out, leader transfer took too long');
+    if (!this.isHealthy(target))
+      throw new Error('failed to forfeit leadership: etcdserver: request timed out, leader transfer took too long');
     this.term++;
     this.setLeader(target, `${node.name} forfeited leadership`);
     this.changed('leadership moved');
@@ -498,7 +514,10 @@ export class EtcdCluster {
   }
 
   record(): EtcdRecord {
-    return { quorumLosses: this.losses.map((l) => ({ ...l, unhealthy: [...l.unhealthy] })), leaders: this.leaders.map((l) => ({ ...l })) };
+    return {
+      quorumLosses: this.losses.map((l) => ({ ...l, unhealthy: [...l.unhealthy] })),
+      leaders: this.leaders.map((l) => ({ ...l })),
+    };
   }
 
   stop(): void {

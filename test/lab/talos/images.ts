@@ -139,7 +139,12 @@ export interface LabRegistryOptions {
 
 export const DEFAULT_MIRRORED_HOSTS: readonly string[] = ['ghcr.io', 'factory.talos.dev'];
 
-const ACCEPT = [OCI_MANIFEST, 'application/vnd.oci.image.index.v1+json', DOCKER_MANIFEST, 'application/vnd.docker.distribution.manifest.list.v2+json'].join(', ');
+const ACCEPT = [
+  OCI_MANIFEST,
+  'application/vnd.oci.image.index.v1+json',
+  DOCKER_MANIFEST,
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+].join(', ');
 
 /** Images of the mirrored hosts are looked up in the lab registry (GET /v2/<path>/manifests/<tag|digest>). */
 export function registryImages(opts: LabRegistryOptions): ImageSource {
@@ -163,7 +168,9 @@ export function registryImages(opts: LabRegistryOptions): ImageSource {
       }
       if (!res.ok) {
         await res.body?.cancel();
-        throw new Error(`unexpected status from GET request to ${url}/v2/${ref.path}/manifests/${ref.digest ?? ref.tag}: ${res.status}`);
+        throw new Error(
+          `unexpected status from GET request to ${url}/v2/${ref.path}/manifests/${ref.digest ?? ref.tag}: ${res.status}`,
+        );
       }
       const digest = res.headers.get('docker-content-digest') ?? ref.digest ?? '';
       const manifest = (await res.json()) as { annotations?: Record<string, string> };
@@ -182,14 +189,18 @@ export function notFoundMessage(ref: ImageRef): string {
 export type StoreKey = string;
 
 /** The containerd instance of a request, as ctrhelper validates it; a message for INVALID_ARGUMENT otherwise. */
-export function containerdStore(instance: { driver: ContainerDriver; namespace: ContainerdNamespace } | undefined): { key: StoreKey } | { invalid: string } {
+export function containerdStore(
+  instance: { driver: ContainerDriver; namespace: ContainerdNamespace } | undefined,
+): { key: StoreKey } | { invalid: string } {
   const driver = instance?.driver ?? ContainerDriver.CONTAINERD;
   const namespace = instance?.namespace ?? ContainerdNamespace.NS_UNKNOWN;
-  if (driver !== ContainerDriver.CONTAINERD && driver !== ContainerDriver.CRI) return { invalid: `invalid containerd driver ${driver}` };
+  if (driver !== ContainerDriver.CONTAINERD && driver !== ContainerDriver.CRI)
+    return { invalid: `invalid containerd driver ${driver}` };
   if (namespace !== ContainerdNamespace.NS_SYSTEM && namespace !== ContainerdNamespace.NS_CRI) {
     return { invalid: `invalid containerd namespace ${ContainerdNamespace[namespace] ?? namespace}` };
   }
-  if (driver === ContainerDriver.CONTAINERD && namespace === ContainerdNamespace.NS_CRI) return { invalid: 'cannot use CRI namespace with containerd driver' };
+  if (driver === ContainerDriver.CONTAINERD && namespace === ContainerdNamespace.NS_CRI)
+    return { invalid: 'cannot use CRI namespace with containerd driver' };
   return { key: `${ContainerDriver[driver]}/${ContainerdNamespace[namespace]}` };
 }
 

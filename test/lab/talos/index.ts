@@ -89,7 +89,14 @@ import { MachineServiceService } from '../../../proto/gen/machine/machine.js';
 import { StateService } from '../../../proto/gen/v1alpha1/state.js';
 import type { FleetControl } from '../fleet/types.js';
 import { type CertFiles, createCA, issueCert } from '../pki.js';
-import { type NodeFaults, type SimCall, type SimCallMethod, SimNode, TEST_TIMINGS, type TalosSimTimings } from './node.js';
+import {
+  type NodeFaults,
+  type SimCall,
+  type SimCallMethod,
+  SimNode,
+  TEST_TIMINGS,
+  type TalosSimTimings,
+} from './node.js';
 import { TalosApi } from './server.js';
 import { withWireFaults, type WireFault } from './wire-faults.js';
 import { COSI_WRITES } from './cosi-writes.js';
@@ -112,7 +119,15 @@ export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 export { MULTI_DOC_KINDS, type MultiDocKind } from './machine-config.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
 export { DEFAULT_MIRRORED_HOSTS, type LabRegistryOptions } from './images.js';
-export { memberIdOf, type EtcdAlarmType, type EtcdMemberFaults, type EtcdMemberView, type EtcdRecord, type LeaderChange, type QuorumLoss } from './etcd.js';
+export {
+  memberIdOf,
+  type EtcdAlarmType,
+  type EtcdMemberFaults,
+  type EtcdMemberView,
+  type EtcdRecord,
+  type LeaderChange,
+  type QuorumLoss,
+} from './etcd.js';
 
 export interface TalosSimulatorOptions {
   fleet: FleetControl;
@@ -195,7 +210,9 @@ export interface TalosSimulator {
   stop(): Promise<void>;
 }
 
-function isKindList(docs: readonly MultiDocKind[] | Readonly<Record<string, readonly MultiDocKind[]>>): docs is readonly MultiDocKind[] {
+function isKindList(
+  docs: readonly MultiDocKind[] | Readonly<Record<string, readonly MultiDocKind[]>>,
+): docs is readonly MultiDocKind[] {
   return Array.isArray(docs);
 }
 
@@ -206,7 +223,9 @@ function talosKey(pkcs8: string): string {
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 function bind(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) => server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))));
+  return new Promise((resolve, reject) =>
+    server.bindAsync(address, creds, (err, port) => (err ? reject(err) : resolve(port))),
+  );
 }
 
 function serve(api: TalosApi, wire: ReadonlyMap<string, WireFault>): grpc.Server {
@@ -272,7 +291,12 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     if (!state) return undefined;
     const existing = sims.get(state.name);
     if (existing) return existing;
-    const docs = opts.multiDocs === undefined ? [] : isKindList(opts.multiDocs) ? opts.multiDocs : (opts.multiDocs[state.name] ?? []);
+    const docs =
+      opts.multiDocs === undefined
+        ? []
+        : isKindList(opts.multiDocs)
+          ? opts.multiDocs
+          : (opts.multiDocs[state.name] ?? []);
     const sim = new SimNode(state, opts.fleet, () => timings, clusterName, controlPlaneEndpoint, docs);
     sims.set(state.name, sim);
     return sim;
@@ -290,7 +314,14 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
     true,
   );
   let images: ImageSource = imageSource(opts.registry);
-  const router = { lookup, defaultNode, timings: () => timings, images: () => images, onConfigApplied: opts.onConfigApplied, etcd };
+  const router = {
+    lookup,
+    defaultNode,
+    timings: () => timings,
+    images: () => images,
+    onConfigApplied: opts.onConfigApplied,
+    etcd,
+  };
   const wireFaults = new Map<string, WireFault>();
   const main = serve(new TalosApi(router), wireFaults);
   const port = await bind(main, `${host}:${opts.port ?? 0}`, creds);

@@ -47,7 +47,11 @@ export function machineConfigYaml(i: MachineConfigInput): string {
     token: 'lab000.labsimulatortok',
     ca: { crt: FAKE, key: cp ? FAKE : '' },
     certSANs: [],
-    kubelet: { image: `ghcr.io/siderolabs/kubelet:${k8s}`, defaultRuntimeSeccompProfileEnabled: true, disableManifestsDirectory: true },
+    kubelet: {
+      image: `ghcr.io/siderolabs/kubelet:${k8s}`,
+      defaultRuntimeSeccompProfileEnabled: true,
+      disableManifestsDirectory: true,
+    },
     network: { hostname: i.name },
     install: {
       disk: '/dev/sda',
@@ -108,7 +112,9 @@ type Json = Record<string, unknown>;
 
 function documents(config: string): Json[] {
   const docs = parseAllDocuments(config);
-  return (Array.isArray(docs) ? docs : []).map((d) => d.toJS() as unknown).filter((d): d is Json => d !== null && typeof d === 'object' && !Array.isArray(d));
+  return (Array.isArray(docs) ? docs : [])
+    .map((d) => d.toJS() as unknown)
+    .filter((d): d is Json => d !== null && typeof d === 'object' && !Array.isArray(d));
 }
 
 function at(doc: Json | undefined, path: string): string | undefined {
@@ -166,10 +172,18 @@ export function imageChanges(before: string, after: string): ImageChange[] {
   const b = imageLocations(after);
   const paths = [...new Set([...b.map((l) => l.path), ...a.keys()])];
   const image = new Map(b.map((l) => [l.path, l.image]));
-  return paths.filter((p) => a.get(p) !== image.get(p)).map((path) => ({ path, from: a.get(path), to: image.get(path) }));
+  return paths
+    .filter((p) => a.get(p) !== image.get(p))
+    .map((path) => ({ path, from: a.get(path), to: image.get(path) }));
 }
 
-const KUBERNETES_IMAGE_NAMES = new Set(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy']);
+const KUBERNETES_IMAGE_NAMES = new Set([
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+]);
 
 /** `registry.k8s.io/kube-apiserver:v1.34.1`, `ghcr.io/siderolabs/kubelet:v1.34.1`, mirrors too: the last path segment names the component. */
 export function isKubernetesImage(ref: string): boolean {
@@ -186,10 +200,17 @@ export interface ClusterNetwork {
 
 export function configNetwork(config: string): ClusterNetwork {
   const docs = parseAllDocuments(config).map((d) => d.toJS() as unknown);
-  const v1alpha1 = docs.find((d): d is { cluster?: { network?: Partial<ClusterNetwork> } } => typeof d === 'object' && d !== null && 'machine' in d);
+  const v1alpha1 = docs.find(
+    (d): d is { cluster?: { network?: Partial<ClusterNetwork> } } =>
+      typeof d === 'object' && d !== null && 'machine' in d,
+  );
   const net = v1alpha1?.cluster?.network ?? {};
   // Talos's defaults when the config leaves them out (pkg/machinery/constants: DefaultPodCIDR, DefaultServiceCIDR, DefaultDNSDomain).
-  return { dnsDomain: net.dnsDomain ?? 'cluster.local', podSubnets: net.podSubnets ?? ['10.244.0.0/16'], serviceSubnets: net.serviceSubnets ?? ['10.96.0.0/12'] };
+  return {
+    dnsDomain: net.dnsDomain ?? 'cluster.local',
+    podSubnets: net.podSubnets ?? ['10.244.0.0/16'],
+    serviceSubnets: net.serviceSubnets ?? ['10.96.0.0/12'],
+  };
 }
 
 /**

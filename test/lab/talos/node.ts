@@ -8,7 +8,12 @@ import { stringify as toYaml } from 'yaml';
 import { MachineConfigSpec } from '../../../proto/gen/resource/config/config.js';
 import { RuntimeMachineStage } from '../../../proto/gen/resource/definitions/enums/enums.js';
 import { Layer } from '../../../proto/gen/resource/definitions/extensions/extensions.js';
-import { APIServerConfigSpec, ControllerManagerConfigSpec, KubeletSpecSpec, SchedulerConfigSpec } from '../../../proto/gen/resource/definitions/k8s/k8s.js';
+import {
+  APIServerConfigSpec,
+  ControllerManagerConfigSpec,
+  KubeletSpecSpec,
+  SchedulerConfigSpec,
+} from '../../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ServiceSpec } from '../../../proto/gen/resource/definitions/v1alpha1/v1alpha1.js';
 import {
   BootIDSpec,
@@ -18,12 +23,19 @@ import {
 } from '../../../proto/gen/resource/definitions/runtime/runtime.js';
 import type { ComponentImages, FleetControl, FleetNodeState, NodeRole, StaticPodComponent } from '../fleet/types.js';
 import { STATIC_POD_COMPONENTS, STATIC_PODS, versionOfImage } from '../fleet/static-pods.js';
-import { type ClusterNetwork, configImages, configNetwork, type ImageChange, kubeletConfiguration, machineConfigYaml, type MultiDocKind } from './machine-config.js';
+import {
+  type ClusterNetwork,
+  configImages,
+  configNetwork,
+  type ImageChange,
+  kubeletConfiguration,
+  machineConfigYaml,
+  type MultiDocKind,
+} from './machine-config.js';
 import type { StoreKey, StoredImage } from './images.js';
 import { talosTag, versionAtLeast } from './versions.js';
 import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 import type { EtcdMemberFaults } from './etcd.js';
-
 
 export interface TalosSimTimings {
   /** Legacy Upgrade: ack → node goes down (installer run, drain, stop services). */
@@ -389,7 +401,9 @@ export class SimNode {
     multiDocs: readonly MultiDocKind[] = [],
   ) {
     if (multiDocs.length > 0 && !versionAtLeast(state.talosVersion, 14, 'alpha.0')) {
-      throw new Error(`node ${state.name} runs Talos ${state.talosVersion}: the ${multiDocs.join(', ')} document(s) exist from Talos v1.14 on; give it v1.14.x or no multiDocs`);
+      throw new Error(
+        `node ${state.name} runs Talos ${state.talosVersion}: the ${multiDocs.join(', ')} document(s) exist from Talos v1.14 on; give it v1.14.x or no multiDocs`,
+      );
     }
     this.name = state.name;
     this.ip = state.internalIP;
@@ -491,7 +505,8 @@ export class SimNode {
     const isCurrent = this.nextRestart(component);
     this.heldNotReady.delete(component);
     const configVersion = this.componentConfigVersion(component);
-    const sync = (ready: boolean): Promise<void> => this.fleet.syncStaticPod(this.name, component, { image, configVersion, ready });
+    const sync = (ready: boolean): Promise<void> =>
+      this.fleet.syncStaticPod(this.name, component, { image, configVersion, ready });
     const becomeReady = async (): Promise<void> => {
       if (!isCurrent()) return;
       await sync(true);
@@ -547,7 +562,12 @@ export class SimNode {
     const images = configImages(this.config);
     for (const component of STATIC_POD_COMPONENTS) {
       const image = images[STATIC_PODS[component]];
-      if (image) await this.fleet.syncStaticPod(this.name, component, { image, configVersion: this.componentConfigVersion(component), ready: true });
+      if (image)
+        await this.fleet.syncStaticPod(this.name, component, {
+          image,
+          configVersion: this.componentConfigVersion(component),
+          ready: true,
+        });
     }
   }
 
@@ -745,7 +765,8 @@ export class SimNode {
     const oldPartition = this.faults.bootsOldPartition === true;
     if (target && !oldPartition) {
       // The entry booted until now becomes the other one, as the bootloader keeps both (A/B).
-      if (target.version !== this.version) this.previous = { version: this.version, schematic: this.schematic, extensions: this.extensions };
+      if (target.version !== this.version)
+        this.previous = { version: this.version, schematic: this.schematic, extensions: this.extensions };
       this.version = target.version;
       this.schematic = target.schematic;
       this.extensions = target.extensions;
@@ -770,7 +791,12 @@ export class SimNode {
         this.changed(`running ${this.version}; the kubelet never rejoins`);
         return;
       }
-      await this.fleet.bringUp(this.name, { talosVersion: this.version, schematic: this.schematic ?? null, bootId: this.bootId, kubernetesVersion: this.kubernetesVersion });
+      await this.fleet.bringUp(this.name, {
+        talosVersion: this.version,
+        schematic: this.schematic ?? null,
+        bootId: this.bootId,
+        kubernetesVersion: this.kubernetesVersion,
+      });
       await this.republishStaticPods();
       this.changed(`running ${this.version}`);
     });
@@ -820,7 +846,16 @@ function res(
   extra: Partial<Pick<SimResource, 'sensitive' | 'annotations' | 'yaml'>> = {},
 ): SimResource {
   const owner = OWNERS[type] ?? '';
-  return { namespace, type, id, yaml: extra.yaml ?? toYaml(spec), proto, sensitive: extra.sensitive ?? false, annotations: extra.annotations ?? {}, owner };
+  return {
+    namespace,
+    type,
+    id,
+    yaml: extra.yaml ?? toYaml(spec),
+    proto,
+    sensitive: extra.sensitive ?? false,
+    annotations: extra.annotations ?? {},
+    owner,
+  };
 }
 
 /**
@@ -846,7 +881,9 @@ const OWNERS: Record<string, string> = {
 
 /** The system services a node runs besides the kubelet (`talosctl services`); etcd and trustd only on a control-plane node. */
 function systemServices(role: NodeRole): string[] {
-  return role === 'controlplane' ? ['apid', 'containerd', 'cri', 'etcd', 'machined', 'trustd', 'udevd'] : ['apid', 'containerd', 'cri', 'machined', 'udevd'];
+  return role === 'controlplane'
+    ? ['apid', 'containerd', 'cri', 'etcd', 'machined', 'trustd', 'udevd']
+    : ['apid', 'containerd', 'cri', 'machined', 'udevd'];
 }
 
 /** `MachineStatuses/machine`; the `malformed.machineStage` fault replaces the stage with its number. */
@@ -868,15 +905,32 @@ function machineStatus(n: SimNode): SimResource {
 function buildResources(n: SimNode): SimResource[] {
   const out: SimResource[] = [machineStatus(n)];
   if (typeRegistered('Versions.runtime.talos.dev', n.version)) {
-    out.push(res('runtime', 'Versions.runtime.talos.dev', 'version', { version: n.version, name: 'Talos' }, VersionSpec.encode({ version: n.version, name: 'Talos' }).finish()));
+    out.push(
+      res(
+        'runtime',
+        'Versions.runtime.talos.dev',
+        'version',
+        { version: n.version, name: 'Talos' },
+        VersionSpec.encode({ version: n.version, name: 'Talos' }).finish(),
+      ),
+    );
   }
   // The factory adds the virtual `schematic` extension to its images; a plain installer's image has no extensions at all.
   const layers = [
     ...n.extensions,
-    ...(n.schematic === undefined ? [] : [{ name: 'schematic', version: n.schematic, author: 'Image Factory (https://factory.talos.dev)' }]),
+    ...(n.schematic === undefined
+      ? []
+      : [{ name: 'schematic', version: n.schematic, author: 'Image Factory (https://factory.talos.dev)' }]),
   ];
   layers.forEach((e, i) => {
-    const metadata = { name: e.name, version: e.version, author: e.author, description: '', compatibility: { talos: { version: '' } }, extraInfo: '' };
+    const metadata = {
+      name: e.name,
+      version: e.version,
+      author: e.author,
+      description: '',
+      compatibility: { talos: { version: '' } },
+      extraInfo: '',
+    };
     out.push(
       res(
         'runtime',
@@ -888,7 +942,15 @@ function buildResources(n: SimNode): SimResource[] {
     );
   });
   if (typeRegistered('BootIDs.runtime.talos.dev', n.version)) {
-    out.push(res('runtime', 'BootIDs.runtime.talos.dev', 'boot-id', { bootID: n.bootId }, BootIDSpec.encode({ bootId: n.bootId }).finish()));
+    out.push(
+      res(
+        'runtime',
+        'BootIDs.runtime.talos.dev',
+        'boot-id',
+        { bootID: n.bootId },
+        BootIDSpec.encode({ bootId: n.bootId }).finish(),
+      ),
+    );
   }
   if (typeRegistered('ImageFactorySchematics.runtime.talos.dev', n.version) && n.schematic !== undefined) {
     // The flavor and URL come from the schematic extension's author, `Image Factory (https://factory.talos.dev)` (image_factory_schematic.go parseAuthor).
@@ -904,15 +966,27 @@ function buildResources(n: SimNode): SimResource[] {
     );
   }
   // runtime/security_state.go: no proto of ours; the YAML spec as `talosctl get securitystate -o yaml` shows it.
-  const security = { secureBoot: n.secureBoot, ukiSigningKeyFingerprint: '', pcrSigningKeyFingerprint: '', bootedWithUKI: n.secureBoot };
+  const security = {
+    secureBoot: n.secureBoot,
+    ukiSigningKeyFingerprint: '',
+    pcrSigningKeyFingerprint: '',
+    bootedWithUKI: n.secureBoot,
+  };
   out.push(res('runtime', 'SecurityStates.runtime.talos.dev', 'securitystate', security, new Uint8Array()));
   // yaml_spec of the machine config is a YAML *string scalar* holding the whole config.
   out.push(
-    res('config', 'MachineConfigs.config.talos.dev', 'v1alpha1', null, MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(), {
-      yaml: toYaml(n.config),
-      sensitive: true,
-      annotations: { 'talos.dev/yaml-spec': '1' },
-    }),
+    res(
+      'config',
+      'MachineConfigs.config.talos.dev',
+      'v1alpha1',
+      null,
+      MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(),
+      {
+        yaml: toYaml(n.config),
+        sensitive: true,
+        annotations: { 'talos.dev/yaml-spec': '1' },
+      },
+    ),
   );
   const images = configImages(n.config);
   const network = configNetwork(n.config);
@@ -922,7 +996,9 @@ function buildResources(n: SimNode): SimResource[] {
     expectedNodename: n.name,
     config: kubeletConfiguration(network),
   };
-  out.push(res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', kubelet, KubeletSpecSpec.encode(kubelet).finish()));
+  out.push(
+    res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', kubelet, KubeletSpecSpec.encode(kubelet).finish()),
+  );
   // While the kubelet restarts its service resource is gone (a watcher sees DESTROYED, then CREATED).
   if (n.kubelet !== 'stopped') {
     const service = { running: n.ready, healthy: n.ready && n.kubelet === 'running', unknown: false };
@@ -952,11 +1028,36 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
   };
   const apiServerProto = APIServerConfigSpec.encode({ ...apiServer, serviceCidRs: network.serviceSubnets }).finish();
   out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', apiServer, apiServerProto));
-  const controllerManager = { enabled: true, image: images.controllerManager ?? '', podCIDRs: network.podSubnets, serviceCIDRs: network.serviceSubnets };
-  const controllerManagerProto = ControllerManagerConfigSpec.encode({ ...controllerManager, podCidRs: network.podSubnets, serviceCidRs: network.serviceSubnets }).finish();
-  out.push(res('controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager', controllerManager, controllerManagerProto));
+  const controllerManager = {
+    enabled: true,
+    image: images.controllerManager ?? '',
+    podCIDRs: network.podSubnets,
+    serviceCIDRs: network.serviceSubnets,
+  };
+  const controllerManagerProto = ControllerManagerConfigSpec.encode({
+    ...controllerManager,
+    podCidRs: network.podSubnets,
+    serviceCidRs: network.serviceSubnets,
+  }).finish();
+  out.push(
+    res(
+      'controlplane',
+      'ControllerManagerConfigs.kubernetes.talos.dev',
+      'kube-controller-manager',
+      controllerManager,
+      controllerManagerProto,
+    ),
+  );
   const scheduler = { enabled: true, image: images.scheduler ?? '' };
-  out.push(res('controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler', scheduler, SchedulerConfigSpec.encode(scheduler).finish()));
+  out.push(
+    res(
+      'controlplane',
+      'SchedulerConfigs.kubernetes.talos.dev',
+      'kube-scheduler',
+      scheduler,
+      SchedulerConfigSpec.encode(scheduler).finish(),
+    ),
+  );
   return out;
 }
 
@@ -967,8 +1068,22 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
  */
 export function talosNamespaces(talosVersion: string): ReadonlySet<string> {
   const base = [
-    'meta', 'runtime', 'cluster', 'cluster-raw', 'config', 'etcd', 'files', 'hardware', 'k8s', 'controlplane',
-    'kubespan', 'network', 'network-config', 'cri', 'secrets', 'perf',
+    'meta',
+    'runtime',
+    'cluster',
+    'cluster-raw',
+    'config',
+    'etcd',
+    'files',
+    'hardware',
+    'k8s',
+    'controlplane',
+    'kubespan',
+    'network',
+    'network-config',
+    'cri',
+    'secrets',
+    'perf',
   ];
   return new Set(versionAtLeast(talosVersion, 13) ? [...base, 'security'] : base);
 }
@@ -1021,8 +1136,13 @@ export function resourceDefinition(type: string, talosVersion: string): SimResou
   const display = name.endsWith('ses') ? name.slice(0, -2) : name.endsWith('s') ? name.slice(0, -1) : name;
   const aliases = [display.toLowerCase()];
   const initials = name.replace(/[^A-Z]/g, '');
-  if (initials.length > 1) aliases.push(initials.toLowerCase(), ...(initials.endsWith('S') ? [] : [`${initials.toLowerCase()}s`]));
-  const allAliases = [name.toLowerCase(), ...suffix.slice(0, -1).map((_, i) => [name.toLowerCase(), ...suffix.slice(0, i + 1)].join('.')), ...aliases];
+  if (initials.length > 1)
+    aliases.push(initials.toLowerCase(), ...(initials.endsWith('S') ? [] : [`${initials.toLowerCase()}s`]));
+  const allAliases = [
+    name.toLowerCase(),
+    ...suffix.slice(0, -1).map((_, i) => [name.toLowerCase(), ...suffix.slice(0, i + 1)].join('.')),
+    ...aliases,
+  ];
   const spec = {
     type,
     displayType: display,

@@ -17,9 +17,15 @@ export interface InstallerPulls {
 export function installerPulls(calls: readonly SimCall[]): InstallerPulls[] {
   const out: InstallerPulls[] = [];
   for (const upgrade of calls.filter((c) => c.method === 'LifecycleService.Upgrade')) {
-    const pulls = calls.filter((c) => c.node === upgrade.node && c.method === 'ImageService.Pull' && c.image === upgrade.image && c.seq < upgrade.seq);
+    const pulls = calls.filter(
+      (c) =>
+        c.node === upgrade.node && c.method === 'ImageService.Pull' && c.image === upgrade.image && c.seq < upgrade.seq,
+    );
     // Only pulls since the node's previous upgrade (a node upgraded twice pulls twice).
-    const previous = calls.filter((c) => c.node === upgrade.node && c.method === 'LifecycleService.Upgrade' && c.seq < upgrade.seq).at(-1)?.seq ?? 0;
+    const previous =
+      calls
+        .filter((c) => c.node === upgrade.node && c.method === 'LifecycleService.Upgrade' && c.seq < upgrade.seq)
+        .at(-1)?.seq ?? 0;
     const mine = pulls.filter((c) => c.seq > previous);
     const own = mine.at(-1);
     if (!own) continue;
@@ -30,7 +36,12 @@ export function installerPulls(calls: readonly SimCall[]): InstallerPulls[] {
 
 /** Highest number of [from, to) intervals open at once. */
 function peak(intervals: readonly [number, number][]): number {
-  const edges = intervals.flatMap(([from, to]): [number, number][] => [[from, 1], [to, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = intervals
+    .flatMap(([from, to]): [number, number][] => [
+      [from, 1],
+      [to, -1],
+    ])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let max = 0;
   for (const [, d] of edges) max = Math.max(max, (open += d));
@@ -55,17 +66,28 @@ export interface PlanGroup {
 export function prePullViolations(calls: readonly SimCall[], groups: readonly PlanGroup[]): string[] {
   const pulls = installerPulls(calls);
   const out: string[] = [];
-  const rebootedAt = (node: string): number => Math.max(...calls.filter((c) => c.node === node && c.method === 'MachineService.Reboot').map((c) => c.endedAt ?? Infinity), -Infinity);
+  const rebootedAt = (node: string): number =>
+    Math.max(
+      ...calls.filter((c) => c.node === node && c.method === 'MachineService.Reboot').map((c) => c.endedAt ?? Infinity),
+      -Infinity,
+    );
   groups.forEach((g, i) => {
     const mine = pulls.filter((p) => g.nodes.includes(p.node) && p.prePull !== undefined);
     const inFlight = peak(mine.map((p) => [p.prePull?.at ?? 0, p.prePull?.endedAt ?? Infinity]));
-    if (inFlight > g.concurrency) out.push(`group ${g.name}: ${inFlight} pre-pulls in flight at once (concurrency ${g.concurrency})`);
+    if (inFlight > g.concurrency)
+      out.push(`group ${g.name}: ${inFlight} pre-pulls in flight at once (concurrency ${g.concurrency})`);
     const ahead = peak(mine.map((p) => [p.prePull?.at ?? 0, p.own.at]));
-    if (ahead > g.concurrency) out.push(`group ${g.name}: ${ahead} nodes pre-pulled ahead of their turn at once (more than one round of ${g.concurrency})`);
+    if (ahead > g.concurrency)
+      out.push(
+        `group ${g.name}: ${ahead} nodes pre-pulled ahead of their turn at once (more than one round of ${g.concurrency})`,
+      );
     const earlier = groups.slice(0, i).flatMap((e) => e.nodes);
     for (const p of mine) {
       const late = earlier.filter((n) => rebootedAt(n) > (p.prePull?.at ?? 0));
-      if (late.length > 0) out.push(`group ${g.name}: ${p.node} pre-pulled while the earlier group's ${late.join(', ')} had not rebooted yet`);
+      if (late.length > 0)
+        out.push(
+          `group ${g.name}: ${p.node} pre-pulled while the earlier group's ${late.join(', ')} had not rebooted yet`,
+        );
     }
   });
   // Any pull on a node of no group at all.

@@ -2,7 +2,14 @@
 // FleetControl call the Talos simulator makes, so tests can assert the Kubernetes side of a reboot
 // or of a config change.
 import { randomUUID } from 'node:crypto';
-import type { BringUpOptions, FleetControl, FleetNodeSpec, FleetNodeState, StaticPodComponent, StaticPodState } from '../fleet/types.js';
+import type {
+  BringUpOptions,
+  FleetControl,
+  FleetNodeSpec,
+  FleetNodeState,
+  StaticPodComponent,
+  StaticPodState,
+} from '../fleet/types.js';
 
 export interface FleetCall {
   op: 'takeDown' | 'bringUp' | 'syncStaticPod' | 'setKubelet' | 'setKubeProxyImage';

@@ -54,7 +54,16 @@ import {
   type WatchResponse,
 } from '../../../proto/gen/v1alpha1/state.js';
 import { imageChanges } from './machine-config.js';
-import { containerdStore, type ImageRef, type ImageSource, notFoundMessage, parseImageRef, type PublishedImage, pulledNames, type StoredImage } from './images.js';
+import {
+  containerdStore,
+  type ImageRef,
+  type ImageSource,
+  notFoundMessage,
+  parseImageRef,
+  type PublishedImage,
+  pulledNames,
+  type StoredImage,
+} from './images.js';
 import {
   type BootTarget,
   callSeq,
@@ -91,10 +100,21 @@ export interface Router {
   etcd: EtcdCluster;
 }
 
-
 /** One layer's pull progress; the `malformed.pullStatus` fault replaces its status with that number. */
-function pullProgress(n: SimNode, layerId: string, status: ImageServicePullLayerProgress_Status): ImageServicePullProgress {
-  return { layerId, progress: { status: n.faults.malformed?.pullStatus ?? status, elapsed: { seconds: 0, nanos: 1e6 }, offset: 1024, total: 1024 } };
+function pullProgress(
+  n: SimNode,
+  layerId: string,
+  status: ImageServicePullLayerProgress_Status,
+): ImageServicePullProgress {
+  return {
+    layerId,
+    progress: {
+      status: n.faults.malformed?.pullStatus ?? status,
+      elapsed: { seconds: 0, nanos: 1e6 },
+      offset: 1024,
+      total: 1024,
+    },
+  };
 }
 
 /** A stream that sends nothing until the caller cancels it (a hung peer): resolves on cancellation. */
@@ -122,7 +142,19 @@ function preserveSkipsEtcdChecks(version: string): boolean {
 function tombstone(namespace: string, type: string, id: string): Resource {
   const zero = new Date('0001-01-01T00:00:00Z'); // Go's zero time.Time, as timestamppb.New encodes it
   return {
-    metadata: { namespace, type, id, version: 'undefined', owner: '', phase: 'running', created: zero, updated: zero, finalizers: [], labels: {}, annotations: {} },
+    metadata: {
+      namespace,
+      type,
+      id,
+      version: 'undefined',
+      owner: '',
+      phase: 'running',
+      created: zero,
+      updated: zero,
+      finalizers: [],
+      labels: {},
+      annotations: {},
+    },
     spec: { protoSpec: Buffer.alloc(0), yamlSpec: '' },
   };
 }
@@ -153,15 +185,26 @@ const MACHINE_CONFIGS = 'MachineConfigs.config.talos.dev';
 const RESOURCE_DEFINITIONS = 'ResourceDefinitions.meta.cosi.dev';
 
 /** COSI reads are recorded for the machine config only: the read that starts every config patch. */
-function configRead<Req extends { namespace: string; type: string; id?: string | undefined }>(method: SimCallMethod): Recorded<Req> {
-  return { method, when: (req) => req.type === MACHINE_CONFIGS, fields: (req) => ({ resource: `${req.namespace}/${req.type}/${req.id ?? ''}` }) };
+function configRead<Req extends { namespace: string; type: string; id?: string | undefined }>(
+  method: SimCallMethod,
+): Recorded<Req> {
+  return {
+    method,
+    when: (req) => req.type === MACHINE_CONFIGS,
+    fields: (req) => ({ resource: `${req.namespace}/${req.type}/${req.id ?? ''}` }),
+  };
 }
 
 function firstValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function startRecord<Req>(node: SimNode, call: CallLike, spec: Recorded<Req> | undefined, req: Req): SimCall | undefined {
+function startRecord<Req>(
+  node: SimNode,
+  call: CallLike,
+  spec: Recorded<Req> | undefined,
+  req: Req,
+): SimCall | undefined {
   if (!spec || (spec.when && !spec.when(req))) return undefined;
   const rec: SimCall = {
     seq: callSeq(),
@@ -213,7 +256,8 @@ function metadataValues(md: grpc.Metadata, key: string): string[] {
 function assertTarget(target: string): void {
   const m = /^\[([^\]]*)\]:[^:]*$/.exec(target) ?? /^([^:[\]]*):[^:]*$/.exec(target);
   const host = m?.[1];
-  if (host !== undefined && (!host.includes(':') || isIP(host) !== 0)) throw rpcError(grpc.status.INTERNAL, `invalid target "${target}"`);
+  if (host !== undefined && (!host.includes(':') || isIP(host) !== 0))
+    throw rpcError(grpc.status.INTERNAL, `invalid target "${target}"`);
 }
 
 function unknownTarget(target: string): RpcError {
@@ -237,7 +281,9 @@ function validConfig(data: Uint8Array): string {
   if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) {
     throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to parse config: invalid YAML');
   }
-  const v1 = docs.map((d) => d.toJS() as { version?: string; machine?: unknown } | null).find((d) => d?.version === 'v1alpha1');
+  const v1 = docs
+    .map((d) => d.toJS() as { version?: string; machine?: unknown } | null)
+    .find((d) => d?.version === 'v1alpha1');
   if (!v1 || typeof v1.machine !== 'object') {
     throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
   }
@@ -253,7 +299,10 @@ export class TalosApi {
     const nodes = metadataValues(call.metadata, 'nodes');
     if (node.length > 1) throw rpcError(grpc.status.INVALID_ARGUMENT, 'node metadata must be single-valued');
     if (nodes.length > 0 && node.length === 0 && !allowNodes) {
-      throw rpcError(grpc.status.INVALID_ARGUMENT, `one-2-many proxying is not supported for method ${path}; use "node" metadata`);
+      throw rpcError(
+        grpc.status.INVALID_ARGUMENT,
+        `one-2-many proxying is not supported for method ${path}; use "node" metadata`,
+      );
     }
     const name = node[0] ?? nodes[0];
     if (name !== undefined) assertTarget(name);
@@ -279,7 +328,12 @@ export class TalosApi {
     path: string,
     minRole: Role,
     errorEntry: (hostname: string, err: RpcError) => M,
-    impl: (node: SimNode, req: Req, rec: SimCall | undefined, cancelled: Promise<void>) => Promise<{ messages: M[] }> | { messages: M[] },
+    impl: (
+      node: SimNode,
+      req: Req,
+      rec: SimCall | undefined,
+      cancelled: Promise<void>,
+    ) => Promise<{ messages: M[] }> | { messages: M[] },
     recorded?: Recorded<Req>,
   ): grpc.handleUnaryCall<Req, { messages: M[] }> {
     return (call, callback) => {
@@ -307,9 +361,15 @@ export class TalosApi {
               const sim = this.router.lookup(target);
               if (!sim) throw unknownTarget(target);
               const res = await onNode(sim);
-              for (const m of res.messages) out.push({ ...m, metadata: { hostname: target, error: '', status: undefined } });
+              for (const m of res.messages)
+                out.push({ ...m, metadata: { hostname: target, error: '', status: undefined } });
             } catch (err) {
-              out.push(errorEntry(target, err instanceof RpcError ? err : rpcError(grpc.status.INTERNAL, (err as Error).message)));
+              out.push(
+                errorEntry(
+                  target,
+                  err instanceof RpcError ? err : rpcError(grpc.status.INTERNAL, (err as Error).message),
+                ),
+              );
             }
           }
           return { messages: out };
@@ -326,7 +386,12 @@ export class TalosApi {
   private serverStream<Req, Res>(
     path: string,
     minRole: Role,
-    impl: (node: SimNode, req: Req, call: grpc.ServerWritableStream<Req, Res>, rec: SimCall | undefined) => Promise<void>,
+    impl: (
+      node: SimNode,
+      req: Req,
+      call: grpc.ServerWritableStream<Req, Res>,
+      rec: SimCall | undefined,
+    ) => Promise<void>,
     recorded?: Recorded<Req>,
   ): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
@@ -362,7 +427,14 @@ export class TalosApi {
         (n) => ({
           messages: [
             Version.fromPartial({
-              version: { tag: n.faults.malformed?.versionWithoutTag ? '' : n.version, sha: 'a1b2c3d4', built: '', goVersion: 'go1.24.6', os: 'linux', arch: n.arch },
+              version: {
+                tag: n.faults.malformed?.versionWithoutTag ? '' : n.version,
+                sha: 'a1b2c3d4',
+                built: '',
+                goVersion: 'go1.24.6',
+                os: 'linux',
+                arch: n.arch,
+              },
               platform: { name: n.platform, mode: 'metal' },
               features: { rbac: true },
             }),
@@ -374,14 +446,23 @@ export class TalosApi {
         'os:admin',
         (h, e) => Upgrade.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: UpgradeRequest, rec, cancelled) => this.legacyUpgrade(n, req, rec, cancelled),
-        { method: 'MachineService.Upgrade', fields: (req) => ({ image: req.image, rebootMode: UpgradeRequest_RebootMode[req.rebootMode] ?? String(req.rebootMode) }) },
+        {
+          method: 'MachineService.Upgrade',
+          fields: (req) => ({
+            image: req.image,
+            rebootMode: UpgradeRequest_RebootMode[req.rebootMode] ?? String(req.rebootMode),
+          }),
+        },
       ),
       reboot: this.unary(
         MachineServiceService.reboot.path,
         'os:operator',
         (h, e) => Reboot.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: RebootRequest, rec) => this.reboot(n, req, rec),
-        { method: 'MachineService.Reboot', fields: (req) => ({ rebootMode: RebootRequest_Mode[req.mode] ?? String(req.mode) }) },
+        {
+          method: 'MachineService.Reboot',
+          fields: (req) => ({ rebootMode: RebootRequest_Mode[req.mode] ?? String(req.mode) }),
+        },
       ),
       rollback: this.unary(
         MachineServiceService.rollback.path,
@@ -394,10 +475,14 @@ export class TalosApi {
         MachineServiceService.applyConfiguration.path,
         'os:admin',
         (h, e) => ApplyConfiguration.fromPartial({ metadata: errMeta(h, e) }),
-        (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }, rec) => this.applyConfiguration(n, req, rec),
+        (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }, rec) =>
+          this.applyConfiguration(n, req, rec),
         {
           method: 'MachineService.ApplyConfiguration',
-          fields: (req) => ({ applyMode: ApplyConfigurationRequest_Mode[req.mode] ?? String(req.mode), dryRun: req.dryRun }),
+          fields: (req) => ({
+            applyMode: ApplyConfigurationRequest_Mode[req.mode] ?? String(req.mode),
+            dryRun: req.dryRun,
+          }),
         },
       ),
       etcdMemberList: this.unary(
@@ -416,7 +501,11 @@ export class TalosApi {
         MachineServiceService.etcdAlarmList.path,
         'os:reader',
         (h, e) => EtcdAlarm.fromPartial({ metadata: errMeta(h, e) }),
-        async (n, _req: unknown, _rec, cancelled) => ({ messages: [EtcdAlarm.fromPartial({ memberAlarms: await this.etcdAlarms(n, 'etcd alarm list', false, cancelled) })] }),
+        async (n, _req: unknown, _rec, cancelled) => ({
+          messages: [
+            EtcdAlarm.fromPartial({ memberAlarms: await this.etcdAlarms(n, 'etcd alarm list', false, cancelled) }),
+          ],
+        }),
       ),
       etcdAlarmDisarm: this.unary(
         MachineServiceService.etcdAlarmDisarm.path,
@@ -454,20 +543,29 @@ export class TalosApi {
   private installerTarget(n: SimNode, origin: string | undefined): BootTarget | undefined {
     const ref = origin === undefined ? undefined : parseInstallerRef(origin);
     if (!ref) return undefined;
-    const extensions = ref.schematic !== undefined && ref.schematic === n.schematic ? n.extensions.map((e) => ({ ...e })) : extensionsOf(ref.schematic);
+    const extensions =
+      ref.schematic !== undefined && ref.schematic === n.schematic
+        ? n.extensions.map((e) => ({ ...e }))
+        : extensionsOf(ref.schematic);
     return { version: ref.version, schematic: ref.schematic, extensions };
   }
 
   /** The image a reference names where the node pulls from; RpcError as containerd's failures reach the caller. */
   private async resolveImage(n: SimNode, ref: ImageRef): Promise<PublishedImage> {
-    if (n.faults.missingImages?.includes(ref.normalized) || n.faults.missingImages?.includes(ref.name + (ref.tag ? `:${ref.tag}` : ''))) {
+    if (
+      n.faults.missingImages?.includes(ref.normalized) ||
+      n.faults.missingImages?.includes(ref.name + (ref.tag ? `:${ref.tag}` : ''))
+    ) {
       throw rpcError(grpc.status.NOT_FOUND, `error pulling image: ${notFoundMessage(ref)}`);
     }
     let found: PublishedImage | undefined;
     try {
       found = await this.router.images().resolve(ref);
     } catch (err) {
-      throw rpcError(grpc.status.UNKNOWN, `failed to pull image "${ref.normalized}": failed to resolve reference "${ref.normalized}": ${(err as Error).message}`);
+      throw rpcError(
+        grpc.status.UNKNOWN,
+        `failed to pull image "${ref.normalized}": failed to resolve reference "${ref.normalized}": ${(err as Error).message}`,
+      );
     }
     if (!found) throw rpcError(grpc.status.NOT_FOUND, `error pulling image: ${notFoundMessage(ref)}`);
     return found;
@@ -477,14 +575,24 @@ export class TalosApi {
    * The installer LifecycleService.Upgrade runs: the image containerd has under exactly this name,
    * in the instance and namespace the request names (internal/app/lifecycle/container.go), else INTERNAL.
    */
-  private storedInstaller(n: SimNode, image: string, containerd: LifecycleServiceUpgradeRequest['containerd']): BootTarget {
+  private storedInstaller(
+    n: SimNode,
+    image: string,
+    containerd: LifecycleServiceUpgradeRequest['containerd'],
+  ): BootTarget {
     if (!image) throw rpcError(grpc.status.INVALID_ARGUMENT, 'installer image name is required');
     const store = containerdStore(containerd);
-    if ('invalid' in store) throw rpcError(grpc.status.INTERNAL, `upgrade failed: rpc error: code = InvalidArgument desc = ${store.invalid}`);
+    if ('invalid' in store)
+      throw rpcError(grpc.status.INTERNAL, `upgrade failed: rpc error: code = InvalidArgument desc = ${store.invalid}`);
     const stored = n.containerd.get(store.key)?.get(image);
-    if (!stored) throw rpcError(grpc.status.INTERNAL, `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`);
+    if (!stored)
+      throw rpcError(
+        grpc.status.INTERNAL,
+        `upgrade failed: installer image "${image}" not found in containerd store: image "${image}": not found`,
+      );
     const target = this.installerTarget(n, stored.origin);
-    if (!target) throw rpcError(grpc.status.INTERNAL, `upgrade failed: image "${image}" is not a Talos installer image`);
+    if (!target)
+      throw rpcError(grpc.status.INTERNAL, `upgrade failed: image "${image}" is not a Talos installer image`);
     return target;
   }
 
@@ -493,23 +601,35 @@ export class TalosApi {
    * v1alpha1_server.go Upgrade): a reference that does not parse, is not published, or is no Talos
    * installer fails UNKNOWN "error validating installer image".
    */
-  private async legacyUpgrade(n: SimNode, req: UpgradeRequest, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: Upgrade[] }> {
+  private async legacyUpgrade(
+    n: SimNode,
+    req: UpgradeRequest,
+    rec: SimCall | undefined,
+    cancelled: Promise<void>,
+  ): Promise<{ messages: Upgrade[] }> {
     if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
-    const invalid = (why: string): RpcError => rpcError(grpc.status.UNKNOWN, `error validating installer image "${req.image}": ${why}`);
+    const invalid = (why: string): RpcError =>
+      rpcError(grpc.status.UNKNOWN, `error validating installer image "${req.image}": ${why}`);
     const ref = parseImageRef(req.image);
     if (!ref) throw invalid(`failed to parse image reference "${req.image}": invalid reference format`);
     let image: PublishedImage;
     try {
       image = await this.resolveImage(n, ref);
     } catch (err) {
-      const message = err instanceof RpcError ? err.details.replace(/^error pulling image: /, '') : (err as Error).message;
+      const message =
+        err instanceof RpcError ? err.details.replace(/^error pulling image: /, '') : (err as Error).message;
       throw invalid(message);
     }
     const target = this.installerTarget(n, image.origin ?? (ref.tag ? ref.normalized : undefined));
     if (!target) throw invalid(`image "${ref.normalized}" is not a Talos installer image`);
     // Control plane: the etcd pre-checks, before the ack (see EtcdCluster.upgradeCheck). Nothing else
     // refuses a second Upgrade: the sequence it starts is refused inside (SimNode.requestLegacyUpgrade).
-    if (n.role === 'controlplane' && this.router.etcd.isMember(n) && !req.force && !(req.preserve && preserveSkipsEtcdChecks(n.version))) {
+    if (
+      n.role === 'controlplane' &&
+      this.router.etcd.isMember(n) &&
+      !req.force &&
+      !(req.preserve && preserveSkipsEtcdChecks(n.version))
+    ) {
       const refused = await this.router.etcd.upgradeCheck(n, cancelled);
       n.assertReachable();
       if (refused) throw refused;
@@ -525,8 +645,13 @@ export class TalosApi {
    * reboot sequence runs in the background with takeover, into the previous entry. Under the
    * rollbackHangs fault it waits first, and a caller that gives up meanwhile changed nothing.
    */
-  private async rollback(n: SimNode, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: Rollback[] }> {
-    if (!(await n.untilFaults(() => n.faults.rollbackHangs !== true, cancelled))) throw rpcError(grpc.status.CANCELLED, 'the caller gave up before the rollback began');
+  private async rollback(
+    n: SimNode,
+    rec: SimCall | undefined,
+    cancelled: Promise<void>,
+  ): Promise<{ messages: Rollback[] }> {
+    if (!(await n.untilFaults(() => n.faults.rollbackHangs !== true, cancelled)))
+      throw rpcError(grpc.status.CANCELLED, 'the caller gave up before the rollback began');
     const effect = n.requestRollback();
     if (effect === undefined) throw rpcError(grpc.status.UNKNOWN, 'cannot rollback to "", label does not exist');
     if (rec) rec.effect = effect;
@@ -550,14 +675,18 @@ export class TalosApi {
     req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean },
     rec: SimCall | undefined,
   ): Promise<{ messages: ApplyConfiguration[] }> {
-    if (n.applying) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another apply configuration is already in progress');
+    if (n.applying)
+      throw rpcError(grpc.status.FAILED_PRECONDITION, 'another apply configuration is already in progress');
     const text = validConfig(req.data);
     if (rec) rec.imageChanges = imageChanges(n.config, text);
     if (n.faults.applyConfigError) throw rpcError(n.faults.applyConfigError.code, n.faults.applyConfigError.message);
 
     let mode = req.mode;
     if (mode === ApplyConfigurationRequest_Mode.REBOOT && versionAtLeast(n.version, 14, 'alpha.0')) {
-      throw rpcError(grpc.status.UNIMPLEMENTED, 'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT');
+      throw rpcError(
+        grpc.status.UNIMPLEMENTED,
+        'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT',
+      );
     }
     if (mode === ApplyConfigurationRequest_Mode.AUTO) mode = ApplyConfigurationRequest_Mode.NO_REBOOT;
     const changed = text !== n.config;
@@ -580,7 +709,11 @@ export class TalosApi {
     } finally {
       n.applying = false;
     }
-    return { messages: [ApplyConfiguration.fromPartial({ mode, modeDetails: 'Applied configuration without a reboot', warnings: [] })] };
+    return {
+      messages: [
+        ApplyConfiguration.fromPartial({ mode, modeDetails: 'Applied configuration without a reboot', warnings: [] }),
+      ],
+    };
   }
 
   // -- etcd (control-plane nodes) ------------------------------------------------------------
@@ -597,11 +730,20 @@ export class TalosApi {
   }
 
   /** Waits until the local member answers (or `ok` holds); the caller giving up first ends the call (it sees its own deadline). */
-  private async localMember(n: SimNode, cancelled: Promise<void>, ok = (): boolean => this.router.etcd.answers(n)): Promise<void> {
-    if (!(await this.router.etcd.waitUntil(ok, cancelled))) throw rpcError(grpc.status.DEADLINE_EXCEEDED, 'context deadline exceeded');
+  private async localMember(
+    n: SimNode,
+    cancelled: Promise<void>,
+    ok = (): boolean => this.router.etcd.answers(n),
+  ): Promise<void> {
+    if (!(await this.router.etcd.waitUntil(ok, cancelled)))
+      throw rpcError(grpc.status.DEADLINE_EXCEEDED, 'context deadline exceeded');
   }
 
-  private async etcdMemberList(n: SimNode, req: EtcdMemberListRequest, cancelled: Promise<void>): Promise<{ messages: EtcdMembers[] }> {
+  private async etcdMemberList(
+    n: SimNode,
+    req: EtcdMemberListRequest,
+    cancelled: Promise<void>,
+  ): Promise<{ messages: EtcdMembers[] }> {
     this.controlPlaneOnly(n, 'member list');
     const etcd = this.router.etcd;
     // query_local: this member, WithRequireLeader; otherwise any control-plane endpoint (answers while a quorum does).
@@ -616,7 +758,13 @@ export class TalosApi {
       messages: [
         EtcdMembers.fromPartial({
           legacyMembers: members.map((m) => m.name),
-          members: members.map((m) => ({ id: m.id, hostname: m.name, peerUrls: m.peerUrls, clientUrls: m.clientUrls, isLearner: m.isLearner })),
+          members: members.map((m) => ({
+            id: m.id,
+            hostname: m.name,
+            peerUrls: m.peerUrls,
+            clientUrls: m.clientUrls,
+            isLearner: m.isLearner,
+          })),
         }),
       ],
     };
@@ -631,17 +779,27 @@ export class TalosApi {
   }
 
   /** AlarmList / AlarmDisarm: cluster-wide alarms, through the local member (a raft request: no quorum, no answer in etcd's request timeout). */
-  private async etcdAlarms(n: SimNode, api: string, disarm: boolean, cancelled: Promise<void>): Promise<{ memberId: string; alarm: EtcdMemberAlarm_AlarmType }[]> {
+  private async etcdAlarms(
+    n: SimNode,
+    api: string,
+    disarm: boolean,
+    cancelled: Promise<void>,
+  ): Promise<{ memberId: string; alarm: EtcdMemberAlarm_AlarmType }[]> {
     this.controlPlaneOnly(n, api);
     await this.localMember(n, cancelled);
     const etcd = this.router.etcd;
-    if (n.faults.etcd?.unhealthy || !etcd.hasQuorum()) throw rpcError(grpc.status.UNKNOWN, 'etcdserver: request timed out');
+    if (n.faults.etcd?.unhealthy || !etcd.hasQuorum())
+      throw rpcError(grpc.status.UNKNOWN, 'etcdserver: request timed out');
     const alarms = disarm ? etcd.disarm() : etcd.alarms();
     return alarms.map((a) => ({ memberId: a.memberId, alarm: EtcdMemberAlarm_AlarmType[a.alarm] }));
   }
 
   /** ForfeitLeadership: waits for the local member to be healthy (EtcdMembers/local), then as etcd.ts forfeit(). */
-  private async etcdForfeit(n: SimNode, rec: SimCall | undefined, cancelled: Promise<void>): Promise<{ messages: EtcdForfeitLeadership[] }> {
+  private async etcdForfeit(
+    n: SimNode,
+    rec: SimCall | undefined,
+    cancelled: Promise<void>,
+  ): Promise<{ messages: EtcdForfeitLeadership[] }> {
     this.controlPlaneOnly(n, 'etcd forfeit leadership');
     const etcd = this.router.etcd;
     try {
@@ -650,7 +808,10 @@ export class TalosApi {
       throw rpcError(grpc.status.DEADLINE_EXCEEDED, `failed to get local etcd member ID: ${(err as Error).message}`);
     }
     if (!(await etcd.waitUntil(() => n.faults.etcd?.forfeitHangs !== true, cancelled))) {
-      throw rpcError(grpc.status.UNKNOWN, 'failed to forfeit leadership: etcdserver: request timed out, leader transfer took too long');
+      throw rpcError(
+        grpc.status.UNKNOWN,
+        'failed to forfeit leadership: etcdserver: request timed out, leader transfer took too long',
+      );
     }
     let member: string;
     try {
@@ -665,40 +826,61 @@ export class TalosApi {
   // -- ImageService / LifecycleService (1.13+) -----------------------------------------------
 
   private requireLifecycle(n: SimNode, service: string): void {
-    if (!versionAtLeast(n.version, 13, 'alpha.0')) throw rpcError(grpc.status.UNIMPLEMENTED, `unknown service machine.${service}`);
+    if (!versionAtLeast(n.version, 13, 'alpha.0'))
+      throw rpcError(grpc.status.UNIMPLEMENTED, `unknown service machine.${service}`);
   }
 
   imageService(): grpc.UntypedServiceImplementation {
     return {
-      pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(ImageServiceService.pull.path, 'os:operator', async (n, req, call, rec) => {
-        this.requireLifecycle(n, 'ImageService');
-        if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
-        const store = containerdStore(req.containerd);
-        if ('invalid' in store) throw rpcError(grpc.status.INVALID_ARGUMENT, store.invalid);
-        if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
-        const ref = parseImageRef(req.imageRef);
-        if (!ref) throw rpcError(grpc.status.UNKNOWN, `failed to parse image reference "${req.imageRef}": invalid reference format`);
-        let images = n.containerd.get(store.key);
-        if (this.skippedPull(n, images, ref, call, rec)) return;
-        const image = await this.resolveImage(n, ref);
-        // Under another name or in another namespace: containerd resolves the reference but finds every
-        // layer in its content store (one per containerd instance, shared by its namespaces), and
-        // unpacks them for this namespace: no download.
-        const driver = store.key.split('/')[0] ?? '';
-        const present = [...n.containerd].some(([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest));
-        await this.pullLayers(n, present, call);
-        // A stream that never ends: progress, never the image's name, until the caller cancels.
-        while (n.faults.endlessPull && !call.cancelled) {
-          await delay(this.router.timings().pullMs / 4);
-          call.write({ pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING) });
-        }
-        if (call.cancelled) return;
-        const { answer, names } = pulledNames(ref, image.digest, n.faults.imageVerification === true);
-        if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
-        for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
-        call.write({ name: answer });
-        if (rec) rec.effect = present ? 'layers already present' : 'pulled';
-      }, { method: 'ImageService.Pull', fields: (req) => ({ image: req.imageRef, containerdNamespace: ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace) }) }),
+      pull: this.serverStream<ImageServicePullRequest, ImageServicePullResponse>(
+        ImageServiceService.pull.path,
+        'os:operator',
+        async (n, req, call, rec) => {
+          this.requireLifecycle(n, 'ImageService');
+          if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
+          const store = containerdStore(req.containerd);
+          if ('invalid' in store) throw rpcError(grpc.status.INVALID_ARGUMENT, store.invalid);
+          if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
+          const ref = parseImageRef(req.imageRef);
+          if (!ref)
+            throw rpcError(
+              grpc.status.UNKNOWN,
+              `failed to parse image reference "${req.imageRef}": invalid reference format`,
+            );
+          let images = n.containerd.get(store.key);
+          if (this.skippedPull(n, images, ref, call, rec)) return;
+          const image = await this.resolveImage(n, ref);
+          // Under another name or in another namespace: containerd resolves the reference but finds every
+          // layer in its content store (one per containerd instance, shared by its namespaces), and
+          // unpacks them for this namespace: no download.
+          const driver = store.key.split('/')[0] ?? '';
+          const present = [...n.containerd].some(
+            ([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest),
+          );
+          await this.pullLayers(n, present, call);
+          // A stream that never ends: progress, never the image's name, until the caller cancels.
+          while (n.faults.endlessPull && !call.cancelled) {
+            await delay(this.router.timings().pullMs / 4);
+            call.write({
+              pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING),
+            });
+          }
+          if (call.cancelled) return;
+          const { answer, names } = pulledNames(ref, image.digest, n.faults.imageVerification === true);
+          if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
+          for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
+          call.write({ name: answer });
+          if (rec) rec.effect = present ? 'layers already present' : 'pulled';
+        },
+        {
+          method: 'ImageService.Pull',
+          fields: (req) => ({
+            image: req.imageRef,
+            containerdNamespace:
+              ContainerdNamespace[req.containerd?.namespace ?? 0] ?? String(req.containerd?.namespace),
+          }),
+        },
+      ),
     };
   }
 
@@ -707,7 +889,13 @@ export class TalosApi {
    * containerd GetImage, unpacked; internal/pkg/containers/image/pull.go) and answers only the name,
    * without resolving the reference. Unless the endlessPull fault makes it pull.
    */
-  private skippedPull(n: SimNode, images: Map<string, StoredImage> | undefined, ref: ImageRef, call: { write(m: ImageServicePullResponse): unknown }, rec: SimCall | undefined): boolean {
+  private skippedPull(
+    n: SimNode,
+    images: Map<string, StoredImage> | undefined,
+    ref: ImageRef,
+    call: { write(m: ImageServicePullResponse): unknown },
+    rec: SimCall | undefined,
+  ): boolean {
     if (!images?.has(ref.normalized) || n.faults.endlessPull) return false;
     call.write({ name: ref.normalized });
     if (rec) rec.effect = 'already present';
@@ -719,7 +907,11 @@ export class TalosApi {
    * extracted over pullMs, or, when the containerd's content store holds the layers already,
    * ALREADY_EXISTS (content there before the pull) and EXTRACT_COMPLETE (unpacked for this namespace) at once.
    */
-  private async pullLayers(n: SimNode, present: boolean, call: { write(m: ImageServicePullResponse): unknown }): Promise<void> {
+  private async pullLayers(
+    n: SimNode,
+    present: boolean,
+    call: { write(m: ImageServicePullResponse): unknown },
+  ): Promise<void> {
     const layers = ['sha256:4f4fb700ef54', 'sha256:9c1b6dd6c1e6'];
     const statuses = present
       ? [ImageServicePullLayerProgress_Status.ALREADY_EXISTS, ImageServicePullLayerProgress_Status.EXTRACT_COMPLETE]
@@ -744,7 +936,8 @@ export class TalosApi {
         'os:admin',
         (n) => {
           this.requireLifecycle(n, 'LifecycleService');
-          if (n.installing) throw rpcError(grpc.status.FAILED_PRECONDITION, 'another installation/upgrade is already in progress');
+          if (n.installing)
+            throw rpcError(grpc.status.FAILED_PRECONDITION, 'another installation/upgrade is already in progress');
           throw rpcError(grpc.status.ALREADY_EXISTS, 'machine is already installed');
         },
         { method: 'LifecycleService.Install', fields: (req) => ({ image: req.source?.imageName ?? '' }) },
@@ -762,7 +955,11 @@ export class TalosApi {
           const target = this.storedInstaller(n, image, req.containerd);
           n.installing = true;
           try {
-            const lines = [`validating installer image ${image}`, 'running installer', `writing boot assets for ${target.version}`];
+            const lines = [
+              `validating installer image ${image}`,
+              'running installer',
+              `writing boot assets for ${target.version}`,
+            ];
             const step = this.router.timings().installMs / (lines.length + 1);
             for (const message of lines) {
               await delay(step);
@@ -802,14 +999,20 @@ export class TalosApi {
 
   private findResources(n: SimNode, namespace: string, type: string, admin: boolean): SimResource[] {
     const ns = KNOWN_TYPES[type];
-    if (ns === undefined || !typeRegistered(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
+    if (ns === undefined || !typeRegistered(type, n.version))
+      throw rpcError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
     // The access policy checks the type's sensitivity before the namespace (internal/app/resources/access.go).
     if (!admin && sensitiveType(type, n.version)) throw rpcError(grpc.status.PERMISSION_DENIED, 'not authorized');
-    if (!talosNamespaces(n.version).has(namespace)) throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported`);
+    if (!talosNamespaces(n.version).has(namespace))
+      throw rpcError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported`);
     // Another namespace the node has holds no such resource.
     if (ns !== namespace) return [];
-    if (type === MACHINE_CONFIGS && n.faults.configReadError) throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
-    if (type === RESOURCE_DEFINITIONS) return Object.keys(KNOWN_TYPES).filter((t) => typeRegistered(t, n.version)).map((t) => resourceDefinition(t, n.version));
+    if (type === MACHINE_CONFIGS && n.faults.configReadError)
+      throw rpcError(n.faults.configReadError.code, n.faults.configReadError.message);
+    if (type === RESOURCE_DEFINITIONS)
+      return Object.keys(KNOWN_TYPES)
+        .filter((t) => typeRegistered(t, n.version))
+        .map((t) => resourceDefinition(t, n.version));
     return n.resources().filter((r) => r.type === type && r.namespace === namespace);
   }
 
@@ -847,7 +1050,8 @@ export class TalosApi {
         const n = await this.enter(routed, call, 'os:reader', StateService.get.path);
         const { namespace, type, id } = call.request;
         const found = this.findResources(n, namespace, type, this.isAdmin(call)).find((r) => r.id === id);
-        if (!found) throw rpcError(grpc.status.NOT_FOUND, `resource ${type}(${namespace}/${id}@undefined) doesn't exist`);
+        if (!found)
+          throw rpcError(grpc.status.NOT_FOUND, `resource ${type}(${namespace}/${id}@undefined) doesn't exist`);
         return { resource: this.encodeResource(n, found) };
       };
       run().then(
@@ -870,12 +1074,18 @@ export class TalosApi {
         StateService.list.path,
         'os:reader',
         (n, req, call) => {
-          for (const r of this.findResources(n, req.namespace, req.type, this.isAdmin(call))) call.write({ resource: this.encodeResource(n, r) });
+          for (const r of this.findResources(n, req.namespace, req.type, this.isAdmin(call)))
+            call.write({ resource: this.encodeResource(n, r) });
           return Promise.resolve();
         },
         configRead('State.List'),
       ),
-      watch: this.serverStream<WatchRequest, WatchResponse>(StateService.watch.path, 'os:reader', (n, req, call) => this.watch(n, req, call), configRead('State.Watch')),
+      watch: this.serverStream<WatchRequest, WatchResponse>(
+        StateService.watch.path,
+        'os:reader',
+        (n, req, call) => this.watch(n, req, call),
+        configRead('State.Watch'),
+      ),
     };
   }
 
@@ -897,23 +1107,43 @@ export class TalosApi {
     };
   }
 
-  private watch(n: SimNode, req: WatchRequest, call: grpc.ServerWritableStream<WatchRequest, WatchResponse>): Promise<void> {
+  private watch(
+    n: SimNode,
+    req: WatchRequest,
+    call: grpc.ServerWritableStream<WatchRequest, WatchResponse>,
+  ): Promise<void> {
     // A single resource's watch takes no bootstrap contents and no label query (server.go Watch).
-    if (req.id !== undefined && req.options?.bootstrapContents) throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
-    if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0) throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
+    if (req.id !== undefined && req.options?.bootstrapContents)
+      throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
+    if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0)
+      throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
     const admin = this.isAdmin(call);
     const select = (): Map<string, SimResource> =>
-      new Map(this.findResources(n, req.namespace, req.type, admin).filter((r) => req.id === undefined || r.id === req.id).map((r) => [r.id, r]));
+      new Map(
+        this.findResources(n, req.namespace, req.type, admin)
+          .filter((r) => req.id === undefined || r.id === req.id)
+          .map((r) => [r.id, r]),
+      );
     let last = select();
     call.write({ event: [] }); // the server first sends one empty WatchResponse
     const initial: CosiEvent[] = [];
     if (req.id !== undefined) {
       // A resource that does not exist (yet) starts as DESTROYED with its tombstone (inmem collection.go Watch).
       const r = last.get(req.id);
-      initial.push(r ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined } : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined });
+      initial.push(
+        r
+          ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined }
+          : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined },
+      );
     } else if (req.options?.bootstrapContents) {
-      for (const r of last.values()) initial.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-      if (req.apiVersion >= 1) initial.push({ resource: tombstone(req.namespace, req.type, ''), eventType: EventType.BOOTSTRAPPED, old: undefined });
+      for (const r of last.values())
+        initial.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
+      if (req.apiVersion >= 1)
+        initial.push({
+          resource: tombstone(req.namespace, req.type, ''),
+          eventType: EventType.BOOTSTRAPPED,
+          old: undefined,
+        });
     }
     if (initial.length > 0) call.write({ event: initial });
     return new Promise<void>((resolve, reject) => {
@@ -929,10 +1159,14 @@ export class TalosApi {
         const events: CosiEvent[] = [];
         for (const [id, r] of now) {
           const before = last.get(id);
-          if (!before) events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-          else if (before.yaml !== r.yaml) events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
+          if (!before)
+            events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
+          else if (before.yaml !== r.yaml)
+            events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
         }
-        for (const [id, r] of last) if (!now.has(id)) events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
+        for (const [id, r] of last)
+          if (!now.has(id))
+            events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
         last = now;
         if (events.length > 0) call.write({ event: events });
       };

@@ -30,7 +30,10 @@ function damage(bytes: Buffer, fault: WireFault): Buffer {
 }
 
 /** The service with each method's serializer consulting `faults` (method path → fault) per response. */
-export function withWireFaults<S extends grpc.ServiceDefinition>(service: S, faults: ReadonlyMap<string, WireFault>): S {
+export function withWireFaults<S extends grpc.ServiceDefinition>(
+  service: S,
+  faults: ReadonlyMap<string, WireFault>,
+): S {
   const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(service) as [string, grpc.MethodDefinition<unknown, unknown>][]) {
     out[name] = {

@@ -5,7 +5,13 @@ import { alertGate } from '../../../schemas/alerts.js';
 import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decideAlertGate, type AlertFacts, type FiringAlert } from '../../../controller/core/gates/alerts.js';
-import { afterAction, afterFailure, decideJob, type JobObservation, type TalosFacts } from '../../../controller/core/job/index.js';
+import {
+  afterAction,
+  afterFailure,
+  decideJob,
+  type JobObservation,
+  type TalosFacts,
+} from '../../../controller/core/job/index.js';
 import { silenceMatchers } from '../../../controller/core/job/silences.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { newJob } from '../../../controller/core/plan/jobs.js';
@@ -13,9 +19,18 @@ import type { PlanObservation } from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const gate = alertGate.parse({ alerts: ['severity="critical"'], ignore: ['alertname="Watchdog"'], timeout: '10m' });
-const ceph: FiringAlert = { fingerprint: 'f1', labels: { alertname: 'CephHealthError', severity: 'critical', namespace: 'rook-ceph' } };
+const ceph: FiringAlert = {
+  fingerprint: 'f1',
+  labels: { alertname: 'CephHealthError', severity: 'critical', namespace: 'rook-ceph' },
+};
 const watchdog: FiringAlert = { fingerprint: 'f2', labels: { alertname: 'Watchdog', severity: 'critical' } };
-const answer = (matched: FiringAlert[], ignored: string[] = [], observedAt = T0): AlertFacts => ({ state: 'observed', matched, ignored, observedAt, intervalMs: 10_000 });
+const answer = (matched: FiringAlert[], ignored: string[] = [], observedAt = T0): AlertFacts => ({
+  state: 'observed',
+  matched,
+  ignored,
+  observedAt,
+  intervalMs: 10_000,
+});
 
 describe('core/gates: decideAlertGate', function () {
   it('opens on a fresh answer with no matching alert, or only ignored ones', function () {
@@ -28,8 +43,15 @@ describe('core/gates: decideAlertGate', function () {
     assert.equal(d.state, 'closed');
     if (d.state !== 'closed') return;
     assert.equal(d.reason, 'WaitingForAlerts');
-    assert.match(d.message, /until 2026-12-05T10:10:01.000Z\): 1 firing alert\(s\) match spec.alertGate: CephHealthError\{namespace="rook-ceph", severity="critical"\}; Alertmanager is asked every 10s/);
-    assert.deepEqual(d.wait, { startTime: '2026-12-05T10:00:01.000Z', deadline: '2026-12-05T10:10:01.000Z', alerts: ['CephHealthError{namespace="rook-ceph", severity="critical"}'] });
+    assert.match(
+      d.message,
+      /until 2026-12-05T10:10:01.000Z\): 1 firing alert\(s\) match spec.alertGate: CephHealthError\{namespace="rook-ceph", severity="critical"\}; Alertmanager is asked every 10s/,
+    );
+    assert.deepEqual(d.wait, {
+      startTime: '2026-12-05T10:00:01.000Z',
+      deadline: '2026-12-05T10:10:01.000Z',
+      alerts: ['CephHealthError{namespace="rook-ceph", severity="critical"}'],
+    });
     assert.equal(d.ask, false);
     assert.equal(d.recheckAt, T0 + 10_000);
   });
@@ -37,12 +59,23 @@ describe('core/gates: decideAlertGate', function () {
   it('never opens on an old answer, on no answer, or when Alertmanager cannot be asked', function () {
     const old = decideAlertGate(gate, answer([], [], T0 - 10_000), undefined, T0);
     assert.equal(old.state === 'closed' && old.ask, true);
-    assert.match(old.state === 'closed' ? old.message : '', /asking Alertmanager again before the next node is scheduled/);
+    assert.match(
+      old.state === 'closed' ? old.message : '',
+      /asking Alertmanager again before the next node is scheduled/,
+    );
     const none = decideAlertGate(gate, undefined, undefined, T0);
     assert.equal(none.state === 'closed' && none.ask, true);
-    const down = decideAlertGate(gate, { state: 'unavailable', message: 'Alertmanager GET /alerts: ECONNREFUSED', observedAt: T0, intervalMs: 10_000 }, undefined, T0 + 1);
+    const down = decideAlertGate(
+      gate,
+      { state: 'unavailable', message: 'Alertmanager GET /alerts: ECONNREFUSED', observedAt: T0, intervalMs: 10_000 },
+      undefined,
+      T0 + 1,
+    );
     assert.equal(down.state, 'closed');
-    assert.match(down.state === 'closed' ? down.message : '', /cannot ask Alertmanager: Alertmanager GET \/alerts: ECONNREFUSED/);
+    assert.match(
+      down.state === 'closed' ? down.message : '',
+      /cannot ask Alertmanager: Alertmanager GET \/alerts: ECONNREFUSED/,
+    );
   });
 
   it('keeps the start of the wait, and fails at its deadline (AlertGateTimeout)', function () {
@@ -56,7 +89,14 @@ describe('core/gates: decideAlertGate', function () {
 });
 
 describe('core/plan: the alert gate in decidePlan', function () {
-  const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
+  const passed = {
+    type: 'PreflightPassed',
+    status: 'True' as const,
+    reason: 'ChecksPassed',
+    message: 'ok',
+    lastTransitionTime: new Date(T0).toISOString(),
+    observedGeneration: 1,
+  };
   const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
   const obs = (status: PatchPlanStatus, alerts: AlertFacts | undefined, now = T0): PlanObservation => ({
     now,
@@ -93,7 +133,10 @@ describe('core/plan: the alert gate in decidePlan', function () {
     assert.equal(step.status.reason, 'WaitingForAlerts');
     assert.equal(step.status.alertWait?.deadline, '2026-12-05T10:10:00.000Z');
     assert.equal(step.requeueAfterMs, 10_000);
-    assert.deepEqual(step.events.map((e) => e.reason), ['WaitingForAlerts']);
+    assert.deepEqual(
+      step.events.map((e) => e.reason),
+      ['WaitingForAlerts'],
+    );
     const again = decidePlan(obs(step.status, answer([ceph], [], T0 + 10_000), T0 + 10_000));
     assert.deepEqual(again.events, [], 'not one Event per answer');
   });
@@ -113,9 +156,15 @@ describe('core/plan: the alert gate in decidePlan', function () {
     assert.equal(step.status.alertWait, undefined, 'no wait outside InProgress');
   });
 
-  it('the plan\'s silences are copied into each PatchJob', function () {
-    const spec = patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, silences: [{ name: 'n', matchers: 'alertname="X"' }] });
-    assert.deepEqual(newJob('p', spec, 'w-1', 'workers').spec.silences, [{ name: 'n', matchers: 'alertname="X"', nodeLabel: 'node' }]);
+  it("the plan's silences are copied into each PatchJob", function () {
+    const spec = patchPlanSpec.parse({
+      target: { talosVersion: 'v1.13.2' },
+      talosConfig: { secretRef: { name: 't' } },
+      silences: [{ name: 'n', matchers: 'alertname="X"' }],
+    });
+    assert.deepEqual(newJob('p', spec, 'w-1', 'workers').spec.silences, [
+      { name: 'n', matchers: 'alertname="X"', nodeLabel: 'node' },
+    ]);
   });
 });
 
@@ -128,9 +177,28 @@ describe('core/job: silences around the disruption', function () {
     talosConfig: { secretRef: { name: 'talos' } },
     silences: [{ name: 'node-alerts', matchers: '{alertname=~"KubeNode.*", instance=~"$(NODE):.*"}' }],
   });
-  const node = { name: 'w1', internalIP: '127.0.10.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b1', talosVersion: 'v1.12.4', schematic: undefined, controlPlane: false, kubeletVersion: 'v1.35.4' };
+  const node = {
+    name: 'w1',
+    internalIP: '127.0.10.1',
+    ready: true,
+    unschedulable: false,
+    cordonedBy: undefined,
+    bootID: 'b1',
+    talosVersion: 'v1.12.4',
+    schematic: undefined,
+    controlPlane: false,
+    kubeletVersion: 'v1.35.4',
+  };
   const talos: TalosFacts = { ok: true, version: 'v1.12.4', bootId: 'b1', stage: 'running', schematic: undefined };
-  const obs = (status: PatchJobStatus, now = T0, over: Partial<JobObservation> = {}): JobObservation => ({ now, job: { name: 'plan-w1', spec, status }, node, pods: [], leases: [], talos, ...over });
+  const obs = (status: PatchJobStatus, now = T0, over: Partial<JobObservation> = {}): JobObservation => ({
+    now,
+    job: { name: 'plan-w1', spec, status },
+    node,
+    pods: [],
+    leases: [],
+    talos,
+    ...over,
+  });
   /** Pending until the node's identity is recorded (the legacy flow goes to the cordon next). */
   const beforeCordon = (): PatchJobStatus => {
     let s = decideJob(obs({}, T0, { talos: undefined })).status;
@@ -152,7 +220,11 @@ describe('core/job: silences around the disruption', function () {
     assert.equal(record.action, undefined, 'record first: nothing is created in the pass that records');
     assert.equal(record.status.reason, 'SilencingAlerts');
     const [entry] = record.status.silences ?? [];
-    assert.deepEqual(entry, { name: 'node-alerts', tag: 'plan-w1/node-alerts@2026-12-05T10:00:01.000Z', endsAt: new Date(T0 + 1_000 + 25 * 60_000).toISOString() });
+    assert.deepEqual(entry, {
+      name: 'node-alerts',
+      tag: 'plan-w1/node-alerts@2026-12-05T10:00:01.000Z',
+      endsAt: new Date(T0 + 1_000 + 25 * 60_000).toISOString(),
+    });
 
     const create = decideJob(obs(record.status, T0 + 2_000));
     assert.equal(create.action?.type, 'createSilence');
@@ -162,9 +234,16 @@ describe('core/job: silences around the disruption', function () {
     assert.match(create.action.silence.comment, /\[plan-w1\/node-alerts@2026-12-05T10:00:01.000Z\]$/);
     assert.equal(create.status.phase, 'Pending', 'not cordoned yet');
 
-    const made = afterAction(obs(record.status, T0 + 2_000), create, { type: 'silenced', tag: entry?.tag ?? '', id: 'sil-1' });
+    const made = afterAction(obs(record.status, T0 + 2_000), create, {
+      type: 'silenced',
+      tag: entry?.tag ?? '',
+      id: 'sil-1',
+    });
     assert.equal(made.status.silences?.[0]?.id, 'sil-1');
-    assert.deepEqual(made.events.map((e) => e.reason), ['AlertsSilenced']);
+    assert.deepEqual(
+      made.events.map((e) => e.reason),
+      ['AlertsSilenced'],
+    );
     const drain = decideJob(obs(made.status, T0 + 3_000));
     assert.equal(drain.status.phase, 'Draining', 'with its ID recorded the node may be cordoned');
   });
@@ -173,11 +252,19 @@ describe('core/job: silences around the disruption', function () {
     const record = decideJob(obs(beforeCordon(), T0 + 1_000));
     const create = decideJob(obs(record.status, T0 + 2_000));
     if (create.action === undefined) assert.fail('expected createSilence');
-    const transient = afterFailure(obs(record.status, T0 + 2_000), create.action, { transient: true, reason: 'AlertmanagerUnreachable', message: 'ECONNREFUSED' });
+    const transient = afterFailure(obs(record.status, T0 + 2_000), create.action, {
+      transient: true,
+      reason: 'AlertmanagerUnreachable',
+      message: 'ECONNREFUSED',
+    });
     assert.equal(transient.status.phase, 'Pending');
     assert.equal(transient.status.reason, 'SilencingAlerts');
     assert.ok((transient.requeueAfterMs ?? 0) > 0);
-    const refused = afterFailure(obs(record.status, T0 + 2_000), create.action, { transient: false, reason: 'AlertmanagerRejected', message: 'HTTP 400: bad matcher' });
+    const refused = afterFailure(obs(record.status, T0 + 2_000), create.action, {
+      transient: false,
+      reason: 'AlertmanagerRejected',
+      message: 'HTTP 400: bad matcher',
+    });
     assert.equal(refused.status.phase, 'Failed');
     assert.equal(refused.status.reason, 'SilenceFailed');
     assert.match(refused.status.message ?? '', /the node was not cordoned/);
@@ -193,7 +280,11 @@ describe('core/job: silences around the disruption', function () {
       ],
     };
     const lease = { name: 'p-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
-    assert.equal(decideJob(obs(done, T0, { leases: [lease] })).action?.type, 'releaseLeases', 'the slot first: Alertmanager being down holds up no slot');
+    assert.equal(
+      decideJob(obs(done, T0, { leases: [lease] })).action?.type,
+      'releaseLeases',
+      'the slot first: Alertmanager being down holds up no slot',
+    );
     const first = decideJob(obs(done));
     assert.deepEqual(first.action, { type: 'expireSilence', tag: 't-a', id: 'sil-a' });
     const second = decideJob(obs(first.status, T0 + 10));
@@ -202,13 +293,26 @@ describe('core/job: silences around the disruption', function () {
   });
 
   it('expiring is retried while Alertmanager is down, and not asked once the silence has ended by itself', function () {
-    const done: PatchJobStatus = { phase: 'Failed', completionTime: new Date(T0).toISOString(), message: 'drain timed out', silences: [{ name: 'a', tag: 't-a', endsAt: new Date(T0 + 60_000).toISOString(), id: 'sil-a' }] };
+    const done: PatchJobStatus = {
+      phase: 'Failed',
+      completionTime: new Date(T0).toISOString(),
+      message: 'drain timed out',
+      silences: [{ name: 'a', tag: 't-a', endsAt: new Date(T0 + 60_000).toISOString(), id: 'sil-a' }],
+    };
     const step = decideJob(obs(done));
     if (step.action === undefined) assert.fail('expected expireSilence');
-    const retry = afterFailure(obs(done), step.action, { transient: true, reason: 'AlertmanagerUnreachable', message: 'ECONNREFUSED' });
+    const retry = afterFailure(obs(done), step.action, {
+      transient: true,
+      reason: 'AlertmanagerUnreachable',
+      message: 'ECONNREFUSED',
+    });
     assert.equal(retry.status.silences?.[0]?.expiredTime, undefined);
     assert.match(retry.status.message ?? '', /^drain timed out; expiring silence a in Alertmanager failed/);
-    const again = afterFailure(obs(retry.status), step.action, { transient: true, reason: 'AlertmanagerUnreachable', message: 'ECONNREFUSED' });
+    const again = afterFailure(obs(retry.status), step.action, {
+      transient: true,
+      reason: 'AlertmanagerUnreachable',
+      message: 'ECONNREFUSED',
+    });
     assert.equal(again.status.message, retry.status.message, 'the message does not grow with each retry');
     const ended = decideJob(obs(done, T0 + 60_000));
     assert.equal(ended.action, undefined);

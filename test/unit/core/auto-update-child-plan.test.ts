@@ -59,7 +59,10 @@ describe('core/auto-update: childPlanDocument', function () {
     assert.equal(child.fileName, 'prod-v1-13-3.yaml');
     assert.equal(
       child.text,
-      TEMPLATE.replace('  name: prod   # the template\n', `  name: prod-v1-13-3 # the template\n  labels:\n    ${TEMPLATE_LABEL}: prod\n`)
+      TEMPLATE.replace(
+        '  name: prod   # the template\n',
+        `  name: prod-v1-13-3 # the template\n  labels:\n    ${TEMPLATE_LABEL}: prod\n`,
+      )
         .replace('  target:\n    source: factory', '  target:\n    talosVersion: "v1.13.3"\n    source: factory')
         .replace(/ {4}# follow upstream releases\n {4}autoUpdate:\n(?: {6}.*\n){3}/, '')
         .replace(/ {3}#/g, ' #'), // the one change yaml makes: a single space before a trailing comment
@@ -89,6 +92,9 @@ describe('core/auto-update: childPlanDocument', function () {
 
   it('a file without the template says so', function () {
     assert.match(errorText(childPlanDocument(TEMPLATE, 'nope', 'v1.13.3')), /no PatchPlan named nope/);
-    assert.match(errorText(childPlanDocument('kind: PatchPlan\nmetadata: {name: x}\nspec: {}\n', 'x', 'v1.13.3')), /no spec.target mapping/);
+    assert.match(
+      errorText(childPlanDocument('kind: PatchPlan\nmetadata: {name: x}\nspec: {}\n', 'x', 'v1.13.3')),
+      /no spec.target mapping/,
+    );
   });
 });

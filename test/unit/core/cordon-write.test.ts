@@ -9,12 +9,22 @@ describe('core/job cordonWrite', function () {
   const cases: [string, 'cordon' | 'uncordon', CordonFacts, ReturnType<typeof cordonWrite>['write'], string?][] = [
     ['cordons a schedulable node, marking it with the job', 'cordon', node(false), 'patch'],
     ['cordons a schedulable node that still carries a stale marker', 'cordon', node(false, 'job-old'), 'patch'],
-    ['sends nothing for a node this job already cordoned (a conflict\'s fresh read shows our own write)', 'cordon', node(true, 'job-a'), 'none'],
+    [
+      "sends nothing for a node this job already cordoned (a conflict's fresh read shows our own write)",
+      'cordon',
+      node(true, 'job-a'),
+      'none',
+    ],
     ['refuses a node another job cordoned', 'cordon', node(true, 'job-b'), 'refuse', 'CordonedByOther'],
     ['refuses a node cordoned by hand', 'cordon', node(true), 'refuse', 'CordonedByOther'],
     ['uncordons a node this job cordoned', 'uncordon', node(true, 'job-a'), 'patch'],
     ['removes our marker from a node someone set schedulable by hand', 'uncordon', node(false, 'job-a'), 'patch'],
-    ['sends nothing for a node already schedulable without a marker (our uncordon landed)', 'uncordon', node(false), 'none'],
+    [
+      'sends nothing for a node already schedulable without a marker (our uncordon landed)',
+      'uncordon',
+      node(false),
+      'none',
+    ],
     ['refuses a node another job cordoned', 'uncordon', node(true, 'job-b'), 'refuse', 'NotCordonedByUs'],
     ['refuses a node cordoned by hand', 'uncordon', node(true), 'refuse', 'NotCordonedByUs'],
   ];
@@ -27,7 +37,15 @@ describe('core/job cordonWrite', function () {
   }
 
   it('patches exactly the state wanted: cordon sets the marker, uncordon removes it (null in a merge patch)', function () {
-    assert.deepEqual(cordonWrite('cordon', node(false), 'job-a'), { write: 'patch', unschedulable: true, cordonedBy: 'job-a' });
-    assert.deepEqual(cordonWrite('uncordon', node(true, 'job-a'), 'job-a'), { write: 'patch', unschedulable: false, cordonedBy: null });
+    assert.deepEqual(cordonWrite('cordon', node(false), 'job-a'), {
+      write: 'patch',
+      unschedulable: true,
+      cordonedBy: 'job-a',
+    });
+    assert.deepEqual(cordonWrite('uncordon', node(true, 'job-a'), 'job-a'), {
+      write: 'patch',
+      unschedulable: false,
+      cordonedBy: null,
+    });
   });
 });

@@ -9,14 +9,27 @@ import type { PlanJobFacts, PlanNodeFacts, PlanObservation } from '../../../cont
 import { volumesGatedSpec } from './health-plan-fixture.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
-const volumes = healthCheck.parse({ name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'longhorn-system', expr: 'status.robustness == "healthy"', timeout: '5m' });
+const volumes = healthCheck.parse({
+  name: 'volumes',
+  apiVersion: 'longhorn.io/v1beta2',
+  kind: 'Volume',
+  namespace: 'longhorn-system',
+  expr: 'status.robustness == "healthy"',
+  timeout: '5m',
+});
 const healthy = { ref: 'longhorn-system/pvc-1', passed: true, value: 'true' };
 const degraded = { ref: 'longhorn-system/pvc-2', passed: false, value: 'false' };
-const observed = (...objects: { ref: string; passed: boolean; value: string }[]): CheckFacts => ({ state: 'observed', objects });
+const observed = (...objects: { ref: string; passed: boolean; value: string }[]): CheckFacts => ({
+  state: 'observed',
+  objects,
+});
 
 describe('core/gates: gateState', function () {
   it('opens when every matched object satisfies the expression', function () {
-    assert.deepEqual(gateState(volumes, observed(healthy, { ...healthy, ref: 'longhorn-system/pvc-3' }), undefined, T0), { state: 'open' });
+    assert.deepEqual(
+      gateState(volumes, observed(healthy, { ...healthy, ref: 'longhorn-system/pvc-3' }), undefined, T0),
+      { state: 'open' },
+    );
   });
 
   it('closes on a failing object, naming the check, the object, the expression and its value, with the deadline', function () {
@@ -26,7 +39,10 @@ describe('core/gates: gateState', function () {
     assert.equal(g.reason, 'WaitingForHealthCheck');
     assert.equal(g.deadline, T0 + 5 * 60_000);
     assert.match(g.message, /health check volumes/);
-    assert.match(g.message, /1 of 2 Volume object\(s\) fail `status.robustness == "healthy"`: longhorn-system\/pvc-2: false/);
+    assert.match(
+      g.message,
+      /1 of 2 Volume object\(s\) fail `status.robustness == "healthy"`: longhorn-system\/pvc-2: false/,
+    );
     assert.match(g.message, /until 2026-12-05T10:05:00.000Z/);
   });
 
@@ -43,7 +59,10 @@ describe('core/gates: gateState', function () {
   it('"no object matched" is a named outcome: held by default, failed at once with onNoMatch: fail', function () {
     const held = gateState(volumes, observed(), undefined, T0);
     assert.equal(held.state, 'closed');
-    assert.match(held.state === 'closed' ? held.message : '', /no object matched: Volume \(longhorn.io\/v1beta2\) in namespace longhorn-system/);
+    assert.match(
+      held.state === 'closed' ? held.message : '',
+      /no object matched: Volume \(longhorn.io\/v1beta2\) in namespace longhorn-system/,
+    );
     const failed = gateState({ ...volumes, onNoMatch: 'fail' }, observed(), undefined, T0);
     assert.equal(failed.state === 'failed' && failed.reason, 'HealthCheckNoMatch');
   });
@@ -62,25 +81,65 @@ describe('core/gates: gateState', function () {
 });
 
 describe('core/gates: decideGates', function () {
-  const before = healthCheck.parse({ name: 'ceph', apiVersion: 'ceph.rook.io/v1', kind: 'CephCluster', expr: 'status.ceph.health == "HEALTH_OK"', when: 'beforeRollout' });
-  const after = healthCheck.parse({ name: 'after', apiVersion: 'v1', kind: 'ConfigMap', expr: 'true', when: 'afterEachNode' });
+  const before = healthCheck.parse({
+    name: 'ceph',
+    apiVersion: 'ceph.rook.io/v1',
+    kind: 'CephCluster',
+    expr: 'status.ceph.health == "HEALTH_OK"',
+    when: 'beforeRollout',
+  });
+  const after = healthCheck.parse({
+    name: 'after',
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    expr: 'true',
+    when: 'afterEachNode',
+  });
   const closed: CheckFacts = observed({ ref: 'x', passed: false, value: 'false' });
   const base = { wait: undefined, now: T0 };
 
   it('beforeRollout gates only the first node, afterEachNode only once a node finished, beforeEachNode always', function () {
-    assert.equal(decideGates({ ...base, checks: [before], facts: [closed], firstNode: true, nodeFinished: false }).state, 'closed');
-    assert.equal(decideGates({ ...base, checks: [before], facts: [closed], firstNode: false, nodeFinished: true }).state, 'open');
-    assert.equal(decideGates({ ...base, checks: [after], facts: [closed], firstNode: true, nodeFinished: false }).state, 'open');
-    assert.equal(decideGates({ ...base, checks: [after], facts: [closed], firstNode: false, nodeFinished: true }).state, 'closed');
-    assert.equal(decideGates({ ...base, checks: [volumes], facts: [closed], firstNode: false, nodeFinished: false }).state, 'closed');
+    assert.equal(
+      decideGates({ ...base, checks: [before], facts: [closed], firstNode: true, nodeFinished: false }).state,
+      'closed',
+    );
+    assert.equal(
+      decideGates({ ...base, checks: [before], facts: [closed], firstNode: false, nodeFinished: true }).state,
+      'open',
+    );
+    assert.equal(
+      decideGates({ ...base, checks: [after], facts: [closed], firstNode: true, nodeFinished: false }).state,
+      'open',
+    );
+    assert.equal(
+      decideGates({ ...base, checks: [after], facts: [closed], firstNode: false, nodeFinished: true }).state,
+      'closed',
+    );
+    assert.equal(
+      decideGates({ ...base, checks: [volumes], facts: [closed], firstNode: false, nodeFinished: false }).state,
+      'closed',
+    );
   });
 
   it('records the wait with its start and deadline, and keeps the start of a wait for the same check', function () {
     const first = decideGates({ ...base, checks: [volumes], facts: [closed], firstNode: false, nodeFinished: false });
     assert.equal(first.state, 'closed');
     if (first.state !== 'closed') return;
-    assert.deepEqual(first.wait, { name: 'volumes', when: 'beforeEachNode', startTime: '2026-12-05T10:00:00.000Z', deadline: '2026-12-05T10:05:00.000Z' });
-    const later = decideGates({ ...base, now: T0 + 60_000, wait: first.wait, checks: [volumes], facts: [closed], firstNode: false, nodeFinished: false });
+    assert.deepEqual(first.wait, {
+      name: 'volumes',
+      when: 'beforeEachNode',
+      startTime: '2026-12-05T10:00:00.000Z',
+      deadline: '2026-12-05T10:05:00.000Z',
+    });
+    const later = decideGates({
+      ...base,
+      now: T0 + 60_000,
+      wait: first.wait,
+      checks: [volumes],
+      facts: [closed],
+      firstNode: false,
+      nodeFinished: false,
+    });
     assert.equal(later.state === 'closed' && later.wait.startTime, first.wait.startTime);
   });
 });
@@ -90,10 +149,28 @@ describe('core/plan: health gates in decidePlan', function () {
     { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
     { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
   ];
-  const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
+  const passed = {
+    type: 'PreflightPassed',
+    status: 'True' as const,
+    reason: 'ChecksPassed',
+    message: 'ok',
+    lastTransitionTime: new Date(T0).toISOString(),
+    observedGeneration: 1,
+  };
   const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-  const done: PlanJobFacts = { name: jobName('p', 'w-1'), nodeName: 'w-1', group: 'workers', phase: 'Completed', completionTime: T0 };
-  const obs = (policy: string, status: PatchPlanStatus, facts: CheckFacts, more: Partial<PlanObservation> = {}): PlanObservation => ({
+  const done: PlanJobFacts = {
+    name: jobName('p', 'w-1'),
+    nodeName: 'w-1',
+    group: 'workers',
+    phase: 'Completed',
+    completionTime: T0,
+  };
+  const obs = (
+    policy: string,
+    status: PatchPlanStatus,
+    facts: CheckFacts,
+    more: Partial<PlanObservation> = {},
+  ): PlanObservation => ({
     now: T0,
     plan: {
       name: 'p',
@@ -115,10 +192,23 @@ describe('core/plan: health gates in decidePlan', function () {
     assert.equal(step.status.phase, 'InProgress');
     assert.equal(step.status.reason, 'WaitingForHealthCheck');
     assert.match(step.status.message ?? '', /longhorn-system\/pvc-2: false/);
-    assert.deepEqual(step.status.healthCheckWait, { name: 'volumes', when: 'beforeEachNode', startTime: '2026-12-05T10:00:00.000Z', deadline: '2026-12-05T10:00:05.000Z' });
+    assert.deepEqual(step.status.healthCheckWait, {
+      name: 'volumes',
+      when: 'beforeEachNode',
+      startTime: '2026-12-05T10:00:00.000Z',
+      deadline: '2026-12-05T10:00:05.000Z',
+    });
     assert.equal(step.requeueAfterMs, 5000);
-    assert.deepEqual(step.events.map((e) => e.reason), ['WaitingForHealthCheck'], 'an Event when the wait begins');
-    assert.deepEqual(decidePlan(obs('Pause', step.status, observed(degraded), { now: T0 + 1000 })).events, [], 'not one per pass');
+    assert.deepEqual(
+      step.events.map((e) => e.reason),
+      ['WaitingForHealthCheck'],
+      'an Event when the wait begins',
+    );
+    assert.deepEqual(
+      decidePlan(obs('Pause', step.status, observed(degraded), { now: T0 + 1000 })).events,
+      [],
+      'not one per pass',
+    );
   });
 
   it('an open gate schedules the next node and clears the wait', function () {
@@ -145,7 +235,11 @@ describe('core/plan: health gates in decidePlan', function () {
     const again = decidePlan(o);
     assert.equal(again.status.phase, 'Paused');
     assert.equal(again.status.reason, 'HealthCheckTimeout');
-    assert.match(again.status.message ?? '', /health check volumes did not hold within its timeout 5s: .*pvc-2: false/, 'the message still names the check');
+    assert.match(
+      again.status.message ?? '',
+      /health check volumes did not hold within its timeout 5s: .*pvc-2: false/,
+      'the message still names the check',
+    );
   });
 
   it('a timeout applies the Halt policy: Failed with reason HealthCheckTimeout', function () {

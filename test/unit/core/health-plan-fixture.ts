@@ -8,6 +8,15 @@ export function volumesGatedSpec(policy: string, onNoMatch?: string): PatchPlanS
     strategy: { order: ['workers'] },
     failurePolicy: { type: policy },
     talosConfig: { secretRef: { name: 't' } },
-    healthChecks: [{ name: 'volumes', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', expr: 'status.robustness == "healthy"', timeout: '5s', ...(onNoMatch === undefined ? {} : { onNoMatch }) }],
+    healthChecks: [
+      {
+        name: 'volumes',
+        apiVersion: 'longhorn.io/v1beta2',
+        kind: 'Volume',
+        expr: 'status.robustness == "healthy"',
+        timeout: '5s',
+        ...(onNoMatch === undefined ? {} : { onNoMatch }),
+      },
+    ],
   });
 }

@@ -5,25 +5,51 @@ import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js'
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { hookSpec } from '../../../schemas/hooks.js';
 import { decideHook, hookJobName, type HookInput, type HookJobFacts } from '../../../controller/core/hooks.js';
-import { decideJob, talosNeed, type JobNodeFacts, type JobObservation, type TalosFacts } from '../../../controller/core/job/index.js';
+import {
+  decideJob,
+  talosNeed,
+  type JobNodeFacts,
+  type JobObservation,
+  type TalosFacts,
+} from '../../../controller/core/job/index.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import type { PlanJobPhase, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
 import { jobName } from '../../../controller/core/plan/names.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
 const at = (ms: number): string => new Date(ms).toISOString();
-const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0', command: ['ceph', 'osd', 'set', 'noout'] }] } };
+const template = {
+  spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0', command: ['ceph', 'osd', 'set', 'noout'] }] },
+};
 const hook = hookSpec.parse({ template, timeout: '2m' });
 
 const jobFacts = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
-  name, ownerUid: 'owner-uid', outcome: 'running', failedReason: undefined, startTime: T0, completionTime: undefined, failedPod: undefined, ...over,
+  name,
+  ownerUid: 'owner-uid',
+  outcome: 'running',
+  failedReason: undefined,
+  startTime: T0,
+  completionTime: undefined,
+  failedPod: undefined,
+  ...over,
 });
 
 function hookInput(over: Partial<HookInput> = {}): HookInput {
   const name = hookJobName('plan-w1', 'preNode');
   return {
-    hook: 'preNode', spec: hook, record: undefined, job: undefined, now: T0,
-    request: { name, hook: 'preNode', spec: hook, labels: {}, env: {}, owner: { kind: 'PatchJob', name: 'plan-w1', uid: 'owner-uid' } },
+    hook: 'preNode',
+    spec: hook,
+    record: undefined,
+    job: undefined,
+    now: T0,
+    request: {
+      name,
+      hook: 'preNode',
+      spec: hook,
+      labels: {},
+      env: {},
+      owner: { kind: 'PatchJob', name: 'plan-w1', uid: 'owner-uid' },
+    },
     ...over,
   };
 }
@@ -33,7 +59,13 @@ describe('core/hooks: decideHook', function () {
     const first = decideHook(hookInput());
     assert.equal(first.state, 'running');
     assert.equal(first.state === 'running' && first.create, undefined, 'no Job before the record is written');
-    assert.deepEqual(first.record, { hook: 'preNode', jobName: 'plan-w1-pre-node', phase: 'Pending', requestedTime: at(T0), deadline: at(T0 + 120_000) });
+    assert.deepEqual(first.record, {
+      hook: 'preNode',
+      jobName: 'plan-w1-pre-node',
+      phase: 'Pending',
+      requestedTime: at(T0),
+      deadline: at(T0 + 120_000),
+    });
     const create = decideHook(hookInput({ record: first.record, now: T0 + 10 }));
     assert.equal(create.state === 'running' && create.create?.name, 'plan-w1-pre-node');
     assert.equal(create.record.createdTime, at(T0 + 10));
@@ -47,35 +79,90 @@ describe('core/hooks: decideHook', function () {
   });
 
   it('a Job that completed makes the hook Succeeded; a failed one names the Job, the pod and its exit code', function () {
-    const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
-    const ok = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 5_000 }), now: T0 + 6_000 }));
+    const record = {
+      hook: 'preNode' as const,
+      jobName: 'plan-w1-pre-node',
+      phase: 'Running' as const,
+      requestedTime: at(T0),
+      createdTime: at(T0),
+      deadline: at(T0 + 120_000),
+    };
+    const ok = decideHook(
+      hookInput({
+        record,
+        job: jobFacts('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 5_000 }),
+        now: T0 + 6_000,
+      }),
+    );
     assert.equal(ok.state, 'succeeded');
     assert.equal(ok.record.completionTime, at(T0 + 5_000));
-    const bad = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node', { outcome: 'failed', failedReason: 'BackoffLimitExceeded', failedPod: { name: 'plan-w1-pre-node-x7k2p', exitCode: 3 } }), now: T0 + 6_000 }));
+    const bad = decideHook(
+      hookInput({
+        record,
+        job: jobFacts('plan-w1-pre-node', {
+          outcome: 'failed',
+          failedReason: 'BackoffLimitExceeded',
+          failedPod: { name: 'plan-w1-pre-node-x7k2p', exitCode: 3 },
+        }),
+        now: T0 + 6_000,
+      }),
+    );
     assert.equal(bad.state, 'failed');
     assert.equal(bad.record.exitCode, 3);
-    assert.equal(bad.state === 'failed' && bad.message, 'preNode hook Job plan-w1-pre-node failed: pod plan-w1-pre-node-x7k2p exited with code 3 (BackoffLimitExceeded)');
+    assert.equal(
+      bad.state === 'failed' && bad.message,
+      'preNode hook Job plan-w1-pre-node failed: pod plan-w1-pre-node-x7k2p exited with code 3 (BackoffLimitExceeded)',
+    );
   });
 
   it('a Job failed on its pods waits a moment for the failed pod (its exit code) to show in the cache, then fails without it', function () {
-    const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
-    const failedJob = jobFacts('plan-w1-pre-node', { outcome: 'failed', failedReason: 'BackoffLimitExceeded', completionTime: T0 + 1_000 });
+    const record = {
+      hook: 'preNode' as const,
+      jobName: 'plan-w1-pre-node',
+      phase: 'Running' as const,
+      requestedTime: at(T0),
+      createdTime: at(T0),
+      deadline: at(T0 + 120_000),
+    };
+    const failedJob = jobFacts('plan-w1-pre-node', {
+      outcome: 'failed',
+      failedReason: 'BackoffLimitExceeded',
+      completionTime: T0 + 1_000,
+    });
     const early = decideHook(hookInput({ record, job: failedJob, now: T0 + 2_000 }));
     assert.equal(early.state, 'running');
     assert.equal(early.state === 'running' && early.requeueAfterMs, 4_000);
     const late = decideHook(hookInput({ record, job: failedJob, now: T0 + 6_000 }));
-    assert.equal(late.state === 'failed' && late.message, 'preNode hook Job plan-w1-pre-node failed (BackoffLimitExceeded)');
-    const deadline = decideHook(hookInput({ record, job: { ...failedJob, failedReason: 'DeadlineExceeded' }, now: T0 + 2_000 }));
+    assert.equal(
+      late.state === 'failed' && late.message,
+      'preNode hook Job plan-w1-pre-node failed (BackoffLimitExceeded)',
+    );
+    const deadline = decideHook(
+      hookInput({ record, job: { ...failedJob, failedReason: 'DeadlineExceeded' }, now: T0 + 2_000 }),
+    );
     assert.equal(deadline.state, 'failed', 'a Job stopped at its deadline has no exit code to wait for');
   });
 
   it('fails with HookTimeout once the deadline passed (on a Job read fresh), and leaves a Job of an earlier owner alone', function () {
-    const record = { hook: 'preNode' as const, jobName: 'plan-w1-pre-node', phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 120_000) };
+    const record = {
+      hook: 'preNode' as const,
+      jobName: 'plan-w1-pre-node',
+      phase: 'Running' as const,
+      requestedTime: at(T0),
+      createdTime: at(T0),
+      deadline: at(T0 + 120_000),
+    };
     const late = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node'), now: T0 + 120_000, fresh: true }));
     assert.equal(late.state === 'failed' && late.reason, 'HookTimeout');
     const pending = { ...record, phase: 'Pending' as const };
     delete (pending as { createdTime?: string }).createdTime;
-    const stale = decideHook(hookInput({ record: pending, job: jobFacts('plan-w1-pre-node', { ownerUid: 'old-uid', outcome: 'succeeded' }), now: T0 + 10 }));
+    const stale = decideHook(
+      hookInput({
+        record: pending,
+        job: jobFacts('plan-w1-pre-node', { ownerUid: 'old-uid', outcome: 'succeeded' }),
+        now: T0 + 10,
+      }),
+    );
     assert.equal(stale.state, 'running');
     assert.equal(stale.state === 'running' && stale.create, undefined, 'never created over, never taken as ours');
   });
@@ -92,19 +179,39 @@ describe('core/hooks: decideHook', function () {
 // ---- node hooks on the PatchJob ----
 
 const node: JobNodeFacts = {
-  name: 'w1', internalIP: '127.0.10.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'boot-1',
-  talosVersion: 'v1.12.4', schematic: 'a'.repeat(64), controlPlane: false, kubeletVersion: 'v1.35.4',
+  name: 'w1',
+  internalIP: '127.0.10.1',
+  ready: true,
+  unschedulable: false,
+  cordonedBy: undefined,
+  bootID: 'boot-1',
+  talosVersion: 'v1.12.4',
+  schematic: 'a'.repeat(64),
+  controlPlane: false,
+  kubeletVersion: 'v1.35.4',
 };
 const talos: TalosFacts = { ok: true, version: 'v1.12.4', bootId: 'boot-1', stage: 'running', schematic: undefined };
 const withHooks = patchJobSpec.parse({
-  nodeName: 'w1', patchPlanRef: 'plan', group: 'workers', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 'talos' } },
+  nodeName: 'w1',
+  patchPlanRef: 'plan',
+  group: 'workers',
+  target: { talosVersion: 'v1.13.2' },
+  talosConfig: { secretRef: { name: 'talos' } },
   hooks: { preNode: { template }, postNode: { template } },
 });
 const pre = hookJobName('plan-w1', 'preNode');
 const post = hookJobName('plan-w1', 'postNode');
 
 function jobObs(status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation {
-  return { now: T0, job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status }, node, pods: [], leases: [], talos: undefined, ...over };
+  return {
+    now: T0,
+    job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status },
+    node,
+    pods: [],
+    leases: [],
+    talos: undefined,
+    ...over,
+  };
 }
 
 /** Pending with the node read and recorded (legacy flow): the pass that would start draining. */
@@ -128,12 +235,22 @@ describe('core/job: preNode and postNode hooks', function () {
     assert.equal(request?.name, pre);
     assert.deepEqual(
       Object.fromEntries(Object.entries(request?.env ?? {}).filter(([k]) => /NODE|PLAN|PHASE|TALOS|HOOK/.test(k))),
-      { KANGAL_HOOK: 'preNode', KANGAL_PLAN: 'plan', KANGAL_NODE: 'w1', KANGAL_PHASE: 'Pending', KANGAL_FROM_TALOS_VERSION: 'v1.12.4', KANGAL_TO_TALOS_VERSION: 'v1.13.2' },
+      {
+        KANGAL_HOOK: 'preNode',
+        KANGAL_PLAN: 'plan',
+        KANGAL_NODE: 'w1',
+        KANGAL_PHASE: 'Pending',
+        KANGAL_FROM_TALOS_VERSION: 'v1.12.4',
+        KANGAL_TO_TALOS_VERSION: 'v1.13.2',
+      },
     );
     assert.equal(request?.owner.uid, 'owner-uid');
     const waiting = decideJob(jobObs(create.status, { hookJobs: [jobFacts(pre)] }));
     assert.equal(waiting.action, undefined);
-    assert.match(waiting.status.message ?? '', new RegExp(`waiting until ${at(T0 + 10 * 60_000)} for the preNode hook Job ${pre} before cordoning node w1`));
+    assert.match(
+      waiting.status.message ?? '',
+      new RegExp(`waiting until ${at(T0 + 10 * 60_000)} for the preNode hook Job ${pre} before cordoning node w1`),
+    );
     const done = decideJob(jobObs(waiting.status, { hookJobs: [jobFacts(pre, { outcome: 'succeeded' })] }));
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
     assert.equal(talosNeed({ spec: jobObs(done.status).job.spec, status: done.status }), 'identity');
@@ -144,10 +261,19 @@ describe('core/job: preNode and postNode hooks', function () {
   it('a failed preNode fails the job with HookFailed, the Job name and exit code, and never cordons the node', function () {
     const created = decideJob(jobObs(decideJob(jobObs(readyToCordon(), { talos })).status)).status;
     const failedPod = { name: `${pre}-abcde`, exitCode: 3 };
-    const step = decideJob(jobObs(created, { hookJobs: [jobFacts(pre, { outcome: 'failed', failedReason: 'BackoffLimitExceeded', failedPod })] }));
+    const step = decideJob(
+      jobObs(created, {
+        hookJobs: [jobFacts(pre, { outcome: 'failed', failedReason: 'BackoffLimitExceeded', failedPod })],
+      }),
+    );
     assert.equal(step.status.phase, 'Failed');
     assert.equal(step.status.reason, 'HookFailed');
-    assert.match(step.status.message ?? '', new RegExp(`preNode hook Job ${pre} failed: pod ${pre}-abcde exited with code 3.*node w1 was not cordoned or changed`));
+    assert.match(
+      step.status.message ?? '',
+      new RegExp(
+        `preNode hook Job ${pre} failed: pod ${pre}-abcde exited with code 3.*node w1 was not cordoned or changed`,
+      ),
+    );
     assert.equal(step.status.cordonedTime, undefined);
     // The finished job never cordons: postNode runs, then the slot is released.
     const next = decideJob(jobObs(step.status, { hookJobs: [jobFacts(pre, { outcome: 'failed', failedPod })] }));
@@ -156,7 +282,12 @@ describe('core/job: preNode and postNode hooks', function () {
   });
 
   it('runs postNode after the uncordon of a completed job; its failure is reported and the job stays Completed', function () {
-    const completed: PatchJobStatus = { phase: 'Completed', reason: 'Upgraded', message: 'node w1 upgraded', cordonedTime: at(T0) };
+    const completed: PatchJobStatus = {
+      phase: 'Completed',
+      reason: 'Upgraded',
+      message: 'node w1 upgraded',
+      cordonedTime: at(T0),
+    };
     const cordoned = { ...node, unschedulable: true, cordonedBy: 'plan-w1' };
     assert.equal(decideJob(jobObs(completed, { node: cordoned })).action?.type, 'uncordon', 'the node first');
     const start = decideJob(jobObs(completed));
@@ -164,16 +295,25 @@ describe('core/job: preNode and postNode hooks', function () {
     assert.equal(start.status.conditions?.find((c) => c.type === 'PostNodeHook')?.reason, 'WaitingForHook');
     const create = decideJob(jobObs(start.status));
     assert.equal(create.action?.type === 'createHookJob' && create.action.job.env['KANGAL_PHASE'], 'Completed');
-    const failed = decideJob(jobObs(create.status, { hookJobs: [jobFacts(post, { outcome: 'failed', failedPod: { name: `${post}-q`, exitCode: 1 } })] }));
+    const failed = decideJob(
+      jobObs(create.status, {
+        hookJobs: [jobFacts(post, { outcome: 'failed', failedPod: { name: `${post}-q`, exitCode: 1 } })],
+      }),
+    );
     assert.equal(failed.status.phase, 'Completed');
     assert.equal(failed.status.reason, 'Upgraded');
     const condition = failed.status.conditions?.find((c) => c.type === 'PostNodeHook');
     assert.equal(condition?.status, 'False');
     assert.equal(condition?.reason, 'HookFailed');
-    assert.deepEqual(failed.events.map((e) => [e.type, e.reason]), [['Warning', 'HookFailed']]);
+    assert.deepEqual(
+      failed.events.map((e) => [e.type, e.reason]),
+      [['Warning', 'HookFailed']],
+    );
     // Reported once; then the slot goes back as for any finished job.
     const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
-    const release = decideJob(jobObs(failed.status, { leases: [lease], hookJobs: [jobFacts(post, { outcome: 'failed' })] }));
+    const release = decideJob(
+      jobObs(failed.status, { leases: [lease], hookJobs: [jobFacts(post, { outcome: 'failed' })] }),
+    );
     assert.equal(release.action?.type, 'releaseLeases');
     assert.deepEqual(release.events, []);
   });
@@ -182,16 +322,44 @@ describe('core/job: preNode and postNode hooks', function () {
 describe('core/job: a drain and hook pods', function () {
   it('does not evict a running hook pod on the node (that would fail its hook): it waits for it to finish', function () {
     const cordoned = { ...node, unschedulable: true, cordonedBy: 'plan-w1' };
-    const draining: PatchJobStatus = { phase: 'Draining', deadline: at(T0 + 300_000), phaseStartTime: at(T0), cordonedTime: at(T0) };
-    const hookPod = { namespace: 'kangal-patch', name: 'plan-w2-pre-node-abcde', uid: 'u-h', controllerKind: 'Job', mirror: false, deleting: false, phase: 'Running', labels: { 'kangalpatch.ozalp.dk/hook': 'preNode' } };
-    const app = { namespace: 'app', name: 'web-1', uid: 'u-w', controllerKind: 'ReplicaSet', mirror: false, deleting: false, phase: 'Running' };
+    const draining: PatchJobStatus = {
+      phase: 'Draining',
+      deadline: at(T0 + 300_000),
+      phaseStartTime: at(T0),
+      cordonedTime: at(T0),
+    };
+    const hookPod = {
+      namespace: 'kangal-patch',
+      name: 'plan-w2-pre-node-abcde',
+      uid: 'u-h',
+      controllerKind: 'Job',
+      mirror: false,
+      deleting: false,
+      phase: 'Running',
+      labels: { 'kangalpatch.ozalp.dk/hook': 'preNode' },
+    };
+    const app = {
+      namespace: 'app',
+      name: 'web-1',
+      uid: 'u-w',
+      controllerKind: 'ReplicaSet',
+      mirror: false,
+      deleting: false,
+      phase: 'Running',
+    };
     const evict = decideJob(jobObs(draining, { node: cordoned, pods: [hookPod, app] }));
     assert.deepEqual(evict.action?.type === 'evict' ? evict.action.pods.map((p) => p.name) : [], ['web-1']);
     const wait = decideJob(jobObs(draining, { node: cordoned, pods: [hookPod] }));
     assert.equal(wait.action, undefined);
     assert.equal(wait.status.reason, 'WaitingForPodsToTerminate');
-    assert.match(wait.status.message ?? '', /1 hook pod\(s\) to finish \(hooks are not evicted\): kangal-patch\/plan-w2-pre-node-abcde/);
-    assert.equal(decideJob(jobObs(draining, { node: cordoned, pods: [{ ...hookPod, phase: 'Succeeded' }] })).status.phase, 'Upgrading');
+    assert.match(
+      wait.status.message ?? '',
+      /1 hook pod\(s\) to finish \(hooks are not evicted\): kangal-patch\/plan-w2-pre-node-abcde/,
+    );
+    assert.equal(
+      decideJob(jobObs(draining, { node: cordoned, pods: [{ ...hookPod, phase: 'Succeeded' }] })).status.phase,
+      'Upgrading',
+    );
   });
 });
 
@@ -201,15 +369,37 @@ const planNodes: PlanNodeFacts[] = [
   { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
   { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.1' },
 ];
-const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: at(T0), observedGeneration: 1 };
-const inProgress: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1, startTime: at(T0) };
+const passed = {
+  type: 'PreflightPassed',
+  status: 'True' as const,
+  reason: 'ChecksPassed',
+  message: 'ok',
+  lastTransitionTime: at(T0),
+  observedGeneration: 1,
+};
+const inProgress: PatchPlanStatus = {
+  phase: 'InProgress',
+  conditions: [passed],
+  observedGeneration: 1,
+  startTime: at(T0),
+};
 
 function planObs(status: PatchPlanStatus, over: Partial<PlanObservation> = {}, policy = 'Halt'): PlanObservation {
   const spec = patchPlanSpec.parse({
-    target: { talosVersion: 'v1.13.2' }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } },
-    failurePolicy: { type: policy }, hooks: { prePlan: { template }, postPlan: { template } },
+    target: { talosVersion: 'v1.13.2' },
+    delayBetweenNodes: '0s',
+    talosConfig: { secretRef: { name: 't' } },
+    failurePolicy: { type: policy },
+    hooks: { prePlan: { template }, postPlan: { template } },
   });
-  return { now: T0, plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status }, nodes: planNodes, jobs: [], leases: [], ...over };
+  return {
+    now: T0,
+    plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status },
+    nodes: planNodes,
+    jobs: [],
+    leases: [],
+    ...over,
+  };
 }
 
 describe('core/plan: prePlan and postPlan hooks', function () {
@@ -223,15 +413,25 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     assert.equal(request?.name, 'p-pre-plan');
     assert.deepEqual(request?.owner, { kind: 'PatchPlan', name: 'p', uid: 'plan-uid' });
     assert.equal(request?.env['KANGAL_FROM_TALOS_VERSION'], 'v1.12.1', 'the oldest node');
-    const done = decidePlan(planObs(create.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }));
+    const done = decidePlan(
+      planObs(create.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
+    );
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
-    const go = decidePlan(planObs(done.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }));
+    const go = decidePlan(
+      planObs(done.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
+    );
     assert.equal(go.action?.type, 'scheduleNodes');
   });
 
   it('a failed prePlan applies the failure policy with reason HookFailed: Halt fails the plan, Pause pauses it and a resume goes on', function () {
     const created = decidePlan(planObs(decidePlan(planObs(inProgress)).status)).status;
-    const failedJob = [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'failed', failedPod: { name: 'p-pre-plan-z', exitCode: 2 } })];
+    const failedJob = [
+      jobFacts('p-pre-plan', {
+        ownerUid: 'plan-uid',
+        outcome: 'failed',
+        failedPod: { name: 'p-pre-plan-z', exitCode: 2 },
+      }),
+    ];
     const halt = decidePlan(planObs(created, { hookJobs: failedJob }));
     assert.equal(halt.status.phase, 'Failed');
     assert.equal(halt.status.reason, 'HookFailed');
@@ -249,21 +449,53 @@ describe('core/plan: prePlan and postPlan hooks', function () {
   });
 
   it('runs postPlan once the plan ended and no job or postNode hook runs; its failure is reported, the phase stays', function () {
-    const done = (phase: PlanJobPhase) => ({ name: jobName('p', 'w'), nodeName: 'w-1', group: 'workers', phase, completionTime: T0 });
-    const prePlanOk = { hook: 'prePlan' as const, jobName: 'p-pre-plan', phase: 'Succeeded' as const, requestedTime: at(T0), deadline: at(T0 + 1) };
-    const completed: PatchPlanStatus = { ...inProgress, phase: 'Completed', reason: 'Completed', completionTime: at(T0), hooks: [prePlanOk] };
+    const done = (phase: PlanJobPhase) => ({
+      name: jobName('p', 'w'),
+      nodeName: 'w-1',
+      group: 'workers',
+      phase,
+      completionTime: T0,
+    });
+    const prePlanOk = {
+      hook: 'prePlan' as const,
+      jobName: 'p-pre-plan',
+      phase: 'Succeeded' as const,
+      requestedTime: at(T0),
+      deadline: at(T0 + 1),
+    };
+    const completed: PatchPlanStatus = {
+      ...inProgress,
+      phase: 'Completed',
+      reason: 'Completed',
+      completionTime: at(T0),
+      hooks: [prePlanOk],
+    };
     const both = [done('Completed'), { ...done('Completed'), name: jobName('p', 'w-2'), nodeName: 'w-2' }];
-    const postNodeRunning = decidePlan(planObs(completed, { jobs: [both[0] ?? done('Completed'), { ...done('Completed'), postNodeHookPending: true }] }));
-    assert.equal(postNodeRunning.status.hooks?.find((h) => h.hook === 'postPlan'), undefined, 'postPlan waits for the last postNode hook');
+    const postNodeRunning = decidePlan(
+      planObs(completed, { jobs: [both[0] ?? done('Completed'), { ...done('Completed'), postNodeHookPending: true }] }),
+    );
+    assert.equal(
+      postNodeRunning.status.hooks?.find((h) => h.hook === 'postPlan'),
+      undefined,
+      'postPlan waits for the last postNode hook',
+    );
     const start = decidePlan(planObs(completed, { jobs: both }));
     assert.equal(start.status.hooks?.find((h) => h.hook === 'postPlan')?.phase, 'Pending');
     assert.equal(start.status.phase, 'Completed');
     const create = decidePlan(planObs(start.status, { jobs: both }));
     assert.equal(create.action?.type === 'createHookJob' && create.action.job.env['KANGAL_PHASE'], 'Completed');
-    const failed = decidePlan(planObs(create.status, { jobs: both, hookJobs: [jobFacts('p-post-plan', { ownerUid: 'plan-uid', outcome: 'failed' })] }));
+    const failed = decidePlan(
+      planObs(create.status, {
+        jobs: both,
+        hookJobs: [jobFacts('p-post-plan', { ownerUid: 'plan-uid', outcome: 'failed' })],
+      }),
+    );
     assert.equal(failed.status.phase, 'Completed');
     assert.equal(failed.status.reason, 'Completed');
     assert.equal(failed.status.hooks?.find((h) => h.hook === 'postPlan')?.reason, 'HookFailed');
-    assert.deepEqual(failed.events.map((e) => e.reason), ['HookFailed']);
+    assert.deepEqual(
+      failed.events.map((e) => e.reason),
+      ['HookFailed'],
+    );
   });
 });

@@ -2,7 +2,14 @@
 // (controller/core/job/confirm.ts): the decision asks for the read, and decides again on it.
 import assert from 'node:assert/strict';
 import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
-import { confirmFailed, decideJob, type FreshRead, type JobNodeFacts, type JobObservation, type StaticPodFacts } from '../../../controller/core/job/index.js';
+import {
+  confirmFailed,
+  decideJob,
+  type FreshRead,
+  type JobNodeFacts,
+  type JobObservation,
+  type StaticPodFacts,
+} from '../../../controller/core/job/index.js';
 import type { HookJobFacts } from '../../../controller/core/hooks.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00Z');
@@ -10,7 +17,14 @@ const DEADLINE = new Date(T0 + 60_000).toISOString();
 const LATE = T0 + 61_000;
 
 const spec = (target: Record<string, unknown> = { talosVersion: 'v1.13.2' }, nodeName = 'w1') =>
-  patchJobSpec.parse({ nodeName, patchPlanRef: 'plan', group: 'workers', target, talosConfig: { secretRef: { name: 'talos' } }, rebootTimeout: '1m' });
+  patchJobSpec.parse({
+    nodeName,
+    patchPlanRef: 'plan',
+    group: 'workers',
+    target,
+    talosConfig: { secretRef: { name: 'talos' } },
+    rebootTimeout: '1m',
+  });
 
 const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
   name: 'w1',
@@ -26,10 +40,25 @@ const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
   ...over,
 });
 
-const rebooting: PatchJobStatus = { phase: 'Rebooting', flow: 'legacy', initialBootID: 'boot-1', currentTalosVersion: 'v1.12.4', deadline: DEADLINE, reason: 'WaitingForReboot' };
+const rebooting: PatchJobStatus = {
+  phase: 'Rebooting',
+  flow: 'legacy',
+  initialBootID: 'boot-1',
+  currentTalosVersion: 'v1.12.4',
+  deadline: DEADLINE,
+  reason: 'WaitingForReboot',
+};
 
 function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, jobSpec = spec()): JobObservation {
-  return { now: LATE, job: { name: 'plan-w1', spec: jobSpec, status }, node: node(), pods: [], leases: [], talos: undefined, ...over };
+  return {
+    now: LATE,
+    job: { name: 'plan-w1', spec: jobSpec, status },
+    node: node(),
+    pods: [],
+    leases: [],
+    talos: undefined,
+    ...over,
+  };
 }
 
 /** What the reconciler does with a confirm step: the same decision on the fresh facts. */
@@ -74,14 +103,31 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
   });
 
   it('a Talos-decided timeout (UpgradeTimeout) is not confirmed against Kubernetes: the Talos answer is fresh', function () {
-    const upgrading: PatchJobStatus = { phase: 'Upgrading', flow: 'legacy', initialBootID: 'boot-1', deadline: DEADLINE, upgradeRequestedTime: new Date(T0).toISOString(), installerImage: 'ghcr.io/siderolabs/installer:v1.13.2' };
-    const step = decideJob(obs(upgrading, { talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } } }));
+    const upgrading: PatchJobStatus = {
+      phase: 'Upgrading',
+      flow: 'legacy',
+      initialBootID: 'boot-1',
+      deadline: DEADLINE,
+      upgradeRequestedTime: new Date(T0).toISOString(),
+      installerImage: 'ghcr.io/siderolabs/installer:v1.13.2',
+    };
+    const step = decideJob(
+      obs(upgrading, {
+        talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } },
+      }),
+    );
     assert.equal(step.confirm, undefined);
     assert.equal(step.status.reason, 'UpgradeTimeout');
   });
 
   it('DrainTimeout: the pods are a live list already, the Node (is it cordoned?) is read fresh', function () {
-    const draining: PatchJobStatus = { phase: 'Draining', flow: 'legacy', initialBootID: 'boot-1', deadline: DEADLINE, cordonedTime: new Date(T0).toISOString() };
+    const draining: PatchJobStatus = {
+      phase: 'Draining',
+      flow: 'legacy',
+      initialBootID: 'boot-1',
+      deadline: DEADLINE,
+      cordonedTime: new Date(T0).toISOString(),
+    };
     const o = obs(draining, { node: node({ unschedulable: false, cordonedBy: undefined }), fresh: ['nodePods'] });
     assert.deepEqual(decideJob(o).confirm, ['node']);
     const drained = confirmWith(o, { node: node() });
@@ -93,11 +139,28 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
   describe('Kubernetes phases', function () {
     const k8s = spec({ kubernetesVersion: 'v1.36.3' }, 'cp-1');
     const cp = node({ name: 'cp-1', controlPlane: true, unschedulable: false, cordonedBy: undefined });
-    const apiServer = (image: string, ready: boolean): StaticPodFacts => ({ component: 'kube-apiserver', image, ready, deleting: false });
-    const job = (status: PatchJobStatus, over: Partial<JobObservation>): JobObservation => ({ ...obs(status, { node: cp, ...over }, k8s), job: { name: 'plan-cp-1', spec: k8s, status } });
+    const apiServer = (image: string, ready: boolean): StaticPodFacts => ({
+      component: 'kube-apiserver',
+      image,
+      ready,
+      deleting: false,
+    });
+    const job = (status: PatchJobStatus, over: Partial<JobObservation>): JobObservation => ({
+      ...obs(status, { node: cp, ...over }, k8s),
+      job: { name: 'plan-cp-1', spec: k8s, status },
+    });
 
-    it('StaticPodNotReady asks for the node\'s pods; the fresh list showing the pod Ready on the target moves on', function () {
-      const status: PatchJobStatus = { phase: 'UpgradingKubernetes', deadline: DEADLINE, kubernetesStep: { component: 'kube-apiserver', image: 'registry.k8s.io/kube-apiserver:v1.36.3', requestedTime: DEADLINE, appliedTime: DEADLINE } };
+    it("StaticPodNotReady asks for the node's pods; the fresh list showing the pod Ready on the target moves on", function () {
+      const status: PatchJobStatus = {
+        phase: 'UpgradingKubernetes',
+        deadline: DEADLINE,
+        kubernetesStep: {
+          component: 'kube-apiserver',
+          image: 'registry.k8s.io/kube-apiserver:v1.36.3',
+          requestedTime: DEADLINE,
+          appliedTime: DEADLINE,
+        },
+      };
       const o = job(status, { staticPods: [apiServer('registry.k8s.io/kube-apiserver:v1.36.3', false)] });
       assert.deepEqual(decideJob(o).confirm, ['nodePods']);
       const ready = confirmWith(o, { staticPods: [apiServer('registry.k8s.io/kube-apiserver:v1.36.3', true)] });
@@ -108,20 +171,54 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
     });
 
     it('ControlPlaneNotUpgraded asks for the kube-apiserver pods', function () {
-      const status: PatchJobStatus = { phase: 'UpgradingKubernetes', deadline: DEADLINE, reason: 'WaitingForControlPlane', slotReleasedTime: DEADLINE };
+      const status: PatchJobStatus = {
+        phase: 'UpgradingKubernetes',
+        deadline: DEADLINE,
+        reason: 'WaitingForControlPlane',
+        slotReleasedTime: DEADLINE,
+      };
       const worker = node({ name: 'w1', unschedulable: false, cordonedBy: undefined });
-      const o: JobObservation = { ...obs(status, { node: worker, config: { ok: true, config: 'version: v1alpha1\nmachine:\n  type: worker\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.35.4\n' }, apiServers: [{ node: 'cp-1', version: 'v1.35.4' }] }, spec({ kubernetesVersion: 'v1.36.3' })) };
+      const o: JobObservation = {
+        ...obs(
+          status,
+          {
+            node: worker,
+            config: {
+              ok: true,
+              config:
+                'version: v1alpha1\nmachine:\n  type: worker\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.35.4\n',
+            },
+            apiServers: [{ node: 'cp-1', version: 'v1.35.4' }],
+          },
+          spec({ kubernetesVersion: 'v1.36.3' }),
+        ),
+      };
       assert.deepEqual(decideJob(o).confirm, ['apiServers'], JSON.stringify(decideJob(o).status));
-      assert.equal(confirmWith(o, { apiServers: [{ node: 'cp-1', version: 'v1.36.3' }] }).status.reason, 'WaitingForSlot');
+      assert.equal(
+        confirmWith(o, { apiServers: [{ node: 'cp-1', version: 'v1.36.3' }] }).status.reason,
+        'WaitingForSlot',
+      );
       assert.equal(confirmWith(o, {}).status.reason, 'ControlPlaneNotUpgraded');
     });
 
-    for (const [what, controlPlane, needs] of [['a worker', false, ['node']], ['a control-plane node', true, ['node', 'nodePods']]] as const) {
+    for (const [what, controlPlane, needs] of [
+      ['a worker', false, ['node']],
+      ['a control-plane node', true, ['node', 'nodePods']],
+    ] as const) {
       it(`KubernetesUpgradeTimeout while validating ${what} asks for ${needs.join(' and ')}`, function () {
-        const status: PatchJobStatus = { phase: 'ValidatingKubernetes', deadline: DEADLINE, reason: 'WaitingForKubelet' };
+        const status: PatchJobStatus = {
+          phase: 'ValidatingKubernetes',
+          deadline: DEADLINE,
+          reason: 'WaitingForKubelet',
+        };
         const o = job(status, { node: { ...cp, controlPlane }, staticPods: controlPlane ? [] : undefined });
         assert.deepEqual(decideJob(o).confirm, needs as unknown as FreshRead[]);
-        const staticPods = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => ({ component: c, image: `registry.k8s.io/${c}:v1.36.3`, ready: true, deleting: false }));
+        const staticPods = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => ({
+          component: c,
+          image: `registry.k8s.io/${c}:v1.36.3`,
+          ready: true,
+          deleting: false,
+        }));
         const done = confirmWith(o, { node: { ...cp, controlPlane, kubeletVersion: 'v1.36.3' }, staticPods });
         assert.equal(done.status.phase, 'Completed');
         assert.equal(confirmWith(o, {}).status.reason, 'KubernetesUpgradeTimeout');
@@ -133,7 +230,17 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
     const k8s = spec({ kubernetesVersion: 'v1.36.3' });
     const cases: [string, PatchJobStatus, ReturnType<typeof spec>][] = [
       ['a new job (Pending)', {}, spec()],
-      ['Draining', { phase: 'Draining', flow: 'legacy', initialBootID: 'boot-1', deadline: DEADLINE, cordonedTime: new Date(T0).toISOString() }, spec()],
+      [
+        'Draining',
+        {
+          phase: 'Draining',
+          flow: 'legacy',
+          initialBootID: 'boot-1',
+          deadline: DEADLINE,
+          cordonedTime: new Date(T0).toISOString(),
+        },
+        spec(),
+      ],
       ['Rebooting', rebooting, spec()],
       ['UpgradingKubernetes', { phase: 'UpgradingKubernetes', deadline: DEADLINE }, k8s],
       ['ValidatingKubernetes', { phase: 'ValidatingKubernetes', deadline: DEADLINE, reason: 'WaitingForKubelet' }, k8s],
@@ -157,7 +264,11 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
 
   it('a failed confirming read gives no verdict: the phase and deadline stay, the status says why it waits', function () {
     const o = obs(rebooting);
-    const step = confirmFailed(o, decideJob(o), { transient: true, reason: 'Unavailable', message: 'connect ECONNREFUSED 127.0.0.1:6443' });
+    const step = confirmFailed(o, decideJob(o), {
+      transient: true,
+      reason: 'Unavailable',
+      message: 'connect ECONNREFUSED 127.0.0.1:6443',
+    });
     assert.equal(step.status.phase, 'Rebooting');
     assert.equal(step.status.deadline, DEADLINE);
     assert.equal(step.status.reason, 'ConfirmingNode');
@@ -168,11 +279,44 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
 
   describe('HookTimeout of the node hooks: the hook Job is read before the timeout is given', function () {
     const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0' }] } };
-    const withHooks = patchJobSpec.parse({ nodeName: 'w1', patchPlanRef: 'plan', group: 'workers', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 'talos' } }, hooks: { preNode: { template }, postNode: { template } } });
-    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({ name, ownerUid: 'owner-uid', outcome: 'running', failedReason: undefined, startTime: T0, completionTime: undefined, failedPod: undefined, ...over });
-    const record = (hook: 'preNode' | 'postNode', jobName: string) => ({ hook, jobName, phase: 'Running' as const, requestedTime: new Date(T0).toISOString(), createdTime: new Date(T0).toISOString(), deadline: DEADLINE });
-    const hookObs = (status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation => ({ ...obs(status, over, withHooks), job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status } });
-    const preNode: PatchJobStatus = { phase: 'Pending', flow: 'legacy', initialBootID: 'boot-1', deadline: new Date(T0 + 600_000).toISOString(), hooks: [record('preNode', 'plan-w1-pre-node')], reason: 'WaitingForHook' };
+    const withHooks = patchJobSpec.parse({
+      nodeName: 'w1',
+      patchPlanRef: 'plan',
+      group: 'workers',
+      target: { talosVersion: 'v1.13.2' },
+      talosConfig: { secretRef: { name: 'talos' } },
+      hooks: { preNode: { template }, postNode: { template } },
+    });
+    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
+      name,
+      ownerUid: 'owner-uid',
+      outcome: 'running',
+      failedReason: undefined,
+      startTime: T0,
+      completionTime: undefined,
+      failedPod: undefined,
+      ...over,
+    });
+    const record = (hook: 'preNode' | 'postNode', jobName: string) => ({
+      hook,
+      jobName,
+      phase: 'Running' as const,
+      requestedTime: new Date(T0).toISOString(),
+      createdTime: new Date(T0).toISOString(),
+      deadline: DEADLINE,
+    });
+    const hookObs = (status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation => ({
+      ...obs(status, over, withHooks),
+      job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status },
+    });
+    const preNode: PatchJobStatus = {
+      phase: 'Pending',
+      flow: 'legacy',
+      initialBootID: 'boot-1',
+      deadline: new Date(T0 + 600_000).toISOString(),
+      hooks: [record('preNode', 'plan-w1-pre-node')],
+      reason: 'WaitingForHook',
+    };
     const free = node({ unschedulable: false, cordonedBy: undefined });
 
     it('preNode: a Job running on the cached view past its deadline is read first; fresh and completed, the job goes on; still running, HookFailed (HookTimeout)', function () {
@@ -182,8 +326,13 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
       assert.equal(step.action, undefined);
       assert.equal(step.status.phase, 'Pending');
       assert.equal(step.status.reason, 'ConfirmingHook');
-      assert.match(step.status.message ?? '', /preNode hook passed on the controller's cached view of Job plan-w1-pre-node; reading it from the apiserver before failing the hook \(HookTimeout\)/);
-      const ok = confirmWith(o, { hookJobs: [hookJob('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 30_000 })] });
+      assert.match(
+        step.status.message ?? '',
+        /preNode hook passed on the controller's cached view of Job plan-w1-pre-node; reading it from the apiserver before failing the hook \(HookTimeout\)/,
+      );
+      const ok = confirmWith(o, {
+        hookJobs: [hookJob('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 30_000 })],
+      });
       assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
       assert.equal(ok.status.phase, 'Pending');
       assert.notEqual(ok.status.reason, 'HookFailed');
@@ -194,7 +343,13 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
     });
 
     it('postNode: read first, the finished job keeps its phase and reason; a failed read is told in the PostNodeHook condition, not a verdict', function () {
-      const completed: PatchJobStatus = { phase: 'Completed', reason: 'Upgraded', message: 'node w1 upgraded', completionTime: new Date(T0).toISOString(), hooks: [record('postNode', 'plan-w1-post-node')] };
+      const completed: PatchJobStatus = {
+        phase: 'Completed',
+        reason: 'Upgraded',
+        message: 'node w1 upgraded',
+        completionTime: new Date(T0).toISOString(),
+        hooks: [record('postNode', 'plan-w1-post-node')],
+      };
       const o = hookObs(completed, { node: free, hookJobs: [hookJob('plan-w1-post-node')] });
       const step = decideJob(o);
       assert.deepEqual(step.confirm, ['hookJobs']);
@@ -204,7 +359,10 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
       assert.equal(unread.status.reason, 'Upgraded');
       const condition = unread.status.conditions?.find((c) => c.type === 'PostNodeHook');
       assert.equal(condition?.reason, 'ConfirmingHook');
-      assert.match(condition?.message ?? '', /Job plan-w1-post-node; reading it .*but the read failed \(retrying\): injected: 503/);
+      assert.match(
+        condition?.message ?? '',
+        /Job plan-w1-post-node; reading it .*but the read failed \(retrying\): injected: 503/,
+      );
       assert.equal(unread.requeueAfterMs, undefined, 'the queue backs off');
       const ok = confirmWith(o, { hookJobs: [hookJob('plan-w1-post-node', { outcome: 'succeeded' })] });
       assert.equal(ok.status.conditions?.find((c) => c.type === 'PostNodeHook')?.status, 'True');

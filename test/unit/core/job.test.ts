@@ -62,28 +62,49 @@ const pod = (name: string, over: Partial<JobPodFacts> = {}): JobPodFacts => ({
 });
 
 function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, jobSpec = spec()): JobObservation {
-  return { now: T0, job: { name: 'plan-w1', spec: jobSpec, status }, node: node(), pods: [], leases: [], talos: undefined, ...over };
+  return {
+    now: T0,
+    job: { name: 'plan-w1', spec: jobSpec, status },
+    node: node(),
+    pods: [],
+    leases: [],
+    talos: undefined,
+    ...over,
+  };
 }
 
 /** A status as the first passes of Pending leave it, for a 1.12 → 1.13 legacy upgrade. */
 function recorded(flow: 'legacy' | 'lifecycle' = 'legacy'): PatchJobStatus {
   const version = flow === 'legacy' ? 'v1.12.4' : 'v1.13.1';
   let s = decideJob(obs({})).status;
-  s = decideJob(obs(s, { talos: talos({ version }) }, spec({ talosVersion: flow === 'legacy' ? 'v1.13.2' : 'v1.14.0' }))).status;
+  s = decideJob(
+    obs(s, { talos: talos({ version }) }, spec({ talosVersion: flow === 'legacy' ? 'v1.13.2' : 'v1.14.0' })),
+  ).status;
   return s;
 }
 
 describe('core/job: decideJob', function () {
   describe('Pending', function () {
-    it('enters Pending with a deadline and the node\'s identity in one write when its first pass read Talos', function () {
-      assert.equal(talosNeed({ spec: spec(), status: {} }), 'identity', 'the first pass of a Talos upgrade reads the node');
-      assert.equal(talosNeed({ spec: spec({ kubernetesVersion: 'v1.36.0' }), status: {} }), 'none', 'a Kubernetes-only job has no Talos identity to record');
+    it("enters Pending with a deadline and the node's identity in one write when its first pass read Talos", function () {
+      assert.equal(
+        talosNeed({ spec: spec(), status: {} }),
+        'identity',
+        'the first pass of a Talos upgrade reads the node',
+      );
+      assert.equal(
+        talosNeed({ spec: spec({ kubernetesVersion: 'v1.36.0' }), status: {} }),
+        'none',
+        'a Kubernetes-only job has no Talos identity to record',
+      );
       const step = decideJob(obs({}, { talos: talos() }));
       assert.equal(step.status.phase, 'Pending');
       assert.equal(step.status.deadline, new Date(T0 + 10 * 60_000).toISOString());
       assert.equal(step.status.initialBootID, BOOT, 'recorded with the start');
       assert.equal(step.status.flow, 'legacy');
-      assert.deepEqual(step.events.map((e) => e.reason), ['Started']);
+      assert.deepEqual(
+        step.events.map((e) => e.reason),
+        ['Started'],
+      );
       assert.equal(step.action, undefined, 'record first: nothing acts on what this write records');
       const next = decideJob(obs(step.status, { talos: talos() }));
       assert.equal(next.status.phase, 'Draining');
@@ -98,13 +119,24 @@ describe('core/job: decideJob', function () {
     });
 
     it('starts waiting for an unreachable Talos API in its first write, against the deadline it sets', function () {
-      const down: TalosFacts = { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } };
+      const down: TalosFacts = {
+        ok: false,
+        failure: { transient: true, reason: 'Unavailable', message: 'connection refused' },
+      };
       const wait = decideJob(obs({}, { talos: down }));
       assert.equal(wait.status.phase, 'Pending');
       assert.equal(wait.status.reason, 'TalosUnreachable');
       assert.match(wait.status.message ?? '', /until 2026-12-01T10:10:00.000Z/);
-      assert.deepEqual(wait.events.map((e) => e.reason), ['Started']);
-      const refused = decideJob(obs({}, { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } }));
+      assert.deepEqual(
+        wait.events.map((e) => e.reason),
+        ['Started'],
+      );
+      const refused = decideJob(
+        obs(
+          {},
+          { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } },
+        ),
+      );
       assert.equal(refused.status.phase, 'Failed');
       assert.equal(refused.status.reason, 'TalosCallFailed');
     });
@@ -123,7 +155,9 @@ describe('core/job: decideJob', function () {
       assert.equal(refused.status.phase, 'Failed');
       assert.equal(refused.status.reason, 'DowngradeRefused');
       assert.match(refused.status.message ?? '', /allowTalosDowngrade/);
-      const allowed = decideJob(obs(s, { talos: talos({ version: 'v1.14.0' }) }, spec({ talosVersion: 'v1.13.2', allowTalosDowngrade: true })));
+      const allowed = decideJob(
+        obs(s, { talos: talos({ version: 'v1.14.0' }) }, spec({ talosVersion: 'v1.13.2', allowTalosDowngrade: true })),
+      );
       assert.equal(allowed.status.phase, 'Pending');
       assert.equal(allowed.status.initialBootID, BOOT);
     });
@@ -134,11 +168,19 @@ describe('core/job: decideJob', function () {
       assert.equal(s.flow, 'legacy');
       assert.equal(s.installerImage, 'ghcr.io/siderolabs/installer:v1.13.2');
       const next = decideJob(obs(s, { talos: talos() }));
-      assert.deepEqual(next.action, { type: 'cordon' }, 'legacy flow has nothing to pre-pull: Draining begins with the cordon');
+      assert.deepEqual(
+        next.action,
+        { type: 'cordon' },
+        'legacy flow has nothing to pre-pull: Draining begins with the cordon',
+      );
       assert.equal(next.status.phase, 'Draining');
       assert.equal(next.status.deadline, new Date(T0 + 5 * 60_000).toISOString());
       assert.equal(next.status.cordonedTime, new Date(T0).toISOString(), 'written once the cordon succeeded');
-      assert.deepEqual(next.events.map((e) => [e.reason, e.onNode]), [['Cordoned', true]], 'one Event says both');
+      assert.deepEqual(
+        next.events.map((e) => [e.reason, e.onNode]),
+        [['Cordoned', true]],
+        'one Event says both',
+      );
     });
 
     it('enters Draining without cordoning a node that is already unschedulable (the draining pass tells whose cordon it is)', function () {
@@ -146,7 +188,10 @@ describe('core/job: decideJob', function () {
       assert.equal(next.action, undefined);
       assert.equal(next.status.phase, 'Draining');
       assert.equal(next.status.cordonedTime, undefined);
-      assert.deepEqual(next.events.map((e) => e.reason), ['Draining']);
+      assert.deepEqual(
+        next.events.map((e) => e.reason),
+        ['Draining'],
+      );
     });
 
     it('pre-pulls the installer on 1.13+ before the cordon, once', function () {
@@ -167,11 +212,17 @@ describe('core/job: decideJob', function () {
       const pull = decideJob(o);
       const cached = afterAction(o, pull, { type: 'pulled', alreadyPresent: true });
       assert.equal(cached.status.installerAlreadyPulled, true);
-      assert.match(cached.status.message ?? '', /ghcr\.io\/siderolabs\/installer:v1\.14\.0 was already on the node \(pre-pulled\)/);
+      assert.match(
+        cached.status.message ?? '',
+        /ghcr\.io\/siderolabs\/installer:v1\.14\.0 was already on the node \(pre-pulled\)/,
+      );
       assert.ok(cached.status.imagePulledTime);
       const downloaded = afterAction(o, pull, { type: 'pulled', alreadyPresent: false });
       assert.equal(downloaded.status.installerAlreadyPulled, undefined);
-      assert.equal(decideJob(obs(cached.status, { talos: talos({ version: 'v1.13.1' }) }, target)).status.phase, 'Draining');
+      assert.equal(
+        decideJob(obs(cached.status, { talos: talos({ version: 'v1.13.1' }) }, target)).status.phase,
+        'Draining',
+      );
     });
 
     it('resolves a factory installer with the node schematic when the plan has none', function () {
@@ -184,7 +235,10 @@ describe('core/job: decideJob', function () {
 
     it('waits for an unreachable Talos API until the deadline, then fails', function () {
       const s = decideJob(obs({})).status;
-      const down: TalosFacts = { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } };
+      const down: TalosFacts = {
+        ok: false,
+        failure: { transient: true, reason: 'Unavailable', message: 'connection refused' },
+      };
       const wait = decideJob(obs(s, { talos: down }));
       assert.equal(wait.status.phase, 'Pending');
       assert.equal(wait.status.reason, 'TalosUnreachable');
@@ -197,7 +251,14 @@ describe('core/job: decideJob', function () {
 
     it('waits on a node whose Talos answers cannot be read as TalosAnswerUnreadable (not unreachable) until the deadline', function () {
       const s = decideJob(obs({})).status;
-      const garbled: TalosFacts = { ok: false, failure: { transient: true, reason: 'Malformed', message: 'node worker-1 (10.0.0.1:50000): Version answered without version.tag' } };
+      const garbled: TalosFacts = {
+        ok: false,
+        failure: {
+          transient: true,
+          reason: 'Malformed',
+          message: 'node worker-1 (10.0.0.1:50000): Version answered without version.tag',
+        },
+      };
       const wait = decideJob(obs(s, { talos: garbled }));
       assert.equal(wait.status.phase, 'Pending');
       assert.equal(wait.status.reason, 'TalosAnswerUnreadable');
@@ -210,7 +271,11 @@ describe('core/job: decideJob', function () {
 
     it('fails at once on a Talos error that will not heal (credentials)', function () {
       const s = decideJob(obs({})).status;
-      const step = decideJob(obs(s, { talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } } }));
+      const step = decideJob(
+        obs(s, {
+          talos: { ok: false, failure: { transient: false, reason: 'TlsRejected', message: 'bad certificate' } },
+        }),
+      );
       assert.equal(step.status.phase, 'Failed');
       assert.equal(step.status.reason, 'TalosCallFailed');
     });
@@ -222,7 +287,8 @@ describe('core/job: decideJob', function () {
 
   describe('Draining', function () {
     /** Draining before any cordon of this job: entered while the node was unschedulable (someone else's cordon). */
-    const draining = (): PatchJobStatus => decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status;
+    const draining = (): PatchJobStatus =>
+      decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status;
     /** Draining, after this job's cordon. */
     const cordonedStatus = (): PatchJobStatus => decideJob(obs(draining())).status;
 
@@ -246,8 +312,15 @@ describe('core/job: decideJob', function () {
     });
 
     it('evicts the pods that must go and skips DaemonSet, mirror and finished pods', function () {
-      const pods = [pod('web-1'), pod('ds', { controllerKind: 'DaemonSet' }), pod('kube-apiserver-w1', { mirror: true, controllerKind: 'Node' }), pod('job', { phase: 'Succeeded', controllerKind: 'Job' })];
-      const step = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods }));
+      const pods = [
+        pod('web-1'),
+        pod('ds', { controllerKind: 'DaemonSet' }),
+        pod('kube-apiserver-w1', { mirror: true, controllerKind: 'Node' }),
+        pod('job', { phase: 'Succeeded', controllerKind: 'Job' }),
+      ];
+      const step = decideJob(
+        obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods }),
+      );
       assert.equal(step.action?.type, 'evict');
       assert.deepEqual(step.action.type === 'evict' ? step.action.pods.map((p) => p.name) : [], ['web-1']);
     });
@@ -258,20 +331,38 @@ describe('core/job: decideJob', function () {
       const step = decideJob(obs(cordonedStatus(), { node: cordoned, pods }));
       assert.equal(step.status.reason, 'UnmanagedPods');
       assert.match(step.status.message ?? '', /app\/bare/);
-      const allowed = decideJob(obs(cordonedStatus(), { node: cordoned, pods }, spec(undefined, { evictUnmanagedPods: true })));
+      const allowed = decideJob(
+        obs(cordonedStatus(), { node: cordoned, pods }, spec(undefined, { evictUnmanagedPods: true })),
+      );
       assert.equal(allowed.action?.type, 'evict');
     });
 
     it('names the blocking PDB and retries with a growing delay until drainTimeout', function () {
       const s = cordonedStatus();
-      const o = obs(s, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 60_000 });
+      const o = obs(s, {
+        node: node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+        pods: [pod('web-1')],
+        now: T0 + 60_000,
+      });
       const step = decideJob(o);
-      const blocked = afterAction(o, step, { type: 'evicted', evicted: 0, deleted: [], blocked: [{ pod: { namespace: 'app', name: 'web-1', uid: 'u' }, pdbs: ['web'] }] });
+      const blocked = afterAction(o, step, {
+        type: 'evicted',
+        evicted: 0,
+        deleted: [],
+        blocked: [{ pod: { namespace: 'app', name: 'web-1', uid: 'u' }, pdbs: ['web'] }],
+      });
       assert.equal(blocked.status.reason, 'DrainBlockedByPDB');
       assert.equal(blocked.status.blockingPDB, 'app/web');
       assert.equal(blocked.requeueAfterMs, 5_000);
       assert.equal(blocked.events[0]?.reason, 'DrainBlockedByPDB');
-      const late = decideJob(obs(blocked.status, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1')], now: T0 + 5 * 60_000, fresh: ['node', 'nodePods'] }));
+      const late = decideJob(
+        obs(blocked.status, {
+          node: node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+          pods: [pod('web-1')],
+          now: T0 + 5 * 60_000,
+          fresh: ['node', 'nodePods'],
+        }),
+      );
       assert.equal(late.status.phase, 'Failed');
       assert.equal(late.status.reason, 'DrainTimeout');
       assert.match(late.status.message ?? '', /app\/web/);
@@ -279,11 +370,26 @@ describe('core/job: decideJob', function () {
 
     it('a drain found finished after drainTimeout upgrades instead of failing with nothing left to drain', function () {
       // Chaos seed 2007: a leader handover under load saw the empty node only after the deadline and failed it with "0 pod(s) still on the node".
-      const late = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('ds', { controllerKind: 'DaemonSet' })], now: T0 + 6 * 60_000 }));
+      const late = decideJob(
+        obs(cordonedStatus(), {
+          node: node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+          pods: [pod('ds', { controllerKind: 'DaemonSet' })],
+          now: T0 + 6 * 60_000,
+        }),
+      );
       assert.equal(late.status.phase, 'Upgrading');
-      const stillThere = decideJob(obs(cordonedStatus(), { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), pods: [pod('web-1', { deleting: true })], now: T0 + 6 * 60_000, fresh: ['node', 'nodePods'] }));
+      const stillThere = decideJob(
+        obs(cordonedStatus(), {
+          node: node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+          pods: [pod('web-1', { deleting: true })],
+          now: T0 + 6 * 60_000,
+          fresh: ['node', 'nodePods'],
+        }),
+      );
       assert.equal(stillThere.status.reason, 'DrainTimeout');
-      const notCordoned = decideJob(obs(cordonedStatus(), { node: node(), pods: [], now: T0 + 6 * 60_000, fresh: ['node', 'nodePods'] }));
+      const notCordoned = decideJob(
+        obs(cordonedStatus(), { node: node(), pods: [], now: T0 + 6 * 60_000, fresh: ['node', 'nodePods'] }),
+      );
       assert.equal(notCordoned.status.reason, 'DrainTimeout', 'a node that is not cordoned is not drained');
     });
 
@@ -295,9 +401,16 @@ describe('core/job: decideJob', function () {
       const done = decideJob(obs(cordonedStatus(), { node: cordoned, pods: [] }));
       assert.equal(done.status.phase, 'Upgrading');
       assert.equal(done.action, undefined, 'the upgrade is sent by the next pass, under its guard');
-      assert.equal(done.status.upgradeRequestedTime, new Date(T0).toISOString(), 'the request is recorded in the write that ends the drain');
+      assert.equal(
+        done.status.upgradeRequestedTime,
+        new Date(T0).toISOString(),
+        'the request is recorded in the write that ends the drain',
+      );
       assert.equal(done.status.reason, 'UpgradeRequested');
-      assert.deepEqual(done.events.map((e) => e.reason), ['Drained']);
+      assert.deepEqual(
+        done.events.map((e) => e.reason),
+        ['Drained'],
+      );
     });
   });
 
@@ -315,7 +428,11 @@ describe('core/job: decideJob', function () {
       const unread = decideJob(obs(requested));
       assert.equal(unread.action, undefined, 'nothing is sent without reading the node');
       const send = decideJob(obs(requested, { talos: talos() }));
-      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2', rebootMode: 'default' });
+      assert.deepEqual(send.action, {
+        type: 'legacyUpgrade',
+        image: 'ghcr.io/siderolabs/installer:v1.13.2',
+        rebootMode: 'default',
+      });
       const after = afterAction(obs(requested), send, { type: 'done' });
       assert.equal(after.status.phase, 'Rebooting');
       assert.ok(after.status.upgradeAcknowledgedTime);
@@ -325,7 +442,10 @@ describe('core/job: decideJob', function () {
       const requested = upgrading();
       const send = decideJob(obs(requested, { talos: talos() }));
       const entered = afterAction(obs(requested), send, { type: 'done' }).status;
-      for (const n of [node({ unschedulable: true, cordonedBy: 'plan-w1' }), node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' })]) {
+      for (const n of [
+        node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+        node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }),
+      ]) {
         const wait = decideJob(obs(entered, { now: T0 + 5_000, node: n }));
         assert.equal(wait.action, undefined);
         assert.deepEqual(wait.status, entered, `node ${JSON.stringify(n)}`);
@@ -364,10 +484,19 @@ describe('core/job: decideJob', function () {
       const rebooting = afterAction(obs(requested), send, { type: 'done' }).status;
       const still = decideJob(obs(rebooting, { now: T0 + 60_000, talos: talos() }));
       assert.equal(still.action, undefined);
-      const late = decideJob(obs(rebooting, { now: T0 + 3_600_000, node: node({ unschedulable: true, cordonedBy: 'plan-w1' }), fresh: ['node'] }));
+      const late = decideJob(
+        obs(rebooting, {
+          now: T0 + 3_600_000,
+          node: node({ unschedulable: true, cordonedBy: 'plan-w1' }),
+          fresh: ['node'],
+        }),
+      );
       assert.equal(late.action, undefined);
       assert.equal(late.status.reason, 'RebootTimeout');
-      assert.match(late.status.message ?? '', /never rebooted: .*acknowledged the call while another upgrade or reboot held the node and never started it/);
+      assert.match(
+        late.status.message ?? '',
+        /never rebooted: .*acknowledged the call while another upgrade or reboot held the node and never started it/,
+      );
     });
 
     it('does not send again when this process saw the upgrade accepted, though the node does not show it yet', function () {
@@ -384,7 +513,10 @@ describe('core/job: decideJob', function () {
       const requested = upgrading();
       const o = obs(requested, { talos: talos() });
       const action = { type: 'legacyUpgrade', image: 'x', rebootMode: 'default' } as const;
-      assert.equal(afterFailure(o, action, { transient: false, reason: 'OperationFailed', message: 'bad image' }).status.reason, 'UpgradeFailed');
+      assert.equal(
+        afterFailure(o, action, { transient: false, reason: 'OperationFailed', message: 'bad image' }).status.reason,
+        'UpgradeFailed',
+      );
       const retry = afterFailure(o, action, { transient: true, reason: 'Unavailable', message: 'reset' });
       assert.equal(retry.status.phase, 'Upgrading');
       assert.ok((retry.requeueAfterMs ?? 0) > 0);
@@ -394,10 +526,16 @@ describe('core/job: decideJob', function () {
       const requested = upgrading();
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
       assert.equal(talosNeed({ spec: spec(), status: rebooting }), 'none', 'the Node tells when the reboot is done');
-      const down = decideJob(obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      const down = decideJob(
+        obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }),
+      );
       assert.equal(down.status.phase, 'Rebooting');
       assert.equal(down.requeueAfterMs, 10 * 60_000);
-      const back = decideJob(obs(rebooting, { node: node({ bootID: 'boot-2', talosVersion: 'v1.13.2', unschedulable: true, cordonedBy: 'plan-w1' }) }));
+      const back = decideJob(
+        obs(rebooting, {
+          node: node({ bootID: 'boot-2', talosVersion: 'v1.13.2', unschedulable: true, cordonedBy: 'plan-w1' }),
+        }),
+      );
       assert.equal(back.status.phase, 'Completed');
       assert.equal(back.status.reason, 'Upgraded');
     });
@@ -423,7 +561,9 @@ describe('core/job: decideJob', function () {
 
   describe('drain.skipPods and drain.waitForVolumeDetach', function () {
     const cordonedNode = node({ unschedulable: true, cordonedBy: 'plan-w1' });
-    const drainingStatus = (): PatchJobStatus => decideJob(obs(decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status)).status;
+    const drainingStatus = (): PatchJobStatus =>
+      decideJob(obs(decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status))
+        .status;
     const withDrain = (drain: Record<string, unknown>) => spec({ talosVersion: 'v1.13.2' }, { drain });
 
     it('skipPods: matching pods are neither evicted nor waited for, and status names them once drained', function () {
@@ -440,40 +580,69 @@ describe('core/job: decideJob', function () {
 
     it('waitForVolumeDetach: a drained node waits, with its own deadline in status and one Event, until no VolumeAttachment names it', function () {
       const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
-      const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc', 'csi-def'] }, jobSpec));
+      const wait = decideJob(
+        obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc', 'csi-def'] }, jobSpec),
+      );
       assert.equal(wait.action, undefined);
       assert.equal(wait.status.phase, 'Draining');
       assert.equal(wait.status.reason, 'WaitingForVolumeDetach');
       assert.equal(wait.status.deadline, new Date(T0 + 120_000).toISOString());
       assert.equal(wait.requeueAfterMs, 120_000);
-      assert.match(wait.status.message ?? '', /waiting until .* for 2 VolumeAttachment\(s\) to detach: csi-abc, csi-def/);
-      assert.deepEqual(wait.events.map((e) => e.reason), ['WaitingForVolumeDetach']);
-      const still = decideJob(obs(wait.status, { now: T0 + 60_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      assert.match(
+        wait.status.message ?? '',
+        /waiting until .* for 2 VolumeAttachment\(s\) to detach: csi-abc, csi-def/,
+      );
+      assert.deepEqual(
+        wait.events.map((e) => e.reason),
+        ['WaitingForVolumeDetach'],
+      );
+      const still = decideJob(
+        obs(wait.status, { now: T0 + 60_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec),
+      );
       assert.equal(still.status.deadline, wait.status.deadline, 'the deadline is kept');
       assert.deepEqual(still.events, []);
-      const gone = decideJob(obs(still.status, { now: T0 + 70_000, node: cordonedNode, volumeAttachments: [] }, jobSpec));
+      const gone = decideJob(
+        obs(still.status, { now: T0 + 70_000, node: cordonedNode, volumeAttachments: [] }, jobSpec),
+      );
       assert.equal(gone.status.phase, 'Upgrading');
     });
 
     it('waitForVolumeDetach: fails at its deadline naming the attachments, on a live list; off by default, attachments do not hold the drain', function () {
       const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
       const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
-      const cached = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      const cached = decideJob(
+        obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec),
+      );
       assert.deepEqual(cached.confirm, ['volumeAttachments'], 'no verdict on the cache alone');
       assert.equal(cached.status.phase, 'Draining');
-      const detachedMeanwhile = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: [], fresh: ['volumeAttachments'] }, jobSpec));
+      const detachedMeanwhile = decideJob(
+        obs(
+          wait.status,
+          { now: T0 + 120_000, node: cordonedNode, volumeAttachments: [], fresh: ['volumeAttachments'] },
+          jobSpec,
+        ),
+      );
       assert.equal(detachedMeanwhile.status.phase, 'Upgrading', 'the live list found none: the drain goes on');
-      const late = decideJob(obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'], fresh: ['volumeAttachments'] }, jobSpec));
+      const late = decideJob(
+        obs(
+          wait.status,
+          { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'], fresh: ['volumeAttachments'] },
+          jobSpec,
+        ),
+      );
       assert.equal(late.status.phase, 'Failed');
       assert.equal(late.status.reason, 'VolumeDetachTimeout');
-      assert.match(late.status.message ?? '', /volumes still attached to node w1 after drain\.volumeDetachTimeout 2m: csi-abc/);
+      assert.match(
+        late.status.message ?? '',
+        /volumes still attached to node w1 after drain\.volumeDetachTimeout 2m: csi-abc/,
+      );
       const off = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }));
       assert.equal(off.status.phase, 'Upgrading');
     });
   });
 
   describe('installer override annotations', function () {
-    it('the node\'s annotations choose its installer, recorded before the cordon', function () {
+    it("the node's annotations choose its installer, recorded before the cordon", function () {
       const annotated = node({ installerAnnotations: { installer: 'hcloud' } });
       const step = decideJob(obs(decideJob(obs({}, { node: annotated })).status, { talos: talos(), node: annotated }));
       assert.equal(step.status.installerImage, `factory.talos.dev/hcloud-installer/${'a'.repeat(64)}:v1.13.2`);
@@ -485,7 +654,10 @@ describe('core/job: decideJob', function () {
       assert.equal(step.status.phase, 'Failed');
       assert.equal(step.status.reason, 'InvalidNodeOverride');
       assert.equal(step.action, undefined);
-      assert.match(step.status.message ?? '', /node w1: kangalpatch\.ozalp\.dk\/schematic: "not-a-schematic" is not an Image Factory schematic ID .*delete this PatchJob to retry/);
+      assert.match(
+        step.status.message ?? '',
+        /node w1: kangalpatch\.ozalp\.dk\/schematic: "not-a-schematic" is not an Image Factory schematic ID .*delete this PatchJob to retry/,
+      );
     });
   });
 
@@ -519,72 +691,157 @@ describe('core/job: decideJob', function () {
       const decided = decideJob(obs(s, { now: late, node: stuck, talos: onTarget, fresh: ['node'] }, rbSpec));
       assert.equal(decided.action, undefined, 'the decision is recorded before the call');
       assert.equal(decided.status.phase, 'RollingBack');
-      assert.deepEqual({ ...decided.status.rollback, decidedTime: undefined }, { decidedTime: undefined, failureReason: 'RebootTimeout', failureMessage: decided.status.rollback?.failureMessage, fromVersion: 'v1.13.2', toVersion: 'v1.12.4', bootID: 'boot-2' });
-      assert.deepEqual(decided.events.map((e) => e.reason), ['RollingBack']);
+      assert.deepEqual(
+        { ...decided.status.rollback, decidedTime: undefined },
+        {
+          decidedTime: undefined,
+          failureReason: 'RebootTimeout',
+          failureMessage: decided.status.rollback?.failureMessage,
+          fromVersion: 'v1.13.2',
+          toVersion: 'v1.12.4',
+          bootID: 'boot-2',
+        },
+      );
+      assert.deepEqual(
+        decided.events.map((e) => e.reason),
+        ['RollingBack'],
+      );
       const send = decideJob(obs(decided.status, { now: late + 1000, node: stuck, talos: onTarget }, rbSpec));
       assert.deepEqual(send.action, { type: 'rollback' });
       assert.ok(send.status.rollback?.acknowledgedTime);
       // A restart before the ack was written: the node already rebooting, or a new boot, means it arrived.
-      for (const seen of [talos({ version: 'v1.13.2', bootId: 'boot-2', stage: 'rebooting' }), talos({ version: 'v1.12.4', bootId: 'boot-3' })]) {
+      for (const seen of [
+        talos({ version: 'v1.13.2', bootId: 'boot-2', stage: 'rebooting' }),
+        talos({ version: 'v1.12.4', bootId: 'boot-3' }),
+      ]) {
         const again = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: seen }, rbSpec));
         assert.equal(again.action, undefined, JSON.stringify(seen));
         assert.ok(again.status.rollback?.acknowledgedTime);
       }
-      const accepted = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: onTarget, acceptedCalls: ['rollback'] }, rbSpec));
+      const accepted = decideJob(
+        obs(decided.status, { now: late + 2000, node: stuck, talos: onTarget, acceptedCalls: ['rollback'] }, rbSpec),
+      );
       assert.equal(accepted.action, undefined, 'this process saw it accepted: never a second call');
       const waitingBack = decideJob(obs(send.status, { now: late + 3000, node: stuck }, rbSpec));
       assert.equal(waitingBack.status.reason, 'RollingBack');
-      const back = decideJob(obs(send.status, { now: late + 60_000, node: node({ ...cordoned, bootID: 'boot-3', talosVersion: 'v1.12.4' }) }, rbSpec));
+      const back = decideJob(
+        obs(
+          send.status,
+          { now: late + 60_000, node: node({ ...cordoned, bootID: 'boot-3', talosVersion: 'v1.12.4' }) },
+          rbSpec,
+        ),
+      );
       assert.equal(back.status.phase, 'Failed');
       assert.equal(back.status.reason, 'RolledBack');
-      assert.match(back.status.message ?? '', /node w1 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/);
+      assert.match(
+        back.status.message ?? '',
+        /node w1 failed on v1\.13\.2 \(RebootTimeout: .*\) and was rolled back to v1\.12\.4, Ready again/,
+      );
     });
 
     it('not rolled back, saying why: off by default, Talos not on a new boot of the target, a control-plane node across etcd minors', function () {
       const s = rebooting();
       const off = decideJob(obs(rebooting(spec()), { now: late, node: stuck, talos: onTarget, fresh: ['node'] }));
       assert.equal(off.status.reason, 'RebootTimeout');
-      const oldBoot = decideJob(obs(s, { now: late, node: stuck, talos: talos({ version: 'v1.12.4' }), fresh: ['node'] }, rbSpec));
+      const oldBoot = decideJob(
+        obs(s, { now: late, node: stuck, talos: talos({ version: 'v1.12.4' }), fresh: ['node'] }, rbSpec),
+      );
       assert.equal(oldBoot.status.reason, 'RebootTimeout');
-      assert.match(oldBoot.status.message ?? '', /not rolled back: Talos reports v1\.12\.4 on boot unchanged, not a new boot of v1\.13\.2/);
-      const down = decideJob(obs(s, { now: late, node: stuck, talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } }, fresh: ['node'] }, rbSpec));
+      assert.match(
+        oldBoot.status.message ?? '',
+        /not rolled back: Talos reports v1\.12\.4 on boot unchanged, not a new boot of v1\.13\.2/,
+      );
+      const down = decideJob(
+        obs(
+          s,
+          {
+            now: late,
+            node: stuck,
+            talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } },
+            fresh: ['node'],
+          },
+          rbSpec,
+        ),
+      );
       assert.match(down.status.message ?? '', /not rolled back: its Talos API does not answer/);
       const cp = { ...s, initialTalosVersion: 'v1.13.1' };
       const cpSpec = spec({ talosVersion: 'v1.14.0' }, { rollback: { onFailure: true } });
-      const cpStep = decideJob(obs(cp, { now: late, node: node({ ...cordoned, ready: false, controlPlane: true }), talos: talos({ version: 'v1.14.0', bootId: 'boot-2' }), fresh: ['node'] }, cpSpec));
+      const cpStep = decideJob(
+        obs(
+          cp,
+          {
+            now: late,
+            node: node({ ...cordoned, ready: false, controlPlane: true }),
+            talos: talos({ version: 'v1.14.0', bootId: 'boot-2' }),
+            fresh: ['node'],
+          },
+          cpSpec,
+        ),
+      );
       assert.equal(cpStep.status.phase, 'Failed');
-      assert.match(cpStep.status.message ?? '', /not rolled back: it is a control-plane node and Talos v1\.13\.1 runs etcd 3\.6, older than the 3\.7 of v1\.14\.0/);
+      assert.match(
+        cpStep.status.message ?? '',
+        /not rolled back: it is a control-plane node and Talos v1\.13\.1 runs etcd 3\.6, older than the 3\.7 of v1\.14\.0/,
+      );
     });
   });
 
   describe('upgrade.rebootMode', function () {
     const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
     /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */
-    const requested = (mode: string, flow: 'legacy' | 'lifecycle'): { s: PatchJobStatus; jobSpec: ReturnType<typeof spec> } => {
+    const requested = (
+      mode: string,
+      flow: 'legacy' | 'lifecycle',
+    ): { s: PatchJobStatus; jobSpec: ReturnType<typeof spec> } => {
       const [from, to] = flow === 'legacy' ? ['v1.12.4', 'v1.13.2'] : ['v1.13.1', 'v1.14.0'];
       const jobSpec = spec({ talosVersion: to }, { rebootMode: mode });
       const cordoned = node({ ...cordonedBy, talosVersion: from });
       let s = decideJob(obs({}, {}, jobSpec)).status;
       for (let i = 0; i < 6 && s.upgradeRequestedTime === undefined; i++) {
-        const step = decideJob(obs(s, { talos: talos({ version: from }), node: s.cordonedTime ? cordoned : node({ talosVersion: from }) }, jobSpec));
-        s = step.action?.type === 'pull' ? afterAction(obs(s, {}, jobSpec), step, { type: 'pulled', alreadyPresent: false }).status : step.status;
+        const step = decideJob(
+          obs(
+            s,
+            { talos: talos({ version: from }), node: s.cordonedTime ? cordoned : node({ talosVersion: from }) },
+            jobSpec,
+          ),
+        );
+        s =
+          step.action?.type === 'pull'
+            ? afterAction(obs(s, {}, jobSpec), step, { type: 'pulled', alreadyPresent: false }).status
+            : step.status;
       }
       assert.ok(s.upgradeRequestedTime, JSON.stringify(s));
       return { s, jobSpec };
     };
 
     it('is copied from the plan into each job; a plan without it reboots the default way', function () {
-      const plan = (upgrade?: Record<string, unknown>) => patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, ...(upgrade ? { upgrade } : {}) });
+      const plan = (upgrade?: Record<string, unknown>) =>
+        patchPlanSpec.parse({
+          target: { talosVersion: 'v1.13.2' },
+          talosConfig: { secretRef: { name: 't' } },
+          ...(upgrade ? { upgrade } : {}),
+        });
       assert.equal(newJob('p', plan({ rebootMode: 'powercycle' }), 'w1', 'workers').spec.rebootMode, 'powercycle');
       assert.equal(newJob('p', plan(), 'w1', 'workers').spec.rebootMode, 'default');
-      assert.equal(patchPlanSpec.safeParse({ target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, upgrade: { rebootMode: 'kexec' } }).success, false);
+      assert.equal(
+        patchPlanSpec.safeParse({
+          target: { talosVersion: 'v1.13.2' },
+          talosConfig: { secretRef: { name: 't' } },
+          upgrade: { rebootMode: 'kexec' },
+        }).success,
+        false,
+      );
     });
 
     it('legacy flow: powercycle goes with the Upgrade request, recorded in status with the request', function () {
       const { s, jobSpec } = requested('powercycle', 'legacy');
       assert.equal(s.rebootMode, 'powercycle');
       const send = decideJob(obs(s, { talos: talos(), node: node(cordonedBy) }, jobSpec));
-      assert.deepEqual(send.action, { type: 'legacyUpgrade', image: 'ghcr.io/siderolabs/installer:v1.13.2', rebootMode: 'powercycle' });
+      assert.deepEqual(send.action, {
+        type: 'legacyUpgrade',
+        image: 'ghcr.io/siderolabs/installer:v1.13.2',
+        rebootMode: 'powercycle',
+      });
     });
 
     it('lifecycle flow: the Reboot call carries the mode (force included), recorded before it is sent', function () {
@@ -611,7 +868,10 @@ describe('core/job: decideJob', function () {
       assert.equal(s.phase, 'Failed');
       assert.equal(s.reason, 'RebootModeUnsupported');
       assert.equal(s.cordonedTime, undefined);
-      assert.match(s.message ?? '', /node w1 runs Talos v1\.12\.4, whose upgrade API \(legacy, before 1\.13\) has no force reboot: set upgrade\.rebootMode to powercycle/);
+      assert.match(
+        s.message ?? '',
+        /node w1 runs Talos v1\.12\.4, whose upgrade API \(legacy, before 1\.13\) has no force reboot: set upgrade\.rebootMode to powercycle/,
+      );
     });
   });
 
@@ -646,7 +906,11 @@ describe('core/job: decideJob', function () {
     it('fails with the installer words on a non-zero exit code, without rebooting', function () {
       const s = upgradingRequested();
       const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
-      const step = afterAction(o, decideJob(o), { type: 'installed', exitCode: 3, messages: ['running installer', 'installer failed: exit status 3'] });
+      const step = afterAction(o, decideJob(o), {
+        type: 'installed',
+        exitCode: 3,
+        messages: ['running installer', 'installer failed: exit status 3'],
+      });
       assert.equal(step.status.reason, 'InstallFailed');
       assert.match(step.status.message ?? '', /exit status 3/);
     });
@@ -659,7 +923,9 @@ describe('core/job: decideJob', function () {
       assert.equal(again.status.phase, 'Rebooting');
       const requested = decideJob(obs(again.status, { node: cordoned }, target)).status;
       assert.ok(requested.rebootRequestedTime);
-      const reboot = decideJob(obs(requested, { node: cordoned, talos: running, acceptedCalls: ['install', 'reboot'] }, target));
+      const reboot = decideJob(
+        obs(requested, { node: cordoned, talos: running, acceptedCalls: ['install', 'reboot'] }, target),
+      );
       assert.equal(reboot.action, undefined, 'no second reboot');
       assert.ok(reboot.status.rebootAcknowledgedTime);
     });
@@ -669,7 +935,9 @@ describe('core/job: decideJob', function () {
       const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
       const installed = afterAction(o, decideJob(o), { type: 'installed', exitCode: 0, messages: [] }).status;
       const requested = decideJob(obs(installed, { node: cordoned }, target)).status;
-      const step = decideJob(obs(requested, { node: cordoned, talos: talos({ version: 'v1.13.1', stage: 'rebooting' }) }, target));
+      const step = decideJob(
+        obs(requested, { node: cordoned, talos: talos({ version: 'v1.13.1', stage: 'rebooting' }) }, target),
+      );
       assert.equal(step.action, undefined);
       assert.ok(step.status.rebootAcknowledgedTime);
     });
@@ -680,7 +948,12 @@ describe('core/job: decideJob', function () {
       const done: PatchJobStatus = { phase: 'Completed' };
       const ours = decideJob(obs(done, { node: node({ unschedulable: true, cordonedBy: 'plan-w1' }) }));
       assert.deepEqual(ours.action, { type: 'uncordon' });
-      const theirs = decideJob(obs(done, { node: node({ unschedulable: true, cordonedBy: 'someone' }), leases: [{ name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' }] }));
+      const theirs = decideJob(
+        obs(done, {
+          node: node({ unschedulable: true, cordonedBy: 'someone' }),
+          leases: [{ name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' }],
+        }),
+      );
       assert.equal(theirs.action?.type, 'releaseLeases');
       assert.equal(decideJob(obs(done)).action, undefined);
     });
@@ -692,7 +965,11 @@ describe('core/job: decideJob', function () {
       assert.equal(step.action, undefined);
       assert.equal(step.status.nodeLeftCordoned, true);
       assert.equal(step.events[0]?.reason, 'NodeLeftCordoned');
-      assert.deepEqual([step.status.reason, step.status.message], ['RebootTimeout', 'x'], 'the job still says why it failed');
+      assert.deepEqual(
+        [step.status.reason, step.status.message],
+        ['RebootTimeout', 'x'],
+        'the job still says why it failed',
+      );
       const released = step.status.conditions?.find((c) => c.type === 'NodeReleased');
       assert.deepEqual([released?.status, released?.reason], ['False', 'NodeLeftCordoned']);
       assert.match(String(released?.message), /stays cordoned/);
@@ -706,14 +983,26 @@ describe('core/job: decideJob', function () {
       assert.equal(later.status.nodeLeftCordoned, undefined);
     });
 
-    it('keeps a failed job\'s reason and message when the uncordon fails; the retry is told in NodeReleased', function () {
-      const failedStatus: PatchJobStatus = { phase: 'Failed', reason: 'BootedOldPartition', message: 'booted its previous partition', phaseStartTime: new Date(T0).toISOString() };
+    it("keeps a failed job's reason and message when the uncordon fails; the retry is told in NodeReleased", function () {
+      const failedStatus: PatchJobStatus = {
+        phase: 'Failed',
+        reason: 'BootedOldPartition',
+        message: 'booted its previous partition',
+        phaseStartTime: new Date(T0).toISOString(),
+      };
       const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1' });
       const o = obs(failedStatus, { node: cordoned });
       const step = decideJob(o);
       assert.deepEqual(step.action, { type: 'uncordon' });
-      const retry = afterFailure(o, { type: 'uncordon' }, { transient: true, reason: 'Conflict', message: 'uncordon node w1: the object has been modified' });
-      assert.deepEqual([retry.status.phase, retry.status.reason, retry.status.message], ['Failed', 'BootedOldPartition', 'booted its previous partition']);
+      const retry = afterFailure(
+        o,
+        { type: 'uncordon' },
+        { transient: true, reason: 'Conflict', message: 'uncordon node w1: the object has been modified' },
+      );
+      assert.deepEqual(
+        [retry.status.phase, retry.status.reason, retry.status.message],
+        ['Failed', 'BootedOldPartition', 'booted its previous partition'],
+      );
       assert.deepEqual(retry.events, [], 'the failure Event is not repeated');
       const released = retry.status.conditions?.find((c) => c.type === 'NodeReleased');
       assert.deepEqual([released?.status, released?.reason], ['False', 'Retrying']);
@@ -729,7 +1018,10 @@ describe('core/job: decideJob', function () {
       assert.deepEqual(uncordon.action, { type: 'uncordon' });
       const given = afterAction(freed, uncordon, { type: 'done' });
       assert.ok(given.status.uncordonedTime);
-      assert.deepEqual(given.events.map((e) => e.reason), ['Uncordoned']);
+      assert.deepEqual(
+        given.events.map((e) => e.reason),
+        ['Uncordoned'],
+      );
       const released = given.status.conditions?.find((c) => c.type === 'NodeReleased');
       assert.deepEqual([released?.status, released?.reason], ['True', 'Released'], 'one write says both');
       const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
@@ -737,7 +1029,11 @@ describe('core/job: decideJob', function () {
       const stillHeld = afterAction(held, decideJob(held), { type: 'done' });
       assert.ok(stillHeld.status.uncordonedTime);
       assert.equal(stillHeld.status.conditions, undefined, 'the slot is released in the next pass, and said so then');
-      const failedUncordon = afterFailure(freed, { type: 'uncordon' }, { transient: true, reason: 'Conflict', message: 'modified' });
+      const failedUncordon = afterFailure(
+        freed,
+        { type: 'uncordon' },
+        { transient: true, reason: 'Conflict', message: 'modified' },
+      );
       assert.equal(failedUncordon.status.conditions?.find((c) => c.type === 'NodeReleased')?.status, 'False');
     });
 
@@ -754,8 +1050,17 @@ describe('core/job: decideJob', function () {
     });
 
     it('a cordon that fails while the job runs is what the job is doing now: its message says so', function () {
-      const draining: PatchJobStatus = { phase: 'Draining', reason: 'Cordoned', message: 'cordoning', phaseStartTime: new Date(T0).toISOString() };
-      const step = afterFailure(obs(draining, { node: node() }), { type: 'cordon' }, { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' });
+      const draining: PatchJobStatus = {
+        phase: 'Draining',
+        reason: 'Cordoned',
+        message: 'cordoning',
+        phaseStartTime: new Date(T0).toISOString(),
+      };
+      const step = afterFailure(
+        obs(draining, { node: node() }),
+        { type: 'cordon' },
+        { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' },
+      );
       assert.match(String(step.status.message), /cordon on node w1 failed \(retrying\)/);
       assert.equal(step.status.conditions, undefined);
     });
@@ -764,7 +1069,11 @@ describe('core/job: decideJob', function () {
       const o = obs(recorded('legacy'), { talos: talos() });
       const entry = decideJob(o);
       assert.deepEqual(entry.action, { type: 'cordon' });
-      const step = afterFailure(o, { type: 'cordon' }, { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' });
+      const step = afterFailure(
+        o,
+        { type: 'cordon' },
+        { transient: true, reason: 'Timeout', message: 'cordon node w1: deadline exceeded' },
+      );
       assert.equal(step.status.phase, 'Draining');
       assert.equal(step.status.deadline, new Date(T0 + 5 * 60_000).toISOString());
       assert.equal(step.status.cordonedTime, undefined, 'not cordoned');

@@ -2,7 +2,15 @@
 // image/config/skew helpers), driven pass by pass against a small pure model of one node.
 import assert from 'node:assert/strict';
 import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
-import { afterFailure, decideJob, talosNeed, type JobNodeFacts, type JobObservation, type JobStep, type StaticPodFacts } from '../../../controller/core/job/index.js';
+import {
+  afterFailure,
+  decideJob,
+  talosNeed,
+  type JobNodeFacts,
+  type JobObservation,
+  type JobStep,
+  type StaticPodFacts,
+} from '../../../controller/core/job/index.js';
 import { imageVersion, targetImage } from '../../../controller/core/kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../../../controller/core/kubernetes/machine-config.js';
 import { olderApiServers } from '../../../controller/core/kubernetes/skew.js';
@@ -12,7 +20,13 @@ const FROM = 'v1.35.4';
 const TO = 'v1.36.3';
 
 const spec = (target: Record<string, unknown> = { kubernetesVersion: TO }) =>
-  patchJobSpec.parse({ nodeName: 'cp-1', patchPlanRef: 'plan', group: 'control-plane', target, talosConfig: { secretRef: { name: 'talos' } } });
+  patchJobSpec.parse({
+    nodeName: 'cp-1',
+    patchPlanRef: 'plan',
+    group: 'control-plane',
+    target,
+    talosConfig: { secretRef: { name: 'talos' } },
+  });
 
 const configOf = (v: string, kubeletTag = v): string =>
   [
@@ -43,7 +57,9 @@ class World {
   config = configOf(FROM);
   pods: StaticPodFacts[] = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((component) => ({
     component,
-    image: readConfigImages(configOf(FROM)).ok ? (readConfigImages(configOf(FROM)) as { images: Record<string, string> }).images[component] : undefined,
+    image: readConfigImages(configOf(FROM)).ok
+      ? (readConfigImages(configOf(FROM)) as { images: Record<string, string> }).images[component]
+      : undefined,
     ready: true,
     deleting: false,
   }));
@@ -57,7 +73,18 @@ class World {
   controlPlane = true;
 
   node(): JobNodeFacts {
-    return { name: 'cp-1', internalIP: '127.0.0.1', ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: this.talosVersion, schematic: undefined, controlPlane: this.controlPlane, kubeletVersion: this.kubelet };
+    return {
+      name: 'cp-1',
+      internalIP: '127.0.0.1',
+      ready: true,
+      unschedulable: false,
+      cordonedBy: undefined,
+      bootID: 'b',
+      talosVersion: this.talosVersion,
+      schematic: undefined,
+      controlPlane: this.controlPlane,
+      kubeletVersion: this.kubelet,
+    };
   }
 
   observe(status: PatchJobStatus, now: number, jobSpec = spec()): JobObservation {
@@ -71,14 +98,18 @@ class World {
       talos: undefined,
       config: talosNeed({ spec: jobSpec, status }) === 'config' ? { ok: true, config: this.config } : undefined,
       staticPods: this.controlPlane ? this.pods : [],
-      apiServers: [...(this.controlPlane ? [{ node: 'cp-1', version: imageVersion(apiServer?.image) }] : []), ...this.otherApiServers],
+      apiServers: [
+        ...(this.controlPlane ? [{ node: 'cp-1', version: imageVersion(apiServer?.image) }] : []),
+        ...this.otherApiServers,
+      ],
     };
   }
 
   /** What the lab does after an ApplyConfiguration: the changed component restarts on its new image. */
   perform(step: JobStep): void {
     const a = step.action;
-    if (a?.type === 'pull') this.pulls.push({ image: a.image, namespace: a.namespace, afterApplies: this.applied.length });
+    if (a?.type === 'pull')
+      this.pulls.push({ image: a.image, namespace: a.namespace, afterApplies: this.applied.length });
     if (a?.type === 'applyConfig') {
       this.config = a.config;
       this.applied.push(a.component);
@@ -90,7 +121,11 @@ class World {
 }
 
 /** Runs passes until the job is finished or `maxPasses` ran; returns the last status and every step. */
-function run(world: World, status: PatchJobStatus = {}, opts: { jobSpec?: ReturnType<typeof spec>; maxPasses?: number; stepMs?: number } = {}): { status: PatchJobStatus; steps: JobStep[] } {
+function run(
+  world: World,
+  status: PatchJobStatus = {},
+  opts: { jobSpec?: ReturnType<typeof spec>; maxPasses?: number; stepMs?: number } = {},
+): { status: PatchJobStatus; steps: JobStep[] } {
   const steps: JobStep[] = [];
   let now = T0;
   for (let i = 0; i < (opts.maxPasses ?? 60); i++) {
@@ -108,11 +143,31 @@ function run(world: World, status: PatchJobStatus = {}, opts: { jobSpec?: Return
 
 describe('core/kubernetes: images, config and skew', function () {
   const cases: [string, Parameters<typeof targetImage>, string][] = [
-    ['keeps a mirror registry with a port', ['kube-apiserver', 'mirror.example.com:5000/k8s/kube-apiserver:v1.35.4', TO], `mirror.example.com:5000/k8s/kube-apiserver:${TO}`],
-    ['keeps the kubelet variant suffix', ['kubelet', 'ghcr.io/siderolabs/kubelet:v1.35.4-fat', TO], `ghcr.io/siderolabs/kubelet:${TO}-fat`],
-    ['drops a digest', ['kube-scheduler', 'registry.k8s.io/kube-scheduler:v1.35.4@sha256:abc', TO], `registry.k8s.io/kube-scheduler:${TO}`],
-    ['uses the default repository when the config names none', ['kube-proxy', undefined, TO], `registry.k8s.io/kube-proxy:${TO}`],
-    ['a registry port without a tag is no tag', ['kube-apiserver', 'localhost:5000/kube-apiserver', TO], `localhost:5000/kube-apiserver:${TO}`],
+    [
+      'keeps a mirror registry with a port',
+      ['kube-apiserver', 'mirror.example.com:5000/k8s/kube-apiserver:v1.35.4', TO],
+      `mirror.example.com:5000/k8s/kube-apiserver:${TO}`,
+    ],
+    [
+      'keeps the kubelet variant suffix',
+      ['kubelet', 'ghcr.io/siderolabs/kubelet:v1.35.4-fat', TO],
+      `ghcr.io/siderolabs/kubelet:${TO}-fat`,
+    ],
+    [
+      'drops a digest',
+      ['kube-scheduler', 'registry.k8s.io/kube-scheduler:v1.35.4@sha256:abc', TO],
+      `registry.k8s.io/kube-scheduler:${TO}`,
+    ],
+    [
+      'uses the default repository when the config names none',
+      ['kube-proxy', undefined, TO],
+      `registry.k8s.io/kube-proxy:${TO}`,
+    ],
+    [
+      'a registry port without a tag is no tag',
+      ['kube-apiserver', 'localhost:5000/kube-apiserver', TO],
+      `localhost:5000/kube-apiserver:${TO}`,
+    ],
   ];
   for (const [name, args, want] of cases) {
     it(`targetImage ${name}`, function () {
@@ -137,15 +192,25 @@ describe('core/kubernetes: images, config and skew', function () {
   });
 
   it('readConfigImages names the problem of a config without a v1alpha1 document or with broken YAML', function () {
-    assert.match((readConfigImages('apiVersion: v1alpha1\nkind: HostnameConfig\n') as { problem: string }).problem, /^the machine config has no v1alpha1 document \(a document with `version: v1alpha1`\) and no Kubernetes component document/);
+    assert.match(
+      (readConfigImages('apiVersion: v1alpha1\nkind: HostnameConfig\n') as { problem: string }).problem,
+      /^the machine config has no v1alpha1 document \(a document with `version: v1alpha1`\) and no Kubernetes component document/,
+    );
     const broken = readConfigImages('version: v1alpha1\nmachine: [\n');
     assert.equal(broken.ok, false);
     assert.match((broken as { problem: string }).problem, /not valid YAML/);
   });
 
   it('olderApiServers: an older minor or an unknown version holds a kubelet; an older patch does not', function () {
-    const servers = [{ node: 'a', version: 'v1.36.0' }, { node: 'b', version: 'v1.35.9' }, { node: 'c', version: undefined }];
-    assert.deepEqual(olderApiServers(servers, 'v1.36.3').map((s) => s.node), ['b', 'c']);
+    const servers = [
+      { node: 'a', version: 'v1.36.0' },
+      { node: 'b', version: 'v1.35.9' },
+      { node: 'c', version: undefined },
+    ];
+    assert.deepEqual(
+      olderApiServers(servers, 'v1.36.3').map((s) => s.node),
+      ['b', 'c'],
+    );
     assert.deepEqual(olderApiServers(servers.slice(0, 1), 'v1.36.3'), []);
   });
 });
@@ -161,7 +226,11 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     assert.equal(status.currentKubernetesVersion, TO);
     const kinds = new Set(steps.flatMap((s) => (s.action ? [s.action.type] : [])));
     assert.deepEqual([...kinds].sort(), ['applyConfig', 'pull']);
-    assert.match(world.config, /mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3/, 'the mirror registry is kept');
+    assert.match(
+      world.config,
+      /mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3/,
+      'the mirror registry is kept',
+    );
   });
 
   it('pre-pulls every target image before the first ApplyConfiguration: static pods into cri, the kubelet into system', function () {
@@ -174,7 +243,10 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
       { image: `registry.k8s.io/kube-scheduler:${TO}`, namespace: 'cri', afterApplies: 0 },
       { image: `ghcr.io/siderolabs/kubelet:${TO}`, namespace: 'system', afterApplies: 0 },
     ]);
-    assert.deepEqual(status.kubernetesPrePulled, world.pulls.map((p) => p.image));
+    assert.deepEqual(
+      status.kubernetesPrePulled,
+      world.pulls.map((p) => p.image),
+    );
   });
 
   it('a worker pre-pulls its kubelet only; a component already at the target is not pulled; Talos < 1.13 does not pre-pull', function () {
@@ -182,11 +254,16 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     worker.controlPlane = false;
     worker.otherApiServers = [{ node: 'cp-1', version: TO }];
     run(worker);
-    assert.deepEqual(worker.pulls.map((p) => p.image), [`ghcr.io/siderolabs/kubelet:${TO}`]);
+    assert.deepEqual(
+      worker.pulls.map((p) => p.image),
+      [`ghcr.io/siderolabs/kubelet:${TO}`],
+    );
 
     const partly = new World();
     partly.config = configOf(FROM).replace(`kube-apiserver:${FROM}`, `kube-apiserver:${TO}`);
-    partly.pods = partly.pods.map((p) => (p.component === 'kube-apiserver' ? { ...p, image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}` } : p));
+    partly.pods = partly.pods.map((p) =>
+      p.component === 'kube-apiserver' ? { ...p, image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}` } : p,
+    );
     run(partly);
     assert.ok(!partly.pulls.some((p) => p.image.includes('kube-apiserver')), JSON.stringify(partly.pulls));
     assert.equal(partly.pulls.length, 3);
@@ -205,15 +282,30 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
       const o = world.observe(status, T0 + i * 1_000);
       const step = decideJob(o);
       if (step.action?.type === 'pull') {
-        const failed = afterFailure(o, step.action, { transient: false, reason: 'NotFound', message: 'failed to resolve reference: not found' });
+        const failed = afterFailure(o, step.action, {
+          transient: false,
+          reason: 'NotFound',
+          message: 'failed to resolve reference: not found',
+        });
         assert.equal(failed.status.phase, 'Failed');
         assert.equal(failed.status.reason, 'ImagePullFailed');
-        assert.match(failed.status.message ?? '', /pre-pulling mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3 on node cp-1 failed: .*not found; nothing was changed on the node/);
+        assert.match(
+          failed.status.message ?? '',
+          /pre-pulling mirror\.example\.com:5000\/k8s\/kube-apiserver:v1\.36\.3 on node cp-1 failed: .*not found; nothing was changed on the node/,
+        );
         assert.deepEqual(world.applied, []);
-        const retried = afterFailure(o, step.action, { transient: true, reason: 'Unavailable', message: 'connection refused' });
+        const retried = afterFailure(o, step.action, {
+          transient: true,
+          reason: 'Unavailable',
+          message: 'connection refused',
+        });
         assert.equal(retried.status.phase, 'UpgradingKubernetes');
         assert.ok((retried.requeueAfterMs ?? 0) > 0, 'a transient failure is retried later');
-        const skipped = afterFailure(o, step.action, { transient: false, reason: 'Unimplemented', message: 'unknown service machine.ImageService' });
+        const skipped = afterFailure(o, step.action, {
+          transient: false,
+          reason: 'Unimplemented',
+          message: 'unknown service machine.ImageService',
+        });
         assert.equal(skipped.status.phase, 'UpgradingKubernetes');
         assert.deepEqual(skipped.status.kubernetesPrePulled, [step.action.image], 'not pulled, not asked again');
         return;
@@ -239,12 +331,20 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
       now += 1_000;
     }
     // The apiserver restarts: its mirror pod is not Ready yet.
-    world.pods = world.pods.map((p) => (p.component === 'kube-apiserver' ? { ...p, image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}`, ready: false } : p));
+    world.pods = world.pods.map((p) =>
+      p.component === 'kube-apiserver'
+        ? { ...p, image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}`, ready: false }
+        : p,
+    );
     const waiting = decideJob(world.observe(status, now + 1_000));
     assert.equal(waiting.action, undefined);
     assert.equal(waiting.status.reason, 'WaitingForStaticPod');
     assert.match(waiting.status.message ?? '', /kube-apiserver .* not Ready/);
-    assert.equal(talosNeed({ spec: spec(), status: waiting.status }), 'none', 'no Talos call while waiting for the pod');
+    assert.equal(
+      talosNeed({ spec: spec(), status: waiting.status }),
+      'none',
+      'no Talos call while waiting for the pod',
+    );
     world.pods = world.pods.map((p) => (p.component === 'kube-apiserver' ? { ...p, ready: true } : p));
     const next = decideJob(world.observe(waiting.status, now + 2_000));
     assert.deepEqual(next.status.kubernetesUpgraded, ['kube-apiserver']);
@@ -262,7 +362,10 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
   it('skips components that already run the target and completes at once when all do', function () {
     const world = new World();
     world.config = configOf(TO).replace(`kube-apiserver:${TO}`, `kube-apiserver:${TO}`);
-    world.pods = world.pods.map((p) => ({ ...p, image: (readConfigImages(configOf(TO)) as { images: Record<string, string> }).images[p.component] }));
+    world.pods = world.pods.map((p) => ({
+      ...p,
+      image: (readConfigImages(configOf(TO)) as { images: Record<string, string> }).images[p.component],
+    }));
     world.kubelet = TO;
     const { status, steps } = run(world);
     assert.equal(status.phase, 'Completed');
@@ -275,9 +378,17 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     const recordedStatus: PatchJobStatus = {
       phase: 'UpgradingKubernetes',
       deadline: new Date(T0 + 600_000).toISOString(),
-      kubernetesStep: { component: 'kube-apiserver', image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}`, requestedTime: new Date(T0).toISOString() },
+      kubernetesStep: {
+        component: 'kube-apiserver',
+        image: `mirror.example.com:5000/k8s/kube-apiserver:${TO}`,
+        requestedTime: new Date(T0).toISOString(),
+      },
     };
-    world.config = withComponentImage(world.config, 'kube-apiserver', `mirror.example.com:5000/k8s/kube-apiserver:${TO}`) as string;
+    world.config = withComponentImage(
+      world.config,
+      'kube-apiserver',
+      `mirror.example.com:5000/k8s/kube-apiserver:${TO}`,
+    ) as string;
     const step = decideJob(world.observe(recordedStatus, T0 + 1_000));
     assert.equal(step.action, undefined);
     assert.ok(step.status.kubernetesStep?.appliedTime, 'found applied');
@@ -297,11 +408,18 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     world.otherApiServers = [{ node: 'cp-2', version: FROM }];
     const { status, steps } = run(world, {}, { maxPasses: 30 });
     assert.equal(status.phase, 'UpgradingKubernetes');
-    assert.ok(steps.some((s) => s.action?.type === 'releaseLeases'), 'the slot went back');
+    assert.ok(
+      steps.some((s) => s.action?.type === 'releaseLeases'),
+      'the slot went back',
+    );
     assert.equal(status.reason, 'WaitingForControlPlane');
     assert.match(status.message ?? '', /cp-2 \(v1\.35\.4\)/);
     assert.ok(status.slotReleasedTime);
-    assert.deepEqual(world.applied, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'], 'the kubelet did not move');
+    assert.deepEqual(
+      world.applied,
+      ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
+      'the kubelet did not move',
+    );
     world.otherApiServers = [{ node: 'cp-2', version: TO }];
     const noSlot = decideJob(world.observe(status, T0 + 40_000));
     assert.equal(noSlot.status.reason, 'WaitingForSlot');
@@ -333,7 +451,10 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     const { status, steps } = run(world, {}, { maxPasses: 200, stepMs: 10_000 });
     assert.equal(status.phase, 'Failed');
     assert.equal(status.reason, 'StaticPodNotReady');
-    assert.match(status.message ?? '', /kube-apiserver on node cp-1 did not run .* within kubernetesUpgradeTimeout 10m/);
+    assert.match(
+      status.message ?? '',
+      /kube-apiserver on node cp-1 did not run .* within kubernetesUpgradeTimeout 10m/,
+    );
     const last = steps.at(-2);
     assert.ok((last?.requeueAfterMs ?? 0) <= 600_000, 'the wait looks again at the deadline at the latest');
   });
@@ -345,7 +466,11 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
       const o = world.observe(status, T0 + i * 1_000);
       const step = decideJob(o);
       if (step.action?.type === 'applyConfig') {
-        const failed = afterFailure(o, step.action, { transient: false, reason: 'InvalidArgument', message: 'config validation failed' });
+        const failed = afterFailure(o, step.action, {
+          transient: false,
+          reason: 'InvalidArgument',
+          message: 'config validation failed',
+        });
         assert.equal(failed.status.phase, 'Failed');
         assert.equal(failed.status.reason, 'ApplyConfigRejected');
         assert.match(failed.status.message ?? '', /kube-apiserver .* was rejected: config validation failed/);
@@ -361,10 +486,16 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
     const entered = decideJob(world.observe({}, T0)).status;
     assert.equal(entered.phase, 'UpgradingKubernetes');
     const base = world.observe(entered, T0 + 1_000);
-    const denied = decideJob({ ...base, config: { ok: false, failure: { transient: false, reason: 'PermissionDenied', message: 'not authorized' } } });
+    const denied = decideJob({
+      ...base,
+      config: { ok: false, failure: { transient: false, reason: 'PermissionDenied', message: 'not authorized' } },
+    });
     assert.equal(denied.status.reason, 'ConfigUnreadable');
     assert.match(denied.status.message ?? '', /os:admin/);
-    const down = decideJob({ ...base, config: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } } });
+    const down = decideJob({
+      ...base,
+      config: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } },
+    });
     assert.equal(down.status.phase, 'UpgradingKubernetes');
     assert.equal(down.status.reason, 'TalosUnreachable');
     assert.ok((down.requeueAfterMs ?? 0) > 0);
@@ -373,11 +504,23 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
   it('a combined plan runs the Kubernetes phases after the reboot, uncordoning the node first', function () {
     const world = new World();
     const jobSpec = spec({ talosVersion: 'v1.13.2', kubernetesVersion: TO });
-    const rebooting: PatchJobStatus = { phase: 'Rebooting', initialBootID: 'old', currentTalosVersion: 'v1.12.4', deadline: new Date(T0 + 600_000).toISOString(), flow: 'legacy' };
-    const after = decideJob({ ...world.observe(rebooting, T0, jobSpec), node: { ...world.node(), unschedulable: true, cordonedBy: 'plan-cp-1' } });
+    const rebooting: PatchJobStatus = {
+      phase: 'Rebooting',
+      initialBootID: 'old',
+      currentTalosVersion: 'v1.12.4',
+      deadline: new Date(T0 + 600_000).toISOString(),
+      flow: 'legacy',
+    };
+    const after = decideJob({
+      ...world.observe(rebooting, T0, jobSpec),
+      node: { ...world.node(), unschedulable: true, cordonedBy: 'plan-cp-1' },
+    });
     assert.equal(after.status.phase, 'UpgradingKubernetes');
     assert.equal(after.status.currentTalosVersion, 'v1.13.2');
-    const first = decideJob({ ...world.observe(after.status, T0 + 1_000, jobSpec), node: { ...world.node(), unschedulable: true, cordonedBy: 'plan-cp-1' } });
+    const first = decideJob({
+      ...world.observe(after.status, T0 + 1_000, jobSpec),
+      node: { ...world.node(), unschedulable: true, cordonedBy: 'plan-cp-1' },
+    });
     assert.equal(first.action?.type, 'uncordon');
     const { status } = run(world, first.status, { jobSpec });
     assert.equal(status.phase, 'Completed', status.message);
@@ -390,7 +533,8 @@ describe('core/job: UpgradingKubernetes and ValidatingKubernetes', function () {
       const a = step.action;
       if (a?.type === 'applyConfig') {
         this.config = a.config;
-        if (a.component !== 'kubelet') this.pods = this.pods.map((p) => (p.component === a.component ? { ...p, image: a.image } : p));
+        if (a.component !== 'kubelet')
+          this.pods = this.pods.map((p) => (p.component === a.component ? { ...p, image: a.image } : p));
       }
     };
     const { status } = run(world, {}, { maxPasses: 200, stepMs: 10_000 });

@@ -3,7 +3,11 @@
 // has one, else the v1alpha1 path; and that a write changes that one place and nothing else.
 import assert from 'node:assert/strict';
 import type { ImageComponent } from '../../../controller/core/kubernetes/images.js';
-import { COMPONENT_DOCUMENT_KIND, readConfigImages, withComponentImage } from '../../../controller/core/kubernetes/machine-config.js';
+import {
+  COMPONENT_DOCUMENT_KIND,
+  readConfigImages,
+  withComponentImage,
+} from '../../../controller/core/kubernetes/machine-config.js';
 
 const OLD = 'v1.35.2';
 const NEW = 'v1.36.1';
@@ -18,7 +22,11 @@ interface Row {
 const ROWS: Row[] = [
   { component: 'kubelet', repo: 'ghcr.io/siderolabs/kubelet', path: 'machine.kubelet.image' },
   { component: 'kube-apiserver', repo: 'registry.k8s.io/kube-apiserver', path: 'cluster.apiServer.image' },
-  { component: 'kube-controller-manager', repo: 'registry.k8s.io/kube-controller-manager', path: 'cluster.controllerManager.image' },
+  {
+    component: 'kube-controller-manager',
+    repo: 'registry.k8s.io/kube-controller-manager',
+    path: 'cluster.controllerManager.image',
+  },
   { component: 'kube-scheduler', repo: 'registry.k8s.io/kube-scheduler', path: 'cluster.scheduler.image' },
   { component: 'kube-proxy', repo: 'registry.k8s.io/kube-proxy', path: 'cluster.proxy.image' },
 ];
@@ -48,10 +56,24 @@ const v1alpha1 = (tag: string): string =>
     '',
   ].join('\n');
 
-const HOSTNAME = ['---', '# the node name', 'apiVersion: v1alpha1', 'kind: HostnameConfig', 'hostname: cp-1', 'auto: off', ''].join('\n');
+const HOSTNAME = [
+  '---',
+  '# the node name',
+  'apiVersion: v1alpha1',
+  'kind: HostnameConfig',
+  'hostname: cp-1',
+  'auto: off',
+  '',
+].join('\n');
 
 const documentOf = (component: ImageComponent, image: string | undefined): string =>
-  ['---', 'apiVersion: v1alpha1', `kind: ${COMPONENT_DOCUMENT_KIND[component]}`, ...(image ? [`image: ${image} # set by hand`] : []), ''].join('\n');
+  [
+    '---',
+    'apiVersion: v1alpha1',
+    `kind: ${COMPONENT_DOCUMENT_KIND[component]}`,
+    ...(image ? [`image: ${image} # set by hand`] : []),
+    '',
+  ].join('\n');
 
 /** Lines removed and added between two texts, compared line by line (the texts keep their line count or grow by inserted lines). */
 function lineChanges(before: string, after: string): { removed: string[]; added: string[] } {
@@ -88,12 +110,18 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
       const changes = lineChanges(config, after);
       assert.equal(changes.removed.length, 1, 'one line changed');
       assert.equal(changes.added.length, 1);
-      assert.equal(changes.added[0], changes.removed[0]?.replace(OLD, NEW), 'the same line, only the tag moved (quotes and comment kept)');
-      for (const other of ROWS.filter((r) => r !== row)) assert.equal(images(after)[other.component], `${other.repo}:${OLD}`);
+      assert.equal(
+        changes.added[0],
+        changes.removed[0]?.replace(OLD, NEW),
+        'the same line, only the tag moved (quotes and comment kept)',
+      );
+      for (const other of ROWS.filter((r) => r !== row))
+        assert.equal(images(after)[other.component], `${other.repo}:${OLD}`);
     });
 
     it(`${row.component}: the ${kind} document wins over a stale ${row.path}, and only its image is written`, function () {
-      const config = v1alpha1(OLD) + HOSTNAME + documentOf(row.component, `mirror.example.com:5000/${row.component}:${OLD}`);
+      const config =
+        v1alpha1(OLD) + HOSTNAME + documentOf(row.component, `mirror.example.com:5000/${row.component}:${OLD}`);
       assert.equal(images(config)[row.component], `mirror.example.com:5000/${row.component}:${OLD}`);
       const stale = v1alpha1('v1.30.0') + documentOf(row.component, `${row.repo}:${OLD}`);
       assert.equal(images(stale)[row.component], `${row.repo}:${OLD}`, 'the document, not the v1alpha1 field');
@@ -103,7 +131,10 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
         removed: [`image: mirror.example.com:5000/${row.component}:${OLD} # set by hand`],
         added: [`image: mirror.example.com:5000/${row.component}:${NEW} # set by hand`],
       });
-      assert.ok(after.startsWith(v1alpha1(OLD) + HOSTNAME), 'the v1alpha1 document (with its stale field) and the HostnameConfig kept byte for byte');
+      assert.ok(
+        after.startsWith(v1alpha1(OLD) + HOSTNAME),
+        'the v1alpha1 document (with its stale field) and the HostnameConfig kept byte for byte',
+      );
     });
 
     it(`${row.component}: a ${kind} document without image reads as absent (Talos's default); writing sets image in that document`, function () {
@@ -117,10 +148,16 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
     });
 
     it(`${row.component}: two ${kind} documents are a problem naming the kind`, function () {
-      const config = v1alpha1(OLD) + documentOf(row.component, `${row.repo}:${OLD}`) + documentOf(row.component, `${row.repo}:${NEW}`);
+      const config =
+        v1alpha1(OLD) +
+        documentOf(row.component, `${row.repo}:${OLD}`) +
+        documentOf(row.component, `${row.repo}:${NEW}`);
       const read = readConfigImages(config);
       assert.equal(read.ok, false);
-      assert.match((read as { problem: string }).problem, new RegExp(`2 documents with \`apiVersion: v1alpha1\` and \`kind: ${kind}\``));
+      assert.match(
+        (read as { problem: string }).problem,
+        new RegExp(`2 documents with \`apiVersion: v1alpha1\` and \`kind: ${kind}\``),
+      );
       const write = withComponentImage(config, row.component, `${row.repo}:${NEW}`);
       assert.equal(typeof write, 'object');
       assert.match((write as { problem: string }).problem, new RegExp(`kind: ${kind}`));
@@ -132,7 +169,11 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
     const start = config;
     for (const row of ROWS) {
       const next = written(config, row.component, `${row.repo}:${NEW}`);
-      assert.deepEqual(lineChanges(config, next), { removed: [`image: ${row.repo}:${OLD} # set by hand`], added: [`image: ${row.repo}:${NEW} # set by hand`] }, row.component);
+      assert.deepEqual(
+        lineChanges(config, next),
+        { removed: [`image: ${row.repo}:${OLD} # set by hand`], added: [`image: ${row.repo}:${NEW} # set by hand`] },
+        row.component,
+      );
       config = next;
     }
     assert.deepEqual(images(config), Object.fromEntries(ROWS.map((r) => [r.component, `${r.repo}:${NEW}`])));
@@ -141,34 +182,84 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
   });
 
   it('a document of another apiVersion or kind is not a component document', function () {
-    const config = v1alpha1(OLD) + ['---', 'apiVersion: v1alpha2', 'kind: KubeletConfig', 'image: nope:v9.9.9', '---', 'apiVersion: v1alpha1', 'kind: KubeletConfiguration', 'image: nope:v9.9.9', ''].join('\n');
+    const config =
+      v1alpha1(OLD) +
+      [
+        '---',
+        'apiVersion: v1alpha2',
+        'kind: KubeletConfig',
+        'image: nope:v9.9.9',
+        '---',
+        'apiVersion: v1alpha1',
+        'kind: KubeletConfiguration',
+        'image: nope:v9.9.9',
+        '',
+      ].join('\n');
     assert.equal(images(config).kubelet, `ghcr.io/siderolabs/kubelet:${OLD}`);
   });
 
-  it('a v1alpha1 path that is missing is added under its parent with the document\'s indentation; other lines kept', function () {
-    const worker = ['version: v1alpha1', 'machine:', '    type: worker', '    kubelet:', '        defaultRuntimeSeccompProfileEnabled: true', 'cluster:', '    clusterName: lab', '---', 'apiVersion: v1alpha1', 'kind: HostnameConfig', 'hostname: w-1', ''].join('\n');
+  it("a v1alpha1 path that is missing is added under its parent with the document's indentation; other lines kept", function () {
+    const worker = [
+      'version: v1alpha1',
+      'machine:',
+      '    type: worker',
+      '    kubelet:',
+      '        defaultRuntimeSeccompProfileEnabled: true',
+      'cluster:',
+      '    clusterName: lab',
+      '---',
+      'apiVersion: v1alpha1',
+      'kind: HostnameConfig',
+      'hostname: w-1',
+      '',
+    ].join('\n');
     assert.deepEqual(images(worker), {});
     const kubelet = written(worker, 'kubelet', `ghcr.io/siderolabs/kubelet:${NEW}`);
-    assert.deepEqual(lineChanges(worker, kubelet), { removed: [], added: [`        image: ghcr.io/siderolabs/kubelet:${NEW}`] });
+    assert.deepEqual(lineChanges(worker, kubelet), {
+      removed: [],
+      added: [`        image: ghcr.io/siderolabs/kubelet:${NEW}`],
+    });
     const proxy = written(worker, 'kube-proxy', `registry.k8s.io/kube-proxy:${NEW}`);
-    assert.deepEqual(lineChanges(worker, proxy), { removed: [], added: ['    proxy:', `        image: registry.k8s.io/kube-proxy:${NEW}`] });
+    assert.deepEqual(lineChanges(worker, proxy), {
+      removed: [],
+      added: ['    proxy:', `        image: registry.k8s.io/kube-proxy:${NEW}`],
+    });
     assert.equal(images(proxy)['kube-proxy'], `registry.k8s.io/kube-proxy:${NEW}`);
   });
 
   it('without a v1alpha1 document the component documents are still read; a component with neither reads as absent and cannot be written', function () {
     const config = documentOf('kubelet', `ghcr.io/siderolabs/kubelet:${OLD}`).slice(4) + HOSTNAME;
-    assert.deepEqual(readConfigImages(config), { ok: true, images: { kubelet: `ghcr.io/siderolabs/kubelet:${OLD}` }, proxyDisabled: false });
-    assert.equal(images(written(config, 'kubelet', `ghcr.io/siderolabs/kubelet:${NEW}`)).kubelet, `ghcr.io/siderolabs/kubelet:${NEW}`);
+    assert.deepEqual(readConfigImages(config), {
+      ok: true,
+      images: { kubelet: `ghcr.io/siderolabs/kubelet:${OLD}` },
+      proxyDisabled: false,
+    });
+    assert.equal(
+      images(written(config, 'kubelet', `ghcr.io/siderolabs/kubelet:${NEW}`)).kubelet,
+      `ghcr.io/siderolabs/kubelet:${NEW}`,
+    );
     const write = withComponentImage(config, 'kube-apiserver', `registry.k8s.io/kube-apiserver:${NEW}`);
-    assert.deepEqual(write, { problem: 'the machine config has neither a KubeAPIServerConfig document nor the v1alpha1 document (the one with `version: v1alpha1`) to set the kube-apiserver image in' });
+    assert.deepEqual(write, {
+      problem:
+        'the machine config has neither a KubeAPIServerConfig document nor the v1alpha1 document (the one with `version: v1alpha1`) to set the kube-apiserver image in',
+    });
     const none = readConfigImages(HOSTNAME);
     assert.equal(none.ok, false);
-    assert.match((none as { problem: string }).problem, /no v1alpha1 document .* and no Kubernetes component document \(KubeAPIServerConfig/);
+    assert.match(
+      (none as { problem: string }).problem,
+      /no v1alpha1 document .* and no Kubernetes component document \(KubeAPIServerConfig/,
+    );
   });
 
   it('an image that is not a string is a problem naming the document and key', function () {
-    const doc = readConfigImages(v1alpha1(OLD) + ['---', 'apiVersion: v1alpha1', 'kind: KubeSchedulerConfig', 'image: 42', ''].join('\n'));
-    assert.deepEqual(doc, { ok: false, problem: "`image` of the KubeSchedulerConfig document is 42, not an image reference: set it to an image such as registry.k8s.io/kube-apiserver:v1.35.2, or remove it for Talos's default" });
+    const doc = readConfigImages(
+      v1alpha1(OLD) + ['---', 'apiVersion: v1alpha1', 'kind: KubeSchedulerConfig', 'image: 42', ''].join('\n'),
+    );
+    assert.deepEqual(doc, {
+      ok: false,
+      problem:
+        "`image` of the KubeSchedulerConfig document is 42, not an image reference: set it to an image such as registry.k8s.io/kube-apiserver:v1.35.2, or remove it for Talos's default",
+    });
     const path = readConfigImages(['version: v1alpha1', 'machine:', '  kubelet:', '    image: [a]', ''].join('\n'));
     assert.equal(path.ok, false);
     assert.match((path as { problem: string }).problem, /^`machine\.kubelet\.image` of the v1alpha1 document/);
@@ -176,8 +267,16 @@ describe('core/kubernetes machine-config: v1alpha1 paths and Talos 1.14 componen
 
   it('proxyDisabled comes from the v1alpha1 cluster.proxy.disabled only (a KubeProxyConfig document does not change it)', function () {
     const disabled = ['version: v1alpha1', 'cluster:', '  proxy:', '    disabled: true', ''].join('\n');
-    assert.equal((readConfigImages(disabled + documentOf('kube-proxy', `registry.k8s.io/kube-proxy:${OLD}`)) as { proxyDisabled: boolean }).proxyDisabled, true);
-    const enabled = v1alpha1(OLD) + ['---', 'apiVersion: v1alpha1', 'kind: KubeProxyConfig', 'disabled: true', ''].join('\n');
+    assert.equal(
+      (
+        readConfigImages(disabled + documentOf('kube-proxy', `registry.k8s.io/kube-proxy:${OLD}`)) as {
+          proxyDisabled: boolean;
+        }
+      ).proxyDisabled,
+      true,
+    );
+    const enabled =
+      v1alpha1(OLD) + ['---', 'apiVersion: v1alpha1', 'kind: KubeProxyConfig', 'disabled: true', ''].join('\n');
     assert.equal((readConfigImages(enabled) as { proxyDisabled: boolean }).proxyDisabled, false);
   });
 

@@ -16,5 +16,6 @@ export function hasBare(md: string, c: string): boolean {
 
 /** Asserts the escaped form of HOSTILE: every markup character escaped, nothing else changed. */
 export function assertInert(md: string, what = 'text'): void {
-  for (const c of ['[', ']', '<', '>', '|', '`', '*', '~', '_']) assert.ok(!hasBare(md, c), `${what}: a bare ${c} in ${JSON.stringify(md)}`);
+  for (const c of ['[', ']', '<', '>', '|', '`', '*', '~', '_'])
+    assert.ok(!hasBare(md, c), `${what}: a bare ${c} in ${JSON.stringify(md)}`);
 }

@@ -67,7 +67,8 @@ interface Problem {
 }
 
 const atGoal = (p: Problem, f: Fleet): boolean =>
-  (p.talosTo === undefined || f.talos.every((t) => cmp(t, p.talosTo ?? t) === 0)) && (p.kubeTo === undefined || f.kube.every((k) => cmp(k, p.kubeTo ?? k) === 0));
+  (p.talosTo === undefined || f.talos.every((t) => cmp(t, p.talosTo ?? t) === 0)) &&
+  (p.kubeTo === undefined || f.kube.every((k) => cmp(k, p.kubeTo ?? k) === 0));
 
 /** Fewest hops from `from` to the goal (Talos only when a Talos destination is named), or undefined. */
 function shortest(p: Problem, from: Fleet, limit = Infinity): number | undefined {
@@ -95,7 +96,11 @@ function shortest(p: Problem, from: Fleet, limit = Infinity): number | undefined
 }
 
 /** The newest patch of `minor` among `versions`. */
-const latest = (versions: readonly V[], minor: number): V | undefined => versions.filter((v) => v[0] === minor).sort(cmp).at(-1);
+const latest = (versions: readonly V[], minor: number): V | undefined =>
+  versions
+    .filter((v) => v[0] === minor)
+    .sort(cmp)
+    .at(-1);
 
 /** Replays the hops, asserting each against the rules; returns the states before each hop and the end. */
 function replay(p: Problem, hops: readonly Hop[]): Fleet[] {
@@ -103,7 +108,10 @@ function replay(p: Problem, hops: readonly Hop[]): Fleet[] {
   for (const [n, hop] of hops.entries()) {
     const to = parse(hop.to);
     const listed = hop.kind === 'talos' ? p.talosReleases : p.kubeVersions;
-    assert.ok(listed.some((v) => cmp(v, to) === 0), `hop ${n} (${hop.kind} ${hop.to}) uses a version that is not available`);
+    assert.ok(
+      listed.some((v) => cmp(v, to) === 0),
+      `hop ${n} (${hop.kind} ${hop.to}) uses a version that is not available`,
+    );
     const after = apply(states.at(-1) ?? p.start, hop.kind, to);
     if (typeof after === 'string') assert.fail(`hop ${n} (${hop.kind} ${hop.to}) ${after}`);
     assert.match(hop.reason, /^(Talos|Kubernetes) .+\.$/);
@@ -121,7 +129,8 @@ function assertVersionsPicked(p: Problem, hops: readonly Hop[]): void {
     const list = kind === 'talos' ? p.talosReleases : p.kubeVersions;
     for (const [n, v] of of.entries()) {
       const last = n === of.length - 1;
-      if (last && destination !== undefined) assert.deepEqual(v, destination, `the last ${kind} hop goes to the destination`);
+      if (last && destination !== undefined)
+        assert.deepEqual(v, destination, `the last ${kind} hop goes to the destination`);
       else assert.deepEqual(v, latest(list, v[0]), `${kind} ${text(v)} is the latest available ${v[0]}`);
     }
   }
@@ -133,7 +142,12 @@ function assertKubernetesOnlyAsNeeded(p: Problem, end: Fleet): void {
   const need = p.talosTo === undefined ? undefined : MATRIX[p.talosTo[0]]?.min;
   end.kube.forEach((k, i) => {
     const before = p.start.kube[i] ?? k;
-    if (cmp(k, before) !== 0) assert.equal(k[0], need, `node ${i}'s kubelet moved from ${text(before)} to ${text(k)}, beyond what Talos needs (1.${String(need)})`);
+    if (cmp(k, before) !== 0)
+      assert.equal(
+        k[0],
+        need,
+        `node ${i}'s kubelet moved from ${text(before)} to ${text(k)}, beyond what Talos needs (1.${String(need)})`,
+      );
   });
 }
 
@@ -145,7 +159,11 @@ function assertTalosFirst(p: Problem, hops: readonly Hop[], states: readonly Fle
     const instead = apply(states[n] ?? p.start, 'talos', parse(nextTalos.to));
     if (typeof instead === 'string') continue;
     const rest = shortest(p, instead, hops.length - n - 1);
-    assert.notEqual(rest, hops.length - n - 1, `hop ${n}: Talos ${nextTalos.to} could have gone before Kubernetes ${hop.to} and still been shortest`);
+    assert.notEqual(
+      rest,
+      hops.length - n - 1,
+      `hop ${n}: Talos ${nextTalos.to} could have gone before Kubernetes ${hop.to} and still been shortest`,
+    );
   }
 }
 
@@ -169,12 +187,20 @@ const arbNode = fc.oneof(
 );
 
 const arbSubset = <T>(all: readonly T[]): fc.Arbitrary<T[]> =>
-  fc.oneof({ weight: 4, arbitrary: fc.constant([...all]) }, { weight: 1, arbitrary: fc.subarray([...all]) }).map((list) => [...list]);
+  fc
+    .oneof({ weight: 4, arbitrary: fc.constant([...all]) }, { weight: 1, arbitrary: fc.subarray([...all]) })
+    .map((list) => [...list]);
 
 /** Mostly a destination at or above every node (a path may exist), sometimes any, outside the matrix, or none. */
 const arbDestinations = (nodes: readonly [V, V][]) => {
-  const topTalos = nodes.map(([t]) => t).sort(cmp).at(-1) ?? [10, 0];
-  const topKube = nodes.map(([, k]) => k).sort(cmp).at(-1) ?? [28, 0];
+  const topTalos = nodes
+    .map(([t]) => t)
+    .sort(cmp)
+    .at(-1) ?? [10, 0];
+  const topKube = nodes
+    .map(([, k]) => k)
+    .sort(cmp)
+    .at(-1) ?? [28, 0];
   const upTalos = TALOS.filter((v) => cmp(v, topTalos) >= 0);
   const upKube = KUBE.filter((v) => cmp(v, topKube) >= 0);
   return fc.record({
@@ -206,7 +232,12 @@ type Generated = typeof arbProblem extends fc.Arbitrary<infer T> ? T : never;
 
 function inputOf(g: Generated): { input: PathInput; problem: Problem } {
   const { talosTo, kubeTo } = g.destination;
-  const nodes: PathNode[] = g.nodes.map(([t, k], i) => ({ name: `n-${i}`, controlPlane: g.controlPlane[i] ?? false, talosVersion: text(t), kubernetesVersion: text(k) }));
+  const nodes: PathNode[] = g.nodes.map(([t, k], i) => ({
+    name: `n-${i}`,
+    controlPlane: g.controlPlane[i] ?? false,
+    talosVersion: text(t),
+    kubernetesVersion: text(k),
+  }));
   // Without a list, the planner may use the destination and the matrix's stable defaults.
   const kubeVersions = g.kubeVersions ?? [...DEFAULTS.map(parse), ...(kubeTo === undefined ? [] : [kubeTo])];
   const problem: Problem = {
@@ -235,7 +266,11 @@ describe('core/paths: planUpgradePath (property, against a breadth-first search)
         const best = shortest(problem, problem.start);
         if (!result.ok) {
           seen.none++;
-          assert.equal(best, undefined, `the planner says "${result.reason}", but a path of ${String(best)} hops exists`);
+          assert.equal(
+            best,
+            undefined,
+            `the planner says "${result.reason}", but a path of ${String(best)} hops exists`,
+          );
           assert.ok(result.reason.length > 0);
           return;
         }
@@ -245,7 +280,8 @@ describe('core/paths: planUpgradePath (property, against a breadth-first search)
         const end = states.at(-1) ?? problem.start;
         assert.ok(fleetOk(problem.start), 'a path starts from a supported fleet');
         assert.ok(atGoal(problem, end), 'the path ends at the destination');
-        if (problem.talosTo === undefined) assert.deepEqual(end.talos, problem.start.talos, 'without a Talos destination Talos stays');
+        if (problem.talosTo === undefined)
+          assert.deepEqual(end.talos, problem.start.talos, 'without a Talos destination Talos stays');
         assert.equal(result.hops.length, best, 'the path is as short as the search finds');
         assertVersionsPicked(problem, result.hops);
         assertKubernetesOnlyAsNeeded(problem, end);

@@ -6,12 +6,42 @@ import { planUpgradePath } from '../../../controller/core/paths/plan-path.js';
 import type { PathDestination, PathInput, PathNode, PathResult } from '../../../controller/core/paths/types.js';
 import { kubernetesHopReason } from '../../../controller/core/paths/words.js';
 
-const TALOS = ['v1.10.9', 'v1.11.3', 'v1.11.5', 'v1.12.0', 'v1.12.6', 'v1.13.0-beta.1', 'v1.13.0', 'v1.13.2', 'v1.13.3', 'v1.14.0-rc.1', 'v1.14.1'];
-const KUBE = ['v1.29.9', 'v1.30.4', 'v1.31.0', 'v1.31.9', 'v1.32.5', 'v1.33.2', 'v1.34.1', 'v1.34.3', 'v1.35.0', 'v1.35.1', 'v1.36.0-rc.0', 'v1.36.0'];
+const TALOS = [
+  'v1.10.9',
+  'v1.11.3',
+  'v1.11.5',
+  'v1.12.0',
+  'v1.12.6',
+  'v1.13.0-beta.1',
+  'v1.13.0',
+  'v1.13.2',
+  'v1.13.3',
+  'v1.14.0-rc.1',
+  'v1.14.1',
+];
+const KUBE = [
+  'v1.29.9',
+  'v1.30.4',
+  'v1.31.0',
+  'v1.31.9',
+  'v1.32.5',
+  'v1.33.2',
+  'v1.34.1',
+  'v1.34.3',
+  'v1.35.0',
+  'v1.35.1',
+  'v1.36.0-rc.0',
+  'v1.36.0',
+];
 
 /** Nodes cp-0, w-0, w-1 … all on `talos` / `kube` unless given one by one. */
 const fleet = (talos: string, kube: string, count = 3): PathNode[] =>
-  Array.from({ length: count }, (_, i) => ({ name: i === 0 ? 'cp-0' : `w-${i - 1}`, controlPlane: i === 0, talosVersion: talos, kubernetesVersion: kube }));
+  Array.from({ length: count }, (_, i) => ({
+    name: i === 0 ? 'cp-0' : `w-${i - 1}`,
+    controlPlane: i === 0,
+    talosVersion: talos,
+    kubernetesVersion: kube,
+  }));
 
 const plan = (nodes: PathNode[], destination: PathDestination, more: Partial<PathInput> = {}): PathResult =>
   planUpgradePath({ nodes, destination, talosReleases: TALOS, kubernetesVersions: KUBE, ...more });
@@ -54,32 +84,49 @@ describe('core/paths: planUpgradePath, the examples', function () {
     assert.deepEqual(hopsOf(r), ['talos v1.12.6', 'talos v1.13.3', 'kubernetes v1.33.2', 'talos v1.14.1']);
     assert.equal(reasonsOf(r)[2], 'Kubernetes v1.32.5 → v1.33.2 first: Talos 1.14 supports Kubernetes 1.33–1.37.');
     // Without a list of Kubernetes versions: the matrix's default of 1.33.
-    assert.deepEqual(hopsOf(plan(fleet('v1.11.5', 'v1.32.5'), { talosVersion: 'v1.14.1' }, { kubernetesVersions: undefined })), [
-      'talos v1.12.6',
-      'talos v1.13.3',
-      'kubernetes v1.33.6',
-      'talos v1.14.1',
-    ]);
+    assert.deepEqual(
+      hopsOf(plan(fleet('v1.11.5', 'v1.32.5'), { talosVersion: 'v1.14.1' }, { kubernetesVersions: undefined })),
+      ['talos v1.12.6', 'talos v1.13.3', 'kubernetes v1.33.6', 'talos v1.14.1'],
+    );
   });
 
   it('Talos 1.11 / Kubernetes 1.30 → Talos 1.14 alone: Kubernetes climbs with it, each step just before the Talos that needs it', function () {
     const r = plan(fleet('v1.11.3', 'v1.30.4'), { talosVersion: 'v1.14.1' });
-    assert.deepEqual(hopsOf(r), ['talos v1.12.6', 'kubernetes v1.31.9', 'talos v1.13.3', 'kubernetes v1.32.5', 'kubernetes v1.33.2', 'talos v1.14.1']);
+    assert.deepEqual(hopsOf(r), [
+      'talos v1.12.6',
+      'kubernetes v1.31.9',
+      'talos v1.13.3',
+      'kubernetes v1.32.5',
+      'kubernetes v1.33.2',
+      'talos v1.14.1',
+    ]);
     assert.equal(reasonsOf(r)[3], 'Kubernetes v1.31.9 → v1.32.5 first: Talos 1.14 supports Kubernetes 1.33–1.37.');
   });
 
   it('already there: zero hops (and nothing named: zero hops)', function () {
-    assert.deepEqual(hopsOf(plan(fleet('v1.13.2', 'v1.35.0'), { talosVersion: 'v1.13.2', kubernetesVersion: 'v1.35.0' })), []);
+    assert.deepEqual(
+      hopsOf(plan(fleet('v1.13.2', 'v1.35.0'), { talosVersion: 'v1.13.2', kubernetesVersion: 'v1.35.0' })),
+      [],
+    );
     assert.deepEqual(hopsOf(plan(fleet('v1.13.2', 'v1.35.0'), {})), []);
     // A destination outside the lists is not needed when no hop goes to it.
-    assert.deepEqual(hopsOf(plan(fleet('v1.13.4', 'v1.35.2'), { talosVersion: 'v1.13.4', kubernetesVersion: 'v1.35.2' })), []);
-    assert.deepEqual(hopsOf(planUpgradePath({ nodes: [], destination: { talosVersion: 'v1.14.1' }, talosReleases: [] })), []);
+    assert.deepEqual(
+      hopsOf(plan(fleet('v1.13.4', 'v1.35.2'), { talosVersion: 'v1.13.4', kubernetesVersion: 'v1.35.2' })),
+      [],
+    );
+    assert.deepEqual(
+      hopsOf(planUpgradePath({ nodes: [], destination: { talosVersion: 'v1.14.1' }, talosReleases: [] })),
+      [],
+    );
   });
 
   it('a patch within the minor: one hop each', function () {
     const r = plan(fleet('v1.12.0', 'v1.34.1'), { talosVersion: 'v1.12.6', kubernetesVersion: 'v1.34.3' });
     assert.deepEqual(hopsOf(r), ['talos v1.12.6', 'kubernetes v1.34.3']);
-    assert.deepEqual(reasonsOf(r), ['Talos v1.12.0 → v1.12.6, the destination.', 'Kubernetes v1.34.1 → v1.34.3, the destination.']);
+    assert.deepEqual(reasonsOf(r), [
+      'Talos v1.12.0 → v1.12.6, the destination.',
+      'Kubernetes v1.34.1 → v1.34.3, the destination.',
+    ]);
   });
 
   it('Talos goes first when Kubernetes cannot, and says why', function () {
@@ -134,7 +181,14 @@ describe('core/paths: planUpgradePath, no path', function () {
     ],
     [
       'a node on a Talos minor the matrix does not know',
-      () => plan([...at('v1.12.6', 'v1.33.2'), { name: 'old', controlPlane: false, talosVersion: 'v1.9.6', kubernetesVersion: 'v1.30.4' }], { talosVersion: 'v1.13.2' }),
+      () =>
+        plan(
+          [
+            ...at('v1.12.6', 'v1.33.2'),
+            { name: 'old', controlPlane: false, talosVersion: 'v1.9.6', kubernetesVersion: 'v1.30.4' },
+          ],
+          { talosVersion: 'v1.13.2' },
+        ),
       'node old runs Talos v1.9.6, which the support matrix (Talos 1.10–1.14) does not cover',
     ],
     [
@@ -159,12 +213,24 @@ describe('core/paths: planUpgradePath, no path', function () {
     ],
     [
       'a fleet already on an unsupported pair',
-      () => plan([...at('v1.14.1', 'v1.33.2'), { name: 'w-9', controlPlane: false, talosVersion: 'v1.14.1', kubernetesVersion: 'v1.31.0' }], { talosVersion: 'v1.14.1' }),
+      () =>
+        plan(
+          [
+            ...at('v1.14.1', 'v1.33.2'),
+            { name: 'w-9', controlPlane: false, talosVersion: 'v1.14.1', kubernetesVersion: 'v1.31.0' },
+          ],
+          { talosVersion: 'v1.14.1' },
+        ),
       'node w-9 runs an unsupported pair already: Talos 1.14 supports Kubernetes 1.33 to 1.37, not v1.31.0',
     ],
     [
       'no release of an intermediate Talos minor',
-      () => plan(at('v1.11.3', 'v1.33.2'), { talosVersion: 'v1.13.2' }, { talosReleases: TALOS.filter((t) => !t.startsWith('v1.12.')) }),
+      () =>
+        plan(
+          at('v1.11.3', 'v1.33.2'),
+          { talosVersion: 'v1.13.2' },
+          { talosReleases: TALOS.filter((t) => !t.startsWith('v1.12.')) },
+        ),
       'no Talos 1.12 release is available, and Talos moves one minor version at a time from v1.11.3 to v1.13.2',
     ],
     [
@@ -174,7 +240,12 @@ describe('core/paths: planUpgradePath, no path', function () {
     ],
     [
       'no available version of an intermediate Kubernetes minor',
-      () => plan(at('v1.12.6', 'v1.31.0'), { kubernetesVersion: 'v1.33.2' }, { kubernetesVersions: KUBE.filter((k) => !k.startsWith('v1.32.')) }),
+      () =>
+        plan(
+          at('v1.12.6', 'v1.31.0'),
+          { kubernetesVersion: 'v1.33.2' },
+          { kubernetesVersions: KUBE.filter((k) => !k.startsWith('v1.32.')) },
+        ),
       'no Kubernetes 1.32 version is among the available Kubernetes versions, and Kubernetes moves one minor version at a time from v1.31.0 to v1.33.2',
     ],
     [
@@ -199,7 +270,10 @@ describe('core/paths: planUpgradePath, no path', function () {
     ],
     [
       'a node reporting no version',
-      () => plan([{ name: 'w-7', controlPlane: false, talosVersion: 'v1.12.6', kubernetesVersion: 'unknown' }], { talosVersion: 'v1.13.2' }),
+      () =>
+        plan([{ name: 'w-7', controlPlane: false, talosVersion: 'v1.12.6', kubernetesVersion: 'unknown' }], {
+          talosVersion: 'v1.13.2',
+        }),
       'node w-7 reports a Talos or Kubernetes version that is no version (v1.12.6 / unknown)',
     ],
   ];
@@ -212,25 +286,46 @@ describe('core/paths: planUpgradePath, no path', function () {
 
 describe('core/paths: orderSteps (the interleaving rule, on a made-up support grid)', function () {
   it('Talos first when both are supported; Kubernetes first when the next Talos is not', function () {
-    assert.deepEqual(orderSteps(2, 2, () => true), { ok: true, moves: ['talos', 'talos', 'kubernetes', 'kubernetes'] });
+    assert.deepEqual(
+      orderSteps(2, 2, () => true),
+      { ok: true, moves: ['talos', 'talos', 'kubernetes', 'kubernetes'] },
+    );
     // Talos 1 needs Kubernetes 1.
-    assert.deepEqual(orderSteps(2, 2, (i, j) => !(i >= 1 && j < 1)), { ok: true, moves: ['kubernetes', 'talos', 'talos', 'kubernetes'] });
+    assert.deepEqual(
+      orderSteps(2, 2, (i, j) => !(i >= 1 && j < 1)),
+      { ok: true, moves: ['kubernetes', 'talos', 'talos', 'kubernetes'] },
+    );
   });
 
   it('Kubernetes first when Talos first would strand the remaining steps', function () {
     // (1, 0) is supported, but neither (2, 0) nor (1, 1) is: only Kubernetes twice, then Talos, reaches the end.
     const unsupported = new Set(['2,0', '1,1']);
-    assert.deepEqual(orderSteps(2, 2, (i, j) => !unsupported.has(`${i},${j}`)), { ok: true, moves: ['kubernetes', 'kubernetes', 'talos', 'talos'] });
+    assert.deepEqual(
+      orderSteps(2, 2, (i, j) => !unsupported.has(`${i},${j}`)),
+      { ok: true, moves: ['kubernetes', 'kubernetes', 'talos', 'talos'] },
+    );
   });
 
   it('no order: the furthest supported state, most steps then most Talos steps', function () {
-    assert.deepEqual(orderSteps(2, 2, (i, j) => i + j < 2), { ok: false, stuck: { talos: 1, kubernetes: 0 } });
-    assert.deepEqual(orderSteps(1, 0, (i) => i === 0), { ok: false, stuck: { talos: 0, kubernetes: 0 } });
+    assert.deepEqual(
+      orderSteps(2, 2, (i, j) => i + j < 2),
+      { ok: false, stuck: { talos: 1, kubernetes: 0 } },
+    );
+    assert.deepEqual(
+      orderSteps(1, 0, (i) => i === 0),
+      { ok: false, stuck: { talos: 0, kubernetes: 0 } },
+    );
   });
 
   it('the reason of a Kubernetes step that goes first because Talos first would strand the rest', function () {
     assert.equal(
-      kubernetesHopReason({ from: ['v1.31.0'], to: 'v1.32.5', destination: 'v1.33.2', lastTalos: undefined, first: { talos: 'v1.13.2', row: undefined, supported: true } }),
+      kubernetesHopReason({
+        from: ['v1.31.0'],
+        to: 'v1.32.5',
+        destination: 'v1.33.2',
+        lastTalos: undefined,
+        first: { talos: 'v1.13.2', row: undefined, supported: true },
+      }),
       'Kubernetes v1.31.0 → v1.32.5 first: after Talos v1.13.2 the remaining steps would have no order that keeps every node supported.',
     );
   });

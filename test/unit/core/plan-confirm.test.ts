@@ -8,13 +8,31 @@ import type { HookJobFacts } from '../../../controller/core/hooks.js';
 import type { CheckFacts } from '../../../controller/core/gates/health.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName } from '../../../controller/core/plan/names.js';
-import type { KubeProxyFacts, PlanJobFacts, PlanNodeFacts, PlanObservation, PlanStep } from '../../../controller/core/plan/types.js';
+import type {
+  KubeProxyFacts,
+  PlanJobFacts,
+  PlanNodeFacts,
+  PlanObservation,
+  PlanStep,
+} from '../../../controller/core/plan/types.js';
 import { volumesGatedSpec } from './health-plan-fixture.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (ms: number): string => new Date(ms).toISOString();
-const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: at(T0), observedGeneration: 1 };
-const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1, startTime: at(T0) };
+const passed = {
+  type: 'PreflightPassed',
+  status: 'True' as const,
+  reason: 'ChecksPassed',
+  message: 'ok',
+  lastTransitionTime: at(T0),
+  observedGeneration: 1,
+};
+const running: PatchPlanStatus = {
+  phase: 'InProgress',
+  conditions: [passed],
+  observedGeneration: 1,
+  startTime: at(T0),
+};
 
 /** What the reconciler does with a confirm step: the same decision on the fresh facts. */
 function confirmWith(o: PlanObservation, fresh: Partial<PlanObservation>): PlanStep {
@@ -40,19 +58,45 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
       { name: 'cp-1', labels: {}, controlPlane: true, talosVersion: 'v1.13.2' },
       { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.13.2' },
     ];
-    const cpDone: PlanJobFacts[] = [{ name: jobName('p', 'cp-1'), nodeName: 'cp-1', group: 'controlPlane', phase: 'Completed', completionTime: T0 }];
-    const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({ image, generation: 2, observedGeneration: 2, desired: 2, updated: 1, available: 1, ...over });
+    const cpDone: PlanJobFacts[] = [
+      { name: jobName('p', 'cp-1'), nodeName: 'cp-1', group: 'controlPlane', phase: 'Completed', completionTime: T0 },
+    ];
+    const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({
+      image,
+      generation: 2,
+      observedGeneration: 2,
+      desired: 2,
+      updated: 1,
+      available: 1,
+      ...over,
+    });
     const record = { image, configuredNodes: ['cp-1'], startTime: at(T0), deadline: at(T0 + 600_000) };
     const obs = (more: Partial<PlanObservation> = {}, configuredNodes = ['cp-1']): PlanObservation => {
-      const spec = patchPlanSpec.parse({ target: { kubernetesVersion: TO }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } } });
+      const spec = patchPlanSpec.parse({
+        target: { kubernetesVersion: TO },
+        delayBetweenNodes: '0s',
+        talosConfig: { secretRef: { name: 't' } },
+      });
       const status = { ...running, kubeProxy: { ...record, configuredNodes } };
-      return { now: T0 + 600_000, plan: { name: 'p', uid: 'u', generation: 1, spec, status }, nodes, jobs: cpDone, leases: [], apiServers: [{ node: 'cp-1', version: TO }], kubeProxy: ds(), ...more };
+      return {
+        now: T0 + 600_000,
+        plan: { name: 'p', uid: 'u', generation: 1, spec, status },
+        nodes,
+        jobs: cpDone,
+        leases: [],
+        apiServers: [{ node: 'cp-1', version: TO }],
+        kubeProxy: ds(),
+        ...more,
+      };
     };
 
     it('a DaemonSet not rolled out on the cached view past the deadline is read first: no verdict, the plan stays InProgress', function () {
       const step = decidePlan(obs());
       assertAsks(step, 'kubeProxy', 'ConfirmingKubeProxy', 'InProgress');
-      assert.match(step.status.message ?? '', /cached view of the kube-system\/kube-proxy DaemonSet \(KubeProxyUpgradeTimeout\); reading it from the apiserver/);
+      assert.match(
+        step.status.message ?? '',
+        /cached view of the kube-system\/kube-proxy DaemonSet \(KubeProxyUpgradeTimeout\); reading it from the apiserver/,
+      );
     });
 
     it('the fresh DaemonSet decides: rolled out, the workers go on; still rolling, the plan fails as before', function () {
@@ -86,32 +130,72 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
     it('a failed confirming read gives no verdict: the status says what it reads and why it waits', function () {
       const step = decidePlan({ ...obs(), confirmFailure: { message: 'connect ECONNREFUSED 127.0.0.1:6443' } });
       assertAsks(step, 'kubeProxy', 'ConfirmingKubeProxy', 'InProgress');
-      assert.match(step.status.message ?? '', /kube-proxy DaemonSet .*but the read failed \(retrying\): connect ECONNREFUSED/);
+      assert.match(
+        step.status.message ?? '',
+        /kube-proxy DaemonSet .*but the read failed \(retrying\): connect ECONNREFUSED/,
+      );
     });
   });
 
   describe('HookTimeout of the plan hooks', function () {
     const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0' }] } };
     const nodes: PlanNodeFacts[] = [{ name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }];
-    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({ name, ownerUid: 'plan-uid', outcome: 'running', failedReason: undefined, startTime: T0, completionTime: undefined, failedPod: undefined, ...over });
-    const record = (hook: 'prePlan' | 'postPlan', jobName: string) => ({ hook, jobName, phase: 'Running' as const, requestedTime: at(T0), createdTime: at(T0), deadline: at(T0 + 600_000) });
+    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
+      name,
+      ownerUid: 'plan-uid',
+      outcome: 'running',
+      failedReason: undefined,
+      startTime: T0,
+      completionTime: undefined,
+      failedPod: undefined,
+      ...over,
+    });
+    const record = (hook: 'prePlan' | 'postPlan', jobName: string) => ({
+      hook,
+      jobName,
+      phase: 'Running' as const,
+      requestedTime: at(T0),
+      createdTime: at(T0),
+      deadline: at(T0 + 600_000),
+    });
     const obs = (status: PatchPlanStatus, more: Partial<PlanObservation> = {}): PlanObservation => {
-      const spec = patchPlanSpec.parse({ target: { talosVersion: 'v1.13.2' }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } }, hooks: { prePlan: { template }, postPlan: { template } } });
-      return { now: T0 + 600_000, plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status }, nodes, jobs: [], leases: [], hookJobs: [hookJob('p-pre-plan')], ...more };
+      const spec = patchPlanSpec.parse({
+        target: { talosVersion: 'v1.13.2' },
+        delayBetweenNodes: '0s',
+        talosConfig: { secretRef: { name: 't' } },
+        hooks: { prePlan: { template }, postPlan: { template } },
+      });
+      return {
+        now: T0 + 600_000,
+        plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status },
+        nodes,
+        jobs: [],
+        leases: [],
+        hookJobs: [hookJob('p-pre-plan')],
+        ...more,
+      };
     };
     const prePlanRunning: PatchPlanStatus = { ...running, hooks: [record('prePlan', 'p-pre-plan')] };
 
     it('prePlan: a Job still running on the cached view past the deadline is read first; the plan says so', function () {
       const step = decidePlan(obs(prePlanRunning));
       assertAsks(step, 'hookJobs', 'ConfirmingHook', 'InProgress');
-      assert.match(step.status.message ?? '', /prePlan hook passed on the controller's cached view of Job p-pre-plan; reading it from the apiserver before failing the hook \(HookTimeout\)/);
+      assert.match(
+        step.status.message ?? '',
+        /prePlan hook passed on the controller's cached view of Job p-pre-plan; reading it from the apiserver before failing the hook \(HookTimeout\)/,
+      );
     });
 
     it('prePlan: the fresh Job decides: completed in time, the first nodes go; still running or gone, HookTimeout as before', function () {
-      const ok = confirmWith(obs(prePlanRunning), { hookJobs: [hookJob('p-pre-plan', { outcome: 'succeeded', completionTime: T0 + 500_000 })] });
+      const ok = confirmWith(obs(prePlanRunning), {
+        hookJobs: [hookJob('p-pre-plan', { outcome: 'succeeded', completionTime: T0 + 500_000 })],
+      });
       assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
       assert.equal(ok.status.hooks?.[0]?.message, undefined);
-      assert.deepEqual(ok.events.map((e) => e.reason), ['HookSucceeded']);
+      assert.deepEqual(
+        ok.events.map((e) => e.reason),
+        ['HookSucceeded'],
+      );
       for (const hookJobs of [[hookJob('p-pre-plan')], []]) {
         const late = confirmWith(obs(prePlanRunning), { hookJobs });
         assert.equal(late.status.phase, 'Failed');
@@ -122,14 +206,26 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
     });
 
     it('postPlan: read first too, and the ended plan keeps its phase, reason and message; a failed read is told in the hook record', function () {
-      const completed: PatchPlanStatus = { ...running, phase: 'Completed', reason: 'Completed', message: 'all 1 node(s) done', completionTime: at(T0), hooks: [record('postPlan', 'p-post-plan')] };
-      const jobs: PlanJobFacts[] = [{ name: jobName('p', 'w-1'), nodeName: 'w-1', group: 'workers', phase: 'Completed', completionTime: T0 }];
+      const completed: PatchPlanStatus = {
+        ...running,
+        phase: 'Completed',
+        reason: 'Completed',
+        message: 'all 1 node(s) done',
+        completionTime: at(T0),
+        hooks: [record('postPlan', 'p-post-plan')],
+      };
+      const jobs: PlanJobFacts[] = [
+        { name: jobName('p', 'w-1'), nodeName: 'w-1', group: 'workers', phase: 'Completed', completionTime: T0 },
+      ];
       const o = obs(completed, { jobs, hookJobs: [hookJob('p-post-plan')] });
       const step = decidePlan(o);
       assertAsks(step, 'hookJobs', 'Completed', 'Completed');
       assert.equal(step.status.message, 'all 1 node(s) done');
       const unread = decidePlan({ ...o, confirmFailure: { message: 'injected: 503' } });
-      assert.match(unread.status.hooks?.[0]?.message ?? '', /Job p-post-plan; reading it .* but the read failed \(retrying\): injected: 503/);
+      assert.match(
+        unread.status.hooks?.[0]?.message ?? '',
+        /Job p-post-plan; reading it .* but the read failed \(retrying\): injected: 503/,
+      );
       assert.equal(unread.status.reason, 'Completed');
       const ok = confirmWith(o, { hookJobs: [hookJob('p-post-plan', { outcome: 'succeeded' })] });
       assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
@@ -144,11 +240,28 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
       { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
       { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
     ];
-    const done: PlanJobFacts = { name: jobName('p', 'w-1'), nodeName: 'w-1', group: 'workers', phase: 'Completed', completionTime: T0 };
-    const degraded: CheckFacts = { state: 'observed', objects: [{ ref: 'longhorn-system/pvc-2', passed: false, value: 'false' }] };
-    const healthy: CheckFacts = { state: 'observed', objects: [{ ref: 'longhorn-system/pvc-2', passed: true, value: 'true' }] };
+    const done: PlanJobFacts = {
+      name: jobName('p', 'w-1'),
+      nodeName: 'w-1',
+      group: 'workers',
+      phase: 'Completed',
+      completionTime: T0,
+    };
+    const degraded: CheckFacts = {
+      state: 'observed',
+      objects: [{ ref: 'longhorn-system/pvc-2', passed: false, value: 'false' }],
+    };
+    const healthy: CheckFacts = {
+      state: 'observed',
+      objects: [{ ref: 'longhorn-system/pvc-2', passed: true, value: 'true' }],
+    };
     const wait = { name: 'volumes', when: 'beforeEachNode' as const, startTime: at(T0), deadline: at(T0 + 5_000) };
-    const obs = (policy: string, facts: CheckFacts, more: Partial<PlanObservation> = {}, onNoMatch = 'hold'): PlanObservation => ({
+    const obs = (
+      policy: string,
+      facts: CheckFacts,
+      more: Partial<PlanObservation> = {},
+      onNoMatch = 'hold',
+    ): PlanObservation => ({
       now: T0 + 5_000,
       plan: {
         name: 'p',
@@ -164,12 +277,15 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
       ...more,
     });
 
-    it('a check failing on the watch\'s cached objects past its timeout lists them first: no pause, the wait kept', function () {
+    it("a check failing on the watch's cached objects past its timeout lists them first: no pause, the wait kept", function () {
       const step = decidePlan(obs('Pause', degraded));
       assertAsks(step, 'healthChecks', 'ConfirmingHealthCheck', 'InProgress');
       assert.deepEqual(step.status.healthCheckWait, wait);
       assert.equal(step.status.policyPause, undefined);
-      assert.match(step.status.message ?? '', /health check volumes: the deadline passed on the controller's cached view of the health check's objects \(HealthCheckTimeout\)/);
+      assert.match(
+        step.status.message ?? '',
+        /health check volumes: the deadline passed on the controller's cached view of the health check's objects \(HealthCheckTimeout\)/,
+      );
     });
 
     it('the fresh list decides: healthy, the next node is scheduled; still failing, the failure policy applies as before', function () {
@@ -185,7 +301,10 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
     });
 
     it('a failed list gives no verdict and says why the plan waits; onNoMatch: fail (no deadline) is not a timeout to confirm', function () {
-      const step = decidePlan({ ...obs('Halt', degraded), confirmFailure: { message: 'the server is currently unable to handle the request' } });
+      const step = decidePlan({
+        ...obs('Halt', degraded),
+        confirmFailure: { message: 'the server is currently unable to handle the request' },
+      });
       assertAsks(step, 'healthChecks', 'ConfirmingHealthCheck', 'InProgress');
       assert.match(step.status.message ?? '', /but the read failed \(retrying\): the server is currently unable/);
       const noMatch = decidePlan(obs('Halt', { state: 'observed', objects: [] }, { now: T0 + 1_000 }, 'fail'));

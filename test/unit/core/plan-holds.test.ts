@@ -5,26 +5,68 @@ import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { parseHold } from '../../../controller/core/plan/holds.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts, PlanNodeFacts, PlanObservation, PlanStep } from '../../../controller/core/plan/types.js';
+import type {
+  PlanJobFacts,
+  PlanJobPhase,
+  PlanLeaseFacts,
+  PlanNodeFacts,
+  PlanObservation,
+  PlanStep,
+} from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
-const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
+const passed = {
+  type: 'PreflightPassed',
+  status: 'True' as const,
+  reason: 'ChecksPassed',
+  message: 'ok',
+  lastTransitionTime: new Date(T0).toISOString(),
+  observedGeneration: 1,
+};
 const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
 const SPEC = patchPlanSpec.parse({
   target: { talosVersion: 'v1.13.2' },
-  groups: { a: { selector: { matchLabels: { pool: 'a' } }, concurrency: 2 }, b: { selector: { matchLabels: { pool: 'b' } } } },
+  groups: {
+    a: { selector: { matchLabels: { pool: 'a' } }, concurrency: 2 },
+    b: { selector: { matchLabels: { pool: 'b' } } },
+  },
   strategy: { order: ['a', 'b'] },
   delayBetweenNodes: '0s',
   talosConfig: { secretRef: { name: 't' } },
 });
-const node = (name: string, pool: string, hold?: string): PlanNodeFacts => ({ name, labels: { pool }, controlPlane: false, talosVersion: 'v1.12.4', ...(hold === undefined ? {} : { hold }) });
-const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({ name: jobName('p', n), nodeName: n, group, phase, completionTime: T0 });
-const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({ name: leaseName('p', group, slot), resourceVersion: '1', group, holderIdentity: jobName('p', n) });
+const node = (name: string, pool: string, hold?: string): PlanNodeFacts => ({
+  name,
+  labels: { pool },
+  controlPlane: false,
+  talosVersion: 'v1.12.4',
+  ...(hold === undefined ? {} : { hold }),
+});
+const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({
+  name: jobName('p', n),
+  nodeName: n,
+  group,
+  phase,
+  completionTime: T0,
+});
+const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({
+  name: leaseName('p', group, slot),
+  resourceVersion: '1',
+  group,
+  holderIdentity: jobName('p', n),
+});
 
 function decide(nodes: PlanNodeFacts[], more: Partial<PlanObservation> = {}): PlanStep {
-  return decidePlan({ now: T0, plan: { name: 'p', uid: `u-${Math.random()}`, generation: 1, spec: SPEC, status: running }, nodes, jobs: [], leases: [], ...more });
+  return decidePlan({
+    now: T0,
+    plan: { name: 'p', uid: `u-${Math.random()}`, generation: 1, spec: SPEC, status: running },
+    nodes,
+    jobs: [],
+    leases: [],
+    ...more,
+  });
 }
-const scheduled = (step: PlanStep): string[] => (step.action?.type === 'scheduleNodes' ? step.action.slots.map((s) => s.node) : []);
+const scheduled = (step: PlanStep): string[] =>
+  step.action?.type === 'scheduleNodes' ? step.action.slots.map((s) => s.node) : [];
 
 describe('core/plan: per-node holds', function () {
   it('reads the annotation: any value holds (its words are the reason), "skip" or "skip: <why>" skips; control characters and length are bounded', function () {
@@ -54,16 +96,31 @@ describe('core/plan: per-node holds', function () {
     assert.deepEqual(scheduled(step), []);
     assert.equal(step.status.phase, 'InProgress');
     assert.equal(step.status.reason, 'NodesHeld');
-    assert.match(step.status.message ?? '', /group a: 1 node\(s\) held by the kangalpatch\.ozalp\.dk\/hold annotation: w-1 \(INC-1\); the plan goes on when the annotation is removed, or set to "skip"/);
-    assert.deepEqual(step.events.map((e) => e.reason), ['NodesHeld']);
-    const again = decidePlan({ now: T0 + 1000, plan: { name: 'p', uid: 'u-again', generation: 1, spec: SPEC, status: step.status }, nodes, jobs, leases: [] });
+    assert.match(
+      step.status.message ?? '',
+      /group a: 1 node\(s\) held by the kangalpatch\.ozalp\.dk\/hold annotation: w-1 \(INC-1\); the plan goes on when the annotation is removed, or set to "skip"/,
+    );
+    assert.deepEqual(
+      step.events.map((e) => e.reason),
+      ['NodesHeld'],
+    );
+    const again = decidePlan({
+      now: T0 + 1000,
+      plan: { name: 'p', uid: 'u-again', generation: 1, spec: SPEC, status: step.status },
+      nodes,
+      jobs,
+      leases: [],
+    });
     assert.deepEqual(again.events, [], 'no second Event while the same hold lasts');
     // Released: scheduled at once.
     assert.deepEqual(scheduled(decide([node('w-1', 'a'), node('w-2', 'a'), node('x-1', 'b')], { jobs })), ['w-1']);
   });
 
   it('a hold does not interrupt a node whose job exists: it runs on and counts as running', function () {
-    const step = decide([node('w-1', 'a', 'too late'), node('w-2', 'a'), node('x-1', 'b')], { jobs: [job('w-1', 'Running')], leases: [lease('a', 0, 'w-1')] });
+    const step = decide([node('w-1', 'a', 'too late'), node('w-2', 'a'), node('x-1', 'b')], {
+      jobs: [job('w-1', 'Running')],
+      leases: [lease('a', 0, 'w-1')],
+    });
     assert.equal(step.status.runningNodes, 1);
     assert.equal(step.status.heldNodes, undefined);
     assert.deepEqual(scheduled(step), ['w-2']);

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { KubeProxyFacts, PlanJobFacts, PlanJobPhase, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type {
+  KubeProxyFacts,
+  PlanJobFacts,
+  PlanJobPhase,
+  PlanNodeFacts,
+  PlanObservation,
+} from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const FROM = 'v1.35.4';
@@ -14,15 +20,53 @@ const nodes: PlanNodeFacts[] = [
   { name: 'cp-2', labels: {}, controlPlane: true, talosVersion: 'v1.13.2' },
   { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.13.2' },
 ];
-const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
+const passed = {
+  type: 'PreflightPassed',
+  status: 'True' as const,
+  reason: 'ChecksPassed',
+  message: 'ok',
+  lastTransitionTime: new Date(T0).toISOString(),
+  observedGeneration: 1,
+};
 const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-const job = (node: string, phase: PlanJobPhase, group: string, over: Partial<PlanJobFacts> = {}): PlanJobFacts => ({ name: jobName('p', node), nodeName: node, group, phase, completionTime: T0, ...over });
-const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({ image: `registry.k8s.io/kube-proxy:${FROM}`, generation: 1, observedGeneration: 1, desired: 3, updated: 3, available: 3, ...over });
-const apiServers = (v1: string, v2: string) => [{ node: 'cp-1', version: v1 }, { node: 'cp-2', version: v2 }];
+const job = (node: string, phase: PlanJobPhase, group: string, over: Partial<PlanJobFacts> = {}): PlanJobFacts => ({
+  name: jobName('p', node),
+  nodeName: node,
+  group,
+  phase,
+  completionTime: T0,
+  ...over,
+});
+const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({
+  image: `registry.k8s.io/kube-proxy:${FROM}`,
+  generation: 1,
+  observedGeneration: 1,
+  desired: 3,
+  updated: 3,
+  available: 3,
+  ...over,
+});
+const apiServers = (v1: string, v2: string) => [
+  { node: 'cp-1', version: v1 },
+  { node: 'cp-2', version: v2 },
+];
 
 function obs(status: PatchPlanStatus, more: Partial<PlanObservation> = {}): PlanObservation {
-  const spec = patchPlanSpec.parse({ target: { kubernetesVersion: TO }, delayBetweenNodes: '0s', talosConfig: { secretRef: { name: 't' } } });
-  return { now: T0, plan: { name: 'p', uid: 'u', generation: 1, spec, status }, nodes, jobs: [], leases: [], apiServers: apiServers(TO, TO), kubeProxy: ds(), ...more };
+  const spec = patchPlanSpec.parse({
+    target: { kubernetesVersion: TO },
+    delayBetweenNodes: '0s',
+    talosConfig: { secretRef: { name: 't' } },
+  });
+  return {
+    now: T0,
+    plan: { name: 'p', uid: 'u', generation: 1, spec, status },
+    nodes,
+    jobs: [],
+    leases: [],
+    apiServers: apiServers(TO, TO),
+    kubeProxy: ds(),
+    ...more,
+  };
 }
 const cpDone = [job('cp-1', 'Completed', 'controlPlane'), job('cp-2', 'Completed', 'controlPlane')];
 
@@ -47,21 +91,55 @@ describe('core/plan: Kubernetes upgrade gates', function () {
       status = step.status;
     }
     assert.deepEqual(actions, ['cp-1', 'cp-2']);
-    const rolling = decidePlan(obs(status, { jobs: cpDone, kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2, updated: 1, available: 2 }) }));
+    const rolling = decidePlan(
+      obs(status, {
+        jobs: cpDone,
+        kubeProxy: ds({
+          image: `registry.k8s.io/kube-proxy:${TO}`,
+          generation: 2,
+          observedGeneration: 2,
+          updated: 1,
+          available: 2,
+        }),
+      }),
+    );
     assert.equal(rolling.action, undefined);
     assert.equal(rolling.status.reason, 'WaitingForKubeProxy');
     assert.match(rolling.status.message ?? '', /1\/3 updated, 2 available/);
     assert.equal(rolling.requeueAfterMs, 600_000);
-    const done = decidePlan(obs(rolling.status, { jobs: cpDone, kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }) }));
+    const done = decidePlan(
+      obs(rolling.status, {
+        jobs: cpDone,
+        kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }),
+      }),
+    );
     assert.equal(done.status.kubeProxyUpgraded, true);
-    const workers = decidePlan(obs(done.status, { jobs: cpDone, kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }) }));
+    const workers = decidePlan(
+      obs(done.status, {
+        jobs: cpDone,
+        kubeProxy: ds({ image: `registry.k8s.io/kube-proxy:${TO}`, generation: 2, observedGeneration: 2 }),
+      }),
+    );
     assert.equal(workers.action?.type, 'scheduleNodes');
-    assert.deepEqual(workers.action?.type === 'scheduleNodes' ? workers.action.slots.map((s) => s.lease.holderIdentity) : [], [jobName('p', 'w-1')]);
+    assert.deepEqual(
+      workers.action?.type === 'scheduleNodes' ? workers.action.slots.map((s) => s.lease.holderIdentity) : [],
+      [jobName('p', 'w-1')],
+    );
   });
 
   it('fails the plan when kube-proxy does not roll out before its deadline (on the DaemonSet read fresh), without touching a worker', function () {
-    const kubeProxy = { image: `registry.k8s.io/kube-proxy:${TO}`, configuredNodes: ['cp-1', 'cp-2'], startTime: new Date(T0).toISOString(), deadline: new Date(T0 + 600_000).toISOString() };
-    const step = decidePlan(obs({ ...running, kubeProxy }, { now: T0 + 600_000, jobs: cpDone, kubeProxy: ds({ updated: 0 }), fresh: ['kubeProxy'] }));
+    const kubeProxy = {
+      image: `registry.k8s.io/kube-proxy:${TO}`,
+      configuredNodes: ['cp-1', 'cp-2'],
+      startTime: new Date(T0).toISOString(),
+      deadline: new Date(T0 + 600_000).toISOString(),
+    };
+    const step = decidePlan(
+      obs(
+        { ...running, kubeProxy },
+        { now: T0 + 600_000, jobs: cpDone, kubeProxy: ds({ updated: 0 }), fresh: ['kubeProxy'] },
+      ),
+    );
     assert.equal(step.status.phase, 'Failed');
     assert.equal(step.status.reason, 'KubeProxyUpgradeTimeout');
     assert.equal(step.action, undefined);
@@ -74,14 +152,30 @@ describe('core/plan: Kubernetes upgrade gates', function () {
   });
 
   it('gives a slot back to a control-plane job that released its own, once every kube-apiserver runs the target', function () {
-    const waitingJobs = [job('cp-1', 'Running', 'controlPlane', { slotReleased: true }), job('cp-2', 'Running', 'controlPlane')];
-    const cp2Holds = [{ name: leaseName('p', 'controlPlane', 0), resourceVersion: '1', group: 'controlPlane', holderIdentity: jobName('p', 'cp-2') }];
+    const waitingJobs = [
+      job('cp-1', 'Running', 'controlPlane', { slotReleased: true }),
+      job('cp-2', 'Running', 'controlPlane'),
+    ];
+    const cp2Holds = [
+      {
+        name: leaseName('p', 'controlPlane', 0),
+        resourceVersion: '1',
+        group: 'controlPlane',
+        holderIdentity: jobName('p', 'cp-2'),
+      },
+    ];
     const older = decidePlan(obs(running, { jobs: waitingJobs, apiServers: apiServers(TO, FROM), leases: [] }));
     assert.equal(older.action, undefined, 'no slot while cp-2 runs the old apiserver');
     const full = decidePlan(obs(running, { jobs: waitingJobs, leases: cp2Holds }));
     assert.equal(full.status.reason, 'SlotsFull');
-    const free = decidePlan(obs(running, { jobs: [waitingJobs[0] as PlanJobFacts, job('cp-2', 'Completed', 'controlPlane')] }));
+    const free = decidePlan(
+      obs(running, { jobs: [waitingJobs[0] as PlanJobFacts, job('cp-2', 'Completed', 'controlPlane')] }),
+    );
     assert.equal(free.action?.type, 'scheduleNodes');
-    assert.deepEqual(free.action?.type === 'scheduleNodes' ? free.action.slots.map((s) => [s.lease.holderIdentity, s.job]) : [], [[jobName('p', 'cp-1'), undefined]], 'a Lease, no second PatchJob');
+    assert.deepEqual(
+      free.action?.type === 'scheduleNodes' ? free.action.slots.map((s) => [s.lease.holderIdentity, s.job]) : [],
+      [[jobName('p', 'cp-1'), undefined]],
+      'a Lease, no second PatchJob',
+    );
   });
 });

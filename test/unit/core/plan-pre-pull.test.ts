@@ -4,33 +4,90 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type { PlanJobFacts, PlanJobPhase, PlanLeaseFacts, PlanNodeFacts, PlanObservation, PrePullFacts } from '../../../controller/core/plan/types.js';
+import type {
+  PlanJobFacts,
+  PlanJobPhase,
+  PlanLeaseFacts,
+  PlanNodeFacts,
+  PlanObservation,
+  PrePullFacts,
+} from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const SCHEMATIC = 'a'.repeat(64);
-const node = (name: string, pool: string, talosVersion = 'v1.13.2'): PlanNodeFacts => ({ name, labels: { pool }, controlPlane: false, talosVersion, schematic: SCHEMATIC });
+const node = (name: string, pool: string, talosVersion = 'v1.13.2'): PlanNodeFacts => ({
+  name,
+  labels: { pool },
+  controlPlane: false,
+  talosVersion,
+  schematic: SCHEMATIC,
+});
 // Group a: w-1..w-5 (concurrency 2); group b: x-1..x-2.
-const NODES: PlanNodeFacts[] = [node('w-1', 'a'), node('w-2', 'a'), node('w-3', 'a'), node('w-4', 'a'), node('w-5', 'a'), node('x-1', 'b'), node('x-2', 'b')];
+const NODES: PlanNodeFacts[] = [
+  node('w-1', 'a'),
+  node('w-2', 'a'),
+  node('w-3', 'a'),
+  node('w-4', 'a'),
+  node('w-5', 'a'),
+  node('x-1', 'b'),
+  node('x-2', 'b'),
+];
 const IMAGE = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
-const passed = { type: 'PreflightPassed', status: 'True' as const, reason: 'ChecksPassed', message: 'ok', lastTransitionTime: new Date(T0).toISOString(), observedGeneration: 1 };
+const passed = {
+  type: 'PreflightPassed',
+  status: 'True' as const,
+  reason: 'ChecksPassed',
+  message: 'ok',
+  lastTransitionTime: new Date(T0).toISOString(),
+  observedGeneration: 1,
+};
 const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
 const idle: PrePullFacts = { running: new Set(), results: [] };
 
 const SPEC = {
   target: { talosVersion: 'v1.14.0', source: 'factory', installer: 'metal' },
-  groups: { a: { selector: { matchLabels: { pool: 'a' } }, concurrency: 2 }, b: { selector: { matchLabels: { pool: 'b' } }, concurrency: 2 } },
+  groups: {
+    a: { selector: { matchLabels: { pool: 'a' } }, concurrency: 2 },
+    b: { selector: { matchLabels: { pool: 'b' } }, concurrency: 2 },
+  },
   strategy: { order: ['a', 'b'] },
   delayBetweenNodes: '0s',
   talosConfig: { secretRef: { name: 't' } },
 };
-const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({ name: jobName('p', n), nodeName: n, group, phase, completionTime: T0 });
-const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({ name: leaseName('p', group, slot), resourceVersion: '1', group, holderIdentity: jobName('p', n) });
+const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({
+  name: jobName('p', n),
+  nodeName: n,
+  group,
+  phase,
+  completionTime: T0,
+});
+const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({
+  name: leaseName('p', group, slot),
+  resourceVersion: '1',
+  group,
+  holderIdentity: jobName('p', n),
+});
 /** Round one of group a running (w-1, w-2 hold both slots). */
-const roundOne = { jobs: [job('w-1', 'Running'), job('w-2', 'Running')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
+const roundOne = {
+  jobs: [job('w-1', 'Running'), job('w-2', 'Running')],
+  leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')],
+};
 
-function obs(status: PatchPlanStatus, more: Partial<PlanObservation> = {}, spec: Record<string, unknown> = {}): PlanObservation {
+function obs(
+  status: PatchPlanStatus,
+  more: Partial<PlanObservation> = {},
+  spec: Record<string, unknown> = {},
+): PlanObservation {
   const parsed = patchPlanSpec.parse({ ...SPEC, ...spec });
-  return { now: T0, plan: { name: 'p', uid: 'u', generation: 1, spec: parsed, status }, nodes: NODES, jobs: [], leases: [], prePulls: idle, ...more };
+  return {
+    now: T0,
+    plan: { name: 'p', uid: 'u', generation: 1, spec: parsed, status },
+    nodes: NODES,
+    jobs: [],
+    leases: [],
+    prePulls: idle,
+    ...more,
+  };
 }
 const pullsOf = (o: PlanObservation): [string, string][] => {
   const step = decidePlan(o);
@@ -41,47 +98,103 @@ describe('core/plan: installer pre-pulls', function () {
   it('while every slot is busy, pulls the installer on the next round (the next `concurrency` pending nodes of the group) and records it as started', function () {
     const step = decidePlan(obs(running, roundOne));
     assert.equal(step.action?.type, 'prePull');
-    assert.deepEqual(step.action.type === 'prePull' ? step.action.pulls : [], [{ node: 'w-3', image: IMAGE }, { node: 'w-4', image: IMAGE }]);
+    assert.deepEqual(step.action.type === 'prePull' ? step.action.pulls : [], [
+      { node: 'w-3', image: IMAGE },
+      { node: 'w-4', image: IMAGE },
+    ]);
     assert.equal(step.status.reason, 'SlotsFull');
-    assert.deepEqual(step.status.prePulls, [{ node: 'w-3', image: IMAGE, startTime: new Date(T0).toISOString() }, { node: 'w-4', image: IMAGE, startTime: new Date(T0).toISOString() }]);
+    assert.deepEqual(step.status.prePulls, [
+      { node: 'w-3', image: IMAGE, startTime: new Date(T0).toISOString() },
+      { node: 'w-4', image: IMAGE, startTime: new Date(T0).toISOString() },
+    ]);
   });
 
   it('never more than `concurrency` pulls in flight, never a second pull of a node already pulling, pulled or failed', function () {
     const started = decidePlan(obs(running, roundOne)).status;
-    assert.deepEqual(pullsOf(obs(started, { ...roundOne, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })), []);
+    assert.deepEqual(
+      pullsOf(obs(started, { ...roundOne, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })),
+      [],
+    );
     // One in flight (w-3), w-4 pulled: nothing more (w-5 is two rounds ahead).
-    const w4done = { ...started, prePulls: [started.prePulls?.[0] ?? { node: '', image: '', startTime: '' }, { node: 'w-4', image: IMAGE, startTime: new Date(T0).toISOString(), pulledTime: new Date(T0 + 1000).toISOString() }] };
+    const w4done = {
+      ...started,
+      prePulls: [
+        started.prePulls?.[0] ?? { node: '', image: '', startTime: '' },
+        {
+          node: 'w-4',
+          image: IMAGE,
+          startTime: new Date(T0).toISOString(),
+          pulledTime: new Date(T0 + 1000).toISOString(),
+        },
+      ],
+    };
     assert.deepEqual(pullsOf(obs(w4done, { ...roundOne, prePulls: { running: new Set(['w-3']), results: [] } })), []);
     // Failed pre-pulls are not retried: the node's own job pulls again.
-    const failed = { ...started, prePulls: (started.prePulls ?? []).map((e) => ({ ...e, failedTime: new Date(T0 + 1000).toISOString(), error: 'boom' })) };
+    const failed = {
+      ...started,
+      prePulls: (started.prePulls ?? []).map((e) => ({
+        ...e,
+        failedTime: new Date(T0 + 1000).toISOString(),
+        error: 'boom',
+      })),
+    };
     assert.deepEqual(pullsOf(obs(failed, roundOne)), []);
   });
 
   it('the in-flight bound counts pulls of nodes scheduled since: a new round waits for the old pulls to end', function () {
     // w-3/w-4 got their jobs while their pre-pulls still run; the next round is w-5 only, but 2 pulls are in flight.
-    const more = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Running'), job('w-4', 'Running')], leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')] };
-    assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })), []);
-    assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3']), results: [] } })), [['w-5', IMAGE]]);
+    const more = {
+      jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Running'), job('w-4', 'Running')],
+      leases: [lease('a', 0, 'w-3'), lease('a', 1, 'w-4')],
+    };
+    assert.deepEqual(
+      pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3', 'w-4']), results: [] } })),
+      [],
+    );
+    assert.deepEqual(pullsOf(obs(running, { ...more, prePulls: { running: new Set(['w-3']), results: [] } })), [
+      ['w-5', IMAGE],
+    ]);
   });
 
   it('waits until the current round is past its own pulls (every job beyond Pending): the next round pulls while this one drains and reboots', function () {
-    const pulling = { jobs: [job('w-1', 'Running'), job('w-2', 'Pending')], leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')] };
+    const pulling = {
+      jobs: [job('w-1', 'Running'), job('w-2', 'Pending')],
+      leases: [lease('a', 0, 'w-1'), lease('a', 1, 'w-2')],
+    };
     const step = decidePlan(obs(running, pulling));
     assert.equal(step.action, undefined);
     assert.equal(step.status.reason, 'SlotsFull');
-    const created = { jobs: [job('w-1', 'Running'), { ...job('w-2', 'Pending'), phase: undefined }], leases: pulling.leases };
+    const created = {
+      jobs: [job('w-1', 'Running'), { ...job('w-2', 'Pending'), phase: undefined }],
+      leases: pulling.leases,
+    };
     assert.deepEqual(pullsOf(obs(running, created)), [], 'a job without a phase yet has not pulled either');
     // A Pending job of another group does not hold this one.
-    assert.deepEqual(pullsOf(obs(running, { ...roundOne, jobs: [...roundOne.jobs, job('x-9', 'Pending', 'b')] })), [['w-3', IMAGE], ['w-4', IMAGE]]);
+    assert.deepEqual(pullsOf(obs(running, { ...roundOne, jobs: [...roundOne.jobs, job('x-9', 'Pending', 'b')] })), [
+      ['w-3', IMAGE],
+      ['w-4', IMAGE],
+    ]);
   });
 
   it('a started pull this process does not run (a previous leader ran it) is started again', function () {
     const started = decidePlan(obs(running, roundOne)).status;
-    assert.deepEqual(pullsOf(obs(started, roundOne)), [['w-3', IMAGE], ['w-4', IMAGE]]);
+    assert.deepEqual(pullsOf(obs(started, roundOne)), [
+      ['w-3', IMAGE],
+      ['w-4', IMAGE],
+    ]);
   });
 
   it('never pulls on a node of another group: the last round of a group pre-pulls nothing', function () {
-    const lastRound = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Completed'), job('w-4', 'Running'), job('w-5', 'Running')], leases: [lease('a', 0, 'w-4'), lease('a', 1, 'w-5')] };
+    const lastRound = {
+      jobs: [
+        job('w-1', 'Completed'),
+        job('w-2', 'Completed'),
+        job('w-3', 'Completed'),
+        job('w-4', 'Running'),
+        job('w-5', 'Running'),
+      ],
+      leases: [lease('a', 0, 'w-4'), lease('a', 1, 'w-5')],
+    };
     const step = decidePlan(obs(running, lastRound));
     assert.equal(step.action, undefined);
     assert.equal(step.status.reason, 'GroupRunning');
@@ -93,8 +206,15 @@ describe('core/plan: installer pre-pulls', function () {
     nodes[3] = node('w-4', 'a', 'v1.14.0');
     assert.deepEqual(pullsOf(obs(running, { ...roundOne, nodes })), []);
     nodes[3] = node('w-4', 'a', 'v1.14.1');
-    assert.deepEqual(pullsOf(obs(running, { ...roundOne, nodes })), [], 'target v1.14.0 is older than v1.14.1: the job refuses it');
-    assert.deepEqual(pullsOf(obs(running, { ...roundOne, nodes }, { target: { ...SPEC.target, allowTalosDowngrade: true } })), [['w-4', IMAGE]]);
+    assert.deepEqual(
+      pullsOf(obs(running, { ...roundOne, nodes })),
+      [],
+      'target v1.14.0 is older than v1.14.1: the job refuses it',
+    );
+    assert.deepEqual(
+      pullsOf(obs(running, { ...roundOne, nodes }, { target: { ...SPEC.target, allowTalosDowngrade: true } })),
+      [['w-4', IMAGE]],
+    );
   });
 
   it('spec.prePull: false, a Kubernetes-only plan, a shell without a runner, or a closed window: no pre-pull', function () {
@@ -102,30 +222,73 @@ describe('core/plan: installer pre-pulls', function () {
     assert.deepEqual(pullsOf(obs(running, { ...roundOne, prePulls: undefined })), []);
     assert.deepEqual(pullsOf(obs(running, roundOne, { target: { kubernetesVersion: 'v1.35.0' } })), []);
     // T0 is Saturday 10:00 UTC: a weekday window is closed.
-    assert.deepEqual(pullsOf(obs(running, roundOne, { maintenance: { windows: [{ days: ['Monday'], startTime: '01:00', endTime: '02:00' }] } })), []);
+    assert.deepEqual(
+      pullsOf(
+        obs(running, roundOne, {
+          maintenance: { windows: [{ days: ['Monday'], startTime: '01:00', endTime: '02:00' }] },
+        }),
+      ),
+      [],
+    );
   });
 
-  it('pulls the installer the node\'s job will resolve: the node\'s own schematic, or ghcr for plain releases', function () {
-    assert.deepEqual(pullsOf(obs(running, roundOne, { target: { talosVersion: 'v1.13.5' } })), [['w-3', 'ghcr.io/siderolabs/installer:v1.13.5'], ['w-4', 'ghcr.io/siderolabs/installer:v1.13.5']]);
+  it("pulls the installer the node's job will resolve: the node's own schematic, or ghcr for plain releases", function () {
+    assert.deepEqual(pullsOf(obs(running, roundOne, { target: { talosVersion: 'v1.13.5' } })), [
+      ['w-3', 'ghcr.io/siderolabs/installer:v1.13.5'],
+      ['w-4', 'ghcr.io/siderolabs/installer:v1.13.5'],
+    ]);
   });
 
   it('folds results into status (pulled or failed with the error) and drops the entry once the node has its PatchJob', function () {
     const started = decidePlan(obs(running, roundOne)).status;
-    const results = [{ node: 'w-3', image: IMAGE, at: T0 + 2000 }, { node: 'w-4', image: IMAGE, at: T0 + 3000, error: 'rpc error: NOT_FOUND' }];
+    const results = [
+      { node: 'w-3', image: IMAGE, at: T0 + 2000 },
+      { node: 'w-4', image: IMAGE, at: T0 + 3000, error: 'rpc error: NOT_FOUND' },
+    ];
     const step = decidePlan(obs(started, { ...roundOne, now: T0 + 3000, prePulls: { running: new Set(), results } }));
     assert.equal(step.action, undefined);
     assert.deepEqual(step.status.prePulls, [
-      { node: 'w-3', image: IMAGE, startTime: new Date(T0).toISOString(), pulledTime: new Date(T0 + 2000).toISOString() },
-      { node: 'w-4', image: IMAGE, startTime: new Date(T0).toISOString(), failedTime: new Date(T0 + 3000).toISOString(), error: 'rpc error: NOT_FOUND' },
+      {
+        node: 'w-3',
+        image: IMAGE,
+        startTime: new Date(T0).toISOString(),
+        pulledTime: new Date(T0 + 2000).toISOString(),
+      },
+      {
+        node: 'w-4',
+        image: IMAGE,
+        startTime: new Date(T0).toISOString(),
+        failedTime: new Date(T0 + 3000).toISOString(),
+        error: 'rpc error: NOT_FOUND',
+      },
     ]);
-    const scheduled = { jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Pending')], leases: [lease('a', 0, 'w-3')] };
-    const later = decidePlan(obs(step.status, { ...scheduled, now: T0 + 4000, prePulls: { running: new Set(), results } }));
-    assert.deepEqual(later.status.prePulls?.map((e) => e.node), ['w-4']);
+    const scheduled = {
+      jobs: [job('w-1', 'Completed'), job('w-2', 'Completed'), job('w-3', 'Pending')],
+      leases: [lease('a', 0, 'w-3')],
+    };
+    const later = decidePlan(
+      obs(step.status, { ...scheduled, now: T0 + 4000, prePulls: { running: new Set(), results } }),
+    );
+    assert.deepEqual(
+      later.status.prePulls?.map((e) => e.node),
+      ['w-4'],
+    );
   });
 
   it('a result older than the entry (an earlier attempt) does not complete a restarted pull', function () {
     const entry = { node: 'w-3', image: IMAGE, startTime: new Date(T0).toISOString() };
-    const step = decidePlan(obs({ ...running, prePulls: [entry] }, { ...roundOne, prePulls: { running: new Set(['w-3']), results: [{ node: 'w-3', image: IMAGE, at: T0 - 5000 }] } }));
-    assert.deepEqual(step.status.prePulls?.find((e) => e.node === 'w-3'), entry);
+    const step = decidePlan(
+      obs(
+        { ...running, prePulls: [entry] },
+        {
+          ...roundOne,
+          prePulls: { running: new Set(['w-3']), results: [{ node: 'w-3', image: IMAGE, at: T0 - 5000 }] },
+        },
+      ),
+    );
+    assert.deepEqual(
+      step.status.prePulls?.find((e) => e.node === 'w-3'),
+      entry,
+    );
   });
 });

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
-import type { NewJob, PlanJobFacts, PlanLeaseFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type {
+  NewJob,
+  PlanJobFacts,
+  PlanLeaseFacts,
+  PlanNodeFacts,
+  PlanObservation,
+} from '../../../controller/core/plan/types.js';
 
 const T0 = Date.parse('2026-12-01T00:00:00Z');
 
@@ -35,19 +41,46 @@ const arbPlan = fc.record({
   cp: fc.integer({ min: 0, max: 3 }),
   workers: fc.integer({ min: 1, max: 12 }),
   zones: fc.integer({ min: 1, max: 3 }),
-  order: fc.constantFrom(['controlPlane', 'workers'], ['controlPlane', 'zone-a', 'workers'], ['zone-a', 'zone-b', 'workers'], ['workers']),
-  concurrency: fc.record({ controlPlane: fc.integer({ min: 1, max: 2 }), workers: fc.integer({ min: 1, max: 4 }), 'zone-a': fc.integer({ min: 1, max: 3 }), 'zone-b': fc.integer({ min: 1, max: 3 }) }),
+  order: fc.constantFrom(
+    ['controlPlane', 'workers'],
+    ['controlPlane', 'zone-a', 'workers'],
+    ['zone-a', 'zone-b', 'workers'],
+    ['workers'],
+  ),
+  concurrency: fc.record({
+    controlPlane: fc.integer({ min: 1, max: 2 }),
+    workers: fc.integer({ min: 1, max: 4 }),
+    'zone-a': fc.integer({ min: 1, max: 3 }),
+    'zone-b': fc.integer({ min: 1, max: 3 }),
+  }),
   policy: fc.constantFrom('Halt', 'Pause'),
   maxFailures: fc.integer({ min: 0, max: 3 }),
 });
 
-type Event = { kind: 'finish'; pick: number; fail: boolean; released: boolean } | { kind: 'retry'; pick: number } | { kind: 'resume' } | { kind: 'tick'; ms: number } | { kind: 'pass' } | { kind: 'crash'; jobs: number };
+type Event =
+  | { kind: 'finish'; pick: number; fail: boolean; released: boolean }
+  | { kind: 'retry'; pick: number }
+  | { kind: 'resume' }
+  | { kind: 'tick'; ms: number }
+  | { kind: 'pass' }
+  | { kind: 'crash'; jobs: number };
 const arbEvents = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), fail: fc.boolean(), released: fc.boolean() }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant('finish' as const),
+        pick: fc.nat(),
+        fail: fc.boolean(),
+        released: fc.boolean(),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('resume' as const) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 120_000 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 120_000 }) }),
+    },
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('pass' as const) }) },
     // The controller dies in a scheduling pass between its Leases and (some of) its PatchJobs.
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), jobs: fc.integer({ min: 0, max: 3 }) }) },
@@ -59,8 +92,15 @@ type PlanInput = typeof arbPlan extends fc.Arbitrary<infer T> ? T : never;
 
 function world(p: PlanInput): World {
   const nodes: PlanNodeFacts[] = [];
-  for (let i = 0; i < p.cp; i++) nodes.push({ name: `cp-${i}`, labels: {}, controlPlane: true, talosVersion: 'v1.12.4' });
-  for (let i = 0; i < p.workers; i++) nodes.push({ name: `w-${i}`, labels: { zone: String.fromCharCode(97 + (i % p.zones)) }, controlPlane: false, talosVersion: 'v1.12.4' });
+  for (let i = 0; i < p.cp; i++)
+    nodes.push({ name: `cp-${i}`, labels: {}, controlPlane: true, talosVersion: 'v1.12.4' });
+  for (let i = 0; i < p.workers; i++)
+    nodes.push({
+      name: `w-${i}`,
+      labels: { zone: String.fromCharCode(97 + (i % p.zones)) },
+      controlPlane: false,
+      talosVersion: 'v1.12.4',
+    });
   const groups: Record<string, unknown> = {
     controlPlane: { concurrency: p.concurrency.controlPlane },
     workers: { concurrency: p.concurrency.workers },
@@ -75,7 +115,21 @@ function world(p: PlanInput): World {
     delayBetweenNodes: '0s',
     talosConfig: { secretRef: { name: 'talos' } },
   });
-  return { nodes, spec, generation: 1, status: {}, jobs: new Map(), leases: [], now: T0, retried: new Set(), everScheduled: new Map(), failedTotal: 0, haltReached: false, createdAfterHalt: false, crashAfterJobs: undefined };
+  return {
+    nodes,
+    spec,
+    generation: 1,
+    status: {},
+    jobs: new Map(),
+    leases: [],
+    now: T0,
+    retried: new Set(),
+    everScheduled: new Map(),
+    failedTotal: 0,
+    haltReached: false,
+    createdAfterHalt: false,
+    crashAfterJobs: undefined,
+  };
 }
 
 const obs = (w: World): PlanObservation => ({
@@ -103,7 +157,10 @@ function addJob(w: World, j: NewJob): void {
   const group = groupOf(w, n);
   assert.equal(j.spec.group, group, `node ${node} scheduled by its first matching group`);
   assert.ok(!w.jobs.has(j.name), `node ${node} has one live job`);
-  assert.ok(w.leases.some((l) => l.holderIdentity === j.name), `node ${node}: its Lease exists before its PatchJob`);
+  assert.ok(
+    w.leases.some((l) => l.holderIdentity === j.name),
+    `node ${node}: its Lease exists before its PatchJob`,
+  );
   const times = (w.everScheduled.get(node) ?? 0) + 1;
   assert.ok(times === 1 || w.retried.has(node), `node ${node} patched again without a retry`);
   w.everScheduled.set(node, times);
@@ -113,7 +170,10 @@ function addJob(w: World, j: NewJob): void {
     const og = groupOf(w, other);
     if (og === undefined || w.spec.strategy.order.indexOf(og) >= gi) continue;
     const phase = w.jobs.get(`p-${other.name}`)?.phase;
-    assert.ok(phase === 'Completed' || phase === 'Failed', `${node} (${group}) started before ${other.name} (${og}) finished (${phase ?? 'no job'}; jobs ${JSON.stringify([...w.jobs.values()])})`);
+    assert.ok(
+      phase === 'Completed' || phase === 'Failed',
+      `${node} (${group}) started before ${other.name} (${og}) finished (${phase ?? 'no job'}; jobs ${JSON.stringify([...w.jobs.values()])})`,
+    );
   }
   if (w.haltReached) w.createdAfterHalt = true;
   w.jobs.set(j.name, { name: j.name, nodeName: node, group: group ?? '', phase: 'Pending', completionTime: undefined });
@@ -149,7 +209,9 @@ function step(w: World): void {
   for (const g of w.spec.strategy.order) {
     const c = w.spec.groups[g]?.concurrency ?? 1;
     assert.ok(w.leases.filter((l) => l.group === g).length <= c, `group ${g}: more leases than concurrency ${c}`);
-    const running = [...w.jobs.values()].filter((j) => j.group === g && j.phase !== 'Completed' && j.phase !== 'Failed').length;
+    const running = [...w.jobs.values()].filter(
+      (j) => j.group === g && j.phase !== 'Completed' && j.phase !== 'Failed',
+    ).length;
     assert.ok(running <= c, `group ${g}: ${running} running > concurrency ${c}`);
   }
 }
@@ -162,7 +224,8 @@ function apply(w: World, e: Event): void {
     j.phase = e.fail ? 'Failed' : 'Completed';
     j.completionTime = w.now;
     if (e.fail) w.failedTotal++;
-    if (w.spec.failurePolicy.type === 'Halt' && w.failedTotal >= Math.max(1, w.spec.failurePolicy.maxFailures)) w.haltReached = true;
+    if (w.spec.failurePolicy.type === 'Halt' && w.failedTotal >= Math.max(1, w.spec.failurePolicy.maxFailures))
+      w.haltReached = true;
     // The job reconciler frees the slot when the job ends, or the plan's next pass finds it first.
     if (e.released) w.leases = w.leases.filter((l) => l.holderIdentity !== j.name);
   }
@@ -199,9 +262,16 @@ describe('core/plan: scheduler properties (fast-check)', function () {
         const failed = [...w.jobs.values()].filter((j) => j.phase === 'Failed').length;
         if (w.spec.failurePolicy.type === 'Halt') {
           assert.equal(w.createdAfterHalt, false, 'no node scheduled once the Halt budget was used up');
-          assert.equal(w.status.phase === 'Failed', w.haltReached, `Halt exactly once ${budget} node(s) failed (now ${failed} failed)`);
+          assert.equal(
+            w.status.phase === 'Failed',
+            w.haltReached,
+            `Halt exactly once ${budget} node(s) failed (now ${failed} failed)`,
+          );
         } else if (failed - (w.status.failuresAcknowledged ?? 0) >= budget) {
-          assert.ok(w.status.phase === 'Paused' || w.spec.paused || w.status.policyPause !== undefined, 'the Pause policy paused the plan');
+          assert.ok(
+            w.status.phase === 'Paused' || w.spec.paused || w.status.policyPause !== undefined,
+            'the Pause policy paused the plan',
+          );
         }
       }),
       { numRuns: 2000 },
@@ -210,19 +280,23 @@ describe('core/plan: scheduler properties (fast-check)', function () {
 
   it('finishes: with no failures every claimed node completes and the plan is Completed, also when scheduling passes die between Lease and PatchJob', function () {
     fc.assert(
-      fc.property(arbPlan, fc.array(fc.tuple(fc.nat({ max: 60 }), fc.integer({ min: 0, max: 3 })), { maxLength: 6 }), (p, crashes) => {
-        const w = world(p);
-        for (let round = 0; round < 200 && w.status.phase !== 'Completed'; round++) {
-          const crash = crashes.find(([r]) => r === round);
-          if (crash) w.crashAfterJobs = crash[1];
-          step(w);
-          apply(w, { kind: 'finish', pick: round, fail: false, released: round % 2 === 0 });
-        }
-        assert.equal(w.status.phase, 'Completed');
-        const claimed = w.nodes.filter((n) => groupOf(w, n) !== undefined).length;
-        assert.equal([...w.jobs.values()].filter((j) => j.phase === 'Completed').length, claimed);
-        assert.equal(w.leases.length, 0);
-      }),
+      fc.property(
+        arbPlan,
+        fc.array(fc.tuple(fc.nat({ max: 60 }), fc.integer({ min: 0, max: 3 })), { maxLength: 6 }),
+        (p, crashes) => {
+          const w = world(p);
+          for (let round = 0; round < 200 && w.status.phase !== 'Completed'; round++) {
+            const crash = crashes.find(([r]) => r === round);
+            if (crash) w.crashAfterJobs = crash[1];
+            step(w);
+            apply(w, { kind: 'finish', pick: round, fail: false, released: round % 2 === 0 });
+          }
+          assert.equal(w.status.phase, 'Completed');
+          const claimed = w.nodes.filter((n) => groupOf(w, n) !== undefined).length;
+          assert.equal([...w.jobs.values()].filter((j) => j.phase === 'Completed').length, claimed);
+          assert.equal(w.leases.length, 0);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -1,7 +1,7 @@
 // Snapshots of the status view for status-view.test.ts (the five plans of status-view-fixtures.ts,
 // text and wide at 60 and 160 columns, json). Written by UPDATE_SNAPSHOTS=1 npx mocha test/unit/core/status-view.test.ts.
 export const SNAPSHOTS: Record<string, string> = {
-  "running text 60": `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
+  'running text 60': `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
   SlotsFull: group workers: both slot(s) busy
     next schedule 11:04:10 GMT+1 (10:04:10 UTC, in 4m10s)
   controlPlane [#################] 1/1
@@ -17,7 +17,7 @@ export const SNAPSHOTS: Record<string, string> = {
       v1.13.2
       Rebooting gives up 11:09:40 GMT+1 (10:09:40 UTC, in
       9m40s)`,
-  "running text 160": `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
+  'running text 160': `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
   SlotsFull: group workers: both slot(s) busy; next schedule 11:04:10 GMT+1 (10:04:10 UTC, in 4m10s)
   controlPlane [##############################] 1/1
   workers      [>>>>>>>>>>>>>>>...............] 0/4  running 2  pending 2
@@ -26,7 +26,7 @@ export const SNAPSHOTS: Record<string, string> = {
       Draining gives up 11:03:45 GMT+1 (10:03:45 UTC, in 3m45s)
     worker-2  Rebooting  20s    node NotReady; WaitingForReboot: waiting for worker-2 to boot Talos v1.13.2
       Rebooting gives up 11:09:40 GMT+1 (10:09:40 UTC, in 9m40s)`,
-  "running wide 60": `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
+  'running wide 60': `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2
     running for 8m20s
   SlotsFull: group workers: both slot(s) busy
     next schedule 11:04:10 GMT+1 (10:04:10 UTC, in 4m10s)
@@ -44,7 +44,7 @@ export const SNAPSHOTS: Record<string, string> = {
       v1.13.2
       Rebooting gives up 11:09:40 GMT+1 (10:09:40 UTC, in
       9m40s)`,
-  "running wide 160": `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2  running for 8m20s
+  'running wide 160': `PatchPlan rolling  InProgress  1/5 nodes  Talos v1.13.2  running for 8m20s
   SlotsFull: group workers: both slot(s) busy; next schedule 11:04:10 GMT+1 (10:04:10 UTC, in 4m10s)
   controlPlane [##############################]     1/1  running 0  failed 0  held 0  pending 0  skipped 0  slots 0/1
   workers      [>>>>>>>>>>>>>>>...............]     0/4  running 2  failed 0  held 0  pending 2  skipped 0  slots 2/2
@@ -53,7 +53,7 @@ export const SNAPSHOTS: Record<string, string> = {
       allowed); Draining gives up 11:03:45 GMT+1 (10:03:45 UTC, in 3m45s)
     worker-2  workers  Rebooting  20s    2m30s  v1.12.4 → v1.13.2  v1.35.2  node NotReady; WaitingForReboot: waiting for worker-2 to boot Talos v1.13.2
       Rebooting gives up 11:09:40 GMT+1 (10:09:40 UTC, in 9m40s)`,
-  "running json": `{
+  'running json': `{
   "kind": "KangalPatchStatus",
   "version": "v1",
   "time": "2026-12-01T10:00:00.000Z",
@@ -202,7 +202,7 @@ export const SNAPSHOTS: Record<string, string> = {
   ]
 }
 `,
-  "paused text 60": `PatchPlan pausing  Paused  2/4 nodes (1 failed)
+  'paused text 60': `PatchPlan pausing  Paused  2/4 nodes (1 failed)
     Talos v1.13.2
   paused by the failure policy: 1 node(s) failed
     (maxFailures 1): the plan is paused
@@ -211,13 +211,13 @@ export const SNAPSHOTS: Record<string, string> = {
   workers [############xxxxx......] 2/4  failed 1  pending 1
   failed:
     worker-3  UpgradeFailed: Talos refused the upgrade: err…`,
-  "paused text 160": `PatchPlan pausing  Paused  2/4 nodes (1 failed)  Talos v1.13.2
+  'paused text 160': `PatchPlan pausing  Paused  2/4 nodes (1 failed)  Talos v1.13.2
   paused by the failure policy: 1 node(s) failed (maxFailures 1): the plan is paused
     resume: kubectl patch patchplan pausing --type merge -p '{"spec":{"paused":false}}'
   workers [###############xxxxxxxx.......] 2/4  failed 1  pending 1
   failed:
     worker-3  UpgradeFailed: Talos refused the upgrade: error validating installer image`,
-  "paused wide 60": `PatchPlan pausing  Paused  2/4 nodes (1 failed)
+  'paused wide 60': `PatchPlan pausing  Paused  2/4 nodes (1 failed)
     Talos v1.13.2  running for 6m40s
   paused by the failure policy: 1 node(s) failed
     (maxFailures 1): the plan is paused
@@ -226,13 +226,13 @@ export const SNAPSHOTS: Record<string, string> = {
   workers [####xx..]     2/4  running 0  failed 1  held 0  …
   failed:
     worker-3  UpgradeFailed: Talos refused the upgrade: err…`,
-  "paused wide 160": `PatchPlan pausing  Paused  2/4 nodes (1 failed)  Talos v1.13.2  running for 6m40s
+  'paused wide 160': `PatchPlan pausing  Paused  2/4 nodes (1 failed)  Talos v1.13.2  running for 6m40s
   paused by the failure policy: 1 node(s) failed (maxFailures 1): the plan is paused
     resume: kubectl patch patchplan pausing --type merge -p '{"spec":{"paused":false}}'
   workers [###############xxxxxxxx.......]     2/4  running 0  failed 1  held 0  pending 1  skipped 0  slots 0/2
   failed:
     worker-3  UpgradeFailed: Talos refused the upgrade: error validating installer image`,
-  "paused json": `{
+  'paused json': `{
   "kind": "KangalPatchStatus",
   "version": "v1",
   "time": "2026-12-01T10:00:00.000Z",
@@ -356,7 +356,7 @@ export const SNAPSHOTS: Record<string, string> = {
   ]
 }
 `,
-  "failed text 60": `PatchPlan halting  Failed  1/3 nodes (1 failed)
+  'failed text 60': `PatchPlan halting  Failed  1/3 nodes (1 failed)
     Talos v1.13.2
   failed: FailureBudgetExceeded: 1 node(s) failed,
     maxFailures 1: the plan stops
@@ -367,7 +367,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -------------------  ----------------------
   worker-1  v1.12.4 → v1.13.2    Completed
   worker-2  v1.12.4 (unchanged)  Failed (left cordoned)`,
-  "failed text 160": `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2
+  'failed text 160': `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2
   failed: FailureBudgetExceeded: 1 node(s) failed, maxFailures 1: the plan stops
   workers [##########xxxxxxxxxx..........] 1/3  failed 1  pending 1
   failed:
@@ -376,7 +376,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -------  -------------------  -------------------  --------  ------  ----------------------
   worker-1  workers  v1.12.4 → v1.13.2    v1.35.2 (unchanged)  6m30s     6m40s   Completed
   worker-2  workers  v1.12.4 (unchanged)  v1.35.2 (unchanged)  23m10s    23m20s  Failed (left cordoned)`,
-  "failed wide 60": `PatchPlan halting  Failed  1/3 nodes (1 failed)
+  'failed wide 60': `PatchPlan halting  Failed  1/3 nodes (1 failed)
     Talos v1.13.2  took 31m40s
   failed: FailureBudgetExceeded: 1 node(s) failed,
     maxFailures 1: the plan stops
@@ -387,7 +387,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -------------------  ----------------------
   worker-1  v1.12.4 → v1.13.2    Completed
   worker-2  v1.12.4 (unchanged)  Failed (left cordoned)`,
-  "failed wide 160": `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2  took 31m40s
+  'failed wide 160': `PatchPlan halting  Failed  1/3 nodes (1 failed)  Talos v1.13.2  took 31m40s
   failed: FailureBudgetExceeded: 1 node(s) failed, maxFailures 1: the plan stops
   workers [##########xxxxxxxxxx..........]     1/3  running 0  failed 1  held 0  pending 1  skipped 0  slots 0/1
   failed:
@@ -396,7 +396,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -------  -------------------  -------------------  --------  ------  ----------------------
   worker-1  workers  v1.12.4 → v1.13.2    v1.35.2 (unchanged)  6m30s     6m40s   Completed
   worker-2  workers  v1.12.4 (unchanged)  v1.35.2 (unchanged)  23m10s    23m20s  Failed (left cordoned)`,
-  "failed json": `{
+  'failed json': `{
   "kind": "KangalPatchStatus",
   "version": "v1",
   "time": "2026-12-01T10:00:00.000Z",
@@ -501,7 +501,7 @@ export const SNAPSHOTS: Record<string, string> = {
   ]
 }
 `,
-  "held text 60": `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)
+  'held text 60': `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)
     Talos v1.13.2
   NodesHeld: group workers waits for 1 held node(s):
     worker-2 (INC-4711: disk replacement); it goes on when
@@ -510,14 +510,14 @@ export const SNAPSHOTS: Record<string, string> = {
   holds (kangalpatch.ozalp.dk/hold):
     worker-2  held: INC-4711: disk replacement
     worker-4  skipped: retiring this week`,
-  "held text 160": `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)  Talos v1.13.2
+  'held text 160': `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)  Talos v1.13.2
   NodesHeld: group workers waits for 1 held node(s): worker-2 (INC-4711: disk replacement); it goes on when the kangalpatch.ozalp.dk/hold annotation is removed,
     or set to "skip"
   workers [###############--------.......] 2/4  held 1  pending 1  skipped 1
   holds (kangalpatch.ozalp.dk/hold):
     worker-2  held: INC-4711: disk replacement
     worker-4  skipped: retiring this week`,
-  "held wide 60": `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)
+  'held wide 60': `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)
     Talos v1.13.2  running for 5m00s
   NodesHeld: group workers waits for 1 held node(s):
     worker-2 (INC-4711: disk replacement); it goes on when
@@ -526,14 +526,14 @@ export const SNAPSHOTS: Record<string, string> = {
   holds (kangalpatch.ozalp.dk/hold):
     worker-2  held: INC-4711: disk replacement
     worker-4  skipped: retiring this week`,
-  "held wide 160": `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)  Talos v1.13.2  running for 5m00s
+  'held wide 160': `PatchPlan holding  InProgress  2/4 nodes (1 held, 1 skipped)  Talos v1.13.2  running for 5m00s
   NodesHeld: group workers waits for 1 held node(s): worker-2 (INC-4711: disk replacement); it goes on when the kangalpatch.ozalp.dk/hold annotation is removed,
     or set to "skip"
   workers [###############--------.......]     2/4  running 0  failed 0  held 1  pending 1  skipped 1  slots 0/2
   holds (kangalpatch.ozalp.dk/hold):
     worker-2  held: INC-4711: disk replacement
     worker-4  skipped: retiring this week`,
-  "held json": `{
+  'held json': `{
   "kind": "KangalPatchStatus",
   "version": "v1",
   "time": "2026-12-01T10:00:00.000Z",
@@ -642,7 +642,7 @@ export const SNAPSHOTS: Record<string, string> = {
   ]
 }
 `,
-  "completed text 60": `PatchPlan finished  Completed  2/2 nodes
+  'completed text 60': `PatchPlan finished  Completed  2/2 nodes
     Talos v1.13.2, Kubernetes v1.36.3
   completed in 56m40s
     at 10:00:00 GMT+1 (09:00:00 UTC, 1h00m ago)
@@ -653,7 +653,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -----------------  -----------------  ---------
   cp-1      v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  Completed
   worker-1  v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  Completed`,
-  "completed text 160": `PatchPlan finished  Completed  2/2 nodes  Talos v1.13.2, Kubernetes v1.36.3
+  'completed text 160': `PatchPlan finished  Completed  2/2 nodes  Talos v1.13.2, Kubernetes v1.36.3
   completed in 56m40s; at 10:00:00 GMT+1 (09:00:00 UTC, 1h00m ago); all 2 node(s) done: 2 completed, 0 failed
   controlPlane [##############################] 1/1
   workers      [##############################] 1/1
@@ -661,7 +661,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  ------------  -----------------  -----------------  --------  ------  ---------
   cp-1      controlPlane  v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  19m50s    20m00s  Completed
   worker-1  workers       v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  34m50s    35m00s  Completed`,
-  "completed wide 60": `PatchPlan finished  Completed  2/2 nodes
+  'completed wide 60': `PatchPlan finished  Completed  2/2 nodes
     Talos v1.13.2, Kubernetes v1.36.3  took 56m40s
   completed in 56m40s
     at 10:00:00 GMT+1 (09:00:00 UTC, 1h00m ago)
@@ -672,7 +672,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  -----------------  -----------------  ---------
   cp-1      v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  Completed
   worker-1  v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  Completed`,
-  "completed wide 160": `PatchPlan finished  Completed  2/2 nodes  Talos v1.13.2, Kubernetes v1.36.3  took 56m40s
+  'completed wide 160': `PatchPlan finished  Completed  2/2 nodes  Talos v1.13.2, Kubernetes v1.36.3  took 56m40s
   completed in 56m40s; at 10:00:00 GMT+1 (09:00:00 UTC, 1h00m ago); all 2 node(s) done: 2 completed, 0 failed
   controlPlane [##############################]     1/1  running 0  failed 0  held 0  pending 0  skipped 0  slots 0/1
   workers      [##############################]     1/1  running 0  failed 0  held 0  pending 0  skipped 0  slots 0/1
@@ -680,7 +680,7 @@ export const SNAPSHOTS: Record<string, string> = {
   --------  ------------  -----------------  -----------------  --------  ------  ---------
   cp-1      controlPlane  v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  19m50s    20m00s  Completed
   worker-1  workers       v1.12.4 → v1.13.2  v1.35.2 → v1.36.3  34m50s    35m00s  Completed`,
-  "completed json": `{
+  'completed json': `{
   "kind": "KangalPatchStatus",
   "version": "v1",
   "time": "2026-12-01T10:00:00.000Z",

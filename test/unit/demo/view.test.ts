@@ -14,7 +14,10 @@ describe('demo view', () => {
   });
 
   it('the soak countdown counts whole seconds down to the eligible time, then says now', () => {
-    assert.equal(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 5_500), `soak: v1.12.5 runs on staging; production may take it at ${at(20)}: 15 s left`);
+    assert.equal(
+      soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 5_500),
+      `soak: v1.12.5 runs on staging; production may take it at ${at(20)}: 15 s left`,
+    );
     assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 20_000), /: now$/);
     assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 25_000), /: now$/);
   });
@@ -28,10 +31,17 @@ describe('demo view', () => {
 
   it('the evidence of a proposal body, one figure a line, links as their URL', () => {
     const body = [
-      '## Talos v1.12.5', '', '### Promotion evidence', '', 'v1.12.5 completed on every upstream stage.', '',
-      '| stage | report | nodes | soak window |', '| --- | --- | --- | --- |',
+      '## Talos v1.12.5',
+      '',
+      '### Promotion evidence',
+      '',
+      'v1.12.5 completed on every upstream stage.',
+      '',
+      '| stage | report | nodes | soak window |',
+      '| --- | --- | --- | --- |',
       '| staging/template staging-nodes | [status/staging/a.yaml](http://forge/acme/plans/blob/c1/status/staging/a.yaml) @ c1 | 2/2 | A → B |',
-      '', 'If a later rollout fails, KangalPatch comments here.',
+      '',
+      'If a later rollout fails, KangalPatch comments here.',
     ].join('\n');
     assert.deepEqual(evidenceLines(body), [
       'v1.12.5 completed on every upstream stage.',

@@ -10,7 +10,13 @@ describe('forge error mapping', function () {
   const cases: [string, unknown, string, string, number | undefined][] = [
     ['401', http(401), 'Stalled', 'Unauthorized', undefined],
     ['403 without rate-limit headers', http(403), 'Stalled', 'Forbidden', undefined],
-    ['403 primary rate limit', http(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(now / 1000 + 120) }), 'Waiting', 'RateLimited', 121_000],
+    [
+      '403 primary rate limit',
+      http(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(now / 1000 + 120) }),
+      'Waiting',
+      'RateLimited',
+      121_000,
+    ],
     ['403 secondary limit with Retry-After', http(403, { 'retry-after': '30' }), 'Waiting', 'RateLimited', 30_000],
     ['429 without headers', http(429), 'Waiting', 'RateLimited', 60_000],
     ['404', http(404), 'Stalled', 'NotFound', undefined],

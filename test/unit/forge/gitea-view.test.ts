@@ -5,7 +5,14 @@ import { giteaPullView } from '../../../controller/forge/gitea.js';
 import { repoOf } from '../../../controller/gitops/reporting.js';
 
 const pull = (title: string, extra: Record<string, unknown> = {}): Parameters<typeof giteaPullView>[0] => ({
-  number: 7, html_url: 'https://git.example.com/acme/plans/pulls/7', state: 'open', title, head: { ref: 'kangal-patch/lab/report/p-1' }, base: { ref: 'main' }, labels: [{ name: 'kangal-patch' }], ...extra,
+  number: 7,
+  html_url: 'https://git.example.com/acme/plans/pulls/7',
+  state: 'open',
+  title,
+  head: { ref: 'kangal-patch/lab/report/p-1' },
+  base: { ref: 'main' },
+  labels: [{ name: 'kangal-patch' }],
+  ...extra,
 });
 
 describe('Gitea pull request views', function () {
@@ -33,8 +40,18 @@ describe('Gitea pull request views', function () {
   });
 
   it('the web root keeps a sub-path, so the default API is <root>/api/v1', function () {
-    assert.deepEqual(repoOf('https://git.example.com/gitea/acme/plans.git'), { origin: 'https://git.example.com', webRoot: 'https://git.example.com/gitea', owner: 'acme', repo: 'plans' });
-    assert.deepEqual(repoOf('https://github.com/acme/plans'), { origin: 'https://github.com', webRoot: 'https://github.com', owner: 'acme', repo: 'plans' });
+    assert.deepEqual(repoOf('https://git.example.com/gitea/acme/plans.git'), {
+      origin: 'https://git.example.com',
+      webRoot: 'https://git.example.com/gitea',
+      owner: 'acme',
+      repo: 'plans',
+    });
+    assert.deepEqual(repoOf('https://github.com/acme/plans'), {
+      origin: 'https://github.com',
+      webRoot: 'https://github.com',
+      owner: 'acme',
+      repo: 'plans',
+    });
     assert.equal(repoOf('https://git.example.com/plans.git'), undefined);
   });
 });

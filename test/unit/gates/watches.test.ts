@@ -47,12 +47,29 @@ class FakeInformer {
   }
 }
 
-function volume(name: string, labels: Record<string, string>, status: Record<string, unknown>, resourceVersion: string): ObjectView {
-  const object = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', metadata: { name, namespace: 'ls', labels, resourceVersion }, status };
+function volume(
+  name: string,
+  labels: Record<string, string>,
+  status: Record<string, unknown>,
+  resourceVersion: string,
+): ObjectView {
+  const object = {
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Volume',
+    metadata: { name, namespace: 'ls', labels, resourceVersion },
+    status,
+  };
   return { key: `ls/${name}`, namespace: 'ls', name, resourceVersion, labels, object };
 }
 
-const VOLUME: DynamicResource = { apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', group: 'longhorn.io', version: 'v1beta2', plural: 'volumes', namespaced: true };
+const VOLUME: DynamicResource = {
+  apiVersion: 'longhorn.io/v1beta2',
+  kind: 'Volume',
+  group: 'longhorn.io',
+  version: 'v1beta2',
+  plural: 'volumes',
+  namespaced: true,
+};
 
 function setup() {
   const informers: FakeInformer[] = [];
@@ -65,7 +82,8 @@ function setup() {
       lists.push(`${r.plural} ${namespace ?? '*'}`);
       return Promise.resolve([...live.values()]);
     },
-    discover: (_ctx, apiVersion, kind) => Promise.resolve(apiVersion === VOLUME.apiVersion && kind === VOLUME.kind ? VOLUME : undefined),
+    discover: (_ctx, apiVersion, kind) =>
+      Promise.resolve(apiVersion === VOLUME.apiVersion && kind === VOLUME.kind ? VOLUME : undefined),
     informer: () => {
       const i = new FakeInformer();
       informers.push(i);
@@ -74,11 +92,24 @@ function setup() {
     deniedVerbs: () => Promise.resolve([]),
     whoAmI: () => Promise.resolve('user test'),
   };
-  const watches = new HealthWatches({ objects, clock: systemClock, log: silentLog, changed: (k) => changed.push(k), rediscoverMs: 60_000 });
+  const watches = new HealthWatches({
+    objects,
+    clock: systemClock,
+    log: silentLog,
+    changed: (k) => changed.push(k),
+    rediscoverMs: 60_000,
+  });
   return { watches, informers, changed, live, lists };
 }
 
-const volumes = healthCheck.parse({ name: 'v', apiVersion: 'longhorn.io/v1beta2', kind: 'Volume', namespace: 'ls', labelSelector: { matchLabels: { app: 'db' } }, expr: 'status.robustness == "healthy"' });
+const volumes = healthCheck.parse({
+  name: 'v',
+  apiVersion: 'longhorn.io/v1beta2',
+  kind: 'Volume',
+  namespace: 'ls',
+  labelSelector: { matchLabels: { app: 'db' } },
+  expr: 'status.robustness == "healthy"',
+});
 
 describe('gates/watches: HealthWatches', function () {
   it('watches a checked kind, reports changes, and evaluates the matched objects only', async function () {
@@ -106,10 +137,20 @@ describe('gates/watches: HealthWatches', function () {
   it('stops a watch no active plan needs; a kind the server does not serve is named', async function () {
     const { watches, informers } = setup();
     const stop = new AbortController();
-    const missing = healthCheck.parse({ name: 'pg', apiVersion: 'postgresql.cnpg.io/v1', kind: 'Cluster', expr: 'true' });
+    const missing = healthCheck.parse({
+      name: 'pg',
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      expr: 'true',
+    });
     watches.sync([volumes, missing], stop.signal);
     await waitFor(() => informers[0], { timeoutMs: 2000, description: 'the informer created' });
-    await waitFor(() => watches.facts(missing).state === 'unavailable' && /does not serve kind Cluster/.test(JSON.stringify(watches.facts(missing))), { timeoutMs: 2000, description: 'discovery failure named' });
+    await waitFor(
+      () =>
+        watches.facts(missing).state === 'unavailable' &&
+        /does not serve kind Cluster/.test(JSON.stringify(watches.facts(missing))),
+      { timeoutMs: 2000, description: 'discovery failure named' },
+    );
     watches.sync([], stop.signal);
     assert.equal(informers[0]?.stopped, true);
     assert.deepEqual(watches.keys(), []);
@@ -129,8 +170,15 @@ describe('gates/watches: HealthWatches', function () {
     informer.put('b', { app: 'db' }, { robustness: 'degraded' }, '5');
     live.set('ls/b', volume('b', { app: 'db' }, { robustness: 'healthy' }, '9'));
     live.set('ls/c', volume('c', { app: 'other' }, { robustness: 'faulted' }, '3'));
-    assert.deepEqual(watches.facts(volumes), { state: 'observed', objects: [{ ref: 'ls/b', passed: false, value: 'false' }] }, 'the cache says degraded');
-    assert.deepEqual(await watches.freshFacts(ctx, volumes), { state: 'observed', objects: [{ ref: 'ls/b', passed: true, value: 'true' }] });
+    assert.deepEqual(
+      watches.facts(volumes),
+      { state: 'observed', objects: [{ ref: 'ls/b', passed: false, value: 'false' }] },
+      'the cache says degraded',
+    );
+    assert.deepEqual(await watches.freshFacts(ctx, volumes), {
+      state: 'observed',
+      objects: [{ ref: 'ls/b', passed: true, value: 'true' }],
+    });
     assert.deepEqual(lists, ['volumes ls']);
     assert.equal(informer.broken.length, 1);
     assert.match(informer.broken[0] ?? '', /^relist: stale cache: the objects of health check v differed/);
@@ -143,7 +191,21 @@ describe('gates/watches: HealthWatches', function () {
 
   it('only plans that can still schedule nodes need watches', function () {
     const spec = { healthChecks: [volumes], target: {} };
-    assert.deepEqual(activeChecks([{ spec, status: { phase: 'InProgress' } }, { spec, status: { phase: 'Paused' } }]).length, 2);
-    assert.deepEqual(activeChecks([{ spec, status: { phase: 'Preflighting' } }, { spec, status: { phase: 'Completed' } }, { spec, status: { phase: 'Failed' } }, { spec: { ...spec, target: { autoUpdate: { enabled: true } } }, status: {} }]), []);
+    assert.deepEqual(
+      activeChecks([
+        { spec, status: { phase: 'InProgress' } },
+        { spec, status: { phase: 'Paused' } },
+      ]).length,
+      2,
+    );
+    assert.deepEqual(
+      activeChecks([
+        { spec, status: { phase: 'Preflighting' } },
+        { spec, status: { phase: 'Completed' } },
+        { spec, status: { phase: 'Failed' } },
+        { spec: { ...spec, target: { autoUpdate: { enabled: true } } }, status: {} },
+      ]),
+      [],
+    );
   });
 });

@@ -7,18 +7,42 @@ import { previewRollout } from '../../../controller/core/preview.js';
 import type { PullRequestView } from '../../../controller/forge/port.js';
 import { proposalBody, type ProposalBodyInput } from '../../../controller/gitops/auto-update/body.js';
 import { HOSTILE } from '../core/markdown-fixtures.js';
-import { proposalBranch, proposalBranchPrefix, proposalLabels, proposalTitle, readProposals, SUPERSEDED_MARK, templateOfBranch, TEMPLATE_GONE_MARK, versionOfBranch } from '../../../controller/gitops/auto-update/proposals.js';
+import {
+  proposalBranch,
+  proposalBranchPrefix,
+  proposalLabels,
+  proposalTitle,
+  readProposals,
+  SUPERSEDED_MARK,
+  templateOfBranch,
+  TEMPLATE_GONE_MARK,
+  versionOfBranch,
+} from '../../../controller/gitops/auto-update/proposals.js';
 
 const prefix = proposalBranchPrefix('lab', 'prod');
 const pr = (n: number, head: string, state: 'open' | 'closed', merged = false, title = `t${n}`): PullRequestView => ({
-  number: n, url: `https://forge/pull/${n}`, state, merged, draft: false, title, head, headSha: '', base: 'main', labels: [],
+  number: n,
+  url: `https://forge/pull/${n}`,
+  state,
+  merged,
+  draft: false,
+  title,
+  head,
+  headSha: '',
+  base: 'main',
+  labels: [],
 });
 
 describe('auto-update proposals on the forge', function () {
   it('names branches, titles and labels with the cluster and the version', function () {
     assert.equal(proposalBranch('lab', 'prod', 'v1.13.3'), 'kangal-patch/lab/auto-update/prod-v1.13.3');
     assert.equal(proposalTitle('lab', 'prod', 'v1.13.3'), 'KangalPatch [lab]: Talos v1.13.3 for prod');
-    assert.deepEqual(proposalLabels('lab', 'v1.13.3'), ['kangal-patch', 'kangal-patch/auto-update', 'cluster/lab', 'talos/v1.13.3']);
+    assert.deepEqual(proposalLabels('lab', 'v1.13.3'), [
+      'kangal-patch',
+      'kangal-patch/auto-update',
+      'cluster/lab',
+      'talos/v1.13.3',
+    ]);
   });
 
   const branches: [string, string | undefined][] = [
@@ -51,19 +75,68 @@ describe('auto-update proposals on the forge', function () {
   const cases: { name: string; prs: PullRequestView[]; open: string[]; skipped: string[]; merged: string[] }[] = [
     { name: 'nothing yet', prs: [], open: [], skipped: [], merged: [] },
     { name: 'an open proposal', prs: [pr(1, `${prefix}v1.13.3`, 'open')], open: ['v1.13.3'], skipped: [], merged: [] },
-    { name: 'closed without merge = skipped', prs: [pr(1, `${prefix}v1.13.3`, 'closed')], open: [], skipped: ['v1.13.3'], merged: [] },
+    {
+      name: 'closed without merge = skipped',
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed')],
+      open: [],
+      skipped: ['v1.13.3'],
+      merged: [],
+    },
     { name: 'merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
-    { name: 'closed by KangalPatch as superseded is no skip', prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${SUPERSEDED_MARK}`), pr(2, `${prefix}v1.13.4`, 'open')], open: ['v1.13.4'], skipped: [], merged: [] },
-    { name: 'closed by KangalPatch because its template was deleted is no skip', prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${TEMPLATE_GONE_MARK}`)], open: [], skipped: [], merged: [] },
-    { name: 'two open (an old one reopened): highest first', prs: [pr(1, `${prefix}v1.13.3`, 'open'), pr(2, `${prefix}v1.13.10`, 'open')], open: ['v1.13.10', 'v1.13.3'], skipped: [], merged: [] },
-    { name: 'a version closed once and merged later is merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
-    { name: 'other templates and report branches are ignored', prs: [pr(1, `${prefix}eu-v1.13.3`, 'closed'), pr(2, 'kangal-patch/lab/report/prod-abc', 'open')], open: [], skipped: [], merged: [] },
-    { name: 'skipped versions sorted, once', prs: [pr(1, `${prefix}v1.13.10`, 'closed'), pr(2, `${prefix}v1.13.9`, 'closed'), pr(3, `${prefix}v1.13.9`, 'closed')], open: [], skipped: ['v1.13.9', 'v1.13.10'], merged: [] },
+    {
+      name: 'closed by KangalPatch as superseded is no skip',
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${SUPERSEDED_MARK}`), pr(2, `${prefix}v1.13.4`, 'open')],
+      open: ['v1.13.4'],
+      skipped: [],
+      merged: [],
+    },
+    {
+      name: 'closed by KangalPatch because its template was deleted is no skip',
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${TEMPLATE_GONE_MARK}`)],
+      open: [],
+      skipped: [],
+      merged: [],
+    },
+    {
+      name: 'two open (an old one reopened): highest first',
+      prs: [pr(1, `${prefix}v1.13.3`, 'open'), pr(2, `${prefix}v1.13.10`, 'open')],
+      open: ['v1.13.10', 'v1.13.3'],
+      skipped: [],
+      merged: [],
+    },
+    {
+      name: 'a version closed once and merged later is merged',
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', true)],
+      open: [],
+      skipped: [],
+      merged: ['v1.13.3'],
+    },
+    {
+      name: 'other templates and report branches are ignored',
+      prs: [pr(1, `${prefix}eu-v1.13.3`, 'closed'), pr(2, 'kangal-patch/lab/report/prod-abc', 'open')],
+      open: [],
+      skipped: [],
+      merged: [],
+    },
+    {
+      name: 'skipped versions sorted, once',
+      prs: [
+        pr(1, `${prefix}v1.13.10`, 'closed'),
+        pr(2, `${prefix}v1.13.9`, 'closed'),
+        pr(3, `${prefix}v1.13.9`, 'closed'),
+      ],
+      open: [],
+      skipped: ['v1.13.9', 'v1.13.10'],
+      merged: [],
+    },
   ];
   for (const c of cases) {
     it(`reads back: ${c.name}`, function () {
       const got = readProposals(c.prs, prefix);
-      assert.deepEqual(got.open.map((o) => o.version), c.open);
+      assert.deepEqual(
+        got.open.map((o) => o.version),
+        c.open,
+      );
       assert.deepEqual(got.skipped, c.skipped);
       assert.deepEqual(got.merged, c.merged);
     });
@@ -72,18 +145,45 @@ describe('auto-update proposals on the forge', function () {
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
 const spec = patchPlanSpec.parse({
-  target: { talosVersion: 'v1.13.3' }, groups: { workers: { concurrency: 2 } }, delayBetweenNodes: '0s',
-  maintenance: { windows: [{ startTime: '22:00', endTime: '04:00' }] }, talosConfig: { secretRef: { name: 't' } },
+  target: { talosVersion: 'v1.13.3' },
+  groups: { workers: { concurrency: 2 } },
+  delayBetweenNodes: '0s',
+  maintenance: { windows: [{ startTime: '22:00', endTime: '04:00' }] },
+  talosConfig: { secretRef: { name: 't' } },
 });
-const node = (name: string, talosVersion = 'v1.13.2') => ({ name, labels: {}, controlPlane: name.startsWith('cp'), talosVersion, kubeletVersion: 'v1.35.2', schematic: undefined });
-const release = (tag: string) => ({ tagName: tag, draft: false, prerelease: false, publishedAt: T0 - 86_400_000, htmlUrl: `https://github.com/siderolabs/talos/releases/tag/${tag}` });
+const node = (name: string, talosVersion = 'v1.13.2') => ({
+  name,
+  labels: {},
+  controlPlane: name.startsWith('cp'),
+  talosVersion,
+  kubeletVersion: 'v1.35.2',
+  schematic: undefined,
+});
+const release = (tag: string) => ({
+  tagName: tag,
+  draft: false,
+  prerelease: false,
+  publishedAt: T0 - 86_400_000,
+  htmlUrl: `https://github.com/siderolabs/talos/releases/tag/${tag}`,
+});
 const input = (over: Partial<ProposalBodyInput> = {}): ProposalBodyInput => ({
-  cluster: 'lab', template: 'prod', templateFile: 'plans/prod.yaml', childFile: 'plans/prod-v1-13-3.yaml', childName: 'prod-v1-13-3', currentVersion: 'v1.13.2',
+  cluster: 'lab',
+  template: 'prod',
+  templateFile: 'plans/prod.yaml',
+  childFile: 'plans/prod-v1-13-3.yaml',
+  childName: 'prod-v1-13-3',
+  currentVersion: 'v1.13.2',
   proposal: { version: 'v1.13.3', release: release('v1.13.3'), step: 'patch' },
   report: {
     plan: { name: 'prod-v1-13-3', file: 'plans/prod-v1-13-3.yaml' },
     preview: previewRollout({ now: T0, spec, nodes: [node('cp-1'), node('w-1'), node('w-2'), node('w-3', 'v1.13.3')] }),
-    preflight: { checks: [{ name: 'SelectionNonEmpty', passed: true, message: '3 node(s)' }, { name: 'InstallerImages', passed: true, message: 'all found' }], skipped: [{ name: 'TalosCredentials', message: 'skipped: no Talos credentials' }] },
+    preflight: {
+      checks: [
+        { name: 'SelectionNonEmpty', passed: true, message: '3 node(s)' },
+        { name: 'InstallerImages', passed: true, message: 'all found' },
+      ],
+      skipped: [{ name: 'TalosCredentials', message: 'skipped: no Talos credentials' }],
+    },
   },
   ...over,
 });
@@ -113,16 +213,31 @@ describe('auto-update proposal body', function () {
     {
       name: 'a minor step warns and explains staged upgrades',
       in: input({ proposal: { version: 'v1.14.0', release: release('v1.14.0'), step: 'minor' } }),
-      has: [/\*\*Step:\*\* minor upgrade, v1\.13\.2 → v1\.14\.0/, /\[!WARNING\]/, /crosses a minor version \(v1\.13 → v1\.14\)/, /staged: KangalPatch never skips a minor/],
+      has: [
+        /\*\*Step:\*\* minor upgrade, v1\.13\.2 → v1\.14\.0/,
+        /\[!WARNING\]/,
+        /crosses a minor version \(v1\.13 → v1\.14\)/,
+        /staged: KangalPatch never skips a minor/,
+      ],
       hasNot: [/same minor/],
     },
     {
       name: 'a superseding proposal names the one it replaces; a failed check is counted',
       in: input({
         supersedes: { version: 'v1.13.2', number: 7 },
-        report: { ...input().report, preflight: { checks: [{ name: 'InstallerImages', passed: false, message: 'missing: ghcr.io/x' }], skipped: [] } },
+        report: {
+          ...input().report,
+          preflight: {
+            checks: [{ name: 'InstallerImages', passed: false, message: 'missing: ghcr.io/x' }],
+            skipped: [],
+          },
+        },
       }),
-      has: [/This replaces #7 \(v1\.13\.2\)/, /\*\*1 of 1 check\(s\) failed\*\*/, /^- ❌ \*\*InstallerImages\*\*: missing: ghcr\.io\/x$/m],
+      has: [
+        /This replaces #7 \(v1\.13\.2\)/,
+        /\*\*1 of 1 check\(s\) failed\*\*/,
+        /^- ❌ \*\*InstallerImages\*\*: missing: ghcr\.io\/x$/m,
+      ],
       hasNot: [/All \d+ check/],
     },
   ];
@@ -144,10 +259,19 @@ describe('auto-update proposal body', function () {
   it('plan text renders inert: group names, check names and messages, file paths', function () {
     const report = input().report;
     const groups = report.preview.groups.map((g, i) => (i === 1 ? { ...g, name: HOSTILE } : g));
-    const body = proposalBody(input({
-      templateFile: `plans/${HOSTILE}.yaml`,
-      report: { ...report, preview: { ...report.preview, groups }, preflight: { checks: [{ name: HOSTILE, passed: false, message: HOSTILE }], skipped: [{ name: 'HealthChecks', message: HOSTILE }] } },
-    }));
+    const body = proposalBody(
+      input({
+        templateFile: `plans/${HOSTILE}.yaml`,
+        report: {
+          ...report,
+          preview: { ...report.preview, groups },
+          preflight: {
+            checks: [{ name: HOSTILE, passed: false, message: HOSTILE }],
+            skipped: [{ name: 'HealthChecks', message: HOSTILE }],
+          },
+        },
+      }),
+    );
     const esc = markdownCell(HOSTILE);
     assert.ok(body.includes(`| 2 | ${esc} |`));
     assert.ok(body.includes(`- ❌ **${esc}**: ${esc}`));

@@ -10,7 +10,13 @@ import { systemClock } from '../../../controller/runtime/clock.js';
 describe('gitops/write: recordCommit', function () {
   it('writes the status with a live signal and its own deadline when the pass was cancelled', async function () {
     const seen: { ctx: OpContext; sha: string; state: string }[] = [];
-    const forge = { kind: 'github', setCommitStatus: (ctx: OpContext, sha: string, s: { state: string }) => { seen.push({ ctx, sha, state: s.state }); return Promise.resolve(); } } as unknown as ForgePort;
+    const forge = {
+      kind: 'github',
+      setCommitStatus: (ctx: OpContext, sha: string, s: { state: string }) => {
+        seen.push({ ctx, sha, state: s.state });
+        return Promise.resolve();
+      },
+    } as unknown as ForgePort;
     const guard: BranchGuard = { forge, context: 'kangal-patch/lab/report', what: 'rollout report' };
     const pass = new AbortController();
     const ctx = rootContext(systemClock, pass.signal, 60_000);
@@ -27,8 +33,18 @@ describe('gitops/write: recordCommit', function () {
 
   it('writes nothing with the none forge', async function () {
     let calls = 0;
-    const forge = { kind: 'none', setCommitStatus: () => { calls++; return Promise.resolve(); } } as unknown as ForgePort;
-    await recordCommit(rootContext(systemClock, new AbortController().signal), { forge, context: 'c', what: 'w' }, 'b'.repeat(40));
+    const forge = {
+      kind: 'none',
+      setCommitStatus: () => {
+        calls++;
+        return Promise.resolve();
+      },
+    } as unknown as ForgePort;
+    await recordCommit(
+      rootContext(systemClock, new AbortController().signal),
+      { forge, context: 'c', what: 'w' },
+      'b'.repeat(40),
+    );
     assert.equal(calls, 0);
   });
 });

@@ -7,7 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RecentDeliveries, readWebhookSecret, serveWebhook, signatureMatches } from '../../../controller/gitops/webhook.js';
+import {
+  RecentDeliveries,
+  readWebhookSecret,
+  serveWebhook,
+  signatureMatches,
+} from '../../../controller/gitops/webhook.js';
 
 /** Made-up secrets, different on every run. */
 const SECRET = randomBytes(16).toString('hex');
@@ -20,12 +25,21 @@ describe('GitOps push webhook', function () {
   let url = '';
   let pushes = 0;
   let now = 1_700_000_000_000;
-  const sign = (body: string, secret = SECRET): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  const post = (body: string, headers: Record<string, string>): Promise<Response> => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const sign = (body: string, secret = SECRET): string =>
+    `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  const post = (body: string, headers: Record<string, string>): Promise<Response> =>
+    fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
   before(async function () {
     writeFileSync(secretFile, `${SECRET}\n`);
-    const h = await serveWebhook({ bind: { host: '127.0.0.1', port: 0 }, secretFile, branch: 'main', onPush: () => pushes++, log: () => undefined, now: () => now });
+    const h = await serveWebhook({
+      bind: { host: '127.0.0.1', port: 0 },
+      secretFile,
+      branch: 'main',
+      onPush: () => pushes++,
+      log: () => undefined,
+      now: () => now,
+    });
     server = h.server;
     url = `http://127.0.0.1:${h.port}/hook`;
   });
@@ -49,7 +63,10 @@ describe('GitOps push webhook', function () {
     assert.equal((await post(main, { 'x-github-event': 'push', 'x-hub-signature-256': sign(main) })).status, 202);
     assert.equal(pushes, before + 1);
     assert.equal((await post(other, { 'x-github-event': 'push', 'x-hub-signature-256': sign(other) })).status, 202);
-    assert.equal((await post(main, { 'x-github-event': 'push', 'x-hub-signature-256': sign(main, 'wrong') })).status, 401);
+    assert.equal(
+      (await post(main, { 'x-github-event': 'push', 'x-hub-signature-256': sign(main, 'wrong') })).status,
+      401,
+    );
     assert.equal((await post(main, { 'x-github-event': 'push' })).status, 401);
     const issue = JSON.stringify({ action: 'opened' });
     assert.equal((await post(issue, { 'x-github-event': 'issues', 'x-hub-signature-256': sign(issue) })).status, 202);
@@ -58,7 +75,11 @@ describe('GitOps push webhook', function () {
 
   it('answers a delivery seen within the window once: the same X-GitHub-Delivery, or the same signed body under another ID', async function () {
     const body = JSON.stringify({ ref: 'refs/heads/main', after: 'def' });
-    const headers = { 'x-github-event': 'push', 'x-hub-signature-256': sign(body), 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' };
+    const headers = {
+      'x-github-event': 'push',
+      'x-hub-signature-256': sign(body),
+      'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    };
     const before = pushes;
     const first = await post(body, headers);
     assert.deepEqual([first.status, (await first.text()).trim()], [202, 'poll triggered']);
@@ -86,17 +107,26 @@ describe('GitOps push webhook', function () {
     writeFileSync(secretFile, `${ROTATED}\n`);
     const body = JSON.stringify({ ref: 'refs/heads/main' });
     assert.equal((await post(body, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body) })).status, 401);
-    assert.equal((await post(body, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body, ROTATED) })).status, 202);
+    assert.equal(
+      (await post(body, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body, ROTATED) })).status,
+      202,
+    );
     writeFileSync(secretFile, 'short\n');
     const next = JSON.stringify({ ref: 'refs/heads/main', after: 'mno' });
-    assert.equal((await post(next, { 'x-github-event': 'push', 'x-hub-signature-256': sign(next, 'short') })).status, 503);
+    assert.equal(
+      (await post(next, { 'x-github-event': 'push', 'x-hub-signature-256': sign(next, 'short') })).status,
+      503,
+    );
     writeFileSync(secretFile, `${SECRET}\n`);
   });
 
   it('reads a secret of at least 16 bytes, and says why another cannot be used without showing it', async function () {
     const file = join(dir, 'checked');
     for (const [text, problem] of [
-      ['', /webhook secret in .*checked is empty; it must be at least 16 bytes \(generate one with `openssl rand -hex 32`/],
+      [
+        '',
+        /webhook secret in .*checked is empty; it must be at least 16 bytes \(generate one with `openssl rand -hex 32`/,
+      ],
       ['  \n', /is empty/],
       ['fifteen-bytes!!\n', /is 15 bytes; it must be at least 16 bytes/],
     ] as const) {

@@ -7,8 +7,10 @@ import { statusPatch } from '../../../controller/kube/patchjobs.js';
 import { lenientStatus, projectJob, talosVersionOf } from '../../../controller/kube/project.js';
 import { isNewer } from '../../../controller/kube/resource-version.js';
 
-const status = (code: number, reason: string, extra: object = {}) => JSON.stringify({ kind: 'Status', code, reason, message: `m ${reason}`, ...extra });
-const map = (err: unknown, signal?: AbortSignal) => toOutcomeError(err, { what: 'op', now: 0, ...(signal ? { signal } : {}) });
+const status = (code: number, reason: string, extra: object = {}) =>
+  JSON.stringify({ kind: 'Status', code, reason, message: `m ${reason}`, ...extra });
+const map = (err: unknown, signal?: AbortSignal) =>
+  toOutcomeError(err, { what: 'op', now: 0, ...(signal ? { signal } : {}) });
 
 describe('kube/errors', function () {
   const cases: [number, string, string, string][] = [
@@ -31,8 +33,15 @@ describe('kube/errors', function () {
   }
 
   it('honours Retry-After, then the Status detail', function () {
-    assert.equal(map(new ApiException(429, 'x', status(429, 'TooManyRequests'), { 'Retry-After': '7' })).retryAfterMs, 7000);
-    assert.equal(map(new ApiException(429, 'x', status(429, 'TooManyRequests', { details: { retryAfterSeconds: 3 } }), {})).retryAfterMs, 3000);
+    assert.equal(
+      map(new ApiException(429, 'x', status(429, 'TooManyRequests'), { 'Retry-After': '7' })).retryAfterMs,
+      7000,
+    );
+    assert.equal(
+      map(new ApiException(429, 'x', status(429, 'TooManyRequests', { details: { retryAfterSeconds: 3 } }), {}))
+        .retryAfterMs,
+      3000,
+    );
     assert.equal(map(new ApiException(429, 'x', undefined, {})).retryAfterMs, undefined);
   });
 
@@ -49,11 +58,25 @@ describe('kube/errors', function () {
   it('undici\'s "fetch failed" (client-node 2.x) is a NetworkError that names its cause', function () {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
     const e = map(new TypeError('fetch failed', { cause: refused }));
-    assert.deepEqual([e.kind, e.reason, e.message], ['Transient', 'NetworkError', 'op: connect ECONNREFUSED 127.0.0.1:6443']);
-    const tls = Object.assign(new Error('unable to verify the first certificate'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
-    assert.equal(map(new TypeError('fetch failed', { cause: tls })).message, 'op: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)');
-    const both = new AggregateError([refused, Object.assign(new Error('connect ECONNREFUSED ::1:6443'), { code: 'ECONNREFUSED' })]);
-    assert.equal(map(new TypeError('fetch failed', { cause: both })).message, 'op: connect ECONNREFUSED 127.0.0.1:6443');
+    assert.deepEqual(
+      [e.kind, e.reason, e.message],
+      ['Transient', 'NetworkError', 'op: connect ECONNREFUSED 127.0.0.1:6443'],
+    );
+    const tls = Object.assign(new Error('unable to verify the first certificate'), {
+      code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    });
+    assert.equal(
+      map(new TypeError('fetch failed', { cause: tls })).message,
+      'op: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)',
+    );
+    const both = new AggregateError([
+      refused,
+      Object.assign(new Error('connect ECONNREFUSED ::1:6443'), { code: 'ECONNREFUSED' }),
+    ]);
+    assert.equal(
+      map(new TypeError('fetch failed', { cause: both })).message,
+      'op: connect ECONNREFUSED 127.0.0.1:6443',
+    );
     // Any other TypeError is a bug of ours, not the network.
     assert.equal(map(new TypeError('x is not a function')).reason, 'Unexpected');
   });
@@ -67,7 +90,10 @@ describe('kube projections and helpers', function () {
   });
 
   it('keeps the status fields that parse and drops the rest', function () {
-    assert.deepEqual(lenientStatus({ phase: 'Draining', evictedPods: -1, unknown: 1, startTime: 'not a time', reason: 'X' }), { phase: 'Draining', reason: 'X' });
+    assert.deepEqual(
+      lenientStatus({ phase: 'Draining', evictedPods: -1, unknown: 1, startTime: 'not a time', reason: 'X' }),
+      { phase: 'Draining', reason: 'X' },
+    );
     assert.deepEqual(lenientStatus('nonsense'), {});
   });
 
@@ -82,26 +108,51 @@ describe('kube projections and helpers', function () {
     const labels = { app: 'web', tier: 'front' };
     assert.equal(selectorMatches({}, labels), true);
     assert.equal(selectorMatches(undefined, labels), false);
-    assert.equal(selectorMatches({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['back'] }] }, labels), true);
+    assert.equal(
+      selectorMatches(
+        { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['back'] }] },
+        labels,
+      ),
+      true,
+    );
     assert.equal(selectorMatches({ matchExpressions: [{ key: 'zone', operator: 'Exists' }] }, labels), false);
     assert.equal(selectorMatches({ matchExpressions: [{ key: 'zone', operator: 'Bogus' }] }, labels), false);
   });
 
   it('turns a status replacement into a merge patch that removes left-out keys', function () {
-    assert.deepEqual(statusPatch({ phase: 'Draining', reason: 'A', message: 'm' }, { phase: 'Upgrading', message: undefined }), {
-      phase: 'Upgrading',
-      reason: null,
-      message: null,
-    });
+    assert.deepEqual(
+      statusPatch({ phase: 'Draining', reason: 'A', message: 'm' }, { phase: 'Upgrading', message: undefined }),
+      {
+        phase: 'Upgrading',
+        reason: null,
+        message: null,
+      },
+    );
   });
 
   it('removes left-out keys of nested objects too (a merge patch merges them), and replaces arrays whole', function () {
-    const old = { phase: 'Watching', autoUpdate: { lastError: { reason: 'NetworkError', message: 'm', time: 't' }, blockedBy: { name: 'c' }, currentVersion: 'v1.13.2', skippedVersions: ['v1.14.0'] } };
-    assert.deepEqual(statusPatch<Record<string, unknown>>(old, { phase: 'Watching', autoUpdate: { currentVersion: 'v1.13.3', skippedVersions: [] } }), {
+    const old = {
       phase: 'Watching',
-      autoUpdate: { lastError: null, blockedBy: null, currentVersion: 'v1.13.3', skippedVersions: [] },
+      autoUpdate: {
+        lastError: { reason: 'NetworkError', message: 'm', time: 't' },
+        blockedBy: { name: 'c' },
+        currentVersion: 'v1.13.2',
+        skippedVersions: ['v1.14.0'],
+      },
+    };
+    assert.deepEqual(
+      statusPatch<Record<string, unknown>>(old, {
+        phase: 'Watching',
+        autoUpdate: { currentVersion: 'v1.13.3', skippedVersions: [] },
+      }),
+      {
+        phase: 'Watching',
+        autoUpdate: { lastError: null, blockedBy: null, currentVersion: 'v1.13.3', skippedVersions: [] },
+      },
+    );
+    assert.deepEqual(statusPatch<Record<string, unknown>>({ autoUpdate: { a: 1 } }, { autoUpdate: { b: { c: 1 } } }), {
+      autoUpdate: { a: null, b: { c: 1 } },
     });
-    assert.deepEqual(statusPatch<Record<string, unknown>>({ autoUpdate: { a: 1 } }, { autoUpdate: { b: { c: 1 } } }), { autoUpdate: { a: null, b: { c: 1 } } });
   });
 
   it('compares resourceVersions as integers only when both are', function () {

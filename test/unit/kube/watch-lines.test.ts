@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { LineSplitter, OverlongLine, type SplitLine } from '../../../controller/kube/watch-lines.js';
 import { parseWatchLine, snippet } from '../../../controller/kube/watch-stream.js';
 
-const text = (lines: SplitLine[]): string[] => lines.map((l) => (l instanceof OverlongLine ? `OVERLONG(${l.start.toString()})` : l.toString()));
+const text = (lines: SplitLine[]): string[] =>
+  lines.map((l) => (l instanceof OverlongLine ? `OVERLONG(${l.start.toString()})` : l.toString()));
 
 describe('kube/watch-lines LineSplitter', function () {
   it('joins a line split across chunks and splits several lines in one chunk', function () {
@@ -50,7 +51,11 @@ describe('kube/watch-stream parseWatchLine', function () {
 
   it('accepts the five event types with an object', function () {
     for (const type of ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']) {
-      assert.deepEqual(parse(JSON.stringify({ type, object: { kind: 'Node' } })), { kind: 'event', type, object: { kind: 'Node' } });
+      assert.deepEqual(parse(JSON.stringify({ type, object: { kind: 'Node' } })), {
+        kind: 'event',
+        type,
+        object: { kind: 'Node' },
+      });
     }
   });
 

@@ -10,12 +10,20 @@ import { join } from 'node:path';
 import { importSpecifiers, sourceFiles } from '../../support/source-files.js';
 import { repoRoot } from '../../support/manifests.js';
 
-interface Stage { from: string; name: string | undefined; lines: string[] }
+interface Stage {
+  from: string;
+  name: string | undefined;
+  lines: string[];
+}
 
 /** The Dockerfile's stages with their instructions (continuation lines joined, comments dropped). */
 function stages(text: string): Stage[] {
   const out: Stage[] = [];
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   for (const line of lines) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
     if (from) out.push({ from: from[1] ?? '', name: from[2], lines: [] });
@@ -33,12 +41,16 @@ const BUILD = /\btsc -p tsconfig\.build\.json\b/;
 const BUNDLE = /\bnode bundle\.mjs\b/;
 const LICENSES = /\bnode dist\/schemas\/third-party-licenses\.js > THIRD_PARTY_LICENSES\b/;
 
-const packageName = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec));
+const packageName = (spec: string): string =>
+  spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec);
 
 describe('Dockerfile (static checks; no Docker engine here)', function () {
   const all = stages(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
   const final = all.at(-1) as Stage;
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
 
   it('is multi-stage on one BASE, Node 24 LTS (trixie-slim) by default', function () {
     assert.ok(all.length >= 2, `${all.length} stages`);
@@ -46,17 +58,33 @@ describe('Dockerfile (static checks; no Docker engine here)', function () {
     assert.match(text, /^ARG BASE=node:24-trixie-slim$/m);
     for (const s of all) assert.equal(s.from, '${BASE}', `stage ${s.name ?? '(final)'}`);
     const build = all.find((s) => s.lines.some((l) => BUILD.test(l)));
-    assert.ok(build?.lines.some((l) => NPM_CI.test(l) && !l.includes('--omit=dev')), 'the build stage installs all dependencies with npm ci');
+    assert.ok(
+      build?.lines.some((l) => NPM_CI.test(l) && !l.includes('--omit=dev')),
+      'the build stage installs all dependencies with npm ci',
+    );
   });
 
   it('the final stage runs as uid 65532 with the bundle and THIRD_PARTY_LICENSES only, no node_modules', function () {
-    assert.ok(final.lines.some((l) => /^USER 65532(:65532)?$/.test(l)), 'USER 65532');
+    assert.ok(
+      final.lines.some((l) => /^USER 65532(:65532)?$/.test(l)),
+      'USER 65532',
+    );
     const copies = final.lines.filter((l) => l.startsWith('COPY'));
     const build = all.find((s) => s.lines.some((l) => BUILD.test(l)));
     const run = build?.lines.find((l) => BUILD.test(l)) ?? '';
-    assert.ok(BUNDLE.test(run) && LICENSES.test(run), `the build stage bundles and collects the licenses after tsc: ${run}`);
+    assert.ok(
+      BUNDLE.test(run) && LICENSES.test(run),
+      `the build stage bundles and collects the licenses after tsc: ${run}`,
+    );
     const fromBuild = copies.filter((l) => l.includes(`--from=${build?.name ?? '?'}`));
-    assert.deepEqual(fromBuild.map((l) => l.split(/\s+/).slice(-2)).sort(), [['/src/THIRD_PARTY_LICENSES', './THIRD_PARTY_LICENSES'], ['/src/dist/kangal-patch.mjs', './dist/kangal-patch.mjs']], 'only the bundle and the license file come from the build stage');
+    assert.deepEqual(
+      fromBuild.map((l) => l.split(/\s+/).slice(-2)).sort(),
+      [
+        ['/src/THIRD_PARTY_LICENSES', './THIRD_PARTY_LICENSES'],
+        ['/src/dist/kangal-patch.mjs', './dist/kangal-patch.mjs'],
+      ],
+      'only the bundle and the license file come from the build stage',
+    );
     assert.equal(copies.filter((l) => /node_modules/.test(l)).length, 0, 'no node_modules in the final stage');
     // Besides those: package.json ("type": "module") and the entry script, nothing from the build context's sources.
     const fromContext = copies.filter((l) => !l.includes('--from='));
@@ -73,9 +101,20 @@ describe('Dockerfile (static checks; no Docker engine here)', function () {
 
   it('the compiled code imports only Node built-ins and production dependencies', function () {
     const builtins = new Set(builtinModules);
-    const files = ['controller', 'schemas', 'proto'].flatMap((d) => sourceFiles(join(repoRoot, d))).filter((f) => !f.endsWith('.d.ts'));
-    const bare = new Set(files.flatMap((f) => importSpecifiers(readFileSync(f, 'utf8'))).filter((s) => !s.startsWith('.') && !s.startsWith('node:')).map(packageName));
+    const files = ['controller', 'schemas', 'proto']
+      .flatMap((d) => sourceFiles(join(repoRoot, d)))
+      .filter((f) => !f.endsWith('.d.ts'));
+    const bare = new Set(
+      files
+        .flatMap((f) => importSpecifiers(readFileSync(f, 'utf8')))
+        .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+        .map(packageName),
+    );
     assert.ok(bare.has('@kubernetes/client-node'), [...bare].join(', '));
-    for (const name of bare) assert.ok(name in pkg.dependencies || builtins.has(name), `${name} is imported by the controller but is not in "dependencies"`);
+    for (const name of bare)
+      assert.ok(
+        name in pkg.dependencies || builtins.has(name),
+        `${name} is imported by the controller but is not in "dependencies"`,
+      );
   });
 });

@@ -6,9 +6,25 @@ import { RUN_FLAGS, envName } from '../../../controller/config.js';
 import { manifestFiles, OPERATOR_NAMESPACE, SERVICE_ACCOUNT, type K8sObject } from '../../support/manifests.js';
 
 /** Flags another change adds (GitOps loop, forge); the manifests already set them by environment. */
-const PENDING_FLAGS = ['gitUrl', 'gitBranch', 'gitPath', 'pollInterval', 'gitTokenFile', 'gitWriteTokenFile', 'forge', 'forgeApiUrl', 'clusterName', 'webhookSecretFile', 'gitCacheDir'];
+const PENDING_FLAGS = [
+  'gitUrl',
+  'gitBranch',
+  'gitPath',
+  'pollInterval',
+  'gitTokenFile',
+  'gitWriteTokenFile',
+  'forge',
+  'forgeApiUrl',
+  'clusterName',
+  'webhookSecretFile',
+  'gitCacheDir',
+];
 
-interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
+}
 interface Container {
   args: string[];
   env: EnvVar[];
@@ -23,7 +39,13 @@ interface Container {
 interface PodSpec {
   serviceAccountName: string;
   securityContext: Record<string, unknown>;
-  affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: { podAffinityTerm: { topologyKey: string; labelSelector: { matchLabels: Record<string, string> } } }[] } };
+  affinity: {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: {
+        podAffinityTerm: { topologyKey: string; labelSelector: { matchLabels: Record<string, string> } };
+      }[];
+    };
+  };
   containers: Container[];
   volumes: { name: string; emptyDir?: object; secret?: { secretName: string } }[];
 }
@@ -36,27 +58,48 @@ describe('kustomize: manager', function () {
     return found[0] as K8sObject;
   };
   const deployment = one('Deployment');
-  const spec = deployment['spec'] as { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  const spec = deployment['spec'] as {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
   const pod = spec.template.spec;
   const container = pod.containers[0] as Container;
   const configMap = one('ConfigMap');
   const env = (name: string): EnvVar | undefined => container.env.find((e) => e.name === name);
-  const port = (flag: 'metricsBindAddress' | 'healthProbeBindAddress'): number => Number(RUN_FLAGS[flag].default.slice(1));
+  const port = (flag: 'metricsBindAddress' | 'healthProbeBindAddress'): number =>
+    Number(RUN_FLAGS[flag].default.slice(1));
 
   it('installs into the controller default operator namespace', function () {
     assert.equal(OPERATOR_NAMESPACE, DEFAULT_OPERATOR_NAMESPACE);
     const namespaces = objects.filter((o) => o.kind === 'Namespace');
-    assert.deepEqual(namespaces.map((n) => n.metadata.name).sort(), [DEFAULT_OPERATOR_NAMESPACE, DEFAULT_HOOKS_NAMESPACE]);
-    for (const o of objects.filter((x) => x.kind !== 'Namespace')) assert.equal(o.metadata.namespace, DEFAULT_OPERATOR_NAMESPACE, `${o.kind} ${o.metadata.name}`);
+    assert.deepEqual(namespaces.map((n) => n.metadata.name).sort(), [
+      DEFAULT_OPERATOR_NAMESPACE,
+      DEFAULT_HOOKS_NAMESPACE,
+    ]);
+    for (const o of objects.filter((x) => x.kind !== 'Namespace'))
+      assert.equal(o.metadata.namespace, DEFAULT_OPERATOR_NAMESPACE, `${o.kind} ${o.metadata.name}`);
     assert.deepEqual(env('KANGAL_PATCH_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
   });
 
   it('creates the hooks namespace under Pod Security restricted, holding nothing of the controller', function () {
     const hooks = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === DEFAULT_HOOKS_NAMESPACE);
     assert.equal(hooks?.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
-    assert.equal((configMap['data'] as Record<string, string>)['KANGAL_PATCH_HOOKS_NAMESPACE'], DEFAULT_HOOKS_NAMESPACE);
+    assert.equal(
+      (configMap['data'] as Record<string, string>)['KANGAL_PATCH_HOOKS_NAMESPACE'],
+      DEFAULT_HOOKS_NAMESPACE,
+    );
     assert.equal(RUN_FLAGS.hooksNamespace.default, DEFAULT_HOOKS_NAMESPACE);
-    assert.deepEqual(['manager', 'rbac'].flatMap((d) => manifestFiles(d)).map((m) => m.object).filter((o) => o.metadata.namespace === DEFAULT_HOOKS_NAMESPACE).map((o) => o.kind).sort(), ['Role', 'RoleBinding'], 'no Secret, ConfigMap or ServiceAccount of ours in the hooks namespace');
+    assert.deepEqual(
+      ['manager', 'rbac']
+        .flatMap((d) => manifestFiles(d))
+        .map((m) => m.object)
+        .filter((o) => o.metadata.namespace === DEFAULT_HOOKS_NAMESPACE)
+        .map((o) => o.kind)
+        .sort(),
+      ['Role', 'RoleBinding'],
+      'no Secret, ConfigMap or ServiceAccount of ours in the hooks namespace',
+    );
   });
 
   it('two replicas, leader election, spread over nodes', function () {
@@ -84,7 +127,8 @@ describe('kustomize: manager', function () {
     assert.deepEqual(container.securityContext.capabilities?.drop, ['ALL']);
     const writable = container.volumeMounts.filter((m) => !m.readOnly);
     assert.deepEqual(writable.map((m) => m.mountPath).sort(), ['/tmp', '/var/cache/kangal-patch']);
-    for (const m of writable) assert.ok(pod.volumes.find((v) => v.name === m.name)?.emptyDir, `${m.mountPath} is an emptyDir`);
+    for (const m of writable)
+      assert.ok(pod.volumes.find((v) => v.name === m.name)?.emptyDir, `${m.mountPath} is an emptyDir`);
   });
 
   it('probes on the health port, metrics on the metrics port, both as the flags default them', function () {
@@ -92,23 +136,32 @@ describe('kustomize: manager', function () {
     assert.deepEqual(byName, { metrics: port('metricsBindAddress'), health: port('healthProbeBindAddress') });
     assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
-    assert.ok(container.resources.requests?.['cpu'] && container.resources.requests['memory'] && container.resources.limits?.['memory']);
+    assert.ok(
+      container.resources.requests?.['cpu'] &&
+        container.resources.requests['memory'] &&
+        container.resources.limits?.['memory'],
+    );
   });
 
   it('every KANGAL_PATCH_ variable names a flag (or one being added), tokens only as files from the Secret', function () {
     const known = new Set([...Object.keys(RUN_FLAGS), ...PENDING_FLAGS].map(envName));
     const data = configMap['data'] as Record<string, string>;
-    const names = [...container.env.map((e) => e.name), ...Object.keys(data)].filter((n) => n.startsWith('KANGAL_PATCH_'));
+    const names = [...container.env.map((e) => e.name), ...Object.keys(data)].filter((n) =>
+      n.startsWith('KANGAL_PATCH_'),
+    );
     assert.ok(names.length > 10);
     for (const n of names) assert.ok(known.has(n), `${n} is envName() of a flag`);
     assert.deepEqual(container.envFrom, [{ configMapRef: { name: configMap.metadata.name } }]);
 
     const secret = one('Secret');
-    const mount = container.volumeMounts.find((m) => pod.volumes.find((v) => v.name === m.name)?.secret?.secretName === secret.metadata.name);
+    const mount = container.volumeMounts.find(
+      (m) => pod.volumes.find((v) => v.name === m.name)?.secret?.secretName === secret.metadata.name,
+    );
     assert.equal(mount?.readOnly, true);
     const keys = Object.keys(secret['stringData'] as Record<string, string>).sort();
     const files = Object.entries(data).filter(([k]) => k.endsWith('_FILE'));
     assert.deepEqual(files.map(([, path]) => path.replace(`${mount?.mountPath ?? '?'}/`, '')).sort(), keys);
-    for (const [k, v] of Object.entries(data)) assert.ok(!/TOKEN|SECRET/.test(k) || k.endsWith('_FILE'), `${k}=${v}: a credential in a ConfigMap`);
+    for (const [k, v] of Object.entries(data))
+      assert.ok(!/TOKEN|SECRET/.test(k) || k.endsWith('_FILE'), `${k}=${v}: a credential in a ConfigMap`);
   });
 });

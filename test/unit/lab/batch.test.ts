@@ -22,17 +22,23 @@ describe('lab forEachLimit', () => {
   it('throws the first failure once the work in flight has settled, and starts nothing after it', async () => {
     const started: number[] = [];
     let settled = 0;
-    await assert.rejects(forEachLimit([1, 2, 3, 4, 5], 2, async (n) => {
-      started.push(n);
-      await Promise.resolve();
-      settled++;
-      if (n === 1) throw new Error('item 1 failed');
-    }), /item 1 failed/);
+    await assert.rejects(
+      forEachLimit([1, 2, 3, 4, 5], 2, async (n) => {
+        started.push(n);
+        await Promise.resolve();
+        settled++;
+        if (n === 1) throw new Error('item 1 failed');
+      }),
+      /item 1 failed/,
+    );
     assert.equal(settled, started.length);
     assert.ok(!started.includes(5), `started ${started.join(',')}`);
   });
 
   it('rejects a limit that is not a positive integer', async () => {
-    await assert.rejects(forEachLimit([1], 0, () => Promise.resolve()), /positive integer/);
+    await assert.rejects(
+      forEachLimit([1], 0, () => Promise.resolve()),
+      /positive integer/,
+    );
   });
 });

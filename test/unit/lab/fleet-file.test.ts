@@ -27,12 +27,18 @@ describe('lab fleet file', () => {
 
   it('refuses a non-loopback address, naming the file and field', () => {
     const path = write(node().replace('127.30.0.1', '10.0.0.5'));
-    assert.throws(() => readFleetFile(path), new RegExp(`^Error: ${path}: 0\\.internalIP: lab nodes use loopback addresses`));
+    assert.throws(
+      () => readFleetFile(path),
+      new RegExp(`^Error: ${path}: 0\\.internalIP: lab nodes use loopback addresses`),
+    );
   });
 
   it('refuses an unquoted version and unknown fields', () => {
     const path = write(node().replace('"v1.12.4"', '1.12') + '  zone: a\n');
-    assert.throws(() => readFleetFile(path), (err: Error) => /0\.talosVersion: /.test(err.message) && /Unrecognized key: "zone"/i.test(err.message));
+    assert.throws(
+      () => readFleetFile(path),
+      (err: Error) => /0\.talosVersion: /.test(err.message) && /Unrecognized key: "zone"/i.test(err.message),
+    );
   });
 
   it('describeFleet gives unique loopback addresses and names', () => {
@@ -40,6 +46,9 @@ describe('lab fleet file', () => {
     assert.equal(new Set(nodes.map((n) => n.internalIP)).size, 600);
     assert.equal(new Set(nodes.map((n) => n.name)).size, 600);
     assert.ok(nodes.every((n) => n.internalIP.startsWith('127.40.')));
-    assert.deepEqual(nodes.slice(0, 4).map((n) => n.role), ['controlplane', 'controlplane', 'controlplane', 'worker']);
+    assert.deepEqual(
+      nodes.slice(0, 4).map((n) => n.role),
+      ['controlplane', 'controlplane', 'controlplane', 'worker'],
+    );
   });
 });

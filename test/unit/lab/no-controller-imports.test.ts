@@ -24,7 +24,7 @@ describe('test/lab imports nothing from controller/', () => {
   it('finds the import forms it scans for', () => {
     const sample = [
       "import { a } from '../../../controller/core/x.js';",
-      "import type { B } from \"../../controller/y.js\";",
+      'import type { B } from "../../controller/y.js";',
       "export { c } from '../../controller/z.js';",
       "import '../../controller/side.js';",
       "const m = await import('../../controller/dyn.js');",
@@ -41,7 +41,8 @@ describe('test/lab imports nothing from controller/', () => {
   it('no file under test/lab imports a module under controller/, and test/demo only the status renderer', () => {
     const files = [...sourceFiles(labDir), ...sourceFiles(demoDir)];
     assert.ok(files.length > 20, `scanned ${files.length} files`);
-    const statusView = (f: string, spec: string): boolean => f.startsWith(demoDir + sep) && resolve(dirname(f), spec).startsWith(STATUS_VIEW + sep);
+    const statusView = (f: string, spec: string): boolean =>
+      f.startsWith(demoDir + sep) && resolve(dirname(f), spec).startsWith(STATUS_VIEW + sep);
     const offenders = files.flatMap((f) =>
       importSpecifiers(readFileSync(f, 'utf8'))
         .filter((spec) => intoController(f, spec) && !statusView(f, spec))

@@ -6,8 +6,19 @@ import type { SimCall, SimCallMethod } from '../../lab/talos/index.js';
 
 const IMAGE = 'ghcr.io/siderolabs/installer:v1.14.2';
 let seq = 0;
-const call = (method: SimCallMethod, node: string, at: number, endedAt: number, effect?: string): SimCall =>
-  ({ seq: ++seq, method, node, at, endedAt, peer: '', identity: undefined, phase: 'running', image: method === 'MachineService.Reboot' ? undefined : IMAGE, result: 'ok', ...(effect ? { effect } : {}) });
+const call = (method: SimCallMethod, node: string, at: number, endedAt: number, effect?: string): SimCall => ({
+  seq: ++seq,
+  method,
+  node,
+  at,
+  endedAt,
+  peer: '',
+  identity: undefined,
+  phase: 'running',
+  image: method === 'MachineService.Reboot' ? undefined : IMAGE,
+  result: 'ok',
+  ...(effect ? { effect } : {}),
+});
 /** One node's own upgrade: pull at `t`, install, reboot. */
 const own = (node: string, t: number, effect = 'pulled'): SimCall[] => [
   call('ImageService.Pull', node, t, t + 10, effect),
@@ -20,7 +31,7 @@ const GROUPS = [
 ];
 
 describe('lab: pre-pulls in the Talos simulator record', function () {
-  it('tells a node\'s pre-pull from its own pull, and a record that keeps every bound has no violation', function () {
+  it("tells a node's pre-pull from its own pull, and a record that keeps every bound has no violation", function () {
     const calls = [
       ...own('a-1', 0),
       call('ImageService.Pull', 'a-2', 25, 35, 'pulled'), // while a-1 installs
@@ -30,11 +41,19 @@ describe('lab: pre-pulls in the Talos simulator record', function () {
       ...own('b-2', 300, 'already present'),
     ].sort((x, y) => x.at - y.at);
     const pulls = installerPulls(calls);
-    assert.deepEqual(pulls.map((p) => [p.node, p.prePull?.at, p.own.at]), [['a-1', undefined, 0], ['a-2', 25, 100], ['b-1', undefined, 200], ['b-2', 225, 300]]);
+    assert.deepEqual(
+      pulls.map((p) => [p.node, p.prePull?.at, p.own.at]),
+      [
+        ['a-1', undefined, 0],
+        ['a-2', 25, 100],
+        ['b-1', undefined, 200],
+        ['b-2', 225, 300],
+      ],
+    );
     assert.deepEqual(prePullViolations(calls, GROUPS), []);
   });
 
-  it('flags more pre-pulls in flight than the concurrency, more than one round ahead, a later group\'s node, and a node outside the plan', function () {
+  it("flags more pre-pulls in flight than the concurrency, more than one round ahead, a later group's node, and a node outside the plan", function () {
     const calls = [
       ...own('a-1', 0),
       call('ImageService.Pull', 'a-2', 25, 35),
@@ -47,9 +66,21 @@ describe('lab: pre-pulls in the Talos simulator record', function () {
       ...own('b-2', 400),
     ].sort((x, y) => x.at - y.at);
     const v = prePullViolations(calls, GROUPS);
-    assert.ok(v.some((m) => /group a: 2 pre-pulls in flight at once \(concurrency 1\)/.test(m)), v.join('\n'));
-    assert.ok(v.some((m) => /group a: 2 nodes pre-pulled ahead of their turn at once/.test(m)), v.join('\n'));
-    assert.ok(v.some((m) => /group b: b-2 pre-pulled while the earlier group's a-1, a-2, a-3 had not rebooted yet/.test(m)), v.join('\n'));
-    assert.ok(v.some((m) => /z-9 is in no group of the plan/.test(m)), v.join('\n'));
+    assert.ok(
+      v.some((m) => /group a: 2 pre-pulls in flight at once \(concurrency 1\)/.test(m)),
+      v.join('\n'),
+    );
+    assert.ok(
+      v.some((m) => /group a: 2 nodes pre-pulled ahead of their turn at once/.test(m)),
+      v.join('\n'),
+    );
+    assert.ok(
+      v.some((m) => /group b: b-2 pre-pulled while the earlier group's a-1, a-2, a-3 had not rebooted yet/.test(m)),
+      v.join('\n'),
+    );
+    assert.ok(
+      v.some((m) => /z-9 is in no group of the plan/.test(m)),
+      v.join('\n'),
+    );
   });
 });

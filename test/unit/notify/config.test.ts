@@ -23,11 +23,21 @@ describe('notify config file', function () {
   - { name: chat, type: slack, url: "${SLACK_URL}" }
   - { name: teams, type: teams, url: "https://example.webhook.office.com/workflows/abc", timeout: 5s }
   - { name: discord, type: discord, url: "https://discord.com/api/webhooks/1/abc" }
-`, 'f.yaml');
+`,
+      'f.yaml',
+    );
     assert.ok(!('errors' in r), JSON.stringify(r));
     assert.equal(r.queueSize, 1000);
     assert.equal(r.maxAttempts, 6);
-    assert.deepEqual(r.receivers.map((x) => [x.name, x.type, x.timeout]), [['ops', 'webhook', '10s'], ['chat', 'slack', '10s'], ['teams', 'teams', '5s'], ['discord', 'discord', '10s']]);
+    assert.deepEqual(
+      r.receivers.map((x) => [x.name, x.type, x.timeout]),
+      [
+        ['ops', 'webhook', '10s'],
+        ['chat', 'slack', '10s'],
+        ['teams', 'teams', '5s'],
+        ['discord', 'discord', '10s'],
+      ],
+    );
   });
 
   it('the example of docs/notifications.md is a valid file', function () {
@@ -37,7 +47,10 @@ describe('notify config file', function () {
     assert.ok(example, 'the Notifications page has a YAML example');
     const r = parseNotifyConfig(example, 'docs/notifications.md');
     assert.ok(!('errors' in r), JSON.stringify(r));
-    assert.deepEqual(r.receivers.map((x) => x.type), ['webhook', 'slack']);
+    assert.deepEqual(
+      r.receivers.map((x) => x.type),
+      ['webhook', 'slack'],
+    );
   });
 
   it('names the file and the field of each problem', function () {
@@ -57,22 +70,31 @@ colour: red
       /: queueSize: /,
       /: \(top level\): Unrecognized key: "colour"$/,
     ];
-    for (const w of want) assert.ok(found.some((e) => w.test(e)), `${String(w)} in:\n${found.join('\n')}`);
+    for (const w of want)
+      assert.ok(
+        found.some((e) => w.test(e)),
+        `${String(w)} in:\n${found.join('\n')}`,
+      );
     // Refinements on a receiver run once its fields parse: a Slack receiver with a secret, two receivers with one name.
     const more = errors(`receivers:
   - { name: chat, type: slack, url: "${SLACK_URL}", secret: "${SECRET}" }
   - { name: chat, type: discord, url: "https://discord.com/api/webhooks/1/abc" }
 `);
-    assert.deepEqual(more.map((e) => e.replace(/^[^:]+: /, '')), [
-      'receivers[0].secret: only a webhook receiver signs its bodies (Slack, Teams and Discord authenticate by their URL)',
-      'receivers[1].name: "chat" is used twice',
-    ]);
+    assert.deepEqual(
+      more.map((e) => e.replace(/^[^:]+: /, '')),
+      [
+        'receivers[0].secret: only a webhook receiver signs its bodies (Slack, Teams and Discord authenticate by their URL)',
+        'receivers[1].name: "chat" is used twice',
+      ],
+    );
   });
 
   it('never repeats a URL or a secret in its messages', function () {
     const found = [
       ...errors(`receivers:\n  - { name: chat, type: slack, url: "${SLACK_URL}", secret: "${SECRET}" }\n`),
-      ...errors(`receivers:\n  - { name: Bad Name, type: webhook, url: "${SLACK_URL}:notaport", secret: "${SECRET}" }\n`),
+      ...errors(
+        `receivers:\n  - { name: Bad Name, type: webhook, url: "${SLACK_URL}:notaport", secret: "${SECRET}" }\n`,
+      ),
       ...errors(`receivers:\n  - name: ops\n    url: "${SLACK_URL}"\n    url: "${SLACK_URL}"\n`),
       ...errors(`receivers: [ { url: "${SLACK_URL}" `),
     ];
@@ -86,11 +108,23 @@ colour: red
       const file = join(dir, 'notify.yaml');
       writeFileSync(file, 'receivers:\n  - { name: ops, type: webhook, url: "ftp://x" }\n');
       let err = '';
-      const code = await main(['run', '--notify-config-file', file, '--kubeconfig', join(dir, 'none')], { out: () => undefined, err: (t: string) => (err += t) });
+      const code = await main(['run', '--notify-config-file', file, '--kubeconfig', join(dir, 'none')], {
+        out: () => undefined,
+        err: (t: string) => (err += t),
+      });
       assert.equal(code, 2);
-      assert.equal(err, `kangal-patch run: --notify-config-file (KANGAL_PATCH_NOTIFY_CONFIG_FILE): ${file}: receivers[0].url: must be https:// (plain http:// only for loopback)\n`);
+      assert.equal(
+        err,
+        `kangal-patch run: --notify-config-file (KANGAL_PATCH_NOTIFY_CONFIG_FILE): ${file}: receivers[0].url: must be https:// (plain http:// only for loopback)\n`,
+      );
       let missing = '';
-      assert.equal(await main(['run', '--notify-config-file', join(dir, 'absent.yaml')], { out: () => undefined, err: (t: string) => (missing += t) }), 2);
+      assert.equal(
+        await main(['run', '--notify-config-file', join(dir, 'absent.yaml')], {
+          out: () => undefined,
+          err: (t: string) => (missing += t),
+        }),
+        2,
+      );
       assert.match(missing, /absent\.yaml: cannot be read \(ENOENT\)/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

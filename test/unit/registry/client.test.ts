@@ -17,7 +17,11 @@ const hang: Step = (call) =>
   new Promise<Response>((_resolve, reject) => {
     const signal = call.signal;
     if (!signal) throw new Error('request without a signal');
-    signal.addEventListener('abort', () => reject(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => reject(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')),
+      { once: true },
+    );
   });
 
 /** A clock stuck at NOW whose sleeps end only when the test calls fire() (or they are aborted). */
@@ -29,10 +33,14 @@ function manualClock(): Clock & { fire(): void; sleeping(): number } {
       new Promise<void>((resolve, reject) => {
         const wake = (): void => resolve();
         sleepers.push(wake);
-        signal?.addEventListener('abort', () => {
-          sleepers.splice(sleepers.indexOf(wake), 1);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            sleepers.splice(sleepers.indexOf(wake), 1);
+            reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+          },
+          { once: true },
+        );
       }),
     fire: () => {
       for (const wake of sleepers.splice(0)) wake();
@@ -42,13 +50,16 @@ function manualClock(): Clock & { fire(): void; sleeping(): number } {
 }
 
 function ctx(opts: { clock?: Clock; signal?: AbortSignal; timeoutMs?: number } = {}): OpContext {
-  return rootContext(opts.clock ?? manualClock(), opts.signal ?? new AbortController().signal, opts.timeoutMs ?? 60_000);
+  return rootContext(
+    opts.clock ?? manualClock(),
+    opts.signal ?? new AbortController().signal,
+    opts.timeoutMs ?? 60_000,
+  );
 }
 
 function client(f: typeof fetch, extra: Omit<RegistryClientOptions, 'fetch'> = {}) {
   return createRegistryClient({ fetch: f, ...extra });
 }
-
 
 describe('registry/client', function () {
   describe('manifest requests', function () {
@@ -70,7 +81,8 @@ describe('registry/client', function () {
         'application/vnd.oci.image.manifest.v1+json',
         'application/vnd.docker.distribution.manifest.list.v2+json',
         'application/vnd.docker.distribution.manifest.v2+json',
-      ]) assert.ok(accept.includes(type), `Accept has ${type}: ${accept}`);
+      ])
+        assert.ok(accept.includes(type), `Accept has ${type}: ${accept}`);
       assert.equal(call.headers.get('user-agent'), 'kp-test/1');
       assert.equal(call.headers.get('authorization'), null);
     });
@@ -84,24 +96,47 @@ describe('registry/client', function () {
     });
 
     it('falls back to GET when HEAD answers 405, and reads the registry error code of a 404', async function () {
-      const s = scripted(status(405), status(404, { 'content-type': 'application/json' }, JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: 'manifest unknown' }] })));
+      const s = scripted(
+        status(405),
+        status(
+          404,
+          { 'content-type': 'application/json' },
+          JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: 'manifest unknown' }] }),
+        ),
+      );
       const check = await client(s.fetch).imageExists(ctx(), GHCR);
       assert.equal(check.exists, false);
       assert.match(check.detail, /HTTP 404 MANIFEST_UNKNOWN/);
-      assert.deepEqual(s.calls.map((c) => [c.method, c.url]), [['HEAD', GHCR_URL], ['GET', GHCR_URL]]);
+      assert.deepEqual(
+        s.calls.map((c) => [c.method, c.url]),
+        [
+          ['HEAD', GHCR_URL],
+          ['GET', GHCR_URL],
+        ],
+      );
     });
 
     it('HEAD 405 → GET 200 exists', async function () {
-      const s = scripted(status(405), status(200, { 'content-type': 'application/vnd.oci.image.index.v1+json' }, '{"schemaVersion":2}'));
+      const s = scripted(
+        status(405),
+        status(200, { 'content-type': 'application/vnd.oci.image.index.v1+json' }, '{"schemaVersion":2}'),
+      );
       const check = await client(s.fetch).imageExists(ctx(), GHCR);
       assert.equal(check.exists, true);
-      assert.deepEqual(s.calls.map((c) => c.method), ['HEAD', 'GET']);
+      assert.deepEqual(
+        s.calls.map((c) => c.method),
+        ['HEAD', 'GET'],
+      );
     });
 
     for (const code of [301, 302, 303, 307, 308]) {
       it(`counts a ${code} redirect as found and does not follow it`, async function () {
         const image = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`;
-        const s = scripted(status(code, { location: 'https://ghcr.io/v2/siderolabs/installer-base/manifests/sha256:abc?X-Signature=s3cret' }));
+        const s = scripted(
+          status(code, {
+            location: 'https://ghcr.io/v2/siderolabs/installer-base/manifests/sha256:abc?X-Signature=s3cret',
+          }),
+        );
         const check = await client(s.fetch).imageExists(ctx(), image);
         assert.equal(check.exists, true);
         assert.equal(check.checkedAt, 'https://factory.talos.dev');
@@ -154,7 +189,11 @@ describe('registry/client', function () {
     });
 
     it('reads access_token when there is no token, and asks for pull of the repository when the challenge names no scope', async function () {
-      const s = scripted(status(401, { 'www-authenticate': 'Bearer realm="https://auth.example.com/token"' }), tokenResponse({ access_token: TOKEN }), status(404));
+      const s = scripted(
+        status(401, { 'www-authenticate': 'Bearer realm="https://auth.example.com/token"' }),
+        tokenResponse({ access_token: TOKEN }),
+        status(404),
+      );
       const check = await client(s.fetch).imageExists(ctx(), GHCR);
       assert.equal(check.exists, false);
       assert.equal(new URL(s.calls[1]?.url ?? '').searchParams.get('scope'), 'repository:siderolabs/installer:pull');
@@ -172,7 +211,14 @@ describe('registry/client', function () {
     });
 
     it('fetches a new token when the cached one is refused', async function () {
-      const s = scripted(status(401, { 'www-authenticate': CHALLENGE }), tokenResponse(), status(200), status(401, { 'www-authenticate': CHALLENGE }), tokenResponse({ token: 'tok-2' }), status(200));
+      const s = scripted(
+        status(401, { 'www-authenticate': CHALLENGE }),
+        tokenResponse(),
+        status(200),
+        status(401, { 'www-authenticate': CHALLENGE }),
+        tokenResponse({ token: 'tok-2' }),
+        status(200),
+      );
       const c = client(s.fetch);
       await c.imageExists(ctx(), GHCR);
       assert.equal((await c.imageExists(ctx(), GHCR)).exists, true);
@@ -180,7 +226,11 @@ describe('registry/client', function () {
     });
 
     it('401 twice → Stalled RegistryAuthFailed, naming image and registry, never the token', async function () {
-      const s = scripted(status(401, { 'www-authenticate': CHALLENGE }), tokenResponse(), status(401, { 'www-authenticate': `${CHALLENGE},error="insufficient_scope"` }));
+      const s = scripted(
+        status(401, { 'www-authenticate': CHALLENGE }),
+        tokenResponse(),
+        status(401, { 'www-authenticate': `${CHALLENGE},error="insufficient_scope"` }),
+      );
       const err = await rejection(client(s.fetch).imageExists(ctx(), GHCR));
       assert.deepEqual([err.kind, err.reason, err.code], ['Stalled', 'RegistryAuthFailed', 401]);
       assert.match(err.message, /ghcr\.io\/siderolabs\/installer:v1\.13\.2/);
@@ -199,7 +249,9 @@ describe('registry/client', function () {
 
     it('a Basic challenge (no anonymous flow) → Stalled RegistryAuthFailed saying so', async function () {
       const s = scripted(status(401, { 'www-authenticate': 'Basic realm="Image Factory"' }));
-      const err = await rejection(client(s.fetch).imageExists(ctx(), `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`));
+      const err = await rejection(
+        client(s.fetch).imageExists(ctx(), `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`),
+      );
       assert.deepEqual([err.kind, err.reason], ['Stalled', 'RegistryAuthFailed']);
       assert.match(err.message, /asks for Basic credentials/);
       assert.equal(s.calls.length, 1);
@@ -225,7 +277,9 @@ describe('registry/client', function () {
     });
 
     it('refuses a plain-http token realm on another host', async function () {
-      const s = scripted(status(401, { 'www-authenticate': 'Bearer realm="http://auth.example.com/token",service="x"' }));
+      const s = scripted(
+        status(401, { 'www-authenticate': 'Bearer realm="http://auth.example.com/token",service="x"' }),
+      );
       const err = await rejection(client(s.fetch).imageExists(ctx(), GHCR));
       assert.deepEqual([err.kind, err.reason], ['Stalled', 'RegistryAuthFailed']);
       assert.match(err.message, /token realm http:\/\/auth\.example\.com\/token is not https/);
@@ -269,7 +323,9 @@ describe('registry/client', function () {
 
     it('a network failure → Transient NetworkError with the cause', async function () {
       const s = scripted(() => {
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+        });
       });
       const err = await rejection(client(s.fetch).imageExists(ctx(), GHCR));
       assert.deepEqual([err.kind, err.reason], ['Transient', 'NetworkError']);
@@ -347,7 +403,10 @@ describe('registry/client', function () {
   describe('mirrors', function () {
     it('checks the mirror for a mapped registry host and says so', async function () {
       const s = scripted(status(200));
-      const check = await client(s.fetch, { mirrors: { 'ghcr.io': 'http://127.0.0.1:5000/' } }).imageExists(ctx(), GHCR);
+      const check = await client(s.fetch, { mirrors: { 'ghcr.io': 'http://127.0.0.1:5000/' } }).imageExists(
+        ctx(),
+        GHCR,
+      );
       assert.equal(s.calls[0]?.url, 'http://127.0.0.1:5000/v2/siderolabs/installer/manifests/v1.13.2');
       assert.equal(check.checkedAt, 'http://127.0.0.1:5000');
       assert.match(check.detail, /found at mirror http:\/\/127\.0\.0\.1:5000 \(for ghcr\.io\)/);
@@ -355,18 +414,26 @@ describe('registry/client', function () {
 
     it('leaves other registries alone', async function () {
       const s = scripted(status(200));
-      await client(s.fetch, { mirrors: { 'ghcr.io': 'https://mirror.example.com' } }).imageExists(ctx(), `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`);
+      await client(s.fetch, { mirrors: { 'ghcr.io': 'https://mirror.example.com' } }).imageExists(
+        ctx(),
+        `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`,
+      );
       assert.match(s.calls[0]?.url ?? '', /^https:\/\/factory\.talos\.dev\/v2\//);
     });
 
     it('names the mirror in errors', async function () {
       const s = scripted(status(503));
-      const err = await rejection(client(s.fetch, { mirrors: { 'ghcr.io': 'https://mirror.example.com' } }).imageExists(ctx(), GHCR));
+      const err = await rejection(
+        client(s.fetch, { mirrors: { 'ghcr.io': 'https://mirror.example.com' } }).imageExists(ctx(), GHCR),
+      );
       assert.match(err.message, /at mirror https:\/\/mirror\.example\.com \(for ghcr\.io\)/);
     });
 
     it('refuses a plain-http mirror off loopback when the client is created', function () {
-      assert.throws(() => createRegistryClient({ mirrors: { 'ghcr.io': 'http://mirror.example.com' } }), /plain http is allowed only to loopback/);
+      assert.throws(
+        () => createRegistryClient({ mirrors: { 'ghcr.io': 'http://mirror.example.com' } }),
+        /plain http is allowed only to loopback/,
+      );
     });
   });
 });

@@ -3,7 +3,11 @@
 import assert from 'node:assert/strict';
 import type { Clock } from '../../../controller/runtime/clock.js';
 import { rootContext, type OpContext } from '../../../controller/runtime/context.js';
-import { createRegistryClient, MAX_TAG_PAGES, type RegistryClientOptions } from '../../../controller/registry/client.js';
+import {
+  createRegistryClient,
+  MAX_TAG_PAGES,
+  type RegistryClientOptions,
+} from '../../../controller/registry/client.js';
 import { rejection } from '../../support/outcome.js';
 import { CHALLENGE, scripted, status, TOKEN, tokenResponse, type Step } from './scripted-fetch.js';
 
@@ -12,13 +16,21 @@ const REPO = 'ghcr.io/siderolabs/installer';
 const LIST_URL = 'https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000';
 
 /** A tag list page; `next` becomes a `Link: <next>; rel="next"` header. */
-const page = (tags: unknown, next?: string, name = 'siderolabs/installer'): Step => () =>
-  new Response(JSON.stringify({ name, tags }), {
-    status: 200,
-    headers: { 'content-type': 'application/json', ...(next === undefined ? {} : { link: `<${next}>; rel="next"` }) },
-  });
+const page =
+  (tags: unknown, next?: string, name = 'siderolabs/installer'): Step =>
+  () =>
+    new Response(JSON.stringify({ name, tags }), {
+      status: 200,
+      headers: { 'content-type': 'application/json', ...(next === undefined ? {} : { link: `<${next}>; rel="next"` }) },
+    });
 
-const clock: Clock = { now: () => NOW, sleep: (_ms, signal) => new Promise<void>((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true })) };
+const clock: Clock = {
+  now: () => NOW,
+  sleep: (_ms, signal) =>
+    new Promise<void>((_resolve, reject) =>
+      signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+    ),
+};
 
 function ctx(): OpContext {
   return rootContext(clock, new AbortController().signal, 60_000);
@@ -32,7 +44,12 @@ describe('registry/client listTags', function () {
   it('GETs /tags/list?n=1000 as JSON and returns the tags with where it asked', async function () {
     const s = scripted(page(['v1.12.4', 'v1.13.2']));
     const list = await client(s.fetch, { userAgent: 'kp-test/1' }).listTags(ctx(), REPO);
-    assert.deepEqual(list, { repository: REPO, tags: ['v1.12.4', 'v1.13.2'], checkedAt: 'https://ghcr.io', truncated: false });
+    assert.deepEqual(list, {
+      repository: REPO,
+      tags: ['v1.12.4', 'v1.13.2'],
+      checkedAt: 'https://ghcr.io',
+      truncated: false,
+    });
     assert.equal(s.calls.length, 1);
     const [call] = s.calls;
     assert.ok(call);
@@ -54,7 +71,13 @@ describe('registry/client listTags', function () {
     const c = client(s.fetch);
     assert.equal((await c.listTags(ctx(), '127.0.0.1:5000/siderolabs/kubelet')).checkedAt, 'http://127.0.0.1:5000');
     await c.listTags(ctx(), 'docker.io/alpine');
-    assert.deepEqual(s.calls.map((c) => c.url), ['http://127.0.0.1:5000/v2/siderolabs/kubelet/tags/list?n=1000', 'https://registry-1.docker.io/v2/library/alpine/tags/list?n=1000']);
+    assert.deepEqual(
+      s.calls.map((c) => c.url),
+      [
+        'http://127.0.0.1:5000/v2/siderolabs/kubelet/tags/list?n=1000',
+        'https://registry-1.docker.io/v2/library/alpine/tags/list?n=1000',
+      ],
+    );
   });
 
   describe('anonymous bearer tokens', function () {
@@ -81,10 +104,17 @@ describe('registry/client listTags', function () {
     });
 
     it('401 with the fresh token → Stalled RegistryAuthFailed, listing tags of the repository, never the token', async function () {
-      const s = scripted(status(401, { 'www-authenticate': CHALLENGE }), tokenResponse(), status(401, { 'www-authenticate': CHALLENGE }));
+      const s = scripted(
+        status(401, { 'www-authenticate': CHALLENGE }),
+        tokenResponse(),
+        status(401, { 'www-authenticate': CHALLENGE }),
+      );
       const err = await rejection(client(s.fetch).listTags(ctx(), REPO));
       assert.deepEqual([err.kind, err.reason, err.code], ['Stalled', 'RegistryAuthFailed', 401]);
-      assert.match(err.message, /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: HTTP 401 with an anonymous pull token/);
+      assert.match(
+        err.message,
+        /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: HTTP 401 with an anonymous pull token/,
+      );
       assert.doesNotMatch(err.message, new RegExp(TOKEN));
       assert.equal(s.calls.length, 3, 'one retry only');
     });
@@ -95,16 +125,29 @@ describe('registry/client listTags', function () {
       const next = '/v2/siderolabs/installer/tags/list?n=1000&last=v1.12.4';
       const s = scripted(page(['v1.12.3', 'v1.12.4'], next), page(['v1.13.2']));
       const list = await client(s.fetch).listTags(ctx(), REPO);
-      assert.deepEqual(list, { repository: REPO, tags: ['v1.12.3', 'v1.12.4', 'v1.13.2'], checkedAt: 'https://ghcr.io', truncated: false });
-      assert.deepEqual(s.calls.map((c) => c.url), [LIST_URL, `https://ghcr.io${next}`]);
+      assert.deepEqual(list, {
+        repository: REPO,
+        tags: ['v1.12.3', 'v1.12.4', 'v1.13.2'],
+        checkedAt: 'https://ghcr.io',
+        truncated: false,
+      });
+      assert.deepEqual(
+        s.calls.map((c) => c.url),
+        [LIST_URL, `https://ghcr.io${next}`],
+      );
     });
 
     it('finds rel="next" among other links and carries the token to the next page', async function () {
-      const s = scripted(status(401, { 'www-authenticate': CHALLENGE }), tokenResponse(), () =>
-        new Response(JSON.stringify({ name: 'siderolabs/installer', tags: ['a'] }), {
-          status: 200,
-          headers: { link: '<https://ghcr.io/v2/siderolabs/installer/tags/list?n=1>; rel="first", <https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000&last=a>; rel="next"' },
-        }),
+      const s = scripted(
+        status(401, { 'www-authenticate': CHALLENGE }),
+        tokenResponse(),
+        () =>
+          new Response(JSON.stringify({ name: 'siderolabs/installer', tags: ['a'] }), {
+            status: 200,
+            headers: {
+              link: '<https://ghcr.io/v2/siderolabs/installer/tags/list?n=1>; rel="first", <https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000&last=a>; rel="next"',
+            },
+          }),
         page(['b']),
       );
       const list = await client(s.fetch).listTags(ctx(), REPO);
@@ -123,14 +166,19 @@ describe('registry/client listTags', function () {
         const s = scripted(status(401, { 'www-authenticate': CHALLENGE }), tokenResponse(), page(['a'], link));
         const err = await rejection(client(s.fetch).listTags(ctx(), REPO));
         assert.deepEqual([err.kind, err.reason], ['Stalled', 'RegistryBadResponse']);
-        assert.match(err.message, /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: .*next-page Link points to .*, not https:\/\/ghcr\.io; refusing/);
+        assert.match(
+          err.message,
+          /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: .*next-page Link points to .*, not https:\/\/ghcr\.io; refusing/,
+        );
         assert.doesNotMatch(err.message, /last=a/);
         assert.equal(s.calls.length, 3, 'the other origin is never asked');
       });
     }
 
     it(`stops after ${MAX_TAG_PAGES} pages and says the list is truncated`, async function () {
-      const steps = Array.from({ length: MAX_TAG_PAGES }, (_, i) => page([`t${i}`], `/v2/siderolabs/installer/tags/list?n=1000&last=t${i}`));
+      const steps = Array.from({ length: MAX_TAG_PAGES }, (_, i) =>
+        page([`t${i}`], `/v2/siderolabs/installer/tags/list?n=1000&last=t${i}`),
+      );
       const s = scripted(...steps);
       const list = await client(s.fetch).listTags(ctx(), REPO);
       assert.equal(list.truncated, true);
@@ -140,7 +188,9 @@ describe('registry/client listTags', function () {
     });
 
     it(`is not truncated when page ${MAX_TAG_PAGES} is the last`, async function () {
-      const steps = Array.from({ length: MAX_TAG_PAGES }, (_, i) => page([`t${i}`], i < MAX_TAG_PAGES - 1 ? `/v2/siderolabs/installer/tags/list?n=1000&last=t${i}` : undefined));
+      const steps = Array.from({ length: MAX_TAG_PAGES }, (_, i) =>
+        page([`t${i}`], i < MAX_TAG_PAGES - 1 ? `/v2/siderolabs/installer/tags/list?n=1000&last=t${i}` : undefined),
+      );
       const list = await client(scripted(...steps).fetch).listTags(ctx(), REPO);
       assert.deepEqual([list.truncated, list.tags.length], [false, MAX_TAG_PAGES]);
     });
@@ -148,15 +198,26 @@ describe('registry/client listTags', function () {
 
   describe('errors', function () {
     it('404 → Stalled RepositoryNotFound naming the repository and where, with the registry code', async function () {
-      const s = scripted(status(404, { 'content-type': 'application/json' }, JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] })));
+      const s = scripted(
+        status(
+          404,
+          { 'content-type': 'application/json' },
+          JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }),
+        ),
+      );
       const err = await rejection(client(s.fetch).listTags(ctx(), 'ghcr.io/siderolabs/instaler'));
       assert.deepEqual([err.kind, err.reason, err.code], ['Stalled', 'RepositoryNotFound', 404]);
-      assert.match(err.message, /^listing tags of ghcr\.io\/siderolabs\/instaler at https:\/\/ghcr\.io: HTTP 404 NAME_UNKNOWN/);
+      assert.match(
+        err.message,
+        /^listing tags of ghcr\.io\/siderolabs\/instaler at https:\/\/ghcr\.io: HTTP 404 NAME_UNKNOWN/,
+      );
       assert.match(err.message, /check the image name or --registry-mirror/);
     });
 
     it('an HTML page with 200 → Transient RegistryBadResponse saying what came', async function () {
-      const s = scripted(status(200, { 'content-type': 'text/html; charset=utf-8' }, '<!doctype html><html><body>Welcome</body></html>'));
+      const s = scripted(
+        status(200, { 'content-type': 'text/html; charset=utf-8' }, '<!doctype html><html><body>Welcome</body></html>'),
+      );
       const err = await rejection(client(s.fetch).listTags(ctx(), REPO));
       assert.deepEqual([err.kind, err.reason, err.code], ['Transient', 'RegistryBadResponse', 200]);
       assert.match(err.message, /^listing tags of .* HTTP 200 with text\/html, not a JSON tag list/);
@@ -175,7 +236,10 @@ describe('registry/client listTags', function () {
     }
 
     it('a body over 1 MiB → Transient RegistryBadResponse saying so', async function () {
-      const big = JSON.stringify({ name: 'siderolabs/installer', tags: Array.from({ length: 120_000 }, (_, i) => `v0.0.${i}`) });
+      const big = JSON.stringify({
+        name: 'siderolabs/installer',
+        tags: Array.from({ length: 120_000 }, (_, i) => `v0.0.${i}`),
+      });
       assert.ok(big.length > 1024 * 1024);
       const s = scripted(status(200, { 'content-type': 'application/json' }, big));
       const err = await rejection(client(s.fetch).listTags(ctx(), REPO));
@@ -185,14 +249,22 @@ describe('registry/client listTags', function () {
 
     it('503 → Transient RegistryUnavailable; a network failure → NetworkError, both as listing tags', async function () {
       const s = scripted(status(503), () => {
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        });
       });
       const c = client(s.fetch);
       const unavailable = await rejection(c.listTags(ctx(), REPO));
-      assert.deepEqual([unavailable.kind, unavailable.reason, unavailable.code], ['Transient', 'RegistryUnavailable', 503]);
+      assert.deepEqual(
+        [unavailable.kind, unavailable.reason, unavailable.code],
+        ['Transient', 'RegistryUnavailable', 503],
+      );
       const network = await rejection(c.listTags(ctx(), REPO));
       assert.deepEqual([network.kind, network.reason], ['Transient', 'NetworkError']);
-      assert.match(network.message, /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: connect ECONNREFUSED/);
+      assert.match(
+        network.message,
+        /^listing tags of ghcr\.io\/siderolabs\/installer at https:\/\/ghcr\.io: connect ECONNREFUSED/,
+      );
     });
 
     it('imageExists errors still read "checking image"', async function () {
@@ -238,8 +310,13 @@ describe('registry/client listTags', function () {
     });
 
     it('follows next pages on the mirror, and refuses one back on the mirrored registry', async function () {
-      const s = scripted(page(['a'], '/v2/siderolabs/installer/tags/list?n=1000&last=a'), page(['b'], 'https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000&last=b'));
-      const err = await rejection(client(s.fetch, { mirrors: { 'ghcr.io': 'http://127.0.0.1:5000' } }).listTags(ctx(), REPO));
+      const s = scripted(
+        page(['a'], '/v2/siderolabs/installer/tags/list?n=1000&last=a'),
+        page(['b'], 'https://ghcr.io/v2/siderolabs/installer/tags/list?n=1000&last=b'),
+      );
+      const err = await rejection(
+        client(s.fetch, { mirrors: { 'ghcr.io': 'http://127.0.0.1:5000' } }).listTags(ctx(), REPO),
+      );
       assert.equal(s.calls[1]?.url, 'http://127.0.0.1:5000/v2/siderolabs/installer/tags/list?n=1000&last=a');
       assert.deepEqual([err.kind, err.reason], ['Stalled', 'RegistryBadResponse']);
       assert.match(err.message, /points to https:\/\/ghcr\.io, not http:\/\/127\.0\.0\.1:5000/);

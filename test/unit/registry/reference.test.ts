@@ -7,19 +7,51 @@ const DIGEST = `sha256:${'a'.repeat(64)}`;
 
 describe('registry/reference', function () {
   const valid: [string, { host: string; repository: string; tag?: string; digest?: string; reference: string }][] = [
-    ['ghcr.io/siderolabs/installer:v1.13.2', { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1.13.2', reference: 'v1.13.2' }],
-    [`factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`, { host: 'factory.talos.dev', repository: `metal-installer/${SCHEMATIC}`, tag: 'v1.13.2', reference: 'v1.13.2' }],
-    [`factory.talos.dev/aws-installer-secureboot/${SCHEMATIC}:v1.14.0-rc.1`, { host: 'factory.talos.dev', repository: `aws-installer-secureboot/${SCHEMATIC}`, tag: 'v1.14.0-rc.1', reference: 'v1.14.0-rc.1' }],
-    ['127.0.0.1:5000/siderolabs/installer:v1.10.1', { host: '127.0.0.1:5000', repository: 'siderolabs/installer', tag: 'v1.10.1', reference: 'v1.10.1' }],
+    [
+      'ghcr.io/siderolabs/installer:v1.13.2',
+      { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1.13.2', reference: 'v1.13.2' },
+    ],
+    [
+      `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.13.2`,
+      { host: 'factory.talos.dev', repository: `metal-installer/${SCHEMATIC}`, tag: 'v1.13.2', reference: 'v1.13.2' },
+    ],
+    [
+      `factory.talos.dev/aws-installer-secureboot/${SCHEMATIC}:v1.14.0-rc.1`,
+      {
+        host: 'factory.talos.dev',
+        repository: `aws-installer-secureboot/${SCHEMATIC}`,
+        tag: 'v1.14.0-rc.1',
+        reference: 'v1.14.0-rc.1',
+      },
+    ],
+    [
+      '127.0.0.1:5000/siderolabs/installer:v1.10.1',
+      { host: '127.0.0.1:5000', repository: 'siderolabs/installer', tag: 'v1.10.1', reference: 'v1.10.1' },
+    ],
     ['localhost/a/b:c', { host: 'localhost', repository: 'a/b', tag: 'c', reference: 'c' }],
     ['[::1]:5000/a:b', { host: '[::1]:5000', repository: 'a', tag: 'b', reference: 'b' }],
-    ['GHCR.IO/siderolabs/installer:v1', { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1', reference: 'v1' }],
-    [`ghcr.io/siderolabs/installer@${DIGEST}`, { host: 'ghcr.io', repository: 'siderolabs/installer', digest: DIGEST, reference: DIGEST }],
+    [
+      'GHCR.IO/siderolabs/installer:v1',
+      { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1', reference: 'v1' },
+    ],
+    [
+      `ghcr.io/siderolabs/installer@${DIGEST}`,
+      { host: 'ghcr.io', repository: 'siderolabs/installer', digest: DIGEST, reference: DIGEST },
+    ],
     // A digest pins the content: it wins over the tag, as containerd does.
-    [`ghcr.io/siderolabs/installer:v1.13.2@${DIGEST}`, { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1.13.2', digest: DIGEST, reference: DIGEST }],
-    ['registry.example.com:8443/team/sub.dir/my_image-x:1.0_rc', { host: 'registry.example.com:8443', repository: 'team/sub.dir/my_image-x', tag: '1.0_rc', reference: '1.0_rc' }],
+    [
+      `ghcr.io/siderolabs/installer:v1.13.2@${DIGEST}`,
+      { host: 'ghcr.io', repository: 'siderolabs/installer', tag: 'v1.13.2', digest: DIGEST, reference: DIGEST },
+    ],
+    [
+      'registry.example.com:8443/team/sub.dir/my_image-x:1.0_rc',
+      { host: 'registry.example.com:8443', repository: 'team/sub.dir/my_image-x', tag: '1.0_rc', reference: '1.0_rc' },
+    ],
     ['docker.io/alpine:3', { host: 'docker.io', repository: 'library/alpine', tag: '3', reference: '3' }],
-    ['index.docker.io/siderolabs/installer:v1', { host: 'docker.io', repository: 'siderolabs/installer', tag: 'v1', reference: 'v1' }],
+    [
+      'index.docker.io/siderolabs/installer:v1',
+      { host: 'docker.io', repository: 'siderolabs/installer', tag: 'v1', reference: 'v1' },
+    ],
   ];
   for (const [text, want] of valid) {
     it(`parses ${text}`, function () {

@@ -1,7 +1,8 @@
 // A scripted fetch for the registry client's unit tests: each request gets the next answer, and is
 // recorded; one request more than the script holds fails the test. No network.
 export const TOKEN = 'tok-ABCDEF-secret';
-export const CHALLENGE = 'Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:siderolabs/installer:pull"';
+export const CHALLENGE =
+  'Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:siderolabs/installer:pull"';
 
 export interface Call {
   method: string;
@@ -33,6 +34,11 @@ export function scripted(...steps: Step[]): { fetch: typeof fetch; calls: Call[]
   return { fetch: f, calls };
 }
 
-export const status = (code: number, headers: Record<string, string> = {}, body: string | null = null): Step => () => new Response(body, { status: code, headers });
-export const tokenResponse = (body: object = { token: TOKEN, expires_in: 300 }): Step => () =>
-  new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+export const status =
+  (code: number, headers: Record<string, string> = {}, body: string | null = null): Step =>
+  () =>
+    new Response(body, { status: code, headers });
+export const tokenResponse =
+  (body: object = { token: TOKEN, expires_in: 300 }): Step =>
+  () =>
+    new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });

@@ -9,8 +9,26 @@ import { changeFilter } from '../../../controller/rollout/plan/wiring.js';
 import type { JobView } from '../../../controller/kube/views.js';
 
 const at = (s: number): string => new Date(Date.parse('2026-12-04T10:00:00Z') + s * 1000).toISOString();
-const spec = patchJobSpec.parse({ nodeName: 'w-1', patchPlanRef: 'p', group: 'workers', target: { talosVersion: 'v1.13.2' }, talosConfig: { secretRef: { name: 't' } }, hooks: { postNode: { template: { spec: { containers: [{ name: 'check', image: 'busybox:1.37' }] } } } } });
-const view = (status: PatchJobStatus, labels: Record<string, string> = {}): JobView => ({ name: 'p-w-1', uid: 'u', resourceVersion: '1', generation: 1, labels, spec, specError: undefined, status, created: 0, deleting: false });
+const spec = patchJobSpec.parse({
+  nodeName: 'w-1',
+  patchPlanRef: 'p',
+  group: 'workers',
+  target: { talosVersion: 'v1.13.2' },
+  talosConfig: { secretRef: { name: 't' } },
+  hooks: { postNode: { template: { spec: { containers: [{ name: 'check', image: 'busybox:1.37' }] } } } },
+});
+const view = (status: PatchJobStatus, labels: Record<string, string> = {}): JobView => ({
+  name: 'p-w-1',
+  uid: 'u',
+  resourceVersion: '1',
+  generation: 1,
+  labels,
+  spec,
+  specError: undefined,
+  status,
+  created: 0,
+  deleting: false,
+});
 
 describe('rollout/plan: what a plan reads of its PatchJobs', function () {
   it('planJobPhase: every step between Pending and the end is Running; no status, Pending, Completed and Failed are themselves', function () {
@@ -26,15 +44,74 @@ describe('rollout/plan: what a plan reads of its PatchJobs', function () {
       {},
       { phase: 'Pending', startTime: at(0), phaseStartTime: at(0) },
       { phase: 'Draining', startTime: at(0), phaseStartTime: at(1), cordonedTime: at(1), deadline: at(301) },
-      { phase: 'Draining', startTime: at(0), phaseStartTime: at(1), cordonedTime: at(1), deadline: at(301), blockingPDB: 'default/web', evictedPods: 3 },
-      { phase: 'Upgrading', startTime: at(0), phaseStartTime: at(9), cordonedTime: at(1), initialBootID: 'a', upgradeRequestedTime: at(9) },
-      { phase: 'Rebooting', startTime: at(0), phaseStartTime: at(12), cordonedTime: at(1), initialBootID: 'a', upgradeAcknowledgedTime: at(12) },
-      { phase: 'Rebooting', startTime: at(0), phaseStartTime: at(12), cordonedTime: at(1), initialBootID: 'a', currentBootID: 'b', slotReleasedTime: at(20) },
-      { phase: 'Rebooting', startTime: at(0), phaseStartTime: at(12), cordonedTime: at(1), initialBootID: 'a', currentBootID: 'b', slotReleasedTime: at(20), uncordonedTime: at(21) },
-      { phase: 'Rebooting', startTime: at(0), phaseStartTime: at(12), currentBootID: 'b', slotReleasedTime: at(20), uncordonedTime: at(21), hooks: [{ hook: 'postNode', jobName: 'p-w-1-post-node', phase: 'Succeeded', requestedTime: at(21), deadline: at(81) }] },
-      { phase: 'Completed', startTime: at(0), completionTime: at(22), slotReleasedTime: at(20), hooks: [{ hook: 'postNode', jobName: 'p-w-1-post-node', phase: 'Succeeded', requestedTime: at(21), deadline: at(81) }] },
+      {
+        phase: 'Draining',
+        startTime: at(0),
+        phaseStartTime: at(1),
+        cordonedTime: at(1),
+        deadline: at(301),
+        blockingPDB: 'default/web',
+        evictedPods: 3,
+      },
+      {
+        phase: 'Upgrading',
+        startTime: at(0),
+        phaseStartTime: at(9),
+        cordonedTime: at(1),
+        initialBootID: 'a',
+        upgradeRequestedTime: at(9),
+      },
+      {
+        phase: 'Rebooting',
+        startTime: at(0),
+        phaseStartTime: at(12),
+        cordonedTime: at(1),
+        initialBootID: 'a',
+        upgradeAcknowledgedTime: at(12),
+      },
+      {
+        phase: 'Rebooting',
+        startTime: at(0),
+        phaseStartTime: at(12),
+        cordonedTime: at(1),
+        initialBootID: 'a',
+        currentBootID: 'b',
+        slotReleasedTime: at(20),
+      },
+      {
+        phase: 'Rebooting',
+        startTime: at(0),
+        phaseStartTime: at(12),
+        cordonedTime: at(1),
+        initialBootID: 'a',
+        currentBootID: 'b',
+        slotReleasedTime: at(20),
+        uncordonedTime: at(21),
+      },
+      {
+        phase: 'Rebooting',
+        startTime: at(0),
+        phaseStartTime: at(12),
+        currentBootID: 'b',
+        slotReleasedTime: at(20),
+        uncordonedTime: at(21),
+        hooks: [
+          { hook: 'postNode', jobName: 'p-w-1-post-node', phase: 'Succeeded', requestedTime: at(21), deadline: at(81) },
+        ],
+      },
+      {
+        phase: 'Completed',
+        startTime: at(0),
+        completionTime: at(22),
+        slotReleasedTime: at(20),
+        hooks: [
+          { hook: 'postNode', jobName: 'p-w-1-post-node', phase: 'Succeeded', requestedTime: at(21), deadline: at(81) },
+        ],
+      },
     ];
-    const wakes = walk.map((s) => planJobFacts(view(s))).filter((facts, i, all) => i === 0 || !isDeepStrictEqual(facts, all[i - 1]));
+    const wakes = walk
+      .map((s) => planJobFacts(view(s)))
+      .filter((facts, i, all) => i === 0 || !isDeepStrictEqual(facts, all[i - 1]));
     assert.deepEqual(
       wakes.map((f) => [f.phase ?? 'none', f.slotReleased, f.postNodeHookPending]),
       [

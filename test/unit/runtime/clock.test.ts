@@ -30,7 +30,10 @@ describe('runtime/clock: systemClock.sleep', function () {
   it('a 30-day sleep is still asleep after a moment (setTimeout alone would end it after 1 ms)', async function () {
     const stop = new AbortController();
     let woke = false;
-    const sleeping = systemClock.sleep(30 * 24 * 3600_000, stop.signal).then(() => (woke = true), () => undefined);
+    const sleeping = systemClock.sleep(30 * 24 * 3600_000, stop.signal).then(
+      () => (woke = true),
+      () => undefined,
+    );
     await systemClock.sleep(50);
     assert.equal(woke, false);
     stop.abort(new Error('test over'));

@@ -20,8 +20,18 @@ describe('runtime/queue', function () {
   beforeEach(() => (stop = new AbortController()));
   afterEach(() => stop.abort());
 
-  const queue = (concurrency = 4, onError?: (key: string, err: unknown, retry: number | undefined) => void): WorkQueue =>
-    new WorkQueue({ name: 'test', concurrency, clock: systemClock, backoff: { initialMs: 5, maxMs: 20 }, onError, random: () => 0.5 });
+  const queue = (
+    concurrency = 4,
+    onError?: (key: string, err: unknown, retry: number | undefined) => void,
+  ): WorkQueue =>
+    new WorkQueue({
+      name: 'test',
+      concurrency,
+      clock: systemClock,
+      backoff: { initialMs: 5, maxMs: 20 },
+      onError,
+      random: () => 0.5,
+    });
 
   it('processes a key added several times before it runs once', async function () {
     const q = queue();
@@ -120,18 +130,35 @@ describe('runtime/queue', function () {
     const counts = new Map<string, number>();
     const reconcile: Reconcile = (key) => {
       counts.set(key, (counts.get(key) ?? 0) + 1);
-      if (key === 'stalled') return Promise.reject(new OutcomeError({ kind: 'Stalled', reason: 'Forbidden', message: 'no' }));
-      if (key === 'waiting' && counts.get(key) === 1) return Promise.reject(new OutcomeError({ kind: 'Waiting', reason: 'TooManyRequests', message: 'later', retryAfterMs: 15 }));
+      if (key === 'stalled')
+        return Promise.reject(new OutcomeError({ kind: 'Stalled', reason: 'Forbidden', message: 'no' }));
+      if (key === 'waiting' && counts.get(key) === 1)
+        return Promise.reject(
+          new OutcomeError({ kind: 'Waiting', reason: 'TooManyRequests', message: 'later', retryAfterMs: 15 }),
+        );
       if (key === 'flaky' && (counts.get(key) ?? 0) < 3) return Promise.reject(new Error('boom'));
       return Promise.resolve(undefined);
     };
     q.start(reconcile, stop.signal);
     for (const k of ['stalled', 'waiting', 'flaky']) q.add(k);
-    await waitFor(() => (counts.get('flaky') === 3 && counts.get('waiting') === 2) || undefined, { timeoutMs: 5_000, description: 'retries' });
+    await waitFor(() => (counts.get('flaky') === 3 && counts.get('waiting') === 2) || undefined, {
+      timeoutMs: 5_000,
+      description: 'retries',
+    });
     assert.equal(counts.get('stalled'), 1);
-    assert.deepEqual(retries.filter(([k]) => k === 'stalled'), [['stalled', undefined]]);
-    assert.deepEqual(retries.filter(([k]) => k === 'waiting'), [['waiting', 15]]);
-    assert.deepEqual(retries.filter(([k]) => k === 'flaky').map(([, r]) => r), [4, 8], 'exponential backoff with jitter 0.5');
+    assert.deepEqual(
+      retries.filter(([k]) => k === 'stalled'),
+      [['stalled', undefined]],
+    );
+    assert.deepEqual(
+      retries.filter(([k]) => k === 'waiting'),
+      [['waiting', 15]],
+    );
+    assert.deepEqual(
+      retries.filter(([k]) => k === 'flaky').map(([, r]) => r),
+      [4, 8],
+      'exponential backoff with jitter 0.5',
+    );
   });
 
   it('drain() resolves once the running pass saw the abort', async function () {
@@ -151,11 +178,16 @@ describe('runtime/queue', function () {
     assert.equal(aborted, true);
   });
 
-  describe('delays beyond setTimeout\'s 2^31-1 ms (a year of retention, a month-long freeze)', function () {
+  describe("delays beyond setTimeout's 2^31-1 ms (a year of retention, a month-long freeze)", function () {
     const DAY = 24 * 3600_000;
 
     /** A queue on fake time: passes record the fake time they ran at. */
-    function onFakeTime(): { q: WorkQueue; t: ReturnType<typeof fakeTimers>; ranAt: number[]; settle: () => Promise<void> } {
+    function onFakeTime(): {
+      q: WorkQueue;
+      t: ReturnType<typeof fakeTimers>;
+      ranAt: number[];
+      settle: () => Promise<void>;
+    } {
       const t = fakeTimers();
       const q = new WorkQueue({ name: 'test', concurrency: 1, clock: t.clock, timers: t });
       const ranAt: number[] = [];

@@ -18,7 +18,10 @@ describe('runtime/timer: armTimer', function () {
       t.advance(1);
       assert.equal(fired, 1);
       assert.ok(t.armed() <= Math.ceil(ms / MAX_TIMER_MS), `${t.armed()} timers armed`);
-      assert.equal(t.delays().reduce((a, b) => a + b, 0), ms);
+      assert.equal(
+        t.delays().reduce((a, b) => a + b, 0),
+        ms,
+      );
       assert.equal(t.pending(), 0);
       t.advance(10 * DAY);
       assert.equal(fired, 1);

@@ -15,10 +15,14 @@ function handClock(): Clock & { advance(ms: number): Promise<void>; sleeps: numb
         clock.sleeps++;
         const timer = { at: now + ms, resolve };
         timers.push(timer);
-        signal?.addEventListener('abort', () => {
-          timers.splice(timers.indexOf(timer), 1);
-          reject(signal.reason as Error);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            timers.splice(timers.indexOf(timer), 1);
+            reject(signal.reason as Error);
+          },
+          { once: true },
+        );
       }),
     advance: async (ms: number) => {
       now += ms;

@@ -13,9 +13,13 @@ describe('schemas: Helm chart values', function () {
   const defaults = chartValues.parse({});
 
   it('appVersion is "v" + package.json version, the tag kustomize/manager installs', function () {
-    const chart = parse(readFileSync(join(repoRoot, 'charts/kangal-patch/Chart.yaml'), 'utf8')) as { appVersion: string };
+    const chart = parse(readFileSync(join(repoRoot, 'charts/kangal-patch/Chart.yaml'), 'utf8')) as {
+      appVersion: string;
+    };
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-    const kustomization = parse(readFileSync(join(repoRoot, 'kustomize/manager/kustomization.yaml'), 'utf8')) as { images: { newName: string; newTag: string }[] };
+    const kustomization = parse(readFileSync(join(repoRoot, 'kustomize/manager/kustomization.yaml'), 'utf8')) as {
+      images: { newName: string; newTag: string }[];
+    };
     assert.equal(chart.appVersion, `v${pkg.version}`);
     assert.equal(kustomization.images[0]?.newTag, chart.appVersion);
     assert.equal(kustomization.images[0]?.newName, defaults.image.repository);
@@ -27,12 +31,12 @@ describe('schemas: Helm chart values', function () {
     assert.equal(defaults.gitCredentials.webhookSecret, '');
   });
 
-  it('log levels and forges are the controller\'s', function () {
+  it("log levels and forges are the controller's", function () {
     assert.deepEqual([...CHART_LOG_LEVELS], [...LOG_LEVELS]);
     assert.deepEqual([...CHART_FORGES], runConfigSchema.shape.forge.options);
   });
 
-  it('the defaults are the controller flags\' defaults', function () {
+  it("the defaults are the controller flags' defaults", function () {
     const d = (flag: keyof typeof RUN_FLAGS): string | undefined => RUN_FLAGS[flag].default;
     assert.equal(`:${defaults.metrics.port}`, d('metricsBindAddress'));
     assert.equal(`:${defaults.healthProbe.port}`, d('healthProbeBindAddress'));
@@ -50,9 +54,20 @@ describe('schemas: Helm chart values', function () {
     assert.equal(defaults.releases.apiUrl, d('releasesApiUrl'));
   });
 
-  it('the pod defaults are kustomize/manager/deployment.yaml\'s', function () {
-    const deployment = manifestFiles('manager').map((m) => m.object).find((o) => o.kind === 'Deployment');
-    const spec = deployment?.['spec'] as { replicas: number; template: { spec: { securityContext: unknown; terminationGracePeriodSeconds: number; containers: { resources: unknown; securityContext: unknown }[] } } };
+  it("the pod defaults are kustomize/manager/deployment.yaml's", function () {
+    const deployment = manifestFiles('manager')
+      .map((m) => m.object)
+      .find((o) => o.kind === 'Deployment');
+    const spec = deployment?.['spec'] as {
+      replicas: number;
+      template: {
+        spec: {
+          securityContext: unknown;
+          terminationGracePeriodSeconds: number;
+          containers: { resources: unknown; securityContext: unknown }[];
+        };
+      };
+    };
     const pod = spec.template.spec;
     assert.equal(defaults.replicas, spec.replicas);
     assert.equal(defaults.terminationGracePeriodSeconds, pod.terminationGracePeriodSeconds);

@@ -20,10 +20,21 @@ describe('cli: kangal-patch validate', function () {
   before(function () {
     dir = mkdtempSync(join(tmpdir(), 'kp-validate-'));
     mkdirSync(join(dir, 'plans', 'prod'), { recursive: true });
-    writeFileSync(join(dir, 'plans', 'prod', 'good.yaml'), planYaml(() => undefined));
+    writeFileSync(
+      join(dir, 'plans', 'prod', 'good.yaml'),
+      planYaml(() => undefined),
+    );
     writeFileSync(join(dir, 'plans', 'notes.txt'), 'not yaml, ignored');
-    writeFileSync(join(dir, 'bad.yaml'), planYaml((d) => ((d.metadata.name = 'bad'), (d.spec.paused = 'no'))));
-    writeFileSync(join(dir, 'other-ns.yaml'), planYaml((d) => ((d.metadata.name = 'ns'), (d.spec.talosConfig = { secretRef: { name: 's', namespace: 'ops' } }))));
+    writeFileSync(
+      join(dir, 'bad.yaml'),
+      planYaml((d) => ((d.metadata.name = 'bad'), (d.spec.paused = 'no'))),
+    );
+    writeFileSync(
+      join(dir, 'other-ns.yaml'),
+      planYaml(
+        (d) => ((d.metadata.name = 'ns'), (d.spec.talosConfig = { secretRef: { name: 's', namespace: 'ops' } })),
+      ),
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -78,7 +89,9 @@ describe('cli: kangal-patch validate', function () {
     const exec = promisify(execFile);
     const ok = await exec(process.execPath, ['bin/kangal-patch.js', 'validate', 'examples']);
     assert.match(ok.stderr, /^ok: \d+ plan\(s\)/);
-    await assert.rejects(exec(process.execPath, ['bin/kangal-patch.js', 'validate', join(dir, 'bad.yaml')]), { code: 1 });
+    await assert.rejects(exec(process.execPath, ['bin/kangal-patch.js', 'validate', join(dir, 'bad.yaml')]), {
+      code: 1,
+    });
     await assert.rejects(exec(process.execPath, ['bin/kangal-patch.js', 'validate']), { code: 2 });
   });
 });

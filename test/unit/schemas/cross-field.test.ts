@@ -45,7 +45,9 @@ describe('schemas: cross-field rules (zod and CEL from one table)', function () 
       const parsed = patchPlanDocument.safeParse(doc);
       assert.equal(parsed.success, false);
       const issues = parsed.error?.issues ?? [];
-      const rules = issues.map((i) => (i.code === 'custom' ? (i.params as { rule?: string } | undefined)?.rule : undefined));
+      const rules = issues.map((i) =>
+        i.code === 'custom' ? (i.params as { rule?: string } | undefined)?.rule : undefined,
+      );
       assert.deepEqual([...rules].sort(), [...c.breaks].sort(), JSON.stringify(issues.map((i) => i.message)));
       // ...and `validate` prints one problem per broken rule, with the rule's message.
       const problems = loadPlanSources([{ file: 'p.yaml', content: stringify(doc) }]).problems;
@@ -55,13 +57,19 @@ describe('schemas: cross-field rules (zod and CEL from one table)', function () 
 
   it('the corpus breaks every rule', function () {
     const covered = new Set(ADMISSION_CORPUS.flatMap((c) => c.breaks));
-    assert.deepEqual(allRules.map((r) => r.id).filter((id) => !covered.has(id)), []);
+    assert.deepEqual(
+      allRules.map((r) => r.id).filter((id) => !covered.has(id)),
+      [],
+    );
   });
 
   it('the base plan and a plan with valid custom groups break no rule', function () {
     const ok = corpusDoc((d) => {
       d.spec.target.kubernetesVersion = 'v1.34.1';
-      d.spec.groups = { db: { selector: { matchExpressions: [{ key: 'role', operator: 'Exists' }] } }, workers: { concurrency: 2 } };
+      d.spec.groups = {
+        db: { selector: { matchExpressions: [{ key: 'role', operator: 'Exists' }] } },
+        workers: { concurrency: 2 },
+      };
       d.spec.strategy = { order: ['controlPlane', 'db', 'workers'] };
       d.spec.maintenance = { windows: [{ startTime: '23:00', endTime: '01:00' }] };
     });
@@ -84,6 +92,9 @@ describe('schemas: cross-field rules (zod and CEL from one table)', function () 
   it('renders CRD fieldPaths relative to the rule, brackets for names that are not identifiers', function () {
     assert.equal(celFieldPath(['strategy', 'order']), '.strategy.order');
     assert.equal(celFieldPath(['db.x', 'selector']), "['db.x'].selector");
-    assert.equal(toCelValidation(allRules.find((r) => r.id === 'target.versionOrAutoUpdate') ?? assert.fail()).fieldPath, undefined);
+    assert.equal(
+      toCelValidation(allRules.find((r) => r.id === 'target.versionOrAutoUpdate') ?? assert.fail()).fieldPath,
+      undefined,
+    );
   });
 });

@@ -8,7 +8,12 @@ import { planYaml, type Doc } from './plan-fixtures.js';
 
 type Edit = (d: Doc, value: string) => void;
 
-const check = { name: 'ceph', apiVersion: 'ceph.rook.io/v1', kind: 'CephCluster', expr: 'status.ceph.health == "HEALTH_OK"' };
+const check = {
+  name: 'ceph',
+  apiVersion: 'ceph.rook.io/v1',
+  kind: 'CephCluster',
+  expr: 'status.ceph.health == "HEALTH_OK"',
+};
 const hook = { template: { spec: { containers: [{ name: 'c', image: 'registry.example/noout:1' }] } } };
 
 const fields: Record<string, Edit> = {
@@ -19,8 +24,10 @@ const fields: Record<string, Edit> = {
   'spec.kubernetesUpgradeTimeout': (d, v) => (d.spec.kubernetesUpgradeTimeout = v),
   'spec.healthChecks[0].timeout': (d, v) => (d.spec.healthChecks = [{ ...check, timeout: v }]),
   'spec.hooks.preNode.timeout': (d, v) => (d.spec.hooks = { preNode: { ...hook, timeout: v } }),
-  'spec.target.autoUpdate.minReleaseAge': (d, v) => (d.spec.target = { autoUpdate: { enabled: true, minReleaseAge: v } }),
-  'spec.target.autoUpdate.checkInterval': (d, v) => (d.spec.target = { autoUpdate: { enabled: true, checkInterval: v } }),
+  'spec.target.autoUpdate.minReleaseAge': (d, v) =>
+    (d.spec.target = { autoUpdate: { enabled: true, minReleaseAge: v } }),
+  'spec.target.autoUpdate.checkInterval': (d, v) =>
+    (d.spec.target = { autoUpdate: { enabled: true, checkInterval: v } }),
 };
 
 // [field, largest value allowed, smallest refused, the message]
@@ -52,20 +59,25 @@ describe('schemas: duration maxima', function () {
   }
 
   it('720h of retention (the value that used to spin the controller) is allowed', function () {
-    assert.deepEqual(problems((d, v) => (d.spec.retention = { history: v }), '720h'), []);
+    assert.deepEqual(
+      problems((d, v) => (d.spec.retention = { history: v }), '720h'),
+      [],
+    );
   });
 
   it('a malformed duration gets the syntax message only, not a bound too', function () {
-    assert.deepEqual(problems((d, v) => (d.spec.drainTimeout = v), '2d'), [
-      ['spec.drainTimeout', 'must be a Go duration such as "300s", "5m" or "1h30m" (units ns, us, ms, s, m, h)'],
-    ]);
+    assert.deepEqual(
+      problems((d, v) => (d.spec.drainTimeout = v), '2d'),
+      [['spec.drainTimeout', 'must be a Go duration such as "300s", "5m" or "1h30m" (units ns, us, ms, s, m, h)']],
+    );
   });
 
   it('the CRDs carry each maximum as a CEL rule, PatchJob timeouts too', function () {
     const files = renderGenerated();
     const plan = files['kustomize/crd/kangalpatch.ozalp.dk_patchplans.yaml'] ?? '';
     const job = files['kustomize/crd/kangalpatch.ozalp.dk_patchjobs.yaml'] ?? '';
-    for (const max of ['8760h', '168h', '24h', '2160h']) assert.match(plan, new RegExp(`rule: duration\\(self\\) <= duration\\('${max}'\\)`));
+    for (const max of ['8760h', '168h', '24h', '2160h'])
+      assert.match(plan, new RegExp(`rule: duration\\(self\\) <= duration\\('${max}'\\)`));
     const jobRules = job.match(/rule: duration\(self\) <= duration\('24h'\)/g)?.length ?? 0;
     assert.ok(jobRules >= 3, `${jobRules} maxima in the PatchJob CRD`);
   });

@@ -21,6 +21,8 @@ describe('core: Go durations', function () {
 
 describe('core: suggestions', function () {
   it('counts a transposition as one edit', () => assert.equal(editDistance('wrokers', 'workers'), 1));
-  it('suggests close names, ignoring case', () => assert.equal(suggest('TALOSVERSION', ['talosVersion', 'source']), 'talosVersion'));
-  it('does not suggest distant names', () => assert.equal(suggest('environment', ['matchLabels', 'matchExpressions']), undefined));
+  it('suggests close names, ignoring case', () =>
+    assert.equal(suggest('TALOSVERSION', ['talosVersion', 'source']), 'talosVersion'));
+  it('does not suggest distant names', () =>
+    assert.equal(suggest('environment', ['matchLabels', 'matchExpressions']), undefined));
 });

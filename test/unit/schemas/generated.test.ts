@@ -29,11 +29,16 @@ describe('schemas: generated files', function () {
 
   for (const file of ['kangalpatch.ozalp.dk_patchplans.yaml', 'kangalpatch.ozalp.dk_patchjobs.yaml']) {
     it(`${file} is structural: every node typed, no additionalProperties beside properties, no refs`, function () {
-      const crd = parse(generated[`kustomize/crd/${file}`] ?? '') as { spec: { versions: { schema: { openAPIV3Schema: Json } }[] } };
+      const crd = parse(generated[`kustomize/crd/${file}`] ?? '') as {
+        spec: { versions: { schema: { openAPIV3Schema: Json } }[] };
+      };
       const root = crd.spec.versions[0]?.schema.openAPIV3Schema;
       for (const [path, node] of nodes(root)) {
         assert.ok(typeof node.type === 'string', `${path || '(root)'} has a type`);
-        assert.ok(!(node.properties && 'additionalProperties' in node), `${path}: properties with additionalProperties`);
+        assert.ok(
+          !(node.properties && 'additionalProperties' in node),
+          `${path}: properties with additionalProperties`,
+        );
         for (const banned of ['$ref', 'anyOf', 'oneOf', 'allOf', 'propertyNames', 'definitions']) {
           assert.ok(!(banned in node), `${path}: ${banned}`);
         }
@@ -44,7 +49,11 @@ describe('schemas: generated files', function () {
   it('has the printer columns, scope, short names and status subresource of the issue', function () {
     const columns = (file: string) => {
       const crd = parse(generated[`kustomize/crd/${file}`] ?? '') as {
-        spec: { scope: string; names: { shortNames: string[] }; versions: { subresources: Json; additionalPrinterColumns: { name: string }[] }[] };
+        spec: {
+          scope: string;
+          names: { shortNames: string[] };
+          versions: { subresources: Json; additionalPrinterColumns: { name: string }[] }[];
+        };
       };
       const v = crd.spec.versions[0];
       assert.equal(crd.spec.scope, 'Cluster');
@@ -53,8 +62,23 @@ describe('schemas: generated files', function () {
       return v?.additionalPrinterColumns.map((c) => c.name.toUpperCase());
     };
     assert.deepEqual(columns('kangalpatch.ozalp.dk_patchplans.yaml'), [
-      'PHASE', 'TALOSTARGET', 'K8STARGET', 'TOTAL', 'RUNNING', 'COMPLETED', 'FAILED', 'AGE',
+      'PHASE',
+      'TALOSTARGET',
+      'K8STARGET',
+      'TOTAL',
+      'RUNNING',
+      'COMPLETED',
+      'FAILED',
+      'AGE',
     ]);
-    assert.deepEqual(columns('kangalpatch.ozalp.dk_patchjobs.yaml'), ['NODE', 'PLAN', 'GROUP', 'PHASE', 'CURRENT', 'TARGET', 'AGE']);
+    assert.deepEqual(columns('kangalpatch.ozalp.dk_patchjobs.yaml'), [
+      'NODE',
+      'PLAN',
+      'GROUP',
+      'PHASE',
+      'CURRENT',
+      'TARGET',
+      'AGE',
+    ]);
   });
 });

@@ -39,20 +39,29 @@ describe('schemas/matchers: Alertmanager matcher syntax', function () {
     assert.match(error('alertname=~"(?=x)"'), /lookaround or a backreference.*RE2/);
   });
 
-  it('formats a matcher as the API\'s filter parameter takes it', function () {
+  it("formats a matcher as the API's filter parameter takes it", function () {
     assert.equal(formatMatcher({ name: 'alertname', op: '=~', value: 'Ceph.*' }), '"alertname"=~"Ceph.*"');
   });
 
-  it('a plan with a bad matcher is refused with the field\'s path', function () {
+  it("a plan with a bad matcher is refused with the field's path", function () {
     const r = patchPlanSpec.safeParse({
       target: { talosVersion: 'v1.13.2' },
       talosConfig: { secretRef: { name: 't' } },
       alertGate: { alerts: ['severity="critical"', 'alertname=~Ceph.*"'] },
-      silences: [{ name: 'a', matchers: 'x="y"' }, { name: 'a', matchers: 'x="z"' }],
+      silences: [
+        { name: 'a', matchers: 'x="y"' },
+        { name: 'a', matchers: 'x="z"' },
+      ],
     });
     assert.ok(!r.success);
     const issues = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    assert.ok(issues.some((i) => /^alertGate\.alerts\.1: is not an Alertmanager matcher list \(column/.test(i)), issues.join('\n'));
-    assert.ok(issues.some((i) => /^silences\.1\.name: silence "a" is listed more than once/.test(i)), issues.join('\n'));
+    assert.ok(
+      issues.some((i) => /^alertGate\.alerts\.1: is not an Alertmanager matcher list \(column/.test(i)),
+      issues.join('\n'),
+    );
+    assert.ok(
+      issues.some((i) => /^silences\.1\.name: silence "a" is listed more than once/.test(i)),
+      issues.join('\n'),
+    );
   });
 });

@@ -14,6 +14,9 @@ describe('gitops/load: pre-scan of raw plan files', function () {
     assert.equal(findExcessiveNesting('- - - x\n', 3), undefined);
   });
   it('refuses oversize input before decoding it', function () {
-    assert.deepEqual(decodePlanBytes(new Uint8Array(11), 10), { ok: false, message: 'file is 11 bytes, more than the limit of 10 bytes' });
+    assert.deepEqual(decodePlanBytes(new Uint8Array(11), 10), {
+      ok: false,
+      message: 'file is 11 bytes, more than the limit of 10 bytes',
+    });
   });
 });

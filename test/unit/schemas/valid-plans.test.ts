@@ -6,22 +6,34 @@ import { loadPlanSources } from '../../../controller/gitops/load/index.js';
 import { planYaml } from './plan-fixtures.js';
 
 function yamlFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.startsWith('.')).flatMap((e) =>
-    e.isDirectory() ? yamlFiles(join(dir, e.name)) : /\.ya?ml$/.test(e.name) ? [join(dir, e.name)] : [],
-  );
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => !e.name.startsWith('.'))
+    .flatMap((e) =>
+      e.isDirectory() ? yamlFiles(join(dir, e.name)) : /\.ya?ml$/.test(e.name) ? [join(dir, e.name)] : [],
+    );
 }
 
 describe('schemas: valid PatchPlan documents', function () {
   const examples = yamlFiles('examples');
 
   it('finds the example files', function () {
-    for (const name of ['simple-upgrade', 'controlplane-only', 'custom-groups', 'maintenance-window', 'auto-update', 'talos-secret-example']) {
+    for (const name of [
+      'simple-upgrade',
+      'controlplane-only',
+      'custom-groups',
+      'maintenance-window',
+      'auto-update',
+      'talos-secret-example',
+    ]) {
       assert.ok(examples.includes(join('examples', `${name}.yaml`)), name);
     }
-    assert.ok(examples.some((f) => f.startsWith(join('examples', 'plans-repo'))), 'plans-repo example');
+    assert.ok(
+      examples.some((f) => f.startsWith(join('examples', 'plans-repo'))),
+      'plans-repo example',
+    );
   });
 
-  it('the README\'s first plan is examples/simple-upgrade.yaml as it is', function () {
+  it("the README's first plan is examples/simple-upgrade.yaml as it is", function () {
     const readme = readFileSync('README.md', 'utf8');
     const section = readme.slice(readme.indexOf('## A first plan'));
     const shown = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
@@ -40,7 +52,10 @@ describe('schemas: valid PatchPlan documents', function () {
     const file = join('examples', 'talos-secret-example.yaml');
     const result = loadPlanSources([{ file, content: readFileSync(file) }]);
     assert.equal(result.skipped, 1);
-    assert.deepEqual(result.plans.map((p) => [p.plan.metadata.name, p.line]), [['uses-talos-credentials', 15]]);
+    assert.deepEqual(
+      result.plans.map((p) => [p.plan.metadata.name, p.line]),
+      [['uses-talos-credentials', 15]],
+    );
   });
 
   it('applies the documented defaults', function () {
@@ -75,13 +90,23 @@ describe('schemas: valid PatchPlan documents', function () {
       d.spec.groups = { workers: {} };
     });
     const [loaded] = loadPlanSources([{ file: 'p.yaml', content: yaml }]).plans;
-    assert.deepEqual(loaded?.plan.spec.target.autoUpdate, { enabled: true, allow: 'patch', checkInterval: '1h', minReleaseAge: '0s' });
+    assert.deepEqual(loaded?.plan.spec.target.autoUpdate, {
+      enabled: true,
+      allow: 'patch',
+      checkInterval: '1h',
+      minReleaseAge: '0s',
+    });
     assert.deepEqual(loaded?.plan.spec.groups, { workers: { concurrency: 1 } });
   });
 
   it('accepts Go durations, day names in any case, Any, leap days, a time zone and a custom operator namespace', function () {
     const yaml = planYaml((d) => {
-      Object.assign(d.spec, { delayBetweenNodes: '1h30m', drainTimeout: '90s', rebootTimeout: '1.5h', kubernetesUpgradeTimeout: '0' });
+      Object.assign(d.spec, {
+        delayBetweenNodes: '1h30m',
+        drainTimeout: '90s',
+        rebootTimeout: '1.5h',
+        kubernetesUpgradeTimeout: '0',
+      });
       d.spec.maintenance = {
         timezone: 'America/New_York',
         excludeDates: ['2028-02-29'],

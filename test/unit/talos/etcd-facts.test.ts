@@ -8,10 +8,32 @@ import { testContext as op } from '../../support/op-context.js';
 
 const ids: Record<string, string> = { '10.0.0.1': '11', '10.0.0.2': '12', '10.0.0.3': '13' };
 const status = (node: string, over: Partial<TalosEtcdStatus> = {}): TalosEtcdStatus => ({
-  memberId: ids[node] ?? '0', leader: '11', raftIndex: 100, raftAppliedIndex: 100, raftTerm: 2, dbSize: 1, dbSizeInUse: 1, isLearner: false, errors: [], protocolVersion: '3.6.12', storageVersion: '3.6.0', ...over,
+  memberId: ids[node] ?? '0',
+  leader: '11',
+  raftIndex: 100,
+  raftAppliedIndex: 100,
+  raftTerm: 2,
+  dbSize: 1,
+  dbSizeInUse: 1,
+  isLearner: false,
+  errors: [],
+  protocolVersion: '3.6.12',
+  storageVersion: '3.6.0',
+  ...over,
 });
-const members = Object.entries(ids).map(([ip, id], i) => ({ id, name: `cp${i + 1}`, peerUrls: [`https://${ip}:2380`], clientUrls: [], isLearner: false }));
-const deadline = (node: string): TalosApiError => new TalosApiError({ kind: TalosErrorKind.DeadlineExceeded, transient: true, message: `Talos MachineService.EtcdStatus on node ${node}: deadline exceeded` });
+const members = Object.entries(ids).map(([ip, id], i) => ({
+  id,
+  name: `cp${i + 1}`,
+  peerUrls: [`https://${ip}:2380`],
+  clientUrls: [],
+  isLearner: false,
+}));
+const deadline = (node: string): TalosApiError =>
+  new TalosApiError({
+    kind: TalosErrorKind.DeadlineExceeded,
+    transient: true,
+    message: `Talos MachineService.EtcdStatus on node ${node}: deadline exceeded`,
+  });
 
 function port(down: string[], alarmsDown: string[] = []): TalosPort {
   return {
@@ -21,7 +43,11 @@ function port(down: string[], alarmsDown: string[] = []): TalosPort {
   } as Partial<TalosPort> as TalosPort;
 }
 
-const nodes = [{ name: 'cp1', internalIP: '10.0.0.1' }, { name: 'cp2', internalIP: '10.0.0.2' }, { name: 'cp3', internalIP: '10.0.0.3' }];
+const nodes = [
+  { name: 'cp1', internalIP: '10.0.0.1' },
+  { name: 'cp2', internalIP: '10.0.0.2' },
+  { name: 'cp3', internalIP: '10.0.0.3' },
+];
 
 describe('talos/etcd-facts: readEtcdFacts', function () {
   it('all answering: the gate opens', async function () {

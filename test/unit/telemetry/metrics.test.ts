@@ -4,7 +4,15 @@ import assert from 'node:assert/strict';
 import { TalosApiError, TalosErrorKind } from '../../../controller/talos/errors.js';
 import { callCode } from '../../../controller/talos/call-errors.js';
 import { registerClusterGauges, registerPodCacheGauges } from '../../../controller/telemetry/cluster-gauges.js';
-import { NODE_PHASES, cordonedSeconds, etcdMembers, etcdWaiting, nodePhaseCounts, planPhaseSamples, upgradeDurationSeconds } from '../../../controller/telemetry/cluster-state.js';
+import {
+  NODE_PHASES,
+  cordonedSeconds,
+  etcdMembers,
+  etcdWaiting,
+  nodePhaseCounts,
+  planPhaseSamples,
+  upgradeDurationSeconds,
+} from '../../../controller/telemetry/cluster-state.js';
 import { jobMetricsObserver } from '../../../controller/telemetry/job-observer.js';
 import { createMetrics } from '../../../controller/telemetry/metrics.js';
 import type { JobView, NodeView, PlanView } from '../../../controller/kube/views.js';
@@ -14,20 +22,64 @@ const T0 = Date.parse('2026-03-01T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
 
 function node(name: string, o: Partial<NodeView> = {}): NodeView {
-  return { name, uid: name, resourceVersion: '1', labels: {}, controlPlane: false, internalIP: undefined, ready: true, unschedulable: false, cordonedBy: undefined, bootID: 'b', talosVersion: 'v1.12.4', kubeletVersion: 'v1.35.0', schematic: undefined, hold: undefined, installerAnnotations: undefined, ...o };
+  return {
+    name,
+    uid: name,
+    resourceVersion: '1',
+    labels: {},
+    controlPlane: false,
+    internalIP: undefined,
+    ready: true,
+    unschedulable: false,
+    cordonedBy: undefined,
+    bootID: 'b',
+    talosVersion: 'v1.12.4',
+    kubeletVersion: 'v1.35.0',
+    schematic: undefined,
+    hold: undefined,
+    installerAnnotations: undefined,
+    ...o,
+  };
 }
 function job(name: string, nodeName: string, status: PatchJobStatus, created = 0): JobView {
   const spec = { nodeName, patchPlanRef: 'p', group: 'g' } as JobView['spec'];
-  return { name, uid: name, resourceVersion: '1', generation: 1, labels: {}, spec, specError: undefined, status, created, deleting: false };
+  return {
+    name,
+    uid: name,
+    resourceVersion: '1',
+    generation: 1,
+    labels: {},
+    spec,
+    specError: undefined,
+    status,
+    created,
+    deleting: false,
+  };
 }
 function plan(name: string, phase: PlanView['status']['phase']): PlanView {
-  return { name, uid: name, resourceVersion: '1', generation: 1, labels: {}, annotations: {}, finalizers: [], spec: undefined, specError: undefined, status: { phase }, created: 0, deleting: false };
+  return {
+    name,
+    uid: name,
+    resourceVersion: '1',
+    generation: 1,
+    labels: {},
+    annotations: {},
+    finalizers: [],
+    spec: undefined,
+    specError: undefined,
+    status: { phase },
+    created: 0,
+    deleting: false,
+  };
 }
 
 describe('telemetry: cluster state', function () {
   it('plan phase: 1 for the current phase, 0 for every other, Pending before the first status', function () {
     const s = planPhaseSamples([plan('a', 'InProgress'), plan('b', undefined)]);
-    assert.deepEqual(s.filter((x) => x.value === 1).map((x) => `${x.plan}:${x.phase}`), ['a:InProgress', 'b:Pending']);
+    assert.deepEqual(
+      s.filter((x) => x.value === 1).map((x) => `${x.plan}:${x.phase}`),
+      ['a:InProgress', 'b:Pending'],
+    );
     assert.equal(s.filter((x) => x.plan === 'a').length, 8, 'one series per phase');
     assert.ok(s.some((x) => x.plan === 'a' && x.phase === 'Completed' && x.value === 0));
   });
@@ -44,7 +96,12 @@ describe('telemetry: cluster state', function () {
         job('ghost', 'gone', { phase: 'Upgrading' }), // not a node we know
       ],
     );
-    assert.deepEqual(Object.fromEntries([...counts].filter(([, c]) => c > 0)), { Draining: 1, Completed: 1, Pending: 1, Idle: 1 });
+    assert.deepEqual(Object.fromEntries([...counts].filter(([, c]) => c > 0)), {
+      Draining: 1,
+      Completed: 1,
+      Pending: 1,
+      Idle: 1,
+    });
     assert.deepEqual([...counts.keys()].sort(), [...NODE_PHASES].sort(), 'every phase present');
   });
 
@@ -76,8 +133,14 @@ describe('telemetry: cluster state', function () {
 
 describe('telemetry: hooks', function () {
   it('a Talos call is counted under its gRPC status name, else its error kind', function () {
-    assert.equal(callCode(new TalosApiError({ kind: TalosErrorKind.Unavailable, message: 'm', grpcCode: 14 })), 'Unavailable');
-    assert.equal(callCode(new TalosApiError({ kind: TalosErrorKind.FailedPrecondition, message: 'm', grpcCode: 9 })), 'FailedPrecondition');
+    assert.equal(
+      callCode(new TalosApiError({ kind: TalosErrorKind.Unavailable, message: 'm', grpcCode: 14 })),
+      'Unavailable',
+    );
+    assert.equal(
+      callCode(new TalosApiError({ kind: TalosErrorKind.FailedPrecondition, message: 'm', grpcCode: 9 })),
+      'FailedPrecondition',
+    );
     assert.equal(callCode(new TalosApiError({ kind: TalosErrorKind.TlsRejected, message: 'm' })), 'TlsRejected');
     assert.equal(callCode(new Error('other')), 'Unknown');
   });
@@ -89,7 +152,9 @@ describe('telemetry: hooks', function () {
     o.phaseChanged({ phase: 'Draining' }, { phase: 'Failed', reason: 'DrainTimeout' });
     o.phaseChanged({ phase: 'Rebooting' }, { phase: 'Completed', startTime: at(0), completionTime: at(200) });
     o.phaseChanged({ phase: 'Completed' }, { phase: 'Completed', startTime: at(0), completionTime: at(200) }); // no change: not counted
-    const transitions = (await m.jobTransitions.get()).values.map((v) => `${String(v.labels.phase)}/${String(v.labels.reason)}=${v.value}`).sort();
+    const transitions = (await m.jobTransitions.get()).values
+      .map((v) => `${String(v.labels.phase)}/${String(v.labels.reason)}=${v.value}`)
+      .sort();
     assert.deepEqual(transitions, ['Completed/=1', 'Draining/=1', 'Failed/DrainTimeout=1']);
     const h = (await m.nodeUpgradeDuration.get()).values;
     assert.equal(h.find((v) => v.metricName === 'kangal_patch_node_upgrade_duration_seconds_count')?.value, 1);
@@ -99,15 +164,46 @@ describe('telemetry: hooks', function () {
   it('the etcd gate: a wait counted once when the reason becomes WaitingForEtcd, by stage; nodes waiting now and members by health read from the caches', async function () {
     const m = createMetrics();
     const o = jobMetricsObserver(m);
-    const waiting = (stage: 'beforeCordon' | 'afterReboot'): PatchJobStatus => ({ phase: 'Pending', reason: 'WaitingForEtcd', etcd: { wait: { stage, startTime: at(0), deadline: at(900) } } });
+    const waiting = (stage: 'beforeCordon' | 'afterReboot'): PatchJobStatus => ({
+      phase: 'Pending',
+      reason: 'WaitingForEtcd',
+      etcd: { wait: { stage, startTime: at(0), deadline: at(900) } },
+    });
     o.reasonChanged({ phase: 'Pending' }, waiting('beforeCordon'));
-    o.reasonChanged({ phase: 'Rebooting', reason: 'WaitingForNodeReady' }, { ...waiting('afterReboot'), phase: 'Rebooting' });
+    o.reasonChanged(
+      { phase: 'Rebooting', reason: 'WaitingForNodeReady' },
+      { ...waiting('afterReboot'), phase: 'Rebooting' },
+    );
     o.reasonChanged({ phase: 'Pending' }, { phase: 'Pending', reason: 'WaitingForSlot' }); // another reason: not an etcd wait
     const waits = (await m.etcdGateWaits.get()).values.map((v) => `${String(v.labels.stage)}=${v.value}`).sort();
     assert.deepEqual(waits, ['afterReboot=1', 'beforeCordon=1']);
-    const now = etcdWaiting([job('a', 'cp-1', waiting('beforeCordon')), job('b', 'cp-2', { ...waiting('afterReboot'), phase: 'Failed' }), job('c', 'w-1', { phase: 'Draining' })]);
-    assert.deepEqual([...now], [['beforeCordon', 1], ['afterReboot', 0]], 'a finished job no longer waits');
-    const withEtcd = { ...plan('p', 'InProgress'), status: { phase: 'InProgress' as const, etcd: { checkedTime: at(0), members: [{ name: 'cp-1', healthy: true }, { name: 'cp-2', healthy: false }, { name: 'cp-3', healthy: true }] } } };
+    const now = etcdWaiting([
+      job('a', 'cp-1', waiting('beforeCordon')),
+      job('b', 'cp-2', { ...waiting('afterReboot'), phase: 'Failed' }),
+      job('c', 'w-1', { phase: 'Draining' }),
+    ]);
+    assert.deepEqual(
+      [...now],
+      [
+        ['beforeCordon', 1],
+        ['afterReboot', 0],
+      ],
+      'a finished job no longer waits',
+    );
+    const withEtcd = {
+      ...plan('p', 'InProgress'),
+      status: {
+        phase: 'InProgress' as const,
+        etcd: {
+          checkedTime: at(0),
+          members: [
+            { name: 'cp-1', healthy: true },
+            { name: 'cp-2', healthy: false },
+            { name: 'cp-3', healthy: true },
+          ],
+        },
+      },
+    };
     assert.deepEqual(etcdMembers([withEtcd, plan('q', 'InProgress')]), [{ plan: 'p', healthy: 2, unhealthy: 1 }]);
   });
 
@@ -133,7 +229,10 @@ describe('telemetry: registry', function () {
     const names = (await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name);
     assert.ok(names.includes('kangal_patch_process_resident_memory_bytes'), names.join(' '));
     assert.ok(names.includes('kangal_patch_nodejs_heap_size_used_bytes'));
-    assert.deepEqual(names.filter((n) => n.includes('process_process')), []);
+    assert.deepEqual(
+      names.filter((n) => n.includes('process_process')),
+      [],
+    );
   });
 
   it('cluster gauges follow the caches at every scrape (none before they synced); a deleted plan or node loses its series', async function () {
@@ -146,18 +245,30 @@ describe('telemetry: registry', function () {
     let synced = false;
     registerClusterGauges(
       registry,
-      { nodes: { isSynced: () => synced, list: () => nodes, get: () => undefined }, patchJobs: { isSynced: () => true, list: () => jobs, get: (k) => (k === 'j1' ? j1 : undefined) }, patchPlans: { isSynced: () => true, list: () => plans, get: () => undefined } },
+      {
+        nodes: { isSynced: () => synced, list: () => nodes, get: () => undefined },
+        patchJobs: { isSynced: () => true, list: () => jobs, get: (k) => (k === 'j1' ? j1 : undefined) },
+        patchPlans: { isSynced: () => true, list: () => plans, get: () => undefined },
+      },
       { now: () => now },
     );
     let text = await registry.metrics();
-    assert.doesNotMatch(text, /^kangal_patch_(plan_phase|node_phase|node_cordoned_seconds)\{/m, 'no series before the caches synced');
+    assert.doesNotMatch(
+      text,
+      /^kangal_patch_(plan_phase|node_phase|node_cordoned_seconds)\{/m,
+      'no series before the caches synced',
+    );
     synced = true;
     text = await registry.metrics();
     assert.match(text, /^kangal_patch_plan_phase\{plan="a",phase="InProgress"\} 1$/m);
     assert.match(text, /^kangal_patch_node_phase\{phase="Draining"\} 1$/m);
     assert.match(text, /^kangal_patch_node_phase\{phase="Idle"\} 1$/m);
     assert.match(text, /^kangal_patch_node_cordoned_seconds\{node="n1"\} 60$/m);
-    assert.doesNotMatch(text, /^kangal_patch_node_cordoned_seconds\{node="n2"\}/m, 'a node not cordoned by us has no series');
+    assert.doesNotMatch(
+      text,
+      /^kangal_patch_node_cordoned_seconds\{node="n2"\}/m,
+      'a node not cordoned by us has no series',
+    );
 
     plans = [plan('b', 'Completed')];
     nodes = [node('n1')];
@@ -173,7 +284,11 @@ describe('telemetry: registry', function () {
     const { registry } = createMetrics();
     let nodePods = 7;
     let watched = ['w1'];
-    registerPodCacheGauges(registry, { staticPods: { list: () => [1, 2, 3] }, hookPods: { list: () => [] }, nodePods: { size: () => nodePods, nodes: () => watched } });
+    registerPodCacheGauges(registry, {
+      staticPods: { list: () => [1, 2, 3] },
+      hookPods: { list: () => [] },
+      nodePods: { size: () => nodePods, nodes: () => watched },
+    });
     let text = await registry.metrics();
     assert.match(text, /^kangal_patch_cached_pods\{cache="static"\} 3$/m);
     assert.match(text, /^kangal_patch_cached_pods\{cache="hook"\} 0$/m);
