@@ -20,10 +20,11 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Data, Metadata as Metadata1 } from "../common/common.js";
+import { Data, Error, Metadata as Metadata1 } from "../common/common.js";
 import { Any } from "../google/protobuf/any.js";
 import { Duration } from "../google/protobuf/duration.js";
 import { Empty } from "../google/protobuf/empty.js";
+import { Timestamp } from "../google/protobuf/timestamp.js";
 
 export const protobufPackage = "machine";
 
@@ -91,7 +92,64 @@ export interface RebootResponse {
   messages: Reboot[];
 }
 
-/** rpc Events */
+/**
+ * rpc Events
+ * Event payloads (Event.data, type_url `talos/runtime/machine.<message>`).
+ */
+export interface SequenceEvent {
+  sequence: string;
+  action: SequenceEvent_Action;
+  error: Error | undefined;
+}
+
+export enum SequenceEvent_Action {
+  NOOP = 0,
+  START = 1,
+  STOP = 2,
+  UNRECOGNIZED = -1,
+}
+
+export interface PhaseEvent {
+  phase: string;
+  action: PhaseEvent_Action;
+}
+
+export enum PhaseEvent_Action {
+  START = 0,
+  STOP = 1,
+  UNRECOGNIZED = -1,
+}
+
+export interface TaskEvent {
+  task: string;
+  action: TaskEvent_Action;
+}
+
+export enum TaskEvent_Action {
+  START = 0,
+  STOP = 1,
+  UNRECOGNIZED = -1,
+}
+
+export interface ServiceStateEvent {
+  service: string;
+  action: ServiceStateEvent_Action;
+  message: string;
+  health: ServiceHealth | undefined;
+}
+
+export enum ServiceStateEvent_Action {
+  INITIALIZED = 0,
+  PREPARING = 1,
+  WAITING = 2,
+  RUNNING = 3,
+  STOPPING = 4,
+  FINISHED = 5,
+  FAILED = 6,
+  SKIPPED = 7,
+  UNRECOGNIZED = -1,
+}
+
 export interface EventsRequest {
   tailEvents: number;
   tailId: string;
@@ -135,6 +193,41 @@ export interface MachineStatusEvent_MachineStatus {
 export interface MachineStatusEvent_MachineStatus_UnmetCondition {
   name: string;
   reason: string;
+}
+
+/** rpc ServiceList */
+export interface ServiceList {
+  metadata: Metadata1 | undefined;
+  services: ServiceInfo[];
+}
+
+export interface ServiceListResponse {
+  messages: ServiceList[];
+}
+
+export interface ServiceInfo {
+  id: string;
+  /** `Initialized`, `Preparing`, `Waiting`, `Running`, `Stopping`, `Finished`, `Failed`, `Skipped`. */
+  state: string;
+  events: ServiceEvents | undefined;
+  health: ServiceHealth | undefined;
+}
+
+export interface ServiceEvents {
+  events: ServiceEvent[];
+}
+
+export interface ServiceEvent {
+  msg: string;
+  state: string;
+  ts: Date | undefined;
+}
+
+export interface ServiceHealth {
+  unknown: boolean;
+  healthy: boolean;
+  lastMessage: string;
+  lastChange: Date | undefined;
 }
 
 /** rpc Upgrade (legacy) */
@@ -869,6 +962,312 @@ export const RebootResponse: MessageFns<RebootResponse> = {
   },
 };
 
+function createBaseSequenceEvent(): SequenceEvent {
+  return { sequence: "", action: 0, error: undefined };
+}
+
+export const SequenceEvent: MessageFns<SequenceEvent> = {
+  encode(message: SequenceEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sequence !== "") {
+      writer.uint32(10).string(message.sequence);
+    }
+    if (message.action !== 0) {
+      writer.uint32(16).int32(message.action);
+    }
+    if (message.error !== undefined) {
+      Error.encode(message.error, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SequenceEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSequenceEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sequence = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.error = Error.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SequenceEvent>): SequenceEvent {
+    return SequenceEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SequenceEvent>): SequenceEvent {
+    const message = createBaseSequenceEvent();
+    message.sequence = object.sequence ?? "";
+    message.action = object.action ?? 0;
+    message.error = (object.error !== undefined && object.error !== null) ? Error.fromPartial(object.error) : undefined;
+    return message;
+  },
+};
+
+function createBasePhaseEvent(): PhaseEvent {
+  return { phase: "", action: 0 };
+}
+
+export const PhaseEvent: MessageFns<PhaseEvent> = {
+  encode(message: PhaseEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.phase !== "") {
+      writer.uint32(10).string(message.phase);
+    }
+    if (message.action !== 0) {
+      writer.uint32(16).int32(message.action);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PhaseEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePhaseEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.phase = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PhaseEvent>): PhaseEvent {
+    return PhaseEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PhaseEvent>): PhaseEvent {
+    const message = createBasePhaseEvent();
+    message.phase = object.phase ?? "";
+    message.action = object.action ?? 0;
+    return message;
+  },
+};
+
+function createBaseTaskEvent(): TaskEvent {
+  return { task: "", action: 0 };
+}
+
+export const TaskEvent: MessageFns<TaskEvent> = {
+  encode(message: TaskEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    if (message.action !== 0) {
+      writer.uint32(16).int32(message.action);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<TaskEvent>): TaskEvent {
+    return TaskEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TaskEvent>): TaskEvent {
+    const message = createBaseTaskEvent();
+    message.task = object.task ?? "";
+    message.action = object.action ?? 0;
+    return message;
+  },
+};
+
+function createBaseServiceStateEvent(): ServiceStateEvent {
+  return { service: "", action: 0, message: "", health: undefined };
+}
+
+export const ServiceStateEvent: MessageFns<ServiceStateEvent> = {
+  encode(message: ServiceStateEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.service !== "") {
+      writer.uint32(10).string(message.service);
+    }
+    if (message.action !== 0) {
+      writer.uint32(16).int32(message.action);
+    }
+    if (message.message !== "") {
+      writer.uint32(26).string(message.message);
+    }
+    if (message.health !== undefined) {
+      ServiceHealth.encode(message.health, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceStateEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceStateEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.service = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.health = ServiceHealth.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceStateEvent>): ServiceStateEvent {
+    return ServiceStateEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceStateEvent>): ServiceStateEvent {
+    const message = createBaseServiceStateEvent();
+    message.service = object.service ?? "";
+    message.action = object.action ?? 0;
+    message.message = object.message ?? "";
+    message.health = (object.health !== undefined && object.health !== null)
+      ? ServiceHealth.fromPartial(object.health)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseEventsRequest(): EventsRequest {
   return { tailEvents: 0, tailId: "", tailSeconds: 0, withActorId: "" };
 }
@@ -1264,6 +1663,450 @@ export const MachineStatusEvent_MachineStatus_UnmetCondition: MessageFns<
     const message = createBaseMachineStatusEvent_MachineStatus_UnmetCondition();
     message.name = object.name ?? "";
     message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseServiceList(): ServiceList {
+  return { metadata: undefined, services: [] };
+}
+
+export const ServiceList: MessageFns<ServiceList> = {
+  encode(message: ServiceList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      Metadata1.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.services) {
+      ServiceInfo.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = Metadata1.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.services.push(ServiceInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceList>): ServiceList {
+    return ServiceList.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceList>): ServiceList {
+    const message = createBaseServiceList();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? Metadata1.fromPartial(object.metadata)
+      : undefined;
+    message.services = object.services?.map((e) => ServiceInfo.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseServiceListResponse(): ServiceListResponse {
+  return { messages: [] };
+}
+
+export const ServiceListResponse: MessageFns<ServiceListResponse> = {
+  encode(message: ServiceListResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      ServiceList.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceListResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceListResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(ServiceList.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceListResponse>): ServiceListResponse {
+    return ServiceListResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceListResponse>): ServiceListResponse {
+    const message = createBaseServiceListResponse();
+    message.messages = object.messages?.map((e) => ServiceList.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseServiceInfo(): ServiceInfo {
+  return { id: "", state: "", events: undefined, health: undefined };
+}
+
+export const ServiceInfo: MessageFns<ServiceInfo> = {
+  encode(message: ServiceInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.state !== "") {
+      writer.uint32(18).string(message.state);
+    }
+    if (message.events !== undefined) {
+      ServiceEvents.encode(message.events, writer.uint32(26).fork()).join();
+    }
+    if (message.health !== undefined) {
+      ServiceHealth.encode(message.health, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.events = ServiceEvents.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.health = ServiceHealth.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceInfo>): ServiceInfo {
+    return ServiceInfo.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceInfo>): ServiceInfo {
+    const message = createBaseServiceInfo();
+    message.id = object.id ?? "";
+    message.state = object.state ?? "";
+    message.events = (object.events !== undefined && object.events !== null)
+      ? ServiceEvents.fromPartial(object.events)
+      : undefined;
+    message.health = (object.health !== undefined && object.health !== null)
+      ? ServiceHealth.fromPartial(object.health)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseServiceEvents(): ServiceEvents {
+  return { events: [] };
+}
+
+export const ServiceEvents: MessageFns<ServiceEvents> = {
+  encode(message: ServiceEvents, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.events) {
+      ServiceEvent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceEvents {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceEvents();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.events.push(ServiceEvent.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceEvents>): ServiceEvents {
+    return ServiceEvents.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceEvents>): ServiceEvents {
+    const message = createBaseServiceEvents();
+    message.events = object.events?.map((e) => ServiceEvent.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseServiceEvent(): ServiceEvent {
+  return { msg: "", state: "", ts: undefined };
+}
+
+export const ServiceEvent: MessageFns<ServiceEvent> = {
+  encode(message: ServiceEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.msg !== "") {
+      writer.uint32(10).string(message.msg);
+    }
+    if (message.state !== "") {
+      writer.uint32(18).string(message.state);
+    }
+    if (message.ts !== undefined) {
+      Timestamp.encode(toTimestamp(message.ts), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.msg = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ts = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceEvent>): ServiceEvent {
+    return ServiceEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceEvent>): ServiceEvent {
+    const message = createBaseServiceEvent();
+    message.msg = object.msg ?? "";
+    message.state = object.state ?? "";
+    message.ts = object.ts ?? undefined;
+    return message;
+  },
+};
+
+function createBaseServiceHealth(): ServiceHealth {
+  return { unknown: false, healthy: false, lastMessage: "", lastChange: undefined };
+}
+
+export const ServiceHealth: MessageFns<ServiceHealth> = {
+  encode(message: ServiceHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.unknown !== false) {
+      writer.uint32(8).bool(message.unknown);
+    }
+    if (message.healthy !== false) {
+      writer.uint32(16).bool(message.healthy);
+    }
+    if (message.lastMessage !== "") {
+      writer.uint32(26).string(message.lastMessage);
+    }
+    if (message.lastChange !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastChange), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.unknown = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.healthy = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.lastMessage = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.lastChange = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ServiceHealth>): ServiceHealth {
+    return ServiceHealth.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceHealth>): ServiceHealth {
+    const message = createBaseServiceHealth();
+    message.unknown = object.unknown ?? false;
+    message.healthy = object.healthy ?? false;
+    message.lastMessage = object.lastMessage ?? "";
+    message.lastChange = object.lastChange ?? undefined;
     return message;
   },
 };
@@ -3093,6 +3936,15 @@ export const MachineServiceService = {
     responseSerialize: (value: RollbackResponse): Buffer => Buffer.from(RollbackResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RollbackResponse => RollbackResponse.decode(value),
   },
+  serviceList: {
+    path: "/machine.MachineService/ServiceList" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    requestDeserialize: (value: Buffer): Empty => Empty.decode(value),
+    responseSerialize: (value: ServiceListResponse): Buffer => Buffer.from(ServiceListResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServiceListResponse => ServiceListResponse.decode(value),
+  },
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade: {
     path: "/machine.MachineService/Upgrade" as const,
@@ -3173,6 +4025,7 @@ export interface MachineServiceServer extends UntypedServiceImplementation {
   reboot: handleUnaryCall<RebootRequest, RebootResponse>;
   /** Flips the bootloader back to the previous entry and reboots (os:admin only; no drain, no etcd action). */
   rollback: handleUnaryCall<RollbackRequest, RollbackResponse>;
+  serviceList: handleUnaryCall<Empty, ServiceListResponse>;
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade: handleUnaryCall<UpgradeRequest, UpgradeResponse>;
   version: handleUnaryCall<Empty, VersionResponse>;
@@ -3234,6 +4087,21 @@ export interface MachineServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RollbackResponse) => void,
+  ): ClientUnaryCall;
+  serviceList(
+    request: Empty,
+    callback: (error: ServiceError | null, response: ServiceListResponse) => void,
+  ): ClientUnaryCall;
+  serviceList(
+    request: Empty,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServiceListResponse) => void,
+  ): ClientUnaryCall;
+  serviceList(
+    request: Empty,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServiceListResponse) => void,
   ): ClientUnaryCall;
   /** Deprecated upstream since 1.13 (removal planned for 1.18), the only flow before 1.13. */
   upgrade(
@@ -3357,6 +4225,18 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function toTimestamp(date: Date): Timestamp {
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): Date {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis);
+}
 
 function longToNumber(int64: { toString(): string }): number {
   const num = globalThis.Number(int64.toString());
