@@ -1,6 +1,7 @@
 // Arrows point down: every relative import of controller/ and schemas/ goes from a room to a room
 // below it (or within itself), core's sub-rooms likewise, no file import cycle, schemas/ and the lab
-// (test/lab/) import nothing from controller/. docs/architecture.md describes the rooms.
+// (test/lab/) import nothing from controller/, core/ does no I/O and reads no clock, and each adapter
+// library is imported only by the room that owns it. docs/architecture.md describes the rooms.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -200,6 +201,48 @@ function cycleThrough(scc: readonly string[], graph: readonly Edge[]): string[] 
   return [...scc];
 }
 
+/** Bare (package) specifiers of a file: `@scope/name` or `name`, without the subpath. */
+function packagesImported(text: string): string[] {
+  return ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map((f) => f.fileName)
+    .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    .map((s) =>
+      s
+        .split('/')
+        .slice(0, s.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
+}
+
+// Libraries that belong to one adapter: the rest of the program reaches them through that room's port,
+// so a library's types and failure modes stay in one place. General-purpose libraries (zod, yaml,
+// semver, luxon) may be imported anywhere.
+const LIBRARY_OWNERS: Readonly<Record<string, string>> = {
+  '@kubernetes/client-node': 'kube',
+  undici: 'kube',
+  '@grpc/grpc-js': 'talos',
+  'isomorphic-git': 'gitops',
+  '@octokit/rest': 'forge',
+  '@octokit/plugin-retry': 'forge',
+  '@octokit/plugin-throttling': 'forge',
+  'prom-client': 'telemetry',
+  pino: 'telemetry',
+  '@bufbuild/cel': 'gates',
+  commander: '(root)',
+};
+
+// What makes a function impure: the clock, randomness, timers, the process, the network.
+const CORE_IMPURE = [
+  /\bDate\.now\s*\(/,
+  /\bnew Date\s*\(\s*\)/,
+  /\bperformance\.now\s*\(/,
+  /\bMath\.random\s*\(/,
+  /\bset(?:Timeout|Interval|Immediate)\s*\(/,
+  /\bprocess\./,
+  /\bfetch\s*\(/,
+];
+
 describe('architecture: arrows point down', () => {
   it('finds the import forms it scans for, and resolves every relative import to a file', () => {
     const sample = [
@@ -277,5 +320,35 @@ describe('architecture: arrows point down', () => {
   it('inside controller/core/, every import goes to its own sub-room or one below it', () => {
     const offenders = [...upward(CORE_ROOMS, coreRoomOf, 'core sub-room').values()];
     assert.deepEqual(offenders, [], `imports pointing up:\n${offenders.join('\n')}`);
+  });
+  it('controller/core/ does no I/O and reads no clock: no node: module, timer, process, fetch, Date.now or new Date()', () => {
+    const offenders = files
+      .filter((f) => f.startsWith('controller/core/'))
+      .flatMap((f) => {
+        const text = readFileSync(join(repo, f), 'utf8');
+        const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+        const builtins = ts
+          .preProcessFile(text, true, true)
+          .importedFiles.map((i) => i.fileName)
+          .filter((s) => s.startsWith('node:'))
+          .map((s) => `${f} imports ${s}`);
+        const impure = CORE_IMPURE.filter((re) => re.test(code)).map((re) => `${f} uses ${re.source}`);
+        return [...builtins, ...impure];
+      });
+    assert.deepEqual(offenders, [], 'core takes time and I/O results as arguments');
+  });
+
+  it('each adapter library is imported only in the room that owns it', () => {
+    const offenders = files.filter(inProduct).flatMap((f) =>
+      packagesImported(readFileSync(join(repo, f), 'utf8'))
+        .filter((lib) => LIBRARY_OWNERS[lib] !== undefined && LIBRARY_OWNERS[lib] !== roomOf(f))
+        .map((lib) => `${f} (room ${roomOf(f) ?? '?'}) imports ${lib}, which belongs to ${LIBRARY_OWNERS[lib] ?? '?'}`),
+    );
+    assert.deepEqual(offenders, []);
+    const known = new Set(
+      files.filter(inProduct).flatMap((f) => packagesImported(readFileSync(join(repo, f), 'utf8'))),
+    );
+    const unused = Object.keys(LIBRARY_OWNERS).filter((lib) => !known.has(lib));
+    assert.deepEqual(unused, [], 'remove libraries no file imports any more from LIBRARY_OWNERS');
   });
 });
