@@ -5,7 +5,7 @@
 //   templates/crds/*.yaml                               ← the CRDs renderGenerated() writes to kustomize/crd
 //   files/rbac.yaml                                     ← the rules of kustomize/rbac/*.yaml (their source)
 //   files/prometheus-rules.yaml, files/dashboard.json   ← kustomize/monitoring
-import { Document, isMap, isSeq, parse, parseAllDocuments, stringify, YAMLMap, type Node } from 'yaml';
+import { Document, isMap, isSeq, parse, parseAllDocuments, stringify, YAMLMap, YAMLSeq, type Node } from 'yaml';
 import { z } from 'zod';
 import { chartValues } from './chart-values.js';
 import { renderGenerated } from './crd.js';
@@ -60,6 +60,10 @@ const typeOf = (s: Json): string => {
   return str(s.type, 'any');
 };
 
+/** An empty map or list: printed inline (`{}`, `[]`) rather than as an empty block. */
+const isEmptyCollection = (node: unknown): node is YAMLMap | YAMLSeq =>
+  (isMap(node) || isSeq(node)) && node.items.length === 0;
+
 /** values.yaml: the defaults, each key with its description as a comment. */
 function valuesYaml(schema: Json, defaults: Json): string {
   const doc = new Document(defaults);
@@ -73,8 +77,7 @@ function valuesYaml(schema: Json, defaults: Json): string {
       if (typeof sub.description === 'string') key.commentBefore = ` ${sub.description}`;
       if (depth === 0 && pair !== node.items[0]) key.spaceBefore = true;
       if (sub.properties) annotate(pair.value, sub, depth + 1);
-      else if (isMap(pair.value) && pair.value.items.length === 0) pair.value.flow = true;
-      else if (isSeq(pair.value) && pair.value.items.length === 0) pair.value.flow = true;
+      else if (isEmptyCollection(pair.value)) pair.value.flow = true;
     }
   };
   annotate(doc.contents, schema, 0);

@@ -112,12 +112,17 @@ function parseOne(tokens: Token[], i: number): Matcher | string {
   if (!isText(t)) return `column ${t?.col ?? 0}: expected a label name, found "${t?.text ?? ''}"`;
   const name = textOf(t);
   if (name === undefined || name === '') return `column ${t.col}: ${t.text} is not a valid label name`;
+  return operatorAndValue(tokens, i, t, name);
+}
+
+/** The operator and value after the label name `nameToken` (at `i`), or an error. */
+function operatorAndValue(tokens: Token[], i: number, nameToken: Token, name: string): Matcher | string {
   const op = tokens[i + 1];
   if (op?.kind !== 'op')
-    return `column ${op?.col ?? t.col + t.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${t.text}`;
+    return `column ${op?.col ?? nameToken.col + nameToken.text.length}: expected an operator such as '=', '!=', '=~' or '!~' after ${nameToken.text}`;
   const v = tokens[i + 2];
   if (!isText(v))
-    return `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${t.text}${op.text}`;
+    return `column ${v?.col ?? op.col + op.text.length}: expected a label value after ${nameToken.text}${op.text}`;
   return withValue(name, op.text as MatchOp, v);
 }
 
@@ -164,6 +169,11 @@ export function parseMatchers(input: string): ParsedMatchers {
     if (sep !== 'comma') return { ok: false, error: sep };
     i += 4;
   }
+  return completed(tokens, braced, matchers);
+}
+
+/** The list once its matchers are read: a braced list must end with its closing brace, and an empty list is refused. */
+function completed(tokens: Token[], braced: boolean, matchers: Matcher[]): ParsedMatchers {
   if (braced && tokens.at(-1)?.kind !== 'close') return { ok: false, error: 'expected a closing brace "}"' };
   if (matchers.length === 0)
     return { ok: false, error: 'no matchers: write at least one, such as severity="critical"' };

@@ -53,17 +53,23 @@ function spellLimit(text: string): string {
   return ms >= 2 * DAY_MS && ms % DAY_MS === 0 ? `${text} (${ms / DAY_MS} days)` : text;
 }
 
+/** `bounds` in milliseconds; a bound that is no Go duration is a mistake in the schema, so it throws. */
+function boundsMs(bounds: DurationBounds): { minMs: number | undefined; maxMs: number | undefined } {
+  const minMs = bounds.min === undefined ? undefined : parseGoDuration(bounds.min);
+  const maxMs = bounds.max === undefined ? undefined : parseGoDuration(bounds.max);
+  if ((bounds.min !== undefined && minMs === undefined) || (bounds.max !== undefined && maxMs === undefined)) {
+    throw new Error(`duration bounds must be Go durations: ${JSON.stringify(bounds)}`);
+  }
+  return { minMs, maxMs };
+}
+
 /**
  * Go duration string ("300s", "5m", "1h30m"), see schemas/duration.ts, within `bounds` (checked here
  * and, as CEL rules, by the apiserver). Every delay the controller waits on is bounded: a plan is
  * untrusted input.
  */
 export function duration(example: string, bounds: DurationBounds = {}) {
-  const minMs = bounds.min === undefined ? undefined : parseGoDuration(bounds.min);
-  const maxMs = bounds.max === undefined ? undefined : parseGoDuration(bounds.max);
-  if ((bounds.min !== undefined && minMs === undefined) || (bounds.max !== undefined && maxMs === undefined)) {
-    throw new Error(`duration bounds must be Go durations: ${JSON.stringify(bounds)}`);
-  }
+  const { minMs, maxMs } = boundsMs(bounds);
   const rules: { rule: string; message: string }[] = [];
   let schema = z
     .string({ error: stringTypeError(example) })
