@@ -67,14 +67,9 @@ function glimpse(text: string): string {
   return line.length > 60 ? `${line.slice(0, 60)}…` : line;
 }
 
-/** The JSON of a 2xx answer, checked against `shape`; a ForgeAnswerError says what was wrong. */
-export function checkJson(
-  endpoint: string,
-  contentType: string | null,
-  bytes: Buffer,
-  shape: z.ZodType,
-  what: string,
-): unknown {
+/** The JSON of a 2xx answer, checked against `expect.shape`; a ForgeAnswerError says what was wrong. */
+export function checkJson(endpoint: string, contentType: string | null, bytes: Buffer, expect: Expect): unknown {
+  const { shape, what } = expect;
   const text = bytes.toString('utf8');
   if (!/^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType ?? '')) {
     throw new ForgeAnswerError(
@@ -121,7 +116,7 @@ export function checkedFetch(base: typeof fetch, expect?: Expect): typeof fetch 
     const endpoint = endpointOf(init?.method, url);
     if (NULL_BODY.has(res.status) || init?.method?.toUpperCase() === 'HEAD') return res;
     const bytes = await readCapped(res, endpoint);
-    if (res.ok && expect) checkJson(endpoint, res.headers.get('content-type'), bytes, expect.shape, expect.what);
+    if (res.ok && expect) checkJson(endpoint, res.headers.get('content-type'), bytes, expect);
     return new Response(new Uint8Array(bytes), {
       status: res.status,
       statusText: res.statusText,

@@ -64,6 +64,26 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
   const e = (err ?? {}) as HttpishError;
   const status = typeof e.status === 'number' ? e.status : undefined;
   const base = { cause: err, ...(status === undefined ? {} : { code: status }) };
+  // The first that applies, in this order: our own cancel or deadline, an unreadable answer, a
+  // GraphQL error, a rate limit, a refusal that needs a human; else the forge failed or is unreachable.
+  return (
+    interrupted(e, what, c, base) ??
+    unreadableAnswer(err, what) ??
+    graphqlFailure(e, what, base) ??
+    rateLimited(e, what, c.now, base) ??
+    refusal(status, what, c.tokenSource, base) ??
+    failed(e, status, what, base)
+  );
+}
+
+/** What every outcome of one failure carries: the error itself and its HTTP status when there is one. */
+interface OutcomeBase {
+  cause: unknown;
+  code?: number;
+}
+
+/** The call was cancelled or ran out of time on our side: not the forge's fault. */
+function interrupted(e: HttpishError, what: string, c: ForgeErrorContext, base: OutcomeBase): OutcomeError | undefined {
   if (c.aborted)
     return new OutcomeError({ ...base, kind: OutcomeKind.Transient, reason: 'Aborted', message: `${what}: cancelled` });
   if (c.deadlineExceeded)
@@ -73,7 +93,11 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
       reason: 'Timeout',
       message: `${what}: the forge did not answer before the deadline${at(e)}`,
     });
-  // An answer we would not read (answer.ts): the forge or something in front of it misbehaves; ask again later.
+  return undefined;
+}
+
+/** An answer we would not read (answer.ts): the forge or something in front of it misbehaves; ask again later. */
+function unreadableAnswer(err: unknown, what: string): OutcomeError | undefined {
   const answer = forgeAnswerErrorIn(err);
   if (answer)
     return new OutcomeError({
@@ -82,6 +106,10 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
       reason: answer.reason,
       message: `${what}: ${answer.message}`,
     });
+  return undefined;
+}
+
+function graphqlFailure(e: HttpishError, what: string, base: OutcomeBase): OutcomeError | undefined {
   if (e.name === 'GraphqlResponseError') {
     const types = (e.errors ?? []).map((x) => x.type ?? 'ERROR').join(', ');
     return new OutcomeError({
@@ -91,8 +119,13 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
       message: `${what}: the forge's GraphQL API answered ${types}`,
     });
   }
-  if (status === 403 || status === 429) {
-    const wait = rateLimitWaitMs(e, c.now);
+  return undefined;
+}
+
+/** A 403 or 429 that says how long to wait (rateLimitWaitMs); other 403s are refusals. */
+function rateLimited(e: HttpishError, what: string, now: number, base: OutcomeBase): OutcomeError | undefined {
+  if (e.status === 403 || e.status === 429) {
+    const wait = rateLimitWaitMs(e, now);
     if (wait !== undefined) {
       return new OutcomeError({
         ...base,
@@ -103,8 +136,11 @@ export function forgeError(err: unknown, what: string, c: ForgeErrorContext): Ou
       });
     }
   }
-  const refused = refusal(status, what, c.tokenSource, base);
-  if (refused) return refused;
+  return undefined;
+}
+
+/** Anything else: a server error or no answer at all; ask again later. */
+function failed(e: HttpishError, status: number | undefined, what: string, base: OutcomeBase): OutcomeError {
   return new OutcomeError({
     ...base,
     kind: OutcomeKind.Transient,
@@ -118,7 +154,7 @@ function refusal(
   status: number | undefined,
   what: string,
   tokenSource: string,
-  base: { cause: unknown; code?: number },
+  base: OutcomeBase,
 ): OutcomeError | undefined {
   const c = { tokenSource };
   if (status === 401) {

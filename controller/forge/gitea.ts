@@ -90,6 +90,23 @@ class HttpError extends Error {
   }
 }
 
+/** One request: what it does (named in errors), what a 2xx answer must be, and the request itself. */
+interface GiteaCall {
+  what: string;
+  expect: Expect;
+  method: string;
+  path: string;
+  body?: unknown;
+}
+
+/** A GET of a list endpoint, read page by page up to `maxPages` (all pages when absent). */
+interface GiteaListCall {
+  what: string;
+  expect: Expect;
+  path: string;
+  maxPages?: number;
+}
+
 export class GiteaForge implements ForgePort {
   readonly kind = 'gitea';
   private readonly base: string;
@@ -103,14 +120,8 @@ export class GiteaForge implements ForgePort {
   }
 
   /** One request; a 2xx answer is checked against `expect` (answer.ts) before it is returned as T. */
-  private async request<T>(
-    ctx: OpContext,
-    what: string,
-    expect: Expect,
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ data: T; headers: Headers }> {
+  private async request<T>(ctx: OpContext, call: GiteaCall): Promise<{ data: T; headers: Headers }> {
+    const { what, expect, method, path, body } = call;
     const deadline = AbortSignal.timeout(Math.max(1, remainingMs(ctx)));
     const signal = AbortSignal.any([ctx.signal, deadline]);
     const url = `${this.base}${path}`;
@@ -146,17 +157,17 @@ export class GiteaForge implements ForgePort {
   }
 
   /** Every page of a list endpoint (Gitea pages are 1-based; a short page is the last). */
-  private async list<T>(ctx: OpContext, what: string, expect: Expect, path: string, maxPages = Infinity): Promise<T[]> {
+  private async list<T>(ctx: OpContext, call: GiteaListCall): Promise<T[]> {
+    const { what, expect, path, maxPages = Infinity } = call;
     const out: T[] = [];
     for (let page = 1; page <= maxPages; page++) {
       const sep = path.includes('?') ? '&' : '?';
-      const { data } = await this.request<T[] | null>(
-        ctx,
+      const { data } = await this.request<T[] | null>(ctx, {
         what,
         expect,
-        'GET',
-        `${path}${sep}page=${page}&limit=${PAGE}`,
-      );
+        method: 'GET',
+        path: `${path}${sep}page=${page}&limit=${PAGE}`,
+      });
       const items = data ?? [];
       out.push(...items);
       if (items.length < PAGE) return out;
@@ -165,7 +176,7 @@ export class GiteaForge implements ForgePort {
   }
 
   private async allPulls(ctx: OpContext, what: string): Promise<PullRequestView[]> {
-    const pulls = await this.list<GiteaPull>(ctx, what, PULLS, '/pulls?state=all');
+    const pulls = await this.list<GiteaPull>(ctx, { what, expect: PULLS, path: '/pulls?state=all' });
     return pulls.map(giteaPullView).sort((a, b) => b.number - a.number);
   }
 
@@ -179,14 +190,25 @@ export class GiteaForge implements ForgePort {
   }
 
   private async getPull(ctx: OpContext, number: number): Promise<GiteaPull> {
-    return (await this.request<GiteaPull>(ctx, `read pull request #${number}`, PULL, 'GET', `/pulls/${number}`)).data;
+    return (
+      await this.request<GiteaPull>(ctx, {
+        what: `read pull request #${number}`,
+        expect: PULL,
+        method: 'GET',
+        path: `/pulls/${number}`,
+      })
+    ).data;
   }
 
   /** IDs of the named labels, creating the missing ones (Gitea attaches labels by ID only). */
   private async labelIdsFor(ctx: OpContext, names: readonly string[]): Promise<number[]> {
     try {
       if (!this.labelIds) {
-        const labels = await this.list<{ id: number; name: string }>(ctx, 'list labels', LABELS, '/labels');
+        const labels = await this.list<{ id: number; name: string }>(ctx, {
+          what: 'list labels',
+          expect: LABELS,
+          path: '/labels',
+        });
         this.labelIds = new Map(labels.map((l) => [l.name, l.id]));
       }
       const ids: number[] = [];
@@ -194,9 +216,12 @@ export class GiteaForge implements ForgePort {
         let id = this.labelIds.get(name);
         if (id === undefined) {
           id = (
-            await this.request<{ id: number }>(ctx, `create label ${name}`, LABEL, 'POST', '/labels', {
-              name,
-              color: LABEL_COLOR,
+            await this.request<{ id: number }>(ctx, {
+              what: `create label ${name}`,
+              expect: LABEL,
+              method: 'POST',
+              path: '/labels',
+              body: { name, color: LABEL_COLOR },
             })
           ).data.id;
           this.labelIds.set(name, id);
@@ -213,12 +238,18 @@ export class GiteaForge implements ForgePort {
 
   async openPullRequest(ctx: OpContext, pr: OpenPullRequest): Promise<PullRequestView> {
     const labels = pr.labels && pr.labels.length > 0 ? await this.labelIdsFor(ctx, pr.labels) : undefined;
-    const { data } = await this.request<GiteaPull>(ctx, `open a pull request from ${pr.head}`, PULL, 'POST', '/pulls', {
-      head: pr.head,
-      base: pr.base,
-      title: pr.draft ? `${WIP_PREFIX}${pr.title}` : pr.title,
-      body: pr.body,
-      ...(labels ? { labels } : {}),
+    const { data } = await this.request<GiteaPull>(ctx, {
+      what: `open a pull request from ${pr.head}`,
+      expect: PULL,
+      method: 'POST',
+      path: '/pulls',
+      body: {
+        head: pr.head,
+        base: pr.base,
+        title: pr.draft ? `${WIP_PREFIX}${pr.title}` : pr.title,
+        body: pr.body,
+        ...(labels ? { labels } : {}),
+      },
     });
     return giteaPullView(data);
   }
@@ -231,18 +262,17 @@ export class GiteaForge implements ForgePort {
     let title = change.title;
     // A new title must keep a draft a draft.
     if (title !== undefined && WIP.test((await this.getPull(ctx, number)).title)) title = `${WIP_PREFIX}${title}`;
-    const { data } = await this.request<GiteaPull>(
-      ctx,
-      `update pull request #${number}`,
-      PULL,
-      'PATCH',
-      `/pulls/${number}`,
-      {
+    const { data } = await this.request<GiteaPull>(ctx, {
+      what: `update pull request #${number}`,
+      expect: PULL,
+      method: 'PATCH',
+      path: `/pulls/${number}`,
+      body: {
         ...(title === undefined ? {} : { title }),
         ...(change.body === undefined ? {} : { body: change.body }),
         ...(change.state === undefined ? {} : { state: change.state }),
       },
-    );
+    });
     return giteaPullView(data);
   }
 
@@ -250,18 +280,23 @@ export class GiteaForge implements ForgePort {
     const pull = await this.getPull(ctx, number);
     if (WIP.test(pull.title) === draft) return;
     const title = draft ? `${WIP_PREFIX}${pull.title}` : pull.title.replace(WIP, '');
-    await this.request(
-      ctx,
-      draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`,
-      PULL,
-      'PATCH',
-      `/pulls/${number}`,
-      { title },
-    );
+    await this.request(ctx, {
+      what: draft ? `convert pull request #${number} to a draft` : `mark pull request #${number} ready for review`,
+      expect: PULL,
+      method: 'PATCH',
+      path: `/pulls/${number}`,
+      body: { title },
+    });
   }
 
   async comment(ctx: OpContext, number: number, body: string): Promise<void> {
-    await this.request(ctx, `comment on pull request #${number}`, ACK, 'POST', `/issues/${number}/comments`, { body });
+    await this.request(ctx, {
+      what: `comment on pull request #${number}`,
+      expect: ACK,
+      method: 'POST',
+      path: `/issues/${number}/comments`,
+      body: { body },
+    });
   }
 
   async setCommitStatus(
@@ -269,13 +304,12 @@ export class GiteaForge implements ForgePort {
     sha: string,
     status: { state: CommitState; context: string; description: string; targetUrl?: string },
   ): Promise<void> {
-    await this.request(
-      ctx,
-      `set commit status ${status.context} on ${sha.slice(0, 12)}`,
-      ACK,
-      'POST',
-      `/statuses/${encodeURIComponent(sha)}`,
-      {
+    await this.request(ctx, {
+      what: `set commit status ${status.context} on ${sha.slice(0, 12)}`,
+      expect: ACK,
+      method: 'POST',
+      path: `/statuses/${encodeURIComponent(sha)}`,
+      body: {
         state: status.state,
         context: status.context,
         description:
@@ -284,28 +318,26 @@ export class GiteaForge implements ForgePort {
             : status.description,
         ...(status.targetUrl === undefined ? {} : { target_url: status.targetUrl }),
       },
-    );
+    });
   }
 
   async pullRequestFiles(ctx: OpContext, number: number, max = 3000): Promise<string[]> {
-    const files = await this.list<{ filename: string; previous_filename?: string | null }>(
-      ctx,
-      `list the files of pull request #${number}`,
-      FILES,
-      `/pulls/${number}/files`,
-      Math.ceil(max / PAGE),
-    );
+    const files = await this.list<{ filename: string; previous_filename?: string | null }>(ctx, {
+      what: `list the files of pull request #${number}`,
+      expect: FILES,
+      path: `/pulls/${number}/files`,
+      maxPages: Math.ceil(max / PAGE),
+    });
     return files.flatMap((f) => (f.previous_filename ? [f.previous_filename, f.filename] : [f.filename])).slice(0, max);
   }
 
   async commitStatuses(ctx: OpContext, sha: string): Promise<CommitStatusView[]> {
-    const statuses = await this.list<{ context?: string | null; status?: string; description?: string | null }>(
-      ctx,
-      `list the statuses of ${sha.slice(0, 12)}`,
-      STATUSES,
-      `/commits/${encodeURIComponent(sha)}/statuses`,
-      10,
-    );
+    const statuses = await this.list<{ context?: string | null; status?: string; description?: string | null }>(ctx, {
+      what: `list the statuses of ${sha.slice(0, 12)}`,
+      expect: STATUSES,
+      path: `/commits/${encodeURIComponent(sha)}/statuses`,
+      maxPages: 10,
+    });
     return statuses.map((s) => commitStatusView(s));
   }
 }
