@@ -6,6 +6,7 @@ import {
   type EtcdFacts,
   type EtcdMemberFact,
   type EtcdNodeFacts,
+  type EtcdStatusFact,
   etcdWait,
   leaderLast,
   leaderNode,
@@ -39,6 +40,24 @@ interface Spec {
   learnerStatus?: Name[];
 }
 
+// One member's status as the spec scripts it: its view of the leader, its raft index, learner flag and errors.
+function statusValue(spec: Spec, n: Name, leader: Name): EtcdStatusFact {
+  return {
+    memberId: ID[n],
+    leader: spec.noLeader?.includes(n) ? '0' : ID[leader],
+    raftIndex: spec.index?.[n] ?? 50_000,
+    raftAppliedIndex: spec.index?.[n] ?? 50_000,
+    isLearner: spec.learnerStatus?.includes(n) ?? false,
+    errors: spec.errors?.[n] ?? [],
+  };
+}
+
+function nodeStatus(spec: Spec, n: Name, leader: Name): EtcdNodeFacts['status'] {
+  return spec.statusError?.[n]
+    ? { ok: false, error: spec.statusError[n] }
+    : { ok: true, value: statusValue(spec, n, leader) };
+}
+
 function facts(spec: Spec = {}): EtcdFacts {
   const names = spec.names ?? ['cp1', 'cp2', 'cp3'];
   const leader = spec.leader ?? 'cp1';
@@ -46,19 +65,7 @@ function facts(spec: Spec = {}): EtcdFacts {
   const nodes: EtcdNodeFacts[] = names.map((n) => ({
     node: n,
     ip: IP[n],
-    status: spec.statusError?.[n]
-      ? { ok: false, error: spec.statusError[n] }
-      : {
-          ok: true,
-          value: {
-            memberId: ID[n],
-            leader: spec.noLeader?.includes(n) ? '0' : ID[leader],
-            raftIndex: spec.index?.[n] ?? 50_000,
-            raftAppliedIndex: spec.index?.[n] ?? 50_000,
-            isLearner: spec.learnerStatus?.includes(n) ?? false,
-            errors: spec.errors?.[n] ?? [],
-          },
-        },
+    status: nodeStatus(spec, n, leader),
     members: { ok: true, value: spec.listOf?.[n] ?? members },
   }));
   return { nodes, alarms: { ok: true, value: spec.alarms ?? [] } };

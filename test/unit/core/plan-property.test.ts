@@ -10,6 +10,7 @@ import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import type {
   NewJob,
+  PlanAction,
   PlanJobFacts,
   PlanLeaseFacts,
   PlanNodeFacts,
@@ -179,24 +180,27 @@ function addJob(w: World, j: NewJob): void {
   w.jobs.set(j.name, { name: j.name, nodeName: node, group: group ?? '', phase: 'Pending', completionTime: undefined });
 }
 
-function step(w: World): void {
-  const o = obs(w);
-  let s = decidePlan(o);
-  const a = s.action;
-  // The pass died before its status write (a crash in a scheduling pass): the next pass creates the missing PatchJobs.
-  let died = false;
-  if (a?.type === 'preflight') s = afterPreflight(o, s, [{ name: 'All', passed: true, message: 'ok' }]);
-  if (a?.type === 'scheduleNodes') {
-    w.leases = w.leases.filter((l) => !(a.release ?? []).some((x) => x.name === l.name));
-    for (const { lease: l } of a.slots) {
-      assert.ok(!w.leases.some((x) => x.name === l.name), `slot ${l.name} taken twice`);
-      w.leases.push({ name: l.name, resourceVersion: '1', group: l.group, holderIdentity: l.holderIdentity });
-    }
-    const jobs = a.slots.flatMap((x) => (x.job ? [x.job] : []));
-    died = w.crashAfterJobs !== undefined;
-    for (const j of jobs.slice(0, w.crashAfterJobs ?? jobs.length)) addJob(w, j);
-    w.crashAfterJobs = undefined;
+type ScheduleNodes = Extract<PlanAction, { type: 'scheduleNodes' }>;
+
+/**
+ * A scheduling round: releases, then Leases, then PatchJobs. Returns true when the pass died
+ * (w.crashAfterJobs was set) after its Leases and some of its PatchJobs, before its status write.
+ */
+function scheduleNodes(w: World, a: ScheduleNodes): boolean {
+  w.leases = w.leases.filter((l) => !(a.release ?? []).some((x) => x.name === l.name));
+  for (const { lease: l } of a.slots) {
+    assert.ok(!w.leases.some((x) => x.name === l.name), `slot ${l.name} taken twice`);
+    w.leases.push({ name: l.name, resourceVersion: '1', group: l.group, holderIdentity: l.holderIdentity });
   }
+  const jobs = a.slots.flatMap((x) => (x.job ? [x.job] : []));
+  const died = w.crashAfterJobs !== undefined;
+  for (const j of jobs.slice(0, w.crashAfterJobs ?? jobs.length)) addJob(w, j);
+  w.crashAfterJobs = undefined;
+  return died;
+}
+
+/** Applies the world's side of an action other than preflight and scheduleNodes (the others change nothing here). */
+function applyAction(w: World, a: PlanAction | undefined): void {
   if (a?.type === 'createJobs') for (const j of a.jobs) addJob(w, j);
   if (a?.type === 'deleteLeases') w.leases = w.leases.filter((l) => !a.leases.some((x) => x.name === l.name));
   if (a?.type === 'pause') {
@@ -204,8 +208,10 @@ function step(w: World): void {
     w.generation++;
   }
   if (a?.type === 'deleteJobs') for (const n of a.names) w.jobs.delete(n);
-  if (!died) w.status = s.status;
-  // Per-group concurrency, counted from the Leases and from the running jobs.
+}
+
+/** Per-group concurrency, counted from the Leases and from the running jobs. */
+function assertConcurrency(w: World): void {
   for (const g of w.spec.strategy.order) {
     const c = w.spec.groups[g]?.concurrency ?? 1;
     assert.ok(w.leases.filter((l) => l.group === g).length <= c, `group ${g}: more leases than concurrency ${c}`);
@@ -216,28 +222,47 @@ function step(w: World): void {
   }
 }
 
+function step(w: World): void {
+  const o = obs(w);
+  let s = decidePlan(o);
+  const a = s.action;
+  // The pass died before its status write (a crash in a scheduling pass): the next pass creates the missing PatchJobs.
+  let died = false;
+  if (a?.type === 'preflight') s = afterPreflight(o, s, [{ name: 'All', passed: true, message: 'ok' }]);
+  if (a?.type === 'scheduleNodes') died = scheduleNodes(w, a);
+  applyAction(w, a);
+  if (!died) w.status = s.status;
+  assertConcurrency(w);
+}
+
+/** A pending job ends (fails or completes); the Halt budget is tracked here, independently of the scheduler. */
+function finish(w: World, e: Extract<Event, { kind: 'finish' }>, running: PlanJobFacts[]): void {
+  const j = running[e.pick % running.length];
+  if (!j) return;
+  j.phase = e.fail ? 'Failed' : 'Completed';
+  j.completionTime = w.now;
+  if (e.fail) w.failedTotal++;
+  if (w.spec.failurePolicy.type === 'Halt' && w.failedTotal >= Math.max(1, w.spec.failurePolicy.maxFailures))
+    w.haltReached = true;
+  // The job reconciler frees the slot when the job ends, or the plan's next pass finds it first.
+  if (e.released) w.leases = w.leases.filter((l) => l.holderIdentity !== j.name);
+}
+
+/** A failed job is deleted so that its node may be scheduled once more. */
+function retry(w: World, pick: number): void {
+  const failed = [...w.jobs.values()].filter((j) => j.phase === 'Failed');
+  const j = failed[pick % Math.max(1, failed.length)];
+  if (j) {
+    w.jobs.delete(j.name);
+    w.retried.add(j.nodeName);
+    w.failedTotal--;
+  }
+}
+
 function apply(w: World, e: Event): void {
   const running = [...w.jobs.values()].filter((j) => j.phase === 'Pending');
-  if (e.kind === 'finish' && running.length > 0) {
-    const j = running[e.pick % running.length];
-    if (!j) return;
-    j.phase = e.fail ? 'Failed' : 'Completed';
-    j.completionTime = w.now;
-    if (e.fail) w.failedTotal++;
-    if (w.spec.failurePolicy.type === 'Halt' && w.failedTotal >= Math.max(1, w.spec.failurePolicy.maxFailures))
-      w.haltReached = true;
-    // The job reconciler frees the slot when the job ends, or the plan's next pass finds it first.
-    if (e.released) w.leases = w.leases.filter((l) => l.holderIdentity !== j.name);
-  }
-  if (e.kind === 'retry') {
-    const failed = [...w.jobs.values()].filter((j) => j.phase === 'Failed');
-    const j = failed[e.pick % Math.max(1, failed.length)];
-    if (j) {
-      w.jobs.delete(j.name);
-      w.retried.add(j.nodeName);
-      w.failedTotal--;
-    }
-  }
+  if (e.kind === 'finish' && running.length > 0) finish(w, e, running);
+  if (e.kind === 'retry') retry(w, e.pick);
   if (e.kind === 'resume' && w.spec.paused) {
     w.spec = { ...w.spec, paused: false };
     w.generation++;

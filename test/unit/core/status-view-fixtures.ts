@@ -17,12 +17,17 @@ export const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
 const talosConfig = { endpoints: ['10.5.0.2:50000'], secretRef: { name: 'talos-credentials' } };
 const TARGET = { talosVersion: 'v1.13.2', source: 'factory', installer: 'nocloud' } as const;
 
+/** What a plan fixture sets beyond its name, age and status: spec fields over the defaults, and its labels. */
+interface PlanExtras {
+  spec?: Record<string, unknown>;
+  labels?: Record<string, string>;
+}
+
 function plan(
   name: string,
   createdS: number,
   status: Record<string, unknown>,
-  spec: Record<string, unknown> = {},
-  labels: Record<string, string> = {},
+  { spec = {}, labels = {} }: PlanExtras = {},
 ): StatusPlanInput {
   return {
     name,
@@ -142,7 +147,7 @@ export const paused = {
       policyPause: { failures: 1, generation: 2, time: at(-60), reason: 'PausedByFailurePolicy' },
       groups: [group('workers', 4, { completed: 2, failed: 1, pending: 1 }, 2)],
     },
-    { failurePolicy: { type: 'Pause' }, paused: true },
+    { spec: { failurePolicy: { type: 'Pause' }, paused: true } },
   ),
   jobs: [
     job('pausing', 'worker-1', done(-400, -250)),
@@ -231,7 +236,7 @@ export const completed = {
       failedNodes: 0,
       groups: [group('controlPlane', 1, { completed: 1 }), group('workers', 1, { completed: 1 })],
     },
-    { target: { ...TARGET, kubernetesVersion: 'v1.36.3' } },
+    { spec: { target: { ...TARGET, kubernetesVersion: 'v1.36.3' } } },
   ),
   jobs: [
     job(
@@ -271,7 +276,11 @@ export const template = {
         blockedBy: { name: 'production-v1-13-2', version: 'v1.13.2', phase: 'InProgress' },
       },
     },
-    { target: { source: 'factory', installer: 'nocloud', autoUpdate: { enabled: true, minReleaseAge: '72h' } } },
+    {
+      spec: {
+        target: { source: 'factory', installer: 'nocloud', autoUpdate: { enabled: true, minReleaseAge: '72h' } },
+      },
+    },
   ),
   child: plan(
     'production-v1-13-2',
@@ -287,8 +296,7 @@ export const template = {
       failedNodes: 0,
       groups: [group('workers', 5, { completed: 3, running: 1, pending: 1 })],
     },
-    {},
-    { 'kangalpatch.ozalp.dk/auto-update-template': 'production' },
+    { labels: { 'kangalpatch.ozalp.dk/auto-update-template': 'production' } },
   ),
 };
 

@@ -38,10 +38,19 @@ import {
 import { SNAPSHOTS } from './status-view.snapshots.js';
 
 const BERLIN = 'Europe/Berlin';
-const render = (input: StatusInput, format: OutputFormat, width: number, nowMs = T0, zone = BERLIN): string =>
-  renderStatus(statusDocument(input, nowMs), format, { width, zone, nowMs });
+/** The viewer's clock and zone: the fixtures' Tuesday in Berlin unless a test says otherwise. */
+interface Viewer {
+  nowMs?: number;
+  zone?: string;
+}
+const render = (
+  input: StatusInput,
+  format: OutputFormat,
+  width: number,
+  { nowMs = T0, zone = BERLIN }: Viewer = {},
+): string => renderStatus(statusDocument(input, nowMs), format, { width, zone, nowMs });
 const lines = (input: StatusInput, format: OutputFormat, width: number, nowMs = T0): string[] =>
-  render(input, format, width, nowMs).trimEnd().split('\n');
+  render(input, format, width, { nowMs }).trimEnd().split('\n');
 const doc = (input: StatusInput, nowMs = T0): StatusDocument => statusDocument(input, nowMs);
 
 describe('core/status-view', function () {

@@ -20,7 +20,17 @@ import {
 } from '../../../controller/gitops/auto-update/proposals.js';
 
 const prefix = proposalBranchPrefix('lab', 'prod');
-const pr = (n: number, head: string, state: 'open' | 'closed', merged = false, title = `t${n}`): PullRequestView => ({
+/** A pull request is unmerged and titled after its number unless a case says otherwise. */
+interface PrExtras {
+  merged?: boolean;
+  title?: string;
+}
+const pr = (
+  n: number,
+  head: string,
+  state: 'open' | 'closed',
+  { merged = false, title = `t${n}` }: PrExtras = {},
+): PullRequestView => ({
   number: n,
   url: `https://forge/pull/${n}`,
   state,
@@ -82,17 +92,23 @@ describe('auto-update proposals on the forge', function () {
       skipped: ['v1.13.3'],
       merged: [],
     },
-    { name: 'merged', prs: [pr(1, `${prefix}v1.13.3`, 'closed', true)], open: [], skipped: [], merged: ['v1.13.3'] },
+    {
+      name: 'merged',
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed', { merged: true })],
+      open: [],
+      skipped: [],
+      merged: ['v1.13.3'],
+    },
     {
       name: 'closed by KangalPatch as superseded is no skip',
-      prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${SUPERSEDED_MARK}`), pr(2, `${prefix}v1.13.4`, 'open')],
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed', { title: `x${SUPERSEDED_MARK}` }), pr(2, `${prefix}v1.13.4`, 'open')],
       open: ['v1.13.4'],
       skipped: [],
       merged: [],
     },
     {
       name: 'closed by KangalPatch because its template was deleted is no skip',
-      prs: [pr(1, `${prefix}v1.13.3`, 'closed', false, `x${TEMPLATE_GONE_MARK}`)],
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed', { title: `x${TEMPLATE_GONE_MARK}` })],
       open: [],
       skipped: [],
       merged: [],
@@ -106,7 +122,7 @@ describe('auto-update proposals on the forge', function () {
     },
     {
       name: 'a version closed once and merged later is merged',
-      prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', true)],
+      prs: [pr(1, `${prefix}v1.13.3`, 'closed'), pr(2, `${prefix}v1.13.3`, 'closed', { merged: true })],
       open: [],
       skipped: [],
       merged: ['v1.13.3'],

@@ -25,6 +25,21 @@ const spec = hookSpec.parse({
 });
 const pod = hookPodSecurity(spec, { ...DEFAULT_HOOK_POLICY, serviceAccounts: ['ceph-noout'] });
 
+/** The pod template of the first test's preNode Job: never restarted, its ServiceAccount, our labels, KANGAL_* first. */
+function assertPreNodePodTemplate(job: ReturnType<typeof hookJobManifest>): void {
+  assert.equal(job.spec?.template.spec?.restartPolicy, 'Never');
+  assert.equal(job.spec?.template.spec?.serviceAccountName, 'ceph-noout');
+  assert.deepEqual(job.spec?.template.metadata?.labels, {
+    team: 'storage',
+    'kangalpatch.ozalp.dk/hook': 'preNode',
+    'kangalpatch.ozalp.dk/patchjob': 'p-w1',
+  });
+  assert.deepEqual(
+    job.spec?.template.spec?.containers[0]?.env?.map((e) => e.name),
+    ['KANGAL_HOOK', 'KANGAL_NODE', 'EXTRA'],
+  );
+}
+
 describe('kube/hook-jobs', function () {
   it('builds a Job owned by its PatchJob: Never restarted, deadline from timeout, our labels on Job and pods, KANGAL_* before the template env', function () {
     const job = hookJobManifest('kangal-patch-hooks', {
@@ -42,17 +57,7 @@ describe('kube/hook-jobs', function () {
     ]);
     assert.equal(job.spec?.backoffLimit, 1);
     assert.equal(job.spec?.activeDeadlineSeconds, 90);
-    assert.equal(job.spec?.template.spec?.restartPolicy, 'Never');
-    assert.equal(job.spec?.template.spec?.serviceAccountName, 'ceph-noout');
-    assert.deepEqual(job.spec?.template.metadata?.labels, {
-      team: 'storage',
-      'kangalpatch.ozalp.dk/hook': 'preNode',
-      'kangalpatch.ozalp.dk/patchjob': 'p-w1',
-    });
-    assert.deepEqual(
-      job.spec?.template.spec?.containers[0]?.env?.map((e) => e.name),
-      ['KANGAL_HOOK', 'KANGAL_NODE', 'EXTRA'],
-    );
+    assertPreNodePodTemplate(job);
   });
 
   it('sets the ServiceAccount, the token mount and a restricted securityContext from the policy, over the template', function () {
