@@ -23,6 +23,7 @@ import {
   KubeletSpecSpec,
 } from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ImageFactorySchematicSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
+import { ResourceDefinitionSpec, ResourceDefinitionSpec_Sensitivity } from '../../proto/gen/v1alpha1/meta.js';
 import {
   EventType,
   StateService,
@@ -504,6 +505,76 @@ describe('Talos simulator fidelity (issue 22)', function () {
       (defs.get('kubeletspecs.kubernetes.talos.dev') ?? '').includes('sensitivity: sensitive'),
       'KubeletSpecs sensitive on v1.13.5',
     );
+  });
+
+  // Issue 49, item 8. cosi-project/runtime pkg/resource/meta/spec/resource_definition.go: the spec is
+  // marshalled to protobuf too (MarshalProto, cosi-project/specification proto/v1alpha1/meta.proto),
+  // and that is what Siderolabs' client decodes: pkg/machinery/client/resources.go ResolveResourceKind
+  // matches `talosctl get <kind>` against each definition's ID and allAliases (case-insensitively)
+  // and takes its defaultNamespace. Fill adds to the aliases a type's ResourceDefinition() declares
+  // (v1alpha1/service.go `svc`, runtime/extension_status.go `extensions`, meta resource_definition.go
+  // `api-resources`) the lower-cased singular and the initials (`ms`, `mc`/`mcs`); sensitivity is the
+  // type's (config/machine_config.go always; k8s/kubelet_spec.go from v1.12.9 and v1.13.4).
+  it('49/8: meta ResourceDefinitions carry the protobuf spec the Go client resolves `talosctl get ms|svc|extensions` with, sensitivity by version', async function () {
+    const definitions = async (n: string, client = c): Promise<Map<string, ResourceDefinitionSpec>> =>
+      new Map(
+        ok(
+          await stream(
+            client,
+            StateService.list,
+            { namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev', options: undefined },
+            n,
+          ),
+          'definitions',
+        ).map((r) => [r.resource?.metadata?.id ?? '', ResourceDefinitionSpec.decode(protoOf(r.resource))]),
+      );
+    const resolve = (defs: Map<string, ResourceDefinitionSpec>, kind: string): string[] =>
+      [...defs]
+        .filter(
+          ([id, d]) =>
+            id.toLowerCase() === kind.toLowerCase() || d.allAliases.some((a) => a.toLowerCase() === kind.toLowerCase()),
+        )
+        .map(([, d]) => `${d.defaultNamespace}/${d.resourceType}`);
+    const cp = await definitions('fid-cp-1135', reader);
+    for (const [kind, want] of [
+      ['ms', 'runtime/MachineStatuses.runtime.talos.dev'],
+      ['MachineStatus', 'runtime/MachineStatuses.runtime.talos.dev'],
+      ['svc', 'runtime/Services.v1alpha1.talos.dev'],
+      ['service', 'runtime/Services.v1alpha1.talos.dev'],
+      ['extensions', 'runtime/ExtensionStatuses.runtime.talos.dev'],
+      ['mc', 'config/MachineConfigs.config.talos.dev'],
+      ['machineconfigs.config', 'config/MachineConfigs.config.talos.dev'],
+      ['kubeletspecs.kubernetes.talos.dev', 'k8s/KubeletSpecs.kubernetes.talos.dev'],
+      ['apiserverconfig', 'controlplane/APIServerConfigs.kubernetes.talos.dev'],
+      ['api-resources', 'meta/ResourceDefinitions.meta.cosi.dev'],
+      ['rd', 'meta/ResourceDefinitions.meta.cosi.dev'],
+    ])
+      assert.deepEqual(resolve(cp, kind ?? ''), [want], `talosctl get ${kind}`);
+    const ms = cp.get('machinestatuses.runtime.talos.dev');
+    assert.deepEqual(
+      [ms?.displayType, ms?.aliases, ms?.allAliases],
+      [
+        'MachineStatus',
+        ['machinestatus', 'ms'],
+        ['machinestatuses', 'machinestatuses.runtime', 'machinestatuses.runtime.talos', 'machinestatus', 'ms'],
+      ],
+    );
+    assert.deepEqual(ms?.printColumns, [
+      { name: 'Stage', jsonPath: '{.stage}' },
+      { name: 'Ready', jsonPath: '{.status.ready}' },
+    ]);
+    const svc = cp.get('services.v1alpha1.talos.dev');
+    assert.deepEqual([svc?.displayType, svc?.aliases], ['Service', ['svc', 'service']]);
+    assert.deepEqual(cp.get('extensionstatuses.runtime.talos.dev')?.aliases, ['extensions', 'extensionstatus', 'es']);
+    const sensitivity = (defs: Map<string, ResourceDefinitionSpec>, type: string) =>
+      ResourceDefinitionSpec_Sensitivity[defs.get(type.toLowerCase())?.sensitivity ?? -1];
+    assert.equal(sensitivity(cp, 'MachineConfigs.config.talos.dev'), 'SENSITIVE');
+    assert.equal(sensitivity(cp, 'KubeletSpecs.kubernetes.talos.dev'), 'SENSITIVE', 'on v1.13.5');
+    assert.equal(sensitivity(cp, 'MachineStatuses.runtime.talos.dev'), 'NON_SENSITIVE');
+    const old = await definitions('fid-1133');
+    assert.equal(sensitivity(old, 'MachineConfigs.config.talos.dev'), 'SENSITIVE', 'on v1.13.3');
+    assert.equal(sensitivity(old, 'KubeletSpecs.kubernetes.talos.dev'), 'NON_SENSITIVE', 'on v1.13.3');
+    assert.deepEqual(resolve(old, 'bootid'), [], 'no BootIDs definition before v1.14.0-alpha.2');
   });
 
   // 9. extension_status.go: the ID is the layer's image without `.sqsh`; the imager names images by index.

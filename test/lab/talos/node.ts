@@ -36,6 +36,7 @@ import type { StoreKey, StoredImage } from './images.js';
 import { talosTag, versionAtLeast } from './versions.js';
 import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 import type { EtcdMemberFaults } from './etcd.js';
+import { definitionProto, fillDefinition } from './definitions.js';
 
 export interface TalosSimTimings {
   /** Legacy Upgrade: ack → node goes down (installer run, drain, stop services). */
@@ -1125,33 +1126,12 @@ export function typeRegistered(type: string, talosVersion: string): boolean {
 }
 
 /**
- * The ResourceDefinition of a type, as COSI fills it in (cosi-project/runtime
- * pkg/resource/meta/spec/resource_definition.go Fill): ID the lower-cased type, display type the
- * singular name, aliases the lower-cased singular plus the initials (`mc`, `mcs`), all aliases
- * adding the plural and its suffix prefixes. `talosctl get <alias>` resolves kinds through these
- * (client.ResolveResourceKind). Only the generated aliases: upstream adds hand-written ones for some types.
+ * The ResourceDefinition of a type, as COSI registers it (see definitions.ts): ID the lower-cased
+ * type, the spec filled in and marshalled to both the protobuf spec (which `talosctl get <alias>`
+ * resolves kinds through: client.ResolveResourceKind) and the YAML spec; sensitive as the type is
+ * on this version (sensitiveType).
  */
 export function resourceDefinition(type: string, talosVersion: string): SimResource {
-  const [name = '', ...suffix] = type.split('.');
-  const display = name.endsWith('ses') ? name.slice(0, -2) : name.endsWith('s') ? name.slice(0, -1) : name;
-  const aliases = [display.toLowerCase()];
-  const initials = name.replace(/[^A-Z]/g, '');
-  if (initials.length > 1)
-    aliases.push(initials.toLowerCase(), ...(initials.endsWith('S') ? [] : [`${initials.toLowerCase()}s`]));
-  const allAliases = [
-    name.toLowerCase(),
-    ...suffix.slice(0, -1).map((_, i) => [name.toLowerCase(), ...suffix.slice(0, i + 1)].join('.')),
-    ...aliases,
-  ];
-  const spec = {
-    type,
-    displayType: display,
-    defaultNamespace: KNOWN_TYPES[type] ?? '',
-    aliases,
-    allAliases,
-    printColumns: [],
-    ...(sensitiveType(type, talosVersion) ? { sensitivity: 'sensitive' } : {}),
-  };
-  // COSI decodes meta resources from the YAML spec (they have no protobuf spec).
-  return res('meta', 'ResourceDefinitions.meta.cosi.dev', type.toLowerCase(), spec, new Uint8Array());
+  const spec = fillDefinition(type, KNOWN_TYPES[type] ?? '', sensitiveType(type, talosVersion));
+  return res('meta', 'ResourceDefinitions.meta.cosi.dev', type.toLowerCase(), spec, definitionProto(spec));
 }
