@@ -35,7 +35,7 @@ export function confirmedVerdict(o: JobObservation, verdict: JobStep, needs: rea
 
 /** NodeNotFound for `o`'s node, given only once the Node was read from the apiserver and was not there. */
 export function nodeNotFound(o: JobObservation, status: JobObservation['job']['status'], message: string): JobStep {
-  if ((o.fresh ?? []).includes('node')) return failed(status, o.now, JobReason.NodeNotFound, message);
+  if ((o.fresh ?? []).includes('node')) return failed(status, o.now, { reason: JobReason.NodeNotFound, message });
   const { nodeName } = o.job.spec;
   return {
     status: {

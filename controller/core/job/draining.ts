@@ -67,12 +67,10 @@ export function decideDraining(o: JobObservation): JobStep {
     // The pods are a live list already; whether the node is cordoned comes from the cache.
     return confirmedVerdict(
       o,
-      failed(
-        status,
-        o.now,
-        JobReason.DrainTimeout,
-        `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`,
-      ),
+      failed(status, o.now, {
+        reason: JobReason.DrainTimeout,
+        message: `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`,
+      }),
       ['node', 'nodePods'],
     );
   }
@@ -83,12 +81,10 @@ export function decideDraining(o: JobObservation): JobStep {
   }
   const unmanaged = remaining.filter((p) => p.controllerKind === undefined && !p.deleting);
   if (unmanaged.length > 0 && !spec.evictUnmanagedPods) {
-    return failed(
-      status,
-      o.now,
-      JobReason.UnmanagedPods,
-      `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.UnmanagedPods,
+      message: `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`,
+    });
   }
   const toEvict = remaining.filter((p) => !p.deleting && !isHookPod(p));
   if (toEvict.length > 0) {
@@ -105,20 +101,16 @@ export function decideDraining(o: JobObservation): JobStep {
   }
   const hookPods = remaining.filter(isHookPod);
   if (hookPods.length > 0) {
-    return waiting(
-      without(status, 'blockingPDB'),
-      o.now,
-      JobReason.WaitingForPodsToTerminate,
-      `waiting until ${status.deadline} for ${hookPods.length} hook pod(s) to finish (hooks are not evicted): ${hookPods.slice(0, 5).map(podName).join(', ')}`,
-    );
+    return waiting(without(status, 'blockingPDB'), o.now, {
+      reason: JobReason.WaitingForPodsToTerminate,
+      message: `waiting until ${status.deadline} for ${hookPods.length} hook pod(s) to finish (hooks are not evicted): ${hookPods.slice(0, 5).map(podName).join(', ')}`,
+    });
   }
   if (remaining.length > 0) {
-    return waiting(
-      without(status, 'blockingPDB'),
-      o.now,
-      JobReason.WaitingForPodsToTerminate,
-      `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`,
-    );
+    return waiting(without(status, 'blockingPDB'), o.now, {
+      reason: JobReason.WaitingForPodsToTerminate,
+      message: `waiting until ${status.deadline} for ${remaining.length} evicted pod(s) to terminate: ${remaining.slice(0, 5).map(podName).join(', ')}`,
+    });
   }
   return volumesHold(o) ?? toUpgrading(o);
 }
@@ -141,42 +133,36 @@ function volumesHold(o: JobObservation): JobStep | undefined {
       deadline: iso(o.now + durationMs(spec.drain.volumeDetachTimeout)),
     };
     const message = `node ${spec.nodeName} drained; waiting until ${entered.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`;
-    const step = waiting(without(entered, 'blockingPDB'), o.now, JobReason.WaitingForVolumeDetach, message);
+    const step = waiting(without(entered, 'blockingPDB'), o.now, { reason: JobReason.WaitingForVolumeDetach, message });
     return { ...step, events: [{ type: 'Normal', reason: JobReason.WaitingForVolumeDetach, note: message }] };
   }
   if (pastDeadline(status, o.now)) {
     // Given on a live list, never on the informer's cache alone (confirm.ts).
     return confirmedVerdict(
       o,
-      failed(
-        status,
-        o.now,
-        JobReason.VolumeDetachTimeout,
-        `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`,
-      ),
+      failed(status, o.now, {
+        reason: JobReason.VolumeDetachTimeout,
+        message: `volumes still attached to node ${spec.nodeName} after drain.volumeDetachTimeout ${spec.drain.volumeDetachTimeout}: ${names}; check the CSI driver's attacher (kubectl describe volumeattachment) before retrying`,
+      }),
       ['volumeAttachments'],
     );
   }
-  return waiting(
-    status,
-    o.now,
-    JobReason.WaitingForVolumeDetach,
-    `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`,
-  );
+  return waiting(status, o.now, {
+    reason: JobReason.WaitingForVolumeDetach,
+    message: `node ${spec.nodeName} drained; waiting until ${status.deadline} for ${attached.length} VolumeAttachment(s) to detach: ${names}`,
+  });
 }
 
 /** Drained (and its volumes detached): into Upgrading, with the upgrade request recorded in the same write. */
 function toUpgrading(o: JobObservation): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
-  const next = enterPhase(
-    status,
-    'Upgrading',
-    o.now,
-    durationMs(spec.rebootTimeout),
-    JobReason.UpgradeRequested,
-    `node ${spec.nodeName} drained; upgrading`,
-  );
+  const next = enterPhase(status, o.now, {
+    phase: 'Upgrading',
+    timeoutMs: durationMs(spec.rebootTimeout),
+    reason: JobReason.UpgradeRequested,
+    message: `node ${spec.nodeName} drained; upgrading`,
+  });
   delete next.blockingPDB;
   const left = podsLeft(o.pods, spec.drain.skipPods);
   if (left.length > 0) next.podsLeftBySkipPods = left;
@@ -251,8 +237,10 @@ export function afterEviction(o: JobObservation, result: Extract<ActionResult, {
   const step = waiting(
     { ...status, blockingPDB: pdb },
     o.now,
-    JobReason.DrainBlockedByPDB,
-    `eviction of ${podName(blocked.pod)} is blocked by PodDisruptionBudget ${pdb}, which allows no disruption now${result.blocked.length > 1 ? ` (${result.blocked.length} pods blocked)` : ''}; retrying until ${status.deadline}`,
+    {
+      reason: JobReason.DrainBlockedByPDB,
+      message: `eviction of ${podName(blocked.pod)} is blocked by PodDisruptionBudget ${pdb}, which allows no disruption now${result.blocked.length > 1 ? ` (${result.blocked.length} pods blocked)` : ''}; retrying until ${status.deadline}`,
+    },
     growingRetry(status, o.now),
   );
   const first = o.job.status.reason !== JobReason.DrainBlockedByPDB;

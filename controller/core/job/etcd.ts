@@ -97,12 +97,10 @@ function holdFor(o: JobObservation, verdict: Verdict, stage: Stage): GateResult 
   if (decision.state === 'fail') {
     const untouched = stage === EtcdWaitStage.BeforeCordon ? '; the node was not cordoned' : '';
     return {
-      hold: failed(
-        withEtcd(status, waitEnded(e, o.now)),
-        o.now,
-        decision.reason,
-        `node ${spec.nodeName}: ${decision.message}${untouched}`,
-      ),
+      hold: failed(withEtcd(status, waitEnded(e, o.now)), o.now, {
+        reason: decision.reason,
+        message: `node ${spec.nodeName}: ${decision.message}${untouched}`,
+      }),
     };
   }
   const next = {

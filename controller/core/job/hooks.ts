@@ -95,12 +95,10 @@ export function preNodeHook(o: JobObservation, status: PatchJobStatus = o.job.st
         requeueAfterMs: 0,
       };
     case 'failed':
-      return failed(
-        { ...status, hooks },
-        o.now,
-        HookReason.HookFailed,
-        `${p.message}; node ${node} was not cordoned or changed`,
-      );
+      return failed({ ...status, hooks }, o.now, {
+        reason: HookReason.HookFailed,
+        message: `${p.message}; node ${node} was not cordoned or changed`,
+      });
     case 'confirming':
       return {
         status: { ...status, hooks, reason: HookReason.ConfirmingHook, message: p.message },

@@ -127,17 +127,17 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   if (isEtcdAction(action)) return etcdActionFailed(o, action, failure);
   if (failure.transient || failure.reason === 'FailedPrecondition') {
     if (pastDeadline(status, o.now))
-      return failed(
-        status,
-        o.now,
-        timeoutReason(status.phase),
-        `${what} kept failing until the deadline: ${failure.message}`,
-      );
+      return failed(status, o.now, {
+        reason: timeoutReason(status.phase),
+        message: `${what} kept failing until the deadline: ${failure.message}`,
+      });
     return waiting(
       status,
       o.now,
-      status.reason ?? JobReason.TalosUnreachable,
-      `${what} failed, retrying until ${status.deadline}: ${failure.message}`,
+      {
+        reason: status.reason ?? JobReason.TalosUnreachable,
+        message: `${what} failed, retrying until ${status.deadline}: ${failure.message}`,
+      },
       growingRetry(status, o.now, 500, 5_000),
     );
   }
@@ -151,14 +151,12 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
     applyConfig: JobReason.ApplyConfigRejected,
   }[action.type];
   if (action.type === 'applyConfig') {
-    return failed(
-      without(status, 'kubernetesStep'),
-      o.now,
+    return failed(without(status, 'kubernetesStep'), o.now, {
       reason,
-      `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`,
-    );
+      message: `ApplyConfiguration of ${action.component} ${action.image} on node ${spec.nodeName} was rejected: ${failure.message}; the machine config is unchanged`,
+    });
   }
-  return failed(status, o.now, reason, `${what} failed: ${failure.message}`);
+  return failed(status, o.now, { reason, message: `${what} failed: ${failure.message}` });
 }
 
 /**
@@ -196,17 +194,17 @@ function prePullFailed(o: JobObservation, image: string, failure: CallFailure): 
     return waiting(
       status,
       o.now,
-      JobReason.PullingImages,
-      `pre-pulling ${image} on node ${spec.nodeName} failed, retrying until ${status.deadline}: ${failure.message}`,
+      {
+        reason: JobReason.PullingImages,
+        message: `pre-pulling ${image} on node ${spec.nodeName} failed, retrying until ${status.deadline}: ${failure.message}`,
+      },
       growingRetry(status, o.now, 500, 5_000),
     );
   }
-  return failed(
-    status,
-    o.now,
-    JobReason.ImagePullFailed,
-    `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`,
-  );
+  return failed(status, o.now, {
+    reason: JobReason.ImagePullFailed,
+    message: `pre-pulling ${image} on node ${spec.nodeName} failed: ${failure.message}; nothing was changed on the node. Check that the image exists and that the node can reach its registry (or a mirror in machine.registries)`,
+  });
 }
 
 /** Creating a hook Job failed: the record goes back to "not created" and the next pass tries again until the hook's deadline. */
@@ -229,12 +227,17 @@ function silenceFailed(o: JobObservation, name: string, failure: CallFailure): J
     return waiting(
       status,
       o.now,
-      SilenceReason.SilencingAlerts,
-      `${what}, retrying until ${status.deadline}: ${failure.message}`,
+      {
+        reason: SilenceReason.SilencingAlerts,
+        message: `${what}, retrying until ${status.deadline}: ${failure.message}`,
+      },
       growingRetry(status, o.now, 500, 5_000),
     );
   }
-  return failed(status, o.now, SilenceReason.SilenceFailed, `${what}: ${failure.message}; the node was not cordoned`);
+  return failed(status, o.now, {
+    reason: SilenceReason.SilenceFailed,
+    message: `${what}: ${failure.message}; the node was not cordoned`,
+  });
 }
 
 function timeoutReason(phase: string | undefined): string {

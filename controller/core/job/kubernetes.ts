@@ -41,17 +41,15 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
     targetKubernetesVersion: target,
   };
   if (semver.valid(current) && semver.lt(target, current)) {
-    return failed(
-      status,
-      o.now,
-      JobReason.DowngradeRefused,
-      `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.DowngradeRefused,
+      message: `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`,
+    });
   }
   if (current === target && (!node.controlPlane || staticPodsAtVersion(o.staticPods ?? [], target).length === 0)) {
     const reason = talosNote === undefined ? JobReason.AlreadyAtTarget : JobReason.Upgraded;
     const message = `${talosNote ? `${talosNote}; ` : ''}node ${spec.nodeName} already runs Kubernetes ${target}`;
-    const done = { ...enterPhase(status, 'Completed', o.now, undefined, reason, message), completionTime: iso(o.now) };
+    const done = { ...enterPhase(status, o.now, { phase: 'Completed', reason, message }), completionTime: iso(o.now) };
     return {
       status: done,
       events: [{ type: 'Normal', reason, note: message, onNode: talosNote !== undefined }],
@@ -59,14 +57,12 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
     };
   }
   const message = `${talosNote ? `${talosNote}; ` : ''}moving node ${spec.nodeName} from Kubernetes ${current} to ${target}`;
-  const next = enterPhase(
-    status,
-    'UpgradingKubernetes',
-    o.now,
-    durationMs(spec.kubernetesUpgradeTimeout),
-    JobReason.ReadingMachineConfig,
+  const next = enterPhase(status, o.now, {
+    phase: 'UpgradingKubernetes',
+    timeoutMs: durationMs(spec.kubernetesUpgradeTimeout),
+    reason: JobReason.ReadingMachineConfig,
     message,
-  );
+  });
   return {
     status: next,
     events: [{ type: 'Normal', reason: 'UpgradingKubernetes', note: message, onNode: true }],
@@ -105,36 +101,32 @@ function fromConfig(o: JobObservation): JobStep {
   if (!config) return { status, events: [], requeueAfterMs: 0 };
   if (!config.ok) {
     if (!config.failure.transient) {
-      return failed(
-        status,
-        o.now,
-        JobReason.ConfigUnreadable,
-        `reading the machine config of node ${spec.nodeName} over the Talos API failed: ${config.failure.message} (the Talos credentials need the os:admin role)`,
-      );
+      return failed(status, o.now, {
+        reason: JobReason.ConfigUnreadable,
+        message: `reading the machine config of node ${spec.nodeName} over the Talos API failed: ${config.failure.message} (the Talos credentials need the os:admin role)`,
+      });
     }
     if (pastDeadline(status, o.now))
-      return failed(
-        status,
-        o.now,
-        JobReason.KubernetesUpgradeTimeout,
-        `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${config.failure.message}`,
-      );
+      return failed(status, o.now, {
+        reason: JobReason.KubernetesUpgradeTimeout,
+        message: `the Talos API of node ${spec.nodeName} did not answer before the deadline: ${config.failure.message}`,
+      });
     return waiting(
       status,
       o.now,
-      talosWaitReason(config.failure),
-      `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`,
+      {
+        reason: talosWaitReason(config.failure),
+        message: `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName}: ${config.failure.message}`,
+      },
       growingRetry(status, o.now, 500, 5_000),
     );
   }
   const read = readConfigImages(config.config);
   if (!read.ok)
-    return failed(
-      status,
-      o.now,
-      JobReason.ConfigUnreadable,
-      `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.ConfigUnreadable,
+      message: `the machine config of node ${spec.nodeName} cannot be used: ${read.problem}`,
+    });
   const pull = prePull(o, read.images);
   if (pull) return pull;
   const step = status.kubernetesStep;
@@ -147,12 +139,10 @@ function fromConfig(o: JobObservation): JobStep {
       };
     const changed = withComponentImage(config.config, step.component, step.image);
     if (typeof changed !== 'string')
-      return failed(
-        status,
-        o.now,
-        JobReason.ConfigUnreadable,
-        `the machine config of node ${spec.nodeName} cannot be changed: ${changed.problem}`,
-      );
+      return failed(status, o.now, {
+        reason: JobReason.ConfigUnreadable,
+        message: `the machine config of node ${spec.nodeName} cannot be changed: ${changed.problem}`,
+      });
     return {
       action: { type: 'applyConfig', component: step.component, image: step.image, config: changed },
       status: {
@@ -267,12 +257,10 @@ function kubeletSkewHold(o: JobObservation): JobStep | undefined {
   const older = olderApiServers(o.apiServers ?? [], target);
   if (older.length === 0) {
     if (status.slotReleasedTime !== undefined && o.leases.length === 0) {
-      return waiting(
-        status,
-        o.now,
-        JobReason.WaitingForSlot,
-        `the control plane runs ${target}; waiting for the plan to give node ${spec.nodeName} a slot for its kubelet (until ${status.deadline})`,
-      );
+      return waiting(status, o.now, {
+        reason: JobReason.WaitingForSlot,
+        message: `the control plane runs ${target}; waiting for the plan to give node ${spec.nodeName} a slot for its kubelet (until ${status.deadline})`,
+      });
     }
     return undefined;
   }
@@ -280,12 +268,10 @@ function kubeletSkewHold(o: JobObservation): JobStep | undefined {
   if (pastDeadline(status, o.now)) {
     return confirmedVerdict(
       o,
-      failed(
-        status,
-        o.now,
-        JobReason.ControlPlaneNotUpgraded,
-        `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`,
-      ),
+      failed(status, o.now, {
+        reason: JobReason.ControlPlaneNotUpgraded,
+        message: `node ${spec.nodeName}: ${why}, until the deadline ${status.deadline}; check the control-plane PatchJobs`,
+      }),
       ['apiServers'],
     );
   }
@@ -307,12 +293,10 @@ function kubeletSkewHold(o: JobObservation): JobStep | undefined {
     }
     return { status: next, events: [], requeueAfterMs: 0 };
   }
-  return waiting(
-    status,
-    o.now,
-    JobReason.WaitingForControlPlane,
-    `node ${spec.nodeName}: ${why} (until ${status.deadline})`,
-  );
+  return waiting(status, o.now, {
+    reason: JobReason.WaitingForControlPlane,
+    message: `node ${spec.nodeName}: ${why} (until ${status.deadline})`,
+  });
 }
 
 function waitForComponent(o: JobObservation, component: Component, image: string): JobStep {
@@ -338,21 +322,17 @@ function waitForComponent(o: JobObservation, component: Component, image: string
   if (pastDeadline(status, o.now)) {
     return confirmedVerdict(
       o,
-      failed(
-        status,
-        o.now,
-        JobReason.StaticPodNotReady,
-        `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``,
-      ),
+      failed(status, o.now, {
+        reason: JobReason.StaticPodNotReady,
+        message: `static pod ${component} on node ${spec.nodeName} did not run ${image} and become Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} logs ${component}\` and \`kubectl -n kube-system describe pod ${component}-${spec.nodeName}\``,
+      }),
       ['nodePods'],
     );
   }
-  return waiting(
-    status,
-    o.now,
-    JobReason.WaitingForStaticPod,
-    `waiting until ${status.deadline} for static pod ${component} on node ${spec.nodeName} to run ${image} and be Ready (${seen})`,
-  );
+  return waiting(status, o.now, {
+    reason: JobReason.WaitingForStaticPod,
+    message: `waiting until ${status.deadline} for static pod ${component} on node ${spec.nodeName} to run ${image} and be Ready (${seen})`,
+  });
 }
 
 export function staticPodAt(pods: readonly StaticPodFacts[], component: string, image: string): boolean {

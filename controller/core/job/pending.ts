@@ -35,7 +35,10 @@ export function decidePending(o: JobObservation): JobStep {
 function kubernetesOnly(o: JobObservation): JobStep {
   const status = o.job.status;
   if (o.job.spec.target.kubernetesVersion === undefined)
-    return failed(status, o.now, JobReason.InvalidSpec, 'spec.target sets neither talosVersion nor kubernetesVersion');
+    return failed(status, o.now, {
+      reason: JobReason.InvalidSpec,
+      message: 'spec.target sets neither talosVersion nor kubernetesVersion',
+    });
   const started = { ...status, startTime: status.startTime ?? iso(o.now) };
   return preNodeHook(o, { ...started, phase: 'Pending' }) ?? enterKubernetes(o, started);
 }
@@ -48,14 +51,12 @@ function start(o: JobObservation, target: string): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   const next = {
-    ...enterPhase(
-      status,
-      'Pending',
-      o.now,
-      durationMs(spec.rebootTimeout),
-      JobReason.ReadingNode,
-      'reading the node over the Talos API',
-    ),
+    ...enterPhase(status, o.now, {
+      phase: 'Pending',
+      timeoutMs: durationMs(spec.rebootTimeout),
+      reason: JobReason.ReadingNode,
+      message: 'reading the node over the Talos API',
+    }),
     startTime: status.startTime ?? iso(o.now),
     targetTalosVersion: target,
   };
@@ -74,26 +75,24 @@ function talosUnreadable(o: JobObservation, failure: CallFailure): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   if (!failure.transient) {
-    return failed(
-      status,
-      o.now,
-      JobReason.TalosCallFailed,
-      `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.TalosCallFailed,
+      message: `reading node ${spec.nodeName} over the Talos API failed: ${failure.message}`,
+    });
   }
   if (pastDeadline(status, o.now)) {
-    return failed(
-      status,
-      o.now,
-      talosWaitReason(failure),
-      `the Talos API of node ${spec.nodeName} ${failure.reason === 'Malformed' ? 'kept answering with something unreadable until' : 'did not answer before'} the deadline: ${failure.message}`,
-    );
+    return failed(status, o.now, {
+      reason: talosWaitReason(failure),
+      message: `the Talos API of node ${spec.nodeName} ${failure.reason === 'Malformed' ? 'kept answering with something unreadable until' : 'did not answer before'} the deadline: ${failure.message}`,
+    });
   }
   return waiting(
     status,
     o.now,
-    talosWaitReason(failure),
-    `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    {
+      reason: talosWaitReason(failure),
+      message: `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    },
     growingRetry(status, o.now, 500, 5_000),
   );
 }
@@ -144,34 +143,28 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
 function refusedBeforeRecord(o: JobObservation, current: string, target: string): JobStep | undefined {
   const { spec } = o.job;
   if (semver.valid(current) && semver.lt(target, current) && !spec.target.allowTalosDowngrade) {
-    return failed(
-      o.job.status,
-      o.now,
-      JobReason.DowngradeRefused,
-      `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`,
-    );
+    return failed(o.job.status, o.now, {
+      reason: JobReason.DowngradeRefused,
+      message: `node ${spec.nodeName} runs Talos ${current}, newer than the target ${target}: set target.allowTalosDowngrade: true to move it back`,
+    });
   }
   // The legacy Upgrade request has no force mode.
   if (spec.rebootMode !== 'force' || upgradeFlowFor(current) !== UpgradeFlow.Legacy) return undefined;
-  return failed(
-    o.job.status,
-    o.now,
-    JobReason.RebootModeUnsupported,
-    `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`,
-  );
+  return failed(o.job.status, o.now, {
+    reason: JobReason.RebootModeUnsupported,
+    message: `node ${spec.nodeName} runs Talos ${current}, whose upgrade API (legacy, before 1.13) has no force reboot: set upgrade.rebootMode to powercycle or default for this node, or move it to 1.13 first`,
+  });
 }
 
 /** Pending → Draining: the drain deadline starts. */
 export function drainingEntry(o: JobObservation): PatchJobStatus {
   const { spec } = o.job;
-  return enterPhase(
-    o.job.status,
-    'Draining',
-    o.now,
-    durationMs(spec.drainTimeout),
-    JobReason.Cordoned,
-    `cordoning and draining node ${spec.nodeName}`,
-  );
+  return enterPhase(o.job.status, o.now, {
+    phase: 'Draining',
+    timeoutMs: durationMs(spec.drainTimeout),
+    reason: JobReason.Cordoned,
+    message: `cordoning and draining node ${spec.nodeName}`,
+  });
 }
 
 /** The installer is on the node; whether it already was (pre-pulled by the plan while an earlier round ran) goes into status. */
@@ -199,14 +192,11 @@ function alreadyAtTarget(o: JobObservation, current: string, target: string): Jo
       `node ${spec.nodeName} already runs Talos ${target}`,
     );
   const done = {
-    ...enterPhase(
-      status,
-      'Completed',
-      o.now,
-      undefined,
-      JobReason.AlreadyAtTarget,
-      `node ${spec.nodeName} already runs Talos ${target}`,
-    ),
+    ...enterPhase(status, o.now, {
+      phase: 'Completed',
+      reason: JobReason.AlreadyAtTarget,
+      message: `node ${spec.nodeName} already runs Talos ${target}`,
+    }),
     initialTalosVersion: current,
     currentTalosVersion: current,
     completionTime: iso(o.now),
@@ -230,12 +220,10 @@ function record(o: JobObservation, current: string, talos: TalosIdentity, nodeSc
   });
   if ('problem' in installer) {
     // Before anything on the node changes: a wrong image must never be installed.
-    return failed(
-      o.job.status,
-      o.now,
-      JobReason.InvalidNodeOverride,
-      `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`,
-    );
+    return failed(o.job.status, o.now, {
+      reason: JobReason.InvalidNodeOverride,
+      message: `node ${spec.nodeName}: ${installer.problem}; fix or remove the annotation, then delete this PatchJob to retry the node`,
+    });
   }
   const flow = upgradeFlowFor(current);
   const status = {

@@ -24,7 +24,10 @@ export function decideRebooting(o: JobObservation): JobStep {
     return confirmedVerdict(o, rollbackOr(o, rebootTimedOut(o, node, target, rebooted)), ['node']);
   if (status.flow === UpgradeFlow.Lifecycle && status.rebootAcknowledgedTime === undefined && !rebooted)
     return requestReboot(o);
-  return waiting(status, o.now, JobReason.WaitingForReboot, rebootWaitMessage(spec.nodeName, target, status.deadline));
+  return waiting(status, o.now, {
+    reason: JobReason.WaitingForReboot,
+    message: rebootWaitMessage(spec.nodeName, target, status.deadline),
+  });
 }
 
 /**
@@ -38,25 +41,22 @@ export function rebootWaitMessage(nodeName: string, target: string, deadline: st
 /** Back Ready on another version than the target: the new partition failed to boot. */
 function bootedOldPartition(o: JobObservation, node: JobNodeFacts, target: string): JobStep {
   const { spec } = o.job;
-  return failed(
-    { ...o.job.status, currentBootID: node.bootID, currentTalosVersion: node.talosVersion },
-    o.now,
-    JobReason.BootedOldPartition,
-    `node ${spec.nodeName} rebooted but came back Ready on ${node.talosVersion ?? 'an unknown version'} instead of ${target}: it booted its previous partition because the new one failed to boot. ` +
+  return failed({ ...o.job.status, currentBootID: node.bootID, currentTalosVersion: node.talosVersion }, o.now, {
+    reason: JobReason.BootedOldPartition,
+    message:
+      `node ${spec.nodeName} rebooted but came back Ready on ${node.talosVersion ?? 'an unknown version'} instead of ${target}: it booted its previous partition because the new one failed to boot. ` +
       'Talos supports upgrades from the previous minor release only; for a multi-minor jump stage the upgrade (one minor per plan, e.g. v1.11 → v1.12 → v1.13), and check `talosctl dmesg` on the node for the boot failure',
-  );
+  });
 }
 
 /** rebootTimeout passed: say what was last seen, and where to look when the node never rebooted. */
 function rebootTimedOut(o: JobObservation, node: JobNodeFacts, target: string, rebooted: boolean): JobStep {
   const { spec } = o.job;
   const seen = `last seen Ready=${node.ready}, Talos ${node.talosVersion ?? 'unknown'}, boot ID ${rebooted ? 'changed' : 'unchanged'}`;
-  return failed(
-    o.job.status,
-    o.now,
-    JobReason.RebootTimeout,
-    `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${timeoutHint(rebooted, node.ready)}`,
-  );
+  return failed(o.job.status, o.now, {
+    reason: JobReason.RebootTimeout,
+    message: `node ${spec.nodeName} was not back Ready on ${target} within rebootTimeout ${spec.rebootTimeout} (${seen})${timeoutHint(rebooted, node.ready)}`,
+  });
 }
 
 function timeoutHint(rebooted: boolean, ready: boolean): string {
@@ -92,8 +92,10 @@ function requestReboot(o: JobObservation): JobStep {
     return waiting(
       status,
       o.now,
-      JobReason.WaitingForReboot,
-      `waiting until ${status.deadline} for node ${spec.nodeName}: ${talos.failure.message}`,
+      {
+        reason: JobReason.WaitingForReboot,
+        message: `waiting until ${status.deadline} for node ${spec.nodeName}: ${talos.failure.message}`,
+      },
       2_000,
     );
   }
@@ -138,14 +140,11 @@ function completed(o: JobObservation): JobStep {
       `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to Talos ${spec.target.talosVersion ?? '?'}`,
     );
   }
-  const status = enterPhase(
-    o.job.status,
-    'Completed',
-    o.now,
-    undefined,
-    JobReason.Upgraded,
-    `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to ${spec.target.talosVersion ?? '?'}`,
-  );
+  const status = enterPhase(o.job.status, o.now, {
+    phase: 'Completed',
+    reason: JobReason.Upgraded,
+    message: `node ${spec.nodeName} upgraded from ${o.job.status.currentTalosVersion ?? '?'} to ${spec.target.talosVersion ?? '?'}`,
+  });
   return {
     status: {
       ...status,

@@ -73,14 +73,12 @@ export function rollbackOr(o: JobObservation, failure: JobStep): JobStep {
     };
   }
   const previous = status.initialTalosVersion ?? '';
-  const entered = enterPhase(
-    status,
-    'RollingBack',
-    o.now,
-    durationMs(spec.rebootTimeout),
-    JobReason.RollingBack,
-    `node ${spec.nodeName} failed on ${target} (${failure.status.reason ?? 'failed'}); rolling it back to ${previous}`,
-  );
+  const entered = enterPhase(status, o.now, {
+    phase: 'RollingBack',
+    timeoutMs: durationMs(spec.rebootTimeout),
+    reason: JobReason.RollingBack,
+    message: `node ${spec.nodeName} failed on ${target} (${failure.status.reason ?? 'failed'}); rolling it back to ${previous}`,
+  });
   const rollback = {
     decidedTime: iso(o.now),
     failureReason: failure.status.reason ?? '',
@@ -109,12 +107,10 @@ export function decideRollingBack(o: JobObservation): JobStep {
   const rb = status.rollback;
   const node = o.node;
   if (!rb)
-    return failed(
-      status,
-      o.now,
-      JobReason.RollbackFailed,
-      `node ${spec.nodeName}: rolling back without a recorded decision`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.RollbackFailed,
+      message: `node ${spec.nodeName}: rolling back without a recorded decision`,
+    });
   const back =
     node !== undefined &&
     node.ready &&
@@ -123,32 +119,26 @@ export function decideRollingBack(o: JobObservation): JobStep {
     node.bootID !== status.initialBootID &&
     node.talosVersion === rb.toVersion;
   if (back) {
-    return failed(
-      { ...status, currentTalosVersion: node.talosVersion, currentBootID: node.bootID },
-      o.now,
-      JobReason.RolledBack,
-      `node ${spec.nodeName} failed on ${rb.fromVersion} (${rb.failureReason}: ${rb.failureMessage}) and was rolled back to ${rb.toVersion}, Ready again`,
-    );
+    return failed({ ...status, currentTalosVersion: node.talosVersion, currentBootID: node.bootID }, o.now, {
+      reason: JobReason.RolledBack,
+      message: `node ${spec.nodeName} failed on ${rb.fromVersion} (${rb.failureReason}: ${rb.failureMessage}) and was rolled back to ${rb.toVersion}, Ready again`,
+    });
   }
   if (pastDeadline(status, o.now)) {
     return confirmedVerdict(
       o,
-      failed(
-        status,
-        o.now,
-        JobReason.RollbackFailed,
-        `node ${spec.nodeName} was not back Ready on ${rb.toVersion} within rebootTimeout ${spec.rebootTimeout} after its rollback from ${rb.fromVersion} (${rb.failureReason}); check its console`,
-      ),
+      failed(status, o.now, {
+        reason: JobReason.RollbackFailed,
+        message: `node ${spec.nodeName} was not back Ready on ${rb.toVersion} within rebootTimeout ${spec.rebootTimeout} after its rollback from ${rb.fromVersion} (${rb.failureReason}); check its console`,
+      }),
       ['node'],
     );
   }
   if (rb.acknowledgedTime === undefined) return sendRollback(o);
-  return waiting(
-    status,
-    o.now,
-    JobReason.RollingBack,
-    `node ${spec.nodeName} is rolling back to ${rb.toVersion}; waiting until ${status.deadline} for it to come back Ready`,
-  );
+  return waiting(status, o.now, {
+    reason: JobReason.RollingBack,
+    message: `node ${spec.nodeName} is rolling back to ${rb.toVersion}; waiting until ${status.deadline} for it to come back Ready`,
+  });
 }
 
 /** The one Rollback call: only on the boot recorded on the target, and not while the node is already rebooting (it got there). */
@@ -164,8 +154,10 @@ function sendRollback(o: JobObservation): JobStep {
     return waiting(
       status,
       o.now,
-      JobReason.RollingBack,
-      `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName} to roll it back: ${talos.failure.message}`,
+      {
+        reason: JobReason.RollingBack,
+        message: `waiting until ${status.deadline} for the Talos API of node ${spec.nodeName} to roll it back: ${talos.failure.message}`,
+      },
       2_000,
     );
   if (talos.bootId !== rb.bootID || isBusyStage(talos.stage)) return { status: acked, events: [], requeueAfterMs: 0 };

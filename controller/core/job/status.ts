@@ -5,14 +5,23 @@ import type { JobEvent, JobStep } from './types.js';
 
 export { durationMs, epoch, iso } from '../time.js';
 
+/** The reason (CamelCase, for machines) and message (for people) a status carries; they always travel together. */
+export interface StatusNote {
+  reason: string;
+  message: string;
+}
+
+/** A phase to enter: its deadline is `timeoutMs` after entering (none when undefined). */
+export interface PhaseEntry extends StatusNote {
+  phase: PatchJobPhase;
+  timeoutMs?: number | undefined;
+}
+
 /** Enters `phase` now, with a deadline `timeoutMs` ahead (persisted, so a restart keeps it). */
 export function enterPhase(
   status: PatchJobStatus,
-  phase: PatchJobPhase,
   now: number,
-  timeoutMs: number | undefined,
-  reason: string,
-  message: string,
+  { phase, timeoutMs, reason, message }: PhaseEntry,
 ): PatchJobStatus {
   const next: PatchJobStatus = { ...status, phase, phaseStartTime: iso(now), reason, message };
   if (timeoutMs === undefined) delete next.deadline;
@@ -24,11 +33,10 @@ export function enterPhase(
 export function failed(
   status: PatchJobStatus,
   now: number,
-  reason: string,
-  message: string,
+  { reason, message }: StatusNote,
   events: JobEvent[] = [],
 ): JobStep {
-  const next = enterPhase(status, 'Failed', now, undefined, reason, message);
+  const next = enterPhase(status, now, { phase: 'Failed', reason, message });
   next.completionTime = iso(now);
   return {
     status: next,
@@ -51,8 +59,7 @@ export function thenRecord(first: JobStep, next: JobStep): JobStep {
 export function waiting(
   status: PatchJobStatus,
   now: number,
-  reason: string,
-  message: string,
+  { reason, message }: StatusNote,
   retryMs?: number,
 ): JobStep {
   const deadline = epoch(status.deadline);

@@ -28,12 +28,10 @@ export function decideUpgrading(o: JobObservation): JobStep {
   if (!talos.ok) return talosUnreachable(o, talos.failure);
   if (legacy && upgradeArrived(o, talos)) return toRebooting(o, 'the node is upgrading');
   if (pastDeadline(status, o.now)) {
-    return failed(
-      status,
-      o.now,
-      JobReason.UpgradeTimeout,
-      `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.UpgradeTimeout,
+      message: `the upgrade of node ${spec.nodeName} did not complete before the deadline (rebootTimeout ${spec.rebootTimeout})`,
+    });
   }
   return (legacy ? upgradeBlocked(o, talos) : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
 }
@@ -54,8 +52,10 @@ function upgradeBlocked(o: JobObservation, talos: TalosIdentity): JobStep | unde
   return waiting(
     o.job.status,
     o.now,
-    JobReason.UpgradeRequested,
-    `node ${o.job.spec.nodeName} is booting; waiting for its boot to finish before upgrading`,
+    {
+      reason: JobReason.UpgradeRequested,
+      message: `node ${o.job.spec.nodeName} is booting; waiting for its boot to finish before upgrading`,
+    },
     1_000,
   );
 }
@@ -78,18 +78,18 @@ function talosUnreachable(o: JobObservation, failure: CallFailure): JobStep {
   const { spec } = o.job;
   const status = o.job.status;
   if (pastDeadline(status, o.now)) {
-    return failed(
-      status,
-      o.now,
-      JobReason.UpgradeTimeout,
-      `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.UpgradeTimeout,
+      message: `the upgrade of node ${spec.nodeName} did not start before the deadline: ${failure.message}`,
+    });
   }
   return waiting(
     status,
     o.now,
-    talosWaitReason(failure),
-    `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    {
+      reason: talosWaitReason(failure),
+      message: `waiting for the Talos API of node ${spec.nodeName} until ${status.deadline}: ${failure.message}`,
+    },
     1_000,
   );
 }
@@ -99,19 +99,19 @@ function installBlocked(o: JobObservation, talos: TalosIdentity): JobStep | unde
   const { spec } = o.job;
   const status = o.job.status;
   if (talos.bootId !== status.initialBootID) {
-    return failed(
-      status,
-      o.now,
-      JobReason.InstallFailed,
-      `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`,
-    );
+    return failed(status, o.now, {
+      reason: JobReason.InstallFailed,
+      message: `node ${spec.nodeName} rebooted before the new image was installed; no upgrade was made`,
+    });
   }
   if (isBusyStage(talos.stage)) {
     return waiting(
       status,
       o.now,
-      JobReason.UpgradeRequested,
-      `node ${spec.nodeName} is ${talos.stage}; waiting before installing`,
+      {
+        reason: JobReason.UpgradeRequested,
+        message: `node ${spec.nodeName} is ${talos.stage}; waiting before installing`,
+      },
       1_000,
     );
   }
@@ -145,11 +145,8 @@ function toRebooting(o: JobObservation, why: string): JobStep {
   const { spec } = o.job;
   const entered = enterPhase(
     { ...o.job.status, upgradeAcknowledgedTime: o.job.status.upgradeAcknowledgedTime ?? iso(o.now) },
-    'Rebooting',
     o.now,
-    durationMs(spec.rebootTimeout),
-    JobReason.WaitingForReboot,
-    '',
+    { phase: 'Rebooting', timeoutMs: durationMs(spec.rebootTimeout), reason: JobReason.WaitingForReboot, message: '' },
   );
   const status = {
     ...entered,
@@ -168,12 +165,10 @@ export function afterUpgradeCall(o: JobObservation, result: ActionResult): JobSt
   if (result.type !== 'installed') return toRebooting(o, 'Talos acknowledged the upgrade');
   if (result.exitCode !== 0) {
     const words = result.messages.slice(-3).join('; ');
-    return failed(
-      o.job.status,
-      o.now,
-      JobReason.InstallFailed,
-      `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`,
-    );
+    return failed(o.job.status, o.now, {
+      reason: JobReason.InstallFailed,
+      message: `the installer on node ${spec.nodeName} exited with code ${result.exitCode}: ${words || 'no output'}; the node still runs ${o.job.status.currentTalosVersion ?? 'its old version'} and was not rebooted`,
+    });
   }
   const step = toRebooting(o, `installed ${o.job.status.installerImage ?? ''}; rebooting into it`);
   const last = result.messages.at(-1);

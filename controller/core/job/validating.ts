@@ -45,7 +45,7 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
         : '';
     const message = `node ${spec.nodeName} upgraded to ${talos}Kubernetes ${target} (from ${from})`;
     const done = {
-      ...enterPhase(status, 'Completed', o.now, undefined, JobReason.Upgraded, message),
+      ...enterPhase(status, o.now, { phase: 'Completed', reason: JobReason.Upgraded, message }),
       completionTime: iso(o.now),
       currentKubernetesVersion: target,
     };
@@ -57,23 +57,19 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
   }
   const seen = `kubelet ${node.kubeletVersion}, ${node.ready ? 'Ready' : 'not Ready'}${missing.length > 0 ? `; not yet on ${target} and Ready: ${missing.join(', ')}` : ''}`;
   if (pastDeadline(status, o.now)) return timedOut(o, node, seen);
-  return waiting(
-    status,
-    o.now,
-    JobReason.WaitingForKubelet,
-    `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`,
-  );
+  return waiting(status, o.now, {
+    reason: JobReason.WaitingForKubelet,
+    message: `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`,
+  });
 }
 
 /** kubernetesUpgradeTimeout passed, on the Node (and a control-plane node's static pods) read fresh. */
 function timedOut(o: JobObservation, node: JobNodeFacts, seen: string): JobStep {
   const { spec } = o.job;
   const target = spec.target.kubernetesVersion ?? '';
-  const verdict = failed(
-    o.job.status,
-    o.now,
-    JobReason.KubernetesUpgradeTimeout,
-    `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``,
-  );
+  const verdict = failed(o.job.status, o.now, {
+    reason: JobReason.KubernetesUpgradeTimeout,
+    message: `node ${spec.nodeName} did not report Kubernetes ${target} and Ready within kubernetesUpgradeTimeout ${spec.kubernetesUpgradeTimeout} (${seen}); check \`talosctl -n ${spec.nodeName} service kubelet\``,
+  });
   return confirmedVerdict(o, verdict, node.controlPlane ? ['node', 'nodePods'] : ['node']);
 }
