@@ -23,6 +23,11 @@ export function routeDocument(value: unknown): Route {
   }
   // Other objects (a Secret next to a plan, say) are not ours to judge, unless they claim our group.
   if (typeof apiVersion !== 'string' || !apiVersion.startsWith(`${API_GROUP}/`)) return { action: 'skip' };
+  return rejectOwnGroupKind(kind);
+}
+
+/** A document of our API group that is not a PatchPlan: say which kind belongs there. */
+function rejectOwnGroupKind(kind: unknown): Route {
   if (kind === Kind.PatchJob) {
     return {
       action: 'reject',

@@ -23,7 +23,7 @@ export async function collectPlanFiles(paths: readonly string[], maxBytes: numbe
     const info = await lstat(path).catch(() => undefined);
     if (!info) out.missing.push(path);
     else if (info.isDirectory()) await walk(path, out, maxBytes);
-    else await addFile(path, info.isSymbolicLink(), info.size, out, maxBytes);
+    else await addFile({ path, symlink: info.isSymbolicLink(), size: info.size }, out, maxBytes);
   }
   return out;
 }
@@ -38,18 +38,19 @@ async function walk(dir: string, out: CollectedFiles, maxBytes: number): Promise
       if (entry.name !== 'node_modules') await walk(path, out, maxBytes);
     } else if (YAML_FILE.test(entry.name)) {
       const info = await lstat(path);
-      await addFile(path, entry.isSymbolicLink(), info.size, out, maxBytes);
+      await addFile({ path, symlink: entry.isSymbolicLink(), size: info.size }, out, maxBytes);
     }
   }
 }
 
-async function addFile(
-  path: string,
-  symlink: boolean,
-  size: number,
-  out: CollectedFiles,
-  maxBytes: number,
-): Promise<void> {
+/** A file met on the command line or while walking, as lstat saw it. */
+interface FoundFile {
+  path: string;
+  symlink: boolean;
+  size: number;
+}
+
+async function addFile({ path, symlink, size }: FoundFile, out: CollectedFiles, maxBytes: number): Promise<void> {
   if (symlink) {
     out.problems.push({
       file: path,

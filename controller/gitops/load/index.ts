@@ -118,19 +118,24 @@ export function loadPlanFile(source: PlanSource, options: LoadOptions = {}): Loa
   const parsed = parseYamlFile(decoded.text, limits);
   for (const p of parsed.problems)
     result.problems.push({ file: source.file, ...lineCol(parsed, p.offset), path: '', message: p.message });
-  for (const document of parsed.documents) checkDocument(source.file, parsed, document, schema, result);
+  for (const document of parsed.documents) checkDocument(document, { file: source.file, parsed, schema, result });
   return result;
 }
 
-function checkDocument(
-  file: string,
-  parsed: ParsedFile,
-  document: ParsedDocument,
-  schema: z.ZodType<PatchPlanDocument>,
-  result: LoadResult,
-): void {
+/** One file's documents are checked against the same schema and reported into the same result. */
+interface FileCheck {
+  file: string;
+  parsed: ParsedFile;
+  schema: z.ZodType<PatchPlanDocument>;
+  result: LoadResult;
+}
+
+type ProblemAt = (offset: number, path: string, message: string) => void;
+
+function checkDocument(document: ParsedDocument, check: FileCheck): void {
+  const { file, parsed, result } = check;
   const { doc, value, problems } = document;
-  const problemAt = (offset: number, path: string, message: string) =>
+  const problemAt: ProblemAt = (offset, path, message) =>
     result.problems.push({ file, ...lineCol(parsed, offset), path, message });
   if (problems.length > 0) {
     for (const p of problems) problemAt(p.offset, '', p.message);
@@ -145,6 +150,13 @@ function checkDocument(
     problemAt(locate(doc, route.path), formatPath(route.path), route.message);
     return;
   }
+  validatePlanDocument(document, check, problemAt);
+}
+
+/** A PatchPlan document: schema and health check expressions; a plan when both pass, problems otherwise. */
+function validatePlanDocument(document: ParsedDocument, check: FileCheck, problemAt: ProblemAt): void {
+  const { file, parsed, schema, result } = check;
+  const { doc, value } = document;
   const checked = schema.safeParse(value, { error: parseErrorMap });
   // Health check expressions are compiled here, so a bad one refuses the plan like any invalid field.
   const celProblems = checked.success ? expressionProblems(checked.data.spec) : [];

@@ -104,13 +104,13 @@ function walk(root: Node | null, limits: LoadLimits): RawProblem[] {
     }
     if (node === null || typeof node !== 'object') continue;
     const n = node as Node;
-    const offset = n.range?.[0] ?? 0;
+    const offset = nodeOffset(n);
     if (isAlias(n)) {
       if (++aliases > limits.maxAliases)
         return [{ offset, message: `more than ${limits.maxAliases} YAML aliases in one document` }];
       continue;
     }
-    if ((isScalar(n) || isCollection(n)) && n.tag !== undefined) {
+    if (hasTag(n)) {
       return [{ offset, message: `YAML tags are not allowed (found ${n.tag}); write plain values` }];
     }
     if (isCollection(n)) {
@@ -120,6 +120,15 @@ function walk(root: Node | null, limits: LoadLimits): RawProblem[] {
     }
   }
   return [];
+}
+
+function nodeOffset(n: Node): number {
+  return n.range?.[0] ?? 0;
+}
+
+/** A scalar or collection written with an explicit tag (`!!str`, `!Ref`). */
+function hasTag(n: Node): boolean {
+  return (isScalar(n) || isCollection(n)) && n.tag !== undefined;
 }
 
 function checkCollection(
