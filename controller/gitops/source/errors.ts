@@ -26,12 +26,18 @@ export function gitOutcome(err: unknown, c: GitErrorContext): OutcomeError {
       message: `${c.what}: deadline exceeded`,
       cause: err,
     });
-  const e = err as { code?: unknown; data?: { statusCode?: unknown } } | null;
-  const status = e?.code === 'HttpError' && typeof e.data?.statusCode === 'number' ? e.data.statusCode : undefined;
+  const status = httpStatus(err);
   if (status !== undefined) return httpOutcome(status, err, c);
+  const e = err as { code?: unknown } | null;
   const detail = err instanceof Error ? err.message : String(err);
   const reason = typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code) ? 'GitUnreachable' : 'GitOperationFailed';
   return new OutcomeError({ kind: OutcomeKind.Transient, reason, message: `${c.what}: ${detail}`, cause: err });
+}
+
+/** The status of isomorphic-git's HttpError; undefined for any other failure. */
+function httpStatus(err: unknown): number | undefined {
+  const e = err as { code?: unknown; data?: { statusCode?: unknown } } | null;
+  return e?.code === 'HttpError' && typeof e.data?.statusCode === 'number' ? e.data.statusCode : undefined;
 }
 
 function httpOutcome(status: number, err: unknown, c: GitErrorContext): OutcomeError {

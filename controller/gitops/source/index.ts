@@ -65,9 +65,11 @@ export function createGitSource(opts: GitSourceOptions): GitSource {
     snapshot: async (ctx) => {
       let fetched;
       try {
-        fetched = await fetchCommit(ctx, await remote(), gitdir, fetchLimits, (head) =>
-          head === refused?.commit ? refused : undefined,
-        );
+        fetched = await fetchCommit(ctx, await remote(), {
+          gitdir,
+          limits: fetchLimits,
+          refused: (head) => (head === refused?.commit ? refused : undefined),
+        });
       } catch (err) {
         if (err instanceof CommitRefusedError && err.commit !== undefined) refused = err;
         throw err;

@@ -166,6 +166,27 @@ class PackReader {
   /** Reads one object's header and finds where it ends (`next`); inflates nothing over the object cap. */
   private async scan(offset: number): Promise<{ entry: Entry; next: number }> {
     const pack = this.pack;
+    const { kind, size, end } = this.readHeader(offset);
+    const entry: Entry = { offset, kind, headerSize: size, dataStart: 0, crc: 0 };
+    const pos = this.readBase(entry, end);
+    entry.dataStart = pos;
+    this.count(size);
+    let consumed: number;
+    if (size > this.limits.maxObjectBytes) {
+      entry.dropped = true;
+      consumed = await skipDeflated(pack.subarray(pos, pack.byteLength - 20), size, offset);
+    } else {
+      const data = this.inflateAt(entry);
+      consumed = data.consumed;
+      // Non-delta objects are hashed now, while inflated; deltas once their base is known.
+      if (kind !== 'ofs-delta' && kind !== 'ref-delta') this.identify(entry, kind, data.bytes);
+    }
+    await this.maybeYield(size);
+    return { entry, next: pos + consumed };
+  }
+
+  /** An object's type and declared size, and where its header ends. */
+  private readHeader(offset: number): { kind: Entry['kind']; size: number; end: number } {
     let pos = offset;
     let byte = this.byte(pos++);
     const kind = TYPES[(byte >> 4) & 7];
@@ -177,9 +198,16 @@ class PackReader {
       if (shift > 49) throw new PackRefusedError(`the pack declares an impossible object size at offset ${offset}`);
       size += (byte & 0x7f) * 2 ** shift;
     }
-    const entry: Entry = { offset, kind, headerSize: size, dataStart: 0, crc: 0 };
+    return { kind, size, end: pos };
+  }
+
+  /** A delta names its base right after its header (an offset back, or an oid): sets it on `entry`; returns where the object data starts. */
+  private readBase(entry: Entry, start: number): number {
+    const { pack } = this;
+    const { offset, kind } = entry;
+    let pos = start;
     if (kind === 'ofs-delta') {
-      byte = this.byte(pos++);
+      let byte = this.byte(pos++);
       let back = byte & 0x7f;
       while (byte & 0x80) {
         byte = this.byte(pos++);
@@ -195,20 +223,7 @@ class PackReader {
       entry.baseOid = pack.subarray(pos, pos + 20).toString('hex');
       pos += 20;
     }
-    entry.dataStart = pos;
-    this.count(size);
-    let consumed: number;
-    if (size > this.limits.maxObjectBytes) {
-      entry.dropped = true;
-      consumed = await skipDeflated(pack.subarray(pos, pack.byteLength - 20), size, offset);
-    } else {
-      const data = this.inflateAt(entry);
-      consumed = data.consumed;
-      // Non-delta objects are hashed now, while inflated; deltas once their base is known.
-      if (kind !== 'ofs-delta' && kind !== 'ref-delta') this.identify(entry, kind, data.bytes);
-    }
-    await this.maybeYield(size);
-    return { entry, next: pos + consumed };
+    return pos;
   }
 
   private byte(pos: number): number {
@@ -291,7 +306,7 @@ class PackReader {
       throw new PackRefusedError(
         `the delta at offset ${e.offset} expects a base of ${baseSize} bytes, not ${baseContent.byteLength}`,
       );
-    this.identify(e, base.type, applyDelta(delta, at, baseContent, resultSize, e.offset));
+    this.identify(e, base.type, applyDelta({ delta, start: at, resultSize, offset: e.offset }, baseContent));
     await this.maybeYield(resultSize);
   }
 
@@ -310,7 +325,7 @@ class PackReader {
     const base = this.baseOf(e);
     if (!base) throw new PackRefusedError(`the delta at offset ${e.offset} lost its base`);
     const { resultSize, at } = deltaSizes(data, e.offset);
-    const out = applyDelta(data, at, this.contentOf(base, depth + 1), resultSize, e.offset);
+    const out = applyDelta({ delta: data, start: at, resultSize, offset: e.offset }, this.contentOf(base, depth + 1));
     this.remember(e.offset, out);
     return out;
   }
@@ -358,8 +373,16 @@ function deltaSizes(delta: Buffer, offset: number): { baseSize: number; resultSi
   return { baseSize, resultSize, at };
 }
 
+/** A delta's instructions: `delta` from `start` (past its two sizes) builds `resultSize` bytes; `offset` (in the pack) names it in errors. */
+interface DeltaInstructions {
+  delta: Buffer;
+  start: number;
+  resultSize: number;
+  offset: number;
+}
+
 /** Git's delta format: copy ranges of the base and insert literal bytes. */
-function applyDelta(delta: Buffer, start: number, base: Buffer, resultSize: number, offset: number): Buffer {
+function applyDelta({ delta, start, resultSize, offset }: DeltaInstructions, base: Buffer): Buffer {
   const out = Buffer.allocUnsafe(resultSize);
   let o = 0;
   let at = start;

@@ -70,6 +70,14 @@ export async function remoteHead(ctx: OpContext, remote: Remote): Promise<string
   return head.oid;
 }
 
+export interface FetchCommitInput {
+  /** The cache repository the pack is stored in. */
+  gitdir: string;
+  limits: FetchLimits;
+  /** The error of a head already refused, undefined for any other. */
+  refused?: ((commit: string) => Error | undefined) | undefined;
+}
+
 /**
  * Fetches one commit of the branch without its history into `gitdir` (a pack and the .idx written
  * by pack.ts, the packs of earlier fetches removed) and returns it with the objects that can be
@@ -80,9 +88,7 @@ export async function remoteHead(ctx: OpContext, remote: Remote): Promise<string
 export async function fetchCommit(
   ctx: OpContext,
   remote: Remote,
-  gitdir: string,
-  limits: FetchLimits,
-  refused?: (commit: string) => Error | undefined,
+  { gitdir, limits, refused }: FetchCommitInput,
 ): Promise<FetchedCommit> {
   const what = `fetch ${remote.branch} of ${remote.url}`;
   return withHttp(ctx, remote, what, async (client) => {

@@ -2,7 +2,7 @@
 // straight from its git tree (promotion evidence): <plan>.yaml and its <plan>.sig, nothing else,
 // within caps. A missing status/ folder is no report at all, not an error.
 import * as fs from 'node:fs';
-import git from 'isomorphic-git';
+import git, { type TreeEntry } from 'isomorphic-git';
 import type { FetchedObjects } from './tree.js';
 
 export interface ReportTreeLimits {
@@ -37,25 +37,35 @@ export async function readReportTree(
   if (!status) return out;
   for (const dir of await entries(store, status.oid)) {
     if (dir.mode !== TREE || !CLUSTER_DIR.test(dir.path)) continue;
-    for (const f of await entries(store, dir.oid)) {
-      const path = `status/${dir.path}/${f.path}`;
-      if (f.mode !== BLOB || !REPORT_FILE.test(f.path)) continue;
-      if (out.files.size >= limits.maxFiles) {
-        out.skipped.push({ file: path, reason: `more than ${limits.maxFiles} report files: not read` });
-        continue;
-      }
-      // The size comes from the fetch: a report over the cap is skipped without inflating it.
-      const size = store.objects.get(f.oid)?.size;
-      if (size === undefined || size > limits.maxFileBytes) {
-        out.skipped.push({
-          file: path,
-          reason: `${size === undefined ? `more than ${store.maxObjectBytes}` : size} bytes, over the ${limits.maxFileBytes}-byte cap for a report`,
-        });
-        continue;
-      }
-      const { blob } = await git.readBlob({ fs, gitdir: store.gitdir, oid: f.oid, cache: store.cache });
-      out.files.set(path, Buffer.from(blob).toString('utf8'));
-    }
+    await readClusterFolder(store, dir, out, limits);
   }
   return out;
+}
+
+/** The report files of one cluster's folder status/<cluster>/, added to `out` within the caps. */
+async function readClusterFolder(
+  store: FetchedObjects,
+  dir: TreeEntry,
+  out: ReportTree,
+  limits: ReportTreeLimits,
+): Promise<void> {
+  for (const f of await entries(store, dir.oid)) {
+    const path = `status/${dir.path}/${f.path}`;
+    if (f.mode !== BLOB || !REPORT_FILE.test(f.path)) continue;
+    if (out.files.size >= limits.maxFiles) {
+      out.skipped.push({ file: path, reason: `more than ${limits.maxFiles} report files: not read` });
+      continue;
+    }
+    // The size comes from the fetch: a report over the cap is skipped without inflating it.
+    const size = store.objects.get(f.oid)?.size;
+    if (size === undefined || size > limits.maxFileBytes) {
+      out.skipped.push({
+        file: path,
+        reason: `${size === undefined ? `more than ${store.maxObjectBytes}` : size} bytes, over the ${limits.maxFileBytes}-byte cap for a report`,
+      });
+      continue;
+    }
+    const { blob } = await git.readBlob({ fs, gitdir: store.gitdir, oid: f.oid, cache: store.cache });
+    out.files.set(path, Buffer.from(blob).toString('utf8'));
+  }
 }

@@ -139,37 +139,40 @@ async function walkTree(w: Walk, oid: string, dir: string): Promise<void> {
   }
   for (const entry of tree) {
     if (w.stopped) return;
-    const path = dir === '' ? entry.path : `${dir}/${entry.path}`;
-    if (entry.path === '.' || entry.path === '..' || entry.path === '' || ODD_NAME.test(entry.path)) {
-      w.out.problems.push(
-        problem(
-          JSON.stringify(path).slice(1, -1),
-          'odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
-        ),
-      );
-      continue;
-    }
-    // Hidden entries (.github, .pre-commit-config.yaml) are tooling, not plans, as for `kangal-patch validate`.
-    if (entry.path.startsWith('.')) continue;
-    if (entry.mode === Mode.Tree) {
-      await walkTree(w, entry.oid, path);
-      continue;
-    }
-    if (entry.mode === Mode.Submodule) {
-      w.out.problems.push(
-        problem(path, 'git submodules are not followed in a plans repository: put the plans in the repository itself'),
-      );
-      continue;
-    }
-    if (!YAML_FILE.test(entry.path)) continue;
-    if (entry.mode === Mode.Symlink) {
-      w.out.problems.push(
-        problem(path, 'symbolic links are not followed in a plans repository: commit the file itself'),
-      );
-      continue;
-    }
-    await addBlob(w, entry.oid, path);
+    await walkEntry(w, entry, dir);
   }
+}
+
+/** One entry of a folder: a folder is walked and a YAML file read; odd names, submodules and symbolic links are problems. */
+async function walkEntry(w: Walk, entry: TreeEntry, dir: string): Promise<void> {
+  const path = dir === '' ? entry.path : `${dir}/${entry.path}`;
+  if (entry.path === '.' || entry.path === '..' || entry.path === '' || ODD_NAME.test(entry.path)) {
+    w.out.problems.push(
+      problem(
+        JSON.stringify(path).slice(1, -1),
+        'odd file name (".", "..", control characters, backslashes or bytes that are not UTF-8) in the plans folder: rename it',
+      ),
+    );
+    return;
+  }
+  // Hidden entries (.github, .pre-commit-config.yaml) are tooling, not plans, as for `kangal-patch validate`.
+  if (entry.path.startsWith('.')) return;
+  if (entry.mode === Mode.Tree) {
+    await walkTree(w, entry.oid, path);
+    return;
+  }
+  if (entry.mode === Mode.Submodule) {
+    w.out.problems.push(
+      problem(path, 'git submodules are not followed in a plans repository: put the plans in the repository itself'),
+    );
+    return;
+  }
+  if (!YAML_FILE.test(entry.path)) return;
+  if (entry.mode === Mode.Symlink) {
+    w.out.problems.push(problem(path, 'symbolic links are not followed in a plans repository: commit the file itself'));
+    return;
+  }
+  await addBlob(w, entry.oid, path);
 }
 
 const NOTHING_APPLIED = 'nothing of this commit is applied; the plans applied before stay as they are';
