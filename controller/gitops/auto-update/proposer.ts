@@ -394,14 +394,11 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const seen = guarded.get(pr.number) ?? { noted: undefined, drafted: false };
     const fresh =
       pr.headSha === '' ? ((await forge.pullRequestsFor(ctx, pr.head)).find((p) => p.number === pr.number) ?? pr) : pr;
-    const g = await guardPullRequest(
-      ctx,
-      guard,
-      fresh,
-      [childFile],
-      seen.noted,
-      'turned this proposal into a draft until only its child plan file is changed',
-    );
+    const g = await guardPullRequest(ctx, guard, fresh, {
+      own: [childFile],
+      noted: seen.noted,
+      consequence: 'turned this proposal into a draft until only its child plan file is changed',
+    });
     if (g.foreign.length > 0) {
       log(
         'warn',

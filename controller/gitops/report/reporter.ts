@@ -330,14 +330,11 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       return;
     }
     if (written.outcome === 'pushed') pr = { ...pr, headSha: written.commit };
-    const g = await guardPullRequest(
-      ctx,
-      guard,
-      pr,
-      ownFiles(files),
-      st.noted,
-      'does not mark this rollout report ready for review (it stays, or goes back to, a draft)',
-    );
+    const g = await guardPullRequest(ctx, guard, pr, {
+      own: ownFiles(files),
+      noted: st.noted,
+      consequence: 'does not mark this rollout report ready for review (it stays, or goes back to, a draft)',
+    });
     st.noted = g.noted;
     if (g.foreign.length > 0) {
       st.blockedHead = pr.headSha;

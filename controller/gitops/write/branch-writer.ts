@@ -81,6 +81,12 @@ interface Tip {
   existed: boolean;
 }
 
+/** The human commits above the bot's last commit on the branch (newest first), and that bot commit. */
+interface CommitsOnTop {
+  human: { oid: string; author: string }[];
+  lastBot: string | undefined;
+}
+
 export class BranchWriter {
   private readonly gitdir: string;
   private ready: Promise<void> | undefined;
@@ -224,14 +230,8 @@ export class BranchWriter {
       const found = await this.humanCommitsOnTop(tip.oid, req);
       human = found.human.length;
       if (human > 0) {
-        for (const path of req.guarded ?? Object.keys(req.files)) {
-          const mine = found.lastBot === undefined ? undefined : await blobAt(gitdir, found.lastBot, path);
-          const theirs = await blobAt(gitdir, tip.oid, path);
-          if (mine !== theirs) {
-            const by = found.human.find(() => true)?.author ?? 'someone';
-            return { outcome: 'done', result: { outcome: 'humanEdited', commit: tip.oid, author: by, path } };
-          }
-        }
+        const edited = await this.guardedEdit(req, tip.oid, found);
+        if (edited) return { outcome: 'done', result: edited };
       }
     }
     const parent = await git.readCommit({ fs, gitdir, oid: tip.oid });
@@ -263,16 +263,27 @@ export class BranchWriter {
     return { outcome: 'commit', commit, human };
   }
 
+  /** The first guarded file whose content at the tip is not what the bot's last commit holds: a human changed it. */
+  private async guardedEdit(req: WriteRequest, tip: string, found: CommitsOnTop): Promise<WriteResult | undefined> {
+    const gitdir = this.gitdir;
+    for (const path of req.guarded ?? Object.keys(req.files)) {
+      const mine = found.lastBot === undefined ? undefined : await blobAt(gitdir, found.lastBot, path);
+      const theirs = await blobAt(gitdir, tip, path);
+      if (mine !== theirs) {
+        const by = found.human.find(() => true)?.author ?? 'someone';
+        return { outcome: 'humanEdited', commit: tip, author: by, path };
+      }
+    }
+    return undefined;
+  }
+
   private remember(sha: string): void {
     this.ours.add(sha);
     if (this.ours.size > 10_000) this.ours.delete(this.ours.values().next().value as string);
   }
 
   /** Commits from the tip down (first parents) until the bot's own, and that bot commit. */
-  private async humanCommitsOnTop(
-    tip: string,
-    req: WriteRequest,
-  ): Promise<{ human: { oid: string; author: string }[]; lastBot: string | undefined }> {
+  private async humanCommitsOnTop(tip: string, req: WriteRequest): Promise<CommitsOnTop> {
     const human: { oid: string; author: string }[] = [];
     const guarded = req.guarded ?? Object.keys(req.files);
     let oid: string | undefined = tip;

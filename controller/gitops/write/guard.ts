@@ -47,6 +47,15 @@ export interface GuardOutcome {
   noted: string | undefined;
 }
 
+export interface GuardInput {
+  /** The files the branch may change. */
+  own: readonly string[];
+  /** GuardOutcome.noted of the previous check of this PR. */
+  noted: string | undefined;
+  /** What the caller does about foreign files, for the comment. */
+  consequence: string;
+}
+
 /**
  * Checks what a PR would merge: only `own` files, or the foreign ones are named in one comment and
  * the head's status fails. `consequence` says what the caller does about it (in the comment).
@@ -55,9 +64,7 @@ export async function guardPullRequest(
   ctx: OpContext,
   g: BranchGuard,
   pr: PullRequestView,
-  own: readonly string[],
-  noted: string | undefined,
-  consequence: string,
+  { own, noted, consequence }: GuardInput,
 ): Promise<GuardOutcome> {
   if (g.forge.kind === 'none' || pr.number === 0) return { foreign: [], noted: undefined };
   const listed = await g.forge.pullRequestFiles(ctx, pr.number);

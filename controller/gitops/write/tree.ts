@@ -68,26 +68,27 @@ export async function changedPaths(
     const from = (await git.readCommit({ fs, gitdir, oid: fromCommit })).commit.tree;
     const to = (await git.readCommit({ fs, gitdir, oid: toCommit })).commit.tree;
     const out: string[] = [];
-    await diffTrees(gitdir, from, to, '', out, max);
+    await diffTrees({ gitdir, out, max }, from, to, '');
     return out;
   } catch {
     return undefined;
   }
 }
 
-async function diffTrees(
-  gitdir: string,
-  a: string | undefined,
-  b: string | undefined,
-  prefix: string,
-  out: string[],
-  max: number,
-): Promise<void> {
+/** One diff of two commits' trees: where the trees are read, and the changed paths found so far (at most `max`). */
+interface TreeDiff {
+  gitdir: string;
+  out: string[];
+  max: number;
+}
+
+async function diffTrees(d: TreeDiff, a: string | undefined, b: string | undefined, prefix: string): Promise<void> {
+  const { gitdir, out, max } = d;
   if (a === b || out.length >= max) return;
   const left = new Map((await entriesOf(gitdir, a)).map((e) => [e.path, e]));
   const right = new Map((await entriesOf(gitdir, b)).map((e) => [e.path, e]));
   for (const name of [...new Set([...left.keys(), ...right.keys()])].sort()) {
-    await diffEntry(gitdir, left.get(name), right.get(name), `${prefix}${name}`, out, max);
+    await diffEntry(d, left.get(name), right.get(name), `${prefix}${name}`);
     if (out.length >= max) return;
   }
 }
@@ -96,16 +97,8 @@ const folder = (e: TreeEntry | undefined): string | undefined => (e?.type === 't
 const file = (e: TreeEntry | undefined): boolean => e !== undefined && e.type !== 'tree';
 
 /** One name of two trees: a file on either side is a changed path (a file replaced by a folder too); folders are walked. */
-async function diffEntry(
-  gitdir: string,
-  l: TreeEntry | undefined,
-  r: TreeEntry | undefined,
-  path: string,
-  out: string[],
-  max: number,
-): Promise<void> {
+async function diffEntry(d: TreeDiff, l: TreeEntry | undefined, r: TreeEntry | undefined, path: string): Promise<void> {
   if (l?.oid === r?.oid && l?.mode === r?.mode) return;
-  if (file(l) || file(r)) out.push(path);
-  if (folder(l) !== undefined || folder(r) !== undefined)
-    await diffTrees(gitdir, folder(l), folder(r), `${path}/`, out, max);
+  if (file(l) || file(r)) d.out.push(path);
+  if (folder(l) !== undefined || folder(r) !== undefined) await diffTrees(d, folder(l), folder(r), `${path}/`);
 }
