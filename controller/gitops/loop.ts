@@ -10,6 +10,7 @@ import { Annotation } from '../../schemas/api.js';
 import { formatSourceProblem, hasDrift, type LoadedCommit } from '../core/gitops/sync-plan.js';
 import type { ForgePort } from '../forge/port.js';
 import type { KubeInformers, KubePort } from '../kube/port.js';
+import type { PlanView } from '../kube/views.js';
 import type { Clock } from '../runtime/clock.js';
 import { rootContext, withTimeout, type OpContext } from '../runtime/context.js';
 import { isOutcomeError, OutcomeKind } from '../runtime/outcome.js';
@@ -62,6 +63,11 @@ export interface GitopsLoop {
   reportFiles(): { commit: string; tree: ReportTree } | undefined;
 }
 
+/** The pass a wake-up asks for: the interval (or a re-sync with no good commit yet) polls, a poll request syncs in full, a push fetches. */
+function passFor(next: Want | 'interval'): 'poll' | 'full' | 'fetch' {
+  return next === 'interval' || next === 'resync' ? 'poll' : next === 'poll' ? 'full' : 'fetch';
+}
+
 export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   const state: GitopsState = {
     lastPolledCommit: undefined,
@@ -100,13 +106,18 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       return;
     }
     // A hand edit of a plan Git manages is put back at once, from the commit already loaded.
+    if (driftedFromGit(view, old)) request('resync');
+  });
+
+  /** The plan as changed (view; undefined once deleted) is one Git manages and differs from it in the good commit. */
+  function driftedFromGit(view: PlanView | undefined, old: PlanView | undefined): boolean {
     const plan = view ?? old;
-    if (!good || !plan) return;
+    if (!good || !plan) return false;
     const git = good.plans.find((p) => p.name === plan.name);
     const c = view ? clusterPlan(view) : undefined;
-    if (c && !c.managed) return;
-    if (git && c && !c.deleting && hasDrift(git.spec, git.rawSpec, c.spec)) request('resync');
-  });
+    if (c && !c.managed) return false;
+    return Boolean(git && c && !c.deleting && hasDrift(git.spec, git.rawSpec, c.spec));
+  }
 
   /** `fetch`: the head moved (a push webhook), so fetch without listing the refs first; the commit is synced even when it is the one loaded. */
   async function pass(ctx: OpContext, want: 'poll' | 'full' | 'fetch'): Promise<void> {
@@ -128,17 +139,22 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       failures = 0;
     } catch (err) {
       outcome = isOutcomeError(err) ? err.reason : 'Error';
-      lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
-      failures++;
-      state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
-      deps.log.warn(
-        { reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined },
-        'GitOps poll failed',
-      );
+      recordFailure(err, outcome);
       await refusedStatus(ctx, err);
     } finally {
       deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
     }
+  }
+
+  /** A failed pass: counted for the retry backoff, kept as the last error, and logged. */
+  function recordFailure(err: unknown, outcome: string): void {
+    lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
+    failures++;
+    state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
+    deps.log.warn(
+      { reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined },
+      'GitOps poll failed',
+    );
   }
 
   /** Fetches the branch head; loads its plans when it is not the commit already loaded. */
@@ -277,7 +293,7 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
             deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'GitOps re-sync failed');
           }
         } else {
-          await pass(ctx, next === 'interval' || next === 'resync' ? 'poll' : next === 'poll' ? 'full' : 'fetch');
+          await pass(ctx, passFor(next));
         }
         if (signal.aborted) break;
         if (pending) {

@@ -145,15 +145,19 @@ export function formatTemplatePreview(p: TemplatePreview): string {
       : e.versions.map((v) => `  ${v.version.padEnd(10)} ${v.state.padEnd(18)} ${v.message}`)),
   ];
   const pr = p.promotion;
-  if (pr) {
-    lines.push(
-      '',
-      `promotion: ${pr.reason}${pr.version === undefined ? '' : ` (${pr.version}${pr.eligibleTime === undefined ? '' : `, eligible ${pr.eligibleTime}`})`}`,
-    );
-    for (const s of pr.stages ?? [])
-      lines.push(`  stage ${s.cluster}${s.selector === undefined ? '' : ` (${s.selector})`}: ${s.state}: ${s.message}`);
-    for (const r of pr.rejectedReports ?? []) lines.push(`  rejected ${r.file}: ${r.reason}`);
-    if (pr.moreRejectedReports !== undefined) lines.push(`  and ${pr.moreRejectedReports} more rejected`);
-  }
+  if (pr) lines.push(...promotionLines(pr));
   return `${lines.join('\n')}\n`;
+}
+
+/** The promotion verdict, after a blank line: each stage, and the upstream reports rejected. */
+function promotionLines(pr: PromotionStatus): string[] {
+  const lines = [
+    '',
+    `promotion: ${pr.reason}${pr.version === undefined ? '' : ` (${pr.version}${pr.eligibleTime === undefined ? '' : `, eligible ${pr.eligibleTime}`})`}`,
+  ];
+  for (const s of pr.stages ?? [])
+    lines.push(`  stage ${s.cluster}${s.selector === undefined ? '' : ` (${s.selector})`}: ${s.state}: ${s.message}`);
+  for (const r of pr.rejectedReports ?? []) lines.push(`  rejected ${r.file}: ${r.reason}`);
+  if (pr.moreRejectedReports !== undefined) lines.push(`  and ${pr.moreRejectedReports} more rejected`);
+  return lines;
 }

@@ -122,6 +122,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
+/** What makes a delivery a duplicate: its body's digest, and its X-GitHub-Delivery ID when it has one. */
+function deliveryKeys(req: IncomingMessage, body: Buffer): string[] {
+  const delivery = req.headers['x-github-delivery'];
+  const keys = [`body:${createHash('sha256').update(body).digest('hex')}`];
+  if (typeof delivery === 'string' && delivery !== '') keys.push(`id:${delivery}`);
+  return keys;
+}
+
 async function handle(
   opts: WebhookOptions,
   recent: RecentDeliveries,
@@ -142,10 +150,8 @@ async function handle(
     opts.log('webhook: signature mismatch (X-Hub-Signature-256)', { remote: req.socket.remoteAddress });
     return reply(res, 401, 'signature mismatch');
   }
-  const delivery = req.headers['x-github-delivery'];
-  const keys = [`body:${createHash('sha256').update(body).digest('hex')}`];
-  if (typeof delivery === 'string' && delivery !== '') keys.push(`id:${delivery}`);
-  if (!recent.firstTime(keys, (opts.now ?? Date.now)())) return reply(res, 200, 'duplicate delivery, ignored');
+  if (!recent.firstTime(deliveryKeys(req, body), (opts.now ?? Date.now)()))
+    return reply(res, 200, 'duplicate delivery, ignored');
   const event = req.headers['x-github-event'];
   if (event === 'ping') return reply(res, 200, 'pong');
   if (event !== 'push') return reply(res, 202, 'ignored: not a push');
