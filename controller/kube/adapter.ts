@@ -143,7 +143,7 @@ function makePort(
     deletePod: (ctx, pod) => deletePod(c, ctx, pod),
     matchingPdbs: (ctx, pod) => matchingPdbs(c, ctx, pod),
     createSlotLease: (ctx, lease) => createSlotLease(c, ctx, lease),
-    deleteLease: (ctx, ns, name, rv) => deleteLease(c, ctx, ns, name, rv),
+    deleteLease: (ctx, namespace, name, resourceVersion) => deleteLease(c, ctx, { namespace, name, resourceVersion }),
     readLease: (ctx, ns, name) => readLease(c, ctx, ns, name),
     createPatchJob: (ctx, job) => createPatchJob(c, ctx, job),
     createHookJob: (ctx, ns, job) => createHookJob(c, ctx, ns, job),

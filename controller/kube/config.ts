@@ -43,7 +43,7 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     if (!exists(path)) throw new KubeConfigError(`kubeconfig ${path} does not exist`);
     return from(`kubeconfig ${path}`, () => kc.loadFromFile(path));
   }
-  if (env['KUBERNETES_SERVICE_HOST'] && env['KUBERNETES_SERVICE_PORT'] && exists(SERVICE_ACCOUNT_TOKEN)) {
+  if (inCluster(env, exists)) {
     return from('the in-cluster service account', () => kc.loadFromCluster());
   }
   const listed = (env['KUBECONFIG'] ?? '').split(':').filter((p) => p !== '');
@@ -66,6 +66,11 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
   throw new KubeConfigError(
     'no Kubernetes configuration: pass --kubeconfig, run in a pod with a service account, set $KUBECONFIG, or create ~/.kube/config',
   );
+}
+
+/** Running in a pod: the service's address is in the environment and the service account token is mounted. */
+function inCluster(env: NodeJS.ProcessEnv, exists: (path: string) => boolean): boolean {
+  return !!env['KUBERNETES_SERVICE_HOST'] && !!env['KUBERNETES_SERVICE_PORT'] && exists(SERVICE_ACCOUNT_TOKEN);
 }
 
 /**

@@ -18,6 +18,15 @@ export function projectDaemonSet(d: V1DaemonSet): DaemonSetView {
     resourceVersion: md.resourceVersion ?? '',
     image: firstImage(d.spec?.template?.spec),
     generation: md.generation ?? 0,
+    ...rolloutCounts(status),
+  };
+}
+
+/** How far the DaemonSet's rollout is: the generation it has seen and its pod counts (0 when missing). */
+function rolloutCounts(
+  status: Partial<V1DaemonSetStatus>,
+): Pick<DaemonSetView, 'observedGeneration' | 'desired' | 'updated' | 'available'> {
+  return {
     observedGeneration: status.observedGeneration ?? 0,
     desired: status.desiredNumberScheduled ?? 0,
     updated: status.updatedNumberScheduled ?? 0,

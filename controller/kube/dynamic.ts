@@ -205,11 +205,16 @@ export function makeObjectInformer(
 
 const LIST_PAGE = 500;
 
+/** The cluster's configuration and the client that lists objects through it: they go together. */
+export interface ObjectReader {
+  kubeConfig: KubeConfig;
+  clients: Pick<KubeClients, 'custom'>;
+}
+
 /** Every object of the resource as the apiserver has it now (not an informer's cache), page by page. */
 export async function listObjects(
   ctx: OpContext,
-  kubeConfig: KubeConfig,
-  clients: Pick<KubeClients, 'custom'>,
+  { kubeConfig, clients }: ObjectReader,
   r: DynamicResource,
   namespace: string | undefined,
 ): Promise<ObjectView[]> {
@@ -259,7 +264,7 @@ export function makeObjectSource(
   return {
     discover: (ctx, apiVersion, kind) => discoverResource(ctx, kubeConfig, apiVersion, kind),
     informer: (r, namespace) => makeObjectInformer({ ...s, kubeConfig }, clients, r, namespace),
-    list: (ctx, r, namespace) => listObjects(ctx, kubeConfig, clients, r, namespace),
+    list: (ctx, r, namespace) => listObjects(ctx, { kubeConfig, clients }, r, namespace),
     deniedVerbs: async (ctx, r, namespace, verbs) => {
       const denied: string[] = [];
       for (const verb of verbs) {

@@ -2,7 +2,7 @@
 // under its deterministic name, and the small view the informer keeps of it. The pod's
 // ServiceAccount, token mount and securityContext are the request's (core/hook-policy.ts), set over
 // the template: a plan cannot loosen them.
-import type { V1Container, V1EnvVar, V1Job } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { API_VERSION } from '../../schemas/api.js';
 import type { HookJobRequest } from '../core/hooks.js';
 import { durationMs } from '../core/time.js';
@@ -90,15 +90,23 @@ export async function readHookJob(
 
 export function projectHookJob(job: V1Job): HookJobView {
   const md = job.metadata ?? {};
-  const status = job.status ?? {};
-  const isTrue = (type: string) => (status.conditions ?? []).find((c) => c.type === type && c.status === 'True');
-  const failed = isTrue('Failed');
   return {
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     resourceVersion: md.resourceVersion ?? '',
     labels: md.labels ?? {},
     ownerUid: (md.ownerReferences ?? []).find((o) => o.controller === true)?.uid,
+    ...progressOf(job.status ?? {}),
+  };
+}
+
+/** Where the Job stands: running until its Complete or Failed condition is True; when it started and ended. */
+function progressOf(
+  status: V1JobStatus,
+): Pick<HookJobView, 'outcome' | 'failedReason' | 'startTime' | 'completionTime'> {
+  const isTrue = (type: string) => (status.conditions ?? []).find((c) => c.type === type && c.status === 'True');
+  const failed = isTrue('Failed');
+  return {
     outcome: isTrue('Complete') ? 'succeeded' : failed ? 'failed' : 'running',
     failedReason: failed?.reason,
     startTime: epochMs(status.startTime),

@@ -355,12 +355,7 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
   private replaceAll(fresh: Map<string, V>, listRv: string): void {
     const rvOf = this.opts.resourceVersion;
     const changes: [string, V | undefined, V | undefined][] = [];
-    for (const [key, gone] of this.deletedByUs) {
-      if (fresh.has(key) && !this.deletedSince(key, fresh.get(key) as V)) continue;
-      fresh.delete(key);
-      // A list taken after the delete does not have it: nothing to remember (nor to tell handlers) any more.
-      if (isNewer(listRv, rvOf(gone)) === true) this.deletedByUs.delete(key);
-    }
+    this.dropOurDeletes(fresh, listRv);
     for (const key of this.store.keys()) {
       const cached = this.store.get(key);
       if (!fresh.has(key) && cached !== undefined && isNewer(rvOf(cached), listRv) !== true)
@@ -372,6 +367,17 @@ class ListWatchInformer<T, V> implements KubeInformer<V> {
       changes.push([key, ours, this.store.set(key, ours)]);
     }
     for (const [key, view, old] of changes) this.emit(key, view, old);
+  }
+
+  /** Takes out of a full list the objects we deleted since (deletedByUs), as replaceAll must not bring them back. */
+  private dropOurDeletes(fresh: Map<string, V>, listRv: string): void {
+    const rvOf = this.opts.resourceVersion;
+    for (const [key, gone] of this.deletedByUs) {
+      if (fresh.has(key) && !this.deletedSince(key, fresh.get(key) as V)) continue;
+      fresh.delete(key);
+      // A list taken after the delete does not have it: nothing to remember (nor to tell handlers) any more.
+      if (isNewer(listRv, rvOf(gone)) === true) this.deletedByUs.delete(key);
+    }
   }
 
   private watchOnce(signal: AbortSignal): Promise<WatchEnd> {

@@ -21,12 +21,17 @@ export async function createSlotLease(c: KubeClients, ctx: OpContext, lease: Slo
   return projectLease(out);
 }
 
+/** The Lease to delete; with a resourceVersion, only that version of it (a newer one is a Conflict). */
+export interface LeaseDelete {
+  namespace: string;
+  name: string;
+  resourceVersion?: string | undefined;
+}
+
 export async function deleteLease(
   c: KubeClients,
   ctx: OpContext,
-  namespace: string,
-  name: string,
-  resourceVersion?: string,
+  { namespace, name, resourceVersion }: LeaseDelete,
 ): Promise<void> {
   try {
     await kubeCall(ctx, `delete Lease ${namespace}/${name}`, (o) =>

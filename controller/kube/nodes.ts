@@ -18,11 +18,18 @@ import { CORDONED_BY_ANNOTATION, type NodeView } from './views.js';
 const CONFLICT_RETRIES = 3;
 
 export function cordonNode(c: KubeClients, ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView> {
-  return guardedNodeWrite(c, ctx, 'cordon', node, jobName);
+  return guardedNodeWrite(c, ctx, { verb: 'cordon', decidedOn: node, jobName });
 }
 
 export function uncordonNode(c: KubeClients, ctx: OpContext, node: NodeView, jobName: string): Promise<NodeView> {
-  return guardedNodeWrite(c, ctx, 'uncordon', node, jobName);
+  return guardedNodeWrite(c, ctx, { verb: 'uncordon', decidedOn: node, jobName });
+}
+
+/** A cordon or uncordon for a job, as decided on one view of the Node. */
+interface NodeWrite {
+  verb: 'cordon' | 'uncordon';
+  decidedOn: NodeView;
+  jobName: string;
 }
 
 /**
@@ -33,9 +40,7 @@ export function uncordonNode(c: KubeClients, ctx: OpContext, node: NodeView, job
 async function guardedNodeWrite(
   c: KubeClients,
   ctx: OpContext,
-  verb: 'cordon' | 'uncordon',
-  decidedOn: NodeView,
-  jobName: string,
+  { verb, decidedOn, jobName }: NodeWrite,
 ): Promise<NodeView> {
   let node = decidedOn;
   for (let retry = 0; ; retry++) {

@@ -66,13 +66,18 @@ function objectPatch(old: Record<string, unknown>, next: Record<string, unknown>
   return out;
 }
 
+/** The status to write and the view it replaces, whose resourceVersion guards the write. */
+export interface StatusWrite<V, S> {
+  view: V;
+  status: S;
+}
+
 /** Replaces a custom object's status, guarded by the view's resourceVersion (a concurrent change is a Conflict). */
 export async function writeStatus<S extends object, V extends { name: string; resourceVersion: string; status: S }>(
   c: KubeClients,
   ctx: OpContext,
   type: { kind: string; plural: string; project: (raw: RawCustomObject) => V },
-  view: V,
-  status: S,
+  { view, status }: StatusWrite<V, S>,
 ): Promise<V> {
   const body = { metadata: { resourceVersion: view.resourceVersion }, status: statusPatch(view.status, status) };
   const out = (await kubeCall(
@@ -96,5 +101,5 @@ export async function writeStatus<S extends object, V extends { name: string; re
 }
 
 export function writeJobStatus(c: KubeClients, ctx: OpContext, job: JobView, status: PatchJobStatus): Promise<JobView> {
-  return writeStatus(c, ctx, { kind: 'PatchJob', plural: PATCHJOB_PLURAL, project: projectJob }, job, status);
+  return writeStatus(c, ctx, { kind: 'PatchJob', plural: PATCHJOB_PLURAL, project: projectJob }, { view: job, status });
 }

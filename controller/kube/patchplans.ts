@@ -24,7 +24,12 @@ export function writePlanStatus(
   plan: PlanView,
   status: PatchPlanStatus,
 ): Promise<PlanView> {
-  return writeStatus(c, ctx, { kind: 'PatchPlan', plural: PATCHPLAN_PLURAL, project: projectPlan }, plan, status);
+  return writeStatus(
+    c,
+    ctx,
+    { kind: 'PatchPlan', plural: PATCHPLAN_PLURAL, project: projectPlan },
+    { view: plan, status },
+  );
 }
 
 /** The Pause failure policy: spec.paused = true, guarded by the view's resourceVersion. */

@@ -2,7 +2,7 @@
 // from list/read calls (client-node turns timestamps into Date) and as plain JSON from watch events
 // (timestamps stay strings), so every timestamp goes through epochMs(). Projections never throw on
 // odd content: a view with defaults beats an informer that stops.
-import type { V1Lease, V1Node, V1OwnerReference, V1Pod, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Lease, V1Node, V1NodeStatus, V1OwnerReference, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import type { z } from 'zod';
 import { formatPath } from '../../schemas/field-path.js';
 import { patchJobSpec, patchJobStatus, type PatchJobStatus } from '../../schemas/patchjob.js';
@@ -44,7 +44,7 @@ export function projectNode(node: V1Node): NodeView {
   const annotations = md.annotations ?? {};
   const status = node.status;
   const ready = hasReadyCondition(status?.conditions);
-  const internalIP = status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+  const internalIP = internalIPOf(status);
   const info = status?.nodeInfo;
   return {
     name: md.name ?? '',
@@ -61,6 +61,11 @@ export function projectNode(node: V1Node): NodeView {
     hold: annotations[HOLD_ANNOTATION],
     installerAnnotations: installerAnnotationsOf(annotations),
   };
+}
+
+/** The node's InternalIP address, when it reports one. */
+function internalIPOf(status: V1NodeStatus | undefined): string | undefined {
+  return status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
 }
 
 /** The node's installer override annotations, or undefined when it carries none (the common case). */
@@ -86,7 +91,7 @@ export function projectPod(pod: V1Pod): PodView {
     name: md.name ?? '',
     uid: md.uid ?? '',
     resourceVersion: md.resourceVersion ?? '',
-    nodeName: pod.spec?.nodeName || undefined,
+    nodeName: nodeNameOf(pod),
     labels: md.labels ?? {},
     controllerKind: controllerKindOf(md.ownerReferences),
     mirror: MIRROR_ANNOTATION in (md.annotations ?? {}),
@@ -96,6 +101,11 @@ export function projectPod(pod: V1Pod): PodView {
     ready: hasReadyCondition(pod.status?.conditions),
     ...exitCodeOf(pod),
   };
+}
+
+/** The node the pod is bound to; undefined while it is not scheduled (an empty name counts as none). */
+function nodeNameOf(pod: V1Pod): string | undefined {
+  return pod.spec?.nodeName || undefined;
 }
 
 /** The terminated exit code of the pod's first terminated container (a failed one first), when there is one. */
