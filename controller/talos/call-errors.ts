@@ -109,6 +109,11 @@ export function callError(err: unknown, site: CallSite, signal: AbortSignal, rol
       cause: err,
     });
   }
+  return grpcCallError(err, site, roles);
+}
+
+/** A gRPC status the call ended with, classified (classifyGrpcError) and explained for its kind. */
+function grpcCallError(err: grpc.ServiceError, site: CallSite, roles: readonly string[]): TalosApiError {
   const details = err.details || err.message;
   const { kind, transient } = classifyGrpcError(err.code, details);
   let message: string;

@@ -95,6 +95,22 @@ const CONTAINERD: Record<ImageNamespace, { driver: ContainerDriver; namespace: C
   cri: { driver: ContainerDriver.CRI, namespace: ContainerdNamespace.NS_CRI },
 };
 
+/** A call as a method asks for it; the attempt timeout is the client's callTimeoutMs unless given. */
+interface SpecRequest {
+  method: string;
+  node: string;
+  retry: CallSpec['retry'];
+  timeoutMs?: number;
+  idleMs?: number;
+}
+
+/** A COSI resource to read with State.Get. */
+interface ResourceKey {
+  namespace: string;
+  type: string;
+  id: string;
+}
+
 export class TalosClient implements TalosPort {
   private readonly set: ChannelSet;
   private readonly transport: Transport;
@@ -128,7 +144,7 @@ export class TalosClient implements TalosPort {
   // -- reads (retried on transient errors) ---------------------------------------------------
 
   async version(ctx: OpContext, node: string): Promise<TalosNodeVersion> {
-    const spec = this.spec(ctx, 'MachineService.Version', node, 'idempotent');
+    const spec = this.spec(ctx, { method: 'MachineService.Version', node, retry: 'idempotent' });
     const res = await this.transport.unary(ctx, MachineServiceService.version, Empty.create(), spec);
     const v = this.single(res.messages, spec);
     const tag = v.version?.tag;
@@ -146,10 +162,12 @@ export class TalosClient implements TalosPort {
   /** The node's boot ID: COSI `BootIDs` on 1.14+, else `/proc/sys/kernel/random/boot_id` via Read. */
   async bootId(ctx: OpContext, node: string, runningVersion: string): Promise<string> {
     if (hasBootIdResource(runningVersion)) {
-      const id = decodeBootId(await this.getResource(ctx, node, 'runtime', 'BootIDs.runtime.talos.dev', 'boot-id'));
+      const id = decodeBootId(
+        await this.getResource(ctx, node, { namespace: 'runtime', type: 'BootIDs.runtime.talos.dev', id: 'boot-id' }),
+      );
       if (id) return id;
     }
-    const spec = this.spec(ctx, 'MachineService.Read', node, 'idempotent');
+    const spec = this.spec(ctx, { method: 'MachineService.Read', node, retry: 'idempotent' });
     const chunks = await this.transport.stream(
       ctx,
       MachineServiceService.read,
@@ -175,7 +193,7 @@ export class TalosClient implements TalosPort {
       ctx,
       StateService.list,
       { namespace: 'runtime', type: 'ExtensionStatuses.runtime.talos.dev', options: undefined },
-      this.spec(ctx, 'State.List', node, 'idempotent'),
+      this.spec(ctx, { method: 'State.List', node, retry: 'idempotent' }),
     );
     const extensions = items.flatMap((i) => (i.resource ? [decodeExtension(i.resource)] : []));
     const schematic = extensions.find((e) => e.name === 'schematic')?.version;
@@ -188,7 +206,11 @@ export class TalosClient implements TalosPort {
 
   async secureBoot(ctx: OpContext, node: string): Promise<boolean> {
     const secureBoot = decodeSecureBoot(
-      await this.getResource(ctx, node, 'runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'),
+      await this.getResource(ctx, node, {
+        namespace: 'runtime',
+        type: 'SecurityStates.runtime.talos.dev',
+        id: 'securitystate',
+      }),
     );
     if (secureBoot === undefined)
       throw this.malformed({ method: 'State.Get', node }, 'answered a SecurityState without secureBoot');
@@ -197,7 +219,11 @@ export class TalosClient implements TalosPort {
 
   async machineStatus(ctx: OpContext, node: string): Promise<TalosMachineStatus> {
     const status = decodeMachineStatus(
-      await this.getResource(ctx, node, 'runtime', 'MachineStatuses.runtime.talos.dev', 'machine'),
+      await this.getResource(ctx, node, {
+        namespace: 'runtime',
+        type: 'MachineStatuses.runtime.talos.dev',
+        id: 'machine',
+      }),
     );
     if ('malformed' in status)
       throw this.malformed({ method: 'State.Get', node }, `answered a MachineStatus that ${status.malformed}`);
@@ -206,7 +232,11 @@ export class TalosClient implements TalosPort {
 
   async readConfig(ctx: OpContext, node: string): Promise<string> {
     const yaml = decodeMachineConfig(
-      await this.getResource(ctx, node, 'config', 'MachineConfigs.config.talos.dev', 'v1alpha1'),
+      await this.getResource(ctx, node, {
+        namespace: 'config',
+        type: 'MachineConfigs.config.talos.dev',
+        id: 'v1alpha1',
+      }),
     );
     if (yaml === undefined) {
       throw new TalosApiError({
@@ -228,18 +258,26 @@ export class TalosClient implements TalosPort {
       ctx,
       ImageServiceService.pull,
       { containerd: CONTAINERD[opts.namespace ?? 'system'], imageRef: image },
-      this.spec(ctx, 'ImageService.Pull', node, 'idempotent', this.opts.streamTimeoutMs, this.opts.streamIdleMs),
-      (msg) => {
-        if (msg.name !== undefined) name = msg.name;
-        const p = msg.pullProgress;
-        if (p && onProgress) {
-          onProgress({
-            layerId: p.layerId,
-            status: pullStatusName(p.progress?.status ?? 0),
-            offset: p.progress?.offset ?? 0,
-            total: p.progress?.total ?? 0,
-          });
-        }
+      {
+        ...this.spec(ctx, {
+          method: 'ImageService.Pull',
+          node,
+          retry: 'idempotent',
+          timeoutMs: this.opts.streamTimeoutMs,
+          idleMs: this.opts.streamIdleMs,
+        }),
+        onMessage: (msg) => {
+          if (msg.name !== undefined) name = msg.name;
+          const p = msg.pullProgress;
+          if (p && onProgress) {
+            onProgress({
+              layerId: p.layerId,
+              status: pullStatusName(p.progress?.status ?? 0),
+              offset: p.progress?.offset ?? 0,
+              total: p.progress?.total ?? 0,
+            });
+          }
+        },
       },
     );
     if (!name) {
@@ -265,20 +303,21 @@ export class TalosClient implements TalosPort {
       ctx,
       LifecycleServiceService.upgrade,
       { containerd: CONTAINERD.system, source: { imageName: image } },
-      this.spec(
-        ctx,
-        'LifecycleService.Upgrade',
-        node,
-        'unsent-only',
-        this.opts.streamTimeoutMs,
-        this.opts.streamIdleMs,
-      ),
-      (msg) => {
-        if (msg.progress?.message !== undefined) {
-          messages.push(msg.progress.message);
-          onMessage?.(msg.progress.message);
-        }
-        if (msg.progress?.exitCode !== undefined) exitCode = msg.progress.exitCode;
+      {
+        ...this.spec(ctx, {
+          method: 'LifecycleService.Upgrade',
+          node,
+          retry: 'unsent-only',
+          timeoutMs: this.opts.streamTimeoutMs,
+          idleMs: this.opts.streamIdleMs,
+        }),
+        onMessage: (msg) => {
+          if (msg.progress?.message !== undefined) {
+            messages.push(msg.progress.message);
+            onMessage?.(msg.progress.message);
+          }
+          if (msg.progress?.exitCode !== undefined) exitCode = msg.progress.exitCode;
+        },
       },
     );
     if (exitCode === undefined) {
@@ -298,7 +337,7 @@ export class TalosClient implements TalosPort {
     image: string,
     opts: LegacyUpgradeOptions = {},
   ): Promise<LegacyUpgradeResult> {
-    const spec = this.spec(ctx, 'MachineService.Upgrade', node, 'unsent-only');
+    const spec = this.spec(ctx, { method: 'MachineService.Upgrade', node, retry: 'unsent-only' });
     const res = await this.transport.unary(
       ctx,
       MachineServiceService.upgrade,
@@ -322,14 +361,14 @@ export class TalosClient implements TalosPort {
       powercycle: RebootRequest_Mode.POWERCYCLE,
       force: RebootRequest_Mode.FORCE,
     }[mode];
-    const spec = this.spec(ctx, 'MachineService.Reboot', node, 'unsent-only');
+    const spec = this.spec(ctx, { method: 'MachineService.Reboot', node, retry: 'unsent-only' });
     const res = await this.transport.unary(ctx, MachineServiceService.reboot, { mode: m }, spec);
     return { actorId: this.single(res.messages, spec).actorId };
   }
 
   async rollback(ctx: OpContext, node: string): Promise<void> {
     // Not idempotent (a second call toggles back): never retried once it may have been sent.
-    const spec = this.spec(ctx, 'MachineService.Rollback', node, 'unsent-only');
+    const spec = this.spec(ctx, { method: 'MachineService.Rollback', node, retry: 'unsent-only' });
     const res = await this.transport.unary(ctx, MachineServiceService.rollback, {}, spec);
     this.single(res.messages, spec);
   }
@@ -340,7 +379,7 @@ export class TalosClient implements TalosPort {
     yaml: string,
     opts: { dryRun?: boolean } = {},
   ): Promise<ApplyConfigResult> {
-    const spec = this.spec(ctx, 'MachineService.ApplyConfiguration', node, 'unsent-only');
+    const spec = this.spec(ctx, { method: 'MachineService.ApplyConfiguration', node, retry: 'unsent-only' });
     const res = await this.transport.unary(
       ctx,
       MachineServiceService.applyConfiguration,
@@ -365,7 +404,12 @@ export class TalosClient implements TalosPort {
   // upstream until the caller's deadline, and the gate asks again on its next pass.
 
   async etcdMembers(ctx: OpContext, node: string): Promise<TalosEtcdMember[]> {
-    const spec = this.spec(ctx, 'MachineService.EtcdMemberList', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const spec = this.spec(ctx, {
+      method: 'MachineService.EtcdMemberList',
+      node,
+      retry: 'unsent-only',
+      timeoutMs: this.opts.etcdCallTimeoutMs,
+    });
     const res = await this.transport.unary(ctx, MachineServiceService.etcdMemberList, { queryLocal: false }, spec);
     return this.single(res.messages, spec).members.map((m) => ({
       id: m.id,
@@ -377,7 +421,12 @@ export class TalosClient implements TalosPort {
   }
 
   async etcdStatus(ctx: OpContext, node: string): Promise<TalosEtcdStatus> {
-    const spec = this.spec(ctx, 'MachineService.EtcdStatus', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const spec = this.spec(ctx, {
+      method: 'MachineService.EtcdStatus',
+      node,
+      retry: 'unsent-only',
+      timeoutMs: this.opts.etcdCallTimeoutMs,
+    });
     const res = await this.transport.unary(ctx, MachineServiceService.etcdStatus, Empty.create(), spec);
     const s = this.single(res.messages, spec).memberStatus;
     if (!s) throw this.malformed(spec, 'answered an EtcdStatus without member_status');
@@ -397,7 +446,12 @@ export class TalosClient implements TalosPort {
   }
 
   async etcdAlarms(ctx: OpContext, node: string): Promise<TalosEtcdAlarm[]> {
-    const spec = this.spec(ctx, 'MachineService.EtcdAlarmList', node, 'unsent-only', this.opts.etcdCallTimeoutMs);
+    const spec = this.spec(ctx, {
+      method: 'MachineService.EtcdAlarmList',
+      node,
+      retry: 'unsent-only',
+      timeoutMs: this.opts.etcdCallTimeoutMs,
+    });
     const res = await this.transport.unary(ctx, MachineServiceService.etcdAlarmList, Empty.create(), spec);
     return this.single(res.messages, spec)
       .memberAlarms.filter((a) => a.alarm !== EtcdMemberAlarm_AlarmType.NONE)
@@ -406,31 +460,24 @@ export class TalosClient implements TalosPort {
 
   /** Not idempotent in effect (moves leadership): sent once; upstream waits up to 3 min for a healthy local member, bounded here by the etcd deadline. */
   async etcdForfeitLeadership(ctx: OpContext, node: string): Promise<{ member: string }> {
-    const spec = this.spec(
-      ctx,
-      'MachineService.EtcdForfeitLeadership',
+    const spec = this.spec(ctx, {
+      method: 'MachineService.EtcdForfeitLeadership',
       node,
-      'unsent-only',
-      this.opts.etcdCallTimeoutMs * 2,
-    );
+      retry: 'unsent-only',
+      timeoutMs: this.opts.etcdCallTimeoutMs * 2,
+    });
     const res = await this.transport.unary(ctx, MachineServiceService.etcdForfeitLeadership, {}, spec);
     return { member: this.single(res.messages, spec).member };
   }
 
   // -- helpers --------------------------------------------------------------------------------
 
-  private async getResource(
-    ctx: OpContext,
-    node: string,
-    namespace: string,
-    type: string,
-    id: string,
-  ): Promise<Resource> {
+  private async getResource(ctx: OpContext, node: string, { namespace, type, id }: ResourceKey): Promise<Resource> {
     const res = await this.transport.unary(
       ctx,
       StateService.get,
       { namespace, type, id, options: {} },
-      this.spec(ctx, 'State.Get', node, 'idempotent'),
+      this.spec(ctx, { method: 'State.Get', node, retry: 'idempotent' }),
     );
     if (!res.resource) {
       throw new TalosApiError({
@@ -443,14 +490,8 @@ export class TalosClient implements TalosPort {
   }
 
   /** The call's spec, after checking that the client and its certificate can still be used. */
-  private spec(
-    ctx: OpContext,
-    method: string,
-    node: string,
-    retry: CallSpec['retry'],
-    timeoutMs = this.opts.callTimeoutMs,
-    idleMs?: number,
-  ): CallSpec {
+  private spec(ctx: OpContext, call: SpecRequest): CallSpec {
+    const { method, node, retry, timeoutMs = this.opts.callTimeoutMs, idleMs } = call;
     if (this.closed) throw new Error('TalosClient used after close()');
     const c = this.set.credentials;
     if (c.notAfter.getTime() <= ctx.clock.now()) {

@@ -67,23 +67,28 @@ export function decodeExtension(r: Resource): TalosExtension {
  * or a stage this controller does not know (deciding on a guess could reboot a busy node).
  */
 export function decodeMachineStatus(r: Resource): TalosMachineStatus | { malformed: string } {
-  if (hasProto(r) && r.spec) {
-    const s = MachineStatusSpec.decode(r.spec.protoSpec);
-    const stage = STAGES[s.stage];
-    if (stage === undefined)
-      return {
-        malformed:
-          s.stage === RuntimeMachineStage.MACHINE_STAGE_UNKNOWN
-            ? 'has no machine stage'
-            : `has machine stage ${s.stage}, unknown to this controller`,
-      };
+  if (hasProto(r) && r.spec) return machineStatusFromProto(r.spec.protoSpec);
+  return machineStatusFromYaml(yamlSpec(r));
+}
+
+function machineStatusFromProto(protoSpec: Buffer): TalosMachineStatus | { malformed: string } {
+  const s = MachineStatusSpec.decode(protoSpec);
+  const stage = STAGES[s.stage];
+  if (stage === undefined)
     return {
-      stage,
-      ready: s.status?.ready ?? false,
-      unmetConditions: (s.status?.unmetConditions ?? []).map((c) => ({ name: c.name, reason: c.reason })),
+      malformed:
+        s.stage === RuntimeMachineStage.MACHINE_STAGE_UNKNOWN
+          ? 'has no machine stage'
+          : `has machine stage ${s.stage}, unknown to this controller`,
     };
-  }
-  const y = yamlSpec(r);
+  return {
+    stage,
+    ready: s.status?.ready ?? false,
+    unmetConditions: (s.status?.unmetConditions ?? []).map((c) => ({ name: c.name, reason: c.reason })),
+  };
+}
+
+function machineStatusFromYaml(y: Record<string, unknown>): TalosMachineStatus | { malformed: string } {
   const stage = str(y.stage);
   if (!STAGE_NAMES.has(stage))
     return {

@@ -30,7 +30,8 @@ import {
   tlsRejectedError,
 } from './call-errors.js';
 import type { ChannelSet } from './channels.js';
-import { awaitReady } from './connect.js';
+import { awaitReady, type Readiness } from './connect.js';
+import type { TalosCredentials } from './credentials.js';
 import { TalosApiError, TalosErrorKind } from './errors.js';
 import { diagnoseTls } from './tls-diagnosis.js';
 
@@ -44,6 +45,11 @@ export interface CallSpec {
   timeoutMs: number;
   /** Streams only: an attempt that receives no message for this long is ended as StreamIdleError. */
   idleMs?: number;
+}
+
+/** A streaming call's spec, with what to tell about each message as it arrives. */
+export interface StreamSpec<Res> extends CallSpec {
+  onMessage?: (m: Res) => void;
 }
 
 export interface TransportOptions {
@@ -62,6 +68,14 @@ export interface MethodDef<Req, Res> {
 
 /** One attempt's call, started on a READY channel with the attempt's gRPC deadline. */
 type Attempt<T> = (client: grpc.Client, deadline: number, signal: AbortSignal) => Promise<T>;
+
+/** Where an attempt goes: the endpoint's index, and the previous attempt's failure (thrown instead when no time is left). */
+interface AttemptSlot {
+  index: number;
+  last: TalosApiError | undefined;
+}
+
+type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; error: TalosApiError };
 
 /**
  * grpc-js measures deadlines against the system clock, so the attempt's time budget (measured on
@@ -110,13 +124,8 @@ export class Transport {
   }
 
   /** Server-streaming call; resolves to every message once the stream ended OK. */
-  stream<Req, Res>(
-    ctx: OpContext,
-    def: MethodDef<Req, Res>,
-    req: Req,
-    spec: CallSpec,
-    onMessage?: (m: Res) => void,
-  ): Promise<Res[]> {
+  stream<Req, Res>(ctx: OpContext, def: MethodDef<Req, Res>, req: Req, streamSpec: StreamSpec<Res>): Promise<Res[]> {
+    const { onMessage, ...spec } = streamSpec;
     return this.call(
       ctx,
       spec,
@@ -173,7 +182,7 @@ export class Transport {
     let last: TalosApiError | undefined;
     for (let i = 0; i < this.opts.maxAttempts; i++) {
       const index = (start + i) % n;
-      const outcome = await this.attemptOn(index, ctx, spec, attempt, last);
+      const outcome = await this.attemptOn(ctx, spec, attempt, { index, last });
       if (outcome.ok) {
         this.set.preferred = index;
         return outcome.value;
@@ -189,12 +198,11 @@ export class Transport {
 
   /** One attempt through one endpoint: its result, or a failure that may be retried; throws when the call must end. */
   private async attemptOn<T>(
-    index: number,
     ctx: OpContext,
     spec: CallSpec,
     attempt: Attempt<T>,
-    last: TalosApiError | undefined,
-  ): Promise<{ ok: true; value: T } | { ok: false; error: TalosApiError }> {
+    { index, last }: AttemptSlot,
+  ): Promise<AttemptOutcome<T>> {
     const { endpoints, credentials } = this.set;
     const site: CallSite = { method: spec.method, node: spec.node, endpoint: endpoints[index] ?? '' };
     if (ctx.signal.aborted) throw canceledError(site, ctx.signal.reason);
@@ -205,16 +213,7 @@ export class Transport {
 
     const readiness = await awaitReady(client, deadline, ctx.signal);
     if (readiness === 'aborted') throw canceledError(site, ctx.signal.reason);
-    if (readiness !== 'ready') {
-      // Not sent. grpc-js says only "connection failed"; a plain TLS dial says whether the
-      // handshake was refused, which no retry or other endpoint would fix.
-      const why = await diagnoseTls(site.endpoint, credentials, ctx.signal);
-      if (ctx.signal.aborted) throw canceledError(site, ctx.signal.reason);
-      if (why !== undefined) throw tlsRejectedError(site, why);
-      const error = notConnectedError(site, readiness);
-      if (!error.transient) throw error;
-      return { ok: false, error };
-    }
+    if (readiness !== 'ready') return notSent(site, readiness, credentials, ctx.signal);
     try {
       return { ok: true, value: await attempt(client, deadline, ctx.signal) };
     } catch (err) {
@@ -236,4 +235,22 @@ export class Transport {
     }
     return true;
   }
+}
+
+/**
+ * An attempt whose endpoint never became ready: not sent. grpc-js says only "connection failed"; a
+ * plain TLS dial says whether the handshake was refused, which no retry or other endpoint would fix.
+ */
+async function notSent(
+  site: CallSite,
+  readiness: Exclude<Readiness, 'ready' | 'aborted'>,
+  credentials: TalosCredentials,
+  signal: AbortSignal,
+): Promise<AttemptOutcome<never>> {
+  const why = await diagnoseTls(site.endpoint, credentials, signal);
+  if (signal.aborted) throw canceledError(site, signal.reason);
+  if (why !== undefined) throw tlsRejectedError(site, why);
+  const error = notConnectedError(site, readiness);
+  if (!error.transient) throw error;
+  return { ok: false, error };
 }
