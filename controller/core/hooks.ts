@@ -91,23 +91,7 @@ export type HookProgress =
 
 export function decideHook(i: HookInput): HookProgress {
   const { hook, record, now } = i;
-  if (record === undefined) {
-    const fresh: HookStatus = {
-      hook,
-      jobName: i.request.name,
-      phase: 'Pending',
-      requestedTime: iso(now),
-      deadline: iso(now + durationMs(i.spec.timeout)),
-    };
-    return (
-      refused(i, fresh) ?? {
-        state: 'running',
-        record: fresh,
-        message: `starting the ${hook} hook (Job ${fresh.jobName})`,
-        requeueAfterMs: 0,
-      }
-    );
-  }
+  if (record === undefined) return start(i);
   if (record.phase === 'Succeeded') return { state: 'succeeded', record };
   if (record.phase === 'Failed')
     return {
@@ -116,12 +100,38 @@ export function decideHook(i: HookInput): HookProgress {
       reason: record.reason ?? HookReason.HookFailed,
       message: record.message ?? `${hook} hook Job ${record.jobName} failed`,
     };
-  const ours =
-    i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid) ? i.job : undefined;
+  const ours = ownJob(i);
   if (ours && ours.outcome !== 'running' && !exitCodeDue(ours, now)) return ended(hook, record, ours, now);
   const deadline = epoch(record.deadline) ?? now;
   if (now >= deadline) return timedOut(i, record, ours);
   return stillRunning(i, record, ours, deadline - now);
+}
+
+/** No record yet: the hook is recorded (Job name, deadline) before its Job is created, unless the allowlists refuse it. */
+function start(i: HookInput): HookProgress {
+  const { hook, now } = i;
+  const fresh: HookStatus = {
+    hook,
+    jobName: i.request.name,
+    phase: 'Pending',
+    requestedTime: iso(now),
+    deadline: iso(now + durationMs(i.spec.timeout)),
+  };
+  return (
+    refused(i, fresh) ?? {
+      state: 'running',
+      record: fresh,
+      message: `starting the ${hook} hook (Job ${fresh.jobName})`,
+      requeueAfterMs: 0,
+    }
+  );
+}
+
+/** The Job seen under the hook's name, when it is ours: one an earlier owner of the same name left (another UID) is not. */
+function ownJob(i: HookInput): HookJobFacts | undefined {
+  return i.job !== undefined && (i.job.ownerUid === undefined || i.job.ownerUid === i.request.owner.uid)
+    ? i.job
+    : undefined;
 }
 
 /** The hook failed without a Job (HookRefused) when the operator's allowlists refuse it; undefined when they admit it. */

@@ -141,6 +141,15 @@ export function memberProblem(
   const s = n.status.value;
   if (s.memberId !== m.id)
     return `not healthy: ${n.node} answers for member ${memberHex(s.memberId)}, not ${memberHex(m.id)}`;
+  return statusProblem(s, leader, maxLag);
+}
+
+/** Why a member's own etcd status says it is not healthy or not caught up with `leader`, or undefined. */
+function statusProblem(
+  s: EtcdStatusFact,
+  leader: { id: string; raftIndex: number | undefined } | undefined,
+  maxLag: number,
+): string | undefined {
   if (s.isLearner) return 'is a learner (not yet promoted to a voting member)';
   if (s.errors.length > 0) return `reports errors: ${s.errors.join('; ')}`;
   if (s.leader === '0') return 'not healthy: sees no leader';
@@ -271,18 +280,23 @@ export type WaitDecision =
   | { state: 'wait'; reason: 'WaitingForEtcd'; message: string; wait: EtcdWait }
   | { state: 'fail'; reason: 'EtcdTimeout' | 'EtcdQuorumAtRisk'; message: string };
 
+export interface EtcdWaitInput {
+  verdict:
+    { state: 'ok' } | { state: 'unsafe'; member: string; problem: string } | { state: 'refused'; message: string };
+  /** The gate: before the node goes down, or after its reboot. */
+  what: 'before' | 'after';
+  /** The wait recorded in status, if this gate is already waiting. */
+  wait?: EtcdWait | undefined;
+  /** How long a new wait may last (spec.etcd.timeout). */
+  timeoutMs: number;
+  now: number;
+}
+
 /**
  * A gate verdict against the wait recorded in status: go, wait (the message names the member and
  * what is wrong, with the deadline), or fail once the deadline passed (or at once when refused).
  */
-export function etcdWait(
-  verdict:
-    { state: 'ok' } | { state: 'unsafe'; member: string; problem: string } | { state: 'refused'; message: string },
-  what: 'before' | 'after',
-  wait: EtcdWait | undefined,
-  timeoutMs: number,
-  now: number,
-): WaitDecision {
+export function etcdWait({ verdict, what, wait, timeoutMs, now }: EtcdWaitInput): WaitDecision {
   if (verdict.state === 'ok') return { state: 'go' };
   if (verdict.state === 'refused') return { state: 'fail', reason: 'EtcdQuorumAtRisk', message: verdict.message };
   const start = wait ? Date.parse(wait.startTime) : now;

@@ -53,10 +53,7 @@ export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): Etcd
     ...(leaderName === undefined ? {} : { leader: leaderName }),
     members: memberStates(facts, members),
   };
-  // The first control-plane node to go down is the first in order that is not the leader.
-  const first = input.selected.find((n) => n !== leaderName) ?? input.selected[0];
-  const safety =
-    first === undefined ? undefined : controlPlaneSafety(facts, { node: first, maxLagEntries: input.maxLagEntries });
+  const safety = firstSafety(facts, input, leaderName);
   if (safety?.state === 'refused') return { passed: false, message: safety.message, status };
   const parts = [
     `etcd: ${members.length} member(s) ${members.map((m) => `${memberLabel(facts, m)}${leaderName !== undefined && nodeOfMember(facts, m) === leaderName ? ' (leader)' : ''}`).join(', ')}`,
@@ -65,6 +62,15 @@ export function etcdPreflight(facts: EtcdFacts, input: EtcdPreflightInput): Etcd
     parts.push(`the leader's node ${leaderName} goes last and hands leadership over first`);
   parts.push(outlook(safety, status));
   return { passed: true, message: parts.join('; '), status };
+}
+
+/** The gate's verdict for the first control-plane node to go down (none selected: undefined). */
+function firstSafety(facts: EtcdFacts, input: EtcdPreflightInput, leaderName: string | undefined): Safety | undefined {
+  // The first control-plane node to go down is the first in order that is not the leader.
+  const first = input.selected.find((n) => n !== leaderName) ?? input.selected[0];
+  return first === undefined
+    ? undefined
+    : controlPlaneSafety(facts, { node: first, maxLagEntries: input.maxLagEntries });
 }
 
 /** What the first control-plane node will meet: a wait (recorded as status.waitFor), the single-node warning, or nothing. */

@@ -60,20 +60,7 @@ export function decideDraining(o: JobObservation): JobStep {
   // A drain that is done (cordoned, nothing left) is done, however late it is seen: the deadline
   // bounds the wait, it does not undo a finished drain (a controller restart under load can look late).
   const drained = node.unschedulable && remaining.length === 0;
-  if (pastDeadline(status, o.now) && !drained) {
-    const what = status.blockingPDB
-      ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}`
-      : `${remaining.length} pod(s) still on the node`;
-    // The pods are a live list already; whether the node is cordoned comes from the cache.
-    return confirmedVerdict(
-      o,
-      failed(status, o.now, {
-        reason: JobReason.DrainTimeout,
-        message: `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`,
-      }),
-      ['node', 'nodePods'],
-    );
-  }
+  if (pastDeadline(status, o.now) && !drained) return drainTimedOut(o, remaining);
   if (!node.unschedulable) return cordon(o, status);
   if (node.cordonedBy === name && status.cordonedTime === undefined) {
     // Cordoned by us before a restart lost the status write.
@@ -86,6 +73,31 @@ export function decideDraining(o: JobObservation): JobStep {
       message: `node ${spec.nodeName} runs pods no controller manages, which would not come back: ${unmanaged.map(podName).join(', ')}; delete or move them, or set evictUnmanagedPods: true in the plan`,
     });
   }
+  return evictOrWait(o, remaining);
+}
+
+/** drainTimeout passed before the drain finished: failed, naming what held it (a PDB or the pods left). */
+function drainTimedOut(o: JobObservation, remaining: readonly JobPodFacts[]): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const what = status.blockingPDB
+    ? `eviction blocked by PodDisruptionBudget ${status.blockingPDB}`
+    : `${remaining.length} pod(s) still on the node`;
+  // The pods are a live list already; whether the node is cordoned comes from the cache.
+  return confirmedVerdict(
+    o,
+    failed(status, o.now, {
+      reason: JobReason.DrainTimeout,
+      message: `drain of node ${spec.nodeName} did not finish within drainTimeout ${spec.drainTimeout}: ${what} (${remaining.slice(0, 5).map(podName).join(', ')})`,
+    }),
+    ['node', 'nodePods'],
+  );
+}
+
+/** Cordoned, nothing unmanaged in the way: evict what is left, wait for evicted and hook pods to go, then the volumes, then Upgrading. */
+function evictOrWait(o: JobObservation, remaining: readonly JobPodFacts[]): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
   const toEvict = remaining.filter((p) => !p.deleting && !isHookPod(p));
   if (toEvict.length > 0) {
     return {

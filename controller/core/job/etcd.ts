@@ -14,7 +14,7 @@ import {
   type JobEtcdStatus,
 } from '../../../schemas/etcd.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
-import { caughtUp, controlPlaneSafety, etcdWait, leaderNode } from '../etcd/index.js';
+import { caughtUp, controlPlaneSafety, etcdWait, leaderNode, type Safety } from '../etcd/index.js';
 import { JobReason } from './reasons.js';
 import { durationMs, epoch, failed, iso } from './status.js';
 import type { CallFailure, EtcdLeaseRead, JobAction, JobObservation, JobStep } from './types.js';
@@ -52,15 +52,22 @@ export function etcdNeed(
   const { status } = job;
   const e = status.etcd;
   const beforeCordon = status.phase === 'Pending' && status.initialBootID !== undefined;
-  const afterReboot =
+  const afterReboot = catchingUp(status, node);
+  const holding = e?.leaseTime !== undefined && e.leaseReleasedTime === undefined;
+  return { facts: beforeCordon || afterReboot, lease: beforeCordon || afterReboot || holding };
+}
+
+/** Back from the reboot on a new boot, past the gate and the member not yet caught up: the after-reboot wait. */
+function catchingUp(status: PatchJobStatus, node: { bootID: string; ready: boolean }): boolean {
+  const e = status.etcd;
+  return (
     status.phase === 'Rebooting' &&
     e?.gatePassedTime !== undefined &&
     e.caughtUpTime === undefined &&
     node.ready &&
     node.bootID !== '' &&
-    node.bootID !== status.initialBootID;
-  const holding = e?.leaseTime !== undefined && e.leaseReleasedTime === undefined;
-  return { facts: beforeCordon || afterReboot, lease: beforeCordon || afterReboot || holding };
+    node.bootID !== status.initialBootID
+  );
 }
 
 const settingsOf = (o: JobObservation): { timeoutMs: number; maxLag: number } => ({
@@ -86,13 +93,13 @@ function holdFor(o: JobObservation, verdict: Verdict, stage: Stage): GateResult 
   const status = o.job.status;
   const e = status.etcd ?? {};
   const same = e.wait?.stage === stage ? e.wait : undefined;
-  const decision = etcdWait(
+  const decision = etcdWait({
     verdict,
-    stage === EtcdWaitStage.BeforeCordon ? 'before' : 'after',
-    same,
-    settingsOf(o).timeoutMs,
-    o.now,
-  );
+    what: stage === EtcdWaitStage.BeforeCordon ? 'before' : 'after',
+    wait: same,
+    timeoutMs: settingsOf(o).timeoutMs,
+    now: o.now,
+  });
   if (decision.state === 'go') return { pass: status };
   if (decision.state === 'fail') {
     const untouched = stage === EtcdWaitStage.BeforeCordon ? '; the node was not cordoned' : '';
@@ -140,13 +147,18 @@ export function etcdBeforeCordon(o: JobObservation): GateResult {
   const members = facts.nodes.length;
   if (safety.leader === spec.nodeName && members > 1)
     return forfeit({ ...o, job: { ...o.job, status: withEtcd(status, owned) } });
+  return { pass: withEtcd(status, gatePassed(owned, safety, o.now)) };
+}
+
+/** The gate passed: the wait ends, the leader before the reboot is kept (the first seen), a warning recorded. */
+function gatePassed(owned: JobEtcdStatus, safety: Extract<Safety, { state: 'safe' }>, now: number): JobEtcdStatus {
   const passed: JobEtcdStatus = {
-    ...waitEnded(owned, o.now),
-    gatePassedTime: iso(o.now),
+    ...waitEnded(owned, now),
+    gatePassedTime: iso(now),
     leaderBefore: owned.leaderBefore ?? safety.leader,
   };
   if (safety.warning !== undefined) passed.warning = safety.warning;
-  return { pass: withEtcd(status, passed) };
+  return passed;
 }
 
 /**

@@ -36,10 +36,17 @@ export function decideFinished(o: JobObservation): JobStep {
   // postNode runs once the node is given back (or said to stay cordoned), also after a failure.
   const post = postNodeHook(o);
   if (post) return post;
+  return releaseSlot(o, ours);
+}
+
+/** The node's slot Leases, then the etcd Lease, then the silences go; `staysCordoned`: the node is not given back. */
+function releaseSlot(o: JobObservation, staysCordoned: boolean): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
   // The slot is freed even while the node stays cordoned: a node that never comes back must not
   // hold up the rest of the group. Released once both are done; the status is written after the
   // Leases are gone (or at once when there are none).
-  const next = ours
+  const next = staysCordoned
     ? status
     : {
         ...status,

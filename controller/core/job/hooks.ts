@@ -2,7 +2,7 @@
 // touches the node, and its failure fails the job with the node untouched. postNode runs once the
 // job finished (Completed or Failed, after the uncordon): its failure is reported in status (the
 // PostNodeHook condition and the hook's record) and an Event, and undoes nothing.
-import type { HookName, HookSpec } from '../../../schemas/hooks.js';
+import type { HookName, HookSpec, HookStatus } from '../../../schemas/hooks.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { setCondition } from '../conditions.js';
 import {
@@ -130,6 +130,11 @@ export function preNodeHook(o: JobObservation, status: PatchJobStatus = o.job.st
   }
 }
 
+/** The hook ended and status already records that end: nothing is left to write or say. */
+function endAlreadyRecorded(before: HookStatus | undefined, p: HookProgress): boolean {
+  return before !== undefined && before.phase === p.record.phase && (p.state === 'succeeded' || p.state === 'failed');
+}
+
 /**
  * The postNode hook's step on a finished job, or undefined once it has ended (or the job has none).
  * The job's phase, reason and message keep saying how the upgrade went.
@@ -140,8 +145,7 @@ export function postNodeHook(o: JobObservation): JobStep | undefined {
   const status = o.job.status;
   const p = progress(o, 'postNode', spec);
   const before = hookRecord(status.hooks, 'postNode');
-  if (before !== undefined && before.phase === p.record.phase && (p.state === 'succeeded' || p.state === 'failed'))
-    return undefined;
+  if (endAlreadyRecorded(before, p)) return undefined;
   const hooks = withHookRecord(status.hooks, p.record);
   const node = o.job.spec.nodeName;
   switch (p.state) {

@@ -106,18 +106,17 @@ export function confirmFailed(o: JobObservation, step: JobStep, failure: CallFai
 export function afterAction(o: JobObservation, step: JobStep, result: ActionResult): JobStep {
   if (result.type === 'evicted') return afterEviction(o, result);
   if (result.type === 'silenced') return afterSilenced(o, result.tag, result.id);
-  if (step.action?.type === 'legacyUpgrade' || step.action?.type === 'install') return afterUpgradeCall(o, result);
-  if (result.type === 'pulled' && step.action?.type === 'pull' && o.job.status.phase === 'Pending')
+  const acted = step.action?.type;
+  if (acted === 'legacyUpgrade' || acted === 'install') return afterUpgradeCall(o, result);
+  if (result.type === 'pulled' && acted === 'pull' && o.job.status.phase === 'Pending')
     return afterInstallerPull(step, result.alreadyPresent);
-  if (step.action?.type === 'uncordon' && isFinished(o.job.status.phase)) return afterUncordon(o, step);
+  if (acted === 'uncordon' && isFinished(o.job.status.phase)) return afterUncordon(o, step);
   return step;
 }
 
 /** The step after `action` failed: transient failures wait and retry (the phase deadline still applies), others end the job. */
 export function afterFailure(o: JobObservation, action: JobAction, failure: CallFailure): JobStep {
-  const { spec } = o.job;
   const status = o.job.status;
-  const what = `${action.type} on node ${spec.nodeName}`;
   if (action.type === 'createHookJob') return hookCreateFailed(o, action.job.name, failure);
   if (action.type === 'expireSilence') return expireFailed(o, action.tag, failure);
   if (action.type === 'uncordon' || action.type === 'releaseLeases' || action.type === 'cordon')
@@ -125,6 +124,20 @@ export function afterFailure(o: JobObservation, action: JobAction, failure: Call
   if (action.type === 'pull' && status.phase === 'UpgradingKubernetes') return prePullFailed(o, action.image, failure);
   if (action.type === 'createSilence') return silenceFailed(o, action.silence.name, failure);
   if (isEtcdAction(action)) return etcdActionFailed(o, action, failure);
+  return nodeCallFailed(o, action, failure);
+}
+
+/** The actions on the node (Talos calls, the eviction) whose failures the phase's deadline bounds. */
+type NodeCallAction = Extract<
+  JobAction,
+  { type: 'pull' | 'evict' | 'legacyUpgrade' | 'install' | 'reboot' | 'rollback' | 'applyConfig' }
+>;
+
+/** A call on the node failed: transient failures (and FailedPrecondition) retry until the deadline, others end the job. */
+function nodeCallFailed(o: JobObservation, action: NodeCallAction, failure: CallFailure): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const what = `${action.type} on node ${spec.nodeName}`;
   if (failure.transient || failure.reason === 'FailedPrecondition') {
     if (pastDeadline(status, o.now))
       return failed(status, o.now, {

@@ -46,17 +46,9 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
       message: `node ${spec.nodeName} runs Kubernetes ${current}, newer than the target ${target}: Kubernetes is never downgraded`,
     });
   }
-  if (current === target && (!node.controlPlane || staticPodsAtVersion(o.staticPods ?? [], target).length === 0)) {
-    const reason = talosNote === undefined ? JobReason.AlreadyAtTarget : JobReason.Upgraded;
-    const message = `${talosNote ? `${talosNote}; ` : ''}node ${spec.nodeName} already runs Kubernetes ${target}`;
-    const done = { ...enterPhase(status, o.now, { phase: 'Completed', reason, message }), completionTime: iso(o.now) };
-    return {
-      status: done,
-      events: [{ type: 'Normal', reason, note: message, onNode: talosNote !== undefined }],
-      requeueAfterMs: 0,
-    };
-  }
-  const message = `${talosNote ? `${talosNote}; ` : ''}moving node ${spec.nodeName} from Kubernetes ${current} to ${target}`;
+  if (current === target && (!node.controlPlane || staticPodsAtVersion(o.staticPods ?? [], target).length === 0))
+    return completedAtTarget(o, status, talosNote);
+  const message = `${notePrefix(talosNote)}moving node ${spec.nodeName} from Kubernetes ${current} to ${target}`;
   const next = enterPhase(status, o.now, {
     phase: 'UpgradingKubernetes',
     timeoutMs: durationMs(spec.kubernetesUpgradeTimeout),
@@ -66,6 +58,23 @@ export function enterKubernetes(o: JobObservation, from: PatchJobStatus, talosNo
   return {
     status: next,
     events: [{ type: 'Normal', reason: 'UpgradingKubernetes', note: message, onNode: true }],
+    requeueAfterMs: 0,
+  };
+}
+
+/** What the Talos phases said (if they ran), before what the Kubernetes step says. */
+const notePrefix = (talosNote: string | undefined): string => (talosNote ? `${talosNote}; ` : '');
+
+/** The node runs the target Kubernetes already (its static pods too): Completed, Upgraded when the Talos phases ran. */
+function completedAtTarget(o: JobObservation, status: PatchJobStatus, talosNote: string | undefined): JobStep {
+  const { spec } = o.job;
+  const target = spec.target.kubernetesVersion ?? '';
+  const reason = talosNote === undefined ? JobReason.AlreadyAtTarget : JobReason.Upgraded;
+  const message = `${notePrefix(talosNote)}node ${spec.nodeName} already runs Kubernetes ${target}`;
+  const done = { ...enterPhase(status, o.now, { phase: 'Completed', reason, message }), completionTime: iso(o.now) };
+  return {
+    status: done,
+    events: [{ type: 'Normal', reason, note: message, onNode: talosNote !== undefined }],
     requeueAfterMs: 0,
   };
 }

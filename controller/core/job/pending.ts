@@ -106,18 +106,8 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
   const refused = refusedBeforeRecord(o, current, target);
   if (refused) return refused;
   if (status.initialBootID !== talos.bootId) return record(o, current, talos, talos.schematic ?? node.schematic);
-  if (
-    status.flow === UpgradeFlow.Lifecycle &&
-    status.imagePulledTime === undefined &&
-    status.installerImage !== undefined
-  ) {
-    return {
-      action: { type: 'pull', image: status.installerImage },
-      status: { ...status, imagePulledTime: iso(o.now) },
-      events: [],
-      requeueAfterMs: 0,
-    };
-  }
+  const pull = installerPull(o);
+  if (pull) return pull;
   const hook = preNodeHook(o);
   if (hook) return hook;
   // spec.silences: created (and their IDs recorded) before the node is touched.
@@ -135,6 +125,23 @@ function decideFromIdentity(o: JobObservation, node: JobNodeFacts, target: strin
     events: [
       { type: 'Normal', reason: 'Draining', note: `draining node ${spec.nodeName} (job ${name})`, onNode: true },
     ],
+    requeueAfterMs: 0,
+  };
+}
+
+/** The lifecycle flow pulls its installer image once, before the node is cordoned (imagePulledTime says it was asked). */
+function installerPull(o: JobObservation): JobStep | undefined {
+  const status = o.job.status;
+  if (
+    status.flow !== UpgradeFlow.Lifecycle ||
+    status.imagePulledTime !== undefined ||
+    status.installerImage === undefined
+  )
+    return undefined;
+  return {
+    action: { type: 'pull', image: status.installerImage },
+    status: { ...status, imagePulledTime: iso(o.now) },
+    events: [],
     requeueAfterMs: 0,
   };
 }

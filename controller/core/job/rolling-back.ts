@@ -58,20 +58,27 @@ function notOnTarget(o: JobObservation, target: string): string | undefined {
  */
 export function rollbackOr(o: JobObservation, failure: JobStep): JobStep {
   const { spec } = o.job;
-  const status = o.job.status;
   const target = spec.target.talosVersion ?? '';
   if (!spec.rollback.onFailure || failure.status.phase !== 'Failed') return failure;
   const talos = o.talos;
   const why = rollbackRefused(o, target) ?? notOnTarget(o, target);
-  if (why !== undefined || talos?.ok !== true) {
-    return {
-      ...failure,
-      status: {
-        ...failure.status,
-        message: `${failure.status.message ?? ''}; not rolled back: ${why ?? 'its Talos API does not answer'}`,
-      },
-    };
-  }
+  if (why !== undefined || talos?.ok !== true) return notRolledBack(failure, why ?? 'its Talos API does not answer');
+  return startRollback(o, failure, talos.bootId);
+}
+
+/** The failure stands; its message says why there was no rollback. */
+function notRolledBack(failure: JobStep, why: string): JobStep {
+  return {
+    ...failure,
+    status: { ...failure.status, message: `${failure.status.message ?? ''}; not rolled back: ${why}` },
+  };
+}
+
+/** Into RollingBack, recording the failure it replaces and the boot on the target (`bootID`) the rollback is for. */
+function startRollback(o: JobObservation, failure: JobStep, bootID: string): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const target = spec.target.talosVersion ?? '';
   const previous = status.initialTalosVersion ?? '';
   const entered = enterPhase(status, o.now, {
     phase: 'RollingBack',
@@ -85,7 +92,7 @@ export function rollbackOr(o: JobObservation, failure: JobStep): JobStep {
     failureMessage: failure.status.message ?? '',
     fromVersion: target,
     toVersion: previous,
-    bootID: talos.bootId,
+    bootID,
   };
   return {
     status: { ...entered, rollback },

@@ -17,12 +17,8 @@ export function decideUpgrading(o: JobObservation): JobStep {
   const status = o.job.status;
   const legacy = status.flow !== UpgradeFlow.Lifecycle;
   if (status.upgradeRequestedTime === undefined) return recordUpgradeRequest(o);
-  if (o.acceptedCalls?.includes(legacy ? 'legacyUpgrade' : 'install')) {
-    return toRebooting(
-      o,
-      legacy ? 'Talos acknowledged the upgrade' : `installed ${status.installerImage ?? ''}; rebooting into it`,
-    );
-  }
+  const accepted = afterAccepted(o, legacy);
+  if (accepted) return accepted;
   const talos = o.talos;
   if (!talos) return { status, events: [], requeueAfterMs: 0 };
   if (!talos.ok) return talosUnreachable(o, talos.failure);
@@ -34,6 +30,15 @@ export function decideUpgrading(o: JobObservation): JobStep {
     });
   }
   return (legacy ? upgradeBlocked(o, talos) : installBlocked(o, talos)) ?? sendUpgrade(o, legacy);
+}
+
+/** This process saw the call accepted (the node's stage lags the answer): on to Rebooting. */
+function afterAccepted(o: JobObservation, legacy: boolean): JobStep | undefined {
+  if (!o.acceptedCalls?.includes(legacy ? 'legacyUpgrade' : 'install')) return undefined;
+  return toRebooting(
+    o,
+    legacy ? 'Talos acknowledged the upgrade' : `installed ${o.job.status.installerImage ?? ''}; rebooting into it`,
+  );
 }
 
 /**

@@ -37,30 +37,36 @@ export function decideValidatingKubernetes(o: JobObservation): JobStep {
     return nodeNotFound(o, status, `node ${spec.nodeName} disappeared while its Kubernetes upgrade was validated`);
   const missing = node.controlPlane ? staticPodsAtVersion(o.staticPods ?? [], target) : [];
   const kubeletOk = node.kubeletVersion === target && node.ready;
-  if (kubeletOk && missing.length === 0) {
-    const from = status.initialKubernetesVersion ?? status.currentKubernetesVersion ?? '?';
-    const talos =
-      status.currentTalosVersion !== undefined && spec.target.talosVersion !== undefined
-        ? `Talos ${spec.target.talosVersion} and `
-        : '';
-    const message = `node ${spec.nodeName} upgraded to ${talos}Kubernetes ${target} (from ${from})`;
-    const done = {
-      ...enterPhase(status, o.now, { phase: 'Completed', reason: JobReason.Upgraded, message }),
-      completionTime: iso(o.now),
-      currentKubernetesVersion: target,
-    };
-    return {
-      status: done,
-      events: [{ type: 'Normal', reason: JobReason.Upgraded, note: message, onNode: true }],
-      requeueAfterMs: 0,
-    };
-  }
+  if (kubeletOk && missing.length === 0) return validated(o);
   const seen = `kubelet ${node.kubeletVersion}, ${node.ready ? 'Ready' : 'not Ready'}${missing.length > 0 ? `; not yet on ${target} and Ready: ${missing.join(', ')}` : ''}`;
   if (pastDeadline(status, o.now)) return timedOut(o, node, seen);
   return waiting(status, o.now, {
     reason: JobReason.WaitingForKubelet,
     message: `waiting until ${status.deadline} for node ${spec.nodeName} to report Kubernetes ${target} and Ready (${seen})`,
   });
+}
+
+/** The kubelet (and a control-plane node's static pods) run the target and are Ready: Completed. */
+function validated(o: JobObservation): JobStep {
+  const { spec } = o.job;
+  const status = o.job.status;
+  const target = spec.target.kubernetesVersion ?? '';
+  const from = status.initialKubernetesVersion ?? status.currentKubernetesVersion ?? '?';
+  const talos =
+    status.currentTalosVersion !== undefined && spec.target.talosVersion !== undefined
+      ? `Talos ${spec.target.talosVersion} and `
+      : '';
+  const message = `node ${spec.nodeName} upgraded to ${talos}Kubernetes ${target} (from ${from})`;
+  const done = {
+    ...enterPhase(status, o.now, { phase: 'Completed', reason: JobReason.Upgraded, message }),
+    completionTime: iso(o.now),
+    currentKubernetesVersion: target,
+  };
+  return {
+    status: done,
+    events: [{ type: 'Normal', reason: JobReason.Upgraded, note: message, onNode: true }],
+    requeueAfterMs: 0,
+  };
 }
 
 /** kubernetesUpgradeTimeout passed, on the Node (and a control-plane node's static pods) read fresh. */

@@ -277,10 +277,12 @@ describe('core/etcd: etcdWait', function () {
     problem: 'is 5000 raft entries behind the leader (bound 1000)',
   };
   it('go when the gate holds', function () {
-    assert.deepEqual(etcdWait({ state: 'ok' }, 'before', undefined, 900_000, T0), { state: 'go' });
+    assert.deepEqual(etcdWait({ verdict: { state: 'ok' }, what: 'before', timeoutMs: 900_000, now: T0 }), {
+      state: 'go',
+    });
   });
   it('a first wait starts now with the deadline timeout later, naming the member and the problem', function () {
-    const d = etcdWait(unsafe, 'before', undefined, 900_000, T0);
+    const d = etcdWait({ verdict: unsafe, what: 'before', timeoutMs: 900_000, now: T0 });
     assert.deepEqual(d, {
       state: 'wait',
       reason: 'WaitingForEtcd',
@@ -291,9 +293,9 @@ describe('core/etcd: etcdWait', function () {
   });
   it('keeps the recorded wait and fails at its deadline', function () {
     const wait = { startTime: '2026-12-05T09:50:00.000Z', deadline: '2026-12-05T10:05:00.000Z' };
-    const d = etcdWait(unsafe, 'after', wait, 900_000, T0);
+    const d = etcdWait({ verdict: unsafe, what: 'after', wait, timeoutMs: 900_000, now: T0 });
     assert.deepEqual(d.state === 'wait' && d.wait, wait);
-    const late = etcdWait(unsafe, 'after', wait, 900_000, Date.parse(wait.deadline));
+    const late = etcdWait({ verdict: unsafe, what: 'after', wait, timeoutMs: 900_000, now: Date.parse(wait.deadline) });
     assert.equal(late.state, 'fail');
     assert.equal(late.state === 'fail' && late.reason, 'EtcdTimeout');
     assert.match(
@@ -302,7 +304,12 @@ describe('core/etcd: etcdWait', function () {
     );
   });
   it('a refusal fails at once', function () {
-    const d = etcdWait({ state: 'refused', message: 'etcd member count(2) ...' }, 'before', undefined, 900_000, T0);
+    const d = etcdWait({
+      verdict: { state: 'refused', message: 'etcd member count(2) ...' },
+      what: 'before',
+      timeoutMs: 900_000,
+      now: T0,
+    });
     assert.deepEqual(d, { state: 'fail', reason: 'EtcdQuorumAtRisk', message: 'etcd member count(2) ...' });
   });
 });
