@@ -20,12 +20,17 @@ export function etcdGated(spec: PatchPlanSpec, selection: Selection, nodes: Read
   return selection.groups.flatMap((g) => g.nodes.filter((n) => nodes.get(n)?.controlPlane === true));
 }
 
+/** What the check reads: the plan, the control-plane nodes it gates (etcdGated), and the cluster's nodes. */
+export interface EtcdCheckInput {
+  spec: PatchPlanSpec;
+  gated: readonly string[];
+  nodes: ReadonlyMap<string, NodeView>;
+}
+
 export async function etcdHealthy(
   ctx: OpContext,
   session: TalosSession,
-  spec: PatchPlanSpec,
-  gated: readonly string[],
-  nodes: ReadonlyMap<string, NodeView>,
+  { spec, gated, nodes }: EtcdCheckInput,
 ): Promise<PreflightCheck> {
   const controlPlanes = controlPlaneNodes(nodes.values());
   const first = controlPlanes[0];

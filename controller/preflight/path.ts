@@ -22,13 +22,18 @@ export interface PathVersionSources {
 
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** A plan, the cluster's nodes, and the Talos version each selected node runs. */
+export interface PlanVersions {
+  spec: PatchPlanSpec;
+  talosVersions: ReadonlyMap<string, string>;
+  nodes: ReadonlyMap<string, NodeView>;
+}
+
 /** The UpgradePath check of a stepwise plan: passed with the hops, or failed with the reason there is none. */
 export async function upgradePathCheck(
   ctx: OpContext,
   sources: PathVersionSources | undefined,
-  spec: PatchPlanSpec,
-  talosVersions: ReadonlyMap<string, string>,
-  nodes: ReadonlyMap<string, NodeView>,
+  { spec, talosVersions, nodes }: PlanVersions,
 ): Promise<PreflightCheck> {
   if (sources === undefined)
     return {
@@ -72,10 +77,8 @@ export async function upgradePathCheck(
 
 /** The installer images of every Talos hop, for the nodes each hop moves (those below it, as they stand before it). */
 export function hopImages(
-  spec: PatchPlanSpec,
+  { spec, talosVersions, nodes }: PlanVersions,
   hops: readonly Hop[],
-  talosVersions: ReadonlyMap<string, string>,
-  nodes: ReadonlyMap<string, NodeView>,
   detected: ReadonlyMap<string, DetectedNode>,
 ): Map<string, string[]> {
   const images = new Map<string, string[]>();

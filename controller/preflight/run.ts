@@ -30,7 +30,7 @@ import { readConfigImages } from '../core/kubernetes/machine-config.js';
 import type { ApiServerFact } from '../core/kubernetes/skew.js';
 import type { TalosPort } from '../talos/port.js';
 import { etcdGated, etcdHealthy } from './etcd.js';
-import { hopImages, upgradePathCheck, type PathVersionSources } from './path.js';
+import { hopImages, upgradePathCheck, type PathVersionSources, type PlanVersions } from './path.js';
 import { isStepwise, movesKubernetes } from '../core/plan/path.js';
 
 export interface ImageChecker {
@@ -85,32 +85,47 @@ export async function runPreflight(
   const session = opened.session;
   let talos: Awaited<ReturnType<typeof talosVersions>>;
   try {
-    talos = await talosVersions(ctx, session, spec, names, nodes);
+    talos = await talosVersions(ctx, session, { spec, names, nodes });
     checks.push(
       talos.detected.size > 0 ? { ...talos.check, detected: Object.fromEntries(talos.detected) } : talos.check,
     );
     if (!talos.check.passed) return checks;
     const gated = etcdGated(spec, selection, nodes);
-    if (gated.length > 0) checks.push(await etcdHealthy(ctx, session, spec, gated, nodes));
+    if (gated.length > 0) checks.push(await etcdHealthy(ctx, session, { spec, gated, nodes }));
   } finally {
     session.close();
   }
   if (movesKubernetes(spec)) checks.push(machineConfigCheck(talos.configProblems, selection.groupOf.size));
   checks.push(extensionsKept(spec, talos.versions, nodes));
   checks.push(nodeOverrides(spec, talos.versions, nodes));
-  if (!isStepwise(spec)) {
-    checks.push(...versionRules(spec, talos.versions, nodes));
-    checks.push(await installerImages(ctx, deps.images, neededImages(spec, talos.versions, nodes, talos.detected)));
-    return checks;
-  }
-  // A stepwise plan: the path stands in for the one-step rules; every hop's installer must exist.
-  const path = await upgradePathCheck(ctx, deps.pathVersions, spec, talos.versions, nodes);
-  checks.push(path);
-  if (path.path !== undefined)
-    checks.push(
-      await installerImages(ctx, deps.images, hopImages(spec, path.path, talos.versions, nodes, talos.detected)),
-    );
+  checks.push(
+    ...(await versionChecks(ctx, deps, { spec, talosVersions: talos.versions, nodes, detected: talos.detected })),
+  );
   return checks;
+}
+
+/** What the version checks read: the plan, the versions its nodes run, and what was detected of them (installers). */
+export interface VersionChecksInput extends PlanVersions {
+  detected: ReadonlyMap<string, DetectedNode>;
+}
+
+/** The one-step version rules and the target's installers, or for a stepwise plan its path and every hop's installers. */
+export async function versionChecks(
+  ctx: OpContext,
+  deps: PreflightDeps,
+  input: VersionChecksInput,
+): Promise<PreflightCheck[]> {
+  const { spec, talosVersions, nodes, detected } = input;
+  if (!isStepwise(spec))
+    return [
+      ...versionRules(spec, talosVersions, nodes),
+      await installerImages(ctx, deps.images, neededImages(spec, talosVersions, nodes, detected)),
+    ];
+  // A stepwise plan: the path stands in for the one-step rules; every hop's installer must exist.
+  const path = await upgradePathCheck(ctx, deps.pathVersions, input);
+  return path.path === undefined
+    ? [path]
+    : [path, await installerImages(ctx, deps.images, hopImages(input, path.path, detected))];
 }
 
 export async function apiserverReady(ctx: OpContext, kube: KubePort): Promise<PreflightCheck> {
@@ -149,13 +164,18 @@ async function openSession(
   }
 }
 
+/** The plan and the selected nodes to ask, by name, with the cluster's nodes. */
+interface VersionsQuery {
+  spec: PatchPlanSpec;
+  names: string[];
+  nodes: ReadonlyMap<string, NodeView>;
+}
+
 /** Every selected node answers Version (and with a Kubernetes target, whether its machine config is usable). */
 async function talosVersions(
   ctx: OpContext,
   session: TalosSession,
-  spec: PatchPlanSpec,
-  names: string[],
-  nodes: ReadonlyMap<string, NodeView>,
+  { spec, names, nodes }: VersionsQuery,
 ): Promise<{
   check: PreflightCheck;
   versions: Map<string, string>;

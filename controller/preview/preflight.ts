@@ -15,15 +15,12 @@ import {
   nodeOverrides,
   hookAdmission,
   kubeletSkew,
-  neededImages,
   noConflictingPlan,
   selectionNonEmpty,
-  versionRules,
   type OtherPlan,
 } from '../preflight/checks.js';
-import { apiserverReady, installerImages, runPreflight, type PreflightDeps } from '../preflight/run.js';
-import { hopImages, upgradePathCheck } from '../preflight/path.js';
-import { isStepwise, movesKubernetes } from '../core/plan/path.js';
+import { apiserverReady, runPreflight, versionChecks, type PreflightDeps } from '../preflight/run.js';
+import { movesKubernetes } from '../core/plan/path.js';
 
 export interface SkippedCheck {
   name: string;
@@ -71,7 +68,7 @@ export async function previewPreflight(
   );
   checks.push(extensionsKept(spec, reported, nodes));
   checks.push(nodeOverrides(spec, reported, nodes));
-  checks.push(...(await versionChecks(ctx, deps, spec, reported, nodes)));
+  checks.push(...(await versionChecks(ctx, deps, { spec, talosVersions: reported, nodes, detected: new Map() })));
   const talosChecks = !movesKubernetes(spec) ? 'TalosCredentials' : 'TalosCredentials, MachineConfigReadable';
   return {
     checks,
@@ -82,25 +79,6 @@ export async function previewPreflight(
       },
     ],
   };
-}
-
-/** The one-step version rules and the target's installers, or for a stepwise plan its path and every hop's installers. */
-async function versionChecks(
-  ctx: OpContext,
-  deps: PreflightDeps,
-  spec: PatchPlanSpec,
-  reported: ReadonlyMap<string, string>,
-  nodes: ReadonlyMap<string, NodeView>,
-): Promise<PreflightCheck[]> {
-  if (!isStepwise(spec))
-    return [
-      ...versionRules(spec, reported, nodes),
-      await installerImages(ctx, deps.images, neededImages(spec, reported, nodes)),
-    ];
-  const path = await upgradePathCheck(ctx, deps.pathVersions, spec, reported, nodes);
-  return path.path === undefined
-    ? [path]
-    : [path, await installerImages(ctx, deps.images, hopImages(spec, path.path, reported, nodes, new Map()))];
 }
 
 /** Why the Talos credentials cannot be read, or undefined when they can. */
