@@ -27,7 +27,7 @@ export function checkMirror(host: string, url: string): { host: string; url: str
     return new Error(`${what}: the URL must be https:// (or http:// to a loopback address)`);
   if (u.username || u.password)
     return new Error(`${what}: credentials do not belong in the URL; mirrors are read anonymously`);
-  if ((u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
+  if (hasMoreThanOrigin(u)) {
     return new Error(
       `${what}: give only scheme://host[:port]; the check asks <mirror>/v2/<repository>/manifests/<tag>`,
     );
@@ -38,6 +38,11 @@ export function checkMirror(host: string, url: string): { host: string; url: str
     );
   }
   return { host: host.toLowerCase(), url: u.origin };
+}
+
+/** The URL names more than scheme://host[:port]: a path, a query or a fragment. */
+function hasMoreThanOrigin(u: URL): boolean {
+  return (u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.hash !== '';
 }
 
 /** Hides URL user info (`//user:pass@`) in text that goes into a message. */

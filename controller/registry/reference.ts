@@ -66,34 +66,47 @@ function dockerHub(host: string, repository: string): { host: string; repository
   return { host: 'docker.io', repository: repository.includes('/') ? repository : `library/${repository}` };
 }
 
+/** `name@digest` → the name and the checked digest (undefined without one). */
+function splitDigest(text: string): { name: string; digest: string | undefined } | Error {
+  const [name = '', digest, ...extra] = text.split('@');
+  if (extra.length > 0) return new Error('more than one @digest');
+  const badDigest = digest === undefined ? undefined : checkDigest(digest);
+  if (badDigest) return new Error(badDigest);
+  return { name, digest };
+}
+
+/** `repository:tag` → the repository and the checked tag; without a tag, a digest must pin the image. */
+function splitTag(name: string, digest: string | undefined): { repository: string; tag: string | undefined } | Error {
+  const colon = name.lastIndexOf(':');
+  if (colon >= 0) {
+    const tag = name.slice(colon + 1);
+    if (!TAG_RE.test(tag))
+      return new Error(`tag "${tag}" is not valid (letters, digits, _ . -, at most 128, not starting with . or -)`);
+    return { repository: name.slice(0, colon), tag };
+  }
+  if (digest === undefined) return new Error('no tag or digest: name the version, e.g. :v1.13.2');
+  return { repository: name, tag: undefined };
+}
+
 /** Parses an image reference; an Error says what is wrong with it. */
 export function parseImageReference(text: string): ImageReference | Error {
   if (text === '') return new Error('empty image reference');
   if (/\s/.test(text)) return new Error('image reference contains whitespace');
 
-  const [name = '', digest, ...extra] = text.split('@');
-  if (extra.length > 0) return new Error('more than one @digest');
-  const badDigest = digest === undefined ? undefined : checkDigest(digest);
-  if (badDigest) return new Error(badDigest);
+  const digested = splitDigest(text);
+  if (digested instanceof Error) return digested;
+  const { name, digest } = digested;
 
   const split = splitHost(name);
   if (split instanceof Error) return split;
-  let { host, rest: repository } = split;
 
-  const colon = repository.lastIndexOf(':');
-  let tag: string | undefined;
-  if (colon >= 0) {
-    tag = repository.slice(colon + 1);
-    repository = repository.slice(0, colon);
-    if (!TAG_RE.test(tag))
-      return new Error(`tag "${tag}" is not valid (letters, digits, _ . -, at most 128, not starting with . or -)`);
-  } else if (digest === undefined) {
-    return new Error('no tag or digest: name the version, e.g. :v1.13.2');
-  }
+  const tagged = splitTag(split.rest, digest);
+  if (tagged instanceof Error) return tagged;
+  const { tag } = tagged;
 
-  const badRepository = checkRepository(repository);
+  const badRepository = checkRepository(tagged.repository);
   if (badRepository) return new Error(badRepository);
-  ({ host, repository } = dockerHub(host, repository));
+  const { host, repository } = dockerHub(split.host, tagged.repository);
   if (host.length + 1 + repository.length > MAX_NAME_LENGTH)
     return new Error(`image name is longer than ${MAX_NAME_LENGTH} characters`);
   return { host, repository, tag, digest, reference: digest ?? tag ?? '' };
