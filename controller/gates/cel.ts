@@ -287,25 +287,40 @@ function freeIdentifiers(e: Expr | undefined, bound: ReadonlySet<string>, out = 
       for (const el of k.value.elements) freeIdentifiers(el, bound, out);
       break;
     case 'structExpr':
-      for (const en of k.value.entries) {
-        if (en.keyKind.case === 'mapKey') freeIdentifiers(en.keyKind.value, bound, out);
-        freeIdentifiers(en.value, bound, out);
-      }
+      freeInStruct(k.value, bound, out);
       break;
-    case 'comprehensionExpr': {
-      const c = k.value;
-      freeIdentifiers(c.iterRange, bound, out);
-      freeIdentifiers(c.accuInit, bound, out);
-      const inner = new Set([...bound, c.iterVar, c.iterVar2, c.accuVar].filter((v) => v !== ''));
-      freeIdentifiers(c.loopCondition, inner, out);
-      freeIdentifiers(c.loopStep, inner, out);
-      freeIdentifiers(c.result, inner, out);
+    case 'comprehensionExpr':
+      freeInComprehension(k.value, bound, out);
       break;
-    }
     default:
       break;
   }
   return out;
+}
+
+/** The contents of one case of expression, e.g. ExprKindValue<'structExpr'>. */
+type ExprKindValue<C extends string> = Extract<NonNullable<Expr>['exprKind'], { case: C }>['value'];
+
+/** freeIdentifiers of a struct or map literal: its map keys and its values. */
+function freeInStruct(struct: ExprKindValue<'structExpr'>, bound: ReadonlySet<string>, out: Set<string>): void {
+  for (const en of struct.entries) {
+    if (en.keyKind.case === 'mapKey') freeIdentifiers(en.keyKind.value, bound, out);
+    freeIdentifiers(en.value, bound, out);
+  }
+}
+
+/** freeIdentifiers of a comprehension: its loop variables and accumulator are bound in its condition, step and result. */
+function freeInComprehension(
+  c: ExprKindValue<'comprehensionExpr'>,
+  bound: ReadonlySet<string>,
+  out: Set<string>,
+): void {
+  freeIdentifiers(c.iterRange, bound, out);
+  freeIdentifiers(c.accuInit, bound, out);
+  const inner = new Set([...bound, c.iterVar, c.iterVar2, c.accuVar].filter((v) => v !== ''));
+  freeIdentifiers(c.loopCondition, inner, out);
+  freeIdentifiers(c.loopStep, inner, out);
+  freeIdentifiers(c.result, inner, out);
 }
 
 /** `namespace/name` or `name`. */
