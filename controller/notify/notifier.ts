@@ -53,7 +53,8 @@ interface Delivery {
   body: string;
 }
 
-type Attempt = { ok: true } | { ok: false; retry: boolean; retryAfterMs?: number; why: string };
+type FailedAttempt = { ok: false; retry: boolean; retryAfterMs?: number; why: string };
+type Attempt = { ok: true } | FailedAttempt;
 
 class ReceiverWorker {
   private readonly queue: Delivery[] = [];
@@ -119,17 +120,7 @@ class ReceiverWorker {
         this.opts.log('debug', 'notification sent', { ...fields, attempt });
         return;
       }
-      const tooLong = (result.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS;
-      if (!result.retry || tooLong || attempt >= this.opts.config.maxAttempts) {
-        this.opts.onResult?.(name, 'failed');
-        this.opts.log('warn', 'notification failed', {
-          ...fields,
-          attempt,
-          why: tooLong ? `${result.why}, Retry-After beyond ${MAX_RETRY_AFTER_MS / 1000} s` : result.why,
-          retried: result.retry,
-        });
-        return;
-      }
+      if (this.gaveUp(result, attempt, fields)) return;
       const waitMs = Math.max(result.retryAfterMs ?? 0, backoffDelay(this.opts.backoff, attempt, this.opts.random()));
       this.opts.log('debug', 'notification attempt failed; retrying', {
         ...fields,
@@ -143,6 +134,25 @@ class ReceiverWorker {
         return; // stopped
       }
     }
+  }
+
+  /**
+   * Whether a failed attempt is the event's last: the answer is final, its Retry-After is too far
+   * off, or no attempt is left. Counts and logs the failure when it is.
+   */
+  private gaveUp(result: FailedAttempt, attempt: number, fields: Record<string, unknown>): boolean {
+    const tooLong = (result.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS;
+    if (!result.retry || tooLong || attempt >= this.opts.config.maxAttempts) {
+      this.opts.onResult?.(this.receiver.name, 'failed');
+      this.opts.log('warn', 'notification failed', {
+        ...fields,
+        attempt,
+        why: tooLong ? `${result.why}, Retry-After beyond ${MAX_RETRY_AFTER_MS / 1000} s` : result.why,
+        retried: result.retry,
+      });
+      return true;
+    }
+    return false;
   }
 
   private async attempt(ctx: OpContext, d: Delivery): Promise<Attempt> {
