@@ -86,7 +86,7 @@ async function watch(
   const display = displayFor(flags, io, localZone());
   let end: WatchEnd;
   try {
-    end = await watchPlans(source, names, display, stop.signal, () => Date.now());
+    end = await watchPlans({ source, names, display, signal: stop.signal, now: () => Date.now() });
   } finally {
     display.close();
     for (const [s, h] of Object.entries(handlers)) process.off(s, h);

@@ -10,13 +10,17 @@ export type WatchEnd =
 
 const RENDER_MS = 100;
 
-export function watchPlans(
-  source: StatusSource,
-  names: readonly string[],
-  display: Display,
-  signal: AbortSignal,
-  now: () => number,
-): Promise<WatchEnd> {
+export interface WatchInput {
+  source: StatusSource;
+  /** The plans asked for by name; none: every plan. */
+  names: readonly string[];
+  display: Display;
+  /** Aborted when the viewer stops the watch. */
+  signal: AbortSignal;
+  now: () => number;
+}
+
+export function watchPlans({ source, names, display, signal, now }: WatchInput): Promise<WatchEnd> {
   return new Promise<WatchEnd>((resolve) => {
     let done = false;
     let pending: NodeJS.Timeout | undefined;
