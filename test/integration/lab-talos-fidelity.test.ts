@@ -2,9 +2,10 @@
 // product bug (issue 22, items 1-9). Raw gRPC with the generated types, as any Talos client sends
 // it; each case names the upstream file (siderolabs/talos) whose behaviour it follows.
 import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
+import { Code, ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
 import {
   ImageServicePullLayerProgress_Status,
   ImageServiceService,
@@ -12,8 +13,21 @@ import {
 } from '../../proto/gen/machine/image.js';
 import { LifecycleServiceService, type LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
 import {
+  type Event as MachineEvent,
+  EventsRequest,
   MachineServiceService,
+  MachineStatusEvent,
+  MachineStatusEvent_MachineStage,
+  PhaseEvent,
+  PhaseEvent_Action,
   RebootRequest_Mode,
+  SequenceEvent,
+  SequenceEvent_Action,
+  type ServiceInfo,
+  ServiceStateEvent,
+  ServiceStateEvent_Action,
+  TaskEvent,
+  TaskEvent_Action,
   UpgradeRequest_RebootMode,
 } from '../../proto/gen/machine/machine.js';
 import { Layer } from '../../proto/gen/resource/definitions/extensions/extensions.js';
@@ -24,6 +38,7 @@ import {
 } from '../../proto/gen/resource/definitions/k8s/k8s.js';
 import { ImageFactorySchematicSpec } from '../../proto/gen/resource/definitions/runtime/runtime.js';
 import { ResourceDefinitionSpec, ResourceDefinitionSpec_Sensitivity } from '../../proto/gen/v1alpha1/meta.js';
+import { ServiceSpec } from '../../proto/gen/resource/definitions/v1alpha1/v1alpha1.js';
 import {
   EventType,
   StateService,
@@ -147,6 +162,86 @@ async function extensionStatuses(c: grpc.Client, node: string): Promise<Record<s
   return out;
 }
 
+/** An Events message as compared: its payload's type and fields, its actor ID. */
+interface SeenEvent {
+  id: string;
+  actorId: string;
+  type: string;
+  what: string;
+}
+
+const PAYLOADS: Record<string, (b: Uint8Array) => string> = {
+  'talos/runtime/machine.SequenceEvent': (b) => {
+    const e = SequenceEvent.decode(b);
+    return `${e.sequence} ${SequenceEvent_Action[e.action]}${e.error ? ` ${Code[e.error.code]} ${e.error.message}` : ''}`;
+  },
+  'talos/runtime/machine.PhaseEvent': (b) => {
+    const e = PhaseEvent.decode(b);
+    return `${e.phase} ${PhaseEvent_Action[e.action]}`;
+  },
+  'talos/runtime/machine.TaskEvent': (b) => {
+    const e = TaskEvent.decode(b);
+    return `${e.task} ${TaskEvent_Action[e.action]}`;
+  },
+  'talos/runtime/machine.ServiceStateEvent': (b) => {
+    const e = ServiceStateEvent.decode(b);
+    return `${e.service} ${ServiceStateEvent_Action[e.action]}${e.health?.unknown === false ? ` healthy=${e.health.healthy}` : ''}`;
+  },
+  'talos/runtime/machine.MachineStatusEvent': (b) => {
+    const e = MachineStatusEvent.decode(b);
+    return `${MachineStatusEvent_MachineStage[e.stage]} ready=${e.status?.ready}`;
+  },
+};
+
+function seen(e: MachineEvent): SeenEvent {
+  const typeUrl = e.data?.typeUrl ?? '';
+  const decode = PAYLOADS[typeUrl];
+  return {
+    id: e.id,
+    actorId: e.actorId,
+    type: typeUrl.replace('talos/runtime/machine.', ''),
+    what: decode ? decode(e.data?.value ?? new Uint8Array()) : '',
+  };
+}
+
+/**
+ * An Events stream read until `done` holds for what arrived (then cancelled), or until it fails:
+ * the events as seen, and the failure if any.
+ */
+function readEvents(
+  c: grpc.Client,
+  node: string,
+  req: Partial<EventsRequest>,
+  until: ((got: SeenEvent[]) => boolean) | { done: (got: SeenEvent[]) => boolean; deadlineMs: number },
+): Promise<{ events: SeenEvent[]; failure?: Failure }> {
+  const { done, deadlineMs } = typeof until === 'function' ? { done: until, deadlineMs: 15_000 } : until;
+  return new Promise((resolve) => {
+    const events: SeenEvent[] = [];
+    const s = c.makeServerStreamRequest(
+      MachineServiceService.events.path,
+      MachineServiceService.events.requestSerialize,
+      MachineServiceService.events.responseDeserialize,
+      EventsRequest.fromPartial(req),
+      targeting(node),
+      { deadline: Date.now() + deadlineMs },
+    );
+    s.on('data', (m: MachineEvent) => {
+      events.push(seen(m));
+      if (done(events)) {
+        s.cancel();
+        resolve({ events });
+      }
+    });
+    s.on('error', (err: grpc.ServiceError) => resolve({ events, failure: fail(err) }));
+    s.on('end', () => resolve({ events }));
+  });
+}
+
+const has =
+  (type: string, what: string | RegExp) =>
+  (got: SeenEvent[]): boolean =>
+    got.some((e) => e.type === type && (typeof what === 'string' ? e.what === what : what.test(e.what)));
+
 describe('Talos simulator fidelity (issue 22)', function () {
   this.timeout(60_000);
   let dir: LabDir;
@@ -179,6 +274,10 @@ describe('Talos simulator fidelity (issue 22)', function () {
       node('fid-114', 'v1.14.0-alpha.2', 10),
       node('fid-cache', 'v1.13.9', 11),
       node('fid-verify', 'v1.14.0', 12),
+      node('fid-ev', 'v1.13.9', 13),
+      node('fid-18', 'v1.8.4', 14),
+      node('fid-actor', 'v1.12.6', 15),
+      node('fid-svc', 'v1.13.9', 16),
     ]);
     sim = await startTalosSimulator({
       fleet,
@@ -405,10 +504,10 @@ describe('Talos simulator fidelity (issue 22)', function () {
   // 5. internal/app/resources/access.go: Sensitive types need os:admin, checked before the namespace;
   //    KubeletSpecs and APIServerConfigs are Sensitive from v1.12.9 and v1.13.4.
   it('5: os:reader is refused KubeletSpecs and APIServerConfigs on v1.12.9+ / v1.13.4+, allowed before', async function () {
-    const get = (client: grpc.Client, n: string, namespace: string, type: string, id: string): Promise<unknown> =>
+    const get = (client: grpc.Client, n: string, [namespace, type, id]: [string, string, string]): Promise<unknown> =>
       call(client, StateService.get, { namespace, type, id, options: undefined }, n);
     const kubelet = (n: string): Promise<unknown> =>
-      get(reader, n, 'k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet');
+      get(reader, n, ['k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet']);
     for (const n of ['fid-cp-1135', 'fid-1129'])
       assert.deepEqual(failure(await kubelet(n), `KubeletSpecs on ${n}`), {
         code: 'PERMISSION_DENIED',
@@ -416,12 +515,12 @@ describe('Talos simulator fidelity (issue 22)', function () {
       });
     for (const n of ['fid-1133', 'fid-1128']) ok(await kubelet(n), `KubeletSpecs on ${n}`);
     const apiServer = failure(
-      await get(reader, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'),
+      await get(reader, 'fid-cp-1135', ['controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver']),
       'APIServerConfigs',
     );
     assert.equal(apiServer.code, 'PERMISSION_DENIED');
     ok(
-      await get(c, 'fid-cp-1135', 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'),
+      await get(c, 'fid-cp-1135', ['controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver']),
       'admin reads it',
     );
   });
@@ -668,20 +767,279 @@ describe('Talos simulator fidelity (issue 22)', function () {
   });
 
   // 10. `talosctl services`: machined runs its system services; etcd and trustd only on a control plane.
+  //     Issue 49, item 9: v1alpha1/service.go (ServiceController) keeps a Services resource per running
+  //     service, syslogd and the dashboard included, auditd from v1.9; the dashboard has no health check.
   it('10: Services lists the system services besides the kubelet, etcd and trustd only on a control-plane node', async function () {
     const ids = async (n: string) =>
       (await list(n, 'runtime', 'Services.v1alpha1.talos.dev')).map((r) => r?.metadata?.id).sort();
     assert.deepEqual(await ids('fid-cp-1135'), [
       'apid',
+      'auditd',
       'containerd',
       'cri',
+      'dashboard',
       'etcd',
       'kubelet',
       'machined',
+      'syslogd',
       'trustd',
       'udevd',
     ]);
-    assert.deepEqual(await ids('fid-1133'), ['apid', 'containerd', 'cri', 'kubelet', 'machined', 'udevd']);
+    assert.deepEqual(await ids('fid-1133'), [
+      'apid',
+      'auditd',
+      'containerd',
+      'cri',
+      'dashboard',
+      'kubelet',
+      'machined',
+      'syslogd',
+      'udevd',
+    ]);
+    const dashboard = (await list('fid-1133', 'runtime', 'Services.v1alpha1.talos.dev')).find(
+      (r) => r?.metadata?.id === 'dashboard',
+    );
+    assert.deepEqual(ServiceSpec.decode(protoOf(dashboard)), { running: true, healthy: false, unknown: true });
+  });
+
+  /** A service as a booted node runs it: Running, its last event Running, healthy (the dashboard's health unknown). */
+  const assertBooted = (s: ServiceInfo): void => {
+    assert.equal(s.state, 'Running', s.id);
+    const health = s.id === 'dashboard' ? [true, false] : [false, true];
+    assert.deepEqual([s.health?.unknown, s.health?.healthy], health, `${s.id} health`);
+    const events = s.events?.events ?? [];
+    assert.equal(events.at(-1)?.state, 'Running', `${s.id}: last event`);
+    assert.ok(events.length > 0 && events.length <= 64, s.id);
+  };
+
+  // Issue 49, item 9. v1alpha1_server.go ServiceList answers every service of
+  // system.Services(...).List() (sorted by ID) as ServiceRunner.AsProto (service_runner.go): its state
+  // name, its last 64 events (system/events/events.go) and its health (system/health: unknown until a
+  // first check; the dashboard has no health check). Which services: v1alpha1_sequencer.go /
+  // v1alpha1_sequencer_tasks.go (udevd, machined, auditd, syslogd, containerd, the dashboard and apid
+  // early; cri, and trustd and etcd on a control plane, from startAllServices; the kubelet); syslogd
+  // since v1.7 (siderolabs/talos#8287), auditd since v1.9 (siderolabs/talos#9620). os:reader may call it.
+  it('49/9: ServiceList answers the services a booted node of that version and role runs, Running and healthy (the dashboard health unknown)', async function () {
+    const services = async (n: string, client = c): Promise<ServiceInfo[]> =>
+      ok(await call(client, MachineServiceService.serviceList, {}, n), `ServiceList on ${n}`).messages[0]?.services ??
+      [];
+    const cp = await services('fid-cp-1135', reader);
+    assert.deepEqual(
+      cp.map((s) => s.id),
+      ['apid', 'auditd', 'containerd', 'cri', 'dashboard', 'etcd', 'kubelet', 'machined', 'syslogd', 'trustd', 'udevd'],
+    );
+    cp.forEach(assertBooted);
+    assert.equal(cp.find((s) => s.id === 'etcd')?.events?.events.at(-1)?.msg, 'Health check successful');
+    assert.deepEqual(
+      (await services('fid-1133')).map((s) => s.id),
+      ['apid', 'auditd', 'containerd', 'cri', 'dashboard', 'kubelet', 'machined', 'syslogd', 'udevd'],
+      'a worker: no etcd, no trustd',
+    );
+    assert.deepEqual(
+      (await services('fid-18')).map((s) => s.id),
+      ['apid', 'containerd', 'cri', 'dashboard', 'kubelet', 'machined', 'syslogd', 'udevd'],
+      'v1.8: no auditd',
+    );
+  });
+
+  // v1alpha1_sequencer.go Reboot: stopServicesForUpgrade (v1alpha1_sequencer_tasks.go
+  // StopServicesEphemeral: cri, udevd, trustd and their dependents) before stopAllServices; machined's
+  // services live in memory, so after the boot the history starts again.
+  it('49/9: during a reboot ServiceList shows the services on EPHEMERAL stopped; the node down answers UNAVAILABLE; after the boot all run again', async function () {
+    const state = async (): Promise<Record<string, string>> =>
+      Object.fromEntries(
+        (
+          ok(await call(c, MachineServiceService.serviceList, {}, 'fid-svc'), 'ServiceList').messages[0]?.services ?? []
+        ).map((s) => [s.id, s.state]),
+      );
+    sim.faults.set('fid-svc', { holdPhase: 'rebooting' });
+    const bootId = sim.node('fid-svc').bootId;
+    try {
+      ok(await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'fid-svc'), 'reboot');
+      await waitFor(() => sim.node('fid-svc').history.includes('held in rebooting') || undefined, {
+        timeoutMs: 10_000,
+        intervalMs: 10,
+        description: 'fid-svc held rebooting',
+      });
+      assert.deepEqual(await state(), {
+        apid: 'Running',
+        auditd: 'Running',
+        containerd: 'Running',
+        cri: 'Finished',
+        dashboard: 'Running',
+        kubelet: 'Finished',
+        machined: 'Running',
+        syslogd: 'Running',
+        udevd: 'Finished',
+      });
+    } finally {
+      sim.faults.clear('fid-svc');
+    }
+    await waitFor(() => sim.node('fid-svc').phase === 'down' || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 1,
+      description: 'fid-svc down',
+    });
+    const down = await call(c, MachineServiceService.serviceList, {}, 'fid-svc');
+    assert.equal(failure(down, 'ServiceList while down').code, 'UNAVAILABLE');
+    await waitFor(
+      () => (sim.node('fid-svc').phase === 'running' && sim.node('fid-svc').bootId !== bootId) || undefined,
+      { timeoutMs: 10_000, intervalMs: 10, description: 'fid-svc rebooted' },
+    );
+    assert.ok(Object.values(await state()).every((s) => s === 'Running'));
+    const kubelet = ok(
+      await call(c, MachineServiceService.serviceList, {}, 'fid-svc'),
+      'ServiceList',
+    ).messages[0]?.services.find((s) => s.id === 'kubelet');
+    assert.deepEqual(
+      kubelet?.events?.events.map((e) => e.state),
+      ['Waiting', 'Preparing', 'Preparing', 'Running', 'Running'],
+      'a fresh history',
+    );
+  });
+
+  // v1alpha1_server.go Events: sendEmptyEvent first (runtime/events.go NewEvent(nil, with_actor_id):
+  // empty type URL, an xid ID), then Events().Watch. v1alpha1_controller.go publishes SequenceEvent
+  // START/STOP and PhaseEvent/TaskEvent with the context of the API call (its actor ID), the
+  // MachineStatusController its MachineStatusEvents and the service runners their ServiceStateEvents
+  // without one. talosctl's tracker (cmd/talosctl/pkg/talos/action/node.go) follows the events of its
+  // actor ID, reconnects with tail_events -1 when the node is back, and waits for RUNNING + ready.
+  it('49/9: Events streams the node as it happens: hello, the reboot sequence with its actor ID, services stopping, UNAVAILABLE when down; after the boot tail_events -1 replays booting to running + ready', async function () {
+    const before = sim.node('fid-ev').bootId;
+    const live = readEvents(c, 'fid-ev', {}, () => false);
+    await delay(50);
+    const reboot = ok(
+      await call(c, MachineServiceService.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'fid-ev'),
+      'reboot',
+    );
+    const actorId = reboot.messages[0]?.actorId ?? '';
+    const { events, failure: broke } = await live;
+    assert.equal(broke?.code, 'UNAVAILABLE', 'the stream breaks when the node goes down');
+    assert.deepEqual(events[0], { id: events[0]?.id, actorId: '', type: '', what: '' }, 'the hello event first');
+    for (const e of events) assert.match(e.id, /^[0-9a-v]{20}$/);
+    assert.deepEqual(
+      events.map((e) => e.id),
+      events.map((e) => e.id).sort(),
+      'xid IDs in order',
+    );
+    const of = (what: string): SeenEvent | undefined => events.find((e) => e.what === what);
+    assert.equal(of('reboot START')?.actorId, actorId);
+    assert.equal(of('stopAllServices START')?.actorId, actorId);
+    assert.equal(of('REBOOTING ready=false')?.actorId, '', 'machine status events carry no actor ID');
+    assert.equal(of('kubelet STOPPING')?.actorId, '');
+    assert.ok(events.indexOf(of('reboot START') as SeenEvent) < events.indexOf(of('kubelet FINISHED') as SeenEvent));
+    await waitFor(() => (sim.node('fid-ev').phase === 'running' && sim.node('fid-ev').bootId !== before) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      description: 'fid-ev rebooted',
+    });
+    const replay = await readEvents(c, 'fid-ev', { tailEvents: -1 }, has('MachineStatusEvent', 'RUNNING ready=true'));
+    const whats = replay.events.map((e) => `${e.type} ${e.what}`);
+    assert.deepEqual(
+      whats.filter((w) => w.startsWith('SequenceEvent') || w.startsWith('MachineStatusEvent')),
+      [
+        'SequenceEvent initialize START',
+        'SequenceEvent initialize STOP',
+        'SequenceEvent boot START',
+        'MachineStatusEvent BOOTING ready=false',
+        'SequenceEvent boot STOP',
+        'MachineStatusEvent RUNNING ready=true',
+      ],
+      'a new boot: the old events are gone',
+    );
+    assert.ok(whats.includes('ServiceStateEvent kubelet RUNNING healthy=true'), whats.join('\n'));
+  });
+
+  // runtime/events.go WatchOptions: tail_events (> 0 that many, < 0 all), tail_id (after that ID),
+  // tail_seconds; only one of them (WithTailID / WithTailDuration refuse the others); tail_id must be
+  // an xid (v1alpha1_server.go Events: "error parsing tail_id"); with_actor_id keeps that actor's events
+  // (runtime.WithActorID). Errors reach the caller after the hello event, as UNKNOWN.
+  it('49/9: Events honours tail_events, tail_id, tail_seconds and with_actor_id', async function () {
+    const all = (await readEvents(c, 'fid-1133', { tailEvents: -1 }, has('MachineStatusEvent', 'RUNNING ready=true')))
+      .events;
+    const backlog = all.slice(1);
+    assert.ok(backlog.length > 10, `${backlog.length} events since the boot`);
+    const two = await readEvents(c, 'fid-1133', { tailEvents: 2 }, (got) => got.length === 3);
+    assert.deepEqual(
+      two.events.slice(1).map((e) => e.id),
+      backlog.slice(-2).map((e) => e.id),
+    );
+    const pivot = backlog[4]?.id ?? '';
+    const after = await readEvents(c, 'fid-1133', { tailId: pivot }, (got) => got.length === backlog.length - 4);
+    assert.deepEqual(
+      after.events.slice(1).map((e) => e.id),
+      backlog.slice(5).map((e) => e.id),
+    );
+    const recent = await readEvents(c, 'fid-1133', { tailSeconds: 3600 }, (got) => got.length === backlog.length + 1);
+    assert.deepEqual(
+      recent.events.slice(1).map((e) => e.id),
+      backlog.map((e) => e.id),
+    );
+    const bad = await readEvents(c, 'fid-1133', { tailId: 'not-an-xid' }, () => false);
+    assert.deepEqual(bad.failure, { code: 'UNKNOWN', details: 'error parsing tail_id: xid: invalid ID' });
+    assert.equal(bad.events.length, 1, 'the hello event came first');
+    const both = await readEvents(c, 'fid-1133', { tailEvents: 1, tailSeconds: 5 }, () => false);
+    assert.deepEqual(both.failure, {
+      code: 'UNKNOWN',
+      details: "WithTailDuration can't be specified at the same time with WithTailEvents or WithTailID",
+    });
+
+    // with_actor_id: a legacy upgrade held while it installs; its actor's events only.
+    sim.faults.set('fid-actor', { holdPhase: 'upgrading' });
+    try {
+      const up = ok(await legacyUpgrade(c, 'fid-actor', 'ghcr.io/siderolabs/installer:v1.12.7'), 'legacy upgrade') as {
+        messages: { actorId: string }[];
+      };
+      const actorId = up.messages[0]?.actorId ?? '';
+      const mine = await readEvents(
+        c,
+        'fid-actor',
+        { tailEvents: -1, withActorId: actorId },
+        has('TaskEvent', 'stopServicesForUpgrade STOP'),
+      );
+      assert.equal(mine.events[0]?.actorId, actorId, 'the hello event carries the requested actor ID');
+      assert.ok(
+        mine.events.every((e) => e.actorId === actorId),
+        'only that actor',
+      );
+      assert.deepEqual(
+        mine.events.slice(1, 4).map((e) => `${e.type} ${e.what}`),
+        ['SequenceEvent upgrade START', 'PhaseEvent drain START', 'TaskEvent cordonAndDrainNode START'],
+      );
+      const other = await readEvents(
+        c,
+        'fid-actor',
+        { tailEvents: -1, withActorId: 'someone-else' },
+        {
+          done: () => false,
+          deadlineMs: 300,
+        },
+      );
+      assert.equal(other.failure?.code, 'DEADLINE_EXCEEDED');
+      assert.deepEqual(
+        other.events.map((e) => [e.type, e.actorId]),
+        [['', 'someone-else']],
+        'another actor: the hello event only',
+      );
+    } finally {
+      sim.faults.clear('fid-actor');
+    }
+    await running('fid-actor', 'v1.12.7');
+  });
+
+  // Issue 49, item 9. internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go registers the
+  // `storage` (pkg/machinery/resources/storage) and `containers` (pkg/machinery/resources/containers)
+  // namespaces on v1.14: a type that lives elsewhere is listed empty there, not refused.
+  it('49/9: on v1.14 the storage and containers namespaces list empty; before they are refused', async function () {
+    for (const ns of ['storage', 'containers']) {
+      const listed = (n: string) =>
+        stream(c, StateService.list, { namespace: ns, type: 'Versions.runtime.talos.dev', options: undefined }, n);
+      assert.deepEqual(ok(await listed('fid-114'), `${ns} on v1.14`), []);
+      assert.deepEqual(failure(await listed('fid-1133'), `${ns} on v1.13`), {
+        code: 'PERMISSION_DENIED',
+        details: `namespace "${ns}" is not supported`,
+      });
+    }
   });
 
   // Issue 49, item 4. internal/app/resources/access.go (AccessPolicy, the filter machined puts in
@@ -791,7 +1149,7 @@ describe('Talos simulator fidelity (issue 22)', function () {
       const md = r?.metadata;
       return {
         type: e?.eventType,
-        md: [md?.namespace, md?.type, md?.id, md?.version, md?.phase, md?.owner],
+        md: md && [md.namespace, md.type, md.id, md.version, md.phase, md.owner],
         created: md?.created?.toISOString(),
         spec: r?.spec && [r.spec.protoSpec.length, r.spec.yamlSpec],
       };

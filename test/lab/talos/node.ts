@@ -37,6 +37,9 @@ import { talosTag, versionAtLeast } from './versions.js';
 import { VANILLA_SCHEMATIC } from '../fleet/describe.js';
 import type { EtcdMemberFaults } from './etcd.js';
 import { definitionProto, fillDefinition } from './definitions.js';
+import { Machined } from './machined.js';
+import { Code } from '../../../proto/gen/common/common.js';
+import { SequenceEvent_Action } from '../../../proto/gen/machine/machine.js';
 
 export interface TalosSimTimings {
   /** Legacy Upgrade: ack → node goes down (installer run, drain, stop services). */
@@ -366,6 +369,10 @@ export class SimNode {
   applying = false;
   /** An acknowledged sequence not started yet (faults.sequenceStartLagMs). */
   private pendingSequence: (() => void) | undefined;
+  /** machined of the current boot: services (ServiceList) and runtime events (Events). */
+  machined: Machined;
+  /** The reboot or upgrade sequence running, with the actor ID of the call that started it. */
+  private sequenceRun: { name: 'reboot' | 'upgrade'; actorId: string } | undefined;
   /** Everything that happened to the node, for assertions. */
   readonly history: string[] = [];
   /** Every mutating API call that reached this node, in arrival order (see SimCall). */
@@ -426,6 +433,16 @@ export class SimNode {
       multiDocs,
     });
     this.extensions = extensionsOf(state.schematic);
+    this.machined = new Machined(this.version, this.role);
+    if (state.up) this.bootedBefore();
+  }
+
+  /** A node that was up when the lab started: its machined has been through a whole boot. */
+  private bootedBefore(): void {
+    this.machined.booting();
+    this.machined.machineStatus('booting', false);
+    this.machined.booted();
+    this.machined.machineStatus('running', true);
   }
 
   /** Throws what a caller sees through apid when this node cannot answer. */
@@ -451,6 +468,7 @@ export class SimNode {
 
   changed(what: string): void {
     this.history.push(what);
+    this.machined.machineStatus(this.phase, this.ready);
     this.events.emit('change', what);
   }
 
@@ -533,18 +551,21 @@ export class SimNode {
     const isCurrent = this.nextRestart('kubelet');
     const version = versionOfImage(image) ?? this.kubernetesVersion;
     this.kubelet = 'stopped';
+    this.machined.kubelet('stopped');
     this.changed('kubelet stopped');
     this.after(this.timings().kubeletRestartMs, async () => {
       if (!isCurrent()) return;
       const readyMs = this.timings().kubeletReadyMs;
       this.kubernetesVersion = version;
       this.kubelet = readyMs > 0 ? 'starting' : 'running';
+      this.machined.kubelet(this.kubelet);
       await this.fleet.setKubelet(this.name, { version, ready: readyMs <= 0 });
       this.changed(`kubelet ${version} ${this.kubelet}`);
       if (readyMs <= 0) return;
       this.after(readyMs, async () => {
         if (!isCurrent()) return;
         this.kubelet = 'running';
+        this.machined.kubelet('running');
         await this.fleet.setKubelet(this.name, { version, ready: true });
         this.changed(`kubelet ${version} running`);
       });
@@ -633,6 +654,7 @@ export class SimNode {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.events.removeAllListeners();
+    this.machined.log.close();
   }
 
   /**
@@ -643,33 +665,57 @@ export class SimNode {
    * an upgrade or reboot in progress refuses it inside (ErrLocked, only logged): the caller already
    * has its ack and nothing more happens. Returns what the node did.
    */
-  requestLegacyUpgrade(target: BootTarget): string {
+  requestLegacyUpgrade(target: BootTarget, actorId = ''): string {
     if (this.sequencePending) return this.locked('upgrade');
     if (this.phase === 'upgrading' || this.phase === 'rebooting') {
       const effect = `upgrade ignored: ${this.phase === 'upgrading' ? 'an upgrade' : 'a reboot'} is in progress (sequence locked)`;
       this.history.push(effect);
+      this.refused('upgrade');
       return effect;
     }
     const effect = `upgrade started ${this.version} -> ${target.version}${this.phase === 'booting' ? ' (took over the boot)' : ''}`;
-    this.startSequence(() => this.startLegacyUpgrade(target));
+    this.startSequence(() => this.startLegacyUpgrade(target, actorId));
     return effect;
   }
 
-  /** Legacy MachineService.Upgrade after the ack: install, then reboot into the new version. */
-  startLegacyUpgrade(target: BootTarget): void {
+  /**
+   * Legacy MachineService.Upgrade after the ack: the upgrade sequence (its events carry the call's
+   * actor ID) drains, stops the pods and the services on EPHEMERAL, installs, then reboots into the
+   * new version; an installer that fails ends the sequence with its error and the node runs on.
+   */
+  startLegacyUpgrade(target: BootTarget, actorId = ''): void {
     // Taking over a boot: the boot in progress never finishes.
     if (this.phase === 'booting') this.bootEpoch++;
     this.upgradesStarted++;
+    this.sequenceRun = { name: 'upgrade', actorId };
+    this.machined.sequence('upgrade', SequenceEvent_Action.START, actorId);
     this.phase = 'upgrading';
     this.changed(`upgrade ${this.version} -> ${target.version} (legacy)`);
+    this.machined.phase('drain', 'cordonAndDrainNode', actorId);
+    this.machined.phase('cleanup', 'stopAllPods', actorId);
+    this.machined.stopEphemeral(actorId);
     this.afterHeld('upgrading', this.timings().upgradeMs, () => {
-      if (this.faults.installExitCode !== undefined && this.faults.installExitCode !== 0) {
-        this.phase = 'running';
-        this.changed(`upgrade failed: installer exited with code ${this.faults.installExitCode}`);
-        return;
-      }
+      const exitCode = this.faults.installExitCode ?? 0;
+      this.machined.phase('upgrade', 'upgrade', actorId);
+      if (exitCode !== 0) return this.upgradeFailed(exitCode, actorId);
       this.rebootInto(target);
     });
+  }
+
+  /** The installer failed: the upgrade sequence ends with its error (FATAL), the services start again, the node runs on. */
+  private upgradeFailed(exitCode: number, actorId: string): void {
+    const message = `sequence failed: error running phase 9 in upgrade sequence: task 1/1: failed, exit status ${exitCode}`;
+    this.machined.sequenceError('upgrade', { code: Code.FATAL, message }, actorId);
+    this.machined.sequence('upgrade', SequenceEvent_Action.STOP, actorId);
+    this.sequenceRun = undefined;
+    this.machined.restartStopped();
+    this.phase = 'running';
+    this.changed(`upgrade failed: installer exited with code ${exitCode}`);
+  }
+
+  /** A sequence refused because another holds the lock (ErrLocked): a NOOP SequenceEvent with code LOCKED, no actor ID. */
+  private refused(what: 'upgrade' | 'reboot'): void {
+    this.machined.sequenceError(what, { code: Code.LOCKED, message: 'sequence not started: locked' });
   }
 
   /**
@@ -681,18 +727,28 @@ export class SimNode {
    * `booting` it reboots the node again. (While `down` the call never gets here: UNAVAILABLE.)
    * Returns what the node did.
    */
-  requestReboot(): string {
+  requestReboot(actorId = ''): string {
     if (this.sequencePending) return this.locked('reboot');
     if (this.phase === 'rebooting' || this.phase === 'upgrading') {
       const effect = `reboot ignored: ${this.phase === 'upgrading' ? 'an upgrade is in progress (sequence locked)' : 'already rebooting'}`;
       this.history.push(effect);
+      if (this.phase === 'upgrading') this.refused('reboot');
       return effect;
     }
     const staged = this.staged;
     this.staged = undefined;
     if (staged) this.upgradesStarted++;
-    this.startSequence(() => this.rebootInto(staged));
+    this.startSequence(() => this.startReboot(staged, actorId));
     return staged ? `reboot into staged ${staged.version}` : 'reboot';
+  }
+
+  /** The reboot sequence (its events carry the call's actor ID): pods, then the services on EPHEMERAL stop; the reboot follows. */
+  private startReboot(target: BootTarget | undefined, actorId: string): void {
+    this.sequenceRun = { name: 'reboot', actorId };
+    this.machined.sequence('reboot', SequenceEvent_Action.START, actorId);
+    this.machined.phase('cleanup', 'stopAllPods', actorId);
+    this.machined.stopEphemeral(actorId);
+    this.rebootInto(target);
   }
 
   /**
@@ -706,7 +762,7 @@ export class SimNode {
     this.rollbacks++;
     this.staged = undefined;
     this.history.push(`rollback to ${other.version}`);
-    this.startSequence(() => this.rebootInto(other));
+    this.startSequence(() => this.startReboot(other, ''));
     return `rollback to ${other.version}`;
   }
 
@@ -736,6 +792,7 @@ export class SimNode {
   locked(what: 'upgrade' | 'reboot'): string {
     const effect = `${what} ignored: another sequence is starting (locked)`;
     this.history.push(effect);
+    this.refused(what);
     return effect;
   }
 
@@ -746,6 +803,8 @@ export class SimNode {
     this.phase = 'rebooting';
     this.changed('rebooting');
     this.afterHeld('rebooting', this.timings().shutdownMs, async () => {
+      this.machined.shutdown(this.sequenceRun?.actorId ?? '');
+      this.sequenceRun = undefined;
       this.phase = 'down';
       this.reboots++;
       this.changed('down');
@@ -778,6 +837,10 @@ export class SimNode {
     // The system containerd keeps its images under /system (a tmpfs, recreated on every boot); the
     // CRI containerd's live in /var/lib/containerd on EPHEMERAL, which a reboot or an upgrade keeps.
     for (const key of this.containerd.keys()) if (key.startsWith('CONTAINERD/')) this.containerd.delete(key);
+    // A new machined: new services, a new event stream (the old one ended with the reboot).
+    this.machined.log.close();
+    this.machined = new Machined(this.version, this.role);
+    this.machined.booting();
     this.phase = 'booting';
     this.changed(oldPartition && target ? `booted old partition ${this.version}` : `booting ${this.version}`);
     const epoch = this.bootEpoch;
@@ -785,6 +848,7 @@ export class SimNode {
       if (epoch !== this.bootEpoch) return;
       this.phase = 'running';
       this.kubelet = 'running';
+      this.machined.booted();
       const kubelet = versionOfImage(configImages(this.config).kubelet);
       if (kubelet) this.kubernetesVersion = kubelet;
       if (this.faults.kubeletNeverJoinsOn === this.version) {
@@ -879,13 +943,6 @@ const OWNERS: Record<string, string> = {
   'ControllerManagerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneControllerManagerController',
   'SchedulerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneSchedulerController',
 };
-
-/** The system services a node runs besides the kubelet (`talosctl services`); etcd and trustd only on a control-plane node. */
-function systemServices(role: NodeRole): string[] {
-  return role === 'controlplane'
-    ? ['apid', 'containerd', 'cri', 'etcd', 'machined', 'trustd', 'udevd']
-    : ['apid', 'containerd', 'cri', 'machined', 'udevd'];
-}
 
 /** `MachineStatuses/machine`; the `malformed.machineStage` fault replaces the stage with its number. */
 function machineStatus(n: SimNode): SimResource {
@@ -1005,8 +1062,9 @@ function buildResources(n: SimNode): SimResource[] {
     const service = { running: n.ready, healthy: n.ready && n.kubelet === 'running', unknown: false };
     out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', service, ServiceSpec.encode(service).finish()));
   }
-  for (const id of systemServices(n.role)) {
-    const service = { running: true, healthy: true, unknown: false };
+  // The other services: those running now, as machined's ServiceController keeps them (v1alpha1/service.go).
+  for (const { id, healthy, unknown } of n.machined.runningServices()) {
+    const service = { running: true, healthy, unknown };
     out.push(res('runtime', 'Services.v1alpha1.talos.dev', id, service, ServiceSpec.encode(service).finish()));
   }
   if (n.role === 'controlplane') out.push(...controlPlaneResources(n, images, network));
@@ -1064,8 +1122,9 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
 
 /**
  * The namespaces a Talos node registers (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go;
- * `security` from v1.13). A known type asked for in another of these is simply not there (Get
- * NOT_FOUND, List empty); any other name is refused (internal/app/resources/access.go).
+ * `security` from v1.13; `storage` (pkg/machinery/resources/storage) and `containers`
+ * (pkg/machinery/resources/containers) from v1.14). A known type asked for in another of these is
+ * simply not there (Get NOT_FOUND, List empty); any other name is refused (internal/app/resources/access.go).
  */
 export function talosNamespaces(talosVersion: string): ReadonlySet<string> {
   const base = [
@@ -1086,7 +1145,9 @@ export function talosNamespaces(talosVersion: string): ReadonlySet<string> {
     'secrets',
     'perf',
   ];
-  return new Set(versionAtLeast(talosVersion, 13) ? [...base, 'security'] : base);
+  if (versionAtLeast(talosVersion, 13)) base.push('security');
+  if (versionAtLeast(talosVersion, 14, 'alpha.0')) base.push('storage', 'containers');
+  return new Set(base);
 }
 
 /** Types the simulated nodes know (anything else is "not supported", as Talos answers). */

@@ -31,12 +31,15 @@ import {
   EtcdMemberAlarm_AlarmType,
   EtcdMembers,
   EtcdStatus,
+  type Event as MachineEvent,
+  type EventsRequest,
   MachineServiceService,
   type ReadRequest,
   Reboot,
   RebootRequest_Mode,
   Rollback,
   type RebootRequest,
+  ServiceList,
   Upgrade,
   type UpgradeRequest,
   UpgradeRequest_RebootMode,
@@ -83,6 +86,7 @@ import {
 import { parseInstallerRef, talosTag, versionAtLeast } from './versions.js';
 import type { EtcdCluster } from './etcd.js';
 import type { CosiWrite } from './cosi-writes.js';
+import { helloEvent, toMachineEvent } from './events.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -525,6 +529,17 @@ export class TalosApi {
         (n, _req: unknown, rec, cancelled) => this.etcdForfeit(n, rec, cancelled),
         { method: 'MachineService.EtcdForfeitLeadership', fields: () => ({}) },
       ),
+      serviceList: this.unary(
+        MachineServiceService.serviceList.path,
+        'os:reader',
+        (h, e) => ServiceList.fromPartial({ metadata: errMeta(h, e) }),
+        (n) => ({ messages: [ServiceList.fromPartial({ services: n.machined.serviceInfos() })] }),
+      ),
+      events: this.serverStream<EventsRequest, MachineEvent>(
+        MachineServiceService.events.path,
+        'os:reader',
+        (n, req, call) => this.events(n, req, call),
+      ),
       read: this.serverStream<ReadRequest, Data>(MachineServiceService.read.path, 'os:admin', (n, req, call) => {
         if (req.path !== '/proc/sys/kernel/random/boot_id') {
           throw rpcError(grpc.status.NOT_FOUND, `open ${req.path}: no such file or directory`);
@@ -634,9 +649,10 @@ export class TalosApi {
       n.assertReachable();
       if (refused) throw refused;
     }
-    const effect = n.requestLegacyUpgrade(target);
+    const actorId = randomUUID();
+    const effect = n.requestLegacyUpgrade(target, actorId);
     if (rec) rec.effect = effect;
-    return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId: randomUUID() })] };
+    return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
   }
 
   /**
@@ -665,7 +681,7 @@ export class TalosApi {
     }
     const actorId = randomUUID();
     // Acked in every reachable phase, as Talos does; see SimNode.requestReboot for what happens then.
-    const effect = n.requestReboot();
+    const effect = n.requestReboot(actorId);
     if (rec) rec.effect = effect;
     return { messages: [Reboot.fromPartial({ actorId })] };
   }
@@ -714,6 +730,40 @@ export class TalosApi {
         ApplyConfiguration.fromPartial({ mode, modeDetails: 'Applied configuration without a reboot', warnings: [] }),
       ],
     };
+  }
+
+  /**
+   * MachineService.Events (v1alpha1_server.go Events): a hello event first (sendEmptyEvent), then the
+   * tail the request asks for and every new event of this boot (EventLog.watch), until the caller
+   * cancels; the node going down breaks the stream (the caller sees UNAVAILABLE and reconnects, as
+   * talosctl's action tracker does).
+   */
+  private events(
+    n: SimNode,
+    req: EventsRequest,
+    call: grpc.ServerWritableStream<EventsRequest, MachineEvent>,
+  ): Promise<void> {
+    call.write(helloEvent(req.withActorId));
+    const stop = n.machined.log.watch(req, (e) => call.write(toMachineEvent(e)));
+    return new Promise<void>((resolve, reject) => {
+      const onChange = (): void => {
+        try {
+          n.assertReachable();
+        } catch (err) {
+          cleanup();
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      };
+      const cleanup = (): void => {
+        stop();
+        n.events.off('change', onChange);
+      };
+      n.events.on('change', onChange);
+      call.on('cancelled', () => {
+        cleanup();
+        resolve();
+      });
+    });
   }
 
   // -- etcd (control-plane nodes) ------------------------------------------------------------
