@@ -88,8 +88,7 @@ export async function previewTemplate(
     if (keys.errors.length > 0) throw new Error(`--promotion-keys-dir: ${keys.errors.join('; ')}`);
     const repo = opts.repo ?? checkoutOf(loaded.file);
     const evidence = upstreamEvidence(
-      `working tree ${repo}`,
-      await readStatusFolder(repo),
+      { commit: `working tree ${repo}`, tree: await readStatusFolder(repo) },
       keys.keys,
       new Set(auto.promotion.after.map((s) => s.cluster)),
       cluster.self?.status.autoUpdate?.promotion?.upstreamSequence,

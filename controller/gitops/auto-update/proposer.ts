@@ -64,7 +64,13 @@ import {
   type ProposalPr,
 } from './proposals.js';
 import { proposalFate } from '../../core/promotion/decide.js';
-import { evidenceOf, promotionGate, type EvidenceSource, type PromotionGate } from '../promotion/gate.js';
+import {
+  evidenceOf,
+  promotionGate,
+  type EvidenceSource,
+  type PromotionGate,
+  type PromotionGateInput,
+} from '../promotion/gate.js';
 
 export interface AutoUpdateConfig {
   /** --cluster-name: in branch names, titles and labels. */
@@ -195,17 +201,10 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
    * Record first: status.autoUpdate.promotion.upstreamSequence is raised to what the evidence
    * verified before anything is done on it, so a crash cannot let an older (replayed) index count.
    */
-  async function gateRecorded(
-    ctx: OpContext,
-    template: PlanView,
-    spec: Parameters<typeof promotionGate>[1],
-    current: string | undefined,
-    releases: Parameters<typeof promotionGate>[3],
-    now: number,
-  ): Promise<PromotionGate> {
+  async function gateRecorded(ctx: OpContext, template: PlanView, input: PromotionGateInput): Promise<PromotionGate> {
     const key = template.name;
     const seen = template.status.autoUpdate?.promotion?.upstreamSequence ?? {};
-    const promo = promotionGate(deps.evidence, spec, current, releases, now, seen);
+    const promo = promotionGate(deps.evidence, input, seen);
     if (sameValue(seen, promo.upstreamSequence)) return promo;
     const prev = informers.patchPlans.get(key)?.status.autoUpdate;
     await writeStatus(ctx, key, {
@@ -546,14 +545,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const stepwise = template.spec?.target.path === 'stepwise';
     const promo =
       spec.promotion &&
-      (await gateRecorded(
-        ctx,
-        template,
-        { ...spec, promotion: spec.promotion, stepwise },
+      (await gateRecorded(ctx, template, {
+        spec: { ...spec, promotion: spec.promotion, stepwise },
         current,
-        feed.releases,
+        releases: feed.releases,
         now,
-      ));
+      }));
     const open = await settleOpenProposal(ctx, first, promo);
     await guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({

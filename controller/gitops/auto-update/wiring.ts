@@ -76,7 +76,7 @@ function evidenceSource(cfg: GitConfig, reportFiles: AutoUpdateWiring['reportFil
   if (!keys) return undefined;
   return (clusters, seen) => {
     const files = reportFiles();
-    return files && upstreamEvidence(files.commit, files.tree, keys, clusters, seen);
+    return files && upstreamEvidence(files, keys, clusters, seen);
   };
 }
 

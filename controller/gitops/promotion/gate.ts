@@ -43,12 +43,17 @@ export function raisedSequences(
 
 export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
 
+/** What the gate judges: the template's spec, the lowest Talos version on its nodes, the releases, and when. */
+export interface PromotionGateInput {
+  spec: AutoUpdateSpec & { promotion: PromotionSpec; stepwise?: boolean | undefined };
+  current: string | undefined;
+  releases: readonly Release[];
+  now: number;
+}
+
 export function promotionGate(
   source: EvidenceSource | undefined,
-  spec: AutoUpdateSpec & { promotion: PromotionSpec; stepwise?: boolean | undefined },
-  current: string | undefined,
-  releases: readonly Release[],
-  now: number,
+  { spec, current, releases, now }: PromotionGateInput,
   seen: Readonly<Record<string, number>> = {},
 ): PromotionGate {
   if (!source) {

@@ -34,13 +34,23 @@ export function parseReportIndex(text: string): ReportIndex | string {
   const problem = parsed.problems[0] ?? doc?.problems[0];
   if (!doc || problem) return `does not parse as YAML${problem ? `: ${problem.message}` : ''}`;
   const r = indexFile.safeParse(doc.value);
-  if (!r.success)
-    return `is not a ReportIndex: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
+  if (!r.success) return `is not a ReportIndex: ${firstIssue(r.error)}`.trim();
   return r.data;
+}
+
+/** The first issue of a failed parse, its field path first (both empty when there is none). */
+export function firstIssue(error: z.ZodError): string {
+  return `${error.issues[0]?.path.join('.') ?? ''} ${error.issues[0]?.message ?? ''}`;
 }
 
 export function renderReportIndex(index: ReportIndex): string {
   return `# Written by KangalPatch: the signed, append-only index of cluster ${index.cluster}'s rollout reports (docs/auto-update-and-promotion.md "Promoting across clusters").\n${stringify(index, { lineWidth: 0 })}`;
+}
+
+/** A report's YAML twin as it is written: its path and text. */
+export interface IndexedReport {
+  yamlPath: string;
+  yaml: string;
 }
 
 /**
@@ -53,8 +63,7 @@ export async function reportIndexFiles(
   read: (path: string) => Promise<string | undefined>,
   cluster: string,
   signer: ReportSigner,
-  yamlPath: string,
-  yaml: string,
+  { yamlPath, yaml }: IndexedReport,
 ): Promise<Record<string, string>> {
   const path = reportIndexPath(cluster);
   const [text, sig] = await Promise.all([read(path), read(signaturePath(path))]);

@@ -11,7 +11,7 @@ import type { RefusedCluster, RejectedReport, UpstreamReport } from '../../core/
 import { DEFAULT_LIMITS } from '../load/limits.js';
 import { parseYamlFile } from '../load/yaml.js';
 import type { ReportTree } from '../source/reports.js';
-import { parseReportIndex, sha256 } from './report-index.js';
+import { firstIssue, parseReportIndex, sha256 } from './report-index.js';
 import { signaturePath, verifyReport, type TrustedKeys } from './signature.js';
 
 const nullable = <T extends z.ZodType>(t: T) => t.nullable().optional();
@@ -50,8 +50,7 @@ function parseReport(file: string, cluster: string, plan: string, text: string):
   const problem = parsed.problems[0] ?? doc?.problems[0];
   if (!doc || problem) return `does not parse as YAML${problem ? `: ${problem.message}` : ''}`;
   const r = reportFile.safeParse(doc.value);
-  if (!r.success)
-    return `is not a RolloutReport: ${r.error.issues[0]?.path.join('.') ?? ''} ${r.error.issues[0]?.message ?? ''}`.trim();
+  if (!r.success) return `is not a RolloutReport: ${firstIssue(r.error)}`.trim();
   const d = r.data;
   if (d.cluster !== cluster || d.plan.name !== plan)
     return `names cluster ${d.cluster} and plan ${d.plan.name}, not the ${cluster}/${plan} its path says`;
@@ -74,6 +73,12 @@ function facts(d: z.output<typeof reportFile>): Omit<UpstreamReport, 'file' | 'c
   };
 }
 
+/** The report files under status/ of one commit (or of a working tree, `commit` then naming it). */
+export interface EvidenceFiles {
+  commit: string;
+  tree: ReportTree;
+}
+
 /**
  * The verified reports of `clusters` (the ones promotion stages name) in the tree; the rest of their
  * files rejected with a reason. A cluster's reports count only under its signed index
@@ -81,8 +86,7 @@ function facts(d: z.output<typeof reportFile>): Omit<UpstreamReport, 'file' | 'c
  * `seen` (cluster → the highest sequence already seen downstream) refuses the cluster's evidence or the file.
  */
 export function upstreamEvidence(
-  commit: string,
-  tree: ReportTree,
+  { commit, tree }: EvidenceFiles,
   keys: TrustedKeys,
   clusters: ReadonlySet<string>,
   seen: Readonly<Record<string, number>> = {},
@@ -92,7 +96,8 @@ export function upstreamEvidence(
   const byCluster = reportsByCluster(tree, clusters);
   for (const cluster of [...clusters].sort()) {
     const files = byCluster.get(cluster) ?? new Map<string, string>();
-    const index = indexOf(tree, keys, cluster, files, seen[cluster]);
+    const upstream: UpstreamCluster = { tree, keys, cluster };
+    const index = indexOf(upstream, files, seen[cluster]);
     if (index.refused !== undefined) {
       out.refused.push({ cluster, reason: index.refused });
       out.rejected.push({ file: reportIndexPath(cluster), reason: index.refused });
@@ -100,7 +105,7 @@ export function upstreamEvidence(
     }
     if (index.sequence !== undefined) out.sequences[cluster] = index.sequence;
     for (const [file, text] of files) {
-      const report = judgeReport(tree, keys, cluster, file, text, index);
+      const report = judgeReport(upstream, file, text, index);
       if (typeof report === 'string') out.rejected.push({ file, reason: report });
       else out.reports.push(report);
     }
@@ -121,16 +126,25 @@ function reportsByCluster(tree: ReportTree, clusters: ReadonlySet<string>): Map<
   return byCluster;
 }
 
+/** One upstream cluster: the tree its files are read from, and the keys that verify its signatures. */
+interface UpstreamCluster {
+  tree: ReportTree;
+  keys: TrustedKeys;
+  cluster: string;
+}
+
 /** One report file of a cluster whose index holds: the report, or why it is not evidence (its signature first). */
 function judgeReport(
-  tree: ReportTree,
-  keys: TrustedKeys,
-  cluster: string,
+  { tree, keys, cluster }: UpstreamCluster,
   file: string,
   text: string,
   index: { sequence?: number; unindexed: ReadonlySet<string> },
 ): UpstreamReport | string {
-  const untrusted = verifyReport(keys, cluster, file, text, tree.files.get(signaturePath(file)));
+  const untrusted = verifyReport(keys, cluster, {
+    yamlPath: file,
+    yaml: text,
+    sigFile: tree.files.get(signaturePath(file)),
+  });
   if (untrusted !== undefined) return untrusted;
   if (index.unindexed.has(file)) return unindexedReason(cluster, file, index.sequence);
   const report = parseReport(file, cluster, file.slice(`status/${cluster}/`.length, -'.yaml'.length), text);
@@ -142,9 +156,7 @@ function judgeReport(
  * seen before, so every report is unindexed) and the report files it does not list.
  */
 function indexOf(
-  tree: ReportTree,
-  keys: TrustedKeys,
-  cluster: string,
+  { tree, keys, cluster }: UpstreamCluster,
   files: ReadonlyMap<string, string>,
   seen: number | undefined,
 ): { refused?: string; sequence?: number; unindexed: Set<string> } {
@@ -158,7 +170,11 @@ function indexOf(
       };
     return { unindexed: new Set(files.keys()) };
   }
-  const untrusted = verifyReport(keys, cluster, path, text, tree.files.get(signaturePath(path)));
+  const untrusted = verifyReport(keys, cluster, {
+    yamlPath: path,
+    yaml: text,
+    sigFile: tree.files.get(signaturePath(path)),
+  });
   if (untrusted !== undefined)
     return {
       refused: `cluster ${cluster}: ${path}: ${untrusted}; ${cluster}'s evidence is refused`,

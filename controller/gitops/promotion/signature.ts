@@ -37,7 +37,7 @@ export function reportSigner(privateKey: KeyObject, cluster: string): ReportSign
   const own: TrustedKeys = new Map([[cluster, [createPublicKey(privateKey)]]]);
   return {
     keyId: id,
-    verify: (yamlPath, yaml, sigFile) => verifyReport(own, cluster, yamlPath, yaml, sigFile),
+    verify: (yamlPath, yaml, sigFile) => verifyReport(own, cluster, { yamlPath, yaml, sigFile }),
     sign: (yamlPath, yaml) =>
       [
         `# Ed25519 signature of ${yamlPath.split('/').pop() ?? yamlPath} by the KangalPatch controller of cluster ${cluster}: promotion evidence (docs/auto-update-and-promotion.md "Promoting across clusters").`,
@@ -111,13 +111,18 @@ export async function loadTrustedKeys(dir: string): Promise<{ keys: TrustedKeys;
   return { keys, errors };
 }
 
+/** A YAML twin (a report, or the report index) and the content of its .sig file (undefined: none beside it). */
+export interface SignedFile {
+  yamlPath: string;
+  yaml: string;
+  sigFile: string | undefined;
+}
+
 /** undefined when the .sig file proves the YAML twin was written by `cluster`'s controller; else why not. */
 export function verifyReport(
   keys: TrustedKeys,
   cluster: string,
-  yamlPath: string,
-  yaml: string,
-  sigFile: string | undefined,
+  { yamlPath, yaml, sigFile }: SignedFile,
 ): string | undefined {
   const trusted = keys.get(cluster);
   if (!trusted || trusted.length === 0)

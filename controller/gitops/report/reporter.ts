@@ -229,7 +229,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       ...(signer
         ? {
             derive: (read: (path: string) => Promise<string | undefined>) =>
-              reportIndexFiles(read, config.cluster, signer, files.yamlPath, files.yaml),
+              reportIndexFiles(read, config.cluster, signer, files),
           }
         : {}),
       message: `Report ${key} on ${config.cluster}: ${plan.status.phase ?? 'Pending'}, ${plan.status.completedNodes ?? 0}/${plan.status.totalNodes ?? jobs.length} nodes\n\nRollout ${st.rollout} of PatchPlan ${key}, written by KangalPatch from the cluster's status.`,

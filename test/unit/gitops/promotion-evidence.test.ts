@@ -84,10 +84,9 @@ describe('gitops/promotion: signed reports as evidence', function () {
   const yaml = reportYaml('nodes-v1-12-5');
 
   it("a report signed by the cluster's key verifies; the figures are read from it", function () {
-    assert.equal(verifyReport(keys, 'staging', path, yaml, signer.sign(path, yaml)), undefined);
+    assert.equal(verifyReport(keys, 'staging', { yamlPath: path, yaml, sigFile: signer.sign(path, yaml) }), undefined);
     const ev = upstreamEvidence(
-      'c1',
-      tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })),
+      { commit: 'c1', tree: tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })) },
       keys,
       new Set(['staging']),
     );
@@ -115,19 +114,25 @@ describe('gitops/promotion: signed reports as evidence', function () {
       ['status/staging/other.yaml', yaml, sig, /does not verify/],
       [path, yaml, 'hello\n', /is not a KangalPatch report signature/],
     ];
-    for (const [p, y, s, why] of cases) assert.match(verifyReport(keys, 'staging', p, y, s) ?? 'accepted', why);
-    assert.match(verifyReport(keys, 'lab', 'status/lab/x.yaml', yaml, sig) ?? '', /no public key for cluster lab/);
+    for (const [p, y, s, why] of cases)
+      assert.match(verifyReport(keys, 'staging', { yamlPath: p, yaml: y, sigFile: s }) ?? 'accepted', why);
+    assert.match(
+      verifyReport(keys, 'lab', { yamlPath: 'status/lab/x.yaml', yaml, sigFile: sig }) ?? '',
+      /no public key for cluster lab/,
+    );
     const moved = 'status/staging/other.yaml';
     const ev = upstreamEvidence(
-      'c1',
-      tree(
-        indexed({
-          [moved]: yaml,
-          [signaturePath(moved)]: signer.sign(moved, yaml),
-          'status/staging/bad.yaml': 'kind: Nope\n',
-          'status/staging/bad.sig': signer.sign('status/staging/bad.yaml', 'kind: Nope\n'),
-        }),
-      ),
+      {
+        commit: 'c1',
+        tree: tree(
+          indexed({
+            [moved]: yaml,
+            [signaturePath(moved)]: signer.sign(moved, yaml),
+            'status/staging/bad.yaml': 'kind: Nope\n',
+            'status/staging/bad.sig': signer.sign('status/staging/bad.yaml', 'kind: Nope\n'),
+          }),
+        ),
+      },
       keys,
       new Set(['staging']),
     );
@@ -140,7 +145,11 @@ describe('gitops/promotion: signed reports as evidence', function () {
   });
 
   it('clusters no stage names are not read at all', function () {
-    const ev = upstreamEvidence('c1', tree({ 'status/lab/x.yaml': yaml }), keys, new Set(['staging']));
+    const ev = upstreamEvidence(
+      { commit: 'c1', tree: tree({ 'status/lab/x.yaml': yaml }) },
+      keys,
+      new Set(['staging']),
+    );
     assert.deepEqual([ev.reports, ev.rejected], [[], []]);
   });
 
@@ -173,8 +182,10 @@ describe('gitops/promotion: signed reports as evidence', function () {
 
   it('the evidence section links each report at the commit it was read from, with its figures and soak window', function () {
     const ev = upstreamEvidence(
-      '0123456789abcdef0123',
-      tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })),
+      {
+        commit: '0123456789abcdef0123',
+        tree: tree(indexed({ [path]: yaml, [signaturePath(path)]: signer.sign(path, yaml) })),
+      },
       keys,
       new Set(['staging']),
     );
@@ -203,11 +214,11 @@ describe('gitops/promotion: signed reports as evidence', function () {
       }
     };
     assert.match(
-      reasonOf(() => promotionGate(undefined, withPromotion, 'v1.12.4', [], 0)),
+      reasonOf(() => promotionGate(undefined, { spec: withPromotion, current: 'v1.12.4', releases: [], now: 0 })),
       /^Stalled PromotionNotConfigured: .*--promotion-keys-dir/,
     );
     assert.match(
-      reasonOf(() => promotionGate(() => undefined, withPromotion, 'v1.12.4', [], 0)),
+      reasonOf(() => promotionGate(() => undefined, { spec: withPromotion, current: 'v1.12.4', releases: [], now: 0 })),
       /^Transient EvidenceNotLoaded/,
     );
     const releases = ['v1.12.5', 'v1.13.0'].map((tagName) => ({
@@ -217,13 +228,12 @@ describe('gitops/promotion: signed reports as evidence', function () {
       publishedAt: 0,
       htmlUrl: '',
     }));
-    const g = promotionGate(
-      () => ({ commit: 'c', reports: [], rejected: [], refused: [], sequences: {} }),
-      withPromotion,
-      'v1.12.4',
+    const g = promotionGate(() => ({ commit: 'c', reports: [], rejected: [], refused: [], sequences: {} }), {
+      spec: withPromotion,
+      current: 'v1.12.4',
       releases,
-      0,
-    );
+      now: 0,
+    });
     assert.deepEqual([...g.gate.entries()], [['v1.12.5', undefined]], 'only allowed steps are judged; none proven');
   });
 });
@@ -247,14 +257,14 @@ describe('gitops/promotion: the signed report index binds the set of reports', f
   const signed = (p: string, y: string): Record<string, string> => ({ [p]: y, [signaturePath(p)]: signer.sign(p, y) });
   const both = indexed({ ...signed(done, doneYaml), ...signed(failed, failedYaml) }, [done, failed]);
   const stageOf = (files: Record<string, string>, seen: Record<string, number> = {}) => {
-    const ev = upstreamEvidence('c', tree(files), keys, stagingOnly, seen);
+    const ev = upstreamEvidence({ commit: 'c', tree: tree(files) }, keys, stagingOnly, seen);
     return { ev, stage: versionVerdict({ now, spec, reports: ev.reports, refused: ev.refused }, 'v1.12.5').stages[0] };
   };
 
   it('the writer: index.yaml + index.sig from the previous index of the tree, sequence up by one, nothing when unchanged', async function () {
     const repo = new Map<string, string>();
     const read = (p: string): Promise<string | undefined> => Promise.resolve(repo.get(p));
-    const first = await reportIndexFiles(read, 'staging', signer, done, doneYaml);
+    const first = await reportIndexFiles(read, 'staging', signer, { yamlPath: done, yaml: doneYaml });
     assert.deepEqual(Object.keys(first).sort(), ['status/staging/index.sig', 'status/staging/index.yaml']);
     assert.match(
       first['status/staging/index.yaml'] ?? '',
@@ -262,20 +272,18 @@ describe('gitops/promotion: the signed report index binds the set of reports', f
     );
     for (const [p, t] of Object.entries(first)) repo.set(p, t);
     assert.deepEqual(
-      await reportIndexFiles(read, 'staging', signer, done, doneYaml),
+      await reportIndexFiles(read, 'staging', signer, { yamlPath: done, yaml: doneYaml }),
       {},
       'the same report: the index stays',
     );
-    const second = await reportIndexFiles(read, 'staging', signer, failed, failedYaml);
+    const second = await reportIndexFiles(read, 'staging', signer, { yamlPath: failed, yaml: failedYaml });
     assert.match(second['status/staging/index.yaml'] ?? '', /sequence: 2\n/);
     assert.equal(
-      verifyReport(
-        keys,
-        'staging',
-        'status/staging/index.yaml',
-        second['status/staging/index.yaml'] ?? '',
-        second['status/staging/index.sig'],
-      ),
+      verifyReport(keys, 'staging', {
+        yamlPath: 'status/staging/index.yaml',
+        yaml: second['status/staging/index.yaml'] ?? '',
+        sigFile: second['status/staging/index.sig'],
+      }),
       undefined,
       'signed like a report, bound to its path',
     );
@@ -286,7 +294,7 @@ describe('gitops/promotion: the signed report index binds the set of reports', f
     );
     repo.set('status/staging/index.sig', second['status/staging/index.sig'] ?? '');
     await assert.rejects(
-      reportIndexFiles(read, 'staging', signer, done, doneYaml.replace('w1', 'w9')),
+      reportIndexFiles(read, 'staging', signer, { yamlPath: done, yaml: doneYaml.replace('w1', 'w9') }),
       (err: unknown) =>
         isOutcomeError(err) &&
         err.reason === 'ReportIndexNotTrusted' &&
@@ -387,14 +395,19 @@ describe('gitops/promotion: the signed report index binds the set of reports', f
       promotion: { after: [{ cluster: 'staging' }], soak: '1h' },
     });
     const source = (_: ReadonlySet<string>, seen: Readonly<Record<string, number>>) =>
-      upstreamEvidence('c', tree(both), keys, stagingOnly, seen);
-    const g = promotionGate(source, { ...auto, promotion: auto.promotion! }, 'v1.12.4', [], now, {
-      staging: 1,
-      lab: 4,
-    });
+      upstreamEvidence({ commit: 'c', tree: tree(both) }, keys, stagingOnly, seen);
+    const g = promotionGate(
+      source,
+      { spec: { ...auto, promotion: auto.promotion! }, current: 'v1.12.4', releases: [], now },
+      { staging: 1, lab: 4 },
+    );
     assert.deepEqual(g.upstreamSequence, { staging: 2, lab: 4 });
     assert.deepEqual(g.outcome.status.upstreamSequence, { staging: 2, lab: 4 });
-    const replayed = promotionGate(source, { ...auto, promotion: auto.promotion! }, 'v1.12.4', [], now, { staging: 7 });
+    const replayed = promotionGate(
+      source,
+      { spec: { ...auto, promotion: auto.promotion! }, current: 'v1.12.4', releases: [], now },
+      { staging: 7 },
+    );
     assert.deepEqual(replayed.upstreamSequence, { staging: 7 });
   });
 });
