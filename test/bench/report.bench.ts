@@ -133,18 +133,18 @@ export async function run(): Promise<void> {
     const used = process.cpuUsage(start);
     return (used.user + used.system) / 1000;
   };
-  let files = renderReport(p, jobs, before, settings);
+  let files = renderReport({ plan: p, jobs, before, settings });
   const first = cpu(() => {
-    files = renderReport(p, jobs, before, settings);
+    files = renderReport({ plan: p, jobs, before, settings });
   });
   const renders = Array.from({ length: 5 }, () =>
     cpu(() => {
-      files = renderReport(p, jobs, before, settings);
+      files = renderReport({ plan: p, jobs, before, settings });
     }),
   );
   const digest = cpu(() => contentDigest(files));
   const wallStart = performance.now();
-  files = renderReport(p, jobs, before, settings);
+  files = renderReport({ plan: p, jobs, before, settings });
   const wall = performance.now() - wallStart;
   const kib = (s: string): string => (Buffer.byteLength(s) / 1024).toFixed(0);
   renders.sort((a, b) => a - b);
@@ -194,7 +194,12 @@ async function commitCost(nodes: number, commits: number): Promise<CommitFigures
     for (let c = 1; c <= commits; c++) {
       const finished = Math.round((nodes * c) / commits);
       const jobs = Array.from({ length: nodes }, (_, i) => finishedJob(i, i < finished));
-      const files = renderReport(plan(nodes), jobs, new Map(), { cluster: 'lab', blobUrlBase: undefined });
+      const files = renderReport({
+        plan: plan(nodes),
+        jobs,
+        before: new Map(),
+        settings: { cluster: 'lab', blobUrlBase: undefined },
+      });
       const requestsBefore = forge.gitRequests.length;
       const cpuStart = process.cpuUsage();
       const wallStart = performance.now();

@@ -59,13 +59,17 @@ export function reportPaths(cluster: string, plan: string): { markdownPath: stri
   return { markdownPath: `status/${cluster}/${plan}.md`, yamlPath: `status/${cluster}/${plan}.yaml` };
 }
 
-export function renderReport(
-  plan: PlanView,
-  jobs: readonly JobView[],
-  before: ReadonlyMap<string, BeforeVersions>,
-  s: ReportSettings,
-  signer?: ReportSigner,
-): ReportFiles {
+export interface RenderInput {
+  plan: PlanView;
+  jobs: readonly JobView[];
+  /** Versions each node ran before its job, by job UID (for jobs written before status recorded them). */
+  before: ReadonlyMap<string, BeforeVersions>;
+  settings: ReportSettings;
+  /** Signs the YAML twin; no .sig file without it. */
+  signer?: ReportSigner | undefined;
+}
+
+export function renderReport({ plan, jobs, before, settings: s, signer }: RenderInput): ReportFiles {
   const doc = reportDocument(
     reportPlanOf(plan),
     jobs.map((j) => reportJobOf(j, before.get(j.uid))),

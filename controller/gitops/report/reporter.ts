@@ -106,6 +106,20 @@ interface PlanState {
   noted?: string | undefined;
 }
 
+/** One pass over a plan: the plan, its jobs and its rollout's state, and the report rendered from them (contentDigest). */
+interface RenderedReport {
+  plan: PlanView;
+  jobs: readonly JobView[];
+  st: PlanState;
+  files: ReportFiles;
+  digest: string;
+}
+
+/** The PR's head was checked already: found carrying foreign files, or found clean while the PR is ready. */
+function checkedAlready(pr: PullRequestView, st: PlanState): boolean {
+  return pr.headSha !== '' && (pr.headSha === st.blockedHead || (pr.headSha === st.verifiedHead && !pr.draft));
+}
+
 /** How often the branch of an open report PR of a finished plan is checked again for commits pushed since. */
 export const RECHECK_MS = 10 * 60_000;
 
@@ -116,13 +130,16 @@ export function reportTitle(cluster: string, plan: string): string {
   return `KangalPatch [${cluster}]: rollout report of ${plan}`;
 }
 
-function reportBody(
-  cluster: string,
-  plan: string,
-  rollout: string,
-  base: string,
-  paths: { markdownPath: string; yamlPath: string },
-): string {
+interface ReportBodyInput {
+  cluster: string;
+  plan: string;
+  rollout: string;
+  /** The branch the report PR merges into. */
+  base: string;
+  paths: { markdownPath: string; yamlPath: string };
+}
+
+function reportBody({ cluster, plan, rollout, base, paths }: ReportBodyInput): string {
   return [
     `Rollout report of PatchPlan \`${plan}\` on cluster \`${cluster}\` (rollout ${rollout}).`,
     '',
@@ -208,13 +225,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   }
 
   /** Writes the report files on the branch (no commit when the tip holds them); a pushed commit is recorded as ours. */
-  async function writeReport(
-    ctx: OpContext,
-    plan: PlanView,
-    jobs: readonly JobView[],
-    st: PlanState,
-    files: ReportFiles,
-  ): Promise<WriteResult> {
+  async function writeReport(ctx: OpContext, { plan, jobs, st, files }: RenderedReport): Promise<WriteResult> {
     const key = plan.name;
     const signer = config.signer;
     const result = await deps.writer.write(ctx, {
@@ -273,14 +284,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
   }
 
   /** Writes the files when due; returns how long to wait when the rate limit holds a change back. */
-  async function commitIfDue(
-    ctx: OpContext,
-    plan: PlanView,
-    jobs: readonly JobView[],
-    st: PlanState,
-    files: ReportFiles,
-    digest: string,
-  ): Promise<number | undefined> {
+  async function commitIfDue(ctx: OpContext, r: RenderedReport): Promise<number | undefined> {
+    const { plan, st, digest } = r;
     if (st.unrecorded !== undefined) {
       await recordCommit(ctx, guard, st.unrecorded);
       st.unrecorded = undefined;
@@ -293,7 +298,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     });
     if (decision.action === 'wait') return decision.ms;
     if (decision.action === 'none') return undefined;
-    const result = await writeReport(ctx, plan, jobs, st, files);
+    const result = await writeReport(ctx, r);
     if (result.outcome === 'humanEdited') {
       await stopForHumanEdit(ctx, plan.name, st, result);
       return undefined;
@@ -307,13 +312,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * rendered report (rewritten when it does not) and the PR changes no other file. Checked when it
    * is about to be marked ready, and again whenever its head moved.
    */
-  async function verifyAndMarkReady(
-    ctx: OpContext,
-    plan: PlanView,
-    jobs: readonly JobView[],
-    st: PlanState,
-    files: ReportFiles,
-  ): Promise<void> {
+  async function verifyAndMarkReady(ctx: OpContext, r: RenderedReport): Promise<void> {
+    const { plan, st, files } = r;
     const key = plan.name;
     const fresh = (await forge.pullRequestsFor(ctx, st.branch))[0];
     if (fresh?.state !== 'open') {
@@ -323,8 +323,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
     }
     let pr = fresh;
     st.pr = pr;
-    if (pr.headSha !== '' && (pr.headSha === st.blockedHead || (pr.headSha === st.verifiedHead && !pr.draft))) return;
-    const written = await writeReport(ctx, plan, jobs, st, files);
+    if (checkedAlready(pr, st)) return;
+    const written = await writeReport(ctx, r);
     if (written.outcome === 'humanEdited') {
       await stopForHumanEdit(ctx, key, st, written);
       return;
@@ -361,15 +361,8 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
    * terminal and the branch final. A plan that starts again (a failed node's job deleted to retry
    * it, a cancelled plan resumed) turns it back into a draft, which cannot be merged mid-rollout.
    */
-  async function settlePullRequest(
-    ctx: OpContext,
-    plan: PlanView,
-    jobs: readonly JobView[],
-    st: PlanState,
-    files: ReportFiles,
-    digest: string,
-    terminal: boolean,
-  ): Promise<void> {
+  async function settlePullRequest(ctx: OpContext, r: RenderedReport, terminal: boolean): Promise<void> {
+    const { plan, st, files, digest } = r;
     const key = plan.name;
     if (!hasForge || st.digest === undefined || st.stopped !== undefined) return;
     if (st.pr?.state !== 'open') {
@@ -378,7 +371,13 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
         head: st.branch,
         base: config.baseBranch,
         title: reportTitle(config.cluster, key),
-        body: reportBody(config.cluster, key, st.rollout, config.baseBranch, files),
+        body: reportBody({
+          cluster: config.cluster,
+          plan: key,
+          rollout: st.rollout,
+          base: config.baseBranch,
+          paths: files,
+        }),
         draft: true,
         labels,
       });
@@ -389,7 +388,7 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       });
     }
     if (terminal && st.digest === digest) {
-      await verifyAndMarkReady(ctx, plan, jobs, st, files);
+      await verifyAndMarkReady(ctx, r);
     } else if (!terminal && !st.pr.draft) {
       await forge.setDraft(ctx, st.pr.number, true);
       st.pr = { ...st.pr, draft: true };
@@ -471,16 +470,16 @@ export function startReporter(deps: ReporterDeps, signal: AbortSignal): Reporter
       log('info', `report of PatchPlan ${key}: not updating ${st.branch}: ${stop}`, { plan: key, branch: st.branch });
       return undefined;
     }
-    const files = renderReport(
+    const files = renderReport({
       plan,
       jobs,
       before,
-      { cluster: config.cluster, blobUrlBase: config.blobUrlBase },
-      config.signer,
-    );
-    const digest = contentDigest(files);
-    const waitMs = await commitIfDue(ctx, plan, jobs, st, files, digest);
-    await settlePullRequest(ctx, plan, jobs, st, files, digest, terminal);
+      settings: { cluster: config.cluster, blobUrlBase: config.blobUrlBase },
+      signer: config.signer,
+    });
+    const r: RenderedReport = { plan, jobs, st, files, digest: contentDigest(files) };
+    const waitMs = await commitIfDue(ctx, r);
+    await settlePullRequest(ctx, r, terminal);
     await recordUrl(ctx, plan, st);
     return nextPass(st, terminal, waitMs);
   }
