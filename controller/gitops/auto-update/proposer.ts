@@ -12,9 +12,9 @@
 // from the forge on every check, the branch writer finds an unchanged branch, the PR is found by branch.
 import { posix } from 'node:path';
 import { Annotation } from '../../../schemas/api.js';
-import type { AutoUpdateStatus, PatchPlanDocument } from '../../../schemas/patchplan.js';
+import type { AutoUpdateStatus, PatchPlanDocument, PatchPlanSpec } from '../../../schemas/patchplan.js';
 import semver from 'semver';
-import { childPlanDocument, TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
+import { childPlanDocument, TEMPLATE_LABEL, type ChildPlanFile } from '../../core/auto-update/child-plan.js';
 import { childPlanName } from '../../core/names.js';
 import type { ImageSource } from '../../../schemas/target.js';
 import {
@@ -62,6 +62,7 @@ import {
   TEMPLATE_GONE_MARK,
   templateOfBranch,
   type ProposalPr,
+  type ProposalsOnForge,
 } from './proposals.js';
 import { proposalFate } from '../../core/promotion/decide.js';
 import {
@@ -131,6 +132,43 @@ interface CheckOutcome {
   /** Failed checks in a row (the backoff). */
   failures: number;
 }
+
+/** The child plan a proposal writes: the template's file, the child's file beside it, and the child as loaded. */
+interface ChildPlan {
+  file: string;
+  child: ChildPlanFile;
+  childFile: string;
+  doc: PatchPlanDocument;
+}
+
+interface ProposeInput {
+  /** The lowest Talos version on the template's nodes. */
+  current: string;
+  proposal: Proposal;
+  /** The open proposal this one replaces (closed already). */
+  supersedes: ProposalPr | undefined;
+  /** The upstream evidence section of the body (autoUpdate.promotion). */
+  evidence: string[] | undefined;
+}
+
+interface ActInput {
+  current: string;
+  action: Exclude<AutoUpdateAction, { type: 'none' }>;
+  open: ProposalPr | undefined;
+  promo: PromotionGate | undefined;
+}
+
+/** An open proposal as the decision and status name it. */
+const proposalRef = (open: ProposalPr | undefined): { version: string; url: string } | undefined =>
+  open && { version: open.version, url: open.pr.url };
+
+/** ms until the next check time when the template's inputs are those of the last check; undefined: check now. */
+function waitForUnchanged(mem: TemplateMemory | undefined, fingerprint: string, now: number): number | undefined {
+  return mem && mem.fingerprint === fingerprint && now < mem.nextWakeAt ? mem.nextWakeAt - now : undefined;
+}
+
+/** The template's checkInterval (1h when unset). */
+const checkIntervalMs = (spec: PatchPlanSpec): number => durationMs(spec.target.autoUpdate?.checkInterval ?? '1h');
 
 const PREFLIGHT_MS = 60_000;
 /** The sweep's queue key: no plan can have this name. */
@@ -297,15 +335,12 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return { plan: { name: doc.metadata.name, file }, preview, preflight };
   }
 
-  /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
-  async function propose(
-    ctx: OpContext,
-    template: PlanView,
-    current: string,
-    proposal: Proposal,
-    supersedes: ProposalPr | undefined,
-    evidence: string[] | undefined,
-  ): Promise<PullRequestView> {
+  /**
+   * The child plan of `template` for `version`: the template's file, the child's file beside it, and
+   * the child as the GitOps loop will load it. Throws while the template's text is not loaded, and
+   * when the child would not load.
+   */
+  function childPlanFor(template: PlanView, version: string): ChildPlan {
     const key = template.name;
     const file = template.annotations[Annotation.SourcePath];
     const text = file === undefined ? undefined : deps.templateText(file);
@@ -316,7 +351,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
         message: `the text of template ${key}${file === undefined ? ' (no source-path annotation: is it managed from Git?)' : ` (${file})`} is not loaded from Git yet`,
       });
     }
-    const child = childPlanDocument(text, key, proposal.version);
+    const child = childPlanDocument(text, key, version);
     if (child instanceof Error)
       throw new OutcomeError({
         kind: OutcomeKind.Stalled,
@@ -336,9 +371,20 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       throw new OutcomeError({
         kind: OutcomeKind.Stalled,
         reason: 'InvalidChildPlan',
-        message: `the child plan of ${key} for ${proposal.version} would not load${why ? `: ${why.path} ${why.message}` : ''}`,
+        message: `the child plan of ${key} for ${version} would not load${why ? `: ${why.path} ${why.message}` : ''}`,
       });
     }
+    return { file, child, childFile, doc };
+  }
+
+  /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
+  async function propose(
+    ctx: OpContext,
+    template: PlanView,
+    { current, proposal, supersedes, evidence }: ProposeInput,
+  ): Promise<PullRequestView> {
+    const key = template.name;
+    const { file, child, childFile, doc } = childPlanFor(template, proposal.version);
     const branch = proposalBranch(config.cluster, key, proposal.version);
     const result = await deps.writer.write(ctx, {
       branch,
@@ -458,6 +504,15 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       );
   }
 
+  /** The template's proposals as the forge has them; of several open ones, the newest stays open (closeStale). */
+  async function proposalsOnForge(ctx: OpContext, key: string): Promise<ProposalsOnForge> {
+    const prefix = proposalBranchPrefix(config.cluster, key);
+    const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
+    const [first, ...stale] = onForge.open;
+    if (first) await closeStale(ctx, first, stale);
+    return onForge;
+  }
+
   /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
   function mergedNotApplied(
     key: string,
@@ -537,10 +592,8 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const spec = template.spec?.target.autoUpdate;
     if (!spec) return { status: template.status.autoUpdate ?? {}, nextWakeAt: clock.now(), failures: 0 };
     const feed = await (await deps.releases()).list(ctx);
-    const prefix = proposalBranchPrefix(config.cluster, key);
-    const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
-    const [first, ...stale] = onForge.open;
-    if (first) await closeStale(ctx, first, stale);
+    const onForge = await proposalsOnForge(ctx, key);
+    const [first] = onForge.open;
     const now = clock.now();
     const stepwise = template.spec?.target.path === 'stepwise';
     const promo =
@@ -562,14 +615,14 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       releases: feed.releases,
       skippedVersions: onForge.skipped,
       children: [...children, ...mergedNotApplied(key, onForge.merged, current, children)],
-      openProposal: open && { version: open.version, url: open.pr.url },
+      openProposal: proposalRef(open),
       promotionGate: promo?.gate,
     });
     const a = decision.action;
     const proposal =
       a.type !== 'none' && current !== undefined
-        ? await act(ctx, template, current, a, open, promo)
-        : open && { version: open.version, url: open.pr.url };
+        ? await act(ctx, template, { current, action: a, open, promo })
+        : proposalRef(open);
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, {
       plan: key,
       reason: decision.reason,
@@ -588,23 +641,18 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   async function act(
     ctx: OpContext,
     template: PlanView,
-    current: string,
-    a: Exclude<AutoUpdateAction, { type: 'none' }>,
-    open: ProposalPr | undefined,
-    promo: PromotionGate | undefined,
+    { current, action: a, open, promo }: ActInput,
   ): Promise<{ version: string; url: string }> {
     // Superseding closes the old PR first, so two are never open; a crash before the new one is
     // opened leaves none, and the next check proposes the newest again (superseded is no skip).
     const old = a.type === 'supersede' ? open : undefined;
     if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
-    const pr = await propose(
-      ctx,
-      template,
+    const pr = await propose(ctx, template, {
       current,
-      a.proposal,
-      old,
-      promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase),
-    );
+      proposal: a.proposal,
+      supersedes: old,
+      evidence: promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase),
+    });
     if (old)
       await forge.comment(
         ctx,
@@ -665,18 +713,14 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     ]);
     const now = clock.now();
     const mem = memory.get(key);
-    if (mem && mem.fingerprint === fingerprint && now < mem.nextWakeAt) return { requeueAfterMs: mem.nextWakeAt - now };
+    const unchangedMs = waitForUnchanged(mem, fingerprint, now);
+    if (unchangedMs !== undefined) return { requeueAfterMs: unchangedMs };
     let outcome: CheckOutcome;
     try {
       outcome = await check(ctx, template, current, children);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      outcome = failedCheck(
-        key,
-        err,
-        (mem?.failures ?? 0) + 1,
-        durationMs(spec.target.autoUpdate?.checkInterval ?? '1h'),
-      );
+      outcome = failedCheck(key, err, (mem?.failures ?? 0) + 1, checkIntervalMs(spec));
     }
     // A failed status write (a Conflict with the plan reconciler's write) throws: the queue retries
     // the whole check, which is safe (a proposal made is found open on the forge next time).
