@@ -196,9 +196,7 @@ function reclaim({ o, sel, jobs, status, prog }: Ctx): PlanStep | undefined {
 function finishRound({ o, sel, jobs, status, hop }: Ctx): PlanStep | undefined {
   const toCreate = o.leases.flatMap((l) => {
     const target = sel.nodeOfJob.get(l.holderIdentity ?? '');
-    return target && !jobs.has(l.holderIdentity ?? '')
-      ? [newJob(o.plan.name, o.plan.spec, target.node, target.group, hop)]
-      : [];
+    return target && !jobs.has(l.holderIdentity ?? '') ? [newJob(o.plan.name, o.plan.spec, target, hop)] : [];
   });
   if (toCreate.length === 0) return undefined;
   const note = `scheduled ${toCreate.map((j) => j.spec.nodeName).join(', ')}`;
@@ -240,16 +238,22 @@ function purgeHistory({ o, status }: Ctx): PlanStep {
   };
 }
 
-function preflight({ o, status }: Ctx): PlanStep | undefined {
+/** Whether the preflight has to run: before the first node, while its pass for this generation is not recorded, or for a missing path. */
+function preflightDue(o: PlanObservation, status: PatchPlanStatus): boolean {
   // A stepwise plan without its path has nothing it may schedule: the preflight computes it.
   const pathMissing = isStepwise(o.plan.spec) && status.path === undefined;
-  if (!pathMissing && (o.jobs.length > 0 || o.leases.length > 0)) return undefined;
+  if (!pathMissing && (o.jobs.length > 0 || o.leases.length > 0)) return false;
   if (
     !pathMissing &&
     conditionStatus(status.conditions, ConditionPreflightPassed) === 'True' &&
     status.observedGeneration === o.plan.generation
   )
-    return undefined;
+    return false;
+  return true;
+}
+
+function preflight({ o, status }: Ctx): PlanStep | undefined {
+  if (!preflightDue(o, status)) return undefined;
   if (o.plan.spec.cancelled) return undefined;
   const next = Date.parse(status.nextScheduleTime ?? '');
   if (status.phase === 'Failed' && o.now < next) return { status, events: [], requeueAfterMs: next - o.now };
@@ -377,48 +381,59 @@ function failurePolicy({ o, status }: Ctx): PlanStep | undefined {
 }
 
 /** Cancel, pause, and finished rollouts: nothing new is scheduled. */
-function holds({ o, status, prog }: Ctx): PlanStep | undefined {
-  const { spec } = o.plan;
-  if (spec.cancelled) {
-    const s = say(
-      { ...status, phase: 'Cancelled', completionTime: status.completionTime ?? iso(o.now) },
-      'Cancelled',
-      `cancelled: no new nodes are scheduled${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`,
-    );
-    return {
-      status: s,
-      events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }],
-    };
-  }
-  if (spec.paused || status.policyPause) {
-    // A health-check pause keeps the message that names the check, its objects and their values.
-    if (keepsHealthPauseMessage(status)) return { status: { ...status, phase: 'Paused' }, events: [] };
-    const { reason, why } = status.policyPause
-      ? policyPauseCause(status)
-      : { reason: 'Paused', why: 'paused (spec.paused)' };
-    const s = say(
-      { ...status, phase: 'Paused' },
-      reason,
-      `${why}: no new nodes are scheduled until spec.paused is set to false${prog.running > 0 ? `; ${prog.running} running node(s) finish` : ''}`,
-    );
-    return {
-      status: s,
-      events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }],
-    };
-  }
-  if (prog.current === undefined) {
-    const note = doneNote(prog);
-    return {
-      status: say(
-        { ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) },
-        'Completed',
-        note,
-      ),
-      events: [{ type: 'Normal', reason: 'Completed', note }],
-      requeueAfterMs: 0,
-    };
-  }
+function holds(c: Ctx): PlanStep | undefined {
+  const { spec } = c.o.plan;
+  if (spec.cancelled) return cancelledStep(c);
+  if (spec.paused || c.status.policyPause) return pausedStep(c);
+  if (c.prog.current === undefined) return completedStep(c);
   return undefined;
+}
+
+/** What a held rollout adds about the nodes that still run (none: nothing). */
+const runningFinish = (prog: Progress): string => (prog.running > 0 ? `; ${prog.running} running node(s) finish` : '');
+
+function cancelledStep({ o, status, prog }: Ctx): PlanStep {
+  const s = say(
+    { ...status, phase: 'Cancelled', completionTime: status.completionTime ?? iso(o.now) },
+    'Cancelled',
+    `cancelled: no new nodes are scheduled${runningFinish(prog)}`,
+  );
+  return {
+    status: s,
+    events: status.phase === 'Cancelled' ? [] : [{ type: 'Normal', reason: 'Cancelled', note: s.message ?? '' }],
+  };
+}
+
+/** Paused by spec.paused or by the failure policy (failed nodes, a health check). */
+function pausedStep({ status, prog }: Ctx): PlanStep {
+  // A health-check pause keeps the message that names the check, its objects and their values.
+  if (keepsHealthPauseMessage(status)) return { status: { ...status, phase: 'Paused' }, events: [] };
+  const { reason, why } = status.policyPause
+    ? policyPauseCause(status)
+    : { reason: 'Paused', why: 'paused (spec.paused)' };
+  const s = say(
+    { ...status, phase: 'Paused' },
+    reason,
+    `${why}: no new nodes are scheduled until spec.paused is set to false${runningFinish(prog)}`,
+  );
+  return {
+    status: s,
+    events: status.phase === 'Paused' ? [] : [{ type: 'Normal', reason: 'Paused', note: s.message ?? '' }],
+  };
+}
+
+/** No group has a node left to finish. */
+function completedStep({ o, status, prog }: Ctx): PlanStep {
+  const note = doneNote(prog);
+  return {
+    status: say(
+      { ...status, phase: 'Completed', completionTime: status.completionTime ?? iso(o.now) },
+      'Completed',
+      note,
+    ),
+    events: [{ type: 'Normal', reason: 'Completed', note }],
+    requeueAfterMs: 0,
+  };
 }
 
 function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
@@ -434,15 +449,8 @@ function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
   if (pending.length === 0) return groupWaits(base, group.name, prog);
   const slots = freeSlots(o, group);
   if (slots.length === 0) return slotsFull(o, base, group, prog);
-  const held =
-    outsideWindow(o, base) ??
-    controlPlaneGate(o, base, sel, group) ??
-    delayBetweenNodes(o, base, resumable) ??
-    healthGate(o, status, base, resumable) ??
-    alertGateHold(o, status, base, resumable);
+  const held = heldBeforeScheduling({ o, sel, status }, base, group, resumable);
   if (held) return held;
-  const pre = prePlanHook(o, sel, base);
-  if (pre) return pre;
   const candidates = (resumable.length > 0 ? resumable : pending).slice(0, slots.length);
   // The controller's own node is last in its group: a standby takes over before it is drained.
   const own = ownNodeAlone(o, candidates);
@@ -453,7 +461,7 @@ function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
     return {
       node,
       lease: { name: slots[i] ?? '', group: group.name, holderIdentity: name },
-      job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, node, group.name, hop),
+      job: jobs.has(name) ? undefined : newJob(o.plan.name, o.plan.spec, { node, group: group.name }, hop),
     };
   });
   return nodesScheduled(
@@ -465,6 +473,23 @@ function schedule({ o, status, prog, sel, jobs, hop }: Ctx): PlanStep {
     },
     group.name,
     chosen,
+  );
+}
+
+/** What keeps free slots empty this pass: the window, the control plane, the delay, a health or alert gate, the prePlan hook. */
+function heldBeforeScheduling(
+  { o, sel, status }: Pick<Ctx, 'o' | 'sel' | 'status'>,
+  base: PatchPlanStatus,
+  group: GroupPlan,
+  resumable: readonly string[],
+): PlanStep | undefined {
+  return (
+    outsideWindow(o, base) ??
+    controlPlaneGate(o, base, sel, group) ??
+    delayBetweenNodes(o, base, resumable) ??
+    healthGate(o, status, base, resumable) ??
+    alertGateHold(o, status, base, resumable) ??
+    prePlanHook(o, sel, base)
   );
 }
 

@@ -3,7 +3,7 @@
 // accepts the failure and goes on. postPlan runs once the plan ended (Completed, Failed, Cancelled)
 // and nothing of it runs any more; its failure is reported and changes nothing.
 import semver from 'semver';
-import type { HookName, HookSpec } from '../../../schemas/hooks.js';
+import type { HookName, HookStatus } from '../../../schemas/hooks.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import {
   decideHook,
@@ -13,6 +13,7 @@ import {
   HOOK_LABEL,
   HookReason,
   withHookRecord,
+  type HookInput,
   type HookProgress,
 } from '../hooks.js';
 import { iso } from '../time.js';
@@ -26,8 +27,7 @@ function progress(
   o: PlanObservation,
   sel: Selection,
   status: PatchPlanStatus,
-  hook: HookName,
-  spec: HookSpec,
+  { hook, spec }: Pick<HookInput, 'hook' | 'spec'>,
 ): HookProgress {
   const plan = o.plan.name;
   const name = hookJobName(plan, hook);
@@ -66,12 +66,11 @@ function progress(
 /** Before the first node: the prePlan step, or undefined once it succeeded (or failed and a resume accepted it). */
 export function prePlanHook(o: PlanObservation, sel: Selection, status: PatchPlanStatus): PlanStep | undefined {
   const spec = o.plan.spec.hooks?.prePlan;
-  const firstNode = o.jobs.length === 0 && o.leases.length === 0;
-  if (!spec || !firstNode) return undefined;
+  if (!spec || !beforeFirstNode(o)) return undefined;
   const before = hookRecord(status.hooks, 'prePlan');
   // Failed before and no pause holds the plan any more: resuming accepted the failure.
   if (before?.phase === 'Failed') return undefined;
-  const p = progress(o, sel, status, 'prePlan', spec);
+  const p = progress(o, sel, status, { hook: 'prePlan', spec });
   const hooks = withHookRecord(status.hooks, p.record);
   switch (p.state) {
     case 'succeeded':
@@ -91,18 +90,40 @@ export function prePlanHook(o: PlanObservation, sel: Selection, status: PatchPla
         confirm: ['hookJobs'],
       };
     case 'running':
-      return {
-        action: p.create && { type: 'createHookJob', job: p.create },
-        status: say({ ...status, hooks }, HookReason.WaitingForHook, `${p.message} before the first node`, {
+      return hookRunning(
+        'prePlan',
+        p,
+        before,
+        say({ ...status, hooks }, HookReason.WaitingForHook, `${p.message} before the first node`, {
           nextScheduleTime: p.record.deadline,
         }),
-        events:
-          before === undefined
-            ? [{ type: 'Normal', reason: 'HookStarted', note: `prePlan hook Job ${p.record.jobName} started` }]
-            : [],
-        requeueAfterMs: p.requeueAfterMs,
-      };
+      );
   }
+}
+
+/** Nothing of the plan has reached a node yet: no PatchJob, no slot Lease. */
+const beforeFirstNode = (o: PlanObservation): boolean => o.jobs.length === 0 && o.leases.length === 0;
+
+/** A hook's record says it ended (either way). */
+const hookEnded = (record: HookStatus | undefined): boolean =>
+  record?.phase === 'Succeeded' || record?.phase === 'Failed';
+
+/** A running plan hook writes `status`; its Job is created once (`p.create`), and the pass that first records it says it started. */
+function hookRunning(
+  hook: HookName,
+  p: Extract<HookProgress, { state: 'running' }>,
+  before: HookStatus | undefined,
+  status: PatchPlanStatus,
+): PlanStep {
+  return {
+    action: p.create && { type: 'createHookJob', job: p.create },
+    status,
+    events:
+      before === undefined
+        ? [{ type: 'Normal', reason: 'HookStarted', note: `${hook} hook Job ${p.record.jobName} started` }]
+        : [],
+    requeueAfterMs: p.requeueAfterMs,
+  };
 }
 
 function prePlanFailed(o: PlanObservation, status: PatchPlanStatus, message: string): PlanStep {
@@ -144,8 +165,8 @@ export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPl
   // The last nodes' postNode hooks end first.
   if (o.jobs.some((j) => j.postNodeHookPending)) return { status, events: [] };
   const before = hookRecord(status.hooks, 'postPlan');
-  if (before?.phase === 'Succeeded' || before?.phase === 'Failed') return undefined;
-  const p = progress(o, sel, status, 'postPlan', spec);
+  if (hookEnded(before)) return undefined;
+  const p = progress(o, sel, status, { hook: 'postPlan', spec });
   const hooks = withHookRecord(status.hooks, p.record);
   switch (p.state) {
     case 'succeeded':
@@ -166,14 +187,6 @@ export function postPlanHook(o: PlanObservation, sel: Selection, status: PatchPl
       // The plan's phase, reason and message keep saying how the rollout went: the hook's record says what it waits for.
       return { status: { ...status, hooks }, events: [], requeueAfterMs: 0, confirm: ['hookJobs'] };
     case 'running':
-      return {
-        action: p.create && { type: 'createHookJob', job: p.create },
-        status: { ...status, hooks },
-        events:
-          before === undefined
-            ? [{ type: 'Normal', reason: 'HookStarted', note: `postPlan hook Job ${p.record.jobName} started` }]
-            : [],
-        requeueAfterMs: p.requeueAfterMs,
-      };
+      return hookRunning('postPlan', p, before, { ...status, hooks });
   }
 }

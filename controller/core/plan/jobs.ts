@@ -2,6 +2,7 @@
 // an edit of the plan cannot change a job that is already running.
 import type { PatchPlanSpec } from '../../../schemas/patchplan.js';
 import { jobName } from './names.js';
+import type { NodeInGroup } from './selection.js';
 import type { NewJob } from './types.js';
 
 export const PLAN_LABEL = 'kangalpatch.ozalp.dk/patchplan';
@@ -11,7 +12,7 @@ export const NODE_LABEL = 'kangalpatch.ozalp.dk/node';
 export const HOP_LABEL = 'kangalpatch.ozalp.dk/hop';
 
 /** `hop`: the hop of a stepwise plan (spec.target is then that hop's target). */
-export function newJob(plan: string, spec: PatchPlanSpec, node: string, group: string, hop?: number): NewJob {
+export function newJob(plan: string, spec: PatchPlanSpec, { node, group }: NodeInGroup, hop?: number): NewJob {
   const { autoUpdate: _autoUpdate, path: _path, ...target } = spec.target;
   return {
     name: jobName(plan, node, hop),

@@ -56,14 +56,19 @@ export function workersGate(
       requeueAfterMs: 0,
     };
   }
-  return kubeProxyStep(o, status, ds, targetImage('kube-proxy', ds.image, target), controlPlaneNodes);
+  return kubeProxyStep(o, status, { ds, image: targetImage('kube-proxy', ds.image, target) }, controlPlaneNodes);
+}
+
+/** The kube-proxy DaemonSet as read, and the image the target gives it. */
+interface KubeProxyRollout {
+  ds: KubeProxyFacts;
+  image: string;
 }
 
 function kubeProxyStep(
   o: PlanObservation,
   status: PatchPlanStatus,
-  ds: KubeProxyFacts,
-  image: string,
+  { ds, image }: KubeProxyRollout,
   controlPlaneNodes: readonly string[],
 ): PlanStep {
   const record = status.kubeProxy;

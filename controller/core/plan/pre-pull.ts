@@ -10,7 +10,7 @@ import { UpgradeFlow, upgradeFlowFor } from '../talos-flow.js';
 import { iso } from '../time.js';
 import type { Progress } from './progress.js';
 import type { GroupPlan } from './selection.js';
-import type { PlanNodeFacts, PlanObservation, PrePullRequest, PrePullResult } from './types.js';
+import type { PlanNodeFacts, PlanObservation, PrePullFacts, PrePullRequest, PrePullResult } from './types.js';
 
 /**
  * The plan's pre-pull records brought up to date: results folded in, entries of nodes that are no
@@ -64,18 +64,18 @@ export function prePullsToStart(
   for (const name of nextRound) {
     const node = nodes.get(name);
     const image = node && installerToPrePull(o, node, target);
-    if (
-      image === undefined ||
-      facts.running.has(name) ||
-      facts.results.some((r) => r.node === name && r.image === image)
-    )
-      continue;
-    const entry = status.prePulls?.find((e) => e.node === name && e.image === image);
-    // Started but neither ended nor running here: the process that ran it is gone; pull again.
-    if (entry && (entry.pulledTime !== undefined || entry.failedTime !== undefined)) continue;
+    if (image === undefined || alreadyPrePulled(facts, status, { node: name, image })) continue;
     out.push({ node: name, image });
   }
   return out.slice(0, free);
+}
+
+/** A pre-pull of this image on this node is in flight here, has a result here, or its status entry ended. */
+function alreadyPrePulled(facts: PrePullFacts, status: PatchPlanStatus, { node, image }: PrePullRequest): boolean {
+  if (facts.running.has(node) || facts.results.some((r) => r.node === node && r.image === image)) return true;
+  const entry = status.prePulls?.find((e) => e.node === node && e.image === image);
+  // Started but neither ended nor running here: the process that ran it is gone; pull again.
+  return entry !== undefined && (entry.pulledTime !== undefined || entry.failedTime !== undefined);
 }
 
 /**

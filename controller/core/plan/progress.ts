@@ -44,22 +44,10 @@ export function progressOf(
   const skippedNodes: { node: string; hold: NodeHold }[] = [];
   let current: string | undefined;
   const groups = selection.groups.map((g): GroupStatus => {
-    const pending: string[] = [];
-    const held: { node: string; hold: NodeHold }[] = [];
-    let completed = 0;
-    let failed = 0;
-    let skipped = 0;
-    for (const n of g.nodes) {
-      const phase = jobOf.get(n)?.phase;
-      const hold = jobOf.has(n) ? undefined : holds.get(n);
-      if (hold?.kind === 'skip') {
-        skipped++;
-        skippedNodes.push({ node: n, hold });
-      } else if (hold) held.push({ node: n, hold });
-      else if (!jobOf.has(n)) pending.push(n);
-      else if (phase === 'Completed') completed++;
-      else if (phase === 'Failed') failed++;
-    }
+    const tally = tallyGroup(g.nodes, jobOf, holds);
+    const { pending, held, completed, failed } = tally;
+    const skipped = tally.skipped.length;
+    skippedNodes.push(...tally.skipped);
     pendingNodes.set(g.name, pending);
     heldNodes.set(g.name, held);
     const running = g.nodes.length - pending.length - held.length - skipped - completed - failed;
@@ -96,6 +84,33 @@ export function progressOf(
     },
     leases,
   );
+}
+
+/** One group's nodes by where they stand: without a PatchJob pending, held or skipped (in order); with one, completed or failed counted. */
+interface GroupTally {
+  pending: string[];
+  held: { node: string; hold: NodeHold }[];
+  skipped: { node: string; hold: NodeHold }[];
+  completed: number;
+  failed: number;
+}
+
+function tallyGroup(
+  nodes: readonly string[],
+  jobOf: ReadonlyMap<string, PlanJobFacts>,
+  holds: ReadonlyMap<string, NodeHold>,
+): GroupTally {
+  const t: GroupTally = { pending: [], held: [], skipped: [], completed: 0, failed: 0 };
+  for (const n of nodes) {
+    const phase = jobOf.get(n)?.phase;
+    const hold = jobOf.has(n) ? undefined : holds.get(n);
+    if (hold?.kind === 'skip') t.skipped.push({ node: n, hold });
+    else if (hold) t.held.push({ node: n, hold });
+    else if (!jobOf.has(n)) t.pending.push(n);
+    else if (phase === 'Completed') t.completed++;
+    else if (phase === 'Failed') t.failed++;
+  }
+  return t;
 }
 
 /** The same progress with each group's slots counted from these Leases (the jobs' counts do not depend on them). */

@@ -65,9 +65,15 @@ export function selectNodes(
   return { groups, groupOf, unclaimed };
 }
 
+/** A node and the group that claims it. */
+export interface NodeInGroup {
+  node: string;
+  group: string;
+}
+
 /** A plan's selection with the index its passes look Leases up in: job name → node and group. */
 export interface PlanSelection extends Selection {
-  nodeOfJob: ReadonlyMap<string, { node: string; group: string }>;
+  nodeOfJob: ReadonlyMap<string, NodeInGroup>;
 }
 
 interface Kept {

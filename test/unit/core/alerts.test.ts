@@ -162,7 +162,7 @@ describe('core/plan: the alert gate in decidePlan', function () {
       talosConfig: { secretRef: { name: 't' } },
       silences: [{ name: 'n', matchers: 'alertname="X"' }],
     });
-    assert.deepEqual(newJob('p', spec, 'w-1', 'workers').spec.silences, [
+    assert.deepEqual(newJob('p', spec, { node: 'w-1', group: 'workers' }).spec.silences, [
       { name: 'n', matchers: 'alertname="X"', nodeLabel: 'node' },
     ]);
   });

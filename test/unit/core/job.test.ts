@@ -821,8 +821,11 @@ describe('core/job: decideJob', function () {
           talosConfig: { secretRef: { name: 't' } },
           ...(upgrade ? { upgrade } : {}),
         });
-      assert.equal(newJob('p', plan({ rebootMode: 'powercycle' }), 'w1', 'workers').spec.rebootMode, 'powercycle');
-      assert.equal(newJob('p', plan(), 'w1', 'workers').spec.rebootMode, 'default');
+      assert.equal(
+        newJob('p', plan({ rebootMode: 'powercycle' }), { node: 'w1', group: 'workers' }).spec.rebootMode,
+        'powercycle',
+      );
+      assert.equal(newJob('p', plan(), { node: 'w1', group: 'workers' }).spec.rebootMode, 'default');
       assert.equal(
         patchPlanSpec.safeParse({
           target: { talosVersion: 'v1.13.2' },
