@@ -3,7 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../schemas/api.js';
 import type { PatchPlanDocument } from '../schemas/patchplan.js';
-import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type Problem } from './gitops/load/index.js';
+import { DEFAULT_LIMITS, formatProblem, loadPlanSources, type LoadedPlan, type Problem } from './gitops/load/index.js';
 import { collectPlanFiles } from './gitops/load/files.js';
 import { DEFAULT_HOOK_POLICY, registryEntry, type HookPolicy } from './core/hook-policy.js';
 import { envName, RUN_FLAGS, resolveRunConfig, type RunConfig, type RunFlagName } from './config.js';
@@ -91,37 +91,57 @@ function previewHookPolicy(opts: PreviewFlags): HookPolicy | Error {
 /** The whole preview (cluster reads, Talos and registry checks) gives up after this long. */
 const PREVIEW_TIMEOUT_MS = 120_000;
 
+/** The registry mirrors of preview's --registry-mirror flags. */
+function previewMirrors(flags: readonly string[] | undefined): RegistryMirrors | Error {
+  const mirrors: RegistryMirrors = {};
+  for (const flag of flags ?? []) {
+    const m = parseMirrorFlag(flag);
+    if (m instanceof Error) return new Error(`--registry-mirror: ${m.message}`);
+    mirrors[m.host] = m.url;
+  }
+  return mirrors;
+}
+
+/** Why a file gives no plan to preview, and the exit code that says so. */
+interface NoPlan {
+  why: string;
+  code: ExitCode;
+}
+
+/** The one PatchPlan of the file to preview; else why not (a file's problems are printed first). */
+async function onePlan(path: string, namespace: string, io: CliIO): Promise<LoadedPlan | NoPlan> {
+  const collected = await collectPlanFiles([path], DEFAULT_LIMITS.maxBytes);
+  if (collected.missing.length > 0) return { why: `no such file or directory: ${path}`, code: ExitCode.Usage };
+  const result = loadPlanSources(collected.sources, { operatorNamespace: namespace });
+  const problems = [...collected.problems, ...result.problems];
+  if (problems.length > 0) {
+    io.out(problems.map((p) => `${formatProblem(p)}\n`).join(''));
+    return {
+      why: `${path} is not valid (${problems.length} problem(s)); fix it first (kangal-patch validate ${path})`,
+      code: ExitCode.Invalid,
+    };
+  }
+  const [loaded, ...more] = result.plans;
+  if (!loaded) return { why: `${path} holds no PatchPlan`, code: ExitCode.Invalid };
+  if (more.length > 0)
+    return {
+      why: `${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`,
+      code: ExitCode.Usage,
+    };
+  return loaded;
+}
+
 async function preview(path: string, opts: PreviewFlags, io: CliIO): Promise<ExitCode> {
   const fail = (text: string, code: ExitCode): ExitCode => {
     io.err(`kangal-patch preview: ${text}\n`);
     return code;
   };
-  const mirrors: RegistryMirrors = {};
-  for (const flag of opts.registryMirror ?? []) {
-    const m = parseMirrorFlag(flag);
-    if (m instanceof Error) return fail(`--registry-mirror: ${m.message}`, ExitCode.Usage);
-    mirrors[m.host] = m.url;
-  }
+  const mirrors = previewMirrors(opts.registryMirror);
+  if (mirrors instanceof Error) return fail(mirrors.message, ExitCode.Usage);
   const hookPolicy = previewHookPolicy(opts);
   if (hookPolicy instanceof Error) return fail(hookPolicy.message, ExitCode.Usage);
-  const collected = await collectPlanFiles([path], DEFAULT_LIMITS.maxBytes);
-  if (collected.missing.length > 0) return fail(`no such file or directory: ${path}`, ExitCode.Usage);
-  const result = loadPlanSources(collected.sources, { operatorNamespace: opts.namespace });
-  const problems = [...collected.problems, ...result.problems];
-  if (problems.length > 0) {
-    io.out(problems.map((p) => `${formatProblem(p)}\n`).join(''));
-    return fail(
-      `${path} is not valid (${problems.length} problem(s)); fix it first (kangal-patch validate ${path})`,
-      ExitCode.Invalid,
-    );
-  }
-  const [loaded, ...more] = result.plans;
-  if (!loaded) return fail(`${path} holds no PatchPlan`, ExitCode.Invalid);
-  if (more.length > 0)
-    return fail(
-      `${path} holds ${result.plans.length} PatchPlans (${result.plans.map((p) => p.plan.metadata.name).join(', ')}): preview one plan per file`,
-      ExitCode.Usage,
-    );
+  const loaded = await onePlan(path, opts.namespace, io);
+  if ('why' in loaded) return fail(loaded.why, loaded.code);
   if (loaded.plan.spec.target.autoUpdate?.enabled) return previewTemplateFile(loaded, opts, io, fail);
   const { previewPlan } = await import('./preview/run.js');
   const { formatPreviewJson, formatPreviewText } = await import('./preview/format.js');

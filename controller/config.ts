@@ -448,11 +448,10 @@ export type RunConfig = z.output<typeof runConfigSchema> & {
   trustedKeys?: TrustedKeys | undefined;
 };
 
-/** Flags over environment over defaults; errors name the flag and its environment variable. */
-export function resolveRunConfig(
-  flags: Partial<Record<RunFlagName, string | boolean | string[]>>,
-  env: NodeJS.ProcessEnv,
-): RunConfig | { errors: string[] } {
+type RunFlags = Partial<Record<RunFlagName, string | boolean | string[]>>;
+
+/** Each setting's text before parsing: its flag, else its environment variable, else its default. */
+function rawRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const raw: Record<string, string | undefined> = {};
   for (const [name, def] of Object.entries(RUN_FLAGS)) {
     const given = flags[name as RunFlagName];
@@ -460,6 +459,12 @@ export function resolveRunConfig(
     raw[name] = text ?? env[envName(name)] ?? def.default;
   }
   raw.nodeName ??= env.NODE_NAME;
+  return raw;
+}
+
+/** Flags over environment over defaults; errors name the flag and its environment variable. */
+export function resolveRunConfig(flags: RunFlags, env: NodeJS.ProcessEnv): RunConfig | { errors: string[] } {
+  const raw = rawRunConfig(flags, env);
   const parsed = runConfigSchema.safeParse(raw);
   if (!parsed.success) {
     return {

@@ -64,7 +64,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   const work = new AbortController();
   shutdown.addEventListener('abort', () => work.abort(shutdown.reason), { once: true });
   const elector = cfg.leaderElect ? leaderElector(cfg, kube, clock, log) : undefined;
-  if (elector && !(await acquireLeadership(elector, cfg, log, shutdown, work))) return finish(servers, log, 0);
+  if (elector && !(await acquireLeadership(elector, cfg, log, { shutdown, work }))) return finish(servers, log, 0);
   leading = true;
   log.info({ identity: cfg.identity, apiVersion: API_VERSION }, 'leading: reconciling PatchPlans and PatchJobs');
 
@@ -92,10 +92,7 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     queues,
   );
   const talos = talosAccess(kube.port, cfg.namespace, { onCallEnd: metrics.talosCall });
-  const alertmanager =
-    cfg.alertmanagerUrl === undefined
-      ? undefined
-      : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
+  const alertmanager = alertmanagerOf(cfg);
   let handedOver = false;
   startJobs(jobs, { kube, talos, cfg, log, metrics, notifications, alertmanager }, work.signal);
   // A handover stops all work once the pass that decided it has written its status.
@@ -118,6 +115,32 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
   await abortPromise(work.signal);
   const lost = !shutdown.aborted && !handedOver;
   log.info(stopMessage(lost, handedOver));
+  await drained({ jobs, plans, git, notifications });
+  if (elector && !lost)
+    await elector
+      .release()
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
+  // After a handover the process ends; restarted (as the Deployment does), it stands by.
+  return finish(servers, log, lost ? 1 : 0);
+}
+
+/** The Alertmanager client of --alertmanager-url; undefined without one. */
+function alertmanagerOf(cfg: RunConfig): AlertmanagerPort | undefined {
+  return cfg.alertmanagerUrl === undefined
+    ? undefined
+    : createAlertmanagerClient({ url: cfg.alertmanagerUrl, tokenFile: cfg.alertmanagerTokenFile });
+}
+
+/** What runs while leading, to be drained or stopped when the work stops. */
+interface Running {
+  jobs: WorkQueue;
+  plans: WorkQueue;
+  git: GitSide;
+  notifications: NotifyWiring | undefined;
+}
+
+/** Settles once both queues drained and the GitOps loop, write-back, proposals and notifications stopped. */
+async function drained({ jobs, plans, git, notifications }: Running): Promise<void> {
   await Promise.all([
     jobs.drain(),
     plans.drain(),
@@ -126,12 +149,6 @@ export async function runController(cfg: RunConfig, log: Logger, shutdown: Abort
     git.autoUpdate?.stop(),
     notifications?.stopped,
   ]);
-  if (elector && !lost)
-    await elector
-      .release()
-      .catch((err: unknown) => log.warn({ err: String(err) }, 'could not release the leader lease'));
-  // After a handover the process ends; restarted (as the Deployment does), it stands by.
-  return finish(servers, log, lost ? 1 : 0);
 }
 
 function controllerClock(cfg: RunConfig, log: Logger): Clock {
@@ -185,13 +202,18 @@ function leaderElector(cfg: RunConfig, kube: Kube, clock: Clock, log: Logger): L
   });
 }
 
+/** The process's shutdown, and the leader's work that both shutdown and a lost lease abort. */
+interface Stops {
+  shutdown: AbortSignal;
+  work: AbortController;
+}
+
 /** Waits until this replica leads (false: shut down while standing by); losing the lease later aborts `work`. */
 async function acquireLeadership(
   elector: LeaderElector,
   cfg: RunConfig,
   log: Logger,
-  shutdown: AbortSignal,
-  work: AbortController,
+  { shutdown, work }: Stops,
 ): Promise<boolean> {
   log.info({ identity: cfg.identity, lease: `${cfg.namespace}/${cfg.leaderElectionId}` }, 'waiting to become leader');
   try {
