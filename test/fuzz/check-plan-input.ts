@@ -33,11 +33,22 @@ function lineCount(bytes: Uint8Array): number {
 }
 
 function problemViolations(p: Problem, file: string, lines: number): string[] {
-  const out: string[] = [];
   const at = `${p.line}:${p.column} ${JSON.stringify(p.path)} ${JSON.stringify(p.message.slice(0, 200))}`;
+  return [...positionViolations(p, file, lines, at), ...textViolations(p, at)];
+}
+
+/** The problem points into this file: its name, a line within it, a positive column. */
+function positionViolations(p: Problem, file: string, lines: number, at: string): string[] {
+  const out: string[] = [];
   if (p.file !== file) out.push(`problem names file ${JSON.stringify(p.file)}, not ${file}: ${at}`);
   if (!Number.isInteger(p.line) || p.line < 1 || p.line > lines) out.push(`line outside the file (1..${lines}): ${at}`);
   if (!Number.isInteger(p.column) || p.column < 1) out.push(`column not a positive integer: ${at}`);
+  return out;
+}
+
+/** The problem reads well: a message that is neither empty nor garbled, a well-formed field path. */
+function textViolations(p: Problem, at: string): string[] {
+  const out: string[] = [];
   if (typeof p.message !== 'string' || p.message.trim() === '') out.push(`empty message: ${at}`);
   else if (GARBLED.test(p.message) && !/"[^"]*\bundefined\b[^"]*"/.test(p.message)) out.push(`garbled message: ${at}`);
   if (typeof p.path !== 'string' || (p.path !== '' && !PATH.test(p.path))) out.push(`malformed field path: ${at}`);

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { checkPlanInput, type Outcome } from './check-plan-input.js';
+import { checkPlanInput, type CheckResult, type Outcome } from './check-plan-input.js';
 import { arbPlanInput, loadExampleCorpus, type FuzzInput } from './plan-inputs.js';
 
 export interface FuzzOptions {
@@ -67,7 +67,7 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (rejections > before) r.violations.push('an unhandled promise rejection happened while loading this file');
       if (counting) {
-        const slowest = record(report, input, r.outcome, r.ms, r.heapBytes);
+        const slowest = record(report, input, r);
         if (slowest && opts.keepSlowestAt) await writeFile(opts.keepSlowestAt, input.bytes);
         if (opts.onProgress && report.runs % (opts.progressEvery ?? 10_000) === 0) opts.onProgress(report);
       }
@@ -98,8 +98,12 @@ export async function fuzzPlans(opts: FuzzOptions): Promise<FuzzReport> {
   return report;
 }
 
-/** Adds one file to the figures; true when it is the slowest so far. */
-function record(report: FuzzReport, input: FuzzInput, outcome: Outcome, ms: number, heap: number): boolean {
+/** Adds one file's outcome and cost to the figures; true when it is the slowest so far. */
+function record(
+  report: FuzzReport,
+  input: FuzzInput,
+  { outcome, ms, heapBytes: heap }: Pick<CheckResult, 'outcome' | 'ms' | 'heapBytes'>,
+): boolean {
   report.runs++;
   report.outcomes[outcome]++;
   const kind = input.kind.split('+')[0] ?? input.kind;

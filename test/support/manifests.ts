@@ -64,14 +64,18 @@ const healthIdentities = (objects: readonly K8sObject[]): Set<string> =>
       .map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`),
   );
 
-/** The one impersonation allowed: a health-check identity, by name, in its own namespace, by a Role there. */
-const healthImpersonation = (role: K8sObject, rule: PolicyRule, identities: ReadonlySet<string>): boolean =>
-  role.kind === 'Role' &&
+/** The rule grants nothing but `impersonate` on one core ServiceAccount, by name. */
+const impersonatesOneServiceAccount = (rule: PolicyRule): boolean =>
   rule.verbs.length === 1 &&
   rule.verbs[0] === 'impersonate' &&
   (rule.apiGroups ?? []).join() === '' &&
   (rule.resources ?? []).join() === 'serviceaccounts' &&
-  (rule.resourceNames ?? []).length === 1 &&
+  (rule.resourceNames ?? []).length === 1;
+
+/** The one impersonation allowed: a health-check identity, by name, in its own namespace, by a Role there. */
+const healthImpersonation = (role: K8sObject, rule: PolicyRule, identities: ReadonlySet<string>): boolean =>
+  role.kind === 'Role' &&
+  impersonatesOneServiceAccount(rule) &&
   identities.has(`${role.metadata.namespace ?? ''}/${rule.resourceNames?.[0] ?? ''}`);
 
 /** What breaks least privilege in these objects, one line per problem (empty: none). */
@@ -98,10 +102,16 @@ function ruleViolations(at: string, role: K8sObject, rule: PolicyRule, identitie
   }
   if (!healthImpersonation(role, rule, identities))
     for (const verb of rule.verbs.filter((v) => FORBIDDEN_VERBS.includes(v))) out.push(`${at}: verb ${verb}`);
+  return [...out, ...secretViolations(at, role, rule)];
+}
+
+/** A rule on core Secrets: namespaced in the operator's namespace, read only, and by name. */
+function secretViolations(at: string, role: K8sObject, rule: PolicyRule): string[] {
   const secrets =
     (rule.apiGroups ?? []).includes('') &&
     (rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/'));
-  if (!secrets) return out;
+  if (!secrets) return [];
+  const out: string[] = [];
   if (role.kind === 'ClusterRole') out.push(`${at}: a ClusterRole grants Secrets`);
   else if (role.metadata.namespace !== OPERATOR_NAMESPACE)
     out.push(`${at}: Secrets outside the operator namespace ${OPERATOR_NAMESPACE}`);
