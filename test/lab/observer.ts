@@ -91,6 +91,45 @@ interface WatchedJob {
 }
 type Watched = V1Node | V1Pod | V1Lease | WatchedJob;
 
+const isReady = (n: V1Node): boolean => n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
+/** What the observer keeps of a Node: schedulability, readiness, boot, OS image, our cordon annotation, kubelet. */
+function nodeStateOf(n: V1Node): NodeState {
+  const info = n.status?.nodeInfo;
+  return {
+    unschedulable: n.spec?.unschedulable === true,
+    ready: isReady(n),
+    bootID: info?.bootID ?? '',
+    osImage: info?.osImage ?? '',
+    cordonedBy: n.metadata?.annotations?.['kangalpatch.ozalp.dk/cordoned-by'],
+    kubeletVersion: info?.kubeletVersion ?? '',
+  };
+}
+
+/** The observations a node's change of state makes, in order: cordon, readiness, boot (kind and detail). */
+function nodeChanges(before: NodeState, state: NodeState): [ObservedKind, string][] {
+  const out: [ObservedKind, string][] = [];
+  if (state.unschedulable !== before.unschedulable)
+    out.push([state.unschedulable ? 'cordoned' : 'uncordoned', state.cordonedBy ?? '']);
+  if (state.ready !== before.ready) out.push([state.ready ? 'ready' : 'notReady', state.osImage]);
+  if (state.bootID !== before.bootID) out.push(['booted', `${state.osImage} ${state.bootID}`]);
+  return out;
+}
+
+const podKey = (p: V1Pod): string => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+
+/** The tag of a pod's first container image (`v1.35.4-fat`), or ''. */
+const imageTag = (p: V1Pod): string => p.spec?.containers[0]?.image?.split(':').at(-1) ?? '';
+
+/** The component and version a control-plane static pod runs (its image tag without -fat/-slim); undefined for other pods. */
+function staticPodVersion(p: V1Pod): { component: string; version: string } | undefined {
+  const component = p.metadata?.labels?.['k8s-app'] ?? '';
+  const tag = imageTag(p);
+  if (p.metadata?.namespace !== 'kube-system' || !STATIC_POD_COMPONENTS.has(component) || minorOf(tag) === undefined)
+    return undefined;
+  return { component, version: tag.replace(/-(fat|slim)$/, '') };
+}
+
 export async function startObserver(
   kc: KubeConfig,
   opts: { leaseNamespace: string; leaseLabel: string; groupLabel?: string; patchJobs?: boolean },
@@ -147,40 +186,15 @@ export async function startObserver(
   const onNode = (type: string, n: V1Node): void => {
     const name = n.metadata?.name ?? '';
     if (type === 'DELETED') return;
-    const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    const state: NodeState = {
-      unschedulable: n.spec?.unschedulable === true,
-      ready,
-      bootID: n.status?.nodeInfo?.bootID ?? '',
-      osImage: n.status?.nodeInfo?.osImage ?? '',
-      cordonedBy: n.metadata?.annotations?.['kangalpatch.ozalp.dk/cordoned-by'],
-      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
-    };
+    const state = nodeStateOf(n);
     const before = nodes.get(name);
     nodes.set(name, state);
     talosSeen(name, state.osImage);
     if (state.kubeletVersion !== '') componentSeen(name, 'kubelet', state.kubeletVersion);
     if (!before) return;
-    if (state.unschedulable !== before.unschedulable)
-      push(state.unschedulable ? 'cordoned' : 'uncordoned', name, state.cordonedBy ?? '');
-    if (state.ready !== before.ready) push(state.ready ? 'ready' : 'notReady', name, state.osImage);
-    if (state.bootID !== before.bootID) push('booted', name, `${state.osImage} ${state.bootID}`);
+    for (const [kind, detail] of nodeChanges(before, state)) push(kind, name, detail);
   };
-  const onPod = (type: string, p: V1Pod): void => {
-    const key = `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
-    const node = p.spec?.nodeName ?? podNodes.get(key) ?? '';
-    if (type === 'ADDED' && !podNodes.has(key)) push('podAdded', node, key);
-    podNodes.set(key, node);
-    const component = p.metadata?.labels?.['k8s-app'] ?? '';
-    const tag = p.spec?.containers[0]?.image?.split(':').at(-1) ?? '';
-    if (
-      type !== 'DELETED' &&
-      p.metadata?.namespace === 'kube-system' &&
-      STATIC_POD_COMPONENTS.has(component) &&
-      minorOf(tag) !== undefined
-    ) {
-      componentSeen(node, component, tag.replace(/-(fat|slim)$/, ''));
-    }
+  const notePodDeletion = (type: string, p: V1Pod, key: string, node: string): void => {
     if (type === 'DELETED') {
       podNodes.delete(key);
       deleting.delete(key);
@@ -189,6 +203,15 @@ export async function startObserver(
       deleting.add(key);
       push('podDeleting', node, key);
     }
+  };
+  const onPod = (type: string, p: V1Pod): void => {
+    const key = podKey(p);
+    const node = p.spec?.nodeName ?? podNodes.get(key) ?? '';
+    if (type === 'ADDED' && !podNodes.has(key)) push('podAdded', node, key);
+    podNodes.set(key, node);
+    const running = type === 'DELETED' ? undefined : staticPodVersion(p);
+    if (running) componentSeen(node, running.component, running.version);
+    notePodDeletion(type, p, key, node);
   };
   const jobPhases = new Map<string, string>();
   const jobsSeen = new Set<string>();
@@ -207,6 +230,11 @@ export async function startObserver(
     jobPhases.set(name, phase);
     push('jobPhase', j.spec?.nodeName ?? '', `${name} ${phase}`);
   };
+  const notePeak = (key: string, live: number): void => {
+    peaks.set(key, Math.max(peaks.get(key) ?? 0, live));
+  };
+  const leaseGroup = (l: V1Lease): string =>
+    opts.groupLabel === undefined ? '' : (l.metadata?.labels?.[opts.groupLabel] ?? '');
   const onLease = (type: string, l: V1Lease): void => {
     const name = l.metadata?.name ?? '';
     const label = l.metadata?.labels?.[opts.leaseLabel];
@@ -218,12 +246,12 @@ export async function startObserver(
       return;
     }
     if (!leases.has(name)) push('leaseCreated', holder, name);
-    const group = opts.groupLabel === undefined ? '' : (l.metadata?.labels?.[opts.groupLabel] ?? '');
+    const group = leaseGroup(l);
     leases.set(name, { label, group, holder });
     const live = [...leases.values()].filter((v) => v.label === label).length;
-    peaks.set(label, Math.max(peaks.get(label) ?? 0, live));
+    notePeak(label, live);
     const inGroup = [...leases.values()].filter((v) => v.label === label && v.group === group).length;
-    peaks.set(`${label}\u0000${group}`, Math.max(peaks.get(`${label}\u0000${group}`) ?? 0, inGroup));
+    notePeak(`${label}\u0000${group}`, inGroup);
   };
 
   const start = async <T extends Watched>(

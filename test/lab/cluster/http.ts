@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { CertFiles } from '../pki.js';
 
 /** A GET that never throws for HTTP errors: readiness probes look at the status. */
 export function httpGet(url: string, caPem?: string): Promise<{ status: number; body: string }> {
@@ -19,10 +20,16 @@ export function httpGet(url: string, caPem?: string): Promise<{ status: number; 
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
-export function kubeconfigYaml(server: string, caPem: string, certPem: string, keyPem: string, user = 'admin'): string {
+/** A kubeconfig authenticating with a client certificate and its key (PEM). */
+export function kubeconfigYaml(
+  server: string,
+  caPem: string,
+  client: Pick<CertFiles, 'cert' | 'key'>,
+  user = 'admin',
+): string {
   return kubeconfigFor(server, caPem, user, [
-    `    client-certificate-data: ${b64(certPem)}`,
-    `    client-key-data: ${b64(keyPem)}`,
+    `    client-certificate-data: ${b64(client.cert)}`,
+    `    client-key-data: ${b64(client.key)}`,
   ]);
 }
 

@@ -168,7 +168,7 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
     progress('kube-apiserver ready');
 
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
-    writeFileSync(kubeconfigPath, kubeconfigYaml(server, ca.cert, admin.cert, admin.key), { mode: 0o600 });
+    writeFileSync(kubeconfigPath, kubeconfigYaml(server, ca.cert, admin), { mode: 0o600 });
 
     const kcm = spawnManaged(
       'kube-controller-manager',

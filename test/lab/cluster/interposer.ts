@@ -70,6 +70,9 @@ export interface WatchRewrite {
 
 const REASONS: Record<number, string> = { 410: 'Expired', 429: 'TooManyRequests' };
 
+/** The methods whose answers carry the resourceVersion the write produced. */
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 /** Runs before the request is forwarded; the request waits for it. Returning an answer sends that instead. */
 export type BeforeForward = (
   req: InterposedRequest,
@@ -146,7 +149,7 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
         return;
       }
       const agent = req.headers.authorization ? withToken : withClientCert;
-      const isWrite = method === 'POST' || method === 'PUT' || method === 'PATCH';
+      const isWrite = WRITE_METHODS.has(method);
       const seenBefore = highestWritten;
       const up = httpsRequest(
         { host: upstream.hostname, port: upstream.port, method, path, headers: req.headers, agent },
@@ -219,9 +222,13 @@ export async function startApiInterposer(cluster: LabCluster): Promise<ApiInterp
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfigPath = join(cluster.dir, `interposed-${(server.address() as AddressInfo).port}.kubeconfig`);
-  writeFileSync(kubeconfigPath, kubeconfigYaml(url, cluster.caPem, read('admin.crt'), read('admin.key')), {
-    mode: 0o600,
-  });
+  writeFileSync(
+    kubeconfigPath,
+    kubeconfigYaml(url, cluster.caPem, { cert: read('admin.crt'), key: read('admin.key') }),
+    {
+      mode: 0o600,
+    },
+  );
   return {
     server: url,
     kubeconfigPath,

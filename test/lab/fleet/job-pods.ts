@@ -149,18 +149,7 @@ export class JobPods {
   private fits(pod: V1Pod, node: V1Node): boolean {
     const name = node.metadata?.name ?? '';
     if (!this.fleet.node(name)?.up || node.spec?.unschedulable) return false;
-    const selector = pod.spec?.nodeSelector ?? {};
-    if (!Object.entries(selector).every(([k, v]) => node.metadata?.labels?.[k] === v)) return false;
-    const tolerations = pod.spec?.tolerations ?? [];
-    return (node.spec?.taints ?? [])
-      .filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')
-      .every((t) =>
-        tolerations.some(
-          (x) =>
-            (x.operator === 'Exists' && (x.key === undefined || x.key === t.key)) ||
-            (x.key === t.key && x.value === t.value),
-        ),
-      );
+    return selects(pod, node) && toleratesTaints(pod, node);
   }
 
   /** The kubelet's part: Running, then terminated with the script's exit code. */
@@ -242,4 +231,24 @@ export class JobPods {
         if (apiStatus(err) !== 404 && apiStatus(err) !== 409) throw err;
       });
   }
+}
+
+/** The pod's nodeSelector matches the node's labels. */
+function selects(pod: V1Pod, node: V1Node): boolean {
+  const selector = pod.spec?.nodeSelector ?? {};
+  return Object.entries(selector).every(([k, v]) => node.metadata?.labels?.[k] === v);
+}
+
+/** The pod tolerates every NoSchedule and NoExecute taint of the node. */
+function toleratesTaints(pod: V1Pod, node: V1Node): boolean {
+  const tolerations = pod.spec?.tolerations ?? [];
+  return (node.spec?.taints ?? [])
+    .filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')
+    .every((t) =>
+      tolerations.some(
+        (x) =>
+          (x.operator === 'Exists' && (x.key === undefined || x.key === t.key)) ||
+          (x.key === t.key && x.value === t.value),
+      ),
+    );
 }

@@ -128,26 +128,9 @@ export class KubeProxyDaemonSet {
       if (!ds || this.abort.signal.aborted) return;
       const revision = revisionOf(imageOf(ds));
       const pods = await this.pods();
-      const next = this.fleet
-        .nodes()
-        .filter((n) => n.up)
-        .map((n) => n.name)
-        .sort()
-        .find(
-          (name) => !pods.some((p) => p.spec?.nodeName === name && p.metadata?.labels?.[REVISION_LABEL] === revision),
-        );
+      const next = this.nextNode(pods, revision);
       if (next === undefined) return;
-      for (const old of pods.filter((p) => p.spec?.nodeName === next)) {
-        await this.core
-          .deleteNamespacedPod({
-            namespace: KUBE_PROXY.namespace,
-            name: old.metadata?.name ?? '',
-            gracePeriodSeconds: 0,
-          })
-          .catch((err: unknown) => {
-            if (apiStatus(err) !== 404) throw err;
-          });
-      }
+      await this.deletePodsOn(pods, next);
       await this.writeStatus();
       const pod = await this.createPod(ds, next, false);
       await this.writeStatus();
@@ -155,6 +138,33 @@ export class KubeProxyDaemonSet {
       if (gen !== this.rolloutGen && revisionOf(imageOf((await this.read()) ?? ds)) !== revision) continue; // a newer template replaces this pod anyway
       await this.setPodReady(pod, this.fleet.node(next)?.up ?? false);
       await this.writeStatus();
+    }
+  }
+
+  /** The first up node, in name order, without a pod of this revision. */
+  private nextNode(pods: V1Pod[], revision: string): string | undefined {
+    return this.fleet
+      .nodes()
+      .filter((n) => n.up)
+      .map((n) => n.name)
+      .sort()
+      .find(
+        (name) => !pods.some((p) => p.spec?.nodeName === name && p.metadata?.labels?.[REVISION_LABEL] === revision),
+      );
+  }
+
+  /** Deletes the node's old pods at once (a pod gone already is fine). */
+  private async deletePodsOn(pods: V1Pod[], node: string): Promise<void> {
+    for (const old of pods.filter((p) => p.spec?.nodeName === node)) {
+      await this.core
+        .deleteNamespacedPod({
+          namespace: KUBE_PROXY.namespace,
+          name: old.metadata?.name ?? '',
+          gracePeriodSeconds: 0,
+        })
+        .catch((err: unknown) => {
+          if (apiStatus(err) !== 404) throw err;
+        });
     }
   }
 

@@ -100,13 +100,16 @@ export interface PodOwner {
   uid: string;
 }
 
-export function podManifest(
-  namespace: string,
-  workload: string,
-  nodeName: string,
-  owner: PodOwner | undefined,
-  daemon: boolean,
-): V1Pod {
+/** A workload's pod bound to a node: owned by its controller object if any; a DaemonSet's tolerates every taint. */
+export interface PodManifestInput {
+  namespace: string;
+  workload: string;
+  nodeName: string;
+  owner: PodOwner | undefined;
+  daemon: boolean;
+}
+
+export function podManifest({ namespace, workload, nodeName, owner, daemon }: PodManifestInput): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

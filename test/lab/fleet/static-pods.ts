@@ -53,15 +53,12 @@ export async function syncStaticPod(
       if (apiStatus(err) === 404) return undefined;
       throw err;
     });
-    const same =
-      current?.spec?.containers[0]?.image === state.image &&
-      current.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] === state.configVersion;
-    if (!same) {
+    if (!runsState(current, state)) {
       if (current) await core.deleteNamespacedPod({ namespace: NAMESPACE, name, gracePeriodSeconds: 0 });
       const nodeUid = (await core.readNode({ name: node.name })).metadata?.uid ?? '';
       await core.createNamespacedPod({
         namespace: NAMESPACE,
-        body: mirrorPod(name, component, state, node.name, nodeUid),
+        body: mirrorPod(name, component, state, { name: node.name, uid: nodeUid }),
       });
     }
     const status = {
@@ -78,13 +75,22 @@ export async function syncStaticPod(
   }
 }
 
+/** The mirror pod exists with the state's image and config version: it stays, with its UID. */
+function runsState(current: V1Pod | undefined, state: StaticPodState): boolean {
+  return (
+    current?.spec?.containers[0]?.image === state.image &&
+    current.metadata?.annotations?.[CONFIG_VERSION_ANNOTATION] === state.configVersion
+  );
+}
+
+/** The mirror pod of a static pod, owned by its Node (name and uid). */
 function mirrorPod(
   name: string,
   component: StaticPodComponent,
   state: StaticPodState,
-  nodeName: string,
-  nodeUid: string,
+  node: { name: string; uid: string },
 ): V1Pod {
+  const nodeName = node.name;
   return {
     metadata: {
       name,
@@ -96,7 +102,7 @@ function mirrorPod(
         [CONFIG_VERSION_ANNOTATION]: state.configVersion,
         [SECRETS_VERSION_ANNOTATION]: '1',
       },
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node.uid, controller: true }],
     },
     spec: {
       nodeName,

@@ -64,6 +64,24 @@ const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 const containersOf = (pod: V1Pod): { name: string; image: string }[] =>
   (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '' }));
 
+/** `namespace/name` of a pod. */
+const podKeyOf = (pod: V1Pod): string => key(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+
+/** `namespace/workload` of a simulated workload's pod, from its workload label. */
+const workloadKeyOf = (pod: V1Pod): string =>
+  key(pod.metadata?.namespace ?? '', pod.metadata?.labels?.[WORKLOAD_LABEL] ?? '');
+
+/** The disruption controller has counted the PDB's `want` pods, all healthy, at its current generation. */
+function pdbSettled(pdb: V1PodDisruptionBudget, want: number | undefined): boolean {
+  const s = pdb.status;
+  return (
+    want !== undefined &&
+    (s?.observedGeneration ?? 0) >= (pdb.metadata?.generation ?? 1) &&
+    s?.expectedPods === want &&
+    s.currentHealthy === want
+  );
+}
+
 export class Workloads {
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
@@ -157,16 +175,9 @@ export class Workloads {
     await waitFor(
       async () => {
         const list = await this.api().get<{ items: V1PodDisruptionBudget[] }>('/apis/policy/v1/poddisruptionbudgets');
-        const settled = list.items.filter((pdb) => {
-          const want = expected.get(key(pdb.metadata?.namespace ?? '', pdb.metadata?.name ?? ''));
-          const s = pdb.status;
-          return (
-            want !== undefined &&
-            (s?.observedGeneration ?? 0) >= (pdb.metadata?.generation ?? 1) &&
-            s?.expectedPods === want &&
-            s.currentHealthy === want
-          );
-        });
+        const settled = list.items.filter((pdb) =>
+          pdbSettled(pdb, expected.get(key(pdb.metadata?.namespace ?? '', pdb.metadata?.name ?? ''))),
+        );
         return settled.length === expected.size || undefined;
       },
       {
@@ -382,8 +393,8 @@ export class Workloads {
 
   /** Keeps `placed` in step with the pod watch: a terminating or deleted pod no longer counts. */
   private notePod(type: string, pod: V1Pod): void {
-    const workload = key(pod.metadata?.namespace ?? '', pod.metadata?.labels?.[WORKLOAD_LABEL] ?? '');
-    const podKey = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    const workload = workloadKeyOf(pod);
+    const podKey = podKeyOf(pod);
     const nodeName = pod.spec?.nodeName ?? '';
     const live = type !== 'DELETED' && !pod.metadata?.deletionTimestamp;
     this.place(workload, nodeName, podKey, live);
@@ -402,7 +413,13 @@ export class Workloads {
     const { spec } = workload;
     const pod = await this.api().post<V1Pod>(
       `/api/v1/namespaces/${spec.namespace}/pods`,
-      podManifest(spec.namespace, spec.name, nodeName, workload.owner, spec.kind === 'daemonset'),
+      podManifest({
+        namespace: spec.namespace,
+        workload: spec.name,
+        nodeName,
+        owner: workload.owner,
+        daemon: spec.kind === 'daemonset',
+      }),
     );
     // Counted at once, before its watch event: the next placement already sees it.
     this.place(key(spec.namespace, spec.name), nodeName, `${spec.namespace}/${pod.metadata?.name ?? ''}`, true);
