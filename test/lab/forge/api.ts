@@ -87,6 +87,39 @@ function notModified(req: IncomingMessage, etag: string): boolean {
   return (req.headers['if-none-match'] ?? '').split(',').some((t) => t.trim() === etag);
 }
 
+/** The GitHub GraphQL mutation this fake implements, its PR node id (undefined for any other query) and the query as read. */
+function graphqlMutation(parsed: { query?: unknown; variables?: Record<string, unknown> }): {
+  q: string;
+  id: unknown;
+  mutation: string;
+} {
+  const q = typeof parsed.query === 'string' ? parsed.query.replace(/\s+/g, ' ') : '';
+  const shape =
+    /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?(markPullRequestReadyForReview|convertPullRequestToDraft) ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(
+      q.trim(),
+    );
+  const id = shape && shape[1] === shape[3] ? parsed.variables?.[shape[1] ?? ''] : undefined;
+  const mutation = shape?.[2] ?? '';
+  return { q, id, mutation };
+}
+
+/** The merge commit's message: the request's title and message, or GitHub's defaults for the merge method. */
+function mergeMessage(r: RepoState, p: PullState, body: Record<string, unknown>, squash: boolean): string {
+  const title =
+    (body.commit_title as string | undefined) ??
+    (squash ? `${p.title} (#${p.number})` : `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`);
+  const extra = (body.commit_message as string | undefined) ?? (squash ? '' : p.title);
+  return extra ? `${title}\n\n${extra}` : title;
+}
+
+/** GitHub filters pull requests by `user:ref-name`; a head without an owner matches nothing. */
+function headFilter(repoOwner: string, head: string): (p: PullState) => boolean {
+  const colon = head.indexOf(':');
+  const owner = colon < 0 ? '' : head.slice(0, colon);
+  const ref = colon < 0 ? head : head.slice(colon + 1);
+  return (p) => owner.toLowerCase() === repoOwner.toLowerCase() && p.headRef === ref;
+}
+
 export class ForgeApi {
   readonly requests: RecordedRequest[] = [];
   readonly violations: Violation[] = [];
@@ -320,7 +353,7 @@ export class ForgeApi {
         noRepo: notFound,
       },
     };
-    const { reply, op } = await dispatch(surface, contract.match(method, path), query, raw, record);
+    const { reply, op } = await dispatch(surface, { matched: contract.match(method, path), query, raw }, record);
     send(reply, op);
   }
 
@@ -364,13 +397,7 @@ export class ForgeApi {
       reply(400, { message: 'Problems parsing JSON' });
       return;
     }
-    const q = typeof parsed.query === 'string' ? parsed.query.replace(/\s+/g, ' ') : '';
-    const shape =
-      /^mutation(?: \w+)? ?\( ?\$(\w+): ID! ?\) ?\{ ?(markPullRequestReadyForReview|convertPullRequestToDraft) ?\( ?input: ?\{ ?pullRequestId: ?\$(\w+) ?\} ?\) ?\{ ?pullRequest ?\{ ?isDraft ?\} ?\} ?\} ?$/.exec(
-        q.trim(),
-      );
-    const id = shape && shape[1] === shape[3] ? parsed.variables?.[shape[1] ?? ''] : undefined;
-    const mutation = shape?.[2] ?? '';
+    const { q, id, mutation } = graphqlMutation(parsed);
     if (typeof id !== 'string') {
       this.violations.push({
         kind: 'route',
@@ -385,16 +412,14 @@ export class ForgeApi {
       return;
     }
     record.operationId = `graphql/${mutation}`;
-    for (const r of this.repos.values()) {
-      for (const p of r.pulls.values()) {
-        if (this.shapes.nodeId('PullRequest', p.id) !== id) continue;
-        if (p.state === 'open') {
-          p.draft = mutation === 'convertPullRequestToDraft';
-          p.updatedAt = now();
-        }
-        reply(200, { data: { [mutation]: { pullRequest: { isDraft: p.draft } } } });
-        return;
+    const p = this.pullByNodeId(id);
+    if (p) {
+      if (p.state === 'open') {
+        p.draft = mutation === 'convertPullRequestToDraft';
+        p.updatedAt = now();
       }
+      reply(200, { data: { [mutation]: { pullRequest: { isDraft: p.draft } } } });
+      return;
     }
     reply(200, {
       data: { [mutation]: null },
@@ -405,6 +430,14 @@ export class ForgeApi {
   }
 
   // ---- helpers
+
+  /** The pull request with this GraphQL node id, in any repository. */
+  private pullByNodeId(id: string): PullState | undefined {
+    for (const r of this.repos.values()) {
+      for (const p of r.pulls.values()) if (this.shapes.nodeId('PullRequest', p.id) === id) return p;
+    }
+    return undefined;
+  }
 
   private page(c: Ctx, items: unknown[]): Reply {
     const perPage = Math.min(Number(c.query.per_page ?? 30), 100);
@@ -590,13 +623,7 @@ export class ForgeApi {
     const sort = (c.query.sort as string | undefined) ?? 'created';
     const direction = (c.query.direction as string | undefined) ?? (sort === 'created' ? 'desc' : 'desc');
     let pulls = [...r.pulls.values()].filter((p) => state === 'all' || p.state === state);
-    if (head !== undefined) {
-      // GitHub filters by `user:ref-name`; a head without an owner matches nothing.
-      const colon = head.indexOf(':');
-      const owner = colon < 0 ? '' : head.slice(0, colon);
-      const ref = colon < 0 ? head : head.slice(colon + 1);
-      pulls = pulls.filter((p) => owner.toLowerCase() === r.owner.toLowerCase() && p.headRef === ref);
-    }
+    if (head !== undefined) pulls = pulls.filter(headFilter(r.owner, head));
     if (base !== undefined) pulls = pulls.filter((p) => p.baseRef === base);
     for (const p of pulls) await this.refreshHead(r, p);
     const key = sort === 'updated' ? (p: PullState) => p.updatedAt : (p: PullState) => p.createdAt;
@@ -663,17 +690,12 @@ export class ForgeApi {
       const method = (c.body.merge_method as string | undefined) ?? 'merge';
       if (method === 'rebase') return notAllowed('Rebase merges are not allowed on this repository.');
       const squash = method === 'squash';
-      const title =
-        (c.body.commit_title as string | undefined) ??
-        (squash ? `${p.title} (#${p.number})` : `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`);
-      const extra = (c.body.commit_message as string | undefined) ?? (squash ? '' : p.title);
-      const outcome = await mergeInBare(
-        r.bareDir,
-        p.baseRef,
-        p.headSha,
-        extra ? `${title}\n\n${extra}` : title,
+      const outcome = await mergeInBare(r.bareDir, {
+        base: p.baseRef,
+        headSha: p.headSha,
+        message: mergeMessage(r, p, c.body, squash),
         squash,
-      );
+      });
       if (!outcome.ok) {
         return outcome.reason === 'conflict'
           ? notAllowed('Merge conflict')

@@ -31,12 +31,17 @@ export interface Surface {
   refuse: { route(): Reply; badJson(): Reply; invalid(errors: string[]): Reply; noRepo(): Reply };
 }
 
+/** A request as a surface received it: the operation its route resolved to (if any), its query, its raw body. */
+export interface ReceivedRequest {
+  matched: Match | undefined;
+  query: Record<string, unknown>;
+  raw: Buffer;
+}
+
 /** The reply, and the operation whose response description it must match (none for refusals before one was resolved). */
 export async function dispatch(
   s: Surface,
-  matched: Match | undefined,
-  query: Record<string, unknown>,
-  raw: Buffer,
+  { matched, query, raw }: ReceivedRequest,
   record: { operationId: string | undefined; body: unknown },
 ): Promise<{ reply: Reply; op?: Operation }> {
   if (!matched) {
@@ -56,7 +61,7 @@ export async function dispatch(
       return { reply: s.refuse.badJson() };
     }
   }
-  const errors = s.contract.validateRequest(op, pathParams, query, body, hasBody);
+  const errors = s.contract.validateRequest(op, { pathParams, query, body, hasBody });
   if (errors.length > 0) {
     s.violation('request', op.operationId, errors);
     return { reply: s.refuse.invalid(errors), op };

@@ -155,12 +155,18 @@ export type MergeOutcome = { ok: true; sha: string } | { ok: false; reason: 'con
  * merge commit with two parents (`merge-tree --write-tree`, `commit-tree`; one parent for a squash), and the branch moved
  * with a compare-and-swap `update-ref` so a concurrent push is never overwritten.
  */
+/** A merge as the merge button asks for it: `headSha` into branch `base`, with this commit message. */
+export interface MergeInput {
+  base: string;
+  headSha: string;
+  message: string;
+  /** One parent (the base) instead of two. */
+  squash?: boolean;
+}
+
 export async function mergeInBare(
   bareDir: string,
-  base: string,
-  headSha: string,
-  message: string,
-  squash = false,
+  { base, headSha, message, squash = false }: MergeInput,
 ): Promise<MergeOutcome> {
   const baseSha = await resolveRef(bareDir, `refs/heads/${base}`);
   if (!baseSha) return { ok: false, reason: 'head-moved', detail: `base branch ${base} does not exist` };
@@ -198,13 +204,18 @@ export async function mergeInBare(
  * stdin (gzip bodies are inflated by http-backend itself via HTTP_CONTENT_ENCODING), its CGI
  * headers parsed and the rest streamed back.
  */
+/** What http-backend is told of the request beyond its headers: where the repositories are, which one, and who asks. */
+export interface GitCgiInput {
+  projectRoot: string;
+  pathInfo: string;
+  query: string;
+  user: string;
+}
+
 export function serveGitCgi(
   req: IncomingMessage,
   res: ServerResponse,
-  projectRoot: string,
-  pathInfo: string,
-  query: string,
-  user: string,
+  { projectRoot, pathInfo, query, user }: GitCgiInput,
 ): void {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

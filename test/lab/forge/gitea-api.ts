@@ -25,6 +25,28 @@ type Handler = (ctx: Ctx) => Promise<Reply> | Reply;
 const DEFAULT_PAGE_SIZE = 30;
 const MAX_PAGE_SIZE = 50;
 
+/** The first required field a create-pull request lacks, as Gitea's binding error names it. */
+const missingPullField = (head: string | undefined, base: string | undefined): string =>
+  !head ? 'Head' : !base ? 'Base' : 'Title';
+
+/** The branch of a create-pull `head`, which may be `owner:branch`. */
+const headRefOf = (head: string): string => (head.includes(':') ? head.slice(head.indexOf(':') + 1) : head);
+
+/** A merge request naming a head commit (non-empty) that is not the pull request's head any more. */
+const headMoved = (given: unknown, headSha: string): boolean =>
+  typeof given === 'string' && given !== '' && given !== headSha;
+
+/** The merge commit's message: the request's title (or Gitea's default for the style), then its message if any. */
+function mergeMessage(p: PullState, body: Record<string, unknown>, squash: boolean): string {
+  const title =
+    (body.merge_title_field as string | undefined) ||
+    (squash
+      ? `${p.title} (#${p.number})`
+      : `Merge pull request '${p.title}' (#${p.number}) from ${p.headRef} into ${p.baseRef}`);
+  const extra = (body.merge_message_field as string | undefined) ?? '';
+  return extra ? `${title}\n\n${extra}` : title;
+}
+
 export class GiteaApi {
   private readonly shapes: GiteaShapes;
   private readonly contract: Promise<ForgeContract>;
@@ -142,7 +164,7 @@ export class GiteaApi {
       },
     };
     const matched = fullPath.startsWith(`${contract.basePath}/`) ? contract.match(method, path) : undefined;
-    const { reply, op } = await dispatch(surface, matched, query, raw, record);
+    const { reply, op } = await dispatch(surface, { matched, query, raw }, record);
     send(reply, op);
   }
 
@@ -191,7 +213,7 @@ export class GiteaApi {
     const d = await this.store.details(r, p);
     const mb = await runGit(['--git-dir', r.bareDir, 'merge-base', d.baseSha, p.headSha]);
     const comments = r.comments.filter((x) => x.issueNumber === p.number).length;
-    return this.shapes.pull(r, p, d, comments, mb.code === 0 ? mb.stdout.trim() : d.baseSha);
+    return this.shapes.pull(r, p, { ...d, comments, mergeBase: mb.code === 0 ? mb.stdout.trim() : d.baseSha });
   }
 
   /** Label IDs → names in the shared store; undefined names the first unknown ID. */
@@ -223,8 +245,8 @@ export class GiteaApi {
   private async createPull(c: Ctx): Promise<Reply> {
     const r = c.repo;
     const { head, base, title } = c.body as { head?: string; base?: string; title?: string };
-    if (!head || !base || !title) return this.error(422, `[${!head ? 'Head' : !base ? 'Base' : 'Title'}]: Required`);
-    const headRef = head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
+    if (!head || !base || !title) return this.error(422, `[${missingPullField(head, base)}]: Required`);
+    const headRef = headRefOf(head);
     const headSha = await resolveRef(r.bareDir, `refs/heads/${headRef}`);
     if (!headSha) return this.error(404, `head branch does not exist [name: ${headRef}]`);
     const baseSha = await resolveRef(r.bareDir, `refs/heads/${base}`);
@@ -304,29 +326,17 @@ export class GiteaApi {
       if (p.state !== 'open') return this.error(405, 'The PR is closed');
       if (isDraft(p)) return this.error(405, 'Work in progress PRs cannot be merged');
       await this.store.refreshHead(r, p);
-      if (
-        typeof c.body.head_commit_id === 'string' &&
-        c.body.head_commit_id !== '' &&
-        c.body.head_commit_id !== p.headSha
-      )
-        return this.error(409, 'head out of date');
+      if (headMoved(c.body.head_commit_id, p.headSha)) return this.error(409, 'head out of date');
       const style = c.body.do as string;
       if (style !== 'merge' && style !== 'squash')
         return this.error(405, `${style} is not allowed an allowed merge style for this repository`);
       const squash = style === 'squash';
-      const title =
-        (c.body.merge_title_field as string | undefined) ||
-        (squash
-          ? `${p.title} (#${p.number})`
-          : `Merge pull request '${p.title}' (#${p.number}) from ${p.headRef} into ${p.baseRef}`);
-      const extra = (c.body.merge_message_field as string | undefined) ?? '';
-      const outcome = await mergeInBare(
-        r.bareDir,
-        p.baseRef,
-        p.headSha,
-        extra ? `${title}\n\n${extra}` : title,
+      const outcome = await mergeInBare(r.bareDir, {
+        base: p.baseRef,
+        headSha: p.headSha,
+        message: mergeMessage(p, c.body, squash),
         squash,
-      );
+      });
       if (!outcome.ok)
         return this.error(
           409,

@@ -15,6 +15,12 @@ import {
   type Shapes,
 } from './shapes.js';
 
+/** What Gitea's pull request shape adds to the store's details: its comment count and the merge base of head and base. */
+export interface GiteaPullDetails extends PullDetails {
+  comments: number;
+  mergeBase: string;
+}
+
 /** Gitea's zero time, which it sends for timestamps it never set. */
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -148,7 +154,7 @@ export class GiteaShapes {
     return { label: ref, ref, sha, repo_id: r.id, repo: this.repository(r) };
   }
 
-  pull(r: RepoState, p: PullState, d: PullDetails, comments: number, mergeBase: string): Record<string, unknown> {
+  pull(r: RepoState, p: PullState, d: GiteaPullDetails): Record<string, unknown> {
     const html = `${this.base()}/${r.owner}/${r.name}/pulls/${p.number}`;
     return {
       id: p.id,
@@ -169,7 +175,7 @@ export class GiteaShapes {
       state: p.state,
       draft: isDraft(p),
       is_locked: false,
-      comments,
+      comments: d.comments,
       review_comments: 0,
       additions: d.additions,
       deletions: d.deletions,
@@ -185,7 +191,7 @@ export class GiteaShapes {
       allow_maintainer_edit: p.maintainerCanModify,
       base: this.branch(r, p.baseRef, d.baseSha),
       head: this.branch(r, p.headRef, p.headSha),
-      merge_base: mergeBase,
+      merge_base: d.mergeBase,
       due_date: null,
       created_at: p.createdAt,
       updated_at: p.updatedAt,

@@ -129,6 +129,24 @@ function isGiteaPath(pathname: string): boolean {
   return pathname === '/api/v1' || pathname.startsWith('/api/v1/');
 }
 
+/** GitHub's GraphQL endpoint (GHES serves it under /api). */
+function isGraphql(req: IncomingMessage, pathname: string): boolean {
+  return req.method === 'POST' && (pathname === '/graphql' || pathname === '/api/graphql');
+}
+
+/** What the forge records of a smart-HTTP request as it arrives; its status is filled in when the answer is sent. */
+function gitRequestEntry(req: IncomingMessage, parsed: URL): GitRequest {
+  return {
+    method: req.method ?? 'GET',
+    path: parsed.pathname + parsed.search,
+    contentEncoding: req.headers['content-encoding'],
+    chunked: req.method === 'POST' && req.headers['content-length'] === undefined,
+    gitProtocol: typeof req.headers['git-protocol'] === 'string' ? req.headers['git-protocol'] : undefined,
+    status: 0,
+    at: Date.now(),
+  };
+}
+
 /** 401: GitHub's answer (with WWW-Authenticate, which git needs), or Gitea's APIError body on its API (no WWW-Authenticate, as Gitea). */
 function unauthorized(req: IncomingMessage, res: ServerResponse, giteaBody: unknown): void {
   req.resume();
@@ -173,25 +191,21 @@ export async function startForge(opts: ForgeOptions = {}): Promise<Forge> {
     }
     const m = GIT_PATH.exec(parsed.pathname);
     if (m && api.hasRepo(m[1] ?? '', m[2] ?? '')) {
-      const entry: GitRequest = {
-        method: req.method ?? 'GET',
-        path: parsed.pathname + parsed.search,
-        contentEncoding: req.headers['content-encoding'],
-        chunked: req.method === 'POST' && req.headers['content-length'] === undefined,
-        gitProtocol: typeof req.headers['git-protocol'] === 'string' ? req.headers['git-protocol'] : undefined,
-        status: 0,
-        at: Date.now(),
-      };
+      const entry = gitRequestEntry(req, parsed);
       gitRequests.push(entry);
       recordV2Command(req, entry);
       res.on('finish', () => {
         entry.status = res.statusCode;
       });
-      serveGitCgi(req, res, root, `/${m[1]}/${m[2]}.git/${m[3]}`, parsed.search.slice(1), auth.user);
+      serveGitCgi(req, res, {
+        projectRoot: root,
+        pathInfo: `/${m[1]}/${m[2]}.git/${m[3]}`,
+        query: parsed.search.slice(1),
+        user: auth.user,
+      });
       return;
     }
-    const graphql = req.method === 'POST' && (parsed.pathname === '/graphql' || parsed.pathname === '/api/graphql');
-    const served = graphql
+    const served = isGraphql(req, parsed.pathname)
       ? api.handleGraphql(req, res)
       : giteaPath
         ? gitea.handle(req, res, parsed)

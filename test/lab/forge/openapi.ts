@@ -185,13 +185,22 @@ function toAjv(schema: Json, componentId: string): Json {
   if (!isObject(schema)) return schema;
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(schema)) {
-    // Vendor extensions (x-github, Gitea's x-go-name/x-go-package) are annotations too.
-    if (k === 'example' || k === 'examples' || k === 'description' || k.startsWith('x-')) continue;
+    if (isAnnotation(k)) continue;
     if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF))
       out[k] = componentId + v.slice(COMPONENT_REF.length);
     else out[k] = k === 'properties' || k === 'patternProperties' ? mapValues(v, recur) : recur(v);
   }
   return out.nullable === true ? nullable(out) : out;
+}
+
+/** Keys that only annotate a schema; vendor extensions (x-github, Gitea's x-go-name/x-go-package) are annotations too. */
+function isAnnotation(k: string): boolean {
+  return k === 'example' || k === 'examples' || k === 'description' || k.startsWith('x-');
+}
+
+/** The JSON schema of a request body or response description, if it has one. */
+function jsonSchemaOf(described: JsonObject): Json {
+  return (described.content as Record<string, JsonObject> | undefined)?.['application/json']?.schema;
 }
 
 function nullable(out: JsonObject): Json {
@@ -236,6 +245,14 @@ function formatErrors(where: string, errors: ErrorObject[] | null | undefined): 
 function addMissingFormats(ajv: Ajv): Ajv {
   ajv.addFormat('uint64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) && n >= 0 });
   return ajv;
+}
+
+/** What validateRequest checks of a request: its path and query parameters, and its parsed body (hasBody: one was sent). */
+export interface RequestParts {
+  pathParams: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Json;
+  hasBody: boolean;
 }
 
 export class ForgeContract {
@@ -307,13 +324,7 @@ export class ForgeContract {
   }
 
   /** Validates (and coerces, in place) path and query parameters, and the JSON body. Returns error messages. */
-  validateRequest(
-    op: Operation,
-    pathParams: Record<string, string>,
-    query: Record<string, unknown>,
-    rawBody: Json,
-    hasBody: boolean,
-  ): string[] {
+  validateRequest(op: Operation, { pathParams, query, body: rawBody, hasBody }: RequestParts): string[] {
     const errors: string[] = [];
     const body = this.traits.nullAsAbsent ? withoutNullProperties(rawBody) : rawBody;
     const params = ((op.spec.parameters ?? []) as Json[]).map((p) => this.deref(p) as Parameter);
@@ -336,7 +347,7 @@ export class ForgeContract {
 
     const requestBody = this.deref(op.spec.requestBody);
     if (isObject(requestBody)) {
-      const schema = (requestBody.content as Record<string, JsonObject> | undefined)?.['application/json']?.schema;
+      const schema = jsonSchemaOf(requestBody);
       if (!hasBody) {
         if (requestBody.required === true) errors.push(`request body is required by ${op.operationId}`);
       } else if (schema !== undefined) {
@@ -364,7 +375,7 @@ export class ForgeContract {
         ? errorBody()
         : [`${op.operationId} does not document status ${status}`];
     }
-    const schema = (response.content as Record<string, JsonObject> | undefined)?.['application/json']?.schema;
+    const schema = jsonSchemaOf(response);
     if (schema === undefined) {
       if (body === undefined) return [];
       return this.traits.errorBodyOnContentless && status >= 400
