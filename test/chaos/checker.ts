@@ -34,8 +34,7 @@ function lastJobPhases(lab: JobLab): Map<string, string> {
 export async function checkRun(f: RunFacts): Promise<string[]> {
   const v = await settled(f);
   const status = f.finalStatus ?? {};
-  if (status['phase'] === 'Paused' && (typeof status['reason'] !== 'string' || typeof status['message'] !== 'string'))
-    v.push('the plan is Paused without a reason and message');
+  if (pausedWithoutReason(status)) v.push('the plan is Paused without a reason and message');
   const phases = lastJobPhases(f.lab);
   for (const n of f.plan.nodes) v.push(...(n.selected ? checkNode(f, n, phases.get(n.name)) : untouched(f, n, phases)));
   v.push(...concurrencyAndOrder(f), ...(await groupsClaimed(f, phases)), ...pdbsHeld(f), ...windowHeld(f));
@@ -50,6 +49,12 @@ export async function checkRun(f: RunFacts): Promise<string[]> {
   const leaks = secretLeaks(await controllerOutputs(f.lab, f.controllers), labSecrets(f.lab));
   if (leaks.length > 0) v.push(`a credential appears in: ${leaks.join(', ')}`);
   return v;
+}
+
+function pausedWithoutReason(status: Record<string, unknown>): boolean {
+  return (
+    status['phase'] === 'Paused' && (typeof status['reason'] !== 'string' || typeof status['message'] !== 'string')
+  );
 }
 
 /**
@@ -140,12 +145,18 @@ function completedAsRecorded(lab: JobLab, n: ChaosNode, kubernetes: boolean): st
   const v: string[] = [];
   const sim = lab.talos.node(n.name);
   const record = callRecord(lab, n.name);
-  const node = lab.observer.node(n.name);
   const boots = lab.observer.of(n.name, ['booted']).length;
   if (sim.upgradesStarted !== 1 || sim.bootsIntoNewVersion !== 1 || boots !== 1)
     v.push(
       `${n.name}: job Completed with ${sim.upgradesStarted} upgrade(s), ${sim.bootsIntoNewVersion} boot(s) into the target, ${boots} boot(s) seen: ${record}`,
     );
+  return [...v, ...nodeAtTarget(lab, n, kubernetes)];
+}
+
+/** A Completed job's Node, as the observer last saw it: Talos at the target (and its kubelet, with Kubernetes). */
+function nodeAtTarget(lab: JobLab, n: ChaosNode, kubernetes: boolean): string[] {
+  const v: string[] = [];
+  const node = lab.observer.node(n.name);
   if (node?.osImage !== `Talos (${TALOS_TARGET})`)
     v.push(`${n.name}: job Completed but the Node runs ${node?.osImage ?? '?'}`);
   if (kubernetes && node?.kubeletVersion !== KUBERNETES_TARGET)

@@ -58,7 +58,7 @@ export function concretePlan(s: Scenario, now: number, talosEndpoints: string[])
   );
   return {
     nodes,
-    doc: planDoc(s, now, talosEndpoints, failing, window?.opening),
+    doc: planDoc(s, { now, talosEndpoints, failing, jumpOpening: window?.opening }),
     failing,
     expectedPhase,
     triggerCounts,
@@ -121,13 +121,17 @@ function failingNodes(s: Scenario, nodes: ChaosNode[]): Map<FaultKind, string> {
   return failing;
 }
 
-function planDoc(
-  s: Scenario,
-  now: number,
-  talosEndpoints: string[],
-  failing: Map<FaultKind, string>,
-  jumpOpening: number | undefined,
-): PlanDoc {
+/** What the PatchPlan document needs beside the scenario. */
+interface PlanDocInput {
+  now: number;
+  talosEndpoints: string[];
+  /** Node each node-failure fault hits: their deadlines are made short. */
+  failing: Map<FaultKind, string>;
+  /** With clock-jump: the maintenance window's opening (epoch ms). */
+  jumpOpening: number | undefined;
+}
+
+function planDoc(s: Scenario, { now, talosEndpoints, failing, jumpOpening }: PlanDocInput): PlanDoc {
   const maintenance =
     jumpOpening !== undefined
       ? { windows: [{ days: ['Any'], startTime: hh(jumpOpening), endTime: hh(jumpOpening + HOUR) }] }

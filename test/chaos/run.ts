@@ -247,12 +247,7 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
     );
 
     const args = s.delivery === 'git' ? await gitThroughProxies(lab, outages) : () => [];
-    // Standing faults on nodes (the PDB-blocked pod is in the lab's workloads already).
-    for (const [kind, node] of plan.failing) {
-      if (kind === 'node-never-back') lab.talos.faults.set(node, { neverComesBack: true });
-      if (kind === 'old-partition') lab.talos.faults.set(node, { bootsOldPartition: true });
-      fired.push(kind);
-    }
+    armNodeFaults(lab, plan, fired);
 
     controllers = new ControllerSet(lab, args, s.faults.some((f) => f.kind === 'leader-kill') ? 2 : 1);
     if (plan.window) controllers.offsetMs = plan.window.offsetBefore;
@@ -304,12 +299,26 @@ export async function runScenario(s: Scenario, opts: { log?: (line: string) => v
       violations,
     };
   } finally {
-    await controllers?.stopAll();
-    for (const p of outages.talos) await p.close();
-    await outages.git?.close();
-    await outages.api?.close();
-    await lab.stop();
+    await tearDown(lab, outages, controllers);
   }
+}
+
+/** Standing faults on nodes (the PDB-blocked pod is in the lab's workloads already). */
+function armNodeFaults(lab: JobLab, plan: ConcretePlan, fired: string[]): void {
+  for (const [kind, node] of plan.failing) {
+    if (kind === 'node-never-back') lab.talos.faults.set(node, { neverComesBack: true });
+    if (kind === 'old-partition') lab.talos.faults.set(node, { bootsOldPartition: true });
+    fired.push(kind);
+  }
+}
+
+/** The controllers first, then the proxies in front of Talos and the forge, then the lab. */
+async function tearDown(lab: JobLab, outages: Outages, controllers: ControllerSet | undefined): Promise<void> {
+  await controllers?.stopAll();
+  for (const p of outages.talos) await p.close();
+  await outages.git?.close();
+  await outages.api?.close();
+  await lab.stop();
 }
 
 interface FaultPlay {
@@ -366,7 +375,7 @@ function playMomentFaults({ s, plan, lab, controllers, outages, fired, log }: Fa
     if (done) return;
     log(`  fault ${f.kind} after ${count} ${t.on}`);
     fired.push(f.kind);
-    await inject(f, lab, controllers, outages, hooks);
+    await inject(f, { lab, controllers, outages, hooks });
   });
   return {
     stop: async () => {
@@ -404,13 +413,7 @@ async function planEnd(
   s: Scenario,
   plan: ConcretePlan,
 ): Promise<{ finalStatus: Record<string, unknown> | undefined; violations: string[] }> {
-  const capMs =
-    4 *
-    (120_000 +
-      s.nodes * 8_000 +
-      s.faults.reduce((a, f) => a + f.downMs, 0) +
-      (plan.failing.size > 0 ? 45_000 : 0) +
-      (s.delivery === 'git' ? 30_000 : 0));
+  const capMs = planEndCapMs(s, plan);
   const reached = (st: Record<string, unknown> | undefined): boolean =>
     st?.['phase'] === plan.expectedPhase &&
     (plan.expectedPhase !== 'Failed' || st['reason'] === 'FailureBudgetExceeded');
@@ -429,15 +432,36 @@ async function planEnd(
       lastProgress = Date.now();
     }
     const stalled = Date.now() - lastProgress >= STALL_MS;
-    if (stalled || Date.now() - started >= capMs) {
-      const why = `phase ${String(st?.['phase'])}, reason ${String(st?.['reason'])}: ${String(st?.['message'])}`;
-      const what = stalled
-        ? `made no progress for ${STALL_MS / 1000} s (no slot, job phase, cordon, boot or eviction seen by the observer, no plan phase or reason change)`
-        : `did not reach ${plan.expectedPhase} within ${capMs} ms`;
-      return { finalStatus: st, violations: [`the plan ${what} while ${plan.expectedPhase} was expected: ${why}`] };
-    }
+    if (stalled || Date.now() - started >= capMs)
+      return { finalStatus: st, violations: [notReached(st, plan, stalled, capMs)] };
     await delay(250);
   }
+}
+
+/** The generous cap on a run's wait for its plan's end, from its size and faults. */
+function planEndCapMs(s: Scenario, plan: ConcretePlan): number {
+  return (
+    4 *
+    (120_000 +
+      s.nodes * 8_000 +
+      s.faults.reduce((a, f) => a + f.downMs, 0) +
+      (plan.failing.size > 0 ? 45_000 : 0) +
+      (s.delivery === 'git' ? 30_000 : 0))
+  );
+}
+
+/** The violation of a plan that stalled or hit the cap, with its last status. */
+function notReached(
+  st: Record<string, unknown> | undefined,
+  plan: ConcretePlan,
+  stalled: boolean,
+  capMs: number,
+): string {
+  const why = `phase ${String(st?.['phase'])}, reason ${String(st?.['reason'])}: ${String(st?.['message'])}`;
+  const what = stalled
+    ? `made no progress for ${STALL_MS / 1000} s (no slot, job phase, cordon, boot or eviction seen by the observer, no plan phase or reason change)`
+    : `did not reach ${plan.expectedPhase} within ${capMs} ms`;
+  return `the plan ${what} while ${plan.expectedPhase} was expected: ${why}`;
 }
 
 /** Standing faults: one of two Talos endpoints down for good, nodes that never come back or boot their old partition. */
@@ -464,14 +488,16 @@ function keepEvidence(s: Scenario, lab: JobLab, controllers: readonly Controller
   violations.push(`evidence kept in ${dir}`);
 }
 
+/** What a moment fault acts on: the lab, the controllers, the proxies it can take down, the interposer's hooks. */
+interface FaultTargets {
+  lab: JobLab;
+  controllers: ControllerSet;
+  outages: Outages;
+  hooks: Set<BeforeForward>;
+}
+
 /** One moment fault, start to end (an outage is over when this resolves). */
-async function inject(
-  f: ScheduledFault,
-  lab: JobLab,
-  controllers: ControllerSet,
-  outages: Outages,
-  hooks: Set<BeforeForward>,
-): Promise<void> {
+async function inject(f: ScheduledFault, { lab, controllers, outages, hooks }: FaultTargets): Promise<void> {
   switch (f.kind) {
     case 'controller-kill':
     case 'leader-kill':
@@ -480,14 +506,8 @@ async function inject(
       return lab.cluster.restart('kube-apiserver', { downMs: f.downMs });
     case 'etcd-restart':
       return lab.cluster.restart('etcd', { downMs: f.downMs });
-    case 'connection-cut': {
-      const i = lab.interposer;
-      if (!i) return;
-      i.cut();
-      await delay(f.downMs);
-      i.restore();
-      return;
-    }
+    case 'connection-cut':
+      return cutConnections(lab, f.downMs);
     case 'write-storm': {
       // Every other write of the controllers is refused before the apiserver sees it.
       let n = 0;
@@ -498,33 +518,47 @@ async function inject(
       hooks.delete(storm);
       return;
     }
-    case 'talos-down': {
-      const endpoints = outages.talos.filter((p) => !p.down);
-      for (const p of endpoints) p.down = true;
-      await delay(f.downMs);
-      for (const p of endpoints) p.down = false;
-      return;
-    }
-    case 'git-down': {
-      const both = [outages.git, outages.api].filter((p): p is SwitchableProxy => p !== undefined);
-      for (const p of both) p.down = true;
-      await delay(f.downMs);
-      for (const p of both) p.down = false;
-      return;
-    }
-    case 'force-push': {
-      const wc = lab.plans;
-      if (!wc) return;
-      // The same plans rewritten into a new history: the tip commit replaced, pushed with --force.
-      await wc.git(['commit', '--quiet', '--amend', '-m', 'the chaos plan (history rewritten)']);
-      await wc.git(['push', '--quiet', '--force', 'origin', 'HEAD:main']);
-      return;
-    }
+    case 'talos-down':
+      return takeDown(
+        outages.talos.filter((p) => !p.down),
+        f.downMs,
+      );
+    case 'git-down':
+      return takeDown(
+        [outages.git, outages.api].filter((p): p is SwitchableProxy => p !== undefined),
+        f.downMs,
+      );
+    case 'force-push':
+      return forcePush(lab);
     case 'etcd-member-lag':
       return lagMember(lab, f);
     default:
       return;
   }
+}
+
+/** Every connection to the apiserver reset, and new ones too, for `ms`. */
+async function cutConnections(lab: JobLab, ms: number): Promise<void> {
+  const i = lab.interposer;
+  if (!i) return;
+  i.cut();
+  await delay(ms);
+  i.restore();
+}
+
+/** These proxies refuse their traffic for `ms`, then pass it again. */
+async function takeDown(proxies: { down: boolean }[], ms: number): Promise<void> {
+  for (const p of proxies) p.down = true;
+  await delay(ms);
+  for (const p of proxies) p.down = false;
+}
+
+/** The same plans rewritten into a new history: the tip commit replaced, pushed with --force. */
+async function forcePush(lab: JobLab): Promise<void> {
+  const wc = lab.plans;
+  if (!wc) return;
+  await wc.git(['commit', '--quiet', '--amend', '-m', 'the chaos plan (history rewritten)']);
+  await wc.git(['push', '--quiet', '--force', 'origin', 'HEAD:main']);
 }
 
 /** One control-plane node's etcd member falls far behind the leader for the fault's duration. */
