@@ -106,38 +106,7 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     term.say(`plans repository: ${plans.cloneUrl} (cloned to ${plans.clone.dir})`);
 
     const logPath = join(dir.path, 'kangal-patch.log');
-    const args = [
-      '--kubeconfig',
-      lab.cluster.kubeconfigPath,
-      '--namespace',
-      NAMESPACE,
-      '--leader-elect',
-      '--git-url',
-      plans.cloneUrl,
-      '--git-token-file',
-      plans.tokenFile,
-      '--forge',
-      'github',
-      '--forge-api-url',
-      lab.forge.apiUrl,
-      '--cluster-name',
-      CLUSTER,
-      '--poll-interval',
-      '5s',
-      '--registry-mirror',
-      `ghcr.io=http://${lab.registry.host}`,
-      '--registry-mirror',
-      `factory.talos.dev=http://${lab.registry.host}`,
-      // Loopback and any free port: the machine may run other labs.
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--metrics-bind-address',
-      '127.0.0.1:0',
-      // Auto-update templates read the Talos releases from the lab forge's siderolabs/talos.
-      ...(scenario.releasesFeed
-        ? ['--releases-api-url', lab.forge.apiUrl, '--releases-token-file', plans.tokenFile]
-        : []),
-    ];
+    const args = controllerArgs(lab, plans, scenario.releasesFeed === true);
     const controller = startProduct(appDir, args, { logPath, podName: 'kangal-patch-demo' });
     stops.push(() => controller.stop(10_000));
     term.say(`$ kangal-patch run ${args.map((a) => a.replace(dir.path, '$DEMO')).join(' ')}`);
@@ -175,15 +144,7 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     console.log(`report PR: ${await reportPr(lab, followed)}`);
     const wallSeconds = Math.round((Date.now() - started) / 1000);
 
-    if (opts.keep) {
-      // Listening before printing: whoever reads the KUBECONFIG line may signal at once.
-      const stopped = new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
-      await stopped;
-    }
+    if (opts.keep) await keepUntilSignal(lab, plans, logPath);
     if (!outcome.ok) {
       console.log(`rollout did not complete: ${outcome.reason} (after ${wallSeconds} s)`);
       return 1;
@@ -195,6 +156,51 @@ async function runOneCluster(opts: DemoOptions, started: number): Promise<number
     term.close();
     await stopAll();
   }
+}
+
+/** `kangal-patch run` as an operator starts it against the lab: Git delivery, the lab forge, the registry mirrors. */
+function controllerArgs(lab: Lab, plans: PlansRepo, releasesFeed: boolean): string[] {
+  return [
+    '--kubeconfig',
+    lab.cluster.kubeconfigPath,
+    '--namespace',
+    NAMESPACE,
+    '--leader-elect',
+    '--git-url',
+    plans.cloneUrl,
+    '--git-token-file',
+    plans.tokenFile,
+    '--forge',
+    'github',
+    '--forge-api-url',
+    lab.forge.apiUrl,
+    '--cluster-name',
+    CLUSTER,
+    '--poll-interval',
+    '5s',
+    '--registry-mirror',
+    `ghcr.io=http://${lab.registry.host}`,
+    '--registry-mirror',
+    `factory.talos.dev=http://${lab.registry.host}`,
+    // Loopback and any free port: the machine may run other labs.
+    '--health-probe-bind-address',
+    '127.0.0.1:0',
+    '--metrics-bind-address',
+    '127.0.0.1:0',
+    // Auto-update templates read the Talos releases from the lab forge's siderolabs/talos.
+    ...(releasesFeed ? ['--releases-api-url', lab.forge.apiUrl, '--releases-token-file', plans.tokenFile] : []),
+  ];
+}
+
+/** --keep: the lab stays up, its addresses printed, until Ctrl-C or SIGTERM. */
+async function keepUntilSignal(lab: Lab, plans: PlansRepo, logPath: string): Promise<void> {
+  // Listening before printing: whoever reads the KUBECONFIG line may signal at once.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  printKeep(lab, plans.cloneUrl, plans.tokenFile, logPath);
+  await stopped;
 }
 
 /** `kangal-patch status <plan>`'s summary table (versions before → after from the jobs and Nodes), and the nodes the plan left alone. */

@@ -62,7 +62,11 @@ const sideLines = (s: Side, nowMs: number, width: number): string[] => {
 };
 
 const soakOf = (state: PictureState, nowMs: number): string | undefined =>
-  state.soak && soakLine('production', RELEASE, 'staging', state.soak.eligibleTime, nowMs);
+  state.soak &&
+  soakLine(
+    { cluster: 'production', version: RELEASE, upstream: 'staging', eligibleTime: state.soak.eligibleTime },
+    nowMs,
+  );
 
 /** Staging on the left, production on the right; the soak countdown under both. */
 const twoClusters: Screen<PictureState> = {

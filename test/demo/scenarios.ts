@@ -59,6 +59,15 @@ const customGroupsScenario: Scenario = {
 function failurePause(): Scenario {
   const broken = 'worker-3';
   let step: 'waitForPause' | 'resumed' | 'retrying' = 'waitForPause';
+  /** The Pause policy paused the plan: say why, then the user fixes the node and resumes the plan. */
+  const fixAndResume = async (ctx: StoryContext, plan: PlanSnapshot, jobs: readonly JobSnapshot[]): Promise<void> => {
+    const job = jobs.find((j) => j.node === broken);
+    if (job?.reason === 'RolledBack') ctx.say(`${broken} was rolled back: ${job.message ?? ''}`);
+    ctx.say(`the Pause policy paused the plan: ${plan.message ?? plan.reason ?? ''}`);
+    ctx.lab.talos.faults.clear(broken);
+    ctx.say(`the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`);
+    await ctx.kubectl(['patch', 'patchplan', 'failure-pause', '--type', 'merge', '-p', '{"spec":{"paused":false}}']);
+  };
   return {
     name: 'failure-pause',
     story: `the custom-groups plan (Talos only, rollback.onFailure: true); ${broken} boots ${TALOS_TARGET} but its kubelet never rejoins, so the controller rolls it back to the version it ran, Ready again; the Pause policy pauses the plan, the user fixes the node, resumes the plan and retries ${broken}`,
@@ -74,22 +83,7 @@ function failurePause(): Scenario {
     react: async (ctx, plan, jobs) => {
       if (step === 'waitForPause' && plan.phase === 'Paused' && plan.policyPaused) {
         step = 'resumed';
-        const job = jobs.find((j) => j.node === broken);
-        if (job?.reason === 'RolledBack') ctx.say(`${broken} was rolled back: ${job.message ?? ''}`);
-        ctx.say(`the Pause policy paused the plan: ${plan.message ?? plan.reason ?? ''}`);
-        ctx.lab.talos.faults.clear(broken);
-        ctx.say(
-          `the user fixes ${broken} (fault cleared) and resumes the plan (Git leaves spec.paused to the operator):`,
-        );
-        await ctx.kubectl([
-          'patch',
-          'patchplan',
-          'failure-pause',
-          '--type',
-          'merge',
-          '-p',
-          '{"spec":{"paused":false}}',
-        ]);
+        await fixAndResume(ctx, plan, jobs);
       } else if (step === 'resumed' && plan.phase === 'Completed' && (plan.failedNodes ?? 0) > 0) {
         step = 'retrying';
         ctx.say(`the rest is done; the user retries ${broken} by deleting its failed PatchJob:`);

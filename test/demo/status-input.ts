@@ -40,12 +40,17 @@ export function jobInput(o: Obj): StatusJobInput {
   };
 }
 
-/** Talos's version from the OS image (`Talos (v1.12.4)`), the kubelet's, Ready, cordoned. */
+/** Talos's version from the OS image: `Talos (v1.12.4)` → v1.12.4. */
+export const talosVersionOf = (osImage: string | undefined): string | undefined =>
+  /\((v[^)]+)\)/.exec(osImage ?? '')?.[1];
+
+/** Talos's version from the OS image, the kubelet's, Ready, cordoned. */
 export function nodeInput(n: V1Node): StatusNodeInput {
+  const info = n.status?.nodeInfo;
   return {
     name: n.metadata?.name ?? '',
-    talosVersion: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1],
-    kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
+    talosVersion: talosVersionOf(info?.osImage),
+    kubeletVersion: info?.kubeletVersion ?? '',
     ready: (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     unschedulable: n.spec?.unschedulable === true,
   };

@@ -7,14 +7,16 @@ export function duration(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** The soak countdown: how long until `eligibleTime` (ISO), in whole seconds. */
-export function soakLine(
-  cluster: string,
-  version: string,
-  upstream: string,
-  eligibleTime: string,
-  nowMs: number,
-): string {
+/** A promotion's soak: `version` runs on `upstream`; `cluster` may take it at `eligibleTime` (ISO). */
+export interface Soak {
+  cluster: string;
+  version: string;
+  upstream: string;
+  eligibleTime: string;
+}
+
+/** The soak countdown: how long until `eligibleTime`, in whole seconds. */
+export function soakLine({ cluster, version, upstream, eligibleTime }: Soak, nowMs: number): string {
   const left = Math.max(0, Math.ceil((Date.parse(eligibleTime) - nowMs) / 1000));
   return `soak: ${version} runs on ${upstream}; ${cluster} may take it at ${eligibleTime}: ${left > 0 ? `${left} s left` : 'now'}`;
 }

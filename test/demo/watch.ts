@@ -12,7 +12,7 @@ import {
   type V1Node,
 } from '@kubernetes/client-node';
 import type { StatusInput } from '../../controller/core/status-view/index.js';
-import { jobInput, nodeInput, planInput, type Obj } from './status-input.js';
+import { jobInput, nodeInput, planInput, talosVersionOf, type Obj } from './status-input.js';
 
 const GROUP = 'kangalpatch.ozalp.dk';
 const VERSION = 'v1alpha1';
@@ -292,13 +292,14 @@ export type NodeVersionsByName = Map<string, NodeVersions>;
 /** Each Node's Talos version (from its OS image) and kubelet version. */
 export async function nodeVersions(kc: KubeConfig): Promise<NodeVersionsByName> {
   const nodes = await kc.makeApiClient(CoreV1Api).listNode();
-  return new Map(
-    nodes.items.map((n) => [
-      n.metadata?.name ?? '',
-      {
-        talos: /\((v[^)]+)\)/.exec(n.status?.nodeInfo?.osImage ?? '')?.[1] ?? n.status?.nodeInfo?.osImage ?? '?',
-        kubernetes: n.status?.nodeInfo?.kubeletVersion ?? '?',
-      },
-    ]),
-  );
+  return new Map(nodes.items.map((n) => [n.metadata?.name ?? '', versionsOf(n)]));
+}
+
+/** A Node's Talos version (its whole OS image when that names none) and kubelet version. */
+function versionsOf(n: V1Node): NodeVersions {
+  const info = n.status?.nodeInfo;
+  return {
+    talos: talosVersionOf(info?.osImage) ?? info?.osImage ?? '?',
+    kubernetes: info?.kubeletVersion ?? '?',
+  };
 }

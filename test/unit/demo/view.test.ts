@@ -14,12 +14,13 @@ describe('demo view', () => {
   });
 
   it('the soak countdown counts whole seconds down to the eligible time, then says now', () => {
+    const soak = { cluster: 'production', version: 'v1.12.5', upstream: 'staging', eligibleTime: at(20) };
     assert.equal(
-      soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 5_500),
+      soakLine(soak, T0 + 5_500),
       `soak: v1.12.5 runs on staging; production may take it at ${at(20)}: 15 s left`,
     );
-    assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 20_000), /: now$/);
-    assert.match(soakLine('production', 'v1.12.5', 'staging', at(20), T0 + 25_000), /: now$/);
+    assert.match(soakLine(soak, T0 + 20_000), /: now$/);
+    assert.match(soakLine(soak, T0 + 25_000), /: now$/);
   });
 
   it('two columns: each side cut or padded to half the width, a bar between', () => {
