@@ -73,6 +73,13 @@ export function detectionFor(
   return 'problem' in parsed ? { platform: false, secureBoot: false } : needsDetection(target, parsed.override);
 }
 
+/** What a node brings to its installer: its own schematic, its parsed override annotations, what its Talos API reported. */
+export interface InstallerNode {
+  schematic: string | undefined;
+  override?: InstallerOverride | undefined;
+  detected?: DetectedNode | undefined;
+}
+
 /**
  * The installer image for a node: the node's override annotations first, then the plan's schematic,
  * else the node's own (so extensions survive the upgrade), else the vanilla one. An installer type
@@ -82,9 +89,7 @@ export function detectionFor(
 export function resolveInstaller(
   target: Target,
   talosVersion: string,
-  nodeSchematic: string | undefined,
-  override: InstallerOverride = {},
-  detected: DetectedNode = {},
+  { schematic: nodeSchematic, override = {}, detected = {} }: InstallerNode,
 ): ResolvedInstaller {
   if (target.source === 'ghcr' && override.installer === undefined)
     return { image: `ghcr.io/siderolabs/installer:${talosVersion}`, schematic: undefined };
@@ -123,16 +128,21 @@ export function parseInstallerOverride(
     if (a.secureBoot === 'true' || a.secureBoot === 'false') override.secureBoot = a.secureBoot === 'true';
     else problems.push(`${INSTALLER_ANNOTATIONS.secureBoot}: "${clip(a.secureBoot)}" must be "true" or "false"`);
   }
-  const factoryOnly =
-    (override.schematic !== undefined || override.secureBoot !== undefined) &&
-    target.source === 'ghcr' &&
-    override.installer === undefined &&
-    a.installer === undefined;
-  if (factoryOnly)
+  if (factoryOnly(target, override, a))
     problems.push(
       `${INSTALLER_ANNOTATIONS.schematic} and ${INSTALLER_ANNOTATIONS.secureBoot} need a factory installer: the plan uses ghcr, so set ${INSTALLER_ANNOTATIONS.installer} on the node too`,
     );
   return problems.length > 0 ? { problem: problems.join('; ') } : { override };
+}
+
+/** A schematic or Secure Boot on a node of a ghcr plan without an installer type: only factory installers have them. */
+function factoryOnly(target: Target, override: InstallerOverride, a: NodeInstallerAnnotations): boolean {
+  return (
+    (override.schematic !== undefined || override.secureBoot !== undefined) &&
+    target.source === 'ghcr' &&
+    override.installer === undefined &&
+    a.installer === undefined
+  );
 }
 
 /** A node's installer under the plan's target, its overrides applied; or what is wrong with them. */
@@ -148,7 +158,11 @@ export function installerFor(
   const parsed = parseInstallerOverride(target, node.installerAnnotations);
   return 'problem' in parsed
     ? parsed
-    : resolveInstaller(target, talosVersion, node.schematic, parsed.override, node.detected);
+    : resolveInstaller(target, talosVersion, {
+        schematic: node.schematic,
+        override: parsed.override,
+        detected: node.detected,
+      });
 }
 
 function clip(v: string): string {

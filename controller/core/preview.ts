@@ -193,7 +193,7 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
         });
         continue;
       }
-      nodes.push(previewNode(spec, facts, nodes.length, g.concurrency, name === input.ownNode));
+      nodes.push(previewNode(spec, facts, { index: nodes.length, concurrency: g.concurrency }, name === input.ownNode));
     }
     return { name: g.name, concurrency: g.concurrency, rounds: Math.ceil(nodes.length / g.concurrency), nodes };
   });
@@ -213,11 +213,16 @@ export function previewRollout(input: PreviewInput): RolloutPreview {
   };
 }
 
+/** Where a node stands in its group's queue: its index, and how many nodes a round of the group takes. */
+interface QueuePlace {
+  index: number;
+  concurrency: number;
+}
+
 function previewNode(
   spec: PatchPlanSpec,
   n: PreviewNodeFacts,
-  index: number,
-  concurrency: number,
+  { index, concurrency }: QueuePlace,
   own: boolean,
 ): PreviewNode {
   const talos = spec.target.talosVersion;

@@ -192,13 +192,18 @@ function candidatesFrom(input: AutoUpdateInput, stable: readonly Release[], curr
   });
 }
 
+/** What either outcome builds on: the decision so far, the current version, and what is said of the pending version ('' for none). */
+interface DecisionSoFar {
+  out: DecisionBase;
+  current: string;
+  pendingNote: string;
+}
+
 /** Nothing eligible yet: an open proposal stays, else we wait for a young release or are up to date. */
 function decideWithoutEligible(
-  out: DecisionBase,
+  { out, current, pendingNote }: DecisionSoFar,
   input: AutoUpdateInput,
   stable: readonly Release[],
-  current: string,
-  pendingNote: string,
   held: string | undefined,
 ): AutoUpdateDecision {
   const open = input.openProposal;
@@ -235,11 +240,9 @@ function decideWithoutEligible(
 
 /** An eligible version exists: propose it, supersede an older open proposal with it, or leave a newer-or-equal one open. */
 function decideWithEligible(
-  out: DecisionBase,
+  { out, current, pendingNote }: DecisionSoFar,
   best: Candidate,
   open: OpenProposal | undefined,
-  current: string,
-  pendingNote: string,
 ): AutoUpdateDecision {
   const proposal: Proposal = { version: best.release.tagName, release: best.release, step: best.step };
   if (open && semver.valid(open.version) && !semver.gt(proposal.version, open.version)) {
@@ -322,7 +325,6 @@ export function decideAutoUpdate(input: AutoUpdateInput): AutoUpdateDecision {
         allowedStep(current, r.tagName, stepPolicy(input)) !== undefined &&
         input.promotionGate?.get(r.tagName) === undefined,
     )?.tagName;
-  return best
-    ? decideWithEligible(out, best, input.openProposal, current, pendingNote)
-    : decideWithoutEligible(out, input, stable, current, pendingNote, held);
+  const soFar: DecisionSoFar = { out, current, pendingNote };
+  return best ? decideWithEligible(soFar, best, input.openProposal) : decideWithoutEligible(soFar, input, stable, held);
 }

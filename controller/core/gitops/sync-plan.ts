@@ -160,10 +160,9 @@ function decideAll(loaded: LoadedCommit, cluster: readonly ClusterPlan[]): SyncD
   const byName = new Map(cluster.map((p) => [p.name, p]));
   for (const plan of loaded.plans) decideGitPlan(out, loaded.commit, plan, byName.get(plan.name));
   const inGit = new Set(loaded.plans.map((p) => p.name));
-  const problemsByFile = groupByFile(loaded.problems);
-  const present = new Set(loaded.files);
+  const files: FilesOfCommit = { present: new Set(loaded.files), problemsByFile: groupByFile(loaded.problems) };
   for (const p of cluster) {
-    if (p.managed && !inGit.has(p.name) && !p.deleting) decideLeftPlan(out, loaded, p, present, problemsByFile);
+    if (p.managed && !inGit.has(p.name) && !p.deleting) decideLeftPlan(out, loaded, p, files);
   }
   // Specs that change first, annotation-only refreshes (NewCommit) last: a push that adds or edits
   // one plan must not wait behind one write per unchanged plan of the repository.
@@ -196,13 +195,18 @@ function decideGitPlan(out: SyncDecision, commit: string, plan: GitPlan, current
   if (current?.sourceProblems !== undefined) out.annotateProblems.push({ name: plan.name, problems: undefined });
 }
 
+/** The commit's files as a plan it no longer defines looks them up: which are there, and each one's problems. */
+interface FilesOfCommit {
+  present: ReadonlySet<string>;
+  problemsByFile: ReadonlyMap<string, SourceProblem[]>;
+}
+
 /** A managed plan the commit does not define (valid): its file is still there but broken, or gone. */
 function decideLeftPlan(
   out: SyncDecision,
   loaded: LoadedCommit,
   p: ClusterPlan,
-  present: Set<string>,
-  problemsByFile: Map<string, SourceProblem[]>,
+  { present, problemsByFile }: FilesOfCommit,
 ): void {
   if (p.sourcePath !== undefined && present.has(p.sourcePath)) {
     // Keep the last good spec and say why.

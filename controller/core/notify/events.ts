@@ -51,32 +51,57 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** A plan's phase changed from `before` to `after` (written at `now`): the notifications it means. */
 export function planEvents(plan: PlanRef, before: PatchPlanStatus, after: PatchPlanStatus, now: number): NotifyEvent[] {
   if (after.phase === before.phase || after.phase === undefined) return [];
-  const base = planBase(plan, after);
-  const event = (type: NotifyEventType, mark: string, time: string): NotifyEvent[] => [
-    { ...base, type, key: `${plan.uid}:${type}:${mark}`, time },
-  ];
+  const t: PlanTransition = { plan, before, after, base: planBase(plan, after), now };
   switch (after.phase) {
-    case 'InProgress': {
-      const time = after.startTime ?? iso(now);
-      return FIRST_START.has(before.phase ?? '') ? event(NotifyEventType.PlanStarted, time, time) : [];
-    }
-    case 'Completed': {
-      // Completed again after a failed node was retried: the counts tell the two apart.
-      const time = after.completionTime ?? iso(now);
-      return event(NotifyEventType.PlanCompleted, `${time}:${countsOf(after)}`, time);
-    }
+    case 'InProgress':
+      return planStarted(t);
+    case 'Completed':
+      return planCompleted(t);
     case 'Failed':
-      return planFailed(plan, before, after, base, now);
+      return planFailed(t);
     case 'Paused':
-      // A policy pause records its time; a pause by spec.paused is a new generation.
-      return event(
-        NotifyEventType.PlanPaused,
-        after.policyPause?.time ?? `generation-${String(after.observedGeneration)}`,
-        after.policyPause?.time ?? iso(now),
-      );
+      return planPaused(t);
     default:
       return [];
   }
+}
+
+type PlanEventBase = Omit<NotifyEvent, 'type' | 'key' | 'time'>;
+
+/** One change of a plan's phase, as the events of its new phase read it. */
+interface PlanTransition {
+  plan: PlanRef;
+  before: PatchPlanStatus;
+  after: PatchPlanStatus;
+  base: PlanEventBase;
+  now: number;
+}
+
+/** The one event of `type`, keyed by what marks this transition. */
+function planEvent({ plan, base }: PlanTransition, type: NotifyEventType, mark: string, time: string): NotifyEvent[] {
+  return [{ ...base, type, key: `${plan.uid}:${type}:${mark}`, time }];
+}
+
+function planStarted(t: PlanTransition): NotifyEvent[] {
+  const time = t.after.startTime ?? iso(t.now);
+  return FIRST_START.has(t.before.phase ?? '') ? planEvent(t, NotifyEventType.PlanStarted, time, time) : [];
+}
+
+function planCompleted(t: PlanTransition): NotifyEvent[] {
+  // Completed again after a failed node was retried: the counts tell the two apart.
+  const time = t.after.completionTime ?? iso(t.now);
+  return planEvent(t, NotifyEventType.PlanCompleted, `${time}:${countsOf(t.after)}`, time);
+}
+
+function planPaused(t: PlanTransition): NotifyEvent[] {
+  const { after } = t;
+  // A policy pause records its time; a pause by spec.paused is a new generation.
+  return planEvent(
+    t,
+    NotifyEventType.PlanPaused,
+    after.policyPause?.time ?? `generation-${String(after.observedGeneration)}`,
+    after.policyPause?.time ?? iso(t.now),
+  );
 }
 
 const countsOf = (s: PatchPlanStatus): string => `${s.completedNodes ?? 0}/${s.failedNodes ?? 0}`;
@@ -84,7 +109,7 @@ const countsOf = (s: PatchPlanStatus): string => `${s.completedNodes ?? 0}/${s.f
 /** InProgress after these is a first start; after Paused, Completed (a node retried) or Cancelled it is a resume. */
 const FIRST_START = new Set(['', 'Pending', 'Preflighting']);
 
-function planBase(plan: PlanRef, after: PatchPlanStatus): Omit<NotifyEvent, 'type' | 'key' | 'time'> {
+function planBase(plan: PlanRef, after: PatchPlanStatus): PlanEventBase {
   return {
     plan: plan.name,
     phase: after.phase ?? '',
@@ -102,31 +127,32 @@ function planBase(plan: PlanRef, after: PatchPlanStatus): Omit<NotifyEvent, 'typ
   };
 }
 
-/** Failed: the Halt policy, a kube-proxy timeout, an invalid spec or a failed preflight. A preflight retried every minute and failing the same way again is not news. */
-function planFailed(
-  plan: PlanRef,
-  before: PatchPlanStatus,
-  after: PatchPlanStatus,
-  base: Omit<NotifyEvent, 'type' | 'key' | 'time'>,
-  now: number,
-): NotifyEvent[] {
+type PlanCondition = NonNullable<PatchPlanStatus['conditions']>[number];
+
+/** Failed: the Halt policy, a kube-proxy timeout, an invalid spec or a failed preflight. */
+function planFailed(t: PlanTransition): NotifyEvent[] {
+  const { plan, after, base, now } = t;
   const type = NotifyEventType.PlanFailed;
   const preflight = after.conditions?.find((c) => c.type === ConditionPreflightPassed);
-  if (after.completionTime === undefined && preflight?.status === 'False') {
-    const earlier = before.conditions?.find((c) => c.type === ConditionPreflightPassed);
-    if (earlier?.status === 'False' && earlier.reason === preflight.reason) return [];
-    return [
-      {
-        ...base,
-        type,
-        key: `${plan.uid}:${type}:${preflight.reason}:${preflight.lastTransitionTime}`,
-        time: preflight.lastTransitionTime,
-      },
-    ];
-  }
+  if (after.completionTime === undefined && preflight?.status === 'False') return preflightFailed(t, preflight);
   const time = after.completionTime ?? iso(now);
   const mark = after.completionTime ?? `generation-${after.observedGeneration ?? 0}`;
   return [{ ...base, type, key: `${plan.uid}:${type}:${after.reason ?? 'Failed'}:${mark}`, time }];
+}
+
+/** A failed preflight. One retried every minute and failing the same way again is not news. */
+function preflightFailed({ plan, before, base }: PlanTransition, preflight: PlanCondition): NotifyEvent[] {
+  const type = NotifyEventType.PlanFailed;
+  const earlier = before.conditions?.find((c) => c.type === ConditionPreflightPassed);
+  if (earlier?.status === 'False' && earlier.reason === preflight.reason) return [];
+  return [
+    {
+      ...base,
+      type,
+      key: `${plan.uid}:${type}:${preflight.reason}:${preflight.lastTransitionTime}`,
+      time: preflight.lastTransitionTime,
+    },
+  ];
 }
 
 /** A PatchJob's phase changed from `before` to `after` (written at `now`): the notifications it means. */

@@ -62,7 +62,7 @@ export function versionVerdict(
     const refused = input.refused?.find((r) => r.cluster === stage.cluster);
     return refused
       ? refusedVerdict(stage, refused.reason)
-      : stageVerdict(stage, input.reports, version, soakMs, input.now);
+      : stageVerdict(stage, input.reports, { version, soakMs, now: input.now });
   });
   const held = stages.some((s) => HOLDING.has(s.state));
   const eligibleAt = held ? undefined : Math.max(...stages.map((s) => s.eligibleAt ?? input.now));

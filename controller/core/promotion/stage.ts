@@ -99,12 +99,17 @@ function withoutEvidence(stage: Stage, last: UpstreamReport | undefined, version
   );
 }
 
+/** The version a stage is asked about, how long it must soak there after a clean rollout (spec.soak), and when. */
+export interface SoakCheck {
+  version: string;
+  soakMs: number;
+  now: number;
+}
+
 export function stageVerdict(
   stage: Stage,
   all: readonly UpstreamReport[],
-  version: string,
-  soakMs: number,
-  now: number,
+  { version, soakMs, now }: SoakCheck,
 ): StageVerdict {
   const name = stageName(stage);
   const reports = reportsOfStage(stage, all).sort((a, b) => (a.startTime ?? 0) - (b.startTime ?? 0));

@@ -27,18 +27,19 @@ function pieces(part: string, firstRoom: number, room: number, maxPieces: number
 /** Room on a line for the words of a clause: a clause is not split into slivers narrower than this. */
 const MIN_ROOM = 20;
 
+/** How wrapParts lays clauses out: joined by `sep` within `width`, a continued line indented by `indent`. */
+export interface WrapLayout {
+  sep: string;
+  width: number;
+  indent: string;
+}
+
 /**
  * `parts` joined by `sep` on as few lines as fit `width`: a part that does not fit on the current
  * line starts the next one, indented by `indent`; a part longer than a whole line is split between
  * words (three lines at most, then fitWidth cuts it). The first line starts with `first`.
  */
-export function wrapParts(
-  first: string,
-  parts: readonly string[],
-  sep: string,
-  width: number,
-  indent: string,
-): string[] {
+export function wrapParts(first: string, parts: readonly string[], { sep, width, indent }: WrapLayout): string[] {
   const lines: string[] = [];
   let line = first;
   let fresh = true;

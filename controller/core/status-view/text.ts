@@ -35,7 +35,11 @@ function header(p: PlanEntry, o: TextOptions): string[] {
       ? `${p.finished ? 'took' : 'running for'} ${duration(p.secondsTotal * 1000)}`
       : '';
   const from = o.wide && p.proposedBy ? `proposed by ${p.proposedBy}` : '';
-  return wrapParts('', [`PatchPlan ${p.name}`, p.phase, nodeCount(p), target, took, from], '  ', o.width, '    ');
+  return wrapParts('', [`PatchPlan ${p.name}`, p.phase, nodeCount(p), target, took, from], {
+    sep: '  ',
+    width: o.width,
+    indent: '    ',
+  });
 }
 
 /** Rows of cells padded to columns; the last cell of each row is left as it is (`trim`: nor the spaces before it). */
@@ -65,7 +69,11 @@ function activeLines(nodes: readonly NodeEntry[], o: TextOptions): string[] {
       : [n.node, n.phase, secs(n.secondsInPhase), ''],
   );
   const lines = columns(rows, false).map((cells, i) =>
-    wrapParts(`    ${cells}`, nodeWaitParts(active[i] as NodeEntry, o), '; ', o.width, '      '),
+    wrapParts(`    ${cells}`, nodeWaitParts(active[i] as NodeEntry, o), {
+      sep: '; ',
+      width: o.width,
+      indent: '      ',
+    }),
   );
   return ['  active:', ...lines.flat().map((l) => l.trimEnd())];
 }
@@ -151,7 +159,7 @@ function autoUpdateLines(a: AutoUpdateEntry, o: TextOptions): string[] {
 export function planBlock(p: PlanEntry, o: TextOptions): string[] {
   return [
     ...header(p, o),
-    ...wrapParts('  ', planSentence(p, o), '; ', o.width, '    '),
+    ...wrapParts('  ', planSentence(p, o), { sep: '; ', width: o.width, indent: '    ' }),
     ...(p.specUnreadable ? ['  (its spec does not parse: shown from its status)'] : []),
     ...(p.autoUpdate ? autoUpdateLines(p.autoUpdate, o) : []),
     ...groupLines(p.groups, o),

@@ -164,7 +164,7 @@ describe('core/promotion: stage verdicts', function () {
   ];
   for (const c of cases) {
     it(c.name, function () {
-      const v = stageVerdict(STAGE, c.reports, 'v1.12.5', 24 * H, c.now);
+      const v = stageVerdict(STAGE, c.reports, { version: 'v1.12.5', soakMs: 24 * H, now: c.now });
       assert.equal(v.state, c.state, v.message);
       assert.equal(v.eligibleAt, c.eligibleAt);
       assert.match(v.message, c.match);

@@ -360,15 +360,19 @@ describe('core/status-view', function () {
     });
 
     it('clauses wrap on as few lines as fit; a long one is split between words', function () {
-      assert.deepEqual(wrapParts('  ', ['one', 'two'], '; ', 40, '    '), ['  one; two']);
-      assert.deepEqual(wrapParts('  ', ['a'.repeat(20), 'b'.repeat(20)], '; ', 30, '    '), [
+      assert.deepEqual(wrapParts('  ', ['one', 'two'], { sep: '; ', width: 40, indent: '    ' }), ['  one; two']);
+      assert.deepEqual(wrapParts('  ', ['a'.repeat(20), 'b'.repeat(20)], { sep: '; ', width: 30, indent: '    ' }), [
         `  ${'a'.repeat(20)}`,
         `    ${'b'.repeat(20)}`,
       ]);
-      assert.deepEqual(wrapParts('', ['the quick brown fox jumps over the lazy dog again and again'], '; ', 30, '  '), [
-        'the quick brown fox jumps over',
-        '  the lazy dog again and again',
-      ]);
+      assert.deepEqual(
+        wrapParts('', ['the quick brown fox jumps over the lazy dog again and again'], {
+          sep: '; ',
+          width: 30,
+          indent: '  ',
+        }),
+        ['the quick brown fox jumps over', '  the lazy dog again and again'],
+      );
     });
 
     it('a frame taller than the screen is cut, saying how much is left out', function () {
