@@ -162,42 +162,41 @@ export interface Classification {
   transient: boolean;
 }
 
+/** What a gRPC code means when its details text does not matter (UNAVAILABLE and INTERNAL read it). */
+const BY_CODE: ReadonlyMap<number, Classification> = new Map([
+  [GrpcCode.DEADLINE_EXCEEDED, { kind: TalosErrorKind.DeadlineExceeded, transient: true }],
+  [GrpcCode.UNAUTHENTICATED, { kind: TalosErrorKind.TlsRejected, transient: false }],
+  [GrpcCode.PERMISSION_DENIED, { kind: TalosErrorKind.PermissionDenied, transient: false }],
+  [GrpcCode.NOT_FOUND, { kind: TalosErrorKind.NotFound, transient: false }],
+  [GrpcCode.INVALID_ARGUMENT, { kind: TalosErrorKind.InvalidArgument, transient: false }],
+  [GrpcCode.FAILED_PRECONDITION, { kind: TalosErrorKind.FailedPrecondition, transient: false }],
+  [GrpcCode.UNIMPLEMENTED, { kind: TalosErrorKind.Unimplemented, transient: false }],
+  [GrpcCode.CANCELLED, { kind: TalosErrorKind.Canceled, transient: false }],
+  [GrpcCode.UNKNOWN, { kind: TalosErrorKind.OperationFailed, transient: false }],
+]);
+
 /** Classifies a gRPC failure (code + details text) the way the rollout must treat it. */
 export function classifyGrpcError(code: number, details: string): Classification {
-  switch (code) {
-    case GrpcCode.UNAVAILABLE:
-      // grpc-js reports TLS handshake failures as UNAVAILABLE; they never heal by retrying.
-      if (TLS_FAILURE.test(details) && !/dial tcp|connection refused|no such host/i.test(details)) {
-        return { kind: TalosErrorKind.TlsRejected, transient: false };
-      }
-      return { kind: TalosErrorKind.Unavailable, transient: true };
-    case GrpcCode.DEADLINE_EXCEEDED:
-      return { kind: TalosErrorKind.DeadlineExceeded, transient: true };
-    case GrpcCode.UNAUTHENTICATED:
-      return { kind: TalosErrorKind.TlsRejected, transient: false };
-    case GrpcCode.PERMISSION_DENIED:
-      return { kind: TalosErrorKind.PermissionDenied, transient: false };
-    case GrpcCode.NOT_FOUND:
-      return { kind: TalosErrorKind.NotFound, transient: false };
-    case GrpcCode.INVALID_ARGUMENT:
-      return { kind: TalosErrorKind.InvalidArgument, transient: false };
-    case GrpcCode.FAILED_PRECONDITION:
-      return { kind: TalosErrorKind.FailedPrecondition, transient: false };
-    case GrpcCode.UNIMPLEMENTED:
-      return { kind: TalosErrorKind.Unimplemented, transient: false };
-    case GrpcCode.CANCELLED:
-      return { kind: TalosErrorKind.Canceled, transient: false };
-    case GrpcCode.INTERNAL:
-      // A connection reset mid-call surfaces as INTERNAL "Received RST_STREAM"/ECONNRESET.
-      if (/RST_STREAM|ECONNRESET|socket hang up|Connection dropped/i.test(details)) {
-        return { kind: TalosErrorKind.Unavailable, transient: true };
-      }
-      return { kind: TalosErrorKind.OperationFailed, transient: false };
-    case GrpcCode.UNKNOWN:
-      return { kind: TalosErrorKind.OperationFailed, transient: false };
-    default:
-      return { kind: TalosErrorKind.Unknown, transient: false };
+  if (code === GrpcCode.UNAVAILABLE) return classifyUnavailable(details);
+  if (code === GrpcCode.INTERNAL) return classifyInternal(details);
+  const known = BY_CODE.get(code);
+  return known ? { ...known } : { kind: TalosErrorKind.Unknown, transient: false };
+}
+
+function classifyUnavailable(details: string): Classification {
+  // grpc-js reports TLS handshake failures as UNAVAILABLE; they never heal by retrying.
+  if (TLS_FAILURE.test(details) && !/dial tcp|connection refused|no such host/i.test(details)) {
+    return { kind: TalosErrorKind.TlsRejected, transient: false };
   }
+  return { kind: TalosErrorKind.Unavailable, transient: true };
+}
+
+function classifyInternal(details: string): Classification {
+  // A connection reset mid-call surfaces as INTERNAL "Received RST_STREAM"/ECONNRESET.
+  if (/RST_STREAM|ECONNRESET|socket hang up|Connection dropped/i.test(details)) {
+    return { kind: TalosErrorKind.Unavailable, transient: true };
+  }
+  return { kind: TalosErrorKind.OperationFailed, transient: false };
 }
 
 export interface BackoffPolicy {

@@ -93,6 +93,11 @@ export function windowState(m: Maintenance | undefined, nowMs: number): WindowSt
     excluded: new Set(excludeDates.map(parseDate)),
     onlyExcludedDates: enabled.length === 0,
   };
+  return stateAt(plan, nowMs);
+}
+
+/** Open inside the first period not over yet at `nowMs`, else closed until the next one starts. */
+function stateAt(plan: Plan, nowMs: number): WindowState {
   const today = localDay(plan.zone, nowMs);
   const periods = plan.onlyExcludedDates ? wholeDayPeriods : openPeriods;
   for (const p of periods(plan, today - 2, today + WINDOW_SEARCH_DAYS)) {

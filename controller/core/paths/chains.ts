@@ -126,21 +126,30 @@ export function kubernetesChain(
   if (below.length === 0) return { ok: true, steps: [] };
   const from = lowest(below);
   const minors = minorsAfter(minorOf(from) ?? '', endMinor);
-  const steps: string[] = [];
-  for (const minor of named ? minors.slice(0, -1) : minors) {
-    const picked = latestOfMinor(available ?? MATRIX_DEFAULTS, minor);
-    if (picked === undefined)
-      return {
-        ok: false,
-        reason: missingKubernetes(minor, from, named ? end.version : `a ${endMinor} version`, available !== undefined),
-      };
-    steps.push(picked);
+  if (!named) return minorSteps(minors, { available, from, to: `a ${endMinor} version` });
+  // A named end is the last step itself, after the latest patch of each minor before its own.
+  const chain = minorSteps(minors.slice(0, -1), { available, from, to: end.version });
+  if (!chain.ok) return chain;
+  if (available !== undefined && !includesVersion(available, end.version)) {
+    return { ok: false, reason: `Kubernetes ${end.version} is not among the available Kubernetes versions` };
   }
-  if (named) {
-    if (available !== undefined && !includesVersion(available, end.version)) {
-      return { ok: false, reason: `Kubernetes ${end.version} is not among the available Kubernetes versions` };
-    }
-    steps.push(end.version);
+  return { ok: true, steps: [...chain.steps, end.version] };
+}
+
+/** Where a Kubernetes chain goes: from the lowest kubelet to the end (as its messages name it), over these versions. */
+interface KubernetesSpan {
+  available: readonly string[] | undefined;
+  from: string;
+  to: string;
+}
+
+/** The latest available patch of each minor in turn, or why one of them has none. */
+function minorSteps(minors: readonly string[], { available, from, to }: KubernetesSpan): Chain {
+  const steps: string[] = [];
+  for (const minor of minors) {
+    const picked = latestOfMinor(available ?? MATRIX_DEFAULTS, minor);
+    if (picked === undefined) return { ok: false, reason: missingKubernetes(minor, from, to, available !== undefined) };
+    steps.push(picked);
   }
   return { ok: true, steps };
 }

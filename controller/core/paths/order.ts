@@ -29,6 +29,11 @@ function finishing(talosSteps: number, kubernetesSteps: number, supported: Suppo
   return grid;
 }
 
+/** (i, j) is the start, or one step after a state already reached. */
+function reachable(reach: readonly (readonly boolean[])[], i: number, j: number): boolean {
+  return (i === 0 && j === 0) || (reach[i - 1]?.[j] ?? false) || (reach[i]?.[j - 1] ?? false);
+}
+
 /** The furthest state reachable from (0, 0) through supported states (most steps; then most Talos steps). */
 function furthest(
   talosSteps: number,
@@ -39,8 +44,7 @@ function furthest(
   let best = { talos: 0, kubernetes: 0 };
   for (let i = 0; i <= talosSteps; i++) {
     for (let j = 0; j <= kubernetesSteps; j++) {
-      const from = (i === 0 && j === 0) || (reach[i - 1]?.[j] ?? false) || (reach[i]?.[j - 1] ?? false);
-      const here = from && supported(i, j);
+      const here = reachable(reach, i, j) && supported(i, j);
       (reach[i] ?? [])[j] = here;
       if (here && i + j >= best.talos + best.kubernetes) best = { talos: i, kubernetes: j };
     }

@@ -79,37 +79,41 @@ export function checkReportIndex(input: IndexCheckInput): IndexCheck {
       reason: `${at} is older than the index already seen: sequence ${seen} was seen, sequence ${index.sequence} is offered (a replayed index); ${cluster}'s evidence is refused`,
     };
   }
+  const problem = entriesProblem(input, at) ?? reportsProblem(input);
+  if (problem !== undefined) return { ok: false, reason: problem };
+  const listed = new Set(index.reports.map((e) => e.path));
+  const unindexed = [...present.keys()].filter((p) => !listed.has(p)).sort();
+  return { ok: true, sequence: index.sequence, unindexed };
+}
+
+/** What is wrong with the index's entries themselves (`at` names the index): a path that is no report of the cluster, or a gap. */
+function entriesProblem({ cluster, index }: IndexCheckInput, at: string): string | undefined {
+  const file = reportIndexPath(cluster);
   const bySequence = new Map<number, string>();
   for (const e of index.reports) {
     if (!e.path.startsWith(`status/${cluster}/`) || !e.path.endsWith('.yaml') || e.path === file)
-      return { ok: false, reason: `${at} lists ${e.path}, which is not a report of cluster ${cluster}` };
+      return `${at} lists ${e.path}, which is not a report of cluster ${cluster}`;
     const twin = bySequence.get(e.sequence);
-    if (twin !== undefined)
-      return { ok: false, reason: `${at} has a gap: ${twin} and ${e.path} both claim sequence ${e.sequence}` };
+    if (twin !== undefined) return `${at} has a gap: ${twin} and ${e.path} both claim sequence ${e.sequence}`;
     bySequence.set(e.sequence, e.path);
   }
   const highest = Math.max(0, ...bySequence.keys());
   if (highest !== index.sequence)
-    return {
-      ok: false,
-      reason: `${at} has a gap: its highest report entry is at sequence ${highest}, not ${index.sequence}`,
-    };
+    return `${at} has a gap: its highest report entry is at sequence ${highest}, not ${index.sequence}`;
+  return undefined;
+}
+
+/** A report the index lists that the tree no longer has (withdrawn) or has changed (its SHA-256 differs). */
+function reportsProblem({ cluster, index, present }: IndexCheckInput): string | undefined {
+  const file = reportIndexPath(cluster);
   for (const e of index.reports) {
     const digest = present.get(e.path);
     if (digest === undefined)
-      return {
-        ok: false,
-        reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) is missing: a withdrawn report; ${cluster}'s evidence is refused`,
-      };
+      return `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) is missing: a withdrawn report; ${cluster}'s evidence is refused`;
     if (digest !== e.sha256)
-      return {
-        ok: false,
-        reason: `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) changed: its SHA-256 is ${digest.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…; ${cluster}'s evidence is refused`,
-      };
+      return `cluster ${cluster}: report ${e.path} listed at sequence ${e.sequence} in ${file} (sequence ${index.sequence}) changed: its SHA-256 is ${digest.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…; ${cluster}'s evidence is refused`;
   }
-  const listed = new Set(index.reports.map((e) => e.path));
-  const unindexed = [...present.keys()].filter((p) => !listed.has(p)).sort();
-  return { ok: true, sequence: index.sequence, unindexed };
+  return undefined;
 }
 
 /** The reason an unindexed report file is rejected. */
