@@ -16,13 +16,18 @@ export interface FreshHookJobDeps {
   hooksNamespace: string;
 }
 
+/** The hook Jobs the cache shows, and the owner's hook records (which say which hooks have not ended). */
+export interface HookJobsToRead {
+  cached: readonly HookJobFacts[];
+  records: readonly HookStatus[] | undefined;
+}
+
 /** `cached` with the Job of every hook in `records` that has not ended read from the apiserver. A failed read throws. */
 export async function freshHookJobFacts(
   ctx: OpContext,
   deps: FreshHookJobDeps,
   log: Logger,
-  cached: readonly HookJobFacts[],
-  records: readonly HookStatus[] | undefined,
+  { cached, records }: HookJobsToRead,
 ): Promise<HookJobFacts[]> {
   let facts = [...cached];
   for (const name of unfinishedHookJobs(records)) {
@@ -55,5 +60,10 @@ function checkHookJobCache(
   const cached = informers.hookJobs.get(name);
   // The owner's next passes see the fresh Job at once, before the re-list lands.
   if (fresh) informers.hookJobs.observeWrite(fresh);
-  restartIfStale(informers.hookJobs, log, 'hook jobs', `job/${name}`, withoutVersion(cached), withoutVersion(fresh));
+  restartIfStale(informers.hookJobs, log, {
+    cache: 'hook jobs',
+    resource: `job/${name}`,
+    cached: withoutVersion(cached),
+    fresh: withoutVersion(fresh),
+  });
 }

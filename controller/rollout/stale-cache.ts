@@ -6,14 +6,23 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../telemetry/logger.js';
 
+/** What a cache holds of something, and what a fresh read of it returned. */
+export interface CachedAndFresh<T = unknown> {
+  cached: T;
+  fresh: T;
+}
+
+/** One comparison: the cache's name (`nodes`), what was compared (`node/w-1`), and both reads. */
+export interface StaleCheck extends CachedAndFresh {
+  cache: string;
+  resource: string;
+}
+
 /** Restarts `informer` from a fresh list when `cached` and `fresh` differ; true when they did. */
 export function restartIfStale(
   informer: Pick<Informer<unknown>, 'breakWatch'>,
   log: Logger,
-  cache: string,
-  resource: string,
-  cached: unknown,
-  fresh: unknown,
+  { cache, resource, cached, fresh }: StaleCheck,
 ): boolean {
   if (isDeepStrictEqual(cached, fresh)) return false;
   log.warn(

@@ -23,12 +23,17 @@ export interface EtcdObserveDeps {
   operatorNamespace: string;
 }
 
+/** The job, its node (undefined when the cache has none), and its Talos client, made on first use. */
+export interface EtcdObserveInput {
+  job: JobWithSpec;
+  node: NodeView | undefined;
+  talos: () => Promise<TalosPort>;
+}
+
 export async function observeEtcd(
   ctx: OpContext,
   deps: EtcdObserveDeps,
-  job: JobWithSpec,
-  node: NodeView | undefined,
-  talos: () => Promise<TalosPort>,
+  { job, node, talos }: EtcdObserveInput,
 ): Promise<Pick<JobObservation, 'etcd' | 'etcdLease'>> {
   const need = etcdNeed(job, node);
   const [etcd, etcdLease] = await Promise.all([

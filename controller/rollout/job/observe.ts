@@ -53,16 +53,10 @@ export async function observeJob(
   const config = node && need === 'config' ? await configFacts(ctx, node, talos) : undefined;
   const kubernetes =
     job.spec.target.kubernetesVersion !== undefined && node ? kubernetesFacts(deps.informers, node) : {};
-  const hooks =
-    job.spec.hooks === undefined
-      ? {}
-      : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
-  const etcd = await observeEtcd(withTimeout(ctx, READ_TIMEOUT_MS), deps, job, node, talos);
+  const hooks = hookFacts(deps, job);
+  const etcd = await observeEtcd(withTimeout(ctx, READ_TIMEOUT_MS), deps, { job, node, talos });
   const fresh: FreshRead[] = node && needsPods(job.status) ? ['nodePods'] : [];
-  const volumes =
-    job.spec.drain.waitForVolumeDetach && job.status.phase === 'Draining'
-      ? { volumeAttachments: deps.informers.volumeAttachments.byIndex(job.spec.nodeName).map((v) => v.name) }
-      : {};
+  const volumes = volumeFacts(deps.informers, job);
   const observed = {
     now: ctx.clock.now(),
     job: { name: job.name, uid: job.uid, spec: job.spec, status: job.status },
@@ -80,6 +74,12 @@ export async function observeJob(
   return { observed, pods, node };
 }
 
+/** A pass's observation and the facts of it to read again. */
+export interface FreshReads {
+  seen: Observed;
+  needs: readonly FreshRead[];
+}
+
 /**
  * `seen` with the facts `needs` read from the apiserver instead of the caches (a deadline verdict
  * was about to rest on them); a cache they contradict is restarted. A failed read throws: the caller
@@ -88,8 +88,7 @@ export async function observeJob(
 export async function observeFresh(
   ctx: OpContext,
   deps: ObserveDeps,
-  seen: Observed,
-  needs: readonly FreshRead[],
+  { seen, needs }: FreshReads,
   log: Logger,
 ): Promise<Observed> {
   const read = withTimeout(ctx, READ_TIMEOUT_MS);
@@ -102,7 +101,7 @@ export async function observeFresh(
   }
   if (needs.includes('nodePods')) {
     const staticPods = staticPodFacts(await deps.kube.listPodsOnNode(read, name));
-    checkStaticPodCache(deps.informers, log, name, observed.staticPods ?? [], staticPods);
+    checkStaticPodCache(deps.informers, log, name, { cached: observed.staticPods ?? [], fresh: staticPods });
     observed = { ...observed, staticPods };
   }
   if (needs.includes('apiServers')) {
@@ -115,10 +114,27 @@ export async function observeFresh(
     observed = { ...observed, volumeAttachments: await deps.kube.listVolumeAttachments(read, name) };
   }
   if (needs.includes('hookJobs')) {
-    const hookJobs = await freshHookJobFacts(read, deps, log, observed.hookJobs ?? [], observed.job.status.hooks);
+    const hookJobs = await freshHookJobFacts(read, deps, log, {
+      cached: observed.hookJobs ?? [],
+      records: observed.job.status.hooks,
+    });
     observed = { ...observed, hookJobs };
   }
   return { observed: { ...observed, fresh: [...(observed.fresh ?? []), ...needs] }, pods: seen.pods, node };
+}
+
+/** The job's hook Jobs (from the cache) and the operator's hook allowlists, when the job has hooks. */
+function hookFacts(deps: ObserveDeps, job: JobWithSpec): Pick<JobObservation, 'hookJobs' | 'hookPolicy'> {
+  return job.spec.hooks === undefined
+    ? {}
+    : { hookJobs: hookJobFacts(deps.informers, PATCHJOB_LABEL, job.name), hookPolicy: deps.hookPolicy };
+}
+
+/** The node's VolumeAttachments (from the cache) while the job drains waiting for volumes to detach. */
+function volumeFacts(informers: KubeInformers, job: JobWithSpec): Pick<JobObservation, 'volumeAttachments'> {
+  return job.spec.drain.waitForVolumeDetach && job.status.phase === 'Draining'
+    ? { volumeAttachments: informers.volumeAttachments.byIndex(job.spec.nodeName).map((v) => v.name) }
+    : {};
 }
 
 function kubernetesFacts(informers: KubeInformers, node: NodeView): Pick<JobObservation, 'staticPods' | 'apiServers'> {

@@ -5,7 +5,6 @@ import {
   type ActionResult,
   type JobAction,
   type JobStep,
-  type PodRef,
 } from '../../core/job/index.js';
 import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { JobView, NodeView, PodView } from '../../kube/views.js';
@@ -156,7 +155,7 @@ async function performKube(
       return { type: 'done' };
     }
     case 'evict':
-      return evictAll(call, deps.kube, t, action.pods, action.deleteIfBlocked);
+      return evictAll(call, deps.kube, t, action);
     case 'releaseLeases':
       for (const lease of action.leases) {
         await deps.kube.deleteLease(call, deps.operatorNamespace, lease.name, lease.resourceVersion);
@@ -188,8 +187,7 @@ async function evictAll(
   ctx: OpContext,
   kube: KubePort,
   t: ActionTarget,
-  refs: readonly PodRef[],
-  deleteIfBlocked: boolean,
+  { pods: refs, deleteIfBlocked }: Extract<JobAction, { type: 'evict' }>,
 ): Promise<ActionResult> {
   const result: Extract<ActionResult, { type: 'evicted' }> = { type: 'evicted', evicted: 0, deleted: [], blocked: [] };
   const queue = refs.flatMap((ref) => t.pods.filter((p) => p.uid === ref.uid).map((pod) => ({ ref, pod })));

@@ -60,26 +60,43 @@ export function createJobReconciler(
     const log = deps.log.child({ job: job.name, plan: job.spec.patchPlanRef, node: job.spec.nodeName });
     const talos = lazyTalos(ctx, deps, job as JobWithSpec);
     try {
-      return await pass(ctx, { ...deps, accepted }, job as JobWithSpec, talos.get, log);
+      return await pass(ctx, { ...deps, accepted }, { job: job as JobWithSpec, log }, talos.get);
     } finally {
       talos.close();
     }
   };
 }
 
+/** The job a pass works on, and its logger (job, plan and node on every line). */
+interface PassJob {
+  job: JobWithSpec;
+  log: Logger;
+}
+
+/** A deadline verdict to confirm: what the pass observed, and the step decided on it. */
+interface Verdict {
+  seen: Observed;
+  step: JobStep;
+}
+
+/** What an Event is about: the job, and its node for the events that are the node's too. */
+interface EventSubject {
+  job: JobView;
+  node: NodeView | undefined;
+}
+
 async function pass(
   ctx: OpContext,
   deps: JobReconcilerDeps & { accepted: AcceptedCalls },
-  job: JobWithSpec,
+  { job, log }: PassJob,
   talos: () => Promise<TalosPort>,
-  log: Logger,
 ): Promise<PassResult> {
   let seen = await observeJob(ctx, deps, job, talos);
   seen = { ...seen, observed: { ...seen.observed, acceptedCalls: deps.accepted.of(job) } };
   let step: JobStep = decideJob(seen.observed);
   if (step.confirm) {
     const cachedNode = seen.node;
-    seen = await confirm(ctx, deps, job, seen, step, log);
+    seen = await confirm(ctx, deps, { job, log }, { seen, step });
     // The Node was missing from the cache but exists: this pass observed nothing else of it (pods,
     // Talos facts), so it decides nothing; the Node cache is re-listed and the queue comes back.
     if (cachedNode === undefined && seen.node !== undefined) {
@@ -108,9 +125,9 @@ async function pass(
       step = afterFailure(observed, action, failure);
     }
   }
-  await writeStatus(ctx, deps, job, step.status, log);
+  await writeStatus(ctx, deps, { job, log }, step.status);
   deps.accepted.forget(job);
-  for (const e of step.events) emit(ctx, deps, job, node, e);
+  for (const e of step.events) emit(ctx, deps, { job, node }, e);
   return { requeueAfterMs: step.requeueAfterMs };
 }
 
@@ -118,13 +135,11 @@ async function pass(
 async function confirm(
   ctx: OpContext,
   deps: JobReconcilerDeps,
-  job: JobWithSpec,
-  seen: Observed,
-  step: JobStep,
-  log: Logger,
+  { job, log }: PassJob,
+  { seen, step }: Verdict,
 ): Promise<Observed> {
   try {
-    return await observeFresh(ctx, deps, seen, step.confirm ?? [], log);
+    return await observeFresh(ctx, deps, { seen, needs: step.confirm ?? [] }, log);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const failure = callFailure(err);
@@ -133,7 +148,7 @@ async function confirm(
       { reads, reason: failure.reason, err: failure.message },
       'could not read fresh facts to confirm a deadline verdict; retrying',
     );
-    await writeStatus(ctx, deps, job, confirmFailed(seen.observed, step, failure).status, log);
+    await writeStatus(ctx, deps, { job, log }, confirmFailed(seen.observed, step, failure).status);
     throw new OutcomeError({
       kind: OutcomeKind.Transient,
       reason: 'ConfirmReadFailed',
@@ -146,9 +161,8 @@ async function confirm(
 async function writeStatus(
   ctx: OpContext,
   deps: JobReconcilerDeps,
-  job: JobView,
+  { job, log }: PassJob,
   status: PatchJobStatus,
-  log: Logger,
 ): Promise<void> {
   const next = { ...status, observedGeneration: job.generation };
   if (isDeepStrictEqual(next, job.status)) return;
@@ -168,8 +182,7 @@ async function writeStatus(
 function emit(
   ctx: OpContext,
   deps: JobReconcilerDeps,
-  job: JobView,
-  node: NodeView | undefined,
+  { job, node }: EventSubject,
   e: JobStep['events'][number],
 ): void {
   const regarding = { apiVersion: API_VERSION, kind: Kind.PatchJob, name: job.name, uid: job.uid };
@@ -203,12 +216,17 @@ async function invalidSpec(ctx: OpContext, deps: JobReconcilerDeps, job: JobView
     { job: job.name, phase: status.phase, reason: status.reason, message: status.message },
     'job Failed (InvalidSpec)',
   );
-  emit(ctx, deps, job, undefined, {
-    type: 'Warning',
-    reason: 'InvalidSpec',
-    note: status.message ?? '',
-    onNode: false,
-  });
+  emit(
+    ctx,
+    deps,
+    { job, node: undefined },
+    {
+      type: 'Warning',
+      reason: 'InvalidSpec',
+      note: status.message ?? '',
+      onNode: false,
+    },
+  );
   return undefined;
 }
 

@@ -6,7 +6,7 @@ import type { ApiServerFact } from '../../core/kubernetes/skew.js';
 import type { KubeInformers } from '../../kube/port.js';
 import type { NodeView } from '../../kube/views.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { restartIfStale } from '../stale-cache.js';
+import { restartIfStale, type CachedAndFresh } from '../stale-cache.js';
 
 /** What the job decides by, of a Node (resourceVersion apart: it moves with every status post). */
 function nodeFacts(n: NodeView | undefined): JobNodeFacts | undefined {
@@ -50,24 +50,21 @@ export function checkNodeCache(
   if (isDeepStrictEqual(cached, now)) return;
   // This job's next passes see the fresh Node at once, before the re-list lands.
   if (fresh) informers.nodes.observeWrite(fresh);
-  restartIfStale(informers.nodes, log, 'nodes', `node/${name}`, cached, now);
+  restartIfStale(informers.nodes, log, { cache: 'nodes', resource: `node/${name}`, cached, fresh: now });
 }
 
 export function checkStaticPodCache(
   informers: Pick<KubeInformers, 'staticPods'>,
   log: Logger,
   nodeName: string,
-  cached: readonly StaticPodFacts[],
-  fresh: readonly StaticPodFacts[],
+  { cached, fresh }: CachedAndFresh<readonly StaticPodFacts[]>,
 ): void {
-  restartIfStale(
-    informers.staticPods,
-    log,
-    'static pods',
-    `static pods of node/${nodeName}`,
-    sorted(cached),
-    sorted(fresh),
-  );
+  restartIfStale(informers.staticPods, log, {
+    cache: 'static pods',
+    resource: `static pods of node/${nodeName}`,
+    cached: sorted(cached),
+    fresh: sorted(fresh),
+  });
 }
 
 export function checkApiServerCache(
@@ -76,5 +73,10 @@ export function checkApiServerCache(
   cached: readonly ApiServerFact[],
   fresh: readonly ApiServerFact[],
 ): void {
-  restartIfStale(informers.staticPods, log, 'static pods', 'kube-apiserver pods', sorted(cached), sorted(fresh));
+  restartIfStale(informers.staticPods, log, {
+    cache: 'static pods',
+    resource: 'kube-apiserver pods',
+    cached: sorted(cached),
+    fresh: sorted(fresh),
+  });
 }

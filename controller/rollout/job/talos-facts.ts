@@ -16,9 +16,23 @@ import type { OpContext } from '../../runtime/context.js';
 import type { TalosPort } from '../../talos/port.js';
 import { callFailure } from '../failure.js';
 
+type JobSpecAndStatus = { spec: NonNullable<JobView['spec']>; status: JobView['status'] };
+
+/** A Pending job with a factory installer and no schematicID reads the node's schematic. */
+function wantsSchematic(job: JobSpecAndStatus): boolean {
+  return (
+    job.status.phase === 'Pending' && job.spec.target.source === 'factory' && job.spec.target.schematicID === undefined
+  );
+}
+
+/** The first pass (no phase yet) records the node's identity and installer, as a Pending one does again after a new boot. */
+function isStarting(job: JobSpecAndStatus): boolean {
+  return job.status.phase === undefined || job.status.phase === 'Pending';
+}
+
 export async function talosFacts(
   ctx: OpContext,
-  job: { spec: NonNullable<JobView['spec']>; status: JobView['status'] },
+  job: JobSpecAndStatus,
   node: Pick<NodeView, 'name' | 'internalIP' | 'schematic' | 'installerAnnotations'>,
   talos: () => Promise<TalosPort>,
 ): Promise<TalosFacts> {
@@ -27,14 +41,10 @@ export async function talosFacts(
     const port = await talos();
     const stage = (await port.machineStatus(ctx, target)).stage;
     const identity = await port.identity(ctx, target);
-    const wantsSchematic =
-      job.status.phase === 'Pending' &&
-      job.spec.target.source === 'factory' &&
-      job.spec.target.schematicID === undefined;
-    // The first pass (no phase yet) records the node's identity and installer, as a Pending one does again after a new boot.
-    const starting = job.status.phase === undefined || job.status.phase === 'Pending';
-    const schematic = wantsSchematic ? ((await port.schematic(ctx, target)).schematic ?? node.schematic) : undefined;
-    const detect = starting ? detectionFor(job.spec.target, node.installerAnnotations) : undefined;
+    const schematic = wantsSchematic(job)
+      ? ((await port.schematic(ctx, target)).schematic ?? node.schematic)
+      : undefined;
+    const detect = isStarting(job) ? detectionFor(job.spec.target, node.installerAnnotations) : undefined;
     if (detect === undefined || (!detect.platform && !detect.secureBoot))
       return { ok: true, version: identity.tag, bootId: identity.bootId, stage, schematic };
     const secureBoot = detect.secureBoot ? await port.secureBoot(ctx, target) : undefined;

@@ -26,11 +26,19 @@ export function wireJobEvents(informers: KubeInformers, queue: WorkQueue, signal
     if ([...jobs].some((job) => readsPods(informers.patchJobs.get(job)))) informers.nodePods.open(nodeName, signal);
     else informers.nodePods.close(nodeName);
   };
-  informers.patchJobs.onChange((key, view, old) => {
+  // The job indexed under its node now, no longer under the one it had.
+  const reindex = (key: string, view: JobView | undefined, old: JobView | undefined): void => {
     if (old?.spec) jobsByNode.get(old.spec.nodeName)?.delete(key);
     if (view) index(key, view);
+  };
+  // The pods of the node the job left and of the node it is on: watched or not, as their jobs now need.
+  const rewatchPods = (view: JobView | undefined, old: JobView | undefined): void => {
     if (old?.spec && old.spec.nodeName !== view?.spec?.nodeName) watchPodsOf(old.spec.nodeName);
     if (view?.spec) watchPodsOf(view.spec.nodeName);
+  };
+  informers.patchJobs.onChange((key, view, old) => {
+    reindex(key, view, old);
+    rewatchPods(view, old);
     if (view) queue.add(key);
   });
   // We are wired when we become leader, after the caches synced: the jobs already there never pass

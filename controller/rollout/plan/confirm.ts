@@ -23,12 +23,17 @@ export interface PlanFreshDeps {
   freshHealthFacts?: FreshHealthFacts | undefined;
 }
 
-/** `o` with the facts `reads` names read from the apiserver instead of the caches. A failed read throws. */
+/** A pass's observation and the facts of it to read again (a deadline verdict was about to rest on them). */
+export interface PlanFreshReads {
+  observation: PlanObservation;
+  reads: readonly PlanFreshRead[];
+}
+
+/** The observation with the facts `reads` names read from the apiserver instead of the caches. A failed read throws. */
 export async function observePlanFresh(
   ctx: OpContext,
   deps: PlanFreshDeps,
-  o: PlanObservation,
-  reads: readonly PlanFreshRead[],
+  { observation: o, reads }: PlanFreshReads,
   log: Logger,
 ): Promise<PlanObservation> {
   const read = withTimeout(ctx, READ_TIMEOUT_MS);
@@ -37,18 +42,19 @@ export async function observePlanFresh(
     const kubeProxy = await deps.kube.readKubeProxy(read);
     const cached = deps.informers.kubeProxy.get(KUBE_PROXY.name);
     if (kubeProxy) deps.informers.kubeProxy.observeWrite(kubeProxy);
-    restartIfStale(
-      deps.informers.kubeProxy,
-      log,
-      'kube-proxy daemonset',
-      `daemonset ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`,
-      withoutVersion(cached),
-      withoutVersion(kubeProxy),
-    );
+    restartIfStale(deps.informers.kubeProxy, log, {
+      cache: 'kube-proxy daemonset',
+      resource: `daemonset ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`,
+      cached: withoutVersion(cached),
+      fresh: withoutVersion(kubeProxy),
+    });
     fresh = { ...fresh, kubeProxy };
   }
   if (reads.includes('hookJobs')) {
-    fresh = { ...fresh, hookJobs: await freshHookJobFacts(read, deps, log, o.hookJobs ?? [], o.plan.status.hooks) };
+    fresh = {
+      ...fresh,
+      hookJobs: await freshHookJobFacts(read, deps, log, { cached: o.hookJobs ?? [], records: o.plan.status.hooks }),
+    };
   }
   if (reads.includes('healthChecks')) {
     fresh = { ...fresh, healthChecks: await freshHealthChecks(read, deps, o) };

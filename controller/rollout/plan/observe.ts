@@ -46,23 +46,43 @@ function projectJobFacts(j: JobView): PlanJobFacts {
     phase: planJobPhase(j.status.phase),
     completionTime: j.status.completionTime === undefined ? undefined : Date.parse(j.status.completionTime),
     slotReleased: j.status.slotReleasedTime !== undefined,
-    postNodeHookPending:
-      j.spec?.hooks?.postNode !== undefined &&
-      !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? ''),
+    postNodeHookPending: postNodeHookPending(j),
   };
 }
 
-export function observePlan(
-  now: number,
-  informers: KubeInformers,
-  plan: PlanWithSpec,
-  ownNode: string | undefined,
-  preflightRetryMs: number,
-  canHandOver: boolean,
-  healthFacts?: HealthFacts,
-  alerts?: AlertFacts,
-  prePulls?: PrePullRunner,
-): PlanObservation {
+/** The job has a postNode hook that has not ended (Succeeded or Failed) yet. */
+function postNodeHookPending(j: JobView): boolean {
+  return (
+    j.spec?.hooks?.postNode !== undefined &&
+    !['Succeeded', 'Failed'].includes(j.status.hooks?.find((h) => h.hook === 'postNode')?.phase ?? '')
+  );
+}
+
+export interface ObservePlanInput {
+  now: number;
+  informers: KubeInformers;
+  plan: PlanWithSpec;
+  /** NODE_NAME of this controller's pod: its node goes last in its group. */
+  ownNode: string | undefined;
+  preflightRetryMs: number;
+  canHandOver: boolean;
+  /** The health-check watches' view of a check; undefined: every check is unavailable. */
+  healthFacts?: HealthFacts | undefined;
+  alerts?: AlertFacts | undefined;
+  prePulls?: PrePullRunner | undefined;
+}
+
+export function observePlan({
+  now,
+  informers,
+  plan,
+  ownNode,
+  preflightRetryMs,
+  canHandOver,
+  healthFacts,
+  alerts,
+  prePulls,
+}: ObservePlanInput): PlanObservation {
   const jobs = informers.patchJobs
     .list()
     .filter((j) => planOfJob(j) === plan.name)

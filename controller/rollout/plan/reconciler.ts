@@ -81,28 +81,29 @@ export function createPlanReconciler(
       });
     const log = deps.log.child({ plan: plan.name });
     const o = {
-      ...observePlan(
-        ctx.clock.now(),
-        deps.informers,
-        plan as PlanWithSpec,
-        deps.ownNode,
-        deps.preflightRetryMs,
-        deps.handOver !== undefined,
-        deps.healthFacts,
-        deps.alertGate.facts(plan.name),
-        deps.prePulls,
-      ),
+      ...observePlan({
+        now: ctx.clock.now(),
+        informers: deps.informers,
+        plan: plan as PlanWithSpec,
+        ownNode: deps.ownNode,
+        preflightRetryMs: deps.preflightRetryMs,
+        canHandOver: deps.handOver !== undefined,
+        healthFacts: deps.healthFacts,
+        alerts: deps.alertGate.facts(plan.name),
+        prePulls: deps.prePulls,
+      }),
       hookPolicy: deps.hookPolicy,
     };
+    const pass: PlanPass = { plan: plan as PlanWithSpec, o, log };
     let step = decidePlan(o);
-    if (step.confirm) step = await confirm(ctx, deps, plan, o, step, log);
+    if (step.confirm) step = await confirm(ctx, deps, pass, step);
     let current: PlanView = plan;
     if (step.action) {
-      const r = await perform(ctx, deps, plan as PlanWithSpec, o, step, step.action);
+      const r = await perform(ctx, deps, pass, { step, action: step.action });
       step = r.step;
       current = r.plan;
     }
-    await writeStatus(ctx, deps, current, step.status, log);
+    await writeStatus(ctx, deps, { plan: current, log }, step.status);
     // Queued, not awaited: the adapter writes Events in the background (kube/events.ts).
     for (const e of step.events) {
       void deps.kube.emitEvent(ctx, {
@@ -117,18 +118,34 @@ export function createPlanReconciler(
   };
 }
 
+/** The plan a pass writes, and its logger (the plan's name on every line). */
+interface PlanLog {
+  plan: PlanView;
+  log: Logger;
+}
+
+/** One pass: its plan (with a spec), what it observed, and its logger. */
+interface PlanPass extends PlanLog {
+  plan: PlanWithSpec;
+  o: PlanObservation;
+}
+
+/** A step with its action, narrowed to the kind the function performs. */
+interface StepAction<A> {
+  step: PlanStep;
+  action: A;
+}
+
 /** The facts the verdict rests on, read fresh, and the decision again; when a read fails, the plan says so and the queue backs off (no verdict). */
 async function confirm(
   ctx: OpContext,
   deps: PlanReconcilerDeps,
-  plan: PlanView,
-  o: PlanObservation,
+  { plan, o, log }: PlanPass,
   step: PlanStep,
-  log: Logger,
 ): Promise<PlanStep> {
   const reads = step.confirm ?? [];
   try {
-    return decidePlan(await observePlanFresh(ctx, deps, o, reads, log));
+    return decidePlan(await observePlanFresh(ctx, deps, { observation: o, reads }, log));
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const failure = callFailure(err);
@@ -136,7 +153,7 @@ async function confirm(
       { reads: reads.join(', '), reason: failure.reason, err: failure.message },
       'could not read fresh facts to confirm a deadline verdict; retrying',
     );
-    await writeStatus(ctx, deps, plan, decidePlan({ ...o, confirmFailure: failure }).status, log);
+    await writeStatus(ctx, deps, { plan, log }, decidePlan({ ...o, confirmFailure: failure }).status);
     throw new OutcomeError({
       kind: OutcomeKind.Transient,
       reason: 'ConfirmReadFailed',
@@ -149,10 +166,8 @@ async function confirm(
 async function perform(
   ctx: OpContext,
   deps: PlanReconcilerDeps & { alertGate: AlertGateAnswers },
-  plan: PlanWithSpec,
-  o: PlanObservation,
-  step: PlanStep,
-  action: PlanAction,
+  { plan, o }: PlanPass,
+  { step, action }: StepAction<PlanAction>,
 ): Promise<{ step: PlanStep; plan: PlanView }> {
   switch (action.type) {
     case 'preflight':
@@ -174,9 +189,9 @@ async function perform(
       };
     }
     case 'setKubeProxyImage':
-      return { step: await setKubeProxyImage(ctx, deps, plan, step, action), plan };
+      return { step: await setKubeProxyImage(ctx, deps, plan, { step, action }), plan };
     case 'scheduleNodes':
-      return { step: await scheduleNodes(ctx, deps, plan, step, action), plan };
+      return { step: await scheduleNodes(ctx, deps, plan, { step, action }), plan };
     default:
       await act(ctx, deps, plan, action);
       return { step, plan };
@@ -251,8 +266,7 @@ async function scheduleNodes(
   ctx: OpContext,
   deps: PlanReconcilerDeps,
   plan: PlanWithSpec,
-  step: PlanStep,
-  action: Extract<PlanAction, { type: 'scheduleNodes' }>,
+  { step, action }: StepAction<Extract<PlanAction, { type: 'scheduleNodes' }>>,
 ): Promise<PlanStep> {
   await deleteLeases(ctx, deps, action.release ?? []);
   const created = await createLeases(
@@ -355,8 +369,7 @@ async function setKubeProxyImage(
   ctx: OpContext,
   deps: PlanReconcilerDeps,
   plan: PlanWithSpec,
-  step: PlanStep,
-  action: { node: string; image: string },
+  { step, action }: StepAction<{ node: string; image: string }>,
 ): Promise<PlanStep> {
   const ip = deps.informers.nodes.get(action.node)?.internalIP ?? action.node;
   try {
@@ -410,9 +423,8 @@ async function deleting(ctx: OpContext, deps: PlanReconcilerDeps, plan: PlanView
 async function writeStatus(
   ctx: OpContext,
   deps: PlanReconcilerDeps,
-  plan: PlanView,
+  { plan, log }: PlanLog,
   status: PatchPlanStatus,
-  log: Logger,
 ): Promise<void> {
   const source = {
     commit: plan.annotations[Annotation.SourceCommit],
