@@ -146,6 +146,28 @@ const ACCEPT = [
   'application/vnd.docker.distribution.manifest.list.v2+json',
 ].join(', ');
 
+/**
+ * The image a manifest answer names: undefined when the registry does not hold it (404), an error for
+ * any other failure; else its digest, and the tagged name it was published as (the reference's tag,
+ * or for a reference by digest the tag the manifest names).
+ */
+async function publishedFrom(res: Response, ref: ImageRef, url: string): Promise<PublishedImage | undefined> {
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(
+      `unexpected status from GET request to ${url}/v2/${ref.path}/manifests/${ref.digest ?? ref.tag}: ${res.status}`,
+    );
+  }
+  const digest = res.headers.get('docker-content-digest') ?? ref.digest ?? '';
+  const manifest = (await res.json()) as { annotations?: Record<string, string> };
+  const tag = ref.tag ?? manifest.annotations?.['org.opencontainers.image.ref.name'];
+  return remember(digest, tag === undefined ? undefined : `${ref.name}:${tag}`);
+}
+
 /** Images of the mirrored hosts are looked up in the lab registry (GET /v2/<path>/manifests/<tag|digest>). */
 export function registryImages(opts: LabRegistryOptions): ImageSource {
   const url = opts.url.replace(/\/+$/, '');
@@ -162,20 +184,7 @@ export function registryImages(opts: LabRegistryOptions): ImageSource {
         headers: { accept: ACCEPT },
         scope: `repository:${ref.path}:pull`,
       });
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return undefined;
-      }
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw new Error(
-          `unexpected status from GET request to ${url}/v2/${ref.path}/manifests/${ref.digest ?? ref.tag}: ${res.status}`,
-        );
-      }
-      const digest = res.headers.get('docker-content-digest') ?? ref.digest ?? '';
-      const manifest = (await res.json()) as { annotations?: Record<string, string> };
-      const tag = ref.tag ?? manifest.annotations?.['org.opencontainers.image.ref.name'];
-      return remember(digest, tag === undefined ? undefined : `${ref.name}:${tag}`);
+      return publishedFrom(res, ref, url);
     },
   };
 }

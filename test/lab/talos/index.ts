@@ -20,6 +20,8 @@
 //   opts.multiDocs        Talos 1.14 component documents in the initial configs (all nodes or per node):
 //                         the node takes those components' images from the documents
 //   sim.node(x).upgradesStarted / bootsIntoNewVersion / reboots   counters for "exactly once" checks
+//   sim.node(x).machined  machined of the node's current boot (machined.ts): the services ServiceList answers
+//                         (serviceInfos()) and the runtime events MachineService.Events streams (log; events.ts)
 //   sim.node(x).history   what the node did: 'kube-apiserver restarted on <image>', 'kube-apiserver ready',
 //                         'kubelet stopped', 'kubelet vX.Y.Z starting|running', 'kube-proxy image <image> published', ...
 //
@@ -87,7 +89,7 @@ import { ImageServiceService } from '../../../proto/gen/machine/image.js';
 import { LifecycleServiceService } from '../../../proto/gen/machine/lifecycle.js';
 import { MachineServiceService } from '../../../proto/gen/machine/machine.js';
 import { StateService } from '../../../proto/gen/v1alpha1/state.js';
-import type { FleetControl } from '../fleet/types.js';
+import type { FleetControl, FleetNodeState } from '../fleet/types.js';
 import { type CertFiles, createCA, issueCert } from '../pki.js';
 import {
   type NodeFaults,
@@ -97,7 +99,7 @@ import {
   TEST_TIMINGS,
   type TalosSimTimings,
 } from './node.js';
-import { TalosApi } from './server.js';
+import { type Router, TalosApi } from './server.js';
 import { withWireFaults, type WireFault } from './wire-faults.js';
 import { COSI_WRITES } from './cosi-writes.js';
 import type { MultiDocKind } from './machine-config.js';
@@ -250,17 +252,42 @@ function shutdown(s: grpc.Server): Promise<void> {
   });
 }
 
-export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<TalosSimulator> {
-  const host = opts.host ?? '127.0.0.1';
+/**
+ * The node whose apid the main endpoint stands for (the first control plane, else the first node),
+ * after checking that the simulator and every node listen on loopback only.
+ */
+function endpointNode(host: string, fleetNodes: readonly FleetNodeState[]): FleetNodeState {
   if (!host.startsWith('127.')) throw new Error(`the Talos simulator listens on loopback only, not ${host}`);
-  let timings: TalosSimTimings = { ...TEST_TIMINGS, ...opts.timings };
-  const clusterName = opts.clusterName ?? 'kangal-lab';
-  const fleetNodes = opts.fleet.nodes();
   const firstCp = fleetNodes.find((n) => n.role === 'controlplane') ?? fleetNodes[0];
   if (!firstCp) throw new Error('the fleet has no nodes');
   for (const n of fleetNodes) {
     if (!n.internalIP.startsWith('127.')) throw new Error(`node ${n.name} has non-loopback InternalIP ${n.internalIP}`);
   }
+  return firstCp;
+}
+
+/** A listener on the node's own InternalIP:50000, as a real node's apid; undefined when the port is taken (another lab). */
+async function listenAsNode(
+  sim: SimNode,
+  { router, wireFaults }: { router: Router; wireFaults: ReadonlyMap<string, WireFault> },
+  creds: grpc.ServerCredentials,
+): Promise<grpc.Server | undefined> {
+  const s = serve(new TalosApi({ ...router, defaultNode: sim }), wireFaults);
+  try {
+    await bind(s, `${sim.ip}:50000`, creds);
+    return s;
+  } catch {
+    s.forceShutdown(); // port taken (another lab): the apid-style endpoint still serves this node
+    return undefined;
+  }
+}
+
+export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<TalosSimulator> {
+  const host = opts.host ?? '127.0.0.1';
+  let timings: TalosSimTimings = { ...TEST_TIMINGS, ...opts.timings };
+  const clusterName = opts.clusterName ?? 'kangal-lab';
+  const fleetNodes = opts.fleet.nodes();
+  const firstCp = endpointNode(host, fleetNodes);
 
   const pkiDir = join(opts.dir, 'talos-pki');
   const ca = createCA(pkiDir, 'os-ca', 'talos', 'ed25519', ['talos']);
@@ -330,14 +357,10 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
   const nodeEndpoints: Record<string, string> = {};
   if (opts.nodeListeners ?? true) {
     for (const sim of sims.values()) {
-      const s = serve(new TalosApi({ ...router, defaultNode: sim }), wireFaults);
-      try {
-        await bind(s, `${sim.ip}:50000`, creds);
-        servers.push(s);
-        nodeEndpoints[sim.name] = `${sim.ip}:50000`;
-      } catch {
-        s.forceShutdown(); // port taken (another lab): the apid-style endpoint still serves this node
-      }
+      const s = await listenAsNode(sim, { router, wireFaults }, creds);
+      if (!s) continue;
+      servers.push(s);
+      nodeEndpoints[sim.name] = `${sim.ip}:50000`;
     }
   }
 

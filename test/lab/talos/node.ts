@@ -331,6 +331,16 @@ export class RpcError extends Error {
   }
 }
 
+/** What a SimNode is made with besides its fleet state (the SimNode constructor's further arguments). */
+export type SimNodeContext = [
+  fleet: FleetControl,
+  timings: () => TalosSimTimings,
+  clusterName: string,
+  controlPlaneEndpoint: string,
+  /** Talos 1.14 component documents the node's initial config carries (see MachineConfigInput.multiDocs). */
+  multiDocs?: readonly MultiDocKind[],
+];
+
 export class SimNode {
   readonly events = new EventEmitter();
   readonly name: string;
@@ -399,15 +409,18 @@ export class SimNode {
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
-  constructor(
-    state: FleetNodeState,
-    private readonly fleet: FleetControl,
-    private readonly timings: () => TalosSimTimings,
-    readonly clusterName: string,
-    readonly controlPlaneEndpoint: string,
-    /** Talos 1.14 component documents the node's initial config carries (see MachineConfigInput.multiDocs). */
-    multiDocs: readonly MultiDocKind[] = [],
-  ) {
+  private readonly fleet: FleetControl;
+  private readonly timings: () => TalosSimTimings;
+  readonly clusterName: string;
+  readonly controlPlaneEndpoint: string;
+
+  /** `context`: the fleet, the timings, the cluster's name and control-plane endpoint, the node's initial multi-docs. */
+  constructor(state: FleetNodeState, ...context: SimNodeContext) {
+    const [fleet, timings, clusterName, controlPlaneEndpoint, multiDocs = []] = context;
+    this.fleet = fleet;
+    this.timings = timings;
+    this.clusterName = clusterName;
+    this.controlPlaneEndpoint = controlPlaneEndpoint;
     if (multiDocs.length > 0 && !versionAtLeast(state.talosVersion, 14, 'alpha.0')) {
       throw new Error(
         `node ${state.name} runs Talos ${state.talosVersion}: the ${multiDocs.join(', ')} document(s) exist from Talos v1.14 on; give it v1.14.x or no multiDocs`,
@@ -902,10 +915,9 @@ const STAGE_ENUM: Record<string, RuntimeMachineStage> = {
   upgrading: RuntimeMachineStage.MACHINE_STAGE_UPGRADING,
 };
 
+/** A resource as the node serves it, named by `[namespace, type, id]`, its spec as YAML (unless `extra.yaml`) and protobuf. */
 function res(
-  namespace: string,
-  type: string,
-  id: string,
+  [namespace, type, id]: [string, string, string],
   spec: unknown,
   proto: Uint8Array,
   extra: Partial<Pick<SimResource, 'sensitive' | 'annotations' | 'yaml'>> = {},
@@ -949,9 +961,7 @@ function machineStatus(n: SimNode): SimResource {
   const unmet = n.ready ? [] : [{ name: 'nodeReady', reason: 'node not ready' }];
   const stage = n.faults.malformed?.machineStage;
   return res(
-    'runtime',
-    'MachineStatuses.runtime.talos.dev',
-    'machine',
+    ['runtime', 'MachineStatuses.runtime.talos.dev', 'machine'],
     { stage: stage ?? n.stage, status: { ready: n.ready, unmetConditions: unmet } },
     MachineStatusSpec.encode({
       stage: stage ?? STAGE_ENUM[n.stage] ?? RuntimeMachineStage.MACHINE_STAGE_UNKNOWN,
@@ -965,9 +975,7 @@ function buildResources(n: SimNode): SimResource[] {
   if (typeRegistered('Versions.runtime.talos.dev', n.version)) {
     out.push(
       res(
-        'runtime',
-        'Versions.runtime.talos.dev',
-        'version',
+        ['runtime', 'Versions.runtime.talos.dev', 'version'],
         { version: n.version, name: 'Talos' },
         VersionSpec.encode({ version: n.version, name: 'Talos' }).finish(),
       ),
@@ -991,9 +999,7 @@ function buildResources(n: SimNode): SimResource[] {
     };
     out.push(
       res(
-        'runtime',
-        'ExtensionStatuses.runtime.talos.dev',
-        String(i),
+        ['runtime', 'ExtensionStatuses.runtime.talos.dev', String(i)],
         { image: `${i}.sqsh`, metadata: { name: e.name, version: e.version, author: e.author } },
         Layer.encode({ image: `${i}.sqsh`, metadata }).finish(),
       ),
@@ -1002,9 +1008,7 @@ function buildResources(n: SimNode): SimResource[] {
   if (typeRegistered('BootIDs.runtime.talos.dev', n.version)) {
     out.push(
       res(
-        'runtime',
-        'BootIDs.runtime.talos.dev',
-        'boot-id',
+        ['runtime', 'BootIDs.runtime.talos.dev', 'boot-id'],
         { bootID: n.bootId },
         BootIDSpec.encode({ bootId: n.bootId }).finish(),
       ),
@@ -1015,9 +1019,7 @@ function buildResources(n: SimNode): SimResource[] {
     const s = { schematicId: n.schematic, flavor: 'Image Factory', apiUrl: 'https://factory.talos.dev' };
     out.push(
       res(
-        'runtime',
-        'ImageFactorySchematics.runtime.talos.dev',
-        'image-factory-schematic',
+        ['runtime', 'ImageFactorySchematics.runtime.talos.dev', 'image-factory-schematic'],
         s,
         ImageFactorySchematicSpec.encode({ schematicId: s.schematicId, flavor: s.flavor, apiurl: s.apiUrl }).finish(),
       ),
@@ -1030,13 +1032,11 @@ function buildResources(n: SimNode): SimResource[] {
     pcrSigningKeyFingerprint: '',
     bootedWithUKI: n.secureBoot,
   };
-  out.push(res('runtime', 'SecurityStates.runtime.talos.dev', 'securitystate', security, new Uint8Array()));
+  out.push(res(['runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'], security, new Uint8Array()));
   // yaml_spec of the machine config is a YAML *string scalar* holding the whole config.
   out.push(
     res(
-      'config',
-      'MachineConfigs.config.talos.dev',
-      'v1alpha1',
+      ['config', 'MachineConfigs.config.talos.dev', 'v1alpha1'],
       null,
       MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(),
       {
@@ -1055,17 +1055,17 @@ function buildResources(n: SimNode): SimResource[] {
     config: kubeletConfiguration(network),
   };
   out.push(
-    res('k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet', kubelet, KubeletSpecSpec.encode(kubelet).finish()),
+    res(['k8s', 'KubeletSpecs.kubernetes.talos.dev', 'kubelet'], kubelet, KubeletSpecSpec.encode(kubelet).finish()),
   );
   // While the kubelet restarts its service resource is gone (a watcher sees DESTROYED, then CREATED).
   if (n.kubelet !== 'stopped') {
     const service = { running: n.ready, healthy: n.ready && n.kubelet === 'running', unknown: false };
-    out.push(res('runtime', 'Services.v1alpha1.talos.dev', 'kubelet', service, ServiceSpec.encode(service).finish()));
+    out.push(res(['runtime', 'Services.v1alpha1.talos.dev', 'kubelet'], service, ServiceSpec.encode(service).finish()));
   }
   // The other services: those running now, as machined's ServiceController keeps them (v1alpha1/service.go).
   for (const { id, healthy, unknown } of n.machined.runningServices()) {
     const service = { running: true, healthy, unknown };
-    out.push(res('runtime', 'Services.v1alpha1.talos.dev', id, service, ServiceSpec.encode(service).finish()));
+    out.push(res(['runtime', 'Services.v1alpha1.talos.dev', id], service, ServiceSpec.encode(service).finish()));
   }
   if (n.role === 'controlplane') out.push(...controlPlaneResources(n, images, network));
   return out;
@@ -1086,7 +1086,7 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
     advertisedAddress: n.ip,
   };
   const apiServerProto = APIServerConfigSpec.encode({ ...apiServer, serviceCidRs: network.serviceSubnets }).finish();
-  out.push(res('controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver', apiServer, apiServerProto));
+  out.push(res(['controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver'], apiServer, apiServerProto));
   const controllerManager = {
     enabled: true,
     image: images.controllerManager ?? '',
@@ -1100,9 +1100,7 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
   }).finish();
   out.push(
     res(
-      'controlplane',
-      'ControllerManagerConfigs.kubernetes.talos.dev',
-      'kube-controller-manager',
+      ['controlplane', 'ControllerManagerConfigs.kubernetes.talos.dev', 'kube-controller-manager'],
       controllerManager,
       controllerManagerProto,
     ),
@@ -1110,9 +1108,7 @@ function controlPlaneResources(n: SimNode, images: ComponentImages, network: Clu
   const scheduler = { enabled: true, image: images.scheduler ?? '' };
   out.push(
     res(
-      'controlplane',
-      'SchedulerConfigs.kubernetes.talos.dev',
-      'kube-scheduler',
+      ['controlplane', 'SchedulerConfigs.kubernetes.talos.dev', 'kube-scheduler'],
       scheduler,
       SchedulerConfigSpec.encode(scheduler).finish(),
     ),
@@ -1194,5 +1190,5 @@ export function typeRegistered(type: string, talosVersion: string): boolean {
  */
 export function resourceDefinition(type: string, talosVersion: string): SimResource {
   const spec = fillDefinition(type, KNOWN_TYPES[type] ?? '', sensitiveType(type, talosVersion));
-  return res('meta', 'ResourceDefinitions.meta.cosi.dev', type.toLowerCase(), spec, definitionProto(spec));
+  return res(['meta', 'ResourceDefinitions.meta.cosi.dev', type.toLowerCase()], spec, definitionProto(spec));
 }

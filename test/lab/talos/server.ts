@@ -65,6 +65,7 @@ import {
   parseImageRef,
   type PublishedImage,
   pulledNames,
+  type StoreKey,
   type StoredImage,
 } from './images.js';
 import {
@@ -161,6 +162,43 @@ function tombstone(namespace: string, type: string, id: string): Resource {
     },
     spec: { protoSpec: Buffer.alloc(0), yamlSpec: '' },
   };
+}
+
+/**
+ * Whether the containerd instance of `key` holds this content already, under another name or in
+ * another namespace: containerd resolves the reference but finds every layer in its content store
+ * (one per containerd instance, shared by its namespaces) and unpacks them for this namespace: no download.
+ */
+function contentPresent(n: SimNode, key: StoreKey, digest: string): boolean {
+  const driver = key.split('/')[0] ?? '';
+  return [...n.containerd].some(
+    ([k, held]) => k.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === digest),
+  );
+}
+
+/**
+ * Stores a pulled image in its namespace (`images`, the namespace's store as the pull found it) under
+ * the names a pull leaves (pulledNames) and returns the name Pull answers.
+ */
+function storePulled(
+  n: SimNode,
+  { key, images }: { key: StoreKey; images: Map<string, StoredImage> | undefined },
+  ref: ImageRef,
+  image: PublishedImage,
+): string {
+  const { answer, names } = pulledNames(ref, image.digest, n.faults.imageVerification === true);
+  let store = images;
+  if (!store) n.containerd.set(key, (store = new Map<string, StoredImage>()));
+  for (const name of names) store.set(name, { digest: image.digest, origin: image.origin });
+  return answer;
+}
+
+/** A single resource's watch takes no bootstrap contents and no label query (server.go Watch): UNIMPLEMENTED. */
+function checkWatchRequest(req: WatchRequest): void {
+  if (req.id !== undefined && req.options?.bootstrapContents)
+    throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
+  if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0)
+    throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
 }
 
 function rpcError(code: grpc.status, details: string): RpcError {
@@ -294,6 +332,20 @@ function validConfig(data: Uint8Array): string {
   return text;
 }
 
+/**
+ * The mode an ApplyConfiguration runs in: AUTO applies without a reboot (every config the simulator
+ * applies can be); REBOOT is refused UNIMPLEMENTED from v1.14 (outside maintenance mode).
+ */
+function applyMode(n: SimNode, mode: ApplyConfigurationRequest_Mode): ApplyConfigurationRequest_Mode {
+  if (mode === ApplyConfigurationRequest_Mode.REBOOT && versionAtLeast(n.version, 14, 'alpha.0')) {
+    throw rpcError(
+      grpc.status.UNIMPLEMENTED,
+      'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT',
+    );
+  }
+  return mode === ApplyConfigurationRequest_Mode.AUTO ? ApplyConfigurationRequest_Mode.NO_REBOOT : mode;
+}
+
 export class TalosApi {
   constructor(private readonly router: Router) {}
 
@@ -329,8 +381,7 @@ export class TalosApi {
 
   /** MachineService unary: `node` (one-to-one) or legacy `nodes` (one-to-many, metadata per entry). */
   private unary<Req, M extends { metadata?: unknown }>(
-    path: string,
-    minRole: Role,
+    { path, minRole }: { path: string; minRole: Role },
     errorEntry: (hostname: string, err: RpcError) => M,
     impl: (
       node: SimNode,
@@ -425,8 +476,7 @@ export class TalosApi {
   machineService(): grpc.UntypedServiceImplementation {
     return {
       version: this.unary(
-        MachineServiceService.version.path,
-        'os:reader',
+        { path: MachineServiceService.version.path, minRole: 'os:reader' },
         (h, e) => Version.fromPartial({ metadata: errMeta(h, e) }),
         (n) => ({
           messages: [
@@ -446,8 +496,7 @@ export class TalosApi {
         }),
       ),
       upgrade: this.unary(
-        MachineServiceService.upgrade.path,
-        'os:admin',
+        { path: MachineServiceService.upgrade.path, minRole: 'os:admin' },
         (h, e) => Upgrade.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: UpgradeRequest, rec, cancelled) => this.legacyUpgrade(n, req, rec, cancelled),
         {
@@ -459,8 +508,7 @@ export class TalosApi {
         },
       ),
       reboot: this.unary(
-        MachineServiceService.reboot.path,
-        'os:operator',
+        { path: MachineServiceService.reboot.path, minRole: 'os:operator' },
         (h, e) => Reboot.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: RebootRequest, rec) => this.reboot(n, req, rec),
         {
@@ -469,15 +517,13 @@ export class TalosApi {
         },
       ),
       rollback: this.unary(
-        MachineServiceService.rollback.path,
-        'os:admin',
+        { path: MachineServiceService.rollback.path, minRole: 'os:admin' },
         (h, e) => Rollback.fromPartial({ metadata: errMeta(h, e) }),
         (n, _req: unknown, rec, cancelled) => this.rollback(n, rec, cancelled),
         { method: 'MachineService.Rollback', fields: () => ({}) },
       ),
       applyConfiguration: this.unary(
-        MachineServiceService.applyConfiguration.path,
-        'os:admin',
+        { path: MachineServiceService.applyConfiguration.path, minRole: 'os:admin' },
         (h, e) => ApplyConfiguration.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: { data: Uint8Array; mode: ApplyConfigurationRequest_Mode; dryRun: boolean }, rec) =>
           this.applyConfiguration(n, req, rec),
@@ -490,20 +536,17 @@ export class TalosApi {
         },
       ),
       etcdMemberList: this.unary(
-        MachineServiceService.etcdMemberList.path,
-        'os:reader',
+        { path: MachineServiceService.etcdMemberList.path, minRole: 'os:reader' },
         (h, e) => EtcdMembers.fromPartial({ metadata: errMeta(h, e) }),
         (n, req: EtcdMemberListRequest, _rec, cancelled) => this.etcdMemberList(n, req, cancelled),
       ),
       etcdStatus: this.unary(
-        MachineServiceService.etcdStatus.path,
-        'os:reader',
+        { path: MachineServiceService.etcdStatus.path, minRole: 'os:reader' },
         (h, e) => EtcdStatus.fromPartial({ metadata: errMeta(h, e) }),
         (n, _req: unknown, _rec, cancelled) => this.etcdStatus(n, cancelled),
       ),
       etcdAlarmList: this.unary(
-        MachineServiceService.etcdAlarmList.path,
-        'os:reader',
+        { path: MachineServiceService.etcdAlarmList.path, minRole: 'os:reader' },
         (h, e) => EtcdAlarm.fromPartial({ metadata: errMeta(h, e) }),
         async (n, _req: unknown, _rec, cancelled) => ({
           messages: [
@@ -512,8 +555,7 @@ export class TalosApi {
         }),
       ),
       etcdAlarmDisarm: this.unary(
-        MachineServiceService.etcdAlarmDisarm.path,
-        'os:operator',
+        { path: MachineServiceService.etcdAlarmDisarm.path, minRole: 'os:operator' },
         (h, e) => EtcdAlarmDisarm.fromPartial({ metadata: errMeta(h, e) }),
         async (n, _req: unknown, rec, cancelled) => {
           const memberAlarms = await this.etcdAlarms(n, 'etcd alarm disarm', true, cancelled);
@@ -523,15 +565,13 @@ export class TalosApi {
         { method: 'MachineService.EtcdAlarmDisarm', fields: () => ({}) },
       ),
       etcdForfeitLeadership: this.unary(
-        MachineServiceService.etcdForfeitLeadership.path,
-        'os:admin',
+        { path: MachineServiceService.etcdForfeitLeadership.path, minRole: 'os:admin' },
         (h, e) => EtcdForfeitLeadership.fromPartial({ metadata: errMeta(h, e) }),
         (n, _req: unknown, rec, cancelled) => this.etcdForfeit(n, rec, cancelled),
         { method: 'MachineService.EtcdForfeitLeadership', fields: () => ({}) },
       ),
       serviceList: this.unary(
-        MachineServiceService.serviceList.path,
-        'os:reader',
+        { path: MachineServiceService.serviceList.path, minRole: 'os:reader' },
         (h, e) => ServiceList.fromPartial({ metadata: errMeta(h, e) }),
         (n) => ({ messages: [ServiceList.fromPartial({ services: n.machined.serviceInfos() })] }),
       ),
@@ -623,28 +663,10 @@ export class TalosApi {
     cancelled: Promise<void>,
   ): Promise<{ messages: Upgrade[] }> {
     if (n.faults.upgradeError) throw rpcError(n.faults.upgradeError.code, n.faults.upgradeError.message);
-    const invalid = (why: string): RpcError =>
-      rpcError(grpc.status.UNKNOWN, `error validating installer image "${req.image}": ${why}`);
-    const ref = parseImageRef(req.image);
-    if (!ref) throw invalid(`failed to parse image reference "${req.image}": invalid reference format`);
-    let image: PublishedImage;
-    try {
-      image = await this.resolveImage(n, ref);
-    } catch (err) {
-      const message =
-        err instanceof RpcError ? err.details.replace(/^error pulling image: /, '') : (err as Error).message;
-      throw invalid(message);
-    }
-    const target = this.installerTarget(n, image.origin ?? (ref.tag ? ref.normalized : undefined));
-    if (!target) throw invalid(`image "${ref.normalized}" is not a Talos installer image`);
+    const target = await this.validatedInstaller(n, req.image);
     // Control plane: the etcd pre-checks, before the ack (see EtcdCluster.upgradeCheck). Nothing else
     // refuses a second Upgrade: the sequence it starts is refused inside (SimNode.requestLegacyUpgrade).
-    if (
-      n.role === 'controlplane' &&
-      this.router.etcd.isMember(n) &&
-      !req.force &&
-      !(req.preserve && preserveSkipsEtcdChecks(n.version))
-    ) {
+    if (this.etcdChecksUpgrade(n, req)) {
       const refused = await this.router.etcd.upgradeCheck(n, cancelled);
       n.assertReachable();
       if (refused) throw refused;
@@ -653,6 +675,35 @@ export class TalosApi {
     const effect = n.requestLegacyUpgrade(target, actorId);
     if (rec) rec.effect = effect;
     return { messages: [Upgrade.fromPartial({ ack: 'Upgrade request received', actorId })] };
+  }
+
+  /** The installer a legacy Upgrade names, validated; UNKNOWN "error validating installer image" otherwise. */
+  private async validatedInstaller(n: SimNode, image: string): Promise<BootTarget> {
+    const invalid = (why: string): RpcError =>
+      rpcError(grpc.status.UNKNOWN, `error validating installer image "${image}": ${why}`);
+    const ref = parseImageRef(image);
+    if (!ref) throw invalid(`failed to parse image reference "${image}": invalid reference format`);
+    let published: PublishedImage;
+    try {
+      published = await this.resolveImage(n, ref);
+    } catch (err) {
+      const message =
+        err instanceof RpcError ? err.details.replace(/^error pulling image: /, '') : (err as Error).message;
+      throw invalid(message);
+    }
+    const target = this.installerTarget(n, published.origin ?? (ref.tag ? ref.normalized : undefined));
+    if (!target) throw invalid(`image "${ref.normalized}" is not a Talos installer image`);
+    return target;
+  }
+
+  /** Whether a legacy Upgrade runs the etcd pre-checks: on a control-plane member, unless force (or preserve where it skips them). */
+  private etcdChecksUpgrade(n: SimNode, req: UpgradeRequest): boolean {
+    return (
+      n.role === 'controlplane' &&
+      this.router.etcd.isMember(n) &&
+      !req.force &&
+      !(req.preserve && preserveSkipsEtcdChecks(n.version))
+    );
   }
 
   /**
@@ -697,14 +748,7 @@ export class TalosApi {
     if (rec) rec.imageChanges = imageChanges(n.config, text);
     if (n.faults.applyConfigError) throw rpcError(n.faults.applyConfigError.code, n.faults.applyConfigError.message);
 
-    let mode = req.mode;
-    if (mode === ApplyConfigurationRequest_Mode.REBOOT && versionAtLeast(n.version, 14, 'alpha.0')) {
-      throw rpcError(
-        grpc.status.UNIMPLEMENTED,
-        'apply configuration in REBOOT mode is not supported, use AUTO or NO_REBOOT',
-      );
-    }
-    if (mode === ApplyConfigurationRequest_Mode.AUTO) mode = ApplyConfigurationRequest_Mode.NO_REBOOT;
+    const mode = applyMode(n, req.mode);
     const changed = text !== n.config;
     if (req.dryRun) {
       if (rec) rec.effect = 'dry run';
@@ -886,40 +930,15 @@ export class TalosApi {
         ImageServiceService.pull.path,
         'os:operator',
         async (n, req, call, rec) => {
-          this.requireLifecycle(n, 'ImageService');
-          if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
-          const store = containerdStore(req.containerd);
-          if ('invalid' in store) throw rpcError(grpc.status.INVALID_ARGUMENT, store.invalid);
-          if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
-          const ref = parseImageRef(req.imageRef);
-          if (!ref)
-            throw rpcError(
-              grpc.status.UNKNOWN,
-              `failed to parse image reference "${req.imageRef}": invalid reference format`,
-            );
-          let images = n.containerd.get(store.key);
-          if (this.skippedPull(n, images, ref, call, rec)) return;
+          const { key, ref } = this.pullRequest(n, req);
+          const images = n.containerd.get(key);
+          if (this.skippedPull(n, { images, ref }, call, rec)) return;
           const image = await this.resolveImage(n, ref);
-          // Under another name or in another namespace: containerd resolves the reference but finds every
-          // layer in its content store (one per containerd instance, shared by its namespaces), and
-          // unpacks them for this namespace: no download.
-          const driver = store.key.split('/')[0] ?? '';
-          const present = [...n.containerd].some(
-            ([key, held]) => key.startsWith(`${driver}/`) && [...held.values()].some((i) => i.digest === image.digest),
-          );
+          const present = contentPresent(n, key, image.digest);
           await this.pullLayers(n, present, call);
-          // A stream that never ends: progress, never the image's name, until the caller cancels.
-          while (n.faults.endlessPull && !call.cancelled) {
-            await delay(this.router.timings().pullMs / 4);
-            call.write({
-              pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING),
-            });
-          }
+          await this.endlessPull(n, call);
           if (call.cancelled) return;
-          const { answer, names } = pulledNames(ref, image.digest, n.faults.imageVerification === true);
-          if (!images) n.containerd.set(store.key, (images = new Map<string, StoredImage>()));
-          for (const name of names) images.set(name, { digest: image.digest, origin: image.origin });
-          call.write({ name: answer });
+          call.write({ name: storePulled(n, { key, images }, ref, image) });
           if (rec) rec.effect = present ? 'layers already present' : 'pulled';
         },
         {
@@ -935,14 +954,45 @@ export class TalosApi {
   }
 
   /**
+   * What a Pull asks for, checked as upstream does before pulling: the service exists (1.13+), a
+   * reference, a valid containerd instance (INVALID_ARGUMENT), the pullError fault, a reference that parses (UNKNOWN).
+   */
+  private pullRequest(n: SimNode, req: ImageServicePullRequest): { key: StoreKey; ref: ImageRef } {
+    this.requireLifecycle(n, 'ImageService');
+    if (!req.imageRef) throw rpcError(grpc.status.INVALID_ARGUMENT, 'image reference is required');
+    const store = containerdStore(req.containerd);
+    if ('invalid' in store) throw rpcError(grpc.status.INVALID_ARGUMENT, store.invalid);
+    if (n.faults.pullError) throw rpcError(n.faults.pullError.code, n.faults.pullError.message);
+    const ref = parseImageRef(req.imageRef);
+    if (!ref)
+      throw rpcError(
+        grpc.status.UNKNOWN,
+        `failed to parse image reference "${req.imageRef}": invalid reference format`,
+      );
+    return { key: store.key, ref };
+  }
+
+  /** The endlessPull fault: a stream that never ends, progress and never the image's name, until the caller cancels. */
+  private async endlessPull(
+    n: SimNode,
+    call: { readonly cancelled: boolean; write(m: ImageServicePullResponse): unknown },
+  ): Promise<void> {
+    while (n.faults.endlessPull && !call.cancelled) {
+      await delay(this.router.timings().pullMs / 4);
+      call.write({
+        pullProgress: pullProgress(n, 'sha256:4f4fb700ef54', ImageServicePullLayerProgress_Status.DOWNLOADING),
+      });
+    }
+  }
+
+  /**
    * The namespace already has an image by this exact name: Talos skips the pull (WithSkipIfAlreadyPulled:
    * containerd GetImage, unpacked; internal/pkg/containers/image/pull.go) and answers only the name,
    * without resolving the reference. Unless the endlessPull fault makes it pull.
    */
   private skippedPull(
     n: SimNode,
-    images: Map<string, StoredImage> | undefined,
-    ref: ImageRef,
+    { images, ref }: { images: Map<string, StoredImage> | undefined; ref: ImageRef },
     call: { write(m: ImageServicePullResponse): unknown },
     rec: SimCall | undefined,
   ): boolean {
@@ -1005,37 +1055,7 @@ export class TalosApi {
           const target = this.storedInstaller(n, image, req.containerd);
           n.installing = true;
           try {
-            const lines = [
-              `validating installer image ${image}`,
-              'running installer',
-              `writing boot assets for ${target.version}`,
-            ];
-            const step = this.router.timings().installMs / (lines.length + 1);
-            for (const message of lines) {
-              await delay(step);
-              n.assertReachable();
-              call.write({ progress: { message } });
-            }
-            // A stream that never ends: progress, never an exit code, until the caller cancels.
-            while (n.faults.endlessInstall && !call.cancelled) {
-              await delay(step);
-              call.write({ progress: { message: `still writing boot assets for ${target.version}` } });
-            }
-            if (call.cancelled) return;
-            await delay(step);
-            const exitCode = n.faults.installExitCode ?? 0;
-            if (exitCode !== 0) {
-              call.write({ progress: { message: `installer failed: exit status ${exitCode}` } });
-            } else {
-              n.staged = target;
-              call.write({ progress: { message: `upgrade to ${target.version} staged; reboot to activate` } });
-            }
-            call.write({ progress: { exitCode } });
-            if (rec) {
-              rec.exitCode = exitCode;
-              rec.effect = exitCode === 0 ? `staged ${target.version}` : `installer exited ${exitCode}`;
-            }
-            n.changed(exitCode === 0 ? `image written ${target.version}` : `install failed ${exitCode}`);
+            await this.install(n, { image, target }, call, rec);
           } finally {
             n.installing = false;
           }
@@ -1043,6 +1063,50 @@ export class TalosApi {
         { method: 'LifecycleService.Upgrade', fields: (req) => ({ image: req.source?.imageName ?? '' }) },
       ),
     };
+  }
+
+  /**
+   * LifecycleService.Upgrade's installer run: progress lines over installMs (forever under the
+   * endlessInstall fault, until the caller cancels), then the exit code (installExitCode fault); on
+   * success the target is staged for the next Reboot.
+   */
+  private async install(
+    n: SimNode,
+    { image, target }: { image: string; target: BootTarget },
+    call: { readonly cancelled: boolean; write(m: LifecycleServiceUpgradeResponse): unknown },
+    rec: SimCall | undefined,
+  ): Promise<void> {
+    const lines = [
+      `validating installer image ${image}`,
+      'running installer',
+      `writing boot assets for ${target.version}`,
+    ];
+    const step = this.router.timings().installMs / (lines.length + 1);
+    for (const message of lines) {
+      await delay(step);
+      n.assertReachable();
+      call.write({ progress: { message } });
+    }
+    // A stream that never ends: progress, never an exit code, until the caller cancels.
+    while (n.faults.endlessInstall && !call.cancelled) {
+      await delay(step);
+      call.write({ progress: { message: `still writing boot assets for ${target.version}` } });
+    }
+    if (call.cancelled) return;
+    await delay(step);
+    const exitCode = n.faults.installExitCode ?? 0;
+    if (exitCode !== 0) {
+      call.write({ progress: { message: `installer failed: exit status ${exitCode}` } });
+    } else {
+      n.staged = target;
+      call.write({ progress: { message: `upgrade to ${target.version} staged; reboot to activate` } });
+    }
+    call.write({ progress: { exitCode } });
+    if (rec) {
+      rec.exitCode = exitCode;
+      rec.effect = exitCode === 0 ? `staged ${target.version}` : `installer exited ${exitCode}`;
+    }
+    n.changed(exitCode === 0 ? `image written ${target.version}` : `install failed ${exitCode}`);
   }
 
   // -- COSI State ------------------------------------------------------------------------------
@@ -1162,11 +1226,7 @@ export class TalosApi {
     req: WatchRequest,
     call: grpc.ServerWritableStream<WatchRequest, WatchResponse>,
   ): Promise<void> {
-    // A single resource's watch takes no bootstrap contents and no label query (server.go Watch).
-    if (req.id !== undefined && req.options?.bootstrapContents)
-      throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
-    if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0)
-      throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
+    checkWatchRequest(req);
     const admin = this.isAdmin(call);
     const select = (): Map<string, SimResource> =>
       new Map(
@@ -1176,25 +1236,7 @@ export class TalosApi {
       );
     let last = select();
     call.write({ event: [] }); // the server first sends one empty WatchResponse
-    const initial: CosiEvent[] = [];
-    if (req.id !== undefined) {
-      // A resource that does not exist (yet) starts as DESTROYED with its tombstone (inmem collection.go Watch).
-      const r = last.get(req.id);
-      initial.push(
-        r
-          ? { resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined }
-          : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined },
-      );
-    } else if (req.options?.bootstrapContents) {
-      for (const r of last.values())
-        initial.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-      if (req.apiVersion >= 1)
-        initial.push({
-          resource: tombstone(req.namespace, req.type, ''),
-          eventType: EventType.BOOTSTRAPPED,
-          old: undefined,
-        });
-    }
+    const initial = this.initialWatchEvents(n, req, last);
     if (initial.length > 0) call.write({ event: initial });
     return new Promise<void>((resolve, reject) => {
       const onChange = (): void => {
@@ -1206,17 +1248,7 @@ export class TalosApi {
           return;
         }
         const now = select();
-        const events: CosiEvent[] = [];
-        for (const [id, r] of now) {
-          const before = last.get(id);
-          if (!before)
-            events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-          else if (before.yaml !== r.yaml)
-            events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
-        }
-        for (const [id, r] of last)
-          if (!now.has(id))
-            events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
+        const events = this.watchChanges(n, last, now);
         last = now;
         if (events.length > 0) call.write({ event: events });
       };
@@ -1229,5 +1261,50 @@ export class TalosApi {
         resolve();
       });
     });
+  }
+
+  /**
+   * What a watch starts with: for one ID the resource (CREATED) or, when it does not exist (yet), its
+   * tombstone (DESTROYED; inmem collection.go Watch); for a whole kind with bootstrap contents every
+   * resource (CREATED), then BOOTSTRAPPED with a tombstone for clients of API version 1; else nothing.
+   */
+  private initialWatchEvents(n: SimNode, req: WatchRequest, current: Map<string, SimResource>): CosiEvent[] {
+    const created = (r: SimResource): CosiEvent => ({
+      resource: this.encodeResource(n, r),
+      eventType: EventType.CREATED,
+      old: undefined,
+    });
+    if (req.id !== undefined) {
+      const r = current.get(req.id);
+      return [
+        r
+          ? created(r)
+          : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined },
+      ];
+    }
+    if (!req.options?.bootstrapContents) return [];
+    const initial = [...current.values()].map(created);
+    if (req.apiVersion >= 1)
+      initial.push({
+        resource: tombstone(req.namespace, req.type, ''),
+        eventType: EventType.BOOTSTRAPPED,
+        old: undefined,
+      });
+    return initial;
+  }
+
+  /** The events between two selections: CREATED and UPDATED (the YAML spec changed) in the new one's order, then DESTROYED. */
+  private watchChanges(n: SimNode, last: Map<string, SimResource>, now: Map<string, SimResource>): CosiEvent[] {
+    const events: CosiEvent[] = [];
+    for (const [id, r] of now) {
+      const before = last.get(id);
+      if (!before) events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
+      else if (before.yaml !== r.yaml)
+        events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
+    }
+    for (const [id, r] of last)
+      if (!now.has(id))
+        events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
+    return events;
   }
 }
