@@ -1,6 +1,6 @@
 // spec.healthChecks: conditions over other objects of the cluster (a Longhorn volume's robustness, a
 // CephCluster's health) that must hold before the rollout goes on. The expression's syntax is checked
-// where the CEL library lives (controller/gates/), by the plan loader and the controller; here only
+// where the CEL library lives (controller/health-checks/), by the plan loader and the controller; here only
 // its shape.
 import { z } from 'zod';
 import { uniqueNames, withRules, type CrossFieldRule } from './cross-field.js';

@@ -23,7 +23,7 @@ const ROOMS = [
   'registry', // the OCI distribution client: does an installer image exist in its registry or mirror
   'alertmanager', // Alertmanager's API v2: firing alerts for the alert gate, silences for disrupted nodes
   'telemetry', // structured logs, Prometheus metrics, /healthz, /readyz and /metrics
-  'gates', // health checks: CEL expressions and the watches of the objects they read
+  'health-checks', // health checks: CEL expressions and the watches of the objects they read
   'forge', // the forge port: pull requests and commit statuses (GitHub, Gitea, none), the Talos releases feed
   'notify', // notification delivery: the receivers' config file and the bounded queue that sends to them
   'rollout', // the PatchPlan and PatchJob reconcilers: observe, decide with core, act through the adapters (the preflight through a port the composition root wires)
@@ -228,7 +228,7 @@ const LIBRARY_OWNERS: Readonly<Record<string, string>> = {
   '@octokit/plugin-throttling': 'forge',
   'prom-client': 'telemetry',
   pino: 'telemetry',
-  '@bufbuild/cel': 'gates',
+  '@bufbuild/cel': 'health-checks',
   commander: '(root)',
 };
 

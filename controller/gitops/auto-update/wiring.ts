@@ -5,7 +5,7 @@ import type { KubeInformers, KubePort } from '../../kube/port.js';
 import type { PreflightDeps } from '../../preflight/run.js';
 import type { Clock } from '../../runtime/clock.js';
 import { logFn, type Logger } from '../../telemetry/logger.js';
-import type { WriteBack } from '../reporting.js';
+import type { WriteBack } from '../report/wiring.js';
 import type { GitopsLoop } from '../loop.js';
 import type { GitConfig } from '../wiring.js';
 import { upstreamEvidence } from '../promotion/reports.js';

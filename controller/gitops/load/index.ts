@@ -5,7 +5,7 @@ import { DEFAULT_OPERATOR_NAMESPACE } from '../../../schemas/api.js';
 import { planDocumentSchema } from '../../../schemas/document.js';
 import { formatPath } from '../../../schemas/field-path.js';
 import type { PatchPlanDocument } from '../../../schemas/patchplan.js';
-import { expressionProblems } from '../../gates/cel.js';
+import { expressionProblems } from '../../health-checks/cel.js';
 import { routeDocument } from './document.js';
 import { issuesToProblems, parseErrorMap } from './issues.js';
 import { DEFAULT_LIMITS, type LoadLimits } from './limits.js';

@@ -14,7 +14,7 @@ import { freshHookJobFacts } from '../hook-jobs-fresh.js';
 import { PATCHJOB_LABEL } from '../../core/hooks.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { callFailure } from '../failure.js';
-import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './stale-cache.js';
+import { checkApiServerCache, checkNodeCache, checkStaticPodCache } from './fresh-reads.js';
 import { talosFacts } from './talos-facts.js';
 import { observeEtcd } from './etcd-observe.js';
 import type { JobWithSpec } from './job-with-spec.js';

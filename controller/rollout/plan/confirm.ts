@@ -13,7 +13,7 @@ import { restartIfStale, withoutVersion } from '../stale-cache.js';
 
 const READ_TIMEOUT_MS = 20_000;
 
-/** A check's objects listed live (controller/gates: HealthWatches.freshFacts). */
+/** A check's objects listed live (controller/health-checks: HealthWatches.freshFacts). */
 export type FreshHealthFacts = (ctx: OpContext, check: HealthCheck) => Promise<CheckFacts>;
 
 export interface PlanFreshDeps {

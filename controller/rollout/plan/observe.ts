@@ -15,7 +15,7 @@ import type { PrePullRunner } from './pre-pull-runner.js';
 
 export type PlanWithSpec = PlanView & { spec: NonNullable<PlanView['spec']> };
 
-/** What the health-check watches see of one check (controller/gates). */
+/** What the health-check watches see of one check (controller/health-checks). */
 export type HealthFacts = (check: HealthCheck) => CheckFacts;
 
 /** The plan a PatchJob belongs to. */

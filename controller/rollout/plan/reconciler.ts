@@ -21,7 +21,7 @@ import { otherPlansOf, type RunPlanPreflight } from './preflight-port.js';
 import type { TalosAccess } from '../../talos/talos-access.js';
 import { observePlan, planOfJob, type HealthFacts, type PlanWithSpec } from './observe.js';
 import { observePlanFresh, type FreshHealthFacts } from './confirm.js';
-import { expressionProblems } from '../../gates/cel.js';
+import { expressionProblems } from '../../health-checks/cel.js';
 import { createAlertGateAnswers, type AlertGateAnswers } from '../../alertmanager/gate.js';
 import { readConfigImages, withComponentImage } from '../../core/kubernetes/machine-config.js';
 import { callFailure } from '../failure.js';

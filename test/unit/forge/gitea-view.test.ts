@@ -1,8 +1,8 @@
 // Gitea pull requests as the forge port sees them (controller/forge/gitea.ts), and where the
-// report links and the API live for a Gitea served under a sub-path (controller/gitops/reporting.ts).
+// report links and the API live for a Gitea served under a sub-path (controller/gitops/report/wiring.ts).
 import assert from 'node:assert/strict';
 import { giteaPullView } from '../../../controller/forge/gitea.js';
-import { repoOf } from '../../../controller/gitops/reporting.js';
+import { repoOf } from '../../../controller/gitops/report/wiring.js';
 
 const pull = (title: string, extra: Record<string, unknown> = {}): Parameters<typeof giteaPullView>[0] => ({
   number: 7,

@@ -1,11 +1,11 @@
 // What a plan reads of its PatchJobs (rollout/plan/observe.ts): a job event wakes the plan only when
-// this changes (rollout/plan/wiring.ts), so a job's steps must leave it alone and its ends must not.
+// this changes (rollout/plan/triggers.ts), so a job's steps must leave it alone and its ends must not.
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { PatchJobPhase, patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
 import { planJobPhase } from '../../../controller/core/plan/progress.js';
 import { planJobFacts, planOfJob } from '../../../controller/rollout/plan/observe.js';
-import { changeFilter } from '../../../controller/rollout/plan/wiring.js';
+import { changeFilter } from '../../../controller/rollout/plan/triggers.js';
 import type { JobView } from '../../../controller/kube/views.js';
 
 const at = (s: number): string => new Date(Date.parse('2026-12-04T10:00:00Z') + s * 1000).toISOString();

@@ -1,8 +1,8 @@
-// Health-check watches (controller/gates/watches.ts): started for the kinds active plans check,
+// Health-check watches (controller/health-checks/watches.ts): started for the kinds active plans check,
 // stopped when none does, and an object change reported with the watch key (which wakes the plans).
 import assert from 'node:assert/strict';
 import { healthCheck } from '../../../schemas/health.js';
-import { activeChecks, HealthWatches, watchKey } from '../../../controller/gates/watches.js';
+import { activeChecks, HealthWatches, watchKey } from '../../../controller/health-checks/watches.js';
 import type { DynamicResource, KubeInformer, ObjectSource, ObjectView } from '../../../controller/kube/index.js';
 import { systemClock } from '../../../controller/runtime/clock.js';
 import { rootContext } from '../../../controller/runtime/context.js';
@@ -111,7 +111,7 @@ const volumes = healthCheck.parse({
   expr: 'status.robustness == "healthy"',
 });
 
-describe('gates/watches: HealthWatches', function () {
+describe('health-checks/watches: HealthWatches', function () {
   it('watches a checked kind, reports changes, and evaluates the matched objects only', async function () {
     const { watches, informers, changed } = setup();
     const stop = new AbortController();

@@ -1,7 +1,7 @@
-// Health check expressions (controller/gates/cel.ts): compiled at load with their errors located in
+// Health check expressions (controller/health-checks/cel.ts): compiled at load with their errors located in
 // the plan file, evaluated over objects as tuppr users write them.
 import assert from 'node:assert/strict';
-import { compileExpression, expressionProblems } from '../../../controller/gates/cel.js';
+import { compileExpression, expressionProblems } from '../../../controller/health-checks/cel.js';
 import { formatProblem, loadPlanSources } from '../../../controller/gitops/load/index.js';
 import { boundObject } from '../../../controller/kube/dynamic.js';
 
@@ -17,7 +17,7 @@ const evaluate = (expr: string, object: Record<string, unknown>) => {
   return c.evaluate(object);
 };
 
-describe('gates/cel: health check expressions', function () {
+describe('health-checks/cel: health check expressions', function () {
   it("evaluates over the object's top-level fields, has() on optional fields", function () {
     const expr = 'has(status.robustness) && status.robustness == "healthy"';
     assert.deepEqual(evaluate(expr, volume({ robustness: 'healthy' })), { passed: true, value: 'true' });

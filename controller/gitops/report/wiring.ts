@@ -4,20 +4,20 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GiteaForge } from '../forge/gitea.js';
-import { GitHubForge } from '../forge/github.js';
-import { NoForge } from '../forge/none.js';
-import type { ForgePort } from '../forge/port.js';
-import type { KubeInformers, KubePort } from '../kube/port.js';
-import type { Clock } from '../runtime/clock.js';
-import type { Logger } from '../telemetry/logger.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import { logFn } from '../telemetry/logger.js';
-import { reportSigner } from './promotion/signature.js';
-import { startReporter, type Reporter } from './report/index.js';
-import { readTokenFile } from './source/token.js';
-import type { GitConfig } from './wiring.js';
-import { BranchWriter } from './write/index.js';
+import { GiteaForge } from '../../forge/gitea.js';
+import { GitHubForge } from '../../forge/github.js';
+import { NoForge } from '../../forge/none.js';
+import type { ForgePort } from '../../forge/port.js';
+import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { Clock } from '../../runtime/clock.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { Metrics } from '../../telemetry/metrics.js';
+import { logFn } from '../../telemetry/logger.js';
+import { reportSigner } from '../promotion/signature.js';
+import { startReporter, type Reporter } from './index.js';
+import { readTokenFile } from '../source/token.js';
+import type { GitConfig } from '../wiring.js';
+import { BranchWriter } from '../write/index.js';
 
 export interface WriteBack {
   forge: ForgePort;
