@@ -117,6 +117,30 @@ async function measurePushes(
   return { pushToApplied, controllerPushes, loadAtPushes };
 }
 
+/** The idle window: `durationS` seconds of the controller's API requests, git requests, Talos calls and CPU. */
+async function idleWindow(lab: JobLab, pid: number, durationS: number) {
+  const from = Date.now();
+  const loadAtStart = load1();
+  const exchanges0 = lab.interposer?.exchanges.length ?? 0;
+  const git0 = lab.forge?.gitRequests.length ?? 0;
+  const talos0 = lab.talos.callLog().length;
+  const cpu0 = cpuSeconds(pid);
+  await waitFor(() => Date.now() - from >= durationS * 1000 || undefined, {
+    timeoutMs: durationS * 1000 + 60_000,
+    intervalMs: 1000,
+    description: 'idle window',
+  });
+  const minutes = (Date.now() - from) / 60_000;
+  const cpu = cpuSeconds(pid) - cpu0;
+  const during = (lab.interposer?.exchanges ?? []).slice(exchanges0);
+  const kinds = tally(during, (e) => requestKind(e.method, e.path));
+  const watches = [...kinds].filter(([k]) => k.startsWith('WATCH ')).reduce((n, [, v]) => n + v, 0);
+  const nonWatch = [...kinds].filter(([k]) => !k.startsWith('WATCH '));
+  const git = gitFigures((lab.forge?.gitRequests ?? []).slice(git0), minutes);
+  const talos = lab.talos.callLog().slice(talos0).length;
+  return { minutes, loadAtStart, cpu, watches, nonWatch, git, talos };
+}
+
 export async function run(): Promise<void> {
   // The lab the scale bench left up (its largest size), else a fresh one of --nodes (default 5,000).
   const workers = Number(arg('nodes', String(sharedScaleLabSizes()[0] ?? BIG)));
@@ -162,25 +186,7 @@ export async function run(): Promise<void> {
       intervalMs: 5000,
       description: `${PLAN_FILES} final rollout reports pushed`,
     });
-    const from = Date.now();
-    const loadAtStart = load1();
-    const exchanges0 = lab.interposer?.exchanges.length ?? 0;
-    const git0 = lab.forge?.gitRequests.length ?? 0;
-    const talos0 = lab.talos.callLog().length;
-    const cpu0 = cpuSeconds(pid);
-    await waitFor(() => Date.now() - from >= durationS * 1000 || undefined, {
-      timeoutMs: durationS * 1000 + 60_000,
-      intervalMs: 1000,
-      description: 'idle window',
-    });
-    const minutes = (Date.now() - from) / 60_000;
-    const cpu = cpuSeconds(pid) - cpu0;
-    const during = (lab.interposer?.exchanges ?? []).slice(exchanges0);
-    const kinds = tally(during, (e) => requestKind(e.method, e.path));
-    const watches = [...kinds].filter(([k]) => k.startsWith('WATCH ')).reduce((n, [, v]) => n + v, 0);
-    const nonWatch = [...kinds].filter(([k]) => !k.startsWith('WATCH '));
-    const git = gitFigures((lab.forge?.gitRequests ?? []).slice(git0), minutes);
-    const talos = lab.talos.callLog().slice(talos0).length;
+    const { minutes, loadAtStart, cpu, watches, nonWatch, git, talos } = await idleWindow(lab, pid, durationS);
 
     const pushes = await measurePushes(lab, plans, names, planDoc);
     const figures = {

@@ -2,7 +2,7 @@
 // Prints per-phase timings, the time each node was cordoned against what its drain, install and
 // reboot inherently took (goal ≤ 1.1×), and Node Ready on target → job Completed (goal p99 ≤ 250 ms).
 // Every time comes from the bench's own watches and the Talos simulator's call record.
-import { startJobLab } from '../e2e/support/job-lab.js';
+import { startJobLab, type JobLab } from '../e2e/support/job-lab.js';
 import { DEMO_TIMINGS } from '../lab/talos/index.js';
 import { waitFor } from '../lab/wait.js';
 
@@ -38,6 +38,46 @@ function nodeWriteConflicts(exchanges: readonly { method: string; path: string; 
     return landed ? [landed.at - c.at] : [];
   });
   return { writes: patches.filter((e) => e.status < 300).length, conflicts: conflicted.length, conflictToWrite };
+}
+
+/** Each phase's duration (until the next phase began) of one job, added to `perPhase`. */
+function addPhaseDurations(perPhase: Map<string, number[]>, p: Map<string, number>): void {
+  const order = ['Pending', 'Draining', 'Upgrading', 'Rebooting', 'Completed'];
+  for (let k = 0; k + 1 < order.length; k++) {
+    const a = p.get(order[k] ?? '');
+    const b = p.get(order[k + 1] ?? '');
+    if (a !== undefined && b !== undefined)
+      perPhase.set(order[k] ?? '', [...(perPhase.get(order[k] ?? '') ?? []), b - a]);
+  }
+}
+
+/** What the observer saw of a node (cordon, Ready, evictions) and the simulator's accepted calls that upgraded it. */
+function nodeTimeline(lab: JobLab, node: string) {
+  const ev = lab.observer.of(node);
+  const calls = lab.talos.node(node).calls.filter((c) => c.result === 'ok');
+  return {
+    cordonAt: ev.find((e) => e.kind === 'cordoned')?.at,
+    uncordonAt: ev.find((e) => e.kind === 'uncordoned')?.at,
+    readyAt: ev.filter((e) => e.kind === 'ready').at(-1)?.at,
+    deleting: ev.filter((e) => e.kind === 'podDeleting').map((e) => e.at),
+    gone: ev.filter((e) => e.kind === 'podGone').map((e) => e.at),
+    legacy: calls.find((c) => c.method === 'MachineService.Upgrade'),
+    install: calls.find((c) => c.method === 'LifecycleService.Upgrade'),
+    reboot: calls.find((c) => c.method === 'MachineService.Reboot'),
+  };
+}
+type NodeTimeline = ReturnType<typeof nodeTimeline>;
+
+/** The upgrade's inherent time: legacy, from its call to Ready; lifecycle, the install call, then from the reboot to Ready. */
+function workMs({ legacy, install, reboot }: NodeTimeline, readyAt: number): number {
+  return legacy
+    ? readyAt - legacy.at
+    : (install?.endedAt ?? 0) - (install?.at ?? 0) + (readyAt - (reboot?.at ?? readyAt));
+}
+
+/** From the last pod gone (or the cordon, with no pod to evict) to the upgrade call. */
+function drainedToUpgradeMs({ legacy, install, gone }: NodeTimeline, cordonAt: number): number {
+  return ((legacy ?? install)?.at ?? 0) - (gone.length > 0 ? Math.max(...gone) : cordonAt);
 }
 
 export async function run(): Promise<void> {
@@ -106,31 +146,15 @@ export async function run(): Promise<void> {
     };
     nodes.forEach((node, i) => {
       const p = phaseTimes(jobs[i] ?? '');
-      const order = ['Pending', 'Draining', 'Upgrading', 'Rebooting', 'Completed'];
-      for (let k = 0; k + 1 < order.length; k++) {
-        const a = p.get(order[k] ?? '');
-        const b = p.get(order[k + 1] ?? '');
-        if (a !== undefined && b !== undefined)
-          perPhase.set(order[k] ?? '', [...(perPhase.get(order[k] ?? '') ?? []), b - a]);
-      }
-      const ev = lab.observer.of(node);
-      const cordonAt = ev.find((e) => e.kind === 'cordoned')?.at;
-      const uncordonAt = ev.find((e) => e.kind === 'uncordoned')?.at;
-      const readyAt = ev.filter((e) => e.kind === 'ready').at(-1)?.at;
-      const deleting = ev.filter((e) => e.kind === 'podDeleting').map((e) => e.at);
-      const gone = ev.filter((e) => e.kind === 'podGone').map((e) => e.at);
-      const calls = lab.talos.node(node).calls.filter((c) => c.result === 'ok');
-      const legacy = calls.find((c) => c.method === 'MachineService.Upgrade');
-      const install = calls.find((c) => c.method === 'LifecycleService.Upgrade');
-      const reboot = calls.find((c) => c.method === 'MachineService.Reboot');
+      addPhaseDurations(perPhase, p);
+      const t = nodeTimeline(lab, node);
+      const { cordonAt, uncordonAt, readyAt, deleting, gone } = t;
       if (cordonAt === undefined || uncordonAt === undefined || readyAt === undefined) return;
       const drain = deleting.length > 0 ? Math.max(...gone) - Math.min(...deleting) : 0;
-      const work = legacy
-        ? readyAt - legacy.at
-        : (install?.endedAt ?? 0) - (install?.at ?? 0) + (readyAt - (reboot?.at ?? readyAt));
+      const work = workMs(t, readyAt);
       cordoned.push(uncordonAt - cordonAt);
       if (deleting.length > 0) gaps.cordonToEviction.push(Math.min(...deleting) - cordonAt);
-      gaps.drainedToUpgrade.push(((legacy ?? install)?.at ?? 0) - (gone.length > 0 ? Math.max(...gone) : cordonAt));
+      gaps.drainedToUpgrade.push(drainedToUpgradeMs(t, cordonAt));
       gaps.readyToUncordon.push(uncordonAt - readyAt);
       inherent.push(drain + work);
       ratio.push((uncordonAt - cordonAt) / (drain + work));

@@ -3,8 +3,9 @@
 // → the component runs the new version and is Ready, from the simulator's record and the
 // observer's watches) and the whole-cluster upgrade time against the sum of the components'
 // inherent restart times (what no controller can go below with one node at a time).
-import { startJobLab } from '../e2e/support/job-lab.js';
+import { startJobLab, type JobLab } from '../e2e/support/job-lab.js';
 import { labPlan } from '../e2e/support/plans.js';
+import type { Observation } from '../lab/observer.js';
 import { waitFor } from '../lab/wait.js';
 
 const FROM = 'v1.35.2';
@@ -26,6 +27,40 @@ const PATHS: Record<string, string> = {
 };
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/**
+ * Per component: ApplyConfiguration → the observer sees the new version → Ready (static pods: the
+ * pod's Ready is not watched by the observer, so the job's own next apply bounds it; kubelet: Node Ready).
+ */
+function perComponentTimes(lab: JobLab): Map<string, number[]> {
+  const ev = lab.observer.events;
+  const perComponent = new Map<string, number[]>();
+  for (const node of [...CP, ...WORKERS]) {
+    for (const call of lab.talos
+      .node(node)
+      .calls.filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok')) {
+      for (const change of call.imageChanges ?? []) {
+        const component = PATHS[change.path];
+        if (!component) continue;
+        const end = appliedUntil(ev, node, component, call.at);
+        if (end !== undefined) perComponent.set(component, [...(perComponent.get(component) ?? []), end - call.at]);
+      }
+    }
+  }
+  return perComponent;
+}
+
+/** When a component applied at `at` was seen on the target (and, for the kubelet, its Node Ready again). */
+function appliedUntil(ev: readonly Observation[], node: string, component: string, at: number): number | undefined {
+  const seen = ev.find(
+    (e) => e.kind === 'componentVersion' && e.node === node && e.detail === `${component} ${TO}` && e.at >= at,
+  );
+  const ready =
+    component === 'kubelet'
+      ? ev.find((e) => e.kind === 'ready' && e.node === node && e.at >= (seen?.at ?? at))
+      : undefined;
+  return ready?.at ?? seen?.at;
+}
 
 export async function run(): Promise<void> {
   const lab = await startJobLab({
@@ -58,29 +93,7 @@ export async function run(): Promise<void> {
     if (status.phase !== 'Completed') throw new Error(`plan ${String(status.phase)}: ${String(status.message)}`);
 
     const ev = lab.observer.events;
-    // Per component: ApplyConfiguration → the observer sees the new version → Ready (static pods: the
-    // pod's Ready is not watched by the observer, so the job's own next apply bounds it; kubelet: Node Ready).
-    const perComponent = new Map<string, number[]>();
-    for (const node of [...CP, ...WORKERS]) {
-      for (const call of lab.talos
-        .node(node)
-        .calls.filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok')) {
-        for (const change of call.imageChanges ?? []) {
-          const component = PATHS[change.path];
-          if (!component) continue;
-          const seen = ev.find(
-            (e) =>
-              e.kind === 'componentVersion' && e.node === node && e.detail === `${component} ${TO}` && e.at >= call.at,
-          );
-          const ready =
-            component === 'kubelet'
-              ? ev.find((e) => e.kind === 'ready' && e.node === node && e.at >= (seen?.at ?? call.at))
-              : undefined;
-          const end = ready?.at ?? seen?.at;
-          if (end !== undefined) perComponent.set(component, [...(perComponent.get(component) ?? []), end - call.at]);
-        }
-      }
-    }
+    const perComponent = perComponentTimes(lab);
     const applies = [...CP, ...WORKERS].flatMap((n) =>
       lab.talos.node(n).calls.filter((c) => c.method === 'MachineService.ApplyConfiguration' && c.result === 'ok'),
     );

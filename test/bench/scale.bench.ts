@@ -77,14 +77,24 @@ export async function run(): Promise<void> {
   }
   printTable(runs);
   // Keyed by the sizes and the settings: a run of other sizes or settings the same day does not replace this one.
+  const settings = settingsOf(runs, nodeOptions, memoryLimitMiB, env);
+  const sizesRun = runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`).join(', ');
+  console.log(`results: ${recordResult(`scale (${sizesRun} workers${settings ? `; ${settings}` : ''})`, { runs })}`);
+}
+
+/** The controller's settings as the result's key names them: its heap (as shipped, or the NODE_OPTIONS given) and the added environment. */
+function settingsOf(
+  runs: readonly RolloutFigures[],
+  nodeOptions: string | undefined,
+  memoryLimitMiB: number,
+  env: Record<string, string>,
+): string {
   const ran = runs[0]?.nodeOptions ?? '';
   const heap =
     nodeOptions === undefined
       ? `as shipped at a ${memoryLimitMiB} MiB limit: NODE_OPTIONS=${ran}`
       : `NODE_OPTIONS=${ran || '(none)'} instead of the shipped`;
-  const settings = [heap, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
-  const sizesRun = runs.map((r) => `${r.workers}${r.entry === 'sources' ? ' (tsx)' : ''}`).join(', ');
-  console.log(`results: ${recordResult(`scale (${sizesRun} workers${settings ? `; ${settings}` : ''})`, { runs })}`);
+  return [heap, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
 }
 
 function printTable(runs: (RolloutFigures & { labStartSeconds: number })[]): void {

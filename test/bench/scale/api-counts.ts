@@ -11,8 +11,7 @@ export function requestKind(method: string, pathAndQuery: string): string {
   const group = core ? '' : (segs[1] ?? '');
   const rest = segs.slice(core ? 2 : 3);
   if (segs[0] !== 'api' && segs[0] !== 'apis') return `${method} ${path}`;
-  const namespaced = rest[0] === 'namespaces' && rest.length >= 3;
-  const [resource = '', name, sub] = namespaced ? rest.slice(2) : rest;
+  const [resource, name, sub] = resourceParts(rest);
   const qualified = group === '' ? resource : `${resource}.${group}`;
   const what = sub ? `${qualified}/${sub}` : qualified;
   const watch = /(^|&)watch=(true|1)(&|$)/.test(query);
@@ -27,6 +26,13 @@ export function requestKind(method: string, pathAndQuery: string): string {
     }
   })();
   return `${verb} ${what}`;
+}
+
+/** Resource, name and subresource of an API path after its group and version (`namespaces/<ns>/` skipped). */
+function resourceParts(rest: string[]): [resource: string, name: string | undefined, sub: string | undefined] {
+  const namespaced = rest[0] === 'namespaces' && rest.length >= 3;
+  const [resource = '', name, sub] = namespaced ? rest.slice(2) : rest;
+  return [resource, name, sub];
 }
 
 /** Counts by key, sorted by key. */

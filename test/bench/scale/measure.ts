@@ -12,6 +12,7 @@ import type { JobLab } from '../../e2e/support/job-lab.js';
 import { labPlan } from '../../e2e/support/plans.js';
 import type { WorkingCopy } from '../../lab/forge/working-copy.js';
 import { DEFAULT_MEMORY_LIMIT_MIB, controllerEnv } from '../../lab/image-env.js';
+import type { Exchange } from '../../lab/cluster/interposer.js';
 import type { Observation } from '../../lab/observer.js';
 import { waitFor } from '../../lab/wait.js';
 import { apiserverRequests, counterDiff, counterSamples, label, noOpWrites, requestKind, tally } from './api-counts.js';
@@ -182,10 +183,9 @@ export async function measureRollout(
 ): Promise<RolloutFigures> {
   const entry = o.entry ?? 'dist';
   const { memoryLimitMiB, env } = rolloutEnv(o);
-  const exchangesBefore = lab.interposer?.exchanges.length ?? 0;
+  const exchangesBefore = exchangeCount(lab);
   const startedAt = Date.now();
-  const plans = o.pushProbe ? lab.plans : undefined;
-  if (o.pushProbe && !plans) throw new Error('the push probe needs the lab plans repository');
+  const plans = probePlans(lab, o);
   const controller = lab.startController({
     // With the push probe the controller also polls the plans repository, as a GitOps install does.
     args: ['--log-level', 'info', ...(plans ? lab.gitArgs({ pollInterval: PROBE_POLL }) : [])],
@@ -211,9 +211,9 @@ export async function measureRollout(
   const talosBefore = counterSamples(metricsBefore, 'kangal_patch_talos_calls_total');
   const since = Date.now();
   const labCpuAtApply = labCpuSeconds(lab.cluster.dir);
-  const tlsAtApply = lab.interposer?.tlsConnections() ?? 0;
+  const tlsAtApply = tlsConnections(lab);
   const controllerCpuAtApply = cpuSeconds(pid);
-  const exchangesAtApply = lab.interposer?.exchanges.length ?? 0;
+  const exchangesAtApply = exchangeCount(lab);
   await lab.applyPlan(
     labPlan(
       { apiVersion: 'kangalpatch.ozalp.dk/v1alpha1', kind: 'PatchPlan', metadata: { name: o.plan }, spec: {} },
@@ -239,7 +239,7 @@ export async function measureRollout(
   );
   const spanSeconds = (Date.now() - since) / 1000;
   const labCpuAtEnd = labCpuSeconds(lab.cluster.dir);
-  const tlsAtEnd = lab.interposer?.tlsConnections() ?? 0;
+  const tlsAtEnd = tlsConnections(lab);
   const cpuEnd = cpuSeconds(pid);
   const pushesUnderLoad = await probe;
   const logAt = (msg: RegExp): number => {
@@ -288,51 +288,23 @@ export async function measureRollout(
 
   const talosRecord = lab.talos.callLog().filter((c) => c.at >= since);
   const simulatorRecord = perNode(tally(talosRecord, (c) => c.method));
-  const controllerTalos = new Map<string, number>();
-  for (const [labels, n] of counterDiff(talosBefore, talosAfter)) {
-    const method = /method="([^"]*)"/.exec(labels)?.[1] ?? '?';
-    controllerTalos.set(method, (controllerTalos.get(method) ?? 0) + n);
-  }
+  const controllerTalos = talosCallsByMethod(talosBefore, talosAfter);
 
-  const violations: string[] = [];
-  const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'fleet');
-  if (peak > o.concurrency)
-    violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
-  const workers = Array.from({ length: o.workers }, (_, i) => `worker-${i + 1}`);
-  for (const node of workers) {
-    const of = lab.observer.of(node).filter((e) => e.at >= since);
-    const cordons = of.filter((e) => e.kind === 'cordoned').length;
-    const boots = of.filter((e) => e.kind === 'booted').length;
-    if (cordons !== 1) violations.push(`${node} cordoned ${cordons} times`);
-    if (boots !== 1) violations.push(`${node} booted ${boots} times`);
-    if (lab.observer.node(node)?.unschedulable) violations.push(`${node} left cordoned`);
-    if (!lab.observer.node(node)?.osImage.includes(TO_VERSION)) violations.push(`${node} not on ${TO_VERSION}`);
-  }
-  violations.push(...lab.observer.skewViolations);
-  const directDeletes = during.filter((e) => requestKind(e.method, e.path) === 'DELETE pods').length;
-  if (directDeletes > 0) violations.push(`${directDeletes} pods deleted without the eviction API`);
+  const violations = rolloutViolations(lab, o, since, during);
 
   const evictions = during.filter((e) => requestKind(e.method, e.path) === 'POST pods/eviction');
   const events = during.filter((e) => /^POST events(\.events\.k8s\.io)?$/.test(requestKind(e.method, e.path))).length;
+  const nodeOptions = env['NODE_OPTIONS'] ?? '';
   return {
     workers: o.workers,
     concurrency: o.concurrency,
     entry,
-    nodeOptions: env['NODE_OPTIONS'] ?? '',
+    nodeOptions,
     memoryLimitMiB,
-    heapLimitMiB: heapLimitMiB(env['NODE_OPTIONS'] ?? ''),
+    heapLimitMiB: heapLimitMiB(nodeOptions),
     gc: gcTime(metricsBefore, metricsAfter, o.workers),
     env: o.env ?? {},
-    ...(pushesUnderLoad
-      ? {
-          pushToAppliedUnderLoadMs: {
-            p50: pct(pushesUnderLoad.samples, 50),
-            max: Math.max(...pushesUnderLoad.samples),
-            samples: pushesUnderLoad.samples,
-            jobsInFlight: pushesUnderLoad.inFlight,
-          },
-        }
-      : {}),
+    ...pushFigures(pushesUnderLoad),
     phase,
     controllerStartSeconds,
     peakRssMiB: Math.round(sampler.peakRss()),
@@ -370,6 +342,79 @@ export async function measureRollout(
     podsPerNode: PODS_PER_NODE,
     violations,
   };
+}
+
+/** The controller's requests so far, as the interposer recorded them (0 without one). */
+const exchangeCount = (lab: JobLab): number => lab.interposer?.exchanges.length ?? 0;
+
+/** TLS connections the controller opened to the interposer so far (0 without one). */
+const tlsConnections = (lab: JobLab): number => lab.interposer?.tlsConnections() ?? 0;
+
+/** The lab's plans repository when the push probe runs (it needs one), else undefined. */
+function probePlans(lab: JobLab, o: { pushProbe?: { pushes: number } }): WorkingCopy | undefined {
+  const plans = o.pushProbe ? lab.plans : undefined;
+  if (o.pushProbe && !plans) throw new Error('the push probe needs the lab plans repository');
+  return plans;
+}
+
+/** kangal_patch_talos_calls_total between two scrapes, by method. */
+function talosCallsByMethod(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const byMethod = new Map<string, number>();
+  for (const [labels, n] of counterDiff(before, after)) {
+    const method = /method="([^"]*)"/.exec(labels)?.[1] ?? '?';
+    byMethod.set(method, (byMethod.get(method) ?? 0) + n);
+  }
+  return byMethod;
+}
+
+/**
+ * What the rollout must not have done, from the observer and the interposer: more slots than the
+ * concurrency, a worker cordoned or booted other than once, left cordoned or not on the target,
+ * version skew, a pod deleted without the eviction API.
+ */
+function rolloutViolations(
+  lab: JobLab,
+  o: { plan: string; concurrency: number; workers: number },
+  since: number,
+  during: readonly Exchange[],
+): string[] {
+  const violations: string[] = [];
+  const peak = lab.observer.maxConcurrentLeasesInGroup(o.plan, 'fleet');
+  if (peak > o.concurrency)
+    violations.push(`${peak} slot Leases at once in group fleet (concurrency ${o.concurrency})`);
+  const workers = Array.from({ length: o.workers }, (_, i) => `worker-${i + 1}`);
+  for (const node of workers) violations.push(...workerViolations(lab, node, since));
+  violations.push(...lab.observer.skewViolations);
+  const directDeletes = during.filter((e) => requestKind(e.method, e.path) === 'DELETE pods').length;
+  if (directDeletes > 0) violations.push(`${directDeletes} pods deleted without the eviction API`);
+  return violations;
+}
+
+/** A worker since the plan was applied: cordoned once, booted once, given back, on the target. */
+function workerViolations(lab: JobLab, node: string, since: number): string[] {
+  const violations: string[] = [];
+  const of = lab.observer.of(node).filter((e) => e.at >= since);
+  const cordons = of.filter((e) => e.kind === 'cordoned').length;
+  const boots = of.filter((e) => e.kind === 'booted').length;
+  if (cordons !== 1) violations.push(`${node} cordoned ${cordons} times`);
+  if (boots !== 1) violations.push(`${node} booted ${boots} times`);
+  if (lab.observer.node(node)?.unschedulable) violations.push(`${node} left cordoned`);
+  if (!lab.observer.node(node)?.osImage.includes(TO_VERSION)) violations.push(`${node} not on ${TO_VERSION}`);
+  return violations;
+}
+
+/** The push probe's figures, when it ran. */
+function pushFigures(pushesUnderLoad: PushesUnderLoad | undefined): Pick<RolloutFigures, 'pushToAppliedUnderLoadMs'> {
+  return pushesUnderLoad
+    ? {
+        pushToAppliedUnderLoadMs: {
+          p50: pct(pushesUnderLoad.samples, 50),
+          max: Math.max(...pushesUnderLoad.samples),
+          samples: pushesUnderLoad.samples,
+          jobsInFlight: pushesUnderLoad.inFlight,
+        },
+      }
+    : {};
 }
 
 /**
