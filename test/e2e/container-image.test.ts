@@ -126,6 +126,36 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
     return JSON.parse(r.stdout) as { status: number; body: string };
   };
 
+  /** The files a pod of the Deployment gets mounted, written for the container: directories `sa` and `git`. */
+  const writePodFiles = async (): Promise<{ sa: string; git: string }> => {
+    // The ServiceAccount token, CA and namespace, as the kubelet projects them into a pod.
+    const dir = join(lab.cluster.dir, 'container');
+    const sa = join(dir, 'serviceaccount');
+    const git = join(dir, 'git');
+    mkdirSync(sa, { recursive: true });
+    mkdirSync(git, { recursive: true });
+    const token = await lab.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+      name: pod.serviceAccountName,
+      namespace: OPERATOR_NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    writeFileSync(join(sa, 'token'), token.status?.token ?? '');
+    writeFileSync(join(sa, 'ca.crt'), lab.cluster.caPem);
+    writeFileSync(join(sa, 'namespace'), OPERATOR_NAMESPACE);
+    // The kangal-patch-git Secret's keys as files, mode 0440 and group fsGroup as the Deployment mounts it.
+    const secret = { token: lab.forge!.token, 'write-token': lab.forge!.token, 'webhook-secret': 'lab-webhook-secret' };
+    for (const [key, value] of Object.entries(secret)) writeFileSync(join(git, key), value);
+    for (const d of [sa, git]) {
+      chownSync(d, 0, UID);
+      chmodSync(d, 0o750);
+      for (const f of Object.keys(d === sa ? { token: 1, 'ca.crt': 1, namespace: 1 } : secret)) {
+        chownSync(join(d, f), 0, UID);
+        chmodSync(join(d, f), 0o440);
+      }
+    }
+    return { sa, git };
+  };
+
   /**
    * Starts replica `i` as the Deployment's pod template describes it, on node POD_NODES[i]; resolves
    * once its readiness probe answers 200.
@@ -273,31 +303,7 @@ describe('The container image: built from the Dockerfile, run as the Deployment 
   });
 
   it("runs with the Deployment's args, environment and mounts, and is ready", async function () {
-    // The ServiceAccount token, CA and namespace, as the kubelet projects them into a pod.
-    const dir = join(lab.cluster.dir, 'container');
-    const sa = join(dir, 'serviceaccount');
-    const git = join(dir, 'git');
-    mkdirSync(sa, { recursive: true });
-    mkdirSync(git, { recursive: true });
-    const token = await lab.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-      name: pod.serviceAccountName,
-      namespace: OPERATOR_NAMESPACE,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    writeFileSync(join(sa, 'token'), token.status?.token ?? '');
-    writeFileSync(join(sa, 'ca.crt'), lab.cluster.caPem);
-    writeFileSync(join(sa, 'namespace'), OPERATOR_NAMESPACE);
-    // The kangal-patch-git Secret's keys as files, mode 0440 and group fsGroup as the Deployment mounts it.
-    const secret = { token: lab.forge!.token, 'write-token': lab.forge!.token, 'webhook-secret': 'lab-webhook-secret' };
-    for (const [key, value] of Object.entries(secret)) writeFileSync(join(git, key), value);
-    for (const d of [sa, git]) {
-      chownSync(d, 0, UID);
-      chmodSync(d, 0o750);
-      for (const f of Object.keys(d === sa ? { token: 1, 'ca.crt': 1, namespace: 1 } : secret)) {
-        chownSync(join(d, f), 0, UID);
-        chmodSync(join(d, f), 0o440);
-      }
-    }
+    const { sa, git } = await writePodFiles();
 
     // Volumes: emptyDirs become tmpfs, the Git Secret its files; the root filesystem stays read-only.
     assert.equal(spec.securityContext.readOnlyRootFilesystem, true);

@@ -33,6 +33,10 @@ const pools: Record<string, string[]> = {
 const labels = Object.fromEntries(
   Object.entries(pools).flatMap(([pool, nodes]) => nodes.map((n) => [n, { [POOL]: pool }])),
 );
+/** The silences of one node (a `node` label matcher, not a regex). */
+const nodeSilences = (list: LabSilence[], node: string): LabSilence[] =>
+  list.filter((x) => x.matchers.some((m) => m.name === 'node' && m.value === node && !m.isRegex));
+
 const EXPR = 'has(status.robustness) && status.robustness == "healthy"';
 
 function plan(name: string, pool: string, spec: Record<string, unknown>): PlanDoc {
@@ -60,6 +64,51 @@ describe('PatchPlan end to end: health gates', function () {
   let notify: string;
   let alertmanager: LabAlertmanager;
   let controller: Controller;
+
+  /**
+   * One node's silence of the alerts test: recorded once in its job's status, the one Alertmanager
+   * holds (found again after a restart by its tag), its own TTL, expired, and spanning exactly the
+   * node's disruption.
+   */
+  const assertNodeSilence = async (node: string, all: LabSilence[]): Promise<void> => {
+    const job = await lab.job(`alerts-${node}`);
+    const recorded =
+      (job?.status['silences'] as { name: string; id: string; endsAt: string; expiredTime?: string }[] | undefined) ??
+      [];
+    assert.equal(recorded.length, 1, `${node}: one silence recorded in the job's status`);
+    const mine = nodeSilences(all, node);
+    assert.equal(
+      mine.length,
+      1,
+      `${node}: exactly one silence in Alertmanager (a restart found it by its tag): ${JSON.stringify(mine)}`,
+    );
+    const silence = mine[0] as LabSilence;
+    assert.equal(silence.id, recorded[0]?.id, `${node}: the recorded ID is Alertmanager's`);
+    // Its own end time bounds it: drainTimeout 5m + 2 × rebootTimeout 10m after it was made.
+    const ttl = Date.parse(recorded[0]?.endsAt ?? '') - Date.parse(silence.startsAt);
+    assert.ok(
+      Math.abs(ttl - 25 * 60_000) < 60_000,
+      `${node}: recorded end ${recorded[0]?.endsAt}, ${ttl} ms after its start`,
+    );
+    assert.equal(silence.status.state, 'expired', `${node}: expired once its job finished`);
+    assert.ok(
+      silence.matchers.some((m) => m.name === 'alertname' && m.value === 'KubeNode.*|TargetDown' && m.isRegex),
+      JSON.stringify(silence.matchers),
+    );
+    // During the disruption only: created before the cordon, ended after the node was given back.
+    const cordoned = lab.observer.of(node, ['cordoned'])[0]?.at ?? 0;
+    const uncordoned = lab.observer.of(node, ['uncordoned']).at(-1)?.at ?? 0;
+    assert.ok(
+      Date.parse(silence.startsAt) <= cordoned,
+      `${node}: silence starts ${silence.startsAt}, cordoned at ${new Date(cordoned).toISOString()}`,
+    );
+    assert.ok(
+      Date.parse(silence.endsAt) >= uncordoned - 1_000,
+      `${node}: silence ends ${silence.endsAt}, uncordoned at ${new Date(uncordoned).toISOString()}`,
+    );
+    assert.ok(Date.parse(silence.endsAt) < Date.now(), `${node}: the silence has ended`);
+  };
+
   const controllerArgs = (): string[] => [
     '--alertmanager-url',
     alertmanager.url,
@@ -318,8 +367,6 @@ describe('PatchPlan end to end: health gates', function () {
     assert.equal(done.alertWait, undefined);
 
     // The jobs expire their silences in the passes after they finish (after freeing their slots).
-    const nodeSilences = (list: LabSilence[], node: string): LabSilence[] =>
-      list.filter((x) => x.matchers.some((m) => m.name === 'node' && m.value === node && !m.isRegex));
     const all = await waitFor(
       async () => {
         const list = await alertmanager.silences();
@@ -336,44 +383,7 @@ describe('PatchPlan end to end: health gates', function () {
         { cause: err },
       );
     });
-    for (const node of pools.alerts ?? []) {
-      const job = await lab.job(`alerts-${node}`);
-      const recorded =
-        (job?.status['silences'] as { name: string; id: string; endsAt: string; expiredTime?: string }[] | undefined) ??
-        [];
-      assert.equal(recorded.length, 1, `${node}: one silence recorded in the job's status`);
-      const mine = nodeSilences(all, node);
-      assert.equal(
-        mine.length,
-        1,
-        `${node}: exactly one silence in Alertmanager (a restart found it by its tag): ${JSON.stringify(mine)}`,
-      );
-      const silence = mine[0] as LabSilence;
-      assert.equal(silence.id, recorded[0]?.id, `${node}: the recorded ID is Alertmanager's`);
-      // Its own end time bounds it: drainTimeout 5m + 2 × rebootTimeout 10m after it was made.
-      const ttl = Date.parse(recorded[0]?.endsAt ?? '') - Date.parse(silence.startsAt);
-      assert.ok(
-        Math.abs(ttl - 25 * 60_000) < 60_000,
-        `${node}: recorded end ${recorded[0]?.endsAt}, ${ttl} ms after its start`,
-      );
-      assert.equal(silence.status.state, 'expired', `${node}: expired once its job finished`);
-      assert.ok(
-        silence.matchers.some((m) => m.name === 'alertname' && m.value === 'KubeNode.*|TargetDown' && m.isRegex),
-        JSON.stringify(silence.matchers),
-      );
-      // During the disruption only: created before the cordon, ended after the node was given back.
-      const cordoned = lab.observer.of(node, ['cordoned'])[0]?.at ?? 0;
-      const uncordoned = lab.observer.of(node, ['uncordoned']).at(-1)?.at ?? 0;
-      assert.ok(
-        Date.parse(silence.startsAt) <= cordoned,
-        `${node}: silence starts ${silence.startsAt}, cordoned at ${new Date(cordoned).toISOString()}`,
-      );
-      assert.ok(
-        Date.parse(silence.endsAt) >= uncordoned - 1_000,
-        `${node}: silence ends ${silence.endsAt}, uncordoned at ${new Date(uncordoned).toISOString()}`,
-      );
-      assert.ok(Date.parse(silence.endsAt) < Date.now(), `${node}: the silence has ended`);
-    }
+    for (const node of pools.alerts ?? []) await assertNodeSilence(node, all);
     // The node alerts are no longer silenced: Alertmanager reports them active again.
     await waitFor(
       async () => {

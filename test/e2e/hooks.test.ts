@@ -209,12 +209,16 @@ describe('Hooks end to end: preNode, postNode, prePlan and postPlan Jobs', funct
     );
   });
 
-  /** The hook Job's pod: never the controller's ServiceAccount; the allowlisted one with its token, else default without; restricted securityContext. */
-  function restrictedPod(j: V1Job, allowlisted: boolean): void {
-    // Plain objects (the client deserialises into its model classes).
-    const pod = JSON.parse(JSON.stringify(j.spec?.template.spec ?? {})) as NonNullable<
+  /** The Job's pod spec as plain objects (the client deserialises into its model classes). */
+  function podSpecOf(j: V1Job): NonNullable<NonNullable<V1Job['spec']>['template']['spec']> {
+    return JSON.parse(JSON.stringify(j.spec?.template.spec ?? {})) as NonNullable<
       NonNullable<V1Job['spec']>['template']['spec']
     >;
+  }
+
+  /** The hook Job's pod: never the controller's ServiceAccount; the allowlisted one with its token, else default without; restricted securityContext. */
+  function restrictedPod(j: V1Job, allowlisted: boolean): void {
+    const pod = podSpecOf(j);
     const name = j.metadata?.name ?? '';
     assert.notEqual(pod?.serviceAccountName, 'kangal-patch-controller', name);
     assert.deepEqual(

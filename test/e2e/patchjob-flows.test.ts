@@ -5,11 +5,19 @@ import assert from 'node:assert/strict';
 import { startJobLab, type Controller, type JobLab } from './support/job-lab.js';
 import { waitFor } from '../lab/wait.js';
 import type { Observation } from '../lab/observer.js';
+import type { SimCall } from '../lab/talos/index.js';
 
 function firstAt(events: Observation[], kind: Observation['kind']): number {
   const e = events.find((x) => x.kind === kind);
   assert.ok(e, `observed ${kind}: ${JSON.stringify(events.map((x) => x.kind))}`);
   return e.at;
+}
+
+/** The lifecycle flow's own calls: the installer image pulled before the cordon, one reboot. */
+function assertLifecycleCalls(calls: readonly SimCall[], cordoned: number): void {
+  const pull = calls.find((c) => c.method === 'ImageService.Pull');
+  assert.ok(pull && pull.at < cordoned, 'the installer image was pulled before the cordon');
+  assert.equal(calls.filter((c) => c.method === 'MachineService.Reboot').length, 1, 'one reboot');
 }
 
 describe('PatchJob end to end: one node through the upgrade', function () {
@@ -99,11 +107,7 @@ describe('PatchJob end to end: one node through the upgrade', function () {
           readyOnTarget.at <= uncordoned,
         `cordon ${cordoned} < eviction ${evicting} < upgrade ${upgradeAt} < down ${down} < ready ${readyOnTarget.at} <= uncordon ${uncordoned}`,
       );
-      if (flow.upgradeMethod === 'LifecycleService.Upgrade') {
-        const pull = calls.find((c) => c.method === 'ImageService.Pull');
-        assert.ok(pull && pull.at < cordoned, 'the installer image was pulled before the cordon');
-        assert.equal(calls.filter((c) => c.method === 'MachineService.Reboot').length, 1, 'one reboot');
-      }
+      if (flow.upgradeMethod === 'LifecycleService.Upgrade') assertLifecycleCalls(calls, cordoned);
       assert.equal(seen.filter((e) => e.kind === 'booted').length, 1, 'one boot');
       assert.equal(lab.talos.node(flow.node).upgradesStarted, 1);
       assert.equal(lab.talos.node(flow.node).reboots, 1);

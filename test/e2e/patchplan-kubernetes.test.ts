@@ -220,6 +220,21 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
     ];
     const V1ALPHA1_PATHS = [...ORDER, 'cluster.proxy.image'];
     let lab: JobLab;
+    /** A node's ApplyConfiguration calls moved document image keys from FROM to TO, never a v1alpha1 field, which stays stale. */
+    const assertDocumentsMoved = (n: string): void => {
+      const calls = lab.talos.node(n).calls.filter((c) => c.method === 'MachineService.ApplyConfiguration');
+      const wrong = calls.flatMap((c) => (c.imageChanges ?? []).filter((ch) => V1ALPHA1_PATHS.includes(ch.path)));
+      assert.deepEqual(wrong, [], `${n}: no ApplyConfiguration touched a v1alpha1 image field`);
+      for (const ch of calls.flatMap((c) => c.imageChanges ?? []))
+        assert.ok(
+          ch.from?.endsWith(`:${FROM}`) === true && ch.to?.endsWith(`:${TO}`) === true,
+          `${n}: ${JSON.stringify(ch)}`,
+        );
+      // The node's config now: the v1alpha1 document still names the old images (stale, ignored by Talos).
+      const v1alpha1 = lab.talos.node(n).config.split('\n---\n')[0] ?? '';
+      assert.match(v1alpha1, new RegExp(`kubelet:${FROM}`));
+      assert.doesNotMatch(v1alpha1, new RegExp(TO.replace(/\./g, '\\.')));
+    };
     before(async function () {
       lab = await startJobLab({
         fleet: { nodes: 2, controlPlanes: 1, talosVersion: 'v1.14.0', kubernetesVersion: FROM },
@@ -255,20 +270,7 @@ describe('PatchPlan end to end: Kubernetes upgrades', function () {
         ['KubeletConfig.image'],
         'worker-1 moves only its kubelet document',
       );
-      for (const n of ['cp-1', 'worker-1']) {
-        const calls = lab.talos.node(n).calls.filter((c) => c.method === 'MachineService.ApplyConfiguration');
-        const wrong = calls.flatMap((c) => (c.imageChanges ?? []).filter((ch) => V1ALPHA1_PATHS.includes(ch.path)));
-        assert.deepEqual(wrong, [], `${n}: no ApplyConfiguration touched a v1alpha1 image field`);
-        for (const ch of calls.flatMap((c) => c.imageChanges ?? []))
-          assert.ok(
-            ch.from?.endsWith(`:${FROM}`) === true && ch.to?.endsWith(`:${TO}`) === true,
-            `${n}: ${JSON.stringify(ch)}`,
-          );
-        // The node's config now: the v1alpha1 document still names the old images (stale, ignored by Talos).
-        const v1alpha1 = lab.talos.node(n).config.split('\n---\n')[0] ?? '';
-        assert.match(v1alpha1, new RegExp(`kubelet:${FROM}`));
-        assert.doesNotMatch(v1alpha1, new RegExp(TO.replace(/\./g, '\\.')));
-      }
+      for (const n of ['cp-1', 'worker-1']) assertDocumentsMoved(n);
 
       // The observer's independent view: the Node's kubeletVersion and the mirror pods' images.
       for (const n of ['cp-1', 'worker-1']) assert.equal(lab.observer.node(n)?.kubeletVersion, TO, `${n} kubelet`);

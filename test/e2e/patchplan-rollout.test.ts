@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startJobLab, type JobLab } from './support/job-lab.js';
-import { examplePlan, factoryImage, labPlan } from './support/plans.js';
+import { examplePlan, factoryImage, labPlan, type PlanDoc } from './support/plans.js';
 import { runCli } from './support/cli.js';
 import { waitFor } from '../lab/wait.js';
+import type { Observation } from '../lab/observer.js';
 import { startApiInterposer } from '../lab/cluster/interposer.js';
 import { VANILLA_SCHEMATIC } from '../lab/talos/index.js';
 import { installerPulls, prePullViolations } from '../lab/talos/pre-pulls.js';
@@ -59,6 +60,170 @@ interface PreviewJson {
   preflight: { checks: { name: string; passed: boolean }[]; skipped: unknown[] };
 }
 
+/**
+ * `kangal-patch preview` of the custom-groups plan, through the real CLI process before anything
+ * exists in the cluster: its JSON (groups, rounds, images, preflight) and its text without the Talos
+ * credentials. Returns the preview's nodes per group, in order.
+ */
+async function assertPreview(lab: JobLab, doc: PlanDoc): Promise<Map<string, string[]>> {
+  const dir = mkdtempSync(join(tmpdir(), 'kp-preview-'));
+  const file = join(dir, 'custom-groups.yaml');
+  writeFileSync(file, stringify(doc));
+  const previewArgs = ['preview', file, '--kubeconfig', lab.cluster.kubeconfigPath, ...lab.mirrorArgs];
+  const json = await runCli([...previewArgs, '--namespace', 'kangal-patch', '--output', 'json']);
+  const text = await runCli([...previewArgs, '--namespace', 'default']);
+  rmSync(dir, { recursive: true, force: true });
+  assert.equal(json.code, 0, json.err + json.out);
+  const report = JSON.parse(json.out) as PreviewJson;
+  const previewOrder = new Map(report.preview.groups.map((g) => [g.name, g.nodes.map((n) => n.name)]));
+  assert.deepEqual([...previewOrder.keys()], ORDER);
+  for (const g of ORDER)
+    assert.deepEqual(
+      [...(previewOrder.get(g) ?? [])].sort(),
+      Object.keys(EXPECTED_GROUP)
+        .filter((n) => EXPECTED_GROUP[n] === g)
+        .sort(),
+      `preview: nodes of ${g}`,
+    );
+  assert.deepEqual(
+    report.preview.groups.map((g) => [g.concurrency, g.rounds]),
+    [
+      [1, 3],
+      [1, 2],
+      [2, 1],
+      [3, 2],
+    ],
+  );
+  assert.deepEqual(
+    report.preview.skipped.map((s) => [s.name, s.reason]),
+    [['worker-9', 'NotSelected']],
+  );
+  assert.ok(
+    report.preview.groups
+      .flatMap((g) => g.nodes)
+      .every((n) => n.installerImage === `factory.talos.dev/${factoryImage('nocloud', TARGET)}`),
+  );
+  assert.deepEqual(report.preflight.skipped, []);
+  const checkNames = report.preflight.checks.map((c) => c.name);
+  for (const c of ['SelectionNonEmpty', 'TalosCredentials', 'SupportMatrix', 'InstallerImages'])
+    assert.ok(checkNames.includes(c), `preflight ${c} ran: ${checkNames.join(', ')}`);
+  assert.ok(
+    report.preflight.checks.every((c) => c.passed),
+    JSON.stringify(report.preflight.checks),
+  );
+  // Without the Talos credentials (another operator namespace): the Talos API checks say they were skipped.
+  assert.equal(text.code, 0, text.err + text.out);
+  assert.match(text.out, /^ {2}1\. controlPlane: 3 node\(s\), concurrency 1, 3 round\(s\)$/m);
+  assert.match(text.out, /worker-9: NotSelected: not selected by spec\.nodeSelector/);
+  assert.match(
+    text.out,
+    /skip {2}TalosCredentials: skipped: no Talos credentials \(Secret default\/talos-credentials does not exist\)/,
+  );
+  assert.match(text.out, /ok +InstallerImages: 1 installer image\(s\) exist/);
+  for (const n of Object.keys(EXPECTED_GROUP))
+    assert.equal(lab.talos.node(n).calls.length, 0, `preview changed nothing on ${n}`);
+  return previewOrder;
+}
+
+function assertGroupConcurrency(lab: JobLab): void {
+  for (const g of ORDER)
+    assert.ok(
+      lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1),
+      `group ${g} within concurrency`,
+    );
+}
+
+function assertStrictGroupOrder(phases: readonly Observation[]): void {
+  const firstStart = (g: string): number =>
+    Math.min(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && e.detail.endsWith(' Pending')).map((e) => e.at));
+  const lastEnd = (g: string): number =>
+    Math.max(
+      ...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at),
+    );
+  for (let i = 1; i < ORDER.length; i++) {
+    assert.ok(
+      firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''),
+      `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`,
+    );
+  }
+}
+
+/**
+ * The preview's order is the order the jobs started: a node starts no earlier than every node at
+ * least `concurrency` places before it (nodes in one round start together, in any order).
+ */
+function assertPreviewOrderKept(phases: readonly Observation[], previewOrder: Map<string, string[]>): void {
+  const started = (n: string): number => Math.min(...phases.filter((e) => e.node === n).map((e) => e.at));
+  for (const g of ORDER) {
+    const nodes = previewOrder.get(g) ?? [];
+    const c = CONCURRENCY[g] ?? 1;
+    for (let j = c; j < nodes.length; j++) {
+      for (let i = 0; i <= j - c; i++)
+        assert.ok(
+          started(nodes[i] ?? '') <= started(nodes[j] ?? ''),
+          `group ${g}: ${nodes[i] ?? ''} (preview position ${i + 1}) started before ${nodes[j] ?? ''} (position ${j + 1})`,
+        );
+    }
+  }
+}
+
+/** Each claimed node upgraded once, on the target with its own schematic, given back, by its first matching group. */
+async function assertUpgradedOnceInGroup(lab: JobLab): Promise<void> {
+  for (const [node, group] of Object.entries(EXPECTED_GROUP)) {
+    assert.equal(lab.talos.node(node).upgradesStarted, 1, `${node} upgraded once`);
+    assert.equal(lab.observer.node(node)?.osImage, `Talos (${TARGET})`);
+    // The installer decides what the node boots (issue 22): the factory installer of the node's own schematic keeps it.
+    assert.equal(lab.talos.node(node).schematic, VANILLA_SCHEMATIC, `${node} kept its schematic`);
+    assert.equal(lab.observer.node(node)?.unschedulable, false, `${node} not cordoned`);
+    const job = await lab.job(`custom-groups-${node}`);
+    assert.equal(job?.spec.group, group, `${node} in group ${group}`);
+  }
+}
+
+/**
+ * One group of the pre-pull test: its first round pulls for itself; every later node was pre-pulled
+ * while a node of the round before it was cordoned (the observer's watch of the Nodes, since `applied`).
+ */
+function assertRoundsPrePulled(
+  lab: JobLab,
+  g: { name: string; concurrency: number; nodes: string[] },
+  pulls: ReturnType<typeof installerPulls>,
+  applied: number,
+): void {
+  // The first round (the first `concurrency` nodes) has nobody before it; every later node was pre-pulled.
+  const order = pulls.filter((p) => g.nodes.includes(p.node));
+  assert.deepEqual(
+    order.slice(0, g.concurrency).map((p) => p.prePull),
+    [undefined, undefined],
+    `group ${g.name}: the first round pulls for itself`,
+  );
+  for (const p of order.slice(g.concurrency)) {
+    assert.ok(p.prePull, `${p.node}: pre-pulled`);
+    // While the round before it was cordoned (the observer's watch of the Nodes).
+    const cordoned = order.slice(0, g.concurrency).some((r) => {
+      const on = lab.observer.of(r.node, ['cordoned', 'uncordoned']).filter((e) => e.at >= applied);
+      const from = on.find((e) => e.kind === 'cordoned')?.at ?? Infinity;
+      const to = on.find((e) => e.kind === 'uncordoned' && e.at >= from)?.at ?? Infinity;
+      return from <= (p.prePull?.endedAt ?? 0) && (p.prePull?.at ?? 0) <= to;
+    });
+    const seen = order
+      .slice(0, g.concurrency)
+      .map(
+        (r) =>
+          `${r.node} ${lab.observer
+            .of(r.node, ['cordoned', 'uncordoned'])
+            .filter((e) => e.at >= applied)
+            .map((e) => `${e.kind}@${e.at - applied}`)
+            .join(' ')} own pull ${r.own.at - applied}..${(r.own.endedAt ?? 0) - applied}`,
+      )
+      .join('; ');
+    assert.ok(
+      cordoned,
+      `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`,
+    );
+  }
+}
+
 describe('PatchPlan end to end: rollouts', function () {
   this.timeout(300_000);
   let lab: JobLab;
@@ -93,62 +258,7 @@ describe('PatchPlan end to end: rollouts', function () {
     delete target.kubernetesVersion; // Kubernetes upgrades come with their own issue
     const doc = labPlan(example, lab.talos.endpoint, { target });
     // The preview first, through the real CLI process, before anything exists in the cluster.
-    const dir = mkdtempSync(join(tmpdir(), 'kp-preview-'));
-    const file = join(dir, 'custom-groups.yaml');
-    writeFileSync(file, stringify(doc));
-    const previewArgs = ['preview', file, '--kubeconfig', lab.cluster.kubeconfigPath, ...lab.mirrorArgs];
-    const json = await runCli([...previewArgs, '--namespace', 'kangal-patch', '--output', 'json']);
-    const text = await runCli([...previewArgs, '--namespace', 'default']);
-    rmSync(dir, { recursive: true, force: true });
-    assert.equal(json.code, 0, json.err + json.out);
-    const report = JSON.parse(json.out) as PreviewJson;
-    const previewOrder = new Map(report.preview.groups.map((g) => [g.name, g.nodes.map((n) => n.name)]));
-    assert.deepEqual([...previewOrder.keys()], ORDER);
-    for (const g of ORDER)
-      assert.deepEqual(
-        [...(previewOrder.get(g) ?? [])].sort(),
-        Object.keys(EXPECTED_GROUP)
-          .filter((n) => EXPECTED_GROUP[n] === g)
-          .sort(),
-        `preview: nodes of ${g}`,
-      );
-    assert.deepEqual(
-      report.preview.groups.map((g) => [g.concurrency, g.rounds]),
-      [
-        [1, 3],
-        [1, 2],
-        [2, 1],
-        [3, 2],
-      ],
-    );
-    assert.deepEqual(
-      report.preview.skipped.map((s) => [s.name, s.reason]),
-      [['worker-9', 'NotSelected']],
-    );
-    assert.ok(
-      report.preview.groups
-        .flatMap((g) => g.nodes)
-        .every((n) => n.installerImage === `factory.talos.dev/${factoryImage('nocloud', TARGET)}`),
-    );
-    assert.deepEqual(report.preflight.skipped, []);
-    const checkNames = report.preflight.checks.map((c) => c.name);
-    for (const c of ['SelectionNonEmpty', 'TalosCredentials', 'SupportMatrix', 'InstallerImages'])
-      assert.ok(checkNames.includes(c), `preflight ${c} ran: ${checkNames.join(', ')}`);
-    assert.ok(
-      report.preflight.checks.every((c) => c.passed),
-      JSON.stringify(report.preflight.checks),
-    );
-    // Without the Talos credentials (another operator namespace): the Talos API checks say they were skipped.
-    assert.equal(text.code, 0, text.err + text.out);
-    assert.match(text.out, /^ {2}1\. controlPlane: 3 node\(s\), concurrency 1, 3 round\(s\)$/m);
-    assert.match(text.out, /worker-9: NotSelected: not selected by spec\.nodeSelector/);
-    assert.match(
-      text.out,
-      /skip {2}TalosCredentials: skipped: no Talos credentials \(Secret default\/talos-credentials does not exist\)/,
-    );
-    assert.match(text.out, /ok +InstallerImages: 1 installer image\(s\) exist/);
-    for (const n of Object.keys(EXPECTED_GROUP))
-      assert.equal(lab.talos.node(n).calls.length, 0, `preview changed nothing on ${n}`);
+    const previewOrder = await assertPreview(lab, doc);
 
     const controller = lab.startController();
     await lab.applyPlan(doc);
@@ -184,49 +294,13 @@ describe('PatchPlan end to end: rollouts', function () {
       },
     );
     // Per-group concurrency, from the observer's Lease watch.
-    for (const g of ORDER)
-      assert.ok(
-        lab.observer.maxConcurrentLeasesInGroup('custom-groups', g) <= (CONCURRENCY[g] ?? 1),
-        `group ${g} within concurrency`,
-      );
+    assertGroupConcurrency(lab);
     // Strict group order, from the observer's PatchJob watch: a group's first job after the previous group's last finished.
     const phases = lab.observer.events.filter((e) => e.kind === 'jobPhase');
-    const firstStart = (g: string): number =>
-      Math.min(...phases.filter((e) => EXPECTED_GROUP[e.node] === g && e.detail.endsWith(' Pending')).map((e) => e.at));
-    const lastEnd = (g: string): number =>
-      Math.max(
-        ...phases.filter((e) => EXPECTED_GROUP[e.node] === g && /(Completed|Failed)$/.test(e.detail)).map((e) => e.at),
-      );
-    for (let i = 1; i < ORDER.length; i++) {
-      assert.ok(
-        firstStart(ORDER[i] ?? '') >= lastEnd(ORDER[i - 1] ?? ''),
-        `${ORDER[i] ?? ''} started after ${ORDER[i - 1] ?? ''} finished`,
-      );
-    }
-    // The preview's order is the order the jobs started: a node starts no earlier than every node at
-    // least `concurrency` places before it (nodes in one round start together, in any order).
-    const started = (n: string): number => Math.min(...phases.filter((e) => e.node === n).map((e) => e.at));
-    for (const g of ORDER) {
-      const nodes = previewOrder.get(g) ?? [];
-      const c = CONCURRENCY[g] ?? 1;
-      for (let j = c; j < nodes.length; j++) {
-        for (let i = 0; i <= j - c; i++)
-          assert.ok(
-            started(nodes[i] ?? '') <= started(nodes[j] ?? ''),
-            `group ${g}: ${nodes[i] ?? ''} (preview position ${i + 1}) started before ${nodes[j] ?? ''} (position ${j + 1})`,
-          );
-      }
-    }
+    assertStrictGroupOrder(phases);
+    assertPreviewOrderKept(phases, previewOrder);
     // Each claimed node upgraded once, by its first matching group; the staging node untouched.
-    for (const [node, group] of Object.entries(EXPECTED_GROUP)) {
-      assert.equal(lab.talos.node(node).upgradesStarted, 1, `${node} upgraded once`);
-      assert.equal(lab.observer.node(node)?.osImage, `Talos (${TARGET})`);
-      // The installer decides what the node boots (issue 22): the factory installer of the node's own schematic keeps it.
-      assert.equal(lab.talos.node(node).schematic, VANILLA_SCHEMATIC, `${node} kept its schematic`);
-      assert.equal(lab.observer.node(node)?.unschedulable, false, `${node} not cordoned`);
-      const job = await lab.job(`custom-groups-${node}`);
-      assert.equal(job?.spec.group, group, `${node} in group ${group}`);
-    }
+    await assertUpgradedOnceInGroup(lab);
     assert.equal(lab.talos.node('worker-9').calls.length, 0, 'the node outside nodeSelector was never touched');
     assert.equal(await lab.job('custom-groups-worker-9'), undefined);
     assert.ok(
@@ -367,40 +441,7 @@ describe('PatchPlan end to end: rollouts', function () {
     assert.deepEqual(prePullViolations(calls, groups), []);
     const pulls = installerPulls(calls);
     assert.equal(pulls.length, 8, 'every node pulled its installer');
-    for (const g of groups) {
-      // The first round (the first `concurrency` nodes) has nobody before it; every later node was pre-pulled.
-      const order = pulls.filter((p) => g.nodes.includes(p.node));
-      assert.deepEqual(
-        order.slice(0, g.concurrency).map((p) => p.prePull),
-        [undefined, undefined],
-        `group ${g.name}: the first round pulls for itself`,
-      );
-      for (const p of order.slice(g.concurrency)) {
-        assert.ok(p.prePull, `${p.node}: pre-pulled`);
-        // While the round before it was cordoned (the observer's watch of the Nodes).
-        const cordoned = order.slice(0, g.concurrency).some((r) => {
-          const on = lab.observer.of(r.node, ['cordoned', 'uncordoned']).filter((e) => e.at >= applied);
-          const from = on.find((e) => e.kind === 'cordoned')?.at ?? Infinity;
-          const to = on.find((e) => e.kind === 'uncordoned' && e.at >= from)?.at ?? Infinity;
-          return from <= (p.prePull?.endedAt ?? 0) && (p.prePull?.at ?? 0) <= to;
-        });
-        const seen = order
-          .slice(0, g.concurrency)
-          .map(
-            (r) =>
-              `${r.node} ${lab.observer
-                .of(r.node, ['cordoned', 'uncordoned'])
-                .filter((e) => e.at >= applied)
-                .map((e) => `${e.kind}@${e.at - applied}`)
-                .join(' ')} own pull ${r.own.at - applied}..${(r.own.endedAt ?? 0) - applied}`,
-          )
-          .join('; ');
-        assert.ok(
-          cordoned,
-          `${p.node}: pre-pulled (${(p.prePull?.at ?? 0) - applied}..${(p.prePull?.endedAt ?? 0) - applied} ms) while a node of the current round was cordoned: ${seen}`,
-        );
-      }
-    }
+    for (const g of groups) assertRoundsPrePulled(lab, g, pulls, applied);
     // The jobs' own pull found the image there, in the namespace it pulls into: Talos skipped it and
     // answered only the name (no progress on the wire), and the job's status says so.
     const found = pulls.filter((p) => p.prePull?.endedAt !== undefined && p.prePull.endedAt <= p.own.at);

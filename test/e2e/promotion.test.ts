@@ -53,6 +53,9 @@ interface Promotion {
   rejectedReports?: { file: string; reason: string }[];
   upstreamSequence?: Record<string, number>;
 }
+/** Each stage of a promotion as [cluster, state]. */
+const stageStates = (p: Promotion | undefined): string[][] | undefined => p?.stages?.map((x) => [x.cluster, x.state]);
+
 type AutoUpdate = {
   lastCheckTime?: string;
   currentVersion?: string;
@@ -429,10 +432,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
     for (const ext of ['md', 'yaml', 'sig']) await staging.plans!.remove(`status/staging/nodes-v1-12-6.${ext}`);
     const withdrawn = (await staging.plans!.commitAndPush('status: drop the 1.12.6 report')).trim();
     const st = await promotionAt(withdrawn);
-    assert.deepEqual(
-      st.stages?.map((x) => [x.cluster, x.state]),
-      [['staging', 'EvidenceRefused']],
-    );
+    assert.deepEqual(stageStates(st), [['staging', 'EvidenceRefused']]);
     assert.match(
       st.stages?.[0]?.message ?? '',
       /evidence refused: cluster staging: report status\/staging\/nodes-v1-12-6\.yaml listed at sequence \d+ in status\/staging\/index\.yaml \(sequence \d+\) is missing/,
@@ -446,10 +446,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
     await staging.plans!.git(['push', '--quiet', 'origin', 'HEAD:main']);
     const restored = (await staging.plans!.git(['rev-parse', 'HEAD'])).trim();
     const back = await promotionAt(restored);
-    assert.deepEqual(
-      back.stages?.map((x) => [x.cluster, x.state]),
-      [['staging', 'Failed']],
-    );
+    assert.deepEqual(stageStates(back), [['staging', 'Failed']]);
   });
 
   it("staging's rollback to 1.12.4 closes production's blocked proposal with the reason; production stays on 1.12.4; preview says why", async function () {
@@ -506,7 +503,7 @@ describe('Fleet promotion through Git: production promotes only what staging com
       },
     );
     assert.deepEqual(
-      after.promotion?.stages?.map((x) => [x.cluster, x.state]),
+      stageStates(after.promotion),
       [['staging', 'Failed']],
       'v1.12.6, the newest, still failed upstream',
     );
