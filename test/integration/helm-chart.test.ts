@@ -215,6 +215,57 @@ function checkMonitoring(objects: K8sObject[], prefix: string): void {
   );
 }
 
+/** The all-options render: every `kangal-patch run` flag set (kubeconfig: in-cluster on purpose), and the pod as the values say. */
+function assertEveryFlagSet(objects: K8sObject[], config: Record<string, string>): void {
+  const deployment = objects.find((o) => o.kind === 'Deployment') as K8sObject;
+  const pod = (
+    deployment['spec'] as {
+      template: {
+        metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+        spec: Record<string, unknown> & { containers: { image: string; env: { name: string }[] }[] };
+      };
+    }
+  ).template;
+  const env = new Set([...Object.keys(config), ...(pod.spec.containers[0]?.env ?? []).map((e) => e.name)]);
+  for (const flag of Object.keys(RUN_FLAGS).filter((f) => f !== 'kubeconfig')) {
+    assert.ok(
+      env.has(flag === 'nodeName' ? 'NODE_NAME' : envName(flag)),
+      `--${flag} (${envName(flag)}) is not set by the chart`,
+    );
+  }
+  assert.equal(
+    config['KANGAL_PATCH_REGISTRY_MIRROR'],
+    'ghcr.io=https://mirror.example/ghcr,factory.talos.dev=https://mirror.example/factory',
+  );
+  assert.equal(config['KANGAL_PATCH_FORGE'], 'gitea');
+  assert.equal(pod.spec.containers[0]?.image, `registry.example/kangal-patch@sha256:${'0123456789abcdef'.repeat(4)}`);
+  assert.equal(
+    (pod.spec.containers[0]?.env as { name: string; value?: string }[] | undefined)?.find(
+      (e) => e.name === 'NODE_OPTIONS',
+    )?.value,
+    heapNodeOptions(40),
+  );
+  assert.equal(pod.metadata.labels['tier'], 'ops');
+  assert.equal(pod.spec['priorityClassName'], 'kangal-patch-critical');
+}
+
+/** The all-options render: commonLabels and commonAnnotations on every object. */
+function assertCommonMetadata(objects: K8sObject[]): void {
+  for (const o of objects) {
+    // The dashboard's own `team` label wins over commonLabels' (one key, no duplicate).
+    assert.equal(
+      o.metadata.labels?.['team'],
+      o.metadata.name === 'kp-dashboard' ? 'ops' : 'platform',
+      `${id(o)} has commonLabels`,
+    );
+    assert.equal(
+      (o.metadata as { annotations?: Record<string, string> }).annotations?.['example.com/owner'],
+      'platform',
+      `${id(o)} has commonAnnotations`,
+    );
+  }
+}
+
 describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on the lab', function () {
   this.timeout(120_000);
   let cluster: LabCluster;
@@ -393,36 +444,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       string,
       string
     >;
-    const deployment = objects.find((o) => o.kind === 'Deployment') as K8sObject;
-    const pod = (
-      deployment['spec'] as {
-        template: {
-          metadata: { labels: Record<string, string>; annotations: Record<string, string> };
-          spec: Record<string, unknown> & { containers: { image: string; env: { name: string }[] }[] };
-        };
-      }
-    ).template;
-    const env = new Set([...Object.keys(config), ...(pod.spec.containers[0]?.env ?? []).map((e) => e.name)]);
-    for (const flag of Object.keys(RUN_FLAGS).filter((f) => f !== 'kubeconfig')) {
-      assert.ok(
-        env.has(flag === 'nodeName' ? 'NODE_NAME' : envName(flag)),
-        `--${flag} (${envName(flag)}) is not set by the chart`,
-      );
-    }
-    assert.equal(
-      config['KANGAL_PATCH_REGISTRY_MIRROR'],
-      'ghcr.io=https://mirror.example/ghcr,factory.talos.dev=https://mirror.example/factory',
-    );
-    assert.equal(config['KANGAL_PATCH_FORGE'], 'gitea');
-    assert.equal(pod.spec.containers[0]?.image, `registry.example/kangal-patch@sha256:${'0123456789abcdef'.repeat(4)}`);
-    assert.equal(
-      (pod.spec.containers[0]?.env as { name: string; value?: string }[] | undefined)?.find(
-        (e) => e.name === 'NODE_OPTIONS',
-      )?.value,
-      heapNodeOptions(40),
-    );
-    assert.equal(pod.metadata.labels['tier'], 'ops');
-    assert.equal(pod.spec['priorityClassName'], 'kangal-patch-critical');
+    assertEveryFlagSet(objects, config);
     // hooks: their namespace (not created: createNamespace false), the controller's Job rights there only, the allowlists as flags.
     assert.ok(!objects.some((o) => o.kind === 'Namespace'));
     assert.deepEqual(
@@ -478,19 +500,7 @@ describe('Helm chart: lint, render, dry-run, install, upgrade and uninstall on t
       secretRules.map((r) => r.resourceNames),
       [['talos-eu-1', 'talos-eu-2']],
     );
-    for (const o of objects) {
-      // The dashboard's own `team` label wins over commonLabels' (one key, no duplicate).
-      assert.equal(
-        o.metadata.labels?.['team'],
-        o.metadata.name === 'kp-dashboard' ? 'ops' : 'platform',
-        `${id(o)} has commonLabels`,
-      );
-      assert.equal(
-        (o.metadata as { annotations?: Record<string, string> }).annotations?.['example.com/owner'],
-        'platform',
-        `${id(o)} has commonAnnotations`,
-      );
-    }
+    assertCommonMetadata(objects);
     checkMonitoring(objects, 'kp');
     await dryRun(objects.filter((o) => !PROMETHEUS_KINDS.has(o.kind)));
   });

@@ -29,6 +29,22 @@ const FAST: TalosClientOptions = {
 /** The guard reads three times: the stage, the version, the boot ID. Case k: the node reboots while the k-th read waits (4: after all of them). */
 const READS = 3;
 
+/** One case of the guard's reads racing a reboot (see rebootDuringRead). */
+interface RebootDuringRead {
+  spec: FleetNodeSpec;
+  /** The read during which the node reboots (after the reads when k > READS). */
+  k: number;
+  /** The phase the node is held in after `act`. */
+  hold: 'upgrading' | 'rebooting';
+  /** The call the guard must not repeat. */
+  act: (node: string) => Promise<unknown>;
+  /** Checks the decision on the facts the reads returned. */
+  decide: (facts: TalosFacts, initialBootID: string) => void;
+  /** The job's status as the guard reads it. */
+  status: (initialBootID: string) => PatchJobStatus;
+  target: string;
+}
+
 describe("the upgrade and reboot guards' reads vs. a node rebooting between them", function () {
   this.timeout(60_000);
   let dir: LabDir;
@@ -78,15 +94,7 @@ describe("the upgrade and reboot guards' reads vs. a node rebooting between them
    * into a new boot exactly while the k-th of the guard's reads waits (k > READS: after them), and
    * `decide` gets the facts the reads returned.
    */
-  async function rebootDuringRead(
-    spec: FleetNodeSpec,
-    k: number,
-    hold: 'upgrading' | 'rebooting',
-    act: (node: string) => Promise<unknown>,
-    decide: (facts: TalosFacts, initialBootID: string) => void,
-    status: (initialBootID: string) => PatchJobStatus,
-    target: string,
-  ): Promise<void> {
+  async function rebootDuringRead({ spec, k, hold, act, decide, status, target }: RebootDuringRead): Promise<void> {
     const node = spec.internalIP;
     const sn = sim.node(node);
     const initialBootID = sn.bootId;
@@ -138,12 +146,12 @@ describe("the upgrade and reboot guards' reads vs. a node rebooting between them
           upgradeRequestedTime: new Date().toISOString(),
           deadline: new Date(Date.now() + 600_000).toISOString(),
         });
-        await rebootDuringRead(
+        await rebootDuringRead({
           spec,
           k,
-          'upgrading',
-          (node) => client.legacyUpgrade(op(), node, IMAGE),
-          (facts, initialBootID) => {
+          hold: 'upgrading',
+          act: (node) => client.legacyUpgrade(op(), node, IMAGE),
+          decide: (facts, initialBootID) => {
             const step = decideJob({
               now: Date.now(),
               job: { name: `p-${spec.name}`, spec: jobSpecFor(spec, TO), status: status(initialBootID) },
@@ -160,8 +168,8 @@ describe("the upgrade and reboot guards' reads vs. a node rebooting between them
             assert.equal(step.status.phase, 'Rebooting');
           },
           status,
-          TO,
-        );
+          target: TO,
+        });
         assert.equal(sim.node(spec.internalIP).upgradesStarted, 1, 'one upgrade started on the node');
       },
     );
@@ -187,12 +195,12 @@ describe("the upgrade and reboot guards' reads vs. a node rebooting between them
           rebootRequestedTime: new Date(now - 1_000).toISOString(),
           deadline: new Date(now + 600_000).toISOString(),
         });
-        await rebootDuringRead(
+        await rebootDuringRead({
           spec,
           k,
-          'rebooting',
-          (node) => client.reboot(op(), node),
-          (facts, initialBootID) => {
+          hold: 'rebooting',
+          act: (node) => client.reboot(op(), node),
+          decide: (facts, initialBootID) => {
             // The Node as the cache still shows it: the old boot, not Ready (the kubelet has not reported the new one).
             const kubeNode = {
               name: spec.name,
@@ -222,8 +230,8 @@ describe("the upgrade and reboot guards' reads vs. a node rebooting between them
             assert.ok(step.status.rebootAcknowledgedTime, 'the reboot is recorded as acknowledged');
           },
           status,
-          'v1.14.1',
-        );
+          target: 'v1.14.1',
+        });
       },
     );
   }

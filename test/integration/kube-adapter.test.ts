@@ -610,15 +610,7 @@ function establishedTo(port: number): number {
 
 /** The socket inodes of this process's ESTABLISHED TCP connections to 127.0.0.1:`port`. */
 function connectionsTo(port: number): Set<string> {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
-      if (m?.[1]) inodes.add(m[1]);
-    } catch {
-      // closed meanwhile
-    }
-  }
+  const inodes = socketInodes();
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
   const found = new Set<string>();
   for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
@@ -630,4 +622,18 @@ function connectionsTo(port: number): Set<string> {
     }
   }
   return found;
+}
+
+/** The inodes of this process's open sockets, from its file descriptors. */
+function socketInodes(): Set<string> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (m?.[1]) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return inodes;
 }

@@ -17,6 +17,11 @@ import { apiStatus, loadKubeConfig, mergePatch } from '../lab/kube.js';
 import { waitFor } from '../lab/wait.js';
 import type { LabCluster } from '../lab/cluster/index.js';
 
+/** The image of a pod's first container. */
+const imageOf = (p: V1Pod): string | undefined => p.spec?.containers[0]?.image;
+/** The machine config version a mirror pod was made from (its talos.dev/config-version annotation). */
+const configVersionOf = (p: V1Pod): string | undefined => p.metadata?.annotations?.['talos.dev/config-version'];
+
 describe('lab: control plane and fleet', function () {
   this.timeout(180_000);
   let cluster: LabCluster;
@@ -317,28 +322,24 @@ describe('lab: control plane and fleet', function () {
       core.readNamespacedPod({ namespace: 'kube-system', name: `kube-apiserver-${name}` });
     const readyOf = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     const first = await apiserverPod();
-    assert.equal(first.spec?.containers[0]?.image, 'registry.k8s.io/kube-apiserver:v1.35.2');
+    assert.equal(imageOf(first), 'registry.k8s.io/kube-apiserver:v1.35.2');
     assert.equal(first.metadata?.ownerReferences?.[0]?.kind, 'Node');
-    assert.equal(first.metadata?.annotations?.['talos.dev/config-version'], '1');
+    assert.equal(configVersionOf(first), '1');
     assert.equal(first.status?.hostIP, fleet.node(name)?.internalIP);
     assert.ok(isReady(first));
     const image = 'registry.k8s.io/kube-apiserver:v1.36.3';
     await fleet.syncStaticPod(name, 'kube-apiserver', { image, configVersion: '2', ready: false });
     const replaced = await apiserverPod();
-    assert.equal(replaced.spec?.containers[0]?.image, image);
+    assert.equal(imageOf(replaced), image);
     assert.notEqual(replaced.metadata?.uid, first.metadata?.uid, 'a changed static pod gets a new mirror pod');
-    assert.equal(replaced.metadata?.annotations?.['talos.dev/config-version'], '2');
+    assert.equal(configVersionOf(replaced), '2');
     assert.ok(!isReady(replaced));
     await fleet.syncStaticPod(name, 'kube-apiserver', { image, configVersion: '2', ready: true });
     const ready = await apiserverPod();
     assert.equal(ready.metadata?.uid, replaced.metadata?.uid, 'readiness alone keeps the mirror pod');
     assert.ok(isReady(ready));
     const scheduler = await core.readNamespacedPod({ namespace: 'kube-system', name: `kube-scheduler-${name}` });
-    assert.equal(
-      scheduler.spec?.containers[0]?.image,
-      'registry.k8s.io/kube-scheduler:v1.35.2',
-      'other static pods stay',
-    );
+    assert.equal(imageOf(scheduler), 'registry.k8s.io/kube-scheduler:v1.35.2', 'other static pods stay');
 
     await fleet.setKubelet(name, { version: 'v1.36.3', ready: false });
     const starting = await core.readNode({ name });

@@ -49,6 +49,9 @@ const WAIT = { timeoutMs: 30_000, intervalMs: 50 };
 const isReady = (p: V1Pod): boolean =>
   p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const nodeReady = (n: V1Node): string | undefined => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+/** The image of a DaemonSet's pod template (its first container). */
+const templateImage = (ds: V1DaemonSet): string | undefined => ds.spec?.template.spec?.containers[0]?.image;
+const generationOf = (ds: V1DaemonSet): number => ds.metadata?.generation ?? 0;
 
 /** Every event of a Kubernetes watch, in arrival order, until stopped. */
 async function recordWatch<T>(
@@ -180,6 +183,21 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
     );
   const mirror = (component: string, node: string): Promise<V1Pod> =>
     core.readNamespacedPod({ namespace: 'kube-system', name: `${component}-${node}` });
+  /** The resource version of cp1's kube-apiserver config (APIServerConfigs). */
+  const apiServerConfigVersion = async (): Promise<string | undefined> =>
+    (await mustGet(cp1, 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver')).metadata?.version;
+  /** The simulator's record since `since`: one ApplyConfiguration on cp1 moving the apiserver image, no reboot, one config read. */
+  const assertApiServerImageApplied = (since: number, image: string): void => {
+    const [call] = sim.callLog({ node: cp1, since, method: 'MachineService.ApplyConfiguration' });
+    assert.deepEqual(call?.imageChanges, [
+      { path: 'cluster.apiServer.image', from: 'registry.k8s.io/kube-apiserver:v1.35.2', to: image },
+    ]);
+    assert.deepEqual([call?.applyMode, call?.result, call?.effect], ['NO_REBOOT', 'ok', 'config applied (changed)']);
+    assert.deepEqual(
+      sim.callLog({ node: cp1, since, method: 'State.Get' }).map((r) => [r.resource, r.result]),
+      [['config/MachineConfigs.config.talos.dev/v1alpha1', 'ok']],
+    );
+  };
 
   it('serves KubeletSpec, Service and the control-plane configs with protobuf specs a Talos client decodes', async function () {
     const kubelet = KubeletSpecSpec.decode(
@@ -233,9 +251,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       mirror('kube-scheduler', cp1),
       mirror('kube-apiserver', cp2),
     ]);
-    const versionBefore = Number(
-      (await mustGet(cp1, 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver')).metadata?.version,
-    );
+    const versionBefore = Number(await apiServerConfigVersion());
     const watch = await recordWatch<V1Pod>(kc, '/api/v1/namespaces/kube-system/pods', {
       labelSelector: 'k8s-app=kube-apiserver',
     });
@@ -244,9 +260,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
     try {
       const res = await apply(cp1, withValue(await readConfig(cp1), 'cluster.apiServer.image', image));
       assert.notEqual(typeof res, 'string', `ApplyConfiguration: ${String(res)}`);
-      const version =
-        (await mustGet(cp1, 'controlplane', 'APIServerConfigs.kubernetes.talos.dev', 'kube-apiserver')).metadata
-          ?.version ?? '';
+      const version = (await apiServerConfigVersion()) ?? '';
       assert.equal(Number(version), versionBefore + 1, 'the config resource moved one version');
       const after = await waitFor(
         async () => {
@@ -298,15 +312,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       'controller-manager, scheduler and the other node untouched',
     );
 
-    const [call] = sim.callLog({ node: cp1, since, method: 'MachineService.ApplyConfiguration' });
-    assert.deepEqual(call?.imageChanges, [
-      { path: 'cluster.apiServer.image', from: 'registry.k8s.io/kube-apiserver:v1.35.2', to: image },
-    ]);
-    assert.deepEqual([call?.applyMode, call?.result, call?.effect], ['NO_REBOOT', 'ok', 'config applied (changed)']);
-    assert.deepEqual(
-      sim.callLog({ node: cp1, since, method: 'State.Get' }).map((r) => [r.resource, r.result]),
-      [['config/MachineConfigs.config.talos.dev/v1alpha1', 'ok']],
-    );
+    assertApiServerImageApplied(since, image);
   });
 
   it('a new kubelet image (variant suffix): Services/kubelet goes away and comes back healthy; the Node reports the version, NotReady briefly, then Ready', async function () {
@@ -381,7 +387,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
 
   it('a new proxy image in a control-plane config rolls kube-system/kube-proxy node by node, at most one node unavailable', async function () {
     const ds0 = await apps.readNamespacedDaemonSet(KUBE_PROXY);
-    assert.equal(ds0.spec?.template.spec?.containers[0]?.image, 'registry.k8s.io/kube-proxy:v1.35.2');
+    assert.equal(templateImage(ds0), 'registry.k8s.io/kube-proxy:v1.35.2');
     assert.deepEqual(
       [ds0.status?.desiredNumberScheduled, ds0.status?.numberAvailable, ds0.status?.updatedNumberScheduled],
       [4, 4, 4],
@@ -400,7 +406,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
         async () => {
           const ds = await apps.readNamespacedDaemonSet(KUBE_PROXY);
           const s = ds.status;
-          const templated = ds.spec?.template.spec?.containers[0]?.image === image;
+          const templated = templateImage(ds) === image;
           return templated &&
             ds.metadata?.generation === s?.observedGeneration &&
             s?.updatedNumberScheduled === 4 &&
@@ -411,11 +417,8 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
         },
         { ...WAIT, description: 'kube-proxy rollout done' },
       );
-      assert.equal(done.spec?.template.spec?.containers[0]?.image, image);
-      assert.ok(
-        (done.metadata?.generation ?? 0) > (ds0.metadata?.generation ?? 0),
-        'the template change bumped the generation',
-      );
+      assert.equal(templateImage(done), image);
+      assert.ok(generationOf(done) > generationOf(ds0), 'the template change bumped the generation');
       const live = (
         await core.listNamespacedPod({ namespace: KUBE_PROXY.namespace, labelSelector: 'k8s-app=kube-proxy' })
       ).items;
@@ -451,7 +454,7 @@ describe('Lab: a Kubernetes upgrade as a Talos cluster shows it (raw gRPC + real
       );
     });
     assert.ok(
-      doneEarly.every((e) => e.obj.spec?.template.spec?.containers[0]?.image === image || e === statuses.events[0]),
+      doneEarly.every((e) => templateImage(e.obj) === image || e === statuses.events[0]),
       'no status claims the new template done before it is',
     );
     assert.ok(

@@ -25,10 +25,24 @@ const rejection = async (p: Promise<unknown>): Promise<OutcomeError> => {
   assert.fail('expected a rejection');
 };
 
+interface SentRequest {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** The feed's request as the client sent it: GitHub's headers, the token in Authorization only. */
+function assertFeedRequest(req: SentRequest | undefined, forge: Forge): void {
+  assert.equal(req?.url, `${forge.apiUrl}/repos/siderolabs/talos/releases?per_page=100`);
+  assert.equal(req?.headers.accept, 'application/vnd.github+json');
+  assert.equal(req?.headers['x-github-api-version'], '2022-11-28');
+  assert.equal(req?.headers.authorization, `Bearer ${forge.token}`);
+  assert.ok(!req?.url.includes(forge.token));
+}
+
 describe('forge/releases: the Talos releases feed from the lab forge', function () {
   this.timeout(60_000);
   let forge: Forge;
-  const sent: { url: string; headers: Record<string, string> }[] = [];
+  const sent: SentRequest[] = [];
   const recordingFetch: typeof fetch = (input, init) => {
     sent.push({
       url: input instanceof Request ? input.url : input.toString(),
@@ -68,12 +82,7 @@ describe('forge/releases: the Talos releases feed from the lab forge', function 
     );
     assert.equal(first.releases[0]?.publishedAt, Date.parse('2026-11-20T00:00:00Z'));
     assert.match(first.releases[0]?.htmlUrl ?? '', /\/siderolabs\/talos\/releases\/tag\/v1\.13\.3$/);
-    const req = sent.at(-1);
-    assert.equal(req?.url, `${forge.apiUrl}/repos/siderolabs/talos/releases?per_page=100`);
-    assert.equal(req?.headers.accept, 'application/vnd.github+json');
-    assert.equal(req?.headers['x-github-api-version'], '2022-11-28');
-    assert.equal(req?.headers.authorization, `Bearer ${forge.token}`);
-    assert.ok(!req?.url.includes(forge.token));
+    assertFeedRequest(sent.at(-1), forge);
 
     const remaining = first.rateLimit?.remaining ?? 0;
     const second = await client.list(ctx());

@@ -21,13 +21,18 @@ import { rawClient, targeting } from './talos-raw.js';
 
 const M = MachineServiceService;
 
-/** A unary call with its own deadline: the response, or the error's code name and details. */
+/** The node a call is for (through the apid proxy), and how long the caller waits for it. */
+interface CallTarget {
+  node: string;
+  deadlineMs?: number;
+}
+
+/** A unary call with its own deadline (3 s unless given): the response, or the error's code name and details. */
 function call<Req, Res>(
   c: grpc.Client,
   def: { path: string; requestSerialize: (r: Req) => Buffer; responseDeserialize: (b: Buffer) => Res },
   req: Req,
-  node: string,
-  deadlineMs = 3000,
+  { node, deadlineMs = 3000 }: CallTarget,
 ): Promise<Res | { code: string; details: string }> {
   return new Promise((resolve) =>
     c.makeUnaryRequest(
@@ -101,14 +106,20 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     node: string,
     queryLocal = false,
   ): Promise<EtcdMemberListResponse | { code: string; details: string }> =>
-    call(c, M.etcdMemberList, { queryLocal }, node);
+    call(c, M.etcdMemberList, { queryLocal }, { node });
   /** The leader's raft index minus this node's (both read now). */
   const lagOf = async (node: string): Promise<number> => {
     const [lead, own] = await Promise.all([status(sim.etcd.leader() ?? ''), status(node)]);
     return (ok(lead).messages[0]?.memberStatus?.raftIndex ?? 0) - (ok(own).messages[0]?.memberStatus?.raftIndex ?? 0);
   };
+  /** How far `node`'s raft index is behind the leader's, from one snapshot of the members (one instant: exact). */
+  const snapshotLag = (node: string): number => {
+    const snapshot = sim.etcd.members();
+    const leaderIndex = snapshot.find((m) => m.node === sim.etcd.leader())?.raftIndex ?? 0;
+    return leaderIndex - (snapshot.find((m) => m.node === node)?.raftIndex ?? 0);
+  };
   const status = (node: string, deadlineMs = 3000): Promise<EtcdStatusResponse | { code: string; details: string }> =>
-    call(c, M.etcdStatus, Empty.create(), node, deadlineMs);
+    call(c, M.etcdStatus, Empty.create(), { node, deadlineMs });
 
   it('member list: one member per control-plane node, uint64 IDs exact, names, URLs; the same from every control-plane node', async function () {
     for (const node of CPS) {
@@ -133,9 +144,9 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     const cases: [Promise<unknown>, string][] = [
       [members('etcd-w1'), 'member list'],
       [status('etcd-w1'), 'etcd status'],
-      [call(c, M.etcdAlarmList, Empty.create(), 'etcd-w1'), 'etcd alarm list'],
-      [call(c, M.etcdAlarmDisarm, Empty.create(), 'etcd-w1'), 'etcd alarm disarm'],
-      [call(c, M.etcdForfeitLeadership, {}, 'etcd-w1'), 'etcd forfeit leadership'],
+      [call(c, M.etcdAlarmList, Empty.create(), { node: 'etcd-w1' }), 'etcd alarm list'],
+      [call(c, M.etcdAlarmDisarm, Empty.create(), { node: 'etcd-w1' }), 'etcd alarm disarm'],
+      [call(c, M.etcdForfeitLeadership, {}, { node: 'etcd-w1' }), 'etcd forfeit leadership'],
     ];
     for (const [p, api] of cases)
       assert.deepEqual(await p, { code: 'UNIMPLEMENTED', details: `${api} is only available on control plane nodes` });
@@ -165,11 +176,13 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
   it('forfeit: the leader moves leadership to the first other member; a non-leader succeeds with ""; recorded', async function () {
     sim.etcd.setLeader('etcd-cp1');
     const termBefore = ok(await status('etcd-cp1')).messages[0]?.memberStatus?.raftTerm ?? 0;
-    const moved = ok<EtcdForfeitLeadershipResponse>(await call(c, M.etcdForfeitLeadership, {}, 'etcd-cp1'));
+    const moved = ok<EtcdForfeitLeadershipResponse>(await call(c, M.etcdForfeitLeadership, {}, { node: 'etcd-cp1' }));
     assert.equal(moved.messages[0]?.member, 'etcd-cp2');
     assert.equal(sim.etcd.leader(), 'etcd-cp2');
     assert.ok((ok(await status('etcd-cp3')).messages[0]?.memberStatus?.raftTerm ?? 0) > termBefore);
-    const notLeader = ok<EtcdForfeitLeadershipResponse>(await call(c, M.etcdForfeitLeadership, {}, 'etcd-cp3'));
+    const notLeader = ok<EtcdForfeitLeadershipResponse>(
+      await call(c, M.etcdForfeitLeadership, {}, { node: 'etcd-cp3' }),
+    );
     assert.equal(notLeader.messages[0]?.member, '');
     assert.equal(sim.etcd.leader(), 'etcd-cp2');
     const effects = sim
@@ -187,26 +200,25 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
 
   it('alarms: a fault raises NOSPACE on one member; AlarmList is cluster-wide from any member; Disarm clears them', async function () {
     sim.faults.set('etcd-cp3', { etcd: { alarm: 'NOSPACE' } });
-    const list = ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), 'etcd-cp1'));
+    const list = ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), { node: 'etcd-cp1' }));
     assert.deepEqual(list.messages[0]?.memberAlarms, [
       { memberId: memberIdOf('etcd-cp3'), alarm: EtcdMemberAlarm_AlarmType.NOSPACE },
     ]);
     assert.deepEqual(ok(await status('etcd-cp3')).messages[0]?.memberStatus?.errors, [
       `memberID:${memberIdOf('etcd-cp3')} alarm:NOSPACE`,
     ]);
-    const disarmed = ok(await call(c, M.etcdAlarmDisarm, Empty.create(), 'etcd-cp2'));
+    const disarmed = ok(await call(c, M.etcdAlarmDisarm, Empty.create(), { node: 'etcd-cp2' }));
     assert.equal(disarmed.messages[0]?.memberAlarms.length, 1);
     assert.deepEqual(
-      ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), 'etcd-cp1')).messages[0]?.memberAlarms,
+      ok<EtcdAlarmListResponse>(await call(c, M.etcdAlarmList, Empty.create(), { node: 'etcd-cp1' })).messages[0]
+        ?.memberAlarms,
       [],
     );
   });
 
   it('faults: lagging by N, learner, not started, isolated, a stale member list', async function () {
     sim.faults.set('etcd-cp3', { etcd: { lagBy: 5000 } });
-    const snapshot = sim.etcd.members(); // one instant: exact
-    const leaderIndex = snapshot.find((m) => m.node === sim.etcd.leader())?.raftIndex ?? 0;
-    assert.equal(leaderIndex - (snapshot.find((m) => m.node === 'etcd-cp3')?.raftIndex ?? 0), 5000);
+    assert.equal(snapshotLag('etcd-cp3'), 5000);
     const diff = await lagOf('etcd-cp3'); // two calls, two instants (10 entries per ms in tests)
     assert.ok(diff >= 3000 && diff <= 7000, `lag ${diff}`);
     sim.faults.set('etcd-cp3', { etcd: { learner: true, notStarted: true } });
@@ -255,7 +267,7 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     try {
       sim.etcd.setLeader('etcd-cp1');
       const lossesBefore = sim.etcd.record().quorumLosses.length;
-      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp1'));
+      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, { node: 'etcd-cp1' }));
       await waitFor(() => sim.node('etcd-cp1').phase === 'down', {
         timeoutMs: 5000,
         intervalMs: 10,
@@ -296,8 +308,8 @@ describe('Talos simulator: etcd (raw gRPC)', function () {
     sim.setTimings({ rebootMs: 300 });
     try {
       const before = sim.etcd.record().quorumLosses.length;
-      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp2'));
-      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, 'etcd-cp3'));
+      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, { node: 'etcd-cp2' }));
+      ok(await call(c, M.reboot, { mode: RebootRequest_Mode.DEFAULT }, { node: 'etcd-cp3' }));
       await waitFor(() => sim.etcd.record().quorumLosses.length > before, {
         timeoutMs: 5000,
         intervalMs: 10,
@@ -336,12 +348,12 @@ describe('Talos simulator: etcd with one control-plane node', function () {
     const sim = await startTalosSimulator({ fleet, dir: dir.path, nodeListeners: false });
     const c = rawClient(sim);
     try {
-      assert.deepEqual(await call(c, M.etcdForfeitLeadership, {}, 'solo-cp'), {
+      assert.deepEqual(await call(c, M.etcdForfeitLeadership, {}, { node: 'solo-cp' }), {
         code: 'UNKNOWN',
         details: 'failed to forfeit leadership: cannot forfeit leadership, only one member',
       });
       assert.equal(
-        ok(await call(c, M.etcdStatus, Empty.create(), 'solo-cp')).messages[0]?.memberStatus?.protocolVersion,
+        ok(await call(c, M.etcdStatus, Empty.create(), { node: 'solo-cp' })).messages[0]?.memberStatus?.protocolVersion,
         '3.7.1',
       );
     } finally {
