@@ -208,7 +208,7 @@ export class TalosClient implements TalosPort {
     const secureBoot = decodeSecureBoot(
       await this.getResource(ctx, node, {
         namespace: 'runtime',
-        type: 'SecurityStates.runtime.talos.dev',
+        type: 'SecurityStates.talos.dev',
         id: 'securitystate',
       }),
     );

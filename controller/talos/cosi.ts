@@ -38,7 +38,7 @@ export function decodeBootId(r: Resource): string {
 }
 
 /**
- * `SecurityStates.runtime.talos.dev/securitystate` → whether the node booted with Secure Boot, or
+ * `SecurityStates.talos.dev/securitystate` → whether the node booted with Secure Boot, or
  * undefined when the spec does not say (read from the YAML: no proto of ours carries it).
  */
 export function decodeSecureBoot(r: Resource): boolean | undefined {

@@ -173,6 +173,13 @@ describe('Talos client ↔ simulator contract (mTLS)', function () {
       assert.deepEqual(s.extensions.map((e) => e.name).sort(), ['iscsi-tools', 'qemu-guest-agent']);
     });
 
+    it("Secure Boot from upstream's SecurityStates.talos.dev (runtime/security_status.go; a real node refuses any other type name)", async function () {
+      const n = take(lifecycleNodes);
+      assert.equal(await client.secureBoot(op(), n), false);
+      sim.node(n).secureBoot = true;
+      assert.equal(await client.secureBoot(op(), n), true);
+    });
+
     it('machine status: running and ready', async function () {
       const st = await client.machineStatus(op(), take(legacyNodes));
       assert.deepEqual(st, { stage: 'running', ready: true, unmetConditions: [] });

@@ -37,7 +37,7 @@ const DECLARED: Record<string, Declared> = {
   'ImageFactorySchematics.runtime.talos.dev': {
     printColumns: [col('Schematic ID', '{.schematicId}'), col('Flavor', '{.flavor}'), col('API URL', '{.apiUrl}')],
   },
-  'SecurityStates.runtime.talos.dev': {
+  'SecurityStates.talos.dev': {
     printColumns: [
       col('SecureBoot', '{.secureBoot}'),
       col('UKISigningKeyFingerprint', '{.ukiSigningKeyFingerprint}'),

@@ -948,7 +948,7 @@ const OWNERS: Record<string, string> = {
   'ExtensionStatuses.runtime.talos.dev': 'runtime.ExtensionStatusController',
   'BootIDs.runtime.talos.dev': 'runtime.BootIDController',
   'ImageFactorySchematics.runtime.talos.dev': 'runtime.ImageFactorySchematicController',
-  'SecurityStates.runtime.talos.dev': 'runtime.SecurityStateController',
+  'SecurityStates.talos.dev': 'runtime.SecurityStateController',
   'Services.v1alpha1.talos.dev': 'v1alpha1.ServiceController',
   'KubeletSpecs.kubernetes.talos.dev': 'k8s.KubeletSpecController',
   'APIServerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneAPIServerController',
@@ -1032,7 +1032,7 @@ function buildResources(n: SimNode): SimResource[] {
     pcrSigningKeyFingerprint: '',
     bootedWithUKI: n.secureBoot,
   };
-  out.push(res(['runtime', 'SecurityStates.runtime.talos.dev', 'securitystate'], security, new Uint8Array()));
+  out.push(res(['runtime', 'SecurityStates.talos.dev', 'securitystate'], security, new Uint8Array()));
   // yaml_spec of the machine config is a YAML *string scalar* holding the whole config.
   out.push(
     res(
@@ -1153,7 +1153,7 @@ export const KNOWN_TYPES: Record<string, string> = {
   'ExtensionStatuses.runtime.talos.dev': 'runtime',
   'BootIDs.runtime.talos.dev': 'runtime',
   'ImageFactorySchematics.runtime.talos.dev': 'runtime',
-  'SecurityStates.runtime.talos.dev': 'runtime',
+  'SecurityStates.talos.dev': 'runtime',
   'Services.v1alpha1.talos.dev': 'runtime',
   'MachineConfigs.config.talos.dev': 'config',
   'KubeletSpecs.kubernetes.talos.dev': 'k8s',
