@@ -4,7 +4,7 @@
 # `npm run lab` with the ones they use. No test builds anything: the tests' accessors only find what
 # this built (each script's --check) and fail at once, naming this script, when a part is missing.
 #
-#   prepare.sh [kube] [helm] [alerting] [image]     (no argument: all four)
+#   prepare.sh [kube] [helm] [alerting] [image] [contract]     (no argument: all five)
 #
 # Warm, it checks each part in well under a second and prints one line. Cold, it says what it builds
 # and how long that takes on a 2-core machine, passes each build's progress on (stderr), and stops at
@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(kube helm alerting image)
+[ ${#parts[@]} -gt 0 ] || parts=(kube helm alerting image contract)
 
 # part → the command that builds it (with --check appended, it only looks), what it is and its cold
 # time on a 2-core machine (the Go builds share one GOCACHE, so the later ones reuse the first's
@@ -24,18 +24,20 @@ declare -A build=(
   [helm]="bash $HERE/gobuild/build-helm.sh"
   [alerting]="bash $HERE/gobuild/build-alerting.sh"
   [image]="bash $HERE/image/build.sh lab"
+  [contract]="bash $HERE/gobuild/build-talos-contract.sh"
 )
 declare -A what=(
   [kube]="etcd, kube-apiserver, kube-controller-manager and kubectl (about 15-25 min)"
   [helm]="Helm (about 3-5 min)"
   [alerting]="Alertmanager and promtool (about 8-12 min)"
   [image]="the controller's container image and its Debian base (about 2-3 min; rebuilt in seconds when the sources change)"
+  [contract]="the Talos contract client on Siderolabs' Go client (about 2-3 min; rebuilt in seconds when its sources change)"
 )
-declare -A minutes=([kube]=20 [helm]=4 [alerting]=10 [image]=3)
+declare -A minutes=([kube]=20 [helm]=4 [alerting]=10 [image]=3 [contract]=3)
 
 missing=()
 for p in "${parts[@]}"; do
-  [ -n "${build[$p]:-}" ] || { echo "prepare.sh: unknown lab part '$p' (kube, helm, alerting, image)" >&2; exit 2; }
+  [ -n "${build[$p]:-}" ] || { echo "prepare.sh: unknown lab part '$p' (kube, helm, alerting, image, contract)" >&2; exit 2; }
   # shellcheck disable=SC2086 # the commands are word lists built above
   ${build[$p]} --check >/dev/null 2>&1 || missing+=("$p")
 done
