@@ -6,8 +6,8 @@ import { uniqueNames } from './cross-field.js';
 import { duration, MAX_TIMEOUT, timestamp } from './primitives.js';
 import { parseMatchers } from './matchers.js';
 
-export const MAX_ALERT_SELECTORS = 16;
-export const MAX_SILENCES = 8;
+const MAX_ALERT_SELECTORS = 16;
+const MAX_SILENCES = 8;
 /** Where a silence's matchers name the node being upgraded. */
 export const NODE_PLACEHOLDER = '$(NODE)';
 
@@ -15,7 +15,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /** One list of Alertmanager matchers, all of which must hold: `{severity="critical", alertname=~"Ceph.*"}`. */
-export const matcherList = z
+const matcherList = z
   .string()
   .min(1, { error: 'must not be empty' })
   .max(1024, { error: 'must be at most 1024 characters' })
@@ -55,7 +55,7 @@ export const alertGate = z
       'An unreachable Alertmanager holds too.',
   });
 
-export const silence = z
+const silence = z
   .strictObject({
     name: z
       .string()

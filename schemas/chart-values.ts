@@ -448,5 +448,3 @@ export const chartValues = z
     global: z.record(z.string(), z.unknown()).optional().describe('Helm global values (unused by this chart).'),
   })
   .describe('KangalPatch Helm chart values');
-
-export type ChartValues = z.output<typeof chartValues>;

@@ -63,7 +63,7 @@ const JOB: CrdInput = {
   ],
 };
 
-export function crdObject(input: CrdInput): Record<string, unknown> {
+function crdObject(input: CrdInput): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -56,7 +56,7 @@ export function toCelValidation(rule: CrossFieldRule): CelValidation {
   return out;
 }
 
-export interface BrokenRule {
+interface BrokenRule {
   rule: CrossFieldRule;
   /** What `validate` prints: the apiserver's message followed by `detail`. */
   message: string;
@@ -65,7 +65,7 @@ export interface BrokenRule {
 }
 
 /** Rules broken by `value`, with their messages, in table order. */
-export function brokenRules(rules: readonly CrossFieldRule[], value: unknown): BrokenRule[] {
+function brokenRules(rules: readonly CrossFieldRule[], value: unknown): BrokenRule[] {
   const self = asObj(value);
   if (!self) return [];
   return rules

@@ -22,8 +22,6 @@ export const etcdSettings = z
       'The etcd gate of control-plane nodes: every member healthy, caught up and a quorum left before one goes down; its member caught up before the next.',
   });
 
-export type EtcdSettings = z.output<typeof etcdSettings>;
-
 export const EtcdWaitStage = { BeforeCordon: 'beforeCordon', AfterReboot: 'afterReboot' } as const;
 
 export const jobEtcdStatus = z

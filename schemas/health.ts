@@ -13,11 +13,11 @@ export const HealthCheckWhen = {
 } as const;
 export type HealthCheckWhen = (typeof HealthCheckWhen)[keyof typeof HealthCheckWhen];
 
-export const OnNoMatch = { Fail: 'fail', Hold: 'hold' } as const;
-export type OnNoMatch = (typeof OnNoMatch)[keyof typeof OnNoMatch];
+const OnNoMatch = { Fail: 'fail', Hold: 'hold' } as const;
+type OnNoMatch = (typeof OnNoMatch)[keyof typeof OnNoMatch];
 
-export const MAX_HEALTH_CHECKS = 16;
-export const MAX_EXPR_LENGTH = 2048;
+const MAX_HEALTH_CHECKS = 16;
+const MAX_EXPR_LENGTH = 2048;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -26,7 +26,7 @@ const API_VERSION =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
-export const HEALTH_CHECK_RULES: readonly CrossFieldRule[] = [
+const HEALTH_CHECK_RULES: readonly CrossFieldRule[] = [
   {
     id: 'healthCheck.objectNameOrSelector',
     path: ['labelSelector'],

@@ -40,10 +40,10 @@ const envVar = z.strictObject({
 const quantities = z.record(z.string(), z.string());
 
 /** The longest a hook may run: past it, a hook holds a node or a plan for longer than any maintenance step should. */
-export const HOOK_TIMEOUT_MAX = '6h';
+const HOOK_TIMEOUT_MAX = '6h';
 
 /** Label prefixes a hook's pod may not carry: the controller's own and the app.kubernetes.io ones of its objects (a hook must not pose as them). */
-export const RESERVED_HOOK_LABEL_DOMAINS = ['app.kubernetes.io', 'kangalpatch.ozalp.dk'] as const;
+const RESERVED_HOOK_LABEL_DOMAINS = ['app.kubernetes.io', 'kangalpatch.ozalp.dk'] as const;
 
 const prefixOf = (key: string): string => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
 const inDomain = (prefix: string, domain: string): boolean => prefix === domain || prefix.endsWith(`.${domain}`);
@@ -81,7 +81,7 @@ const refuseKeys =
     }
   };
 
-export const hookContainer = z.strictObject({
+const hookContainer = z.strictObject({
   name: z.string().max(63).regex(DNS_LABEL, { error: 'must be a DNS label (lowercase letters, digits and "-")' }),
   image: z.string().min(1, { error: 'must name an image' }),
   command: z.array(z.string()).optional(),
@@ -102,7 +102,7 @@ const toleration = z.strictObject({
   tolerationSeconds: z.int().optional(),
 });
 
-export const hookTemplate = z
+const hookTemplate = z
   .strictObject({
     metadata: z
       .strictObject({
@@ -200,10 +200,10 @@ export const planHooks = z
 /** The node hooks a PatchJob carries (copied from the plan when the job is created). */
 export const nodeHooks = planHooks.pick({ preNode: true, postNode: true });
 
-export const HookPhase = { Pending: 'Pending', Running: 'Running', Succeeded: 'Succeeded', Failed: 'Failed' } as const;
-export type HookPhase = (typeof HookPhase)[keyof typeof HookPhase];
+const HookPhase = { Pending: 'Pending', Running: 'Running', Succeeded: 'Succeeded', Failed: 'Failed' } as const;
+type HookPhase = (typeof HookPhase)[keyof typeof HookPhase];
 
-export const hookStatus = z.strictObject({
+const hookStatus = z.strictObject({
   hook: z.enum(HookName),
   jobName: z.string().meta({ description: 'The hook Job in the hooks namespace.' }),
   phase: z.enum(HookPhase),
@@ -231,5 +231,4 @@ export const hookStatuses = z.array(hookStatus).meta({
 
 export type HookSpec = z.output<typeof hookSpec>;
 export type PlanHooks = z.output<typeof planHooks>;
-export type NodeHooks = z.output<typeof nodeHooks>;
 export type HookStatus = z.output<typeof hookStatus>;

@@ -4,7 +4,7 @@
 // Names and values may be unquoted when they hold no space or reserved character. Parsed here, at
 // plan load, so a typo is refused with the field's path instead of being found by Alertmanager mid-rollout.
 
-export type MatchOp = '=' | '!=' | '=~' | '!~';
+type MatchOp = '=' | '!=' | '=~' | '!~';
 
 export interface Matcher {
   name: string;
@@ -92,7 +92,7 @@ function textOf(t: Token): string | undefined {
 const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k</;
 
 /** Why `value` is no regex Alertmanager accepts, or undefined. Checked as Alertmanager anchors it: `^(?:value)$`. */
-export function regexProblem(value: string): string | undefined {
+function regexProblem(value: string): string | undefined {
   if (NOT_RE2.test(value))
     return `"${value}" uses lookaround or a backreference, which Alertmanager's regular expressions (RE2) do not support`;
   try {

@@ -21,7 +21,7 @@ export const NotifyEventType = {
   NodeWaiting: 'node.waiting',
 } as const;
 export type NotifyEventType = (typeof NotifyEventType)[keyof typeof NotifyEventType];
-export const NOTIFY_EVENT_TYPES: readonly NotifyEventType[] = Object.values(NotifyEventType);
+const NOTIFY_EVENT_TYPES: readonly NotifyEventType[] = Object.values(NotifyEventType);
 
 export const ReceiverType = { Webhook: 'webhook', Slack: 'slack', Teams: 'teams', Discord: 'discord' } as const;
 export type ReceiverType = (typeof ReceiverType)[keyof typeof ReceiverType];
@@ -55,7 +55,7 @@ const timeout = duration('10s').refine(
   { error: 'must be between 100ms and 2m' },
 );
 
-export const notifyReceiver = z
+const notifyReceiver = z
   .strictObject({
     name: z
       .string()

@@ -60,7 +60,7 @@ export const KubernetesComponent = {
 } as const;
 export type KubernetesComponent = (typeof KubernetesComponent)[keyof typeof KubernetesComponent];
 
-export const UpgradeFlowName = { Legacy: 'legacy', Lifecycle: 'lifecycle' } as const;
+const UpgradeFlowName = { Legacy: 'legacy', Lifecycle: 'lifecycle' } as const;
 
 export const patchJobStatus = z.strictObject({
   phase: z.enum(PatchJobPhase).optional(),

@@ -32,18 +32,18 @@ import { alertGate, alertWait, silences } from './alerts.js';
 
 const always = { when: () => true };
 
-export const FailurePolicyType = { Halt: 'Halt', Pause: 'Pause' } as const;
-export type FailurePolicyType = (typeof FailurePolicyType)[keyof typeof FailurePolicyType];
+const FailurePolicyType = { Halt: 'Halt', Pause: 'Pause' } as const;
+type FailurePolicyType = (typeof FailurePolicyType)[keyof typeof FailurePolicyType];
 
 // Group names end up in Lease labels, so they must be valid label values.
-export const groupName = z
+const groupName = z
   .string()
   .max(63, { error: 'group names must be at most 63 characters' })
   .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, {
     error: 'group names must be letters, digits, "-", "_" and ".", starting and ending with a letter or digit',
   });
 
-export const groupSpec = z.strictObject({
+const groupSpec = z.strictObject({
   selector: labelSelector.optional().meta({
     description:
       'Filters the nodes picked by spec.nodeSelector. Required for custom groups, not allowed on controlPlane and workers.',
@@ -56,7 +56,7 @@ export const groupSpec = z.strictObject({
 });
 
 const MAX_GROUPS = 32;
-export const groups = withRules(
+const groups = withRules(
   z
     .record(groupName, groupSpec)
     .refine((g) => Object.keys(g).length <= MAX_GROUPS, { error: `must declare at most ${MAX_GROUPS} groups` }),
@@ -69,7 +69,7 @@ export const groups = withRules(
       'Rollout groups by name. controlPlane and workers are built in and only need declaring to set their concurrency.',
   });
 
-export const strategy = z
+const strategy = z
   .strictObject({
     order: z
       .array(z.string().max(63, { error: 'group names must be at most 63 characters' }))
@@ -86,7 +86,7 @@ export const strategy = z
   .prefault({})
   .meta({ description: 'Rollout order of the groups.' });
 
-export const failurePolicy = z
+const failurePolicy = z
   .strictObject({
     type: z.enum(FailurePolicyType).default('Halt').meta({
       description:
@@ -101,7 +101,7 @@ export const failurePolicy = z
   .prefault({})
   .meta({ description: 'What happens when nodes fail. Running nodes are never interrupted.' });
 
-export const retention = z
+const retention = z
   .strictObject({
     history: duration('168h', { max: MAX_RETENTION })
       .default('168h')
@@ -149,7 +149,7 @@ export const maintenance = z
   })
   .meta({ description: 'Restricts when nodes are scheduled.' });
 
-export const secretRef = z
+const secretRef = z
   .strictObject({
     name: secretName.meta({ description: 'Secret with keys ca.crt, tls.crt and tls.key.' }),
     namespace: namespaceName
@@ -206,7 +206,7 @@ export const rollbackSettings = z
   .prefault({})
   .meta({ description: 'Node-scoped rollback of a node that fails after its upgrade.' });
 
-export const upgradeSettings = z
+const upgradeSettings = z
   .strictObject({ rebootMode })
   .prefault({})
   .meta({ description: 'How the Talos upgrade is carried out on each node.' });
@@ -263,7 +263,7 @@ export const patchPlanSpec = withRules(
 ).meta({ description: 'Desired rollout.' });
 
 /** metadata accepted in a plan file: the controller adds its own annotations when applying. */
-export const planMetadata = z.strictObject({
+const planMetadata = z.strictObject({
   name: objectName,
   labels: z.record(labelKey, labelValue).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
@@ -293,7 +293,7 @@ export type PatchPlanPhase = (typeof PatchPlanPhase)[keyof typeof PatchPlanPhase
 
 const count = z.int().min(0);
 
-export const groupStatus = z.strictObject({
+const groupStatus = z.strictObject({
   name: z.string().meta({ description: 'Group name.' }),
   concurrency: count.meta({ description: 'Configured concurrency.' }),
   active: count.meta({ description: 'Concurrency slots (Leases) currently held.' }),
@@ -334,7 +334,7 @@ export const PromotionStageState = {
 } as const;
 export type PromotionStageState = (typeof PromotionStageState)[keyof typeof PromotionStageState];
 
-export const promotionStageStatus = z.strictObject({
+const promotionStageStatus = z.strictObject({
   cluster: z.string().meta({ description: 'The upstream cluster.' }),
   selector: z.string().optional().meta({ description: 'template <name> or plan <name>, when the stage names one.' }),
   state: z.enum(PromotionStageState).meta({ description: 'Where the version stands on this stage.' }),
@@ -393,7 +393,7 @@ export const promotionStatus = z.strictObject({
   }),
 });
 
-export const autoUpdateStatus = z.strictObject({
+const autoUpdateStatus = z.strictObject({
   lastCheckTime: timestamp.optional().meta({ description: 'When releases were last evaluated.' }),
   nextCheckTime: timestamp.optional().meta({
     description: 'When the template looks again: the next check, or earlier when a pending release becomes eligible.',
@@ -441,7 +441,7 @@ export const autoUpdateStatus = z.strictObject({
     .meta({ description: 'Promotion across clusters (autoUpdate.promotion): what the upstream stages prove.' }),
 });
 
-export const prePullStatus = z.strictObject({
+const prePullStatus = z.strictObject({
   node: z.string().meta({ description: 'The node the installer is pulled on.' }),
   image: z.string().meta({ description: "The installer image, as the node's PatchJob will resolve it." }),
   startTime: timestamp.meta({ description: 'When the pre-pull was started (ImageService.Pull).' }),
@@ -557,9 +557,7 @@ export const patchPlanStatus = z.strictObject({
 });
 
 export type PatchPlanSpec = z.output<typeof patchPlanSpec>;
-export type PatchPlanSpecInput = z.input<typeof patchPlanSpec>;
 export type PatchPlanDocument = z.output<typeof patchPlanDocument>;
-export type PatchPlanDocumentInput = z.input<typeof patchPlanDocument>;
 export type PatchPlanStatus = z.output<typeof patchPlanStatus>;
 export type GroupStatus = z.output<typeof groupStatus>;
 export type PrePullStatus = z.output<typeof prePullStatus>;

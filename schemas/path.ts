@@ -7,7 +7,7 @@ export const TargetPath = { Direct: 'direct', Stepwise: 'stepwise' } as const;
 export type TargetPath = (typeof TargetPath)[keyof typeof TargetPath];
 
 /** Talos has minors 1.0–1.14 today; 24 hops is every Talos and Kubernetes minor a plan could cross, with room. */
-export const MAX_PATH_HOPS = 24;
+const MAX_PATH_HOPS = 24;
 
 export const PathHopState = {
   Pending: 'Pending',
@@ -17,7 +17,7 @@ export const PathHopState = {
 } as const;
 export type PathHopState = (typeof PathHopState)[keyof typeof PathHopState];
 
-export const pathHopStatus = z.strictObject({
+const pathHopStatus = z.strictObject({
   number: z
     .int()
     .min(1)

@@ -16,7 +16,7 @@ const stringTypeError = (example: string) => (iss: { code: string; input: unknow
   return undefined;
 };
 
-export const VERSION_PATTERN = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
+const VERSION_PATTERN = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 
 /** A release version such as "v1.12.1" (Talos or Kubernetes). */
 export function version(example: string) {
@@ -104,7 +104,7 @@ export function durationAtMost(example: string, maxText: string, why: string) {
     .meta({ 'x-kubernetes-validations': [{ rule: `duration(self) <= duration('${maxText}')`, message }] });
 }
 
-export const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
+const TIME_OF_DAY_PATTERN = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 export const timeOfDay = z
   .string()
   .regex(TIME_OF_DAY_PATTERN, {
@@ -132,12 +132,12 @@ export const timeZone = z
   })
   .meta({ example: 'Europe/Berlin' });
 
-export const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
-export const ANY_DAY = 'Any';
+const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
+const ANY_DAY = 'Any';
 const DAY_WORDS = [...DAY_NAMES, ...DAY_NAMES.map((d) => d.slice(0, 3)), ANY_DAY];
 // Case-insensitive without flags, so the same pattern works in the CRD (RE2 has no /i suffix).
 const anyCase = (w: string) => [...w].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join('');
-export const DAY_PATTERN = new RegExp(`^(${DAY_WORDS.map(anyCase).join('|')})$`);
+const DAY_PATTERN = new RegExp(`^(${DAY_WORDS.map(anyCase).join('|')})$`);
 
 export const dayName = z.string().regex(DAY_PATTERN, {
   error: (iss) => {
@@ -150,7 +150,7 @@ export const dayName = z.string().regex(DAY_PATTERN, {
 const DATE_PATTERN = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
 /** True when YYYY-MM-DD names a day that exists in the Gregorian calendar. */
-export function isRealDate(text: string): boolean {
+function isRealDate(text: string): boolean {
   const [y, m, d] = text.split('-').map(Number);
   if (y === undefined || m === undefined || d === undefined) return false;
   if (m < 1 || m > 12 || d < 1) return false;
@@ -228,7 +228,7 @@ export const labelSelector = z
   })
   .meta({ description: 'A Kubernetes label selector (matchLabels and/or matchExpressions).' });
 
-export const ENDPOINT_PATTERN = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)(:[0-9]{1,5})?$/;
+const ENDPOINT_PATTERN = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)(:[0-9]{1,5})?$/;
 export const endpoint = z
   .string()
   .regex(ENDPOINT_PATTERN, { error: 'must be "host" or "host:port", such as "10.0.0.10:50000"' });
@@ -236,11 +236,11 @@ export const endpoint = z
 /** RFC 3339 timestamp as the apiserver writes it. */
 export const timestamp = z.iso.datetime({ offset: true });
 
-export const ConditionStatus = { True: 'True', False: 'False', Unknown: 'Unknown' } as const;
-export type ConditionStatus = (typeof ConditionStatus)[keyof typeof ConditionStatus];
+const ConditionStatus = { True: 'True', False: 'False', Unknown: 'Unknown' } as const;
+type ConditionStatus = (typeof ConditionStatus)[keyof typeof ConditionStatus];
 
 /** metav1.Condition. */
-export const condition = z.strictObject({
+const condition = z.strictObject({
   type: z
     .string()
     .max(316)

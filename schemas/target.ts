@@ -8,8 +8,8 @@ import { TargetPath } from './path.js';
 export const ImageSource = { Factory: 'factory', Ghcr: 'ghcr' } as const;
 export type ImageSource = (typeof ImageSource)[keyof typeof ImageSource];
 
-export const AutoUpdateAllow = { Patch: 'patch', Minor: 'minor' } as const;
-export type AutoUpdateAllow = (typeof AutoUpdateAllow)[keyof typeof AutoUpdateAllow];
+const AutoUpdateAllow = { Patch: 'patch', Minor: 'minor' } as const;
+type AutoUpdateAllow = (typeof AutoUpdateAllow)[keyof typeof AutoUpdateAllow];
 
 const planName = z
   .string()
@@ -18,7 +18,7 @@ const planName = z
     error: 'must be a PatchPlan name (lowercase letters, digits, "-", ".")',
   });
 
-export const promotionStage = z
+const promotionStage = z
   .strictObject({
     cluster: z
       .string()

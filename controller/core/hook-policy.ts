@@ -34,7 +34,7 @@ export const DEFAULT_HOOK_POLICY: HookPolicy = {
 };
 
 /** Where the operator changes each allowlist: the flag, and the chart value setting it. */
-export const HOOK_POLICY_SETTINGS = {
+const HOOK_POLICY_SETTINGS = {
   serviceAccounts: { flag: '--hook-service-accounts', value: 'hooks.serviceAccounts' },
   priorityClasses: { flag: '--hook-priority-classes', value: 'hooks.priorityClasses' },
   imageRegistries: { flag: '--hook-image-registries', value: 'hooks.imageRegistries' },
@@ -148,7 +148,7 @@ export function describeViolations(v: readonly HookViolation[], max = 3): string
 }
 
 /** The user and group a hook runs as unless its template says otherwise (nobody). */
-export const HOOK_RUN_AS = 65534;
+const HOOK_RUN_AS = 65534;
 
 /** What the controller sets on every hook pod, over anything of the template. */
 export interface HookPodSecurity {

@@ -58,7 +58,7 @@ export interface HookJobRequest {
 }
 
 /** What the owner's decision knows of the Job before the policy is applied. */
-export type HookJobBase = Omit<HookJobRequest, 'pod'>;
+type HookJobBase = Omit<HookJobRequest, 'pod'>;
 
 export interface HookInput {
   hook: HookName;
@@ -169,7 +169,7 @@ function confirming(i: HookInput, record: HookStatus): HookProgress {
 }
 
 /** How long a failed Job waits for its failed pod to show in the pod cache (its own watch) with the exit code. */
-export const EXIT_CODE_GRACE_MS = 5_000;
+const EXIT_CODE_GRACE_MS = 5_000;
 
 /** The Job failed on its pods but the failed pod has not been seen yet: its exit code is a moment away. */
 function exitCodeDue(job: HookJobFacts, now: number): boolean {

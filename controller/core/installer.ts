@@ -39,7 +39,7 @@ export interface DetectedNode {
 }
 
 /** Where a factory installer's type and Secure Boot come from: the node's annotations, the plan, the node's own Talos, else `metal` without Secure Boot. */
-export function installerChoice(
+function installerChoice(
   target: Target,
   override: InstallerOverride,
   detected: DetectedNode,
@@ -56,10 +56,7 @@ export function installerChoice(
  * unless the plan or the node's annotation sets one. A plan naming its installer keeps the plan's
  * choice (Secure Boot off unless asked for).
  */
-export function needsDetection(
-  target: Target,
-  override: InstallerOverride,
-): { platform: boolean; secureBoot: boolean } {
+function needsDetection(target: Target, override: InstallerOverride): { platform: boolean; secureBoot: boolean } {
   const platform = target.source === 'factory' && override.installer === undefined && target.installer === undefined;
   return { platform, secureBoot: platform && override.secureBoot === undefined && target.secureBoot === undefined };
 }
@@ -74,7 +71,7 @@ export function detectionFor(
 }
 
 /** What a node brings to its installer: its own schematic, its parsed override annotations, what its Talos API reported. */
-export interface InstallerNode {
+interface InstallerNode {
   schematic: string | undefined;
   override?: InstallerOverride | undefined;
   detected?: DetectedNode | undefined;
@@ -86,7 +83,7 @@ export interface InstallerNode {
  * on the node makes it a factory image even under a ghcr plan (a platform ghcr has no image for).
  * Installer type and Secure Boot the plan leaves open are the node's own (`detected`).
  */
-export function resolveInstaller(
+function resolveInstaller(
   target: Target,
   talosVersion: string,
   { schematic: nodeSchematic, override = {}, detected = {} }: InstallerNode,

@@ -67,7 +67,7 @@ export const SkipReason = {
 } as const;
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason];
 
-export interface PreviewNode {
+interface PreviewNode {
   name: string;
   /** 1-based position within its group, in scheduling order. */
   position: number;
@@ -92,14 +92,14 @@ export interface PreviewNode {
   schematicChange?: { from: string | undefined; to: string | undefined } | undefined;
 }
 
-export interface PreviewGroup {
+interface PreviewGroup {
   name: string;
   concurrency: number;
   rounds: number;
   nodes: PreviewNode[];
 }
 
-export interface SkippedNode {
+interface SkippedNode {
   name: string;
   reason: SkipReason;
   message: string;
@@ -107,7 +107,7 @@ export interface SkippedNode {
   group?: string;
 }
 
-export interface PreviewWindow {
+interface PreviewWindow {
   open: boolean;
   /** RFC 3339; when open: the end of the current window. */
   closesAt?: string;
@@ -116,7 +116,7 @@ export interface PreviewWindow {
   reason: string;
 }
 
-export interface PreviewEstimate {
+interface PreviewEstimate {
   rounds: number;
   /** Rounds whose installer pull is off the critical path (pre-pulled while the round before ran). */
   prePulledRounds: number;

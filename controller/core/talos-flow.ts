@@ -35,7 +35,7 @@ function prereleaseRank(pre: string): [number, number] {
  * Orders Talos tags by release stage rather than by semver: a dev build `v1.14.0-alpha.1-12-gabc`
  * counts as alpha.1 here, where semver would order it after alpha.2 and so past the thresholds below.
  */
-export function compareTalosVersions(a: TalosSemver, b: TalosSemver): number {
+function compareTalosVersions(a: TalosSemver, b: TalosSemver): number {
   if (a.major !== b.major) return a.major - b.major;
   if (a.minor !== b.minor) return a.minor - b.minor;
   if (a.patch !== b.patch) return a.patch - b.patch;

@@ -25,7 +25,7 @@ import type { z } from 'zod';
 import type { maintenance, maintenanceWindow } from '../../schemas/patchplan.js';
 
 export type Maintenance = z.output<typeof maintenance>;
-export type MaintenanceWindow = z.output<typeof maintenanceWindow>;
+type MaintenanceWindow = z.output<typeof maintenanceWindow>;
 
 export interface WindowState {
   open: boolean;

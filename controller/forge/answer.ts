@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 
 /** Bytes read at most from one answer: a page of 100 GitHub pull requests is about 3 MB. */
-export const MAX_FORGE_BODY = 8 * 1024 * 1024;
+const MAX_FORGE_BODY = 8 * 1024 * 1024;
 
 /** Statuses whose Response may not carry a body. */
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -68,7 +68,7 @@ function glimpse(text: string): string {
 }
 
 /** The JSON of a 2xx answer, checked against `expect.shape`; a ForgeAnswerError says what was wrong. */
-export function checkJson(endpoint: string, contentType: string | null, bytes: Buffer, expect: Expect): unknown {
+function checkJson(endpoint: string, contentType: string | null, bytes: Buffer, expect: Expect): unknown {
   const { shape, what } = expect;
   const text = bytes.toString('utf8');
   if (!/^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType ?? '')) {

@@ -48,7 +48,7 @@ function resetAt(e: HttpishError): string {
 }
 
 /** Milliseconds until a rate limit lifts, from Retry-After or x-ratelimit-reset; undefined when not rate limited. */
-export function rateLimitWaitMs(e: HttpishError, now: number): number | undefined {
+function rateLimitWaitMs(e: HttpishError, now: number): number | undefined {
   const retryAfter = Number(header(e, 'retry-after'));
   if (Number.isFinite(retryAfter) && retryAfter > 0) return retryAfter * 1000;
   if (header(e, 'x-ratelimit-remaining') === '0') {

@@ -58,7 +58,7 @@ const GRAPHQL: Expect = { shape: graphqlShape, what: 'a GraphQL answer' };
 const FILES: Expect = { shape: z.array(changedFileShape), what: 'a list of changed files' };
 const STATUSES: Expect = { shape: z.array(commitStatusShape), what: 'a list of commit statuses' };
 
-export function pullView(p: GitHubPull): PullRequestView {
+function pullView(p: GitHubPull): PullRequestView {
   return {
     number: p.number,
     url: p.html_url,

@@ -16,8 +16,8 @@ import { readTokenFile } from '../runtime/token-file.js';
 import { endpointOf, forgeAnswerErrorIn, readCapped } from './answer.js';
 
 export const GITHUB_API = 'https://api.github.com';
-export const TALOS_REPOSITORY = 'siderolabs/talos';
-export const GITHUB_API_VERSION = '2022-11-28';
+const TALOS_REPOSITORY = 'siderolabs/talos';
+const GITHUB_API_VERSION = '2022-11-28';
 /** Statuses a person must fix (401 is its own case: its hint depends on whether a token was given). */
 const STALLED_STATUS: Partial<Record<number, { reason: string; hint: string }>> = {
   403: { reason: 'Forbidden', hint: '' },
@@ -35,7 +35,7 @@ export interface ReleasesClientOptions {
   userAgent?: string;
 }
 
-export interface ReleasesFeed {
+interface ReleasesFeed {
   releases: Release[];
   /** true: the server answered 304 and `releases` is the previous list. */
   notModified: boolean;

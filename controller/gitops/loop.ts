@@ -42,7 +42,7 @@ export interface GitopsLoopDeps {
   passTimeoutMs?: number;
 }
 
-export interface GitopsState {
+interface GitopsState {
   lastPolledCommit: string | undefined;
   lastAppliedCommit: string | undefined;
   lastError: { reason: string; message: string } | undefined;

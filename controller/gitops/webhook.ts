@@ -14,7 +14,7 @@ export { signatureMatches };
 const MAX_BODY = 1024 * 1024;
 
 /** A shorter HMAC key can be guessed; GitHub's own advice is a long random string. */
-export const MIN_WEBHOOK_SECRET_BYTES = 16;
+const MIN_WEBHOOK_SECRET_BYTES = 16;
 
 /** The secret in `file`, or why it cannot be used (the value never appears in a message). */
 export async function readWebhookSecret(file: string): Promise<string | Error> {
@@ -42,7 +42,7 @@ export interface DeliveryWindow {
   maxAgeMs: number;
 }
 
-export const DEFAULT_DELIVERY_WINDOW: DeliveryWindow = { maxEntries: 1000, maxAgeMs: 10 * 60_000 };
+const DEFAULT_DELIVERY_WINDOW: DeliveryWindow = { maxEntries: 1000, maxAgeMs: 10 * 60_000 };
 
 /**
  * The signed deliveries seen within the window: the last `maxEntries`, none older than `maxAgeMs`.

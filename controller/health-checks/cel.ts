@@ -20,7 +20,7 @@ type Obj = Record<string, unknown>;
 /** The variables an expression may use: the usual top-level fields of an object, and `self` (the
  *  whole object, as in CRD validation rules). Absent ones are bound to an empty map, so `has(status.x)`
  *  is false on an object without status instead of an error. */
-export const OBJECT_VARIABLES = [
+const OBJECT_VARIABLES = [
   'apiVersion',
   'kind',
   'metadata',
@@ -51,24 +51,24 @@ const CEL_IDENTIFIERS = new Set([
 /** The cost one object's evaluation may use: comprehension steps plus string characters built / 100
  *  (a readiness check over a few conditions costs tens; 10 nested `.all()` over 10 elements, 10^10).
  *  About 10 ms of a core here. */
-export const COST_BUDGET = 20_000;
+const COST_BUDGET = 20_000;
 /** The cost one check may use over all its objects in one evaluation; the objects past it are not
  *  evaluated and fail `over its cost budget`. Verdicts are kept per object version, so an unchanged
  *  object is not evaluated again. */
-export const CHECK_COST_BUDGET = 100_000;
+const CHECK_COST_BUDGET = 100_000;
 const STRING_CHARS_PER_COST = 100;
 /** Deeper nesting multiplies the steps by each list's size: refused at load. */
-export const MAX_COMPREHENSION_DEPTH = 3;
+const MAX_COMPREHENSION_DEPTH = 3;
 
 /** The fixed verdicts an evaluation reports (status, Events, notifications, reports, logs). */
-export const Verdict = {
+const Verdict = {
   True: 'true',
   False: 'false',
   NotABool: 'not a bool',
   EvaluationError: 'evaluation error',
   OverBudget: 'over its cost budget',
 } as const;
-export type Verdict = (typeof Verdict)[keyof typeof Verdict];
+type Verdict = (typeof Verdict)[keyof typeof Verdict];
 
 /** The running evaluation's cost (evaluation is synchronous: one at a time). */
 const meter = { used: 0 };
@@ -324,7 +324,7 @@ function freeInComprehension(
 }
 
 /** `namespace/name` or `name`. */
-export function objectRef(object: Obj): string {
+function objectRef(object: Obj): string {
   const md = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
   const name = typeof md.name === 'string' ? md.name : '?';
   return typeof md.namespace === 'string' && md.namespace !== '' ? `${md.namespace}/${name}` : name;

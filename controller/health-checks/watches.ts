@@ -175,7 +175,7 @@ function matching(check: HealthCheck, objects: readonly ObjectView[]): ObjectVie
 
 /** More objects than this in one check is a selector mistake (or a way to make the controller evaluate
  *  the whole cluster): the check cannot hold until it is narrowed. */
-export const MAX_MATCHED_OBJECTS = 1_000;
+const MAX_MATCHED_OBJECTS = 1_000;
 
 function evaluate(check: HealthCheck, matched: readonly ObjectView[]): CheckFacts {
   if (matched.length > MAX_MATCHED_OBJECTS) {

@@ -16,7 +16,7 @@ export interface KubeConfigSource {
   exists?: (path: string) => boolean;
 }
 
-export class KubeConfigError extends Error {
+class KubeConfigError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'KubeConfigError';

@@ -46,7 +46,7 @@ class Discovery extends KubernetesObjectApi {
 }
 
 /** The resource of apiVersion + kind from API discovery; undefined when the server does not serve it. */
-export async function discoverResource(
+async function discoverResource(
   ctx: OpContext,
   kubeConfig: KubeConfig,
   apiVersion: string,
@@ -184,7 +184,7 @@ const describe = (r: DynamicResource, namespace: string | undefined): string =>
   `${resourceName(r)}${r.namespaced && namespace !== undefined ? ` in ${namespace}` : ''}`;
 
 /** A list+watch informer over one resource, in one namespace or all. */
-export function makeObjectInformer(
+function makeObjectInformer(
   s: ObjectInformerSettings,
   clients: Pick<KubeClients, 'custom'>,
   r: DynamicResource,
@@ -206,13 +206,13 @@ export function makeObjectInformer(
 const LIST_PAGE = 500;
 
 /** The cluster's configuration and the client that lists objects through it: they go together. */
-export interface ObjectReader {
+interface ObjectReader {
   kubeConfig: KubeConfig;
   clients: Pick<KubeClients, 'custom'>;
 }
 
 /** Every object of the resource as the apiserver has it now (not an informer's cache), page by page. */
-export async function listObjects(
+async function listObjects(
   ctx: OpContext,
   { kubeConfig, clients }: ObjectReader,
   r: DynamicResource,

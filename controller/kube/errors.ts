@@ -33,11 +33,7 @@ export function parseStatusBody(body: unknown): ApiStatus {
 }
 
 /** Retry-After in ms: the header (seconds or an HTTP date), else the Status detail. */
-export function retryAfterMs(
-  headers: Record<string, string> | undefined,
-  status: ApiStatus,
-  now: number,
-): number | undefined {
+function retryAfterMs(headers: Record<string, string> | undefined, status: ApiStatus, now: number): number | undefined {
   const header = headerValue(headers, 'retry-after');
   if (header !== undefined) {
     const seconds = Number(header);
@@ -150,13 +146,13 @@ function fromHttp(code: number, err: unknown, mc: MapContext): OutcomeError {
 }
 
 /** The HTTP status of an ApiException, or of the plain Error client-node's Watch throws (`statusCode`). */
-export function httpCode(err: unknown): number | undefined {
+function httpCode(err: unknown): number | undefined {
   if (err instanceof ApiException) return err.code;
   const o = err as { statusCode?: unknown } | null;
   return typeof o?.statusCode === 'number' ? o.statusCode : undefined;
 }
 
-export function isAbortError(err: unknown): boolean {
+function isAbortError(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
 }

@@ -9,7 +9,7 @@ import { kubeCall } from './call.js';
 import type { KubeClients } from './clients.js';
 import type { EventInput, KubePort, ObjectRef } from './port.js';
 
-export const REPORTING_CONTROLLER = 'kangal-patch';
+const REPORTING_CONTROLLER = 'kangal-patch';
 /** events.k8s.io/v1 rejects a note over 1 kB. */
 const NOTE_MAX = 1024;
 

@@ -10,7 +10,7 @@ import type { PlanApply } from './port.js';
 import type { PlanView } from './views.js';
 
 /** fieldManager of the GitOps sync: distinct from the controller's, so SSA never resets what the controller set (spec.paused of the Pause policy). */
-export const GITOPS_FIELD_MANAGER = 'kangal-patch';
+const GITOPS_FIELD_MANAGER = 'kangal-patch';
 
 const plans = { group: API_GROUP, version: API_VERSION_NAME, plural: PATCHPLAN_PLURAL };
 

@@ -33,7 +33,7 @@ import { isNewer } from './resource-version.js';
 import { ViewStore } from './store.js';
 import { streamWatch, type WatchLine } from './watch-stream.js';
 
-export interface ListQuery {
+interface ListQuery {
   labelSelector?: string;
   fieldSelector?: string;
   limit: number;
@@ -91,7 +91,7 @@ export interface KubeInformer<V> extends Informer<V> {
   stats(): InformerStats;
 }
 
-export interface InformerStats {
+interface InformerStats {
   lists: number;
   watches: number;
   watchErrors: number;

@@ -5,7 +5,7 @@
 import { SelectorOperator } from '../../schemas/primitives.js';
 import { matchesSelector, type LabelSelectorRequirement as CoreRequirement } from '../core/selector.js';
 
-export interface LabelSelectorRequirement {
+interface LabelSelectorRequirement {
   key: string;
   operator: string;
   values?: string[];

@@ -19,7 +19,7 @@ import {
 
 import { INSTALLER_ANNOTATIONS, type NodeInstallerAnnotations } from '../core/installer.js';
 
-export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** Epoch ms of a Date, an RFC 3339 string, or undefined. */
 export function epochMs(value: unknown): number | undefined {
@@ -118,7 +118,7 @@ function exitCodeOf(pod: V1Pod): { exitCode?: number } {
 }
 
 /** A Ready condition with status True (Nodes and Pods alike). */
-export function hasReadyCondition(conditions: readonly { type: string; status: string }[] | undefined): boolean {
+function hasReadyCondition(conditions: readonly { type: string; status: string }[] | undefined): boolean {
   return (conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
@@ -215,7 +215,7 @@ export function describeIssues(root: string, issues: readonly Issue[]): string {
  * The status fields that parse, each on its own; a bad or unknown field is dropped rather than
  * losing the whole status (a status written by a newer or older controller must still be read).
  */
-export function lenientStatusOf<S extends z.ZodObject>(schema: S, raw: unknown): z.output<S> {
+function lenientStatusOf<S extends z.ZodObject>(schema: S, raw: unknown): z.output<S> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {} as z.output<S>;
   const fields = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = {};

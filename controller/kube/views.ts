@@ -8,7 +8,7 @@ export const CORDONED_BY_ANNOTATION = 'kangalpatch.ozalp.dk/cordoned-by';
 export const SCHEMATIC_ANNOTATION = 'extensions.talos.dev/schematic';
 export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 // The labels a plan puts on its PatchJobs (and Leases) are the core's: one definition.
-export { GROUP_LABEL, NODE_LABEL, PLAN_LABEL } from '../core/plan/jobs.js';
+export { GROUP_LABEL, PLAN_LABEL } from '../core/plan/jobs.js';
 export { HOLD_ANNOTATION } from '../core/plan/holds.js';
 import type { NodeInstallerAnnotations } from '../core/installer.js';
 /** Talos's control-plane static pods: mirror pods in kube-system labelled k8s-app=<component>. */

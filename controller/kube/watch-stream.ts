@@ -21,7 +21,7 @@ import { parseStatusBody, type ApiStatus } from './errors.js';
 import { LineSplitter, OverlongLine } from './watch-lines.js';
 
 /** A line over this is malformed: the apiserver's own limit on an object is about 1.5 MiB (etcd's request size). */
-export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
+const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 /** How much of a refused watch's answer (a Status) is read. */
 const MAX_STATUS_BYTES = 64 * 1024;
 
@@ -47,7 +47,7 @@ export interface WatchRequest {
 export type WatchAnswer = { kind: 'ended' } | { kind: 'refused'; code: number; status: ApiStatus };
 
 /** The watchdog's reason: the watch went silent for longer than the server may stay silent. */
-export class SilentWatchError extends Error {
+class SilentWatchError extends Error {
   constructor(silenceMs: number) {
     super(
       `no byte from the apiserver for ${Math.round(silenceMs / 1000)} s, longer than the watch's own server timeout allows: the connection is dead`,

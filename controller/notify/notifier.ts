@@ -15,9 +15,9 @@ import { deadlineSignal, rootContext, withTimeout, type OpContext } from '../run
 import { sha256Signature } from '../runtime/hmac.js';
 import type { LogFn } from '../runtime/log.js';
 
-export const SIGNATURE_HEADER = 'X-KangalPatch-Signature';
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const EVENT_HEADER = 'X-KangalPatch-Event';
+const SIGNATURE_HEADER = 'X-KangalPatch-Signature';
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const EVENT_HEADER = 'X-KangalPatch-Event';
 
 /** A Retry-After beyond this is not waited for: the event fails (a receiver asking for an hour is down). */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;

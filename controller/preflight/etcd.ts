@@ -12,7 +12,7 @@ import type { OpContext } from '../runtime/context.js';
 import { controlPlaneNodes, readEtcdFacts } from '../talos/etcd-facts.js';
 import type { TalosSession } from '../talos/talos-access.js';
 
-export const ETCD_CHECK = 'EtcdHealthy';
+const ETCD_CHECK = 'EtcdHealthy';
 
 /** The control-plane nodes the plan upgrades Talos on, in scheduling order (none: the check does not apply). */
 export function etcdGated(spec: PatchPlanSpec, selection: Selection, nodes: ReadonlyMap<string, NodeView>): string[] {

@@ -9,8 +9,8 @@ import type { RegistryClient } from '../registry/index.js';
 import { withTimeout, type OpContext } from '../runtime/context.js';
 import type { PathVersionSources } from './path.js';
 
-export const INSTALLER_REPOSITORY = 'ghcr.io/siderolabs/installer';
-export const KUBELET_REPOSITORY = 'ghcr.io/siderolabs/kubelet';
+const INSTALLER_REPOSITORY = 'ghcr.io/siderolabs/installer';
+const KUBELET_REPOSITORY = 'ghcr.io/siderolabs/kubelet';
 const CALL_MS = 20_000;
 
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

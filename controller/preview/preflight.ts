@@ -22,7 +22,7 @@ import {
 import { apiserverReady, runPreflight, versionChecks, type PreflightDeps } from '../preflight/run.js';
 import { movesKubernetes } from '../core/plan/path.js';
 
-export interface SkippedCheck {
+interface SkippedCheck {
   name: string;
   message: string;
 }

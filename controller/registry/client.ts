@@ -12,7 +12,7 @@ import { OutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import { checkMirror, isLoopbackHostname, type RegistryMirrors } from './mirrors.js';
 import { parseImageReference, type ImageReference } from './reference.js';
 
-export interface ImageCheck {
+interface ImageCheck {
   /** The image as asked for. */
   image: string;
   exists: boolean;
@@ -22,7 +22,7 @@ export interface ImageCheck {
   detail: string;
 }
 
-export interface TagList {
+interface TagList {
   /** The repository as asked for (`ghcr.io/siderolabs/installer`). */
   repository: string;
   /** The tags of every page read, in the registry's order; tags that are not strings are skipped. */
@@ -50,7 +50,7 @@ export interface RegistryClient {
   listTags(ctx: OpContext, repository: string): Promise<TagList>;
 }
 
-export const MANIFEST_ACCEPT = [
+const MANIFEST_ACCEPT = [
   'application/vnd.oci.image.index.v1+json',
   'application/vnd.oci.image.manifest.v1+json',
   'application/vnd.docker.distribution.manifest.list.v2+json',
@@ -69,7 +69,7 @@ const MAX_BODY = 64 * 1024;
 /** Pages of a tag list read at most; more pages make the list `truncated`. */
 export const MAX_TAG_PAGES = 20;
 /** Tags asked for per page (`?n=`). */
-export const TAG_PAGE_SIZE = 1000;
+const TAG_PAGE_SIZE = 1000;
 /** Bytes read from one tag list page at most. */
 const MAX_TAG_LIST_BODY = 1024 * 1024;
 /** Parses a repository without tag or digest as an image reference; never sent anywhere. */
@@ -132,14 +132,14 @@ export function parseRetryAfter(header: string | null, now: number): number | un
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
-export interface BearerChallenge {
+interface BearerChallenge {
   realm: string;
   service: string | undefined;
   scope: string | undefined;
 }
 
 /** `Bearer realm="…",service="…",scope="…"`; undefined for other schemes or without a realm. */
-export function parseBearerChallenge(header: string | null): BearerChallenge | undefined {
+function parseBearerChallenge(header: string | null): BearerChallenge | undefined {
   if (!header) return undefined;
   const m = /^\s*bearer\s+(.*)$/is.exec(header);
   if (!m) return undefined;

@@ -29,7 +29,7 @@ export interface LeaderLeaseStore {
   update(ctx: OpContext, resourceVersion: string, record: LeaderWrite): Promise<LeaderRecord>;
 }
 
-export type LeaderState = 'standby' | 'leader' | 'lost' | 'released';
+type LeaderState = 'standby' | 'leader' | 'lost' | 'released';
 
 export interface LeaderStateChange {
   state: LeaderState;
@@ -61,7 +61,7 @@ export interface LeaderElector {
   release(): Promise<void>;
 }
 
-export const LEADER_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+const LEADER_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
 
 export function createLeaderElector(opts: LeaderElectorOptions): LeaderElector {
   return new Elector(opts);

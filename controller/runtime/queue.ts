@@ -14,7 +14,7 @@ export interface PassResult {
 
 export type Reconcile = (key: string, ctx: OpContext) => Promise<PassResult | undefined>;
 
-export interface QueueBackoff {
+interface QueueBackoff {
   initialMs: number;
   maxMs: number;
 }

@@ -12,7 +12,7 @@ export interface TimerHost {
   clearTimeout(handle: unknown): void;
 }
 
-export const systemTimers: TimerHost = {
+const systemTimers: TimerHost = {
   setTimeout: (fire, ms) => setTimeout(fire, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };

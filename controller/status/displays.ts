@@ -15,7 +15,7 @@ import {
 import { stringify } from 'yaml';
 
 /** The document at a given time (the clocks of running jobs move between events). */
-export type View = (nowMs: number) => StatusDocument;
+type View = (nowMs: number) => StatusDocument;
 
 export interface Display {
   /** The cluster changed. */
@@ -37,7 +37,7 @@ const CLEAR_LINE_END = '\x1b[K';
 const CLEAR_SCREEN_END = '\x1b[J';
 
 /** One frame: from the top left, each line cleared after its text, the rest of the screen cleared. */
-export function frame(lines: readonly string[]): string {
+function frame(lines: readonly string[]): string {
   return `${HOME}${lines.map((l) => `${l}${CLEAR_LINE_END}`).join('\n')}${CLEAR_SCREEN_END}`;
 }
 

@@ -3,7 +3,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { TalosCredentials } from './credentials.js';
 
-export const TALOS_API_PORT = 50000;
+const TALOS_API_PORT = 50000;
 const MAX_MESSAGE = 32 * 1024 * 1024;
 
 /** `host` → `host:50000`; a bare IPv6 address gets brackets. */

@@ -24,7 +24,7 @@ function asText(value: string | Uint8Array): string {
 }
 
 /** Raw PEM as is; otherwise standard base64 of PEM. */
-export function pemFrom(value: string | Uint8Array, field: string): string {
+function pemFrom(value: string | Uint8Array, field: string): string {
   const text = asText(value).trim();
   if (text.startsWith('-----BEGIN ')) return text + '\n';
   const decoded = Buffer.from(text.replace(/\s+/g, ''), 'base64').toString('utf8').trim();

@@ -24,7 +24,7 @@ export interface TalosSession {
   close(): void;
 }
 
-export type TalosOpen = (ctx: OpContext, talosConfig: TalosConfig) => Promise<TalosSession>;
+type TalosOpen = (ctx: OpContext, talosConfig: TalosConfig) => Promise<TalosSession>;
 /** One node's client; its close() ends it. */
 export type TalosConnect = (ctx: OpContext, talosConfig: TalosConfig, nodeIP: string) => Promise<TalosPort>;
 

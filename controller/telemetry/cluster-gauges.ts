@@ -14,7 +14,7 @@ import {
 } from './cluster-state.js';
 
 /** The part of an informer the gauges read. */
-export interface CachedViews<V> {
+interface CachedViews<V> {
   isSynced(): boolean;
   list(): V[];
   get(key: string): V | undefined;

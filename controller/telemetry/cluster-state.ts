@@ -8,7 +8,7 @@ import { epoch } from '../core/time.js';
 import type { JobView, NodeView, PlanView } from '../kube/views.js';
 
 /** The node_phase value of a node no PatchJob is about. */
-export const NODE_IDLE = 'Idle';
+const NODE_IDLE = 'Idle';
 export const NODE_PHASES: readonly string[] = [NODE_IDLE, ...Object.values(PatchJobPhase)];
 const PLAN_PHASES: readonly string[] = Object.values(PatchPlanPhase);
 const TERMINAL: ReadonlySet<string> = new Set([PatchJobPhase.Completed, PatchJobPhase.Failed]);

@@ -29,7 +29,7 @@ export interface ChildPlanFacts {
   phase: string | undefined;
 }
 
-export interface OpenProposal {
+interface OpenProposal {
   version: string;
   url?: string | undefined;
 }
@@ -67,7 +67,7 @@ export interface Proposal {
   step: Step;
 }
 
-export interface Pending {
+interface Pending {
   version: string;
   /** epoch ms */
   eligibleAt: number;
@@ -83,7 +83,7 @@ export type AutoUpdateAction =
   /** Nothing to do now. */
   | { type: 'none' };
 
-export const AutoUpdateReason = {
+const AutoUpdateReason = {
   Proposed: 'Proposed',
   Superseded: 'Superseded',
   ProposalOpen: 'ProposalOpen',
@@ -93,7 +93,7 @@ export const AutoUpdateReason = {
   UpToDate: 'UpToDate',
   NoCurrentVersion: 'NoCurrentVersion',
 } as const;
-export type AutoUpdateReason = (typeof AutoUpdateReason)[keyof typeof AutoUpdateReason];
+type AutoUpdateReason = (typeof AutoUpdateReason)[keyof typeof AutoUpdateReason];
 
 export interface AutoUpdateDecision {
   action: AutoUpdateAction;

@@ -15,7 +15,7 @@ import {
 } from './decide.js';
 import { stableReleases, type Release } from './releases.js';
 
-export interface VersionWhyNot {
+interface VersionWhyNot {
   version: string;
   /** Proposed, or the first reason it is not. */
   state:

@@ -18,7 +18,7 @@ const STABLE_TAG = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 /** A tag that names a stable version (`v1.12.4`), as release tags and image tags do. */
 export const isStableTag = (tag: string): boolean => STABLE_TAG.test(tag) && semver.valid(tag) !== null;
 
-export function isStableRelease(r: Release): boolean {
+function isStableRelease(r: Release): boolean {
   return !r.draft && !r.prerelease && r.publishedAt !== undefined && isStableTag(r.tagName);
 }
 

@@ -268,7 +268,7 @@ export function caughtUp(
   return { ok: true };
 }
 
-export interface EtcdWait {
+interface EtcdWait {
   /** ISO time the wait began. */
   startTime: string;
   /** ISO time it fails. */

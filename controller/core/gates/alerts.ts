@@ -47,7 +47,7 @@ export type AlertGateDecision =
 const MAX_NAMED = 3;
 
 /** `CephHealthError{namespace="rook-ceph", severity="critical"}`: how people write an alert. */
-export function describeAlert(a: FiringAlert): string {
+function describeAlert(a: FiringAlert): string {
   const { alertname, ...rest } = a.labels;
   const labels = Object.entries(rest)
     .sort(([x], [y]) => x.localeCompare(y))
@@ -57,7 +57,7 @@ export function describeAlert(a: FiringAlert): string {
 }
 
 /** The alerts that hold the rollout: matched and not ignored, each once, in a stable order. */
-export function blockingAlerts(facts: Extract<AlertFacts, { state: 'observed' }>): FiringAlert[] {
+function blockingAlerts(facts: Extract<AlertFacts, { state: 'observed' }>): FiringAlert[] {
   const ignored = new Set(facts.ignored);
   const seen = new Set<string>();
   return facts.matched

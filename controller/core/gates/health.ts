@@ -25,7 +25,7 @@ export type GateState =
 
 const MAX_NAMED = 3;
 
-export function describeObjects(check: HealthCheck): string {
+function describeObjects(check: HealthCheck): string {
   const where = check.namespace === undefined ? '' : ` in namespace ${check.namespace}`;
   const which =
     check.objectName !== undefined
@@ -100,7 +100,7 @@ export type GateDecision =
 
 /** The checks that gate a new node now: beforeRollout before the first, beforeEachNode before each,
  *  afterEachNode once a node has finished (the next one waits until it holds). */
-export function applies(when: HealthCheckWhen, firstNode: boolean, nodeFinished: boolean): boolean {
+function applies(when: HealthCheckWhen, firstNode: boolean, nodeFinished: boolean): boolean {
   if (when === 'beforeRollout') return firstNode;
   if (when === 'afterEachNode') return nodeFinished;
   return true;

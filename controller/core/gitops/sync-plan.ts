@@ -53,7 +53,7 @@ export interface ClusterPlan {
   phase?: string | undefined;
 }
 
-export type ApplyReason = 'Created' | 'Changed' | 'NewCommit' | 'DriftReverted';
+type ApplyReason = 'Created' | 'Changed' | 'NewCommit' | 'DriftReverted';
 
 export interface PlanApplyDecision {
   name: string;
@@ -240,12 +240,7 @@ function applyReason(commit: string, plan: GitPlan, current: ClusterPlan | undef
  * repository. Plans synced before the annotation existed keep the commit their source-commit
  * named, which is what their reports already show: an upgrade rewrites no report.
  */
-export function specCommitOf(
-  reason: ApplyReason,
-  commit: string,
-  plan: GitPlan,
-  current: ClusterPlan | undefined,
-): string {
+function specCommitOf(reason: ApplyReason, commit: string, plan: GitPlan, current: ClusterPlan | undefined): string {
   if (reason === 'Created' || reason === 'Changed' || current === undefined || current.sourcePath !== plan.file)
     return commit;
   return current.specCommit ?? current.sourceCommit ?? commit;

@@ -28,7 +28,7 @@ const isHookPod = (p: JobPodFacts): boolean => p.labels?.[HOOK_LABEL] !== undefi
 const FINISHED_POD_PHASES = new Set(['Succeeded', 'Failed']);
 
 /** Pods a drain must remove: not DaemonSet-owned, not static (mirror), not finished, not matched by the plan's drain.skipPods. */
-export function podsToDrain(pods: readonly JobPodFacts[], skipPods?: LabelSelector): JobPodFacts[] {
+function podsToDrain(pods: readonly JobPodFacts[], skipPods?: LabelSelector): JobPodFacts[] {
   return pods.filter(
     (p) => p.controllerKind !== 'DaemonSet' && !p.mirror && !FINISHED_POD_PHASES.has(p.phase) && !skipped(p, skipPods),
   );

@@ -24,7 +24,7 @@ export const ETCD_LEASE_NAME = 'kangal-patch-etcd';
 /** Its label: not the plan label, so the plans' slot-Lease cache never counts it as a slot. */
 export const ETCD_LEASE_LABEL = 'kangalpatch.ozalp.dk/etcd-disruption';
 /** How often a waiting gate reads etcd again: only while it waits, only the control-plane nodes. */
-export const ETCD_POLL_MS = 2_000;
+const ETCD_POLL_MS = 2_000;
 /** How long a forfeit may take to show a new leader before it is asked again. */
 const FORFEIT_SETTLE_MS = 5_000;
 

@@ -21,7 +21,7 @@ import { failed } from './status.js';
 import type { JobObservation, JobStep } from './types.js';
 
 /** Condition on a PatchJob with a postNode hook: True once it succeeded, False (with why) when it failed or still runs. */
-export const ConditionPostNodeHook = 'PostNodeHook';
+const ConditionPostNodeHook = 'PostNodeHook';
 
 function progress(o: JobObservation, hook: HookName, spec: HookSpec): HookProgress {
   const { spec: jobSpec, name } = o.job;

@@ -19,8 +19,6 @@ import { decideValidatingKubernetes } from './validating.js';
 import { etcdActionFailed, isEtcdAction } from './etcd.js';
 
 export * from './types.js';
-export { JobReason } from './reasons.js';
-export { podsToDrain } from './draining.js';
 export { ETCD_LEASE_LABEL, ETCD_LEASE_NAME, etcdApplies, etcdNeed } from './etcd.js';
 
 export function isFinished(phase: string | undefined): boolean {

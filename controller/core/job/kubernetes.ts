@@ -23,7 +23,7 @@ import { enterValidating, staticPodsAtVersion } from './validating.js';
 
 type Component = KubernetesComponent;
 
-export function componentsFor(controlPlane: boolean): readonly Component[] {
+function componentsFor(controlPlane: boolean): readonly Component[] {
   return controlPlane ? [...STATIC_POD_COMPONENTS, KubernetesComponent.Kubelet] : [KubernetesComponent.Kubelet];
 }
 
@@ -344,7 +344,7 @@ function waitForComponent(o: JobObservation, component: Component, image: string
   });
 }
 
-export function staticPodAt(pods: readonly StaticPodFacts[], component: string, image: string): boolean {
+function staticPodAt(pods: readonly StaticPodFacts[], component: string, image: string): boolean {
   return pods.some((p) => p.component === component && !p.deleting && p.ready && p.image === image);
 }
 

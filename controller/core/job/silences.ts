@@ -14,10 +14,10 @@ export const SilenceReason = {
 } as const;
 
 /** The author Alertmanager shows for every silence of the controller. */
-export const SILENCE_CREATED_BY = 'kangal-patch';
+const SILENCE_CREATED_BY = 'kangal-patch';
 
 /** How long a silence may be needed: the drain, the upgrade and the reboot, and the Kubernetes steps if the plan has them. */
-export function silenceTtlMs(spec: JobObservation['job']['spec']): number {
+function silenceTtlMs(spec: JobObservation['job']['spec']): number {
   const kubernetes = spec.target.kubernetesVersion === undefined ? 0 : 2 * durationMs(spec.kubernetesUpgradeTimeout);
   return durationMs(spec.drainTimeout) + 2 * durationMs(spec.rebootTimeout) + kubernetes;
 }
@@ -32,7 +32,7 @@ export function silenceMatchers(s: Silence, node: string): Matcher[] {
   return [...own.filter((m) => !(m.name === s.nodeLabel && m.op === '=')), { name: s.nodeLabel, op: '=', value: node }];
 }
 
-export function silenceRequest(o: JobObservation, s: Silence, recorded: JobSilence): SilenceRequest {
+function silenceRequest(o: JobObservation, s: Silence, recorded: JobSilence): SilenceRequest {
   const { spec, name } = o.job;
   const comment = `KangalPatch ${name}: node ${spec.nodeName} is being upgraded (plan ${spec.patchPlanRef}); expired when the job finishes${s.comment ? `. ${s.comment}` : ''} [${recorded.tag}]`;
   return {

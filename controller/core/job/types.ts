@@ -44,7 +44,7 @@ export interface JobPodFacts {
   labels?: Readonly<Record<string, string>> | undefined;
 }
 
-export interface JobLeaseFacts {
+interface JobLeaseFacts {
   name: string;
   resourceVersion: string;
   holderIdentity: string | undefined;
@@ -139,7 +139,7 @@ export type OneShotCall = 'legacyUpgrade' | 'install' | 'reboot' | 'rollback';
  */
 export type FreshRead = 'node' | 'nodePods' | 'apiServers' | 'hookJobs' | 'volumeAttachments';
 
-export type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
+type PodRef = Pick<JobPodFacts, 'namespace' | 'name' | 'uid'>;
 
 export type JobAction =
   /** ImageService.Pull; `namespace` as in talosctl (default system: installers, the kubelet; cri: static pods). */

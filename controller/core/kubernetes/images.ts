@@ -14,7 +14,7 @@ export const STATIC_POD_COMPONENTS: readonly KubernetesComponent[] = [
 ];
 
 /** Repositories Talos uses when the machine config names no image. */
-export const DEFAULT_REPOSITORY: Record<ImageComponent, string> = {
+const DEFAULT_REPOSITORY: Record<ImageComponent, string> = {
   'kube-apiserver': 'registry.k8s.io/kube-apiserver',
   'kube-controller-manager': 'registry.k8s.io/kube-controller-manager',
   'kube-scheduler': 'registry.k8s.io/kube-scheduler',

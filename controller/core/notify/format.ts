@@ -13,7 +13,7 @@ export function receiverWants(r: Pick<NotifyReceiver, 'events' | 'plans'>, e: No
 }
 
 /** The generic webhook body: stable field names, the idempotency key as `id`. */
-export function webhookBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
+function webhookBody(e: NotifyEvent, cluster: string | undefined): Record<string, unknown> {
   const { key, ...rest } = e;
   return {
     apiVersion: API_VERSION,
@@ -56,12 +56,12 @@ const HEADLINE: Record<NotifyEventType, (e: NotifyEvent) => string> = {
 };
 
 /** One line a human reads first. */
-export function headline(e: NotifyEvent, cluster: string | undefined): string {
+function headline(e: NotifyEvent, cluster: string | undefined): string {
   return `KangalPatch${cluster === undefined ? '' : ` [${cluster}]`}: ${HEADLINE[e.type](e)}`;
 }
 
 /** The facts shown under the headline, in order. */
-export function facts(e: NotifyEvent, cluster: string | undefined): { name: string; value: string }[] {
+function facts(e: NotifyEvent, cluster: string | undefined): { name: string; value: string }[] {
   const out: { name: string; value: string }[] = [];
   const add = (name: string, value: string | undefined): void => {
     if (value !== undefined && value !== '') out.push({ name, value });

@@ -7,5 +7,5 @@ export {
   type PlanRef,
   type ProposalRef,
 } from './events.js';
-export { facts, headline, receiverBody, receiverWants, webhookBody } from './format.js';
+export { receiverBody, receiverWants } from './format.js';
 export { jobWaiting, planWaiting, type WaitingDecision } from './waiting.js';

@@ -20,7 +20,7 @@ export function nodesRun(
 }
 
 /** "Talos 1.14 supports Kubernetes 1.33–1.37". */
-export const windowText = (row: SupportRow): string =>
+const windowText = (row: SupportRow): string =>
   `Talos ${row.talos} supports Kubernetes ${row.kubernetes.min}–${row.kubernetes.max}`;
 
 export interface TalosHopFacts {

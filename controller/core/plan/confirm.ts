@@ -19,7 +19,7 @@ export const isFresh = (o: PlanObservation, read: PlanFreshRead): boolean => (o.
  * What the plan says while `what` is read before the verdict `reason`: the step is written only when
  * that read fails (`o.confirmFailure`), and then says so.
  */
-export function confirmingMessage(o: PlanObservation, what: string, reason: string): string {
+function confirmingMessage(o: PlanObservation, what: string, reason: string): string {
   const why = `the deadline passed on the controller's cached view of ${what} (${reason}); reading it from the apiserver before deciding`;
   return o.confirmFailure === undefined ? why : `${why}, but the read failed (retrying): ${o.confirmFailure.message}`;
 }

@@ -33,7 +33,7 @@ import {
 } from './path.js';
 import type { NewSlot, PlanJobFacts, PlanObservation, PlanStep, PreflightCheck } from './types.js';
 
-export const PREFLIGHT_RETRY_MS = 60_000;
+const PREFLIGHT_RETRY_MS = 60_000;
 const TERMINAL = new Set(['Completed', 'Failed', 'Cancelled']);
 
 interface Ctx {

@@ -24,7 +24,7 @@ export function parseHold(value: string | undefined): NodeHold | undefined {
 }
 
 /** `node (reason)`, or the node alone when no reason was given. */
-export function describeHold(node: string, hold: NodeHold): string {
+function describeHold(node: string, hold: NodeHold): string {
   return hold.reason === '' ? node : `${node} (${hold.reason})`;
 }
 

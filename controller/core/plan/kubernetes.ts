@@ -21,7 +21,7 @@ export function resumableNodes(o: PlanObservation, group: string): string[] {
     .map((j) => j.nodeName);
 }
 
-export function rolledOut(ds: KubeProxyFacts, image: string): boolean {
+function rolledOut(ds: KubeProxyFacts, image: string): boolean {
   return (
     ds.image === image &&
     ds.observedGeneration >= ds.generation &&

@@ -22,7 +22,7 @@ export const isStepwise = (spec: PatchPlanSpec): boolean => spec.target.path ===
 export const movesKubernetes = (spec: PatchPlanSpec): boolean =>
   spec.target.kubernetesVersion !== undefined || isStepwise(spec);
 
-export const hopWhat = (hop: Pick<PathHopStatus, 'kind' | 'version'>): string =>
+const hopWhat = (hop: Pick<PathHopStatus, 'kind' | 'version'>): string =>
   `${hop.kind === 'talos' ? 'Talos' : 'Kubernetes'} ${hop.version}`;
 
 /** The hop a pass works on: the first not Completed, or the last once every hop is. */
@@ -31,7 +31,7 @@ export function hopInFocus(path: PlanPathStatus | undefined): PathHopStatus | un
 }
 
 /** The plan's spec as one hop sees it: the hop's version is the whole target. */
-export function hopSpec(spec: PatchPlanSpec, hop: PathHopStatus): PatchPlanSpec {
+function hopSpec(spec: PatchPlanSpec, hop: PathHopStatus): PatchPlanSpec {
   const { talosVersion: _talos, kubernetesVersion: _kubernetes, ...rest } = spec.target;
   const target = {
     ...rest,

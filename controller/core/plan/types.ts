@@ -187,7 +187,7 @@ export type PlanAction =
   /** Starts installer pulls on the next round's nodes in the background: the pass does not wait for them. */
   | { type: 'prePull'; pulls: PrePullRequest[] };
 
-export interface PlanEvent {
+interface PlanEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   note: string;

@@ -37,7 +37,7 @@ export interface PromotionOutcome {
   status: PromotionStatus;
 }
 
-export const PromotionReason = {
+const PromotionReason = {
   WaitingForPromotion: 'WaitingForPromotion',
   Promoted: 'Promoted',
   NothingToPromote: 'NothingToPromote',

@@ -11,7 +11,7 @@
 export const REPORT_INDEX_KIND = 'ReportIndex';
 export const REPORT_INDEX_API_VERSION = 'kangalpatch.ozalp.dk/v1alpha1';
 
-export interface ReportIndexEntry {
+interface ReportIndexEntry {
   /** Repository path of the report's YAML twin (status/<cluster>/<plan>.yaml). */
   path: string;
   /** The write that last wrote it. */

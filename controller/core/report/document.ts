@@ -22,7 +22,7 @@ export interface NodeReport {
   etcd?: { waitedSeconds: number; handedOverLeadership: boolean };
 }
 
-export interface HoldReport {
+interface HoldReport {
   node: string;
   reason: string;
 }
@@ -39,7 +39,7 @@ export interface GroupReport {
 }
 
 /** One hop of a stepwise plan's path (status.path), as the report lists it. */
-export interface PathHopReport {
+interface PathHopReport {
   number: number;
   kind: string;
   version: string;
@@ -81,7 +81,7 @@ export interface ReportDocument {
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** Whole seconds between two RFC 3339 times; null unless both are known. */
-export function secondsBetween(from: string | undefined, to: string | undefined): number | null {
+function secondsBetween(from: string | undefined, to: string | undefined): number | null {
   const a = epoch(from);
   const b = epoch(to);
   if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b)) return null;
@@ -93,9 +93,9 @@ export function secondsBetween(from: string | undefined, to: string | undefined)
  * the plan was last synced at, so that a commit touching other files leaves this report as it is.
  * A plan synced before spec-commit existed names its source-commit, as its report already does.
  */
-export const reportedCommit = (plan: ReportPlan): string | undefined => plan.specCommit ?? plan.sourceCommit;
+const reportedCommit = (plan: ReportPlan): string | undefined => plan.specCommit ?? plan.sourceCommit;
 
-export function sourceUrl(plan: ReportPlan, s: ReportSettings): string | null {
+function sourceUrl(plan: ReportPlan, s: ReportSettings): string | null {
   const commit = reportedCommit(plan);
   if (s.blobUrlBase === undefined || commit === undefined || plan.sourcePath === undefined) return null;
   const path = plan.sourcePath.split('/').map(encodeURIComponent).join('/');

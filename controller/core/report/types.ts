@@ -30,8 +30,3 @@ export interface ReportSettings {
   /** Web URL prefix of a file at a commit, e.g. `https://github.com/acme/plans/blob`; the link is `<prefix>/<commit>/<path>`. */
   blobUrlBase: string | undefined;
 }
-
-export interface RenderedReport {
-  markdown: string;
-  yaml: string;
-}

@@ -44,7 +44,7 @@ function promotion(a: AutoUpdateStatus): Pick<AutoUpdateEntry, 'promotion'> {
   };
 }
 
-export function childEntry(p: PlanEntry): ChildEntry {
+function childEntry(p: PlanEntry): ChildEntry {
   return {
     name: p.name,
     phase: p.phase,

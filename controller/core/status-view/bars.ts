@@ -26,7 +26,7 @@ export function bar(
 }
 
 /** Bar cells for a width: what is left of the line after the indent, the name and the counts, from 8 to 30. */
-export function barCells(width: number, nameWidth: number, countsWidth: number): number {
+function barCells(width: number, nameWidth: number, countsWidth: number): number {
   if (!Number.isFinite(width)) return 30;
   return Math.max(8, Math.min(30, width - 2 - nameWidth - 1 - 2 - 1 - countsWidth));
 }

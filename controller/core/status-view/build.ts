@@ -14,7 +14,7 @@ const byNode = (a: { node: string }, b: { node: string }): number =>
   a.node.localeCompare(b.node, 'en', { numeric: true });
 
 /** The plans shown: those named (in the order given, once each, the missing ones left out), else all, newest first. */
-export function shownPlans(input: Pick<StatusInput, 'plans' | 'names'>): StatusPlanInput[] {
+function shownPlans(input: Pick<StatusInput, 'plans' | 'names'>): StatusPlanInput[] {
   if (input.names.length === 0) return [...input.plans].sort(newestFirst);
   const byName = new Map(input.plans.map((p) => [p.name, p]));
   return [...new Set(input.names)].flatMap((n) => byName.get(n) ?? []);

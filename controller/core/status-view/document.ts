@@ -81,7 +81,7 @@ export interface NodeEntry {
   leftCordoned?: boolean;
 }
 
-export interface HeldNode {
+interface HeldNode {
   node: string;
   reason: string;
 }
@@ -95,7 +95,7 @@ export interface ChildEntry {
   failed: number;
 }
 
-export interface PromotionStage {
+interface PromotionStage {
   cluster: string;
   state: string;
   eligibleTime?: string;

@@ -2,11 +2,10 @@
 // document (json, yaml) or lines that fit a terminal (text, wide) out. Pure: no I/O, no clock.
 export type { StatusInput, StatusJobInput, StatusNodeInput, StatusPlanInput } from './input.js';
 export * from './document.js';
-export { missingPlans, shownPlans, statusDocument, watchOutcome, type WatchOutcome } from './build.js';
-export { OUTPUT_FORMATS, renderStatus, sameStatus, type OutputFormat } from './output.js';
-export { renderText, planBlock } from './text.js';
+export { missingPlans, statusDocument, watchOutcome } from './build.js';
+export { renderStatus, sameStatus, type OutputFormat } from './output.js';
+export { renderText } from './text.js';
 export { changedFacts, facts, type Fact } from './facts.js';
-export { fitHeight, fitLine, fitWidth } from './fit.js';
+export { fitHeight, fitLine } from './fit.js';
 export { summaryTable } from './summary-table.js';
-export { duration, viewerZone } from './time-text.js';
-export type { TextOptions } from './sentences.js';
+export { viewerZone } from './time-text.js';

@@ -5,8 +5,7 @@ import type { StatusDocument } from './document.js';
 import type { TextOptions } from './sentences.js';
 import { renderText } from './text.js';
 
-export const OUTPUT_FORMATS = ['text', 'wide', 'json', 'yaml'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export type OutputFormat = 'text' | 'wide' | 'json' | 'yaml';
 
 /** The whole output, ending in a newline. */
 export function renderStatus(doc: StatusDocument, format: OutputFormat, o: Omit<TextOptions, 'wide'>): string {

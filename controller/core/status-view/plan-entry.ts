@@ -10,7 +10,7 @@ import { defined } from './defined.js';
 import { ms } from './time-text.js';
 
 const FINISHED_PLAN = new Set(['Completed', 'Failed', 'Cancelled']);
-export const isFinishedPlan = (phase: string): boolean => FINISHED_PLAN.has(phase);
+const isFinishedPlan = (phase: string): boolean => FINISHED_PLAN.has(phase);
 
 /** The earliest instant the plan's wait ends or gives up at, and what happens then. */
 function planUntil(s: PatchPlanStatus): Pick<Wait, 'until' | 'untilWhat'> {

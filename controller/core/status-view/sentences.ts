@@ -24,7 +24,7 @@ export const reasonText = (w: Wait): string =>
   [w.reason, w.message].filter((x) => x !== undefined && x !== '').join(': ');
 
 /** [`Reason: message`, `Draining gives up 10:05:00 CET (09:05:00 UTC, in 4m10s)`], the empty ones left out. */
-export function waitParts(w: Wait, o: TextOptions): string[] {
+function waitParts(w: Wait, o: TextOptions): string[] {
   const until = w.until === undefined ? '' : `${w.untilWhat ?? 'until'} ${at(w.until, o)}`;
   return [reasonText(w), until].filter((x) => x !== '');
 }

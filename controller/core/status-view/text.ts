@@ -156,7 +156,7 @@ function autoUpdateLines(a: AutoUpdateEntry, o: TextOptions): string[] {
 }
 
 /** The block of one plan, lines not yet cut to the width. */
-export function planBlock(p: PlanEntry, o: TextOptions): string[] {
+function planBlock(p: PlanEntry, o: TextOptions): string[] {
   return [
     ...header(p, o),
     ...wrapParts('  ', planSentence(p, o), { sep: '; ', width: o.width, indent: '    ' }),

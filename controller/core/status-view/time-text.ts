@@ -15,7 +15,7 @@ export function duration(ms: number): string {
 }
 
 /** "in 4m10s", "2m ago", "now": where an instant lies from `nowMs`. */
-export function relative(ms: number, nowMs: number): string {
+function relative(ms: number, nowMs: number): string {
   const d = ms - nowMs;
   if (Math.abs(d) < 1000) return 'now';
   return d > 0 ? `in ${duration(d)}` : `${duration(-d)} ago`;
@@ -47,11 +47,4 @@ export function ms(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const t = Date.parse(text);
   return Number.isFinite(t) ? t : undefined;
-}
-
-/** ms between two RFC 3339 times (NaN when either is missing). */
-export function between(from: string | undefined, to: string | undefined): number {
-  const a = ms(from);
-  const b = ms(to);
-  return a === undefined || b === undefined ? NaN : b - a;
 }

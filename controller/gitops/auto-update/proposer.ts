@@ -73,7 +73,7 @@ import {
   type PromotionGateInput,
 } from '../promotion/gate.js';
 
-export interface AutoUpdateConfig {
+interface AutoUpdateConfig {
   /** --cluster-name: in branch names, titles and labels. */
   cluster: string;
   /** --git-branch: proposals merge into it. */

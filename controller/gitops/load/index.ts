@@ -15,7 +15,7 @@ import { compareProblems, type Problem } from './problem.js';
 import { parseYamlFile, type ParsedDocument, type ParsedFile } from './yaml.js';
 
 export { formatProblem, type Problem } from './problem.js';
-export { DEFAULT_LIMITS, type LoadLimits } from './limits.js';
+export { DEFAULT_LIMITS } from './limits.js';
 
 export interface PlanSource {
   file: string;

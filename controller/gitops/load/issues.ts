@@ -22,7 +22,7 @@ const EXPECTED: Readonly<Record<string, string>> = {
   array: 'a list',
 };
 
-export function describeValue(v: unknown): string {
+function describeValue(v: unknown): string {
   if (v === null) return 'an empty value';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;

@@ -15,7 +15,7 @@ import {
 } from 'yaml';
 import type { LoadLimits } from './limits.js';
 
-export interface RawProblem {
+interface RawProblem {
   offset: number;
   message: string;
 }

@@ -32,7 +32,7 @@ export interface PromotionGate {
 }
 
 /** `seen` raised by the sequences of verified indexes (never lowered: a refused older index offers none). */
-export function raisedSequences(
+function raisedSequences(
   seen: Readonly<Record<string, number>>,
   offered: Readonly<Record<string, number>>,
 ): Record<string, number> {
@@ -41,7 +41,7 @@ export function raisedSequences(
   return out;
 }
 
-export const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
+const stageClusters = (p: PromotionSpec): Set<string> => new Set(p.after.map((s) => s.cluster));
 
 /** What the gate judges: the template's spec, the lowest Talos version on its nodes, the releases, and when. */
 export interface PromotionGateInput {

@@ -16,7 +16,7 @@ export const signaturePath = (yamlPath: string): string => yamlPath.replace(/\.y
 const signedBytes = (yamlPath: string, yaml: string): Buffer => Buffer.from(`${DOMAIN}\n${yamlPath}\n${yaml}`, 'utf8');
 
 /** First 16 hex digits of the SHA-256 of the public key (SPKI DER): names the key in the .sig file. */
-export function keyId(key: KeyObject): string {
+function keyId(key: KeyObject): string {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
   return createHash('sha256')
     .update(pub.export({ type: 'spki', format: 'der' }))

@@ -27,7 +27,7 @@ export interface ReportFiles {
 
 export type BeforeVersions = { talos: string | undefined; kubernetes: string | undefined };
 
-export function reportPlanOf(plan: PlanView): ReportPlan {
+function reportPlanOf(plan: PlanView): ReportPlan {
   return {
     name: plan.name,
     uid: plan.uid,
@@ -39,7 +39,7 @@ export function reportPlanOf(plan: PlanView): ReportPlan {
   };
 }
 
-export function reportJobOf(job: JobView, before: BeforeVersions | undefined): ReportJob {
+function reportJobOf(job: JobView, before: BeforeVersions | undefined): ReportJob {
   return {
     name: job.name,
     nodeName: job.spec?.nodeName ?? job.name,

@@ -40,7 +40,7 @@ import { signaturePath, type ReportSigner } from '../promotion/signature.js';
 import { reportIndexPath } from '../../core/promotion/report-index.js';
 import { contentDigest, renderReport, reportPaths, type BeforeVersions, type ReportFiles } from './render.js';
 
-export interface ReporterConfig {
+interface ReporterConfig {
   /** --cluster-name: in branch names, titles, labels and paths. */
   cluster: string;
   /** --git-branch: the branch report PRs merge into. */
@@ -121,12 +121,12 @@ function checkedAlready(pr: PullRequestView, st: PlanState): boolean {
 }
 
 /** How often the branch of an open report PR of a finished plan is checked again for commits pushed since. */
-export const RECHECK_MS = 10 * 60_000;
+const RECHECK_MS = 10 * 60_000;
 
-export const reportBranch = (cluster: string, plan: string, rollout: string): string =>
+const reportBranch = (cluster: string, plan: string, rollout: string): string =>
   `kangal-patch/${cluster}/report/${plan}-${rollout}`;
 
-export function reportTitle(cluster: string, plan: string): string {
+function reportTitle(cluster: string, plan: string): string {
   return `KangalPatch [${cluster}]: rollout report of ${plan}`;
 }
 

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { createInflate, crc32, inflateSync } from 'node:zlib';
 import type { FetchLimits } from '../load/limits.js';
 
-export type ObjectType = 'commit' | 'tree' | 'blob' | 'tag';
+type ObjectType = 'commit' | 'tree' | 'blob' | 'tag';
 
 export interface PackObject {
   type: ObjectType;

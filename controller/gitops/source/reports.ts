@@ -10,7 +10,7 @@ export interface ReportTreeLimits {
   maxFileBytes: number;
 }
 
-export const DEFAULT_REPORT_LIMITS: ReportTreeLimits = { maxFiles: 4000, maxFileBytes: 256 * 1024 };
+const DEFAULT_REPORT_LIMITS: ReportTreeLimits = { maxFiles: 4000, maxFileBytes: 256 * 1024 };
 const REPORT_FILE = /^[a-z0-9][-a-z0-9.]*\.(yaml|sig)$/;
 const CLUSTER_DIR = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const TREE = '040000';

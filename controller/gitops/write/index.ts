@@ -1,8 +1,2 @@
 // Writing to Git: one commit on a bot branch, built on the fetched remote tip, pushed without force.
-export {
-  BranchWriter,
-  type BranchWriterOptions,
-  type GitAuthor,
-  type WriteRequest,
-  type WriteResult,
-} from './branch-writer.js';
+export { BranchWriter, type GitAuthor, type WriteRequest, type WriteResult } from './branch-writer.js';

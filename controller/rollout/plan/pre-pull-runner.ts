@@ -12,7 +12,7 @@ import type { TalosConnect } from '../../talos/talos-access.js';
 /** One pull may take this long (large installers over slow links); the leader's signal ends it earlier. */
 const PULL_TIMEOUT_MS = 15 * 60_000;
 
-export interface PrePullTarget extends PrePullRequest {
+interface PrePullTarget extends PrePullRequest {
   /** Where the Talos API reaches the node (its InternalIP, else its name). */
   address: string;
 }
