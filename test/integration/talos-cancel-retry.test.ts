@@ -270,7 +270,11 @@ describe('Talos client cancellation and retry rules', function () {
 
   describe('TLS diagnosis', function () {
     it('a client certificate the endpoint refuses ⇒ TlsRejected naming the endpoint, for a reboot too, without failover', async function () {
-      const other = createCA(join(dir.path, 'other'), 'other-ca', 'talos', 'ed25519', ['talos']);
+      const other = createCA(join(dir.path, 'other'), 'other-ca', {
+        commonName: 'talos',
+        keyType: 'ed25519',
+        organizations: ['talos'],
+      });
       const cert = issueCert(join(dir.path, 'other'), 'stranger', other, {
         commonName: 'stranger',
         organizations: ['os:admin'],

@@ -61,7 +61,11 @@ describe('Talos client mTLS errors', function () {
   });
 
   it('wrong CA: the server certificate does not verify against ca.crt', async function () {
-    const other = createCA(join(dir.path, 'other'), 'other-ca', 'talos', 'ed25519', ['talos']);
+    const other = createCA(join(dir.path, 'other'), 'other-ca', {
+      commonName: 'talos',
+      keyType: 'ed25519',
+      organizations: ['talos'],
+    });
     const c = createTalosClient(
       {
         endpoints: [sim.endpoint],
@@ -82,7 +86,11 @@ describe('Talos client mTLS errors', function () {
   });
 
   it('client certificate issued by another CA: the server rejects the handshake', async function () {
-    const other = createCA(join(dir.path, 'other2'), 'other-ca', 'talos', 'ed25519', ['talos']);
+    const other = createCA(join(dir.path, 'other2'), 'other-ca', {
+      commonName: 'talos',
+      keyType: 'ed25519',
+      organizations: ['talos'],
+    });
     const cert = issueCert(join(dir.path, 'other2'), 'stranger', other, {
       commonName: 'stranger',
       organizations: ['os:admin'],

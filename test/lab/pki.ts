@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type KeyType = 'ec' | 'ed25519' | 'rsa';
+type KeyType = 'ec' | 'ed25519' | 'rsa';
 
 export interface CertFiles {
   certPath: string;
@@ -51,13 +51,17 @@ function load(dir: string, name: string): CertFiles {
   return { certPath, keyPath, cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
 }
 
+/** A CA's subject and key: `organizations` are its O= entries (e.g. `talos` for a Talos OS CA). */
+export interface CASubject {
+  commonName: string;
+  keyType?: KeyType;
+  organizations?: string[];
+}
+
 export function createCA(
   dir: string,
   name: string,
-  commonName: string,
-  keyType: KeyType = 'ec',
-  /** Subject O= entries, e.g. `talos` for a Talos OS CA. */
-  organizations: string[] = [],
+  { commonName, keyType = 'ec', organizations = [] }: CASubject,
 ): CertFiles {
   mkdirSync(dir, { recursive: true });
   openssl(

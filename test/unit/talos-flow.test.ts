@@ -130,7 +130,7 @@ describe('talos/credentials', function () {
   let client: { cert: string; key: string };
   before(function () {
     dir = mkdtempSync(join(tmpdir(), 'talos-creds-'));
-    const c = createCA(dir, 'ca', 'talos', 'ed25519', ['talos']);
+    const c = createCA(dir, 'ca', { commonName: 'talos', keyType: 'ed25519', organizations: ['talos'] });
     ca = c;
     client = issueCert(dir, 'admin', c, {
       commonName: 'admin',

@@ -33,7 +33,7 @@ export interface LabCluster {
   stop(): Promise<void>;
 }
 
-export type RestartableComponent = 'etcd' | 'kube-apiserver';
+type RestartableComponent = 'etcd' | 'kube-apiserver';
 
 export interface StartClusterOptions {
   /** Milliseconds to wait for each component to become ready. */
@@ -43,12 +43,7 @@ export interface StartClusterOptions {
 }
 
 // job-controller: hook Jobs run to Complete/Failed as in a real cluster (the fleet binds and runs their pods).
-export const CONTROLLERS = [
-  'disruption-controller',
-  'garbage-collector-controller',
-  'namespace-controller',
-  'job-controller',
-];
+const CONTROLLERS = ['disruption-controller', 'garbage-collector-controller', 'namespace-controller', 'job-controller'];
 
 /**
  * Starts the cluster; a port picked free can be taken by another process before etcd or the
@@ -87,7 +82,7 @@ async function startClusterOnce(opts: StartClusterOptions): Promise<LabCluster> 
   };
   try {
     const pki = join(dir, 'pki');
-    const ca = createCA(pki, 'ca', 'kangal-lab-cluster-ca');
+    const ca = createCA(pki, 'ca', { commonName: 'kangal-lab-cluster-ca' });
     const serving = issueCert(pki, 'apiserver', ca, {
       commonName: 'kube-apiserver',
       usage: 'server',

@@ -12,9 +12,9 @@ import { RegistryClient } from './client.js';
 import { buildImage, type Blob } from './image.js';
 import { startTokenService, type TokenService } from './token.js';
 
-export { parseBearerChallenge, fetchToken, RegistryClient } from './client.js';
+export { parseBearerChallenge } from './client.js';
 export { OCI_MANIFEST, DOCKER_MANIFEST } from './image.js';
-export { startRegistryFront, type RegistryFault, type RegistryFront } from './front.js';
+export { startRegistryFront, type RegistryFront } from './front.js';
 
 export interface RegistryOptions {
   /** Put the registry behind `auth.token`: anonymous pull tokens, push for the lab's publisher. */
@@ -94,7 +94,10 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<Registr
     let tokenService: TokenService | undefined;
     let token: { realm: string; service: string; issuer: string; bundle: string } | undefined;
     if (opts.tokenAuth) {
-      const signer = createCA(join(dir.path, 'token'), 'signer', 'kangal-lab registry token signer', 'ec');
+      const signer = createCA(join(dir.path, 'token'), 'signer', {
+        commonName: 'kangal-lab registry token signer',
+        keyType: 'ec',
+      });
       tokenService = await startTokenService({ keyPem: signer.key, service: 'kangal-lab-registry', publisher });
       const ts = tokenService;
       cleanups.push(() => ts.stop());

@@ -106,30 +106,11 @@ import type { MultiDocKind } from './machine-config.js';
 import { type ImageSource, imageSource, type LabRegistryOptions } from './images.js';
 import { EtcdCluster, type EtcdMemberView, type EtcdRecord } from './etcd.js';
 
-export {
-  DEMO_TIMINGS,
-  TEST_TIMINGS,
-  type NodeFaults,
-  type Phase,
-  type SimCall,
-  type SimCallMethod,
-  type SimCallResult,
-  type SimNode,
-  type TalosSimTimings,
-} from './node.js';
+export { DEMO_TIMINGS, TEST_TIMINGS, type SimCall, type SimCallMethod, type TalosSimTimings } from './node.js';
 export { VANILLA_SCHEMATIC } from '../fleet/describe.js';
-export { MULTI_DOC_KINDS, type MultiDocKind } from './machine-config.js';
+export { MULTI_DOC_KINDS } from './machine-config.js';
 export { createRecordingFleet, type RecordingFleet } from './recording-fleet.js';
-export { DEFAULT_MIRRORED_HOSTS, type LabRegistryOptions } from './images.js';
-export {
-  memberIdOf,
-  type EtcdAlarmType,
-  type EtcdMemberFaults,
-  type EtcdMemberView,
-  type EtcdRecord,
-  type LeaderChange,
-  type QuorumLoss,
-} from './etcd.js';
+export { memberIdOf } from './etcd.js';
 
 export interface TalosSimulatorOptions {
   fleet: FleetControl;
@@ -155,7 +136,7 @@ export interface TalosSimulatorOptions {
   registry?: LabRegistryOptions;
 }
 
-export interface ClientCert {
+interface ClientCert {
   cert: string;
   /** PKCS#8 PEM labelled `PRIVATE KEY`. */
   key: string;
@@ -290,7 +271,7 @@ export async function startTalosSimulator(opts: TalosSimulatorOptions): Promise<
   const firstCp = endpointNode(host, fleetNodes);
 
   const pkiDir = join(opts.dir, 'talos-pki');
-  const ca = createCA(pkiDir, 'os-ca', 'talos', 'ed25519', ['talos']);
+  const ca = createCA(pkiDir, 'os-ca', { commonName: 'talos', keyType: 'ed25519', organizations: ['talos'] });
   const ips = [...new Set([host, ...fleetNodes.map((n) => n.internalIP)])];
   const serverCert = issueCert(pkiDir, 'apid', ca, {
     commonName: 'apid.kangal-lab',
