@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: typecheck and lint (`npm run checks`) side by side with every mocha suite, three test
+# `npm test`: the static checks (`npm run checks`) side by side with every mocha suite, three test
 # files at a time; it fails when either does. The checks run beside the tests rather than before
 # them: the lab tests leave about a fifth of the two cores idle (they mostly wait on simulated
 # reboots and timers), which the checks' 2.5 minutes fill.

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
-export function machine(): Record<string, unknown> {
+function machine(): Record<string, unknown> {
   return {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? '?',

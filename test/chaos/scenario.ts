@@ -33,7 +33,7 @@ export const STANDING_FAULTS: readonly FaultKind[] = [...NODE_FAILURES, 'talos-e
  * etcd gate holds meanwhile). Not an isolated member: that takes the quorum down with a member the
  * controller rebooted, a loss the checker could not tell from one the controller caused.
  */
-export const ETCD_MEMBER_FAULTS: readonly FaultKind[] = ['etcd-member-lag'];
+const ETCD_MEMBER_FAULTS: readonly FaultKind[] = ['etcd-member-lag'];
 /** Faults that need the plan delivered through Git. */
 const GIT_FAULTS: readonly FaultKind[] = ['git-down', 'force-push'];
 
@@ -63,7 +63,7 @@ export interface ScheduledFault {
   status?: 429 | 500;
 }
 
-export interface ScenarioGroup {
+interface ScenarioGroup {
   name: string;
   concurrency: number;
   /** Custom groups: nodes carrying this label value are in it. */

@@ -7,7 +7,7 @@ import { parseDocument, Scalar, type Document } from 'yaml';
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 export const TALOS_TARGET = 'v1.13.2';
-export const KUBERNETES_TARGET = 'v1.36.3';
+const KUBERNETES_TARGET = 'v1.36.3';
 
 export interface LabPlace {
   talosEndpoint: string;

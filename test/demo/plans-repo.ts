@@ -6,8 +6,8 @@ import type { Forge } from '../lab/forge/index.js';
 import { cloneWorkingCopy, type WorkingCopy } from '../lab/forge/working-copy.js';
 import { forgeUserCall } from '../lab/forge/user-api.js';
 
-export const PLANS_OWNER = 'acme';
-export const PLANS_NAME = 'plans';
+const PLANS_OWNER = 'acme';
+const PLANS_NAME = 'plans';
 
 export interface PlansRepo {
   cloneUrl: string;

@@ -36,7 +36,7 @@ type ClusterName = (typeof CLUSTERS)[number];
 const template = (c: ClusterName): string => `${c}-nodes`;
 const child = (c: ClusterName): string => `${template(c)}-${RELEASE.replace(/\./g, '-')}`;
 
-export const PROMOTION_STORY = `examples/fleet/ on two lab clusters sharing one plans repository: Talos ${RELEASE} appears, staging proposes it, the demo merges, staging upgrades and its signed report is merged into Git; after a ${SOAK_S} s soak production proposes ${RELEASE} with staging's evidence, the demo merges, production upgrades`;
+const PROMOTION_STORY = `examples/fleet/ on two lab clusters sharing one plans repository: Talos ${RELEASE} appears, staging proposes it, the demo merges, staging upgrades and its signed report is merged into Git; after a ${SOAK_S} s soak production proposes ${RELEASE} with staging's evidence, the demo merges, production upgrades`;
 
 class DemoFailure extends Error {}
 

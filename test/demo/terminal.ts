@@ -91,7 +91,7 @@ export function openDisplay<S>(
 }
 
 /** The viewer's zone, for the times the status view shows. */
-export const demoZone = viewerZone(process.env['TZ'] || Intl.DateTimeFormat().resolvedOptions().timeZone);
+const demoZone = viewerZone(process.env['TZ'] || Intl.DateTimeFormat().resolvedOptions().timeZone);
 
 /** The status view's lines of `input` at `nowMs`, `columns` wide; the plan named first in `input.names` waits for Git until it exists. */
 export function statusLines(input: StatusInput, nowMs: number, columns: number): string[] {

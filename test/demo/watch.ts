@@ -17,7 +17,7 @@ import { jobInput, nodeInput, planInput, talosVersionOf, type Obj } from './stat
 const GROUP = 'kangalpatch.ozalp.dk';
 const VERSION = 'v1alpha1';
 
-export interface GroupProgress {
+interface GroupProgress {
   name: string;
   total: number;
   running: number;
@@ -42,7 +42,7 @@ export interface PlanSnapshot {
   autoUpdate?: AutoUpdateSnapshot;
 }
 
-export interface AutoUpdateSnapshot {
+interface AutoUpdateSnapshot {
   lastCheckTime?: string;
   nextCheckTime?: string;
   currentVersion?: string;
@@ -58,7 +58,7 @@ export interface AutoUpdateSnapshot {
   promotion?: PromotionSnapshot;
 }
 
-export interface PromotionSnapshot {
+interface PromotionSnapshot {
   reason?: string;
   version?: string;
   eligibleTime?: string;
@@ -282,7 +282,7 @@ export async function watchCluster(kc: KubeConfig, onChange: () => void): Promis
   };
 }
 
-export interface NodeVersions {
+interface NodeVersions {
   talos: string;
   kubernetes: string;
 }

@@ -22,7 +22,7 @@ export interface FuzzOptions {
   keepSlowestAt?: string;
 }
 
-export interface Worst {
+interface Worst {
   value: number;
   kind: string;
   bytes: number;

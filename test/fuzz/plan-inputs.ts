@@ -117,7 +117,7 @@ const arbOddString = fc.oneof(
 );
 
 /** Values a field should never hold: wrong types, extremes, huge and deep ones. */
-export const arbHostileValue: fc.Arbitrary<unknown> = fc.oneof(
+const arbHostileValue: fc.Arbitrary<unknown> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constantFrom(

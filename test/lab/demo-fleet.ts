@@ -8,7 +8,7 @@ import type { WorkloadSpec } from './fleet/workloads.js';
 import type { Registry } from './registry/index.js';
 
 export const DEMO_TALOS_VERSION = 'v1.12.4';
-export const DEMO_KUBERNETES_VERSION = 'v1.35.2';
+const DEMO_KUBERNETES_VERSION = 'v1.35.2';
 
 const prod = { environment: 'production' };
 /** worker-1/2 databases (worker-2 also has a GPU: the database group, listed first, claims it); worker-3/4 GPUs; worker-9 is staging and never touched. */
@@ -57,7 +57,7 @@ export const DEMO_WORKLOADS: WorkloadSpec[] = [
 ];
 
 /** Installer repositories a plan may name for `version`: the plain installer and the factory's nocloud one for the lab's schematic. */
-export function installerImages(version: string): { repository: string; tag: string }[] {
+function installerImages(version: string): { repository: string; tag: string }[] {
   return [
     { repository: 'siderolabs/installer', tag: version },
     { repository: `nocloud-installer/${VANILLA_SCHEMATIC}`, tag: version },

@@ -7,7 +7,7 @@
 // and kustomize agree with this file.
 
 /** What the image sets for glibc's malloc (BENCHMARKS.md "What the resident memory is"). */
-export const IMAGE_MALLOC_ENV: Readonly<Record<string, string>> = {
+const IMAGE_MALLOC_ENV: Readonly<Record<string, string>> = {
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',
   MALLOC_TRIM_THRESHOLD_: '131072',
@@ -23,7 +23,7 @@ export const IMAGE_MALLOC_ENV: Readonly<Record<string, string>> = {
 export const HEAP_PERCENT_OF_MEMORY_LIMIT = 25;
 
 /** V8's young-generation semi-space, MiB (default 16 on 64-bit; 4 costs no measurable CPU here, BENCHMARKS.md). */
-export const SEMI_SPACE_MIB = 4;
+const SEMI_SPACE_MIB = 4;
 
 /** The Deployment's memory limit (chart default `resources.limits.memory`, kustomize), MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 512;

@@ -13,7 +13,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 
-export type ObservedKind =
+type ObservedKind =
   | 'cordoned'
   | 'uncordoned'
   | 'ready'
@@ -72,7 +72,7 @@ const minorOf = (v: string | undefined): number | undefined => {
   return m ? Number(m[1]) * 1000 + Number(m[2]) : undefined;
 };
 
-export interface VersionPair {
+interface VersionPair {
   at: number;
   node: string;
   /** From the Node's osImage, `Talos (v1.12.6)` → `v1.12.6`. */

@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export interface Delivery {
+interface Delivery {
   path: string;
   headers: Record<string, string>;
   body: string;
@@ -14,7 +14,7 @@ export interface Delivery {
   answer: number | 'stall';
 }
 
-export type Answer = { status: number; headers?: Record<string, string> } | 'stall';
+type Answer = { status: number; headers?: Record<string, string> } | 'stall';
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port><path>` */

@@ -7,7 +7,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 export const LONGHORN_NAMESPACE = 'longhorn-system';
 export const VOLUMES = { group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' };
 
-export const VOLUME_CRD = `apiVersion: apiextensions.k8s.io/v1
+const VOLUME_CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: volumes.longhorn.io

@@ -7,7 +7,7 @@ import type { WorkloadSpec } from '../../lab/fleet/index.js';
 export const FROM_VERSION = 'v1.12.4';
 export const TO_VERSION = 'v1.13.2';
 /** Fast simulated upgrades (legacy flow, the node reboots itself): about 1 s of simulated work per node. */
-export const SCALE_TIMINGS = { upgradeMs: 300, shutdownMs: 100, rebootMs: 400, bootMs: 200, pullMs: 0, installMs: 0 };
+const SCALE_TIMINGS = { upgradeMs: 300, shutdownMs: 100, rebootMs: 400, bootMs: 200, pullMs: 0, installMs: 0 };
 const REPLICAS = 100;
 /** The fleet size of the big runs (scale's largest, idle, latency), shared between them. */
 export const BIG = 5000;
@@ -16,7 +16,7 @@ const PODS_PER_WORKER = 9;
 export const PODS_PER_NODE = PODS_PER_WORKER + 1;
 
 /** One DaemonSet, then ReplicaSets of 100 with a PDB each; each ReplicaSet starts where the last ended, so every worker gets 9. */
-export function scaleWorkloads(workers: number): WorkloadSpec[] {
+function scaleWorkloads(workers: number): WorkloadSpec[] {
   const sets = Math.ceil((workers * PODS_PER_WORKER) / REPLICAS);
   return [
     { namespace: 'system', name: 'node-agent', kind: 'daemonset' },

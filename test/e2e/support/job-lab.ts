@@ -98,7 +98,7 @@ export interface Controller {
   scrape(): Promise<string>;
 }
 
-export interface JobInput {
+interface JobInput {
   node: string;
   plan?: string;
   group?: string;

@@ -8,7 +8,7 @@ import { makeLabDir, spawnManaged } from '../process.js';
 import { waitFor } from '../wait.js';
 import { alertmanagerBinary } from './binaries.js';
 
-export interface LabAlert {
+interface LabAlert {
   labels: Record<string, string>;
   annotations?: Record<string, string>;
 }

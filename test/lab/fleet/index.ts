@@ -21,18 +21,9 @@ import { defaultStaticPodImages, STATIC_POD_COMPONENTS, syncStaticPod } from './
 import { Workloads, type WorkloadSpec } from './workloads.js';
 import { JobPods } from './job-pods.js';
 
-export type {
-  ComponentImages,
-  FleetNodeSpec,
-  FleetNodeState,
-  FleetControl,
-  StaticPodComponent,
-  StaticPodState,
-} from './types.js';
 export type { WorkloadSpec } from './workloads.js';
-export type { JobPodRun, JobPods } from './job-pods.js';
 export { KUBE_PROXY } from './kube-proxy.js';
-export { CONFIG_VERSION_ANNOTATION, versionOfImage } from './static-pods.js';
+export { CONFIG_VERSION_ANNOTATION } from './static-pods.js';
 export { describeFleet, type FleetDescription } from './describe.js';
 
 export interface FleetOptions {
@@ -357,7 +348,7 @@ function conditionTaints(current: V1Taint[], state: FleetNodeState): V1Taint[] |
   return same ? undefined : wanted;
 }
 
-export async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
+async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
   await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
     if (apiStatus(err) !== 409) throw err;
   });

@@ -17,7 +17,7 @@ import { SIMULATED_LABEL } from './objects.js';
 import type { FleetControl } from './types.js';
 import { Background } from './background.js';
 
-export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
 export interface JobPodRun {
   namespace: string;
@@ -32,7 +32,7 @@ export interface JobPodRun {
 }
 
 /** What a container's command line asks for: `sleep N` seconds, then `exit N`. */
-export function scriptOf(command: readonly string[]): { sleepMs: number; exitCode: number } {
+function scriptOf(command: readonly string[]): { sleepMs: number; exitCode: number } {
   const text = command.join(' ');
   const sleep = /\bsleep\s+(\d+(?:\.\d+)?)/.exec(text);
   const exit = /\bexit\s+(\d+)/.exec(text);

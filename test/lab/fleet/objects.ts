@@ -5,7 +5,7 @@ import type { FleetNodeSpec, FleetNodeState } from './types.js';
 export const SIMULATED_LABEL = 'lab.kangalpatch.io/simulated';
 export const WORKLOAD_LABEL = 'lab.kangalpatch.io/workload';
 export const SCHEMATIC_ANNOTATION = 'extensions.talos.dev/schematic';
-export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 
 export function nodeManifest(spec: FleetNodeSpec): V1Node {
   return {

@@ -7,7 +7,7 @@ import { Agent, request, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** An apiserver answer that is not 2xx: `code` like client-node's ApiException, so apiStatus() reads it. */
-export class RawApiError extends Error {
+class RawApiError extends Error {
   constructor(
     readonly code: number,
     method: string,

@@ -14,7 +14,7 @@ export interface Reply {
 export type ViolationKind = 'request' | 'response' | 'route' | 'unimplemented';
 
 /** What a handler gets once the request passed every check. */
-export interface CheckedRequest {
+interface CheckedRequest {
   repo: RepoState;
   params: Record<string, string>;
   body: Record<string, unknown>;

@@ -13,8 +13,6 @@ import { answeredWithFault, serveFault, type ForgeFault } from './faults.js';
 import { ForgeApi, type RecordedRequest, type Violation } from './api.js';
 import { GiteaApi } from './gitea-api.js';
 
-export type { RecordedRequest, Violation } from './api.js';
-
 /**
  * The v2 command of a request body: its first pkt-line is `command=<name>\n` (gitprotocol-v2).
  * Reads beside git http-backend, which gets the same bytes; gzip bodies are inflated first.
@@ -69,7 +67,7 @@ export interface ForgeOptions {
   port?: number;
 }
 
-export interface CreateRepoOptions {
+interface CreateRepoOptions {
   defaultBranch?: string;
   /** Files of a first commit on the default branch (path → content). */
   files?: Record<string, string>;

@@ -81,7 +81,7 @@ const GITHUB_TRAITS: DescriptionTraits = {
 const specPromises = new Map<ForgeKind, Promise<JsonObject>>();
 
 /** The api.github.com description (not the dereferenced one: it is 5x larger), parsed once per process. */
-export function loadGitHubDescription(): Promise<JsonObject> {
+function loadGitHubDescription(): Promise<JsonObject> {
   return once('github', async () => {
     const require = createRequire(import.meta.url);
     const pkg = require.resolve('@octokit/openapi/package.json');
@@ -103,7 +103,7 @@ export async function giteaDescriptionPath(): Promise<string> {
 }
 
 /** Gitea's OpenAPI 3 description (placeholders already substituted by build.sh), parsed once per process. */
-export function loadGiteaDescription(): Promise<JsonObject> {
+function loadGiteaDescription(): Promise<JsonObject> {
   return once('gitea', async () => {
     const path = await giteaDescriptionPath();
     let text: string;

@@ -73,7 +73,7 @@ export interface Container {
   remove(graceMs?: number): Promise<void>;
 }
 
-export const LAB_LABEL = 'kangal-lab.container';
+const LAB_LABEL = 'kangal-lab.container';
 
 /**
  * Removes the lab containers whose test process is gone (it was killed before its after() hook:

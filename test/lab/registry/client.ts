@@ -16,10 +16,7 @@ export function parseBearerChallenge(header: string | null): BearerChallenge | u
   return { realm: params.realm, service: params.service, scope: params.scope };
 }
 
-export async function fetchToken(
-  challenge: BearerChallenge,
-  basic?: { user: string; password: string },
-): Promise<string> {
+async function fetchToken(challenge: BearerChallenge, basic?: { user: string; password: string }): Promise<string> {
   const url = new URL(challenge.realm);
   if (challenge.service) url.searchParams.set('service', challenge.service);
   if (challenge.scope) url.searchParams.set('scope', challenge.scope);

@@ -6,7 +6,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type HttpFault, serveFault } from '../http-faults.js';
 
-export interface RegistryFault extends HttpFault {
+interface RegistryFault extends HttpFault {
   /** Requests whose path (without the query) matches get this answer. */
   path: RegExp;
   /** Only requests with this method (default: any). */

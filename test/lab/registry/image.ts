@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
-export const OCI_CONFIG = 'application/vnd.oci.image.config.v1+json';
-export const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
+const OCI_CONFIG = 'application/vnd.oci.image.config.v1+json';
+const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
 export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
 
 export interface Blob {
@@ -21,7 +21,7 @@ export interface OciImage {
   manifestDigest: string;
 }
 
-export function sha256(data: Buffer): string {
+function sha256(data: Buffer): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
 }
 
@@ -30,7 +30,7 @@ function blob(mediaType: string, data: Buffer): Blob {
 }
 
 /** A ustar archive holding regular files (path → content), mtime 0 for reproducible digests. */
-export function tar(files: Record<string, string | Buffer>): Buffer {
+function tar(files: Record<string, string | Buffer>): Buffer {
   const parts: Buffer[] = [];
   for (const [path, content] of Object.entries(files)) {
     const data = typeof content === 'string' ? Buffer.from(content) : content;

@@ -37,7 +37,7 @@ function base32(buf: Buffer): string {
 }
 
 /** libtrust's key ID: SHA-256 of the PKIX public key, first 240 bits, base32, groups of 4 joined by `:`. */
-export function libtrustKeyId(publicKeyPem: string): string {
+function libtrustKeyId(publicKeyPem: string): string {
   const der = createPublicKey(publicKeyPem).export({ type: 'spki', format: 'der' });
   const id = base32(createHash('sha256').update(der).digest().subarray(0, 30));
   return id.match(/.{4}/g)?.join(':') ?? id;

@@ -6,7 +6,7 @@
 // talosctl decode to resolve `talosctl get ms`) and the YAML one (the struct's yaml tags).
 import { ResourceDefinitionSpec, ResourceDefinitionSpec_Sensitivity } from '../../../proto/gen/v1alpha1/meta.js';
 
-export interface PrintColumn {
+interface PrintColumn {
   name: string;
   jsonPath: string;
 }

@@ -37,7 +37,7 @@ export interface EtcdMemberFaults {
   forfeitHangs?: boolean;
 }
 
-export type EtcdMemberState = 'down' | 'starting' | 'healthy';
+type EtcdMemberState = 'down' | 'starting' | 'healthy';
 
 export interface EtcdMemberView {
   id: string;
@@ -105,7 +105,7 @@ export function memberIdOf(name: string): string {
 }
 
 /** The etcd server version Talos runs by default (DefaultEtcdVersion). */
-export function etcdVersionFor(talosVersion: string): string {
+function etcdVersionFor(talosVersion: string): string {
   const m = /^v?1\.(\d+)\./.exec(talosVersion);
   const minor = m ? Number(m[1]) : 13;
   return minor >= 14 ? '3.7.1' : minor === 13 ? '3.6.12' : '3.6.11';

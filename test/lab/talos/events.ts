@@ -28,7 +28,7 @@ function encodeXid(bytes: Buffer): string {
 }
 
 /** A new xid for `at`: 4 bytes of Unix seconds, 3 of machine ID, 2 of PID, 3 of counter. */
-export function newXid(at = new Date()): string {
+function newXid(at = new Date()): string {
   const b = Buffer.alloc(12);
   b.writeUInt32BE(Math.floor(at.getTime() / 1000) >>> 0, 0);
   XID_MACHINE.copy(b, 4);

@@ -119,7 +119,7 @@ export function imageSource(registry: LabRegistryOptions | undefined): ImageSour
 }
 
 /** No registry: every well-formed reference resolves (as before the lab checked images). */
-export const EVERY_IMAGE: ImageSource = {
+const EVERY_IMAGE: ImageSource = {
   description: 'every well-formed reference resolves',
   resolve: (ref) => Promise.resolve(offline(ref)),
 };
@@ -137,7 +137,7 @@ export interface LabRegistryOptions {
   mirrorOf?: readonly string[];
 }
 
-export const DEFAULT_MIRRORED_HOSTS: readonly string[] = ['ghcr.io', 'factory.talos.dev'];
+const DEFAULT_MIRRORED_HOSTS: readonly string[] = ['ghcr.io', 'factory.talos.dev'];
 
 const ACCEPT = [
   OCI_MANIFEST,
@@ -169,7 +169,7 @@ async function publishedFrom(res: Response, ref: ImageRef, url: string): Promise
 }
 
 /** Images of the mirrored hosts are looked up in the lab registry (GET /v2/<path>/manifests/<tag|digest>). */
-export function registryImages(opts: LabRegistryOptions): ImageSource {
+function registryImages(opts: LabRegistryOptions): ImageSource {
   const url = opts.url.replace(/\/+$/, '');
   const host = new URL(url).host;
   const hosts = new Set([host, ...(opts.mirrorOf ?? DEFAULT_MIRRORED_HOSTS)]);

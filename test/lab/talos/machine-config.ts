@@ -26,7 +26,7 @@ export interface MachineConfigInput {
 }
 
 /** The Talos 1.14 config document of each component (`apiVersion: v1alpha1`, key `image`). */
-export const IMAGE_DOCUMENTS = {
+const IMAGE_DOCUMENTS = {
   kubelet: 'KubeletConfig',
   apiServer: 'KubeAPIServerConfig',
   controllerManager: 'KubeControllerManagerConfig',
@@ -100,7 +100,7 @@ export function machineConfigYaml(i: MachineConfigInput): string {
 }
 
 /** Where each Kubernetes component image lives in a v1alpha1 machine config (as `talosctl upgrade-k8s` patches it where the config has no component document). */
-export const IMAGE_PATHS: Record<keyof ComponentImages, string> = {
+const IMAGE_PATHS: Record<keyof ComponentImages, string> = {
   kubelet: 'machine.kubelet.image',
   apiServer: 'cluster.apiServer.image',
   controllerManager: 'cluster.controllerManager.image',

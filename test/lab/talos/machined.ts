@@ -74,7 +74,7 @@ const SERVICES: Record<string, ServiceDef> = {
  * from v1.9 ("feat: add auditd service"); etcd and trustd only on a control plane; the dashboard on
  * every platform but SBCs (docs: interactive dashboard).
  */
-export function serviceIds(talosVersion: string, role: NodeRole): string[] {
+function serviceIds(talosVersion: string, role: NodeRole): string[] {
   return Object.keys(SERVICES).filter((id) => {
     if (id === 'etcd' || id === 'trustd') return role === 'controlplane';
     if (id === 'auditd') return versionAtLeast(talosVersion, 9, 'alpha.0');

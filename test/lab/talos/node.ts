@@ -114,7 +114,7 @@ export const DEMO_TIMINGS: TalosSimTimings = {
   etcdQuorumCheckMs: 15_000,
 };
 
-export interface RpcFault {
+interface RpcFault {
   code: GrpcStatus;
   message: string;
 }
@@ -206,7 +206,7 @@ export type SimCallMethod =
   | 'State.Watch';
 
 /** What the caller saw: `pending` while a stream runs, `ok`, or the gRPC status it was answered with. */
-export type SimCallResult = 'pending' | 'ok' | { code: GrpcStatus; codeName: string; message: string };
+type SimCallResult = 'pending' | 'ok' | { code: GrpcStatus; codeName: string; message: string };
 
 /**
  * One mutating call that reached a node (through apid routing, including calls refused because the

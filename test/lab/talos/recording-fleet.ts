@@ -11,7 +11,7 @@ import type {
   StaticPodState,
 } from '../fleet/types.js';
 
-export interface FleetCall {
+interface FleetCall {
   op: 'takeDown' | 'bringUp' | 'syncStaticPod' | 'setKubelet' | 'setKubeProxyImage';
   /** The node's name (empty for setKubeProxyImage, which is cluster-wide). */
   name: string;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 export const HOSTILE = 'x](http://evil) <img src=x> a|b `code` [click](http://evil) *bold* ~~gone~~ _it_ \\';
 
 /** Whether `md` holds `c` (a markup character) anywhere without a backslash before it. */
-export function hasBare(md: string, c: string): boolean {
+function hasBare(md: string, c: string): boolean {
   for (let i = md.indexOf(c); i >= 0; i = md.indexOf(c, i + 1)) {
     let slashes = 0;
     for (let j = i - 1; j >= 0 && md[j] === '\\'; j--) slashes++;

@@ -300,7 +300,7 @@ export const template = {
   ),
 };
 
-export const nodes: StatusNodeInput[] = [
+const nodes: StatusNodeInput[] = [
   { name: 'cp-1', talosVersion: 'v1.13.2', kubeletVersion: 'v1.35.2', ready: true, unschedulable: false },
   { name: 'worker-1', talosVersion: 'v1.12.4', kubeletVersion: 'v1.35.2', ready: true, unschedulable: true },
   { name: 'worker-2', talosVersion: 'v1.12.4', kubeletVersion: 'v1.35.2', ready: false, unschedulable: true },
