@@ -3,7 +3,7 @@
 # Needs Debian's protoc (`apt-get install protobuf-compiler`) and the ts-proto devDependency.
 set -euo pipefail
 cd "$(dirname "$0")"
-# An output directory other than gen/ serves the freshness test (test/unit/proto-generated.test.ts).
+# An output directory other than gen/ serves the freshness test (test/unit/proto/generated.test.ts).
 OUT=${1:-gen}
 rm -rf "$OUT"
 mkdir -p "$OUT"

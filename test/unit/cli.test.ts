@@ -5,8 +5,8 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { main } from '../../../controller/cli.js';
-import { planYaml } from './plan-fixtures.js';
+import { main } from '../../controller/cli.js';
+import { planYaml } from './schemas/plan-fixtures.js';
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../controller/cli.js';
-import { envName, resolveRunConfig } from '../../../controller/config.js';
+import { main } from '../../controller/cli.js';
+import { envName, resolveRunConfig } from '../../controller/config.js';
 
 /** A made-up token, different on every run, that must never be echoed back. */
 const URL_TOKEN = randomBytes(12).toString('hex');

@@ -3,8 +3,8 @@
 // API reference (not from our .proto files), encodes what ours decodes and the reverse.
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
-import { ImageServicePullRequest, ImageServicePullResponse } from '../../proto/gen/machine/image.js';
-import { LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse } from '../../proto/gen/machine/lifecycle.js';
+import { ImageServicePullRequest, ImageServicePullResponse } from '../../../proto/gen/machine/image.js';
+import { LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse } from '../../../proto/gen/machine/lifecycle.js';
 import {
   ApplyConfigurationRequest,
   ApplyConfigurationResponse,
@@ -19,9 +19,9 @@ import {
   EtcdMemberListRequest,
   EtcdMemberListResponse,
   EtcdStatusResponse,
-} from '../../proto/gen/machine/machine.js';
-import { Data } from '../../proto/gen/common/common.js';
-import { GetRequest, GetResponse, WatchRequest, WatchResponse } from '../../proto/gen/v1alpha1/state.js';
+} from '../../../proto/gen/machine/machine.js';
+import { Data } from '../../../proto/gen/common/common.js';
+import { GetRequest, GetResponse, WatchRequest, WatchResponse } from '../../../proto/gen/v1alpha1/state.js';
 
 const { Enum, Field, MapField, OneOf, Root, Type } = protobuf;
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const protoDir = fileURLToPath(new URL('../../proto', import.meta.url));
+const protoDir = fileURLToPath(new URL('../../../proto', import.meta.url));
 
 function tree(root: string): Map<string, string> {
   const files = new Map<string, string>();

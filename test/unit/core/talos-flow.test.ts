@@ -12,9 +12,9 @@ import {
   hasBootIdResource,
   parseInstallerImage,
   upgradeFlowFor,
-} from '../../controller/core/talos-flow.js';
-import { TalosApiError, loadCredentials, relabelEd25519Key } from '../../controller/talos/index.js';
-import { createCA, issueCert } from '../lab/pki.js';
+} from '../../../controller/core/talos-flow.js';
+import { TalosApiError, loadCredentials, relabelEd25519Key } from '../../../controller/talos/index.js';
+import { createCA, issueCert } from '../../lab/pki.js';
 
 describe('core/talos-flow', function () {
   it('picks the upgrade flow like talosctl 1.14 (lifecycle only after v1.13.0-alpha.2, below 2.0)', function () {
