@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { ImageServicePullRequest, ImageServicePullResponse } from '../../../proto/gen/machine/image.js';
-import { LifecycleServiceUpgradeRequest, LifecycleServiceUpgradeResponse } from '../../../proto/gen/machine/lifecycle.js';
+import {
+  LifecycleServiceUpgradeRequest,
+  LifecycleServiceUpgradeResponse,
+} from '../../../proto/gen/machine/lifecycle.js';
 import {
   ApplyConfigurationRequest,
   ApplyConfigurationResponse,
