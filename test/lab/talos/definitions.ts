@@ -28,7 +28,7 @@ const col = (name: string, jsonPath: string): PrintColumn => ({ name, jsonPath }
  */
 const DECLARED: Record<string, Declared> = {
   'MachineStatuses.runtime.talos.dev': { printColumns: [col('Stage', '{.stage}'), col('Ready', '{.status.ready}')] },
-  'Versions.runtime.talos.dev': { printColumns: [col('Version', '{.version}')] },
+  'Versions.runtime.talos.dev': { printColumns: [col('Name', '{.name}'), col('Version', '{.version}')] },
   'ExtensionStatuses.runtime.talos.dev': {
     aliases: ['extensions'],
     printColumns: [col('Name', '{.metadata.name}'), col('Version', '{.metadata.version}')],
@@ -43,6 +43,7 @@ const DECLARED: Record<string, Declared> = {
       col('UKISigningKeyFingerprint', '{.ukiSigningKeyFingerprint}'),
       col('PCRSigningKeyFingerprint', '{.pcrSigningKeyFingerprint}'),
       col('SELinuxState', '{.selinuxState}'),
+      col('ModuleSignatureEnforced', '{.moduleSignatureEnforced}'),
     ],
   },
   'Services.v1alpha1.talos.dev': {

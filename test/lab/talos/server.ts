@@ -326,7 +326,13 @@ function validConfig(data: Uint8Array): string {
   const v1 = docs
     .map((d) => d.toJS() as { version?: string; machine?: unknown } | null)
     .find((d) => d?.version === 'v1alpha1');
-  if (!v1 || typeof v1.machine !== 'object') {
+  // v1alpha1_server.go ApplyConfiguration: a config without the v1alpha1 document is refused before validation.
+  if (!v1)
+    throw rpcError(
+      grpc.status.INVALID_ARGUMENT,
+      "the applied machine configuration doesn't contain v1alpha1 config, did you mean to patch the machine config instead?",
+    );
+  if (typeof v1.machine !== 'object') {
     throw rpcError(grpc.status.INVALID_ARGUMENT, 'failed to validate config: v1alpha1 config document is required');
   }
   return text;
@@ -355,10 +361,7 @@ export class TalosApi {
     const nodes = metadataValues(call.metadata, 'nodes');
     if (node.length > 1) throw rpcError(grpc.status.INVALID_ARGUMENT, 'node metadata must be single-valued');
     if (nodes.length > 0 && node.length === 0 && !allowNodes) {
-      throw rpcError(
-        grpc.status.INVALID_ARGUMENT,
-        `one-2-many proxying is not supported for method ${path}; use "node" metadata`,
-      );
+      throw rpcError(grpc.status.INVALID_ARGUMENT, `one-2-many proxying is not supported for method ${path}`);
     }
     const name = node[0] ?? nodes[0];
     if (name !== undefined) assertTarget(name);
@@ -582,7 +585,7 @@ export class TalosApi {
       ),
       read: this.serverStream<ReadRequest, Data>(MachineServiceService.read.path, 'os:admin', (n, req, call) => {
         if (req.path !== '/proc/sys/kernel/random/boot_id') {
-          throw rpcError(grpc.status.NOT_FOUND, `open ${req.path}: no such file or directory`);
+          throw rpcError(grpc.status.NOT_FOUND, `stat ${req.path}: no such file or directory`);
         }
         call.write({ metadata: undefined, bytes: Buffer.from(`${n.bootId}\n`) });
         return Promise.resolve();
@@ -756,7 +759,7 @@ export class TalosApi {
         messages: [
           ApplyConfiguration.fromPartial({
             mode,
-            modeDetails: `Dry run summary:\nApplied configuration without a reboot (dry run)\n\nConfig diff:\n\n${changed ? '(changed)' : 'No changes.'}`,
+            modeDetails: `Dry run summary:\nApplied configuration without a reboot (skipped in dry-run).\nConfig diff:\n\n${changed ? '(changed)' : 'No changes.'}`,
           }),
         ],
       };
