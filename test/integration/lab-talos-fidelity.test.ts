@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { parse as parseYaml } from 'yaml';
 import { Code, ContainerDriver, ContainerdNamespace } from '../../proto/gen/common/common.js';
 import {
   ImageServicePullLayerProgress_Status,
@@ -744,6 +745,18 @@ describe('Talos simulator fidelity (issue 22)', function () {
       'ControllerManagerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneControllerManagerController',
       'SchedulerConfigs.kubernetes.talos.dev': 'k8s.ControlPlaneSchedulerController',
     });
+  });
+
+  // Issue 49, item 6: machined sets MachineConfig's yaml_spec to the config as a YAML string, written by
+  // Go's yaml.v3 as a literal block indented by four spaces (config/machine_config.go); a block left
+  // unindented at the top level, as the yaml package writes it, reads as an empty string in Go.
+  it('6: the MachineConfig yaml_spec is the whole config as an indented literal block', async function () {
+    const [mc] = await list('fid-cp-1135', 'config', 'MachineConfigs.config.talos.dev');
+    const text = yamlOf(mc);
+    assert.match(text, /^\|[-+]?\n {4}\S/, text.slice(0, 40));
+    const config = parseYaml(text) as unknown;
+    assert.equal(typeof config, 'string');
+    assert.match(String(config), /^version: v1alpha1$/m);
   });
 
   // 10. k8s/control_plane.go fills ServiceCIDRs / PodCIDRs from cluster.network; k8s/kubelet_spec.go

@@ -916,6 +916,17 @@ const STAGE_ENUM: Record<string, RuntimeMachineStage> = {
 };
 
 /** A resource as the node serves it, named by `[namespace, type, id]`, its spec as YAML (unless `extra.yaml`) and protobuf. */
+/**
+ * A multi-line string as Go's yaml.v3 marshals it (how Talos writes MachineConfig's yaml_spec): a
+ * literal block indented by four spaces. The yaml package would write the block unindented at the top
+ * level, which Go's YAML reads as an empty string.
+ */
+function goYamlBlock(text: string): string {
+  const chomp = text.endsWith('\n\n') ? '+' : text.endsWith('\n') ? '' : '-';
+  const body = text.replace(/\n$/, '').split('\n');
+  return `|${chomp}\n${body.map((l) => (l === '' ? '' : `    ${l}`)).join('\n')}\n`;
+}
+
 function res(
   [namespace, type, id]: [string, string, string],
   spec: unknown,
@@ -1040,7 +1051,7 @@ function buildResources(n: SimNode): SimResource[] {
       null,
       MachineConfigSpec.encode({ yamlMarshalled: Buffer.from(n.config) }).finish(),
       {
-        yaml: toYaml(n.config),
+        yaml: goYamlBlock(n.config),
         sensitive: true,
         annotations: { 'talos.dev/yaml-spec': '1' },
       },
