@@ -1,7 +1,7 @@
 // A deadline verdict on cached Node or pod facts is confirmed on a fresh read first
 // (controller/core/job/confirm.ts): the decision asks for the read, and decides again on it.
 import assert from 'node:assert/strict';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchJobSpec, PatchJobSpecInput, PatchJobStatus } from '../../../schemas/patchjob.js';
 import {
   confirmFailed,
   decideJob,
@@ -10,35 +10,18 @@ import {
   type JobObservation,
   type StaticPodFacts,
 } from '../../../controller/core/job/index.js';
-import type { HookJobFacts } from '../../../controller/core/hooks.js';
+import { hookJob } from '../../support/hook-job.js';
+import { JOB_T0 as T0, jobNode, jobObservation, jobSpec } from '../../support/job-observation.js';
 
-const T0 = Date.parse('2026-12-01T10:00:00Z');
 const DEADLINE = new Date(T0 + 60_000).toISOString();
 const LATE = T0 + 61_000;
 
-const spec = (target: Record<string, unknown> = { talosVersion: 'v1.13.2' }, nodeName = 'w1') =>
-  patchJobSpec.parse({
-    nodeName,
-    patchPlanRef: 'plan',
-    group: 'workers',
-    target,
-    talosConfig: { secretRef: { name: 'talos' } },
-    rebootTimeout: '1m',
-  });
+const spec = (target: PatchJobSpecInput['target'] = { talosVersion: 'v1.13.2' }, nodeName = 'w1') =>
+  jobSpec({ nodeName, target, rebootTimeout: '1m' });
 
-const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
-  name: 'w1',
-  internalIP: '127.0.10.1',
-  ready: true,
-  unschedulable: true,
-  cordonedBy: 'plan-w1',
-  bootID: 'boot-1',
-  talosVersion: 'v1.12.4',
-  schematic: undefined,
-  controlPlane: false,
-  kubeletVersion: 'v1.35.4',
-  ...over,
-});
+/** The node as a job that cordoned it leaves it. */
+const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts =>
+  jobNode({ unschedulable: true, cordonedBy: 'plan-w1', schematic: undefined, ...over });
 
 const rebooting: PatchJobStatus = {
   phase: 'Rebooting',
@@ -49,17 +32,11 @@ const rebooting: PatchJobStatus = {
   reason: 'WaitingForReboot',
 };
 
-function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, jobSpec = spec()): JobObservation {
-  return {
-    now: LATE,
-    job: { name: 'plan-w1', spec: jobSpec, status },
-    node: node(),
-    pods: [],
-    leases: [],
-    talos: undefined,
-    ...over,
-  };
-}
+const obs = (
+  status: PatchJobStatus,
+  over: Partial<JobObservation> = {},
+  job: { spec?: PatchJobSpec; uid?: string } = {},
+): JobObservation => jobObservation(status, { now: LATE, node: node(), ...over }, { spec: spec(), ...job });
 
 /** What the reconciler does with a confirm step: the same decision on the fresh facts. */
 function confirmWith(o: JobObservation, fresh: Partial<JobObservation>): ReturnType<typeof decideJob> {
@@ -145,10 +122,8 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
       ready,
       deleting: false,
     });
-    const job = (status: PatchJobStatus, over: Partial<JobObservation>): JobObservation => ({
-      ...obs(status, { node: cp, ...over }, k8s),
-      job: { name: 'plan-cp-1', spec: k8s, status },
-    });
+    const job = (status: PatchJobStatus, over: Partial<JobObservation>): JobObservation =>
+      obs(status, { node: cp, ...over }, { spec: k8s });
 
     it("StaticPodNotReady asks for the node's pods; the fresh list showing the pod Ready on the target moves on", function () {
       const status: PatchJobStatus = {
@@ -190,7 +165,7 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
             },
             apiServers: [{ node: 'cp-1', version: 'v1.35.4' }],
           },
-          spec({ kubernetesVersion: 'v1.36.3' }),
+          { spec: spec({ kubernetesVersion: 'v1.36.3' }) },
         ),
       };
       assert.deepEqual(decideJob(o).confirm, ['apiServers'], JSON.stringify(decideJob(o).status));
@@ -245,9 +220,9 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
       ['UpgradingKubernetes', { phase: 'UpgradingKubernetes', deadline: DEADLINE }, k8s],
       ['ValidatingKubernetes', { phase: 'ValidatingKubernetes', deadline: DEADLINE, reason: 'WaitingForKubelet' }, k8s],
     ];
-    for (const [phase, status, jobSpec] of cases) {
+    for (const [phase, status, phaseSpec] of cases) {
       it(`${phase}: a node missing from the cache is read first; failed only when the read finds nothing`, function () {
-        const o = obs(status, { node: undefined, now: T0 + 1_000 }, jobSpec);
+        const o = obs(status, { node: undefined, now: T0 + 1_000 }, { spec: phaseSpec });
         const step = decideJob(o);
         assert.deepEqual(step.confirm, ['node']);
         assert.equal(step.action, undefined);
@@ -279,24 +254,7 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
 
   describe('HookTimeout of the node hooks: the hook Job is read before the timeout is given', function () {
     const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0' }] } };
-    const withHooks = patchJobSpec.parse({
-      nodeName: 'w1',
-      patchPlanRef: 'plan',
-      group: 'workers',
-      target: { talosVersion: 'v1.13.2' },
-      talosConfig: { secretRef: { name: 'talos' } },
-      hooks: { preNode: { template }, postNode: { template } },
-    });
-    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
-      name,
-      ownerUid: 'owner-uid',
-      outcome: 'running',
-      failedReason: undefined,
-      startTime: T0,
-      completionTime: undefined,
-      failedPod: undefined,
-      ...over,
-    });
+    const withHooks = jobSpec({ hooks: { preNode: { template }, postNode: { template } } });
     const record = (hook: 'preNode' | 'postNode', jobName: string) => ({
       hook,
       jobName,
@@ -305,10 +263,8 @@ describe('core/job: a deadline verdict on cached facts is confirmed on a fresh r
       createdTime: new Date(T0).toISOString(),
       deadline: DEADLINE,
     });
-    const hookObs = (status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation => ({
-      ...obs(status, over, withHooks),
-      job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status },
-    });
+    const hookObs = (status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation =>
+      obs(status, over, { spec: withHooks, uid: 'owner-uid' });
     const preNode: PatchJobStatus = {
       phase: 'Pending',
       flow: 'legacy',

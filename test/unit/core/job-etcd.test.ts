@@ -2,7 +2,7 @@
 // one control-plane node at a time (the Lease), the gate's wait with its deadline, leadership handed
 // over (recorded first) before the cordon, the member caught up after the reboot before the job goes on.
 import assert from 'node:assert/strict';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import {
   afterFailure,
   decideJob,
@@ -12,9 +12,9 @@ import {
   type JobObservation,
 } from '../../../controller/core/job/index.js';
 import type { EtcdFacts, EtcdNodeFacts } from '../../../controller/core/etcd/index.js';
+import { BOOT, jobNode, jobObservation, jobSpec, talosFacts } from '../../support/job-observation.js';
 
 const T0 = Date.parse('2026-12-05T10:00:00Z');
-const BOOT = 'boot-1';
 const NAMES = ['cp1', 'cp2', 'cp3'] as const;
 type Name = (typeof NAMES)[number];
 const ID: Record<Name, string> = {
@@ -52,27 +52,22 @@ function etcd(o: { leader?: Name; lag?: Partial<Record<Name, number>>; down?: Na
   return { nodes, alarms: { ok: true, value: [] } };
 }
 
-const spec = patchJobSpec.parse({
+const spec = jobSpec({
   nodeName: 'cp2',
-  patchPlanRef: 'plan',
   group: 'controlplane',
   target: { talosVersion: 'v1.14.0' },
-  talosConfig: { secretRef: { name: 'talos' } },
   etcd: { timeout: '10m' },
 });
-const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
-  name: 'cp2',
-  internalIP: '10.5.0.3',
-  ready: true,
-  unschedulable: false,
-  cordonedBy: undefined,
-  bootID: BOOT,
-  talosVersion: 'v1.13.4',
-  schematic: undefined,
-  controlPlane: true,
-  kubeletVersion: 'v1.35.4',
-  ...over,
-});
+/** cp2, the control-plane node of the job, on Talos v1.13.4. */
+const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts =>
+  jobNode({
+    name: 'cp2',
+    internalIP: '10.5.0.3',
+    talosVersion: 'v1.13.4',
+    schematic: undefined,
+    controlPlane: true,
+    ...over,
+  });
 /** Pending with the identity recorded and the installer pulled: the next step is the cordon. */
 const pending: PatchJobStatus = {
   phase: 'Pending',
@@ -93,20 +88,10 @@ const ours: EtcdLeaseRead = {
   holderNode: 'cp2',
   holderActive: true,
 };
-const talos = { ok: true as const, version: 'v1.13.4', bootId: BOOT, stage: 'running', schematic: undefined };
+const talos = talosFacts({ version: 'v1.13.4' });
 
 function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, now = T0): JobObservation {
-  return {
-    now,
-    job: { name: 'plan-cp2', spec, status },
-    node: node(),
-    pods: [],
-    leases: [],
-    talos,
-    etcd: etcd(),
-    etcdLease: ours,
-    ...over,
-  };
+  return jobObservation(status, { now, node: node(), talos, etcd: etcd(), etcdLease: ours, ...over }, { spec });
 }
 
 describe('core/job: the etcd gate of a control-plane node', function () {

@@ -1,6 +1,6 @@
 // The PatchJob decision (controller/core/job), phase by phase, with a fixed clock.
 import assert from 'node:assert/strict';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchJobSpecInput, PatchJobStatus } from '../../../schemas/patchjob.js';
 import { patchPlanSpec } from '../../../schemas/patchplan.js';
 import { newJob } from '../../../controller/core/plan/jobs.js';
 import {
@@ -8,77 +8,28 @@ import {
   afterFailure,
   decideJob,
   talosNeed,
-  type JobNodeFacts,
-  type JobObservation,
-  type JobPodFacts,
   type TalosFacts,
 } from '../../../controller/core/job/index.js';
-
-const T0 = Date.parse('2026-12-01T10:00:00Z');
-const BOOT = 'boot-1';
-
-const spec = (target: Record<string, unknown> = { talosVersion: 'v1.13.2' }, extra: Record<string, unknown> = {}) =>
-  patchJobSpec.parse({
-    nodeName: 'w1',
-    patchPlanRef: 'plan',
-    group: 'workers',
-    target,
-    talosConfig: { secretRef: { name: 'talos' } },
-    ...extra,
-  });
-
-const node = (over: Partial<JobNodeFacts> = {}): JobNodeFacts => ({
-  name: 'w1',
-  internalIP: '127.0.10.1',
-  ready: true,
-  unschedulable: false,
-  cordonedBy: undefined,
-  bootID: BOOT,
-  talosVersion: 'v1.12.4',
-  schematic: 'a'.repeat(64),
-  controlPlane: false,
-  kubeletVersion: 'v1.35.4',
-  ...over,
-});
-
-const talos = (over: Partial<Extract<TalosFacts, { ok: true }>> = {}): TalosFacts => ({
-  ok: true,
-  version: 'v1.12.4',
-  bootId: BOOT,
-  stage: 'running',
-  schematic: undefined,
-  ...over,
-});
-
-const pod = (name: string, over: Partial<JobPodFacts> = {}): JobPodFacts => ({
-  namespace: 'app',
-  name,
-  uid: `uid-${name}`,
-  controllerKind: 'ReplicaSet',
-  mirror: false,
-  deleting: false,
-  phase: 'Running',
-  ...over,
-});
-
-function obs(status: PatchJobStatus, over: Partial<JobObservation> = {}, jobSpec = spec()): JobObservation {
-  return {
-    now: T0,
-    job: { name: 'plan-w1', spec: jobSpec, status },
-    node: node(),
-    pods: [],
-    leases: [],
-    talos: undefined,
-    ...over,
-  };
-}
+import {
+  BOOT,
+  JOB_T0 as T0,
+  jobNode as node,
+  jobObservation as obs,
+  jobPod as pod,
+  jobSpec,
+  talosFacts as talos,
+} from '../../support/job-observation.js';
 
 /** A status as the first passes of Pending leave it, for a 1.12 → 1.13 legacy upgrade. */
 function recorded(flow: 'legacy' | 'lifecycle' = 'legacy'): PatchJobStatus {
   const version = flow === 'legacy' ? 'v1.12.4' : 'v1.13.1';
   let s = decideJob(obs({})).status;
   s = decideJob(
-    obs(s, { talos: talos({ version }) }, spec({ talosVersion: flow === 'legacy' ? 'v1.13.2' : 'v1.14.0' })),
+    obs(
+      s,
+      { talos: talos({ version }) },
+      { spec: jobSpec({ target: { talosVersion: flow === 'legacy' ? 'v1.13.2' : 'v1.14.0' } }) },
+    ),
   ).status;
   return s;
 }
@@ -87,12 +38,12 @@ describe('core/job: decideJob', function () {
   describe('Pending', function () {
     it("enters Pending with a deadline and the node's identity in one write when its first pass read Talos", function () {
       assert.equal(
-        talosNeed({ spec: spec(), status: {} }),
+        talosNeed({ spec: jobSpec(), status: {} }),
         'identity',
         'the first pass of a Talos upgrade reads the node',
       );
       assert.equal(
-        talosNeed({ spec: spec({ kubernetesVersion: 'v1.36.0' }), status: {} }),
+        talosNeed({ spec: jobSpec({ target: { kubernetesVersion: 'v1.36.0' } }), status: {} }),
         'none',
         'a Kubernetes-only job has no Talos identity to record',
       );
@@ -115,7 +66,7 @@ describe('core/job: decideJob', function () {
       assert.equal(step.status.phase, 'Pending');
       assert.equal(step.status.deadline, new Date(T0 + 10 * 60_000).toISOString());
       assert.equal(step.status.initialBootID, undefined);
-      assert.equal(talosNeed({ spec: spec(), status: step.status }), 'identity');
+      assert.equal(talosNeed({ spec: jobSpec(), status: step.status }), 'identity');
     });
 
     it('starts waiting for an unreachable Talos API in its first write, against the deadline it sets', function () {
@@ -156,7 +107,11 @@ describe('core/job: decideJob', function () {
       assert.equal(refused.status.reason, 'DowngradeRefused');
       assert.match(refused.status.message ?? '', /allowTalosDowngrade/);
       const allowed = decideJob(
-        obs(s, { talos: talos({ version: 'v1.14.0' }) }, spec({ talosVersion: 'v1.13.2', allowTalosDowngrade: true })),
+        obs(
+          s,
+          { talos: talos({ version: 'v1.14.0' }) },
+          { spec: jobSpec({ target: { talosVersion: 'v1.13.2', allowTalosDowngrade: true } }) },
+        ),
       );
       assert.equal(allowed.status.phase, 'Pending');
       assert.equal(allowed.status.initialBootID, BOOT);
@@ -195,20 +150,20 @@ describe('core/job: decideJob', function () {
     });
 
     it('pre-pulls the installer on 1.13+ before the cordon, once', function () {
-      const target = spec({ talosVersion: 'v1.14.0' });
+      const target = jobSpec({ target: { talosVersion: 'v1.14.0' } });
       const s = recorded('lifecycle');
       assert.equal(s.flow, 'lifecycle');
-      const pull = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target));
+      const pull = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, { spec: target }));
       assert.deepEqual(pull.action, { type: 'pull', image: 'ghcr.io/siderolabs/installer:v1.14.0' });
       assert.ok(pull.status.imagePulledTime);
-      const next = decideJob(obs(pull.status, { talos: talos({ version: 'v1.13.1' }) }, target));
+      const next = decideJob(obs(pull.status, { talos: talos({ version: 'v1.13.1' }) }, { spec: target }));
       assert.deepEqual(next.action, { type: 'cordon' });
       assert.equal(next.status.phase, 'Draining');
     });
 
     it('records installerAlreadyPulled when its own pull found every layer on the node (pre-pulled), not when it downloaded', function () {
-      const target = spec({ talosVersion: 'v1.14.0' });
-      const o = obs(recorded('lifecycle'), { talos: talos({ version: 'v1.13.1' }) }, target);
+      const target = jobSpec({ target: { talosVersion: 'v1.14.0' } });
+      const o = obs(recorded('lifecycle'), { talos: talos({ version: 'v1.13.1' }) }, { spec: target });
       const pull = decideJob(o);
       const cached = afterAction(o, pull, { type: 'pulled', alreadyPresent: true });
       assert.equal(cached.status.installerAlreadyPulled, true);
@@ -220,15 +175,19 @@ describe('core/job: decideJob', function () {
       const downloaded = afterAction(o, pull, { type: 'pulled', alreadyPresent: false });
       assert.equal(downloaded.status.installerAlreadyPulled, undefined);
       assert.equal(
-        decideJob(obs(cached.status, { talos: talos({ version: 'v1.13.1' }) }, target)).status.phase,
+        decideJob(obs(cached.status, { talos: talos({ version: 'v1.13.1' }) }, { spec: target })).status.phase,
         'Draining',
       );
     });
 
     it('resolves a factory installer with the node schematic when the plan has none', function () {
-      const target = spec({ talosVersion: 'v1.14.0', source: 'factory', installer: 'metal', secureBoot: true });
-      let s = decideJob(obs({}, {}, target)).status;
-      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1', schematic: 'b'.repeat(64) }) }, target)).status;
+      const target = jobSpec({
+        target: { talosVersion: 'v1.14.0', source: 'factory', installer: 'metal', secureBoot: true },
+      });
+      let s = decideJob(obs({}, {}, { spec: target })).status;
+      s = decideJob(
+        obs(s, { talos: talos({ version: 'v1.13.1', schematic: 'b'.repeat(64) }) }, { spec: target }),
+      ).status;
       assert.equal(s.installerImage, `factory.talos.dev/metal-installer-secureboot/${'b'.repeat(64)}:v1.14.0`);
       assert.equal(s.schematic, 'b'.repeat(64));
     });
@@ -332,7 +291,7 @@ describe('core/job: decideJob', function () {
       assert.equal(step.status.reason, 'UnmanagedPods');
       assert.match(step.status.message ?? '', /app\/bare/);
       const allowed = decideJob(
-        obs(cordonedStatus(), { node: cordoned, pods }, spec(undefined, { evictUnmanagedPods: true })),
+        obs(cordonedStatus(), { node: cordoned, pods }, { spec: jobSpec({ evictUnmanagedPods: true }) }),
       );
       assert.equal(allowed.action?.type, 'evict');
     });
@@ -424,7 +383,7 @@ describe('core/job: decideJob', function () {
     it('records the request before sending it, then sends it once', function () {
       const requested = upgrading();
       assert.ok(requested.upgradeRequestedTime);
-      assert.equal(talosNeed({ spec: spec(), status: requested }), 'identity');
+      assert.equal(talosNeed({ spec: jobSpec(), status: requested }), 'identity');
       const unread = decideJob(obs(requested));
       assert.equal(unread.action, undefined, 'nothing is sent without reading the node');
       const send = decideJob(obs(requested, { talos: talos() }));
@@ -525,7 +484,7 @@ describe('core/job: decideJob', function () {
     it('completes on a new boot ID, the target version and Ready', function () {
       const requested = upgrading();
       const rebooting = decideJob(obs(requested, { talos: talos({ stage: 'upgrading' }) })).status;
-      assert.equal(talosNeed({ spec: spec(), status: rebooting }), 'none', 'the Node tells when the reboot is done');
+      assert.equal(talosNeed({ spec: jobSpec(), status: rebooting }), 'none', 'the Node tells when the reboot is done');
       const down = decideJob(
         obs(rebooting, { node: node({ ready: false, unschedulable: true, cordonedBy: 'plan-w1' }) }),
       );
@@ -564,14 +523,14 @@ describe('core/job: decideJob', function () {
     const drainingStatus = (): PatchJobStatus =>
       decideJob(obs(decideJob(obs(recorded('legacy'), { talos: talos(), node: node({ unschedulable: true }) })).status))
         .status;
-    const withDrain = (drain: Record<string, unknown>) => spec({ talosVersion: 'v1.13.2' }, { drain });
+    const withDrain = (drain: PatchJobSpecInput['drain']) => jobSpec({ drain });
 
     it('skipPods: matching pods are neither evicted nor waited for, and status names them once drained', function () {
-      const jobSpec = withDrain({ skipPods: { matchLabels: { app: 'csi-node' } } });
+      const spec = withDrain({ skipPods: { matchLabels: { app: 'csi-node' } } });
       const pods = [pod('web-1', { labels: { app: 'web' } }), pod('csi-1', { labels: { app: 'csi-node' } })];
-      const evict = decideJob(obs(drainingStatus(), { node: cordonedNode, pods }, jobSpec));
+      const evict = decideJob(obs(drainingStatus(), { node: cordonedNode, pods }, { spec }));
       assert.deepEqual(evict.action?.type === 'evict' ? evict.action.pods.map((p) => p.name) : [], ['web-1']);
-      const done = decideJob(obs(drainingStatus(), { node: cordonedNode, pods: [pods[1]!] }, jobSpec));
+      const done = decideJob(obs(drainingStatus(), { node: cordonedNode, pods: [pods[1]!] }, { spec }));
       assert.equal(done.status.phase, 'Upgrading');
       assert.deepEqual(done.status.podsLeftBySkipPods, ['app/csi-1']);
       const without = decideJob(obs(drainingStatus(), { node: cordonedNode, pods: [pods[1]!] }));
@@ -579,9 +538,9 @@ describe('core/job: decideJob', function () {
     });
 
     it('waitForVolumeDetach: a drained node waits, with its own deadline in status and one Event, until no VolumeAttachment names it', function () {
-      const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
+      const spec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
       const wait = decideJob(
-        obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc', 'csi-def'] }, jobSpec),
+        obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc', 'csi-def'] }, { spec }),
       );
       assert.equal(wait.action, undefined);
       assert.equal(wait.status.phase, 'Draining');
@@ -597,21 +556,21 @@ describe('core/job: decideJob', function () {
         ['WaitingForVolumeDetach'],
       );
       const still = decideJob(
-        obs(wait.status, { now: T0 + 60_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec),
+        obs(wait.status, { now: T0 + 60_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, { spec }),
       );
       assert.equal(still.status.deadline, wait.status.deadline, 'the deadline is kept');
       assert.deepEqual(still.events, []);
       const gone = decideJob(
-        obs(still.status, { now: T0 + 70_000, node: cordonedNode, volumeAttachments: [] }, jobSpec),
+        obs(still.status, { now: T0 + 70_000, node: cordonedNode, volumeAttachments: [] }, { spec }),
       );
       assert.equal(gone.status.phase, 'Upgrading');
     });
 
     it('waitForVolumeDetach: fails at its deadline naming the attachments, on a live list; off by default, attachments do not hold the drain', function () {
-      const jobSpec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
-      const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec));
+      const spec = withDrain({ waitForVolumeDetach: true, volumeDetachTimeout: '2m' });
+      const wait = decideJob(obs(drainingStatus(), { node: cordonedNode, volumeAttachments: ['csi-abc'] }, { spec }));
       const cached = decideJob(
-        obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, jobSpec),
+        obs(wait.status, { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'] }, { spec }),
       );
       assert.deepEqual(cached.confirm, ['volumeAttachments'], 'no verdict on the cache alone');
       assert.equal(cached.status.phase, 'Draining');
@@ -619,7 +578,7 @@ describe('core/job: decideJob', function () {
         obs(
           wait.status,
           { now: T0 + 120_000, node: cordonedNode, volumeAttachments: [], fresh: ['volumeAttachments'] },
-          jobSpec,
+          { spec },
         ),
       );
       assert.equal(detachedMeanwhile.status.phase, 'Upgrading', 'the live list found none: the drain goes on');
@@ -627,7 +586,7 @@ describe('core/job: decideJob', function () {
         obs(
           wait.status,
           { now: T0 + 120_000, node: cordonedNode, volumeAttachments: ['csi-abc'], fresh: ['volumeAttachments'] },
-          jobSpec,
+          { spec },
         ),
       );
       assert.equal(late.status.phase, 'Failed');
@@ -662,15 +621,15 @@ describe('core/job: decideJob', function () {
   });
 
   describe('rollback.onFailure', function () {
-    const rbSpec = spec({ talosVersion: 'v1.13.2' }, { rollback: { onFailure: true } });
+    const rbSpec = jobSpec({ rollback: { onFailure: true } });
     const cordoned = { unschedulable: true, cordonedBy: 'plan-w1' };
-    /** Rebooting after the legacy upgrade was acknowledged, for `jobSpec`. */
-    const rebooting = (jobSpec = rbSpec): PatchJobStatus => {
-      let d = decideJob(obs(recorded('legacy'), { talos: talos() }, jobSpec)).status;
-      d = decideJob(obs(d, {}, jobSpec)).status; // cordoned
-      d = decideJob(obs(d, { node: node(cordoned) }, jobSpec)).status; // Upgrading, requested
-      const send = decideJob(obs(d, { talos: talos(), node: node(cordoned) }, jobSpec));
-      return afterAction(obs(d, {}, jobSpec), send, { type: 'done' }).status;
+    /** Rebooting after the legacy upgrade was acknowledged, for `spec`. */
+    const rebooting = (spec = rbSpec): PatchJobStatus => {
+      let d = decideJob(obs(recorded('legacy'), { talos: talos() }, { spec })).status;
+      d = decideJob(obs(d, {}, { spec })).status; // cordoned
+      d = decideJob(obs(d, { node: node(cordoned) }, { spec })).status; // Upgrading, requested
+      const send = decideJob(obs(d, { talos: talos(), node: node(cordoned) }, { spec }));
+      return afterAction(obs(d, {}, { spec }), send, { type: 'done' }).status;
     };
     const late = T0 + 10 * 60_000;
     // The kubelet never rejoined: the Node still shows the old boot, NotReady; Talos runs the target on a new boot.
@@ -681,14 +640,14 @@ describe('core/job: decideJob', function () {
       const s = rebooting();
       assert.equal(talosNeed({ spec: rbSpec, status: s }, T0), 'none');
       assert.equal(talosNeed({ spec: rbSpec, status: s }, late), 'identity');
-      assert.equal(talosNeed({ spec: spec(), status: s }, late), 'none');
+      assert.equal(talosNeed({ spec: jobSpec(), status: s }, late), 'none');
     });
 
     it('a node on the target that is not Ready by the deadline is rolled back, once, on the boot recorded, and ends Failed RolledBack when Ready on its old version', function () {
       const s = rebooting();
-      const confirm = decideJob(obs(s, { now: late, node: stuck, talos: onTarget }, rbSpec));
+      const confirm = decideJob(obs(s, { now: late, node: stuck, talos: onTarget }, { spec: rbSpec }));
       assert.deepEqual(confirm.confirm, ['node'], 'the Node is read again first');
-      const decided = decideJob(obs(s, { now: late, node: stuck, talos: onTarget, fresh: ['node'] }, rbSpec));
+      const decided = decideJob(obs(s, { now: late, node: stuck, talos: onTarget, fresh: ['node'] }, { spec: rbSpec }));
       assert.equal(decided.action, undefined, 'the decision is recorded before the call');
       assert.equal(decided.status.phase, 'RollingBack');
       assert.deepEqual(
@@ -706,7 +665,7 @@ describe('core/job: decideJob', function () {
         decided.events.map((e) => e.reason),
         ['RollingBack'],
       );
-      const send = decideJob(obs(decided.status, { now: late + 1000, node: stuck, talos: onTarget }, rbSpec));
+      const send = decideJob(obs(decided.status, { now: late + 1000, node: stuck, talos: onTarget }, { spec: rbSpec }));
       assert.deepEqual(send.action, { type: 'rollback' });
       assert.ok(send.status.rollback?.acknowledgedTime);
       // A restart before the ack was written: the node already rebooting, or a new boot, means it arrived.
@@ -714,21 +673,25 @@ describe('core/job: decideJob', function () {
         talos({ version: 'v1.13.2', bootId: 'boot-2', stage: 'rebooting' }),
         talos({ version: 'v1.12.4', bootId: 'boot-3' }),
       ]) {
-        const again = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: seen }, rbSpec));
+        const again = decideJob(obs(decided.status, { now: late + 2000, node: stuck, talos: seen }, { spec: rbSpec }));
         assert.equal(again.action, undefined, JSON.stringify(seen));
         assert.ok(again.status.rollback?.acknowledgedTime);
       }
       const accepted = decideJob(
-        obs(decided.status, { now: late + 2000, node: stuck, talos: onTarget, acceptedCalls: ['rollback'] }, rbSpec),
+        obs(
+          decided.status,
+          { now: late + 2000, node: stuck, talos: onTarget, acceptedCalls: ['rollback'] },
+          { spec: rbSpec },
+        ),
       );
       assert.equal(accepted.action, undefined, 'this process saw it accepted: never a second call');
-      const waitingBack = decideJob(obs(send.status, { now: late + 3000, node: stuck }, rbSpec));
+      const waitingBack = decideJob(obs(send.status, { now: late + 3000, node: stuck }, { spec: rbSpec }));
       assert.equal(waitingBack.status.reason, 'RollingBack');
       const back = decideJob(
         obs(
           send.status,
           { now: late + 60_000, node: node({ ...cordoned, bootID: 'boot-3', talosVersion: 'v1.12.4' }) },
-          rbSpec,
+          { spec: rbSpec },
         ),
       );
       assert.equal(back.status.phase, 'Failed');
@@ -741,10 +704,10 @@ describe('core/job: decideJob', function () {
 
     it('not rolled back, saying why: off by default, Talos not on a new boot of the target, a control-plane node across etcd minors', function () {
       const s = rebooting();
-      const off = decideJob(obs(rebooting(spec()), { now: late, node: stuck, talos: onTarget, fresh: ['node'] }));
+      const off = decideJob(obs(rebooting(jobSpec()), { now: late, node: stuck, talos: onTarget, fresh: ['node'] }));
       assert.equal(off.status.reason, 'RebootTimeout');
       const oldBoot = decideJob(
-        obs(s, { now: late, node: stuck, talos: talos({ version: 'v1.12.4' }), fresh: ['node'] }, rbSpec),
+        obs(s, { now: late, node: stuck, talos: talos({ version: 'v1.12.4' }), fresh: ['node'] }, { spec: rbSpec }),
       );
       assert.equal(oldBoot.status.reason, 'RebootTimeout');
       assert.match(
@@ -760,12 +723,12 @@ describe('core/job: decideJob', function () {
             talos: { ok: false, failure: { transient: true, reason: 'Unavailable', message: 'connection refused' } },
             fresh: ['node'],
           },
-          rbSpec,
+          { spec: rbSpec },
         ),
       );
       assert.match(down.status.message ?? '', /not rolled back: its Talos API does not answer/);
       const cp = { ...s, initialTalosVersion: 'v1.13.1' };
-      const cpSpec = spec({ talosVersion: 'v1.14.0' }, { rollback: { onFailure: true } });
+      const cpSpec = jobSpec({ target: { talosVersion: 'v1.14.0' }, rollback: { onFailure: true } });
       const cpStep = decideJob(
         obs(
           cp,
@@ -775,7 +738,7 @@ describe('core/job: decideJob', function () {
             talos: talos({ version: 'v1.14.0', bootId: 'boot-2' }),
             fresh: ['node'],
           },
-          cpSpec,
+          { spec: cpSpec },
         ),
       );
       assert.equal(cpStep.status.phase, 'Failed');
@@ -790,28 +753,28 @@ describe('core/job: decideJob', function () {
     const cordonedBy = { unschedulable: true, cordonedBy: 'plan-w1' };
     /** Pending → Upgrading with the request recorded, for a job with `rebootMode`. */
     const requested = (
-      mode: string,
+      mode: PatchJobSpecInput['rebootMode'],
       flow: 'legacy' | 'lifecycle',
-    ): { s: PatchJobStatus; jobSpec: ReturnType<typeof spec> } => {
+    ): { s: PatchJobStatus; spec: ReturnType<typeof jobSpec> } => {
       const [from, to] = flow === 'legacy' ? ['v1.12.4', 'v1.13.2'] : ['v1.13.1', 'v1.14.0'];
-      const jobSpec = spec({ talosVersion: to }, { rebootMode: mode });
+      const spec = jobSpec({ target: { talosVersion: to }, rebootMode: mode });
       const cordoned = node({ ...cordonedBy, talosVersion: from });
-      let s = decideJob(obs({}, {}, jobSpec)).status;
+      let s = decideJob(obs({}, {}, { spec })).status;
       for (let i = 0; i < 6 && s.upgradeRequestedTime === undefined; i++) {
         const step = decideJob(
           obs(
             s,
             { talos: talos({ version: from }), node: s.cordonedTime ? cordoned : node({ talosVersion: from }) },
-            jobSpec,
+            { spec },
           ),
         );
         s =
           step.action?.type === 'pull'
-            ? afterAction(obs(s, {}, jobSpec), step, { type: 'pulled', alreadyPresent: false }).status
+            ? afterAction(obs(s, {}, { spec }), step, { type: 'pulled', alreadyPresent: false }).status
             : step.status;
       }
       assert.ok(s.upgradeRequestedTime, JSON.stringify(s));
-      return { s, jobSpec };
+      return { s, spec };
     };
 
     it('is copied from the plan into each job; a plan without it reboots the default way', function () {
@@ -837,9 +800,9 @@ describe('core/job: decideJob', function () {
     });
 
     it('legacy flow: powercycle goes with the Upgrade request, recorded in status with the request', function () {
-      const { s, jobSpec } = requested('powercycle', 'legacy');
+      const { s, spec } = requested('powercycle', 'legacy');
       assert.equal(s.rebootMode, 'powercycle');
-      const send = decideJob(obs(s, { talos: talos(), node: node(cordonedBy) }, jobSpec));
+      const send = decideJob(obs(s, { talos: talos(), node: node(cordonedBy) }, { spec }));
       assert.deepEqual(send.action, {
         type: 'legacyUpgrade',
         image: 'ghcr.io/siderolabs/installer:v1.13.2',
@@ -848,24 +811,30 @@ describe('core/job: decideJob', function () {
     });
 
     it('lifecycle flow: the Reboot call carries the mode (force included), recorded before it is sent', function () {
-      for (const mode of ['powercycle', 'force']) {
-        const { s, jobSpec } = requested(mode, 'lifecycle');
+      for (const mode of ['powercycle', 'force'] as const) {
+        const { s, spec } = requested(mode, 'lifecycle');
         const cordoned = node({ ...cordonedBy, talosVersion: 'v1.13.1' });
-        const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, jobSpec));
-        const installed = afterAction(obs(s, {}, jobSpec), install, { type: 'installed', exitCode: 0, messages: [] });
-        const record = decideJob(obs(installed.status, { node: cordoned }, jobSpec));
+        const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec }));
+        const installed = afterAction(obs(s, {}, { spec }), install, {
+          type: 'installed',
+          exitCode: 0,
+          messages: [],
+        });
+        const record = decideJob(obs(installed.status, { node: cordoned }, { spec }));
         assert.equal(record.action, undefined, 'recorded first');
         assert.equal(record.status.rebootMode, mode);
         assert.match(record.status.message ?? '', new RegExp(`\\(${mode}\\)`));
-        const reboot = decideJob(obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, jobSpec));
+        const reboot = decideJob(
+          obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec }),
+        );
         assert.deepEqual(reboot.action, { type: 'reboot', mode });
       }
     });
 
     it('force on a node of the legacy flow fails before anything on the node changes, saying what to set', function () {
-      const jobSpec = spec({ talosVersion: 'v1.13.2' }, { rebootMode: 'force' });
-      let s = decideJob(obs({}, {}, jobSpec)).status;
-      const step = decideJob(obs(s, { talos: talos() }, jobSpec));
+      const spec = jobSpec({ rebootMode: 'force' });
+      let s = decideJob(obs({}, {}, { spec })).status;
+      const step = decideJob(obs(s, { talos: talos() }, { spec }));
       s = step.status;
       assert.equal(step.action, undefined);
       assert.equal(s.phase, 'Failed');
@@ -879,36 +848,42 @@ describe('core/job: decideJob', function () {
   });
 
   describe('Upgrading and Rebooting (lifecycle)', function () {
-    const target = spec({ talosVersion: 'v1.14.0' });
+    const target = jobSpec({ target: { talosVersion: 'v1.14.0' } });
     const cordoned = node({ unschedulable: true, cordonedBy: 'plan-w1', talosVersion: 'v1.13.1' });
     const upgradingRequested = (): PatchJobStatus => {
       let s = recorded('lifecycle');
-      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target)).status; // pulled
-      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, target)).status; // Draining
-      s = decideJob(obs(s, {}, target)).status; // cordoned
-      s = decideJob(obs(s, { node: cordoned }, target)).status; // Upgrading
-      return decideJob(obs(s, { node: cordoned }, target)).status; // requested
+      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, { spec: target })).status; // pulled
+      s = decideJob(obs(s, { talos: talos({ version: 'v1.13.1' }) }, { spec: target })).status; // Draining
+      s = decideJob(obs(s, {}, { spec: target })).status; // cordoned
+      s = decideJob(obs(s, { node: cordoned }, { spec: target })).status; // Upgrading
+      return decideJob(obs(s, { node: cordoned }, { spec: target })).status; // requested
     };
 
     it('installs, then records and sends one reboot', function () {
       const s = upgradingRequested();
-      const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target));
+      const install = decideJob(obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec: target }));
       assert.deepEqual(install.action, { type: 'install', image: 'ghcr.io/siderolabs/installer:v1.14.0' });
-      const installed = afterAction(obs(s, {}, target), install, { type: 'installed', exitCode: 0, messages: [] });
+      const installed = afterAction(obs(s, {}, { spec: target }), install, {
+        type: 'installed',
+        exitCode: 0,
+        messages: [],
+      });
       assert.equal(installed.status.phase, 'Rebooting');
-      const record = decideJob(obs(installed.status, { node: cordoned }, target));
+      const record = decideJob(obs(installed.status, { node: cordoned }, { spec: target }));
       assert.equal(record.action, undefined);
       assert.ok(record.status.rebootRequestedTime);
-      const reboot = decideJob(obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target));
+      const reboot = decideJob(
+        obs(record.status, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec: target }),
+      );
       assert.deepEqual(reboot.action, { type: 'reboot', mode: 'default' });
       assert.ok(reboot.status.rebootAcknowledgedTime);
-      const after = decideJob(obs(reboot.status, { node: cordoned }, target));
+      const after = decideJob(obs(reboot.status, { node: cordoned }, { spec: target }));
       assert.equal(after.action, undefined, 'no second reboot');
     });
 
     it('fails with the installer words on a non-zero exit code, without rebooting', function () {
       const s = upgradingRequested();
-      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
+      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec: target });
       const step = afterAction(o, decideJob(o), {
         type: 'installed',
         exitCode: 3,
@@ -921,13 +896,13 @@ describe('core/job: decideJob', function () {
     it('neither installs nor reboots again when this process saw the call accepted, though the node does not show it yet', function () {
       const s = upgradingRequested();
       const running = talos({ version: 'v1.13.1' });
-      const again = decideJob(obs(s, { node: cordoned, talos: running, acceptedCalls: ['install'] }, target));
+      const again = decideJob(obs(s, { node: cordoned, talos: running, acceptedCalls: ['install'] }, { spec: target }));
       assert.equal(again.action, undefined);
       assert.equal(again.status.phase, 'Rebooting');
-      const requested = decideJob(obs(again.status, { node: cordoned }, target)).status;
+      const requested = decideJob(obs(again.status, { node: cordoned }, { spec: target })).status;
       assert.ok(requested.rebootRequestedTime);
       const reboot = decideJob(
-        obs(requested, { node: cordoned, talos: running, acceptedCalls: ['install', 'reboot'] }, target),
+        obs(requested, { node: cordoned, talos: running, acceptedCalls: ['install', 'reboot'] }, { spec: target }),
       );
       assert.equal(reboot.action, undefined, 'no second reboot');
       assert.ok(reboot.status.rebootAcknowledgedTime);
@@ -935,11 +910,11 @@ describe('core/job: decideJob', function () {
 
     it('does not reboot again after a restart when the node is already rebooting', function () {
       const s = upgradingRequested();
-      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, target);
+      const o = obs(s, { node: cordoned, talos: talos({ version: 'v1.13.1' }) }, { spec: target });
       const installed = afterAction(o, decideJob(o), { type: 'installed', exitCode: 0, messages: [] }).status;
-      const requested = decideJob(obs(installed, { node: cordoned }, target)).status;
+      const requested = decideJob(obs(installed, { node: cordoned }, { spec: target })).status;
       const step = decideJob(
-        obs(requested, { node: cordoned, talos: talos({ version: 'v1.13.1', stage: 'rebooting' }) }, target),
+        obs(requested, { node: cordoned, talos: talos({ version: 'v1.13.1', stage: 'rebooting' }) }, { spec: target }),
       );
       assert.equal(step.action, undefined);
       assert.ok(step.status.rebootAcknowledgedTime);

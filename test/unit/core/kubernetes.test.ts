@@ -1,7 +1,7 @@
 // The Kubernetes upgrade decisions (controller/core/job/kubernetes.ts, validating.ts and the
 // image/config/skew helpers), driven pass by pass against a small pure model of one node.
 import assert from 'node:assert/strict';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchJobSpecInput, PatchJobStatus } from '../../../schemas/patchjob.js';
 import {
   afterFailure,
   decideJob,
@@ -14,19 +14,13 @@ import {
 import { imageVersion, targetImage } from '../../../controller/core/kubernetes/images.js';
 import { readConfigImages, withComponentImage } from '../../../controller/core/kubernetes/machine-config.js';
 import { olderApiServers } from '../../../controller/core/kubernetes/skew.js';
+import { JOB_T0 as T0, jobNode, jobObservation, jobSpec } from '../../support/job-observation.js';
 
-const T0 = Date.parse('2026-12-01T10:00:00Z');
 const FROM = 'v1.35.4';
 const TO = 'v1.36.3';
 
-const spec = (target: Record<string, unknown> = { kubernetesVersion: TO }) =>
-  patchJobSpec.parse({
-    nodeName: 'cp-1',
-    patchPlanRef: 'plan',
-    group: 'control-plane',
-    target,
-    talosConfig: { secretRef: { name: 'talos' } },
-  });
+const spec = (target: PatchJobSpecInput['target'] = { kubernetesVersion: TO }) =>
+  jobSpec({ nodeName: 'cp-1', group: 'control-plane', target });
 
 const configOf = (v: string, kubeletTag = v): string =>
   [
@@ -73,36 +67,34 @@ class World {
   controlPlane = true;
 
   node(): JobNodeFacts {
-    return {
+    return jobNode({
       name: 'cp-1',
       internalIP: '127.0.0.1',
-      ready: true,
-      unschedulable: false,
-      cordonedBy: undefined,
       bootID: 'b',
       talosVersion: this.talosVersion,
       schematic: undefined,
       controlPlane: this.controlPlane,
       kubeletVersion: this.kubelet,
-    };
+    });
   }
 
-  observe(status: PatchJobStatus, now: number, jobSpec = spec()): JobObservation {
+  observe(status: PatchJobStatus, now: number, withSpec = spec()): JobObservation {
     const apiServer = this.pods.find((p) => p.component === 'kube-apiserver');
-    return {
-      now,
-      job: { name: 'plan-cp-1', spec: jobSpec, status },
-      node: this.node(),
-      pods: [],
-      leases: this.leases,
-      talos: undefined,
-      config: talosNeed({ spec: jobSpec, status }) === 'config' ? { ok: true, config: this.config } : undefined,
-      staticPods: this.controlPlane ? this.pods : [],
-      apiServers: [
-        ...(this.controlPlane ? [{ node: 'cp-1', version: imageVersion(apiServer?.image) }] : []),
-        ...this.otherApiServers,
-      ],
-    };
+    return jobObservation(
+      status,
+      {
+        now,
+        node: this.node(),
+        leases: this.leases,
+        config: talosNeed({ spec: withSpec, status }) === 'config' ? { ok: true, config: this.config } : undefined,
+        staticPods: this.controlPlane ? this.pods : [],
+        apiServers: [
+          ...(this.controlPlane ? [{ node: 'cp-1', version: imageVersion(apiServer?.image) }] : []),
+          ...this.otherApiServers,
+        ],
+      },
+      { spec: withSpec },
+    );
   }
 
   /** What the lab does after an ApplyConfiguration: the changed component restarts on its new image. */
