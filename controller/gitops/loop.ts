@@ -16,6 +16,7 @@ import { rootContext, withTimeout, type OpContext } from '../runtime/context.js'
 import { isOutcomeError, OutcomeKind } from '../runtime/outcome.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { CommitStatuses } from './commit-status.js';
 import { CommitRefusedError } from './source/errors.js';
 import type { GitSource } from './source/index.js';
 import type { ReportTree } from './source/reports.js';
@@ -49,69 +50,127 @@ interface GitopsState {
   lastReport: SyncReport | undefined;
 }
 
-export interface GitopsLoop {
-  /** Runs passes until `signal` aborts. */
-  run(signal: AbortSignal): Promise<void>;
-  /** An immediate pass (after the running one, if any); the commit is re-synced even when the head did not move. */
-  trigger(why: string): void;
-  state(): GitopsState;
-  /** Called after every sync with its report (the report writer: last applied commit and file per plan). */
-  onSynced(listener: (report: SyncReport) => void): void;
-  /** The text of `file` (a plan file's repository path) in the last loaded commit (auto-update reads its templates here). */
-  fileText(file: string): string | undefined;
-  /** The report files under status/ of the last loaded commit (with the source's readReports), and that commit. */
-  reportFiles(): { commit: string; tree: ReportTree } | undefined;
-}
-
 /** The pass a wake-up asks for: the interval (or a re-sync with no good commit yet) polls, a poll request syncs in full, a push fetches. */
 function passFor(next: Want | 'interval'): 'poll' | 'full' | 'fetch' {
   return next === 'interval' || next === 'resync' ? 'poll' : next === 'poll' ? 'full' : 'fetch';
 }
 
-export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
-  const state: GitopsState = {
+/**
+ * The GitOps loop of one leader: owns the commit loaded from the plans repository (and the last good
+ * one, whose plan texts and reports others read), the pass asked for while one runs, and the retry
+ * backoff, so that passes run one at a time and each wake-up is served once.
+ */
+export class GitopsLoop {
+  private readonly current: GitopsState = {
     lastPolledCommit: undefined,
     lastAppliedCommit: undefined,
     lastError: undefined,
     lastReport: undefined,
   };
-  const listeners: ((r: SyncReport) => void)[] = [];
-  let loaded: LoadedCommit | undefined;
+  private readonly listeners: ((r: SyncReport) => void)[] = [];
+  private loaded: LoadedCommit | undefined;
   /**
    * The last commit synced without being refused (a cap): drift is put back from it, and its plan
    * texts and reports are what fileText and reportFiles give, while a refused head stands.
    */
-  let good: LoadedCommit | undefined;
-  let sources = new Map<string, string>();
-  let reports: { commit: string; tree: ReportTree } | undefined;
+  private good: LoadedCommit | undefined;
+  private sources = new Map<string, string>();
+  private reports: { commit: string; tree: ReportTree } | undefined;
   /** The texts and reports of the commit last fetched, taken over once its sync is not refused. */
-  let fetched:
+  private fetched:
     | { commit: string; sources: Map<string, string>; reports: { commit: string; tree: ReportTree } | undefined }
     | undefined;
-  let wake: (() => void) | undefined;
-  let pending: Want | undefined;
-  let failures = 0;
-  let lastKind: string | undefined;
-  const statusSent = new Set<string>();
+  private wake: (() => void) | undefined;
+  private pending: Want | undefined;
+  private failures = 0;
+  private lastKind: string | undefined;
+  private readonly statuses: CommitStatuses;
 
-  const request = (kind: Want): void => {
-    pending = pending === undefined || WANT_RANK[kind] > WANT_RANK[pending] ? kind : pending;
-    wake?.();
-  };
+  constructor(private readonly deps: GitopsLoopDeps) {
+    this.statuses = new CommitStatuses(deps.commitStatus, deps.log);
+    deps.informers.patchPlans.onChange((_key, view, old) => {
+      if (view && old && view.annotations[Annotation.ReconcileNow] !== old.annotations[Annotation.ReconcileNow]) {
+        deps.log.info({ plan: view.name }, 'reconcile-now annotation changed: polling the plans repository');
+        this.request('poll');
+        return;
+      }
+      // A hand edit of a plan Git manages is put back at once, from the commit already loaded.
+      if (this.driftedFromGit(view, old)) this.request('resync');
+    });
+  }
 
-  deps.informers.patchPlans.onChange((_key, view, old) => {
-    if (view && old && view.annotations[Annotation.ReconcileNow] !== old.annotations[Annotation.ReconcileNow]) {
-      deps.log.info({ plan: view.name }, 'reconcile-now annotation changed: polling the plans repository');
-      request('poll');
-      return;
+  /** Runs passes until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const deps = this.deps;
+    // The first pass and each interval's: poll; a request made meanwhile: what it asked for.
+    let next: Want | 'interval' = 'interval';
+    while (!signal.aborted) {
+      const ctx = withTimeout(rootContext(deps.clock, signal), deps.passTimeoutMs ?? 5 * 60_000);
+      if (next === 'resync' && this.good) {
+        try {
+          await this.sync(ctx, this.good);
+        } catch (err) {
+          deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'GitOps re-sync failed');
+        }
+      } else {
+        await this.pass(ctx, passFor(next));
+      }
+      if (signal.aborted) break;
+      if (this.pending) {
+        next = this.pending;
+        this.pending = undefined;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const stop = new AbortController();
+        const done = (): void => {
+          stop.abort();
+          this.wake = undefined;
+          resolve();
+        };
+        this.wake = done;
+        signal.addEventListener('abort', done, { once: true });
+        deps.clock.sleep(this.nextDelay(), stop.signal).then(done, () => undefined);
+      });
+      next = this.pending ?? 'interval';
+      this.pending = undefined;
     }
-    // A hand edit of a plan Git manages is put back at once, from the commit already loaded.
-    if (driftedFromGit(view, old)) request('resync');
-  });
+  }
+
+  /** An immediate pass (after the running one, if any); the commit is re-synced even when the head did not move. */
+  trigger(why: string): void {
+    this.deps.log.info({ why }, 'GitOps poll triggered');
+    this.request('fetch');
+  }
+
+  state(): GitopsState {
+    return { ...this.current };
+  }
+
+  /** Called after every sync with its report (the report writer: last applied commit and file per plan). */
+  onSynced(listener: (report: SyncReport) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** The text of `file` (a plan file's repository path) in the last loaded commit (auto-update reads its templates here). */
+  fileText(file: string): string | undefined {
+    return this.sources.get(file);
+  }
+
+  /** The report files under status/ of the last loaded commit (with the source's readReports), and that commit. */
+  reportFiles(): { commit: string; tree: ReportTree } | undefined {
+    return this.reports;
+  }
+
+  private request(kind: Want): void {
+    this.pending = this.pending === undefined || WANT_RANK[kind] > WANT_RANK[this.pending] ? kind : this.pending;
+    this.wake?.();
+  }
 
   /** The plan as changed (view; undefined once deleted) is one Git manages and differs from it in the good commit. */
-  function driftedFromGit(view: PlanView | undefined, old: PlanView | undefined): boolean {
+  private driftedFromGit(view: PlanView | undefined, old: PlanView | undefined): boolean {
     const plan = view ?? old;
+    const good = this.good;
     if (!good || !plan) return false;
     const git = good.plans.find((p) => p.name === plan.name);
     const c = view ? clusterPlan(view) : undefined;
@@ -120,50 +179,52 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
   }
 
   /** `fetch`: the head moved (a push webhook), so fetch without listing the refs first; the commit is synced even when it is the one loaded. */
-  async function pass(ctx: OpContext, want: 'poll' | 'full' | 'fetch'): Promise<void> {
+  private async pass(ctx: OpContext, want: 'poll' | 'full' | 'fetch'): Promise<void> {
+    const deps = this.deps;
     const t0 = deps.clock.now();
     let outcome = 'unchanged';
     let full = want !== 'poll';
     try {
       const head = want === 'fetch' ? undefined : await deps.source.head(ctx);
-      if (head !== undefined) state.lastPolledCommit = head;
-      if (head === undefined || head !== loaded?.commit) {
-        await fetchAndLoad(ctx);
+      if (head !== undefined) this.current.lastPolledCommit = head;
+      if (head === undefined || head !== this.loaded?.commit) {
+        await this.fetchAndLoad(ctx);
         full = true;
       }
-      if (full && loaded) {
-        await sync(ctx, loaded);
+      if (full && this.loaded) {
+        await this.sync(ctx, this.loaded);
         outcome = 'synced';
       }
-      state.lastError = undefined;
-      failures = 0;
+      this.current.lastError = undefined;
+      this.failures = 0;
     } catch (err) {
       outcome = isOutcomeError(err) ? err.reason : 'Error';
-      recordFailure(err, outcome);
-      await refusedStatus(ctx, err);
+      this.recordFailure(err, outcome);
+      await this.refusedStatus(ctx, err);
     } finally {
       deps.metrics?.gitPollDuration.observe({ outcome }, (deps.clock.now() - t0) / 1000);
     }
   }
 
   /** A failed pass: counted for the retry backoff, kept as the last error, and logged. */
-  function recordFailure(err: unknown, outcome: string): void {
-    lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
-    failures++;
-    state.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
-    deps.log.warn(
-      { reason: outcome, err: state.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined },
+  private recordFailure(err: unknown, outcome: string): void {
+    this.lastKind = isOutcomeError(err) ? err.kind : OutcomeKind.Transient;
+    this.failures++;
+    this.current.lastError = { reason: outcome, message: err instanceof Error ? err.message : String(err) };
+    this.deps.log.warn(
+      { reason: outcome, err: this.current.lastError.message, kind: isOutcomeError(err) ? err.kind : undefined },
       'GitOps poll failed',
     );
   }
 
   /** Fetches the branch head; loads its plans when it is not the commit already loaded. */
-  async function fetchAndLoad(ctx: OpContext): Promise<void> {
+  private async fetchAndLoad(ctx: OpContext): Promise<void> {
+    const deps = this.deps;
     const snapshot = await deps.source.snapshot(ctx);
-    state.lastPolledCommit = snapshot.commit;
-    if (snapshot.commit === loaded?.commit) return;
-    loaded = loadSnapshot(snapshot, deps.operatorNamespace);
-    fetched = {
+    this.current.lastPolledCommit = snapshot.commit;
+    if (snapshot.commit === this.loaded?.commit) return;
+    this.loaded = loadSnapshot(snapshot, deps.operatorNamespace);
+    this.fetched = {
       commit: snapshot.commit,
       sources: new Map(
         snapshot.sources.map((s) => [
@@ -174,12 +235,13 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       reports: snapshot.reports && { commit: snapshot.commit, tree: snapshot.reports },
     };
     deps.log.info(
-      { commit: loaded.commit, plans: loaded.plans.length, problems: loaded.problems.length },
+      { commit: this.loaded.commit, plans: this.loaded.plans.length, problems: this.loaded.problems.length },
       'loaded plans from Git',
     );
   }
 
-  async function sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
+  private async sync(ctx: OpContext, commit: LoadedCommit): Promise<void> {
+    const deps = this.deps;
     const deadline = { refreshUntil: deps.clock.now() + deps.pollIntervalMs };
     const report = await syncCommit(
       ctx,
@@ -194,15 +256,19 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
       commit,
       deadline,
     );
-    state.lastReport = report;
+    this.current.lastReport = report;
     deps.metrics?.gitSourceProblems.set(report.problems.length);
     if (report.refused) {
       // Nothing of a refused commit is used: the plans, texts and reports of the last good one stay.
-      await sendCommitStatus(ctx, report);
+      await this.statuses.synced(ctx, report);
       return;
     }
-    good = commit;
-    if (fetched?.commit === commit.commit) ({ sources, reports } = fetched);
+    this.good = commit;
+    const fetched = this.fetched;
+    if (fetched?.commit === commit.commit) {
+      this.sources = fetched.sources;
+      this.reports = fetched.reports;
+    }
     for (const p of report.problems)
       deps.log.warn(
         { commit: commit.commit, file: p.file, problem: formatSourceProblem(p) },
@@ -215,106 +281,27 @@ export function createGitopsLoop(deps: GitopsLoopDeps): GitopsLoop {
         { commit: commit.commit, deferred: report.deferred.length },
         'poll interval spent: polling before the remaining annotation refreshes',
       );
-      request('poll');
+      this.request('poll');
     }
-    if (report.failed.length === 0 && report.deferred.length === 0) state.lastAppliedCommit = commit.commit;
-    for (const l of listeners) l(report);
-    await sendCommitStatus(ctx, report);
+    if (report.failed.length === 0 && report.deferred.length === 0) this.current.lastAppliedCommit = commit.commit;
+    for (const l of this.listeners) l(report);
+    await this.statuses.synced(ctx, report);
     const first = report.failed[0];
     if (first) throw first.error;
   }
 
-  async function sendCommitStatus(ctx: OpContext, report: SyncReport): Promise<void> {
-    const cs = deps.commitStatus;
-    if (!cs || statusSent.has(report.commit) || report.failed.length > 0 || report.deferred.length > 0) return;
-    const ok = report.problems.length === 0;
-    const summary = report.problems.map(formatSourceProblem).join('; ');
-    const description = ok ? `${report.plans.length} plan(s) valid and applied` : summary;
-    await setStatus(ctx, report.commit, ok ? 'success' : 'failure', description);
-  }
-
   /** A commit refused for its pack is never loaded: its commit status says why. */
-  async function refusedStatus(ctx: OpContext, err: unknown): Promise<void> {
+  private async refusedStatus(ctx: OpContext, err: unknown): Promise<void> {
     if (!(err instanceof CommitRefusedError) || err.commit === undefined) return;
-    state.lastPolledCommit = err.commit;
-    await setStatus(ctx, err.commit, 'failure', `not applied: ${err.why}`);
-  }
-
-  /** The commit status of a loaded or refused commit, once per commit. */
-  async function setStatus(
-    ctx: OpContext,
-    commit: string,
-    verdict: 'success' | 'failure',
-    description: string,
-  ): Promise<void> {
-    const cs = deps.commitStatus;
-    if (!cs || statusSent.has(commit)) return;
-    try {
-      await cs.forge.setCommitStatus(ctx, commit, {
-        state: verdict,
-        context: cs.context,
-        description: description.length > 140 ? `${description.slice(0, 139)}…` : description,
-      });
-      statusSent.add(commit);
-    } catch (err) {
-      deps.log.warn(
-        { commit, err: err instanceof Error ? err.message : String(err) },
-        'could not set the commit status',
-      );
-    }
+    this.current.lastPolledCommit = err.commit;
+    await this.statuses.set(ctx, err.commit, 'failure', `not applied: ${err.why}`);
   }
 
   /** Next wait: the interval ±10%, or a growing retry (1 s doubling, capped at the interval) after transient failures. */
-  function nextDelay(): number {
-    const jittered = deps.pollIntervalMs * (0.9 + 0.2 * deps.random());
+  private nextDelay(): number {
+    const jittered = this.deps.pollIntervalMs * (0.9 + 0.2 * this.deps.random());
     // Stalled (bad token, missing branch): a human must act, so the interval is right.
-    if (failures === 0 || lastKind === OutcomeKind.Stalled) return jittered;
-    return Math.min(jittered, 1000 * 2 ** Math.min(failures - 1, 16));
+    if (this.failures === 0 || this.lastKind === OutcomeKind.Stalled) return jittered;
+    return Math.min(jittered, 1000 * 2 ** Math.min(this.failures - 1, 16));
   }
-
-  return {
-    state: () => ({ ...state }),
-    trigger: (why) => {
-      deps.log.info({ why }, 'GitOps poll triggered');
-      request('fetch');
-    },
-    onSynced: (l) => listeners.push(l),
-    fileText: (file) => sources.get(file),
-    reportFiles: () => reports,
-    async run(signal) {
-      // The first pass and each interval's: poll; a request made meanwhile: what it asked for.
-      let next: Want | 'interval' = 'interval';
-      while (!signal.aborted) {
-        const ctx = withTimeout(rootContext(deps.clock, signal), deps.passTimeoutMs ?? 5 * 60_000);
-        if (next === 'resync' && good) {
-          try {
-            await sync(ctx, good);
-          } catch (err) {
-            deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'GitOps re-sync failed');
-          }
-        } else {
-          await pass(ctx, passFor(next));
-        }
-        if (signal.aborted) break;
-        if (pending) {
-          next = pending;
-          pending = undefined;
-          continue;
-        }
-        await new Promise<void>((resolve) => {
-          const stop = new AbortController();
-          const done = (): void => {
-            stop.abort();
-            wake = undefined;
-            resolve();
-          };
-          wake = done;
-          signal.addEventListener('abort', done, { once: true });
-          deps.clock.sleep(nextDelay(), stop.signal).then(done, () => undefined);
-        });
-        next = pending ?? 'interval';
-        pending = undefined;
-      }
-    },
-  };
 }

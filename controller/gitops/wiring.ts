@@ -5,7 +5,7 @@ import type { KubeInformers, KubePort } from '../kube/port.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { createGitopsLoop, type GitopsLoop } from './loop.js';
+import { GitopsLoop } from './loop.js';
 import type { GitopsSettings } from './settings.js';
 import { createGitSource } from './source/index.js';
 import { serveWebhook } from './webhook.js';
@@ -44,7 +44,7 @@ export async function runGitops(
     fetchLimits: { maxFetchBytes: cfg.gitMaxFetchBytes },
     readReports: cfg.trustedKeys !== undefined,
   });
-  const loop = createGitopsLoop({
+  const loop = new GitopsLoop({
     source,
     kube: w.kube,
     informers: w.informers,
