@@ -10,11 +10,10 @@
 // wake a template; a wake whose inputs did not change before the next check time does nothing.
 // Restart-safe without memory: open, skipped (closed unmerged) and merged proposals are read back
 // from the forge on every check, the branch writer finds an unchanged branch, the PR is found by branch.
-import { posix } from 'node:path';
 import { Annotation } from '../../../schemas/api.js';
-import type { AutoUpdateStatus, PatchPlanDocument, PatchPlanSpec } from '../../../schemas/patchplan.js';
+import type { AutoUpdateStatus, PatchPlanSpec } from '../../../schemas/patchplan.js';
 import semver from 'semver';
-import { childPlanDocument, TEMPLATE_LABEL, type ChildPlanFile } from '../../core/auto-update/child-plan.js';
+import { TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { childPlanName } from '../../core/names.js';
 import type { ImageSource } from '../../../schemas/target.js';
 import {
@@ -25,30 +24,18 @@ import {
 } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
 import { markdownCell } from '../../core/markdown.js';
-import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
 import { selectNodes } from '../../core/plan/selection.js';
-import { previewRollout } from '../../core/preview.js';
 import { sameValue } from '../../core/same-value.js';
 import { durationMs } from '../../core/time.js';
-import type { ReleasesClient } from '../../forge/releases.js';
-import type { ForgePort, PullRequestView } from '../../forge/port.js';
-import type { KubeInformers, KubePort } from '../../kube/port.js';
+import type { PullRequestView } from '../../forge/port.js';
 import type { PlanView } from '../../kube/views.js';
-import type { PreflightDeps } from '../../preflight/run.js';
-import { otherPlansOf } from '../../rollout/plan/preflight-port.js';
-import type { PreviewReport } from '../../preview/format.js';
-import { previewPreflight, type PreviewPreflight } from '../../preview/preflight.js';
-import { apiServerFacts } from '../../rollout/kubernetes-facts.js';
-import type { Clock } from '../../runtime/clock.js';
-import { withTimeout, type OpContext } from '../../runtime/context.js';
-import type { LogFn } from '../../runtime/log.js';
-import { isOutcomeError, OutcomeError, OutcomeKind } from '../../runtime/outcome.js';
+import type { OpContext } from '../../runtime/context.js';
+import { isOutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
-import { loadPlanFile } from '../load/index.js';
-import type { ReportWriter } from '../report/reporter.js';
 import { guardPullRequest, isRecorded, recordCommit, type BranchGuard } from '../write/guard.js';
 import { proposalBody } from './body.js';
+import type { AutoUpdateDeps } from './deps.js';
 import {
   BLOCKED_MARK,
   clusterProposalPrefix,
@@ -64,48 +51,9 @@ import {
   type ProposalPr,
   type ProposalsOnForge,
 } from './proposals.js';
+import { childFileOf, childPlanFor, previewOf } from './proposed-plan.js';
 import { proposalFate } from '../../core/promotion/decide.js';
-import {
-  evidenceOf,
-  promotionGate,
-  type EvidenceSource,
-  type PromotionGate,
-  type PromotionGateInput,
-} from '../promotion/gate.js';
-
-interface AutoUpdateConfig {
-  /** --cluster-name: in branch names, titles and labels. */
-  cluster: string;
-  /** --git-branch: proposals merge into it. */
-  baseBranch: string;
-  operatorNamespace: string;
-  /** The node this controller runs on (scheduled last in its group in the preview). */
-  ownNode?: string | undefined;
-  /** First retry after a transient failure, doubling up to checkInterval (default 5 s). */
-  retryInitialMs?: number;
-}
-
-export interface AutoUpdateDeps {
-  config: AutoUpdateConfig;
-  informers: Pick<KubeInformers, 'patchPlans' | 'nodes' | 'staticPods'>;
-  kube: Pick<KubePort, 'writePlanStatus'>;
-  forge: ForgePort;
-  writer: ReportWriter;
-  /** The releases client (one, so its ETag cache is shared by every template). */
-  releases: () => Promise<ReleasesClient>;
-  /** The text of a file in the last commit the GitOps loop loaded (undefined: not loaded yet). */
-  templateText: (file: string) => string | undefined;
-  /** For the read-only preflight in the PR body. */
-  preflight: PreflightDeps;
-  clock: Clock;
-  log: LogFn;
-  /** Told about each pull request this loop opens (not a refresh of one already open): notifications. */
-  onProposalOpened?: ((template: PlanRef, proposal: ProposalRef) => void) | undefined;
-  /** Upstream reports of the loaded commit (autoUpdate.promotion); undefined without --promotion-keys-dir. */
-  evidence?: EvidenceSource | undefined;
-  /** Web prefix of a file at a commit, for links to upstream reports in proposal bodies. */
-  blobUrlBase?: string | undefined;
-}
+import { evidenceOf, promotionGate, type PromotionGate, type PromotionGateInput } from '../promotion/gate.js';
 
 export interface AutoUpdater {
   /**
@@ -131,14 +79,6 @@ interface CheckOutcome {
   nextWakeAt: number;
   /** Failed checks in a row (the backoff). */
   failures: number;
-}
-
-/** The child plan a proposal writes: the template's file, the child's file beside it, and the child as loaded. */
-interface ChildPlan {
-  file: string;
-  child: ChildPlanFile;
-  childFile: string;
-  doc: PatchPlanDocument;
 }
 
 interface ProposeInput {
@@ -170,7 +110,6 @@ function waitForUnchanged(mem: TemplateMemory | undefined, fingerprint: string, 
 /** The template's checkInterval (1h when unset). */
 const checkIntervalMs = (spec: PatchPlanSpec): number => durationMs(spec.target.autoUpdate?.checkInterval ?? '1h');
 
-const PREFLIGHT_MS = 60_000;
 /** The sweep's queue key: no plan can have this name. */
 const SWEEP_KEY = '<sweep>';
 const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpdate?.enabled === true;
@@ -309,74 +248,6 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return undefined;
   }
 
-  async function previewOf(ctx: OpContext, doc: PatchPlanDocument, file: string): Promise<PreviewReport> {
-    const nodes = informers.nodes.list();
-    const { spec } = doc;
-    const preview = previewRollout({ now: clock.now(), spec, nodes, ownNode: config.ownNode });
-    let preflight: PreviewPreflight;
-    try {
-      preflight = await previewPreflight(withTimeout(ctx, PREFLIGHT_MS), deps.preflight, {
-        spec,
-        selection: selectNodes(spec, nodes, config.ownNode),
-        nodes: new Map(nodes.map((n) => [n.name, n])),
-        otherPlans: otherPlansOf(informers.patchPlans.list(), nodes, doc.metadata.name),
-        apiServers: apiServerFacts(informers),
-        operatorNamespace: config.operatorNamespace,
-      });
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      preflight = {
-        checks: [],
-        skipped: [
-          { name: 'Preflight', message: `could not run now: ${err instanceof Error ? err.message : String(err)}` },
-        ],
-      };
-    }
-    return { plan: { name: doc.metadata.name, file }, preview, preflight };
-  }
-
-  /**
-   * The child plan of `template` for `version`: the template's file, the child's file beside it, and
-   * the child as the GitOps loop will load it. Throws while the template's text is not loaded, and
-   * when the child would not load.
-   */
-  function childPlanFor(template: PlanView, version: string): ChildPlan {
-    const key = template.name;
-    const file = template.annotations[Annotation.SourcePath];
-    const text = file === undefined ? undefined : deps.templateText(file);
-    if (file === undefined || text === undefined) {
-      throw new OutcomeError({
-        kind: OutcomeKind.Transient,
-        reason: 'TemplateNotLoaded',
-        message: `the text of template ${key}${file === undefined ? ' (no source-path annotation: is it managed from Git?)' : ` (${file})`} is not loaded from Git yet`,
-      });
-    }
-    const child = childPlanDocument(text, key, version);
-    if (child instanceof Error)
-      throw new OutcomeError({
-        kind: OutcomeKind.Stalled,
-        reason: 'InvalidTemplate',
-        message: `${file}: ${child.message}`,
-      });
-    const dir = posix.dirname(file);
-    const childFile = dir === '.' ? child.fileName : `${dir}/${child.fileName}`;
-    // The proposed file must pass the same loader the GitOps loop (and `kangal-patch validate`) uses.
-    const loaded = loadPlanFile(
-      { file: childFile, content: child.text },
-      { operatorNamespace: config.operatorNamespace },
-    );
-    const doc = loaded.plans[0]?.plan;
-    if (!doc || loaded.problems.length > 0) {
-      const why = loaded.problems[0];
-      throw new OutcomeError({
-        kind: OutcomeKind.Stalled,
-        reason: 'InvalidChildPlan',
-        message: `the child plan of ${key} for ${version} would not load${why ? `: ${why.path} ${why.message}` : ''}`,
-      });
-    }
-    return { file, child, childFile, doc };
-  }
-
   /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
   async function propose(
     ctx: OpContext,
@@ -384,7 +255,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     { current, proposal, supersedes, evidence }: ProposeInput,
   ): Promise<PullRequestView> {
     const key = template.name;
-    const { file, child, childFile, doc } = childPlanFor(template, proposal.version);
+    const { file, child, childFile, doc } = childPlanFor(deps, template, proposal.version);
     const branch = proposalBranch(config.cluster, key, proposal.version);
     const result = await deps.writer.write(ctx, {
       branch,
@@ -409,22 +280,13 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       childName: child.name,
       currentVersion: current,
       proposal,
-      report: await previewOf(ctx, doc, childFile),
+      report: await previewOf(ctx, deps, doc, childFile),
       supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
       evidence,
     });
     const pr = await openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
     await guardProposal(ctx, pr, childFile);
     return pr;
-  }
-
-  /** The child plan file of a proposal: beside its template's file. */
-  function childFileOf(template: PlanView, version: string): string | undefined {
-    const file = template.annotations[Annotation.SourcePath];
-    if (file === undefined) return undefined;
-    const dir = posix.dirname(file);
-    const name = `${childPlanName(template.name, version)}.yaml`;
-    return dir === '.' ? name : `${dir}/${name}`;
   }
 
   /** The open proposal is checked on every check, not only when it is written. */

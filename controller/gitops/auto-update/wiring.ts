@@ -11,7 +11,8 @@ import type { GitConfig } from '../wiring.js';
 import { upstreamEvidence } from '../promotion/reports.js';
 import type { EvidenceSource } from '../promotion/gate.js';
 import type { ReportTree } from '../source/reports.js';
-import { startAutoUpdate, type AutoUpdateDeps, type AutoUpdater } from './proposer.js';
+import type { AutoUpdateDeps } from './deps.js';
+import { startAutoUpdate, type AutoUpdater } from './proposer.js';
 
 export interface AutoUpdateWiring {
   kube: KubePort;
