@@ -2,22 +2,17 @@
 // silence steps of the PatchJob decision (controller/core/job/silences.ts), with a fixed clock.
 import assert from 'node:assert/strict';
 import { alertGate } from '../../../schemas/alerts.js';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decideAlertGate, type AlertFacts, type FiringAlert } from '../../../controller/core/gates/alerts.js';
-import {
-  afterAction,
-  afterFailure,
-  decideJob,
-  type JobObservation,
-  type TalosFacts,
-} from '../../../controller/core/job/index.js';
+import { afterAction, afterFailure, decideJob, type JobObservation } from '../../../controller/core/job/index.js';
 import { silenceMatchers } from '../../../controller/core/job/silences.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { newJob } from '../../../controller/core/plan/jobs.js';
 import type { PlanObservation } from '../../../controller/core/plan/types.js';
+import { jobNode, jobObservation, jobSpec, talosFacts } from '../../support/job-observation.js';
+import { PLAN_T0 as T0, planInProgress, planObservation, planSpec } from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const gate = alertGate.parse({ alerts: ['severity="critical"'], ignore: ['alertname="Watchdog"'], timeout: '10m' });
 const ceph: FiringAlert = {
   fingerprint: 'f1',
@@ -89,35 +84,18 @@ describe('core/gates: decideAlertGate', function () {
 });
 
 describe('core/plan: the alert gate in decidePlan', function () {
-  const passed = {
-    type: 'PreflightPassed',
-    status: 'True' as const,
-    reason: 'ChecksPassed',
-    message: 'ok',
-    lastTransitionTime: new Date(T0).toISOString(),
-    observedGeneration: 1,
-  };
-  const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-  const obs = (status: PatchPlanStatus, alerts: AlertFacts | undefined, now = T0): PlanObservation => ({
-    now,
-    plan: {
-      name: 'p',
-      uid: 'u',
-      generation: 1,
+  const running = planInProgress();
+  const obs = (status: PatchPlanStatus, alerts: AlertFacts | undefined, now = T0): PlanObservation =>
+    planObservation(
       status,
-      spec: patchPlanSpec.parse({
-        target: { talosVersion: 'v1.13.2' },
-        delayBetweenNodes: '0s',
-        strategy: { order: ['workers'] },
-        talosConfig: { secretRef: { name: 't' } },
-        alertGate: { alerts: ['severity="critical"'], timeout: '10m' },
-      }),
-    },
-    nodes: [{ name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }],
-    jobs: [],
-    leases: [],
-    alerts,
-  });
+      { now, alerts },
+      {
+        spec: planSpec({
+          strategy: { order: ['workers'] },
+          alertGate: { alerts: ['severity="critical"'], timeout: '10m' },
+        }),
+      },
+    );
 
   it('without a fresh answer the pass asks Alertmanager (its one action) and schedules nothing', function () {
     const step = decidePlan(obs(running, undefined));
@@ -169,36 +147,13 @@ describe('core/plan: the alert gate in decidePlan', function () {
 });
 
 describe('core/job: silences around the disruption', function () {
-  const spec = patchJobSpec.parse({
-    nodeName: 'w1',
-    patchPlanRef: 'plan',
-    group: 'workers',
-    target: { talosVersion: 'v1.13.2' },
-    talosConfig: { secretRef: { name: 'talos' } },
+  const spec = jobSpec({
     silences: [{ name: 'node-alerts', matchers: '{alertname=~"KubeNode.*", instance=~"$(NODE):.*"}' }],
   });
-  const node = {
-    name: 'w1',
-    internalIP: '127.0.10.1',
-    ready: true,
-    unschedulable: false,
-    cordonedBy: undefined,
-    bootID: 'b1',
-    talosVersion: 'v1.12.4',
-    schematic: undefined,
-    controlPlane: false,
-    kubeletVersion: 'v1.35.4',
-  };
-  const talos: TalosFacts = { ok: true, version: 'v1.12.4', bootId: 'b1', stage: 'running', schematic: undefined };
-  const obs = (status: PatchJobStatus, now = T0, over: Partial<JobObservation> = {}): JobObservation => ({
-    now,
-    job: { name: 'plan-w1', spec, status },
-    node,
-    pods: [],
-    leases: [],
-    talos,
-    ...over,
-  });
+  const node = jobNode({ bootID: 'b1', schematic: undefined });
+  const talos = talosFacts({ bootId: 'b1' });
+  const obs = (status: PatchJobStatus, now = T0, over: Partial<JobObservation> = {}): JobObservation =>
+    jobObservation(status, { now, node, talos, ...over }, { spec });
   /** Pending until the node's identity is recorded (the legacy flow goes to the cordon next). */
   const beforeCordon = (): PatchJobStatus => {
     let s = decideJob(obs({}, T0, { talos: undefined })).status;

@@ -4,11 +4,10 @@ import { healthCheck } from '../../../schemas/health.js';
 import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decideGates, gateState, type CheckFacts } from '../../../controller/core/gates/health.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
-import { jobName } from '../../../controller/core/plan/names.js';
-import type { PlanJobFacts, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { PlanObservation } from '../../../controller/core/plan/types.js';
 import { volumesGatedSpec } from './health-plan-fixture.js';
+import { PLAN_T0 as T0, planInProgress, planJob, planNode, planObservation } from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const volumes = healthCheck.parse({
   name: 'volumes',
   apiVersion: 'longhorn.io/v1beta2',
@@ -145,46 +144,20 @@ describe('core/gates: decideGates', function () {
 });
 
 describe('core/plan: health gates in decidePlan', function () {
-  const nodes: PlanNodeFacts[] = [
-    { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
-    { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
-  ];
-  const passed = {
-    type: 'PreflightPassed',
-    status: 'True' as const,
-    reason: 'ChecksPassed',
-    message: 'ok',
-    lastTransitionTime: new Date(T0).toISOString(),
-    observedGeneration: 1,
-  };
-  const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-  const done: PlanJobFacts = {
-    name: jobName('p', 'w-1'),
-    nodeName: 'w-1',
-    group: 'workers',
-    phase: 'Completed',
-    completionTime: T0,
-  };
+  const nodes = [planNode('w-1'), planNode('w-2')];
+  const running = planInProgress();
+  const done = planJob('w-1', 'Completed');
   const obs = (
     policy: string,
     status: PatchPlanStatus,
     facts: CheckFacts,
     more: Partial<PlanObservation> = {},
-  ): PlanObservation => ({
-    now: T0,
-    plan: {
-      name: 'p',
-      uid: 'u',
-      generation: 1,
+  ): PlanObservation =>
+    planObservation(
       status,
-      spec: volumesGatedSpec(policy),
-    },
-    nodes,
-    jobs: [done],
-    leases: [],
-    healthChecks: [facts],
-    ...more,
-  });
+      { nodes, jobs: [done], healthChecks: [facts], ...more },
+      { spec: volumesGatedSpec(policy) },
+    );
 
   it('a closed gate schedules nothing: InProgress, WaitingForHealthCheck, the wait and deadline in status, woken at the deadline', function () {
     const step = decidePlan(obs('Pause', running, observed(degraded)));

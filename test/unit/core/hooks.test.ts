@@ -1,38 +1,23 @@
 // Hooks (controller/core/hooks.ts, core/job/hooks.ts, core/plan/hooks.ts) with a fixed clock: the
 // one hook decision, preNode before the cordon, postNode after the end, prePlan and postPlan.
 import assert from 'node:assert/strict';
-import { patchJobSpec, type PatchJobStatus } from '../../../schemas/patchjob.js';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchJobStatus } from '../../../schemas/patchjob.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { hookSpec } from '../../../schemas/hooks.js';
-import { decideHook, hookJobName, type HookInput, type HookJobFacts } from '../../../controller/core/hooks.js';
-import {
-  decideJob,
-  talosNeed,
-  type JobNodeFacts,
-  type JobObservation,
-  type TalosFacts,
-} from '../../../controller/core/job/index.js';
+import { decideHook, hookJobName, type HookInput } from '../../../controller/core/hooks.js';
+import { decideJob, talosNeed, type JobObservation } from '../../../controller/core/job/index.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
-import type { PlanJobPhase, PlanNodeFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import type { PlanJobPhase, PlanObservation } from '../../../controller/core/plan/types.js';
 import { jobName } from '../../../controller/core/plan/names.js';
+import { hookJob } from '../../support/hook-job.js';
+import { JOB_T0 as T0, jobNode, jobObservation, jobSpec, talosFacts } from '../../support/job-observation.js';
+import { planInProgress, planJob, planNode, planObservation, planSpec } from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-01T10:00:00Z');
 const at = (ms: number): string => new Date(ms).toISOString();
 const template = {
   spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0', command: ['ceph', 'osd', 'set', 'noout'] }] },
 };
 const hook = hookSpec.parse({ template, timeout: '2m' });
-
-const jobFacts = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
-  name,
-  ownerUid: 'owner-uid',
-  outcome: 'running',
-  failedReason: undefined,
-  startTime: T0,
-  completionTime: undefined,
-  failedPod: undefined,
-  ...over,
-});
 
 function hookInput(over: Partial<HookInput> = {}): HookInput {
   const name = hookJobName('plan-w1', 'preNode');
@@ -73,7 +58,7 @@ describe('core/hooks: decideHook', function () {
     const again = decideHook(hookInput({ record: create.record, now: T0 + 20 }));
     assert.equal(again.state === 'running' && again.create, undefined);
     assert.equal(again.state === 'running' && again.requeueAfterMs, 120_000 - 20);
-    const running = decideHook(hookInput({ record: create.record, job: jobFacts('plan-w1-pre-node'), now: T0 + 30 }));
+    const running = decideHook(hookInput({ record: create.record, job: hookJob('plan-w1-pre-node'), now: T0 + 30 }));
     assert.equal(running.record.phase, 'Running');
     assert.match(running.state === 'running' ? running.message : '', new RegExp(`waiting until ${at(T0 + 120_000)}`));
   });
@@ -90,7 +75,7 @@ describe('core/hooks: decideHook', function () {
     const ok = decideHook(
       hookInput({
         record,
-        job: jobFacts('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 5_000 }),
+        job: hookJob('plan-w1-pre-node', { outcome: 'succeeded', completionTime: T0 + 5_000 }),
         now: T0 + 6_000,
       }),
     );
@@ -99,7 +84,7 @@ describe('core/hooks: decideHook', function () {
     const bad = decideHook(
       hookInput({
         record,
-        job: jobFacts('plan-w1-pre-node', {
+        job: hookJob('plan-w1-pre-node', {
           outcome: 'failed',
           failedReason: 'BackoffLimitExceeded',
           failedPod: { name: 'plan-w1-pre-node-x7k2p', exitCode: 3 },
@@ -124,7 +109,7 @@ describe('core/hooks: decideHook', function () {
       createdTime: at(T0),
       deadline: at(T0 + 120_000),
     };
-    const failedJob = jobFacts('plan-w1-pre-node', {
+    const failedJob = hookJob('plan-w1-pre-node', {
       outcome: 'failed',
       failedReason: 'BackoffLimitExceeded',
       completionTime: T0 + 1_000,
@@ -152,14 +137,14 @@ describe('core/hooks: decideHook', function () {
       createdTime: at(T0),
       deadline: at(T0 + 120_000),
     };
-    const late = decideHook(hookInput({ record, job: jobFacts('plan-w1-pre-node'), now: T0 + 120_000, fresh: true }));
+    const late = decideHook(hookInput({ record, job: hookJob('plan-w1-pre-node'), now: T0 + 120_000, fresh: true }));
     assert.equal(late.state === 'failed' && late.reason, 'HookTimeout');
     const pending = { ...record, phase: 'Pending' as const };
     delete (pending as { createdTime?: string }).createdTime;
     const stale = decideHook(
       hookInput({
         record: pending,
-        job: jobFacts('plan-w1-pre-node', { ownerUid: 'old-uid', outcome: 'succeeded' }),
+        job: hookJob('plan-w1-pre-node', { ownerUid: 'old-uid', outcome: 'succeeded' }),
         now: T0 + 10,
       }),
     );
@@ -178,40 +163,14 @@ describe('core/hooks: decideHook', function () {
 
 // ---- node hooks on the PatchJob ----
 
-const node: JobNodeFacts = {
-  name: 'w1',
-  internalIP: '127.0.10.1',
-  ready: true,
-  unschedulable: false,
-  cordonedBy: undefined,
-  bootID: 'boot-1',
-  talosVersion: 'v1.12.4',
-  schematic: 'a'.repeat(64),
-  controlPlane: false,
-  kubeletVersion: 'v1.35.4',
-};
-const talos: TalosFacts = { ok: true, version: 'v1.12.4', bootId: 'boot-1', stage: 'running', schematic: undefined };
-const withHooks = patchJobSpec.parse({
-  nodeName: 'w1',
-  patchPlanRef: 'plan',
-  group: 'workers',
-  target: { talosVersion: 'v1.13.2' },
-  talosConfig: { secretRef: { name: 'talos' } },
-  hooks: { preNode: { template }, postNode: { template } },
-});
+const node = jobNode();
+const talos = talosFacts();
+const withHooks = jobSpec({ hooks: { preNode: { template }, postNode: { template } } });
 const pre = hookJobName('plan-w1', 'preNode');
 const post = hookJobName('plan-w1', 'postNode');
 
 function jobObs(status: PatchJobStatus, over: Partial<JobObservation> = {}): JobObservation {
-  return {
-    now: T0,
-    job: { name: 'plan-w1', uid: 'owner-uid', spec: withHooks, status },
-    node,
-    pods: [],
-    leases: [],
-    talos: undefined,
-    ...over,
-  };
+  return jobObservation(status, { now: T0, node, ...over }, { spec: withHooks, uid: 'owner-uid' });
 }
 
 /** Pending with the node read and recorded (legacy flow): the pass that would start draining. */
@@ -245,13 +204,13 @@ describe('core/job: preNode and postNode hooks', function () {
       },
     );
     assert.equal(request?.owner.uid, 'owner-uid');
-    const waiting = decideJob(jobObs(create.status, { hookJobs: [jobFacts(pre)] }));
+    const waiting = decideJob(jobObs(create.status, { hookJobs: [hookJob(pre)] }));
     assert.equal(waiting.action, undefined);
     assert.match(
       waiting.status.message ?? '',
       new RegExp(`waiting until ${at(T0 + 10 * 60_000)} for the preNode hook Job ${pre} before cordoning node w1`),
     );
-    const done = decideJob(jobObs(waiting.status, { hookJobs: [jobFacts(pre, { outcome: 'succeeded' })] }));
+    const done = decideJob(jobObs(waiting.status, { hookJobs: [hookJob(pre, { outcome: 'succeeded' })] }));
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
     assert.equal(talosNeed({ spec: jobObs(done.status).job.spec, status: done.status }), 'identity');
     const drain = decideJob(jobObs(done.status, { talos }));
@@ -263,7 +222,7 @@ describe('core/job: preNode and postNode hooks', function () {
     const failedPod = { name: `${pre}-abcde`, exitCode: 3 };
     const step = decideJob(
       jobObs(created, {
-        hookJobs: [jobFacts(pre, { outcome: 'failed', failedReason: 'BackoffLimitExceeded', failedPod })],
+        hookJobs: [hookJob(pre, { outcome: 'failed', failedReason: 'BackoffLimitExceeded', failedPod })],
       }),
     );
     assert.equal(step.status.phase, 'Failed');
@@ -276,7 +235,7 @@ describe('core/job: preNode and postNode hooks', function () {
     );
     assert.equal(step.status.cordonedTime, undefined);
     // The finished job never cordons: postNode runs, then the slot is released.
-    const next = decideJob(jobObs(step.status, { hookJobs: [jobFacts(pre, { outcome: 'failed', failedPod })] }));
+    const next = decideJob(jobObs(step.status, { hookJobs: [hookJob(pre, { outcome: 'failed', failedPod })] }));
     assert.notEqual(next.action?.type, 'cordon');
     assert.equal(next.status.hooks?.find((h) => h.hook === 'postNode')?.phase, 'Pending');
   });
@@ -297,7 +256,7 @@ describe('core/job: preNode and postNode hooks', function () {
     assert.equal(create.action?.type === 'createHookJob' && create.action.job.env['KANGAL_PHASE'], 'Completed');
     const failed = decideJob(
       jobObs(create.status, {
-        hookJobs: [jobFacts(post, { outcome: 'failed', failedPod: { name: `${post}-q`, exitCode: 1 } })],
+        hookJobs: [hookJob(post, { outcome: 'failed', failedPod: { name: `${post}-q`, exitCode: 1 } })],
       }),
     );
     assert.equal(failed.status.phase, 'Completed');
@@ -312,7 +271,7 @@ describe('core/job: preNode and postNode hooks', function () {
     // Reported once; then the slot goes back as for any finished job.
     const lease = { name: 'plan-workers-0', resourceVersion: '1', holderIdentity: 'plan-w1' };
     const release = decideJob(
-      jobObs(failed.status, { leases: [lease], hookJobs: [jobFacts(post, { outcome: 'failed' })] }),
+      jobObs(failed.status, { leases: [lease], hookJobs: [hookJob(post, { outcome: 'failed' })] }),
     );
     assert.equal(release.action?.type, 'releaseLeases');
     assert.deepEqual(release.events, []);
@@ -365,41 +324,16 @@ describe('core/job: a drain and hook pods', function () {
 
 // ---- plan hooks ----
 
-const planNodes: PlanNodeFacts[] = [
-  { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
-  { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.1' },
-];
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: at(T0),
-  observedGeneration: 1,
-};
-const inProgress: PatchPlanStatus = {
-  phase: 'InProgress',
-  conditions: [passed],
-  observedGeneration: 1,
-  startTime: at(T0),
-};
+const planNodes = [planNode('w-1'), planNode('w-2', { talosVersion: 'v1.12.1' })];
+const inProgress = planInProgress({ startTime: at(T0) }, T0);
 
-function planObs(status: PatchPlanStatus, over: Partial<PlanObservation> = {}, policy = 'Halt'): PlanObservation {
-  const spec = patchPlanSpec.parse({
-    target: { talosVersion: 'v1.13.2' },
-    delayBetweenNodes: '0s',
-    talosConfig: { secretRef: { name: 't' } },
-    failurePolicy: { type: policy },
-    hooks: { prePlan: { template }, postPlan: { template } },
-  });
-  return {
-    now: T0,
-    plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status },
-    nodes: planNodes,
-    jobs: [],
-    leases: [],
-    ...over,
-  };
+function planObs(
+  status: PatchPlanStatus,
+  over: Partial<PlanObservation> = {},
+  policy: 'Halt' | 'Pause' = 'Halt',
+): PlanObservation {
+  const spec = planSpec({ failurePolicy: { type: policy }, hooks: { prePlan: { template }, postPlan: { template } } });
+  return planObservation(status, { now: T0, nodes: planNodes, ...over }, { uid: 'plan-uid', spec });
 }
 
 describe('core/plan: prePlan and postPlan hooks', function () {
@@ -414,11 +348,11 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     assert.deepEqual(request?.owner, { kind: 'PatchPlan', name: 'p', uid: 'plan-uid' });
     assert.equal(request?.env['KANGAL_FROM_TALOS_VERSION'], 'v1.12.1', 'the oldest node');
     const done = decidePlan(
-      planObs(create.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
+      planObs(create.status, { hookJobs: [hookJob('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
     );
     assert.equal(done.status.hooks?.[0]?.phase, 'Succeeded');
     const go = decidePlan(
-      planObs(done.status, { hookJobs: [jobFacts('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
+      planObs(done.status, { hookJobs: [hookJob('p-pre-plan', { ownerUid: 'plan-uid', outcome: 'succeeded' })] }),
     );
     assert.equal(go.action?.type, 'scheduleNodes');
   });
@@ -426,7 +360,7 @@ describe('core/plan: prePlan and postPlan hooks', function () {
   it('a failed prePlan applies the failure policy with reason HookFailed: Halt fails the plan, Pause pauses it and a resume goes on', function () {
     const created = decidePlan(planObs(decidePlan(planObs(inProgress)).status)).status;
     const failedJob = [
-      jobFacts('p-pre-plan', {
+      hookJob('p-pre-plan', {
         ownerUid: 'plan-uid',
         outcome: 'failed',
         failedPod: { name: 'p-pre-plan-z', exitCode: 2 },
@@ -449,13 +383,8 @@ describe('core/plan: prePlan and postPlan hooks', function () {
   });
 
   it('runs postPlan once the plan ended and no job or postNode hook runs; its failure is reported, the phase stays', function () {
-    const done = (phase: PlanJobPhase) => ({
-      name: jobName('p', 'w'),
-      nodeName: 'w-1',
-      group: 'workers',
-      phase,
-      completionTime: T0,
-    });
+    const done = (phase: PlanJobPhase) =>
+      planJob('w-1', phase, 'workers', { name: jobName('p', 'w'), completionTime: T0 });
     const prePlanOk = {
       hook: 'prePlan' as const,
       jobName: 'p-pre-plan',
@@ -487,7 +416,7 @@ describe('core/plan: prePlan and postPlan hooks', function () {
     const failed = decidePlan(
       planObs(create.status, {
         jobs: both,
-        hookJobs: [jobFacts('p-post-plan', { ownerUid: 'plan-uid', outcome: 'failed' })],
+        hookJobs: [hookJob('p-post-plan', { ownerUid: 'plan-uid', outcome: 'failed' })],
       }),
     );
     assert.equal(failed.status.phase, 'Completed');

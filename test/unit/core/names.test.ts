@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { patchPlanSpec, patchPlanStatus } from '../../../schemas/patchplan.js';
 import { someNames } from '../../../controller/core/names.js';
 import { afterPreflight } from '../../../controller/core/plan/decide.js';
-import type { PlanObservation } from '../../../controller/core/plan/types.js';
+import { planNode, planObservation } from '../../support/plan-observation.js';
 
 describe('core/names: names in messages', function () {
   it('names up to max, then counts the rest', function () {
@@ -25,19 +25,8 @@ describe('core/names: names in messages', function () {
       target: { talosVersion: 'v1.13.2' },
       talosConfig: { secretRef: { name: 't' } },
     });
-    const nodes = Array.from({ length: 5000 }, (_, i) => ({
-      name: `worker-${i + 1}`,
-      labels: {},
-      controlPlane: false,
-      talosVersion: 'v1.12.4',
-    }));
-    const o: PlanObservation = {
-      now: Date.parse('2026-12-05T10:00:00Z'),
-      plan: { name: 'big', uid: 'u', generation: 1, spec, status: { phase: 'Preflighting' } },
-      nodes,
-      jobs: [],
-      leases: [],
-    };
+    const nodes = Array.from({ length: 5000 }, (_, i) => planNode(`worker-${i + 1}`));
+    const o = planObservation({ phase: 'Preflighting' }, { nodes }, { name: 'big', spec });
     const step = afterPreflight(o, { status: { phase: 'Preflighting' }, events: [] }, [
       { name: 'All', passed: true, message: 'ok' },
     ]);

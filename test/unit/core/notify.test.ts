@@ -1,11 +1,12 @@
 // Notifications (controller/core/notify): which events a phase change means, their idempotency keys,
 // and the body each receiver type gets. The plan cases use the real plan decisions' statuses.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { PatchJobStatus } from '../../../schemas/patchjob.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import type { PlanObservation } from '../../../controller/core/plan/types.js';
 import { HOSTILE, assertInert } from './markdown-fixtures.js';
+import { PLAN_T0 as T0, planObservation } from '../../support/plan-observation.js';
 import {
   jobEvents,
   jobWaiting,
@@ -18,7 +19,6 @@ import {
   type NotifyEvent,
 } from '../../../controller/core/notify/index.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
 const plan = { name: 'prod', uid: 'plan-uid' };
 const job: JobRef = {
@@ -33,18 +33,7 @@ const job: JobRef = {
 const types = (events: NotifyEvent[]): string[] => events.map((e) => e.type);
 
 function obs(status: PatchPlanStatus, now = T0): PlanObservation {
-  const spec = patchPlanSpec.parse({
-    target: { talosVersion: 'v1.13.2' },
-    delayBetweenNodes: '0s',
-    talosConfig: { secretRef: { name: 't' } },
-  });
-  return {
-    now,
-    plan: { name: 'prod', uid: 'plan-uid', generation: 1, spec, status },
-    nodes: [{ name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }],
-    jobs: [],
-    leases: [],
-  };
+  return planObservation(status, { now }, { name: 'prod', uid: 'plan-uid' });
 }
 
 describe('core/notify: events from phase changes', function () {

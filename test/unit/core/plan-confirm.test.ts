@@ -3,36 +3,24 @@
 // KubeProxyUpgradeTimeout (the kube-proxy DaemonSet), HookTimeout of prePlan and postPlan (the hook
 // Job), HealthCheckTimeout (the check's objects).
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { HookJobFacts } from '../../../controller/core/hooks.js';
 import type { CheckFacts } from '../../../controller/core/gates/health.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
-import { jobName } from '../../../controller/core/plan/names.js';
-import type {
-  KubeProxyFacts,
-  PlanJobFacts,
-  PlanNodeFacts,
-  PlanObservation,
-  PlanStep,
-} from '../../../controller/core/plan/types.js';
+import type { KubeProxyFacts, PlanObservation, PlanStep } from '../../../controller/core/plan/types.js';
 import { volumesGatedSpec } from './health-plan-fixture.js';
+import { hookJob } from '../../support/hook-job.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob,
+  planNode,
+  planObservation,
+  planSpec,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const at = (ms: number): string => new Date(ms).toISOString();
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: at(T0),
-  observedGeneration: 1,
-};
-const running: PatchPlanStatus = {
-  phase: 'InProgress',
-  conditions: [passed],
-  observedGeneration: 1,
-  startTime: at(T0),
-};
+const running = planInProgress({ startTime: at(T0) });
 
 /** What the reconciler does with a confirm step: the same decision on the fresh facts. */
 function confirmWith(o: PlanObservation, fresh: Partial<PlanObservation>): PlanStep {
@@ -54,13 +42,11 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
   describe('KubeProxyUpgradeTimeout', function () {
     const TO = 'v1.36.3';
     const image = `registry.k8s.io/kube-proxy:${TO}`;
-    const nodes: PlanNodeFacts[] = [
-      { name: 'cp-1', labels: {}, controlPlane: true, talosVersion: 'v1.13.2' },
-      { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.13.2' },
+    const nodes = [
+      planNode('cp-1', { controlPlane: true, talosVersion: 'v1.13.2' }),
+      planNode('w-1', { talosVersion: 'v1.13.2' }),
     ];
-    const cpDone: PlanJobFacts[] = [
-      { name: jobName('p', 'cp-1'), nodeName: 'cp-1', group: 'controlPlane', phase: 'Completed', completionTime: T0 },
-    ];
+    const cpDone = [planJob('cp-1', 'Completed', 'controlPlane')];
     const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({
       image,
       generation: 2,
@@ -72,22 +58,20 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
     });
     const record = { image, configuredNodes: ['cp-1'], startTime: at(T0), deadline: at(T0 + 600_000) };
     const obs = (more: Partial<PlanObservation> = {}, configuredNodes = ['cp-1']): PlanObservation => {
-      const spec = patchPlanSpec.parse({
-        target: { kubernetesVersion: TO },
-        delayBetweenNodes: '0s',
-        talosConfig: { secretRef: { name: 't' } },
-      });
+      const spec = planSpec({ target: { kubernetesVersion: TO } });
       const status = { ...running, kubeProxy: { ...record, configuredNodes } };
-      return {
-        now: T0 + 600_000,
-        plan: { name: 'p', uid: 'u', generation: 1, spec, status },
-        nodes,
-        jobs: cpDone,
-        leases: [],
-        apiServers: [{ node: 'cp-1', version: TO }],
-        kubeProxy: ds(),
-        ...more,
-      };
+      return planObservation(
+        status,
+        {
+          now: T0 + 600_000,
+          nodes,
+          jobs: cpDone,
+          apiServers: [{ node: 'cp-1', version: TO }],
+          kubeProxy: ds(),
+          ...more,
+        },
+        { spec },
+      );
     };
 
     it('a DaemonSet not rolled out on the cached view past the deadline is read first: no verdict, the plan stays InProgress', function () {
@@ -139,17 +123,9 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
 
   describe('HookTimeout of the plan hooks', function () {
     const template = { spec: { containers: [{ name: 'noout', image: 'rook/ceph:v1.18.0' }] } };
-    const nodes: PlanNodeFacts[] = [{ name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }];
-    const hookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts => ({
-      name,
-      ownerUid: 'plan-uid',
-      outcome: 'running',
-      failedReason: undefined,
-      startTime: T0,
-      completionTime: undefined,
-      failedPod: undefined,
-      ...over,
-    });
+    /** A hook Job of the plan (uid plan-uid), running since T0. */
+    const planHookJob = (name: string, over: Partial<HookJobFacts> = {}): HookJobFacts =>
+      hookJob(name, { ownerUid: 'plan-uid', startTime: T0, ...over });
     const record = (hook: 'prePlan' | 'postPlan', jobName: string) => ({
       hook,
       jobName,
@@ -159,21 +135,12 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
       deadline: at(T0 + 600_000),
     });
     const obs = (status: PatchPlanStatus, more: Partial<PlanObservation> = {}): PlanObservation => {
-      const spec = patchPlanSpec.parse({
-        target: { talosVersion: 'v1.13.2' },
-        delayBetweenNodes: '0s',
-        talosConfig: { secretRef: { name: 't' } },
-        hooks: { prePlan: { template }, postPlan: { template } },
-      });
-      return {
-        now: T0 + 600_000,
-        plan: { name: 'p', uid: 'plan-uid', generation: 1, spec, status },
-        nodes,
-        jobs: [],
-        leases: [],
-        hookJobs: [hookJob('p-pre-plan')],
-        ...more,
-      };
+      const spec = planSpec({ hooks: { prePlan: { template }, postPlan: { template } } });
+      return planObservation(
+        status,
+        { now: T0 + 600_000, hookJobs: [planHookJob('p-pre-plan')], ...more },
+        { uid: 'plan-uid', spec },
+      );
     };
     const prePlanRunning: PatchPlanStatus = { ...running, hooks: [record('prePlan', 'p-pre-plan')] };
 
@@ -188,7 +155,7 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
 
     it('prePlan: the fresh Job decides: completed in time, the first nodes go; still running or gone, HookTimeout as before', function () {
       const ok = confirmWith(obs(prePlanRunning), {
-        hookJobs: [hookJob('p-pre-plan', { outcome: 'succeeded', completionTime: T0 + 500_000 })],
+        hookJobs: [planHookJob('p-pre-plan', { outcome: 'succeeded', completionTime: T0 + 500_000 })],
       });
       assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
       assert.equal(ok.status.hooks?.[0]?.message, undefined);
@@ -196,7 +163,7 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
         ok.events.map((e) => e.reason),
         ['HookSucceeded'],
       );
-      for (const hookJobs of [[hookJob('p-pre-plan')], []]) {
+      for (const hookJobs of [[planHookJob('p-pre-plan')], []]) {
         const late = confirmWith(obs(prePlanRunning), { hookJobs });
         assert.equal(late.status.phase, 'Failed');
         assert.equal(late.status.reason, 'HookFailed');
@@ -214,10 +181,8 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
         completionTime: at(T0),
         hooks: [record('postPlan', 'p-post-plan')],
       };
-      const jobs: PlanJobFacts[] = [
-        { name: jobName('p', 'w-1'), nodeName: 'w-1', group: 'workers', phase: 'Completed', completionTime: T0 },
-      ];
-      const o = obs(completed, { jobs, hookJobs: [hookJob('p-post-plan')] });
+      const jobs = [planJob('w-1', 'Completed')];
+      const o = obs(completed, { jobs, hookJobs: [planHookJob('p-post-plan')] });
       const step = decidePlan(o);
       assertAsks(step, 'hookJobs', 'Completed', 'Completed');
       assert.equal(step.status.message, 'all 1 node(s) done');
@@ -227,7 +192,7 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
         /Job p-post-plan; reading it .* but the read failed \(retrying\): injected: 503/,
       );
       assert.equal(unread.status.reason, 'Completed');
-      const ok = confirmWith(o, { hookJobs: [hookJob('p-post-plan', { outcome: 'succeeded' })] });
+      const ok = confirmWith(o, { hookJobs: [planHookJob('p-post-plan', { outcome: 'succeeded' })] });
       assert.equal(ok.status.hooks?.[0]?.phase, 'Succeeded');
       const late = confirmWith(o, {});
       assert.equal(late.status.hooks?.[0]?.reason, 'HookTimeout');
@@ -236,17 +201,8 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
   });
 
   describe('HealthCheckTimeout', function () {
-    const nodes: PlanNodeFacts[] = [
-      { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
-      { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
-    ];
-    const done: PlanJobFacts = {
-      name: jobName('p', 'w-1'),
-      nodeName: 'w-1',
-      group: 'workers',
-      phase: 'Completed',
-      completionTime: T0,
-    };
+    const nodes = [planNode('w-1'), planNode('w-2')];
+    const done = planJob('w-1', 'Completed');
     const degraded: CheckFacts = {
       state: 'observed',
       objects: [{ ref: 'longhorn-system/pvc-2', passed: false, value: 'false' }],
@@ -261,21 +217,12 @@ describe('core/plan: a deadline verdict on cached facts is confirmed on a fresh 
       facts: CheckFacts,
       more: Partial<PlanObservation> = {},
       onNoMatch = 'hold',
-    ): PlanObservation => ({
-      now: T0 + 5_000,
-      plan: {
-        name: 'p',
-        uid: 'u',
-        generation: 1,
-        status: { ...running, healthCheckWait: wait },
-        spec: volumesGatedSpec(policy, onNoMatch),
-      },
-      nodes,
-      jobs: [done],
-      leases: [],
-      healthChecks: [facts],
-      ...more,
-    });
+    ): PlanObservation =>
+      planObservation(
+        { ...running, healthCheckWait: wait },
+        { now: T0 + 5_000, nodes, jobs: [done], healthChecks: [facts], ...more },
+        { spec: volumesGatedSpec(policy, onNoMatch) },
+      );
 
     it("a check failing on the watch's cached objects past its timeout lists them first: no pause, the wait kept", function () {
       const step = decidePlan(obs('Pause', degraded));

@@ -1,69 +1,39 @@
 // Per-node holds (controller/core/plan/holds.ts through decidePlan): a held node is never
 // scheduled and its group waits for it; `skip` lets the plan finish without it. Fixed clock.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { parseHold } from '../../../controller/core/plan/holds.js';
-import { jobName, leaseName } from '../../../controller/core/plan/names.js';
 import type {
   PlanJobFacts,
   PlanJobPhase,
-  PlanLeaseFacts,
   PlanNodeFacts,
   PlanObservation,
   PlanStep,
 } from '../../../controller/core/plan/types.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob,
+  planLease as lease,
+  planNode,
+  planObservation,
+  planSpec,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: new Date(T0).toISOString(),
-  observedGeneration: 1,
-};
-const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-const SPEC = patchPlanSpec.parse({
-  target: { talosVersion: 'v1.13.2' },
+const running = planInProgress();
+const SPEC = planSpec({
   groups: {
     a: { selector: { matchLabels: { pool: 'a' } }, concurrency: 2 },
     b: { selector: { matchLabels: { pool: 'b' } } },
   },
   strategy: { order: ['a', 'b'] },
-  delayBetweenNodes: '0s',
-  talosConfig: { secretRef: { name: 't' } },
 });
-const node = (name: string, pool: string, hold?: string): PlanNodeFacts => ({
-  name,
-  labels: { pool },
-  controlPlane: false,
-  talosVersion: 'v1.12.4',
-  ...(hold === undefined ? {} : { hold }),
-});
-const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({
-  name: jobName('p', n),
-  nodeName: n,
-  group,
-  phase,
-  completionTime: T0,
-});
-const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({
-  name: leaseName('p', group, slot),
-  resourceVersion: '1',
-  group,
-  holderIdentity: jobName('p', n),
-});
+const node = (name: string, pool: string, hold?: string): PlanNodeFacts =>
+  planNode(name, { labels: { pool }, ...(hold === undefined ? {} : { hold }) });
+const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => planJob(n, phase, group);
 
 function decide(nodes: PlanNodeFacts[], more: Partial<PlanObservation> = {}): PlanStep {
-  return decidePlan({
-    now: T0,
-    plan: { name: 'p', uid: `u-${Math.random()}`, generation: 1, spec: SPEC, status: running },
-    nodes,
-    jobs: [],
-    leases: [],
-    ...more,
-  });
+  return decidePlan(planObservation(running, { nodes, ...more }, { uid: `u-${Math.random()}`, spec: SPEC }));
 }
 const scheduled = (step: PlanStep): string[] =>
   step.action?.type === 'scheduleNodes' ? step.action.slots.map((s) => s.node) : [];
@@ -104,13 +74,9 @@ describe('core/plan: per-node holds', function () {
       step.events.map((e) => e.reason),
       ['NodesHeld'],
     );
-    const again = decidePlan({
-      now: T0 + 1000,
-      plan: { name: 'p', uid: 'u-again', generation: 1, spec: SPEC, status: step.status },
-      nodes,
-      jobs,
-      leases: [],
-    });
+    const again = decidePlan(
+      planObservation(step.status, { now: T0 + 1000, nodes, jobs }, { uid: 'u-again', spec: SPEC }),
+    );
     assert.deepEqual(again.events, [], 'no second Event while the same hold lasts');
     // Released: scheduled at once.
     assert.deepEqual(scheduled(decide([node('w-1', 'a'), node('w-2', 'a'), node('x-1', 'b')], { jobs })), ['w-1']);

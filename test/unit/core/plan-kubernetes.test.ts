@@ -1,42 +1,27 @@
 // The plan's part of a Kubernetes upgrade (controller/core/plan/kubernetes.ts): workers wait for
 // every kube-apiserver and for kube-proxy; control-plane jobs that gave their slot back get one again.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
 import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type {
-  KubeProxyFacts,
-  PlanJobFacts,
-  PlanJobPhase,
-  PlanNodeFacts,
-  PlanObservation,
-} from '../../../controller/core/plan/types.js';
+import type { KubeProxyFacts, PlanJobFacts, PlanObservation } from '../../../controller/core/plan/types.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob as job,
+  planNode,
+  planObservation,
+  planSpec,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const FROM = 'v1.35.4';
 const TO = 'v1.36.3';
-const nodes: PlanNodeFacts[] = [
-  { name: 'cp-1', labels: {}, controlPlane: true, talosVersion: 'v1.13.2' },
-  { name: 'cp-2', labels: {}, controlPlane: true, talosVersion: 'v1.13.2' },
-  { name: 'w-1', labels: {}, controlPlane: false, talosVersion: 'v1.13.2' },
+const nodes = [
+  planNode('cp-1', { controlPlane: true, talosVersion: 'v1.13.2' }),
+  planNode('cp-2', { controlPlane: true, talosVersion: 'v1.13.2' }),
+  planNode('w-1', { talosVersion: 'v1.13.2' }),
 ];
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: new Date(T0).toISOString(),
-  observedGeneration: 1,
-};
-const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
-const job = (node: string, phase: PlanJobPhase, group: string, over: Partial<PlanJobFacts> = {}): PlanJobFacts => ({
-  name: jobName('p', node),
-  nodeName: node,
-  group,
-  phase,
-  completionTime: T0,
-  ...over,
-});
+const running = planInProgress();
 const ds = (over: Partial<KubeProxyFacts> = {}): KubeProxyFacts => ({
   image: `registry.k8s.io/kube-proxy:${FROM}`,
   generation: 1,
@@ -52,21 +37,8 @@ const apiServers = (v1: string, v2: string) => [
 ];
 
 function obs(status: PatchPlanStatus, more: Partial<PlanObservation> = {}): PlanObservation {
-  const spec = patchPlanSpec.parse({
-    target: { kubernetesVersion: TO },
-    delayBetweenNodes: '0s',
-    talosConfig: { secretRef: { name: 't' } },
-  });
-  return {
-    now: T0,
-    plan: { name: 'p', uid: 'u', generation: 1, spec, status },
-    nodes,
-    jobs: [],
-    leases: [],
-    apiServers: apiServers(TO, TO),
-    kubeProxy: ds(),
-    ...more,
-  };
+  const spec = planSpec({ target: { kubernetesVersion: TO } });
+  return planObservation(status, { nodes, apiServers: apiServers(TO, TO), kubeProxy: ds(), ...more }, { spec });
 }
 const cpDone = [job('cp-1', 'Completed', 'controlPlane'), job('cp-2', 'Completed', 'controlPlane')];
 

@@ -3,7 +3,7 @@
 // the one before finished; a failure stops at its hop; a path recorded again keeps finished hops and
 // numbers the rest after them. Fixed clock.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import type { PlanPathStatus } from '../../../schemas/path.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
 import { recordedPath } from '../../../controller/core/plan/path.js';
@@ -15,23 +15,20 @@ import type {
   PlanObservation,
   PlanStep,
 } from '../../../controller/core/plan/types.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob,
+  planNode,
+  planObservation,
+  planSpec,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: new Date(T0).toISOString(),
-  observedGeneration: 1,
-};
-const SPEC = patchPlanSpec.parse({
+const SPEC = planSpec({
   target: { talosVersion: 'v1.13.2', kubernetesVersion: 'v1.33.4', path: 'stepwise' },
   groups: { workers: { concurrency: 2 } },
   strategy: { order: ['workers'] },
-  delayBetweenNodes: '0s',
   failurePolicy: { type: 'Halt', maxFailures: 1 },
-  talosConfig: { secretRef: { name: 't' } },
 });
 const PATH: PlanPathStatus = {
   computedTime: new Date(T0).toISOString(),
@@ -41,37 +38,14 @@ const PATH: PlanPathStatus = {
     { number: 3, kind: 'talos', version: 'v1.13.2', reason: 'r3', state: 'Pending' },
   ],
 };
-const running = (path: PlanPathStatus = PATH): PatchPlanStatus => ({
-  phase: 'InProgress',
-  conditions: [passed],
-  observedGeneration: 1,
-  path,
-});
-const node = (name: string, talos: string, kubelet = 'v1.32.3'): PlanNodeFacts => ({
-  name,
-  labels: {},
-  controlPlane: false,
-  talosVersion: talos,
-  kubeletVersion: kubelet,
-});
-const job = (n: string, hop: number, phase: PlanJobPhase): PlanJobFacts => ({
-  name: jobName('p', n, hop),
-  nodeName: n,
-  group: 'workers',
-  hop,
-  phase,
-  completionTime: T0,
-});
+const running = (path: PlanPathStatus = PATH): PatchPlanStatus => planInProgress({ path });
+const node = (name: string, talos: string, kubelet = 'v1.32.3'): PlanNodeFacts =>
+  planNode(name, { talosVersion: talos, kubeletVersion: kubelet });
+/** The job of node `n` for hop `hop`. */
+const job = (n: string, hop: number, phase: PlanJobPhase): PlanJobFacts => planJob(n, phase, 'workers', { hop });
 
 function decide(status: PatchPlanStatus, nodes: PlanNodeFacts[], more: Partial<PlanObservation> = {}): PlanStep {
-  return decidePlan({
-    now: T0,
-    plan: { name: 'p', uid: `u-${Math.random()}`, generation: 1, spec: SPEC, status },
-    nodes,
-    jobs: [],
-    leases: [],
-    ...more,
-  });
+  return decidePlan(planObservation(status, { nodes, ...more }, { uid: `u-${Math.random()}`, spec: SPEC }));
 }
 const slots = (step: PlanStep) => (step.action?.type === 'scheduleNodes' ? step.action.slots : []);
 const withHops = (...states: PlanPathStatus['hops'][number]['state'][]): PlanPathStatus => ({
@@ -194,20 +168,14 @@ describe('core/plan: a stepwise plan rolls out hop by hop', function () {
   });
 
   it('without a recorded path nothing is scheduled, even with jobs: the preflight computes the path first', function () {
-    const status: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
+    const status = planInProgress();
     const step = decide(status, [node('w-1', 'v1.11.5')], { jobs: [job('w-1', 1, 'Completed')] });
     assert.notEqual(step.action?.type, 'scheduleNodes');
     assert.equal(step.status.phase, 'Preflighting');
   });
 
   it('a passed preflight records the path; one computed again keeps the finished hops and numbers the rest after every hop with jobs', function () {
-    const o: PlanObservation = {
-      now: T0,
-      plan: { name: 'p', uid: 'u', generation: 1, spec: SPEC, status: { phase: 'Preflighting' } },
-      nodes: [node('w-1', 'v1.11.5')],
-      jobs: [],
-      leases: [],
-    };
+    const o = planObservation({ phase: 'Preflighting' }, { nodes: [node('w-1', 'v1.11.5')] }, { spec: SPEC });
     const hops = [
       { kind: 'talos' as const, to: 'v1.12.6', reason: 'next minor' },
       { kind: 'talos' as const, to: 'v1.13.2', reason: 'the destination' },

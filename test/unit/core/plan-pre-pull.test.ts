@@ -1,27 +1,29 @@
 // Installer pre-pulls (controller/core/plan/pre-pull.ts through decidePlan): which nodes, how many,
 // when, and how results reach status. Fixed clock.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { decidePlan } from '../../../controller/core/plan/decide.js';
-import { jobName, leaseName } from '../../../controller/core/plan/names.js';
 import type {
   PlanJobFacts,
   PlanJobPhase,
-  PlanLeaseFacts,
   PlanNodeFacts,
   PlanObservation,
   PrePullFacts,
 } from '../../../controller/core/plan/types.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob,
+  planLease as lease,
+  planNode,
+  planObservation,
+  planSpec,
+  type PlanSpecOverride,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z');
 const SCHEMATIC = 'a'.repeat(64);
-const node = (name: string, pool: string, talosVersion = 'v1.13.2'): PlanNodeFacts => ({
-  name,
-  labels: { pool },
-  controlPlane: false,
-  talosVersion,
-  schematic: SCHEMATIC,
-});
+const node = (name: string, pool: string, talosVersion = 'v1.13.2'): PlanNodeFacts =>
+  planNode(name, { labels: { pool }, talosVersion, schematic: SCHEMATIC });
 // Group a: w-1..w-5 (concurrency 2); group b: x-1..x-2.
 const NODES: PlanNodeFacts[] = [
   node('w-1', 'a'),
@@ -33,15 +35,7 @@ const NODES: PlanNodeFacts[] = [
   node('x-2', 'b'),
 ];
 const IMAGE = `factory.talos.dev/metal-installer/${SCHEMATIC}:v1.14.0`;
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: new Date(T0).toISOString(),
-  observedGeneration: 1,
-};
-const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
+const running = planInProgress();
 const idle: PrePullFacts = { running: new Set(), results: [] };
 
 const SPEC = {
@@ -51,22 +45,8 @@ const SPEC = {
     b: { selector: { matchLabels: { pool: 'b' } }, concurrency: 2 },
   },
   strategy: { order: ['a', 'b'] },
-  delayBetweenNodes: '0s',
-  talosConfig: { secretRef: { name: 't' } },
-};
-const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => ({
-  name: jobName('p', n),
-  nodeName: n,
-  group,
-  phase,
-  completionTime: T0,
-});
-const lease = (group: string, slot: number, n: string): PlanLeaseFacts => ({
-  name: leaseName('p', group, slot),
-  resourceVersion: '1',
-  group,
-  holderIdentity: jobName('p', n),
-});
+} satisfies PlanSpecOverride;
+const job = (n: string, phase: PlanJobPhase, group = 'a'): PlanJobFacts => planJob(n, phase, group);
 /** Round one of group a running (w-1, w-2 hold both slots). */
 const roundOne = {
   jobs: [job('w-1', 'Running'), job('w-2', 'Running')],
@@ -76,18 +56,9 @@ const roundOne = {
 function obs(
   status: PatchPlanStatus,
   more: Partial<PlanObservation> = {},
-  spec: Record<string, unknown> = {},
+  spec: PlanSpecOverride = {},
 ): PlanObservation {
-  const parsed = patchPlanSpec.parse({ ...SPEC, ...spec });
-  return {
-    now: T0,
-    plan: { name: 'p', uid: 'u', generation: 1, spec: parsed, status },
-    nodes: NODES,
-    jobs: [],
-    leases: [],
-    prePulls: idle,
-    ...more,
-  };
+  return planObservation(status, { nodes: NODES, prePulls: idle, ...more }, { spec: planSpec({ ...SPEC, ...spec }) });
 }
 const pullsOf = (o: PlanObservation): [string, string][] => {
   const step = decidePlan(o);

@@ -5,6 +5,7 @@ import { patchPlanSpec } from '../../../schemas/patchplan.js';
 import { planSelection, selectNodes } from '../../../controller/core/plan/selection.js';
 import { jobName } from '../../../controller/core/plan/names.js';
 import type { PlanNodeFacts } from '../../../controller/core/plan/types.js';
+import { planNode } from '../../support/plan-observation.js';
 
 const spec = (more: Record<string, unknown> = {}) =>
   patchPlanSpec.parse({
@@ -15,9 +16,9 @@ const spec = (more: Record<string, unknown> = {}) =>
     ...more,
   });
 const fleet = (): PlanNodeFacts[] => [
-  { name: 'cp-1', labels: {}, controlPlane: true, talosVersion: 'v1.12.4' },
-  { name: 'w-1', labels: { canary: 'yes' }, controlPlane: false, talosVersion: 'v1.12.4' },
-  { name: 'w-2', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' },
+  planNode('cp-1', { controlPlane: true }),
+  planNode('w-1', { labels: { canary: 'yes' } }),
+  planNode('w-2'),
 ];
 const groupsOf = (s: { groups: { name: string; nodes: string[] }[] }) =>
   Object.fromEntries(s.groups.map((g) => [g.name, g.nodes]));
@@ -55,7 +56,7 @@ describe('core/plan: planSelection', function () {
     planSelection(plan, nodes);
     const relabelled = nodes.map((n) => (n.name === 'w-2' ? { ...n, labels: { canary: 'yes' } } : n));
     assert.deepEqual(groupsOf(planSelection(plan, relabelled)).canary, ['w-1', 'w-2']);
-    const grown = [...relabelled, { name: 'w-0', labels: {}, controlPlane: false, talosVersion: 'v1.12.4' }];
+    const grown = [...relabelled, planNode('w-0')];
     assert.deepEqual(groupsOf(planSelection(plan, grown)).workers, ['w-0']);
     const shrunk = grown.filter((n) => n.name !== 'w-1');
     assert.deepEqual(groupsOf(planSelection(plan, shrunk)).canary, ['w-2']);

@@ -1,66 +1,31 @@
 // The PatchPlan decision (controller/core/plan), case by case, with a fixed clock.
 import assert from 'node:assert/strict';
-import { patchPlanSpec, type PatchPlanStatus } from '../../../schemas/patchplan.js';
+import type { PatchPlanStatus } from '../../../schemas/patchplan.js';
 import { afterPreflight, decidePlan } from '../../../controller/core/plan/decide.js';
-import { jobName, leaseName } from '../../../controller/core/plan/names.js';
-import type {
-  PlanJobFacts,
-  PlanJobPhase,
-  PlanLeaseFacts,
-  PlanNodeFacts,
-  PlanObservation,
-} from '../../../controller/core/plan/types.js';
+import { leaseName } from '../../../controller/core/plan/names.js';
+import type { PlanObservation } from '../../../controller/core/plan/types.js';
+import {
+  PLAN_T0 as T0,
+  planInProgress,
+  planJob as job,
+  planLease as lease,
+  planNode,
+  planObservation,
+  planSpec,
+  type PlanSpecOverride,
+} from '../../support/plan-observation.js';
 
-const T0 = Date.parse('2026-12-05T10:00:00Z'); // a Saturday
-const nodes: PlanNodeFacts[] = [
-  { name: 'cp-1', labels: {}, controlPlane: true, talosVersion: 'v1.12.4' },
-  { name: 'w-1', labels: { pool: 'a' }, controlPlane: false, talosVersion: 'v1.12.4' },
-  { name: 'w-2', labels: { pool: 'a' }, controlPlane: false, talosVersion: 'v1.12.4' },
-  { name: 'w-3', labels: { pool: 'b' }, controlPlane: false, talosVersion: 'v1.12.4' },
+const nodes = [
+  planNode('cp-1', { controlPlane: true }),
+  planNode('w-1', { labels: { pool: 'a' } }),
+  planNode('w-2', { labels: { pool: 'a' } }),
+  planNode('w-3', { labels: { pool: 'b' } }),
 ];
-const passed = {
-  type: 'PreflightPassed',
-  status: 'True' as const,
-  reason: 'ChecksPassed',
-  message: 'ok',
-  lastTransitionTime: new Date(T0).toISOString(),
-  observedGeneration: 1,
-};
-const running: PatchPlanStatus = { phase: 'InProgress', conditions: [passed], observedGeneration: 1 };
+const running = planInProgress();
 
-function obs(
-  spec: Record<string, unknown>,
-  status: PatchPlanStatus,
-  more: Partial<PlanObservation> = {},
-): PlanObservation {
-  const parsed = patchPlanSpec.parse({
-    target: { talosVersion: 'v1.13.2' },
-    delayBetweenNodes: '0s',
-    talosConfig: { secretRef: { name: 't' } },
-    ...spec,
-  });
-  return {
-    now: T0,
-    plan: { name: 'p', uid: 'u', generation: 1, spec: parsed, status },
-    nodes,
-    jobs: [],
-    leases: [],
-    ...more,
-  };
+function obs(spec: PlanSpecOverride, status: PatchPlanStatus, more: Partial<PlanObservation> = {}): PlanObservation {
+  return planObservation(status, { nodes, ...more }, { spec: planSpec(spec) });
 }
-const job = (node: string, phase: PlanJobPhase, group = 'workers'): PlanJobFacts => ({
-  name: jobName('p', node),
-  nodeName: node,
-  group,
-  phase,
-  completionTime: T0,
-});
-const lease = (group: string, slot: number, node: string): PlanLeaseFacts => ({
-  name: leaseName('p', group, slot),
-  resourceVersion: '1',
-  group,
-  holderIdentity: jobName('p', node),
-});
 
 describe('core/plan: decidePlan', function () {
   it('runs preflight once before the first PatchJob, then reports the rollout plan in the condition', function () {
@@ -193,7 +158,7 @@ describe('core/plan: decidePlan', function () {
   });
 
   it('claims overlapping nodes by the first listed group and leaves unlisted ones alone', function () {
-    const spec = {
+    const spec: PlanSpecOverride = {
       groups: {
         a: { selector: { matchLabels: { pool: 'a' } } },
         any: { selector: { matchExpressions: [{ key: 'pool', operator: 'Exists' }] }, concurrency: 3 },
@@ -246,7 +211,10 @@ describe('core/plan: decidePlan', function () {
   });
 
   it('Pause sets spec.paused, records the pause, and resumes once spec.paused is set back, acknowledging the failures', function () {
-    const spec = { strategy: { order: ['workers'] }, failurePolicy: { type: 'Pause', maxFailures: 1 } };
+    const spec: PlanSpecOverride = {
+      strategy: { order: ['workers'] },
+      failurePolicy: { type: 'Pause', maxFailures: 1 },
+    };
     const pause = decidePlan(obs(spec, running, { jobs: [job('w-1', 'Failed')] }));
     assert.deepEqual(pause.action, { type: 'pause' });
     assert.equal(pause.status.policyPause?.generation, 2);
@@ -306,7 +274,7 @@ describe('core/plan: decidePlan', function () {
   });
 
   it('hands leadership over instead of scheduling its own node, when a standby can take over', function () {
-    const spec = { strategy: { order: ['workers'] } };
+    const spec: PlanSpecOverride = { strategy: { order: ['workers'] } };
     const done = [job('w-2', 'Completed'), job('w-3', 'Completed')];
     const hand = decidePlan(obs(spec, running, { ownNode: 'w-1', canHandOver: true, jobs: done }));
     assert.deepEqual(hand.action, { type: 'handOver' });
