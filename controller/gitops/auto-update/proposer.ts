@@ -16,44 +16,20 @@ import semver from 'semver';
 import { TEMPLATE_LABEL } from '../../core/auto-update/child-plan.js';
 import { childPlanName } from '../../core/names.js';
 import type { ImageSource } from '../../../schemas/target.js';
-import {
-  decideAutoUpdate,
-  type AutoUpdateAction,
-  type ChildPlanFacts,
-  type Proposal,
-} from '../../core/auto-update/decide.js';
+import { decideAutoUpdate, type ChildPlanFacts } from '../../core/auto-update/decide.js';
 import { lowestVersion } from '../../core/auto-update/releases.js';
-import { markdownCell } from '../../core/markdown.js';
 import { statusAfterCheck, statusAfterError } from '../../core/auto-update/status.js';
 import { selectNodes } from '../../core/plan/selection.js';
 import { sameValue } from '../../core/same-value.js';
 import { durationMs } from '../../core/time.js';
-import type { PullRequestView } from '../../forge/port.js';
 import type { PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 import { isOutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
-import { guardPullRequest, isRecorded, recordCommit, type BranchGuard } from '../write/guard.js';
-import { proposalBody } from './body.js';
 import type { AutoUpdateDeps } from './deps.js';
-import {
-  BLOCKED_MARK,
-  clusterProposalPrefix,
-  proposalBranch,
-  proposalBranchPrefix,
-  proposalLabels,
-  proposalTitle,
-  readProposals,
-  ROLLED_BACK_MARK,
-  SUPERSEDED_MARK,
-  TEMPLATE_GONE_MARK,
-  templateOfBranch,
-  type ProposalPr,
-  type ProposalsOnForge,
-} from './proposals.js';
-import { childFileOf, childPlanFor, previewOf } from './proposed-plan.js';
-import { proposalFate } from '../../core/promotion/decide.js';
-import { evidenceOf, promotionGate, type PromotionGate, type PromotionGateInput } from '../promotion/gate.js';
+import { clusterProposalPrefix, templateOfBranch, type ProposalPr } from './proposals.js';
+import { ProposalPullRequests } from './pull-requests.js';
+import { promotionGate, type PromotionGate, type PromotionGateInput } from '../promotion/gate.js';
 
 export interface AutoUpdater {
   /**
@@ -81,23 +57,6 @@ interface CheckOutcome {
   failures: number;
 }
 
-interface ProposeInput {
-  /** The lowest Talos version on the template's nodes. */
-  current: string;
-  proposal: Proposal;
-  /** The open proposal this one replaces (closed already). */
-  supersedes: ProposalPr | undefined;
-  /** The upstream evidence section of the body (autoUpdate.promotion). */
-  evidence: string[] | undefined;
-}
-
-interface ActInput {
-  current: string;
-  action: Exclude<AutoUpdateAction, { type: 'none' }>;
-  open: ProposalPr | undefined;
-  promo: PromotionGate | undefined;
-}
-
 /** An open proposal as the decision and status name it. */
 const proposalRef = (open: ProposalPr | undefined): { version: string; url: string } | undefined =>
   open && { version: open.version, url: open.pr.url };
@@ -117,17 +76,7 @@ const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpd
 export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): AutoUpdater {
   const { config, informers, forge, clock, log } = deps;
   const memory = new Map<string, TemplateMemory>();
-  // Proposal branches are KangalPatch's own (core/gitops/bot-branch.ts): each pushed commit is
-  // recorded, and an open proposal whose PR changes more than its child plan file is turned into a
-  // draft with one comment naming the files and a failing status (ready again once it is clean).
-  const guard: BranchGuard = {
-    forge,
-    context: `kangal-patch/${config.cluster}/auto-update`,
-    what: 'auto-update proposal',
-    sameOnBase: deps.writer.sameOnBase?.bind(deps.writer),
-  };
-  /** Per proposal PR: the foreign files commented on, and whether KangalPatch made it a draft. */
-  const guarded = new Map<number, { noted: string | undefined; drafted: boolean }>();
+  const prs = new ProposalPullRequests(deps);
   /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
   const gone = new Set<string>();
   let sweepKeep: ReadonlySet<string> = new Set();
@@ -198,39 +147,6 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return promo;
   }
 
-  /** `mark` goes on the title: KangalPatch closed it, so it is no human skip. */
-  async function closeProposal(
-    ctx: OpContext,
-    pr: PullRequestView,
-    comment: string | undefined,
-    mark: typeof SUPERSEDED_MARK | typeof TEMPLATE_GONE_MARK | typeof ROLLED_BACK_MARK,
-  ): Promise<void> {
-    if (comment !== undefined) await forge.comment(ctx, pr.number, comment);
-    await forge.updatePullRequest(ctx, pr.number, {
-      state: 'closed',
-      ...(pr.title.endsWith(mark) ? {} : { title: `${pr.title}${mark}` }),
-    });
-    log('info', `auto-update: closed pull request #${pr.number} (${pr.head})`, {
-      pr: pr.number,
-      branch: pr.head,
-      mark: mark.trim(),
-    });
-  }
-
-  /** The template is gone (its file left Git) or no longer a template: its open proposals are closed. */
-  async function closeAll(ctx: OpContext, key: string): Promise<void> {
-    const prefix = proposalBranchPrefix(config.cluster, key);
-    const open = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix).open;
-    for (const o of open) {
-      await closeProposal(
-        ctx,
-        o.pr,
-        `KangalPatch closed this proposal: the auto-update template \`${key}\` was deleted (or its \`autoUpdate\` disabled) on cluster \`${config.cluster}\`, so nothing follows its releases any more.`,
-        TEMPLATE_GONE_MARK,
-      );
-    }
-  }
-
   /** Queues every template that has an open proposal but is neither in the cluster nor in Git: closeAll runs for it. */
   async function sweep(ctx: OpContext): Promise<undefined> {
     const live = new Set([...templates().map((t) => t.name), ...sweepKeep]);
@@ -248,133 +164,6 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return undefined;
   }
 
-  /** Writes the child plan file on the proposal branch and opens (or refreshes) its PR. */
-  async function propose(
-    ctx: OpContext,
-    template: PlanView,
-    { current, proposal, supersedes, evidence }: ProposeInput,
-  ): Promise<PullRequestView> {
-    const key = template.name;
-    const { file, child, childFile, doc } = childPlanFor(deps, template, proposal.version);
-    const branch = proposalBranch(config.cluster, key, proposal.version);
-    const result = await deps.writer.write(ctx, {
-      branch,
-      base: config.baseBranch,
-      files: { [childFile]: child.text },
-      message: `Propose Talos ${proposal.version} for ${key} on ${config.cluster}\n\nChild plan ${child.name} of auto-update template ${key} (${file}), ${proposal.step} step from ${current}, written by KangalPatch.`,
-      recorded: (sha) => isRecorded(ctx, guard, sha),
-    });
-    if (result.outcome === 'pushed') await recordCommit(ctx, guard, result.commit);
-    if (result.outcome === 'humanEdited')
-      log(
-        'info',
-        `auto-update of ${key}: ${result.author} changed ${result.path} on ${branch}; keeping their version`,
-        { plan: key, branch },
-      );
-    const title = proposalTitle(config.cluster, key, proposal.version);
-    const body = proposalBody({
-      cluster: config.cluster,
-      template: key,
-      templateFile: file,
-      childFile,
-      childName: child.name,
-      currentVersion: current,
-      proposal,
-      report: await previewOf(ctx, deps, doc, childFile),
-      supersedes: supersedes && { version: supersedes.version, number: supersedes.pr.number },
-      evidence,
-    });
-    const pr = await openOrRefresh(ctx, { template, current, version: proposal.version, branch, title, body });
-    await guardProposal(ctx, pr, childFile);
-    return pr;
-  }
-
-  /** The open proposal is checked on every check, not only when it is written. */
-  async function guardOpen(ctx: OpContext, template: PlanView, open: ProposalPr | undefined): Promise<void> {
-    const file = open && childFileOf(template, open.version);
-    if (open && file !== undefined) await guardProposal(ctx, open.pr, file);
-  }
-
-  /** An open proposal that changes more than its child plan file is a draft until it does not. */
-  async function guardProposal(ctx: OpContext, pr: PullRequestView, childFile: string): Promise<void> {
-    if (pr.state !== 'open') return;
-    const seen = guarded.get(pr.number) ?? { noted: undefined, drafted: false };
-    const fresh =
-      pr.headSha === '' ? ((await forge.pullRequestsFor(ctx, pr.head)).find((p) => p.number === pr.number) ?? pr) : pr;
-    const g = await guardPullRequest(ctx, guard, fresh, {
-      own: [childFile],
-      noted: seen.noted,
-      consequence: 'turned this proposal into a draft until only its child plan file is changed',
-    });
-    if (g.foreign.length > 0) {
-      log(
-        'warn',
-        `auto-update: #${pr.number} changes files outside its child plan (${g.foreign.slice(0, 5).join(', ')}${g.foreign.length > 5 ? ', …' : ''}): a draft until they are gone`,
-        { pr: pr.number, branch: pr.head },
-      );
-      if (!fresh.draft) await forge.setDraft(ctx, pr.number, true);
-      guarded.set(pr.number, { noted: g.noted, drafted: seen.drafted || !fresh.draft });
-      return;
-    }
-    if (seen.drafted && fresh.draft) await forge.setDraft(ctx, pr.number, false);
-    guarded.set(pr.number, { noted: undefined, drafted: false });
-  }
-
-  /** The open PR of the branch gets the new title and body; without one, a PR is opened (and announced). */
-  async function openOrRefresh(
-    ctx: OpContext,
-    p: { template: PlanView; current: string; version: string; branch: string; title: string; body: string },
-  ): Promise<PullRequestView> {
-    const { template, version, branch, title, body } = p;
-    const fields = { plan: template.name, branch, version };
-    const existing = (await forge.pullRequestsFor(ctx, branch)).find((pr) => pr.state === 'open');
-    if (existing) {
-      const pr = await forge.updatePullRequest(ctx, existing.number, { title, body });
-      log('info', `auto-update of ${template.name}: refreshed pull request #${pr.number} for Talos ${version}`, {
-        ...fields,
-        pr: pr.number,
-      });
-      return pr;
-    }
-    const pr = await forge.openPullRequest(ctx, {
-      head: branch,
-      base: config.baseBranch,
-      title,
-      body,
-      draft: false,
-      labels: proposalLabels(config.cluster, version),
-    });
-    log('info', `auto-update of ${template.name}: opened pull request #${pr.number} for Talos ${version}`, {
-      ...fields,
-      pr: pr.number,
-    });
-    deps.onProposalOpened?.(
-      { name: template.name, uid: template.uid },
-      { version, currentVersion: p.current, number: pr.number, url: pr.url },
-    );
-    return pr;
-  }
-
-  /** More than one open proposal only when someone reopened an old one: the newest stays open. */
-  async function closeStale(ctx: OpContext, open: ProposalPr, stale: readonly ProposalPr[]): Promise<void> {
-    for (const s of stale)
-      await closeProposal(
-        ctx,
-        s.pr,
-        `KangalPatch closed this proposal: #${open.pr.number} proposes the newer ${open.version}.`,
-        SUPERSEDED_MARK,
-      );
-  }
-
-  /** The template's proposals as the forge has them; of several open ones, the newest stays open (closeStale). */
-  async function proposalsOnForge(ctx: OpContext, key: string): Promise<ProposalsOnForge> {
-    const prefix = proposalBranchPrefix(config.cluster, key);
-    const onForge = readProposals(await forge.pullRequestsWithPrefix(ctx, prefix), prefix);
-    const [first, ...stale] = onForge.open;
-    if (first) await closeStale(ctx, first, stale);
-    return onForge;
-  }
-
   /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
   function mergedNotApplied(
     key: string,
@@ -386,57 +175,6 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     return merged
       .filter((v) => semver.gt(v, current) && !children.some((c) => c.version === v))
       .map((v) => ({ name: childPlanName(key, v), version: v, phase: undefined }));
-  }
-
-  /**
-   * An open proposal whose upstream evidence changed: a later failure upstream marks it blocked (a
-   * comment and the title, once), a clean rollout after it unmarks it, a rollback closes it.
-   * Returns the proposal if it is still open.
-   */
-  async function settleOpenProposal(
-    ctx: OpContext,
-    open: ProposalPr | undefined,
-    promo: PromotionGate | undefined,
-  ): Promise<ProposalPr | undefined> {
-    const verdict = open && promo?.outcome.verdicts.find((v) => v.version === open.version);
-    if (!open || !promo || !verdict) return open;
-    const blocked = open.pr.title.endsWith(BLOCKED_MARK);
-    const fate = proposalFate(verdict, blocked);
-    const at = `(read from ${promo.evidence.commit.slice(0, 12)})`;
-    if (fate.type === 'close') {
-      await closeProposal(
-        ctx,
-        open.pr,
-        `KangalPatch closed this proposal: ${fate.because.message} ${at}. ${open.version} is no longer proven upstream.`,
-        ROLLED_BACK_MARK,
-      );
-      return undefined;
-    }
-    if (fate.type === 'block') {
-      await forge.comment(
-        ctx,
-        open.pr.number,
-        `⚠️ Blocked by an upstream failure: ${markdownCell(fate.because.message)} ${at}. Review the upstream report before merging; KangalPatch removes the mark when a later upstream rollout completes cleanly.`,
-      );
-      const pr = await forge.updatePullRequest(ctx, open.pr.number, { title: `${open.pr.title}${BLOCKED_MARK}` });
-      log('info', `auto-update: marked #${pr.number} blocked: ${fate.because.message}`, {
-        pr: pr.number,
-        version: open.version,
-      });
-      return { ...open, pr };
-    }
-    if (fate.type === 'unblock') {
-      await forge.comment(
-        ctx,
-        open.pr.number,
-        `The upstream stages prove ${open.version} again ${at}: no longer blocked.`,
-      );
-      return {
-        ...open,
-        pr: await forge.updatePullRequest(ctx, open.pr.number, { title: open.pr.title.slice(0, -BLOCKED_MARK.length) }),
-      };
-    }
-    return open;
   }
 
   /** The template's target.source (its default, ghcr, when the spec does not say). */
@@ -454,7 +192,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const spec = template.spec?.target.autoUpdate;
     if (!spec) return { status: template.status.autoUpdate ?? {}, nextWakeAt: clock.now(), failures: 0 };
     const feed = await (await deps.releases()).list(ctx);
-    const onForge = await proposalsOnForge(ctx, key);
+    const onForge = await prs.proposalsOnForge(ctx, key);
     const [first] = onForge.open;
     const now = clock.now();
     const stepwise = template.spec?.target.path === 'stepwise';
@@ -466,8 +204,8 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
         releases: feed.releases,
         now,
       }));
-    const open = await settleOpenProposal(ctx, first, promo);
-    await guardOpen(ctx, template, open);
+    const open = await prs.settleOpenProposal(ctx, first, promo);
+    await prs.guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
       now,
       spec,
@@ -483,7 +221,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const a = decision.action;
     const proposal =
       a.type !== 'none' && current !== undefined
-        ? await act(ctx, template, { current, action: a, open, promo })
+        ? await prs.act(ctx, template, { current, action: a, open, promo })
         : proposalRef(open);
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, {
       plan: key,
@@ -497,31 +235,6 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       promotion: promo?.outcome.status,
     });
     return { status, nextWakeAt: decision.nextWakeAt, failures: 0 };
-  }
-
-  /** The decision's one action: propose, or supersede the open proposal. */
-  async function act(
-    ctx: OpContext,
-    template: PlanView,
-    { current, action: a, open, promo }: ActInput,
-  ): Promise<{ version: string; url: string }> {
-    // Superseding closes the old PR first, so two are never open; a crash before the new one is
-    // opened leaves none, and the next check proposes the newest again (superseded is no skip).
-    const old = a.type === 'supersede' ? open : undefined;
-    if (old) await closeProposal(ctx, old.pr, undefined, SUPERSEDED_MARK);
-    const pr = await propose(ctx, template, {
-      current,
-      proposal: a.proposal,
-      supersedes: old,
-      evidence: promo && evidenceOf(promo, a.proposal.version, deps.blobUrlBase),
-    });
-    if (old)
-      await forge.comment(
-        ctx,
-        old.pr.number,
-        `KangalPatch closed this proposal: Talos ${a.proposal.version} is newer and proposed in #${pr.number} instead.`,
-      );
-    return { version: a.proposal.version, url: pr.url };
   }
 
   /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */
@@ -550,7 +263,7 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   /** No template (any more) under this name: its open proposals are closed if it went away. */
   async function forget(ctx: OpContext, key: string): Promise<undefined> {
     if (gone.has(key)) {
-      await closeAll(ctx, key);
+      await prs.closeAll(ctx, key);
       gone.delete(key);
     }
     memory.delete(key);
