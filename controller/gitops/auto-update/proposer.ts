@@ -10,6 +10,9 @@
 // wake a template; a wake whose inputs did not change before the next check time does nothing.
 // Restart-safe without memory: open, skipped (closed unmerged) and merged proposals are read back
 // from the forge on every check, the branch writer finds an unchanged branch, the PR is found by branch.
+//
+// The proposal PRs on the forge are pull-requests.ts's, the child plan a proposal adds and its
+// preview proposed-plan.ts's.
 import { Annotation } from '../../../schemas/api.js';
 import type { AutoUpdateStatus, PatchPlanSpec } from '../../../schemas/patchplan.js';
 import semver from 'semver';
@@ -26,10 +29,10 @@ import type { PlanView } from '../../kube/views.js';
 import type { OpContext } from '../../runtime/context.js';
 import { isOutcomeError, OutcomeKind } from '../../runtime/outcome.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue.js';
+import { promotionGate, type PromotionGate, type PromotionGateInput } from '../promotion/gate.js';
 import type { AutoUpdateDeps } from './deps.js';
 import { clusterProposalPrefix, templateOfBranch, type ProposalPr } from './proposals.js';
 import { ProposalPullRequests } from './pull-requests.js';
-import { promotionGate, type PromotionGate, type PromotionGateInput } from '../promotion/gate.js';
 
 export interface AutoUpdater {
   /**
@@ -73,53 +76,111 @@ const checkIntervalMs = (spec: PatchPlanSpec): number => durationMs(spec.target.
 const SWEEP_KEY = '<sweep>';
 const isTemplate = (p: PlanView | undefined): boolean => p?.spec?.target.autoUpdate?.enabled === true;
 
+/** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
+function mergedNotApplied(
+  key: string,
+  merged: readonly string[],
+  current: string | undefined,
+  children: readonly ChildPlanFacts[],
+): ChildPlanFacts[] {
+  if (current === undefined) return [];
+  return merged
+    .filter((v) => semver.gt(v, current) && !children.some((c) => c.version === v))
+    .map((v) => ({ name: childPlanName(key, v), version: v, phase: undefined }));
+}
+
+/** The template's target.source (its default, ghcr, when the spec does not say). */
+function installerSourceOf(template: PlanView): ImageSource {
+  return template.spec?.target.source ?? 'ghcr';
+}
+
 export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): AutoUpdater {
-  const { config, informers, forge, clock, log } = deps;
-  const memory = new Map<string, TemplateMemory>();
-  const prs = new ProposalPullRequests(deps);
+  return new AutoUpdateProposer(deps, signal);
+}
+
+/**
+ * The auto-update proposer of this leader, from its start to `stop`. Owns the queue of templates
+ * (one check at a time), what each template's last check saw (to skip a wake whose inputs did not
+ * change), the templates gone whose open proposals are still to close, and the plans the sweep keeps.
+ */
+class AutoUpdateProposer implements AutoUpdater {
+  readonly queue: WorkQueue;
+  private readonly memory = new Map<string, TemplateMemory>();
+  private readonly prs: ProposalPullRequests;
   /** Templates deleted (or turned into plain plans) whose open proposals are still to close. */
-  const gone = new Set<string>();
-  let sweepKeep: ReadonlySet<string> = new Set();
-  const queue = new WorkQueue({
-    name: 'auto-update',
-    // One at a time: the releases feed is read once per check and its ETag answers the others.
-    concurrency: 1,
-    clock,
-    passTimeoutMs: 5 * 60_000,
-    backoff: { initialMs: 2000, maxMs: 5 * 60_000 },
-    onError: (key, err, retryIn) =>
-      log(
-        'warn',
-        `auto-update of template ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`,
-        {
-          plan: key,
-          error: err instanceof Error ? err.message : String(err),
-        },
-      ),
-  });
-  const templates = (): PlanView[] => informers.patchPlans.list().filter(isTemplate);
+  private readonly gone = new Set<string>();
+  private sweepKeep: ReadonlySet<string> = new Set();
 
-  informers.patchPlans.onChange((key, view, old) => {
-    if (isTemplate(old) && (!isTemplate(view) || view?.deleting === true)) gone.add(key);
-    if (isTemplate(view) || isTemplate(old)) queue.add(key);
-    const parent = view?.labels[TEMPLATE_LABEL] ?? old?.labels[TEMPLATE_LABEL];
-    if (parent !== undefined) queue.add(parent);
-  });
-  informers.nodes.onChange(() => {
-    for (const t of templates()) queue.add(t.name);
-  });
+  constructor(
+    private readonly deps: AutoUpdateDeps,
+    signal: AbortSignal,
+  ) {
+    const { informers, clock, log } = deps;
+    this.prs = new ProposalPullRequests(deps);
+    this.queue = new WorkQueue({
+      name: 'auto-update',
+      // One at a time: the releases feed is read once per check and its ETag answers the others.
+      concurrency: 1,
+      clock,
+      passTimeoutMs: 5 * 60_000,
+      backoff: { initialMs: 2000, maxMs: 5 * 60_000 },
+      onError: (key, err, retryIn) =>
+        log(
+          'warn',
+          `auto-update of template ${key} failed${retryIn === undefined ? '' : `; retrying in ${Math.round(retryIn / 1000)} s`}`,
+          {
+            plan: key,
+            error: err instanceof Error ? err.message : String(err),
+          },
+        ),
+    });
+    informers.patchPlans.onChange((key, view, old) => {
+      if (isTemplate(old) && (!isTemplate(view) || view?.deleting === true)) this.gone.add(key);
+      if (isTemplate(view) || isTemplate(old)) this.queue.add(key);
+      const parent = view?.labels[TEMPLATE_LABEL] ?? old?.labels[TEMPLATE_LABEL];
+      if (parent !== undefined) this.queue.add(parent);
+    });
+    informers.nodes.onChange(() => {
+      for (const t of this.templates()) this.queue.add(t.name);
+    });
+    this.queue.start((key, ctx) => this.pass(key, ctx), signal);
+    void informers.patchPlans.synced.then(() => {
+      for (const t of this.templates()) this.queue.add(t.name);
+    });
+  }
 
-  function childrenOf(template: string): ChildPlanFacts[] {
-    return informers.patchPlans
+  sweep(gitPlans: readonly string[]): void {
+    this.sweepKeep = new Set(gitPlans);
+    this.queue.add(SWEEP_KEY);
+  }
+
+  evidenceChanged(): void {
+    for (const t of this.templates().filter((p) => p.spec?.target.autoUpdate?.promotion !== undefined)) {
+      this.memory.delete(t.name);
+      this.queue.add(t.name);
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.queue.drain();
+  }
+
+  private templates(): PlanView[] {
+    return this.deps.informers.patchPlans.list().filter(isTemplate);
+  }
+
+  private childrenOf(template: string): ChildPlanFacts[] {
+    return this.deps.informers.patchPlans
       .list()
       .filter((p) => p.labels[TEMPLATE_LABEL] === template)
       .map((p) => ({ name: p.name, version: p.spec?.target.talosVersion ?? '', phase: p.status.phase }));
   }
 
-  async function writeStatus(ctx: OpContext, key: string, next: AutoUpdateStatus): Promise<void> {
+  private async writeStatus(ctx: OpContext, key: string, next: AutoUpdateStatus): Promise<void> {
+    const { informers, kube } = this.deps;
     const plan = informers.patchPlans.get(key);
     if (!plan || sameValue(plan.status.autoUpdate, next)) return;
-    informers.patchPlans.observeWrite(await deps.kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
+    informers.patchPlans.observeWrite(await kube.writePlanStatus(ctx, plan, { ...plan.status, autoUpdate: next }));
   }
 
   /**
@@ -127,17 +188,17 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
    * Record first: status.autoUpdate.promotion.upstreamSequence is raised to what the evidence
    * verified before anything is done on it, so a crash cannot let an older (replayed) index count.
    */
-  async function gateRecorded(ctx: OpContext, template: PlanView, input: PromotionGateInput): Promise<PromotionGate> {
+  private async gateRecorded(ctx: OpContext, template: PlanView, input: PromotionGateInput): Promise<PromotionGate> {
     const key = template.name;
     const seen = template.status.autoUpdate?.promotion?.upstreamSequence ?? {};
-    const promo = promotionGate(deps.evidence, input, seen);
+    const promo = promotionGate(this.deps.evidence, input, seen);
     if (sameValue(seen, promo.upstreamSequence)) return promo;
-    const prev = informers.patchPlans.get(key)?.status.autoUpdate;
-    await writeStatus(ctx, key, {
+    const prev = this.deps.informers.patchPlans.get(key)?.status.autoUpdate;
+    await this.writeStatus(ctx, key, {
       ...prev,
       promotion: { ...(prev?.promotion ?? promo.outcome.status), upstreamSequence: promo.upstreamSequence },
     });
-    log(
+    this.deps.log(
       'info',
       `auto-update of ${key}: recorded upstream report index sequences ${Object.entries(promo.upstreamSequence)
         .map(([c, n]) => `${c}=${n}`)
@@ -148,8 +209,9 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** Queues every template that has an open proposal but is neither in the cluster nor in Git: closeAll runs for it. */
-  async function sweep(ctx: OpContext): Promise<undefined> {
-    const live = new Set([...templates().map((t) => t.name), ...sweepKeep]);
+  private async sweepPass(ctx: OpContext): Promise<undefined> {
+    const { config, forge, log } = this.deps;
+    const live = new Set([...this.templates().map((t) => t.name), ...this.sweepKeep]);
     for (const pr of await forge.pullRequestsWithPrefix(ctx, clusterProposalPrefix(config.cluster))) {
       const template = pr.state === 'open' ? templateOfBranch(config.cluster, pr.head) : undefined;
       if (template === undefined || live.has(template)) continue;
@@ -158,54 +220,37 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
         `auto-update: #${pr.number} proposes for template ${template}, which neither the cluster nor Git has: closing it`,
         { plan: template, pr: pr.number },
       );
-      gone.add(template);
-      queue.add(template);
+      this.gone.add(template);
+      this.queue.add(template);
     }
     return undefined;
   }
 
-  /** Merged proposals whose child plan the GitOps loop has not applied yet: they hold new proposals back too. */
-  function mergedNotApplied(
-    key: string,
-    merged: readonly string[],
-    current: string | undefined,
-    children: readonly ChildPlanFacts[],
-  ): ChildPlanFacts[] {
-    if (current === undefined) return [];
-    return merged
-      .filter((v) => semver.gt(v, current) && !children.some((c) => c.version === v))
-      .map((v) => ({ name: childPlanName(key, v), version: v, phase: undefined }));
-  }
-
-  /** The template's target.source (its default, ghcr, when the spec does not say). */
-  function installerSourceOf(template: PlanView): ImageSource {
-    return template.spec?.target.source ?? 'ghcr';
-  }
-
-  async function check(
+  private async check(
     ctx: OpContext,
     template: PlanView,
     current: string | undefined,
     children: ChildPlanFacts[],
   ): Promise<CheckOutcome> {
+    const { clock, log } = this.deps;
     const key = template.name;
     const spec = template.spec?.target.autoUpdate;
     if (!spec) return { status: template.status.autoUpdate ?? {}, nextWakeAt: clock.now(), failures: 0 };
-    const feed = await (await deps.releases()).list(ctx);
-    const onForge = await prs.proposalsOnForge(ctx, key);
+    const feed = await (await this.deps.releases()).list(ctx);
+    const onForge = await this.prs.proposalsOnForge(ctx, key);
     const [first] = onForge.open;
     const now = clock.now();
     const stepwise = template.spec?.target.path === 'stepwise';
     const promo =
       spec.promotion &&
-      (await gateRecorded(ctx, template, {
+      (await this.gateRecorded(ctx, template, {
         spec: { ...spec, promotion: spec.promotion, stepwise },
         current,
         releases: feed.releases,
         now,
       }));
-    const open = await prs.settleOpenProposal(ctx, first, promo);
-    await prs.guardOpen(ctx, template, open);
+    const open = await this.prs.settleOpenProposal(ctx, first, promo);
+    await this.prs.guardOpen(ctx, template, open);
     const decision = decideAutoUpdate({
       now,
       spec,
@@ -221,14 +266,14 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
     const a = decision.action;
     const proposal =
       a.type !== 'none' && current !== undefined
-        ? await prs.act(ctx, template, { current, action: a, open, promo })
+        ? await this.prs.act(ctx, template, { current, action: a, open, promo })
         : proposalRef(open);
     log(a.type === 'none' ? 'debug' : 'info', `auto-update of ${key}: ${decision.message}`, {
       plan: key,
       reason: decision.reason,
       notModified: feed.notModified,
     });
-    const status = statusAfterCheck(informers.patchPlans.get(key)?.status.autoUpdate, decision, {
+    const status = statusAfterCheck(this.deps.informers.patchPlans.get(key)?.status.autoUpdate, decision, {
       now,
       skippedVersions: onForge.skipped,
       proposal,
@@ -238,7 +283,8 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** A failed check: lastError, and the next try (a rate limit's reset; backoff up to checkInterval; Stalled: checkInterval). */
-  function failedCheck(key: string, err: unknown, failures: number, intervalMs: number): CheckOutcome {
+  private failedCheck(key: string, err: unknown, failures: number, intervalMs: number): CheckOutcome {
+    const { config, informers, clock, log } = this.deps;
     const waitMs =
       isOutcomeError(err) && err.kind === OutcomeKind.Waiting && err.retryAfterMs !== undefined
         ? err.retryAfterMs
@@ -261,25 +307,26 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
   }
 
   /** No template (any more) under this name: its open proposals are closed if it went away. */
-  async function forget(ctx: OpContext, key: string): Promise<undefined> {
-    if (gone.has(key)) {
-      await prs.closeAll(ctx, key);
-      gone.delete(key);
+  private async forget(ctx: OpContext, key: string): Promise<undefined> {
+    if (this.gone.has(key)) {
+      await this.prs.closeAll(ctx, key);
+      this.gone.delete(key);
     }
-    memory.delete(key);
+    this.memory.delete(key);
     return undefined;
   }
 
-  async function pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
-    if (key === SWEEP_KEY) return sweep(ctx);
+  private async pass(key: string, ctx: OpContext): Promise<PassResult | undefined> {
+    if (key === SWEEP_KEY) return this.sweepPass(ctx);
+    const { config, informers, clock } = this.deps;
     const template = informers.patchPlans.get(key);
-    if (!template || template.deleting || !isTemplate(template) || !template.spec) return forget(ctx, key);
-    gone.delete(key);
+    if (!template || template.deleting || !isTemplate(template) || !template.spec) return this.forget(ctx, key);
+    this.gone.delete(key);
     const spec = template.spec;
     const nodes = informers.nodes.list();
     const selected = selectNodes(spec, nodes, config.ownNode);
     const current = lowestVersion(nodes.filter((n) => selected.groupOf.has(n.name)).map((n) => n.talosVersion));
-    const children = childrenOf(key);
+    const children = this.childrenOf(key);
     const fingerprint = JSON.stringify([
       template.generation,
       template.annotations[Annotation.ReconcileNow],
@@ -287,39 +334,20 @@ export function startAutoUpdate(deps: AutoUpdateDeps, signal: AbortSignal): Auto
       children,
     ]);
     const now = clock.now();
-    const mem = memory.get(key);
+    const mem = this.memory.get(key);
     const unchangedMs = waitForUnchanged(mem, fingerprint, now);
     if (unchangedMs !== undefined) return { requeueAfterMs: unchangedMs };
     let outcome: CheckOutcome;
     try {
-      outcome = await check(ctx, template, current, children);
+      outcome = await this.check(ctx, template, current, children);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      outcome = failedCheck(key, err, (mem?.failures ?? 0) + 1, checkIntervalMs(spec));
+      outcome = this.failedCheck(key, err, (mem?.failures ?? 0) + 1, checkIntervalMs(spec));
     }
     // A failed status write (a Conflict with the plan reconciler's write) throws: the queue retries
     // the whole check, which is safe (a proposal made is found open on the forge next time).
-    await writeStatus(ctx, key, outcome.status);
-    memory.set(key, { fingerprint, nextWakeAt: outcome.nextWakeAt, failures: outcome.failures });
+    await this.writeStatus(ctx, key, outcome.status);
+    this.memory.set(key, { fingerprint, nextWakeAt: outcome.nextWakeAt, failures: outcome.failures });
     return { requeueAfterMs: Math.max(0, outcome.nextWakeAt - clock.now()) };
   }
-
-  queue.start(pass, signal);
-  void informers.patchPlans.synced.then(() => {
-    for (const t of templates()) queue.add(t.name);
-  });
-  return {
-    queue,
-    evidenceChanged: () => {
-      for (const t of templates().filter((p) => p.spec?.target.autoUpdate?.promotion !== undefined)) {
-        memory.delete(t.name);
-        queue.add(t.name);
-      }
-    },
-    sweep: (gitPlans) => {
-      sweepKeep = new Set(gitPlans);
-      queue.add(SWEEP_KEY);
-    },
-    stop: () => queue.drain(),
-  };
 }
