@@ -4,6 +4,7 @@
 // `request.fetch`), so a wrong answer becomes one ForgeAnswerError naming the endpoint, which
 // forgeError (errors.ts) turns into a Transient outcome: the work queue asks again later.
 import type { z } from 'zod';
+import { formatPath } from '../../schemas/field-path.js';
 
 /** Bytes read at most from one answer: a page of 100 GitHub pull requests is about 3 MB. */
 const MAX_FORGE_BODY = 8 * 1024 * 1024;
@@ -87,7 +88,7 @@ function checkJson(endpoint: string, contentType: string | null, bytes: Buffer, 
   const parsed = shape.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    const at = issue && issue.path.length > 0 ? ` at ${formatPath(issue.path)}` : '';
     throw new ForgeAnswerError(
       'InvalidResponse',
       endpoint,

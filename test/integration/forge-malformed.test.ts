@@ -100,7 +100,7 @@ describe('forge adapters against malformed pull-request API answers (lab forge f
       reason: 'InvalidResponse',
       message: (a) =>
         new RegExp(
-          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: .* at 0\\.(number|html_url|title)$`,
+          `^list pull requests of branch \\S+: GET ${esc(a.pulls())}: the forge's answer is not a list of pull requests: .* at \\[0\\]\\.(number|html_url|title)$`,
         ),
     },
     {

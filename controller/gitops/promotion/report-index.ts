@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import { z } from 'zod';
+import { formatPath } from '../../../schemas/field-path.js';
 import {
   nextReportIndex,
   REPORT_INDEX_API_VERSION,
@@ -40,7 +41,7 @@ export function parseReportIndex(text: string): ReportIndex | string {
 
 /** The first issue of a failed parse, its field path first (both empty when there is none). */
 export function firstIssue(error: z.ZodError): string {
-  return `${error.issues[0]?.path.join('.') ?? ''} ${error.issues[0]?.message ?? ''}`;
+  return `${formatPath(error.issues[0]?.path ?? [])} ${error.issues[0]?.message ?? ''}`;
 }
 
 export function renderReportIndex(index: ReportIndex): string {
