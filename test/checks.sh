@@ -5,10 +5,12 @@
 #   lint           typescript-eslint with type-aware rules; complexity 12 and 4 parameters per function
 #   format:check   Prettier at width 120 (`npm run format` rewrites)
 #   unused         knip: no export, file or dependency nothing uses
+#   architecture   the house rules (test/unit/architecture.test.ts): no import cycle, no arrow up a layer,
+#                  a pure core, each adapter library in its own room
 set -uo pipefail
 cd "$(dirname "$0")/.."
 declare -A pids=()
-for check in typecheck lint format:check unused; do
+for check in typecheck lint format:check unused architecture; do
   npm run -s "$check" &
   pids[$check]=$!
 done
