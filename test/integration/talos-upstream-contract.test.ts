@@ -762,6 +762,7 @@ function expected(): Expectation[] {
     ...etcdExpectations(),
     ...item8And9Expectations(),
     ...messageExpectations(),
+    ...bookmarkExpectations(),
   ];
 }
 
@@ -780,7 +781,6 @@ function documentedDifferences(): Expectation[] {
       lab: { code: 'OK', value: { namespace: 'runtime', type: 'MachineStatuses.runtime.talos.dev' } },
     },
     ...pullDivergences(),
-    ...bookmarkDivergences(),
     {
       case: 'etcd-member-list-order',
       node: 'cp1',
@@ -841,8 +841,12 @@ function pullDivergences(): Expectation[] {
   ];
 }
 
-/** cosi-project/runtime inmem collection.go: every event from the stream carries a bookmark, and so does BOOTSTRAPPED. */
-function bookmarkDivergences(): Expectation[] {
+/**
+ * cosi-project/runtime inmem collection.go: every event from the stream carries a bookmark, and so does
+ * BOOTSTRAPPED; a watch started from a bookmark gets the events after it, and a bookmark the node did not
+ * give is refused with state's ErrInvalidWatchBookmark, which protobuf/server/server.go Watch returns as is.
+ */
+function bookmarkExpectations(): Expectation[] {
   return [
     {
       case: 'watchkind-bootstrap',
@@ -854,17 +858,7 @@ function bookmarkDivergences(): Expectation[] {
           { type: 'Bootstrapped', id: '', version: 'undefined', bookmark: true },
         ],
       },
-      upstream: `${INMEM} WatchKind: Bootstrapped carries encodeBookmark(pos - 1)`,
-      note: 'the simulator sends no bookmarks, so a broken watch cannot resume from one; the product does not watch COSI resources',
-      lab: {
-        code: 'OK',
-        value: {
-          events: [
-            { type: 'Created', id: 'machine', bookmark: false },
-            { type: 'Bootstrapped', id: '', version: 'undefined', bookmark: false },
-          ],
-        },
-      },
+      upstream: `${INMEM} WatchAll: Bootstrapped carries encodeBookmark(pos - 1)`,
     },
     {
       case: 'config-watch',
@@ -878,17 +872,20 @@ function bookmarkDivergences(): Expectation[] {
         versionDelta: 1,
       },
       upstream: `${INMEM} publish (event.Bookmark = encodeBookmark(writePos)); v1alpha2_state.go SetConfig`,
-      note: 'as above',
-      lab: {
-        code: 'OK',
-        value: {
-          events: [
-            { type: 'Created', id: 'v1alpha1', bookmark: false },
-            { type: 'Updated', id: 'v1alpha1', bookmark: false },
-          ],
-          versionDelta: 1,
-        },
-      },
+    },
+    {
+      case: 'watch-resume',
+      node: 'w113cfg',
+      code: 'OK',
+      value: { events: [{ type: 'Updated', id: 'v1alpha1', bookmark: true }] },
+      upstream: `${INMEM} Watch: StartFromBookmark streams from the event after it, without an initial event`,
+    },
+    {
+      case: 'watch-resume-invalid',
+      node: 'w113cfg',
+      code: 'UNKNOWN',
+      message: 'invalid watch bookmark',
+      upstream: `${INMEM} decodeBookmark → ErrInvalidWatchBookmark; protobuf/server/server.go Watch returns it as is`,
     },
   ];
 }

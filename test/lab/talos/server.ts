@@ -88,6 +88,7 @@ import { parseInstallerRef, talosTag, versionAtLeast } from './versions.js';
 import type { EtcdCluster } from './etcd.js';
 import type { CosiWrite } from './cosi-writes.js';
 import { helloEvent, toMachineEvent } from './events.js';
+import { CollectionLog, type LoggedEvent } from './collection-log.js';
 
 export type Role = 'os:admin' | 'os:operator' | 'os:reader';
 const RANK: Record<string, number> = { 'os:reader': 1, 'os:operator': 2, 'os:admin': 3 };
@@ -199,6 +200,16 @@ function checkWatchRequest(req: WatchRequest): void {
     throw rpcError(grpc.status.UNIMPLEMENTED, 'bootstrap contents is not implemented for resource watch');
   if (req.id !== undefined && (req.options?.labelQuery.length ?? 0) > 0)
     throw rpcError(grpc.status.UNIMPLEMENTED, 'label query is not implemented for resource watch');
+}
+
+/** The ERRORED event of a watch whose next events left the stream (inmem collection.go: buffer overrun). */
+function overrun(req: WatchRequest, log: CollectionLog, pos: number): CosiEvent {
+  return {
+    resource: undefined,
+    eventType: EventType.ERRORED,
+    old: undefined,
+    error: `buffer overrun: namespace "${req.namespace}" type "${req.type}", write pos ${log.position}, pos ${pos}`,
+  };
 }
 
 function rpcError(code: grpc.status, details: string): RpcError {
@@ -353,6 +364,9 @@ function applyMode(n: SimNode, mode: ApplyConfigurationRequest_Mode): ApplyConfi
 }
 
 export class TalosApi {
+  /** The event stream of each watched kind per node (see collectionLog). */
+  private readonly collectionLogs = new Map<string, CollectionLog>();
+
   constructor(private readonly router: Router) {}
 
   /** The single node a call is for (apid one-to-one proxying); routing errors are apid's. */
@@ -1230,16 +1244,13 @@ export class TalosApi {
     call: grpc.ServerWritableStream<WatchRequest, WatchResponse>,
   ): Promise<void> {
     checkWatchRequest(req);
-    const admin = this.isAdmin(call);
-    const select = (): Map<string, SimResource> =>
-      new Map(
-        this.findResources(n, req.namespace, req.type, admin)
-          .filter((r) => req.id === undefined || r.id === req.id)
-          .map((r) => [r.id, r]),
-      );
-    let last = select();
+    this.findResources(n, req.namespace, req.type, this.isAdmin(call)); // the access policy, as for Get and List
+    const log = this.collectionLog(n, req.namespace, req.type);
+    const bookmark = req.options?.startFromBookmark;
+    let pos = bookmark === undefined ? log.position : log.resumeAfter(bookmark);
+    if (pos === undefined) throw rpcError(grpc.status.UNKNOWN, 'invalid watch bookmark');
     call.write({ event: [] }); // the server first sends one empty WatchResponse
-    const initial = this.initialWatchEvents(n, req, last);
+    const initial = bookmark === undefined ? this.initialWatchEvents(n, req, log) : [];
     if (initial.length > 0) call.write({ event: initial });
     return new Promise<void>((resolve, reject) => {
       const onChange = (): void => {
@@ -1250,10 +1261,17 @@ export class TalosApi {
           reject(err instanceof Error ? err : new Error(String(err)));
           return;
         }
-        const now = select();
-        const events = this.watchChanges(n, last, now);
-        last = now;
-        if (events.length > 0) call.write({ event: events });
+        this.refreshLog(n, log, req);
+        const events = log.since(pos ?? log.position);
+        if (events === undefined) {
+          call.write({ event: [overrun(req, log, pos ?? 0)] });
+          cleanup();
+          resolve();
+          return;
+        }
+        pos = log.position;
+        const mine = events.filter((e) => req.id === undefined || e.id === req.id);
+        if (mine.length > 0) call.write({ event: mine.map((e) => this.streamedEvent(e, log)) });
       };
       const cleanup = (): void => {
         n.events.off('change', onChange);
@@ -1263,15 +1281,57 @@ export class TalosApi {
         cleanup();
         resolve();
       });
+      if (bookmark !== undefined) onChange(); // what happened after the bookmark, at once
     });
+  }
+
+  /**
+   * The event stream of a kind on a node (collection-log.ts): made at the kind's first watch and kept
+   * for the node's boot, so a watch that broke can start again from its last bookmark.
+   */
+  private collectionLog(n: SimNode, namespace: string, type: string): CollectionLog {
+    const key = `${n.name}\0${namespace}\0${type}`;
+    const known = this.collectionLogs.get(key);
+    if (known?.bootId === n.bootId) return known;
+    const log = new CollectionLog(n.bootId, this.kindSnapshot(n, namespace, type) ?? new Map());
+    this.collectionLogs.set(key, log);
+    const follow = (): void => {
+      if (this.collectionLogs.get(key) !== log || n.bootId !== log.bootId) n.events.off('change', follow);
+      else this.refreshLog(n, log, { namespace, type });
+    };
+    n.events.on('change', follow);
+    return log;
+  }
+
+  private refreshLog(n: SimNode, log: CollectionLog, kind: { namespace: string; type: string }): void {
+    if (n.bootId !== log.bootId) return;
+    const now = this.kindSnapshot(n, kind.namespace, kind.type);
+    if (now) log.refresh(now, (r) => this.encodeResource(n, r));
+  }
+
+  /** Every resource of a kind by ID, as the node's state holds it; undefined while it cannot be read. */
+  private kindSnapshot(n: SimNode, namespace: string, type: string): Map<string, SimResource> | undefined {
+    try {
+      return new Map(this.findResources(n, namespace, type, true).map((r) => [r.id, r]));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A streamed event, with the bookmark of its position. */
+  private streamedEvent(e: LoggedEvent, log: CollectionLog): CosiEvent {
+    return { resource: e.resource, eventType: e.eventType, old: undefined, bookmark: log.bookmark(e.pos) };
   }
 
   /**
    * What a watch starts with: for one ID the resource (CREATED) or, when it does not exist (yet), its
    * tombstone (DESTROYED; inmem collection.go Watch); for a whole kind with bootstrap contents every
-   * resource (CREATED), then BOOTSTRAPPED with a tombstone for clients of API version 1; else nothing.
+   * resource (CREATED), then BOOTSTRAPPED with a tombstone and the bookmark before the first event the
+   * watch streams, for clients of API version 1; a kind watch asking for a bootstrap bookmark then gets
+   * it on a NOOP event (inmem collection.go WatchAll); else nothing.
    */
-  private initialWatchEvents(n: SimNode, req: WatchRequest, current: Map<string, SimResource>): CosiEvent[] {
+  private initialWatchEvents(n: SimNode, req: WatchRequest, log: CollectionLog): CosiEvent[] {
+    const current = this.kindSnapshot(n, req.namespace, req.type) ?? new Map<string, SimResource>();
     const created = (r: SimResource): CosiEvent => ({
       resource: this.encodeResource(n, r),
       eventType: EventType.CREATED,
@@ -1285,29 +1345,15 @@ export class TalosApi {
           : { resource: tombstone(req.namespace, req.type, req.id), eventType: EventType.DESTROYED, old: undefined },
       ];
     }
-    if (!req.options?.bootstrapContents) return [];
-    const initial = [...current.values()].map(created);
-    if (req.apiVersion >= 1)
-      initial.push({
-        resource: tombstone(req.namespace, req.type, ''),
-        eventType: EventType.BOOTSTRAPPED,
-        old: undefined,
-      });
+    const kindMark = (eventType: EventType): CosiEvent => ({
+      resource: tombstone(req.namespace, req.type, ''),
+      eventType,
+      old: undefined,
+      bookmark: log.bookmark(log.position - 1),
+    });
+    const initial = req.options?.bootstrapContents ? [...current.values()].map(created) : [];
+    if (req.options?.bootstrapContents && req.apiVersion >= 1) initial.push(kindMark(EventType.BOOTSTRAPPED));
+    if (req.options?.bootstrapBookmark) initial.push(kindMark(EventType.NOOP));
     return initial;
-  }
-
-  /** The events between two selections: CREATED and UPDATED (the YAML spec changed) in the new one's order, then DESTROYED. */
-  private watchChanges(n: SimNode, last: Map<string, SimResource>, now: Map<string, SimResource>): CosiEvent[] {
-    const events: CosiEvent[] = [];
-    for (const [id, r] of now) {
-      const before = last.get(id);
-      if (!before) events.push({ resource: this.encodeResource(n, r), eventType: EventType.CREATED, old: undefined });
-      else if (before.yaml !== r.yaml)
-        events.push({ resource: this.encodeResource(n, r), eventType: EventType.UPDATED, old: undefined });
-    }
-    for (const [id, r] of last)
-      if (!now.has(id))
-        events.push({ resource: this.encodeResource(n, r), eventType: EventType.DESTROYED, old: undefined });
-    return events;
   }
 }

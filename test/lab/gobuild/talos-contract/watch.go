@@ -132,11 +132,48 @@ func (r *Run) configWatchCases(ctx context.Context) {
 
 	resp, err = r.apply(r.on(ctx, "w113cfg"), []byte("apiVersion: v1alpha1\nkind: EventSinkConfig\nendpoint: 192.168.10.3:3247\n"), machine.ApplyConfigurationRequest_NO_REBOOT, false)
 	r.emit("apply-without-v1alpha1", "w113cfg", applyValue(resp), err)
+
+	if len(updates) == 1 {
+		cancel() // the watch breaks; a new one resumes after the last event it saw
+		r.resumeCases(ctx, mc, updates[0].Bookmark)
+	}
+}
+
+// resumeCases: a change made while no watch runs reaches a watch started from the bookmark of the
+// last event seen (and only that change); a bookmark the node did not give is refused.
+func (r *Run) resumeCases(ctx context.Context, mc *config.MachineConfig, bookmark state.Bookmark) {
+	again, err := patchedWith(mc, "524288")
+	if err == nil {
+		_, err = r.apply(r.on(ctx, "w113cfg"), again, machine.ApplyConfigurationRequest_NO_REBOOT, false)
+	}
+
+	if err != nil {
+		r.emit("watch-resume", "w113cfg", nil, err)
+
+		return
+	}
+
+	wctx, cancel := context.WithCancel(r.on(ctx, "w113cfg"))
+	defer cancel()
+
+	md := resource.NewMetadata(config.NamespaceName, config.MachineConfigType, config.ActiveID, resource.VersionUndefined)
+	ch := make(chan state.Event, 16)
+	err = r.admin.COSI.Watch(wctx, md, ch, state.WithStartFromBookmark(bookmark))
+	// Two wanted: the one change, and a second that must not come (one second to show it does not).
+	r.emit("watch-resume", "w113cfg", eventValues(collect(ch, 2, time.Second)), err)
+
+	invalid := make(chan state.Event, 16)
+	err = r.admin.COSI.Watch(wctx, md, invalid, state.WithStartFromBookmark(state.Bookmark("not-a-bookmark")))
+	r.emit("watch-resume-invalid", "w113cfg", nil, err)
 }
 
 // patched is the config with one live-applicable change (a sysctl), as a strategic merge patch gives it.
 func patched(mc *config.MachineConfig) ([]byte, error) {
-	patch, err := configpatcher.LoadPatch([]byte("machine:\n  sysctls:\n    vm.max_map_count: \"262144\"\n"))
+	return patchedWith(mc, "262144")
+}
+
+func patchedWith(mc *config.MachineConfig, maxMapCount string) ([]byte, error) {
+	patch, err := configpatcher.LoadPatch([]byte("machine:\n  sysctls:\n    vm.max_map_count: \"" + maxMapCount + "\"\n"))
 	if err != nil {
 		return nil, err
 	}
