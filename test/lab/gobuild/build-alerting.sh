@@ -12,12 +12,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # The versions the go.mod files require; the build refuses a mismatch so they cannot drift apart.
 ALERTMANAGER_VERSION=v0.35.0
 PROMETHEUS_VERSION=v0.316.0
-CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 BIN="$CACHE/bin/alerting-am-$ALERTMANAGER_VERSION-prom-$PROMETHEUS_VERSION"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
-export GOCACHE=${GOCACHE:-$CACHE/go-build}
-# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
-# the lock, then finds the build done.
 if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
   echo "$BIN"
   exit 0
@@ -26,23 +23,17 @@ if [ "${1:-}" = --check ]; then
   echo "the lab's Alertmanager and promtool are not built in $CACHE: \`npm test\` builds them before its first test (or run \`bash test/lab/prepare.sh alerting\`)" >&2
   exit 3
 fi
-mkdir -p "$CACHE"
-exec 9>>"$CACHE/.build-alerting.lock"
-flock 9
+lab_build_lock alerting
 # Another caller may have finished the build while this one waited for the lock.
 if [ -x "$BIN/alertmanager" ] && [ -x "$BIN/promtool" ]; then
   echo "$BIN"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build-alerting.sh: Go 1.26 is required to build Alertmanager and promtool for the lab (https://go.dev/dl)" >&2; exit 1; }
-grep -q "github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" "$HERE/alertmanager/go.mod" || { echo "build-alerting.sh: alertmanager/go.mod does not require github.com/prometheus/alertmanager $ALERTMANAGER_VERSION" >&2; exit 1; }
-grep -q "github.com/prometheus/prometheus $PROMETHEUS_VERSION" "$HERE/promtool/go.mod" || { echo "build-alerting.sh: promtool/go.mod does not require github.com/prometheus/prometheus $PROMETHEUS_VERSION" >&2; exit 1; }
-start=$(date +%s)
-log() { echo "[lab build +$(( $(date +%s) - start ))s] $*" >&2; }
-( while sleep 30; do log "still compiling Alertmanager/promtool..."; done ) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
+lab_require_go build-alerting.sh 'Alertmanager and promtool'
+lab_require_module build-alerting.sh "$HERE/alertmanager/go.mod" github.com/prometheus/alertmanager "$ALERTMANAGER_VERSION"
+lab_require_module build-alerting.sh "$HERE/promtool/go.mod" github.com/prometheus/prometheus "$PROMETHEUS_VERSION"
+lab_build_started Alertmanager/promtool
 
 # Version stamping as Prometheus' promu does, so `--version` names what runs.
 # Prometheus' Go module v0.316.0 is its release 3.16.0.

@@ -9,33 +9,24 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # The version `go.mod` requires; the build refuses a mismatch so the two cannot drift apart.
 HELM_VERSION=v3.22.0
-CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 BIN="$CACHE/bin/helm-$HELM_VERSION"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
-export GOCACHE=${GOCACHE:-$CACHE/go-build}
-# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
-# the lock, then finds the build done.
 if [ "${1:-}" = --check ]; then
   [ -x "$BIN/helm" ] && { echo "$BIN"; exit 0; }
   echo "the lab's Helm is not built in $CACHE: \`npm test\` builds it before its first test (or run \`bash test/lab/prepare.sh helm\`)" >&2
   exit 3
 fi
-mkdir -p "$CACHE"
-exec 9>>"$CACHE/.build-helm.lock"
-flock 9
+lab_build_lock helm
 
 if [ -x "$BIN/helm" ]; then
   echo "$BIN"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build-helm.sh: Go 1.26 is required to build Helm for the lab (https://go.dev/dl)" >&2; exit 1; }
-grep -q "helm.sh/helm/v3 $HELM_VERSION" "$HERE/helm/go.mod" || { echo "build-helm.sh: helm/go.mod does not require helm.sh/helm/v3 $HELM_VERSION" >&2; exit 1; }
-start=$(date +%s)
-log() { echo "[lab build +$(( $(date +%s) - start ))s] $*" >&2; }
-( while sleep 30; do log "still compiling Helm..."; done ) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
+lab_require_go build-helm.sh Helm
+lab_require_module build-helm.sh "$HERE/helm/go.mod" helm.sh/helm/v3 "$HELM_VERSION"
+lab_build_started Helm
 
 # Version stamping as Helm's Makefile does: `helm version` and the Kubernetes version that
 # `helm template` and `helm lint` assume (.Capabilities.KubeVersion) follow the client-go it is built with.

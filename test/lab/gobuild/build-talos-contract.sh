@@ -13,34 +13,25 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC="$HERE/talos-contract"
 # The version `go.mod` requires; the build refuses a mismatch so the two cannot drift apart.
 MACHINERY_VERSION=v1.13.9
-CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 DIGEST=$(cd "$SRC" && LC_ALL=C sha256sum go.mod go.sum ./*.go | sha256sum | cut -c1-16)
 BIN="$CACHE/bin/talos-contract-$DIGEST"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
-export GOCACHE=${GOCACHE:-$CACHE/go-build}
-# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
-# the lock, then finds the build done.
 if [ "${1:-}" = --check ]; then
   [ -x "$BIN/talos-contract" ] && { echo "$BIN"; exit 0; }
   echo "the lab's Talos contract client is not built in $CACHE for these sources: \`npm test\` builds it before its first test (or run \`bash test/lab/prepare.sh contract\`)" >&2
   exit 3
 fi
-mkdir -p "$CACHE"
-exec 9>>"$CACHE/.build-talos-contract.lock"
-flock 9
+lab_build_lock talos-contract
 
 if [ -x "$BIN/talos-contract" ]; then
   echo "$BIN"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build-talos-contract.sh: Go 1.26 is required to build the Talos contract client for the lab (https://go.dev/dl)" >&2; exit 1; }
-grep -q "github.com/siderolabs/talos/pkg/machinery $MACHINERY_VERSION" "$SRC/go.mod" || { echo "build-talos-contract.sh: talos-contract/go.mod does not require github.com/siderolabs/talos/pkg/machinery $MACHINERY_VERSION" >&2; exit 1; }
-start=$(date +%s)
-log() { echo "[lab build +$(( $(date +%s) - start ))s] $*" >&2; }
-( while sleep 30; do log "still compiling the Talos contract client..."; done ) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
+lab_require_go build-talos-contract.sh 'the Talos contract client'
+lab_require_module build-talos-contract.sh "$SRC/go.mod" github.com/siderolabs/talos/pkg/machinery "$MACHINERY_VERSION"
+lab_build_started 'the Talos contract client'
 
 log "building talos-contract on machinery $MACHINERY_VERSION (a cold build takes a few minutes on 2 cores)"
 mkdir -p "$BIN.tmp"

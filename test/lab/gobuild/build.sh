@@ -9,12 +9,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
-CACHE=${KANGAL_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kangal-lab}
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 BIN="$CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
-export GOCACHE=${GOCACHE:-$CACHE/go-build}
-# Test files run side by side (mocha --parallel): one build at a time; a second caller waits for
-# the lock, then finds the build done.
 GITEA_VERSION=$(tr -d '[:space:]' <"$HERE/../forge/gitea-version")
 GITEA_DESC="$CACHE/gitea/$GITEA_VERSION/openapi3.json"
 complete() {
@@ -28,9 +25,7 @@ if [ "${1:-}" = --check ]; then
   exit 3
 fi
 
-mkdir -p "$CACHE"
-exec 9>>"$CACHE/.build-k8s.lock"
-flock 9
+lab_build_lock k8s
 
 # Gitea's published OpenAPI 3 description, the contract of the lab forge's Gitea surface. It ships
 # as a Go template inside the Gitea module; the version is pinned in test/lab/forge/gitea-version
@@ -66,15 +61,9 @@ if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
 
-command -v go >/dev/null || { echo "build.sh: Go 1.26 is required to build the lab (https://go.dev/dl)" >&2; exit 1; }
+lab_require_go build.sh 'the Kubernetes binaries'
 mkdir -p "$BIN.tmp"
-start=$(date +%s)
-log() { echo "[lab build +$(( $(date +%s) - start ))s] $*" >&2; }
-
-# Keep a heartbeat on stderr: a cold build is silent for many minutes otherwise.
-( while sleep 30; do log "still compiling..."; done ) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
+lab_build_started 'the Kubernetes binaries'
 
 if [ ! -x "$BIN/etcd" ]; then
   log "building etcd $ETCD_VERSION"
