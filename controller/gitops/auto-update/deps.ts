@@ -8,7 +8,7 @@ import type { PlanRef, ProposalRef } from '../../core/notify/index.js';
 import type { PreflightDeps } from '../../preflight/run.js';
 import type { Clock } from '../../runtime/clock.js';
 import type { LogFn } from '../../runtime/log.js';
-import type { ReportWriter } from '../report/reporter.js';
+import type { ReportWriter } from '../report/deps.js';
 import type { EvidenceSource } from '../promotion/gate.js';
 
 interface AutoUpdateConfig {

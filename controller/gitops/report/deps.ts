@@ -28,7 +28,7 @@ interface ReporterConfig {
   signer?: ReportSigner | undefined;
 }
 
-/** What the reporter needs from the git writer (BranchWriter implements it). */
+/** What the reporter (and auto-update's proposer, which commits with the same writer) needs from the git writer (BranchWriter implements it). */
 export interface ReportWriter {
   write(ctx: OpContext, req: WriteRequest): Promise<WriteResult>;
   /** Of `paths`, those the branch holds exactly as the base does (BranchWriter.sameOnBase). */

@@ -32,9 +32,6 @@ import { ReportPublisher, type PlanState, type RenderedReport } from './publishe
 import { contentDigest, renderReport, reportPaths, type BeforeVersions } from './render.js';
 import { reportBranch } from './texts.js';
 
-// auto-update's proposer commits with the same writer.
-export type { ReportWriter } from './deps.js';
-
 /** How often the branch of an open report PR of a finished plan is checked again for commits pushed since. */
 const RECHECK_MS = 10 * 60_000;
 
